@@ -1,0 +1,144 @@
+# Gleam: GPU remoting and compressed training over a LAN.  `make help` lists
+# the targets; README.md says what they do.
+
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+LIBDIR		?= $(PREFIX)/lib
+MANDIR		?= $(PREFIX)/share/man
+DESTDIR		?=
+
+CC		?= cc
+CFLAGS		?= -O2 -g
+WARNFLAGS	 = -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
+		   -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral \
+		   -Wno-unused-parameter -Wno-missing-field-initializers
+CPPFLAGS	+= -D_GNU_SOURCE -Ilib
+LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lzstd -lpthread -lm -ldl
+
+# Where this build's objects, programs and library go.  The sanitizer build
+# (make asan) reuses these rules with other values.
+BUILD		?= build/default
+BINOUT		?= bin
+LIBA		?= lib/libgleam.a
+
+PROGS		 = gleam-serve gleam-probe gleam-link
+LIB_SRC		:= $(wildcard lib/*.c)
+LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
+UNIT_BIN	:= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+MANPAGES	:= $(wildcard man/*.[1-8])
+PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
+
+# Program sources: every .c in the program's directory.
+prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
+
+.PHONY: all check unit unit-bins bats asan fuzz lint-man synopsis emulator-check \
+	demo install uninstall clean help deps-check deps-demo
+
+all: $(PROG_BIN)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -fPIC -MMD -MP -c -o $@ $<
+
+$(LIBA): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+.SECONDEXPANSION:
+$(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(LIBA) $(LDLIBS)
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- checks ---------------------------------------------------------------
+
+FUZZ_SECONDS	?= 20
+
+check: deps-check
+	$(MAKE) all unit-bins
+	$(MAKE) unit
+	$(MAKE) bats
+	$(MAKE) lint-man synopsis
+	$(MAKE) asan
+	$(MAKE) fuzz
+	$(MAKE) emulator-check
+	@echo "make check: all checks passed"
+
+unit-bins: $(UNIT_BIN)
+
+unit: $(UNIT_BIN)
+	@tests/run-unit $(UNIT_BIN)
+
+bats: $(PROG_BIN)
+	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --print-output-on-failure tests/bats
+
+# The unit and interface tests again, built with AddressSanitizer and UBSan.
+asan:
+	$(MAKE) BUILD=build/asan BINOUT=build/asan/bin LIBA=build/asan/libgleam.a \
+	    CC=cc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    LDFLAGS="-fsanitize=address,undefined" all unit-bins
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    tests/run-unit $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    GLEAM_BIN=$(CURDIR)/build/asan/bin bats tests/bats
+
+fuzz:
+	@tests/fuzz/run $(FUZZ_SECONDS)
+
+lint-man:
+	mandoc -Tlint -W warning $(MANPAGES)
+
+synopsis: $(PROG_BIN)
+	@tests/check-synopsis $(BINOUT) $(PROGS)
+
+emulator-check: $(PROG_BIN)
+	@tests/emulator-check $(BINOUT)
+
+deps-check:
+	@tests/deps check
+
+deps-demo:
+	@tests/deps demo
+
+demo: deps-demo
+	$(MAKE) all
+	@tests/demo $(BINOUT)
+
+# ---- installation ---------------------------------------------------------
+
+install: all
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
+	for p in $(MANPAGES); do s=$${p##*.}; \
+	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
+	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
+
+uninstall:
+	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
+	for p in $(MANPAGES); do s=$${p##*.}; \
+	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
+
+clean:
+	rm -rf build $(BINOUT)/gleam-* lib/libgleam.a
+
+help:
+	@echo "make             build the programs into bin/ and libraries into lib/"
+	@echo "make check       install missing test packages, run every test"
+	@echo "make demo        install missing packages, serve and probe on loopback"
+	@echo "make unit        C unit tests"
+	@echo "make bats        interface and end-to-end tests (bats)"
+	@echo "make asan        unit and bats tests built with ASan and UBSan"
+	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 20)"
+	@echo "make lint-man    mandoc -Tlint over every manual page"
+	@echo "make synopsis    each program's usage() against its SYNOPSIS"
+	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"
+	@echo "make install     install into DESTDIR/PREFIX (default /usr/local)"
+	@echo "make clean       remove build products"

@@ -1,0 +1,297 @@
+/* Client connections: connect, handshake, framed blocking I/O. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "net.h"
+
+static int
+conn_fail(struct conn *c, int kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->fail = kind;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Waits until fd is ready for events or the timeout passes. */
+static int
+conn_wait(struct conn *c, short events)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = events };
+	int rc;
+
+	do
+		rc = poll(&pfd, 1, c->timeout_ms);
+	while (rc == -1 && errno == EINTR);
+	if (rc == 0)
+		return conn_fail(c, CONN_NET, "%s: timed out", c->peer);
+	if (rc == -1)
+		return conn_fail(c, CONN_NET, "%s: %s", c->peer,
+		    strerror(errno));
+	return 0;
+}
+
+static int
+conn_write(struct conn *c, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if (conn_wait(c, POLLOUT) == -1)
+			return -1;
+		n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return conn_fail(c, CONN_NET, "%s: %s", c->peer,
+			    strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+		c->bytes_out += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int
+conn_read(struct conn *c, void *buf, size_t len)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if (conn_wait(c, POLLIN) == -1)
+			return -1;
+		n = recv(c->fd, p, len, MSG_DONTWAIT);
+		if (n == 0)
+			return conn_fail(c, CONN_NET,
+			    "%s: connection closed by server", c->peer);
+		if (n == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return conn_fail(c, CONN_NET, "%s: %s", c->peer,
+			    strerror(errno));
+		}
+		p += n;
+		len -= (size_t)n;
+		c->bytes_in += (uint64_t)n;
+	}
+	return 0;
+}
+
+int
+conn_send(struct conn *c, uint16_t type, uint16_t flags, uint64_t id,
+    const void *p, size_t len)
+{
+	struct frame_hdr h = { (uint32_t)len, type, flags, id };
+	uint8_t hb[PROTO_HDR_LEN];
+
+	if (len > c->max_frame)
+		return conn_fail(c, CONN_PROTO, "%s: frame of %zu bytes over "
+		    "the server's limit of %u", c->peer, len, c->max_frame);
+	proto_hdr_encode(hb, &h);
+	if (conn_write(c, hb, sizeof hb) == -1)
+		return -1;
+	return len > 0 ? conn_write(c, p, len) : 0;
+}
+
+int
+conn_recv(struct conn *c, struct frame_hdr *h, const uint8_t **payload)
+{
+	uint8_t hb[PROTO_HDR_LEN];
+	uint8_t *nb;
+
+	if (conn_read(c, hb, sizeof hb) == -1)
+		return -1;
+	proto_hdr_decode(hb, h);
+	/* We accept frames as large as we would ever send. */
+	if (h->len > PROTO_MAX_FRAME_LIMIT)
+		return conn_fail(c, CONN_PROTO, "%s: frame of %u bytes from "
+		    "server is too large", c->peer, h->len);
+	if (h->len > c->rcap) {
+		if ((nb = realloc(c->rbuf, h->len)) == NULL)
+			return conn_fail(c, CONN_NET, "%s: out of memory",
+			    c->peer);
+		c->rbuf = nb;
+		c->rcap = h->len;
+	}
+	if (h->len > 0 && conn_read(c, c->rbuf, h->len) == -1)
+		return -1;
+	*payload = c->rbuf;
+	return 0;
+}
+
+/* Turns an ERROR frame into the conn's error. */
+static int
+conn_remote_error(struct conn *c, const uint8_t *p, size_t len, int kind)
+{
+	struct msg_error e;
+
+	if (msg_error_dec(p, len, &e) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: malformed error message",
+		    c->peer);
+	if (e.code == PERR_AUTH || e.code == PERR_VERSION)
+		kind = CONN_AUTH;
+	if (e.code == PERR_BUSY || e.code == PERR_SHUTDOWN)
+		kind = CONN_NET;
+	return conn_fail(c, kind, "%s: %s%s%s", c->peer,
+	    proto_err_name(e.code), e.text[0] ? ": " : "", e.text);
+}
+
+static int
+conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
+{
+	struct msg_hello hello;
+	struct msg_challenge ch;
+	struct msg_auth au;
+	struct msg_welcome wel;
+	struct frame_hdr h;
+	const uint8_t *p;
+	uint8_t expect[PROTO_PROOF_LEN];
+	struct pw w;
+	int rc;
+
+	memset(&hello, 0, sizeof hello);
+	hello.magic = PROTO_MAGIC;
+	hello.vmin = PROTO_VERSION_MIN;
+	hello.vmax = PROTO_VERSION_MAX;
+	auth_nonce(hello.nonce);
+	snprintf(hello.name, sizeof hello.name, "%s", name ? name : "");
+	pw_init(&w);
+	msg_hello_enc(&w, &hello);
+	rc = w.bad ? -1 : conn_send(c, MSG_HELLO, 0, 0, w.p, w.len);
+	pw_free(&w);
+	if (rc == -1)
+		return -1;
+
+	if (conn_recv(c, &h, &p) == -1)
+		return -1;
+	if (h.type == MSG_ERROR)
+		return conn_remote_error(c, p, h.len, CONN_AUTH);
+	if (h.type != MSG_CHALLENGE || msg_challenge_dec(p, h.len, &ch) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: not a Gleam server "
+		    "(bad handshake reply)", c->peer);
+	if (ch.version < PROTO_VERSION_MIN || ch.version > PROTO_VERSION_MAX)
+		return conn_fail(c, CONN_AUTH, "%s: server chose protocol "
+		    "version %u, we speak %d to %d", c->peer, ch.version,
+		    PROTO_VERSION_MIN, PROTO_VERSION_MAX);
+	c->version = ch.version;
+	c->max_frame = ch.max_frame;
+	snprintf(c->server_name, sizeof c->server_name, "%s", ch.name);
+
+	if (ch.auth == AUTH_HMAC_SHA256) {
+		if (key == NULL || !key->set)
+			return conn_fail(c, CONN_AUTH, "%s: server requires a "
+			    "key", c->peer);
+		auth_proof(key, 0, c->version, hello.nonce, ch.nonce,
+		    au.proof);
+		pw_init(&w);
+		msg_auth_enc(&w, &au);
+		rc = w.bad ? -1 : conn_send(c, MSG_AUTH, 0, 0, w.p, w.len);
+		pw_free(&w);
+		if (rc == -1)
+			return -1;
+	}
+	if (conn_recv(c, &h, &p) == -1) {
+		if (ch.auth == AUTH_HMAC_SHA256 && c->fail == CONN_NET)
+			return conn_fail(c, CONN_AUTH, "%s: server closed the "
+			    "connection during authentication", c->peer);
+		return -1;
+	}
+	if (h.type == MSG_ERROR)
+		return conn_remote_error(c, p, h.len, CONN_AUTH);
+	if (h.type != MSG_WELCOME || msg_welcome_dec(p, h.len, &wel) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: bad handshake reply",
+		    c->peer);
+	if (ch.auth == AUTH_HMAC_SHA256) {
+		/* The server proves it holds the key too. */
+		auth_proof(key, 1, c->version, ch.nonce, hello.nonce, expect);
+		if (!wel.has_proof || auth_equal(expect, wel.proof) != 0)
+			return conn_fail(c, CONN_AUTH, "%s: server failed to "
+			    "prove the key", c->peer);
+	}
+	c->session = wel.session;
+	return 0;
+}
+
+int
+conn_open(struct conn *c, const char *host, int port,
+    const struct auth_key *key, const char *name, int timeout_ms)
+{
+	char err[256];
+
+	memset(c, 0, sizeof *c);
+	c->fd = -1;
+	c->timeout_ms = timeout_ms;
+	c->max_frame = PROTO_MAX_FRAME_MIN;
+	c->next_id = 1;
+	if (strchr(host, ':') != NULL)
+		snprintf(c->peer, sizeof c->peer, "[%s]:%d", host, port);
+	else
+		snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+	c->fd = net_connect(host, port, timeout_ms, err, sizeof err);
+	if (c->fd == -1)
+		return conn_fail(c, CONN_NET, "%s: %s", c->peer, err);
+	if (conn_handshake(c, key, name) == -1) {
+		close(c->fd);
+		c->fd = -1;
+		free(c->rbuf);
+		c->rbuf = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+conn_close(struct conn *c)
+{
+	if (c->fd != -1) {
+		/* Best effort: a polite goodbye, never waited for. */
+		struct frame_hdr h = { 0, MSG_BYE, 0, 0 };
+		uint8_t hb[PROTO_HDR_LEN];
+
+		proto_hdr_encode(hb, &h);
+		(void)send(c->fd, hb, sizeof hb, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(c->fd);
+	}
+	c->fd = -1;
+	free(c->rbuf);
+	c->rbuf = NULL;
+	c->rcap = 0;
+}
+
+int
+conn_call(struct conn *c, uint16_t type, const void *p, size_t len,
+    uint16_t reply_type, const uint8_t **reply, size_t *replylen)
+{
+	struct frame_hdr h;
+	uint64_t id = c->next_id++;
+
+	if (conn_send(c, type, 0, id, p, len) == -1)
+		return -1;
+	for (;;) {
+		if (conn_recv(c, &h, reply) == -1)
+			return -1;
+		if (h.type == MSG_ERROR)
+			return conn_remote_error(c, *reply, h.len, CONN_REMOTE);
+		if (!(h.flags & FL_REPLY) || h.id != id)
+			continue;	/* not ours: a late reply, skip it */
+		if (h.type != reply_type)
+			return conn_fail(c, CONN_PROTO, "%s: expected %s "
+			    "reply, got %s", c->peer,
+			    proto_type_name(reply_type),
+			    proto_type_name(h.type));
+		*replylen = h.len;
+		return 0;
+	}
+}

@@ -1,0 +1,62 @@
+/*
+ * The client side of a connection: a blocking socket that has been through
+ * the handshake.  Used by gleam-probe and the command-line clients; one
+ * thread owns a conn at a time.
+ */
+#ifndef GLEAM_CONN_H
+#define GLEAM_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth.h"
+#include "proto.h"
+
+enum conn_fail {
+	CONN_OK = 0,
+	CONN_NET,	/* unreachable, refused, reset, timed out */
+	CONN_AUTH,	/* the server refused the key or had no version for us */
+	CONN_PROTO,	/* the server sent something that does not decode */
+	CONN_REMOTE	/* the server answered a request with ERROR */
+};
+
+struct conn {
+	int		 fd;
+	uint16_t	 version;
+	uint32_t	 max_frame;	/* the server's limit on our frames */
+	uint64_t	 session;
+	uint64_t	 next_id;
+	int		 timeout_ms;	/* per read or write */
+	char		 peer[300];	/* "host:port" as given */
+	char		 server_name[PROTO_NAME_MAX + 1];
+	uint64_t	 bytes_in, bytes_out;
+	uint8_t		*rbuf;		/* payload of the last frame read */
+	size_t		 rcap;
+	int		 fail;		/* enum conn_fail of the last error */
+	char		 err[600];	/* its reason, for messages */
+};
+
+/*
+ * Connects and shakes hands.  key may be NULL (no key); a server that
+ * demands one is then refused with CONN_AUTH.  Returns 0, or -1 with
+ * c->fail and c->err set (the conn needs no close then).
+ */
+int	conn_open(struct conn *, const char *host, int port,
+	    const struct auth_key *, const char *client_name, int timeout_ms);
+void	conn_close(struct conn *);
+/* Sends one frame; returns -1 on error. */
+int	conn_send(struct conn *, uint16_t type, uint16_t flags, uint64_t id,
+	    const void *, size_t);
+/*
+ * Reads one frame; *payload points into the conn's buffer until the next
+ * read.  An ERROR frame is returned like any other.
+ */
+int	conn_recv(struct conn *, struct frame_hdr *, const uint8_t **payload);
+/*
+ * Sends a request and waits for its reply.  An ERROR reply fails with
+ * CONN_REMOTE and the server's message in c->err.
+ */
+int	conn_call(struct conn *, uint16_t type, const void *, size_t,
+	    uint16_t reply_type, const uint8_t **reply, size_t *replylen);
+
+#endif

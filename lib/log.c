@@ -1,0 +1,114 @@
+/* Diagnostics to stderr or syslog. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <pthread.h>
+
+#include "log.h"
+
+static const char *log_name = "gleam";
+static int log_level = LL_WARN;
+static int log_to_syslog;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+log_init(const char *progname, int level)
+{
+	const char *p;
+
+	if (progname != NULL) {
+		p = strrchr(progname, '/');
+		log_name = p != NULL ? p + 1 : progname;
+	}
+	log_level = level;
+}
+
+void
+log_syslog(int on)
+{
+	if (on && !log_to_syslog)
+		openlog(log_name, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	log_to_syslog = on;
+}
+
+void
+log_setlevel(int level)
+{
+	log_level = level;
+}
+
+int
+log_getlevel(void)
+{
+	return log_level;
+}
+
+const char *
+log_progname(void)
+{
+	return log_name;
+}
+
+void
+log_vmsg(int level, const char *fmt, va_list ap)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
+	    LOG_DEBUG };
+	char buf[2048];
+
+	if (level > log_level)
+		return;
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	if (log_to_syslog) {
+		syslog(prio[level < 0 ? 0 : level > 4 ? 4 : level], "%s", buf);
+		return;
+	}
+	/* One write per line so that threads do not interleave. */
+	pthread_mutex_lock(&log_lock);
+	fprintf(stderr, "%s: %s\n", log_name, buf);
+	fflush(stderr);
+	pthread_mutex_unlock(&log_lock);
+}
+
+#define LOG_FN(name, level)					\
+void								\
+name(const char *fmt, ...)					\
+{								\
+	va_list ap;						\
+	va_start(ap, fmt);					\
+	log_vmsg(level, fmt, ap);				\
+	va_end(ap);						\
+}
+LOG_FN(log_error, LL_ERROR)
+LOG_FN(log_warn, LL_WARN)
+LOG_FN(log_info, LL_INFO)
+LOG_FN(log_debug, LL_DEBUG)
+LOG_FN(log_trace, LL_TRACE)
+
+void
+fatalx(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LL_ERROR, fmt, ap);
+	va_end(ap);
+	exit(code);
+}
+
+void
+fatal(int code, const char *fmt, ...)
+{
+	va_list ap;
+	char buf[1024];
+	int saved = errno;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	log_error("%s: %s", buf, strerror(saved));
+	exit(code);
+}

@@ -1,0 +1,155 @@
+/* Socket helpers. */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "net.h"
+#include "util.h"
+
+int
+net_nodelay(int fd)
+{
+	int one = 1;
+
+	return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* One non-blocking connect, waited for with poll; -1 and errno on failure. */
+static int
+connect_one(const struct addrinfo *ai, int timeout_ms)
+{
+	struct pollfd pfd;
+	socklen_t len;
+	int fd, flags, rc, soerr;
+
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+	    ai->ai_protocol);
+	if (fd == -1)
+		return -1;
+	flags = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == -1) {
+		if (errno != EINPROGRESS)
+			goto fail;
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		do
+			rc = poll(&pfd, 1, timeout_ms);
+		while (rc == -1 && errno == EINTR);
+		if (rc == 0) {
+			errno = ETIMEDOUT;
+			goto fail;
+		}
+		if (rc == -1)
+			goto fail;
+		len = sizeof soerr;
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == -1)
+			goto fail;
+		if (soerr != 0) {
+			errno = soerr;
+			goto fail;
+		}
+	}
+	fcntl(fd, F_SETFL, flags);
+	net_nodelay(fd);
+	return fd;
+fail:
+	rc = errno;
+	close(fd);
+	errno = rc;
+	return -1;
+}
+
+int
+net_connect(const char *host, int port, int timeout_ms, char *err,
+    size_t errlen)
+{
+	struct addrinfo hints, *res, *ai;
+	char service[16];
+	int fd = -1, rc, saved = 0;
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000u, now;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(service, sizeof service, "%d", port);
+	rc = getaddrinfo(host, service, &hints, &res);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s", rc == EAI_NONAME ?
+		    "no such host" : gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		now = now_ns();
+		if (now >= deadline) {
+			saved = ETIMEDOUT;
+			break;
+		}
+		fd = connect_one(ai, (int)((deadline - now) / 1000000u) + 1);
+		if (fd != -1)
+			break;
+		saved = errno;
+	}
+	freeaddrinfo(res);
+	if (fd == -1)
+		snprintf(err, errlen, "%s", saved == ETIMEDOUT ?
+		    "timed out" : strerror(saved));
+	return fd;
+}
+
+const char *
+net_addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char h[INET6_ADDRSTRLEN];
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)sa;
+		inet_ntop(AF_INET, &s->sin_addr, h, sizeof h);
+		snprintf(buf, len, "%s:%d", h, ntohs(s->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const void *)sa;
+		inet_ntop(AF_INET6, &s->sin6_addr, h, sizeof h);
+		snprintf(buf, len, "[%s]:%d", h, ntohs(s->sin6_port));
+	} else
+		snprintf(buf, len, "unknown");
+	return buf;
+}
+
+int
+net_resolve(const char *host, int port, int passive,
+    struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+{
+	struct addrinfo hints, *res;
+	char service[16];
+	int rc;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (passive)
+		hints.ai_flags = AI_PASSIVE;
+	if (host[0] == '\0' || strcmp(host, "*") == 0) {
+		/* "*" is every IPv4 address; "[::]" every address, dual-stack. */
+		host = NULL;
+		hints.ai_family = AF_INET;
+	}
+	snprintf(service, sizeof service, "%d", port);
+	if ((rc = getaddrinfo(host, service, &hints, &res)) != 0) {
+		snprintf(err, errlen, "%s", rc == EAI_NONAME ?
+		    "no such host" : gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*sslen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}

@@ -1,0 +1,409 @@
+/* Frame headers and payload codecs of the wire protocol. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = v >> 8;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v & 0xffff);
+	put16(p + 2, v >> 16);
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, v & 0xffffffffu);
+	put32(p + 4, v >> 32);
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+void
+proto_hdr_encode(uint8_t *b, const struct frame_hdr *h)
+{
+	put32(b, h->len);
+	put16(b + 4, h->type);
+	put16(b + 6, h->flags);
+	put64(b + 8, h->id);
+}
+
+void
+proto_hdr_decode(const uint8_t *b, struct frame_hdr *h)
+{
+	h->len = get32(b);
+	h->type = get16(b + 4);
+	h->flags = get16(b + 6);
+	h->id = get64(b + 8);
+}
+
+const char *
+proto_type_name(uint16_t t)
+{
+	switch (t) {
+	case MSG_HELLO: return "HELLO";
+	case MSG_CHALLENGE: return "CHALLENGE";
+	case MSG_AUTH: return "AUTH";
+	case MSG_WELCOME: return "WELCOME";
+	case MSG_ERROR: return "ERROR";
+	case MSG_BYE: return "BYE";
+	case MSG_ECHO: return "ECHO";
+	case MSG_STATUS: return "STATUS";
+	case MSG_BULK_DATA: return "BULK_DATA";
+	case MSG_BULK_END: return "BULK_END";
+	case MSG_BULK_GET: return "BULK_GET";
+	}
+	return t >= MSG_REMOTE_FIRST ? "REMOTE" : "unknown";
+}
+
+const char *
+proto_err_name(uint32_t e)
+{
+	switch (e) {
+	case PERR_VERSION: return "no common protocol version";
+	case PERR_AUTH: return "authentication failed";
+	case PERR_MALFORMED: return "malformed message";
+	case PERR_TOOBIG: return "frame too large";
+	case PERR_UNKNOWN: return "unknown message type";
+	case PERR_STATE: return "message not allowed now";
+	case PERR_BUSY: return "server busy";
+	case PERR_SHUTDOWN: return "server shutting down";
+	case PERR_INTERNAL: return "internal server error";
+	case PERR_TIMEOUT: return "timed out";
+	}
+	return "unknown error";
+}
+
+void
+pr_init(struct pr *r, const void *p, size_t len)
+{
+	r->p = p;
+	r->len = len;
+	r->off = 0;
+	r->bad = 0;
+}
+
+const void *
+pr_take(struct pr *r, size_t n)
+{
+	const void *p;
+
+	if (r->bad || n > r->len - r->off) {
+		r->bad = 1;
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += n;
+	return p;
+}
+
+uint8_t
+pr_u8(struct pr *r)
+{
+	const uint8_t *p = pr_take(r, 1);
+	return p != NULL ? p[0] : 0;
+}
+
+uint16_t
+pr_u16(struct pr *r)
+{
+	const uint8_t *p = pr_take(r, 2);
+	return p != NULL ? get16(p) : 0;
+}
+
+uint32_t
+pr_u32(struct pr *r)
+{
+	const uint8_t *p = pr_take(r, 4);
+	return p != NULL ? get32(p) : 0;
+}
+
+uint64_t
+pr_u64(struct pr *r)
+{
+	const uint8_t *p = pr_take(r, 8);
+	return p != NULL ? get64(p) : 0;
+}
+
+void
+pr_bytes(struct pr *r, void *out, size_t n)
+{
+	const void *p = pr_take(r, n);
+
+	if (p != NULL)
+		memcpy(out, p, n);
+	else
+		memset(out, 0, n);
+}
+
+void
+pr_str(struct pr *r, char *out, size_t max)
+{
+	uint16_t n = pr_u16(r);
+	const char *p;
+
+	out[0] = '\0';
+	if (r->bad)
+		return;
+	if (n > max) {
+		r->bad = 1;
+		return;
+	}
+	if ((p = pr_take(r, n)) == NULL)
+		return;
+	if (memchr(p, '\0', n) != NULL) {
+		r->bad = 1;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+int
+pr_done(struct pr *r)
+{
+	return r->bad || r->off != r->len ? -1 : 0;
+}
+
+void
+pw_init(struct pw *w)
+{
+	memset(w, 0, sizeof *w);
+}
+
+void
+pw_free(struct pw *w)
+{
+	free(w->p);
+	memset(w, 0, sizeof *w);
+}
+
+static uint8_t *
+pw_room(struct pw *w, size_t n)
+{
+	uint8_t *np;
+	size_t cap;
+
+	if (w->bad)
+		return NULL;
+	if (n > w->cap - w->len) {
+		cap = w->cap ? w->cap : 64;
+		while (cap - w->len < n) {
+			if (cap > SIZE_MAX / 2) {
+				w->bad = 1;
+				return NULL;
+			}
+			cap *= 2;
+		}
+		if ((np = realloc(w->p, cap)) == NULL) {
+			w->bad = 1;
+			return NULL;
+		}
+		w->p = np;
+		w->cap = cap;
+	}
+	np = w->p + w->len;
+	w->len += n;
+	return np;
+}
+
+void pw_u8(struct pw *w, uint8_t v) { uint8_t *p = pw_room(w, 1); if (p) *p = v; }
+void pw_u16(struct pw *w, uint16_t v) { uint8_t *p = pw_room(w, 2); if (p) put16(p, v); }
+void pw_u32(struct pw *w, uint32_t v) { uint8_t *p = pw_room(w, 4); if (p) put32(p, v); }
+void pw_u64(struct pw *w, uint64_t v) { uint8_t *p = pw_room(w, 8); if (p) put64(p, v); }
+
+void
+pw_bytes(struct pw *w, const void *b, size_t n)
+{
+	uint8_t *p = pw_room(w, n);
+
+	if (p != NULL && n > 0)
+		memcpy(p, b, n);
+}
+
+void
+pw_str(struct pw *w, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > 0xffff)
+		n = 0xffff;
+	pw_u16(w, (uint16_t)n);
+	pw_bytes(w, s, n);
+}
+
+void
+msg_hello_enc(struct pw *w, const struct msg_hello *m)
+{
+	pw_u32(w, m->magic);
+	pw_u16(w, m->vmin);
+	pw_u16(w, m->vmax);
+	pw_u32(w, m->features);
+	pw_bytes(w, m->nonce, sizeof m->nonce);
+	pw_str(w, m->name);
+}
+
+int
+msg_hello_dec(const void *p, size_t len, struct msg_hello *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->magic = pr_u32(&r);
+	m->vmin = pr_u16(&r);
+	m->vmax = pr_u16(&r);
+	m->features = pr_u32(&r);
+	pr_bytes(&r, m->nonce, sizeof m->nonce);
+	pr_str(&r, m->name, PROTO_NAME_MAX);
+	if (pr_done(&r) == -1 || m->magic != PROTO_MAGIC || m->vmin > m->vmax)
+		return -1;
+	return 0;
+}
+
+void
+msg_challenge_enc(struct pw *w, const struct msg_challenge *m)
+{
+	pw_u16(w, m->version);
+	pw_u16(w, m->auth);
+	pw_bytes(w, m->nonce, sizeof m->nonce);
+	pw_str(w, m->name);
+	pw_u32(w, m->max_frame);
+}
+
+int
+msg_challenge_dec(const void *p, size_t len, struct msg_challenge *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->version = pr_u16(&r);
+	m->auth = pr_u16(&r);
+	pr_bytes(&r, m->nonce, sizeof m->nonce);
+	pr_str(&r, m->name, PROTO_NAME_MAX);
+	m->max_frame = pr_u32(&r);
+	if (pr_done(&r) == -1 || m->auth > AUTH_HMAC_SHA256 ||
+	    m->max_frame < PROTO_MAX_FRAME_MIN ||
+	    m->max_frame > PROTO_MAX_FRAME_LIMIT)
+		return -1;
+	return 0;
+}
+
+void
+msg_auth_enc(struct pw *w, const struct msg_auth *m)
+{
+	pw_bytes(w, m->proof, sizeof m->proof);
+}
+
+int
+msg_auth_dec(const void *p, size_t len, struct msg_auth *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	pr_bytes(&r, m->proof, sizeof m->proof);
+	return pr_done(&r);
+}
+
+void
+msg_welcome_enc(struct pw *w, const struct msg_welcome *m)
+{
+	pw_u16(w, m->has_proof);
+	pw_bytes(w, m->proof, sizeof m->proof);
+	pw_u64(w, m->session);
+}
+
+int
+msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->has_proof = pr_u16(&r);
+	pr_bytes(&r, m->proof, sizeof m->proof);
+	m->session = pr_u64(&r);
+	if (pr_done(&r) == -1 || m->has_proof > 1)
+		return -1;
+	return 0;
+}
+
+void
+msg_error_enc(struct pw *w, const struct msg_error *m)
+{
+	pw_u32(w, m->code);
+	pw_str(w, m->text);
+}
+
+int
+msg_error_dec(const void *p, size_t len, struct msg_error *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->code = pr_u32(&r);
+	pr_str(&r, m->text, sizeof m->text - 1);
+	return pr_done(&r);
+}
+
+void
+msg_bulk_get_enc(struct pw *w, const struct msg_bulk_get *m)
+{
+	pw_u64(w, m->max_bytes);
+	pw_u32(w, m->duration_ms);
+	pw_u32(w, m->chunk);
+}
+
+int
+msg_bulk_get_dec(const void *p, size_t len, struct msg_bulk_get *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->max_bytes = pr_u64(&r);
+	m->duration_ms = pr_u32(&r);
+	m->chunk = pr_u32(&r);
+	if (pr_done(&r) == -1 || m->chunk == 0)
+		return -1;
+	return 0;
+}
+
+void
+msg_bulk_result_enc(struct pw *w, const struct msg_bulk_result *m)
+{
+	pw_u64(w, m->bytes);
+	pw_u64(w, m->elapsed_ns);
+}
+
+int
+msg_bulk_result_dec(const void *p, size_t len, struct msg_bulk_result *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->bytes = pr_u64(&r);
+	m->elapsed_ns = pr_u64(&r);
+	return pr_done(&r);
+}

@@ -1,0 +1,180 @@
+/*
+ * The Gleam wire protocol, version 1: one definition in code (this file and
+ * proto.c) and one in prose (gleam-protocol(5)).
+ *
+ * Every message is a frame: a 16-byte header, little-endian,
+ *
+ *	u32 len		payload bytes that follow (at most the peer's max_frame)
+ *	u16 type	enum msg_type
+ *	u16 flags	FL_*
+ *	u64 id		request id; a reply carries its request's id
+ *
+ * then len bytes of payload.  A connection starts with the handshake
+ * HELLO -> CHALLENGE [-> AUTH] -> WELCOME; anything else before WELCOME is
+ * refused.  Every decoder here treats its input as hostile: lengths are
+ * checked before use, strings must be NUL-free, and trailing bytes are an
+ * error.
+ */
+#ifndef GLEAM_PROTO_H
+#define GLEAM_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC		0x314d4c47u	/* "GLM1" as bytes on the wire */
+#define PROTO_VERSION_MIN	1
+#define PROTO_VERSION_MAX	1
+#define PROTO_HDR_LEN		16
+#define PROTO_NONCE_LEN		32
+#define PROTO_PROOF_LEN		32
+#define PROTO_NAME_MAX		255
+#define PROTO_DEFAULT_PORT	7383
+#define PROTO_MAX_FRAME_DEFAULT	(16u << 20)	/* 16 MiB */
+#define PROTO_MAX_FRAME_MIN	(64u << 10)	/* a peer may not ask for less */
+#define PROTO_MAX_FRAME_LIMIT	(1u << 30)
+
+enum msg_type {
+	MSG_HELLO = 1,		/* c->s: magic, versions, nonce, name */
+	MSG_CHALLENGE = 2,	/* s->c: version, auth, nonce, name, max_frame */
+	MSG_AUTH = 3,		/* c->s: proof of the key */
+	MSG_WELCOME = 4,	/* s->c: server's proof, session id */
+	MSG_ERROR = 5,		/* either way: code and message */
+	MSG_BYE = 6,		/* either way: closing cleanly */
+	MSG_ECHO = 16,		/* c->s; the reply echoes the payload */
+	MSG_STATUS = 17,	/* c->s, empty; the reply is a YAML document */
+	MSG_BULK_DATA = 18,	/* either way: bytes counted and dropped */
+	MSG_BULK_END = 19,	/* c->s after BULK_DATA; the reply: bulk_result */
+	MSG_BULK_GET = 20,	/* c->s: the server sends BULK_DATA then BULK_END */
+	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
+};
+
+enum msg_flag {
+	FL_REPLY = 0x0001,	/* this frame answers request id */
+	FL_ZSTD = 0x0002	/* payload is one zstd frame */
+};
+
+enum proto_err {
+	PERR_VERSION = 1,	/* no common protocol version */
+	PERR_AUTH = 2,		/* key missing or wrong */
+	PERR_MALFORMED = 3,	/* a frame or payload that does not decode */
+	PERR_TOOBIG = 4,	/* a frame over max_frame */
+	PERR_UNKNOWN = 5,	/* a message type this peer does not know */
+	PERR_STATE = 6,		/* a message not allowed at this point */
+	PERR_BUSY = 7,		/* too many clients */
+	PERR_SHUTDOWN = 8,	/* the server is draining */
+	PERR_INTERNAL = 9,	/* the server failed; not the client's fault */
+	PERR_TIMEOUT = 10	/* the handshake took too long */
+};
+
+enum auth_kind {
+	AUTH_NONE = 0,
+	AUTH_HMAC_SHA256 = 1
+};
+
+struct frame_hdr {
+	uint32_t	len;
+	uint16_t	type;
+	uint16_t	flags;
+	uint64_t	id;
+};
+
+struct msg_hello {
+	uint32_t	magic;
+	uint16_t	vmin, vmax;
+	uint32_t	features;
+	uint8_t		nonce[PROTO_NONCE_LEN];
+	char		name[PROTO_NAME_MAX + 1];
+};
+
+struct msg_challenge {
+	uint16_t	version;
+	uint16_t	auth;		/* enum auth_kind */
+	uint8_t		nonce[PROTO_NONCE_LEN];
+	char		name[PROTO_NAME_MAX + 1];
+	uint32_t	max_frame;
+};
+
+struct msg_auth {
+	uint8_t		proof[PROTO_PROOF_LEN];
+};
+
+struct msg_welcome {
+	uint16_t	has_proof;
+	uint8_t		proof[PROTO_PROOF_LEN];
+	uint64_t	session;
+};
+
+struct msg_error {
+	uint32_t	code;		/* enum proto_err */
+	char		text[512];
+};
+
+struct msg_bulk_get {
+	uint64_t	max_bytes;	/* stop after this many bytes */
+	uint32_t	duration_ms;	/* or after this long, whichever first */
+	uint32_t	chunk;		/* bytes per BULK_DATA frame */
+};
+
+struct msg_bulk_result {
+	uint64_t	bytes;		/* payload bytes received */
+	uint64_t	elapsed_ns;	/* first to last BULK_DATA at the receiver */
+};
+
+/* Header to and from its 16 bytes; the caller checks len against max_frame. */
+void	proto_hdr_encode(uint8_t *, const struct frame_hdr *);
+void	proto_hdr_decode(const uint8_t *, struct frame_hdr *);
+const char *proto_type_name(uint16_t);
+const char *proto_err_name(uint32_t);
+
+/* A bounds-checked reader over a payload. */
+struct pr {
+	const uint8_t	*p;
+	size_t		 len, off;
+	int		 bad;
+};
+
+void	pr_init(struct pr *, const void *, size_t);
+uint8_t	pr_u8(struct pr *);
+uint16_t pr_u16(struct pr *);
+uint32_t pr_u32(struct pr *);
+uint64_t pr_u64(struct pr *);
+void	pr_bytes(struct pr *, void *, size_t);
+/* A u16-length string of at most max bytes without NUL, into out[max+1]. */
+void	pr_str(struct pr *, char *out, size_t max);
+const void *pr_take(struct pr *, size_t);
+/* 0 if everything was read and nothing is left over, else -1. */
+int	pr_done(struct pr *);
+
+/* A growing writer. */
+struct pw {
+	uint8_t		*p;
+	size_t		 len, cap;
+	int		 bad;
+};
+
+void	pw_init(struct pw *);
+void	pw_free(struct pw *);
+void	pw_u8(struct pw *, uint8_t);
+void	pw_u16(struct pw *, uint16_t);
+void	pw_u32(struct pw *, uint32_t);
+void	pw_u64(struct pw *, uint64_t);
+void	pw_bytes(struct pw *, const void *, size_t);
+void	pw_str(struct pw *, const char *);
+
+/* Payload codecs: encoders append to pw, decoders return 0 or -1. */
+void	msg_hello_enc(struct pw *, const struct msg_hello *);
+int	msg_hello_dec(const void *, size_t, struct msg_hello *);
+void	msg_challenge_enc(struct pw *, const struct msg_challenge *);
+int	msg_challenge_dec(const void *, size_t, struct msg_challenge *);
+void	msg_auth_enc(struct pw *, const struct msg_auth *);
+int	msg_auth_dec(const void *, size_t, struct msg_auth *);
+void	msg_welcome_enc(struct pw *, const struct msg_welcome *);
+int	msg_welcome_dec(const void *, size_t, struct msg_welcome *);
+void	msg_error_enc(struct pw *, const struct msg_error *);
+int	msg_error_dec(const void *, size_t, struct msg_error *);
+void	msg_bulk_get_enc(struct pw *, const struct msg_bulk_get *);
+int	msg_bulk_get_dec(const void *, size_t, struct msg_bulk_get *);
+void	msg_bulk_result_enc(struct pw *, const struct msg_bulk_result *);
+int	msg_bulk_result_dec(const void *, size_t, struct msg_bulk_result *);
+
+#endif

@@ -1,0 +1,125 @@
+/* Clocks, atomic file writes, statistics. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double
+now_s(void)
+{
+	return (double)now_ns() / 1e9;
+}
+
+double
+wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+file_write_atomic(const char *path, const void *buf, size_t len, char *err,
+    size_t errlen)
+{
+	char tmp[4096], dir[4096];
+	int fd, saved;
+
+	if (strcmp(path, "-") == 0) {
+		if (write_all(STDOUT_FILENO, buf, len) == -1) {
+			snprintf(err, errlen, "stdout: %s", strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(dir, sizeof dir, "%s", path);
+	if (snprintf(tmp, sizeof tmp, "%s/.%s.XXXXXX", dirname(dir),
+	    strrchr(path, '/') ? strrchr(path, '/') + 1 : path) >=
+	    (int)sizeof tmp) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -1;
+	}
+	if ((fd = mkstemp(tmp)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		return -1;
+	}
+	if (fchmod(fd, 0644) == -1 || close(fd) == -1 ||
+	    rename(tmp, path) == -1) {
+		saved = errno;
+		unlink(tmp);
+		snprintf(err, errlen, "%s: %s", path, strerror(saved));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+quantile(double *v, size_t n, double q)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, dbl_cmp);
+	/* Nearest rank: the smallest value with at least q of the samples at or below it. */
+	if (q <= 0)
+		return v[0];
+	i = (size_t)(q * (double)n + 0.999999999);
+	if (i < 1)
+		i = 1;
+	if (i > n)
+		i = n;
+	return v[i - 1];
+}

@@ -1,0 +1,27 @@
+/* Small helpers shared by every program. */
+#ifndef GLEAM_UTIL_H
+#define GLEAM_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GLEAM_VERSION	"0.1.0"
+
+/* Monotonic clock in nanoseconds and seconds. */
+uint64_t	now_ns(void);
+double		now_s(void);
+/* Wall clock, seconds since the epoch. */
+double		wall_s(void);
+
+/*
+ * Writes len bytes to path through a temporary file in the same directory
+ * and rename(2), so that readers see the old file or the whole new one,
+ * never part.  "-" writes to stdout.  On error fills err and returns -1.
+ */
+int		file_write_atomic(const char *path, const void *, size_t,
+		    char *err, size_t errlen);
+
+/* Sorts and picks: the q-quantile (0..1) of n doubles; sorts v in place. */
+double		quantile(double *v, size_t n, double q);
+
+#endif

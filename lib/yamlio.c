@@ -1,0 +1,569 @@
+/* YAML writing and reading on libyaml. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "parse.h"
+#include "yamlio.h"
+
+struct yw {
+	yaml_emitter_t	 em;
+	char		*buf;
+	size_t		 len, cap;
+	int		 err;
+	int		 done;
+	int		 depth;
+	char		 open[64];	/* 'm' or 's' for each open collection */
+};
+
+static int
+yw_out(void *arg, unsigned char *data, size_t size)
+{
+	struct yw *w = arg;
+	char *nb;
+	size_t ncap;
+
+	if (w->len + size + 1 > w->cap) {
+		ncap = w->cap ? w->cap : 4096;
+		while (ncap < w->len + size + 1)
+			ncap *= 2;
+		if ((nb = realloc(w->buf, ncap)) == NULL)
+			return 0;
+		w->buf = nb;
+		w->cap = ncap;
+	}
+	memcpy(w->buf + w->len, data, size);
+	w->len += size;
+	w->buf[w->len] = '\0';
+	return 1;
+}
+
+static void
+yw_emit(struct yw *w, yaml_event_t *ev)
+{
+	if (w->err) {
+		yaml_event_delete(ev);
+		return;
+	}
+	if (!yaml_emitter_emit(&w->em, ev))
+		w->err = 1;
+}
+
+struct yw *
+yw_new(void)
+{
+	struct yw *w;
+	yaml_event_t ev;
+
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		return NULL;
+	if (!yaml_emitter_initialize(&w->em)) {
+		free(w);
+		return NULL;
+	}
+	yaml_emitter_set_output(&w->em, yw_out, w);
+	yaml_emitter_set_unicode(&w->em, 1);
+	yaml_emitter_set_width(&w->em, 1000);
+	yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+	yw_emit(w, &ev);
+	yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+	yw_emit(w, &ev);
+	return w;
+}
+
+void
+yw_free(struct yw *w)
+{
+	if (w == NULL)
+		return;
+	yaml_emitter_delete(&w->em);
+	free(w->buf);
+	free(w);
+}
+
+static void
+yw_push(struct yw *w, char kind)
+{
+	if (w->depth == (int)sizeof w->open)
+		w->err = 1;
+	else
+		w->open[w->depth++] = kind;
+}
+
+static void
+yw_mapping(struct yw *w, yaml_mapping_style_t style)
+{
+	yaml_event_t ev;
+
+	yw_push(w, 'm');
+	yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, style);
+	yw_emit(w, &ev);
+}
+
+static void
+yw_sequence(struct yw *w, yaml_sequence_style_t style)
+{
+	yaml_event_t ev;
+
+	yw_push(w, 's');
+	yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, style);
+	yw_emit(w, &ev);
+}
+
+void yw_map(struct yw *w) { yw_mapping(w, YAML_BLOCK_MAPPING_STYLE); }
+void yw_fmap(struct yw *w) { yw_mapping(w, YAML_FLOW_MAPPING_STYLE); }
+void yw_seq(struct yw *w) { yw_sequence(w, YAML_BLOCK_SEQUENCE_STYLE); }
+void yw_fseq(struct yw *w) { yw_sequence(w, YAML_FLOW_SEQUENCE_STYLE); }
+
+void
+yw_end(struct yw *w)
+{
+	yaml_event_t ev;
+
+	if (w->depth == 0) {
+		w->err = 1;
+		return;
+	}
+	if (w->open[--w->depth] == 'm')
+		yaml_mapping_end_event_initialize(&ev);
+	else
+		yaml_sequence_end_event_initialize(&ev);
+	yw_emit(w, &ev);
+}
+
+/* Plain scalars where YAML would read them back as the same string. */
+static void
+yw_scalar(struct yw *w, const char *s, int plain_ok)
+{
+	yaml_event_t ev;
+
+	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
+	    (int)strlen(s), plain_ok, !plain_ok,
+	    plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+	yw_emit(w, &ev);
+}
+
+/* Would a plain scalar with this text be read as something else? */
+static int
+yw_ambiguous(const char *s)
+{
+	static const char *special[] = { "", "~", "null", "true", "false",
+	    "yes", "no", "on", "off", "y", "n", NULL };
+	const char **p;
+	char *end;
+
+	for (p = special; *p != NULL; p++)
+		if (strcasecmp(s, *p) == 0)
+			return 1;
+	(void)strtod(s, &end);
+	if (end != s && *end == '\0')
+		return 1;
+	return 0;
+}
+
+void
+yw_key(struct yw *w, const char *k)
+{
+	yw_scalar(w, k, 1);
+}
+
+void
+yw_str(struct yw *w, const char *s)
+{
+	if (s == NULL)
+		yw_null(w);
+	else
+		yw_scalar(w, s, !yw_ambiguous(s));
+}
+
+void
+yw_int(struct yw *w, long long v)
+{
+	char b[32];
+
+	snprintf(b, sizeof b, "%lld", v);
+	yw_scalar(w, b, 1);
+}
+
+void
+yw_uint(struct yw *w, unsigned long long v)
+{
+	char b[32];
+
+	snprintf(b, sizeof b, "%llu", v);
+	yw_scalar(w, b, 1);
+}
+
+void
+yw_dbl(struct yw *w, double v, int decimals)
+{
+	char b[64];
+
+	if (v != v)
+		yw_scalar(w, ".nan", 1);
+	else {
+		snprintf(b, sizeof b, "%.*f", decimals, v);
+		yw_scalar(w, b, 1);
+	}
+}
+
+void
+yw_bool(struct yw *w, int v)
+{
+	yw_scalar(w, v ? "true" : "false", 1);
+}
+
+void
+yw_null(struct yw *w)
+{
+	yw_scalar(w, "null", 1);
+}
+
+void yw_kstr(struct yw *w, const char *k, const char *v) { yw_key(w, k); yw_str(w, v); }
+void yw_kint(struct yw *w, const char *k, long long v) { yw_key(w, k); yw_int(w, v); }
+void yw_kdbl(struct yw *w, const char *k, double v, int d) { yw_key(w, k); yw_dbl(w, v, d); }
+void yw_kbool(struct yw *w, const char *k, int v) { yw_key(w, k); yw_bool(w, v); }
+
+const char *
+yw_finish(struct yw *w, size_t *len)
+{
+	yaml_event_t ev;
+
+	if (!w->done) {
+		yaml_document_end_event_initialize(&ev, 1);
+		yw_emit(w, &ev);
+		yaml_stream_end_event_initialize(&ev);
+		yw_emit(w, &ev);
+		if (!w->err && !yaml_emitter_flush(&w->em))
+			w->err = 1;
+		w->done = 1;
+	}
+	if (w->err || w->buf == NULL)
+		return NULL;
+	if (len != NULL)
+		*len = w->len;
+	return w->buf;
+}
+
+/* Reader. */
+
+static int
+ydoc_parse(struct ydoc *d, yaml_parser_t *p, struct yerr *err)
+{
+	if (!yaml_parser_load(p, &d->doc)) {
+		snprintf(err->msg, sizeof err->msg, "%s:%zu: %s%s%s", d->name,
+		    (p->problem_mark.line + 1),
+		    p->problem ? p->problem : "invalid YAML",
+		    p->context ? " " : "", p->context ? p->context : "");
+		yaml_parser_delete(p);
+		return -1;
+	}
+	yaml_parser_delete(p);
+	d->loaded = 1;
+	if (yaml_document_get_root_node(&d->doc) == NULL) {
+		snprintf(err->msg, sizeof err->msg, "%s: empty document",
+		    d->name);
+		ydoc_free(d);
+		return -1;
+	}
+	return 0;
+}
+
+int
+ydoc_load_file(struct ydoc *d, const char *path, struct yerr *err)
+{
+	yaml_parser_t p;
+	FILE *f;
+	int rc;
+
+	memset(d, 0, sizeof *d);
+	snprintf(d->name, sizeof d->name, "%s", path);
+	if ((f = fopen(path, "rb")) == NULL) {
+		snprintf(err->msg, sizeof err->msg, "%s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (!yaml_parser_initialize(&p)) {
+		fclose(f);
+		snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+		return -1;
+	}
+	yaml_parser_set_input_file(&p, f);
+	rc = ydoc_parse(d, &p, err);
+	if (rc == 0 && ferror(f)) {
+		snprintf(err->msg, sizeof err->msg, "%s: read error", path);
+		ydoc_free(d);
+		rc = -1;
+	}
+	fclose(f);
+	return rc;
+}
+
+int
+ydoc_load_mem(struct ydoc *d, const char *name, const void *buf, size_t len,
+    struct yerr *err)
+{
+	yaml_parser_t p;
+
+	memset(d, 0, sizeof *d);
+	snprintf(d->name, sizeof d->name, "%s", name);
+	if (!yaml_parser_initialize(&p)) {
+		snprintf(err->msg, sizeof err->msg, "%s: out of memory", name);
+		return -1;
+	}
+	yaml_parser_set_input_string(&p, buf, len);
+	return ydoc_parse(d, &p, err);
+}
+
+void
+ydoc_free(struct ydoc *d)
+{
+	if (d->loaded)
+		yaml_document_delete(&d->doc);
+	d->loaded = 0;
+}
+
+yaml_node_t *
+ydoc_root(struct ydoc *d)
+{
+	return d->loaded ? yaml_document_get_root_node(&d->doc) : NULL;
+}
+
+yaml_node_t *
+ydoc_node(struct ydoc *d, int id)
+{
+	return yaml_document_get_node(&d->doc, id);
+}
+
+int
+ynode_line(const yaml_node_t *n)
+{
+	return n != NULL ? (int)n->start_mark.line + 1 : 0;
+}
+
+const char *
+yscalar(const yaml_node_t *n)
+{
+	if (n == NULL || n->type != YAML_SCALAR_NODE)
+		return NULL;
+	return (const char *)n->data.scalar.value;
+}
+
+int
+yis_null(const yaml_node_t *n)
+{
+	const char *s;
+
+	if (n == NULL)
+		return 1;
+	if (n->type != YAML_SCALAR_NODE ||
+	    n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	s = yscalar(n);
+	return *s == '\0' || strcmp(s, "~") == 0 || strcasecmp(s, "null") == 0;
+}
+
+size_t
+yseq_len(const yaml_node_t *n)
+{
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+		return 0;
+	return (size_t)(n->data.sequence.items.top -
+	    n->data.sequence.items.start);
+}
+
+yaml_node_t *
+yseq_get(struct ydoc *d, yaml_node_t *n, size_t i)
+{
+	if (i >= yseq_len(n))
+		return NULL;
+	return ydoc_node(d, n->data.sequence.items.start[i]);
+}
+
+size_t
+ymap_len(const yaml_node_t *n)
+{
+	if (n == NULL || n->type != YAML_MAPPING_NODE)
+		return 0;
+	return (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+}
+
+yaml_node_t *
+ymap_pair(struct ydoc *d, yaml_node_t *n, size_t i, const char **key,
+    yaml_node_t **keynode)
+{
+	yaml_node_pair_t *pr;
+	yaml_node_t *k;
+
+	if (i >= ymap_len(n))
+		return NULL;
+	pr = &n->data.mapping.pairs.start[i];
+	k = ydoc_node(d, pr->key);
+	if (key != NULL)
+		*key = yscalar(k);
+	if (keynode != NULL)
+		*keynode = k;
+	return ydoc_node(d, pr->value);
+}
+
+yaml_node_t *
+ymap_get(struct ydoc *d, yaml_node_t *map, const char *key)
+{
+	const char *k;
+	yaml_node_t *v;
+	size_t i, n = ymap_len(map);
+
+	for (i = 0; i < n; i++) {
+		v = ymap_pair(d, map, i, &k, NULL);
+		if (k != NULL && strcmp(k, key) == 0)
+			return v;
+	}
+	return NULL;
+}
+
+int
+yerr_at(struct ydoc *d, const yaml_node_t *n, const char *key,
+    struct yerr *err, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (key != NULL)
+		snprintf(err->msg, sizeof err->msg, "%s:%d: %s: %s", d->name,
+		    ynode_line(n), key, msg);
+	else
+		snprintf(err->msg, sizeof err->msg, "%s:%d: %s", d->name,
+		    ynode_line(n), msg);
+	return -1;
+}
+
+static const char *
+yget_scalar(struct ydoc *d, yaml_node_t *n, const char *key, struct yerr *err)
+{
+	const char *s = yscalar(n);
+
+	if (s == NULL)
+		yerr_at(d, n, key, err, "expected a scalar value, not a %s",
+		    n != NULL && n->type == YAML_MAPPING_NODE ? "mapping" :
+		    "sequence");
+	return s;
+}
+
+int
+yget_str(struct ydoc *d, yaml_node_t *n, const char *key, char *out,
+    size_t len, struct yerr *err)
+{
+	const char *s;
+
+	if ((s = yget_scalar(d, n, key, err)) == NULL)
+		return -1;
+	if (strlen(s) >= len)
+		return yerr_at(d, n, key, err, "value longer than %zu bytes",
+		    len - 1);
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+int
+yget_int(struct ydoc *d, yaml_node_t *n, const char *key, long long min,
+    long long max, long long *out, struct yerr *err)
+{
+	const char *s, *why;
+
+	if ((s = yget_scalar(d, n, key, err)) == NULL)
+		return -1;
+	if (parse_int(s, min, max, out, &why) == -1)
+		return yerr_at(d, n, key, err, "'%s': %s (allowed %lld to %lld)",
+		    s, why, min, max);
+	return 0;
+}
+
+int
+yget_dbl(struct ydoc *d, yaml_node_t *n, const char *key, double min,
+    double max, double *out, struct yerr *err)
+{
+	const char *s, *why;
+
+	if ((s = yget_scalar(d, n, key, err)) == NULL)
+		return -1;
+	if (parse_double(s, min, max, out, &why) == -1)
+		return yerr_at(d, n, key, err, "'%s': %s", s, why);
+	return 0;
+}
+
+int
+yget_bool(struct ydoc *d, yaml_node_t *n, const char *key, int *out,
+    struct yerr *err)
+{
+	const char *s;
+
+	if ((s = yget_scalar(d, n, key, err)) == NULL)
+		return -1;
+	if (strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0 ||
+	    strcasecmp(s, "on") == 0)
+		*out = 1;
+	else if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0 ||
+	    strcasecmp(s, "off") == 0)
+		*out = 0;
+	else
+		return yerr_at(d, n, key, err, "'%s': expected true or false",
+		    s);
+	return 0;
+}
+
+#define YGET_UNIT(fn, type, parser)					\
+int									\
+fn(struct ydoc *d, yaml_node_t *n, const char *key, type *out,		\
+    struct yerr *err)							\
+{									\
+	const char *s, *why;						\
+									\
+	if ((s = yget_scalar(d, n, key, err)) == NULL)			\
+		return -1;						\
+	if (parser(s, out, &why) == -1)					\
+		return yerr_at(d, n, key, err, "'%s': %s", s, why);	\
+	return 0;							\
+}
+YGET_UNIT(yget_duration, double, parse_duration)
+YGET_UNIT(yget_rate, double, parse_rate)
+YGET_UNIT(yget_size, uint64_t, parse_size)
+
+int
+ymap_check_keys(struct ydoc *d, yaml_node_t *map, const char *where,
+    const char *const *known, struct yerr *err)
+{
+	const char *k;
+	const char *const *p;
+	yaml_node_t *kn;
+	size_t i, j, n;
+
+	if (map == NULL || map->type != YAML_MAPPING_NODE)
+		return yerr_at(d, map, where, err, "expected a mapping");
+	n = ymap_len(map);
+	for (i = 0; i < n; i++) {
+		ymap_pair(d, map, i, &k, &kn);
+		if (k == NULL)
+			return yerr_at(d, kn, where, err,
+			    "keys must be scalars");
+		for (p = known; *p != NULL; p++)
+			if (strcmp(*p, k) == 0)
+				break;
+		if (*p == NULL)
+			return yerr_at(d, kn, where, err, "unknown key '%s'",
+			    k);
+		for (j = 0; j < i; j++) {
+			const char *k2;
+			ymap_pair(d, map, j, &k2, NULL);
+			if (k2 != NULL && strcmp(k, k2) == 0)
+				return yerr_at(d, kn, where, err,
+				    "key '%s' given twice", k);
+		}
+	}
+	return 0;
+}

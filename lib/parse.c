@@ -256,7 +256,7 @@ parse_hostport(const char *s, char *host, size_t hostlen, int *port,
 	memcpy(host, hstart, n);
 	host[n] = '\0';
 	if (colon != NULL) {
-		if (parse_int(colon + 1, 1, 65535, &p, errstr) == -1) {
+		if (parse_int(colon + 1, 0, 65535, &p, errstr) == -1) {
 			if (strcmp(*errstr, "not a number") == 0)
 				*errstr = "bad port";
 			else

@@ -24,7 +24,8 @@ int	parse_duration(const char *, double *secs, const char **errstr);
 int	parse_size(const char *, uint64_t *bytes, const char **errstr);
 
 /*
- * "host", "host:port", "[v6addr]:port" or ":port".  host is copied into a
+ * "host", "host:port", "[v6addr]:port" or ":port".  Port 0 is accepted
+ * (a listener takes it to mean "any free port"); connecting callers refuse it.  host is copied into a
  * buffer of hostlen bytes; a missing host leaves it empty, a missing port
  * leaves *port untouched (so the caller's default stands).
  */

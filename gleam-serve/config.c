@@ -1,0 +1,117 @@
+/* Loading gleam-serve.yaml. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "parse.h"
+#include "proto.h"
+#include "yamlio.h"
+
+void
+config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->listen_host, sizeof c->listen_host, "*");
+	c->listen_port = PROTO_DEFAULT_PORT;
+	if (gethostname(c->name, sizeof c->name) == -1)
+		snprintf(c->name, sizeof c->name, "localhost");
+	c->max_clients = 64;
+	c->max_frame = PROTO_MAX_FRAME_DEFAULT;
+	c->handshake_timeout = 10;
+	c->drain_timeout = 10;
+}
+
+static int
+config_listen(struct ydoc *d, yaml_node_t *n, struct config *c,
+    struct yerr *err)
+{
+	char buf[300];
+	const char *why;
+
+	if (yget_str(d, n, "listen", buf, sizeof buf, err) == -1)
+		return -1;
+	if (parse_hostport(buf, c->listen_host, sizeof c->listen_host,
+	    &c->listen_port, &why) == -1)
+		return yerr_at(d, n, "listen", err, "'%s': %s", buf, why);
+	return 0;
+}
+
+int
+config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
+    size_t errlen)
+{
+	static const char *const keys[] = { "listen", "name", "key_file",
+	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
+	    NULL };
+	struct ydoc d;
+	struct yerr err;
+	yaml_node_t *root, *n;
+	long long v;
+	int rc = -1;
+
+	if (missing_ok && access(path, F_OK) == -1 && errno == ENOENT)
+		return 0;
+	snprintf(c->path, sizeof c->path, "%s", path);
+	if (ydoc_load_file(&d, path, &err) == -1) {
+		snprintf(errbuf, errlen, "%s", err.msg);
+		return -1;
+	}
+	root = ydoc_root(&d);
+	if (ymap_check_keys(&d, root, "configuration", keys, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "listen")) != NULL &&
+	    config_listen(&d, n, c, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "name")) != NULL &&
+	    yget_str(&d, n, "name", c->name, sizeof c->name, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "key_file")) != NULL &&
+	    yget_str(&d, n, "key_file", c->key_file, sizeof c->key_file,
+	    &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "max_clients")) != NULL) {
+		if (yget_int(&d, n, "max_clients", 1, 65536, &v, &err) == -1)
+			goto out;
+		c->max_clients = (int)v;
+	}
+	if ((n = ymap_get(&d, root, "max_frame")) != NULL) {
+		if (yget_size(&d, n, "max_frame", &c->max_frame, &err) == -1)
+			goto out;
+		if (c->max_frame < PROTO_MAX_FRAME_MIN ||
+		    c->max_frame > PROTO_MAX_FRAME_LIMIT) {
+			yerr_at(&d, n, "max_frame", &err, "must be between "
+			    "64k and 1g");
+			goto out;
+		}
+	}
+	if ((n = ymap_get(&d, root, "handshake_timeout")) != NULL &&
+	    yget_duration(&d, n, "handshake_timeout", &c->handshake_timeout,
+	    &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "drain_timeout")) != NULL &&
+	    yget_duration(&d, n, "drain_timeout", &c->drain_timeout,
+	    &err) == -1)
+		goto out;
+	if (c->handshake_timeout <= 0) {
+		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),
+		    "handshake_timeout", &err, "must be positive");
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc == -1)
+		snprintf(errbuf, errlen, "%s", err.msg);
+	ydoc_free(&d);
+	return rc;
+}
+
+int
+config_load_key(struct config *c, char *err, size_t errlen)
+{
+	memset(&c->key, 0, sizeof c->key);
+	if (c->key_file[0] == '\0')
+		return 0;
+	return auth_key_load(&c->key, c->key_file, err, errlen);
+}

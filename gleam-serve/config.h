@@ -1,0 +1,35 @@
+/* gleam-serve's configuration file, gleam-serve.yaml(5). */
+#ifndef SERVE_CONFIG_H
+#define SERVE_CONFIG_H
+
+#include <stdint.h>
+
+#include "auth.h"
+
+#define SERVE_CONFIG_DEFAULT	"/etc/gleam/gleam-serve.yaml"
+
+struct config {
+	char		 path[1024];	/* "" when none was read */
+	char		 listen_host[256];
+	int		 listen_port;
+	char		 name[256];	/* reported as host */
+	char		 key_file[1024];
+	struct auth_key	 key;
+	int		 max_clients;
+	uint64_t	 max_frame;
+	double		 handshake_timeout;
+	double		 drain_timeout;
+};
+
+void	config_defaults(struct config *);
+/*
+ * Reads path into c (which holds defaults).  Errors name file, line and
+ * key, go into err, and leave c in an unspecified state.  If missing_ok and
+ * the file does not exist, c keeps its defaults.
+ */
+int	config_load(struct config *, const char *path, int missing_ok,
+	    char *err, size_t errlen);
+/* Loads the key named by key_file, if any. */
+int	config_load_key(struct config *, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,575 @@
+/*
+ * The daemon's event loop.  One event_base owns a listener and a
+ * bufferevent per client; each client's bytes go through its session.
+ *
+ * Contract: a client is freed only from client_close() (immediately, on
+ * EOF or error) or from the write callback once its output has drained
+ * after session_input() asked to close.  Signals arrive as events: HUP
+ * reloads the configuration, the first TERM or INT starts the drain (no new
+ * clients, each current one closed once its request is answered, a
+ * deadline for stragglers), the second exits at once.
+ */
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "exitcode.h"
+#include "gpu.h"
+#include "log.h"
+#include "net.h"
+#include "parse.h"
+#include "proto.h"
+#include "server.h"
+#include "session.h"
+#include "status.h"
+#include "util.h"
+#include "yamlio.h"
+
+#define OUT_HIGH	(32u << 20)	/* stop reading a client above this */
+#define OUT_LOW		(512u << 10)	/* refill or resume below this */
+
+struct client {
+	TAILQ_ENTRY(client)	 entry;
+	struct server		*srv;
+	struct bufferevent	*bev;
+	struct session		*sess;
+	struct event		*hs_timer;
+	char			 addr[64];
+	uint64_t		 since;
+	uint64_t		 bytes_in, bytes_out;
+	int			 closing;	/* free once output drains */
+	int			 paused;	/* reading stopped: output full */
+};
+
+struct server {
+	struct event_base	*base;
+	struct evconnlistener	*listener;
+	char			 bound[64];
+	struct config		 cfg;
+	struct overrides	 ov;
+	struct session_env	 env;
+	TAILQ_HEAD(, client)	 clients;
+	int			 nclients;
+	uint64_t		 start;
+	struct event		*ev_hup, *ev_term, *ev_int, *ev_drain;
+	int			 draining;
+};
+
+static void client_read(struct bufferevent *, void *);
+static void server_accept(struct evconnlistener *, evutil_socket_t,
+    struct sockaddr *, int, void *);
+
+int
+server_configure(struct config *c, const struct overrides *ov)
+{
+	char err[1200];
+	const char *why;
+
+	config_defaults(c);
+	if (config_load(c, ov->config, ov->config_missing_ok, err,
+	    sizeof err) == -1) {
+		log_error("%s", err);
+		return EXIT_CONFIG;
+	}
+	if (ov->listen != NULL && parse_hostport(ov->listen, c->listen_host,
+	    sizeof c->listen_host, &c->listen_port, &why) == -1) {
+		log_error("-l %s: %s", ov->listen, why);
+		return EXIT_USAGE;
+	}
+	if (ov->key_file != NULL)
+		snprintf(c->key_file, sizeof c->key_file, "%s", ov->key_file);
+	if (config_load_key(c, err, sizeof err) == -1) {
+		log_error("%s", err);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+/* Builds the status document for a STATUS request. */
+static char *
+server_status(void *arg, size_t *len)
+{
+	struct server *srv = arg;
+	struct server_status st;
+	struct client *c;
+	struct yw *w;
+	const char *text;
+	char *copy = NULL;
+	int i = 0;
+	uint64_t now = now_ns();
+
+	memset(&st, 0, sizeof st);
+	snprintf(st.host, sizeof st.host, "%s", srv->cfg.name);
+	snprintf(st.version, sizeof st.version, "%s", GLEAM_VERSION);
+	st.protocol = PROTO_VERSION_MAX;
+	snprintf(st.backend, sizeof st.backend, "none");
+	st.uptime_s = (double)(now - srv->start) / 1e9;
+	st.auth = srv->cfg.key.set;
+	st.max_clients = srv->cfg.max_clients;
+	gpu_query(&st);
+	st.clients = calloc((size_t)srv->nclients + 1, sizeof *st.clients);
+	if (st.clients == NULL)
+		return NULL;
+	TAILQ_FOREACH(c, &srv->clients, entry) {
+		struct client_status *cs = &st.clients[i++];
+
+		snprintf(cs->address, sizeof cs->address, "%s", c->addr);
+		snprintf(cs->name, sizeof cs->name, "%s",
+		    session_client_name(c->sess));
+		cs->connected_s = (double)(now - c->since) / 1e9;
+		cs->bytes_in = c->bytes_in;
+		cs->bytes_out = c->bytes_out;
+	}
+	st.nclients = i;
+	if ((w = yw_new()) != NULL) {
+		status_write(w, &st);
+		if ((text = yw_finish(w, len)) != NULL)
+			copy = strdup(text);
+		yw_free(w);
+	}
+	free(st.clients);
+	return copy;
+}
+
+static void
+client_free(struct client *c)
+{
+	struct server *srv = c->srv;
+
+	log_debug("client %s: closed (%llu bytes in, %llu out)", c->addr,
+	    (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
+	TAILQ_REMOVE(&srv->clients, c, entry);
+	srv->nclients--;
+	if (c->hs_timer != NULL)
+		event_free(c->hs_timer);
+	bufferevent_free(c->bev);
+	session_free(c->sess);
+	free(c);
+	if (srv->draining && srv->nclients == 0)
+		event_base_loopexit(srv->base, NULL);
+}
+
+/* Stops reading and frees the client once what is queued has been sent. */
+static void
+client_close_after_flush(struct client *c)
+{
+	c->closing = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		client_free(c);
+}
+
+/* Counts bytes as the socket takes them from the output buffer. */
+static void
+client_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct client *c = arg;
+
+	c->bytes_out += info->n_deleted;
+}
+
+/* Counts what arrives before the session consumes it. */
+static void
+client_in_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
+    void *arg)
+{
+	struct client *c = arg;
+
+	c->bytes_in += info->n_added;
+}
+
+static void
+client_read(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
+	int rc;
+
+	if (c->closing)
+		return;
+	rc = session_input(c->sess, in, out);
+	if (session_ready(c->sess) && c->hs_timer != NULL) {
+		event_free(c->hs_timer);
+		c->hs_timer = NULL;
+	}
+	if (rc == SESSION_CLOSE ||
+	    (c->srv->draining && !session_streaming(c->sess))) {
+		client_close_after_flush(c);
+		return;
+	}
+	if (evbuffer_get_length(out) > OUT_HIGH) {
+		/* A client that sends but does not read waits for us. */
+		bufferevent_disable(bev, EV_READ);
+		c->paused = 1;
+	}
+}
+
+/* Output drained below OUT_LOW (or to zero). */
+static void
+client_write(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+	struct evbuffer *out = bufferevent_get_output(bev);
+
+	if (c->closing) {
+		if (evbuffer_get_length(out) == 0)
+			client_free(c);
+		return;
+	}
+	if (session_streaming(c->sess))
+		session_fill(c->sess, out);
+	if (c->paused && evbuffer_get_length(out) < OUT_LOW) {
+		c->paused = 0;
+		bufferevent_enable(bev, EV_READ);
+		client_read(bev, c);	/* what arrived meanwhile */
+	}
+}
+
+static void
+client_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct client *c = arg;
+
+	if (what & BEV_EVENT_ERROR)
+		log_debug("client %s: %s", c->addr, strerror(errno));
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		client_free(c);
+}
+
+static void
+client_hs_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+	struct msg_error e;
+	struct frame_hdr h;
+	uint8_t hb[PROTO_HDR_LEN];
+	struct pw w;
+
+	log_info("client %s: handshake timed out, closing", c->addr);
+	memset(&e, 0, sizeof e);
+	e.code = PERR_TIMEOUT;
+	snprintf(e.text, sizeof e.text, "handshake not finished in time");
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	if (!w.bad) {
+		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
+		proto_hdr_encode(hb, &h);
+		bufferevent_write(c->bev, hb, sizeof hb);
+		bufferevent_write(c->bev, w.p, w.len);
+	}
+	pw_free(&w);
+	client_close_after_flush(c);
+}
+
+/* Refuses a connection we will not serve, with a reason it can print. */
+static void
+server_refuse(evutil_socket_t fd, uint32_t code, const char *text)
+{
+	struct msg_error e;
+	struct frame_hdr h;
+	uint8_t buf[PROTO_HDR_LEN + 600];
+	struct pw w;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	snprintf(e.text, sizeof e.text, "%s", text);
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
+		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
+		proto_hdr_encode(buf, &h);
+		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
+		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	pw_free(&w);
+	evutil_closesocket(fd);
+}
+
+static void
+server_accept(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct server *srv = arg;
+	struct client *c;
+	struct timeval tv;
+	char addr[64];
+
+	net_addr_str(sa, addr, sizeof addr);
+	if (srv->draining) {
+		server_refuse(fd, PERR_SHUTDOWN, "server shutting down");
+		return;
+	}
+	if (srv->nclients >= srv->cfg.max_clients) {
+		log_warn("client %s: refused, %d clients already", addr,
+		    srv->nclients);
+		server_refuse(fd, PERR_BUSY, "too many clients");
+		return;
+	}
+	net_nodelay(fd);
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->srv = srv;
+	c->since = now_ns();
+	snprintf(c->addr, sizeof c->addr, "%s", addr);
+	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->sess = session_new(&srv->env, addr);
+	c->hs_timer = evtimer_new(srv->base, client_hs_timeout, c);
+	if (c->bev == NULL || c->sess == NULL || c->hs_timer == NULL) {
+		log_warn("client %s: out of memory", addr);
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			evutil_closesocket(fd);
+		if (c->sess != NULL)
+			session_free(c->sess);
+		if (c->hs_timer != NULL)
+			event_free(c->hs_timer);
+		free(c);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&srv->clients, c, entry);
+	srv->nclients++;
+	evbuffer_add_cb(bufferevent_get_output(c->bev), client_out_cb, c);
+	evbuffer_add_cb(bufferevent_get_input(c->bev), client_in_cb, c);
+	bufferevent_setcb(c->bev, client_read, client_write, client_event, c);
+	bufferevent_setwatermark(c->bev, EV_WRITE, OUT_LOW, 0);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	tv.tv_sec = (time_t)srv->cfg.handshake_timeout;
+	tv.tv_usec = (suseconds_t)((srv->cfg.handshake_timeout -
+	    (double)tv.tv_sec) * 1e6);
+	evtimer_add(c->hs_timer, &tv);
+	log_debug("client %s: accepted", addr);
+}
+
+static void
+server_accept_error(struct evconnlistener *l, void *arg)
+{
+	/* EMFILE and friends: log, keep listening; clients retry. */
+	log_warn("accept: %s", strerror(errno));
+}
+
+/* Binds host:port; on failure logs why and returns NULL. */
+static struct evconnlistener *
+server_bind(struct server *srv, const char *host, int port, char *bound,
+    size_t boundlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	struct evconnlistener *l;
+	char err[256];
+
+	if (net_resolve(host, port, 1, &ss, &sslen, err, sizeof err) == -1) {
+		log_error("listen %s:%d: %s", host, port, err);
+		return NULL;
+	}
+	l = evconnlistener_new_bind(srv->base, server_accept, srv,
+	    LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+	    128, (struct sockaddr *)&ss, (int)sslen);
+	if (l == NULL) {
+		log_error("listen %s:%d: %s", host[0] ? host : "*", port,
+		    strerror(errno));
+		return NULL;
+	}
+	evconnlistener_set_error_cb(l, server_accept_error);
+	sslen = sizeof ss;
+	getsockname(evconnlistener_get_fd(l), (struct sockaddr *)&ss, &sslen);
+	net_addr_str((struct sockaddr *)&ss, bound, boundlen);
+	log_info("listening on %s", bound);
+	return l;
+}
+
+static void
+server_env_update(struct server *srv)
+{
+	srv->env.key = &srv->cfg.key;
+	srv->env.max_frame = (uint32_t)srv->cfg.max_frame;
+	srv->env.name = srv->cfg.name;
+	srv->env.draining = srv->draining;
+	srv->env.status = server_status;
+	srv->env.arg = srv;
+}
+
+/* SIGHUP: a new configuration if it is valid, else the old one stays. */
+static void
+server_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct config nc;
+	struct evconnlistener *l;
+	char bound[64];
+
+	log_info("reloading %s", srv->ov.config);
+	if (server_configure(&nc, &srv->ov) != 0) {
+		log_error("reload failed; keeping the running configuration");
+		return;
+	}
+	if (!srv->draining && (strcmp(nc.listen_host, srv->cfg.listen_host)
+	    != 0 || nc.listen_port != srv->cfg.listen_port)) {
+		evconnlistener_free(srv->listener);
+		srv->listener = NULL;
+		if ((l = server_bind(srv, nc.listen_host, nc.listen_port,
+		    bound, sizeof bound)) == NULL) {
+			/* Back to the old address, which we just gave up. */
+			l = server_bind(srv, srv->cfg.listen_host,
+			    srv->cfg.listen_port, bound, sizeof bound);
+			snprintf(nc.listen_host, sizeof nc.listen_host, "%s",
+			    srv->cfg.listen_host);
+			nc.listen_port = srv->cfg.listen_port;
+		}
+		srv->listener = l;
+		if (l != NULL)
+			snprintf(srv->bound, sizeof srv->bound, "%s", bound);
+	}
+	srv->cfg = nc;
+	server_env_update(srv);
+	log_info("configuration reloaded");
+}
+
+static void
+server_drain_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct server *srv = arg;
+
+	log_warn("drain: %d clients still connected after %.0f s, closing",
+	    srv->nclients, srv->cfg.drain_timeout);
+	event_base_loopexit(srv->base, NULL);
+}
+
+/* SIGTERM, SIGINT: stop accepting, let current requests finish, exit. */
+static void
+server_drain(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct client *c, *next;
+	struct timeval tv;
+
+	if (srv->draining) {
+		log_info("second signal, exiting now");
+		event_base_loopbreak(srv->base);
+		return;
+	}
+	log_info("signal %d: draining %d clients", (int)sig, srv->nclients);
+	srv->draining = 1;
+	srv->env.draining = 1;
+	if (srv->listener != NULL) {
+		evconnlistener_free(srv->listener);
+		srv->listener = NULL;
+	}
+	for (c = TAILQ_FIRST(&srv->clients); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!c->closing && !session_streaming(c->sess))
+			client_close_after_flush(c);
+	}
+	if (srv->nclients == 0) {
+		event_base_loopexit(srv->base, NULL);
+		return;
+	}
+	tv.tv_sec = (time_t)srv->cfg.drain_timeout;
+	tv.tv_usec = 0;
+	srv->ev_drain = evtimer_new(srv->base, server_drain_timeout, srv);
+	if (srv->ev_drain != NULL)
+		evtimer_add(srv->ev_drain, &tv);
+}
+
+struct server *
+server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
+{
+	struct event_config *ec;
+	struct server *srv;
+
+	*exitcode = EXIT_IO;
+	if ((srv = calloc(1, sizeof *srv)) == NULL)
+		return NULL;
+	srv->cfg = *cfg;
+	srv->ov = *ov;
+	srv->start = now_ns();
+	TAILQ_INIT(&srv->clients);
+	server_env_update(srv);
+	if ((ec = event_config_new()) == NULL)
+		goto fail;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
+	srv->base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	if (srv->base == NULL)
+		goto fail;
+	srv->listener = server_bind(srv, cfg->listen_host, cfg->listen_port,
+	    srv->bound, sizeof srv->bound);
+	if (srv->listener == NULL) {
+		*exitcode = EXIT_NET;
+		goto fail;
+	}
+	srv->ev_hup = evsignal_new(srv->base, SIGHUP, server_reload, srv);
+	srv->ev_term = evsignal_new(srv->base, SIGTERM, server_drain, srv);
+	srv->ev_int = evsignal_new(srv->base, SIGINT, server_drain, srv);
+	if (srv->ev_hup == NULL || srv->ev_term == NULL || srv->ev_int == NULL)
+		goto fail;
+	evsignal_add(srv->ev_hup, NULL);
+	evsignal_add(srv->ev_term, NULL);
+	evsignal_add(srv->ev_int, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	*exitcode = 0;
+	return srv;
+fail:
+	server_free(srv);
+	return NULL;
+}
+
+int
+server_after_fork(struct server *srv)
+{
+	return event_reinit(srv->base);
+}
+
+int
+server_run(struct server *srv)
+{
+	if (event_base_dispatch(srv->base) == -1) {
+		log_error("event loop failed");
+		return EXIT_SOFTWARE;
+	}
+	log_info("exiting");
+	return EXIT_OK;
+}
+
+void
+server_free(struct server *srv)
+{
+	struct client *c;
+
+	if (srv == NULL)
+		return;
+	while ((c = TAILQ_FIRST(&srv->clients)) != NULL) {
+		srv->draining = 0;	/* no loopexit from here */
+		client_free(c);
+	}
+	if (srv->ev_drain != NULL)
+		event_free(srv->ev_drain);
+	if (srv->ev_int != NULL)
+		event_free(srv->ev_int);
+	if (srv->ev_term != NULL)
+		event_free(srv->ev_term);
+	if (srv->ev_hup != NULL)
+		event_free(srv->ev_hup);
+	if (srv->listener != NULL)
+		evconnlistener_free(srv->listener);
+	if (srv->base != NULL)
+		event_base_free(srv->base);
+	gpu_shutdown();
+	free(srv);
+}

@@ -1,0 +1,427 @@
+/* The per-client protocol state machine of gleam-serve. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "log.h"
+#include "proto.h"
+#include "session.h"
+#include "util.h"
+
+enum sstate {
+	S_HELLO,	/* waiting for HELLO */
+	S_AUTH,		/* CHALLENGE sent, waiting for AUTH */
+	S_READY,	/* handshake done */
+	S_CLOSED	/* refused or said BYE: nothing more is read */
+};
+
+#define BULK_SRC_LEN	(1u << 20)
+#define FILL_TARGET	(2u << 20)	/* bytes queued per session_fill */
+
+struct session {
+	const struct session_env *env;
+	enum sstate	 state;
+	char		 peer[64];
+	char		 name[PROTO_NAME_MAX + 1];
+	uint16_t	 version;
+	uint64_t	 id;
+	uint8_t		 nonce[PROTO_NONCE_LEN];	/* ours */
+	uint8_t		 cnonce[PROTO_NONCE_LEN];	/* the client's */
+
+	/* BULK_DATA being received. */
+	uint64_t	 rx_bytes;
+	uint64_t	 rx_first, rx_last;
+
+	/* BULK_GET being sent. */
+	int		 tx_active;
+	uint64_t	 tx_id;
+	uint64_t	 tx_left;
+	uint64_t	 tx_deadline;
+	uint64_t	 tx_start;
+	uint64_t	 tx_sent;
+	uint32_t	 tx_chunk;
+};
+
+static uint64_t session_next_id = 1;
+/* Bytes streamed by BULK_GET: random, so that no link compresses them. */
+static uint8_t *bulk_src;
+
+static void
+bulk_src_init(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	size_t i;
+
+	if (bulk_src != NULL || (bulk_src = malloc(BULK_SRC_LEN)) == NULL)
+		return;
+	for (i = 0; i < BULK_SRC_LEN; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		bulk_src[i] = (uint8_t)x;
+	}
+}
+
+struct session *
+session_new(const struct session_env *env, const char *peer)
+{
+	struct session *s;
+
+	bulk_src_init();
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return NULL;
+	s->env = env;
+	s->state = S_HELLO;
+	s->id = session_next_id++;
+	snprintf(s->peer, sizeof s->peer, "%s", peer);
+	return s;
+}
+
+void
+session_free(struct session *s)
+{
+	free(s);
+}
+
+int session_ready(const struct session *s) { return s->state == S_READY; }
+int session_streaming(const struct session *s) { return s->tx_active; }
+const char *session_client_name(const struct session *s) { return s->name; }
+const char *session_peer(const struct session *s) { return s->peer; }
+uint64_t session_id(const struct session *s) { return s->id; }
+
+static void
+session_frame(struct evbuffer *out, uint16_t type, uint16_t flags, uint64_t id,
+    const void *p, size_t len)
+{
+	struct frame_hdr h = { (uint32_t)len, type, flags, id };
+	uint8_t hb[PROTO_HDR_LEN];
+
+	proto_hdr_encode(hb, &h);
+	evbuffer_add(out, hb, sizeof hb);
+	if (len > 0)
+		evbuffer_add(out, p, len);
+}
+
+static void
+session_pw(struct evbuffer *out, uint16_t type, uint16_t flags, uint64_t id,
+    struct pw *w)
+{
+	if (!w->bad)
+		session_frame(out, type, flags, id, w->p, w->len);
+	pw_free(w);
+}
+
+/* Sends ERROR; fatal errors also end the session.  Returns the rc to use. */
+static int
+session_error(struct session *s, struct evbuffer *out, uint64_t id,
+    uint32_t code, int fatal_err, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static int
+session_error(struct session *s, struct evbuffer *out, uint64_t id,
+    uint32_t code, int fatal_err, const char *fmt, ...)
+{
+	struct msg_error e;
+	struct pw w;
+	va_list ap;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	va_start(ap, fmt);
+	vsnprintf(e.text, sizeof e.text, fmt, ap);
+	va_end(ap);
+	log_info("client %s: %s: %s%s", s->peer, proto_err_name(code), e.text,
+	    fatal_err ? ", closing" : "");
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	session_pw(out, MSG_ERROR, FL_REPLY, id, &w);
+	if (fatal_err) {
+		s->state = S_CLOSED;
+		s->tx_active = 0;
+		return SESSION_CLOSE;
+	}
+	return SESSION_OK;
+}
+
+static int
+session_hello(struct session *s, const struct frame_hdr *h, const uint8_t *p,
+    struct evbuffer *out)
+{
+	struct msg_hello m;
+	struct msg_challenge ch;
+	struct msg_welcome wel;
+	struct pw w;
+	int auth = s->env->key != NULL && s->env->key->set;
+
+	if (msg_hello_dec(p, h->len, &m) == -1)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "bad HELLO");
+	if (m.vmax < PROTO_VERSION_MIN || m.vmin > PROTO_VERSION_MAX)
+		return session_error(s, out, h->id, PERR_VERSION, 1,
+		    "client speaks %u to %u, server %d to %d", m.vmin, m.vmax,
+		    PROTO_VERSION_MIN, PROTO_VERSION_MAX);
+	if (s->env->draining)
+		return session_error(s, out, h->id, PERR_SHUTDOWN, 1,
+		    "not accepting new clients");
+	s->version = m.vmax < PROTO_VERSION_MAX ? m.vmax : PROTO_VERSION_MAX;
+	memcpy(s->cnonce, m.nonce, sizeof s->cnonce);
+	snprintf(s->name, sizeof s->name, "%s", m.name);
+	auth_nonce(s->nonce);
+
+	memset(&ch, 0, sizeof ch);
+	ch.version = s->version;
+	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
+	memcpy(ch.nonce, s->nonce, sizeof ch.nonce);
+	snprintf(ch.name, sizeof ch.name, "%s", s->env->name);
+	ch.max_frame = s->env->max_frame;
+	pw_init(&w);
+	msg_challenge_enc(&w, &ch);
+	session_pw(out, MSG_CHALLENGE, FL_REPLY, h->id, &w);
+	if (auth) {
+		s->state = S_AUTH;
+		return SESSION_OK;
+	}
+	memset(&wel, 0, sizeof wel);
+	wel.session = s->id;
+	pw_init(&w);
+	msg_welcome_enc(&w, &wel);
+	session_pw(out, MSG_WELCOME, FL_REPLY, h->id, &w);
+	s->state = S_READY;
+	log_debug("client %s (%s): connected, protocol %u", s->peer, s->name,
+	    s->version);
+	return SESSION_OK;
+}
+
+static int
+session_auth(struct session *s, const struct frame_hdr *h, const uint8_t *p,
+    struct evbuffer *out)
+{
+	struct msg_auth m;
+	struct msg_welcome wel;
+	uint8_t expect[PROTO_PROOF_LEN];
+	struct pw w;
+
+	if (msg_auth_dec(p, h->len, &m) == -1)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "bad AUTH");
+	auth_proof(s->env->key, 0, s->version, s->cnonce, s->nonce, expect);
+	if (auth_equal(expect, m.proof) != 0) {
+		log_warn("client %s (%s): wrong key", s->peer, s->name);
+		return session_error(s, out, h->id, PERR_AUTH, 1, "wrong key");
+	}
+	memset(&wel, 0, sizeof wel);
+	wel.has_proof = 1;
+	auth_proof(s->env->key, 1, s->version, s->nonce, s->cnonce, wel.proof);
+	wel.session = s->id;
+	pw_init(&w);
+	msg_welcome_enc(&w, &wel);
+	session_pw(out, MSG_WELCOME, FL_REPLY, h->id, &w);
+	s->state = S_READY;
+	log_debug("client %s (%s): authenticated, protocol %u", s->peer,
+	    s->name, s->version);
+	return SESSION_OK;
+}
+
+static int
+session_bulk_get(struct session *s, const struct frame_hdr *h,
+    const uint8_t *p, struct evbuffer *out)
+{
+	struct msg_bulk_get m;
+
+	if (msg_bulk_get_dec(p, h->len, &m) == -1)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "bad BULK_GET");
+	if (s->tx_active)
+		return session_error(s, out, h->id, PERR_STATE, 1,
+		    "BULK_GET while one is running");
+	if (m.chunk > s->env->max_frame || m.chunk > BULK_SRC_LEN)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "chunk of %u bytes too large", m.chunk);
+	if (m.duration_ms > 600000)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "duration over 10 minutes");
+	s->tx_active = 1;
+	s->tx_id = h->id;
+	s->tx_left = m.max_bytes;
+	s->tx_chunk = m.chunk;
+	s->tx_start = now_ns();
+	s->tx_deadline = s->tx_start + (uint64_t)m.duration_ms * 1000000u;
+	s->tx_sent = 0;
+	session_fill(s, out);
+	return SESSION_OK;
+}
+
+int
+session_fill(struct session *s, struct evbuffer *out)
+{
+	struct msg_bulk_result r;
+	struct pw w;
+	size_t queued = 0;
+	uint32_t n;
+
+	if (!s->tx_active)
+		return 0;
+	while (s->tx_left > 0 && now_ns() < s->tx_deadline &&
+	    queued < FILL_TARGET) {
+		n = s->tx_left < s->tx_chunk ? (uint32_t)s->tx_left :
+		    s->tx_chunk;
+		/* The payload is referenced, not copied. */
+		struct frame_hdr fh = { n, MSG_BULK_DATA, FL_REPLY, s->tx_id };
+		uint8_t hb[PROTO_HDR_LEN];
+
+		proto_hdr_encode(hb, &fh);
+		evbuffer_add(out, hb, sizeof hb);
+		evbuffer_add_reference(out, bulk_src, n, NULL, NULL);
+		s->tx_left -= n;
+		s->tx_sent += n;
+		queued += n + PROTO_HDR_LEN;
+	}
+	if (s->tx_left > 0 && now_ns() < s->tx_deadline)
+		return 1;
+	memset(&r, 0, sizeof r);
+	r.bytes = s->tx_sent;
+	r.elapsed_ns = now_ns() - s->tx_start;
+	pw_init(&w);
+	msg_bulk_result_enc(&w, &r);
+	session_pw(out, MSG_BULK_END, FL_REPLY, s->tx_id, &w);
+	s->tx_active = 0;
+	return 0;
+}
+
+static int
+session_ready_msg(struct session *s, const struct frame_hdr *h,
+    const uint8_t *p, struct evbuffer *out)
+{
+	struct msg_bulk_result r;
+	struct pw w;
+	char *doc;
+	size_t len;
+	uint64_t t;
+
+	switch (h->type) {
+	case MSG_ECHO:
+		session_frame(out, MSG_ECHO, FL_REPLY, h->id, p, h->len);
+		return SESSION_OK;
+	case MSG_STATUS:
+		if (h->len != 0)
+			return session_error(s, out, h->id, PERR_MALFORMED, 1,
+			    "STATUS takes no payload");
+		if ((doc = s->env->status(s->env->arg, &len)) == NULL)
+			return session_error(s, out, h->id, PERR_INTERNAL, 0,
+			    "status unavailable");
+		if (len > s->env->max_frame)
+			len = 0;
+		session_frame(out, MSG_STATUS, FL_REPLY, h->id, doc, len);
+		free(doc);
+		return SESSION_OK;
+	case MSG_BULK_DATA:
+		t = now_ns();
+		if (s->rx_bytes == 0)
+			s->rx_first = t;
+		s->rx_last = t;
+		s->rx_bytes += h->len;
+		return SESSION_OK;
+	case MSG_BULK_END:
+		if (h->len != 0)
+			return session_error(s, out, h->id, PERR_MALFORMED, 1,
+			    "BULK_END takes no payload");
+		r.bytes = s->rx_bytes;
+		r.elapsed_ns = s->rx_bytes ? s->rx_last - s->rx_first : 0;
+		s->rx_bytes = 0;
+		pw_init(&w);
+		msg_bulk_result_enc(&w, &r);
+		session_pw(out, MSG_BULK_END, FL_REPLY, h->id, &w);
+		return SESSION_OK;
+	case MSG_BULK_GET:
+		return session_bulk_get(s, h, p, out);
+	case MSG_BYE:
+		s->state = S_CLOSED;
+		return SESSION_CLOSE;
+	case MSG_ERROR:
+		log_info("client %s (%s): sent an error, closing", s->peer,
+		    s->name);
+		s->state = S_CLOSED;
+		return SESSION_CLOSE;
+	case MSG_HELLO:
+	case MSG_AUTH:
+	case MSG_CHALLENGE:
+	case MSG_WELCOME:
+		return session_error(s, out, h->id, PERR_STATE, 1,
+		    "%s after the handshake", proto_type_name(h->type));
+	}
+	return session_error(s, out, h->id, PERR_UNKNOWN, 0,
+	    "message type %u", h->type);
+}
+
+/* One whole frame. */
+static int
+session_dispatch(struct session *s, const struct frame_hdr *h,
+    const uint8_t *p, struct evbuffer *out)
+{
+	if (h->flags != 0)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "unexpected flags 0x%x", h->flags);
+	switch (s->state) {
+	case S_HELLO:
+		if (h->type != MSG_HELLO)
+			return session_error(s, out, h->id, PERR_STATE, 1,
+			    "expected HELLO, got %s",
+			    proto_type_name(h->type));
+		return session_hello(s, h, p, out);
+	case S_AUTH:
+		if (h->type != MSG_AUTH)
+			return session_error(s, out, h->id, PERR_AUTH, 1,
+			    "expected AUTH, got %s", proto_type_name(h->type));
+		return session_auth(s, h, p, out);
+	case S_READY:
+		return session_ready_msg(s, h, p, out);
+	case S_CLOSED:
+		break;
+	}
+	return SESSION_CLOSE;
+}
+
+int
+session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
+{
+	uint8_t hb[PROTO_HDR_LEN];
+	struct frame_hdr h;
+	const uint8_t *p;
+	size_t avail;
+	int rc;
+
+	while (s->state != S_CLOSED) {
+		avail = evbuffer_get_length(in);
+		if (avail < PROTO_HDR_LEN)
+			return SESSION_OK;
+		evbuffer_copyout(in, hb, sizeof hb);
+		proto_hdr_decode(hb, &h);
+		if (h.len > s->env->max_frame) {
+			/* Before the handshake, likely not our protocol at all. */
+			return session_error(s, out, h.id, PERR_TOOBIG, 1,
+			    "frame of %u bytes over the limit of %u%s", h.len,
+			    s->env->max_frame, s->state == S_HELLO ?
+			    " (not a Gleam client?)" : "");
+		}
+		if (avail < PROTO_HDR_LEN + (size_t)h.len)
+			return SESSION_OK;
+		if (h.type == MSG_BULK_DATA && s->state == S_READY &&
+		    h.flags == 0) {
+			/* Counted and dropped without a copy. */
+			evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
+			rc = session_ready_msg(s, &h, NULL, out);
+		} else {
+			p = evbuffer_pullup(in, PROTO_HDR_LEN + (ssize_t)h.len);
+			if (p == NULL)
+				return session_error(s, out, h.id,
+				    PERR_INTERNAL, 1, "out of memory");
+			rc = session_dispatch(s, &h, p + PROTO_HDR_LEN, out);
+			evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
+		}
+		if (rc == SESSION_CLOSE)
+			return SESSION_CLOSE;
+	}
+	return SESSION_CLOSE;
+}

@@ -1,0 +1,52 @@
+/*
+ * One client's protocol state machine, kept apart from sockets so that the
+ * fuzz target can drive it with bytes alone.  The server feeds it what
+ * arrived and sends what it appends to the output buffer.
+ *
+ * Lifecycle: session_new at accept; session_input after each read;
+ * session_fill whenever the output has drained (it streams BULK_GET
+ * replies a piece at a time); session_free when the connection closes.
+ * Once session_input returns SESSION_CLOSE the server flushes the output,
+ * closes, and feeds the session nothing more.
+ */
+#ifndef SERVE_SESSION_H
+#define SERVE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "auth.h"
+
+struct session;
+
+/* What a session needs from the server; owned by the server. */
+struct session_env {
+	const struct auth_key	*key;		/* NULL or unset: no auth */
+	uint32_t		 max_frame;
+	const char		*name;
+	int			 draining;
+	/* A status document (malloc'd YAML text) or NULL on failure. */
+	char			*(*status)(void *arg, size_t *len);
+	void			*arg;
+};
+
+enum session_rc {
+	SESSION_OK = 0,		/* keep going */
+	SESSION_CLOSE = 1	/* flush the output, then close */
+};
+
+struct session	*session_new(const struct session_env *, const char *peer);
+void		 session_free(struct session *);
+int		 session_input(struct session *, struct evbuffer *in,
+		    struct evbuffer *out);
+/* Appends more of a BULK_GET stream; returns 1 while more is to come. */
+int		 session_fill(struct session *, struct evbuffer *out);
+int		 session_ready(const struct session *);
+int		 session_streaming(const struct session *);
+const char	*session_client_name(const struct session *);
+const char	*session_peer(const struct session *);
+uint64_t	 session_id(const struct session *);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * A server's status: what gleam-serve answers to STATUS and what gleam-probe
+ * and gleam-sched read.  On the wire and on stdout it is a YAML mapping
+ * with the stable keys documented in gleam-serve(8); this module is the one
+ * place that writes and reads them.
+ */
+#ifndef GLEAM_STATUS_H
+#define GLEAM_STATUS_H
+
+#include <stdint.h>
+
+#include "yamlio.h"
+
+#define STATUS_MAX_GPUS		64
+#define STATUS_MAX_CLIENTS	1024
+
+struct gpu_status {
+	int		 index;
+	char		 name[128];
+	uint64_t	 memory_total;	/* bytes */
+	uint64_t	 memory_free;	/* bytes */
+	int		 utilization;	/* percent, -1 if unknown */
+};
+
+struct client_status {
+	char		 address[64];
+	char		 name[256];
+	double		 connected_s;
+	uint64_t	 bytes_in, bytes_out;
+};
+
+struct server_status {
+	char		 host[256];
+	char		 version[32];
+	int		 protocol;
+	char		 backend[16];	/* "cuda", "host" or "none" */
+	char		 gpu_source[64]; /* "nvml", "driver", or why none */
+	double		 uptime_s;
+	int		 auth;		/* a key is required */
+	int		 max_clients;
+	int		 ngpus;
+	struct gpu_status gpus[STATUS_MAX_GPUS];
+	int		 nclients;
+	struct client_status *clients;	/* nclients entries, or NULL */
+};
+
+/* Writes the status as a YAML mapping at the writer's current position. */
+void	status_write(struct yw *, const struct server_status *);
+/* Reads a status mapping; unknown keys are ignored (newer servers). */
+int	status_read(struct ydoc *, yaml_node_t *, struct server_status *,
+	    struct yerr *);
+/* Parses a whole YAML document holding a status. */
+int	status_parse(const char *name, const void *, size_t,
+	    struct server_status *, struct yerr *);
+void	status_free(struct server_status *);
+
+#endif

@@ -1,0 +1,210 @@
+/*
+ * gleam-probe: measure round trips and throughput to Gleam servers and
+ * read their GPU status.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "conn.h"
+#include "exitcode.h"
+#include "log.h"
+#include "parse.h"
+#include "probe.h"
+#include "proto.h"
+#include "report.h"
+
+static int show_progress;
+static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code == 0 ? stdout : stderr,
+	    "usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] "
+	    "[-T timeout] [-t time] server ...\n");
+	exit(code);
+}
+
+/* One line on stderr, rewritten in place; only on a terminal. */
+static void
+progress(const char *server, const char *what)
+{
+	if (!show_progress)
+		return;
+	pthread_mutex_lock(&progress_lock);
+	fprintf(stderr, "\r\033[Kprobing %s: %s", server, what);
+	fflush(stderr);
+	pthread_mutex_unlock(&progress_lock);
+}
+
+struct job {
+	struct probe		*p;
+	const struct probe_opts	*o;
+	pthread_t		 tid;
+};
+
+static void *
+job_run(void *arg)
+{
+	struct job *j = arg;
+
+	probe_run(j->p, j->o);
+	return NULL;
+}
+
+/* The exit code for a failed probe. */
+static int
+probe_exit(const struct probe *p)
+{
+	switch (p->fail) {
+	case CONN_AUTH:
+		return EXIT_AUTH;
+	case CONN_NET:
+		return EXIT_NET;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	pthread_mutex_t bulk_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct probe_opts o;
+	struct auth_key key;
+	struct probe *probes;
+	struct job *jobs;
+	const char *keyfile = NULL, *format = "table", *why;
+	char err[1200];
+	double secs;
+	long long ll;
+	int ch, i, n, quiet = 0, verbose = 0, rc = EXIT_OK;
+
+	log_init(argv[0], LL_WARN);
+	memset(&o, 0, sizeof o);
+	o.count = 20;
+	o.bulk_s = 2;
+	o.timeout_ms = 3000;
+	o.chunk = 256 << 10;
+	o.bulk_lock = &bulk_lock;
+	while ((ch = getopt(argc, argv, "c:hk:o:qT:t:v")) != -1) {
+		switch (ch) {
+		case 'c':
+			if (parse_int(optarg, 1, 1000000, &ll, &why) == -1) {
+				log_error("-c: %s: %s", optarg, why);
+				usage(EXIT_USAGE);
+			}
+			o.count = (int)ll;
+			break;
+		case 'h':
+			usage(EXIT_OK);
+		case 'k':
+			keyfile = optarg;
+			break;
+		case 'o':
+			if (strcmp(optarg, "table") != 0 &&
+			    strcmp(optarg, "yaml") != 0) {
+				log_error("-o: %s: expected table or yaml",
+				    optarg);
+				usage(EXIT_USAGE);
+			}
+			format = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'T':
+			if (parse_duration(optarg, &secs, &why) == -1 ||
+			    (secs < 0.001 && (why = "too small")) ||
+			    (secs > 3600 && (why = "too large"))) {
+				log_error("-T: %s: %s", optarg, why);
+				usage(EXIT_USAGE);
+			}
+			o.timeout_ms = (int)(secs * 1000);
+			break;
+		case 't':
+			if (parse_duration(optarg, &secs, &why) == -1 ||
+			    (secs > 600 && (why = "longer than 10 minutes"))) {
+				log_error("-t: %s: %s", optarg, why);
+				usage(EXIT_USAGE);
+			}
+			o.bulk_s = secs;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		log_error("no server given");
+		usage(EXIT_USAGE);
+	}
+	log_setlevel(quiet ? LL_ERROR : LL_WARN + verbose);
+	show_progress = !quiet && isatty(STDOUT_FILENO) &&
+	    isatty(STDERR_FILENO);
+	if (show_progress)
+		o.progress = progress;
+	if (auth_init() == -1)
+		fatalx(EXIT_SOFTWARE, "libsodium failed to start");
+	if (keyfile != NULL) {
+		if (auth_key_load(&key, keyfile, err, sizeof err) == -1)
+			fatalx(EXIT_CONFIG, "%s", err);
+		o.key = &key;
+	}
+
+	n = argc;
+	probes = calloc((size_t)n, sizeof *probes);
+	jobs = calloc((size_t)n, sizeof *jobs);
+	if (probes == NULL || jobs == NULL)
+		fatal(EXIT_IO, "calloc");
+	for (i = 0; i < n; i++) {
+		struct probe *p = &probes[i];
+
+		snprintf(p->spec, sizeof p->spec, "%s", argv[i]);
+		p->port = PROTO_DEFAULT_PORT;
+		if (parse_hostport(argv[i], p->host, sizeof p->host, &p->port,
+		    &why) == -1 || (p->port == 0 && (why = "port 0")) ||
+		    (p->host[0] == '\0' && (why = "no host"))) {
+			log_error("%s: %s", argv[i], why);
+			usage(EXIT_USAGE);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		jobs[i].p = &probes[i];
+		jobs[i].o = &o;
+		if (pthread_create(&jobs[i].tid, NULL, job_run, &jobs[i]) != 0)
+			fatalx(EXIT_IO, "cannot start a thread");
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(jobs[i].tid, NULL);
+	if (show_progress)
+		fprintf(stderr, "\r\033[K");
+
+	for (i = 0; i < n; i++) {
+		if (probes[i].ok)
+			continue;
+		log_error("%s: %s", probes[i].spec, probes[i].error);
+		if (rc == EXIT_OK)
+			rc = probe_exit(&probes[i]);
+	}
+	if (strcmp(format, "yaml") == 0) {
+		if (report_yaml(stdout, probes, n, o.bulk_s) == -1)
+			fatalx(EXIT_IO, "cannot write YAML");
+	} else
+		report_table(stdout, probes, n);
+	if (fflush(stdout) == EOF || ferror(stdout))
+		fatal(EXIT_IO, "stdout");
+	for (i = 0; i < n; i++)
+		probe_free(&probes[i]);
+	free(probes);
+	free(jobs);
+	return rc;
+}

@@ -58,7 +58,10 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 		snprintf(errbuf, errlen, "%s", err.msg);
 		return -1;
 	}
-	root = ydoc_root(&d);
+	if ((root = ydoc_root(&d)) == NULL) {
+		rc = 0;		/* an empty file: every default stands */
+		goto out;
+	}
 	if (ymap_check_keys(&d, root, "configuration", keys, &err) == -1)
 		goto out;
 	if ((n = ymap_get(&d, root, "listen")) != NULL &&

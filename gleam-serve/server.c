@@ -45,10 +45,12 @@ struct client {
 	struct bufferevent	*bev;
 	struct session		*sess;
 	struct event		*hs_timer;
+	struct event		*linger;	/* bounds the graceful close */
 	char			 addr[64];
 	uint64_t		 since;
 	uint64_t		 bytes_in, bytes_out;
 	int			 closing;	/* free once output drains */
+	int			 shut;		/* our write side is shut */
 	int			 paused;	/* reading stopped: output full */
 };
 
@@ -67,6 +69,7 @@ struct server {
 };
 
 static void client_read(struct bufferevent *, void *);
+static void client_say_shutdown(struct client *);
 static void server_accept(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 
@@ -153,6 +156,8 @@ client_free(struct client *c)
 	srv->nclients--;
 	if (c->hs_timer != NULL)
 		event_free(c->hs_timer);
+	if (c->linger != NULL)
+		event_free(c->linger);
 	bufferevent_free(c->bev);
 	session_free(c->sess);
 	free(c);
@@ -160,14 +165,45 @@ client_free(struct client *c)
 		event_base_loopexit(srv->base, NULL);
 }
 
-/* Stops reading and frees the client once what is queued has been sent. */
+static void
+client_linger_done(evutil_socket_t fd, short what, void *arg)
+{
+	client_free(arg);
+}
+
+/*
+ * Output sent: shut our side and read until the peer closes (or 2 s pass)
+ * before freeing.  Closing with unread input would make the kernel send a
+ * reset, which can destroy our last reply (often an ERROR saying why)
+ * before the client reads it.
+ */
+static void
+client_shutdown(struct client *c)
+{
+	struct timeval tv = { 2, 0 };
+
+	c->shut = 1;
+	shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+	c->linger = evtimer_new(c->srv->base, client_linger_done, c);
+	if (c->linger == NULL) {
+		client_free(c);
+		return;
+	}
+	evtimer_add(c->linger, &tv);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
+/* Stops serving and frees the client once what is queued has been sent. */
 static void
 client_close_after_flush(struct client *c)
 {
 	c->closing = 1;
-	bufferevent_disable(c->bev, EV_READ);
+	if (c->hs_timer != NULL) {
+		event_free(c->hs_timer);
+		c->hs_timer = NULL;
+	}
 	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-		client_free(c);
+		client_shutdown(c);
 }
 
 /* Counts bytes as the socket takes them from the output buffer. */
@@ -198,16 +234,22 @@ client_read(struct bufferevent *bev, void *arg)
 	struct evbuffer *out = bufferevent_get_output(bev);
 	int rc;
 
-	if (c->closing)
+	if (c->closing) {
+		/* Discarded: the session is over. */
+		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
+	}
 	rc = session_input(c->sess, in, out);
 	if (session_ready(c->sess) && c->hs_timer != NULL) {
 		event_free(c->hs_timer);
 		c->hs_timer = NULL;
 	}
-	if (rc == SESSION_CLOSE ||
-	    (c->srv->draining && !session_streaming(c->sess))) {
+	if (rc == SESSION_CLOSE) {
 		client_close_after_flush(c);
+		return;
+	}
+	if (c->srv->draining && !session_busy(c->sess)) {
+		client_say_shutdown(c);
 		return;
 	}
 	if (evbuffer_get_length(out) > OUT_HIGH) {
@@ -225,12 +267,17 @@ client_write(struct bufferevent *bev, void *arg)
 	struct evbuffer *out = bufferevent_get_output(bev);
 
 	if (c->closing) {
-		if (evbuffer_get_length(out) == 0)
-			client_free(c);
+		if (!c->shut && evbuffer_get_length(out) == 0)
+			client_shutdown(c);
 		return;
 	}
-	if (session_streaming(c->sess))
+	if (session_busy(c->sess)) {
 		session_fill(c->sess, out);
+		if (c->srv->draining && !session_busy(c->sess)) {
+			client_say_shutdown(c);
+			return;
+		}
+	}
 	if (c->paused && evbuffer_get_length(out) < OUT_LOW) {
 		c->paused = 0;
 		bufferevent_enable(bev, EV_READ);
@@ -249,19 +296,18 @@ client_event(struct bufferevent *bev, short what, void *arg)
 		client_free(c);
 }
 
+/* Queues an ERROR frame that the client will read before we close. */
 static void
-client_hs_timeout(evutil_socket_t fd, short what, void *arg)
+client_error(struct client *c, uint32_t code, const char *text)
 {
-	struct client *c = arg;
 	struct msg_error e;
 	struct frame_hdr h;
 	uint8_t hb[PROTO_HDR_LEN];
 	struct pw w;
 
-	log_info("client %s: handshake timed out, closing", c->addr);
 	memset(&e, 0, sizeof e);
-	e.code = PERR_TIMEOUT;
-	snprintf(e.text, sizeof e.text, "handshake not finished in time");
+	e.code = code;
+	snprintf(e.text, sizeof e.text, "%s", text);
 	pw_init(&w);
 	msg_error_enc(&w, &e);
 	if (!w.bad) {
@@ -271,6 +317,23 @@ client_hs_timeout(evutil_socket_t fd, short what, void *arg)
 		bufferevent_write(c->bev, w.p, w.len);
 	}
 	pw_free(&w);
+}
+
+/* Draining: the client's request is answered; tell it why we go. */
+static void
+client_say_shutdown(struct client *c)
+{
+	client_error(c, PERR_SHUTDOWN, "no new requests accepted");
+	client_close_after_flush(c);
+}
+
+static void
+client_hs_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+
+	log_info("client %s: handshake timed out, closing", c->addr);
+	client_error(c, PERR_TIMEOUT, "handshake not finished in time");
 	client_close_after_flush(c);
 }
 
@@ -310,7 +373,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 
 	net_addr_str(sa, addr, sizeof addr);
 	if (srv->draining) {
-		server_refuse(fd, PERR_SHUTDOWN, "server shutting down");
+		server_refuse(fd, PERR_SHUTDOWN, "no new clients accepted");
 		return;
 	}
 	if (srv->nclients >= srv->cfg.max_clients) {
@@ -476,8 +539,8 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 	}
 	for (c = TAILQ_FIRST(&srv->clients); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		if (!c->closing && !session_streaming(c->sess))
-			client_close_after_flush(c);
+		if (!c->closing && !session_busy(c->sess))
+			client_say_shutdown(c);
 	}
 	if (srv->nclients == 0) {
 		event_base_loopexit(srv->base, NULL);

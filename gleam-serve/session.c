@@ -86,7 +86,13 @@ session_free(struct session *s)
 }
 
 int session_ready(const struct session *s) { return s->state == S_READY; }
-int session_streaming(const struct session *s) { return s->tx_active; }
+int
+session_busy(const struct session *s)
+{
+	/* Sending a BULK_GET stream, or receiving BULK_DATA until BULK_END. */
+	return s->tx_active || s->rx_bytes > 0;
+}
+
 const char *session_client_name(const struct session *s) { return s->name; }
 const char *session_peer(const struct session *s) { return s->peer; }
 uint64_t session_id(const struct session *s) { return s->id; }

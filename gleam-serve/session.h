@@ -44,7 +44,8 @@ int		 session_input(struct session *, struct evbuffer *in,
 /* Appends more of a BULK_GET stream; returns 1 while more is to come. */
 int		 session_fill(struct session *, struct evbuffer *out);
 int		 session_ready(const struct session *);
-int		 session_streaming(const struct session *);
+/* A request is in progress: a bulk transfer either way. */
+int		 session_busy(const struct session *);
 const char	*session_client_name(const struct session *);
 const char	*session_peer(const struct session *);
 uint64_t	 session_id(const struct session *);

@@ -165,7 +165,8 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 
 	memset(s, 0, sizeof *s);
 	if (m == NULL || m->type != YAML_MAPPING_NODE)
-		return yerr_at(d, m, NULL, err, "status: expected a mapping");
+		return yerr_at(d, m, NULL, err, "status: expected a mapping%s",
+		    m == NULL ? ", got an empty document" : "");
 	if (get_str(d, m, "host", s->host, sizeof s->host, 1, err) ||
 	    get_str(d, m, "version", s->version, sizeof s->version, 0, err) ||
 	    get_int(d, m, "protocol", 0, 65535, &s->protocol, err) ||

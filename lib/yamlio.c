@@ -141,7 +141,7 @@ yw_scalar(struct yw *w, const char *s, int plain_ok)
 	yaml_event_t ev;
 
 	yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s,
-	    (int)strlen(s), plain_ok, !plain_ok,
+	    (int)strlen(s), plain_ok, 1,
 	    plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
 	yw_emit(w, &ev);
 }
@@ -262,13 +262,8 @@ ydoc_parse(struct ydoc *d, yaml_parser_t *p, struct yerr *err)
 		return -1;
 	}
 	yaml_parser_delete(p);
+	/* An empty document loads; its root is NULL. */
 	d->loaded = 1;
-	if (yaml_document_get_root_node(&d->doc) == NULL) {
-		snprintf(err->msg, sizeof err->msg, "%s: empty document",
-		    d->name);
-		ydoc_free(d);
-		return -1;
-	}
 	return 0;
 }
 

@@ -49,6 +49,7 @@ int		 ydoc_load_file(struct ydoc *, const char *path, struct yerr *);
 int		 ydoc_load_mem(struct ydoc *, const char *name, const void *,
 		    size_t, struct yerr *);
 void		 ydoc_free(struct ydoc *);
+/* NULL for an empty document. */
 yaml_node_t	*ydoc_root(struct ydoc *);
 yaml_node_t	*ydoc_node(struct ydoc *, int id);
 int		 ynode_line(const yaml_node_t *);

@@ -1,0 +1,226 @@
+#!/usr/bin/env bats
+# gleam-serve's interface: flags, configuration, keys, signals, hostile input.
+
+load test_helper
+
+setup() {
+	CONF=$BATS_TEST_TMPDIR/serve.yaml
+}
+
+teardown() {
+	if [ -n "${SERVE_PID:-}" ]; then kill -KILL "$SERVE_PID" 2>/dev/null || true; fi
+	if [ -n "${BG_PID:-}" ]; then kill -KILL "$BG_PID" 2>/dev/null || true; fi
+}
+
+@test "-h prints usage on stdout and exits 0" {
+	run --separate-stderr "$GLEAM_BIN/gleam-serve" -h
+	[ "$status" -eq 0 ]
+	[ "$output" = "usage: gleam-serve [-dnv] [-f file] [-k keyfile] [-l address:port]" ]
+	[ -z "$stderr" ]
+}
+
+@test "an unknown flag prints usage on stderr and exits 2" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -x
+	[ -z "$output" ]
+	[[ "$stderr" == *"usage: gleam-serve"* ]]
+}
+
+@test "an extra argument is refused" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -n extra
+	[[ "$stderr" == *"unexpected argument: extra"* ]]
+}
+
+@test "-n checks a valid configuration" {
+	cat >"$CONF" <<-EOF
+	listen: 127.0.0.1:7999
+	name: gpu-box
+	max_clients: 8
+	max_frame: 1m
+	handshake_timeout: 2s
+	drain_timeout: 500ms
+	EOF
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$output" = "configuration OK" ]
+}
+
+@test "-n accepts an empty configuration" {
+	: >"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$output" = "configuration OK" ]
+}
+
+@test "invalid YAML names the file and line and exits 3" {
+	printf 'listen: 127.0.0.1:1\nname: [unclosed\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
+}
+
+@test "an unknown key names file, line and key" {
+	printf 'name: a\nlisten_port: 7000\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:2: configuration: unknown key 'listen_port'" ]
+}
+
+@test "a bad value names file, line and key" {
+	printf 'name: a\n\nlisten: 127.0.0.1:99999\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:3: listen: '127.0.0.1:99999': port out of range" ]
+	printf 'max_clients: lots\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == "gleam-serve: $CONF:1: max_clients: 'lots': not a number"* ]]
+	printf 'drain_timeout: -1s\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: drain_timeout: '-1s': negative value" ]
+	printf 'max_frame: 1k\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == *"max_frame: must be between 64k and 1g" ]]
+	printf -- '- a\n- b\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == *"configuration: expected a mapping" ]]
+}
+
+@test "a missing -f file is an error, the default file may be absent" {
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/nope.yaml"
+	[[ "$stderr" == *"nope.yaml: No such file or directory" ]]
+}
+
+@test "-l with a bad address exits 2" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -l 127.0.0.1:http
+	[ "$stderr" = "gleam-serve: -l 127.0.0.1:http: bad port" ]
+}
+
+@test "a key file that is too short or missing exits 3" {
+	printf 'short\n' >"$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	[[ "$stderr" == *"secret shorter than 16 bytes" ]]
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/none"
+	[[ "$stderr" == *"none: No such file or directory" ]]
+}
+
+@test "a port in use exits 4 with one clear line" {
+	serve_start
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l "$SERVE_ADDR"
+	[ "$stderr" = "gleam-serve: listen 127.0.0.1:$SERVE_PORT: Address already in use" ]
+	serve_stop
+}
+
+@test "status reports host, no GPU and the connected client" {
+	printf 'name: test-gpu-host\n' >"$CONF"
+	serve_start -f "$CONF"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 3 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    host: test-gpu-host"* ]]
+	[[ "$output" == *"    gpus: []"* ]]
+	[[ "$output" == *"    gpu_source: no GPU"* ]]
+	[[ "$output" == *"      name: gleam-probe"* ]]
+	serve_stop
+}
+
+@test "SIGHUP reloads; a broken file keeps the running configuration" {
+	printf 'name: before\n' >"$CONF"
+	serve_start -f "$CONF"
+	printf 'name: after\n' >"$CONF"
+	kill -HUP "$SERVE_PID"
+	for i in $(seq 50); do grep -q "configuration reloaded" "$SERVE_LOG" && break; sleep 0.1; done
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"host: after"* ]]
+	printf 'name: [broken\n' >"$CONF"
+	kill -HUP "$SERVE_PID"
+	for i in $(seq 50); do grep -q "keeping the running" "$SERVE_LOG" && break; sleep 0.1; done
+	grep -q "keeping the running configuration" "$SERVE_LOG"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"host: after"* ]]
+	serve_stop
+}
+
+@test "SIGTERM drains and exits 0" {
+	serve_start
+	serve_stop
+	grep -q "exiting" "$SERVE_LOG"
+}
+
+@test "SIGTERM lets a running transfer finish" {
+	serve_start
+	"$GLEAM_BIN/gleam-probe" -c 2 -t 1s -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/p.yaml" 2>&1 3>&- &
+	BG_PID=$!
+	sleep 0.5
+	kill -TERM "$SERVE_PID"
+	run wait "$BG_PID"
+	BG_PID=
+	serve_stop
+	# The probe finished its measurement or was told the server is going.
+	grep -q -e "ok: true" -e "shutting down" -e "closed by server" "$BATS_TEST_TMPDIR/p.yaml"
+}
+
+@test "many concurrent clients are all served" {
+	serve_start
+	pids=()
+	for i in $(seq 1 24); do
+		"$GLEAM_BIN/gleam-probe" -t 0 -c 20 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/c$i" 2>&1 3>&- &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do wait "$p"; done
+	[ "$(cat "$BATS_TEST_TMPDIR"/c* | grep -c 'ok: true')" -eq 24 ]
+	serve_stop
+}
+
+@test "max_clients refuses the extra client with a clear reason" {
+	printf 'max_clients: 1\n' >"$CONF"
+	serve_start -f "$CONF"
+	"$GLEAM_BIN/gleam-probe" -c 1 -t 2 "$SERVE_ADDR" >/dev/null 2>&1 3>&- &
+	BG_PID=$!
+	sleep 0.5
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	[[ "$stderr" == *"$SERVE_ADDR: server busy: too many clients" ]]
+	wait "$BG_PID"; BG_PID=
+	serve_stop
+}
+
+@test "a server with a key refuses clients without it or with another" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	make_key "$BATS_TEST_TMPDIR/other" "another secret of enough length"
+	serve_start -k "$BATS_TEST_TMPDIR/key"
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	[ "$stderr" = "gleam-probe: $SERVE_ADDR: server requires a key" ]
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/other" "$SERVE_ADDR"
+	[ "$stderr" = "gleam-probe: $SERVE_ADDR: authentication failed: wrong key" ]
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	[[ "$output" == *"auth: true"* ]]
+	grep -q "wrong key" "$SERVE_LOG"
+	serve_stop
+}
+
+@test "the key never crosses the wire" {
+	command -v strace >/dev/null || skip "strace not installed"
+	make_key "$BATS_TEST_TMPDIR/key" "do-not-leak-this-secret-XYZ"
+	serve_start -k "$BATS_TEST_TMPDIR/key"
+	run -0 strace -f -e trace=sendto,write,sendmsg -s 4096 -o "$BATS_TEST_TMPDIR/trace" \
+	    "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	grep -q sendto "$BATS_TEST_TMPDIR/trace"
+	! grep -q "do-not-leak" "$BATS_TEST_TMPDIR/trace"
+	serve_stop
+}
+
+@test "a client that never finishes the handshake is dropped" {
+	printf 'handshake_timeout: 300ms\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	exec 5<>/dev/tcp/127.0.0.1/"$SERVE_PORT"
+	sleep 0.8
+	grep -q "handshake timed out" "$SERVE_LOG"
+	exec 5>&-
+	serve_stop
+}
+
+@test "hostile frames get errors while other clients keep being served" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	serve_start
+	"$GLEAM_BIN/gleam-probe" -c 200 -t 1 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/good.yaml" 2>&1 3>&- &
+	BG_PID=$!
+	run -0 "$BATS_TEST_DIRNAME/frame-storm" "$SERVE_PORT" 3
+	[[ "$output" == *"storm: all attacks answered"* ]]
+	wait "$BG_PID"; BG_PID=
+	grep -q "ok: true" "$BATS_TEST_TMPDIR/good.yaml"
+	# And it still serves newcomers.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 2 "$SERVE_ADDR"
+	serve_stop
+}

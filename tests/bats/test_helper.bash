@@ -1,0 +1,54 @@
+# Shared set-up for the bats tests: where the programs are, and servers
+# started on private loopback ports (port 0: the kernel picks a free one).
+
+bats_require_minimum_version 1.5.0
+
+GLEAM_BIN=${GLEAM_BIN:-$BATS_TEST_DIRNAME/../../bin}
+export GLEAM_BIN
+# NVML may exist on a developer's machine; tests want the same answers
+# everywhere.
+export GLEAM_NO_NVML=1
+
+# wait_listen LOG PID: waits for "listening on HOST:PORT" in LOG and prints
+# PORT; fails if PID dies first or 10 s pass.
+wait_listen() {
+	local log=$1 pid=$2 i port
+	for i in $(seq 1 200); do
+		port=$(sed -n 's/.*listening on .*:\([0-9][0-9]*\)$/\1/p' "$log" | head -n 1)
+		if [ -n "$port" ]; then
+			echo "$port"
+			return 0
+		fi
+		kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; return 1; }
+		sleep 0.05
+	done
+	echo "no 'listening on' line in $log" >&2
+	return 1
+}
+
+# serve_start [ARGS...]: starts gleam-serve in the foreground on a free
+# port; sets SERVE_PID, SERVE_PORT, SERVE_ADDR and SERVE_LOG.
+serve_start() {
+	SERVE_LOG=$BATS_TEST_TMPDIR/serve.$$.$RANDOM.log
+	"$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 "$@" \
+	    2>"$SERVE_LOG" 3>&- &
+	SERVE_PID=$!
+	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID") || return 1
+	SERVE_ADDR=127.0.0.1:$SERVE_PORT
+}
+
+# serve_stop: TERM and wait; fails if the server does not exit cleanly.
+serve_stop() {
+	[ -n "${SERVE_PID:-}" ] || return 0
+	kill -TERM "$SERVE_PID" 2>/dev/null || true
+	local rc=0
+	wait "$SERVE_PID" || rc=$?
+	SERVE_PID=
+	return $rc
+}
+
+# The key files used by the authentication tests.
+make_key() {
+	printf '%s\n' "${2:-correct horse battery staple 42}" >"$1"
+	chmod 600 "$1"
+}

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "conn.h"
 #include "report.h"
 #include "yamlio.h"
 
@@ -40,7 +41,8 @@ report_table(FILE *f, struct probe *p, int n)
 		char rtt[64];
 
 		if (!p[i].ok) {
-			fprintf(f, "%-*s  unreachable: %s\n", w, p[i].spec,
+			fprintf(f, "%-*s  %s: %s\n", w, p[i].spec,
+			    p[i].fail == CONN_NET ? "unreachable" : "failed",
 			    p[i].error);
 			continue;
 		}

@@ -114,6 +114,11 @@ conn_recv(struct conn *c, struct frame_hdr *h, const uint8_t **payload)
 	if (conn_read(c, hb, sizeof hb) == -1)
 		return -1;
 	proto_hdr_decode(hb, h);
+	if (c->version == 0 && (h->len > PROTO_MAX_FRAME_MIN ||
+	    (h->type != MSG_CHALLENGE && h->type != MSG_WELCOME &&
+	    h->type != MSG_ERROR)))
+		return conn_fail(c, CONN_PROTO, "%s: not a Gleam server "
+		    "(bad handshake reply)", c->peer);
 	/* We accept frames as large as we would ever send. */
 	if (h->len > PROTO_MAX_FRAME_LIMIT)
 		return conn_fail(c, CONN_PROTO, "%s: frame of %u bytes from "

@@ -1,0 +1,19 @@
+/*
+ * The generated stubs (stubs.c): every exported entry point exists as a
+ * weak function that logs its name once and fails with
+ * CUDA_ERROR_NOT_SUPPORTED.  To implement one, define it with the same
+ * name and signature in a hand-written file of lib/client; being strong,
+ * that definition replaces the stub in the library, in dlsym and in the
+ * cuGetProcAddress table, and no generated file changes.
+ */
+#ifndef GLEAM_CLIENT_STUB_H
+#define GLEAM_CLIENT_STUB_H
+
+#define STUB	__attribute__((weak))
+
+CUresult	 stub_unsupported(const char *, int);
+
+extern const int stub_count;
+extern int stub_said[];
+
+#endif

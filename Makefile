@@ -32,10 +32,14 @@ PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
 # Program sources: every .c in the program's directory.
 prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 
+# The client library, libcuda.so.1, has its rules beside its sources.
+CLIENT_LIBS	:=
+-include lib/client/client.mk
+
 .PHONY: all check unit unit-bins bats asan fuzz lint-man synopsis emulator-check \
 	demo install uninstall clean help deps-check deps-demo
 
-all: $(PROG_BIN)
+all: $(PROG_BIN) $(CLIENT_LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -60,17 +64,24 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 
 # ---- checks ---------------------------------------------------------------
 
+# Each stage's output is kept in build/check.log; tests/summary adds up the
+# "N passed, N failed" lines for the closing line of `make check`.
+SHELL		:= /bin/bash
+.SHELLFLAGS	:= -o pipefail -c
 FUZZ_SECONDS	?= 20
+CHECKLOG	 = build/check.log
 
 check: deps-check
+	@mkdir -p build && : >$(CHECKLOG)
 	$(MAKE) all unit-bins
-	$(MAKE) unit
-	$(MAKE) bats
-	$(MAKE) lint-man synopsis
-	$(MAKE) asan
-	$(MAKE) fuzz
-	$(MAKE) emulator-check
-	@echo "make check: all checks passed"
+	$(MAKE) unit 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) bats 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) asan 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) fuzz 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG)
+	@tests/summary $(CHECKLOG)
 
 unit-bins: $(UNIT_BIN)
 
@@ -78,7 +89,7 @@ unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
 bats: $(PROG_BIN)
-	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --print-output-on-failure tests/bats
+	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:
@@ -88,19 +99,20 @@ asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    tests/run-unit $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    GLEAM_BIN=$(CURDIR)/build/asan/bin bats tests/bats
+	    GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
 
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)
 
 lint-man:
-	mandoc -Tlint -W warning $(MANPAGES)
+	@mandoc -Tlint -W warning $(MANPAGES) && \
+	    echo 'lint-man: $(words $(MANPAGES)) passed, 0 failed'
 
 synopsis: $(PROG_BIN)
 	@tests/check-synopsis $(BINOUT) $(PROGS)
 
 emulator-check: $(PROG_BIN)
-	@tests/emulator-check $(BINOUT)
+	@bench/link-accuracy $(BINOUT)
 
 deps-check:
 	@tests/deps check

@@ -29,6 +29,11 @@ UNIT_BIN	:= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MANPAGES	:= $(wildcard man/*.[1-8])
 PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
 
+# gleam-serve's cuda backend compiles against the CUDA headers (it loads the
+# driver at run time).
+CUDA_HOME	?= /usr/local/cuda
+$(BUILD)/gleam-serve/cuda.o: CPPFLAGS += -I$(CUDA_HOME)/include
+
 # Program sources: every .c in the program's directory.
 prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 

@@ -21,6 +21,7 @@ config_defaults(struct config *c)
 	c->max_frame = PROTO_MAX_FRAME_DEFAULT;
 	c->handshake_timeout = 10;
 	c->drain_timeout = 10;
+	snprintf(c->backend, sizeof c->backend, "auto");
 }
 
 static int
@@ -44,7 +45,7 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 {
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
-	    NULL };
+	    "backend", "host_kernels", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -96,6 +97,23 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	if ((n = ymap_get(&d, root, "drain_timeout")) != NULL &&
 	    yget_duration(&d, n, "drain_timeout", &c->drain_timeout,
 	    &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "backend")) != NULL) {
+		if (yget_str(&d, n, "backend", c->backend, sizeof c->backend,
+		    &err) == -1)
+			goto out;
+		if (strcmp(c->backend, "auto") != 0 &&
+		    strcmp(c->backend, "cuda") != 0 &&
+		    strcmp(c->backend, "host") != 0 &&
+		    strcmp(c->backend, "none") != 0) {
+			yerr_at(&d, n, "backend", &err, "'%s': expected auto, "
+			    "cuda, host or none", c->backend);
+			goto out;
+		}
+	}
+	if ((n = ymap_get(&d, root, "host_kernels")) != NULL &&
+	    yget_str(&d, n, "host_kernels", c->host_kernels,
+	    sizeof c->host_kernels, &err) == -1)
 		goto out;
 	if (c->handshake_timeout <= 0) {
 		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),

@@ -19,6 +19,8 @@ struct config {
 	uint64_t	 max_frame;
 	double		 handshake_timeout;
 	double		 drain_timeout;
+	char		 backend[16];	/* auto, cuda, host or none */
+	char		 host_kernels[1024]; /* the host backend's kernels */
 };
 
 void	config_defaults(struct config *);

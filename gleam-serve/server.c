@@ -23,6 +23,9 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <event2/thread.h>
+
+#include <fcntl.h>
 
 #include "exitcode.h"
 #include "gpu.h"
@@ -30,6 +33,7 @@
 #include "net.h"
 #include "parse.h"
 #include "proto.h"
+#include "remote.h"
 #include "server.h"
 #include "session.h"
 #include "status.h"
@@ -49,6 +53,9 @@ struct client {
 	char			 addr[64];
 	uint64_t		 since;
 	uint64_t		 bytes_in, bytes_out;
+	int			 remote;	/* served on a remoting thread */
+	struct remote_stats	 rstats;	/* that thread's counters */
+	struct event		*done_ev;	/* it signals its end here */
 	int			 closing;	/* free once output drains */
 	int			 shut;		/* our write side is shut */
 	int			 paused;	/* reading stopped: output full */
@@ -61,6 +68,9 @@ struct server {
 	struct config		 cfg;
 	struct overrides	 ov;
 	struct session_env	 env;
+	const struct backend	*be;		/* NULL: no remoting */
+	char			 be_why[256];	/* why not */
+	struct remote_env	 renv;
 	TAILQ_HEAD(, client)	 clients;
 	int			 nclients;
 	uint64_t		 start;
@@ -70,6 +80,7 @@ struct server {
 
 static void client_read(struct bufferevent *, void *);
 static void client_say_shutdown(struct client *);
+static void client_go_remote(struct client *);
 static void server_accept(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 
@@ -116,7 +127,8 @@ server_status(void *arg, size_t *len)
 	snprintf(st.host, sizeof st.host, "%s", srv->cfg.name);
 	snprintf(st.version, sizeof st.version, "%s", GLEAM_VERSION);
 	st.protocol = PROTO_VERSION_MAX;
-	snprintf(st.backend, sizeof st.backend, "none");
+	snprintf(st.backend, sizeof st.backend, "%s",
+	    srv->be != NULL ? srv->be->name : "none");
 	st.uptime_s = (double)(now - srv->start) / 1e9;
 	st.auth = srv->cfg.key.set;
 	st.max_clients = srv->cfg.max_clients;
@@ -131,8 +143,10 @@ server_status(void *arg, size_t *len)
 		snprintf(cs->name, sizeof cs->name, "%s",
 		    session_client_name(c->sess));
 		cs->connected_s = (double)(now - c->since) / 1e9;
-		cs->bytes_in = c->bytes_in;
-		cs->bytes_out = c->bytes_out;
+		cs->bytes_in = c->bytes_in +
+		    __atomic_load_n(&c->rstats.bytes_in, __ATOMIC_RELAXED);
+		cs->bytes_out = c->bytes_out +
+		    __atomic_load_n(&c->rstats.bytes_out, __ATOMIC_RELAXED);
 	}
 	st.nclients = i;
 	if ((w = yw_new()) != NULL) {
@@ -158,7 +172,10 @@ client_free(struct client *c)
 		event_free(c->hs_timer);
 	if (c->linger != NULL)
 		event_free(c->linger);
-	bufferevent_free(c->bev);
+	if (c->done_ev != NULL)
+		event_free(c->done_ev);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
 	session_free(c->sess);
 	free(c);
 	if (srv->draining && srv->nclients == 0)
@@ -206,6 +223,95 @@ client_close_after_flush(struct client *c)
 		client_shutdown(c);
 }
 
+/* The remoting thread has ended (called on that thread). */
+static void
+client_remote_end(void *arg, void *token)
+{
+	struct client *c = token;
+
+	event_active(c->done_ev, EV_TIMEOUT, 1);
+}
+
+/* Back on the loop: forget the client whose thread has ended. */
+static void
+client_remote_done(evutil_socket_t fd, short what, void *arg)
+{
+	client_free(arg);
+}
+
+/* Writes buf to a blocking socket; -1 on error. */
+static int
+client_write_all(int fd, const uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The client's next frame is a remoting call: the socket leaves libevent
+ * for a thread of its own, with what we had read and not yet served.
+ */
+static void
+client_go_remote(struct client *c)
+{
+	struct server *srv = c->srv;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t inlen = evbuffer_get_length(in), outlen;
+	uint8_t *inbuf = NULL, *outbuf = NULL;
+	int fd = -1;
+
+	if (c->hs_timer != NULL) {
+		event_free(c->hs_timer);
+		c->hs_timer = NULL;
+	}
+	c->done_ev = event_new(srv->base, -1, 0, client_remote_done, c);
+	outlen = evbuffer_get_length(out);
+	if (c->done_ev == NULL || (inbuf = malloc(inlen + 1)) == NULL ||
+	    (outbuf = malloc(outlen + 1)) == NULL ||
+	    (fd = dup(bufferevent_getfd(c->bev))) == -1)
+		goto fail;
+	evbuffer_remove(in, inbuf, inlen);
+	evbuffer_remove(out, outbuf, outlen);
+	c->bytes_out += outlen;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* The handshake's last reply, if libevent had not sent it yet. */
+	if (client_write_all(fd, outbuf, outlen) == -1)
+		goto fail;
+	bufferevent_free(c->bev);	/* closes the original descriptor */
+	c->bev = NULL;
+	c->remote = 1;
+	if (remote_start(fd, c->addr, session_client_name(c->sess), inbuf,
+	    inlen, &srv->renv, &c->rstats, c) == -1) {
+		log_warn("client %s: cannot start a thread", c->addr);
+		close(fd);
+		client_free(c);
+	} else
+		log_debug("client %s (%s): remoting", c->addr,
+		    session_client_name(c->sess));
+	free(inbuf);
+	free(outbuf);
+	return;
+fail:
+	log_warn("client %s: cannot hand over: %s", c->addr, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	free(inbuf);
+	free(outbuf);
+	client_free(c);
+}
+
 /* Counts bytes as the socket takes them from the output buffer. */
 static void
 client_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
@@ -246,6 +352,10 @@ client_read(struct bufferevent *bev, void *arg)
 	}
 	if (rc == SESSION_CLOSE) {
 		client_close_after_flush(c);
+		return;
+	}
+	if (rc == SESSION_REMOTE) {
+		client_go_remote(c);
 		return;
 	}
 	if (c->srv->draining && !session_busy(c->sess)) {
@@ -469,6 +579,47 @@ server_env_update(struct server *srv)
 	srv->env.draining = srv->draining;
 	srv->env.status = server_status;
 	srv->env.arg = srv;
+	srv->env.remote_ok = srv->be != NULL;
+	srv->env.remote_why = srv->be_why;
+	srv->renv.be = srv->be;
+	srv->renv.max_frame = (uint32_t)srv->cfg.max_frame;
+	srv->renv.done = client_remote_end;
+	srv->renv.arg = srv;
+}
+
+/* Picks the backend the configuration asks for; -1 if it cannot run. */
+static int
+server_backend(struct server *srv)
+{
+	const char *want = srv->cfg.backend;
+	char err[256];
+
+	srv->be = NULL;
+	if (strcmp(want, "none") == 0) {
+		snprintf(srv->be_why, sizeof srv->be_why, "disabled");
+		return 0;
+	}
+	if (strcmp(want, "host") == 0) {
+		if (backend_host.init(err, sizeof err) == -1) {
+			log_error("host backend: %s", err);
+			return -1;
+		}
+		srv->be = &backend_host;
+		log_info("backend: host (no GPU: a test backend)");
+		return 0;
+	}
+	if (backend_cuda.init(err, sizeof err) == -1) {
+		if (strcmp(want, "cuda") == 0) {
+			log_error("cuda backend: %s", err);
+			return -1;
+		}
+		snprintf(srv->be_why, sizeof srv->be_why, "%s", err);
+		log_info("backend: none (%s)", err);
+		return 0;
+	}
+	srv->be = &backend_cuda;
+	log_info("backend: cuda");
+	return 0;
 }
 
 /* SIGHUP: a new configuration if it is valid, else the old one stays. */
@@ -539,7 +690,7 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 	}
 	for (c = TAILQ_FIRST(&srv->clients); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, entry);
-		if (!c->closing && !session_busy(c->sess))
+		if (!c->remote && !c->closing && !session_busy(c->sess))
 			client_say_shutdown(c);
 	}
 	if (srv->nclients == 0) {
@@ -566,7 +717,13 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	srv->ov = *ov;
 	srv->start = now_ns();
 	TAILQ_INIT(&srv->clients);
+	if (server_backend(srv) == -1) {
+		*exitcode = EXIT_IO;
+		goto fail;
+	}
 	server_env_update(srv);
+	if (evthread_use_pthreads() == -1)
+		goto fail;
 	if ((ec = event_config_new()) == NULL)
 		goto fail;
 	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
@@ -620,8 +777,13 @@ server_free(struct server *srv)
 
 	if (srv == NULL)
 		return;
+	srv->draining = 0;	/* no loopexit from here */
 	while ((c = TAILQ_FIRST(&srv->clients)) != NULL) {
-		srv->draining = 0;	/* no loopexit from here */
+		if (c->remote) {
+			/* Its thread still runs; the process is ending. */
+			TAILQ_REMOVE(&srv->clients, c, entry);
+			continue;
+		}
 		client_free(c);
 	}
 	if (srv->ev_drain != NULL)

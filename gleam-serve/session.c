@@ -411,6 +411,13 @@ session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
 			    s->env->max_frame, s->state == S_HELLO ?
 			    " (not a Gleam client?)" : "");
 		}
+		if (s->state == S_READY && h.type >= MSG_REMOTE_FIRST) {
+			if (s->env->remote_ok)
+				return SESSION_REMOTE;
+			return session_error(s, out, h.id, PERR_UNKNOWN, 1,
+			    "this server runs no CUDA backend (%s)",
+			    s->env->remote_why);
+		}
 		if (avail < PROTO_HDR_LEN + (size_t)h.len)
 			return SESSION_OK;
 		if (h.type == MSG_BULK_DATA && s->state == S_READY &&

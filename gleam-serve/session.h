@@ -27,6 +27,8 @@ struct session_env {
 	uint32_t		 max_frame;
 	const char		*name;
 	int			 draining;
+	int			 remote_ok;	/* a backend serves CUDA calls */
+	const char		*remote_why;	/* why not, if not */
 	/* A status document (malloc'd YAML text) or NULL on failure. */
 	char			*(*status)(void *arg, size_t *len);
 	void			*arg;
@@ -34,7 +36,9 @@ struct session_env {
 
 enum session_rc {
 	SESSION_OK = 0,		/* keep going */
-	SESSION_CLOSE = 1	/* flush the output, then close */
+	SESSION_CLOSE = 1,	/* flush the output, then close */
+	SESSION_REMOTE = 2	/* a remoting call is next in the input: hand
+				   the connection to a remoting thread */
 };
 
 struct session	*session_new(const struct session_env *, const char *peer);

@@ -1,0 +1,118 @@
+/*
+ * What executes remoted CUDA calls: a backend.  "cuda" runs them on the
+ * real GPUs through the real driver; "host" runs them in host memory with
+ * host implementations of kernels (for machines without a GPU).
+ *
+ * A remoting client is served on its own thread (remote.c), which decodes
+ * each call and hands it to the backend's function for that call.  The
+ * backend's per-client state is created when the client opens and freed,
+ * with every GPU resource the client still holds, when it goes away.
+ */
+#ifndef SERVE_BACKEND_H
+#define SERVE_BACKEND_H
+
+#include <stdint.h>
+
+#include "htab.h"
+#include "proto.h"
+#include "rpc.h"
+
+/* Kinds of the objects a client names by id. */
+enum robj_kind {
+	RK_CTX = 1,
+	RK_MODULE,
+	RK_FUNC,
+	RK_LIBRARY,
+	RK_KERNEL,
+	RK_STREAM,
+	RK_EVENT
+};
+
+/* An object a client created, in the client's id table. */
+struct robj {
+	int		 kind;		/* enum robj_kind */
+	void		*h;		/* the backend's handle */
+	struct robj	*ctx;		/* owning context, if any */
+	struct robj	*parent;	/* module or library of a function */
+	int		 refs;		/* primary contexts: retain count */
+	int		 device;
+	uint32_t	 nparams;	/* functions and kernels */
+	uint32_t	*offset, *size;
+	uint32_t	 argbytes;	/* bytes of the packed parameters */
+};
+
+/* A device memory range the client may name in copies and memsets. */
+struct rrange {
+	uint64_t	 base, size;
+	int		 global;	/* a module's global: not freed by cuMemFree */
+	const void	*owner;		/* the context it lives in */
+};
+
+/* One client's state, as the backend sees it. */
+struct rclient {
+	struct htab	 objs;		/* id -> struct robj */
+	struct rrange	*ranges;	/* sorted by base */
+	size_t		 nranges, rcap;
+	void		*be;		/* the backend's own state */
+	char		 addr[64];
+	char		 name[PROTO_NAME_MAX + 1];
+};
+
+/* One call in progress. */
+struct rcall {
+	struct rclient		*cl;
+	const struct rpc_desc	*d;
+	struct rpc_val		 in[RPC_MAX_FIELDS];
+	struct rpc_val		 out[RPC_MAX_FIELDS];
+	void			*scratch;	/* freed after the reply */
+	struct pw		 blob;		/* a reply blob being built */
+};
+
+/* Returns a CUresult; on success fills c->out per the reply signature. */
+typedef int (*backend_fn)(struct rcall *);
+
+struct backend {
+	const char	*name;
+	/* Once at start; -1 with a reason if this backend cannot run here. */
+	int		(*init)(char *err, size_t errlen);
+	/* R_OPEN's reply: the driver version and the devices (blob format
+	 * in gleam-protocol(5)). */
+	int		(*describe)(struct pw *devices, uint32_t *ndev,
+			    uint32_t *version);
+	int		(*client_new)(struct rclient *);
+	/* Frees everything the client still holds. */
+	void		(*client_free)(struct rclient *);
+	backend_fn	 call[RPC_NCALLS];
+};
+
+extern const struct backend backend_cuda;
+extern const struct backend backend_host;
+
+/* Object table helpers for backends. */
+struct robj	*robj_get(struct rclient *, uint64_t id, int kind);
+struct robj	*robj_new(struct rclient *, uint64_t id, int kind, void *h);
+void		 robj_del(struct rclient *, uint64_t id);
+void		 robj_free(struct robj *);
+/*
+ * The client's memory: ranges it allocated or was given (globals).  Every
+ * pointer in a copy or memset is checked, so that no client reaches
+ * another's memory through the driver's unified addressing.
+ */
+int		 rmem_add(struct rclient *, uint64_t base, uint64_t size,
+		    int global, const void *owner);
+/* Drops every range of owner (a context that is gone). */
+void		 rmem_drop(struct rclient *, const void *owner);
+/* Removes the allocation at base; -1 if there is none (an invalid free). */
+int		 rmem_del(struct rclient *, uint64_t base);
+/* 0 if [ptr, ptr+len) lies inside one range of the client's. */
+int		 rmem_check(const struct rclient *, uint64_t ptr, uint64_t len);
+/* Copies a string field into a NUL-terminated buffer; -1 if too long. */
+int		 rval_str(const struct rpc_val *, char *, size_t);
+
+/* The function table blob of a module or library (gleam-protocol(5)). */
+void		 ftab_begin(struct pw *, uint32_t n);
+void		 ftab_add(struct pw *, const char *name, uint32_t nparams,
+		    const uint32_t *offset, const uint32_t *size,
+		    uint32_t nattr, const int32_t *attr);
+
+#endif

@@ -1,0 +1,1267 @@
+/*
+ * The cuda backend: remoted calls executed through the real driver.
+ *
+ * Each client gets contexts of its own (never the device's primary
+ * context, which other clients would share): a kernel fault is sticky
+ * in its context, so one client's fault cannot spoil another's work, and
+ * destroying a client's contexts frees all it held, whatever the client
+ * did or did not free.  The driver is loaded with dlopen so that hosts
+ * without one still run gleam-serve.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+#include "log.h"
+
+/* The entry points we use, each asked for at the version whose ABI we call. */
+static struct {
+	void *h;
+	CUresult (*Init)(unsigned);
+	CUresult (*DriverGetVersion)(int *);
+	CUresult (*DeviceGetCount)(int *);
+	CUresult (*DeviceGet)(CUdevice *, int);
+	CUresult (*DeviceGetName)(char *, int, CUdevice);
+	CUresult (*DeviceGetUuid)(CUuuid *, CUdevice);
+	CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+	CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice);
+	CUresult (*CtxDestroy)(CUcontext);
+	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*CtxSynchronize)(void);
+	CUresult (*CtxSetLimit)(CUlimit, size_t);
+	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+	CUresult (*MemAllocPitch)(CUdeviceptr *, size_t *, size_t, size_t,
+	    unsigned);
+	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemGetInfo)(size_t *, size_t *);
+	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t,
+	    CUstream);
+	CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+	CUresult (*MemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*MemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
+	CUresult (*MemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t,
+	    CUstream);
+	CUresult (*Memcpy3D)(const CUDA_MEMCPY3D *);
+	CUresult (*Memcpy3DAsync)(const CUDA_MEMCPY3D *, CUstream);
+	CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
+	CUresult (*MemsetD16)(CUdeviceptr, unsigned short, size_t);
+	CUresult (*MemsetD32)(CUdeviceptr, unsigned, size_t);
+	CUresult (*MemsetD2D8)(CUdeviceptr, size_t, unsigned char, size_t,
+	    size_t);
+	CUresult (*MemsetD2D16)(CUdeviceptr, size_t, unsigned short, size_t,
+	    size_t);
+	CUresult (*MemsetD2D32)(CUdeviceptr, size_t, unsigned, size_t, size_t);
+	CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+	CUresult (*MemsetD16Async)(CUdeviceptr, unsigned short, size_t,
+	    CUstream);
+	CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+	CUresult (*MemsetD2D8Async)(CUdeviceptr, size_t, unsigned char, size_t,
+	    size_t, CUstream);
+	CUresult (*MemsetD2D16Async)(CUdeviceptr, size_t, unsigned short,
+	    size_t, size_t, CUstream);
+	CUresult (*MemsetD2D32Async)(CUdeviceptr, size_t, unsigned, size_t,
+	    size_t, CUstream);
+	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleUnload)(CUmodule);
+	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule,
+	    const char *);
+	CUresult (*ModuleGetFunctionCount)(unsigned *, CUmodule);
+	CUresult (*ModuleEnumerateFunctions)(CUfunction *, unsigned, CUmodule);
+	CUresult (*FuncGetName)(const char **, CUfunction);
+	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+	CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+	CUresult (*FuncSetCacheConfig)(CUfunction, CUfunc_cache);
+	CUresult (*LibraryLoadData)(CUlibrary *, const void *, CUjit_option *,
+	    void **, unsigned, CUlibraryOption *, void **, unsigned);
+	CUresult (*LibraryUnload)(CUlibrary);
+	CUresult (*LibraryGetKernel)(CUkernel *, CUlibrary, const char *);
+	CUresult (*LibraryGetGlobal)(CUdeviceptr *, size_t *, CUlibrary,
+	    const char *);
+	CUresult (*LibraryGetKernelCount)(unsigned *, CUlibrary);
+	CUresult (*LibraryEnumerateKernels)(CUkernel *, unsigned, CUlibrary);
+	CUresult (*KernelGetName)(const char **, CUkernel);
+	CUresult (*KernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+	CUresult (*KernelGetAttribute)(int *, CUfunction_attribute, CUkernel,
+	    CUdevice);
+	CUresult (*KernelSetAttribute)(CUfunction_attribute, int, CUkernel,
+	    CUdevice);
+	CUresult (*KernelSetCacheConfig)(CUkernel, CUfunc_cache, CUdevice);
+	CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+	    unsigned, unsigned, unsigned, unsigned, CUstream, void **, void **);
+	CUresult (*LaunchCooperativeKernel)(CUfunction, unsigned, unsigned,
+	    unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+	    void **);
+	CUresult (*StreamCreateWithPriority)(CUstream *, unsigned, int);
+	CUresult (*StreamDestroy)(CUstream);
+	CUresult (*StreamSynchronize)(CUstream);
+	CUresult (*StreamQuery)(CUstream);
+	CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+	CUresult (*EventCreate)(CUevent *, unsigned);
+	CUresult (*EventDestroy)(CUevent);
+	CUresult (*EventRecord)(CUevent, CUstream);
+	CUresult (*EventSynchronize)(CUevent);
+	CUresult (*EventQuery)(CUevent);
+	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+	CUresult (*Occupancy)(int *, CUfunction, int, size_t, unsigned);
+} drv;
+
+static struct {
+	const char	*name;
+	int		 version;
+	size_t		 off;
+} drv_syms[] = {
+#define S(f, n, v) { n, v, offsetof(__typeof__(drv), f) }
+	S(Init, "cuInit", 2000),
+	S(DriverGetVersion, "cuDriverGetVersion", 2020),
+	S(DeviceGetCount, "cuDeviceGetCount", 2000),
+	S(DeviceGet, "cuDeviceGet", 2000),
+	S(DeviceGetName, "cuDeviceGetName", 2000),
+	S(DeviceGetUuid, "cuDeviceGetUuid", 11040),
+	S(DeviceTotalMem, "cuDeviceTotalMem", 3020),
+	S(DeviceGetAttribute, "cuDeviceGetAttribute", 2000),
+	S(CtxCreate, "cuCtxCreate", 3020),
+	S(CtxDestroy, "cuCtxDestroy", 4000),
+	S(CtxSetCurrent, "cuCtxSetCurrent", 4000),
+	S(CtxSynchronize, "cuCtxSynchronize", 2000),
+	S(CtxSetLimit, "cuCtxSetLimit", 3010),
+	S(MemAlloc, "cuMemAlloc", 3020),
+	S(MemAllocPitch, "cuMemAllocPitch", 3020),
+	S(MemFree, "cuMemFree", 3020),
+	S(MemGetInfo, "cuMemGetInfo", 3020),
+	S(MemcpyHtoD, "cuMemcpyHtoD", 3020),
+	S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020),
+	S(MemcpyDtoH, "cuMemcpyDtoH", 3020),
+	S(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020),
+	S(MemcpyDtoD, "cuMemcpyDtoD", 3020),
+	S(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3020),
+	S(Memcpy3D, "cuMemcpy3D", 3020),
+	S(Memcpy3DAsync, "cuMemcpy3DAsync", 3020),
+	S(MemsetD8, "cuMemsetD8", 3020),
+	S(MemsetD16, "cuMemsetD16", 3020),
+	S(MemsetD32, "cuMemsetD32", 3020),
+	S(MemsetD2D8, "cuMemsetD2D8", 3020),
+	S(MemsetD2D16, "cuMemsetD2D16", 3020),
+	S(MemsetD2D32, "cuMemsetD2D32", 3020),
+	S(MemsetD8Async, "cuMemsetD8Async", 3020),
+	S(MemsetD16Async, "cuMemsetD16Async", 3020),
+	S(MemsetD32Async, "cuMemsetD32Async", 3020),
+	S(MemsetD2D8Async, "cuMemsetD2D8Async", 3020),
+	S(MemsetD2D16Async, "cuMemsetD2D16Async", 3020),
+	S(MemsetD2D32Async, "cuMemsetD2D32Async", 3020),
+	S(ModuleLoadData, "cuModuleLoadData", 2000),
+	S(ModuleUnload, "cuModuleUnload", 2000),
+	S(ModuleGetFunction, "cuModuleGetFunction", 2000),
+	S(ModuleGetGlobal, "cuModuleGetGlobal", 3020),
+	S(ModuleGetFunctionCount, "cuModuleGetFunctionCount", 12040),
+	S(ModuleEnumerateFunctions, "cuModuleEnumerateFunctions", 12040),
+	S(FuncGetName, "cuFuncGetName", 12030),
+	S(FuncGetParamInfo, "cuFuncGetParamInfo", 12040),
+	S(FuncGetAttribute, "cuFuncGetAttribute", 2020),
+	S(FuncSetAttribute, "cuFuncSetAttribute", 9000),
+	S(FuncSetCacheConfig, "cuFuncSetCacheConfig", 3000),
+	S(LibraryLoadData, "cuLibraryLoadData", 12000),
+	S(LibraryUnload, "cuLibraryUnload", 12000),
+	S(LibraryGetKernel, "cuLibraryGetKernel", 12000),
+	S(LibraryGetGlobal, "cuLibraryGetGlobal", 12000),
+	S(LibraryGetKernelCount, "cuLibraryGetKernelCount", 12040),
+	S(LibraryEnumerateKernels, "cuLibraryEnumerateKernels", 12040),
+	S(KernelGetName, "cuKernelGetName", 12030),
+	S(KernelGetParamInfo, "cuKernelGetParamInfo", 12040),
+	S(KernelGetAttribute, "cuKernelGetAttribute", 12000),
+	S(KernelSetAttribute, "cuKernelSetAttribute", 12000),
+	S(KernelSetCacheConfig, "cuKernelSetCacheConfig", 12000),
+	S(LaunchKernel, "cuLaunchKernel", 4000),
+	S(LaunchCooperativeKernel, "cuLaunchCooperativeKernel", 9000),
+	S(StreamCreateWithPriority, "cuStreamCreateWithPriority", 5050),
+	S(StreamDestroy, "cuStreamDestroy", 4000),
+	S(StreamSynchronize, "cuStreamSynchronize", 2000),
+	S(StreamQuery, "cuStreamQuery", 2000),
+	S(StreamWaitEvent, "cuStreamWaitEvent", 3020),
+	S(EventCreate, "cuEventCreate", 2000),
+	S(EventDestroy, "cuEventDestroy", 4000),
+	S(EventRecord, "cuEventRecord", 2000),
+	S(EventSynchronize, "cuEventSynchronize", 2000),
+	S(EventQuery, "cuEventQuery", 2000),
+	S(EventElapsedTime, "cuEventElapsedTime", 2000),
+	S(Occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+	    7000),
+#undef S
+};
+
+static int drv_ndev;
+
+/* Per-client state: nothing beyond the object table for now. */
+struct cclient {
+	int	unused;
+};
+
+static int
+cuda_init(char *err, size_t errlen)
+{
+	CUresult (*gpa)(const char *, void **, int, cuuint64_t,
+	    CUdriverProcAddressQueryResult *);
+	const char *path = getenv("GLEAM_REAL_LIBCUDA");
+	size_t i;
+	void *fn;
+
+	if (path == NULL)
+		path = "libcuda.so.1";
+	if ((drv.h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		snprintf(err, errlen, "no CUDA driver (%s)", path);
+		return -1;
+	}
+	gpa = (__typeof__(gpa))dlsym(drv.h, "cuGetProcAddress_v2");
+	if (gpa == NULL) {
+		snprintf(err, errlen, "%s: no cuGetProcAddress_v2", path);
+		return -1;
+	}
+	for (i = 0; i < sizeof drv_syms / sizeof drv_syms[0]; i++) {
+		fn = NULL;
+		if (gpa(drv_syms[i].name, &fn, drv_syms[i].version, 0, NULL) !=
+		    CUDA_SUCCESS || fn == NULL) {
+			snprintf(err, errlen, "%s: no %s", path,
+			    drv_syms[i].name);
+			return -1;
+		}
+		memcpy((char *)&drv + drv_syms[i].off, &fn, sizeof fn);
+	}
+	if (drv.Init(0) != CUDA_SUCCESS ||
+	    drv.DeviceGetCount(&drv_ndev) != CUDA_SUCCESS || drv_ndev == 0) {
+		snprintf(err, errlen, "no CUDA device");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cuda_describe(struct pw *w, uint32_t *ndev, uint32_t *version)
+{
+	char name[256];
+	CUuuid uuid;
+	size_t total;
+	int d, a, v, ver;
+
+	if (drv.DriverGetVersion(&ver) != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*version = (uint32_t)ver;
+	*ndev = (uint32_t)drv_ndev;
+	pw_u32(w, (uint32_t)drv_ndev);
+	for (d = 0; d < drv_ndev; d++) {
+		if (drv.DeviceGetName(name, sizeof name, d) != CUDA_SUCCESS ||
+		    drv.DeviceGetUuid(&uuid, d) != CUDA_SUCCESS ||
+		    drv.DeviceTotalMem(&total, d) != CUDA_SUCCESS)
+			return CUDA_ERROR_INVALID_DEVICE;
+		pw_str(w, name);
+		pw_bytes(w, uuid.bytes, sizeof uuid.bytes);
+		pw_u64(w, total);
+		pw_u32(w, CU_DEVICE_ATTRIBUTE_MAX);
+		for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX; a++) {
+			if (drv.DeviceGetAttribute(&v, (CUdevice_attribute)a,
+			    d) != CUDA_SUCCESS)
+				v = 0;
+			pw_u32(w, (uint32_t)v);
+		}
+	}
+	return w->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+static int
+cuda_client_new(struct rclient *cl)
+{
+	cl->be = calloc(1, sizeof(struct cclient));
+	return cl->be != NULL ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* Destroying a context frees its memory, modules, streams and events. */
+static void
+cuda_client_free(struct rclient *cl)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_LIBRARY && o->h != NULL)
+			drv.LibraryUnload(o->h);
+	}
+	i = 0;
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_CTX && o->h != NULL) {
+			drv.CtxDestroy(o->h);
+			o->h = NULL;
+		}
+	}
+	free(cl->be);
+	cl->be = NULL;
+}
+
+/* The context named by id, made current; NULL if the client has none such. */
+static struct robj *
+cuda_ctx(struct rcall *c, uint64_t id, CUresult *rc)
+{
+	struct robj *o = robj_get(c->cl, id, RK_CTX);
+
+	if (o == NULL || o->h == NULL) {
+		*rc = CUDA_ERROR_INVALID_CONTEXT;
+		return NULL;
+	}
+	*rc = drv.CtxSetCurrent(o->h);
+	return *rc == CUDA_SUCCESS ? o : NULL;
+}
+
+/* A stream id: 0, 1 and 2 are the special streams, others the client's. */
+static int
+cuda_stream(struct rcall *c, uint64_t id, CUstream *s)
+{
+	struct robj *o;
+
+	switch (id) {
+	case 0:
+		*s = NULL;
+		return 0;
+	case 1:
+		*s = CU_STREAM_LEGACY;
+		return 0;
+	case 2:
+		*s = CU_STREAM_PER_THREAD;
+		return 0;
+	}
+	if ((o = robj_get(c->cl, id, RK_STREAM)) == NULL)
+		return -1;
+	*s = o->h;
+	return 0;
+}
+
+#define CTX(c, i)	do {						\
+	CUresult rc_;							\
+	if (cuda_ctx((c), (c)->in[i].u, &rc_) == NULL)			\
+		return rc_;						\
+} while (0)
+
+#define STREAM(c, i, s)	do {						\
+	if (cuda_stream((c), (c)->in[i].u, &(s)) == -1)			\
+		return CUDA_ERROR_INVALID_HANDLE;			\
+} while (0)
+
+static int
+cuda_ctx_create(struct rcall *c, int primary)
+{
+	CUcontext ctx;
+	CUresult rc;
+	struct robj *o;
+	uint64_t id = c->in[0].u;
+	int dev = (int)c->in[1].u;	/* both calls: id, device, ... */
+	unsigned flags = primary ? 0 : (unsigned)c->in[2].u;
+
+	if (dev < 0 || dev >= drv_ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (primary && (o = robj_get(c->cl, id, RK_CTX)) != NULL) {
+		o->refs++;
+		if (o->h != NULL)
+			return CUDA_SUCCESS;
+		/* Reset or released to zero: a fresh context. */
+		if ((rc = drv.CtxCreate(&ctx, 0, dev)) != CUDA_SUCCESS)
+			return rc;
+		o->h = ctx;
+		return CUDA_SUCCESS;
+	}
+	/* Scheduling flags only; the driver refuses the rest. */
+	if ((rc = drv.CtxCreate(&ctx, flags & 0x7, dev)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, id, RK_CTX, ctx)) == NULL) {
+		drv.CtxDestroy(ctx);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->device = dev;
+	o->refs = 1;
+	return CUDA_SUCCESS;
+}
+
+static int c_ctx_create(struct rcall *c) { return cuda_ctx_create(c, 0); }
+static int c_primary_retain(struct rcall *c) { return cuda_ctx_create(c, 1); }
+
+/* Forgets every object that lived in ctx (the driver freed them). */
+static void
+cuda_forget(struct rclient *cl, struct robj *ctx)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->ctx == ctx || (o->parent != NULL &&
+		    o->parent->ctx == ctx && o->parent->kind == RK_MODULE))
+			robj_del(cl, id);
+	}
+	/* Its memory is gone too, and its addresses may go to others. */
+	rmem_drop(cl, ctx);
+}
+
+static int
+c_ctx_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+	CUresult rc;
+
+	if (o == NULL || o->h == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = drv.CtxDestroy(o->h);
+	o->h = NULL;
+	cuda_forget(c->cl, o);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+static int
+c_primary_release(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL || o->refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (--o->refs == 0 && o->h != NULL) {
+		drv.CtxDestroy(o->h);
+		o->h = NULL;
+		cuda_forget(c->cl, o);
+	}
+	return CUDA_SUCCESS;
+}
+
+static int
+c_primary_reset(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (o->h != NULL) {
+		drv.CtxDestroy(o->h);
+		o->h = NULL;
+		cuda_forget(c->cl, o);
+	}
+	o->refs = 0;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_ctx_sync(struct rcall *c)
+{
+	CTX(c, 0);
+	return drv.CtxSynchronize();
+}
+
+static int
+c_ctx_set_limit(struct rcall *c)
+{
+	CTX(c, 0);
+	return drv.CtxSetLimit((CUlimit)c->in[1].u, (size_t)c->in[2].u);
+}
+
+static int
+c_mem_alloc(struct rcall *c)
+{
+	CUdeviceptr p;
+	CUresult rc;
+
+	struct robj *ctx;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((rc = drv.MemAlloc(&p, (size_t)c->in[1].u)) != CUDA_SUCCESS)
+		return rc;
+	if (rmem_add(c->cl, p, c->in[1].u, 0, ctx) == -1) {
+		drv.MemFree(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	c->out[0].u = p;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_mem_alloc_pitch(struct rcall *c)
+{
+	CUdeviceptr p;
+	size_t pitch;
+	CUresult rc;
+
+	struct robj *ctx;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((rc = drv.MemAllocPitch(&p, &pitch, (size_t)c->in[1].u,
+	    (size_t)c->in[2].u, (unsigned)c->in[3].u)) != CUDA_SUCCESS)
+		return rc;
+	if (rmem_add(c->cl, p, (uint64_t)pitch * c->in[2].u, 0, ctx) == -1) {
+		drv.MemFree(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	c->out[0].u = p;
+	c->out[1].u = pitch;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_mem_free(struct rcall *c)
+{
+	CTX(c, 0);
+	if (c->in[1].u == 0)
+		return CUDA_SUCCESS;
+	if (rmem_del(c->cl, c->in[1].u) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv.MemFree(c->in[1].u);
+}
+
+static int
+c_mem_get_info(struct rcall *c)
+{
+	size_t f, t;
+	CUresult rc;
+
+	CTX(c, 0);
+	if ((rc = drv.MemGetInfo(&f, &t)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = f;
+	c->out[1].u = t;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, async, dptr, data */
+static int
+c_mem_htod(struct rcall *c)
+{
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (rmem_check(c->cl, c->in[3].u, c->in[4].len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The frame goes away after the call: async copies must be done
+	 * reading it before we return, so they wait for their stream. */
+	if (!c->in[2].u)
+		return drv.MemcpyHtoD(c->in[3].u, c->in[4].p, c->in[4].len);
+	CUresult rc = drv.MemcpyHtoDAsync(c->in[3].u, c->in[4].p,
+	    c->in[4].len, s);
+	if (rc == CUDA_SUCCESS)
+		rc = drv.StreamSynchronize(s);
+	return rc;
+}
+
+/* in: ctx, stream, async, dptr, bytes */
+static int
+c_mem_dtoh(struct rcall *c)
+{
+	CUstream s;
+	CUresult rc;
+	size_t n = (size_t)c->in[4].u;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (n > (1u << 30) || rmem_check(c->cl, c->in[3].u, n) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((c->scratch = malloc(n ? n : 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (c->in[2].u) {
+		rc = drv.MemcpyDtoHAsync(c->scratch, c->in[3].u, n, s);
+		if (rc == CUDA_SUCCESS)
+			rc = drv.StreamSynchronize(s);
+	} else
+		rc = drv.MemcpyDtoH(c->scratch, c->in[3].u, n);
+	c->out[0].p = c->scratch;
+	c->out[0].len = (uint32_t)n;
+	return rc;
+}
+
+/* in: ctx, stream, async, dst, src, bytes */
+static int
+c_mem_dtod(struct rcall *c)
+{
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (rmem_check(c->cl, c->in[3].u, c->in[5].u) == -1 ||
+	    rmem_check(c->cl, c->in[4].u, c->in[5].u) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u)
+		return drv.MemcpyDtoDAsync(c->in[3].u, c->in[4].u,
+		    (size_t)c->in[5].u, s);
+	return drv.MemcpyDtoD(c->in[3].u, c->in[4].u, (size_t)c->in[5].u);
+}
+
+/* in: ctx, stream, async, dptr, pitch, value, element, width, height */
+static int
+c_memset(struct rcall *c)
+{
+	CUstream s;
+	CUdeviceptr p = c->in[3].u;
+	size_t pitch = (size_t)c->in[4].u, w = (size_t)c->in[7].u,
+	    h = (size_t)c->in[8].u;
+	unsigned v = (unsigned)c->in[5].u, el = (unsigned)c->in[6].u;
+	int async = c->in[2].u != 0;
+	uint64_t span;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (el != 1 && el != 2 && el != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (h == 0 || w == 0)
+		return CUDA_SUCCESS;
+	if (h > 1 && pitch < w * el)
+		return CUDA_ERROR_INVALID_VALUE;
+	span = h > 1 ? (uint64_t)pitch * (h - 1) + w * el : (uint64_t)w * el;
+	if (w > UINT64_MAX / 4 / (h ? h : 1) || rmem_check(c->cl, p, span))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (h == 1) {
+		switch (el) {
+		case 1: return async ? drv.MemsetD8Async(p, (unsigned char)v,
+		    w, s) : drv.MemsetD8(p, (unsigned char)v, w);
+		case 2: return async ? drv.MemsetD16Async(p, (unsigned short)v,
+		    w, s) : drv.MemsetD16(p, (unsigned short)v, w);
+		default: return async ? drv.MemsetD32Async(p, v, w, s) :
+		    drv.MemsetD32(p, v, w);
+		}
+	}
+	switch (el) {
+	case 1: return async ? drv.MemsetD2D8Async(p, pitch, (unsigned char)v,
+	    w, h, s) : drv.MemsetD2D8(p, pitch, (unsigned char)v, w, h);
+	case 2: return async ? drv.MemsetD2D16Async(p, pitch,
+	    (unsigned short)v, w, h, s) : drv.MemsetD2D16(p, pitch,
+	    (unsigned short)v, w, h);
+	default: return async ? drv.MemsetD2D32Async(p, pitch, v, w, h, s) :
+	    drv.MemsetD2D32(p, pitch, v, w, h);
+	}
+}
+
+/*
+ * A 3D (or 2D) copy.  The descriptor (gleam-protocol(5)) names host sides
+ * as offsets into the request's or the reply's host blob, packed with the
+ * host pitch and height the client gave, so the copy runs unchanged here.
+ */
+static int
+c_mem_3d(struct rcall *c)
+{
+	CUDA_MEMCPY3D m;
+	struct pr r;
+	CUstream s;
+	CUresult rc;
+	uint64_t f[20], need, span;
+	int i;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < 20; i++)
+		f[i] = pr_u64(&r);
+	if (pr_done(&r) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* f: srcType, srcX, srcY, srcZ, srcPtr, srcPitch, srcHeight,
+	 *    dstType, dstX, dstY, dstZ, dstPtr, dstPitch, dstHeight,
+	 *    width, height, depth, and three zeros. */
+	if ((f[0] != CU_MEMORYTYPE_HOST && f[0] != CU_MEMORYTYPE_DEVICE) ||
+	    (f[7] != CU_MEMORYTYPE_HOST && f[7] != CU_MEMORYTYPE_DEVICE) ||
+	    f[14] == 0 || f[15] == 0 || f[16] == 0 ||
+	    f[14] > (1u << 30) || f[15] > (1u << 30) || f[16] > (1u << 30))
+		return f[14] && f[15] && f[16] ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	memset(&m, 0, sizeof m);
+	m.srcMemoryType = (CUmemorytype)f[0];
+	m.srcXInBytes = f[1]; m.srcY = f[2]; m.srcZ = f[3];
+	m.srcPitch = f[5]; m.srcHeight = f[6];
+	m.dstMemoryType = (CUmemorytype)f[7];
+	m.dstXInBytes = f[8]; m.dstY = f[9]; m.dstZ = f[10];
+	m.dstPitch = f[12]; m.dstHeight = f[13];
+	m.WidthInBytes = f[14]; m.Height = f[15]; m.Depth = f[16];
+	/* The bytes each side's addressing reaches, from its origin. */
+#define SPAN(x, y, z, pitch, height) ((((z) + m.Depth - 1) * (height) + \
+	(y) + m.Height - 1) * (pitch) + (x) + m.WidthInBytes)
+	if (m.srcPitch < m.WidthInBytes || m.dstPitch < m.WidthInBytes ||
+	    (m.Depth > 1 && (m.srcHeight < m.Height || m.dstHeight < m.Height)))
+		return CUDA_ERROR_INVALID_VALUE;
+	span = SPAN(m.srcXInBytes, m.srcY, m.srcZ, m.srcPitch, m.srcHeight);
+	if (f[0] == CU_MEMORYTYPE_HOST) {
+		if (f[4] != 0 || span > c->in[4].len)
+			return CUDA_ERROR_INVALID_VALUE;
+		m.srcHost = c->in[4].p;
+	} else {
+		if (rmem_check(c->cl, f[4], span) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		m.srcDevice = f[4];
+	}
+	span = SPAN(m.dstXInBytes, m.dstY, m.dstZ, m.dstPitch, m.dstHeight);
+#undef SPAN
+	if (f[7] == CU_MEMORYTYPE_HOST) {
+		need = span;
+		if (need > (1u << 30))
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((c->scratch = calloc(1, need)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		m.dstHost = c->scratch;
+		c->out[0].p = c->scratch;
+		c->out[0].len = (uint32_t)need;
+	} else {
+		if (rmem_check(c->cl, f[11], span) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		m.dstDevice = f[11];
+	}
+	if (c->in[2].u) {
+		rc = drv.Memcpy3DAsync(&m, s);
+		/* Host memory here is the frame or scratch: wait for it. */
+		if (rc == CUDA_SUCCESS && (f[0] == CU_MEMORYTYPE_HOST ||
+		    f[7] == CU_MEMORYTYPE_HOST))
+			rc = drv.StreamSynchronize(s);
+		return rc;
+	}
+	return drv.Memcpy3D(&m);
+}
+
+/* Parameter layout of a function or kernel, filled into o. */
+static int
+cuda_params(struct robj *o, void *h, int kernel)
+{
+	size_t off, sz, i, cap = 0;
+	uint32_t *no, *ns;
+	CUresult rc;
+
+	o->nparams = 0;
+	for (i = 0;; i++) {
+		rc = kernel ? drv.KernelGetParamInfo(h, i, &off, &sz) :
+		    drv.FuncGetParamInfo(h, i, &off, &sz);
+		if (rc != CUDA_SUCCESS)
+			break;
+		if (i == cap) {
+			cap = cap ? cap * 2 : 8;
+			no = realloc(o->offset, cap * sizeof *no);
+			if (no == NULL)
+				return -1;
+			o->offset = no;
+			ns = realloc(o->size, cap * sizeof *ns);
+			if (ns == NULL)
+				return -1;
+			o->size = ns;
+		}
+		o->offset[i] = (uint32_t)off;
+		o->size[i] = (uint32_t)sz;
+		if (off + sz > o->argbytes)
+			o->argbytes = (uint32_t)(off + sz);
+		o->nparams = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+/* Adds one function's name, parameters and attributes to the table. */
+static void
+cuda_ftab_one(struct pw *w, void *h, int kernel, int dev)
+{
+	struct robj tmp;
+	const char *name = NULL;
+	int32_t attr[CU_FUNC_ATTRIBUTE_MAX];
+	int a, v;
+
+	memset(&tmp, 0, sizeof tmp);
+	if (kernel)
+		drv.KernelGetName(&name, h);
+	else
+		drv.FuncGetName(&name, h);
+	cuda_params(&tmp, h, kernel);
+	for (a = 0; a < CU_FUNC_ATTRIBUTE_MAX; a++) {
+		if ((kernel ? drv.KernelGetAttribute(&v,
+		    (CUfunction_attribute)a, h, dev) : drv.FuncGetAttribute(&v,
+		    (CUfunction_attribute)a, h)) != CUDA_SUCCESS)
+			v = 0;
+		attr[a] = v;
+	}
+	ftab_add(w, name ? name : "", tmp.nparams, tmp.offset, tmp.size,
+	    CU_FUNC_ATTRIBUTE_MAX, attr);
+	free(tmp.offset);
+	free(tmp.size);
+}
+
+/* in: ctx, id, image -> function table */
+static int
+c_module_load(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	CUmodule mod;
+	CUfunction *fs = NULL;
+	CUresult rc;
+	unsigned n = 0, i;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[2].len == 0)
+		return CUDA_ERROR_INVALID_IMAGE;
+	if ((rc = drv.ModuleLoadData(&mod, c->in[2].p)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_MODULE, mod)) == NULL) {
+		drv.ModuleUnload(mod);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	if (drv.ModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS)
+		n = 0;
+	if (n > 0 && (fs = calloc(n, sizeof *fs)) != NULL &&
+	    drv.ModuleEnumerateFunctions(fs, n, mod) != CUDA_SUCCESS)
+		n = 0;
+	ftab_begin(&c->blob, fs != NULL ? n : 0);
+	for (i = 0; fs != NULL && i < n; i++)
+		cuda_ftab_one(&c->blob, fs[i], 0, ctx->device);
+	free(fs);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_module_unload(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_MODULE);
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	while (htab_next(&c->cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == o)
+			robj_del(c->cl, id);
+	if (o->ctx != NULL && o->ctx->h != NULL)
+		drv.CtxSetCurrent(o->ctx->h);
+	drv.ModuleUnload(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: module or library, id, name */
+static int
+cuda_get_func(struct rcall *c, int kernel)
+{
+	struct robj *m, *o;
+	char name[RPC_STRING_MAX + 1];
+	void *h;
+	CUresult rc;
+
+	m = robj_get(c->cl, c->in[0].u, kernel ? RK_LIBRARY : RK_MODULE);
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[2], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = kernel ? drv.LibraryGetKernel((CUkernel *)&h, m->h, name) :
+	    drv.ModuleGetFunction((CUfunction *)&h, m->h, name);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, kernel ? RK_KERNEL : RK_FUNC,
+	    h)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = m;
+	o->ctx = m->ctx;
+	if (cuda_params(o, h, kernel) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+static int c_module_get_func(struct rcall *c) { return cuda_get_func(c, 0); }
+static int c_library_get_kernel(struct rcall *c) { return cuda_get_func(c, 1); }
+
+static int
+c_module_get_global(struct rcall *c)
+{
+	struct robj *m = robj_get(c->cl, c->in[0].u, RK_MODULE);
+	char name[RPC_STRING_MAX + 1];
+	CUdeviceptr p;
+	size_t n;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[1], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->ctx != NULL && m->ctx->h != NULL)
+		drv.CtxSetCurrent(m->ctx->h);
+	if ((rc = drv.ModuleGetGlobal(&p, &n, m->h, name)) != CUDA_SUCCESS)
+		return rc;
+	rmem_add(c->cl, p, n, 1, m->ctx);
+	c->out[0].u = p;
+	c->out[1].u = n;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, id, image -> function table */
+static int
+c_library_load(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	CUlibrary lib;
+	CUkernel *ks = NULL;
+	CUresult rc;
+	unsigned n = 0, i;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[2].len == 0)
+		return CUDA_ERROR_INVALID_IMAGE;
+	if ((rc = drv.LibraryLoadData(&lib, c->in[2].p, NULL, NULL, 0, NULL,
+	    NULL, 0)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_LIBRARY, lib)) == NULL) {
+		drv.LibraryUnload(lib);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	if (drv.LibraryGetKernelCount(&n, lib) != CUDA_SUCCESS)
+		n = 0;
+	if (n > 0 && (ks = calloc(n, sizeof *ks)) != NULL &&
+	    drv.LibraryEnumerateKernels(ks, n, lib) != CUDA_SUCCESS)
+		n = 0;
+	ftab_begin(&c->blob, ks != NULL ? n : 0);
+	for (i = 0; ks != NULL && i < n; i++)
+		cuda_ftab_one(&c->blob, ks[i], 1, ctx->device);
+	free(ks);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_library_unload(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_LIBRARY);
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	while (htab_next(&c->cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == o)
+			robj_del(c->cl, id);
+	drv.LibraryUnload(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, library, name -> dptr, bytes */
+static int
+c_library_get_global(struct rcall *c)
+{
+	struct robj *l;
+	char name[RPC_STRING_MAX + 1];
+	CUdeviceptr p;
+	size_t n;
+	CUresult rc;
+
+	struct robj *ctx;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((l = robj_get(c->cl, c->in[1].u, RK_LIBRARY)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[2], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.LibraryGetGlobal(&p, &n, l->h, name)) != CUDA_SUCCESS)
+		return rc;
+	rmem_add(c->cl, p, n, 1, ctx);
+	c->out[0].u = p;
+	c->out[1].u = n;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, function, gx, gy, gz, bx, by, bz, shmem, stream, flags, params */
+static int
+c_launch(struct rcall *c)
+{
+	struct robj *f;
+	CUstream s;
+	void *argp[1024];
+	const uint8_t *args = c->in[11].p;
+	uint32_t i;
+
+	CTX(c, 0);
+	STREAM(c, 9, s);
+	f = robj_get(c->cl, c->in[1].u, RK_FUNC);
+	if (f == NULL)
+		f = robj_get(c->cl, c->in[1].u, RK_KERNEL);
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->nparams > 1024 || c->in[11].len != f->argbytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < f->nparams; i++)
+		argp[i] = (void *)(args + f->offset[i]);
+	if (c->in[10].u & 1)
+		return drv.LaunchCooperativeKernel(f->h, (unsigned)c->in[2].u,
+		    (unsigned)c->in[3].u, (unsigned)c->in[4].u,
+		    (unsigned)c->in[5].u, (unsigned)c->in[6].u,
+		    (unsigned)c->in[7].u, (unsigned)c->in[8].u, s, argp);
+	return drv.LaunchKernel(f->h, (unsigned)c->in[2].u,
+	    (unsigned)c->in[3].u, (unsigned)c->in[4].u, (unsigned)c->in[5].u,
+	    (unsigned)c->in[6].u, (unsigned)c->in[7].u, (unsigned)c->in[8].u,
+	    s, argp, NULL);
+}
+
+static int
+c_stream_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	CUstream s;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[1].u <= 2)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.StreamCreateWithPriority(&s, (unsigned)c->in[2].u,
+	    (int)(int64_t)c->in[3].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_STREAM, s)) == NULL) {
+		drv.StreamDestroy(s);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_stream_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_STREAM);
+	CUresult rc;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = drv.StreamDestroy(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+static int
+c_stream_sync(struct rcall *c)
+{
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	return drv.StreamSynchronize(s);
+}
+
+static int
+c_stream_query(struct rcall *c)
+{
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	return drv.StreamQuery(s);
+}
+
+static int
+c_stream_wait_event(struct rcall *c)
+{
+	struct robj *e;
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((e = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return drv.StreamWaitEvent(s, e->h, (unsigned)c->in[3].u);
+}
+
+static int
+c_event_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	CUevent e;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((rc = drv.EventCreate(&e, (unsigned)c->in[2].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_EVENT, e)) == NULL) {
+		drv.EventDestroy(e);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_event_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_EVENT);
+	CUresult rc;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = drv.EventDestroy(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+static int
+c_event_record(struct rcall *c)
+{
+	struct robj *e;
+	CUstream s;
+
+	CTX(c, 0);
+	if ((e = robj_get(c->cl, c->in[1].u, RK_EVENT)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	STREAM(c, 2, s);
+	return drv.EventRecord(e->h, s);
+}
+
+static int
+c_event_sync(struct rcall *c)
+{
+	struct robj *e = robj_get(c->cl, c->in[0].u, RK_EVENT);
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return drv.EventSynchronize(e->h);
+}
+
+static int
+c_event_query(struct rcall *c)
+{
+	struct robj *e = robj_get(c->cl, c->in[0].u, RK_EVENT);
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return drv.EventQuery(e->h);
+}
+
+static int
+c_event_elapsed(struct rcall *c)
+{
+	struct robj *a = robj_get(c->cl, c->in[0].u, RK_EVENT);
+	struct robj *b = robj_get(c->cl, c->in[1].u, RK_EVENT);
+	float ms;
+	uint32_t bits;
+	CUresult rc;
+
+	if (a == NULL || b == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = drv.EventElapsedTime(&ms, a->h, b->h)) != CUDA_SUCCESS)
+		return rc;
+	memcpy(&bits, &ms, sizeof bits);
+	c->out[0].u = bits;
+	return CUDA_SUCCESS;
+}
+
+static struct robj *
+cuda_func(struct rcall *c, uint64_t id)
+{
+	struct robj *f = robj_get(c->cl, id, RK_FUNC);
+
+	return f != NULL ? f : robj_get(c->cl, id, RK_KERNEL);
+}
+
+static int
+c_func_set_attr(struct rcall *c)
+{
+	struct robj *f = cuda_func(c, c->in[0].u);
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->kind == RK_KERNEL)
+		return drv.KernelSetAttribute((CUfunction_attribute)c->in[1].u,
+		    (int)(int64_t)c->in[2].u, f->h,
+		    f->ctx ? f->ctx->device : 0);
+	return drv.FuncSetAttribute(f->h, (CUfunction_attribute)c->in[1].u,
+	    (int)(int64_t)c->in[2].u);
+}
+
+static int
+c_func_set_cache(struct rcall *c)
+{
+	struct robj *f = cuda_func(c, c->in[0].u);
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->kind == RK_KERNEL)
+		return drv.KernelSetCacheConfig(f->h, (CUfunc_cache)c->in[1].u,
+		    f->ctx ? f->ctx->device : 0);
+	return drv.FuncSetCacheConfig(f->h, (CUfunc_cache)c->in[1].u);
+}
+
+static int
+c_occupancy(struct rcall *c)
+{
+	struct robj *f = cuda_func(c, c->in[0].u);
+	int n;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->ctx != NULL && f->ctx->h != NULL)
+		drv.CtxSetCurrent(f->ctx->h);
+	if ((rc = drv.Occupancy(&n, f->h, (int)c->in[1].u, (size_t)c->in[2].u,
+	    (unsigned)c->in[3].u)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = (uint32_t)n;
+	return CUDA_SUCCESS;
+}
+
+#define F(t, fn) [t - R_OPEN] = fn
+const struct backend backend_cuda = {
+	.name = "cuda",
+	.init = cuda_init,
+	.describe = cuda_describe,
+	.client_new = cuda_client_new,
+	.client_free = cuda_client_free,
+	.call = {
+		F(R_CTX_CREATE, c_ctx_create),
+		F(R_CTX_DESTROY, c_ctx_destroy),
+		F(R_PRIMARY_RETAIN, c_primary_retain),
+		F(R_PRIMARY_RELEASE, c_primary_release),
+		F(R_PRIMARY_RESET, c_primary_reset),
+		F(R_CTX_SYNC, c_ctx_sync),
+		F(R_CTX_SET_LIMIT, c_ctx_set_limit),
+		F(R_MEM_ALLOC, c_mem_alloc),
+		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
+		F(R_MEM_FREE, c_mem_free),
+		F(R_MEM_GET_INFO, c_mem_get_info),
+		F(R_MEM_HTOD, c_mem_htod),
+		F(R_MEM_DTOH, c_mem_dtoh),
+		F(R_MEM_DTOD, c_mem_dtod),
+		F(R_MEM_3D, c_mem_3d),
+		F(R_MEMSET, c_memset),
+		F(R_MODULE_LOAD, c_module_load),
+		F(R_MODULE_UNLOAD, c_module_unload),
+		F(R_MODULE_GET_FUNC, c_module_get_func),
+		F(R_MODULE_GET_GLOBAL, c_module_get_global),
+		F(R_LIBRARY_LOAD, c_library_load),
+		F(R_LIBRARY_UNLOAD, c_library_unload),
+		F(R_LIBRARY_GET_KERNEL, c_library_get_kernel),
+		F(R_LIBRARY_GET_GLOBAL, c_library_get_global),
+		F(R_LAUNCH, c_launch),
+		F(R_STREAM_CREATE, c_stream_create),
+		F(R_STREAM_DESTROY, c_stream_destroy),
+		F(R_STREAM_SYNC, c_stream_sync),
+		F(R_STREAM_QUERY, c_stream_query),
+		F(R_STREAM_WAIT_EVENT, c_stream_wait_event),
+		F(R_EVENT_CREATE, c_event_create),
+		F(R_EVENT_DESTROY, c_event_destroy),
+		F(R_EVENT_RECORD, c_event_record),
+		F(R_EVENT_SYNC, c_event_sync),
+		F(R_EVENT_QUERY, c_event_query),
+		F(R_EVENT_ELAPSED, c_event_elapsed),
+		F(R_FUNC_SET_ATTR, c_func_set_attr),
+		F(R_FUNC_SET_CACHE, c_func_set_cache),
+		F(R_OCCUPANCY, c_occupancy),
+	},
+};
+#undef F

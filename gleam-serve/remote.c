@@ -1,0 +1,454 @@
+/* Serving one remoting client on its own thread. */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+#include "remote.h"
+
+struct remote {
+	int			 fd;
+	const struct remote_env	*env;
+	struct remote_stats	*stats;
+	void			*token;
+	struct rclient		 cl;
+	uint8_t			*in;		/* bytes read, not yet served */
+	size_t			 inlen, incap;
+	struct pw		 out;		/* replies not yet sent */
+	int			 opened;
+};
+
+struct robj *
+robj_get(struct rclient *cl, uint64_t id, int kind)
+{
+	struct robj *o = htab_get(&cl->objs, id);
+
+	return o != NULL && o->kind == kind ? o : NULL;
+}
+
+struct robj *
+robj_new(struct rclient *cl, uint64_t id, int kind, void *h)
+{
+	struct robj *o;
+
+	if (htab_get(&cl->objs, id) != NULL)
+		return NULL;		/* ids are the client's to keep unique */
+	if ((o = calloc(1, sizeof *o)) == NULL)
+		return NULL;
+	o->kind = kind;
+	o->h = h;
+	if (htab_put(&cl->objs, id, o) == -1) {
+		free(o);
+		return NULL;
+	}
+	return o;
+}
+
+void
+robj_free(struct robj *o)
+{
+	if (o == NULL)
+		return;
+	free(o->offset);
+	free(o->size);
+	free(o);
+}
+
+void
+robj_del(struct rclient *cl, uint64_t id)
+{
+	robj_free(htab_del(&cl->objs, id));
+}
+
+/* The index of the last range with base <= p, or -1. */
+static long
+rmem_find(const struct rclient *cl, uint64_t p)
+{
+	size_t lo = 0, hi = cl->nranges;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cl->ranges[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+int
+rmem_add(struct rclient *cl, uint64_t base, uint64_t size, int global,
+    const void *owner)
+{
+	struct rrange *nr;
+	long i = rmem_find(cl, base);
+
+	if (i >= 0 && cl->ranges[i].base == base)
+		return 0;	/* a global asked for twice */
+	if (cl->nranges == cl->rcap) {
+		size_t cap = cl->rcap ? cl->rcap * 2 : 64;
+		if ((nr = realloc(cl->ranges, cap * sizeof *nr)) == NULL)
+			return -1;
+		cl->ranges = nr;
+		cl->rcap = cap;
+	}
+	i++;
+	memmove(&cl->ranges[i + 1], &cl->ranges[i],
+	    (cl->nranges - (size_t)i) * sizeof *cl->ranges);
+	cl->ranges[i] = (struct rrange){ base, size, global, owner };
+	cl->nranges++;
+	return 0;
+}
+
+int
+rmem_del(struct rclient *cl, uint64_t base)
+{
+	long i = rmem_find(cl, base);
+
+	if (i < 0 || cl->ranges[i].base != base || cl->ranges[i].global)
+		return -1;
+	memmove(&cl->ranges[i], &cl->ranges[i + 1],
+	    (cl->nranges - (size_t)i - 1) * sizeof *cl->ranges);
+	cl->nranges--;
+	return 0;
+}
+
+void
+rmem_drop(struct rclient *cl, const void *owner)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < cl->nranges; i++)
+		if (cl->ranges[i].owner != owner)
+			cl->ranges[j++] = cl->ranges[i];
+	cl->nranges = j;
+}
+
+int
+rmem_check(const struct rclient *cl, uint64_t p, uint64_t len)
+{
+	long i = rmem_find(cl, p);
+	const struct rrange *r;
+
+	if (i < 0)
+		return -1;
+	r = &cl->ranges[i];
+	if (p - r->base > r->size || len > r->size - (p - r->base))
+		return -1;
+	return 0;
+}
+
+int
+rval_str(const struct rpc_val *v, char *buf, size_t len)
+{
+	if (v->len >= len)
+		return -1;
+	memcpy(buf, v->p, v->len);
+	buf[v->len] = '\0';
+	return 0;
+}
+
+void
+ftab_begin(struct pw *w, uint32_t n)
+{
+	pw_u32(w, n);
+}
+
+void
+ftab_add(struct pw *w, const char *name, uint32_t nparams,
+    const uint32_t *offset, const uint32_t *size, uint32_t nattr,
+    const int32_t *attr)
+{
+	uint32_t i;
+
+	pw_str(w, name);
+	pw_u32(w, nparams);
+	for (i = 0; i < nparams; i++) {
+		pw_u32(w, offset[i]);
+		pw_u32(w, size[i]);
+	}
+	pw_u32(w, nattr);
+	for (i = 0; i < nattr; i++)
+		pw_u32(w, (uint32_t)attr[i]);
+}
+
+/* Appends a frame to the output. */
+static void
+remote_frame(struct remote *r, uint16_t type, uint16_t flags, uint64_t id,
+    const void *p, size_t len)
+{
+	struct frame_hdr h = { (uint32_t)len, type, flags, id };
+	uint8_t hb[PROTO_HDR_LEN];
+
+	proto_hdr_encode(hb, &h);
+	pw_bytes(&r->out, hb, sizeof hb);
+	pw_bytes(&r->out, p, len);
+}
+
+static void
+remote_error(struct remote *r, uint64_t id, uint32_t code, const char *text)
+{
+	struct msg_error e;
+	struct pw w;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	snprintf(e.text, sizeof e.text, "%s", text);
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	if (!w.bad)
+		remote_frame(r, MSG_ERROR, FL_REPLY, id, w.p, w.len);
+	pw_free(&w);
+	log_info("client %s (%s): %s: %s", r->cl.addr, r->cl.name,
+	    proto_err_name(code), text);
+}
+
+/* Writes all of the output; -1 when the client is gone. */
+static int
+remote_flush(struct remote *r)
+{
+	size_t off = 0;
+	ssize_t n;
+
+	if (r->out.bad)
+		return -1;
+	while (off < r->out.len) {
+		n = send(r->fd, r->out.p + off, r->out.len - off, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	__atomic_add_fetch(&r->stats->bytes_out, r->out.len, __ATOMIC_RELAXED);
+	r->out.len = 0;
+	/* A large reply's buffer is not kept for the life of the client. */
+	if (r->out.cap > (8u << 20)) {
+		pw_free(&r->out);
+		pw_init(&r->out);
+	}
+	return 0;
+}
+
+static void
+remote_open(struct remote *r, const struct frame_hdr *h, struct rcall *c)
+{
+	const struct backend *be = r->env->be;
+	struct pw devs, rep;
+	uint32_t ndev = 0, version = 0;
+	int rc;
+
+	pw_init(&devs);
+	pw_init(&rep);
+	rc = be->describe(&devs, &ndev, &version);
+	if (rc == 0 && !r->opened) {
+		rc = be->client_new(&r->cl);
+		r->opened = rc == 0;
+	}
+	pw_u32(&rep, (uint32_t)rc);
+	if (rc == 0) {
+		c->out[0].u = version;
+		c->out[1].p = devs.p;
+		c->out[1].len = (uint32_t)devs.len;
+		/* The device count leads the blob, which the client reads. */
+		(void)ndev;
+		rpc_pack(&rep, c->d->rep, c->out);
+	}
+	remote_frame(r, h->type, FL_REPLY, h->id, rep.p, rep.len);
+	pw_free(&devs);
+	pw_free(&rep);
+}
+
+/* One whole frame; returns -1 to end the session. */
+static int
+remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct rcall c;
+	struct pw rep;
+	backend_fn fn;
+	int rc;
+
+	if (h->type == MSG_BYE)
+		return -1;
+	if (h->type == MSG_ECHO) {
+		remote_frame(r, MSG_ECHO, FL_REPLY, h->id, p, h->len);
+		return 0;
+	}
+	memset(&c, 0, sizeof c);
+	c.cl = &r->cl;
+	c.d = rpc_lookup(h->type);
+	if (c.d == NULL) {
+		remote_error(r, h->id, PERR_UNKNOWN, "not a remoting call");
+		return -1;
+	}
+	if (h->flags != 0 || rpc_unpack(p, h->len, c.d->req, c.in) == -1) {
+		remote_error(r, h->id, PERR_MALFORMED, c.d->name);
+		return -1;
+	}
+	__atomic_add_fetch(&r->stats->calls, 1, __ATOMIC_RELAXED);
+	if (h->type == R_OPEN) {
+		remote_open(r, h, &c);
+		return 0;
+	}
+	if (!r->opened) {
+		remote_error(r, h->id, PERR_STATE, "call before open");
+		return -1;
+	}
+	fn = r->env->be->call[h->type - R_OPEN];
+	pw_init(&c.blob);
+	rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	pw_init(&rep);
+	pw_u32(&rep, (uint32_t)rc);
+	if (rc == 0 && rpc_pack(&rep, c.d->rep, c.out) == -1)
+		rep.bad = 1;
+	if (rep.bad || rep.len > r->env->max_frame) {
+		pw_free(&rep);
+		pw_init(&rep);
+		pw_u32(&rep, 2);	/* CUDA_ERROR_OUT_OF_MEMORY */
+	}
+	remote_frame(r, h->type, FL_REPLY, h->id, rep.p, rep.len);
+	pw_free(&rep);
+	pw_free(&c.blob);
+	free(c.scratch);
+	log_trace("client %s: %s -> %d", r->cl.addr, c.d->name, rc);
+	return 0;
+}
+
+/* Serves every whole frame in the input; -1 to end the session. */
+static int
+remote_drain(struct remote *r)
+{
+	struct frame_hdr h;
+	size_t off = 0;
+
+	while (r->inlen - off >= PROTO_HDR_LEN) {
+		proto_hdr_decode(r->in + off, &h);
+		if (h.len > r->env->max_frame) {
+			remote_error(r, h.id, PERR_TOOBIG, "frame over the limit");
+			return -1;
+		}
+		if (r->inlen - off < PROTO_HDR_LEN + (size_t)h.len)
+			break;
+		if (remote_serve(r, &h, r->in + off + PROTO_HDR_LEN) == -1)
+			return -1;
+		off += PROTO_HDR_LEN + h.len;
+	}
+	memmove(r->in, r->in + off, r->inlen - off);
+	r->inlen -= off;
+	return 0;
+}
+
+/* Reads what is there (at least one byte); -1 on EOF or error. */
+static int
+remote_read(struct remote *r)
+{
+	struct frame_hdr h;
+	size_t want = 1 << 16;
+	uint8_t *nb;
+	ssize_t n;
+
+	if (r->inlen >= PROTO_HDR_LEN) {
+		proto_hdr_decode(r->in, &h);
+		if (PROTO_HDR_LEN + (size_t)h.len > r->inlen + want)
+			want = PROTO_HDR_LEN + (size_t)h.len - r->inlen;
+	}
+	if (r->incap - r->inlen < want) {
+		if ((nb = realloc(r->in, r->inlen + want)) == NULL)
+			return -1;
+		r->in = nb;
+		r->incap = r->inlen + want;
+	}
+	do
+		n = recv(r->fd, r->in + r->inlen, r->incap - r->inlen, 0);
+	while (n == -1 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	r->inlen += (size_t)n;
+	__atomic_add_fetch(&r->stats->bytes_in, (uint64_t)n, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void *
+remote_main(void *arg)
+{
+	struct remote *r = arg;
+
+	for (;;) {
+		if (remote_drain(r) == -1)
+			break;
+		/* Everything answered so far leaves in one send. */
+		if (remote_flush(r) == -1)
+			break;
+		if (remote_read(r) == -1)
+			break;
+	}
+	remote_flush(r);
+	if (r->opened)
+		r->env->be->client_free(&r->cl);
+	log_debug("client %s (%s): closed", r->cl.addr, r->cl.name);
+	shutdown(r->fd, SHUT_RDWR);
+	close(r->fd);
+	{
+		size_t i = 0;
+		uint64_t k;
+		void *v;
+
+		while (htab_next(&r->cl.objs, &i, &k, &v))
+			robj_free(v);
+	}
+	htab_free(&r->cl.objs);
+	free(r->cl.ranges);
+	free(r->in);
+	pw_free(&r->out);
+	r->env->done(r->env->arg, r->token);
+	free(r);
+	return NULL;
+}
+
+int
+remote_start(int fd, const char *addr, const char *name, const void *pending,
+    size_t len, const struct remote_env *env, struct remote_stats *stats,
+    void *token)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	struct remote *r;
+	int rc;
+
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return -1;
+	r->fd = fd;
+	r->env = env;
+	r->stats = stats;
+	r->token = token;
+	htab_init(&r->cl.objs);
+	snprintf(r->cl.addr, sizeof r->cl.addr, "%s", addr);
+	snprintf(r->cl.name, sizeof r->cl.name, "%s", name);
+	pw_init(&r->out);
+	if (len > 0) {
+		if ((r->in = malloc(len)) == NULL) {
+			free(r);
+			return -1;
+		}
+		memcpy(r->in, pending, len);
+		r->inlen = r->incap = len;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&tid, &attr, remote_main, r);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		free(r->in);
+		free(r);
+		return -1;
+	}
+	return 0;
+}

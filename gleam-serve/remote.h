@@ -1,0 +1,42 @@
+/*
+ * Remoting clients, each served on a thread of its own with blocking I/O:
+ * a CUDA call may block (a synchronize waits for the GPU) and must not
+ * hold up the event loop or other clients.
+ *
+ * Lifecycle: the event loop does the handshake; at the client's first
+ * remoting frame, server.c takes the socket out of libevent and calls
+ * remote_start with the bytes it had already read.  The thread serves the
+ * client until it disconnects or sends something hostile, frees every GPU
+ * resource the client held through the backend, closes the socket, and
+ * calls env->done from its own thread (the server wakes its loop).
+ */
+#ifndef SERVE_REMOTE_H
+#define SERVE_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+struct remote_stats {
+	/* Updated by the client's thread, read by status with atomics. */
+	uint64_t	 bytes_in, bytes_out, calls;
+};
+
+struct remote_env {
+	const struct backend	*be;
+	uint32_t		 max_frame;
+	void			(*done)(void *arg, void *client);
+	void			*arg;
+};
+
+/*
+ * Starts serving fd; pending holds len bytes read already.  client is the
+ * server's token, passed back to done.  Returns -1 if no thread could be
+ * started (the caller still owns fd).
+ */
+int	remote_start(int fd, const char *addr, const char *name,
+	    const void *pending, size_t len, const struct remote_env *,
+	    struct remote_stats *, void *client);
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * The remoting calls: protocol version 1 frames of type MSG_REMOTE_FIRST
+ * and up, one per CUDA driver operation.  This table is their one
+ * definition in code (gleam-protocol(5) has it in prose): each call has a
+ * request and a reply signature, and rpc_pack/rpc_unpack encode and decode
+ * every call by its signature, so client, server and fuzz target share one
+ * decoder.
+ *
+ * Signature letters, each a field in order, little-endian:
+ *	I  u32		i  i32		Q  u64
+ *	B  blob: u32 length, then the bytes (rpc_unpack points into the frame)
+ *	S  string: u16 length, then bytes with no NUL (at most 4096)
+ *
+ * Every reply starts with a u32 CUresult; the reply's fields follow only
+ * when it is 0 (CUDA_SUCCESS).  Handles of contexts, modules, functions,
+ * streams and events are u64 ids that the client chooses when it creates
+ * the object (so creation need not wait); the server keeps its own map
+ * from id to driver handle per client and refuses ids it did not record.
+ * Stream id 0 is the legacy default stream, 1 CU_STREAM_LEGACY and 2
+ * CU_STREAM_PER_THREAD.  Device pointers are the server's real addresses.
+ */
+#ifndef GLEAM_RPC_H
+#define GLEAM_RPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+#define RPC_STRING_MAX	4096
+#define RPC_MAX_FIELDS	16
+
+enum rpc_call {
+	R_OPEN = MSG_REMOTE_FIRST,	/* flags -> driver version, devices */
+	R_CTX_CREATE,		/* id, device, flags */
+	R_CTX_DESTROY,		/* id */
+	R_PRIMARY_RETAIN,	/* id, device: id names that primary context */
+	R_PRIMARY_RELEASE,	/* id */
+	R_PRIMARY_RESET,	/* id */
+	R_CTX_SYNC,		/* ctx */
+	R_CTX_SET_LIMIT,	/* ctx, limit, value */
+	R_MEM_ALLOC,		/* ctx, bytes -> dptr */
+	R_MEM_ALLOC_PITCH,	/* ctx, width, height, element -> dptr, pitch */
+	R_MEM_FREE,		/* ctx, dptr */
+	R_MEM_GET_INFO,		/* ctx -> free, total */
+	R_MEM_HTOD,		/* ctx, stream, async, dptr, data */
+	R_MEM_DTOH,		/* ctx, stream, async, dptr, bytes -> data */
+	R_MEM_DTOD,		/* ctx, stream, async, dst, src, bytes */
+	R_MEM_3D,		/* ctx, stream, async, descriptor, host data -> host data */
+	R_MEMSET,		/* ctx, stream, async, dptr, pitch, value, element, width, height */
+	R_MODULE_LOAD,		/* ctx, id, image -> function table */
+	R_MODULE_UNLOAD,	/* id */
+	R_MODULE_GET_FUNC,	/* module, id, name */
+	R_MODULE_GET_GLOBAL,	/* module, name -> dptr, bytes */
+	R_LIBRARY_LOAD,		/* ctx, id, image -> function table */
+	R_LIBRARY_UNLOAD,	/* id */
+	R_LIBRARY_GET_KERNEL,	/* library, id, name */
+	R_LIBRARY_GET_GLOBAL,	/* ctx, library, name -> dptr, bytes */
+	R_LAUNCH,		/* ctx, function, grid[3], block[3], shmem, stream, flags, params */
+	R_STREAM_CREATE,	/* ctx, id, flags, priority */
+	R_STREAM_DESTROY,	/* id */
+	R_STREAM_SYNC,		/* ctx, stream */
+	R_STREAM_QUERY,		/* ctx, stream */
+	R_STREAM_WAIT_EVENT,	/* ctx, stream, event, flags */
+	R_EVENT_CREATE,		/* ctx, id, flags */
+	R_EVENT_DESTROY,	/* id */
+	R_EVENT_RECORD,		/* ctx, event, stream */
+	R_EVENT_SYNC,		/* event */
+	R_EVENT_QUERY,		/* event */
+	R_EVENT_ELAPSED,	/* start, end -> milliseconds (float bits) */
+	R_FUNC_SET_ATTR,	/* function, attribute, value */
+	R_FUNC_SET_CACHE,	/* function, config */
+	R_OCCUPANCY,		/* function, block, dynamic shmem, flags -> blocks */
+	R_CALL_END		/* one past the last */
+};
+
+#define RPC_NCALLS	(R_CALL_END - R_OPEN)
+
+struct rpc_desc {
+	uint16_t	 type;
+	const char	*name;		/* for logs and statistics */
+	const char	*req;		/* request signature */
+	const char	*rep;		/* reply signature after the CUresult */
+};
+
+/* One decoded field. */
+struct rpc_val {
+	uint64_t	 u;		/* I, i (sign-extended), Q */
+	const void	*p;		/* B, S: points into the payload */
+	uint32_t	 len;		/* B, S */
+};
+
+/* The call's description, NULL for a type that is not a remoting call. */
+const struct rpc_desc *rpc_lookup(uint16_t type);
+
+/*
+ * Encodes fields by sig; each field takes one rpc_val (u for numbers, p and
+ * len for B and S).  Returns -1 if the writer failed.
+ */
+int	rpc_pack(struct pw *, const char *sig, const struct rpc_val *);
+/*
+ * Decodes exactly sig from the payload (trailing bytes are an error) into
+ * v[], at most RPC_MAX_FIELDS.  Returns 0 or -1.
+ */
+int	rpc_unpack(const void *, size_t, const char *sig, struct rpc_val *);
+/* Fields in a signature. */
+int	rpc_nfields(const char *sig);
+
+#endif

@@ -131,15 +131,19 @@ demo: deps-demo
 
 # ---- installation ---------------------------------------------------------
 
+# The client library goes where only gleam-run looks, never into the
+# system's library path: it would take the place of the real driver.
 install: all
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/gleam
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
+	install -m 755 $(CLIENT_LIBS) $(DESTDIR)$(LIBDIR)/gleam
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
+	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
 

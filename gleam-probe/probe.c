@@ -144,12 +144,8 @@ probe_down(struct probe *p, struct conn *c, const struct probe_opts *o)
 		if (h.type == MSG_BULK_END && h.id == id)
 			break;
 		if (h.type == MSG_ERROR) {
-			struct msg_error e;
-			if (msg_error_dec(payload, h.len, &e) == 0)
-				snprintf(p->error, sizeof p->error, "%s: %s",
-				    proto_err_name(e.code), e.text);
-			p->fail = CONN_REMOTE;
-			return -1;
+			conn_error_frame(c, payload, h.len);
+			return probe_fail(p, c);
 		}
 	}
 	p->down_bytes = bytes;
@@ -178,10 +174,13 @@ probe_status(struct probe *p, struct conn *c)
 }
 
 void
-probe_run(struct probe *p, const struct probe_opts *o)
+probe_run(struct probe *p, const struct probe_opts *opts)
 {
+	struct probe_opts o_, *o = &o_;
 	struct conn c;
 	int rc;
+
+	*o = *opts;
 
 	p->ok = 0;
 	if (o->progress)
@@ -192,6 +191,9 @@ probe_run(struct probe *p, const struct probe_opts *o)
 		return;
 	}
 	snprintf(p->name, sizeof p->name, "%s", c.server_name);
+	/* Bulk frames within the server's limit, header included. */
+	if (o->chunk > c.max_frame - PROTO_HDR_LEN)
+		o->chunk = c.max_frame - PROTO_HDR_LEN;
 	p->protocol = c.version;
 	if (o->progress)
 		o->progress(p->spec, "status");

@@ -34,7 +34,7 @@ report_table(FILE *f, struct probe *p, int n)
 	for (i = 0; i < n; i++)
 		if ((int)strlen(p[i].spec) > w)
 			w = (int)strlen(p[i].spec);
-	fprintf(f, "%-*s  %-24s  %10s  %10s  %7s  %s\n", w, "SERVER",
+	fprintf(f, "%-*s  %-24s  %11s  %11s  %7s  %s\n", w, "SERVER",
 	    "RTT MIN/MED/P99 (ms)", "UP Mbit/s", "DOWN Mbit/s", "CLIENTS",
 	    "GPUS");
 	for (i = 0; i < n; i++) {
@@ -56,7 +56,7 @@ report_table(FILE *f, struct probe *p, int n)
 			snprintf(up, sizeof up, "-");
 			snprintf(down, sizeof down, "-");
 		}
-		fprintf(f, "%-*s  %-24s  %10s  %10s  %7d  %s\n", w, p[i].spec,
+		fprintf(f, "%-*s  %-24s  %11s  %11s  %7d  %s\n", w, p[i].spec,
 		    rtt, up, down, p[i].status.nclients,
 		    gpus_summary(&p[i], gpus, sizeof gpus));
 	}

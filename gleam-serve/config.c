@@ -71,10 +71,23 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	if ((n = ymap_get(&d, root, "name")) != NULL &&
 	    yget_str(&d, n, "name", c->name, sizeof c->name, &err) == -1)
 		goto out;
-	if ((n = ymap_get(&d, root, "key_file")) != NULL &&
-	    yget_str(&d, n, "key_file", c->key_file, sizeof c->key_file,
-	    &err) == -1)
-		goto out;
+	if ((n = ymap_get(&d, root, "key_file")) != NULL) {
+		char rel[1024], dir[1024];
+
+		if (yget_str(&d, n, "key_file", rel, sizeof rel, &err) == -1)
+			goto out;
+		/* Relative to the file that names it, as an admin expects. */
+		snprintf(dir, sizeof dir, "%s", path);
+		if (rel[0] != '/' && strchr(dir, '/') != NULL) {
+			*strrchr(dir, '/') = '\0';
+			if ((size_t)snprintf(c->key_file, sizeof c->key_file,
+			    "%s/%s", dir, rel) >= sizeof c->key_file) {
+				yerr_at(&d, n, "key_file", &err, "too long");
+				goto out;
+			}
+		} else
+			snprintf(c->key_file, sizeof c->key_file, "%s", rel);
+	}
 	if ((n = ymap_get(&d, root, "max_clients")) != NULL) {
 		if (yget_int(&d, n, "max_clients", 1, 65536, &v, &err) == -1)
 			goto out;

@@ -5,8 +5,9 @@
 #include "status.h"
 
 /*
- * Fills s->gpus, s->ngpus and s->gpu_source ("nvml", or the reason there
- * is no GPU: "no GPU (libnvidia-ml.so.1 not found)").  Cheap after the
+ * Fills s->gpus, s->ngpus and s->gpu_source: "nvml", or "no GPU" with the
+ * reason in parentheses where NVML is there but fails ("no GPU (NVML
+ * failed)").  Cheap after the
  * first call: the library stays loaded.
  */
 void	gpu_query(struct server_status *);

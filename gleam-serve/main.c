@@ -20,12 +20,28 @@ usage(int code)
 	exit(code);
 }
 
+/* path made absolute against the working directory, in buf. */
+static const char *
+abspath(const char *path, char *buf, size_t len)
+{
+	char cwd[2048];
+
+	if (path[0] == '/')
+		return path;
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		return NULL;
+	if ((size_t)snprintf(buf, len, "%s/%s", cwd, path) >= len)
+		return NULL;
+	return buf;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct overrides ov = { NULL, NULL, SERVE_CONFIG_DEFAULT, 1 };
 	struct config cfg;
 	struct server *srv;
+	char cfgpath[4096], keypath[4096];
 	int ch, dflag = 0, nflag = 0, verbose = 0, rc;
 
 	log_init(argv[0], LL_INFO);
@@ -62,6 +78,11 @@ main(int argc, char *argv[])
 		usage(EXIT_USAGE);
 	}
 	log_setlevel(LL_INFO + verbose);
+	/* daemon(3) moves to /: keep the paths that a reload reads again. */
+	if ((ov.config = abspath(ov.config, cfgpath, sizeof cfgpath)) == NULL ||
+	    (ov.key_file != NULL && (ov.key_file = abspath(ov.key_file,
+	    keypath, sizeof keypath)) == NULL))
+		fatalx(EXIT_USAGE, "path too long");
 	if (auth_init() == -1)
 		fatalx(EXIT_SOFTWARE, "libsodium failed to start");
 

@@ -698,7 +698,8 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	tv.tv_sec = (time_t)srv->cfg.drain_timeout;
-	tv.tv_usec = 0;
+	tv.tv_usec = (suseconds_t)((srv->cfg.drain_timeout -
+	    (double)tv.tv_sec) * 1e6);
 	srv->ev_drain = evtimer_new(srv->base, server_drain_timeout, srv);
 	if (srv->ev_drain != NULL)
 		evtimer_add(srv->ev_drain, &tv);
@@ -717,10 +718,6 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	srv->ov = *ov;
 	srv->start = now_ns();
 	TAILQ_INIT(&srv->clients);
-	if (server_backend(srv) == -1) {
-		*exitcode = EXIT_IO;
-		goto fail;
-	}
 	server_env_update(srv);
 	if (evthread_use_pthreads() == -1)
 		goto fail;
@@ -737,6 +734,12 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 		*exitcode = EXIT_NET;
 		goto fail;
 	}
+	/* After the bind, so that "address in use" comes alone. */
+	if (server_backend(srv) == -1) {
+		*exitcode = EXIT_IO;
+		goto fail;
+	}
+	server_env_update(srv);
 	srv->ev_hup = evsignal_new(srv->base, SIGHUP, server_reload, srv);
 	srv->ev_term = evsignal_new(srv->base, SIGTERM, server_drain, srv);
 	srv->ev_int = evsignal_new(srv->base, SIGINT, server_drain, srv);

@@ -26,6 +26,7 @@ struct session {
 	char		 peer[64];
 	char		 name[PROTO_NAME_MAX + 1];
 	uint16_t	 version;
+	uint32_t	 max_frame;	/* as announced in our CHALLENGE */
 	uint64_t	 id;
 	uint8_t		 nonce[PROTO_NONCE_LEN];	/* ours */
 	uint8_t		 cnonce[PROTO_NONCE_LEN];	/* the client's */
@@ -73,6 +74,7 @@ session_new(const struct session_env *env, const char *peer)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return NULL;
 	s->env = env;
+	s->max_frame = env->max_frame;
 	s->state = S_HELLO;
 	s->id = session_next_id++;
 	snprintf(s->peer, sizeof s->peer, "%s", peer);
@@ -181,7 +183,9 @@ session_hello(struct session *s, const struct frame_hdr *h, const uint8_t *p,
 	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
 	memcpy(ch.nonce, s->nonce, sizeof ch.nonce);
 	snprintf(ch.name, sizeof ch.name, "%s", s->env->name);
-	ch.max_frame = s->env->max_frame;
+	/* A reload may change the limit; this client keeps the one it got. */
+	s->max_frame = s->env->max_frame;
+	ch.max_frame = s->max_frame;
 	pw_init(&w);
 	msg_challenge_enc(&w, &ch);
 	session_pw(out, MSG_CHALLENGE, FL_REPLY, h->id, &w);
@@ -242,7 +246,7 @@ session_bulk_get(struct session *s, const struct frame_hdr *h,
 	if (s->tx_active)
 		return session_error(s, out, h->id, PERR_STATE, 1,
 		    "BULK_GET while one is running");
-	if (m.chunk > s->env->max_frame || m.chunk > BULK_SRC_LEN)
+	if (m.chunk > s->max_frame || m.chunk > BULK_SRC_LEN)
 		return session_error(s, out, h->id, PERR_MALFORMED, 1,
 		    "chunk of %u bytes too large", m.chunk);
 	if (m.duration_ms > 600000)
@@ -317,8 +321,11 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 		if ((doc = s->env->status(s->env->arg, &len)) == NULL)
 			return session_error(s, out, h->id, PERR_INTERNAL, 0,
 			    "status unavailable");
-		if (len > s->env->max_frame)
-			len = 0;
+		if (len > s->max_frame) {
+			free(doc);
+			return session_error(s, out, h->id, PERR_INTERNAL, 0,
+			    "status of %zu bytes over the frame limit", len);
+		}
 		session_frame(out, MSG_STATUS, FL_REPLY, h->id, doc, len);
 		free(doc);
 		return SESSION_OK;
@@ -404,11 +411,11 @@ session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
 			return SESSION_OK;
 		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
-		if (h.len > s->env->max_frame) {
+		if (h.len > s->max_frame) {
 			/* Before the handshake, likely not our protocol at all. */
 			return session_error(s, out, h.id, PERR_TOOBIG, 1,
 			    "frame of %u bytes over the limit of %u%s", h.len,
-			    s->env->max_frame, s->state == S_HELLO ?
+			    s->max_frame, s->state == S_HELLO ?
 			    " (not a Gleam client?)" : "");
 		}
 		if (s->state == S_READY && h.type >= MSG_REMOTE_FIRST) {

@@ -2,9 +2,10 @@
  * Shared-secret authentication by challenge and response.  Each side sends
  * a random nonce; the client proves the key with
  * HMAC-SHA256(key, "gleam-v1-client" | version | client nonce | server nonce)
- * and the server answers with the same over "gleam-v1-server" and the
- * nonces swapped, so each side knows the other holds the key and the key
- * itself never crosses the wire.
+ * and the server answers with the same over "gleam-v1-server" (the client
+ * nonce still first), so each side knows the other holds the key and the
+ * key itself never crosses the wire.  A client that holds a key refuses a
+ * server that does not ask for one.
  */
 #ifndef GLEAM_AUTH_H
 #define GLEAM_AUTH_H

@@ -194,6 +194,11 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 	c->max_frame = ch.max_frame;
 	snprintf(c->server_name, sizeof c->server_name, "%s", ch.name);
 
+	if (ch.auth == AUTH_NONE && key != NULL && key->set)
+		/* Anyone can answer without a key; ours must prove it holds it. */
+		return conn_fail(c, CONN_AUTH, "%s: server does not ask for a "
+		    "key, so it cannot prove it is the one we hold a key for",
+		    c->peer);
 	if (ch.auth == AUTH_HMAC_SHA256) {
 		if (key == NULL || !key->set)
 			return conn_fail(c, CONN_AUTH, "%s: server requires a "
@@ -227,6 +232,12 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 	}
 	c->session = wel.session;
 	return 0;
+}
+
+int
+conn_error_frame(struct conn *c, const uint8_t *p, size_t len)
+{
+	return conn_remote_error(c, p, len, CONN_REMOTE);
 }
 
 int

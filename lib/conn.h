@@ -53,6 +53,11 @@ int	conn_send(struct conn *, uint16_t type, uint16_t flags, uint64_t id,
  */
 int	conn_recv(struct conn *, struct frame_hdr *, const uint8_t **payload);
 /*
+ * Turns an ERROR frame's payload into the conn's error (c->fail, c->err)
+ * and returns -1.
+ */
+int	conn_error_frame(struct conn *, const uint8_t *, size_t);
+/*
  * Sends a request and waits for its reply.  An ERROR reply fails with
  * CONN_REMOTE and the server's message in c->err.
  */

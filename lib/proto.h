@@ -116,8 +116,10 @@ struct msg_bulk_get {
 };
 
 struct msg_bulk_result {
-	uint64_t	bytes;		/* payload bytes received */
-	uint64_t	elapsed_ns;	/* first to last BULK_DATA at the receiver */
+	uint64_t	bytes;		/* payload bytes received or sent */
+	uint64_t	elapsed_ns;	/* after BULK_DATA: first to last frame's
+					   arrival; after BULK_GET: the request
+					   to the last frame queued */
 };
 
 /* Header to and from its 16 bytes; the caller checks len against max_frame. */

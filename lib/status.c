@@ -162,6 +162,7 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 {
 	yaml_node_t *n;
 	size_t i, len;
+	int count, rc;
 
 	memset(s, 0, sizeof *s);
 	if (m == NULL || m->type != YAML_MAPPING_NODE)
@@ -212,10 +213,16 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 		}
 	}
 	s->nclients = (int)len;
-	if ((n = ymap_get(d, m, "nclients")) != NULL &&
-	    get_int(d, m, "nclients", 0, 1 << 20, &s->nclients, err) == -1) {
-		status_free(s);
-		return -1;
+	if ((n = ymap_get(d, m, "nclients")) != NULL) {
+		rc = get_int(d, m, "nclients", 0, 1 << 20, &count, err);
+		/* clients holds nclients entries: another count overruns it. */
+		if (rc == 0 && count != s->nclients)
+			rc = yerr_at(d, n, "nclients", err,
+			    "%d, but %d clients listed", count, s->nclients);
+		if (rc == -1) {
+			status_free(s);
+			return -1;
+		}
 	}
 	return 0;
 }

@@ -12,7 +12,7 @@
 #include "yamlio.h"
 
 #define STATUS_MAX_GPUS		64
-#define STATUS_MAX_CLIENTS	1024
+#define STATUS_MAX_CLIENTS	65536
 
 struct gpu_status {
 	int		 index;

@@ -7,16 +7,17 @@
 
 #include <stddef.h>
 
-typedef void	(*ep_fn)(void);		/* any function, cast back by callers */
+/* Any function; callers cast it back to its type. */
+typedef void	(*ep_fn)(void);
 
 enum ep_kind {
-	EP_DEFAULT,			/* legacy default stream */
-	EP_PT				/* _ptds/_ptsz: per-thread default stream */
+	EP_DEFAULT,	/* legacy default stream */
+	EP_PT		/* _ptds or _ptsz: per-thread default stream */
 };
 
 struct ep_row {
-	const char	*name;		/* the name asked for, unsuffixed */
-	int		 version;	/* the CUDA version that introduced it */
+	const char	*name;		/* as asked for, unsuffixed */
+	int		 version;	/* the CUDA version adding it */
 	int		 kind;		/* enum ep_kind */
 	ep_fn		 fn;
 };

@@ -145,11 +145,12 @@ teardown() {
 	BG_PID=$!
 	sleep 0.5
 	kill -TERM "$SERVE_PID"
-	run wait "$BG_PID"
+	wait "$BG_PID" || true
 	BG_PID=
 	serve_stop
-	# The probe finished its measurement or was told the server is going.
-	grep -q -e "ok: true" -e "shutting down" -e "closed by server" "$BATS_TEST_TMPDIR/p.yaml"
+	# The probe finished its measurement or was told why it could not.
+	grep -q -e "ok: true" -e "server shutting down" "$BATS_TEST_TMPDIR/p.yaml"
+	grep -q "signal 15: draining 1 clients" "$SERVE_LOG"
 }
 
 @test "many concurrent clients are all served" {
@@ -223,4 +224,59 @@ teardown() {
 	# And it still serves newcomers.
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 2 "$SERVE_ADDR"
 	serve_stop
+}
+
+@test "a client holding a key refuses a server that asks for none" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_start
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	[[ "$stderr" == "gleam-probe: $SERVE_ADDR: server does not ask for a key"* ]]
+	serve_stop
+}
+
+@test "key_file in the configuration is relative to the configuration" {
+	mkdir "$BATS_TEST_TMPDIR/etc"
+	make_key "$BATS_TEST_TMPDIR/etc/secret"
+	printf 'key_file: secret\n' >"$BATS_TEST_TMPDIR/etc/serve.yaml"
+	cd /
+	serve_start -f "$BATS_TEST_TMPDIR/etc/serve.yaml"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/etc/secret" "$SERVE_ADDR"
+	serve_stop
+}
+
+@test "the smallest max_frame still serves the probe's bulk tests" {
+	printf 'max_frame: 64k\n' >"$CONF"
+	serve_start -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-probe" -c 2 -t 0.2 "$SERVE_ADDR"
+	serve_stop
+}
+
+@test "a remoting call to a server without a CUDA backend is refused clearly" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	printf 'backend: none\n' >"$CONF"
+	serve_start -f "$CONF"
+	run -0 python3 - "$SERVE_PORT" <<-'PY'
+	import os, socket, struct, sys
+	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+	def frame(t, p, i=0): return struct.pack("<IHHQ", len(p), t, 0, i) + p
+	def rd():
+	    h = b""
+	    while len(h) < 16: h += s.recv(16 - len(h))
+	    n, t, f, i = struct.unpack("<IHHQ", h); p = b""
+	    while len(p) < n: p += s.recv(n - len(p))
+	    return t, p
+	s.sendall(frame(1, struct.pack("<IHHI", 0x314D4C47, 1, 1, 0) + os.urandom(32) + b"\0\0"))
+	rd(); rd()
+	s.sendall(frame(256, struct.pack("<I", 0), 7))
+	t, p = rd()
+	print(t, p[6:].decode())
+	PY
+	[ "$output" = "5 this server runs no CUDA backend (disabled)" ]
+	serve_stop
+}
+
+@test "backend: with an unknown value names the key" {
+	printf 'backend: gpu\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: backend: 'gpu': expected auto, cuda, host or none" ]
 }

@@ -1,0 +1,75 @@
+# The client library: a libcuda.so.1 that programs load in place of the
+# CUDA driver.  Included by the top-level Makefile, whose all depends on
+# $(CLIENT_LIBS).  It compiles against the CUDA headers (CUDA_HOME) but
+# never links the real driver.
+
+CUDA_HOME	?= /usr/local/cuda
+CUDA_INC	?= $(CUDA_HOME)/include
+
+# The sanitizer build (BUILD=build/asan) gets its own copy, so that it does
+# not replace the one that programs load from lib/.
+CLIENT_SO	:= $(strip $(if $(filter build/default,$(BUILD)),\
+		    lib/libcuda.so.1, $(BUILD)/lib/libcuda.so.1))
+CLIENT_LIBS	+= $(CLIENT_SO)
+
+CLIENT_SRC	:= $(wildcard lib/client/*.c)
+CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
+# The shared lib/ modules the library uses, already built -fPIC.
+CLIENT_DEPS	:= $(BUILD)/lib/log.o
+
+$(CLIENT_OBJ): CPPFLAGS += -I$(CUDA_INC)
+$(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
+
+# exports.map keeps everything but cu* local; -Bsymbolic makes the table
+# of cuGetProcAddress and the export tables point at our own functions
+# even where another object in the process defines the same names.
+$(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 \
+	    -Wl,--version-script=lib/client/exports.map -Wl,-Bsymbolic \
+	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lpthread
+
+# The client's unit tests dlopen the library (GLEAM_LIBCUDA, default
+# lib/libcuda.so.1); two also compile a module of it in.
+CLIENT_TESTS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
+		    $(wildcard tests/unit/test_client_*.c))
+$(CLIENT_TESTS): | $(CLIENT_SO)
+$(BUILD)/tests/test_client_integrity: lib/client/integrity.[ch]
+$(BUILD)/tests/test_client_exporttable: lib/client/integrity.[ch]
+$(BUILD)/tests/test_client_cls: lib/client/cls.[ch]
+$(BUILD)/tests/test_client_procaddr: tests/unit/test_client_rows.h
+
+# Regenerate entry-points.[ch], stubs.c and tests/unit/test_client_rows.h
+# after a change to the entry-point list or the CUDA headers.  The outputs
+# are committed; the normal build does not run this.
+CLIENT_TSV	?= $(firstword $(wildcard ref/cuda13-entry-points.tsv \
+		    shared/ref/cuda13-entry-points.tsv \
+		    ../shared/ref/cuda13-entry-points.tsv))
+
+.PHONY: client-gen client-check
+client-gen:
+	@test -n "$(CLIENT_TSV)" || \
+	    { echo "client-gen: set CLIENT_TSV" >&2; exit 1; }
+	lib/client/gen-entry-points -c $(CUDA_INC) -o lib/client \
+	    -r tests/unit/test_client_rows.h $(CLIENT_TSV)
+
+# The library's exports, then real cudart against it (skipped without nvcc).
+client-check: $(CLIENT_SO)
+	@BUILD=$(BUILD) tests/cuda/run-local-checks $(CLIENT_SO)
+
+# Only where NVIDIA's driver is installed (a GPU host): the library's local
+# answers against the real driver's.
+.PHONY: client-gpu-check
+client-gpu-check: $(BUILD)/cuda/against-driver $(CLIENT_SO)
+	$(BUILD)/cuda/against-driver libcuda.so.1 $(CLIENT_SO)
+
+$(BUILD)/cuda/against-driver: tests/cuda/against-driver.c \
+    lib/client/integrity.[ch] tests/unit/test_client_rows.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) -o $@ $< \
+	    -ldl -lpthread
+
+clean: client-clean
+.PHONY: client-clean
+client-clean:
+	rm -f lib/libcuda.so.1

@@ -15,7 +15,7 @@ CLIENT_LIBS	+= $(CLIENT_SO)
 CLIENT_SRC	:= $(wildcard lib/client/*.c)
 CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 # The shared lib/ modules the library uses, already built -fPIC.
-CLIENT_DEPS	:= $(BUILD)/lib/log.o
+CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/%.o,log conn net proto auth rpc util parse yamlio htab)
 
 $(CLIENT_OBJ): CPPFLAGS += -I$(CUDA_INC)
 $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
@@ -27,7 +27,7 @@ $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 \
 	    -Wl,--version-script=lib/client/exports.map -Wl,-Bsymbolic \
-	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lpthread
+	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lsodium -lyaml -lpthread
 
 # The client's unit tests dlopen the library (GLEAM_LIBCUDA, default
 # lib/libcuda.so.1); two also compile a module of it in.

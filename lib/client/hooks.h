@@ -11,8 +11,8 @@
  * hashes the UUIDs and PCI attributes into the integrity check (dark-api.md
  * §3) and compares the hash with what it reads through cuDeviceGetUuid and
  * cuDeviceGetAttribute, which device.c answers from the same descriptions.
- * None of these hooks may make a round trip per call: cudart calls them on
- * its hot paths.
+ * Apart from client_init, no hook may make a round trip: cudart calls them
+ * on its hot paths.
  */
 #ifndef GLEAM_CLIENT_HOOKS_H
 #define GLEAM_CLIENT_HOOKS_H

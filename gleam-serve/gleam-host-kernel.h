@@ -1,0 +1,99 @@
+/*
+ * Host implementations of CUDA kernels for gleam-serve's host backend, the
+ * test backend of machines without a GPU.  A test ships its kernels as a
+ * shared object, named by the host_kernels setting of gleam-serve.yaml(5);
+ * the backend loads it at start and runs a kernel when a client launches
+ * one of the same mangled name.  The object exports:
+ *
+ *	#include "gleam-host-kernel.h"
+ *
+ *	GLEAM_HOST_KERNEL_LIBRARY;
+ *
+ *	static void
+ *	vec_add(const struct gleam_host_dim *grid,
+ *	    const struct gleam_host_dim *block, unsigned shmem, void **args)
+ *	{
+ *		const float *a = *(const float **)args[0];
+ *		...	(every block and every thread of the grid)
+ *	}
+ *
+ *	static const struct gleam_host_param vec_add_params[] = {
+ *		GLEAM_HOST_PARAM(const float *), GLEAM_HOST_PARAM(const float *),
+ *		GLEAM_HOST_PARAM(float *), GLEAM_HOST_PARAM(int)
+ *	};
+ *
+ *	const struct gleam_host_kernel gleam_host_kernels[] = {
+ *		{ "_Z6vecAddPKfS0_Pfi", 4, vec_add_params, vec_add },
+ *		{ NULL, 0, NULL, NULL }
+ *	};
+ *
+ * Parameters are laid out as the members of a C struct would be, each at
+ * the next multiple of its alignment: the layout cuFuncGetParamInfo gives
+ * on a GPU, as long as each size and alignment is the device's (CUDA's
+ * vector types are aligned to their size up to 16: float4 is { 16, 16 },
+ * int3 { 12, 4 }).  args[i] points to parameter i, aligned.
+ *
+ * A kernel that uses __device__ variables declares them, with their sizes,
+ * in gleam_host_globals[]; the backend allocates each, zeroed, per module
+ * (per library and context), on the first cuModuleGetGlobal or use.
+ * During a launch, gleam_host_global_ptr(name) gives the launching
+ * module's instance, or NULL for a name not declared.
+ *
+ * Every launch runs to completion, one at a time per client, on the
+ * client's thread in gleam-serve: a kernel must not keep pointers beyond
+ * its return.  Different clients' launches may run at the same time.
+ */
+#ifndef GLEAM_HOST_KERNEL_H
+#define GLEAM_HOST_KERNEL_H
+
+/* Raised when this interface changes incompatibly. */
+#define GLEAM_HOST_KERNEL_ABI	1
+
+/* A launch's grid or block dimensions. */
+struct gleam_host_dim {
+	unsigned	 x, y, z;
+};
+
+/*
+ * Runs a whole grid: every thread of every block.  shmem is the dynamic
+ * shared memory the launch asked for, per block, in bytes.
+ */
+typedef void	gleam_host_fn(const struct gleam_host_dim *grid,
+		    const struct gleam_host_dim *block, unsigned shmem,
+		    void **args);
+
+/* One kernel parameter: its size and alignment on the device. */
+struct gleam_host_param {
+	unsigned	 size, align;
+};
+
+#define GLEAM_HOST_PARAM(type)	{ sizeof(type), _Alignof(type) }
+
+struct gleam_host_kernel {
+	const char			*name;	/* mangled; NULL ends */
+	unsigned			 nparams;
+	const struct gleam_host_param	*params;
+	gleam_host_fn			*fn;
+};
+
+/* A __device__ variable, by the name cuModuleGetGlobal is asked for. */
+struct gleam_host_global {
+	const char		*name;		/* NULL ends */
+	unsigned long long	 size;
+};
+
+/*
+ * The object's exports: gleam_host_kernel_abi and gleam_host_global_ptr
+ * come from GLEAM_HOST_KERNEL_LIBRARY, written once at file scope;
+ * gleam_host_kernels is required, gleam_host_globals optional.
+ */
+extern const unsigned			 gleam_host_kernel_abi;
+extern const struct gleam_host_kernel	 gleam_host_kernels[];
+extern const struct gleam_host_global	 gleam_host_globals[];
+extern void	*(*gleam_host_global_ptr)(const char *name);
+
+#define GLEAM_HOST_KERNEL_LIBRARY					\
+	const unsigned gleam_host_kernel_abi = GLEAM_HOST_KERNEL_ABI;	\
+	void *(*gleam_host_global_ptr)(const char *)
+
+#endif

@@ -1,0 +1,600 @@
+/*
+ * Launches, streams, events and occupancy.  A launch's geometry is checked
+ * here against the device's limits, as the driver checks it, so that a bad
+ * configuration fails at the call that made it; its arguments are packed
+ * by the parameter layout the module's load brought back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "client.h"
+#include "hooks.h"
+#include "log.h"
+
+const struct gfinfo *func_info(const void *, uint64_t *);
+
+static CUresult
+exec_stream(CUstream s, int ptsz, uint64_t *id)
+{
+	struct gstream *g;
+
+	if (s == NULL)
+		*id = ptsz ? 2 : 0;
+	else if (s == CU_STREAM_LEGACY)
+		*id = 1;
+	else if (s == CU_STREAM_PER_THREAD)
+		*id = 2;
+	else if ((g = gobj_check(s, GK_STREAM)) != NULL)
+		*id = gobj_id(g);
+	else
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}
+
+/* The driver's own checks of a launch configuration. */
+static CUresult
+exec_geometry(const struct gctx *c, const struct gfinfo *fi, unsigned gx,
+    unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+    unsigned shmem)
+{
+	const struct client_device *d = client_device(c->device);
+	unsigned long long threads = (unsigned long long)bx * by * bz;
+	int maxt;
+
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (bx > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X] ||
+	    by > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y] ||
+	    bz > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z] ||
+	    gx > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X] ||
+	    gy > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y] ||
+	    gz > (unsigned)d->attr[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z])
+		return CUDA_ERROR_INVALID_VALUE;
+	maxt = fi->attr[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+	if (maxt <= 0)
+		maxt = d->attr[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+	if (threads > (unsigned long long)maxt)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (shmem + (unsigned long long)
+	    fi->attr[CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES] > (unsigned long long)
+	    d->attr[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] ||
+	    (fi->attr[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES] > 0 &&
+	    shmem > (unsigned)
+	    fi->attr[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]) ||
+	    (fi->attr[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES] <= 0 &&
+	    shmem > (unsigned)
+	    d->attr[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK]))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* The packed argument buffer, from kernelParams or from extra. */
+static CUresult
+exec_args(const struct gfinfo *fi, void **params, void **extra, char **out)
+{
+	char *buf;
+	void *xbuf = NULL;
+	size_t xsize = 0, *xsp = NULL;
+	uint32_t i;
+
+	if ((buf = calloc(1, fi->argbytes + 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (params != NULL) {
+		for (i = 0; i < fi->nparams; i++) {
+			if (params[i] == NULL) {
+				free(buf);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+			memcpy(buf + fi->offset[i], params[i], fi->size[i]);
+		}
+	} else if (extra != NULL) {
+		for (i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 64; i += 2) {
+			if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				xbuf = extra[i + 1];
+			else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+				xsp = extra[i + 1];
+			else {
+				free(buf);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+		}
+		if (xsp != NULL)
+			xsize = *xsp;
+		if (xbuf == NULL || xsize < fi->argbytes) {
+			free(buf);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		memcpy(buf, xbuf, fi->argbytes);
+	} else if (fi->nparams > 0) {
+		free(buf);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	*out = buf;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+    unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+    void **extra, int ptsz, unsigned flags)
+{
+	struct rpc_val in[12], out[1];
+	const struct gfinfo *fi;
+	struct gctx *c;
+	uint64_t fid, sid;
+	char *args;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((fi = func_info(f, &fid)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = exec_geometry(c, fi, gx, gy, gz, bx, by, bz, shmem)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	if ((rc = exec_args(fi, params, extra, &args)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = fid;
+	in[2].u = gx; in[3].u = gy; in[4].u = gz;
+	in[5].u = bx; in[6].u = by; in[7].u = bz;
+	in[8].u = shmem;
+	in[9].u = sid;
+	in[10].u = flags;
+	in[11].p = args;
+	in[11].len = fi->argbytes;
+	rc = rcall(R_LAUNCH, in, out, &keep);
+	free(keep);
+	free(args);
+	return rc;
+}
+
+CUresult
+cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+    unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s,
+    void **params, void **extra)
+{
+	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra,
+	    0, 0);
+}
+
+CUresult
+cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+    unsigned bx, unsigned by, unsigned bz, unsigned shmem, CUstream s,
+    void **params, void **extra)
+{
+	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra,
+	    1, 0);
+}
+
+CUresult
+cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
+    unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+    CUstream s, void **params)
+{
+	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL,
+	    0, 1);
+}
+
+CUresult
+cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
+    unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+    CUstream s, void **params)
+{
+	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL,
+	    1, 1);
+}
+
+static CUresult
+exec_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params,
+    void **extra, int ptsz)
+{
+	unsigned flags = 0, i;
+	static int warned;
+
+	if (cfg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < cfg->numAttrs; i++) {
+		const CUlaunchAttribute *a = &cfg->attrs[i];
+
+		switch (a->id) {
+		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+			if (a->value.cooperative)
+				flags |= 1;
+			break;
+		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		case CU_LAUNCH_ATTRIBUTE_IGNORE:
+			break;	/* hints; the order of work is the same */
+		default:
+			if (!warned++)
+				log_warn("cuLaunchKernelEx: launch attribute %d "
+				    "not supported", (int)a->id);
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	return exec_launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+	    cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
+	    cfg->sharedMemBytes, cfg->hStream, params, extra, ptsz, flags);
+}
+
+CUresult
+cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
+    void **extra)
+{
+	return exec_launch_ex(cfg, f, params, extra, 0);
+}
+
+CUresult
+cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f,
+    void **params, void **extra)
+{
+	return exec_launch_ex(cfg, f, params, extra, 1);
+}
+
+/* ---- streams ----------------------------------------------------------- */
+
+/* A call on (ctx, stream id) with no reply fields. */
+static CUresult
+exec_sync(uint16_t type, CUstream s, int ptsz)
+{
+	struct rpc_val in[2], out[1];
+	struct gctx *c;
+	struct gstream *g;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	/* A stream is synchronised in its own context. */
+	if ((g = gobj_check(s, GK_STREAM)) != NULL)
+		c = g->ctx;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	rc = rcall(type, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
+{
+	struct rpc_val in[4], out[1];
+	struct gstream *g;
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if (ps == NULL || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->o.magic = GOBJ_MAGIC;
+	g->o.kind = GK_STREAM;
+	g->ctx = c;
+	g->flags = flags;
+	/* Clamped to the device's range, as the driver does. */
+	g->priority = prio > 0 ? 0 : prio < -5 ? -5 : prio;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(g);
+	in[2].u = flags;
+	in[3].u = (uint64_t)(int64_t)g->priority;
+	rc = rcall(R_STREAM_CREATE, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		free(g);
+		return rc;
+	}
+	*ps = (CUstream)g;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamCreate(CUstream *ps, unsigned int flags)
+{
+	return cuStreamCreateWithPriority(ps, flags, 0);
+}
+
+CUresult
+cuStreamDestroy_v2(CUstream s)
+{
+	struct gstream *g = gobj_check(s, GK_STREAM);
+	struct rpc_val in[1], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(g);
+	rc = rcall(R_STREAM_DESTROY, in, out, &keep);
+	free(keep);
+	g->o.magic = 0;
+	free(g);
+	return rc;
+}
+
+CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
+CUresult cuStreamSynchronize(CUstream s) { return exec_sync(R_STREAM_SYNC, s, 0); }
+CUresult cuStreamSynchronize_ptsz(CUstream s) { return exec_sync(R_STREAM_SYNC, s, 1); }
+CUresult cuStreamQuery(CUstream s) { return exec_sync(R_STREAM_QUERY, s, 0); }
+CUresult cuStreamQuery_ptsz(CUstream s) { return exec_sync(R_STREAM_QUERY, s, 1); }
+
+static CUresult
+exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
+{
+	struct rpc_val in[4], out[1];
+	struct gevent *ev = gobj_check(e, GK_EVENT);
+	struct gctx *c;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if (ev == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = gobj_id(ev);
+	in[3].u = flags;
+	rc = rcall(R_STREAM_WAIT_EVENT, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 0); }
+CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 1); }
+
+static CUresult
+exec_stream_obj(CUstream s, struct gstream **g)
+{
+	*g = NULL;
+	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
+		return CUDA_SUCCESS;
+	if ((*g = gobj_check(s, GK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
+		return rc;
+	*flags = g != NULL ? g->flags : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamGetPriority(CUstream s, int *prio)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (prio == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
+		return rc;
+	*prio = g != NULL ? g->priority : 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamGetCtx(CUstream s, CUcontext *pctx)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (pctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
+		return rc;
+	if (g != NULL) {
+		*pctx = (CUcontext)g->ctx;
+		return CUDA_SUCCESS;
+	}
+	return cuCtxGetCurrent(pctx);
+}
+
+CUresult
+cuStreamGetId(CUstream s, unsigned long long *id)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (id == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
+		return rc;
+	*id = g != NULL ? gobj_id(g) : (unsigned long long)(uintptr_t)s;
+	return CUDA_SUCCESS;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+CUresult
+cuEventCreate(CUevent *pe, unsigned int flags)
+{
+	struct rpc_val in[3], out[1];
+	struct gevent *e;
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if (pe == NULL || (flags & ~0xfu))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->o.magic = GOBJ_MAGIC;
+	e->o.kind = GK_EVENT;
+	e->ctx = c;
+	e->flags = flags;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(e);
+	in[2].u = flags;
+	rc = rcall(R_EVENT_CREATE, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		free(e);
+		return rc;
+	}
+	*pe = (CUevent)e;
+	return CUDA_SUCCESS;
+}
+
+/* A call on one event with no reply fields. */
+static CUresult
+exec_event1(uint16_t type, CUevent h)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+	struct rpc_val in[1], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(e);
+	rc = rcall(type, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuEventDestroy_v2(CUevent h)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = exec_event1(R_EVENT_DESTROY, h);
+	e->o.magic = 0;
+	free(e);
+	return rc;
+}
+
+CUresult cuEventDestroy(CUevent h) { return cuEventDestroy_v2(h); }
+CUresult cuEventSynchronize(CUevent h) { return exec_event1(R_EVENT_SYNC, h); }
+CUresult cuEventQuery(CUevent h) { return exec_event1(R_EVENT_QUERY, h); }
+
+static CUresult
+exec_record(CUevent h, CUstream s, int ptsz)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+	struct rpc_val in[3], out[1];
+	struct gctx *c;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(e);
+	in[2].u = sid;
+	rc = rcall(R_EVENT_RECORD, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) { return exec_record(e, s, 0); }
+CUresult cuEventRecord_ptsz(CUevent e, CUstream s) { return exec_record(e, s, 1); }
+
+CUresult
+cuEventRecordWithFlags(CUevent e, CUstream s, unsigned int flags)
+{
+	return flags == 0 ? exec_record(e, s, 0) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult
+cuEventRecordWithFlags_ptsz(CUevent e, CUstream s, unsigned int flags)
+{
+	return flags == 0 ? exec_record(e, s, 1) : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+CUresult
+cuEventElapsedTime(float *ms, CUevent a, CUevent b)
+{
+	struct gevent *ea = gobj_check(a, GK_EVENT), *eb = gobj_check(b, GK_EVENT);
+	struct rpc_val in[2], out[1];
+	void *keep;
+	uint32_t bits;
+	CUresult rc;
+
+	if (ms == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ea == NULL || eb == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(ea);
+	in[1].u = gobj_id(eb);
+	rc = rcall(R_EVENT_ELAPSED, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	bits = (uint32_t)out[0].u;
+	memcpy(ms, &bits, sizeof *ms);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	return cuEventElapsedTime(ms, a, b);
+}
+
+/* ---- occupancy --------------------------------------------------------- */
+
+CUresult
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f,
+    int block, size_t shmem, unsigned int flags)
+{
+	struct rpc_val in[4], out[1];
+	uint64_t fid;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || block <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (func_info(f, &fid) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = fid;
+	in[1].u = (uint64_t)block;
+	in[2].u = shmem;
+	in[3].u = flags;
+	rc = rcall(R_OCCUPANCY, in, out, &keep);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		*n = (int)out[0].u;
+	return rc;
+}
+
+CUresult
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block,
+    size_t shmem)
+{
+	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, block,
+	    shmem, 0);
+}

@@ -1,0 +1,904 @@
+/*
+ * Memory: device allocations live on the server (their addresses are the
+ * server's); pinned host memory is ordinary memory here, since nothing on
+ * this machine can DMA into it.  Copies are cut into frames the server
+ * accepts.  The allocation map answers unified-address questions
+ * (cuMemcpy's direction, pointer attributes) with no round trip.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "client.h"
+
+struct alloc {
+	uint64_t	 base, size;
+	struct gctx	*ctx;
+	int		 host;		/* pinned or registered host memory */
+	unsigned	 flags;
+};
+
+static pthread_mutex_t	 mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct alloc	*allocs;	/* sorted by base */
+static size_t		 nallocs, acap;
+
+/* Index of the last allocation with base <= p, or -1. */
+static long
+mem_find(uint64_t p)
+{
+	size_t lo = 0, hi = nallocs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (allocs[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+static int
+mem_add(uint64_t base, uint64_t size, struct gctx *ctx, int host,
+    unsigned flags)
+{
+	struct alloc *na;
+	long i;
+
+	pthread_mutex_lock(&mem_lock);
+	if (nallocs == acap) {
+		size_t cap = acap ? acap * 2 : 64;
+		if ((na = realloc(allocs, cap * sizeof *na)) == NULL) {
+			pthread_mutex_unlock(&mem_lock);
+			return -1;
+		}
+		allocs = na;
+		acap = cap;
+	}
+	i = mem_find(base) + 1;
+	memmove(&allocs[i + 1], &allocs[i], (nallocs - (size_t)i) *
+	    sizeof *allocs);
+	allocs[i] = (struct alloc){ base, size, ctx, host, flags };
+	nallocs++;
+	pthread_mutex_unlock(&mem_lock);
+	return 0;
+}
+
+/* Removes the allocation starting at base of that kind; -1 if none. */
+static int
+mem_del(uint64_t base, int host)
+{
+	long i;
+
+	pthread_mutex_lock(&mem_lock);
+	i = mem_find(base);
+	if (i < 0 || allocs[i].base != base || allocs[i].host != host) {
+		pthread_mutex_unlock(&mem_lock);
+		return -1;
+	}
+	memmove(&allocs[i], &allocs[i + 1], (nallocs - (size_t)i - 1) *
+	    sizeof *allocs);
+	nallocs--;
+	pthread_mutex_unlock(&mem_lock);
+	return 0;
+}
+
+/* The allocation holding p, copied out; 0 if found. */
+static int
+mem_lookup(uint64_t p, struct alloc *out)
+{
+	long i;
+	int rc = -1;
+
+	pthread_mutex_lock(&mem_lock);
+	i = mem_find(p);
+	if (i >= 0 && p - allocs[i].base < (allocs[i].size ?
+	    allocs[i].size : 1)) {
+		*out = allocs[i];
+		rc = 0;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return rc;
+}
+
+int
+mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
+{
+	struct alloc a;
+
+	if (mem_lookup(p, &a) == -1 || a.host)
+		return 0;
+	if (base != NULL)
+		*base = a.base;
+	if (size != NULL)
+		*size = a.size;
+	return 1;
+}
+
+/* A stream handle's id: 0, 1, 2 for the special streams. */
+static CUresult
+mem_stream(CUstream s, int ptsz, uint64_t *id)
+{
+	struct gstream *g;
+
+	if (s == NULL)
+		*id = ptsz ? 2 : 0;
+	else if (s == CU_STREAM_LEGACY)
+		*id = 1;
+	else if (s == CU_STREAM_PER_THREAD)
+		*id = 2;
+	else if ((g = gobj_check(s, GK_STREAM)) != NULL)
+		*id = gobj_id(g);
+	else
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+	struct rpc_val in[2], out[1];
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if (dptr == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if (size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(c);
+	in[1].u = size;
+	rc = rcall(R_MEM_ALLOC, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*dptr = out[0].u;
+	if (mem_add(out[0].u, size, c, 0, 0) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
+    size_t height, unsigned int elem)
+{
+	struct rpc_val in[4], out[2];
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if (dptr == NULL || pitch == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = width;
+	in[2].u = height;
+	in[3].u = elem;
+	rc = rcall(R_MEM_ALLOC_PITCH, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*dptr = out[0].u;
+	*pitch = (size_t)out[1].u;
+	mem_add(out[0].u, out[1].u * height, c, 0, 0);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemFree_v2(CUdeviceptr p)
+{
+	struct rpc_val in[2], out[1];
+	struct gctx *c;
+	struct alloc a;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (p == 0)
+		return CUDA_SUCCESS;
+	/* The allocation's own context, which need not be current. */
+	if (mem_lookup(p, &a) == -1 || a.host || a.base != p)
+		return CUDA_ERROR_INVALID_VALUE;
+	c = a.ctx;
+	if (!c->live)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	in[0].u = gobj_id(c);
+	in[1].u = p;
+	rc = rcall(R_MEM_FREE, in, out, &keep);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		mem_del(p, 0);
+	return rc;
+}
+
+CUresult
+cuMemGetInfo_v2(size_t *freep, size_t *totalp)
+{
+	struct rpc_val in[1], out[2];
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	rc = rcall(R_MEM_GET_INFO, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (freep != NULL)
+		*freep = (size_t)out[0].u;
+	if (totalp != NULL)
+		*totalp = (size_t)out[1].u;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	struct alloc a;
+
+	if (mem_lookup(p, &a) == -1 || a.host)
+		return CUDA_ERROR_NOT_FOUND;
+	if (base != NULL)
+		*base = a.base;
+	if (size != NULL)
+		*size = a.size;
+	return CUDA_SUCCESS;
+}
+
+/* Host memory: ordinary memory, remembered so it can be recognised. */
+CUresult
+cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
+{
+	void *p;
+
+	if (pp == NULL || size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
+		/* The GPU is on another machine: it cannot map our memory. */
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (posix_memalign(&p, 4096, size) != 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (mem_add((uintptr_t)p, size, ctx_current(), 1, flags) == -1) {
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemAllocHost_v2(void **pp, size_t size)
+{
+	return cuMemHostAlloc(pp, size, 0);
+}
+
+CUresult
+cuMemAllocHost(void **pp, unsigned int size)
+{
+	return cuMemHostAlloc(pp, size, 0);
+}
+
+CUresult
+cuMemFreeHost(void *p)
+{
+	if (mem_del((uintptr_t)p, 1) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+	struct alloc a;
+
+	if (flags == NULL || mem_lookup((uintptr_t)p, &a) == -1 || !a.host)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = a.flags;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
+{
+	struct alloc a;
+
+	if (p == NULL || size == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (mem_lookup((uintptr_t)p, &a) == 0)
+		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	if (mem_add((uintptr_t)p, size, ctx_current(), 2, flags) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuMemHostRegister(void *p, size_t size, unsigned int flags)
+{
+	return cuMemHostRegister_v2(p, size, flags);
+}
+
+CUresult
+cuMemHostUnregister(void *p)
+{
+	if (mem_del((uintptr_t)p, 2) == -1)
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	return CUDA_SUCCESS;
+}
+
+/* ---- copies ------------------------------------------------------------ */
+
+static CUresult
+copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
+    const void *src, size_t n)
+{
+	struct rpc_val in[5], out[1];
+	size_t max = rcall_max_payload(), k;
+	void *keep;
+	CUresult rc = CUDA_SUCCESS;
+
+	while (n > 0) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = dst;
+		in[4].p = src;
+		in[4].len = (uint32_t)k;
+		rc = rcall(R_MEM_HTOD, in, out, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		dst += k;
+		src = (const char *)src + k;
+		n -= k;
+	}
+	return rc;
+}
+
+static CUresult
+copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rpc_val in[5], out[1];
+	size_t max = rcall_max_payload(), k;
+	void *keep;
+	CUresult rc;
+
+	while (n > 0) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = src;
+		in[4].u = k;
+		rc = rcall(R_MEM_DTOH, in, out, &keep);
+		if (rc == CUDA_SUCCESS && out[0].len != k)
+			rc = CUDA_ERROR_UNKNOWN;
+		if (rc == CUDA_SUCCESS)
+			memcpy(dst, out[0].p, k);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		dst = (char *)dst + k;
+		src += k;
+		n -= k;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rpc_val in[6], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (n == 0)
+		return CUDA_SUCCESS;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].u = dst;
+	in[4].u = src;
+	in[5].u = n;
+	rc = rcall(R_MEM_DTOD, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+/* The context and stream id of a copy. */
+static CUresult
+copy_prep(CUstream s, int ptsz, struct gctx **c, uint64_t *sid)
+{
+	CUresult rc;
+
+	if ((rc = ctx_need(c)) != CUDA_SUCCESS)
+		return rc;
+	return mem_stream(s, ptsz, sid);
+}
+
+#define COPY_FNS(suffix, ptsz)						\
+CUresult								\
+cuMemcpyHtoD##suffix(CUdeviceptr dst, const void *src, size_t n)	\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_htod(c, sid, 0, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoH##suffix(void *dst, CUdeviceptr src, size_t n)		\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtoh(c, sid, 0, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoD##suffix(CUdeviceptr dst, CUdeviceptr src, size_t n)	\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtod(c, sid, 0, dst, src, n);			\
+}
+COPY_FNS(_v2, 0)
+COPY_FNS(_v2_ptds, 1)
+
+#define ACOPY_FNS(suffix, ptsz)						\
+CUresult								\
+cuMemcpyHtoDAsync##suffix(CUdeviceptr dst, const void *src, size_t n,	\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_htod(c, sid, 1, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoHAsync##suffix(void *dst, CUdeviceptr src, size_t n,		\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtoh(c, sid, 1, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoDAsync##suffix(CUdeviceptr dst, CUdeviceptr src, size_t n,	\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtod(c, sid, 1, dst, src, n);			\
+}
+ACOPY_FNS(_v2, 0)
+ACOPY_FNS(_v2_ptsz, 1)
+
+/* cuMemcpy: the direction from the addresses, as unified addressing does. */
+static CUresult
+copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s,
+    int async, int ptsz)
+{
+	struct gctx *c;
+	uint64_t sid;
+	int dd, sd;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	dd = mem_is_device(dst, NULL, NULL);
+	sd = mem_is_device(src, NULL, NULL);
+	if (dd && sd)
+		return copy_dtod(c, sid, async, dst, src, n);
+	if (dd)
+		return copy_htod(c, sid, async, dst, (const void *)src, n);
+	if (sd)
+		return copy_dtoh(c, sid, async, (void *)dst, src, n);
+	/* Host to host: the stream's earlier work cannot touch it. */
+	if (async && sid != 0) {
+		/* Order after earlier work on the stream, as the driver does. */
+		struct rpc_val in[2], out[1];
+		void *keep;
+
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		rc = rcall(R_STREAM_SYNC, in, out, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	memmove((void *)dst, (const void *)src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_unified(d, s, n, NULL, 0, 0); }
+CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_unified(d, s, n, NULL, 0, 1); }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_unified(d, s, n, st, 1, 0); }
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_unified(d, s, n, st, 1, 1); }
+
+/*
+ * 2D and 3D copies.  Host sides travel packed (rows of WidthInBytes, no
+ * pitch), in batches of whole rows that fit a frame; the server sees a
+ * descriptor whose host side starts at offset 0 of the frame's blob.
+ */
+struct side {
+	int		 dev;		/* device memory */
+	uint64_t	 dptr;		/* device: base */
+	char		*hptr;		/* host: base */
+	size_t		 x, y, z, pitch, height;
+};
+
+static CUresult
+side_of(CUmemorytype t, CUdeviceptr d, const void *h, CUarray a, size_t x,
+    size_t y, size_t z, size_t pitch, size_t height, struct side *s)
+{
+	memset(s, 0, sizeof *s);
+	s->x = x;
+	s->y = y;
+	s->z = z;
+	s->pitch = pitch;
+	s->height = height;
+	switch (t) {
+	case CU_MEMORYTYPE_HOST:
+		s->hptr = (char *)(uintptr_t)h;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_DEVICE:
+		s->dev = 1;
+		s->dptr = d;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_UNIFIED:
+		if (mem_is_device(d, NULL, NULL)) {
+			s->dev = 1;
+			s->dptr = d;
+		} else
+			s->hptr = (char *)(uintptr_t)d;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_ARRAY:
+	default:
+		(void)a;
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* Host address of row (y, z) of a side, at its x offset. */
+static char *
+side_row(const struct side *s, size_t y, size_t z)
+{
+	return s->hptr + ((s->z + z) * s->height + s->y + y) * s->pitch + s->x;
+}
+
+/* One call: rows [y0, y0+rows) of slice z, or the whole copy if no host. */
+static CUresult
+copy3d_call(struct gctx *c, uint64_t sid, int async, const struct side *src,
+    const struct side *dst, size_t w, size_t h, size_t d, size_t z,
+    size_t y0, size_t rows, size_t x0, size_t cols)
+{
+	struct rpc_val in[5], out[1];
+	uint64_t f[20];
+	struct pw desc;
+	char *blob = NULL;
+	void *keep;
+	size_t i, n;
+	CUresult rc;
+	int whole = src->dev && dst->dev;
+
+	memset(f, 0, sizeof f);
+	if (whole) {
+		rows = h;
+		cols = w;
+	}
+	/* Source. */
+	f[0] = src->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	if (src->dev) {
+		f[1] = src->x + x0; f[2] = src->y + y0; f[3] = src->z + z;
+		f[4] = src->dptr; f[5] = src->pitch; f[6] = src->height;
+	} else {
+		f[5] = cols;
+		f[6] = rows;
+	}
+	f[7] = dst->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	if (dst->dev) {
+		f[8] = dst->x + x0; f[9] = dst->y + y0; f[10] = dst->z + z;
+		f[11] = dst->dptr; f[12] = dst->pitch; f[13] = dst->height;
+	} else {
+		f[12] = cols;
+		f[13] = rows;
+	}
+	f[14] = cols;
+	f[15] = rows;
+	f[16] = whole ? d : 1;
+	n = rows * cols;
+	if (!src->dev) {
+		if ((blob = malloc(n ? n : 1)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		for (i = 0; i < rows; i++)
+			memcpy(blob + i * cols, side_row(src, y0 + i, z) + x0,
+			    cols);
+	}
+	pw_init(&desc);
+	for (i = 0; i < 20; i++)
+		pw_u64(&desc, f[i]);
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].p = desc.p;
+	in[3].len = (uint32_t)desc.len;
+	in[4].p = blob;
+	in[4].len = src->dev ? 0 : (uint32_t)n;
+	rc = rcall(R_MEM_3D, in, out, &keep);
+	pw_free(&desc);
+	free(blob);
+	if (rc == CUDA_SUCCESS && !dst->dev) {
+		if (out[0].len != n)
+			rc = CUDA_ERROR_UNKNOWN;
+		else
+			for (i = 0; i < rows; i++)
+				memcpy(side_row(dst, y0 + i, z) + x0,
+				    (const char *)out[0].p + i * cols, cols);
+	}
+	free(keep);
+	return rc;
+}
+
+static CUresult
+copy3d(const struct side *src, const struct side *dst, size_t w, size_t h,
+    size_t d, CUstream s, int async, int ptsz)
+{
+	struct gctx *c;
+	uint64_t sid;
+	size_t max = rcall_max_payload(), z, y, rows, x, cols;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if (w == 0 || h == 0 || d == 0)
+		return CUDA_SUCCESS;
+	if (!src->dev && !dst->dev) {
+		for (z = 0; z < d; z++)
+			for (y = 0; y < h; y++)
+				memmove(side_row(dst, y, z), side_row(src, y,
+				    z), w);
+		return CUDA_SUCCESS;
+	}
+	if (src->dev && dst->dev)
+		return copy3d_call(c, sid, async, src, dst, w, h, d, 0, 0, h,
+		    0, w);
+	for (z = 0; z < d; z++) {
+		if (w > max) {
+			/* Rows wider than a frame: a row at a time, in pieces. */
+			for (y = 0; y < h; y++)
+				for (x = 0; x < w; x += cols) {
+					cols = w - x < max ? w - x : max;
+					rc = copy3d_call(c, sid, async, src,
+					    dst, w, h, d, z, y, 1, x, cols);
+					if (rc != CUDA_SUCCESS)
+						return rc;
+				}
+			continue;
+		}
+		for (y = 0; y < h; y += rows) {
+			rows = max / w;
+			if (rows > h - y)
+				rows = h - y;
+			rc = copy3d_call(c, sid, async, src, dst, w, h, d, z, y,
+			    rows, 0, w);
+			if (rc != CUDA_SUCCESS)
+				return rc;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+copy_desc3d(const CUDA_MEMCPY3D *m, CUstream s, int async, int ptsz)
+{
+	struct side src, dst;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = side_of(m->srcMemoryType, m->srcDevice, m->srcHost,
+	    m->srcArray, m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
+	    m->srcHeight, &src)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = side_of(m->dstMemoryType, m->dstDevice, m->dstHost,
+	    m->dstArray, m->dstXInBytes, m->dstY, m->dstZ, m->dstPitch,
+	    m->dstHeight, &dst)) != CUDA_SUCCESS)
+		return rc;
+	if ((m->Height > 1 || m->Depth > 1) && (src.pitch < m->WidthInBytes ||
+	    dst.pitch < m->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->Depth > 1 && (src.height < m->Height || dst.height < m->Height))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy3d(&src, &dst, m->WidthInBytes, m->Height, m->Depth, s,
+	    async, ptsz);
+}
+
+static CUresult
+copy_desc2d(const CUDA_MEMCPY2D *m, CUstream s, int async, int ptsz)
+{
+	CUDA_MEMCPY3D d;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&d, 0, sizeof d);
+	d.srcXInBytes = m->srcXInBytes; d.srcY = m->srcY;
+	d.srcMemoryType = m->srcMemoryType; d.srcHost = m->srcHost;
+	d.srcDevice = m->srcDevice; d.srcArray = m->srcArray;
+	d.srcPitch = m->srcPitch; d.srcHeight = m->srcY + m->Height;
+	d.dstXInBytes = m->dstXInBytes; d.dstY = m->dstY;
+	d.dstMemoryType = m->dstMemoryType; d.dstHost = m->dstHost;
+	d.dstDevice = m->dstDevice; d.dstArray = m->dstArray;
+	d.dstPitch = m->dstPitch; d.dstHeight = m->dstY + m->Height;
+	d.WidthInBytes = m->WidthInBytes;
+	d.Height = m->Height;
+	d.Depth = 1;
+	if (m->Height > 1 && (m->srcPitch < m->WidthInBytes ||
+	    m->dstPitch < m->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy_desc3d(&d, s, async, ptsz);
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 0); }
+CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 1); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 0); }
+CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 1); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) { return copy_desc2d(m, s, 1, 0); }
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *m, CUstream s) { return copy_desc2d(m, s, 1, 1); }
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 0); }
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 1); }
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 0); }
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 1); }
+
+/* ---- memset ------------------------------------------------------------ */
+
+static CUresult
+mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
+    size_t h, CUstream s, int async, int ptsz)
+{
+	struct rpc_val in[9], out[1];
+	struct gctx *c;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].u = p;
+	in[4].u = pitch;
+	in[5].u = v;
+	in[6].u = el;
+	in[7].u = w;
+	in[8].u = h;
+	rc = rcall(R_MEMSET, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return mset(p, 0, v, 1, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short v, size_t n) { return mset(p, 0, v, 2, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n) { return mset(p, 0, v, 4, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr p, unsigned char v, size_t n) { return mset(p, 0, v, 1, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr p, unsigned short v, size_t n) { return mset(p, 0, v, 2, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr p, unsigned int v, size_t n) { return mset(p, 0, v, 4, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD2D8_v2(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h) { return mset(p, pitch, v, 1, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D16_v2(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h) { return mset(p, pitch, v, 2, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D32_v2(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h) { return mset(p, pitch, v, 4, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h) { return mset(p, pitch, v, 1, w, h, NULL, 0, 1); }
+CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h) { return mset(p, pitch, v, 2, w, h, NULL, 0, 1); }
+CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h) { return mset(p, pitch, v, 4, w, h, NULL, 0, 1); }
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return mset(p, 0, v, 1, n, 1, s, 1, 0); }
+CUresult cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return mset(p, 0, v, 2, n, 1, s, 1, 0); }
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return mset(p, 0, v, 4, n, 1, s, 1, 0); }
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return mset(p, 0, v, 1, n, 1, s, 1, 1); }
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return mset(p, 0, v, 2, n, 1, s, 1, 1); }
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return mset(p, 0, v, 4, n, 1, s, 1, 1); }
+CUresult cuMemsetD2D8Async(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 1, w, h, s, 1, 0); }
+CUresult cuMemsetD2D16Async(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 2, w, h, s, 1, 0); }
+CUresult cuMemsetD2D32Async(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 4, w, h, s, 1, 0); }
+CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 1, w, h, s, 1, 1); }
+CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 2, w, h, s, 1, 1); }
+CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 4, w, h, s, 1, 1); }
+
+/* ---- pointer attributes ------------------------------------------------ */
+
+static CUresult
+ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
+{
+	struct alloc a;
+	int found = mem_lookup(p, &a) == 0;
+
+	if (!found && strict)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (attr) {
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = found ? (CUcontext)a.ctx : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned *)data = !found ? 0 : a.host ? CU_MEMORYTYPE_HOST :
+		    CU_MEMORYTYPE_DEVICE;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		if (found && a.host)
+			return CUDA_ERROR_NOT_SUPPORTED;	/* not mapped */
+		*(CUdeviceptr *)data = found ? p : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (found && !a.host)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(void **)data = found ? (void *)p : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+		*(int *)data = found && attr == CU_POINTER_ATTRIBUTE_MAPPED ?
+		    !a.host : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = found && a.ctx != NULL ? a.ctx->device : -2;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = found ? a.base : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = found ? a.size : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = found ? a.base : 0;
+		break;
+	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
+		*(int *)data = 1;
+		break;
+	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
+		*(unsigned *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr p)
+{
+	if (data == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return ptr_attr(data, attr, p, 1);
+}
+
+CUresult
+cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs,
+    void **data, CUdeviceptr p)
+{
+	unsigned i;
+
+	if (attrs == NULL || data == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < n; i++) {
+		if (data[i] == NULL)
+			continue;
+		/* Unknown memory reads as unregistered host memory. */
+		if (ptr_attr(data[i], attrs[i], p, 0) != CUDA_SUCCESS &&
+		    attrs[i] != CU_POINTER_ATTRIBUTE_DEVICE_POINTER &&
+		    attrs[i] != CU_POINTER_ATTRIBUTE_HOST_POINTER)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}

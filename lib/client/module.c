@@ -1,0 +1,545 @@
+/*
+ * Modules, libraries, functions and kernels.  An image is sent whole with
+ * its load; the reply describes every function in it (name, parameter
+ * layout, attributes), so that later lookups of attributes and parameter
+ * layouts, and the packing of launch arguments, need no round trip.
+ */
+#include <elf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "remote.h"
+#include "client.h"
+#include "log.h"
+
+#define FATBIN_MAGIC		0xba55ed50u
+#define FATBIN_WRAPPER_MAGIC	0x466243b1u
+#define IMAGE_MAX		(1ull << 31)
+
+/*
+ * The size of an image the driver API passes by pointer alone: a fat
+ * binary (or cudart's wrapper around one), an ELF cubin, or PTX text.
+ * 0 if it is none of these.
+ */
+static size_t
+image_size(const void **image)
+{
+	const uint8_t *p = *image;
+	uint32_t magic;
+
+	memcpy(&magic, p, sizeof magic);
+	if (magic == FATBIN_WRAPPER_MAGIC) {
+		/* { int magic; int version; const void *data; void *unused } */
+		const void *inner;
+
+		memcpy(&inner, p + 8, sizeof inner);
+		if (inner == NULL)
+			return 0;
+		*image = inner;
+		p = inner;
+		memcpy(&magic, p, sizeof magic);
+	}
+	if (magic == FATBIN_MAGIC) {
+		/* { u32 magic; u16 version; u16 header size; u64 body size } */
+		uint16_t hsz;
+		uint64_t body;
+
+		memcpy(&hsz, p + 6, sizeof hsz);
+		memcpy(&body, p + 8, sizeof body);
+		if (body > IMAGE_MAX)
+			return 0;
+		return (size_t)hsz + (size_t)body;
+	}
+	if (memcmp(p, ELFMAG, SELFMAG) == 0 && p[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+		Elf64_Shdr sh;
+		uint64_t end, e;
+		unsigned i;
+
+		memcpy(&eh, p, sizeof eh);
+		end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+		e = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+		if (e > end)
+			end = e;
+		for (i = 0; i < eh.e_shnum && eh.e_shentsize == sizeof sh;
+		    i++) {
+			memcpy(&sh, p + eh.e_shoff + (uint64_t)i * sizeof sh,
+			    sizeof sh);
+			if (sh.sh_type != SHT_NOBITS &&
+			    sh.sh_offset + sh.sh_size > end)
+				end = sh.sh_offset + sh.sh_size;
+		}
+		return end > IMAGE_MAX ? 0 : (size_t)end;
+	}
+	/* PTX: text, NUL-terminated. */
+	return strlen((const char *)p) + 1;
+}
+
+/* Decodes the server's function table into m. */
+static int
+module_ftab(struct gmodule *m, const void *blob, size_t len)
+{
+	struct pr r;
+	char name[RPC_STRING_MAX + 1];
+	uint32_t n, i, j, na, a;
+	struct gfinfo *f;
+
+	pr_init(&r, blob, len);
+	n = pr_u32(&r);
+	if (r.bad || n > 1u << 20)
+		return -1;
+	if (n > 0 && (m->funcs = calloc(n, sizeof *m->funcs)) == NULL)
+		return -1;
+	m->nfunc = n;
+	for (i = 0; i < n && !r.bad; i++) {
+		f = &m->funcs[i];
+		pr_str(&r, name, RPC_STRING_MAX);
+		if ((f->name = strdup(name)) == NULL)
+			return -1;
+		f->nparams = pr_u32(&r);
+		if (r.bad || f->nparams > 4096)
+			return -1;
+		f->offset = calloc(f->nparams + 1, sizeof *f->offset);
+		f->size = calloc(f->nparams + 1, sizeof *f->size);
+		if (f->offset == NULL || f->size == NULL)
+			return -1;
+		for (j = 0; j < f->nparams; j++) {
+			f->offset[j] = pr_u32(&r);
+			f->size[j] = pr_u32(&r);
+			if (f->offset[j] + f->size[j] > f->argbytes)
+				f->argbytes = f->offset[j] + f->size[j];
+		}
+		na = pr_u32(&r);
+		for (a = 0; a < na && !r.bad; a++) {
+			uint32_t v = pr_u32(&r);
+			if (a < CU_FUNC_ATTRIBUTE_MAX)
+				f->attr[a] = (int32_t)v;
+		}
+	}
+	return pr_done(&r);
+}
+
+static void
+module_free(struct gmodule *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfunc; i++) {
+		free(m->funcs[i].name);
+		free(m->funcs[i].offset);
+		free(m->funcs[i].size);
+	}
+	free(m->funcs);
+	m->o.magic = 0;
+	free(m);
+}
+
+static CUresult
+module_load(struct gmodule **out, const void *image, int library)
+{
+	struct rpc_val in[3], rep[1];
+	struct gmodule *m;
+	struct gctx *c;
+	void *keep;
+	size_t n;
+	CUresult rc;
+
+	if (out == NULL || image == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((n = image_size(&image)) == 0)
+		return CUDA_ERROR_INVALID_IMAGE;
+	if (n > rcall_max_payload()) {
+		log_warn("module image of %zu bytes is over the server's frame "
+		    "limit", n);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if ((m = calloc(1, sizeof *m)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	m->o.magic = GOBJ_MAGIC;
+	m->o.kind = library ? GK_LIBRARY : GK_MODULE;
+	m->ctx = c;
+	m->library = library;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(m);
+	in[2].p = image;
+	in[2].len = (uint32_t)n;
+	rc = rcall(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, rep, &keep);
+	if (rc == CUDA_SUCCESS && module_ftab(m, rep[0].p, rep[0].len) == -1)
+		rc = CUDA_ERROR_UNKNOWN;
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		module_free(m);
+		return rc;
+	}
+	*out = m;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	return module_load((struct gmodule **)mod, image, 0);
+}
+
+CUresult
+cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
+    CUjit_option *opts, void **vals)
+{
+	/* JIT options tune or log the compile; the server compiles as it will. */
+	return module_load((struct gmodule **)mod, image, 0);
+}
+
+CUresult
+cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
+{
+	return module_load((struct gmodule **)mod, fatbin, 0);
+}
+
+CUresult
+cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo,
+    void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
+    unsigned int nl)
+{
+	return module_load((struct gmodule **)lib, code, 1);
+}
+
+static CUresult
+module_unload(void *h, int library)
+{
+	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
+	struct rpc_val in[1], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(m);
+	rc = rcall(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, out,
+	    &keep);
+	free(keep);
+	/* Function handles of the module die with it, as with the driver;
+	 * their structs stay allocated so a stale handle is caught, not used. */
+	module_free(m);
+	return rc;
+}
+
+CUresult cuModuleUnload(CUmodule m) { return module_unload(m, 0); }
+CUresult cuLibraryUnload(CUlibrary l) { return module_unload(l, 1); }
+
+static const struct gfinfo *
+module_find(const struct gmodule *m, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nfunc; i++)
+		if (strcmp(m->funcs[i].name, name) == 0)
+			return &m->funcs[i];
+	return NULL;
+}
+
+static CUresult
+module_get_func(void **out, void *h, const char *name, int library)
+{
+	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
+	struct rpc_val in[3], rep[1];
+	const struct gfinfo *fi;
+	struct gfunc *f;
+	void *keep;
+	CUresult rc;
+
+	if (out == NULL || name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((fi = module_find(m, name)) == NULL)
+		return CUDA_ERROR_NOT_FOUND;
+	if ((f = calloc(1, sizeof *f)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	f->o.magic = GOBJ_MAGIC;
+	f->o.kind = library ? GK_KERNEL : GK_FUNC;
+	f->mod = m;
+	f->fi = fi;
+	in[0].u = gobj_id(m);
+	in[1].u = gobj_id(f);
+	in[2].p = name;
+	in[2].len = (uint32_t)strlen(name);
+	rc = rcall(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC, in, rep,
+	    &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		free(f);
+		return rc;
+	}
+	*out = f;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+	return module_get_func((void **)f, m, name, 0);
+}
+
+CUresult
+cuLibraryGetKernel(CUkernel *k, CUlibrary l, const char *name)
+{
+	return module_get_func((void **)k, l, name, 1);
+}
+
+/* A function or kernel handle: either kind is launched the same way. */
+static struct gfunc *
+func_of(const void *h)
+{
+	struct gfunc *f = gobj_check(h, GK_FUNC);
+
+	return f != NULL ? f : gobj_check(h, GK_KERNEL);
+}
+
+const struct gfinfo *func_info(const void *h, uint64_t *id);
+
+const struct gfinfo *
+func_info(const void *h, uint64_t *id)
+{
+	struct gfunc *f = func_of(h);
+
+	if (f == NULL)
+		return NULL;
+	*id = gobj_id(f);
+	return f->fi;
+}
+
+CUresult
+cuKernelGetFunction(CUfunction *pf, CUkernel k)
+{
+	if (pf == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (gobj_check(k, GK_KERNEL) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Our launches take kernels and functions alike. */
+	*pf = (CUfunction)k;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuKernelGetLibrary(CUlibrary *pl, CUkernel k)
+{
+	struct gfunc *f = gobj_check(k, GK_KERNEL);
+
+	if (pl == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pl = (CUlibrary)f->mod;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
+    int library)
+{
+	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
+	struct rpc_val in[3], rep[2];
+	struct gctx *c;
+	void *keep;
+	CUresult rc;
+
+	if (name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (library) {
+		if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+			return rc;
+		in[0].u = gobj_id(c);
+		in[1].u = gobj_id(m);
+		in[2].p = name;
+		in[2].len = (uint32_t)strlen(name);
+		rc = rcall(R_LIBRARY_GET_GLOBAL, in, rep, &keep);
+	} else {
+		in[0].u = gobj_id(m);
+		in[1].p = name;
+		in[1].len = (uint32_t)strlen(name);
+		rc = rcall(R_MODULE_GET_GLOBAL, in, rep, &keep);
+	}
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (dptr != NULL)
+		*dptr = rep[0].u;
+	if (bytes != NULL)
+		*bytes = (size_t)rep[1].u;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m,
+    const char *name)
+{
+	return global_get(dptr, bytes, m, name, 0);
+}
+
+CUresult
+cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
+    const char *name)
+{
+	return global_get(dptr, bytes, l, name, 1);
+}
+
+/* Attributes and parameters: from the load's function table. */
+CUresult
+cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction h)
+{
+	struct gfunc *f = func_of(h);
+
+	if (v == NULL || (unsigned)a >= CU_FUNC_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*v = f->fi->attr[a];
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k,
+    CUdevice dev)
+{
+	return cuFuncGetAttribute(v, a, (CUfunction)k);
+}
+
+/* Forwarded, and remembered where it changes what the table says. */
+static CUresult
+func_set_attr(void *h, CUfunction_attribute a, int v)
+{
+	struct gfunc *f = func_of(h);
+	struct rpc_val in[3], rep[1];
+	void *keep;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((unsigned)a >= CU_FUNC_ATTRIBUTE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(f);
+	in[1].u = (uint64_t)a;
+	in[2].u = (uint64_t)(int64_t)v;
+	rc = rcall(R_FUNC_SET_ATTR, in, rep, &keep);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		((struct gfinfo *)(uintptr_t)f->fi)->attr[a] = v;
+	return rc;
+}
+
+CUresult
+cuFuncSetAttribute(CUfunction h, CUfunction_attribute a, int v)
+{
+	return func_set_attr(h, a, v);
+}
+
+CUresult
+cuKernelSetAttribute(CUfunction_attribute a, int v, CUkernel k, CUdevice dev)
+{
+	return func_set_attr(k, a, v);
+}
+
+static CUresult
+func_set_cache(void *h, CUfunc_cache config)
+{
+	struct gfunc *f = func_of(h);
+	struct rpc_val in[2], rep[1];
+	void *keep;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(f);
+	in[1].u = (uint64_t)config;
+	rc = rcall(R_FUNC_SET_CACHE, in, rep, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult cuFuncSetCacheConfig(CUfunction h, CUfunc_cache c) { return func_set_cache(h, c); }
+CUresult cuKernelSetCacheConfig(CUkernel k, CUfunc_cache c, CUdevice d) { return func_set_cache(k, c); }
+
+CUresult
+cuFuncGetName(const char **name, CUfunction h)
+{
+	struct gfunc *f = func_of(h);
+
+	if (name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = f->fi->name;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuKernelGetName(const char **name, CUkernel k)
+{
+	return cuFuncGetName(name, (CUfunction)k);
+}
+
+CUresult
+cuFuncGetParamInfo(CUfunction h, size_t i, size_t *off, size_t *size)
+{
+	struct gfunc *f = func_of(h);
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (i >= f->fi->nparams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (off != NULL)
+		*off = f->fi->offset[i];
+	if (size != NULL)
+		*size = f->fi->size[i];
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	return cuFuncGetParamInfo((CUfunction)k, i, off, size);
+}
+
+CUresult
+cuFuncGetModule(CUmodule *pm, CUfunction h)
+{
+	struct gfunc *f = gobj_check(h, GK_FUNC);
+
+	if (pm == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*pm = (CUmodule)f->mod;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleGetFunctionCount(unsigned int *n, CUmodule h)
+{
+	struct gmodule *m = gobj_check(h, GK_MODULE);
+
+	if (n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = m->nfunc;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuLibraryGetKernelCount(unsigned int *n, CUlibrary h)
+{
+	struct gmodule *m = gobj_check(h, GK_LIBRARY);
+
+	if (n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = m->nfunc;
+	return CUDA_SUCCESS;
+}

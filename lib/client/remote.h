@@ -1,0 +1,102 @@
+/*
+ * The remoting half of the client library: one connection to gleam-serve,
+ * the objects the program created, and the calls that forward to the
+ * server.  Everything here answers through rpc.h's call table.
+ *
+ * Objects the program holds (contexts, modules, functions, streams,
+ * events) are client structs whose address is both the handle the program
+ * sees and the id the server knows them by, so creating one needs no
+ * server-chosen value.
+ */
+#ifndef GLEAM_CLIENT_REMOTE_H
+#define GLEAM_CLIENT_REMOTE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "rpc.h"
+
+#define GOBJ_MAGIC	0x676c6d6fu	/* "glmo" */
+
+enum gobj_kind {
+	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
+	GK_EVENT
+};
+
+struct gobj {
+	uint32_t	 magic;
+	uint32_t	 kind;		/* enum gobj_kind */
+};
+
+struct gctx {
+	struct gobj	 o;
+	int		 device;
+	int		 primary;
+	unsigned	 flags;
+	int		 refs;		/* primary: retain count */
+	int		 live;		/* the server holds a context for it */
+};
+
+/* A function's description from the server's function table. */
+struct gfinfo {
+	char		*name;
+	uint32_t	 nparams;
+	uint32_t	*offset, *size;
+	uint32_t	 argbytes;
+	int32_t		 attr[CU_FUNC_ATTRIBUTE_MAX];
+};
+
+struct gmodule {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	uint32_t	 nfunc;
+	struct gfinfo	*funcs;
+	int		 library;	/* a CUlibrary rather than a CUmodule */
+};
+
+struct gfunc {
+	struct gobj	 o;
+	struct gmodule	*mod;
+	const struct gfinfo *fi;
+};
+
+struct gstream {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	unsigned	 flags;
+	int		 priority;
+};
+
+struct gevent {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	unsigned	 flags;
+};
+
+/* A handle's object if it is one of ours of that kind, else NULL. */
+void		*gobj_check(const void *, int kind);
+uint64_t	 gobj_id(const void *);
+
+/*
+ * Sends a call and waits for its reply.  in[] per the call's request
+ * signature; on CUDA_SUCCESS out[] per its reply signature, with blobs in
+ * *keep (malloc'd; the caller frees it, also on failure).  A lost server
+ * fails every call from then on with CUDA_ERROR_DEVICE_UNAVAILABLE.
+ */
+CUresult	 rcall(uint16_t type, const struct rpc_val *in,
+		    struct rpc_val *out, void **keep);
+/* The largest payload one frame may carry to the server. */
+size_t		 rcall_max_payload(void);
+
+/* The calling thread's context, or the error to return. */
+CUresult	 ctx_need(struct gctx **);
+struct gctx	*ctx_current(void);
+
+/* Device memory the program allocated, for unified copies and queries. */
+int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
+
+/* Statistics for gleam-run (written at exit when GLEAM_STATS is set). */
+void		 stats_call(uint16_t type, uint64_t out, uint64_t in);
+
+#endif

@@ -21,7 +21,7 @@ BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run
 LIB_SRC		:= $(wildcard lib/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
@@ -32,7 +32,7 @@ PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
 # gleam-serve's cuda backend compiles against the CUDA headers (it loads the
 # driver at run time).
 CUDA_HOME	?= /usr/local/cuda
-$(BUILD)/gleam-serve/cuda.o: CPPFLAGS += -I$(CUDA_HOME)/include
+$(BUILD)/gleam-serve/%.o: CPPFLAGS += -I$(CUDA_HOME)/include
 
 # Program sources: every .c in the program's directory.
 prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))

@@ -37,10 +37,31 @@ stats_call(uint16_t type, uint64_t out, uint64_t in)
 	pthread_mutex_unlock(&st_lock);
 }
 
+/* gleam-run -v: a summary on stderr. */
+static void
+stats_print(void)
+{
+	const struct rpc_desc *d;
+	int i;
+
+	fprintf(stderr, "gleam: %s: %.3f s, %llu round trips, %llu bytes sent,"
+	    " %llu received\n", program_invocation_short_name,
+	    (double)(now_ns() - st.start) / 1e9,
+	    (unsigned long long)st.round_trips,
+	    (unsigned long long)st.bytes_out, (unsigned long long)st.bytes_in);
+	for (i = 0; i < RPC_NCALLS; i++)
+		if (st.calls[i] != 0 &&
+		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) != NULL)
+			fprintf(stderr, "gleam:   %-28s %llu\n", d->name,
+			    (unsigned long long)st.calls[i]);
+}
+
 /* Runs at exit: the statistics, if asked for. */
 static void
 stats_write(void)
 {
+	if (getpid() == st.pid && getenv("GLEAM_VERBOSE") != NULL)
+		stats_print();
 	const char *path = getenv("GLEAM_STATS");
 	const struct rpc_desc *d;
 	struct yw *w;
@@ -85,6 +106,6 @@ stats_start(void)
 {
 	st.start = now_ns();
 	st.pid = getpid();
-	if (getenv("GLEAM_STATS") != NULL)
+	if (getenv("GLEAM_STATS") != NULL || getenv("GLEAM_VERBOSE") != NULL)
 		atexit(stats_write);
 }

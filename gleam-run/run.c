@@ -1,0 +1,168 @@
+/* The environment that puts the client library in the driver's place. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "log.h"
+#include "run.h"
+#include "yamlio.h"
+
+#ifndef GLEAM_LIBDIR
+#define GLEAM_LIBDIR	"/usr/local/lib/gleam"
+#endif
+#define RUN_CONFIG	"/etc/gleam/gleam-run.yaml"
+
+/*
+ * Where libcuda.so.1 is: GLEAM_LIBDIR in the environment, then lib/ beside
+ * the bin/ we run from (a build tree), then the installed directory.
+ */
+static int
+run_libdir(char *dir, size_t len)
+{
+	char self[PATH_MAX], *p;
+	const char *env = getenv("GLEAM_LIBDIR");
+	ssize_t n;
+
+	if (env != NULL && *env != '\0') {
+		snprintf(dir, len, "%s", env);
+		return 0;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0) {
+		self[n] = '\0';
+		if ((p = strrchr(self, '/')) != NULL) {
+			char try[PATH_MAX + 32];
+
+			*p = '\0';
+			snprintf(try, sizeof try, "%s/../lib/libcuda.so.1",
+			    self);
+			if (access(try, R_OK) == 0 &&
+			    (size_t)snprintf(dir, len, "%.*s/../lib",
+			    (int)(len - 8), self) < len)
+				return 0;
+		}
+	}
+	snprintf(dir, len, "%s", GLEAM_LIBDIR);
+	return 0;
+}
+
+/* "name=value" prepended to a colon list in the environment. */
+static int
+run_prepend(const char *name, const char *value)
+{
+	const char *old = getenv(name);
+	char *buf;
+	int rc;
+
+	if (old == NULL || *old == '\0')
+		return setenv(name, value, 1);
+	if (asprintf(&buf, "%s:%s", value, old) == -1)
+		return -1;
+	rc = setenv(name, buf, 1);
+	free(buf);
+	return rc;
+}
+
+/* The server and key from the configuration file, if the flags gave none. */
+static int
+run_config(const char **server, const char **key, char *sbuf, size_t slen,
+    char *kbuf, size_t klen)
+{
+	const char *path = getenv("GLEAM_RUN_CONFIG");
+	static const char *const keys[] = { "server", "key_file", NULL };
+	struct ydoc d;
+	struct yerr err;
+	yaml_node_t *root, *n;
+	int rc = 0;
+
+	if (path == NULL)
+		path = RUN_CONFIG;
+	if (access(path, F_OK) == -1)
+		return 0;
+	if (ydoc_load_file(&d, path, &err) == -1) {
+		log_error("%s", err.msg);
+		return -1;
+	}
+	if ((root = ydoc_root(&d)) == NULL)
+		goto out;
+	if (ymap_check_keys(&d, root, "configuration", keys, &err) == -1) {
+		log_error("%s", err.msg);
+		rc = -1;
+		goto out;
+	}
+	if (*server == NULL && (n = ymap_get(&d, root, "server")) != NULL) {
+		if (yget_str(&d, n, "server", sbuf, slen, &err) == -1) {
+			log_error("%s", err.msg);
+			rc = -1;
+			goto out;
+		}
+		*server = sbuf;
+	}
+	if (*key == NULL && (n = ymap_get(&d, root, "key_file")) != NULL) {
+		if (yget_str(&d, n, "key_file", kbuf, klen, &err) == -1) {
+			log_error("%s", err.msg);
+			rc = -1;
+			goto out;
+		}
+		*key = kbuf;
+	}
+out:
+	ydoc_free(&d);
+	return rc;
+}
+
+int
+run_exec(const struct run_opts *o, char **argv)
+{
+	char dir[PATH_MAX], lib[PATH_MAX + 32], sbuf[300], kbuf[PATH_MAX];
+	char cwd[PATH_MAX], abs[PATH_MAX * 2];
+	const char *server = o->server, *key = o->key_file, *e;
+	struct stat st;
+
+	if (server == NULL && (e = getenv("GLEAM_SERVER")) != NULL && *e)
+		server = e;
+	if (key == NULL && (e = getenv("GLEAM_KEY_FILE")) != NULL && *e)
+		key = e;
+	if (run_config(&server, &key, sbuf, sizeof sbuf, kbuf,
+	    sizeof kbuf) == -1)
+		return EXIT_CONFIG;
+	if (server == NULL) {
+		log_error("no server: give -s, set GLEAM_SERVER, or name one "
+		    "in %s", RUN_CONFIG);
+		return EXIT_USAGE;
+	}
+	run_libdir(dir, sizeof dir);
+	snprintf(lib, sizeof lib, "%s/libcuda.so.1", dir);
+	if (stat(lib, &st) == -1) {
+		log_error("%s: %s (set GLEAM_LIBDIR)", lib, strerror(errno));
+		return EXIT_IO;
+	}
+	if (key != NULL && access(key, R_OK) == -1) {
+		log_error("key file %s: %s", key, strerror(errno));
+		return EXIT_CONFIG;
+	}
+	/* The library reads these; relative paths must survive a chdir. */
+	if (key != NULL && key[0] != '/' && getcwd(cwd, sizeof cwd) != NULL) {
+		snprintf(abs, sizeof abs, "%s/%s", cwd, key);
+		key = abs;
+	}
+	if (setenv("GLEAM_SERVER", server, 1) == -1 ||
+	    (key != NULL && setenv("GLEAM_KEY_FILE", key, 1) == -1) ||
+	    (o->stats != NULL && setenv("GLEAM_STATS", o->stats, 1) == -1) ||
+	    (o->verbose > 0 && setenv("GLEAM_VERBOSE", "1", 1) == -1) ||
+	    (o->verbose > 1 && setenv("GLEAM_DEBUG", o->verbose > 2 ? "2" :
+	    "1", 1) == -1) ||
+	    run_prepend("LD_LIBRARY_PATH", dir) == -1 ||
+	    run_prepend("LD_PRELOAD", lib) == -1) {
+		log_error("environment: %s", strerror(errno));
+		return EXIT_IO;
+	}
+	execvp(argv[0], argv);
+	log_error("%s: %s", argv[0], strerror(errno));
+	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}

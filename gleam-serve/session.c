@@ -19,6 +19,7 @@ enum sstate {
 
 #define BULK_SRC_LEN	(1u << 20)
 #define FILL_TARGET	(2u << 20)	/* bytes queued per session_fill */
+#define BULK_CHUNK_MIN	512
 
 struct session {
 	const struct session_env *env;
@@ -249,6 +250,10 @@ session_bulk_get(struct session *s, const struct frame_hdr *h,
 	if (m.chunk > s->max_frame || m.chunk > BULK_SRC_LEN)
 		return session_error(s, out, h->id, PERR_MALFORMED, 1,
 		    "chunk of %u bytes too large", m.chunk);
+	/* Tiny chunks would cost us a frame header per byte or so. */
+	if (m.chunk < BULK_CHUNK_MIN)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "chunk of %u bytes below %u", m.chunk, BULK_CHUNK_MIN);
 	if (m.duration_ms > 600000)
 		return session_error(s, out, h->id, PERR_MALFORMED, 1,
 		    "duration over 10 minutes");

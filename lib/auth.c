@@ -28,7 +28,7 @@ auth_key_from(struct auth_key *key, const void *secret, size_t len)
 int
 auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 {
-	unsigned char buf[AUTH_KEY_MAX + 1];
+	unsigned char buf[AUTH_KEY_MAX + 64];
 	struct stat st;
 	ssize_t n;
 	size_t len = 0;
@@ -36,7 +36,8 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 
 	memset(key, 0, sizeof *key);
 	memset(&st, 0, sizeof st);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	/* O_NONBLOCK: a FIFO must not hang us before the check below. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -58,14 +59,20 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 		len += (size_t)n;
 	}
 	close(fd);
-	if (len > AUTH_KEY_MAX) {
-		snprintf(err, errlen, "key file %s: longer than %d bytes", path,
-		    AUTH_KEY_MAX);
+	if (len == sizeof buf) {
+		snprintf(err, errlen, "key file %s: secret longer than %d "
+		    "bytes", path, AUTH_KEY_MAX);
 		return -1;
 	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
 	    buf[len - 1] == ' ' || buf[len - 1] == '\t'))
 		len--;
+	if (len > AUTH_KEY_MAX) {
+		snprintf(err, errlen, "key file %s: secret longer than %d "
+		    "bytes", path, AUTH_KEY_MAX);
+		sodium_memzero(buf, sizeof buf);
+		return -1;
+	}
 	if (len < AUTH_KEY_MIN) {
 		snprintf(err, errlen, "key file %s: secret shorter than %d "
 		    "bytes", path, AUTH_KEY_MIN);

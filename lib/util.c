@@ -60,7 +60,8 @@ file_write_atomic(const char *path, const void *buf, size_t len, char *err,
     size_t errlen)
 {
 	char tmp[4096], dir[4096];
-	int fd, saved;
+	mode_t mode;
+	int fd, saved, dfd;
 
 	if (strcmp(path, "-") == 0) {
 		if (write_all(STDOUT_FILENO, buf, len) == -1) {
@@ -87,12 +88,29 @@ file_write_atomic(const char *path, const void *buf, size_t len, char *err,
 		snprintf(err, errlen, "%s: %s", path, strerror(saved));
 		return -1;
 	}
-	if (fchmod(fd, 0644) == -1 || close(fd) == -1 ||
+	/* The mode of the file replaced, else what umask allows. */
+	{
+		struct stat st;
+		mode_t mask = umask(0);
+
+		umask(mask);
+		if (stat(path, &st) == 0)
+			mode = st.st_mode & 07777;
+		else
+			mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) == -1 || close(fd) == -1 ||
 	    rename(tmp, path) == -1) {
 		saved = errno;
 		unlink(tmp);
 		snprintf(err, errlen, "%s: %s", path, strerror(saved));
 		return -1;
+	}
+	/* The rename itself must survive a crash too. */
+	snprintf(dir, sizeof dir, "%s", path);
+	if ((dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY)) != -1) {
+		fsync(dfd);
+		close(dfd);
 	}
 	return 0;
 }

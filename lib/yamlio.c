@@ -1,5 +1,7 @@
 /* YAML writing and reading on libyaml. */
 #include <errno.h>
+#include <pthread.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +148,42 @@ yw_scalar(struct yw *w, const char *s, int plain_ok)
 	yw_emit(w, &ev);
 }
 
+/*
+ * The plain scalars a YAML 1.1 reader takes for an int, a float or a
+ * timestamp (PyYAML's resolvers), or "=" and "<<".
+ */
+static int
+yw_resolves(const char *s)
+{
+	static const char *const pat[] = {
+	    "^[-+]?(0b[0-1_]+|0[0-7_]+|(0|[1-9][0-9_]*)|0x[0-9a-fA-F_]+|"
+	    "[1-9][0-9_]*(:[0-5]?[0-9])+)$",
+	    "^[-+]?(([0-9][0-9_]*)?\\.[0-9_]*([eE][-+][0-9]+)?|"
+	    "[0-9][0-9_]*(:[0-5]?[0-9])+\\.[0-9_]*|\\.(inf|Inf|INF)|"
+	    "\\.(nan|NaN|NAN))$",
+	    "^[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?",
+	    "^(=|<<)$",
+	};
+	static regex_t re[4];
+	static int ready;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	size_t i;
+	int hit = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!ready) {
+		for (i = 0; i < 4; i++)
+			if (regcomp(&re[i], pat[i], REG_EXTENDED | REG_NOSUB)
+			    != 0)
+				abort();	/* the patterns are ours */
+		ready = 1;
+	}
+	for (i = 0; i < 4 && !hit; i++)
+		hit = regexec(&re[i], s, 0, NULL, 0) == 0;
+	pthread_mutex_unlock(&lock);
+	return hit;
+}
+
 /* Would a plain scalar with this text be read as something else? */
 static int
 yw_ambiguous(const char *s)
@@ -158,6 +196,9 @@ yw_ambiguous(const char *s)
 	for (p = special; *p != NULL; p++)
 		if (strcasecmp(s, *p) == 0)
 			return 1;
+	/* What YAML 1.1 readers (PyYAML) resolve to numbers, dates, merges. */
+	if (yw_resolves(s))
+		return 1;
 	(void)strtod(s, &end);
 	if (end != s && *end == '\0')
 		return 1;

@@ -1,0 +1,282 @@
+/*
+ * Unit tests for lib/auth.c.  The proofs are checked against HMAC-SHA256
+ * computed here straight from libsodium over the transcript that auth.h
+ * documents, after libsodium itself is checked against RFC 4231.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "auth.h"
+#include "t.h"
+
+static char dir[] = "/tmp/gleam-test-auth-XXXXXX";
+
+static int
+unhex(const char *h, uint8_t *out, size_t len)
+{
+	size_t bin;
+
+	return sodium_hex2bin(out, len, h, strlen(h), NULL, &bin, NULL) == 0 &&
+	    bin == len ? 0 : -1;
+}
+
+/* The documented transcript: label | u16le version | client | server nonce. */
+static void
+expected_proof(const void *secret, size_t len, const char *label,
+    uint16_t version, const uint8_t cn[32], const uint8_t sn[32],
+    uint8_t out[32])
+{
+	uint8_t key[32], msg[64 + 2 + 64];
+	size_t n = strlen(label);
+
+	crypto_hash_sha256(key, secret, len);
+	memcpy(msg, label, n);
+	msg[n] = version & 0xff;
+	msg[n + 1] = version >> 8;
+	memcpy(msg + n + 2, cn, 32);
+	memcpy(msg + n + 2 + 32, sn, 32);
+	crypto_auth_hmacsha256(out, msg, n + 2 + 64, key);
+}
+
+static void
+test_vectors(void)
+{
+	/* RFC 4231 test cases 1 and 2. */
+	uint8_t key1[20], want[32], mac[32], sha[32];
+	crypto_auth_hmacsha256_state st;
+
+	memset(key1, 0x0b, sizeof key1);
+	CHECK(unhex("b0344c61d8db38535ca8afceaf0bf12b"
+	    "881dc200c9833da726e9376c2e32cff7", want, 32) == 0);
+	crypto_auth_hmacsha256_init(&st, key1, sizeof key1);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)"Hi There", 8);
+	crypto_auth_hmacsha256_final(&st, mac);
+	CHECK(memcmp(mac, want, 32) == 0);
+
+	CHECK(unhex("5bdcc146bf60754e6a042426089575c7"
+	    "5a003f089d2739839dec58b964ec3843", want, 32) == 0);
+	crypto_auth_hmacsha256_init(&st, (const uint8_t *)"Jefe", 4);
+	crypto_auth_hmacsha256_update(&st,
+	    (const uint8_t *)"what do ya want for nothing?", 28);
+	crypto_auth_hmacsha256_final(&st, mac);
+	CHECK(memcmp(mac, want, 32) == 0);
+
+	/* FIPS 180-2: SHA-256("abc"); the key is the secret's SHA-256. */
+	CHECK(unhex("ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad", sha, 32) == 0);
+	crypto_hash_sha256(mac, (const uint8_t *)"abc", 3);
+	CHECK(memcmp(mac, sha, 32) == 0);
+	{
+		struct auth_key k;
+
+		memset(&k, 0, sizeof k);
+		auth_key_from(&k, "abc", 3);
+		CHECK(k.set == 1);
+		CHECK(memcmp(k.k, sha, 32) == 0);
+	}
+}
+
+static void
+test_proof(void)
+{
+	static const char secret[] = "correct horse battery staple";
+	struct auth_key k, k2;
+	uint8_t cn[32], sn[32], p[32], q[32], want[32];
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		cn[i] = (uint8_t)i;
+		sn[i] = (uint8_t)(0xff - i);
+	}
+	auth_key_from(&k, secret, strlen(secret));
+
+	/* The client's proof, as documented. */
+	auth_proof(&k, 0, 1, cn, sn, p);
+	expected_proof(secret, strlen(secret), "gleam-v1-client", 1, cn, sn,
+	    want);
+	CHECK(memcmp(p, want, 32) == 0);
+	/* The server's: its own nonce second, the client's first. */
+	auth_proof(&k, 1, 1, sn, cn, p);
+	expected_proof(secret, strlen(secret), "gleam-v1-server", 1, cn, sn,
+	    want);
+	CHECK(memcmp(p, want, 32) == 0);
+	/* A version above 255 is little-endian. */
+	auth_proof(&k, 0, 0x0102, cn, sn, p);
+	expected_proof(secret, strlen(secret), "gleam-v1-client", 0x0102, cn,
+	    sn, want);
+	CHECK(memcmp(p, want, 32) == 0);
+
+	/* Deterministic. */
+	auth_proof(&k, 0, 1, cn, sn, p);
+	auth_proof(&k, 0, 1, cn, sn, q);
+	CHECK(memcmp(p, q, 32) == 0);
+	CHECK(auth_equal(p, q) == 0);
+	/* Differs by role. */
+	auth_proof(&k, 1, 1, sn, cn, q);
+	CHECK(auth_equal(p, q) != 0);
+	/* By version. */
+	auth_proof(&k, 0, 2, cn, sn, q);
+	CHECK(auth_equal(p, q) != 0);
+	/* By nonce order. */
+	auth_proof(&k, 0, 1, sn, cn, q);
+	CHECK(auth_equal(p, q) != 0);
+	/* By either nonce. */
+	cn[31] ^= 1;
+	auth_proof(&k, 0, 1, cn, sn, q);
+	CHECK(auth_equal(p, q) != 0);
+	cn[31] ^= 1;
+	sn[0] ^= 0x80;
+	auth_proof(&k, 0, 1, cn, sn, q);
+	CHECK(auth_equal(p, q) != 0);
+	sn[0] ^= 0x80;
+	/* By key. */
+	auth_key_from(&k2, "correct horse battery stapler", 29);
+	auth_proof(&k2, 0, 1, cn, sn, q);
+	CHECK(auth_equal(p, q) != 0);
+
+	/* auth_equal looks at every byte. */
+	memcpy(q, p, 32);
+	CHECK(auth_equal(p, q) == 0);
+	q[0] ^= 1;
+	CHECK(auth_equal(p, q) == -1);
+	q[0] ^= 1;
+	q[31] ^= 0x40;
+	CHECK(auth_equal(p, q) == -1);
+
+	/* Nonces are random. */
+	auth_nonce(cn);
+	auth_nonce(sn);
+	CHECK(memcmp(cn, sn, 32) != 0);
+}
+
+/* Writes a file in the test directory with mode 0600. */
+static const char *
+put(const char *name, const void *data, size_t len)
+{
+	static char path[512];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    write(fd, data, len) != (ssize_t)len) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+	return path;
+}
+
+static void
+test_load(void)
+{
+	static const char secret[] = "0123456789abcdef-secret";
+	struct auth_key k, want;
+	char err[600], msg[700], path[512], *big;
+	const char *p;
+
+	auth_key_from(&want, secret, strlen(secret));
+
+	p = put("plain", secret, strlen(secret));
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(k.set == 1 && memcmp(k.k, want.k, 32) == 0);
+
+	p = put("newline", "0123456789abcdef-secret\n", strlen(secret) + 1);
+	memset(&k, 0, sizeof k);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(k.set == 1 && memcmp(k.k, want.k, 32) == 0);
+
+	p = put("crlf", "0123456789abcdef-secret \t\r\n\n", strlen(secret) + 5);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+
+	/* Leading whitespace is part of the secret. */
+	p = put("lead", " 0123456789abcdef-secret", strlen(secret) + 1);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(memcmp(k.k, want.k, 32) != 0);
+
+	snprintf(path, sizeof path, "%s/missing", dir);
+	k.set = 1;
+	CHECK(auth_key_load(&k, path, err, sizeof err) == -1);
+	CHECK(k.set == 0);
+	snprintf(msg, sizeof msg, "key file %s: %s", path, strerror(ENOENT));
+	CHECK_STR(err, msg);
+
+	/* 15 bytes (16 with the newline) is too short; 16 is enough. */
+	p = put("short", "0123456789abcde\n", 16);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s: secret shorter than 16 bytes",
+	    p);
+	CHECK_STR(err, msg);
+	CHECK(k.set == 0);
+	p = put("sixteen", "0123456789abcdef", 16);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	p = put("empty", "", 0);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	p = put("blank", "                    \n", 21);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+
+	CHECK(auth_key_load(&k, dir, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s: not a regular file", dir);
+	CHECK_STR(err, msg);
+
+	big = malloc(AUTH_KEY_MAX + 2);
+	memset(big, 'k', AUTH_KEY_MAX + 2);
+	p = put("max", big, AUTH_KEY_MAX);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	auth_key_from(&want, big, AUTH_KEY_MAX);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+	p = put("toolong", big, AUTH_KEY_MAX + 1);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s: longer than 4096 bytes", p);
+	CHECK_STR(err, msg);
+	CHECK(k.set == 0);
+	p = put("huge", big, AUTH_KEY_MAX + 2);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	free(big);
+
+	/* A truncated message still fits the buffer it is given. */
+	p = put("short2", "x", 1);
+	memset(msg, 'Z', sizeof msg);
+	CHECK(auth_key_load(&k, p, msg, 10) == -1);
+	CHECK(strlen(msg) == 9 && msg[10] == 'Z');
+}
+
+static void
+cleanup(void)
+{
+	static const char *const f[] = { "plain", "newline", "crlf", "lead",
+	    "short", "sixteen", "empty", "blank", "max", "toolong", "huge",
+	    "short2", NULL };
+	char path[512];
+	int i;
+
+	for (i = 0; f[i] != NULL; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, f[i]);
+		unlink(path);
+	}
+	if (rmdir(dir) == -1)
+		perror(dir);
+}
+
+int
+main(void)
+{
+	CHECK(auth_init() == 0);
+	if (mkdtemp(dir) == NULL) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_vectors();
+	test_proof();
+	test_load();
+	cleanup();
+	return t_done("auth");
+}

@@ -1,0 +1,556 @@
+/*
+ * Unit tests for lib/proto.c.  Every decoder gets its input in a buffer of
+ * exactly the input's size, so that under ASan a read past the end fails.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "t.h"
+
+typedef int (*dec_fn)(const void *, size_t, void *);
+
+/* Decoders with one signature, so that a table of them is well typed. */
+#define DEC(name)							\
+static int								\
+dec_##name(const void *p, size_t len, void *out)			\
+{									\
+	return msg_##name##_dec(p, len, out);				\
+}
+DEC(hello)
+DEC(challenge)
+DEC(auth)
+DEC(welcome)
+DEC(error)
+DEC(bulk_get)
+DEC(bulk_result)
+#undef DEC
+
+/* Decodes a copy of p[0..len) held in a buffer of exactly len bytes. */
+static int
+dec_exact(dec_fn dec, const void *p, size_t len, void *out)
+{
+	void *b = malloc(len ? len : 1);
+	int rc;
+
+	if (len > 0)
+		memcpy(b, p, len);
+	rc = dec(b, len, out);
+	free(b);
+	return rc;
+}
+
+/*
+ * The whole encoding decodes; every shorter prefix and the encoding with a
+ * trailing byte do not.  Returns the number of wrong answers.
+ */
+static int
+strict(dec_fn dec, const struct pw *w, void *out)
+{
+	uint8_t *more;
+	size_t i;
+	int bad = 0;
+
+	if (dec_exact(dec, w->p, w->len, out) != 0)
+		bad++;
+	for (i = 0; i < w->len; i++)
+		if (dec_exact(dec, w->p, i, out) != -1) {
+			fprintf(stderr, "prefix of %zu of %zu bytes decoded\n",
+			    i, w->len);
+			bad++;
+		}
+	more = malloc(w->len + 1);
+	memcpy(more, w->p, w->len);
+	more[w->len] = 0;
+	if (dec_exact(dec, more, w->len + 1, out) != -1) {
+		fprintf(stderr, "trailing byte accepted\n");
+		bad++;
+	}
+	free(more);
+	return bad;
+}
+
+static void
+fill(uint8_t *p, size_t n, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+static void
+test_header(void)
+{
+	struct frame_hdr h = { 0x04030201u, 0x0605, 0x0807,
+	    0x100f0e0d0c0b0a09ull }, g;
+	uint8_t b[PROTO_HDR_LEN];
+	int i, same = 1;
+
+	proto_hdr_encode(b, &h);
+	for (i = 0; i < PROTO_HDR_LEN; i++)
+		if (b[i] != i + 1)
+			same = 0;
+	CHECK(same);
+	memset(&g, 0xaa, sizeof g);
+	proto_hdr_decode(b, &g);
+	CHECK(g.len == h.len && g.type == h.type && g.flags == h.flags &&
+	    g.id == h.id);
+
+	h.len = 0xffffffffu;
+	h.type = 0xffff;
+	h.flags = 0;
+	h.id = UINT64_MAX;
+	proto_hdr_encode(b, &h);
+	proto_hdr_decode(b, &g);
+	CHECK(g.len == h.len && g.type == h.type && g.flags == 0 &&
+	    g.id == UINT64_MAX);
+	CHECK(b[6] == 0 && b[7] == 0 && b[15] == 0xff);
+
+	/* The magic is "GLM1" on the wire. */
+	{
+		struct pw w;
+
+		pw_init(&w);
+		pw_u32(&w, PROTO_MAGIC);
+		CHECK(w.len == 4 && memcmp(w.p, "GLM1", 4) == 0);
+		pw_free(&w);
+	}
+
+	CHECK_STR(proto_type_name(MSG_HELLO), "HELLO");
+	CHECK_STR(proto_type_name(MSG_BULK_GET), "BULK_GET");
+	CHECK_STR(proto_type_name(300), "REMOTE");
+	CHECK_STR(proto_type_name(7), "unknown");
+	CHECK_STR(proto_err_name(PERR_AUTH), "authentication failed");
+	CHECK_STR(proto_err_name(PERR_TIMEOUT), "timed out");
+	CHECK_STR(proto_err_name(0), "unknown error");
+	CHECK_STR(proto_err_name(99), "unknown error");
+}
+
+static void
+test_reader_writer(void)
+{
+	static const uint8_t b[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+	    13, 14, 15 };
+	uint8_t *buf, out[8];
+	char s[8];
+	struct pr r;
+	struct pw w;
+	size_t i;
+
+	buf = malloc(sizeof b);
+	memcpy(buf, b, sizeof b);
+	pr_init(&r, buf, sizeof b);
+	CHECK(pr_u8(&r) == 1);
+	CHECK(pr_u16(&r) == 0x0302);
+	CHECK(pr_u32(&r) == 0x07060504u);
+	CHECK(pr_u64(&r) == 0x0f0e0d0c0b0a0908ull);
+	CHECK(pr_done(&r) == 0);
+	/* Past the end: zero, and the reader stays bad. */
+	CHECK(pr_u8(&r) == 0);
+	CHECK(r.bad);
+	CHECK(pr_done(&r) == -1);
+	CHECK(r.off == sizeof b);
+
+	pr_init(&r, buf, sizeof b);
+	CHECK(pr_u64(&r) != 0);
+	CHECK(pr_u64(&r) == 0);		/* only 7 left */
+	CHECK(r.bad && r.off == 8);
+	CHECK(pr_u8(&r) == 0);		/* bad sticks though a byte is left */
+	CHECK(pr_done(&r) == -1);
+
+	pr_init(&r, buf, sizeof b);
+	CHECK(pr_take(&r, SIZE_MAX) == NULL);
+	CHECK(r.bad);
+	pr_init(&r, buf, sizeof b);
+	CHECK(pr_take(&r, 3) == buf);
+	CHECK(pr_take(&r, SIZE_MAX - 1) == NULL);
+	pr_init(&r, buf, sizeof b);
+	CHECK(pr_take(&r, sizeof b) == buf);
+	CHECK(pr_take(&r, 0) == buf + sizeof b);
+	CHECK(pr_done(&r) == 0);
+	CHECK(pr_take(&r, 1) == NULL);
+
+	/* pr_bytes zeroes what it could not read. */
+	pr_init(&r, buf, 4);
+	memset(out, 0xee, sizeof out);
+	pr_bytes(&r, out, sizeof out);
+	for (i = 0; i < sizeof out; i++)
+		CHECK(out[i] == 0);
+	CHECK(r.bad);
+
+	/* Every prefix of a string: no read past the buffer, and bad. */
+	pw_init(&w);
+	pw_str(&w, "abcd");
+	CHECK(w.len == 6 && w.p[0] == 4 && w.p[1] == 0);
+	for (i = 0; i <= w.len; i++) {
+		uint8_t *c = malloc(i ? i : 1);
+
+		memcpy(c, w.p, i);
+		pr_init(&r, c, i);
+		memset(s, 'x', sizeof s);
+		pr_str(&r, s, 7);
+		if (i < w.len)
+			CHECK(r.bad && s[0] == '\0');
+		else {
+			CHECK(pr_done(&r) == 0);
+			CHECK_STR(s, "abcd");
+		}
+		free(c);
+	}
+	/* Longer than max, and max exactly. */
+	pr_init(&r, w.p, w.len);
+	pr_str(&r, s, 3);
+	CHECK(r.bad && s[0] == '\0');
+	pr_init(&r, w.p, w.len);
+	pr_str(&r, s, 4);
+	CHECK(pr_done(&r) == 0);
+	CHECK_STR(s, "abcd");
+	/* A NUL inside. */
+	w.p[3] = '\0';
+	pr_init(&r, w.p, w.len);
+	pr_str(&r, s, 7);
+	CHECK(r.bad && s[0] == '\0');
+	pw_free(&w);
+	CHECK(w.p == NULL && w.len == 0);
+
+	/* The writer: little-endian, grows past its first allocation. */
+	pw_init(&w);
+	pw_u8(&w, 0xab);
+	pw_u16(&w, 0x1234);
+	pw_u32(&w, 0x89abcdefu);
+	pw_u64(&w, 0x0123456789abcdefull);
+	CHECK(w.len == 15);
+	CHECK(w.p[0] == 0xab && w.p[1] == 0x34 && w.p[2] == 0x12 &&
+	    w.p[3] == 0xef && w.p[6] == 0x89 && w.p[7] == 0xef &&
+	    w.p[14] == 0x01);
+	for (i = 0; i < 1000; i++)
+		pw_u32(&w, (uint32_t)i);
+	CHECK(w.len == 15 + 4000 && !w.bad);
+	CHECK(w.p[15 + 4 * 999] == (999 & 0xff) && w.p[15 + 4 * 999 + 1] == 3);
+	pw_bytes(&w, NULL, 0);
+	CHECK(w.len == 4015);
+	pw_free(&w);
+
+	/* pw_str caps at 65535 bytes. */
+	{
+		char *big = malloc(70000);
+
+		memset(big, 'z', 69999);
+		big[69999] = '\0';
+		pw_init(&w);
+		pw_str(&w, big);
+		CHECK(w.len == 2 + 65535 && w.p[0] == 0xff && w.p[1] == 0xff);
+		pw_free(&w);
+		free(big);
+	}
+	free(buf);
+}
+
+static void
+test_hello(void)
+{
+	struct msg_hello m, g;
+	struct pw w;
+	char name[PROTO_NAME_MAX + 2];
+
+	memset(&m, 0, sizeof m);
+	m.magic = PROTO_MAGIC;
+	m.vmin = 1;
+	m.vmax = 3;
+	m.features = 0xdeadbeefu;
+	fill(m.nonce, sizeof m.nonce, 5);
+	strcpy(m.name, "probe@host");
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(w.len == 4 + 2 + 2 + 4 + 32 + 2 + 10);
+	CHECK(memcmp(w.p, "GLM1", 4) == 0 && w.p[4] == 1 && w.p[6] == 3);
+	memset(&g, 0xaa, sizeof g);
+	CHECK(msg_hello_dec(w.p, w.len, &g) == 0);
+	CHECK(g.magic == m.magic && g.vmin == 1 && g.vmax == 3 &&
+	    g.features == m.features);
+	CHECK(memcmp(g.nonce, m.nonce, sizeof m.nonce) == 0);
+	CHECK_STR(g.name, "probe@host");
+	CHECK(strict(dec_hello, &w, &g) == 0);
+	pw_free(&w);
+
+	/* Bad magic; vmin > vmax; vmin == vmax is fine. */
+	m.magic = PROTO_MAGIC ^ 1;
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == -1);
+	pw_free(&w);
+	m.magic = PROTO_MAGIC;
+	m.vmin = 2;
+	m.vmax = 1;
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == -1);
+	pw_free(&w);
+	m.vmin = m.vmax = 2;
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == 0);
+	pw_free(&w);
+
+	/* Empty name; name of exactly the maximum; one byte over. */
+	m.name[0] = '\0';
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(strict(dec_hello, &w, &g) == 0);
+	CHECK(g.name[0] == '\0');
+	pw_free(&w);
+	memset(m.name, 'n', PROTO_NAME_MAX);
+	m.name[PROTO_NAME_MAX] = '\0';
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == 0);
+	CHECK(strlen(g.name) == PROTO_NAME_MAX);
+	pw_free(&w);
+	memset(name, 'n', PROTO_NAME_MAX + 1);
+	name[PROTO_NAME_MAX + 1] = '\0';
+	pw_init(&w);
+	pw_u32(&w, PROTO_MAGIC);
+	pw_u16(&w, 1);
+	pw_u16(&w, 1);
+	pw_u32(&w, 0);
+	pw_bytes(&w, m.nonce, sizeof m.nonce);
+	pw_str(&w, name);
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == -1);
+	pw_free(&w);
+
+	/* A NUL inside the name. */
+	strcpy(m.name, "abcdef");
+	pw_init(&w);
+	msg_hello_enc(&w, &m);
+	w.p[w.len - 3] = '\0';
+	CHECK(dec_exact(dec_hello, w.p, w.len, &g) == -1);
+	pw_free(&w);
+}
+
+/* Encodes a CHALLENGE and decodes it. */
+static int
+ch_rc(const struct msg_challenge *m)
+{
+	struct msg_challenge g;
+	struct pw w;
+	int rc;
+
+	pw_init(&w);
+	msg_challenge_enc(&w, m);
+	rc = dec_exact(dec_challenge, w.p, w.len, &g);
+	pw_free(&w);
+	return rc;
+}
+
+static void
+test_challenge(void)
+{
+	struct msg_challenge m, g, c;
+	struct pw w;
+
+	memset(&m, 0, sizeof m);
+	m.version = 1;
+	m.auth = AUTH_HMAC_SHA256;
+	fill(m.nonce, sizeof m.nonce, 9);
+	strcpy(m.name, "gpu1");
+	m.max_frame = PROTO_MAX_FRAME_DEFAULT;
+	pw_init(&w);
+	msg_challenge_enc(&w, &m);
+	CHECK(w.len == 2 + 2 + 32 + 2 + 4 + 4);
+	memset(&g, 0xaa, sizeof g);
+	CHECK(msg_challenge_dec(w.p, w.len, &g) == 0);
+	CHECK(g.version == 1 && g.auth == AUTH_HMAC_SHA256 &&
+	    g.max_frame == m.max_frame);
+	CHECK(memcmp(g.nonce, m.nonce, sizeof g.nonce) == 0);
+	CHECK_STR(g.name, "gpu1");
+	CHECK(strict(dec_challenge, &w, &g) == 0);
+	pw_free(&w);
+
+	c = m;
+	c.auth = AUTH_NONE;
+	CHECK(ch_rc(&c) == 0);
+	c.auth = 2;
+	CHECK(ch_rc(&c) == -1);
+	c.auth = 0xffff;
+	CHECK(ch_rc(&c) == -1);
+	c = m;
+	c.max_frame = PROTO_MAX_FRAME_MIN;
+	CHECK(ch_rc(&c) == 0);
+	c.max_frame = PROTO_MAX_FRAME_MIN - 1;
+	CHECK(ch_rc(&c) == -1);
+	c.max_frame = PROTO_MAX_FRAME_LIMIT;
+	CHECK(ch_rc(&c) == 0);
+	c.max_frame = PROTO_MAX_FRAME_LIMIT + 1;
+	CHECK(ch_rc(&c) == -1);
+	c.max_frame = 0;
+	CHECK(ch_rc(&c) == -1);
+	c.max_frame = UINT32_MAX;
+	CHECK(ch_rc(&c) == -1);
+
+	/* A name of the maximum length, and one byte over. */
+	{
+		char name[PROTO_NAME_MAX + 2];
+
+		memset(name, 's', sizeof name - 1);
+		name[PROTO_NAME_MAX + 1] = '\0';
+		pw_init(&w);
+		pw_u16(&w, 1);
+		pw_u16(&w, 0);
+		pw_bytes(&w, m.nonce, sizeof m.nonce);
+		pw_str(&w, name);
+		pw_u32(&w, PROTO_MAX_FRAME_MIN);
+		CHECK(dec_exact(dec_challenge, w.p, w.len, &g) == -1);
+		pw_free(&w);
+		name[PROTO_NAME_MAX] = '\0';
+		pw_init(&w);
+		pw_u16(&w, 1);
+		pw_u16(&w, 0);
+		pw_bytes(&w, m.nonce, sizeof m.nonce);
+		pw_str(&w, name);
+		pw_u32(&w, PROTO_MAX_FRAME_MIN);
+		CHECK(dec_exact(dec_challenge, w.p, w.len, &g) == 0);
+		CHECK(strlen(g.name) == PROTO_NAME_MAX);
+		pw_free(&w);
+	}
+
+	/* A NUL in the server's name. */
+	pw_init(&w);
+	msg_challenge_enc(&w, &m);
+	w.p[2 + 2 + 32 + 2 + 1] = '\0';
+	CHECK(dec_exact(dec_challenge, w.p, w.len, &g) == -1);
+	pw_free(&w);
+}
+
+static void
+test_small_msgs(void)
+{
+	struct msg_auth a, ag;
+	struct msg_welcome wl, wg;
+	struct msg_error e, eg;
+	struct msg_bulk_get b, bg;
+	struct msg_bulk_result r, rg;
+	struct pw w;
+	char text[600];
+
+	fill(a.proof, sizeof a.proof, 3);
+	pw_init(&w);
+	msg_auth_enc(&w, &a);
+	CHECK(w.len == PROTO_PROOF_LEN);
+	CHECK(msg_auth_dec(w.p, w.len, &ag) == 0);
+	CHECK(memcmp(a.proof, ag.proof, sizeof a.proof) == 0);
+	CHECK(strict(dec_auth, &w, &ag) == 0);
+	pw_free(&w);
+
+	memset(&wl, 0, sizeof wl);
+	wl.has_proof = 1;
+	fill(wl.proof, sizeof wl.proof, 77);
+	wl.session = 0x1122334455667788ull;
+	pw_init(&w);
+	msg_welcome_enc(&w, &wl);
+	CHECK(w.len == 2 + 32 + 8);
+	CHECK(msg_welcome_dec(w.p, w.len, &wg) == 0);
+	CHECK(wg.has_proof == 1 && wg.session == wl.session &&
+	    memcmp(wg.proof, wl.proof, sizeof wl.proof) == 0);
+	CHECK(strict(dec_welcome, &w, &wg) == 0);
+	w.p[0] = 2;
+	CHECK(dec_exact(dec_welcome, w.p, w.len, &wg) == -1);
+	w.p[0] = 0;
+	CHECK(dec_exact(dec_welcome, w.p, w.len, &wg) == 0);
+	CHECK(wg.has_proof == 0);
+	pw_free(&w);
+
+	memset(&e, 0, sizeof e);
+	e.code = PERR_TOOBIG;
+	strcpy(e.text, "frame of 99 bytes");
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	CHECK(w.len == 4 + 2 + 17);
+	CHECK(msg_error_dec(w.p, w.len, &eg) == 0);
+	CHECK(eg.code == PERR_TOOBIG);
+	CHECK_STR(eg.text, "frame of 99 bytes");
+	CHECK(strict(dec_error, &w, &eg) == 0);
+	pw_free(&w);
+	/* 511 bytes of text fit; 512 do not. */
+	memset(text, 't', sizeof text);
+	text[511] = '\0';
+	pw_init(&w);
+	pw_u32(&w, 1);
+	pw_str(&w, text);
+	CHECK(dec_exact(dec_error, w.p, w.len, &eg) == 0);
+	CHECK(strlen(eg.text) == 511);
+	pw_free(&w);
+	text[511] = 't';
+	text[512] = '\0';
+	pw_init(&w);
+	pw_u32(&w, 1);
+	pw_str(&w, text);
+	CHECK(dec_exact(dec_error, w.p, w.len, &eg) == -1);
+	pw_free(&w);
+	pw_init(&w);
+	pw_u32(&w, 1);
+	pw_str(&w, "ab");
+	w.p[w.len - 1] = '\0';
+	CHECK(dec_exact(dec_error, w.p, w.len, &eg) == -1);
+	pw_free(&w);
+
+	b.max_bytes = 1ull << 40;
+	b.duration_ms = 2500;
+	b.chunk = 65536;
+	pw_init(&w);
+	msg_bulk_get_enc(&w, &b);
+	CHECK(w.len == 16);
+	CHECK(msg_bulk_get_dec(w.p, w.len, &bg) == 0);
+	CHECK(bg.max_bytes == b.max_bytes && bg.duration_ms == 2500 &&
+	    bg.chunk == 65536);
+	CHECK(strict(dec_bulk_get, &w, &bg) == 0);
+	pw_free(&w);
+	b.chunk = 0;
+	pw_init(&w);
+	msg_bulk_get_enc(&w, &b);
+	CHECK(dec_exact(dec_bulk_get, w.p, w.len, &bg) == -1);
+	pw_free(&w);
+	b.chunk = 1;
+	b.max_bytes = 0;
+	b.duration_ms = 0;
+	pw_init(&w);
+	msg_bulk_get_enc(&w, &b);
+	CHECK(dec_exact(dec_bulk_get, w.p, w.len, &bg) == 0);
+	pw_free(&w);
+
+	r.bytes = UINT64_MAX;
+	r.elapsed_ns = 123456789;
+	pw_init(&w);
+	msg_bulk_result_enc(&w, &r);
+	CHECK(w.len == 16);
+	CHECK(msg_bulk_result_dec(w.p, w.len, &rg) == 0);
+	CHECK(rg.bytes == UINT64_MAX && rg.elapsed_ns == 123456789);
+	CHECK(strict(dec_bulk_result, &w, &rg) == 0);
+	pw_free(&w);
+
+	/* Empty input is refused by every decoder. */
+	{
+		struct msg_hello h;
+		struct msg_challenge c;
+
+		CHECK(dec_exact(dec_hello, "", 0, &h) == -1);
+		CHECK(dec_exact(dec_challenge, "", 0, &c) == -1);
+		CHECK(dec_exact(dec_auth, "", 0, &ag) == -1);
+		CHECK(dec_exact(dec_welcome, "", 0, &wg) == -1);
+		CHECK(dec_exact(dec_error, "", 0, &eg) == -1);
+		CHECK(dec_exact(dec_bulk_get, "", 0, &bg) == -1);
+		CHECK(dec_exact(dec_bulk_result, "", 0, &rg) == -1);
+	}
+}
+
+int
+main(void)
+{
+	test_header();
+	test_reader_writer();
+	test_hello();
+	test_challenge();
+	test_small_msgs();
+	return t_done("proto");
+}

@@ -1,0 +1,350 @@
+/* Unit tests for lib/status.c: what the server writes, the client reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+#include "t.h"
+
+/* A complete status with one GPU; tests change a line of it. */
+static const char base[] =
+    "host: gpu1\n"			/* 1 */
+    "version: 0.1.0\n"			/* 2 */
+    "protocol: 1\n"			/* 3 */
+    "backend: cuda\n"			/* 4 */
+    "gpu_source: nvml\n"		/* 5 */
+    "uptime_s: 5.0\n"			/* 6 */
+    "auth: false\n"			/* 7 */
+    "max_clients: 64\n"			/* 8 */
+    "gpus:\n"				/* 9 */
+    "- index: 0\n"			/* 10 */
+    "  name: H200\n"			/* 11 */
+    "  memory_total: 100\n"		/* 12 */
+    "  memory_free: 50\n"		/* 13 */
+    "  utilization: 7\n"		/* 14 */
+    "nclients: 1\n"			/* 15 */
+    "clients:\n"			/* 16 */
+    "- address: 10.0.0.1:4000\n"	/* 17 */
+    "  name: probe\n"			/* 18 */
+    "  connected_s: 1.0\n"		/* 19 */
+    "  bytes_in: 1\n"			/* 20 */
+    "  bytes_out: 2\n";			/* 21 */
+
+/*
+ * base with the lines from the one starting with `from` up to the one
+ * starting with `upto` (the end if "") replaced by `with` (may be "").
+ */
+static char *
+edit_block(const char *from, const char *upto, const char *with)
+{
+	static char out[4096];
+	const char *p = strstr(base, from), *q;
+
+	if (p == NULL || (*upto != '\0' && strstr(p, upto) == NULL)) {
+		fprintf(stderr, "no line %s\n", from);
+		exit(1);
+	}
+	q = *upto != '\0' ? strstr(p, upto) : base + strlen(base);
+	snprintf(out, sizeof out, "%.*s%s%s", (int)(p - base), base, with, q);
+	return out;
+}
+
+/* base with the line starting with `line` replaced by `with`. */
+static char *
+edit(const char *line, const char *with)
+{
+	const char *p = strstr(base, line);
+
+	return edit_block(line, p != NULL ? strchr(p, '\n') + 1 : "", with);
+}
+
+/* Parses text; returns the error message, or "" when it parsed. */
+static const char *
+parse_err(const char *text)
+{
+	static struct yerr err;
+	struct server_status s;
+
+	memset(&err, 0, sizeof err);
+	if (status_parse("st", text, strlen(text), &s, &err) == 0) {
+		status_free(&s);
+		return "";
+	}
+	CHECK(s.clients == NULL);	/* nothing to free after a failure */
+	return err.msg;
+}
+
+static void
+round_trip(const struct server_status *in, struct server_status *out)
+{
+	struct yw *w = yw_new();
+	struct yerr err;
+	const char *text;
+	size_t len;
+
+	status_write(w, in);
+	text = yw_finish(w, &len);
+	CHECK(text != NULL);
+	memset(&err, 0, sizeof err);
+	CHECK(text != NULL && status_parse("rt", text, len, out, &err) == 0);
+	if (err.msg[0] != '\0')
+		fprintf(stderr, "%s\n%s", err.msg, text ? text : "");
+	yw_free(w);
+}
+
+static void
+test_round_trip(void)
+{
+	struct server_status s, g;
+	int i;
+
+	memset(&s, 0, sizeof s);
+	strcpy(s.host, "123");		/* must come back a string */
+	strcpy(s.version, "0.1.0");
+	s.protocol = 1;
+	strcpy(s.backend, "cuda");
+	strcpy(s.gpu_source, "nvml");
+	s.uptime_s = 12.34;
+	s.auth = 1;
+	s.max_clients = 64;
+	s.ngpus = 2;
+	s.gpus[0].index = 0;
+	strcpy(s.gpus[0].name, "NVIDIA H200");
+	s.gpus[0].memory_total = 150000000000ull;
+	s.gpus[0].memory_free = 149000000000ull;
+	s.gpus[0].utilization = -1;
+	s.gpus[1].index = 1;
+	strcpy(s.gpus[1].name, "true");
+	s.gpus[1].memory_total = (uint64_t)INT64_MAX;
+	s.gpus[1].utilization = 100;
+	s.nclients = 2;
+	s.clients = calloc(2, sizeof *s.clients);
+	strcpy(s.clients[0].address, "[::1]:5000");
+	strcpy(s.clients[0].name, "probe: x");
+	s.clients[0].connected_s = 1.5;
+	s.clients[0].bytes_in = 7;
+	s.clients[0].bytes_out = 8;
+	strcpy(s.clients[1].address, "10.0.0.2:1");
+	s.clients[1].name[0] = '\0';
+	s.clients[1].connected_s = 1e6;
+
+	round_trip(&s, &g);
+	CHECK_STR(g.host, "123");
+	CHECK_STR(g.version, "0.1.0");
+	CHECK(g.protocol == 1);
+	CHECK_STR(g.backend, "cuda");
+	CHECK_STR(g.gpu_source, "nvml");
+	CHECK(g.uptime_s > 12.29 && g.uptime_s < 12.31);	/* one decimal */
+	CHECK(g.auth == 1);
+	CHECK(g.max_clients == 64);
+	CHECK(g.ngpus == 2);
+	CHECK(g.gpus[0].index == 0 && g.gpus[1].index == 1);
+	CHECK_STR(g.gpus[0].name, "NVIDIA H200");
+	CHECK_STR(g.gpus[1].name, "true");
+	CHECK(g.gpus[0].memory_total == 150000000000ull);
+	CHECK(g.gpus[0].memory_free == 149000000000ull);
+	CHECK(g.gpus[1].memory_total == (uint64_t)INT64_MAX);
+	CHECK(g.gpus[0].utilization == -1);
+	CHECK(g.gpus[1].utilization == 100);
+	CHECK(g.nclients == 2);
+	CHECK(g.clients != NULL);
+	if (g.clients != NULL && g.nclients == 2) {
+		CHECK_STR(g.clients[0].address, "[::1]:5000");
+		CHECK_STR(g.clients[0].name, "probe: x");
+		CHECK(g.clients[0].connected_s == 1.5);
+		CHECK(g.clients[0].bytes_in == 7 && g.clients[0].bytes_out == 8);
+		CHECK_STR(g.clients[1].address, "10.0.0.2:1");
+		CHECK_STR(g.clients[1].name, "");
+		CHECK(g.clients[1].connected_s == 1e6);
+	}
+	status_free(&g);
+	CHECK(g.clients == NULL && g.nclients == 0);
+	status_free(&g);	/* twice is harmless */
+	free(s.clients);
+
+	/* Nothing at all: no GPUs, no clients. */
+	memset(&s, 0, sizeof s);
+	strcpy(s.host, "h");
+	strcpy(s.backend, "none");
+	strcpy(s.gpu_source, "no NVML: library not found");
+	round_trip(&s, &g);
+	CHECK_STR(g.host, "h");
+	CHECK_STR(g.backend, "none");
+	CHECK_STR(g.gpu_source, "no NVML: library not found");
+	CHECK(g.ngpus == 0 && g.nclients == 0 && g.clients == NULL);
+	CHECK(g.auth == 0 && g.protocol == 0);
+	status_free(&g);
+
+	/* Every GPU slot. */
+	memset(&s, 0, sizeof s);
+	strcpy(s.host, "many");
+	strcpy(s.backend, "cuda");
+	s.ngpus = STATUS_MAX_GPUS;
+	for (i = 0; i < STATUS_MAX_GPUS; i++) {
+		s.gpus[i].index = i;
+		snprintf(s.gpus[i].name, sizeof s.gpus[i].name, "gpu%d", i);
+		s.gpus[i].utilization = i % 2 ? -1 : i;
+	}
+	round_trip(&s, &g);
+	CHECK(g.ngpus == STATUS_MAX_GPUS);
+	CHECK(g.gpus[63].index == 63 && g.gpus[63].utilization == -1);
+	CHECK(g.gpus[62].utilization == 62);
+	CHECK_STR(g.gpus[63].name, "gpu63");
+	status_free(&g);
+}
+
+static void
+test_errors(void)
+{
+	char text[16384];
+	size_t n;
+	int i;
+
+	CHECK_STR(parse_err(base), "");
+	/* Optional keys may go. */
+	CHECK_STR(parse_err(edit("version:", "")), "");
+	CHECK_STR(parse_err(edit("gpu_source:", "")), "");
+	CHECK_STR(parse_err(edit("uptime_s:", "")), "");
+	CHECK_STR(parse_err(edit("auth:", "")), "");
+	CHECK_STR(parse_err(edit("nclients:", "")), "");
+	CHECK_STR(parse_err(edit("  name: probe", "")), "");
+	CHECK_STR(parse_err(edit("  utilization:", "")), "");
+	/* Unknown keys are ignored. */
+	CHECK_STR(parse_err(edit("auth:", "auth: true\nfuture: [1, 2]\n")), "");
+
+	/* Missing keys are named. */
+	CHECK_STR(parse_err(edit("host:", "")), "st:1: host: missing");
+	CHECK_STR(parse_err(edit("protocol:", "")), "st:1: protocol: missing");
+	CHECK_STR(parse_err(edit("backend:", "")), "st:1: backend: missing");
+	CHECK_STR(parse_err(edit("max_clients:", "")),
+	    "st:1: max_clients: missing");
+	CHECK_STR(parse_err(edit("  memory_total:", "")),
+	    "st:10: memory_total: missing");
+	CHECK_STR(parse_err(edit("  memory_free:", "")),
+	    "st:10: memory_free: missing");
+	CHECK_STR(parse_err(edit("- index:", "- other: 0\n")),
+	    "st:10: index: missing");
+	CHECK_STR(parse_err(edit("  name: H200", "")), "st:10: name: missing");
+	CHECK_STR(parse_err(edit("- address:", "- addr: x\n")),
+	    "st:17: address: missing");
+	CHECK_STR(parse_err(edit("  connected_s:", "")),
+	    "st:17: connected_s: missing");
+	CHECK_STR(parse_err(edit("  bytes_in:", "")), "st:17: bytes_in: missing");
+	CHECK_STR(parse_err(edit_block("gpus:", "nclients:", "")),
+	    "st:1: gpus: expected a sequence");
+	CHECK_STR(parse_err(edit_block("clients:\n", "", "")),
+	    "st:1: clients: expected a sequence");
+
+	/* Wrong types and ranges. */
+	CHECK_STR(parse_err(edit("protocol:", "protocol: abc\n")),
+	    "st:3: protocol: 'abc': not a number (allowed 0 to 65535)");
+	CHECK_STR(parse_err(edit("protocol:", "protocol: 65536\n")),
+	    "st:3: protocol: '65536': too large (allowed 0 to 65535)");
+	CHECK_STR(parse_err(edit("host:", "host: [a]\n")),
+	    "st:1: host: expected a scalar value, not a sequence");
+	CHECK_STR(parse_err(edit("auth:", "auth: maybe\n")),
+	    "st:7: auth: 'maybe': expected true or false");
+	CHECK_STR(parse_err(edit("uptime_s:", "uptime_s: -1\n")),
+	    "st:6: uptime_s: '-1': too small");
+	CHECK_STR(parse_err(edit("max_clients:", "max_clients: {a: 1}\n")),
+	    "st:8: max_clients: expected a scalar value, not a mapping");
+	CHECK_STR(parse_err(edit_block("gpus:", "nclients:",
+	    "gpus: {}\n")),
+	    "st:9: gpus: expected a sequence");
+	CHECK_STR(parse_err(edit("- index:", "- 0\n- index: 0\n")),
+	    "st:10: gpus: expected a mapping");
+	CHECK_STR(parse_err(edit("- index:", "- index: 64\n")),
+	    "st:10: index: '64': too large (allowed 0 to 63)");
+	CHECK_STR(parse_err(edit("  memory_total:", "  memory_total: -1\n")),
+	    "st:12: memory_total: '-1': too small (allowed 0 to "
+	    "9223372036854775807)");
+	CHECK_STR(parse_err(edit("  memory_free:",
+	    "  memory_free: 18446744073709551615\n")),
+	    "st:13: memory_free: '18446744073709551615': out of range "
+	    "(allowed 0 to 9223372036854775807)");
+	CHECK_STR(parse_err(edit("  utilization:", "  utilization: 101\n")),
+	    "st:14: utilization: '101': too large (allowed 0 to 100)");
+	CHECK_STR(parse_err(edit("  utilization:", "  utilization: [1]\n")),
+	    "st:14: utilization: expected a scalar value, not a sequence");
+	CHECK_STR(parse_err(edit_block("clients:\n", "", "clients: [x]\n")),
+	    "st:16: clients: expected a mapping");
+	CHECK_STR(parse_err(edit("  connected_s:", "  connected_s: soon\n")),
+	    "st:19: connected_s: 'soon': not a number");
+	CHECK_STR(parse_err(edit("  bytes_out:", "  bytes_out: 1.5\n")),
+	    "st:21: bytes_out: '1.5': not a number (allowed 0 to "
+	    "9223372036854775807)");
+	/* A count that disagrees with the list would overrun it in status_write. */
+	CHECK_STR(parse_err(edit("nclients:", "nclients: 5\n")),
+	    "st:15: nclients: 5, but 1 clients listed");
+	CHECK_STR(parse_err(edit("nclients:", "nclients: 0\n")),
+	    "st:15: nclients: 0, but 1 clients listed");
+	CHECK_STR(parse_err(edit_block("nclients:", "", "nclients: 2\n"
+	    "clients: []\n")), "st:15: nclients: 2, but 0 clients listed");
+	CHECK_STR(parse_err(edit("nclients:", "nclients: -1\n")),
+	    "st:15: nclients: '-1': too small (allowed 0 to 1048576)");
+	/* A long host does not fit. */
+	memset(text, 'h', 300);
+	text[300] = '\0';
+	{
+		char line[400], want[100];
+
+		snprintf(line, sizeof line, "host: %.300s\n", text);
+		snprintf(want, sizeof want,
+		    "st:1: host: value longer than 255 bytes");
+		CHECK_STR(parse_err(edit("host:", line)), want);
+	}
+
+	/* utilization null, ~ and empty all mean unknown. */
+	{
+		static const char *const nulls[] = { "  utilization: null\n",
+		    "  utilization: ~\n", "  utilization:\n", NULL };
+		struct server_status s;
+		struct yerr err;
+		const char *t;
+
+		for (i = 0; nulls[i] != NULL; i++) {
+			t = edit("  utilization:", nulls[i]);
+			CHECK(status_parse("st", t, strlen(t), &s, &err) == 0);
+			CHECK(s.ngpus == 1 && s.gpus[0].utilization == -1);
+			status_free(&s);
+		}
+		CHECK(status_parse("st", base, strlen(base), &s, &err) == 0);
+		CHECK(s.gpus[0].utilization == 7);
+		CHECK(s.nclients == 1 && s.clients != NULL);
+		CHECK(s.clients[0].bytes_out == 2);
+		status_free(&s);
+	}
+
+	/* Not a mapping at all; empty; not YAML. */
+	CHECK_STR(parse_err(""),
+	    "st:0: status: expected a mapping, got an empty document");
+	CHECK_STR(parse_err("- a\n- b\n"), "st:1: status: expected a mapping");
+	CHECK_STR(parse_err("just text"), "st:1: status: expected a mapping");
+	CHECK(strncmp(parse_err("host: [\n"), "st:2: ", 6) == 0);
+
+	/* More than STATUS_MAX_GPUS is refused. */
+	n = (size_t)snprintf(text, sizeof text, "host: h\nprotocol: 1\n"
+	    "backend: cuda\nmax_clients: 1\nclients: []\ngpus:\n");
+	for (i = 0; i <= STATUS_MAX_GPUS; i++)
+		n += (size_t)snprintf(text + n, sizeof text - n,
+		    "- {index: 0, name: g, memory_total: 1, memory_free: 1}\n");
+	CHECK_STR(parse_err(text), "st:7: gpus: more than 64 GPUs");
+	/* Exactly STATUS_MAX_GPUS is fine. */
+	*strrchr(text, '-') = '\0';
+	CHECK_STR(parse_err(text), "");
+
+	/* A bad client after good ones frees what was read. */
+	CHECK_STR(parse_err(edit("clients:\n", "clients:\n"
+	    "- {address: a, connected_s: 1, bytes_in: 1, bytes_out: 1}\n"
+	    "- {address: b, connected_s: 1, bytes_in: x, bytes_out: 1}\n")),
+	    "st:18: bytes_in: 'x': not a number (allowed 0 to "
+	    "9223372036854775807)");
+}
+
+int
+main(void)
+{
+	test_round_trip();
+	test_errors();
+	return t_done("status");
+}

@@ -1,0 +1,480 @@
+/*
+ * The proxy's event loop: accepting clients, connecting each to the
+ * target, and the lifecycle of a connection.
+ *
+ * A connection has two sockets, client and target, and two shapers;
+ * sh[side] reads from bev[side] and writes to the other one.  The client
+ * is not read until the target has answered.  A FIN travels through its
+ * shaper like data and becomes a shutdown of the other socket's write
+ * half; when both directions have done so, the connection is freed.  An
+ * error on either socket (a reset, a failed write) ends both at once.
+ * Freeing is always deferred to an event of its own, so that no callback
+ * ever runs on, or returns into, a freed connection.
+ */
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "exitcode.h"
+#include "link.h"
+#include "log.h"
+#include "net.h"
+#include "parse.h"
+#include "shaper.h"
+#include "util.h"
+
+#define CONNECT_TIMEOUT	10	/* seconds for the target to answer */
+#define RELISTEN_MS	100	/* pause after accept fails (out of fds) */
+
+enum link_side { SIDE_CLIENT = 0, SIDE_TARGET = 1 };
+
+struct link;
+
+struct link_conn {
+	TAILQ_ENTRY(link_conn)	 entry;
+	struct link		*link;
+	uint64_t		 id;
+	struct bufferevent	*bev[2];	/* by enum link_side */
+	struct shaper		*sh[2];		/* sh[side] reads bev[side] */
+	const struct addrinfo	*ai;		/* target address tried */
+	struct event		*freeev;
+	int			 ndone;		/* directions finished */
+	int			 closing;
+	uint64_t		 start;
+	char			 peer[64];
+};
+
+struct link {
+	const struct link_config *cfg;
+	struct event_base	*base;
+	struct evconnlistener	*listener;
+	struct event		*sigint;
+	struct event		*sigterm;
+	struct event		*relisten;
+	struct addrinfo		*target;
+	TAILQ_HEAD(, link_conn)	 conns;
+	uint64_t		 nextid;
+};
+
+static const char *side_name[] = { "client", "target" };
+
+static void	link_conn_close(struct link_conn *, const char *, const char *);
+static void	link_event_cb(struct bufferevent *, short, void *);
+
+/* Frees a connection; only ever from its own event (see above). */
+static void
+link_conn_free(struct link_conn *c)
+{
+	int i;
+
+	TAILQ_REMOVE(&c->link->conns, c, entry);
+	for (i = 0; i < 2; i++) {
+		shaper_free(c->sh[i]);
+		if (c->bev[i] != NULL)
+			bufferevent_free(c->bev[i]);
+	}
+	if (c->freeev != NULL)
+		event_free(c->freeev);
+	free(c);
+}
+
+static void
+link_conn_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	link_conn_free(arg);
+}
+
+/*
+ * Stops all traffic on a connection and schedules its freeing.  side
+ * names the socket at fault, or is NULL for a clean end.
+ */
+static void
+link_conn_close(struct link_conn *c, const char *side, const char *why)
+{
+	char dur[32];
+	int i;
+
+	if (c->closing)
+		return;
+	c->closing = 1;
+	for (i = 0; i < 2; i++) {
+		if (c->sh[i] != NULL)
+			shaper_stop(c->sh[i]);
+		if (c->bev[i] != NULL)
+			bufferevent_disable(c->bev[i], EV_READ | EV_WRITE);
+	}
+	if (c->sh[SIDE_CLIENT] != NULL) {
+		fmt_duration((double)(now_ns() - c->start) / 1e9, dur,
+		    sizeof dur);
+		log_info("connection %llu: closed%s%s%s%s, %llu bytes up, "
+		    "%llu bytes down, in %s", (unsigned long long)c->id,
+		    side != NULL ? " by " : "", side != NULL ? side : "",
+		    why != NULL ? ": " : "", why != NULL ? why : "",
+		    (unsigned long long)shaper_delivered(c->sh[SIDE_CLIENT]),
+		    (unsigned long long)shaper_delivered(c->sh[SIDE_TARGET]),
+		    dur);
+	}
+	event_active(c->freeev, EV_TIMEOUT, 1);
+}
+
+/* A direction delivered its FIN: the connection ends with the second. */
+static void
+link_conn_done(void *arg)
+{
+	struct link_conn *c = arg;
+
+	if (++c->ndone == 2)
+		link_conn_close(c, NULL, NULL);
+}
+
+static void
+link_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct link_conn *c = arg;
+	int side = bev == c->bev[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET;
+
+	if (!c->closing && c->sh[side] != NULL)
+		shaper_pull(c->sh[side]);
+}
+
+static void
+link_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct link_conn *c = arg;
+	int side = bev == c->bev[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET;
+
+	/* This socket is written by the other side's shaper. */
+	if (!c->closing && c->sh[!side] != NULL)
+		shaper_drained(c->sh[!side]);
+}
+
+/* The target answered: start both directions. */
+static void
+link_conn_start(struct link_conn *c)
+{
+	const struct link_config *cfg = c->link->cfg;
+	char addr[80];
+	int i;
+
+	bufferevent_set_timeouts(c->bev[SIDE_TARGET], NULL, NULL);
+	for (i = 0; i < 2; i++) {
+		/* Each connection and direction its own jitter sequence. */
+		c->sh[i] = shaper_new(c->link->base, &cfg->dir[i],
+		    cfg->seed ^ (c->id << 1 | (uint64_t)i) * 0x9e3779b97f4a7c15ULL,
+		    c->bev[i], c->bev[!i], link_conn_done, c);
+		if (c->sh[i] == NULL) {
+			log_warn("connection %llu: out of memory",
+			    (unsigned long long)c->id);
+			link_conn_close(c, NULL, "out of memory");
+			return;
+		}
+	}
+	c->start = now_ns();
+	for (i = 0; i < 2; i++) {
+		shaper_setup(c->sh[i]);
+		bufferevent_enable(c->bev[i], EV_READ | EV_WRITE);
+	}
+	log_info("connection %llu: %s to %s", (unsigned long long)c->id,
+	    c->peer, net_addr_str(c->ai->ai_addr, addr, sizeof addr));
+}
+
+/*
+ * Starts connecting to the target, from address c->ai on.  Immediate
+ * failures move on to the next address here; later ones come back
+ * through link_event_cb.  Returns -1 with errno when none is left.
+ */
+static int
+link_conn_dial(struct link_conn *c)
+{
+	struct timeval tv = { CONNECT_TIMEOUT, 0 };
+	struct bufferevent *bev;
+	int fd, saved = ECONNREFUSED;
+
+	for (; c->ai != NULL; c->ai = c->ai->ai_next) {
+		fd = socket(c->ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (fd == -1) {
+			saved = errno;
+			continue;
+		}
+		net_nodelay(fd);
+		if (connect(fd, c->ai->ai_addr, c->ai->ai_addrlen) == -1 &&
+		    errno != EINPROGRESS) {
+			saved = errno;
+			close(fd);
+			continue;
+		}
+		if ((bev = bufferevent_socket_new(c->link->base, fd,
+		    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+			saved = ENOMEM;
+			close(fd);
+			continue;
+		}
+		bufferevent_setcb(bev, link_read_cb, link_write_cb,
+		    link_event_cb, c);
+		bufferevent_set_timeouts(bev, NULL, &tv);
+		/* No address: the connect is ours, libevent waits for it. */
+		if (bufferevent_socket_connect(bev, NULL, 0) == -1) {
+			saved = errno;
+			bufferevent_free(bev);
+			continue;
+		}
+		c->bev[SIDE_TARGET] = bev;
+		return 0;
+	}
+	errno = saved;
+	return -1;
+}
+
+/* The target failed to answer: try its next address, or give up. */
+static void
+link_conn_unreachable(struct link_conn *c, const char *why)
+{
+	const struct link_config *cfg = c->link->cfg;
+
+	bufferevent_free(c->bev[SIDE_TARGET]);
+	c->bev[SIDE_TARGET] = NULL;
+	c->ai = c->ai->ai_next;
+	if (c->ai != NULL) {
+		if (link_conn_dial(c) == 0)
+			return;
+		why = strerror(errno);
+	}
+	log_warn("connection %llu: %s: target %s:%d: %s",
+	    (unsigned long long)c->id, c->peer, cfg->target_host,
+	    cfg->target_port, why);
+	link_conn_close(c, NULL, NULL);
+}
+
+static void
+link_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct link_conn *c = arg;
+	int side = bev == c->bev[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET;
+	int saved = EVUTIL_SOCKET_ERROR();
+
+	if (c->closing)
+		return;
+	if (c->sh[SIDE_CLIENT] == NULL) {
+		/* Still connecting to the target. */
+		if (what & BEV_EVENT_CONNECTED)
+			link_conn_start(c);
+		else
+			link_conn_unreachable(c, (what & BEV_EVENT_TIMEOUT) ?
+			    "timed out" : strerror(saved));
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		log_debug("connection %llu: end of data from the %s",
+		    (unsigned long long)c->id, side_name[side]);
+		shaper_source_eof(c->sh[side]);
+		return;
+	}
+	link_conn_close(c, side_name[side], (what & BEV_EVENT_ERROR) ?
+	    evutil_socket_error_to_string(saved) : "timed out");
+}
+
+static void
+link_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct link *lk = arg;
+	struct link_conn *c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		log_warn("accept: out of memory");
+		close(fd);
+		return;
+	}
+	c->link = lk;
+	c->id = ++lk->nextid;
+	c->ai = lk->target;
+	net_addr_str(sa, c->peer, sizeof c->peer);
+	TAILQ_INSERT_TAIL(&lk->conns, c, entry);
+	net_nodelay(fd);
+	c->freeev = event_new(lk->base, -1, 0, link_conn_free_cb, c);
+	c->bev[SIDE_CLIENT] = bufferevent_socket_new(lk->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->freeev == NULL || c->bev[SIDE_CLIENT] == NULL) {
+		log_warn("accept: out of memory");
+		if (c->bev[SIDE_CLIENT] == NULL)
+			close(fd);
+		link_conn_free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev[SIDE_CLIENT], link_read_cb, link_write_cb,
+	    link_event_cb, c);
+	/* Not read until the target answers. */
+	bufferevent_disable(c->bev[SIDE_CLIENT], EV_READ);
+	log_debug("connection %llu: from %s", (unsigned long long)c->id,
+	    c->peer);
+	if (link_conn_dial(c) == -1) {
+		log_warn("connection %llu: %s: target %s:%d: %s",
+		    (unsigned long long)c->id, c->peer, lk->cfg->target_host,
+		    lk->cfg->target_port, strerror(errno));
+		link_conn_close(c, NULL, NULL);
+	}
+}
+
+/* Out of file descriptors, say: pause accepting rather than spin. */
+static void
+link_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct link *lk = arg;
+	struct timeval tv = { 0, RELISTEN_MS * 1000 };
+
+	log_warn("accept: %s",
+	    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+	evconnlistener_disable(l);
+	evtimer_add(lk->relisten, &tv);
+}
+
+static void
+link_relisten_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *lk = arg;
+
+	evconnlistener_enable(lk->listener);
+}
+
+static void
+link_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct link *lk = arg;
+
+	log_info("%s: shutting down", strsignal((int)sig));
+	event_base_loopbreak(lk->base);
+}
+
+/* Resolves the target once, at start: each connection tries each address. */
+static void
+link_resolve_target(struct link *lk)
+{
+	const struct link_config *cfg = lk->cfg;
+	struct addrinfo hints;
+	char service[16];
+	int rc;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	snprintf(service, sizeof service, "%d", cfg->target_port);
+	rc = getaddrinfo(cfg->target_host, service, &hints, &lk->target);
+	if (rc != 0)
+		fatalx(EXIT_NET, "target %s: %s", cfg->target_host,
+		    rc == EAI_NONAME ? "no such host" : gai_strerror(rc));
+}
+
+/* Binds the listener and prints the line that scripts wait for. */
+static void
+link_listen(struct link *lk)
+{
+	const struct link_config *cfg = lk->cfg;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char err[256], addr[80];
+
+	if (net_resolve(cfg->listen_host, cfg->listen_port, 1, &ss, &len, err,
+	    sizeof err) == -1)
+		fatalx(EXIT_NET, "listen address %s: %s", cfg->listen_host,
+		    err);
+	lk->listener = evconnlistener_new_bind(lk->base, link_accept_cb, lk,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_EXEC,
+	    -1, (struct sockaddr *)&ss, (int)len);
+	if (lk->listener == NULL)
+		fatal(EXIT_NET, "listen on %s",
+		    net_addr_str((struct sockaddr *)&ss, addr, sizeof addr));
+	evconnlistener_set_error_cb(lk->listener, link_accept_error_cb);
+	len = sizeof ss;
+	if (getsockname(evconnlistener_get_fd(lk->listener),
+	    (struct sockaddr *)&ss, &len) == -1)
+		fatal(EXIT_NET, "getsockname");
+	/* At every log level: tests and scripts read the port from it. */
+	fprintf(stderr, "%s: listening on %s\n", log_progname(),
+	    net_addr_str((struct sockaddr *)&ss, addr, sizeof addr));
+	fflush(stderr);
+}
+
+/* One line per direction, for -v. */
+static void
+link_log_config(const struct link_config *cfg)
+{
+	static const char *names[] = { "client to target",
+	    "target to client" };
+	char rate[32], delay[32], jitter[32], queue[32];
+	const struct shaper_params *p;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		p = &cfg->dir[i];
+		if (p->rate > 0)
+			fmt_rate(p->rate, rate, sizeof rate);
+		else
+			snprintf(rate, sizeof rate, "unlimited");
+		log_info("%s: rate %s, delay %s, jitter %s, queue %s", names[i],
+		    rate, fmt_duration(p->delay, delay, sizeof delay),
+		    fmt_duration(p->jitter, jitter, sizeof jitter),
+		    p->rate > 0 ? fmt_size(p->queue, queue, sizeof queue) :
+		    "none");
+	}
+}
+
+int
+link_run(const struct link_config *cfg)
+{
+	struct event_config *ecfg;
+	struct link lk;
+	struct link_conn *c;
+
+	memset(&lk, 0, sizeof lk);
+	lk.cfg = cfg;
+	TAILQ_INIT(&lk.conns);
+	/* A peer that vanishes must cost a write error, not the process. */
+	signal(SIGPIPE, SIG_IGN);
+
+	/* Sub-millisecond delays need timers honoured to the microsecond. */
+	if ((ecfg = event_config_new()) == NULL)
+		fatalx(EXIT_SOFTWARE, "event_config_new failed");
+	event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	lk.base = event_base_new_with_config(ecfg);
+	event_config_free(ecfg);
+	if (lk.base == NULL)
+		fatalx(EXIT_SOFTWARE, "event_base_new failed");
+
+	link_resolve_target(&lk);
+	link_listen(&lk);
+	link_log_config(cfg);
+
+	lk.sigint = evsignal_new(lk.base, SIGINT, link_signal_cb, &lk);
+	lk.sigterm = evsignal_new(lk.base, SIGTERM, link_signal_cb, &lk);
+	lk.relisten = evtimer_new(lk.base, link_relisten_cb, &lk);
+	if (lk.sigint == NULL || lk.sigterm == NULL || lk.relisten == NULL ||
+	    evsignal_add(lk.sigint, NULL) == -1 ||
+	    evsignal_add(lk.sigterm, NULL) == -1)
+		fatalx(EXIT_SOFTWARE, "cannot set up signal events");
+
+	if (event_base_dispatch(lk.base) == -1)
+		fatalx(EXIT_SOFTWARE, "event loop failed");
+
+	while ((c = TAILQ_FIRST(&lk.conns)) != NULL)
+		link_conn_free(c);
+	event_free(lk.relisten);
+	event_free(lk.sigterm);
+	event_free(lk.sigint);
+	evconnlistener_free(lk.listener);
+	freeaddrinfo(lk.target);
+	event_base_free(lk.base);
+	return EXIT_OK;
+}

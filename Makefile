@@ -104,7 +104,7 @@ asan:
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    tests/run-unit $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
+	    GLEAM_LIBDIR=$(CURDIR)/lib GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
 
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)

@@ -247,28 +247,27 @@ cuda_describe(struct pw *w, uint32_t *ndev, uint32_t *version)
 	char name[256];
 	CUuuid uuid;
 	size_t total;
+	int32_t attr[CU_DEVICE_ATTRIBUTE_MAX];
 	int d, a, v, ver;
 
 	if (drv.DriverGetVersion(&ver) != CUDA_SUCCESS)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	*version = (uint32_t)ver;
 	*ndev = (uint32_t)drv_ndev;
-	pw_u32(w, (uint32_t)drv_ndev);
+	rpc_devices_begin(w, (uint32_t)drv_ndev);
 	for (d = 0; d < drv_ndev; d++) {
 		if (drv.DeviceGetName(name, sizeof name, d) != CUDA_SUCCESS ||
 		    drv.DeviceGetUuid(&uuid, d) != CUDA_SUCCESS ||
 		    drv.DeviceTotalMem(&total, d) != CUDA_SUCCESS)
 			return CUDA_ERROR_INVALID_DEVICE;
-		pw_str(w, name);
-		pw_bytes(w, uuid.bytes, sizeof uuid.bytes);
-		pw_u64(w, total);
-		pw_u32(w, CU_DEVICE_ATTRIBUTE_MAX);
 		for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX; a++) {
 			if (drv.DeviceGetAttribute(&v, (CUdevice_attribute)a,
 			    d) != CUDA_SUCCESS)
 				v = 0;
-			pw_u32(w, (uint32_t)v);
+			attr[a] = v;
 		}
+		rpc_device_enc(w, name, (const uint8_t *)uuid.bytes, total,
+		    CU_DEVICE_ATTRIBUTE_MAX, attr);
 	}
 	return w->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 }

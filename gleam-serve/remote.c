@@ -158,7 +158,7 @@ rval_str(const struct rpc_val *v, char *buf, size_t len)
 void
 ftab_begin(struct pw *w, uint32_t n)
 {
-	pw_u32(w, n);
+	rpc_ftab_begin(w, n);
 }
 
 void
@@ -166,17 +166,7 @@ ftab_add(struct pw *w, const char *name, uint32_t nparams,
     const uint32_t *offset, const uint32_t *size, uint32_t nattr,
     const int32_t *attr)
 {
-	uint32_t i;
-
-	pw_str(w, name);
-	pw_u32(w, nparams);
-	for (i = 0; i < nparams; i++) {
-		pw_u32(w, offset[i]);
-		pw_u32(w, size[i]);
-	}
-	pw_u32(w, nattr);
-	for (i = 0; i < nattr; i++)
-		pw_u32(w, (uint32_t)attr[i]);
+	rpc_ftab_add(w, name, nparams, offset, size, nattr, attr);
 }
 
 /* Appends a frame to the output. */

@@ -1,4 +1,5 @@
 /* The remoting calls' table and their generic encoding. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "rpc.h"
@@ -134,4 +135,156 @@ rpc_unpack(const void *p, size_t len, const char *sig, struct rpc_val *v)
 			return -1;
 	}
 	return pr_done(&r);
+}
+
+void
+rpc_devices_begin(struct pw *w, uint32_t n)
+{
+	pw_u32(w, n);
+}
+
+void
+rpc_device_enc(struct pw *w, const char *name, const uint8_t uuid[16],
+    uint64_t totalmem, uint32_t nattr, const int32_t *attr)
+{
+	uint32_t i;
+
+	pw_str(w, name);
+	pw_bytes(w, uuid, 16);
+	pw_u64(w, totalmem);
+	pw_u32(w, nattr);
+	for (i = 0; i < nattr; i++)
+		pw_u32(w, (uint32_t)attr[i]);
+}
+
+int
+rpc_devices_dec(const void *p, size_t len, struct rpc_device **out,
+    uint32_t *n)
+{
+	struct rpc_device *d;
+	struct pr r;
+	uint32_t i, a, na, v;
+
+	*out = NULL;
+	*n = 0;
+	pr_init(&r, p, len);
+	i = pr_u32(&r);
+	if (r.bad || i == 0 || i > 64)
+		return -1;
+	if ((d = calloc(i, sizeof *d)) == NULL)
+		return -1;
+	*n = i;
+	for (i = 0; i < *n && !r.bad; i++) {
+		pr_str(&r, d[i].name, sizeof d[i].name - 1);
+		pr_bytes(&r, d[i].uuid, sizeof d[i].uuid);
+		d[i].totalmem = pr_u64(&r);
+		na = pr_u32(&r);
+		if (na > 4096)
+			r.bad = 1;
+		for (a = 0; a < na && !r.bad; a++) {
+			v = pr_u32(&r);
+			if (a < RPC_DEV_ATTR_MAX)
+				d[i].attr[a] = (int32_t)v;
+		}
+	}
+	if (pr_done(&r) == -1) {
+		free(d);
+		*n = 0;
+		return -1;
+	}
+	*out = d;
+	return 0;
+}
+
+void
+rpc_ftab_begin(struct pw *w, uint32_t n)
+{
+	pw_u32(w, n);
+}
+
+void
+rpc_ftab_add(struct pw *w, const char *name, uint32_t nparams,
+    const uint32_t *offset, const uint32_t *size, uint32_t nattr,
+    const int32_t *attr)
+{
+	uint32_t i;
+
+	pw_str(w, name);
+	pw_u32(w, nparams);
+	for (i = 0; i < nparams; i++) {
+		pw_u32(w, offset[i]);
+		pw_u32(w, size[i]);
+	}
+	pw_u32(w, nattr);
+	for (i = 0; i < nattr; i++)
+		pw_u32(w, (uint32_t)attr[i]);
+}
+
+void
+rpc_ftab_free(struct rpc_func *f, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; f != NULL && i < n; i++) {
+		free(f[i].name);
+		free(f[i].offset);
+		free(f[i].size);
+	}
+	free(f);
+}
+
+int
+rpc_ftab_dec(const void *p, size_t len, struct rpc_func **out, uint32_t *n)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct rpc_func *f = NULL, *fi;
+	struct pr r;
+	uint32_t cnt, i, j, na, a, v;
+
+	*out = NULL;
+	*n = 0;
+	pr_init(&r, p, len);
+	cnt = pr_u32(&r);
+	/* Each entry takes at least 10 bytes: no count beyond what fits. */
+	if (r.bad || cnt > len / 10 + 1)
+		return -1;
+	if (cnt > 0 && (f = calloc(cnt, sizeof *f)) == NULL)
+		return -1;
+	for (i = 0; i < cnt && !r.bad; i++) {
+		fi = &f[i];
+		pr_str(&r, name, RPC_STRING_MAX);
+		fi->nparams = pr_u32(&r);
+		if (r.bad || fi->nparams > RPC_PARAMS_MAX)
+			goto bad;
+		if ((fi->name = strdup(name)) == NULL ||
+		    (fi->offset = calloc(fi->nparams + 1, sizeof *fi->offset))
+		    == NULL || (fi->size = calloc(fi->nparams + 1,
+		    sizeof *fi->size)) == NULL)
+			goto bad;
+		for (j = 0; j < fi->nparams; j++) {
+			fi->offset[j] = pr_u32(&r);
+			fi->size[j] = pr_u32(&r);
+			/* The packed arguments must stay small. */
+			if (fi->offset[j] > 65536 || fi->size[j] > 65536)
+				goto bad;
+			if (fi->offset[j] + fi->size[j] > fi->argbytes)
+				fi->argbytes = fi->offset[j] + fi->size[j];
+		}
+		na = pr_u32(&r);
+		if (na > 4096)
+			goto bad;
+		for (a = 0; a < na && !r.bad; a++) {
+			v = pr_u32(&r);
+			if (a < RPC_FUNC_ATTR_MAX)
+				fi->attr[a] = (int32_t)v;
+		}
+	}
+	if (pr_done(&r) == -1)
+		goto bad;
+	*out = f;
+	*n = cnt;
+	return 0;
+bad:
+	rpc_ftab_free(f, cnt);
+	return -1;
 }

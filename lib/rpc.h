@@ -106,4 +106,44 @@ int	rpc_unpack(const void *, size_t, const char *sig, struct rpc_val *);
 /* Fields in a signature. */
 int	rpc_nfields(const char *sig);
 
+/*
+ * R_OPEN's device list: u32 count, then per device a name (string), its
+ * 16-byte UUID, total memory (u64), and u32 n followed by n attribute
+ * values (u32 each, by CUdevice_attribute).
+ */
+#define RPC_DEV_ATTR_MAX	256
+struct rpc_device {
+	char		 name[256];
+	uint8_t		 uuid[16];
+	uint64_t	 totalmem;
+	int32_t		 attr[RPC_DEV_ATTR_MAX];	/* missing ones are 0 */
+};
+void	rpc_devices_begin(struct pw *, uint32_t n);
+void	rpc_device_enc(struct pw *, const char *name, const uint8_t uuid[16],
+	    uint64_t totalmem, uint32_t nattr, const int32_t *attr);
+/* Decodes the list into *out (malloc'd, *n entries); -1 if malformed. */
+int	rpc_devices_dec(const void *, size_t, struct rpc_device **out,
+	    uint32_t *n);
+
+/*
+ * A module's or library's function table: u32 count, then per function its
+ * name (string), u32 n parameters with (u32 offset, u32 size) each, and
+ * u32 m followed by m attribute values (u32 each, by CUfunction_attribute).
+ */
+#define RPC_FUNC_ATTR_MAX	64
+#define RPC_PARAMS_MAX		4096
+struct rpc_func {
+	char		*name;
+	uint32_t	 nparams;
+	uint32_t	*offset, *size;
+	uint32_t	 argbytes;	/* the end of the last parameter */
+	int32_t		 attr[RPC_FUNC_ATTR_MAX];
+};
+void	rpc_ftab_begin(struct pw *, uint32_t n);
+void	rpc_ftab_add(struct pw *, const char *name, uint32_t nparams,
+	    const uint32_t *offset, const uint32_t *size, uint32_t nattr,
+	    const int32_t *attr);
+int	rpc_ftab_dec(const void *, size_t, struct rpc_func **out, uint32_t *n);
+void	rpc_ftab_free(struct rpc_func *, uint32_t n);
+
 #endif

@@ -76,61 +76,10 @@ image_size(const void **image)
 	return strlen((const char *)p) + 1;
 }
 
-/* Decodes the server's function table into m. */
-static int
-module_ftab(struct gmodule *m, const void *blob, size_t len)
-{
-	struct pr r;
-	char name[RPC_STRING_MAX + 1];
-	uint32_t n, i, j, na, a;
-	struct gfinfo *f;
-
-	pr_init(&r, blob, len);
-	n = pr_u32(&r);
-	if (r.bad || n > 1u << 20)
-		return -1;
-	if (n > 0 && (m->funcs = calloc(n, sizeof *m->funcs)) == NULL)
-		return -1;
-	m->nfunc = n;
-	for (i = 0; i < n && !r.bad; i++) {
-		f = &m->funcs[i];
-		pr_str(&r, name, RPC_STRING_MAX);
-		if ((f->name = strdup(name)) == NULL)
-			return -1;
-		f->nparams = pr_u32(&r);
-		if (r.bad || f->nparams > 4096)
-			return -1;
-		f->offset = calloc(f->nparams + 1, sizeof *f->offset);
-		f->size = calloc(f->nparams + 1, sizeof *f->size);
-		if (f->offset == NULL || f->size == NULL)
-			return -1;
-		for (j = 0; j < f->nparams; j++) {
-			f->offset[j] = pr_u32(&r);
-			f->size[j] = pr_u32(&r);
-			if (f->offset[j] + f->size[j] > f->argbytes)
-				f->argbytes = f->offset[j] + f->size[j];
-		}
-		na = pr_u32(&r);
-		for (a = 0; a < na && !r.bad; a++) {
-			uint32_t v = pr_u32(&r);
-			if (a < CU_FUNC_ATTRIBUTE_MAX)
-				f->attr[a] = (int32_t)v;
-		}
-	}
-	return pr_done(&r);
-}
-
 static void
 module_free(struct gmodule *m)
 {
-	uint32_t i;
-
-	for (i = 0; i < m->nfunc; i++) {
-		free(m->funcs[i].name);
-		free(m->funcs[i].offset);
-		free(m->funcs[i].size);
-	}
-	free(m->funcs);
+	rpc_ftab_free(m->funcs, m->nfunc);
 	m->o.magic = 0;
 	free(m);
 }
@@ -167,7 +116,8 @@ module_load(struct gmodule **out, const void *image, int library)
 	in[2].p = image;
 	in[2].len = (uint32_t)n;
 	rc = rcall(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, rep, &keep);
-	if (rc == CUDA_SUCCESS && module_ftab(m, rep[0].p, rep[0].len) == -1)
+	if (rc == CUDA_SUCCESS && rpc_ftab_dec(rep[0].p, rep[0].len, &m->funcs,
+	    &m->nfunc) == -1)
 		rc = CUDA_ERROR_UNKNOWN;
 	free(keep);
 	if (rc != CUDA_SUCCESS) {

@@ -157,37 +157,29 @@ lost:
 	return (CUresult)rc;
 }
 
-/* Decodes R_OPEN's device blob. */
+/* Decodes R_OPEN's device list into the hooks' descriptions. */
 static int
 remote_devices(const void *blob, size_t len)
 {
-	struct pr r;
-	uint32_t n, i, na, a;
-	char name[PROTO_NAME_MAX + 1];
+	struct rpc_device *d;
+	uint32_t n, i;
+	int a;
 
-	pr_init(&r, blob, len);
-	n = pr_u32(&r);
-	if (r.bad || n == 0 || n > 64)
+	if (rpc_devices_dec(blob, len, &d, &n) == -1)
 		return -1;
-	if ((rdevs = calloc(n, sizeof *rdevs)) == NULL)
+	if ((rdevs = calloc(n, sizeof *rdevs)) == NULL) {
+		free(d);
 		return -1;
+	}
 	for (i = 0; i < n; i++) {
-		pr_str(&r, name, PROTO_NAME_MAX);
-		snprintf(rdevs[i].name, sizeof rdevs[i].name, "%s", name);
-		pr_bytes(&r, rdevs[i].uuid.bytes, sizeof rdevs[i].uuid.bytes);
-		rdevs[i].totalmem = (size_t)pr_u64(&r);
-		na = pr_u32(&r);
-		for (a = 0; a < na && !r.bad; a++) {
-			uint32_t v = pr_u32(&r);
-			if (a < CU_DEVICE_ATTRIBUTE_MAX)
-				rdevs[i].attr[a] = (int)v;
-		}
+		snprintf(rdevs[i].name, sizeof rdevs[i].name, "%s", d[i].name);
+		memcpy(rdevs[i].uuid.bytes, d[i].uuid, sizeof d[i].uuid);
+		rdevs[i].totalmem = (size_t)d[i].totalmem;
+		for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX &&
+		    a < RPC_DEV_ATTR_MAX; a++)
+			rdevs[i].attr[a] = d[i].attr[a];
 	}
-	if (pr_done(&r) == -1) {
-		free(rdevs);
-		rdevs = NULL;
-		return -1;
-	}
+	free(d);
 	rndev = (int)n;
 	return 0;
 }

@@ -38,14 +38,8 @@ struct gctx {
 	int		 live;		/* the server holds a context for it */
 };
 
-/* A function's description from the server's function table. */
-struct gfinfo {
-	char		*name;
-	uint32_t	 nparams;
-	uint32_t	*offset, *size;
-	uint32_t	 argbytes;
-	int32_t		 attr[CU_FUNC_ATTRIBUTE_MAX];
-};
+/* A function's description: an entry of the server's function table. */
+#define gfinfo rpc_func
 
 struct gmodule {
 	struct gobj	 o;

@@ -34,6 +34,9 @@ PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
 CUDA_HOME	?= /usr/local/cuda
 $(BUILD)/gleam-serve/%.o: CPPFLAGS += -I$(CUDA_HOME)/include
 
+# gleam-run looks for the client library where make install puts it.
+$(BUILD)/gleam-run/run.o: CPPFLAGS += -DGLEAM_LIBDIR='"$(LIBDIR)/gleam"'
+
 # Program sources: every .c in the program's directory.
 prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 

@@ -19,15 +19,22 @@
 #define RUN_CONFIG	"/etc/gleam/gleam-run.yaml"
 
 /*
- * Where libcuda.so.1 is: GLEAM_LIBDIR in the environment, then lib/ beside
- * the bin/ we run from (a build tree), then the installed directory.
+ * Where libcuda.so.1 is: GLEAM_LIBDIR in the environment; then, beside the
+ * bin/ we run from, lib/gleam (an installed tree moved elsewhere) or lib/
+ * holding libgleam.a too (a build tree: a bare lib/libcuda.so.1 could be
+ * the real driver); then the directory we were installed for.
  */
 static int
 run_libdir(char *dir, size_t len)
 {
-	char self[PATH_MAX], *p;
+	static const char *const tries[][2] = {
+		{ "/../lib/gleam", "/libcuda.so.1" },
+		{ "/../lib", "/libgleam.a" },
+	};
+	char self[PATH_MAX], try[PATH_MAX + 64], *p;
 	const char *env = getenv("GLEAM_LIBDIR");
 	ssize_t n;
+	size_t i;
 
 	if (env != NULL && *env != '\0') {
 		snprintf(dir, len, "%s", env);
@@ -35,15 +42,14 @@ run_libdir(char *dir, size_t len)
 	}
 	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) > 0) {
 		self[n] = '\0';
-		if ((p = strrchr(self, '/')) != NULL) {
-			char try[PATH_MAX + 32];
-
+		if ((p = strrchr(self, '/')) != NULL)
 			*p = '\0';
-			snprintf(try, sizeof try, "%s/../lib/libcuda.so.1",
-			    self);
+		for (i = 0; p != NULL && i < 2; i++) {
+			snprintf(try, sizeof try, "%s%s%s", self, tries[i][0],
+			    tries[i][1]);
 			if (access(try, R_OK) == 0 &&
-			    (size_t)snprintf(dir, len, "%.*s/../lib",
-			    (int)(len - 8), self) < len)
+			    (size_t)snprintf(dir, len, "%.*s%s", (int)(len - 16),
+			    self, tries[i][0]) < len)
 				return 0;
 		}
 	}

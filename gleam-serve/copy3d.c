@@ -79,7 +79,7 @@ copy3d_prepare(struct rcall *c, CUDA_MEMCPY3D *m, int *empty)
 	    m->dstHeight, m, &span) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (f[7] == CU_MEMORYTYPE_HOST) {
-		if (f[11] != 0 || span > COPY3D_MAX)
+		if (span > COPY3D_MAX)
 			return CUDA_ERROR_INVALID_VALUE;
 		if ((c->scratch = calloc(1, span)) == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;

@@ -14,7 +14,10 @@
  *	    const struct gleam_host_dim *block, unsigned shmem, void **args)
  *	{
  *		const float *a = *(const float **)args[0];
- *		...	(every block and every thread of the grid)
+ *		...
+ *		for (every thread of every block, i its global index)
+ *			if (i < n && GLEAM_HOST_OK(&c[i], 4) && ...)
+ *				c[i] = a[i] + b[i];
  *	}
  *
  *	static const struct gleam_host_param vec_add_params[] = {
@@ -33,11 +36,20 @@
  * vector types are aligned to their size up to 16: float4 is { 16, 16 },
  * int3 { 12, 4 }).  args[i] points to parameter i, aligned.
  *
- * A kernel that uses __device__ variables declares them, with their sizes,
- * in gleam_host_globals[]; the backend allocates each, zeroed, per module
- * (per library and context), on the first cuModuleGetGlobal or use.
- * During a launch, gleam_host_global_ptr(name) gives the launching
- * module's instance, or NULL for a name not declared.
+ * Device memory is host memory in gleam-serve's own address space, so a
+ * kernel checks every access through a pointer it was given with
+ * GLEAM_HOST_OK(p, bytes) first, and skips the access when that is 0:
+ * the memory is not the launching client's.  The launch then fails as a
+ * GPU's would, with CUDA_ERROR_ILLEGAL_ADDRESS, sticky in the context.
+ *
+ * A kernel that uses __device__ or __constant__ variables finds them with
+ * gleam_host_global_ptr(name) during a launch: the launching module's
+ * instance (one per module, or per library and context), made zeroed, or
+ * with the variable's initial value, on the first cuModuleGetGlobal or
+ * use.  Names, sizes and initial values come from the module's image
+ * (its cubins' symbol tables), else, for a name the image does not show
+ * (a compressed image, or not a real one), from gleam_host_globals[].
+ * NULL for a name that neither declares.
  *
  * Every launch runs to completion, one at a time per client, on the
  * client's thread in gleam-serve: a kernel must not keep pointers beyond
@@ -80,20 +92,28 @@ struct gleam_host_kernel {
 struct gleam_host_global {
 	const char		*name;		/* NULL ends */
 	unsigned long long	 size;
+	const void		*init;		/* size bytes, or NULL: zero */
 };
 
 /*
- * The object's exports: gleam_host_kernel_abi and gleam_host_global_ptr
- * come from GLEAM_HOST_KERNEL_LIBRARY, written once at file scope;
- * gleam_host_kernels is required, gleam_host_globals optional.
+ * The object's exports: gleam_host_kernel_abi, gleam_host_access and
+ * gleam_host_global_ptr come from GLEAM_HOST_KERNEL_LIBRARY, written once
+ * at file scope (the backend sets the two pointers when it loads the
+ * object); gleam_host_kernels is required, gleam_host_globals optional.
  */
 extern const unsigned			 gleam_host_kernel_abi;
 extern const struct gleam_host_kernel	 gleam_host_kernels[];
 extern const struct gleam_host_global	 gleam_host_globals[];
+/* During a launch: 1 if the client may touch [p, p + len), else 0. */
+extern int	(*gleam_host_access)(const void *p, unsigned long long len);
+/* During a launch: the module's instance of a global, or NULL. */
 extern void	*(*gleam_host_global_ptr)(const char *name);
+
+#define GLEAM_HOST_OK(p, len)	gleam_host_access((const void *)(p), (len))
 
 #define GLEAM_HOST_KERNEL_LIBRARY					\
 	const unsigned gleam_host_kernel_abi = GLEAM_HOST_KERNEL_ABI;	\
+	int (*gleam_host_access)(const void *, unsigned long long);	\
 	void *(*gleam_host_global_ptr)(const char *)
 
 #endif

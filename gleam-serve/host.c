@@ -1,19 +1,1901 @@
 /*
- * The host backend: for machines without a GPU.  Not written yet; it
- * refuses to start so that nobody mistakes it for one.
+ * The host backend: remoted calls executed in host memory, for machines
+ * without a GPU (CI).  It lets real nvcc-built programs, with the real
+ * cudart, run end to end through the client library anywhere; it is a
+ * test backend, never a result.
+ *
+ * One device, described with an H200's attributes under a name that says
+ * it is none.  Device memory is host memory and a device pointer is the
+ * host address, so that host kernels use pointer arguments as they are.
+ * Everything runs to completion when it is called: streams are only ids,
+ * events only timestamps.  A kernel runs if the library named by
+ * host_kernels registers a host implementation of its mangled name
+ * (gleam-host-kernel.h); of a module's image only its cubins' symbol
+ * tables are read, for the names of its kernels and its globals' sizes
+ * and initial values.
+ *
+ * Ownership: a context owns its allocations (struct hctx), a module or a
+ * library its kernels and globals (struct hmod), the backend the kernel
+ * table.  Whatever frees memory first takes its range out of the client's
+ * map (backend.h), so that no later copy or kernel argument check can
+ * reach it: a stale range here would be a write into the server's heap.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda.h>
 
 #include "backend.h"
+#include "copy3d.h"
+#include "gleam-host-kernel.h"
+#include "host.h"
+#include "log.h"
+
+#define HOST_NAME	"Gleam host backend (H200 attributes)"
+#define HOST_VERSION	13000		/* the driver version reported */
+#define HOST_ALIGN	256		/* of allocations, as the driver's */
+#define HOST_PITCH	512		/* of cuMemAllocPitch's rows */
+#define HOST_ARGMAX	32764		/* bytes of parameters, CUDA 12.1+ */
+#define HOST_PALIGN	256		/* the largest parameter alignment */
+#define HOST_MAXPARAMS	4096		/* the client's limit */
+#define HOST_COPYMAX	(1u << 30)	/* the largest device-to-host reply */
+
+/* What an H200 (SXM, compute capability 9.0) reports, by attribute. */
+static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
+#define A(a, v)	[CU_DEVICE_ATTRIBUTE_##a] = (v)
+	A(MAX_THREADS_PER_BLOCK, 1024),
+	A(MAX_BLOCK_DIM_X, 1024),
+	A(MAX_BLOCK_DIM_Y, 1024),
+	A(MAX_BLOCK_DIM_Z, 64),
+	A(MAX_GRID_DIM_X, 2147483647),
+	A(MAX_GRID_DIM_Y, 65535),
+	A(MAX_GRID_DIM_Z, 65535),
+	A(MAX_SHARED_MEMORY_PER_BLOCK, 49152),
+	A(TOTAL_CONSTANT_MEMORY, 65536),
+	A(WARP_SIZE, 32),
+	A(MAX_PITCH, 2147483647),
+	A(MAX_REGISTERS_PER_BLOCK, 65536),
+	A(CLOCK_RATE, 1980000),
+	A(TEXTURE_ALIGNMENT, 512),
+	A(GPU_OVERLAP, 1),
+	A(MULTIPROCESSOR_COUNT, 132),
+	A(KERNEL_EXEC_TIMEOUT, 0),
+	A(INTEGRATED, 0),
+	A(CAN_MAP_HOST_MEMORY, 1),
+	A(COMPUTE_MODE, 0),
+	A(MAXIMUM_TEXTURE1D_WIDTH, 131072),
+	A(MAXIMUM_TEXTURE2D_WIDTH, 131072),
+	A(MAXIMUM_TEXTURE2D_HEIGHT, 65536),
+	A(MAXIMUM_TEXTURE3D_WIDTH, 16384),
+	A(MAXIMUM_TEXTURE3D_HEIGHT, 16384),
+	A(MAXIMUM_TEXTURE3D_DEPTH, 16384),
+	A(MAXIMUM_TEXTURE2D_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_TEXTURE2D_LAYERED_HEIGHT, 32768),
+	A(MAXIMUM_TEXTURE2D_LAYERED_LAYERS, 2048),
+	A(SURFACE_ALIGNMENT, 512),
+	A(CONCURRENT_KERNELS, 1),
+	A(ECC_ENABLED, 1),
+	A(PCI_BUS_ID, 0),
+	A(PCI_DEVICE_ID, 0),
+	A(TCC_DRIVER, 0),
+	A(MEMORY_CLOCK_RATE, 3201000),
+	A(GLOBAL_MEMORY_BUS_WIDTH, 5120),
+	A(L2_CACHE_SIZE, 62914560),
+	A(MAX_THREADS_PER_MULTIPROCESSOR, 2048),
+	A(ASYNC_ENGINE_COUNT, 3),
+	A(UNIFIED_ADDRESSING, 1),
+	A(MAXIMUM_TEXTURE1D_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_TEXTURE1D_LAYERED_LAYERS, 2048),
+	A(CAN_TEX2D_GATHER, 1),
+	A(MAXIMUM_TEXTURE2D_GATHER_WIDTH, 32768),
+	A(MAXIMUM_TEXTURE2D_GATHER_HEIGHT, 32768),
+	A(MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE, 8192),
+	A(MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE, 8192),
+	A(MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE, 32768),
+	A(PCI_DOMAIN_ID, 0),
+	A(TEXTURE_PITCH_ALIGNMENT, 32),
+	A(MAXIMUM_TEXTURECUBEMAP_WIDTH, 32768),
+	A(MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS, 2046),
+	A(MAXIMUM_SURFACE1D_WIDTH, 32768),
+	A(MAXIMUM_SURFACE2D_WIDTH, 131072),
+	A(MAXIMUM_SURFACE2D_HEIGHT, 65536),
+	A(MAXIMUM_SURFACE3D_WIDTH, 16384),
+	A(MAXIMUM_SURFACE3D_HEIGHT, 16384),
+	A(MAXIMUM_SURFACE3D_DEPTH, 16384),
+	A(MAXIMUM_SURFACE1D_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_SURFACE1D_LAYERED_LAYERS, 2048),
+	A(MAXIMUM_SURFACE2D_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_SURFACE2D_LAYERED_HEIGHT, 32768),
+	A(MAXIMUM_SURFACE2D_LAYERED_LAYERS, 2048),
+	A(MAXIMUM_SURFACECUBEMAP_WIDTH, 32768),
+	A(MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH, 32768),
+	A(MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS, 2046),
+	A(MAXIMUM_TEXTURE1D_LINEAR_WIDTH, 268435456),
+	A(MAXIMUM_TEXTURE2D_LINEAR_WIDTH, 131072),
+	A(MAXIMUM_TEXTURE2D_LINEAR_HEIGHT, 65000),
+	A(MAXIMUM_TEXTURE2D_LINEAR_PITCH, 2097120),
+	A(MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH, 32768),
+	A(MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT, 32768),
+	A(COMPUTE_CAPABILITY_MAJOR, 9),
+	A(COMPUTE_CAPABILITY_MINOR, 0),
+	A(MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH, 32768),
+	A(STREAM_PRIORITIES_SUPPORTED, 1),
+	A(GLOBAL_L1_CACHE_SUPPORTED, 1),
+	A(LOCAL_L1_CACHE_SUPPORTED, 1),
+	A(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233472),
+	A(MAX_REGISTERS_PER_MULTIPROCESSOR, 65536),
+	A(MANAGED_MEMORY, 1),
+	A(MULTI_GPU_BOARD, 0),
+	A(MULTI_GPU_BOARD_GROUP_ID, 0),
+	A(HOST_NATIVE_ATOMIC_SUPPORTED, 0),
+	A(SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, 2),
+	A(PAGEABLE_MEMORY_ACCESS, 0),
+	A(CONCURRENT_MANAGED_ACCESS, 1),
+	A(COMPUTE_PREEMPTION_SUPPORTED, 1),
+	A(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 0),
+	A(CAN_USE_STREAM_MEM_OPS_V1, 1),
+	A(CAN_USE_64_BIT_STREAM_MEM_OPS_V1, 1),
+	A(CAN_USE_STREAM_WAIT_VALUE_NOR_V1, 1),
+	A(COOPERATIVE_LAUNCH, 1),
+	A(COOPERATIVE_MULTI_DEVICE_LAUNCH, 1),
+	A(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448),
+	A(CAN_FLUSH_REMOTE_WRITES, 0),
+	A(HOST_REGISTER_SUPPORTED, 1),
+	A(PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, 0),
+	A(DIRECT_MANAGED_MEM_ACCESS_FROM_HOST, 0),
+	A(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1),
+	A(HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 1),
+	A(HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, 0),
+	A(HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED, 0),
+	A(MAX_BLOCKS_PER_MULTIPROCESSOR, 32),
+	A(GENERIC_COMPRESSION_SUPPORTED, 1),
+	A(MAX_PERSISTING_L2_CACHE_SIZE, 47185920),
+	A(MAX_ACCESS_POLICY_WINDOW_SIZE, 134213632),
+	A(GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 1),
+	A(RESERVED_SHARED_MEMORY_PER_BLOCK, 1024),
+	A(SPARSE_CUDA_ARRAY_SUPPORTED, 1),
+	A(READ_ONLY_HOST_REGISTER_SUPPORTED, 1),
+	A(TIMELINE_SEMAPHORE_INTEROP_SUPPORTED, 1),
+	A(MEMORY_POOLS_SUPPORTED, 1),
+	A(GPU_DIRECT_RDMA_SUPPORTED, 1),
+	A(GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, 1),
+	A(GPU_DIRECT_RDMA_WRITES_ORDERING, 100),
+	A(MEMPOOL_SUPPORTED_HANDLE_TYPES, 9),
+	A(CLUSTER_LAUNCH, 1),
+	A(DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED, 1),
+	A(CAN_USE_64_BIT_STREAM_MEM_OPS, 1),
+	A(CAN_USE_STREAM_WAIT_VALUE_NOR, 1),
+	A(DMA_BUF_SUPPORTED, 1),
+	A(IPC_EVENT_SUPPORTED, 1),
+	A(MEM_SYNC_DOMAIN_COUNT, 4),
+	A(TENSOR_MAP_ACCESS_SUPPORTED, 1),
+	A(HANDLE_TYPE_FABRIC_SUPPORTED, 0),
+	A(UNIFIED_FUNCTION_POINTERS, 1),
+	A(NUMA_CONFIG, 0),
+	A(NUMA_ID, -1),
+	A(MULTICAST_SUPPORTED, 0),
+	A(MPS_ENABLED, 0),
+	A(HOST_NUMA_ID, 0),
+	A(D3D12_CIG_SUPPORTED, 0),
+	A(MEM_DECOMPRESS_ALGORITHM_MASK, 0),
+	A(MEM_DECOMPRESS_MAXIMUM_LENGTH, 0),
+	A(VULKAN_CIG_SUPPORTED, 0),
+	A(GPU_PCI_DEVICE_ID, 0),
+	A(GPU_PCI_SUBSYSTEM_ID, 0),
+	A(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0),
+	A(HOST_NUMA_MEMORY_POOLS_SUPPORTED, 0),
+	A(HOST_NUMA_MULTINODE_IPC_SUPPORTED, 0),
+	A(HOST_MEMORY_POOLS_SUPPORTED, 0),
+	A(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0),
+	A(HOST_ALLOC_DMA_BUF_SUPPORTED, 0),
+	A(ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED, 0),
+#undef A
+};
+
+/* "gleam\0host" in a version 4 UUID: fixed, so runs compare. */
+static const uint8_t host_uuid[16] = {
+	0x67, 0x6c, 0x65, 0x61, 0x6d, 0x00, 0x40, 0x00,
+	0x80, 0x68, 0x6f, 0x73, 0x74, 0x00, 0x00, 0x01
+};
+
+#define HOST_SMS	132
+#define HOST_MAXDYN	49152		/* dynamic shared memory by default */
+
+/* A kernel the backend knows: registered, or seen in an image only. */
+struct hkern {
+	char		*name;
+	gleam_host_fn	*fn;		/* NULL: no host implementation */
+	uint32_t	 nparams, argbytes;
+	uint32_t	*offset, *size;
+};
+
+/* An allocation, device memory or a global. */
+struct halloc {
+	void		*raw;		/* what calloc gave */
+	uint64_t	 size;		/* counted against the budget */
+};
+
+/* A context: the allocations it owns. */
+struct hctx {
+	struct htab	 allocs;	/* device pointer -> struct halloc */
+	int		 fault;		/* a kernel faulted: sticky, as on a GPU */
+};
+
+/* One kernel of a module or library, as a CUfunction or CUkernel. */
+struct hfunc {
+	const struct hkern *k;
+	int		 maxdyn;	/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_... */
+	int		 carveout;
+};
+
+/* A global an image declares. */
+struct hsym {
+	char		*name;
+	uint64_t	 size;
+	uint8_t		*init;		/* its initial value, or NULL: zero */
+};
+
+/* A global's instance: one per module, or per library and context. */
+struct hglob {
+	struct hglob	*next;
+	const char	*name;		/* the hsym's or the library's */
+	uint64_t	 size;
+	const void	*ctx;		/* the context robj it belongs to */
+	struct halloc	*a;
+	uint64_t	 base;
+};
+
+/* A module or a library. */
+struct hmod {
+	struct hfunc	*f;
+	size_t		 nf;
+	struct hkern	*extra;		/* its kernels without an implementation */
+	size_t		 nextra, xcap;
+	struct hsym	*sym;		/* its globals, by name */
+	size_t		 nsym, scap;
+	struct hglob	*globals;
+};
+
+struct hevent {
+	unsigned	 flags;
+	int		 recorded;
+	struct timespec	 t;
+};
+
+static struct {
+	char		 path[1024];
+	uint64_t	 budget;
+	uint64_t	 used;		/* atomic: bytes handed out */
+	void		*dl;
+	struct hkern	*k;		/* the registered kernels */
+	size_t		 nk;
+	const struct gleam_host_global *globals;
+	size_t		 nglobals;
+	int		 ready;
+} host = { .budget = HOST_BUDGET_DEFAULT };
+
+/* The launch running on this thread: what gleam_host_global_ptr reads. */
+static __thread struct {
+	struct rclient	*cl;
+	struct hmod	*m;
+	const void	*ctx;
+	int		 fault;		/* the kernel reached outside */
+} host_cur;
+
+void
+host_backend_configure(const char *kernels, uint64_t budget)
+{
+	snprintf(host.path, sizeof host.path, "%s",
+	    kernels != NULL ? kernels : "");
+	host.budget = budget != 0 ? budget : HOST_BUDGET_DEFAULT;
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* Takes n bytes of the budget; -1 if they are not there. */
+static int
+host_reserve(uint64_t n)
+{
+	uint64_t used = __atomic_load_n(&host.used, __ATOMIC_RELAXED);
+
+	do {
+		if (n > host.budget - used)
+			return -1;
+	} while (!__atomic_compare_exchange_n(&host.used, &used, used + n, 0,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return 0;
+}
+
+static void
+host_unreserve(uint64_t n)
+{
+	__atomic_sub_fetch(&host.used, n, __ATOMIC_RELAXED);
+}
+
+/*
+ * Zeroed memory of at least bytes, 256-byte aligned at *base: zeroed so
+ * that no client reads what another left.  calloc takes large blocks
+ * straight from the kernel, already zero.
+ */
+static int
+host_alloc(uint64_t bytes, struct halloc **out, uint64_t *base)
+{
+	struct halloc *a;
+	uint64_t n;
+
+	if (bytes > host.budget)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	n = (bytes + HOST_ALIGN - 1) & ~(uint64_t)(HOST_ALIGN - 1);
+	if (host_reserve(n) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((a = malloc(sizeof *a)) == NULL ||
+	    (a->raw = calloc(1, n + HOST_ALIGN - 1)) == NULL) {
+		free(a);
+		host_unreserve(n);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	a->size = n;
+	*base = ((uintptr_t)a->raw + HOST_ALIGN - 1) &
+	    ~(uintptr_t)(HOST_ALIGN - 1);
+	*out = a;
+	return CUDA_SUCCESS;
+}
+
+static void
+host_free(struct halloc *a)
+{
+	host_unreserve(a->size);
+	free(a->raw);
+	free(a);
+}
+
+/* ---- objects ----------------------------------------------------------- */
+
+static void
+hctx_free(struct hctx *x)
+{
+	size_t i = 0;
+	uint64_t base;
+	void *v;
+
+	if (x == NULL)
+		return;
+	while (htab_next(&x->allocs, &i, &base, &v))
+		host_free(v);
+	htab_free(&x->allocs);
+	free(x);
+}
+
+static void
+hglob_free(struct rclient *cl, struct hglob *g)
+{
+	rmem_drop(cl, g);
+	host_free(g->a);
+	free(g);
+}
+
+/* Frees the globals of m that belong to ctx, or all of them (ctx NULL). */
+static void
+hmod_drop_globals(struct rclient *cl, struct hmod *m, const void *ctx)
+{
+	struct hglob **gp = &m->globals, *g;
+
+	while ((g = *gp) != NULL) {
+		if (ctx == NULL || g->ctx == ctx) {
+			*gp = g->next;
+			hglob_free(cl, g);
+		} else
+			gp = &g->next;
+	}
+}
+
+static void
+hmod_free(struct rclient *cl, struct hmod *m)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	hmod_drop_globals(cl, m, NULL);
+	for (i = 0; i < m->nextra; i++)
+		free(m->extra[i].name);
+	for (i = 0; i < m->nsym; i++) {
+		free(m->sym[i].name);
+		free(m->sym[i].init);
+	}
+	free(m->extra);
+	free(m->sym);
+	free(m->f);
+	free(m);
+}
+
+/*
+ * Forgets every object that lived in ctx and frees what they held: the
+ * context's modules (with their functions and globals), streams and
+ * events, and its instances of libraries' globals.  Libraries and their
+ * kernels outlive contexts, as the driver's do.
+ */
+static void
+host_forget(struct rclient *cl, struct robj *ctx)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_LIBRARY)
+			hmod_drop_globals(cl, o->h, ctx);
+		if (o->ctx != ctx)
+			continue;
+		if (o->kind == RK_MODULE)
+			hmod_free(cl, o->h);
+		else if (o->kind == RK_EVENT)
+			free(o->h);
+		robj_del(cl, id);
+	}
+	rmem_drop(cl, ctx);
+}
+
+/* Ends a context: its objects, then its memory. */
+static void
+host_ctx_end(struct rclient *cl, struct robj *o)
+{
+	host_forget(cl, o);
+	hctx_free(o->h);
+	o->h = NULL;
+}
+
+/* ---- the kernel library ------------------------------------------------ */
+
+/* Lays out parameters as C lays out a struct's members. */
+static int
+host_layout(struct hkern *k, const struct gleam_host_kernel *g,
+    char *err, size_t errlen)
+{
+	uint64_t off = 0;
+	uint32_t i, sz, al;
+
+	k->nparams = g->nparams;
+	if (g->nparams > 0 && g->params == NULL) {
+		snprintf(err, errlen, "%s: no parameters given", g->name);
+		return -1;
+	}
+	if (g->nparams > HOST_MAXPARAMS) {
+		snprintf(err, errlen, "%s: %u parameters", g->name,
+		    g->nparams);
+		return -1;
+	}
+	k->offset = calloc(g->nparams ? g->nparams : 1, sizeof *k->offset);
+	k->size = calloc(g->nparams ? g->nparams : 1, sizeof *k->size);
+	if (k->offset == NULL || k->size == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < g->nparams; i++) {
+		sz = g->params[i].size;
+		al = g->params[i].align;
+		if (sz == 0 || sz > HOST_ARGMAX || al == 0 ||
+		    (al & (al - 1)) != 0 || al > HOST_PALIGN) {
+			snprintf(err, errlen, "%s: parameter %u: size %u, "
+			    "alignment %u", g->name, i, sz, al);
+			return -1;
+		}
+		off = (off + al - 1) & ~(uint64_t)(al - 1);
+		k->offset[i] = (uint32_t)off;
+		k->size[i] = sz;
+		off += sz;
+		if (off > HOST_ARGMAX) {
+			snprintf(err, errlen, "%s: parameters over %d bytes",
+			    g->name, HOST_ARGMAX);
+			return -1;
+		}
+	}
+	k->argbytes = (uint32_t)off;
+	return 0;
+}
+
+static const struct hkern *
+host_kern(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < host.nk; i++)
+		if (strcmp(host.k[i].name, name) == 0)
+			return &host.k[i];
+	return NULL;
+}
+
+static int host_access(const void *, unsigned long long);
+static void *host_global_ptr(const char *);
+
+/* Loads the kernel library and checks every entry of its tables. */
+static int
+host_load(char *err, size_t errlen)
+{
+	const struct gleam_host_kernel *ks;
+	const struct gleam_host_global *gs;
+	const unsigned *abi;
+	void *(**gp)(const char *);
+	int (**ap)(const void *, unsigned long long);
+	size_t n, i, j;
+
+	if ((host.dl = dlopen(host.path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		snprintf(err, errlen, "%s", dlerror());
+		return -1;
+	}
+	abi = dlsym(host.dl, "gleam_host_kernel_abi");
+	ks = dlsym(host.dl, "gleam_host_kernels");
+	gs = dlsym(host.dl, "gleam_host_globals");
+	gp = dlsym(host.dl, "gleam_host_global_ptr");
+	ap = dlsym(host.dl, "gleam_host_access");
+	if (abi == NULL || ks == NULL || ap == NULL) {
+		snprintf(err, errlen, "%s: not a kernel library (no %s)",
+		    host.path, abi == NULL ? "gleam_host_kernel_abi" :
+		    ks == NULL ? "gleam_host_kernels" : "gleam_host_access");
+		return -1;
+	}
+	if (*abi != GLEAM_HOST_KERNEL_ABI) {
+		snprintf(err, errlen, "%s: kernel ABI %u, not %d", host.path,
+		    *abi, GLEAM_HOST_KERNEL_ABI);
+		return -1;
+	}
+	for (n = 0; ks[n].name != NULL; n++)
+		;
+	if ((host.k = calloc(n ? n : 1, sizeof *host.k)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		struct hkern *k = &host.k[i];
+		size_t len = strlen(ks[i].name);
+
+		host.nk = i + 1;
+		if (len == 0 || len > RPC_STRING_MAX || ks[i].fn == NULL) {
+			snprintf(err, errlen, "%s: kernel %zu: bad name or no "
+			    "function", host.path, i);
+			return -1;
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(host.k[j].name, ks[i].name) == 0) {
+				snprintf(err, errlen, "%s: %s: registered "
+				    "twice", host.path, ks[i].name);
+				return -1;
+			}
+		if ((k->name = strdup(ks[i].name)) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		k->fn = ks[i].fn;
+		if (host_layout(k, &ks[i], err, errlen) == -1)
+			return -1;
+	}
+	for (n = 0; gs != NULL && gs[n].name != NULL; n++) {
+		if (gs[n].name[0] == '\0' || gs[n].size == 0 ||
+		    gs[n].size > HOST_COPYMAX) {
+			snprintf(err, errlen, "%s: global %zu: bad name or "
+			    "size", host.path, n);
+			return -1;
+		}
+	}
+	host.globals = gs;
+	host.nglobals = n;
+	*ap = host_access;
+	if (gp != NULL)
+		*gp = host_global_ptr;
+	log_info("host backend: %zu kernels, %zu globals from %s", host.nk,
+	    host.nglobals, host.path);
+	return 0;
+}
 
 static int
 host_init(char *err, size_t errlen)
 {
-	snprintf(err, errlen, "not implemented yet");
+	if (host.ready)
+		return 0;
+	if (host.path[0] != '\0' && host_load(err, errlen) == -1)
+		return -1;
+	if (host.path[0] == '\0')
+		log_info("host backend: no host_kernels: launches will fail");
+	host.ready = 1;
+	return 0;
+}
+
+static int
+host_describe(struct pw *w, uint32_t *ndev, uint32_t *version)
+{
+	int a;
+
+	*version = HOST_VERSION;
+	*ndev = 1;
+	pw_u32(w, 1);
+	pw_str(w, HOST_NAME);
+	pw_bytes(w, host_uuid, sizeof host_uuid);
+	pw_u64(w, host.budget);
+	pw_u32(w, CU_DEVICE_ATTRIBUTE_MAX);
+	for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX; a++)
+		pw_u32(w, (uint32_t)host_attr[a]);
+	return w->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+static int
+host_client_new(struct rclient *cl)
+{
+	cl->be = NULL;		/* everything lives in the object table */
+	return CUDA_SUCCESS;
+}
+
+static void
+host_client_free(struct rclient *cl)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		switch (o->kind) {
+		case RK_MODULE:
+		case RK_LIBRARY:
+			hmod_free(cl, o->h);
+			break;
+		case RK_EVENT:
+			free(o->h);
+			break;
+		case RK_CTX:
+			hctx_free(o->h);
+			break;
+		default:
+			continue;
+		}
+		o->h = NULL;
+	}
+	/* Nothing is left for the ranges to name. */
+	cl->nranges = 0;
+}
+
+/* ---- contexts ---------------------------------------------------------- */
+
+/*
+ * The context named by id; NULL if the client has none such alive, or if
+ * a kernel faulted in it: then everything but its end fails, as on a GPU.
+ */
+static struct robj *
+host_ctx(struct rcall *c, uint64_t id, int *rc)
+{
+	struct robj *o = robj_get(c->cl, id, RK_CTX);
+
+	if (o == NULL || o->h == NULL) {
+		*rc = CUDA_ERROR_INVALID_CONTEXT;
+		return NULL;
+	}
+	if (((struct hctx *)o->h)->fault) {
+		*rc = CUDA_ERROR_ILLEGAL_ADDRESS;
+		return NULL;
+	}
+	return o;
+}
+
+/* An event's call: its context's sticky error, if it has one. */
+static int
+host_event(struct rcall *c, uint64_t id, struct hevent **e)
+{
+	struct robj *o = robj_get(c->cl, id, RK_EVENT);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->ctx != NULL && o->ctx->h != NULL &&
+	    ((struct hctx *)o->ctx->h)->fault)
+		return CUDA_ERROR_ILLEGAL_ADDRESS;
+	*e = o->h;
+	return CUDA_SUCCESS;
+}
+
+/* A stream id: 0, 1 and 2 are the special streams, others the client's. */
+static int
+host_stream(struct rcall *c, uint64_t id)
+{
+	if (id <= 2 || robj_get(c->cl, id, RK_STREAM) != NULL)
+		return 0;
 	return -1;
 }
 
+#define CTX(c, i)	do {						\
+	int rc_;							\
+	if (host_ctx((c), (c)->in[i].u, &rc_) == NULL)			\
+		return rc_;						\
+} while (0)
+
+#define STREAM(c, i)	do {						\
+	if (host_stream((c), (c)->in[i].u) == -1)			\
+		return CUDA_ERROR_INVALID_HANDLE;			\
+} while (0)
+
+static struct hctx *
+hctx_new(void)
+{
+	struct hctx *x = calloc(1, sizeof *x);
+
+	if (x != NULL)
+		htab_init(&x->allocs);
+	return x;
+}
+
+static int
+host_ctx_create(struct rcall *c, int primary)
+{
+	struct robj *o;
+	struct hctx *x;
+	uint64_t id = c->in[0].u;
+	int dev = (int)c->in[1].u;	/* both calls: id, device, ... */
+
+	if (dev != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (primary && (o = robj_get(c->cl, id, RK_CTX)) != NULL) {
+		if (o->h == NULL) {
+			/* Reset or released to zero: a fresh context. */
+			if ((o->h = hctx_new()) == NULL)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		o->refs++;
+		return CUDA_SUCCESS;
+	}
+	if ((x = hctx_new()) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((o = robj_new(c->cl, id, RK_CTX, x)) == NULL) {
+		hctx_free(x);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->device = dev;
+	o->refs = 1;
+	return CUDA_SUCCESS;
+}
+
+static int c_ctx_create(struct rcall *c) { return host_ctx_create(c, 0); }
+static int c_primary_retain(struct rcall *c) { return host_ctx_create(c, 1); }
+
+static int
+c_ctx_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL || o->h == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	host_ctx_end(c->cl, o);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+static int
+c_primary_release(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL || o->refs <= 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (--o->refs == 0 && o->h != NULL)
+		host_ctx_end(c->cl, o);
+	return CUDA_SUCCESS;
+}
+
+static int
+c_primary_reset(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (o->h != NULL)
+		host_ctx_end(c->cl, o);
+	o->refs = 0;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_ctx_sync(struct rcall *c)
+{
+	CTX(c, 0);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, limit, value */
+static int
+c_ctx_set_limit(struct rcall *c)
+{
+	CTX(c, 0);
+	switch (c->in[1].u) {
+	case CU_LIMIT_STACK_SIZE:
+	case CU_LIMIT_PRINTF_FIFO_SIZE:
+	case CU_LIMIT_MALLOC_HEAP_SIZE:
+	case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+	case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+	case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
+	case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:
+		return CUDA_SUCCESS;
+	case CU_LIMIT_SHMEM_SIZE:
+	case CU_LIMIT_CIG_ENABLED:
+		return CUDA_ERROR_INVALID_VALUE;	/* query only */
+	}
+	return CUDA_ERROR_UNSUPPORTED_LIMIT;
+}
+
+/* ---- memory calls ------------------------------------------------------ */
+
+/* Makes bytes (at least one) of ctx's memory, in the client's map. */
+static int
+host_mem_new(struct rcall *c, struct robj *ctx, uint64_t bytes,
+    uint64_t *base)
+{
+	struct hctx *x = ctx->h;
+	struct halloc *a;
+	int rc;
+
+	if ((rc = host_alloc(bytes, &a, base)) != CUDA_SUCCESS)
+		return rc;
+	if (htab_put(&x->allocs, *base, a) == -1) {
+		host_free(a);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (rmem_add(c->cl, *base, bytes, 0, ctx) == -1) {
+		htab_del(&x->allocs, *base);
+		host_free(a);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, bytes -> dptr */
+static int
+c_mem_alloc(struct rcall *c)
+{
+	struct robj *ctx;
+	uint64_t p;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[1].u == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = host_mem_new(c, ctx, c->in[1].u, &p)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = p;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, width, height, element -> dptr, pitch */
+static int
+c_mem_alloc_pitch(struct rcall *c)
+{
+	struct robj *ctx;
+	uint64_t w = c->in[1].u, h = c->in[2].u, pitch, p;
+	unsigned el = (unsigned)c->in[3].u;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (w == 0 || h == 0 || (el != 4 && el != 8 && el != 16))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (w > host.budget || h > host.budget)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pitch = (w + HOST_PITCH - 1) & ~(uint64_t)(HOST_PITCH - 1);
+	if (pitch > host.budget / h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = host_mem_new(c, ctx, pitch * h, &p)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = p;
+	c->out[1].u = pitch;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, dptr */
+static int
+c_mem_free(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	struct halloc *a;
+	size_t i = 0;
+	uint64_t id, p = c->in[1].u;
+	void *v;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (p == 0)
+		return CUDA_SUCCESS;
+	if (rmem_del(c->cl, p) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Memory of another of the client's contexts is freed too. */
+	a = htab_del(&((struct hctx *)ctx->h)->allocs, p);
+	while (a == NULL && htab_next(&c->cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_CTX && o->h != NULL)
+			a = htab_del(&((struct hctx *)o->h)->allocs, p);
+	}
+	if (a == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	host_free(a);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx -> free, total */
+static int
+c_mem_get_info(struct rcall *c)
+{
+	uint64_t used = __atomic_load_n(&host.used, __ATOMIC_RELAXED);
+
+	CTX(c, 0);
+	c->out[0].u = used < host.budget ? host.budget - used : 0;
+	c->out[1].u = host.budget;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, async, dptr, data */
+static int
+c_mem_htod(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	if (rmem_check(c->cl, c->in[3].u, c->in[4].len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[4].len > 0)
+		memcpy((void *)(uintptr_t)c->in[3].u, c->in[4].p,
+		    c->in[4].len);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, async, dptr, bytes -> data */
+static int
+c_mem_dtoh(struct rcall *c)
+{
+	size_t n = (size_t)c->in[4].u;
+
+	CTX(c, 0);
+	STREAM(c, 1);
+	if (n > HOST_COPYMAX || rmem_check(c->cl, c->in[3].u, n) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((c->scratch = malloc(n ? n : 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(c->scratch, (const void *)(uintptr_t)c->in[3].u, n);
+	c->out[0].p = c->scratch;
+	c->out[0].len = (uint32_t)n;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, async, dst, src, bytes */
+static int
+c_mem_dtod(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	if (rmem_check(c->cl, c->in[3].u, c->in[5].u) == -1 ||
+	    rmem_check(c->cl, c->in[4].u, c->in[5].u) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[5].u > 0)
+		memmove((void *)(uintptr_t)c->in[3].u,
+		    (const void *)(uintptr_t)c->in[4].u, (size_t)c->in[5].u);
+	return CUDA_SUCCESS;
+}
+
+/* Fills n elements of el bytes (1, 2 or 4) with v's low bytes. */
+static void
+host_fill(uint8_t *p, unsigned v, unsigned el, uint64_t n)
+{
+	uint16_t v16 = (uint16_t)v;
+	uint32_t v32 = v;
+	uint64_t i;
+
+	switch (el) {
+	case 1:
+		memset(p, (int)(v & 0xff), (size_t)n);
+		break;
+	case 2:
+		for (i = 0; i < n; i++)
+			memcpy(p + 2 * i, &v16, 2);
+		break;
+	default:
+		for (i = 0; i < n; i++)
+			memcpy(p + 4 * i, &v32, 4);
+		break;
+	}
+}
+
+/* in: ctx, stream, async, dptr, pitch, value, element, width, height */
+static int
+c_memset(struct rcall *c)
+{
+	uint64_t p = c->in[3].u, pitch = c->in[4].u, w = c->in[7].u,
+	    h = c->in[8].u, span, r;
+	unsigned v = (unsigned)c->in[5].u, el = (unsigned)c->in[6].u;
+
+	CTX(c, 0);
+	STREAM(c, 1);
+	if (el != 1 && el != 2 && el != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (h == 0 || w == 0)
+		return CUDA_SUCCESS;
+	if (h > 1 && pitch < w * el)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (w > UINT64_MAX / 4 / h)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (h > 1 && (__builtin_mul_overflow(pitch, h - 1, &span) ||
+	    __builtin_add_overflow(span, w * el, &span)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (h == 1)
+		span = w * el;
+	if (rmem_check(c->cl, p, span) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (r = 0; r < h; r++)
+		host_fill((uint8_t *)(uintptr_t)(p + r * pitch), v, el, w);
+	return CUDA_SUCCESS;
+}
+
+/* The copy copy3d_prepare checked: row by row, all in host memory. */
+static void
+host_copy3d(const CUDA_MEMCPY3D *m)
+{
+	const uint8_t *src = m->srcMemoryType == CU_MEMORYTYPE_HOST ?
+	    m->srcHost : (const uint8_t *)(uintptr_t)m->srcDevice;
+	uint8_t *dst = m->dstMemoryType == CU_MEMORYTYPE_HOST ?
+	    m->dstHost : (uint8_t *)(uintptr_t)m->dstDevice;
+	size_t z, y;
+
+	for (z = 0; z < m->Depth; z++)
+		for (y = 0; y < m->Height; y++)
+			memmove(dst + ((m->dstZ + z) * m->dstHeight +
+			    m->dstY + y) * m->dstPitch + m->dstXInBytes,
+			    src + ((m->srcZ + z) * m->srcHeight + m->srcY +
+			    y) * m->srcPitch + m->srcXInBytes,
+			    m->WidthInBytes);
+}
+
+/* in: ctx, stream, async, descriptor, host data -> host data */
+static int
+c_mem_3d(struct rcall *c)
+{
+	CUDA_MEMCPY3D m;
+	int rc, empty;
+
+	CTX(c, 0);
+	STREAM(c, 1);
+	if ((rc = copy3d_prepare(c, &m, &empty)) != CUDA_SUCCESS || empty)
+		return rc;
+	host_copy3d(&m);
+	return CUDA_SUCCESS;
+}
+
+/* ---- modules, libraries and globals ------------------------------------ */
+
+static int
+hkern_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct hkern *)a)->name,
+	    ((const struct hkern *)b)->name);
+}
+
+/* By name, then by the order of appearance hmod_scan put in size. */
+static int
+hsym_cmp(const void *a, const void *b)
+{
+	const struct hsym *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c != 0)
+		return c;
+	return (x->size >> 32) < (y->size >> 32) ? -1 : 1;
+}
+
+#define HOST_EM_CUDA		190	/* e_machine of a cubin */
+#define HOST_STO_ENTRY		0x10	/* st_other of a kernel */
+#define HOST_MAXSYMS		(1u << 20)
+
+/* Section i of a cubin, checked to lie inside it; -1 if it does not. */
+static int
+hmod_shdr(const uint8_t *e, size_t len, const Elf64_Ehdr *eh, unsigned i,
+    Elf64_Shdr *sh)
+{
+	if (i >= eh->e_shnum)
+		return -1;
+	memcpy(sh, e + eh->e_shoff + (uint64_t)i * sizeof *sh, sizeof *sh);
+	if (sh->sh_type != SHT_NOBITS && (sh->sh_offset > len ||
+	    sh->sh_size > len - sh->sh_offset))
+		return -1;
+	return 0;
+}
+
+/* Adds a kernel of the image that has no host implementation. */
+static int
+hmod_add_kernel(struct hmod *m, const char *name)
+{
+	struct hkern *nk;
+
+	if (host_kern(name) != NULL || m->nextra >= HOST_MAXSYMS)
+		return 0;
+	if (m->nextra == m->xcap) {
+		m->xcap = m->xcap ? m->xcap * 2 : 16;
+		if ((nk = realloc(m->extra, m->xcap * sizeof *nk)) == NULL)
+			return -1;
+		m->extra = nk;
+	}
+	nk = &m->extra[m->nextra];
+	memset(nk, 0, sizeof *nk);
+	if ((nk->name = strdup(name)) == NULL)
+		return -1;
+	m->nextra++;
+	return 0;
+}
+
+/* Adds a global of the image, with its initial value if it has one. */
+static int
+hmod_add_global(struct hmod *m, const char *name, uint64_t size,
+    const uint8_t *init)
+{
+	struct hsym *ns;
+
+	if (m->nsym >= HOST_MAXSYMS)
+		return 0;
+	if (m->nsym == m->scap) {
+		m->scap = m->scap ? m->scap * 2 : 16;
+		if ((ns = realloc(m->sym, m->scap * sizeof *ns)) == NULL)
+			return -1;
+		m->sym = ns;
+	}
+	ns = &m->sym[m->nsym];
+	memset(ns, 0, sizeof *ns);
+	if ((ns->name = strdup(name)) == NULL)
+		return -1;
+	m->nsym++;
+	ns->size = size;
+	if (init != NULL) {
+		if ((ns->init = malloc(size)) == NULL)
+			return -1;
+		memcpy(ns->init, init, size);
+	}
+	return 0;
+}
+
+/*
+ * One cubin of an image, len bytes at most: its kernels (functions
+ * marked as entries) and globals (objects in a section of their own).
+ * Anything that does not lie inside the image is not a cubin: skipped.
+ */
+static int
+hmod_cubin(struct hmod *m, const uint8_t *e, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr symsh, strsh, sh;
+	Elf64_Sym sym;
+	const char *strs, *name;
+	uint64_t i, nsym;
+	unsigned k;
+
+	if (len < sizeof eh)
+		return 0;
+	memcpy(&eh, e, sizeof eh);
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != HOST_EM_CUDA || eh.e_shentsize != sizeof sh ||
+	    eh.e_shoff > len || eh.e_shnum > (len - eh.e_shoff) / sizeof sh)
+		return 0;
+	for (k = 0; k < eh.e_shnum; k++)
+		if (hmod_shdr(e, len, &eh, k, &symsh) == 0 &&
+		    symsh.sh_type == SHT_SYMTAB)
+			break;
+	if (k == eh.e_shnum || symsh.sh_entsize != sizeof sym ||
+	    hmod_shdr(e, len, &eh, symsh.sh_link, &strsh) == -1 ||
+	    strsh.sh_type != SHT_STRTAB || strsh.sh_size == 0)
+		return 0;
+	strs = (const char *)e + strsh.sh_offset;
+	if (strs[strsh.sh_size - 1] != '\0')
+		return 0;
+	nsym = symsh.sh_size / sizeof sym;
+	for (i = 0; i < nsym; i++) {
+		memcpy(&sym, e + symsh.sh_offset + i * sizeof sym, sizeof sym);
+		if (sym.st_name >= strsh.sh_size)
+			continue;
+		name = strs + sym.st_name;
+		if (name[0] == '\0' || name[0] == '.' ||
+		    strlen(name) > RPC_STRING_MAX)
+			continue;
+		if (ELF64_ST_TYPE(sym.st_info) == STT_FUNC &&
+		    (sym.st_other & HOST_STO_ENTRY)) {
+			if (hmod_add_kernel(m, name) == -1)
+				return -1;
+			continue;
+		}
+		if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT ||
+		    sym.st_size == 0 || sym.st_size > HOST_COPYMAX ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    hmod_shdr(e, len, &eh, sym.st_shndx, &sh) == -1)
+			continue;
+		if (sh.sh_type == SHT_PROGBITS && sym.st_value <= sh.sh_size &&
+		    sym.st_size <= sh.sh_size - sym.st_value) {
+			if (hmod_add_global(m, name, sym.st_size,
+			    e + sh.sh_offset + sym.st_value) == -1)
+				return -1;
+		} else if (sh.sh_type == SHT_NOBITS) {
+			if (hmod_add_global(m, name, sym.st_size, NULL) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * What an image shows of its kernels and globals: those of every cubin in
+ * it (a fat binary holds one for each architecture, with the same names;
+ * the first wins).  A compressed or PTX-only image shows nothing.
+ */
+static int
+hmod_scan(struct hmod *m, const uint8_t *img, size_t len)
+{
+	const uint8_t *p = img, *end = img + len, *s;
+	size_t i, j;
+
+	while ((s = memmem(p, (size_t)(end - p), ELFMAG, SELFMAG)) != NULL) {
+		if (hmod_cubin(m, s, (size_t)(end - s)) == -1)
+			return -1;
+		p = s + SELFMAG;
+	}
+	if (m->nextra > 0) {
+		qsort(m->extra, m->nextra, sizeof *m->extra, hkern_cmp);
+		for (i = j = 0; i < m->nextra; i++) {
+			if (j > 0 && strcmp(m->extra[j - 1].name,
+			    m->extra[i].name) == 0) {
+				free(m->extra[i].name);
+				continue;
+			}
+			m->extra[j++] = m->extra[i];
+		}
+		m->nextra = j;
+	}
+	if (m->nsym > 0) {
+		/* Stable for equal names: the first cubin's comes first. */
+		for (i = 0; i < m->nsym; i++)
+			m->sym[i].size |= (uint64_t)i << 32;
+		qsort(m->sym, m->nsym, sizeof *m->sym, hsym_cmp);
+		for (i = j = 0; i < m->nsym; i++) {
+			if (j > 0 && strcmp(m->sym[j - 1].name,
+			    m->sym[i].name) == 0) {
+				free(m->sym[i].name);
+				free(m->sym[i].init);
+				continue;
+			}
+			m->sym[j++] = m->sym[i];
+		}
+		m->nsym = j;
+		for (i = 0; i < m->nsym; i++)
+			m->sym[i].size &= 0xffffffffu;
+	}
+	return 0;
+}
+
+/* A module or library for an image: every registered kernel, and those
+ * of the image's own kernels that have no implementation. */
+static struct hmod *
+hmod_new(const void *img, size_t len)
+{
+	struct hmod *m;
+	size_t i;
+
+	if ((m = calloc(1, sizeof *m)) == NULL)
+		return NULL;
+	if (hmod_scan(m, img, len) == -1)
+		goto fail;
+	m->nf = host.nk + m->nextra;
+	if ((m->f = calloc(m->nf ? m->nf : 1, sizeof *m->f)) == NULL)
+		goto fail;
+	for (i = 0; i < m->nf; i++) {
+		m->f[i].k = i < host.nk ? &host.k[i] :
+		    &m->extra[i - host.nk];
+		m->f[i].maxdyn = HOST_MAXDYN;
+		m->f[i].carveout = -1;
+	}
+	return m;
+fail:
+	hmod_free(NULL, m);
+	return NULL;
+}
+
+/* A function's attributes, by CUfunction_attribute. */
+static void
+hfunc_attr(const struct hfunc *f, int32_t *attr)
+{
+	memset(attr, 0, CU_FUNC_ATTRIBUTE_MAX * sizeof *attr);
+	attr[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK] = 1024;
+	attr[CU_FUNC_ATTRIBUTE_NUM_REGS] = 32;
+	attr[CU_FUNC_ATTRIBUTE_PTX_VERSION] = 90;
+	attr[CU_FUNC_ATTRIBUTE_BINARY_VERSION] = 90;
+	attr[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES] = f->maxdyn;
+	attr[CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT] =
+	    f->carveout;
+}
+
+/* The function table of gleam-protocol(5), into the reply. */
+static void
+hmod_ftab(struct rcall *c, const struct hmod *m)
+{
+	int32_t attr[CU_FUNC_ATTRIBUTE_MAX];
+	size_t i;
+
+	ftab_begin(&c->blob, (uint32_t)m->nf);
+	for (i = 0; i < m->nf; i++) {
+		hfunc_attr(&m->f[i], attr);
+		ftab_add(&c->blob, m->f[i].k->name, m->f[i].k->nparams,
+		    m->f[i].k->offset, m->f[i].k->size, CU_FUNC_ATTRIBUTE_MAX,
+		    attr);
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+}
+
+/* in: ctx, id, image -> function table (both calls) */
+static int
+host_load_image(struct rcall *c, int library)
+{
+	struct robj *ctx, *o;
+	struct hmod *m;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[2].len == 0)
+		return CUDA_ERROR_INVALID_IMAGE;
+	if ((m = hmod_new(c->in[2].p, c->in[2].len)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	o = robj_new(c->cl, c->in[1].u, library ? RK_LIBRARY : RK_MODULE, m);
+	if (o == NULL) {
+		hmod_free(c->cl, m);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	/* A library belongs to no context: it outlives them all. */
+	o->ctx = library ? NULL : ctx;
+	hmod_ftab(c, m);
+	return CUDA_SUCCESS;
+}
+
+static int c_module_load(struct rcall *c) { return host_load_image(c, 0); }
+static int c_library_load(struct rcall *c) { return host_load_image(c, 1); }
+
+/* in: id (both calls) */
+static int
+host_unload(struct rcall *c, int kind)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, kind);
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	while (htab_next(&c->cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == o)
+			robj_del(c->cl, id);
+	hmod_free(c->cl, o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+static int c_module_unload(struct rcall *c) { return host_unload(c, RK_MODULE); }
+static int c_library_unload(struct rcall *c) { return host_unload(c, RK_LIBRARY); }
+
+/* in: module or library, id, name */
+static int
+host_get_func(struct rcall *c, int library)
+{
+	struct robj *m, *o;
+	struct hmod *hm;
+	char name[RPC_STRING_MAX + 1];
+	size_t i;
+
+	m = robj_get(c->cl, c->in[0].u, library ? RK_LIBRARY : RK_MODULE);
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[2], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	hm = m->h;
+	for (i = 0; i < hm->nf; i++)
+		if (strcmp(hm->f[i].k->name, name) == 0)
+			break;
+	if (i == hm->nf)
+		return CUDA_ERROR_NOT_FOUND;
+	o = robj_new(c->cl, c->in[1].u, library ? RK_KERNEL : RK_FUNC,
+	    &hm->f[i]);
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = m;
+	o->ctx = m->ctx;
+	return CUDA_SUCCESS;
+}
+
+static int c_module_get_func(struct rcall *c) { return host_get_func(c, 0); }
+static int c_library_get_kernel(struct rcall *c) { return host_get_func(c, 1); }
+
+/*
+ * The instance of global name in m for ctx, made on first use with its
+ * initial value, in the client's map under its own owner, so that freeing
+ * it (with its module, or its context for a library) takes exactly its
+ * range out.  The image's declaration comes before the kernel library's.
+ */
+static int
+host_global(struct rclient *cl, struct hmod *m, const void *ctx,
+    const char *name, struct hglob **out)
+{
+	const struct hsym *d = NULL;
+	struct hsym lib;
+	struct hglob *g;
+	size_t i;
+	int rc;
+
+	for (g = m->globals; g != NULL; g = g->next)
+		if (g->ctx == ctx && strcmp(g->name, name) == 0) {
+			*out = g;
+			return CUDA_SUCCESS;
+		}
+	for (i = 0; i < m->nsym; i++)
+		if (strcmp(m->sym[i].name, name) == 0) {
+			d = &m->sym[i];
+			break;
+		}
+	for (i = 0; d == NULL && i < host.nglobals; i++)
+		if (strcmp(host.globals[i].name, name) == 0) {
+			lib.name = (char *)(uintptr_t)host.globals[i].name;
+			lib.size = host.globals[i].size;
+			lib.init = (uint8_t *)(uintptr_t)host.globals[i].init;
+			d = &lib;
+		}
+	if (d == NULL)
+		return CUDA_ERROR_NOT_FOUND;
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = host_alloc(d->size, &g->a, &g->base)) != CUDA_SUCCESS) {
+		free(g);
+		return rc;
+	}
+	if (rmem_add(cl, g->base, d->size, 1, g) == -1) {
+		host_free(g->a);
+		free(g);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (d->init != NULL)
+		memcpy((void *)(uintptr_t)g->base, d->init, d->size);
+	g->name = d->name;
+	g->size = d->size;
+	g->ctx = ctx;
+	g->next = m->globals;
+	m->globals = g;
+	*out = g;
+	return CUDA_SUCCESS;
+}
+
+/* gleam_host_access: may the launching client touch [p, p + len)? */
+static int
+host_access(const void *p, unsigned long long len)
+{
+	if (host_cur.cl != NULL &&
+	    rmem_check(host_cur.cl, (uintptr_t)p, len) == 0)
+		return 1;
+	host_cur.fault = 1;
+	return 0;
+}
+
+/* gleam_host_global_ptr: the launching module's instance of a global. */
+static void *
+host_global_ptr(const char *name)
+{
+	struct hglob *g;
+
+	if (host_cur.m == NULL || name == NULL ||
+	    host_global(host_cur.cl, host_cur.m, host_cur.ctx, name, &g) !=
+	    CUDA_SUCCESS)
+		return NULL;
+	return (void *)(uintptr_t)g->base;
+}
+
+/* in: module, name -> dptr, bytes */
+static int
+c_module_get_global(struct rcall *c)
+{
+	struct robj *m = robj_get(c->cl, c->in[0].u, RK_MODULE);
+	char name[RPC_STRING_MAX + 1];
+	struct hglob *g;
+	int rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[1], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = host_global(c->cl, m->h, m->ctx, name, &g)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = g->base;
+	c->out[1].u = g->size;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, library, name -> dptr, bytes */
+static int
+c_library_get_global(struct rcall *c)
+{
+	struct robj *ctx, *l;
+	char name[RPC_STRING_MAX + 1];
+	struct hglob *g;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((l = robj_get(c->cl, c->in[1].u, RK_LIBRARY)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[2], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = host_global(c->cl, l->h, ctx, name, &g)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = g->base;
+	c->out[1].u = g->size;
+	return CUDA_SUCCESS;
+}
+
+/* ---- launches ---------------------------------------------------------- */
+
+/* A function or a kernel, by id. */
+static struct robj *
+host_func(struct rcall *c, uint64_t id)
+{
+	struct robj *f = robj_get(c->cl, id, RK_FUNC);
+
+	return f != NULL ? f : robj_get(c->cl, id, RK_KERNEL);
+}
+
+/*
+ * Resident blocks of a kernel per multiprocessor: threads (2048 and 32
+ * blocks), registers (32 a thread, allocated by warp) and shared memory
+ * (each block also takes the 1 KiB the driver reserves).
+ */
+static int
+host_occupancy(uint64_t block, uint64_t shmem)
+{
+	uint64_t warps = (block + 31) / 32, n = 32, t;
+
+	if (block == 0 || block > 1024)
+		return 0;
+	if ((t = 64 / warps) < n)
+		n = t;
+	if ((t = 65536 / (warps * 32 * 32)) < n)
+		n = t;
+	shmem = (shmem + 127) & ~(uint64_t)127;
+	if ((t = 233472 / (shmem + 1024)) < n)
+		n = t;
+	return (int)n;
+}
+
+/* in: ctx, function, gx, gy, gz, bx, by, bz, shmem, stream, flags, params */
+static int
+c_launch(struct rcall *c)
+{
+	_Alignas(HOST_PALIGN) uint8_t buf[4096];
+	struct gleam_host_dim grid, block;
+	struct robj *ctx, *f;
+	const struct hfunc *hf;
+	const struct hkern *k;
+	void *argp[1024], **args = argp;
+	uint8_t *ab = buf, *heap = NULL;
+	uint64_t shmem = c->in[8].u;
+	uint32_t i;
+	int rc, fault;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	STREAM(c, 9);
+	if ((f = host_func(c, c->in[1].u)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	hf = f->h;
+	k = hf->k;
+	grid = (struct gleam_host_dim){ (unsigned)c->in[2].u,
+	    (unsigned)c->in[3].u, (unsigned)c->in[4].u };
+	block = (struct gleam_host_dim){ (unsigned)c->in[5].u,
+	    (unsigned)c->in[6].u, (unsigned)c->in[7].u };
+	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 ||
+	    block.y == 0 || block.z == 0 || grid.x > 2147483647u ||
+	    grid.y > 65535 || grid.z > 65535 || block.x > 1024 ||
+	    block.y > 1024 || block.z > 64 ||
+	    (uint64_t)block.x * block.y * block.z > 1024 ||
+	    shmem > (uint64_t)hf->maxdyn)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((c->in[10].u & 1) && (uint64_t)grid.x * grid.y * grid.z >
+	    (uint64_t)host_occupancy((uint64_t)block.x * block.y * block.z,
+	    shmem) * HOST_SMS)
+		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	if (k->fn == NULL) {
+		log_warn("client %s: kernel %s: no host implementation",
+		    c->cl->addr, k->name);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	if (c->in[11].len != k->argbytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The frame's bytes are not aligned for the kernel's loads. */
+	if (k->argbytes > sizeof buf && (ab = heap = aligned_alloc(HOST_PALIGN,
+	    (k->argbytes + HOST_PALIGN - 1) & ~(size_t)(HOST_PALIGN - 1))) ==
+	    NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (k->nparams > sizeof argp / sizeof argp[0] &&
+	    (args = calloc(k->nparams, sizeof *args)) == NULL) {
+		free(heap);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (k->argbytes > 0)
+		memcpy(ab, c->in[11].p, k->argbytes);
+	for (i = 0; i < k->nparams; i++)
+		args[i] = ab + k->offset[i];
+	host_cur.cl = c->cl;
+	host_cur.m = f->parent->h;
+	host_cur.ctx = f->kind == RK_KERNEL ? (const void *)ctx :
+	    f->parent->ctx;
+	host_cur.fault = 0;
+	k->fn(&grid, &block, (unsigned)shmem, args);
+	fault = host_cur.fault;
+	memset(&host_cur, 0, sizeof host_cur);
+	if (args != argp)
+		free(args);
+	free(heap);
+	/* A GPU's launch succeeds; the fault shows at the next call. */
+	if (fault) {
+		((struct hctx *)ctx->h)->fault = 1;
+		log_info("client %s: kernel %s: illegal address, context lost",
+		    c->cl->addr, k->name);
+	}
+	return CUDA_SUCCESS;
+}
+
+/* ---- streams and events ------------------------------------------------ */
+
+/* in: ctx, id, flags, priority */
+static int
+c_stream_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[1].u <= 2 || c->in[2].u > CU_STREAM_NON_BLOCKING)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Executed at once: a stream is only an id, its handle its context. */
+	if ((o = robj_new(c->cl, c->in[1].u, RK_STREAM, ctx)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_stream_destroy(struct rcall *c)
+{
+	if (robj_get(c->cl, c->in[0].u, RK_STREAM) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream (both calls) */
+static int
+c_stream_sync(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, event, flags */
+static int
+c_stream_wait_event(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	if (robj_get(c->cl, c->in[2].u, RK_EVENT) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[3].u > CU_EVENT_WAIT_EXTERNAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, id, flags */
+static int
+c_event_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	struct hevent *e;
+	unsigned flags = (unsigned)c->in[2].u;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC |
+	    CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)) != 0 ||
+	    ((flags & CU_EVENT_INTERPROCESS) &&
+	    !(flags & CU_EVENT_DISABLE_TIMING)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->flags = flags;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_EVENT, e)) == NULL) {
+		free(e);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_event_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_EVENT);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	free(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, event, stream */
+static int
+c_event_record(struct rcall *c)
+{
+	struct robj *o;
+	struct hevent *e;
+
+	CTX(c, 0);
+	if ((o = robj_get(c->cl, c->in[1].u, RK_EVENT)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	STREAM(c, 2);
+	e = o->h;
+	clock_gettime(CLOCK_MONOTONIC, &e->t);
+	e->recorded = 1;
+	return CUDA_SUCCESS;
+}
+
+/* in: event (both calls): all work is done when it is asked. */
+static int
+c_event_sync(struct rcall *c)
+{
+	struct hevent *e;
+
+	return host_event(c, c->in[0].u, &e);
+}
+
+/* in: start, end -> milliseconds (float bits) */
+static int
+c_event_elapsed(struct rcall *c)
+{
+	struct hevent *ea, *eb;
+	float ms;
+	uint32_t bits;
+	int rc;
+
+	if ((rc = host_event(c, c->in[0].u, &ea)) != CUDA_SUCCESS ||
+	    (rc = host_event(c, c->in[1].u, &eb)) != CUDA_SUCCESS)
+		return rc;
+	if (!ea->recorded || !eb->recorded ||
+	    (ea->flags & CU_EVENT_DISABLE_TIMING) ||
+	    (eb->flags & CU_EVENT_DISABLE_TIMING))
+		return CUDA_ERROR_INVALID_HANDLE;
+	ms = (float)((double)(eb->t.tv_sec - ea->t.tv_sec) * 1e3 +
+	    (double)(eb->t.tv_nsec - ea->t.tv_nsec) / 1e6);
+	memcpy(&bits, &ms, sizeof bits);
+	c->out[0].u = bits;
+	return CUDA_SUCCESS;
+}
+
+/* ---- function attributes ----------------------------------------------- */
+
+/* in: function, attribute, value */
+static int
+c_func_set_attr(struct rcall *c)
+{
+	struct robj *f = host_func(c, c->in[0].u);
+	struct hfunc *hf;
+	int v = (int)(int64_t)c->in[2].u;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	hf = f->h;
+	switch (c->in[1].u) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		if (v < 0 || v > host_attr[
+		    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
+			return CUDA_ERROR_INVALID_VALUE;
+		hf->maxdyn = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		if (v < -1 || v > 100)
+			return CUDA_ERROR_INVALID_VALUE;
+		hf->carveout = v;
+		return CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* in: function, config */
+static int
+c_func_set_cache(struct rcall *c)
+{
+	if (host_func(c, c->in[0].u) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[1].u > CU_FUNC_CACHE_PREFER_EQUAL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* in: function, block, dynamic shmem, flags -> blocks */
+static int
+c_occupancy(struct rcall *c)
+{
+	if (host_func(c, c->in[0].u) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = (uint32_t)host_occupancy(c->in[1].u, c->in[2].u);
+	return CUDA_SUCCESS;
+}
+
+#define F(t, fn) [t - R_OPEN] = fn
 const struct backend backend_host = {
 	.name = "host",
 	.init = host_init,
+	.describe = host_describe,
+	.client_new = host_client_new,
+	.client_free = host_client_free,
+	.call = {
+		F(R_CTX_CREATE, c_ctx_create),
+		F(R_CTX_DESTROY, c_ctx_destroy),
+		F(R_PRIMARY_RETAIN, c_primary_retain),
+		F(R_PRIMARY_RELEASE, c_primary_release),
+		F(R_PRIMARY_RESET, c_primary_reset),
+		F(R_CTX_SYNC, c_ctx_sync),
+		F(R_CTX_SET_LIMIT, c_ctx_set_limit),
+		F(R_MEM_ALLOC, c_mem_alloc),
+		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
+		F(R_MEM_FREE, c_mem_free),
+		F(R_MEM_GET_INFO, c_mem_get_info),
+		F(R_MEM_HTOD, c_mem_htod),
+		F(R_MEM_DTOH, c_mem_dtoh),
+		F(R_MEM_DTOD, c_mem_dtod),
+		F(R_MEM_3D, c_mem_3d),
+		F(R_MEMSET, c_memset),
+		F(R_MODULE_LOAD, c_module_load),
+		F(R_MODULE_UNLOAD, c_module_unload),
+		F(R_MODULE_GET_FUNC, c_module_get_func),
+		F(R_MODULE_GET_GLOBAL, c_module_get_global),
+		F(R_LIBRARY_LOAD, c_library_load),
+		F(R_LIBRARY_UNLOAD, c_library_unload),
+		F(R_LIBRARY_GET_KERNEL, c_library_get_kernel),
+		F(R_LIBRARY_GET_GLOBAL, c_library_get_global),
+		F(R_LAUNCH, c_launch),
+		F(R_STREAM_CREATE, c_stream_create),
+		F(R_STREAM_DESTROY, c_stream_destroy),
+		F(R_STREAM_SYNC, c_stream_sync),
+		F(R_STREAM_QUERY, c_stream_sync),
+		F(R_STREAM_WAIT_EVENT, c_stream_wait_event),
+		F(R_EVENT_CREATE, c_event_create),
+		F(R_EVENT_DESTROY, c_event_destroy),
+		F(R_EVENT_RECORD, c_event_record),
+		F(R_EVENT_SYNC, c_event_sync),
+		F(R_EVENT_QUERY, c_event_sync),
+		F(R_EVENT_ELAPSED, c_event_elapsed),
+		F(R_FUNC_SET_ATTR, c_func_set_attr),
+		F(R_FUNC_SET_CACHE, c_func_set_cache),
+		F(R_OCCUPANCY, c_occupancy),
+	},
 };
+#undef F

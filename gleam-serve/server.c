@@ -164,8 +164,10 @@ client_free(struct client *c)
 {
 	struct server *srv = c->srv;
 
-	log_debug("client %s: closed (%llu bytes in, %llu out)", c->addr,
-	    (unsigned long long)c->bytes_in, (unsigned long long)c->bytes_out);
+	log_debug("client %s: closed (%llu bytes in, %llu out, %llu calls)",
+	    c->addr, (unsigned long long)(c->bytes_in + c->rstats.bytes_in),
+	    (unsigned long long)(c->bytes_out + c->rstats.bytes_out),
+	    (unsigned long long)c->rstats.calls);
 	TAILQ_REMOVE(&srv->clients, c, entry);
 	srv->nclients--;
 	if (c->hs_timer != NULL)

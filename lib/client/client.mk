@@ -23,25 +23,43 @@ $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
 # exports.map keeps everything but cu* local; -Bsymbolic makes the table
 # of cuGetProcAddress and the export tables point at our own functions
 # even where another object in the process defines the same names.
+client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 \
+		    -Wl,--version-script=lib/client/exports.map -Wl,-Bsymbolic \
+		    -Wl,-z,defs -o $@ $(filter %.o,$^)
+
 $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 \
-	    -Wl,--version-script=lib/client/exports.map -Wl,-Bsymbolic \
-	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lsodium -lyaml -lpthread
+	$(client_link) -lsodium -lyaml -lpthread
+
+# The local half alone: the same objects, with the hooks' local defaults
+# (hooks.c) in place of the remoting layer, so one placeholder device and
+# no server.  Tests use it for what needs an initialized device without a
+# server: cudart's whole start-up with the integrity check, the device
+# queries, the primary-context slot.  A module listed here that comes to
+# need the remoting layer belongs in the full library only.
+CLIENT_LOCAL	:= cls device entry-points exporttable hooks integrity \
+		    procaddr stub stubs
+CLIENT_LOCAL_SO	:= $(BUILD)/client-local/libcuda.so.1
+
+$(CLIENT_LOCAL_SO): $(CLIENT_LOCAL:%=$(BUILD)/lib/client/%.o) \
+    $(BUILD)/lib/log.o lib/client/exports.map
+	@mkdir -p $(@D)
+	$(client_link) -lpthread
 
 # The client's unit tests dlopen the library (GLEAM_LIBCUDA, default
-# lib/libcuda.so.1); two also compile a module of it in.
+# lib/libcuda.so.1) or its local half (GLEAM_LIBCUDA_LOCAL, default
+# build/default/client-local/libcuda.so.1); some compile a module in.
 CLIENT_TESTS	:= $(patsubst tests/unit/%.c,$(BUILD)/tests/%,\
 		    $(wildcard tests/unit/test_client_*.c))
-$(CLIENT_TESTS): | $(CLIENT_SO)
+$(CLIENT_TESTS): | $(CLIENT_SO) $(CLIENT_LOCAL_SO)
 $(BUILD)/tests/test_client_integrity: lib/client/integrity.[ch]
 $(BUILD)/tests/test_client_exporttable: lib/client/integrity.[ch]
 $(BUILD)/tests/test_client_cls: lib/client/cls.[ch]
 $(BUILD)/tests/test_client_procaddr: tests/unit/test_client_rows.h
 
 # Regenerate entry-points.[ch], stubs.c and tests/unit/test_client_rows.h
-# after a change to the entry-point list or the CUDA headers.  The outputs
-# are committed; the normal build does not run this.
+# after a change to the entry-point list, entry-points.extra or the CUDA
+# headers.  The outputs are committed; the normal build does not run this.
 CLIENT_TSV	?= $(firstword $(wildcard ref/cuda13-entry-points.tsv \
 		    shared/ref/cuda13-entry-points.tsv \
 		    ../shared/ref/cuda13-entry-points.tsv))
@@ -51,11 +69,14 @@ client-gen:
 	@test -n "$(CLIENT_TSV)" || \
 	    { echo "client-gen: set CLIENT_TSV" >&2; exit 1; }
 	lib/client/gen-entry-points -c $(CUDA_INC) -o lib/client \
-	    -r tests/unit/test_client_rows.h $(CLIENT_TSV)
+	    -r tests/unit/test_client_rows.h \
+	    -x lib/client/entry-points.extra $(CLIENT_TSV)
 
-# The library's exports, then real cudart against it (skipped without nvcc).
-client-check: $(CLIENT_SO)
-	@BUILD=$(BUILD) tests/cuda/run-local-checks $(CLIENT_SO)
+# The library's exports, then real cudart against it and against its local
+# half (skipped without nvcc).
+client-check: $(CLIENT_SO) $(CLIENT_LOCAL_SO)
+	@BUILD=$(BUILD) tests/cuda/run-local-checks $(CLIENT_SO) \
+	    $(CLIENT_LOCAL_SO)
 
 # Only where NVIDIA's driver is installed (a GPU host): the library's local
 # answers against the real driver's.

@@ -2,9 +2,10 @@
  * Remoting hooks: the GPU-side state that the local half of the client
  * library needs.  hooks.c defines each as a weak local default (one
  * placeholder device, no server, no context) that is good enough for the
- * tests; the remoting layer replaces them with strong definitions of the
- * same names that answer from the server's device list, fetched once at
- * connect, and from its own context tracking.
+ * tests, which use it in the library's local half (client.mk); the
+ * remoting layer replaces them with strong definitions of the same names
+ * that answer from the server's device list, fetched once at connect, and
+ * from its own context tracking.
  *
  * Contract: after client_init() has succeeded, the device list and every
  * device's description stay the same for the life of the process.  cudart

@@ -1,7 +1,8 @@
 /*
  * Unit tests for the client library's initialization and device queries,
- * through the built lib/libcuda.so.1 (or GLEAM_LIBCUDA), answered from the
- * local default of the remoting hooks: one placeholder device.
+ * through its local half (GLEAM_LIBCUDA_LOCAL, default
+ * build/default/client-local/libcuda.so.1), which answers from the local
+ * defaults of the remoting hooks: one placeholder device, no server.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -39,8 +40,8 @@ main(void)
 	size_t mem;
 	int n, dev, v;
 
-	if ((path = getenv("GLEAM_LIBCUDA")) == NULL)
-		path = "lib/libcuda.so.1";
+	if ((path = getenv("GLEAM_LIBCUDA_LOCAL")) == NULL)
+		path = "build/default/client-local/libcuda.so.1";
 	if ((lib = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
 		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
 		CHECK(lib != NULL);

@@ -65,7 +65,7 @@ $(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(LIBA) $(LDLIBS)
 
 -include $(shell find build -name '*.d' 2>/dev/null)

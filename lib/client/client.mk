@@ -23,8 +23,9 @@ $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
 # exports.map keeps everything but cu* local; -Bsymbolic makes the table
 # of cuGetProcAddress and the export tables point at our own functions
 # even where another object in the process defines the same names.
-client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 \
-		    -Wl,--version-script=lib/client/exports.map -Wl,-Bsymbolic \
+client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared \
+		    -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+		    -Wl,--version-script=lib/client/exports.map \
 		    -Wl,-z,defs -o $@ $(filter %.o,$^)
 
 $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
@@ -79,10 +80,11 @@ client-check: $(CLIENT_SO) $(CLIENT_LOCAL_SO)
 	    $(CLIENT_LOCAL_SO)
 
 # Only where NVIDIA's driver is installed (a GPU host): the library's local
-# answers against the real driver's.
+# answers against the real driver's.  The local half answers the same and
+# needs none of the remoting layer's libraries on the GPU host.
 .PHONY: client-gpu-check
-client-gpu-check: $(BUILD)/cuda/against-driver $(CLIENT_SO)
-	$(BUILD)/cuda/against-driver libcuda.so.1 $(CLIENT_SO)
+client-gpu-check: $(BUILD)/cuda/against-driver $(CLIENT_LOCAL_SO)
+	$(BUILD)/cuda/against-driver libcuda.so.1 $(CLIENT_LOCAL_SO)
 
 $(BUILD)/cuda/against-driver: tests/cuda/against-driver.c \
     lib/client/integrity.[ch] tests/unit/test_client_rows.h

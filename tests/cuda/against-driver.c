@@ -169,7 +169,8 @@ compare_lookups(void)
 				else if (ra == 0 && strcmp(fname(fa, a,
 				    sizeof a), fname(fb, b, sizeof b)) != 0)
 					differ("lookup %s@%d/%d: driver %s, "
-					    "client %s\n", name, v, flags, a, b);
+					    "client %s\n", name, v, flags, a,
+					    b);
 			}
 	}
 	printf("lookups: %d compared\n", n);

@@ -13,7 +13,17 @@
 #include "log.h"
 #include "remote.h"
 
+#define STAGE_MAX	(2ull << 30)	/* bytes staged per client at most */
+
+/* An image arriving in pieces (R_STAGE_PUT) for a load that names id. */
+struct stage {
+	uint8_t		*buf;
+	size_t		 len, cap;
+};
+
 struct remote {
+	struct htab		 stages;	/* id -> struct stage */
+	uint64_t		 staged;	/* their bytes */
 	int			 fd;
 	const struct remote_env	*env;
 	struct remote_stats	*stats;
@@ -257,14 +267,62 @@ remote_open(struct remote *r, const struct frame_hdr *h, struct rcall *c)
 	pw_free(&rep);
 }
 
+static void
+stage_free(struct remote *r, uint64_t id)
+{
+	struct stage *st = htab_del(&r->stages, id);
+
+	if (st != NULL) {
+		r->staged -= st->len;
+		free(st->buf);
+		free(st);
+	}
+}
+
+/* in: id, offset, data.  Pieces come in order; offset 0 starts over. */
+static int
+stage_put(struct remote *r, struct rcall *c)
+{
+	struct stage *st = htab_get(&r->stages, c->in[0].u);
+	uint64_t off = c->in[1].u, len = c->in[2].len;
+	uint8_t *nb;
+	size_t cap;
+
+	if (off == 0)
+		stage_free(r, c->in[0].u), st = NULL;
+	if (st == NULL) {
+		if (off != 0 || (st = calloc(1, sizeof *st)) == NULL ||
+		    htab_put(&r->stages, c->in[0].u, st) == -1) {
+			free(st);
+			return 1;	/* CUDA_ERROR_INVALID_VALUE */
+		}
+	}
+	if (off != st->len || r->staged + len > STAGE_MAX)
+		return 1;
+	if (st->len + len > st->cap) {
+		cap = st->cap ? st->cap : 1 << 20;
+		while (cap < st->len + len)
+			cap *= 2;
+		if ((nb = realloc(st->buf, cap)) == NULL)
+			return 2;	/* CUDA_ERROR_OUT_OF_MEMORY */
+		st->buf = nb;
+		st->cap = cap;
+	}
+	memcpy(st->buf + st->len, c->in[2].p, len);
+	st->len += len;
+	r->staged += len;
+	return 0;
+}
+
 /* One whole frame; returns -1 to end the session. */
 static int
 remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 {
 	struct rcall c;
+	struct stage *st;
 	struct pw rep;
 	backend_fn fn;
-	int rc;
+	int rc, staged;
 
 	if (h->type == MSG_BYE)
 		return -1;
@@ -294,7 +352,21 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	}
 	fn = r->env->be->call[h->type - R_OPEN];
 	pw_init(&c.blob);
-	rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	staged = 0;
+	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD) &&
+	    c.in[2].len == 0 && (st = htab_get(&r->stages, c.in[1].u)) !=
+	    NULL) {
+		/* The image came ahead in pieces. */
+		c.in[2].p = st->buf;
+		c.in[2].len = (uint32_t)st->len;
+		staged = 1;
+	}
+	if (h->type == R_STAGE_PUT)
+		rc = stage_put(r, &c);
+	else
+		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	if (staged)
+		stage_free(r, c.in[1].u);
 	pw_init(&rep);
 	pw_u32(&rep, (uint32_t)rc);
 	if (rc == 0 && rpc_pack(&rep, c.d->rep, c.out) == -1)
@@ -395,6 +467,17 @@ remote_main(void *arg)
 			robj_free(v);
 	}
 	htab_free(&r->cl.objs);
+	{
+		size_t i = 0;
+		uint64_t k;
+		void *v;
+
+		while (htab_next(&r->stages, &i, &k, &v)) {
+			free(((struct stage *)v)->buf);
+			free(v);
+		}
+		htab_free(&r->stages);
+	}
 	free(r->cl.ranges);
 	free(r->in);
 	pw_free(&r->out);
@@ -420,6 +503,7 @@ remote_start(int fd, const char *addr, const char *name, const void *pending,
 	r->stats = stats;
 	r->token = token;
 	htab_init(&r->cl.objs);
+	htab_init(&r->stages);
 	snprintf(r->cl.addr, sizeof r->cl.addr, "%s", addr);
 	snprintf(r->cl.name, sizeof r->cl.name, "%s", name);
 	pw_init(&r->out);

@@ -46,6 +46,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_FUNC_SET_ATTR,	"cuFuncSetAttribute",	"QIi",		""),
 	C(R_FUNC_SET_CACHE,	"cuFuncSetCacheConfig",	"QI",		""),
 	C(R_OCCUPANCY,		"cuOccupancyMaxActiveBlocksPerMultiprocessor", "QIQI", "I"),
+	C(R_STAGE_PUT,		"stage",		"QQB",		""),
 #undef C
 };
 

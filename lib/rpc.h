@@ -71,6 +71,8 @@ enum rpc_call {
 	R_FUNC_SET_ATTR,	/* function, attribute, value */
 	R_FUNC_SET_CACHE,	/* function, config */
 	R_OCCUPANCY,		/* function, block, dynamic shmem, flags -> blocks */
+	R_STAGE_PUT,		/* id, offset, data: part of an image too large
+				   for one frame, for the load that names id */
 	R_CALL_END		/* one past the last */
 };
 

@@ -84,6 +84,29 @@ module_free(struct gmodule *m)
 	free(m);
 }
 
+/* Sends an image too large for one frame ahead of its load. */
+static CUresult
+module_stage(uint64_t id, const void *image, size_t n)
+{
+	struct rpc_val in[3], rep[1];
+	size_t off, k, max = rcall_max_payload();
+	void *keep;
+	CUresult rc;
+
+	for (off = 0; off < n; off += k) {
+		k = n - off < max ? n - off : max;
+		in[0].u = id;
+		in[1].u = off;
+		in[2].p = (const char *)image + off;
+		in[2].len = (uint32_t)k;
+		rc = rcall(R_STAGE_PUT, in, rep, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
 static CUresult
 module_load(struct gmodule **out, const void *image, int library)
 {
@@ -100,11 +123,6 @@ module_load(struct gmodule **out, const void *image, int library)
 		return rc;
 	if ((n = image_size(&image)) == 0)
 		return CUDA_ERROR_INVALID_IMAGE;
-	if (n > rcall_max_payload()) {
-		log_warn("module image of %zu bytes is over the server's frame "
-		    "limit", n);
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
 	if ((m = calloc(1, sizeof *m)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	m->o.magic = GOBJ_MAGIC;
@@ -115,6 +133,14 @@ module_load(struct gmodule **out, const void *image, int library)
 	in[1].u = gobj_id(m);
 	in[2].p = image;
 	in[2].len = (uint32_t)n;
+	if (n > rcall_max_payload()) {
+		/* Ahead in pieces; the load then names it by the module's id. */
+		if ((rc = module_stage(gobj_id(m), image, n)) != CUDA_SUCCESS) {
+			module_free(m);
+			return rc;
+		}
+		in[2].len = 0;
+	}
 	rc = rcall(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, rep, &keep);
 	if (rc == CUDA_SUCCESS && rpc_ftab_dec(rep[0].p, rep[0].len, &m->funcs,
 	    &m->nfunc) == -1)

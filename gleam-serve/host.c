@@ -44,7 +44,11 @@
 #define HOST_MAXPARAMS	4096		/* the client's limit */
 #define HOST_COPYMAX	(1u << 30)	/* the largest device-to-host reply */
 
-/* What an H200 (SXM, compute capability 9.0) reports, by attribute. */
+/*
+ * What an H200 (SXM, compute capability 9.0) reports, by attribute, as one
+ * read with driver 13000 did; only where it sits is left out (PCI bus,
+ * device and domain 0).
+ */
 static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 #define A(a, v)	[CU_DEVICE_ATTRIBUTE_##a] = (v)
 	A(MAX_THREADS_PER_BLOCK, 1024),
@@ -83,7 +87,7 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(PCI_DEVICE_ID, 0),
 	A(TCC_DRIVER, 0),
 	A(MEMORY_CLOCK_RATE, 3201000),
-	A(GLOBAL_MEMORY_BUS_WIDTH, 5120),
+	A(GLOBAL_MEMORY_BUS_WIDTH, 6016),
 	A(L2_CACHE_SIZE, 62914560),
 	A(MAX_THREADS_PER_MULTIPROCESSOR, 2048),
 	A(ASYNC_ENGINE_COUNT, 3),
@@ -137,10 +141,10 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(PAGEABLE_MEMORY_ACCESS, 0),
 	A(CONCURRENT_MANAGED_ACCESS, 1),
 	A(COMPUTE_PREEMPTION_SUPPORTED, 1),
-	A(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 0),
-	A(CAN_USE_STREAM_MEM_OPS_V1, 1),
-	A(CAN_USE_64_BIT_STREAM_MEM_OPS_V1, 1),
-	A(CAN_USE_STREAM_WAIT_VALUE_NOR_V1, 1),
+	A(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, 1),
+	A(CAN_USE_STREAM_MEM_OPS_V1, 0),
+	A(CAN_USE_64_BIT_STREAM_MEM_OPS_V1, 0),
+	A(CAN_USE_STREAM_WAIT_VALUE_NOR_V1, 0),
 	A(COOPERATIVE_LAUNCH, 1),
 	A(COOPERATIVE_MULTI_DEVICE_LAUNCH, 1),
 	A(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448),
@@ -154,8 +158,8 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED, 0),
 	A(MAX_BLOCKS_PER_MULTIPROCESSOR, 32),
 	A(GENERIC_COMPRESSION_SUPPORTED, 1),
-	A(MAX_PERSISTING_L2_CACHE_SIZE, 47185920),
-	A(MAX_ACCESS_POLICY_WINDOW_SIZE, 134213632),
+	A(MAX_PERSISTING_L2_CACHE_SIZE, 39321600),
+	A(MAX_ACCESS_POLICY_WINDOW_SIZE, 134217728),
 	A(GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 1),
 	A(RESERVED_SHARED_MEMORY_PER_BLOCK, 1024),
 	A(SPARSE_CUDA_ARRAY_SUPPORTED, 1),
@@ -174,7 +178,7 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(IPC_EVENT_SUPPORTED, 1),
 	A(MEM_SYNC_DOMAIN_COUNT, 4),
 	A(TENSOR_MAP_ACCESS_SUPPORTED, 1),
-	A(HANDLE_TYPE_FABRIC_SUPPORTED, 0),
+	A(HANDLE_TYPE_FABRIC_SUPPORTED, 1),
 	A(UNIFIED_FUNCTION_POINTERS, 1),
 	A(NUMA_CONFIG, 0),
 	A(NUMA_ID, -1),
@@ -185,13 +189,13 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(MEM_DECOMPRESS_ALGORITHM_MASK, 0),
 	A(MEM_DECOMPRESS_MAXIMUM_LENGTH, 0),
 	A(VULKAN_CIG_SUPPORTED, 0),
-	A(GPU_PCI_DEVICE_ID, 0),
-	A(GPU_PCI_SUBSYSTEM_ID, 0),
-	A(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0),
-	A(HOST_NUMA_MEMORY_POOLS_SUPPORTED, 0),
+	A(GPU_PCI_DEVICE_ID, 590680286),
+	A(GPU_PCI_SUBSYSTEM_ID, 415174878),
+	A(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1),
+	A(HOST_NUMA_MEMORY_POOLS_SUPPORTED, 1),
 	A(HOST_NUMA_MULTINODE_IPC_SUPPORTED, 0),
-	A(HOST_MEMORY_POOLS_SUPPORTED, 0),
-	A(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0),
+	A(HOST_MEMORY_POOLS_SUPPORTED, 1),
+	A(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1),
 	A(HOST_ALLOC_DMA_BUF_SUPPORTED, 0),
 	A(ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED, 0),
 #undef A
@@ -290,8 +294,12 @@ static __thread struct {
 void
 host_backend_configure(const char *kernels, uint64_t budget)
 {
-	snprintf(host.path, sizeof host.path, "%s",
-	    kernels != NULL ? kernels : "");
+	if (kernels == NULL)
+		kernels = "";
+	/* A file name alone is a file here, not a library to search for. */
+	snprintf(host.path, sizeof host.path, "%s%s",
+	    kernels[0] != '\0' && strchr(kernels, '/') == NULL ? "./" : "",
+	    kernels);
 	host.budget = budget != 0 ? budget : HOST_BUDGET_DEFAULT;
 }
 
@@ -809,22 +817,26 @@ c_ctx_sync(struct rcall *c)
 static int
 c_ctx_set_limit(struct rcall *c)
 {
+	/* The answers of an H200's driver; nothing here has a use for them. */
 	CTX(c, 0);
 	switch (c->in[1].u) {
 	case CU_LIMIT_STACK_SIZE:
 	case CU_LIMIT_PRINTF_FIFO_SIZE:
 	case CU_LIMIT_MALLOC_HEAP_SIZE:
-	case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
 	case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
-	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
 	case CU_LIMIT_PERSISTING_L2_CACHE_SIZE:
-	case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:
 		return CUDA_SUCCESS;
+	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+		return c->in[2].u <= 128 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	case CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+	case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:	/* not a CIG context */
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
 	case CU_LIMIT_SHMEM_SIZE:
 	case CU_LIMIT_CIG_ENABLED:
-		return CUDA_ERROR_INVALID_VALUE;	/* query only */
+		return CUDA_ERROR_NOT_PERMITTED;	/* query only */
 	}
-	return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	return CUDA_ERROR_INVALID_VALUE;
 }
 
 /* ---- memory calls ------------------------------------------------------ */
@@ -1555,14 +1567,15 @@ host_func(struct rcall *c, uint64_t id)
 /*
  * Resident blocks of a kernel per multiprocessor: threads (2048 and 32
  * blocks), registers (32 a thread, allocated by warp) and shared memory
- * (each block also takes the 1 KiB the driver reserves).
+ * (each block also takes the 1 KiB the driver reserves), which gives an
+ * H200's answers for small kernels.
  */
 static int
-host_occupancy(uint64_t block, uint64_t shmem)
+host_occupancy(const struct hfunc *f, uint64_t block, uint64_t shmem)
 {
 	uint64_t warps = (block + 31) / 32, n = 32, t;
 
-	if (block == 0 || block > 1024)
+	if (block == 0 || block > 1024 || shmem > (uint64_t)f->maxdyn)
 		return 0;
 	if ((t = 64 / warps) < n)
 		n = t;
@@ -1608,8 +1621,8 @@ c_launch(struct rcall *c)
 	    shmem > (uint64_t)hf->maxdyn)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((c->in[10].u & 1) && (uint64_t)grid.x * grid.y * grid.z >
-	    (uint64_t)host_occupancy((uint64_t)block.x * block.y * block.z,
-	    shmem) * HOST_SMS)
+	    (uint64_t)host_occupancy(hf, (uint64_t)block.x * block.y *
+	    block.z, shmem) * HOST_SMS)
 		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
 	if (k->fn == NULL) {
 		log_warn("client %s: kernel %s: no host implementation",
@@ -1698,7 +1711,9 @@ c_stream_wait_event(struct rcall *c)
 	STREAM(c, 1);
 	if (robj_get(c->cl, c->in[2].u, RK_EVENT) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (c->in[3].u > CU_EVENT_WAIT_EXTERNAL)
+	if (c->in[3].u == CU_EVENT_WAIT_EXTERNAL)
+		return CUDA_ERROR_ILLEGAL_STATE;	/* only in a capture */
+	if (c->in[3].u != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
@@ -1841,11 +1856,14 @@ c_func_set_cache(struct rcall *c)
 static int
 c_occupancy(struct rcall *c)
 {
-	if (host_func(c, c->in[0].u) == NULL)
+	struct robj *f = host_func(c, c->in[0].u);
+
+	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
+	if (c->in[1].u == 0 ||
+	    c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
 		return CUDA_ERROR_INVALID_VALUE;
-	c->out[0].u = (uint32_t)host_occupancy(c->in[1].u, c->in[2].u);
+	c->out[0].u = (uint32_t)host_occupancy(f->h, c->in[1].u, c->in[2].u);
 	return CUDA_SUCCESS;
 }
 

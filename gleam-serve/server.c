@@ -29,6 +29,7 @@
 
 #include "exitcode.h"
 #include "gpu.h"
+#include "host.h"
 #include "log.h"
 #include "net.h"
 #include "parse.h"
@@ -602,6 +603,7 @@ server_backend(struct server *srv)
 		return 0;
 	}
 	if (strcmp(want, "host") == 0) {
+		host_backend_configure(srv->cfg.host_kernels, 0);
 		if (backend_host.init(err, sizeof err) == -1) {
 			log_error("host backend: %s", err);
 			return -1;

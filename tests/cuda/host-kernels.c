@@ -1,0 +1,499 @@
+/*
+ * Host implementations of the kernels of the programs in tests/cuda/, for
+ * gleam-serve's host backend (gleam-host-kernel.h): with host_kernels
+ * naming this object, those programs run end to end on a machine without
+ * a GPU.  Each kernel is written as its .cu has it, thread by thread, and
+ * checks every access with GLEAM_HOST_OK first, as a GPU would fault.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gleam-host-kernel.h"
+
+GLEAM_HOST_KERNEL_LIBRARY;
+
+typedef struct gleam_host_dim dim;
+
+/*
+ * Every thread of the grid, block by block: the body sees the block and
+ * thread indices and dimensions by their CUDA names, and i, the global
+ * index in x as a kernel computes it (blockIdx.x * blockDim.x +
+ * threadIdx.x, in unsigned arithmetic).
+ */
+#define FOR_EACH_THREAD(g, b)						\
+	for (unsigned bz_ = 0; bz_ < (g)->z; bz_++)			\
+	for (unsigned by_ = 0; by_ < (g)->y; by_++)			\
+	for (unsigned bx_ = 0; bx_ < (g)->x; bx_++)			\
+	for (unsigned tz_ = 0; tz_ < (b)->z; tz_++)			\
+	for (unsigned ty_ = 0; ty_ < (b)->y; ty_++)			\
+	for (unsigned tx_ = 0, i = bx_ * (b)->x; tx_ < (b)->x; tx_++, i++)
+
+#define ARG(t, k)	(*(t *)args[k])
+#define OK(p, n)	GLEAM_HOST_OK((p), (n))
+
+/* ---- vecadd.cu --------------------------------------------------------- */
+
+static void
+vec_add(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const float *x = ARG(const float *, 0), *y = ARG(const float *, 1);
+	float *z = ARG(float *, 2);
+	int n = ARG(int, 3);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&x[(int)i], 4) && OK(&y[(int)i], 4) &&
+		    OK(&z[(int)i], 4))
+			z[(int)i] = x[(int)i] + y[(int)i];
+}
+
+static const struct gleam_host_param vec_add_p[] = {
+	GLEAM_HOST_PARAM(const float *), GLEAM_HOST_PARAM(const float *),
+	GLEAM_HOST_PARAM(float *), GLEAM_HOST_PARAM(int)
+};
+
+/* ---- u32 kernels of errors.cu, fork.cu, streams.cu, threads.cu --------- */
+
+/* p[i] = v ^ i */
+static void
+set_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), v = ARG(unsigned, 1);
+	int n = ARG(int, 2);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = v ^ i;
+}
+
+/* Reverses p[0..blockDim.x) through dynamic shared memory. */
+static void
+smem_rev(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), *buf, t;
+
+	if ((buf = calloc(1, shmem ? shmem : 1)) == NULL) {
+		OK(NULL, 1);
+		return;
+	}
+	for (unsigned blk = 0; blk < g->x * g->y * g->z; blk++) {
+		/* Each block, its threads up to __syncthreads, then on. */
+		for (t = 0; t < b->x; t++)
+			if ((t + 1) * 4 <= shmem && OK(&p[t], 4))
+				buf[t] = p[t];
+			else
+				OK(NULL, 1);	/* out of shared memory */
+		for (t = 0; t < b->x; t++)
+			if ((b->x - t) * 4 <= shmem && OK(&p[t], 4))
+				p[t] = buf[b->x - 1 - t];
+	}
+	free(buf);
+}
+
+/* *p = v */
+static void
+poke_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), v = ARG(unsigned, 1);
+
+	FOR_EACH_THREAD(g, b)
+		if (OK(p, 4))
+			*p = v;
+}
+
+/* p[i] = i * mul + add */
+static void
+iota_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), mul = ARG(unsigned, 1),
+	    add = ARG(unsigned, 2);
+	int n = ARG(int, 3);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = i * mul + add;
+}
+
+/* p[i] = base + i * 2654435761 */
+static void
+fill_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), base = ARG(unsigned, 1);
+	int n = ARG(int, 2);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = base + i * 2654435761u;
+}
+
+/* out += a + 3b + 5c + 7d */
+static void
+sum4_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *out = ARG(unsigned *, 0);
+	const unsigned *w = ARG(const unsigned *, 1),
+	    *x = ARG(const unsigned *, 2), *y = ARG(const unsigned *, 3),
+	    *z = ARG(const unsigned *, 4);
+	int n = ARG(int, 5);
+
+	FOR_EACH_THREAD(g, b) {
+		int k = (int)i;
+
+		if (k < n && OK(&out[k], 4) && OK(&w[k], 4) && OK(&x[k], 4) &&
+		    OK(&y[k], 4) && OK(&z[k], 4))
+			out[k] += w[k] + 3 * x[k] + 5 * y[k] + 7 * z[k];
+	}
+}
+
+/* p = p * mul + add */
+static void
+affine_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), mul = ARG(unsigned, 1),
+	    add = ARG(unsigned, 2);
+	int n = ARG(int, 3);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = p[(int)i] * mul + add;
+}
+
+/* p[i] = p[i] * 31 + (id << 16) + round */
+static void
+mix_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), id = ARG(unsigned, 1),
+	    round = ARG(unsigned, 2);
+	int n = ARG(int, 3);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = p[(int)i] * 31 + (id << 16) + round;
+}
+
+static const struct gleam_host_param p_u32_u32_int[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(unsigned),
+	GLEAM_HOST_PARAM(int)
+};
+static const struct gleam_host_param p_u32_u32_u32_int[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(unsigned),
+	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(int)
+};
+static const struct gleam_host_param p_ptr[] = {
+	GLEAM_HOST_PARAM(unsigned *)
+};
+static const struct gleam_host_param p_ptr_u32[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(unsigned)
+};
+static const struct gleam_host_param sum4_u32_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(const unsigned *),
+	GLEAM_HOST_PARAM(const unsigned *), GLEAM_HOST_PARAM(const unsigned *),
+	GLEAM_HOST_PARAM(const unsigned *), GLEAM_HOST_PARAM(int)
+};
+
+/* ---- globals.cu -------------------------------------------------------- */
+
+#define G_N	4096
+#define G_NCOEF	64
+
+static const unsigned g_init_value[8] = { 1, 2, 3, 5, 8, 13, 21, 34 };
+
+/* A global of the launching module; NULL (and a fault) if there is none. */
+static void *
+global(const char *name)
+{
+	void *p = gleam_host_global_ptr(name);
+
+	if (p == NULL)
+		OK(NULL, 1);
+	return p;
+}
+
+/* out[i] = in[i] * c_coef[i % NCOEF] + c_bias + g_init[i % 8] */
+static void
+apply_coef(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *out = ARG(unsigned *, 0);
+	const unsigned *in = ARG(const unsigned *, 1);
+	int n = ARG(int, 2);
+	const unsigned *coef = global("c_coef"), *bias = global("c_bias"),
+	    *init = global("g_init");
+
+	if (coef == NULL || bias == NULL || init == NULL)
+		return;
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&out[(int)i], 4) && OK(&in[(int)i], 4))
+			out[(int)i] = in[(int)i] * coef[(int)i % G_NCOEF] +
+			    *bias + init[(int)i % 8];
+}
+
+/* g_table[i] = g_table[i] * 3 + k; g_sum += the old g_table[i] */
+static void
+table_step(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned k = ARG(unsigned, 0), *table = global("g_table");
+	unsigned long long *sum = global("g_sum");
+
+	if (table == NULL || sum == NULL)
+		return;
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < G_N) {
+			*sum += table[(int)i];
+			table[(int)i] = table[(int)i] * 3 + k;
+		}
+}
+
+static const struct gleam_host_param apply_coef_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(const unsigned *),
+	GLEAM_HOST_PARAM(int)
+};
+static const struct gleam_host_param table_step_p[] = {
+	GLEAM_HOST_PARAM(unsigned)
+};
+
+/* ---- memcpy.cu and memset.cu ------------------------------------------- */
+
+/* dst[i] = src[i] ^ k */
+static void
+xor_u8(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned char *dst = ARG(unsigned char *, 0), k;
+	const unsigned char *src = ARG(const unsigned char *, 1);
+	unsigned n = ARG(unsigned, 3);
+
+	k = ARG(unsigned char, 2);
+	FOR_EACH_THREAD(g, b)
+		if (i < n && OK(&dst[i], 1) && OK(&src[i], 1))
+			dst[i] = src[i] ^ k;
+}
+
+/* *count += the number of bytes of p[0..n) equal to v */
+static void
+count_u8(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const unsigned char *p = ARG(const unsigned char *, 0);
+	unsigned char v = ARG(unsigned char, 1);
+	unsigned n = ARG(unsigned, 2), *count = ARG(unsigned *, 3);
+
+	FOR_EACH_THREAD(g, b)
+		if (i < n && OK(&p[i], 1) && p[i] == v && OK(count, 4))
+			(*count)++;
+}
+
+static const struct gleam_host_param xor_u8_p[] = {
+	GLEAM_HOST_PARAM(unsigned char *), GLEAM_HOST_PARAM(const unsigned char *),
+	GLEAM_HOST_PARAM(unsigned char), GLEAM_HOST_PARAM(unsigned)
+};
+static const struct gleam_host_param count_u8_p[] = {
+	GLEAM_HOST_PARAM(const unsigned char *), GLEAM_HOST_PARAM(unsigned char),
+	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(unsigned *)
+};
+
+/* ---- params.cu --------------------------------------------------------- */
+
+/* The scalar types of many_scalars, and the bits params.cu records. */
+enum { T_C, T_SC, T_UC, T_S, T_US, T_I, T_U, T_LL, T_ULL, T_F, T_D, T_P };
+
+static const unsigned char ms_type[] = {
+	T_C, T_D, T_S, T_I, T_SC, T_LL, T_F, T_P, T_UC, T_US,
+	T_F, T_D, T_C, T_I, T_U, T_S, T_LL, T_C, T_F, T_D,
+	T_P, T_S, T_C, T_ULL, T_F, T_I, T_C, T_D, T_UC, T_F,
+	T_S, T_LL, T_C, T_P, T_I, T_D, T_SC, T_US, T_F
+};
+#define MS_N	(sizeof ms_type)
+
+/* Integers as C promotes them, widened; floating point as its bits. */
+static unsigned long long
+bits(int type, const void *p)
+{
+	unsigned long long u = 0;
+
+	switch (type) {
+	case T_C:	return (unsigned long long)(long long)*(const char *)p;
+	case T_SC:	return (unsigned long long)(long long)
+			    *(const signed char *)p;
+	case T_UC:	return *(const unsigned char *)p;
+	case T_S:	return (unsigned long long)(long long)*(const short *)p;
+	case T_US:	return *(const unsigned short *)p;
+	case T_I:	return (unsigned long long)(long long)*(const int *)p;
+	case T_U:	return *(const unsigned *)p;
+	case T_F:	memcpy(&u, p, 4); return u;
+	default:	memcpy(&u, p, 8); return u;	/* 8-byte types */
+	}
+}
+
+static void
+many_scalars(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned long long *out = ARG(unsigned long long *, MS_N);
+	size_t k;
+
+	if (!OK(out, MS_N * sizeof *out))
+		return;
+	/* Only thread 0 of block 0 writes. */
+	for (k = 0; k < MS_N; k++)
+		out[k] = bits(ms_type[k], args[k]);
+}
+
+static struct gleam_host_param many_scalars_p[MS_N + 1];
+
+/* Fills many_scalars_p from ms_type when the object is loaded. */
+__attribute__((constructor)) static void
+many_scalars_init(void)
+{
+	static const struct gleam_host_param t[] = {
+		[T_C] = GLEAM_HOST_PARAM(char),
+		[T_SC] = GLEAM_HOST_PARAM(signed char),
+		[T_UC] = GLEAM_HOST_PARAM(unsigned char),
+		[T_S] = GLEAM_HOST_PARAM(short),
+		[T_US] = GLEAM_HOST_PARAM(unsigned short),
+		[T_I] = GLEAM_HOST_PARAM(int),
+		[T_U] = GLEAM_HOST_PARAM(unsigned),
+		[T_LL] = GLEAM_HOST_PARAM(long long),
+		[T_ULL] = GLEAM_HOST_PARAM(unsigned long long),
+		[T_F] = GLEAM_HOST_PARAM(float),
+		[T_D] = GLEAM_HOST_PARAM(double),
+		[T_P] = GLEAM_HOST_PARAM(const void *),
+	};
+	size_t k;
+
+	for (k = 0; k < MS_N; k++)
+		many_scalars_p[k] = t[ms_type[k]];
+	many_scalars_p[MS_N] = (struct gleam_host_param)
+	    GLEAM_HOST_PARAM(unsigned long long *);
+}
+
+struct padded {
+	char	c;
+	double	d;
+	int	i;
+	short	s[3];
+};
+
+struct al16 {
+	unsigned long long	x;
+	int			y;
+} __attribute__((aligned(16)));
+
+struct big {
+	unsigned	w[256];
+};
+
+struct huge {
+	unsigned	w[2048];
+};
+
+/* out[0..10) = tag, p.c, p.d, p.i, p.s[0..3), tag2, q.x, q.y */
+static void
+two_structs(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const struct padded *p = args[1];
+	const struct al16 *q = args[3];
+	unsigned long long *out = ARG(unsigned long long *, 4);
+
+	if (!OK(out, 10 * sizeof *out))
+		return;
+	out[0] = bits(T_C, args[0]);
+	out[1] = bits(T_C, &p->c);
+	out[2] = bits(T_D, &p->d);
+	out[3] = bits(T_I, &p->i);
+	out[4] = bits(T_S, &p->s[0]);
+	out[5] = bits(T_S, &p->s[1]);
+	out[6] = bits(T_S, &p->s[2]);
+	out[7] = bits(T_S, args[2]);
+	out[8] = bits(T_ULL, &q->x);
+	out[9] = bits(T_I, &q->y);
+}
+
+/* out[i] = b.w[i], one thread a word */
+static void
+big_struct(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const struct big *s = args[0];
+	unsigned *out = ARG(unsigned *, 1);
+
+	FOR_EACH_THREAD(g, b)
+		if (i < 256 && OK(&out[i], 4))
+			out[i] = s->w[i];
+}
+
+/* out[i] = h.w[i] ^ key, one thread a word */
+static void
+huge_struct(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned key = ARG(unsigned, 0), *out = ARG(unsigned *, 2);
+	const struct huge *h = args[1];
+
+	FOR_EACH_THREAD(g, b)
+		if (i < 2048 && OK(&out[i], 4))
+			out[i] = h->w[i] ^ key;
+}
+
+/* g_noparams += 1 for every thread */
+static void
+no_params(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *count = global("g_noparams");
+
+	if (count == NULL)
+		return;
+	FOR_EACH_THREAD(g, b) {
+		(void)i;
+		(*count)++;
+	}
+}
+
+static const struct gleam_host_param two_structs_p[] = {
+	GLEAM_HOST_PARAM(char), GLEAM_HOST_PARAM(struct padded),
+	GLEAM_HOST_PARAM(short), GLEAM_HOST_PARAM(struct al16),
+	GLEAM_HOST_PARAM(unsigned long long *)
+};
+static const struct gleam_host_param big_struct_p[] = {
+	GLEAM_HOST_PARAM(struct big), GLEAM_HOST_PARAM(unsigned *)
+};
+static const struct gleam_host_param huge_struct_p[] = {
+	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(struct huge),
+	GLEAM_HOST_PARAM(unsigned *)
+};
+
+/* ---- the tables -------------------------------------------------------- */
+
+#define K(name, params, fn)						\
+	{ name, sizeof params / sizeof params[0], params, fn }
+
+const struct gleam_host_kernel gleam_host_kernels[] = {
+	K("_Z6vecAddPKfS0_Pfi", vec_add_p, vec_add),
+	K("_Z7set_u32Pjji", p_u32_u32_int, set_u32),
+	K("_Z8smem_revPj", p_ptr, smem_rev),
+	K("_Z8poke_u32Pjj", p_ptr_u32, poke_u32),
+	K("_Z8iota_u32Pjjji", p_u32_u32_u32_int, iota_u32),
+	K("_Z8fill_u32Pjji", p_u32_u32_int, fill_u32),
+	K("_Z8sum4_u32PjPKjS1_S1_S1_i", sum4_u32_p, sum4_u32),
+	K("_Z10affine_u32Pjjji", p_u32_u32_u32_int, affine_u32),
+	K("_Z7mix_u32Pjjji", p_u32_u32_u32_int, mix_u32),
+	K("_Z10apply_coefPjPKji", apply_coef_p, apply_coef),
+	K("_Z10table_stepj", table_step_p, table_step),
+	K("_Z6xor_u8PhPKhhj", xor_u8_p, xor_u8),
+	K("_Z8count_u8PKhhjPj", count_u8_p, count_u8),
+	K("_Z12many_scalarscdsiaxfPKihtfdcijsxcfdPKvscyficdhfsxcPKfidatfPy",
+	    many_scalars_p, many_scalars),
+	K("_Z11two_structsc6paddeds4al16Py", two_structs_p, two_structs),
+	K("_Z10big_struct3bigPj", big_struct_p, big_struct),
+	K("_Z11huge_structj4hugePj", huge_struct_p, huge_struct),
+	{ "_Z9no_paramsv", 0, NULL, no_params },
+	{ NULL, 0, NULL, NULL }
+};
+
+/*
+ * The programs' globals, for images that do not show them (a compressed
+ * fat binary); a real image's symbol table comes first.
+ */
+const struct gleam_host_global gleam_host_globals[] = {
+	{ "c_coef", G_NCOEF * sizeof(unsigned), NULL },
+	{ "c_bias", sizeof(unsigned), NULL },
+	{ "g_init", sizeof g_init_value, g_init_value },
+	{ "g_table", G_N * sizeof(unsigned), NULL },
+	{ "g_sum", sizeof(unsigned long long), NULL },
+	{ "g_noparams", sizeof(unsigned), NULL },
+	{ NULL, 0, NULL }
+};

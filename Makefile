@@ -44,7 +44,7 @@ prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 CLIENT_LIBS	:=
 -include lib/client/client.mk
 
-.PHONY: all check unit unit-bins bats asan fuzz lint-man synopsis emulator-check \
+.PHONY: all check unit unit-bins bats cuda-tests asan fuzz lint-man synopsis emulator-check \
 	demo install uninstall clean help deps-check deps-demo
 
 all: $(PROG_BIN) $(CLIENT_LIBS)
@@ -96,8 +96,19 @@ unit-bins: $(UNIT_BIN)
 unit: $(UNIT_BIN)
 	@tests/run-unit $(UNIT_BIN)
 
-bats: $(PROG_BIN)
+bats: $(PROG_BIN) cuda-tests
 	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
+
+# The nvcc-built test programs (static and shared cudart) and the host
+# kernels that let the host backend run them; skipped without nvcc.
+cuda-tests: build/tests/host-kernels.so
+	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
+	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; \
+	else echo "cuda-tests: no nvcc: the remoting tests will be skipped"; fi
+
+build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-kernel.h
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -O2 -Igleam-serve $(WARNFLAGS) -o $@ tests/cuda/host-kernels.c
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:

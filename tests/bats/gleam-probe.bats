@@ -4,7 +4,7 @@
 load test_helper
 
 teardown() {
-	if [ -n "${SERVE_PID:-}" ]; then kill -KILL "$SERVE_PID" 2>/dev/null || true; fi
+	serve_kill
 }
 
 USAGE="usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] [-T timeout] [-t time] server ..."

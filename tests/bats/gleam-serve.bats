@@ -8,8 +8,8 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${SERVE_PID:-}" ]; then kill -KILL "$SERVE_PID" 2>/dev/null || true; fi
-	if [ -n "${BG_PID:-}" ]; then kill -KILL "$BG_PID" 2>/dev/null || true; fi
+	serve_kill
+	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 }
 
 @test "-h prints usage on stdout and exits 0" {

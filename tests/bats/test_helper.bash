@@ -52,3 +52,10 @@ make_key() {
 	printf '%s\n' "${2:-correct horse battery staple 42}" >"$1"
 	chmod 600 "$1"
 }
+
+# serve_kill: for teardown; no word from bash about the job it killed.
+serve_kill() {
+	[ -n "${SERVE_PID:-}" ] || return 0
+	{ kill -KILL "$SERVE_PID" && wait "$SERVE_PID"; } 2>/dev/null || true
+	SERVE_PID=
+}

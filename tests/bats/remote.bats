@@ -1,0 +1,155 @@
+#!/usr/bin/env bats
+# Remoting end to end on machines without a GPU: real nvcc-built programs,
+# with the real cudart (static and shared), run through gleam-run and the
+# client library against gleam-serve's host backend.  The same programs run
+# on the GPU in tests/gpu/run, where their output is compared with a local
+# run's.
+
+load test_helper
+
+CUDA_BIN=${GLEAM_CUDA_BIN:-$BATS_TEST_DIRNAME/../../build/cuda}
+HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-kernels.so}
+
+setup_file() {
+	[ -x "$CUDA_BIN/static/vecadd" ] || skip "CUDA test programs not built (make cuda-tests)"
+	export SERVE_CONF=$BATS_FILE_TMPDIR/host.yaml
+	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" >"$SERVE_CONF"
+}
+
+setup() {
+	[ -x "$CUDA_BIN/static/vecadd" ] || skip "CUDA test programs not built (make cuda-tests)"
+	serve_start -f "$SERVE_CONF"
+}
+
+teardown() {
+	serve_kill
+	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+}
+
+# run_prog KIND NAME [ARGS]: runs a test program through gleam-run.
+run_prog() {
+	local kind=$1 name=$2
+	shift 2
+	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+	    "$CUDA_BIN/$kind/$name" "$@"
+}
+
+@test "the server says it serves with the host backend" {
+	grep -q "backend: host" "$SERVE_LOG"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"backend: host"* ]]
+}
+
+@test "vecadd, static and shared cudart" {
+	for k in static shared; do
+		run_prog $k vecadd
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "vecadd: ok" ]
+	done
+}
+
+@test "memset, static and shared cudart" {
+	for k in static shared; do
+		run_prog $k memset
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "memset: ok" ]
+	done
+}
+
+@test "kernels with many and struct parameters" {
+	for k in static shared; do
+		run_prog $k params
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "params: ok" ]
+	done
+}
+
+@test "streams and events" {
+	for k in static shared; do
+		run_prog $k streams
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "streams: ok" ]
+	done
+}
+
+@test "device globals and constant memory" {
+	for k in static shared; do
+		run_prog $k globals
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "globals: ok" ]
+	done
+}
+
+@test "many threads at once" {
+	for k in static shared; do
+		run_prog $k threads
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "threads: ok" ]
+	done
+}
+
+@test "fork after initialisation: a clean error in the child, the parent unaffected" {
+	for k in static shared; do
+		run_prog $k fork
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "fork: ok" ]
+	done
+}
+
+@test "gleam-run -o writes the call statistics" {
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
+	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -Eq '^round_trips: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -Eq '^  cuLaunchKernel: 1$' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -Eq '^  cuMemcpyHtoD: [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
+}
+
+@test "gleam-run -v prints a summary at exit" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -v -s "$SERVE_ADDR" -- "$CUDA_BIN/shared/vecadd"
+	[[ "$stderr" == *"gleam: vecadd: "*" round trips, "*" bytes sent"* ]]
+}
+
+@test "an unreachable server: a CUDA error at once, naming the server" {
+	SECONDS=0
+	run --separate-stderr timeout 30 "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- "$CUDA_BIN/static/vecadd"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"gleam: cannot use server 127.0.0.1:1: Connection refused"* ]]
+	[ "$SECONDS" -le 5 ]
+}
+
+@test "a server without a CUDA backend: a CUDA error naming the reason" {
+	printf 'backend: none\n' >"$BATS_TEST_TMPDIR/none.yaml"
+	serve_stop
+	serve_start -f "$BATS_TEST_TMPDIR/none.yaml"
+	run --separate-stderr timeout 30 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd"
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"this server runs no CUDA backend (disabled)"* ]]
+}
+
+@test "a client killed mid-run leaves the server serving others" {
+	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" >/dev/null 2>&1 3>&- &
+	BG_PID=$!
+	sleep 0.3
+	kill -9 "$BG_PID"
+	wait "$BG_PID" || true
+	BG_PID=
+	run_prog static vecadd
+	[ "$status" -eq 0 ]
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"nclients: 1"* ]]
+}
+
+@test "the server killed mid-run: the program gets a CUDA error within seconds" {
+	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" \
+	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
+	BG_PID=$!
+	sleep 0.3
+	kill -9 "$SERVE_PID"
+	SERVE_PID=
+	SECONDS=0
+	wait "$BG_PID" && rc=0 || rc=$?
+	BG_PID=
+	[ "$SECONDS" -le 5 ]
+	# Either it had finished (rare) or it failed cleanly naming the server.
+	[ "$rc" -eq 0 ] || grep -q "gleam: server $SERVE_ADDR lost" "$BATS_TEST_TMPDIR/out"
+}

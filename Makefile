@@ -68,6 +68,16 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(LIBA) $(LDLIBS)
 
+# The host backend's unit test drives gleam-serve's own modules.
+HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
+		   $(BUILD)/gleam-serve/copy3d.o
+$(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
+    $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \
+	    $(LIBA) $(LDLIBS)
+
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # ---- checks ---------------------------------------------------------------

@@ -16,6 +16,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "copy3d.h"
 #include "log.h"
 
 /* The entry points we use, each asked for at the version whose ABI we call. */
@@ -401,9 +402,19 @@ cuda_forget(struct rclient *cl, struct robj *ctx)
 
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
+		/* Libraries and their kernels outlive contexts, as in the
+		 * driver: cudart keeps them across a device reset. */
+		if (o->kind == RK_LIBRARY || o->kind == RK_KERNEL) {
+			if (o->ctx == ctx)
+				o->ctx = NULL;
+			continue;
+		}
 		if (o->ctx == ctx || (o->parent != NULL &&
-		    o->parent->ctx == ctx && o->parent->kind == RK_MODULE))
+		    o->parent->ctx == ctx && o->parent->kind == RK_MODULE)) {
+			if (o->kind == RK_MODULE)
+				rmem_drop(cl, o);
 			robj_del(cl, id);
+		}
 	}
 	/* Its memory is gone too, and its addresses may go to others. */
 	rmem_drop(cl, ctx);
@@ -645,81 +656,27 @@ c_memset(struct rcall *c)
 }
 
 /*
- * A 3D (or 2D) copy.  The descriptor (gleam-protocol(5)) names host sides
- * as offsets into the request's or the reply's host blob, packed with the
- * host pitch and height the client gave, so the copy runs unchanged here.
+ * A 3D (or 2D) copy; copy3d_prepare checks the descriptor (every step for
+ * overflow) and the client's ranges, and points host sides at the frame.
  */
 static int
 c_mem_3d(struct rcall *c)
 {
 	CUDA_MEMCPY3D m;
-	struct pr r;
 	CUstream s;
 	CUresult rc;
-	uint64_t f[20], need, span;
-	int i;
+	int empty;
 
 	CTX(c, 0);
 	STREAM(c, 1, s);
-	pr_init(&r, c->in[3].p, c->in[3].len);
-	for (i = 0; i < 20; i++)
-		f[i] = pr_u64(&r);
-	if (pr_done(&r) == -1)
-		return CUDA_ERROR_INVALID_VALUE;
-	/* f: srcType, srcX, srcY, srcZ, srcPtr, srcPitch, srcHeight,
-	 *    dstType, dstX, dstY, dstZ, dstPtr, dstPitch, dstHeight,
-	 *    width, height, depth, and three zeros. */
-	if ((f[0] != CU_MEMORYTYPE_HOST && f[0] != CU_MEMORYTYPE_DEVICE) ||
-	    (f[7] != CU_MEMORYTYPE_HOST && f[7] != CU_MEMORYTYPE_DEVICE) ||
-	    f[14] == 0 || f[15] == 0 || f[16] == 0 ||
-	    f[14] > (1u << 30) || f[15] > (1u << 30) || f[16] > (1u << 30))
-		return f[14] && f[15] && f[16] ? CUDA_ERROR_INVALID_VALUE :
-		    CUDA_SUCCESS;
-	memset(&m, 0, sizeof m);
-	m.srcMemoryType = (CUmemorytype)f[0];
-	m.srcXInBytes = f[1]; m.srcY = f[2]; m.srcZ = f[3];
-	m.srcPitch = f[5]; m.srcHeight = f[6];
-	m.dstMemoryType = (CUmemorytype)f[7];
-	m.dstXInBytes = f[8]; m.dstY = f[9]; m.dstZ = f[10];
-	m.dstPitch = f[12]; m.dstHeight = f[13];
-	m.WidthInBytes = f[14]; m.Height = f[15]; m.Depth = f[16];
-	/* The bytes each side's addressing reaches, from its origin. */
-#define SPAN(x, y, z, pitch, height) ((((z) + m.Depth - 1) * (height) + \
-	(y) + m.Height - 1) * (pitch) + (x) + m.WidthInBytes)
-	if (m.srcPitch < m.WidthInBytes || m.dstPitch < m.WidthInBytes ||
-	    (m.Depth > 1 && (m.srcHeight < m.Height || m.dstHeight < m.Height)))
-		return CUDA_ERROR_INVALID_VALUE;
-	span = SPAN(m.srcXInBytes, m.srcY, m.srcZ, m.srcPitch, m.srcHeight);
-	if (f[0] == CU_MEMORYTYPE_HOST) {
-		if (f[4] != 0 || span > c->in[4].len)
-			return CUDA_ERROR_INVALID_VALUE;
-		m.srcHost = c->in[4].p;
-	} else {
-		if (rmem_check(c->cl, f[4], span) == -1)
-			return CUDA_ERROR_INVALID_VALUE;
-		m.srcDevice = f[4];
-	}
-	span = SPAN(m.dstXInBytes, m.dstY, m.dstZ, m.dstPitch, m.dstHeight);
-#undef SPAN
-	if (f[7] == CU_MEMORYTYPE_HOST) {
-		need = span;
-		if (need > (1u << 30))
-			return CUDA_ERROR_INVALID_VALUE;
-		if ((c->scratch = calloc(1, need)) == NULL)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		m.dstHost = c->scratch;
-		c->out[0].p = c->scratch;
-		c->out[0].len = (uint32_t)need;
-	} else {
-		if (rmem_check(c->cl, f[11], span) == -1)
-			return CUDA_ERROR_INVALID_VALUE;
-		m.dstDevice = f[11];
-	}
+	rc = (CUresult)copy3d_prepare(c, &m, &empty);
+	if (rc != CUDA_SUCCESS || empty)
+		return rc;
 	if (c->in[2].u) {
 		rc = drv.Memcpy3DAsync(&m, s);
 		/* Host memory here is the frame or scratch: wait for it. */
-		if (rc == CUDA_SUCCESS && (f[0] == CU_MEMORYTYPE_HOST ||
-		    f[7] == CU_MEMORYTYPE_HOST))
+		if (rc == CUDA_SUCCESS && (m.srcMemoryType == CU_MEMORYTYPE_HOST ||
+		    m.dstMemoryType == CU_MEMORYTYPE_HOST))
 			rc = drv.StreamSynchronize(s);
 		return rc;
 	}
@@ -838,6 +795,7 @@ c_module_unload(struct rcall *c)
 			robj_del(c->cl, id);
 	if (o->ctx != NULL && o->ctx->h != NULL)
 		drv.CtxSetCurrent(o->ctx->h);
+	rmem_drop(c->cl, o);
 	drv.ModuleUnload(o->h);
 	robj_del(c->cl, c->in[0].u);
 	return CUDA_SUCCESS;
@@ -891,7 +849,8 @@ c_module_get_global(struct rcall *c)
 		drv.CtxSetCurrent(m->ctx->h);
 	if ((rc = drv.ModuleGetGlobal(&p, &n, m->h, name)) != CUDA_SUCCESS)
 		return rc;
-	rmem_add(c->cl, p, n, 1, m->ctx);
+	/* The module's: gone from the map when it is unloaded. */
+	rmem_add(c->cl, p, n, 1, m);
 	c->out[0].u = p;
 	c->out[1].u = n;
 	return CUDA_SUCCESS;

@@ -21,7 +21,8 @@
  *	}
  *
  *	static const struct gleam_host_param vec_add_params[] = {
- *		GLEAM_HOST_PARAM(const float *), GLEAM_HOST_PARAM(const float *),
+ *		GLEAM_HOST_PARAM(const float *),
+ *		GLEAM_HOST_PARAM(const float *),
  *		GLEAM_HOST_PARAM(float *), GLEAM_HOST_PARAM(int)
  *	};
  *

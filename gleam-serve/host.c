@@ -227,7 +227,7 @@ struct halloc {
 /* A context: the allocations it owns. */
 struct hctx {
 	struct htab	 allocs;	/* device pointer -> struct halloc */
-	int		 fault;		/* a kernel faulted: sticky, as on a GPU */
+	int		 fault;		/* a kernel faulted: sticky */
 };
 
 /* One kernel of a module or library, as a CUfunction or CUkernel. */
@@ -258,7 +258,7 @@ struct hglob {
 struct hmod {
 	struct hfunc	*f;
 	size_t		 nf;
-	struct hkern	*extra;		/* its kernels without an implementation */
+	struct hkern	*extra;		/* kernels with no implementation */
 	size_t		 nextra, xcap;
 	struct hsym	*sym;		/* its globals, by name */
 	size_t		 nsym, scap;
@@ -1224,7 +1224,8 @@ hmod_cubin(struct hmod *m, const uint8_t *e, size_t len)
 		}
 		if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT ||
 		    sym.st_size == 0 || sym.st_size > HOST_COPYMAX ||
-		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+		    sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE ||
 		    hmod_shdr(e, len, &eh, sym.st_shndx, &sh) == -1)
 			continue;
 		if (sh.sh_type == SHT_PROGBITS && sym.st_value <= sh.sh_size &&
@@ -1289,8 +1290,10 @@ hmod_scan(struct hmod *m, const uint8_t *img, size_t len)
 	return 0;
 }
 
-/* A module or library for an image: every registered kernel, and those
- * of the image's own kernels that have no implementation. */
+/*
+ * A module or library for an image: every registered kernel, and those of
+ * the image's own kernels that have no implementation.
+ */
 static struct hmod *
 hmod_new(const void *img, size_t len)
 {
@@ -1395,8 +1398,17 @@ host_unload(struct rcall *c, int kind)
 	return CUDA_SUCCESS;
 }
 
-static int c_module_unload(struct rcall *c) { return host_unload(c, RK_MODULE); }
-static int c_library_unload(struct rcall *c) { return host_unload(c, RK_LIBRARY); }
+static int
+c_module_unload(struct rcall *c)
+{
+	return host_unload(c, RK_MODULE);
+}
+
+static int
+c_library_unload(struct rcall *c)
+{
+	return host_unload(c, RK_LIBRARY);
+}
 
 /* in: module or library, id, name */
 static int
@@ -1605,7 +1617,9 @@ c_launch(struct rcall *c)
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	STREAM(c, 9);
-	if ((f = host_func(c, c->in[1].u)) == NULL)
+	/* A module's function is its context's; a library's kernel anyone's. */
+	if ((f = host_func(c, c->in[1].u)) == NULL ||
+	    (f->kind == RK_FUNC && f->ctx != ctx))
 		return CUDA_ERROR_INVALID_HANDLE;
 	hf = f->h;
 	k = hf->k;

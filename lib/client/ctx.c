@@ -84,8 +84,29 @@ ctx_need(struct gctx **out)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (!c->live)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (c->sticky != CUDA_SUCCESS)
+		return c->sticky;
 	*out = c;
 	return CUDA_SUCCESS;
+}
+
+int
+rc_sticky(CUresult rc)
+{
+	switch (rc) {
+	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_LAUNCH_TIMEOUT:
+	case CUDA_ERROR_HARDWARE_STACK_ERROR:
+	case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
+	case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+	case CUDA_ERROR_INVALID_PC:
+	case CUDA_ERROR_LAUNCH_FAILED:
+	case CUDA_ERROR_ASSERT:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* A call with one id and no reply fields. */
@@ -123,6 +144,7 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		rc = rcall(R_PRIMARY_RETAIN, in, out, &keep);
 		free(keep);
 		p->live = rc == CUDA_SUCCESS;
+		p->sticky = CUDA_SUCCESS;	/* a fresh context */
 	}
 	if (rc == CUDA_SUCCESS) {
 		p->refs++;

@@ -142,8 +142,13 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	rc = (uint32_t)((uint8_t *)*keep)[0] | (uint32_t)((uint8_t *)*keep)[1]
 	    << 8 | (uint32_t)((uint8_t *)*keep)[2] << 16 |
 	    (uint32_t)((uint8_t *)*keep)[3] << 24;
-	if (rc != CUDA_SUCCESS)
+	if (rc != CUDA_SUCCESS) {
+		struct gctx *cur = ctx_current();
+
+		if (cur != NULL && rc_sticky((CUresult)rc))
+			cur->sticky = (CUresult)rc;
 		return (CUresult)rc;
+	}
 	if (rpc_unpack((uint8_t *)*keep + 4, h.len - 4, d->rep, out) == -1) {
 		log_error("server %s: malformed reply to %s", rconn.peer,
 		    d->name);

@@ -36,6 +36,7 @@ struct gctx {
 	unsigned	 flags;
 	int		 refs;		/* primary: retain count */
 	int		 live;		/* the server holds a context for it */
+	CUresult	 sticky;	/* a fault that ends the context's use */
 };
 
 /* A function's description: an entry of the server's function table. */
@@ -82,6 +83,13 @@ CUresult	 rcall(uint16_t type, const struct rpc_val *in,
 		    struct rpc_val *out, void **keep);
 /* The largest payload one frame may carry to the server. */
 size_t		 rcall_max_payload(void);
+
+/*
+ * A fault that makes the context unusable (an illegal address, say): it is
+ * the answer to every later call in that context until it is destroyed or
+ * reset, as with the real driver, calls answered here included.
+ */
+int		 rc_sticky(CUresult);
 
 /* The calling thread's context, or the error to return. */
 CUresult	 ctx_need(struct gctx **);

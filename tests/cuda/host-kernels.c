@@ -281,12 +281,14 @@ count_u8(const dim *g, const dim *b, unsigned shmem, void **args)
 }
 
 static const struct gleam_host_param xor_u8_p[] = {
-	GLEAM_HOST_PARAM(unsigned char *), GLEAM_HOST_PARAM(const unsigned char *),
+	GLEAM_HOST_PARAM(unsigned char *),
+	GLEAM_HOST_PARAM(const unsigned char *),
 	GLEAM_HOST_PARAM(unsigned char), GLEAM_HOST_PARAM(unsigned)
 };
 static const struct gleam_host_param count_u8_p[] = {
-	GLEAM_HOST_PARAM(const unsigned char *), GLEAM_HOST_PARAM(unsigned char),
-	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(unsigned *)
+	GLEAM_HOST_PARAM(const unsigned char *),
+	GLEAM_HOST_PARAM(unsigned char), GLEAM_HOST_PARAM(unsigned),
+	GLEAM_HOST_PARAM(unsigned *)
 };
 
 /* ---- params.cu --------------------------------------------------------- */

@@ -1,0 +1,837 @@
+/*
+ * gleam-serve's host backend, driven through its call table as remote.c
+ * drives it, without a client library or a socket: each request is packed
+ * and unpacked by the call's signature and each reply packed, so the
+ * fields are what the wire gives.  The kernels come from the test kernel
+ * library (tests/cuda/host-kernels.c): GLEAM_HOST_KERNELS, else
+ * host-kernels.so beside this program, else build/tests/host-kernels.so
+ * (from the top of the tree).  Built with AddressSanitizer, it also shows
+ * that a client going away leaks nothing.
+ */
+#include <elf.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+#include "host.h"
+#include "log.h"
+#include "t.h"
+
+#define BUDGET		(64u << 20)
+#define N		3000		/* floats in the vectors */
+
+static struct rclient	 cl;
+static struct rcall	 c;
+static struct pw	 req;
+
+#define U(x)	((uint64_t)(x))
+#define STR(s)	(s), (unsigned)strlen(s)
+
+/*
+ * Calls type with the request's fields: uint64_t for numbers, a pointer
+ * and an unsigned length for blobs and strings.  Returns the CUresult;
+ * c.out holds the reply's fields until the next call.
+ */
+static int
+call(int type, ...)
+{
+	const struct rpc_desc *d = rpc_lookup((uint16_t)type);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct pw rep;
+	va_list ap;
+	int i, rc;
+
+	free(c.scratch);
+	pw_free(&c.blob);
+	pw_free(&req);
+	memset(&c, 0, sizeof c);
+	memset(v, 0, sizeof v);
+	va_start(ap, type);
+	for (i = 0; d->req[i] != '\0'; i++) {
+		if (d->req[i] == 'B' || d->req[i] == 'S') {
+			v[i].p = va_arg(ap, const void *);
+			v[i].len = va_arg(ap, unsigned);
+		} else
+			v[i].u = va_arg(ap, uint64_t);
+	}
+	va_end(ap);
+	pw_init(&req);
+	if (rpc_pack(&req, d->req, v) == -1 ||
+	    rpc_unpack(req.p, req.len, d->req, c.in) == -1) {
+		fprintf(stderr, "%s: cannot pack the request\n", d->name);
+		return -1;
+	}
+	c.cl = &cl;
+	c.d = d;
+	pw_init(&c.blob);
+	rc = backend_host.call[type - R_OPEN](&c);
+	pw_init(&rep);
+	if (rc == 0 && rpc_pack(&rep, d->rep, c.out) == -1) {
+		fprintf(stderr, "%s: cannot pack the reply\n", d->name);
+		rc = -1;
+	}
+	pw_free(&rep);
+	return rc;
+}
+
+/* What remote.c does when a client is gone. */
+static void
+client_end(void)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	backend_host.client_free(&cl);
+	while (htab_next(&cl.objs, &i, &k, &v))
+		robj_free(v);
+	htab_free(&cl.objs);
+	free(cl.ranges);
+	memset(&cl, 0, sizeof cl);
+}
+
+static void
+client_start(void)
+{
+	memset(&cl, 0, sizeof cl);
+	htab_init(&cl.objs);
+	snprintf(cl.addr, sizeof cl.addr, "test");
+	CHECK(backend_host.client_new(&cl) == 0);
+}
+
+/* A function of a function table: its parameters, -1 if not there. */
+static int
+ftab_find(const void *blob, size_t len, const char *want, uint32_t *off,
+    uint32_t *size, int32_t *attr)
+{
+	struct pr r;
+	char name[RPC_STRING_MAX + 1];
+	uint32_t n, i, j, np, na, found = 0, got = 0;
+
+	pr_init(&r, blob, len);
+	n = pr_u32(&r);
+	for (i = 0; i < n && !r.bad; i++) {
+		pr_str(&r, name, RPC_STRING_MAX);
+		np = pr_u32(&r);
+		found = strcmp(name, want) == 0;
+		for (j = 0; j < np && !r.bad; j++) {
+			uint32_t o = pr_u32(&r), s = pr_u32(&r);
+			if (found && j < 64) {
+				off[j] = o;
+				size[j] = s;
+			}
+		}
+		na = pr_u32(&r);
+		for (j = 0; j < na && !r.bad; j++) {
+			uint32_t a = pr_u32(&r);
+			if (found && j < CU_FUNC_ATTRIBUTE_MAX)
+				attr[j] = (int32_t)a;
+		}
+		if (found)
+			got = np + 1;
+		found = 0;
+	}
+	if (pr_done(&r) == -1)
+		return -2;
+	return (int)got - 1;
+}
+
+/* The device description: one device with an H200's attributes. */
+static void
+test_describe(void)
+{
+	struct pw w;
+	struct pr r;
+	char name[256];
+	uint8_t uuid[16];
+	uint32_t ndev = 0, version = 0, na, a, attr[CU_DEVICE_ATTRIBUTE_MAX];
+
+	pw_init(&w);
+	CHECK(backend_host.describe(&w, &ndev, &version) == 0);
+	CHECK(ndev == 1);
+	CHECK(version == 13000);
+	pr_init(&r, w.p, w.len);
+	CHECK(pr_u32(&r) == 1);
+	pr_str(&r, name, sizeof name - 1);
+	CHECK_STR(name, "Gleam host backend (H200 attributes)");
+	pr_bytes(&r, uuid, sizeof uuid);
+	CHECK(pr_u64(&r) == BUDGET);
+	na = pr_u32(&r);
+	CHECK(na == CU_DEVICE_ATTRIBUTE_MAX);
+	for (a = 0; a < na && a < CU_DEVICE_ATTRIBUTE_MAX; a++)
+		attr[a] = pr_u32(&r);
+	CHECK(pr_done(&r) == 0);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] == 132);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] == 9);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR] == 0);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK] == 1024);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z] == 64);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X] == 2147483647);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_WARP_SIZE] == 32);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE] == 62914560);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING] == 1);
+	CHECK(attr[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] ==
+	    232448);
+	pw_free(&w);
+}
+
+/* Contexts: the primary one's references, an explicit one. */
+static void
+test_contexts(void)
+{
+	CHECK(call(R_PRIMARY_RETAIN, U(1), U(1)) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(call(R_PRIMARY_RETAIN, U(1), U(0)) == 0);
+	CHECK(call(R_PRIMARY_RETAIN, U(1), U(0)) == 0);
+	CHECK(call(R_PRIMARY_RELEASE, U(1)) == 0);
+	CHECK(call(R_CTX_SYNC, U(1)) == 0);
+	CHECK(call(R_CTX_SYNC, U(99)) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_CTX_CREATE, U(5), U(0), U(0)) == 0);
+	CHECK(call(R_CTX_CREATE, U(5), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);		/* the id is taken */
+	CHECK(call(R_CTX_SET_LIMIT, U(1), U(CU_LIMIT_STACK_SIZE), U(4096)) ==
+	    0);
+	CHECK(call(R_CTX_SET_LIMIT, U(1), U(CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH),
+	    U(4)) == CUDA_ERROR_UNSUPPORTED_LIMIT);
+	CHECK(call(R_CTX_SET_LIMIT, U(1), U(CU_LIMIT_SHMEM_SIZE), U(4)) ==
+	    CUDA_ERROR_NOT_PERMITTED);
+	CHECK(call(R_CTX_SET_LIMIT, U(1), U(CU_LIMIT_MAX), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Allocation, copies, frees and the budget. */
+static void
+test_memory(uint64_t *da, uint64_t *db, uint64_t *dc)
+{
+	static float a[N], b[N];
+	uint64_t p, q, before, f;
+	int i;
+
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[1].u == BUDGET);
+	before = c.out[0].u;
+	CHECK(call(R_MEM_ALLOC, U(1), U(N * 4)) == 0);
+	*da = c.out[0].u;
+	CHECK(call(R_MEM_ALLOC, U(1), U(N * 4)) == 0);
+	*db = c.out[0].u;
+	CHECK(call(R_MEM_ALLOC, U(1), U(N * 4)) == 0);
+	*dc = c.out[0].u;
+	CHECK(*da % 256 == 0 && *db % 256 == 0 && *dc % 256 == 0);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	f = (N * 4 + 255) / 256 * 256;
+	CHECK(c.out[0].u == before - 3 * f);
+	CHECK(call(R_MEM_ALLOC, U(1), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_ALLOC, U(1), U(1) << 50) ==
+	    CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(call(R_MEM_ALLOC, U(1), U(BUDGET)) ==
+	    CUDA_ERROR_OUT_OF_MEMORY);		/* over what is left */
+	CHECK(call(R_MEM_ALLOC, U(99), U(16)) == CUDA_ERROR_INVALID_CONTEXT);
+
+	for (i = 0; i < N; i++) {
+		a[i] = (float)(i % 1000) * 0.5f;
+		b[i] = (float)((N - i) % 777) * 0.25f;
+	}
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), *da, a, (unsigned)sizeof a) ==
+	    0);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(1), *db, b, (unsigned)sizeof b) ==
+	    0);
+	/* Past the end, before the start, nowhere, on a stream not there. */
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), *da + N * 4 - 2, a, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), *da - 4, a, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), U(0x10), a, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_HTOD, U(1), U(77), U(0), *da, a, 4u) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), *da + 4, U(N * 4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), *da, U(N * 4)) == 0);
+	CHECK(c.out[0].len == N * 4 && memcmp(c.out[0].p, a, N * 4) == 0);
+
+	/* Device to device, in bounds and not. */
+	CHECK(call(R_MEM_ALLOC, U(1), U(64)) == 0);
+	p = c.out[0].u;
+	CHECK(call(R_MEM_DTOD, U(1), U(0), U(0), p, *da + 8, U(64)) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), p, U(64)) == 0);
+	CHECK(memcmp(c.out[0].p, &a[2], 64) == 0);
+	CHECK(call(R_MEM_DTOD, U(1), U(0), U(0), p, *da, U(65)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+
+	/* Frees: wrong pointers, twice, and NULL. */
+	CHECK(call(R_MEM_FREE, U(1), U(0x1234)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_FREE, U(1), p + 4) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_FREE, U(1), p) == 0);
+	CHECK(call(R_MEM_FREE, U(1), p) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_FREE, U(1), U(0)) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), p, U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+
+	/* Memory of the explicit context, freed through the primary one. */
+	CHECK(call(R_MEM_ALLOC, U(5), U(100)) == 0);
+	q = c.out[0].u;
+	CHECK(call(R_MEM_FREE, U(1), q) == 0);
+	/* And memory that goes with its context. */
+	CHECK(call(R_MEM_ALLOC, U(5), U(100)) == 0);
+	q = c.out[0].u;
+	CHECK(call(R_MEM_HTOD, U(5), U(0), U(0), q, a, 100u) == 0);
+	CHECK(call(R_CTX_DESTROY, U(5)) == 0);
+	CHECK(call(R_CTX_DESTROY, U(5)) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), q, a, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == before - 3 * f);
+}
+
+/* Pitched memory, 2D memsets and a 2D copy through R_MEM_3D. */
+static void
+test_pitch(void)
+{
+	uint64_t p, pitch, d[20];
+	uint8_t host[8 * 100], back[8 * 100];
+	const uint8_t *row;
+	uint16_t v;
+	int i, ok;
+
+	CHECK(call(R_MEM_ALLOC_PITCH, U(1), U(100), U(8), U(4)) == 0);
+	p = c.out[0].u;
+	pitch = c.out[1].u;
+	CHECK(pitch == 512 && p % 256 == 0);
+	CHECK(call(R_MEM_ALLOC_PITCH, U(1), U(100), U(8), U(3)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_ALLOC_PITCH, U(1), U(0), U(8), U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+
+	/* 50 halves of 0xabcd in each of 8 rows, then a row too many. */
+	CHECK(call(R_MEMSET, U(1), U(0), U(0), p, pitch, U(0xabcd), U(2),
+	    U(50), U(8)) == 0);
+	CHECK(call(R_MEMSET, U(1), U(0), U(0), p, pitch, U(0), U(2), U(50),
+	    U(9)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEMSET, U(1), U(0), U(0), p, pitch, U(0), U(3), U(50),
+	    U(8)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEMSET, U(1), U(0), U(0), p, U(4), U(0), U(2), U(50),
+	    U(8)) == CUDA_ERROR_INVALID_VALUE);	/* pitch under the width */
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), p, U(pitch * 8)) == 0);
+	ok = 1;
+	for (i = 0; i < 8; i++) {
+		row = (const uint8_t *)c.out[0].p + i * pitch;
+		memcpy(&v, row + 98, 2);
+		ok &= v == 0xabcd && row[100] == 0;
+	}
+	CHECK(ok);
+
+	/* Host 100 x 8 (pitch 100) to device at (x 12, y 0), and back. */
+	for (i = 0; i < (int)sizeof host; i++)
+		host[i] = (uint8_t)(i * 7);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_HOST; d[5] = 100; d[6] = 8;
+	d[7] = CU_MEMORYTYPE_DEVICE; d[8] = 12; d[11] = p; d[12] = pitch;
+	d[13] = 8;
+	d[14] = 88; d[15] = 8; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, host,
+	    (unsigned)sizeof host) == 0);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_DEVICE; d[1] = 12; d[4] = p; d[5] = pitch;
+	d[6] = 8;
+	d[7] = CU_MEMORYTYPE_HOST; d[12] = 100; d[13] = 8;
+	d[14] = 88; d[15] = 8; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	CHECK(c.out[0].len == 7 * 100 + 88);
+	memset(back, 0, sizeof back);
+	memcpy(back, c.out[0].p, c.out[0].len < sizeof back ?
+	    c.out[0].len : sizeof back);
+	ok = 1;
+	for (i = 0; i < 8; i++)
+		ok &= memcmp(back + i * 100, host + i * 100, 88) == 0;
+	CHECK(ok);
+	/* A row past the allocation; a pitch that wraps the span. */
+	d[15] = 9;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	d[15] = 8;
+	d[5] = UINT64_MAX / 4;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	d[5] = pitch;
+	d[2] = UINT64_MAX / pitch + 1;	/* srcY: wraps to a small span */
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	d[2] = 0;
+	d[14] = 0;			/* nothing to copy */
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	CHECK(call(R_MEM_FREE, U(1), p) == 0);
+}
+
+/*
+ * A small cubin: a kernel without a host implementation, vecAdd (which
+ * has one), a global with an initial value and one without.
+ */
+static size_t
+make_cubin(uint8_t *buf, size_t cap)
+{
+	static const char strs[] = "\0_Z9imageonlyv\0g_elfinit\0g_elfzero\0"
+	    "_Z6vecAddPKfS0_Pfi";
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[6];
+	Elf64_Sym sym[5];
+	size_t off = sizeof eh, stroff, symoff, textoff, initoff, shoff;
+
+	memset(buf, 0, cap);
+	memset(&eh, 0, sizeof eh);
+	memset(sh, 0, sizeof sh);
+	memset(sym, 0, sizeof sym);
+	stroff = off;
+	off += sizeof strs;
+	off = (off + 7) & ~(size_t)7;
+	symoff = off;
+	sym[1].st_name = 1;
+	sym[1].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	sym[1].st_other = 0x10;
+	sym[1].st_shndx = 3;
+	sym[2].st_name = 15;
+	sym[2].st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT);
+	sym[2].st_shndx = 4;
+	sym[2].st_size = 8;
+	sym[3].st_name = 25;
+	sym[3].st_info = ELF64_ST_INFO(STB_LOCAL, STT_OBJECT);
+	sym[3].st_shndx = 5;
+	sym[3].st_value = 16;
+	sym[3].st_size = 64;
+	sym[4].st_name = 35;
+	sym[4].st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC);
+	sym[4].st_other = 0x10;
+	sym[4].st_shndx = 3;
+	off += sizeof sym;
+	textoff = off;
+	off += 16;
+	initoff = off;
+	off += 8;
+	shoff = (off + 7) & ~(size_t)7;
+	sh[1].sh_type = SHT_STRTAB;
+	sh[1].sh_offset = stroff;
+	sh[1].sh_size = sizeof strs;
+	sh[2].sh_type = SHT_SYMTAB;
+	sh[2].sh_offset = symoff;
+	sh[2].sh_size = sizeof sym;
+	sh[2].sh_link = 1;
+	sh[2].sh_entsize = sizeof sym[0];
+	sh[3].sh_type = SHT_PROGBITS;
+	sh[3].sh_offset = textoff;
+	sh[3].sh_size = 16;
+	sh[4].sh_type = SHT_PROGBITS;
+	sh[4].sh_offset = initoff;
+	sh[4].sh_size = 8;
+	sh[5].sh_type = SHT_NOBITS;
+	sh[5].sh_size = 80;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_machine = 190;
+	eh.e_shoff = shoff;
+	eh.e_shentsize = sizeof sh[0];
+	eh.e_shnum = 6;
+	if (shoff + sizeof sh > cap)
+		return 0;
+	memcpy(buf, &eh, sizeof eh);
+	memcpy(buf + stroff, strs, sizeof strs);
+	memcpy(buf + symoff, sym, sizeof sym);
+	memcpy(buf + initoff, "ELFINIT!", 8);
+	memcpy(buf + shoff, sh, sizeof sh);
+	return shoff + sizeof sh;
+}
+
+/* Modules: the function table, functions, globals, a cubin's contents. */
+static void
+test_modules(void)
+{
+	static const char fake[] = "not a real image";
+	uint8_t img[4096], *cubin = img + 40;
+	uint32_t off[64], size[64];
+	int32_t attr[CU_FUNC_ATTRIBUTE_MAX];
+	uint64_t g;
+	size_t n, len;
+	int bad;
+
+	CHECK(call(R_MODULE_LOAD, U(1), U(30), fake, 0u) ==
+	    CUDA_ERROR_INVALID_IMAGE);
+	CHECK(call(R_MODULE_LOAD, U(1), U(30), fake, (unsigned)sizeof fake) ==
+	    0);
+	memset(attr, 0, sizeof attr);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len, "_Z6vecAddPKfS0_Pfi", off,
+	    size, attr) == 4);
+	CHECK(off[0] == 0 && off[1] == 8 && off[2] == 16 && off[3] == 24);
+	CHECK(size[0] == 8 && size[1] == 8 && size[2] == 8 && size[3] == 4);
+	CHECK(attr[CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK] == 1024);
+	CHECK(attr[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES] == 49152);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len,
+	    "_Z11huge_structj4hugePj", off, size, attr) == 3);
+	CHECK(off[0] == 0 && off[1] == 4 && off[2] == 8200 &&
+	    size[1] == 8192);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len,
+	    "_Z11two_structsc6paddeds4al16Py", off, size, attr) == 5);
+	CHECK(off[1] == 8 && off[2] == 40 && off[3] == 48 && off[4] == 64);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len, "_Z9no_paramsv", off, size,
+	    attr) == 0);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len, "_Z9imageonlyv", off, size,
+	    attr) == -1);
+	CHECK(call(R_MODULE_LOAD, U(1), U(30), fake, (unsigned)sizeof fake) ==
+	    CUDA_ERROR_INVALID_VALUE);		/* the id is taken */
+
+	CHECK(call(R_MODULE_GET_FUNC, U(30), U(31),
+	    STR("_Z6vecAddPKfS0_Pfi")) == 0);
+	CHECK(call(R_MODULE_GET_FUNC, U(30), U(32), STR("nope")) ==
+	    CUDA_ERROR_NOT_FOUND);
+	CHECK(call(R_MODULE_GET_FUNC, U(39), U(32), STR("nope")) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+
+	/* Globals of the kernel library's table, with an initial value. */
+	CHECK(call(R_MODULE_GET_GLOBAL, U(30), STR("g_init")) == 0);
+	g = c.out[0].u;
+	CHECK(c.out[1].u == 32);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(30), STR("g_init")) == 0);
+	CHECK(c.out[0].u == g);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), g, U(8)) == 0);
+	CHECK(((const uint32_t *)c.out[0].p)[1] == 2);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(30), STR("nope")) ==
+	    CUDA_ERROR_NOT_FOUND);
+	CHECK(call(R_MEM_FREE, U(1), g) == CUDA_ERROR_INVALID_VALUE);
+
+	/* A fat binary of the same cubin twice, behind a header. */
+	memset(img, 0x5a, sizeof img);
+	len = make_cubin(cubin, 1500);
+	CHECK(len > 0);
+	memcpy(cubin + 1600, cubin, len);
+	n = 1600 + len + 40;
+	CHECK(call(R_MODULE_LOAD, U(1), U(40), img, (unsigned)n) == 0);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len, "_Z9imageonlyv", off, size,
+	    attr) == 0);
+	CHECK(ftab_find(c.out[0].p, c.out[0].len, "_Z6vecAddPKfS0_Pfi", off,
+	    size, attr) == 4);
+	CHECK(call(R_MODULE_GET_FUNC, U(40), U(41), STR("_Z9imageonlyv")) ==
+	    0);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(40), STR("g_elfinit")) == 0);
+	g = c.out[0].u;
+	CHECK(c.out[1].u == 8);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), g, U(8)) == 0);
+	CHECK(memcmp(c.out[0].p, "ELFINIT!", 8) == 0);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(40), STR("g_elfzero")) == 0);
+	CHECK(c.out[1].u == 64);
+	CHECK(call(R_LAUNCH, U(1), U(41), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), NULL, 0u) == CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(call(R_MODULE_UNLOAD, U(40)) == 0);
+	CHECK(call(R_MODULE_UNLOAD, U(40)) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), g, U(8)) ==
+	    CUDA_ERROR_INVALID_VALUE);		/* its global went with it */
+	CHECK(call(R_LAUNCH, U(1), U(41), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), NULL, 0u) == CUDA_ERROR_INVALID_HANDLE);
+
+	/* Every truncation of the image, and one with junk sections. */
+	bad = 0;
+	for (n = 1; n < 40 + len; n++) {
+		if (call(R_MODULE_LOAD, U(1), U(50), img, (unsigned)n) != 0 ||
+		    call(R_MODULE_UNLOAD, U(50)) != 0)
+			bad++;
+	}
+	CHECK(bad == 0);
+	((Elf64_Shdr *)(cubin + ((Elf64_Ehdr *)cubin)->e_shoff))[2].sh_size =
+	    UINT64_MAX - 7;
+	((Elf64_Shdr *)(cubin + ((Elf64_Ehdr *)cubin)->e_shoff))[4].sh_offset =
+	    UINT64_MAX - 3;
+	CHECK(call(R_MODULE_LOAD, U(1), U(50), img, (unsigned)(40 + len)) ==
+	    0);
+	CHECK(call(R_MODULE_UNLOAD, U(50)) == 0);
+}
+
+/* vecAdd end to end, and the launch checks. */
+static void
+test_launch(uint64_t da, uint64_t db, uint64_t dc)
+{
+	static float a[N], b[N];
+	uint8_t args[28];
+	int32_t n = N;
+	const float *got;
+	int i, ok;
+
+	memcpy(args, &da, 8);
+	memcpy(args + 8, &db, 8);
+	memcpy(args + 16, &dc, 8);
+	memcpy(args + 24, &n, 4);
+	CHECK(call(R_LAUNCH, U(1), U(31), U((N + 255) / 256), U(1), U(1),
+	    U(256), U(1), U(1), U(0), U(0), U(0), args, 28u) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), dc, U(N * 4)) == 0);
+	got = c.out[0].p;
+	ok = 1;
+	for (i = 0; i < N; i++) {
+		a[i] = (float)(i % 1000) * 0.5f;
+		b[i] = (float)((N - i) % 777) * 0.25f;
+		ok &= got[i] == a[i] + b[i];
+	}
+	CHECK(ok);
+
+#define L(gx, gy, gz, bx, by, bz, sh, len)				\
+	call(R_LAUNCH, U(1), U(31), U(gx), U(gy), U(gz), U(bx), U(by),	\
+	    U(bz), U(sh), U(0), U(0), args, (unsigned)(len))
+	CHECK(L(1, 1, 1, 1024, 1, 1, 0, 28) == 0);
+	CHECK(L(1, 1, 1, 1025, 1, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 1, 512, 3, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 1, 1, 1, 65, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 1, 0, 1, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(0, 1, 1, 1, 1, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 65536, 1, 1, 1, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 65536, 1, 1, 1, 0, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(2147483648u, 1, 1, 1, 1, 1, 0, 28) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 1, 1, 1, 1, 49152, 28) == 0);
+	CHECK(L(1, 1, 1, 1, 1, 1, 49153, 28) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(1, 1, 1, 1, 1, 1, 0, 24) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_FUNC_SET_ATTR, U(31),
+	    U(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), U(100000)) ==
+	    0);
+	CHECK(L(1, 1, 1, 1, 1, 1, 100000, 28) == 0);
+	CHECK(call(R_FUNC_SET_ATTR, U(31),
+	    U(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), U(232449)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_FUNC_SET_ATTR, U(31), U(CU_FUNC_ATTRIBUTE_NUM_REGS),
+	    U(1)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_FUNC_SET_CACHE, U(31), U(CU_FUNC_CACHE_PREFER_L1)) == 0);
+#undef L
+	CHECK(call(R_LAUNCH, U(1), U(31), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), args, 28u) == 0);
+	CHECK(call(R_LAUNCH, U(1), U(77), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), args, 28u) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_LAUNCH, U(1), U(31), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(77), U(0), args, 28u) == CUDA_ERROR_INVALID_HANDLE);
+	/* Cooperative: at most 8 blocks of 256 on each of 132 SMs. */
+	CHECK(call(R_LAUNCH, U(1), U(31), U(132 * 8), U(1), U(1), U(256),
+	    U(1), U(1), U(0), U(0), U(1), args, 28u) == 0);
+	CHECK(call(R_LAUNCH, U(1), U(31), U(132 * 8 + 1), U(1), U(1), U(256),
+	    U(1), U(1), U(0), U(0), U(1), args, 28u) ==
+	    CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	CHECK(call(R_OCCUPANCY, U(31), U(256), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 8);
+	CHECK(call(R_OCCUPANCY, U(31), U(1024), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 2);
+	CHECK(call(R_OCCUPANCY, U(31), U(32), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 32);
+	CHECK(call(R_OCCUPANCY, U(31), U(96), U(20000), U(0)) == 0);
+	CHECK(c.out[0].u == 11);		/* an H200's answers */
+	CHECK(call(R_OCCUPANCY, U(31), U(640), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 3);
+	CHECK(call(R_OCCUPANCY, U(31), U(1025), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 0);
+	CHECK(call(R_OCCUPANCY, U(31), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_OCCUPANCY, U(31), U(128), U(0), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+}
+
+/* Kernels that use globals, a library's kernel, and a fault. */
+static void
+test_globals_library(void)
+{
+	static const char fake[] = "another image";
+	uint32_t coef[64], in[256], bias = 1000, got;
+	uint64_t gc, gb, din, dout, g1, g2;
+	uint8_t args[20];
+	int32_t n = 256;
+	const uint32_t *out;
+	int i, ok;
+
+	CHECK(call(R_MODULE_GET_FUNC, U(30), U(33),
+	    STR("_Z10apply_coefPjPKji")) == 0);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(30), STR("c_coef")) == 0);
+	gc = c.out[0].u;
+	CHECK(call(R_MODULE_GET_GLOBAL, U(30), STR("c_bias")) == 0);
+	gb = c.out[0].u;
+	for (i = 0; i < 64; i++)
+		coef[i] = (uint32_t)i * 3 + 1;
+	for (i = 0; i < 256; i++)
+		in[i] = (uint32_t)i * 11;
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), gc, coef,
+	    (unsigned)sizeof coef) == 0);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), gb, &bias, 4u) == 0);
+	CHECK(call(R_MEM_ALLOC, U(1), U(sizeof in)) == 0);
+	din = c.out[0].u;
+	CHECK(call(R_MEM_ALLOC, U(1), U(sizeof in)) == 0);
+	dout = c.out[0].u;
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), din, in,
+	    (unsigned)sizeof in) == 0);
+	memcpy(args, &dout, 8);
+	memcpy(args + 8, &din, 8);
+	memcpy(args + 16, &n, 4);
+	CHECK(call(R_LAUNCH, U(1), U(33), U(2), U(1), U(1), U(128), U(1),
+	    U(1), U(0), U(0), U(0), args, 20u) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), dout, U(sizeof in)) == 0);
+	out = c.out[0].p;
+	ok = 1;
+	for (i = 0; i < 256; i++) {
+		static const uint32_t init[8] = { 1, 2, 3, 5, 8, 13, 21, 34 };
+		ok &= out[i] == in[i] * coef[i % 64] + bias + init[i % 8];
+	}
+	CHECK(ok);
+
+	/* A library: its kernel, and its global per context. */
+	CHECK(call(R_LIBRARY_LOAD, U(1), U(60), fake, (unsigned)sizeof fake) ==
+	    0);
+	CHECK(call(R_LIBRARY_GET_KERNEL, U(60), U(61), STR("_Z9no_paramsv")) ==
+	    0);
+	CHECK(call(R_LAUNCH, U(1), U(61), U(3), U(1), U(1), U(64), U(1), U(1),
+	    U(0), U(0), U(0), NULL, 0u) == 0);
+	CHECK(call(R_LIBRARY_GET_GLOBAL, U(1), U(60), STR("g_noparams")) == 0);
+	g1 = c.out[0].u;
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), g1, U(4)) == 0);
+	memcpy(&got, c.out[0].p, 4);
+	CHECK(got == 3 * 64);
+	CHECK(call(R_CTX_CREATE, U(6), U(0), U(0)) == 0);
+	CHECK(call(R_LIBRARY_GET_GLOBAL, U(6), U(60), STR("g_noparams")) == 0);
+	g2 = c.out[0].u;
+	CHECK(g2 != g1);
+	CHECK(call(R_LAUNCH, U(6), U(33), U(2), U(1), U(1), U(128), U(1),
+	    U(1), U(0), U(0), U(0), args, 20u) ==
+	    CUDA_ERROR_INVALID_HANDLE);		/* another context's */
+	CHECK(call(R_LAUNCH, U(6), U(61), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), NULL, 0u) == 0);
+	CHECK(call(R_CTX_DESTROY, U(6)) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), g2, U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_LAUNCH, U(1), U(61), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), NULL, 0u) == 0);	/* outlives the context */
+	CHECK(call(R_LIBRARY_GET_GLOBAL, U(1), U(60), STR("g_noparams")) == 0);
+	CHECK(c.out[0].u == g1);
+}
+
+static void
+test_streams_events(void)
+{
+	union { uint32_t u; float f; } ms;
+
+	CHECK(call(R_STREAM_CREATE, U(1), U(2), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_STREAM_CREATE, U(1), U(70), U(1), U((uint32_t)-1)) == 0);
+	CHECK(call(R_STREAM_SYNC, U(1), U(70)) == 0);
+	CHECK(call(R_STREAM_QUERY, U(1), U(70)) == 0);
+	CHECK(call(R_EVENT_CREATE, U(1), U(71), U(0)) == 0);
+	CHECK(call(R_EVENT_CREATE, U(1), U(72), U(0)) == 0);
+	CHECK(call(R_EVENT_CREATE, U(1), U(73), U(CU_EVENT_DISABLE_TIMING)) ==
+	    0);
+	CHECK(call(R_EVENT_CREATE, U(1), U(74), U(8)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_EVENT_QUERY, U(71)) == 0);
+	CHECK(call(R_EVENT_ELAPSED, U(71), U(72)) ==
+	    CUDA_ERROR_INVALID_HANDLE);		/* not recorded */
+	CHECK(call(R_EVENT_RECORD, U(1), U(71), U(70)) == 0);
+	CHECK(call(R_EVENT_RECORD, U(1), U(72), U(0)) == 0);
+	CHECK(call(R_EVENT_RECORD, U(1), U(73), U(2)) == 0);
+	CHECK(call(R_EVENT_RECORD, U(1), U(72), U(79)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_STREAM_WAIT_EVENT, U(1), U(70), U(72), U(0)) == 0);
+	CHECK(call(R_STREAM_WAIT_EVENT, U(1), U(70), U(72), U(1)) ==
+	    CUDA_ERROR_ILLEGAL_STATE);
+	CHECK(call(R_EVENT_SYNC, U(72)) == 0);
+	CHECK(call(R_EVENT_ELAPSED, U(71), U(72)) == 0);
+	ms.u = (uint32_t)c.out[0].u;
+	CHECK(ms.f >= 0 && ms.f < 1000);
+	CHECK(call(R_EVENT_ELAPSED, U(71), U(73)) ==
+	    CUDA_ERROR_INVALID_HANDLE);		/* no timing */
+	CHECK(call(R_EVENT_DESTROY, U(72)) == 0);
+	CHECK(call(R_EVENT_DESTROY, U(72)) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_STREAM_DESTROY, U(70)) == 0);
+	CHECK(call(R_STREAM_DESTROY, U(70)) == CUDA_ERROR_INVALID_HANDLE);
+}
+
+/* A kernel writing outside the client's memory: sticky, as on a GPU. */
+static void
+test_fault(void)
+{
+	uint8_t args[12];
+	uint64_t p = 8;
+	uint32_t v = 1;
+
+	CHECK(call(R_MODULE_GET_FUNC, U(30), U(34), STR("_Z8poke_u32Pjj")) ==
+	    0);
+	memcpy(args, &p, 8);
+	memcpy(args + 8, &v, 4);
+	CHECK(call(R_LAUNCH, U(1), U(34), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), args, 12u) == 0);	/* as a GPU's: it ran */
+	CHECK(call(R_CTX_SYNC, U(1)) == CUDA_ERROR_ILLEGAL_ADDRESS);
+	CHECK(call(R_LAUNCH, U(1), U(34), U(1), U(1), U(1), U(1), U(1), U(1),
+	    U(0), U(0), U(0), args, 12u) == CUDA_ERROR_ILLEGAL_ADDRESS);
+	CHECK(call(R_MEM_ALLOC, U(1), U(64)) == CUDA_ERROR_ILLEGAL_ADDRESS);
+	CHECK(call(R_EVENT_SYNC, U(71)) == CUDA_ERROR_ILLEGAL_ADDRESS);
+	/* A reset gives a fresh context. */
+	CHECK(call(R_PRIMARY_RESET, U(1)) == 0);
+	CHECK(call(R_CTX_SYNC, U(1)) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_EVENT_SYNC, U(71)) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_MODULE_GET_FUNC, U(30), U(35), STR("_Z8poke_u32Pjj")) ==
+	    CUDA_ERROR_INVALID_HANDLE);		/* its modules went too */
+	CHECK(call(R_PRIMARY_RETAIN, U(1), U(0)) == 0);
+	CHECK(call(R_MEM_ALLOC, U(1), U(64)) == 0);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == BUDGET - 256);	/* the reset freed the rest */
+}
+
+int
+main(int argc, char *argv[])
+{
+	char path[4096], err[256];
+	const char *k = getenv("GLEAM_HOST_KERNELS");
+	uint64_t da, db, dc;
+
+	log_init("test_host_backend", LL_ERROR);
+	if (k == NULL) {
+		/* dirname may change its argument: give it a copy. */
+		snprintf(err, sizeof err, "%s", argv[0]);
+		snprintf(path, sizeof path, "%s/host-kernels.so",
+		    dirname(err));
+		k = access(path, F_OK) == 0 ? path :
+		    "build/tests/host-kernels.so";
+	}
+	host_backend_configure(k, BUDGET);
+	if (backend_host.init(err, sizeof err) == -1) {
+		fprintf(stderr, "host backend: %s\n", err);
+		CHECK(0);
+		return t_done("host_backend");
+	}
+	test_describe();
+	client_start();
+	test_contexts();
+	test_memory(&da, &db, &dc);
+	test_pitch();
+	test_modules();
+	test_launch(da, db, dc);
+	test_globals_library();
+	test_streams_events();
+	test_fault();
+
+	/* A client that goes with everything still held: nothing leaks. */
+	CHECK(call(R_MEM_ALLOC, U(1), U(1000)) == 0);
+	CHECK(call(R_CTX_CREATE, U(7), U(0), U(0)) == 0);
+	CHECK(call(R_MEM_ALLOC, U(7), U(1000)) == 0);
+	CHECK(call(R_EVENT_CREATE, U(7), U(75), U(0)) == 0);
+	CHECK(call(R_MODULE_LOAD, U(7), U(76), STR("x")) == 0);
+	CHECK(call(R_MODULE_GET_GLOBAL, U(76), STR("g_table")) == 0);
+	free(c.scratch);
+	c.scratch = NULL;
+	pw_free(&c.blob);
+	pw_free(&req);
+	client_end();
+	client_start();
+	CHECK(call(R_PRIMARY_RETAIN, U(1), U(0)) == 0);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == BUDGET);	/* the budget is whole again */
+	free(c.scratch);
+	c.scratch = NULL;
+	pw_free(&c.blob);
+	pw_free(&req);
+	client_end();
+	return t_done("host_backend");
+}

@@ -2,9 +2,10 @@
  * The proxy's event loop: accepting clients, connecting each to the
  * target, and the lifecycle of a connection.
  *
- * A connection has two sockets, client and target, and two shapers;
- * sh[side] reads from bev[side] and writes to the other one.  The client
- * is not read until the target has answered.  A FIN travels through its
+ * A connection has two sockets, client and target, each with a
+ * bufferevent that only writes, and two shapers: sh[side] reads side's
+ * socket itself and writes through the other side's bufferevent.  The
+ * client is not read until the target has answered.  A FIN travels through its
  * shaper like data and becomes a shutdown of the other socket's write
  * half; when both directions have done so, the connection is freed.  An
  * error on either socket (a reset, a failed write) ends both at once.
@@ -47,7 +48,7 @@ struct link_conn {
 	struct link		*link;
 	uint64_t		 id;
 	struct bufferevent	*bev[2];	/* by enum link_side */
-	struct shaper		*sh[2];		/* sh[side] reads bev[side] */
+	struct shaper		*sh[2];		/* sh[side] reads side */
 	const struct addrinfo	*ai;		/* target address tried */
 	struct event		*freeev;
 	int			 ndone;		/* directions finished */
@@ -115,7 +116,7 @@ link_conn_close(struct link_conn *c, const char *side, const char *why)
 		if (c->bev[i] != NULL)
 			bufferevent_disable(c->bev[i], EV_READ | EV_WRITE);
 	}
-	if (c->sh[SIDE_CLIENT] != NULL) {
+	if (c->sh[SIDE_CLIENT] != NULL && c->sh[SIDE_TARGET] != NULL) {
 		fmt_duration((double)(now_ns() - c->start) / 1e9, dur,
 		    sizeof dur);
 		log_info("connection %llu: closed%s%s%s%s, %llu bytes up, "
@@ -131,22 +132,26 @@ link_conn_close(struct link_conn *c, const char *side, const char *why)
 
 /* A direction delivered its FIN: the connection ends with the second. */
 static void
-link_conn_done(void *arg)
+link_conn_done(struct shaper *sh, void *arg)
 {
 	struct link_conn *c = arg;
 
+	log_debug("connection %llu: %s sent its end of data",
+	    (unsigned long long)c->id,
+	    side_name[sh == c->sh[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET]);
 	if (++c->ndone == 2)
 		link_conn_close(c, NULL, NULL);
 }
 
+/* Reading a socket failed (a reset, most often). */
 static void
-link_read_cb(struct bufferevent *bev, void *arg)
+link_conn_fail(struct shaper *sh, const char *why, void *arg)
 {
 	struct link_conn *c = arg;
-	int side = bev == c->bev[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET;
 
-	if (!c->closing && c->sh[side] != NULL)
-		shaper_pull(c->sh[side]);
+	link_conn_close(c,
+	    side_name[sh == c->sh[SIDE_CLIENT] ? SIDE_CLIENT : SIDE_TARGET],
+	    why);
 }
 
 static void
@@ -165,15 +170,18 @@ static void
 link_conn_start(struct link_conn *c)
 {
 	const struct link_config *cfg = c->link->cfg;
+	struct shaper_cb cb = { link_conn_done, link_conn_fail, c };
 	char addr[80];
+	uint64_t seed;
 	int i;
 
 	bufferevent_set_timeouts(c->bev[SIDE_TARGET], NULL, NULL);
 	for (i = 0; i < 2; i++) {
 		/* Each connection and direction its own jitter sequence. */
-		c->sh[i] = shaper_new(c->link->base, &cfg->dir[i],
-		    cfg->seed ^ (c->id << 1 | (uint64_t)i) * 0x9e3779b97f4a7c15ULL,
-		    c->bev[i], c->bev[!i], link_conn_done, c);
+		seed = cfg->seed ^ (c->id << 1 | (uint64_t)i) *
+		    0x9e3779b97f4a7c15ULL;
+		c->sh[i] = shaper_new(c->link->base, &cfg->dir[i], seed,
+		    bufferevent_getfd(c->bev[i]), c->bev[!i], &cb);
 		if (c->sh[i] == NULL) {
 			log_warn("connection %llu: out of memory",
 			    (unsigned long long)c->id);
@@ -183,8 +191,10 @@ link_conn_start(struct link_conn *c)
 	}
 	c->start = now_ns();
 	for (i = 0; i < 2; i++) {
-		shaper_setup(c->sh[i]);
-		bufferevent_enable(c->bev[i], EV_READ | EV_WRITE);
+		/* The shapers read the sockets; the bufferevents only write. */
+		bufferevent_disable(c->bev[i], EV_READ);
+		bufferevent_enable(c->bev[i], EV_WRITE);
+		shaper_start(c->sh[i]);
 	}
 	log_info("connection %llu: %s to %s", (unsigned long long)c->id,
 	    c->peer, net_addr_str(c->ai->ai_addr, addr, sizeof addr));
@@ -222,8 +232,7 @@ link_conn_dial(struct link_conn *c)
 			close(fd);
 			continue;
 		}
-		bufferevent_setcb(bev, link_read_cb, link_write_cb,
-		    link_event_cb, c);
+		bufferevent_setcb(bev, NULL, link_write_cb, link_event_cb, c);
 		bufferevent_set_timeouts(bev, NULL, &tv);
 		/* No address: the connect is ours, libevent waits for it. */
 		if (bufferevent_socket_connect(bev, NULL, 0) == -1) {
@@ -258,6 +267,7 @@ link_conn_unreachable(struct link_conn *c, const char *why)
 	link_conn_close(c, NULL, NULL);
 }
 
+/* The target's connect finished or failed, or a write failed. */
 static void
 link_event_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -269,23 +279,21 @@ link_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	if (c->sh[SIDE_CLIENT] == NULL) {
 		/* Still connecting to the target. */
-		if (what & BEV_EVENT_CONNECTED)
+		if (side == SIDE_CLIENT)
+			link_conn_close(c, side_name[side], "gone");
+		else if (what & BEV_EVENT_CONNECTED)
 			link_conn_start(c);
 		else
 			link_conn_unreachable(c, (what & BEV_EVENT_TIMEOUT) ?
 			    "timed out" : strerror(saved));
 		return;
 	}
-	if (what & BEV_EVENT_EOF) {
-		log_debug("connection %llu: end of data from the %s",
-		    (unsigned long long)c->id, side_name[side]);
-		shaper_source_eof(c->sh[side]);
-		return;
-	}
+	/* Only writing is left to the bufferevents, so: a write failed. */
 	link_conn_close(c, side_name[side], (what & BEV_EVENT_ERROR) ?
 	    evutil_socket_error_to_string(saved) : "timed out");
 }
 
+/* A client: set up its connection and dial the target for it. */
 static void
 link_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -314,9 +322,9 @@ link_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		link_conn_free(c);
 		return;
 	}
-	bufferevent_setcb(c->bev[SIDE_CLIENT], link_read_cb, link_write_cb,
+	bufferevent_setcb(c->bev[SIDE_CLIENT], NULL, link_write_cb,
 	    link_event_cb, c);
-	/* Not read until the target answers. */
+	/* The bufferevents never read: see link_conn_start. */
 	bufferevent_disable(c->bev[SIDE_CLIENT], EV_READ);
 	log_debug("connection %llu: from %s", (unsigned long long)c->id,
 	    c->peer);

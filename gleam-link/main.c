@@ -92,7 +92,7 @@ main(int argc, char *argv[])
 	struct link_config cfg;
 	double rate[2] = { 0, 0 }, delay[2] = { 0, 0 }, jitter[2] = { 0, 0 };
 	char j[32], d[32];
-	const char *why, *listen = NULL;
+	const char *why, *laddr = NULL;
 	uint64_t queue = 0;
 	long long ll;
 	int ch, i, verbose = 0;
@@ -115,7 +115,7 @@ main(int argc, char *argv[])
 			pair_parse('j', optarg, parse_duration, jitter);
 			break;
 		case 'l':
-			listen = optarg;
+			laddr = optarg;
 			break;
 		case 'q':
 			if (parse_size(optarg, &queue, &why) == -1)
@@ -139,13 +139,13 @@ main(int argc, char *argv[])
 	}
 	argc -= optind;
 	argv += optind;
-	if (listen == NULL)
+	if (laddr == NULL)
 		misuse("missing -l address:port");
 	if (argc == 0)
 		misuse("missing target:port");
 	if (argc > 1)
 		misuse("unexpected argument: %s", argv[1]);
-	address_parse("-l", listen, cfg.listen_host, sizeof cfg.listen_host,
+	address_parse("-l", laddr, cfg.listen_host, sizeof cfg.listen_host,
 	    &cfg.listen_port, 1);
 	address_parse("target", argv[0], cfg.target_host,
 	    sizeof cfg.target_host, &cfg.target_port, 0);

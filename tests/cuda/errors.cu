@@ -184,10 +184,11 @@ nonsticky(void)
 static int
 fault(void)
 {
-	void *d = NULL;
+	void *d, *d2 = NULL;
 	unsigned host[4];
 
 	still_works("before the fault");
+	CK(cudaMalloc(&d, 64));
 	poke_u32<<<1, 1>>>((unsigned *)0x8, 1);
 	expect("launch of the faulting kernel", cudaGetLastError(),
 	    cudaSuccess);
@@ -197,10 +198,10 @@ fault(void)
 	    cudaErrorIllegalAddress);
 	expect("then cudaGetLastError again", cudaGetLastError(),
 	    cudaErrorIllegalAddress);
-	expect("then cudaMalloc", cudaMalloc(&d, 64),
+	expect("then cudaMalloc", cudaMalloc(&d2, 64),
 	    cudaErrorIllegalAddress);
-	expect("then cudaMemcpy",
-	    cudaMemcpy(host, host + 2, 8, cudaMemcpyHostToHost),
+	expect("then cudaMemcpy DtoH",
+	    cudaMemcpy(host, d, sizeof(host), cudaMemcpyDeviceToHost),
 	    cudaErrorIllegalAddress);
 	set_u32<<<1, 32>>>((unsigned *)d, 0, 0);
 	expect("then a launch", cudaGetLastError(), cudaErrorIllegalAddress);

@@ -235,7 +235,7 @@ test_load(void)
 	CHECK(memcmp(k.k, want.k, 32) == 0);
 	p = put("toolong", big, AUTH_KEY_MAX + 1);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
-	snprintf(msg, sizeof msg, "key file %s: longer than 4096 bytes", p);
+	snprintf(msg, sizeof msg, "key file %s: secret longer than 4096 bytes", p);
 	CHECK_STR(err, msg);
 	CHECK(k.set == 0);
 	p = put("huge", big, AUTH_KEY_MAX + 2);

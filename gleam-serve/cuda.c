@@ -112,6 +112,7 @@ static struct {
 	CUresult (*EventQuery)(CUevent);
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 	CUresult (*Occupancy)(int *, CUfunction, int, size_t, unsigned);
+	CUresult (*OccSmem)(size_t *, CUfunction, int, int);
 } drv;
 
 static struct {
@@ -194,6 +195,7 @@ static struct {
 	S(EventElapsedTime, "cuEventElapsedTime", 2000),
 	S(Occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
 	    7000),
+	S(OccSmem, "cuOccupancyAvailableDynamicSMemPerBlock", 11000),
 #undef S
 };
 
@@ -1173,6 +1175,25 @@ c_occupancy(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* in: function, blocks, block size -> bytes */
+static int
+c_occ_smem(struct rcall *c)
+{
+	struct robj *f = cuda_func(c, c->in[0].u);
+	size_t n;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->ctx != NULL && f->ctx->h != NULL)
+		drv.CtxSetCurrent(f->ctx->h);
+	if ((rc = drv.OccSmem(&n, f->h, (int)c->in[1].u, (int)c->in[2].u)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = n;
+	return CUDA_SUCCESS;
+}
+
 #define F(t, fn) [t - R_OPEN] = fn
 const struct backend backend_cuda = {
 	.name = "cuda",
@@ -1220,6 +1241,7 @@ const struct backend backend_cuda = {
 		F(R_FUNC_SET_ATTR, c_func_set_attr),
 		F(R_FUNC_SET_CACHE, c_func_set_cache),
 		F(R_OCCUPANCY, c_occupancy),
+		F(R_OCC_SMEM, c_occ_smem),
 	},
 };
 #undef F

@@ -47,6 +47,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_FUNC_SET_CACHE,	"cuFuncSetCacheConfig",	"QI",		""),
 	C(R_OCCUPANCY,		"cuOccupancyMaxActiveBlocksPerMultiprocessor", "QIQI", "I"),
 	C(R_STAGE_PUT,		"stage",		"QQB",		""),
+	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q"),
 #undef C
 };
 

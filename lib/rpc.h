@@ -73,6 +73,7 @@ enum rpc_call {
 	R_OCCUPANCY,		/* function, block, dynamic shmem, flags -> blocks */
 	R_STAGE_PUT,		/* id, offset, data: part of an image too large
 				   for one frame, for the load that names id */
+	R_OCC_SMEM,		/* function, blocks, block size -> bytes */
 	R_CALL_END		/* one past the last */
 };
 

@@ -598,3 +598,95 @@ cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block,
 	return cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(n, f, block,
 	    shmem, 0);
 }
+
+CUresult
+cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction f, int blocks,
+    int block)
+{
+	struct rpc_val in[3], out[1];
+	uint64_t fid;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || blocks <= 0 || block <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (func_info(f, &fid) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = fid;
+	in[1].u = (uint64_t)blocks;
+	in[2].u = (uint64_t)block;
+	rc = rcall(R_OCC_SMEM, in, out, &keep);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		*n = (size_t)out[0].u;
+	return rc;
+}
+
+/*
+ * Stream capture is not remoted: no stream is ever capturing, which is
+ * what frameworks ask before they choose to capture.
+ */
+static CUresult
+exec_capture_status(CUstream s, CUstreamCaptureStatus *st)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (st == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
+		return rc;
+	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { return exec_capture_status(s, st); }
+CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return exec_capture_status(s, st); }
+
+CUresult
+cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	if (ndeps != NULL)
+		*ndeps = 0;
+	return exec_capture_status(s, st);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	return cuStreamGetCaptureInfo_v2(s, st, id, graph, deps, ndeps);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+    const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	if (ndeps != NULL)
+		*ndeps = 0;
+	return exec_capture_status(s, st);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+    const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	return cuStreamGetCaptureInfo_v3(s, st, id, graph, deps, edges, ndeps);
+}
+
+CUresult
+cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	static __thread CUstreamCaptureMode cur = CU_STREAM_CAPTURE_MODE_GLOBAL;
+	CUstreamCaptureMode old;
+
+	if (mode == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	old = cur;
+	cur = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}

@@ -438,7 +438,9 @@ pitched3d(cudaStream_t s)
 	p.extent = ext;
 	p.kind = cudaMemcpyDefault;
 	p.dstPtr.ptr = want;
+	p.srcPtr.ptr = m2;	// the model of d2
 	copy3d(&p);
+	p.srcPtr = d2;
 	p.dstPtr.ptr = dst;
 	CK(cudaMemcpy3DAsync(&p, s));
 	CK(cudaStreamSynchronize(s));

@@ -32,7 +32,8 @@ def digest(t):
 
 def show(name, t):
     flat = t.detach().to("cpu").float().reshape(-1)
-    samples = " ".join(float(flat[i]).hex() for i in (0, 1, flat.numel() - 1))
+    idx = sorted({0, min(1, flat.numel() - 1), flat.numel() - 1})
+    samples = " ".join(float(flat[i]).hex() for i in idx)
     print(f"{name} {tuple(t.shape)} {str(t.dtype).replace('torch.', '')} "
           f"sha256 {digest(t)} [{samples}]")
 

@@ -113,6 +113,8 @@ static struct {
 	CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
 	CUresult (*Occupancy)(int *, CUfunction, int, size_t, unsigned);
 	CUresult (*OccSmem)(size_t *, CUfunction, int, int);
+	CUresult (*OccClusters)(int *, CUfunction, const CUlaunchConfig *);
+	CUresult (*OccClusterSize)(int *, CUfunction, const CUlaunchConfig *);
 } drv;
 
 static struct {
@@ -196,6 +198,8 @@ static struct {
 	S(Occupancy, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
 	    7000),
 	S(OccSmem, "cuOccupancyAvailableDynamicSMemPerBlock", 11000),
+	S(OccClusters, "cuOccupancyMaxActiveClusters", 11080),
+	S(OccClusterSize, "cuOccupancyMaxPotentialClusterSize", 11080),
 #undef S
 };
 
@@ -1194,6 +1198,58 @@ c_occ_smem(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: what (0: max active clusters, 1: max potential cluster size),
+ * function, grid[3], block[3], shmem, attributes (each a u32 id and the
+ * 64 bytes of its value) -> count
+ */
+static int
+c_occ_clusters(struct rcall *c)
+{
+	CUlaunchAttribute attrs[16];
+	CUlaunchConfig cfg;
+	struct robj *f = cuda_func(c, c->in[1].u);
+	struct pr r;
+	unsigned i, n;
+	int v;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	n = c->in[9].len / (4 + sizeof attrs[0].value);
+	if (c->in[9].len % (4 + sizeof attrs[0].value) != 0 || n > 16)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&cfg, 0, sizeof cfg);
+	memset(attrs, 0, sizeof attrs);
+	pr_init(&r, c->in[9].p, c->in[9].len);
+	for (i = 0; i < n; i++) {
+		attrs[i].id = (CUlaunchAttributeID)pr_u32(&r);
+		pr_bytes(&r, &attrs[i].value, sizeof attrs[i].value);
+		/* Values that hold host pointers cannot be taken from a client. */
+		if (attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
+		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE &&
+		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_COOPERATIVE &&
+		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+			return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	cfg.gridDimX = (unsigned)c->in[2].u;
+	cfg.gridDimY = (unsigned)c->in[3].u;
+	cfg.gridDimZ = (unsigned)c->in[4].u;
+	cfg.blockDimX = (unsigned)c->in[5].u;
+	cfg.blockDimY = (unsigned)c->in[6].u;
+	cfg.blockDimZ = (unsigned)c->in[7].u;
+	cfg.sharedMemBytes = (unsigned)c->in[8].u;
+	cfg.attrs = n > 0 ? attrs : NULL;
+	cfg.numAttrs = n;
+	if (f->ctx != NULL && f->ctx->h != NULL)
+		drv.CtxSetCurrent(f->ctx->h);
+	rc = c->in[0].u == 0 ? drv.OccClusters(&v, f->h, &cfg) :
+	    drv.OccClusterSize(&v, f->h, &cfg);
+	if (rc == CUDA_SUCCESS)
+		c->out[0].u = (uint32_t)v;
+	return rc;
+}
+
 #define F(t, fn) [t - R_OPEN] = fn
 const struct backend backend_cuda = {
 	.name = "cuda",
@@ -1242,6 +1298,7 @@ const struct backend backend_cuda = {
 		F(R_FUNC_SET_CACHE, c_func_set_cache),
 		F(R_OCCUPANCY, c_occupancy),
 		F(R_OCC_SMEM, c_occ_smem),
+		F(R_OCC_CLUSTERS, c_occ_clusters),
 	},
 };
 #undef F

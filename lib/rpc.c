@@ -48,6 +48,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_OCCUPANCY,		"cuOccupancyMaxActiveBlocksPerMultiprocessor", "QIQI", "I"),
 	C(R_STAGE_PUT,		"stage",		"QQB",		""),
 	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q"),
+	C(R_OCC_CLUSTERS,	"cuOccupancyMaxActiveClusters", "IQIIIIIIIB", "I"),
 #undef C
 };
 

@@ -74,6 +74,8 @@ enum rpc_call {
 	R_STAGE_PUT,		/* id, offset, data: part of an image too large
 				   for one frame, for the load that names id */
 	R_OCC_SMEM,		/* function, blocks, block size -> bytes */
+	R_OCC_CLUSTERS,		/* what, function, grid[3], block[3], shmem,
+				   attributes -> count */
 	R_CALL_END		/* one past the last */
 };
 

@@ -690,3 +690,53 @@ cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 	*mode = old;
 	return CUDA_SUCCESS;
 }
+
+/* The cluster occupancy queries, with the launch configuration's values. */
+static CUresult
+exec_occ_clusters(int what, int *out, CUfunction f, const CUlaunchConfig *cfg)
+{
+	struct rpc_val in[10], rep[1];
+	struct pw attrs;
+	uint64_t fid;
+	void *keep;
+	unsigned i;
+	CUresult rc;
+
+	if (out == NULL || cfg == NULL || cfg->numAttrs > 16)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (func_info(f, &fid) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	pw_init(&attrs);
+	for (i = 0; i < cfg->numAttrs; i++) {
+		pw_u32(&attrs, (uint32_t)cfg->attrs[i].id);
+		pw_bytes(&attrs, &cfg->attrs[i].value,
+		    sizeof cfg->attrs[i].value);
+	}
+	in[0].u = (uint64_t)what;
+	in[1].u = fid;
+	in[2].u = cfg->gridDimX; in[3].u = cfg->gridDimY;
+	in[4].u = cfg->gridDimZ; in[5].u = cfg->blockDimX;
+	in[6].u = cfg->blockDimY; in[7].u = cfg->blockDimZ;
+	in[8].u = cfg->sharedMemBytes;
+	in[9].p = attrs.p;
+	in[9].len = (uint32_t)attrs.len;
+	rc = rcall(R_OCC_CLUSTERS, in, rep, &keep);
+	pw_free(&attrs);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		*out = (int)rep[0].u;
+	return rc;
+}
+
+CUresult
+cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchConfig *cfg)
+{
+	return exec_occ_clusters(0, n, f, cfg);
+}
+
+CUresult
+cuOccupancyMaxPotentialClusterSize(int *n, CUfunction f,
+    const CUlaunchConfig *cfg)
+{
+	return exec_occ_clusters(1, n, f, cfg);
+}

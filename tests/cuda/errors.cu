@@ -1,14 +1,17 @@
-// errors: error paths and their codes.  Without arguments, non-sticky
-// errors, each followed by a check that the context still works: a block
-// of 2048 threads and a grid of 65536 in y (cudaErrorInvalidConfiguration,
-// from cudaPeekAtLastError, then cudaGetLastError, which clears it), too
-// much dynamic shared memory, then the same launch allowed by
-// cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaFree of pointers
+// errors: error paths and their codes, as CUDA 13.0 with driver 580 gives
+// them on an H200.  Without arguments, non-sticky errors, each followed by
+// a check that the context still works: a block of 2048 threads and a grid
+// of 65536 in y (cudaErrorInvalidValue, not the cudaErrorInvalidConfiguration
+// of older releases; from cudaPeekAtLastError, then cudaGetLastError, which
+// clears it), too much dynamic shared memory, then the same launch allowed
+// by cudaFuncSetAttribute(MaxDynamicSharedMemorySize), cudaFree of pointers
 // not from cudaMalloc, a 1 PB cudaMalloc (cudaErrorMemoryAllocation), and
-// cudaMemcpy to and from a bad device address.  With the argument
-// "fault", a kernel writes to an invalid address: the next synchronising
-// call returns cudaErrorIllegalAddress and the error is sticky, every
-// later call returns it too; that is the expected outcome and exits 0.
+// cudaMemcpy to and from a bad device address; a failed API call sets the
+// last error too.  With the argument "fault", a kernel writes to an invalid
+// address: the next synchronising call returns cudaErrorIllegalAddress and
+// the error is sticky: cudaGetLastError returns it once, but every later
+// call that needs the context fails with it; that is the expected outcome
+// and exits 0.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

@@ -150,7 +150,7 @@ deps-demo:
 	@tests/deps demo
 
 demo: deps-demo
-	$(MAKE) all
+	$(MAKE) all build/tests/host-kernels.so
 	@tests/demo $(BINOUT)
 
 # ---- installation ---------------------------------------------------------

@@ -793,6 +793,10 @@ server_free(struct server *srv)
 		}
 		client_free(c);
 	}
+	/* A late signal during the teardown must not kill us mid-way. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	if (srv->ev_drain != NULL)
 		event_free(srv->ev_drain);
 	if (srv->ev_int != NULL)

@@ -725,13 +725,23 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	server_env_update(srv);
 	if (evthread_use_pthreads() == -1)
 		goto fail;
+	/* No precise timers: they cost a timerfd call every loop turn. */
 	if ((ec = event_config_new()) == NULL)
 		goto fail;
-	event_config_set_flag(ec, EVENT_BASE_FLAG_PRECISE_TIMER);
 	srv->base = event_base_new_with_config(ec);
 	event_config_free(ec);
 	if (srv->base == NULL)
 		goto fail;
+	/* Signals first: "listening on" tells scripts they may signal us. */
+	srv->ev_hup = evsignal_new(srv->base, SIGHUP, server_reload, srv);
+	srv->ev_term = evsignal_new(srv->base, SIGTERM, server_drain, srv);
+	srv->ev_int = evsignal_new(srv->base, SIGINT, server_drain, srv);
+	if (srv->ev_hup == NULL || srv->ev_term == NULL || srv->ev_int == NULL)
+		goto fail;
+	evsignal_add(srv->ev_hup, NULL);
+	evsignal_add(srv->ev_term, NULL);
+	evsignal_add(srv->ev_int, NULL);
+	signal(SIGPIPE, SIG_IGN);
 	srv->listener = server_bind(srv, cfg->listen_host, cfg->listen_port,
 	    srv->bound, sizeof srv->bound);
 	if (srv->listener == NULL) {
@@ -744,15 +754,6 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 		goto fail;
 	}
 	server_env_update(srv);
-	srv->ev_hup = evsignal_new(srv->base, SIGHUP, server_reload, srv);
-	srv->ev_term = evsignal_new(srv->base, SIGTERM, server_drain, srv);
-	srv->ev_int = evsignal_new(srv->base, SIGINT, server_drain, srv);
-	if (srv->ev_hup == NULL || srv->ev_term == NULL || srv->ev_int == NULL)
-		goto fail;
-	evsignal_add(srv->ev_hup, NULL);
-	evsignal_add(srv->ev_term, NULL);
-	evsignal_add(srv->ev_int, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	*exitcode = 0;
 	return srv;
 fail:
@@ -793,10 +794,6 @@ server_free(struct server *srv)
 		}
 		client_free(c);
 	}
-	/* A late signal during the teardown must not kill us mid-way. */
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
 	if (srv->ev_drain != NULL)
 		event_free(srv->ev_drain);
 	if (srv->ev_int != NULL)
@@ -805,6 +802,13 @@ server_free(struct server *srv)
 		event_free(srv->ev_term);
 	if (srv->ev_hup != NULL)
 		event_free(srv->ev_hup);
+	/*
+	 * libevent has put back the handlers it found (the defaults): a late
+	 * signal during the rest of the teardown must not kill us mid-way.
+	 */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
 	if (srv->base != NULL)

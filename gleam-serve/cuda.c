@@ -114,6 +114,8 @@ static struct {
 	CUresult (*Occupancy)(int *, CUfunction, int, size_t, unsigned);
 	CUresult (*OccSmem)(size_t *, CUfunction, int, int);
 	CUresult (*OccClusters)(int *, CUfunction, const CUlaunchConfig *);
+	CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
+	    void **);
 	CUresult (*OccClusterSize)(int *, CUfunction, const CUlaunchConfig *);
 } drv;
 
@@ -199,6 +201,7 @@ static struct {
 	    7000),
 	S(OccSmem, "cuOccupancyAvailableDynamicSMemPerBlock", 11000),
 	S(OccClusters, "cuOccupancyMaxActiveClusters", 11080),
+	S(LaunchKernelEx, "cuLaunchKernelEx", 11060),
 	S(OccClusterSize, "cuOccupancyMaxPotentialClusterSize", 11080),
 #undef S
 };
@@ -1199,6 +1202,83 @@ c_occ_smem(struct rcall *c)
 }
 
 /*
+ * Launch attributes from a blob (each a u32 id and the 64 bytes of its
+ * value) into attrs[16].  Returns their number, 17 for one we do not take
+ * from a client (its value holds a handle or pointer), 18 if malformed.
+ */
+static unsigned
+cuda_attrs(const struct rpc_val *v, CUlaunchAttribute *attrs)
+{
+	struct pr r;
+	unsigned i, n;
+
+	if (v->len % (4 + sizeof attrs[0].value) != 0)
+		return 18;
+	n = v->len / (4 + (unsigned)sizeof attrs[0].value);
+	if (n > 16)
+		return 18;
+	memset(attrs, 0, 16 * sizeof *attrs);
+	pr_init(&r, v->p, v->len);
+	for (i = 0; i < n; i++) {
+		attrs[i].id = (CUlaunchAttributeID)pr_u32(&r);
+		pr_bytes(&r, &attrs[i].value, sizeof attrs[i].value);
+		switch (attrs[i].id) {
+		case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+			break;
+		default:
+			return 17;
+		}
+	}
+	return n;
+}
+
+/* in: ctx, function, grid[3], block[3], shmem, stream, attributes, params */
+static int
+c_launch_ex(struct rcall *c)
+{
+	CUlaunchAttribute attrs[16];
+	CUlaunchConfig cfg;
+	struct robj *f;
+	CUstream s;
+	void *argp[1024];
+	const uint8_t *args = c->in[11].p;
+	unsigned n;
+	uint32_t i;
+
+	CTX(c, 0);
+	STREAM(c, 9, s);
+	if ((f = cuda_func(c, c->in[1].u)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->nparams > 1024 || c->in[11].len != f->argbytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((n = cuda_attrs(&c->in[10], attrs)) > 16)
+		return n == 17 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < f->nparams; i++)
+		argp[i] = (void *)(args + f->offset[i]);
+	memset(&cfg, 0, sizeof cfg);
+	cfg.gridDimX = (unsigned)c->in[2].u;
+	cfg.gridDimY = (unsigned)c->in[3].u;
+	cfg.gridDimZ = (unsigned)c->in[4].u;
+	cfg.blockDimX = (unsigned)c->in[5].u;
+	cfg.blockDimY = (unsigned)c->in[6].u;
+	cfg.blockDimZ = (unsigned)c->in[7].u;
+	cfg.sharedMemBytes = (unsigned)c->in[8].u;
+	cfg.hStream = s;
+	cfg.attrs = n > 0 ? attrs : NULL;
+	cfg.numAttrs = n;
+	return drv.LaunchKernelEx(&cfg, f->h, argp, NULL);
+}
+
+/*
  * in: what (0: max active clusters, 1: max potential cluster size),
  * function, grid[3], block[3], shmem, attributes (each a u32 id and the
  * 64 bytes of its value) -> count
@@ -1209,29 +1289,15 @@ c_occ_clusters(struct rcall *c)
 	CUlaunchAttribute attrs[16];
 	CUlaunchConfig cfg;
 	struct robj *f = cuda_func(c, c->in[1].u);
-	struct pr r;
-	unsigned i, n;
+	unsigned n;
 	int v;
 	CUresult rc;
 
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	n = c->in[9].len / (4 + sizeof attrs[0].value);
-	if (c->in[9].len % (4 + sizeof attrs[0].value) != 0 || n > 16)
-		return CUDA_ERROR_INVALID_VALUE;
 	memset(&cfg, 0, sizeof cfg);
-	memset(attrs, 0, sizeof attrs);
-	pr_init(&r, c->in[9].p, c->in[9].len);
-	for (i = 0; i < n; i++) {
-		attrs[i].id = (CUlaunchAttributeID)pr_u32(&r);
-		pr_bytes(&r, &attrs[i].value, sizeof attrs[i].value);
-		/* Values that hold host pointers cannot be taken from a client. */
-		if (attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION &&
-		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE &&
-		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_COOPERATIVE &&
-		    attrs[i].id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
-			return CUDA_ERROR_NOT_SUPPORTED;
-	}
+	if ((n = cuda_attrs(&c->in[9], attrs)) > 16)
+		return n == 17 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 	cfg.gridDimX = (unsigned)c->in[2].u;
 	cfg.gridDimY = (unsigned)c->in[3].u;
 	cfg.gridDimZ = (unsigned)c->in[4].u;
@@ -1299,6 +1365,7 @@ const struct backend backend_cuda = {
 		F(R_OCCUPANCY, c_occupancy),
 		F(R_OCC_SMEM, c_occ_smem),
 		F(R_OCC_CLUSTERS, c_occ_clusters),
+		F(R_LAUNCH_EX, c_launch_ex),
 	},
 };
 #undef F

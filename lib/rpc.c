@@ -49,6 +49,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_STAGE_PUT,		"stage",		"QQB",		""),
 	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q"),
 	C(R_OCC_CLUSTERS,	"cuOccupancyMaxActiveClusters", "IQIIIIIIIB", "I"),
+	C(R_LAUNCH_EX,		"cuLaunchKernelEx",	"QQIIIIIIIQBB",	""),
 #undef C
 };
 

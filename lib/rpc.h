@@ -76,6 +76,8 @@ enum rpc_call {
 	R_OCC_SMEM,		/* function, blocks, block size -> bytes */
 	R_OCC_CLUSTERS,		/* what, function, grid[3], block[3], shmem,
 				   attributes -> count */
+	R_LAUNCH_EX,		/* ctx, function, grid[3], block[3], shmem,
+				   stream, attributes, params */
 	R_CALL_END		/* one past the last */
 };
 

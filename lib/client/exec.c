@@ -119,7 +119,7 @@ exec_args(const struct gfinfo *fi, void **params, void **extra, char **out)
 static CUresult
 exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
-    void **extra, int ptsz, unsigned flags)
+    void **extra, int ptsz, unsigned flags, const struct pw *attrs)
 {
 	struct rpc_val in[12], out[1];
 	const struct gfinfo *fi;
@@ -149,7 +149,13 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	in[10].u = flags;
 	in[11].p = args;
 	in[11].len = fi->argbytes;
-	rc = rcall(R_LAUNCH, in, out, &keep);
+	if (attrs != NULL) {
+		/* R_LAUNCH_EX: the attributes in place of the flags. */
+		in[10].p = attrs->p;
+		in[10].len = (uint32_t)attrs->len;
+		rc = rcall(R_LAUNCH_EX, in, out, &keep);
+	} else
+		rc = rcall(R_LAUNCH, in, out, &keep);
 	free(keep);
 	free(args);
 	return rc;
@@ -161,7 +167,7 @@ cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     void **params, void **extra)
 {
 	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra,
-	    0, 0);
+	    0, 0, NULL);
 }
 
 CUresult
@@ -170,7 +176,7 @@ cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     void **params, void **extra)
 {
 	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra,
-	    1, 0);
+	    1, 0, NULL);
 }
 
 CUresult
@@ -179,7 +185,7 @@ cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy,
     CUstream s, void **params)
 {
 	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL,
-	    0, 1);
+	    0, 1, NULL);
 }
 
 CUresult
@@ -188,39 +194,46 @@ cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
     CUstream s, void **params)
 {
 	return exec_launch(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL,
-	    1, 1);
+	    1, 1, NULL);
 }
 
+/*
+ * cuLaunchKernelEx: cooperative and priority alone go as a plain launch;
+ * any other attribute (cluster dimensions, say) goes with R_LAUNCH_EX,
+ * where the server takes those whose values hold no handle or pointer.
+ */
 static CUresult
 exec_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params,
     void **extra, int ptsz)
 {
+	struct pw attrs;
 	unsigned flags = 0, i;
-	static int warned;
+	int plain = 1;
+	CUresult rc;
 
-	if (cfg == NULL)
+	if (cfg == NULL || (cfg->numAttrs > 0 && cfg->attrs == NULL) ||
+	    cfg->numAttrs > 16)
 		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&attrs);
 	for (i = 0; i < cfg->numAttrs; i++) {
 		const CUlaunchAttribute *a = &cfg->attrs[i];
 
-		switch (a->id) {
-		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		if (a->id == CU_LAUNCH_ATTRIBUTE_IGNORE)
+			continue;
+		if (a->id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE) {
 			if (a->value.cooperative)
 				flags |= 1;
-			break;
-		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-		case CU_LAUNCH_ATTRIBUTE_IGNORE:
-			break;	/* hints; the order of work is the same */
-		default:
-			if (!warned++)
-				log_warn("cuLaunchKernelEx: launch attribute %d "
-				    "not supported", (int)a->id);
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
+		} else if (a->id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
+			plain = 0;
+		pw_u32(&attrs, (uint32_t)a->id);
+		pw_bytes(&attrs, &a->value, sizeof a->value);
 	}
-	return exec_launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+	rc = exec_launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
 	    cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
-	    cfg->sharedMemBytes, cfg->hStream, params, extra, ptsz, flags);
+	    cfg->sharedMemBytes, cfg->hStream, params, extra, ptsz, flags,
+	    plain ? NULL : &attrs);
+	pw_free(&attrs);
+	return rc;
 }
 
 CUresult

@@ -21,7 +21,7 @@ BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link gleam-run
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched
 LIB_SRC		:= $(wildcard lib/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
@@ -136,6 +136,7 @@ fuzz:
 lint-man:
 	@mandoc -Tlint -W warning $(MANPAGES) && \
 	    echo 'lint-man: $(words $(MANPAGES)) passed, 0 failed'
+	@tests/check-rpc-doc
 
 synopsis: $(PROG_BIN)
 	@tests/check-synopsis $(BINOUT) $(PROGS)

@@ -835,6 +835,11 @@ cuda_get_func(struct rcall *c, int kernel)
 	o->ctx = m->ctx;
 	if (cuda_params(o, h, kernel) == -1)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* Its entry again: the load's enumeration may not have listed it. */
+	ftab_begin(&c->blob, 1);
+	cuda_ftab_one(&c->blob, h, kernel, m->ctx != NULL ? m->ctx->device : 0);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
 	return CUDA_SUCCESS;
 }
 

@@ -315,7 +315,7 @@ hc_dense_fixed(const float *const *g, int workers, size_t n, int s,
 	for (w = 0; w < workers; w++)
 		if (n > 0 && g[w] == NULL)
 			return HC_EINVAL;
-	memset(fixed, 0, n * (size_t)(cell_bits / 8));
+	hc_zero(fixed, n * (size_t)(cell_bits / 8));
 	p = ldexp(1.0, s);
 	for (w = 0; w < workers; w++) {
 		for (i = 0; i < n; i++) {

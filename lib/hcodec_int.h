@@ -54,6 +54,14 @@ hc_bit_set(uint8_t *bits, size_t i)
 	bits[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
+/* memset for buffers that may be NULL when empty. */
+static inline void
+hc_zero(void *p, size_t len)
+{
+	if (len > 0)
+		memset(p, 0, len);
+}
+
 /* The bits of a float: zero tests must not treat -0 or NaN as numbers. */
 static inline uint32_t
 hc_fbits(float v)

@@ -50,11 +50,12 @@ enum rpc_call {
 	R_MEMSET,		/* ctx, stream, async, dptr, pitch, value, element, width, height */
 	R_MODULE_LOAD,		/* ctx, id, image -> function table */
 	R_MODULE_UNLOAD,	/* id */
-	R_MODULE_GET_FUNC,	/* module, id, name */
+	R_MODULE_GET_FUNC,	/* module, id, name -> its function table entry
+				   (or an empty blob: the load's entry holds) */
 	R_MODULE_GET_GLOBAL,	/* module, name -> dptr, bytes */
 	R_LIBRARY_LOAD,		/* ctx, id, image -> function table */
 	R_LIBRARY_UNLOAD,	/* id */
-	R_LIBRARY_GET_KERNEL,	/* library, id, name */
+	R_LIBRARY_GET_KERNEL,	/* library, id, name -> as R_MODULE_GET_FUNC */
 	R_LIBRARY_GET_GLOBAL,	/* ctx, library, name -> dptr, bytes */
 	R_LAUNCH,		/* ctx, function, grid[3], block[3], shmem, stream, flags, params */
 	R_STREAM_CREATE,	/* ctx, id, flags, priority */

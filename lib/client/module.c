@@ -230,8 +230,7 @@ module_get_func(void **out, void *h, const char *name, int library)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((fi = module_find(m, name)) == NULL)
-		return CUDA_ERROR_NOT_FOUND;
+	fi = module_find(m, name);
 	if ((f = calloc(1, sizeof *f)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	f->o.magic = GOBJ_MAGIC;
@@ -244,11 +243,23 @@ module_get_func(void **out, void *h, const char *name, int library)
 	in[2].len = (uint32_t)strlen(name);
 	rc = rcall(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC, in, rep,
 	    &keep);
+	if (rc == CUDA_SUCCESS && fi == NULL) {
+		/* Not in the load's table: the reply's own entry. */
+		if (rep[0].len == 0 || rpc_ftab_dec(rep[0].p, rep[0].len,
+		    &f->own, &f->nown) == -1 || f->nown != 1)
+			rc = CUDA_ERROR_NOT_FOUND;
+		else
+			fi = &f->own[0];
+	}
 	free(keep);
 	if (rc != CUDA_SUCCESS) {
+		log_debug("%s %s: %d", library ? "cuLibraryGetKernel" :
+		    "cuModuleGetFunction", name, (int)rc);
+		rpc_ftab_free(f->own, f->nown);
 		free(f);
 		return rc;
 	}
+	f->fi = fi;
 	*out = f;
 	return CUDA_SUCCESS;
 }

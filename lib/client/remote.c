@@ -145,6 +145,7 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	if (rc != CUDA_SUCCESS) {
 		struct gctx *cur = ctx_current();
 
+		log_debug("%s: %u", d->name, rc);
 		if (cur != NULL && rc_sticky((CUresult)rc))
 			cur->sticky = (CUresult)rc;
 		return (CUresult)rc;

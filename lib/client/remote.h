@@ -54,6 +54,8 @@ struct gfunc {
 	struct gobj	 o;
 	struct gmodule	*mod;
 	const struct gfinfo *fi;
+	struct gfinfo	*own;		/* its entry, when the load's had none */
+	uint32_t	 nown;
 };
 
 struct gstream {

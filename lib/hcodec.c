@@ -72,32 +72,36 @@ exponent_of(uint32_t maxabs, int *emax)
 
 /*
  * Bit patterns without the sign order like magnitudes, and NaN and Inf sit
- * above every finite value, so one integer max finds both.
+ * above every finite value, so one integer max finds both.  Sixteen zeros,
+ * the common case, cost one OR.
  */
 int
 hc_exponent(const float *g, size_t n, int *emax)
 {
-	uint32_t m[4] = { 0, 0, 0, 0 }, w[4];
+	uint32_t m = 0, w[16], any;
 	size_t i;
 	int j;
 
 	if (emax == NULL || (g == NULL && n > 0))
 		return HC_EINVAL;
-	for (i = 0; i + 4 <= n; i += 4) {
+	for (i = 0; i + 16 <= n; i += 16) {
 		memcpy(w, g + i, sizeof w);
-		for (j = 0; j < 4; j++) {
+		any = 0;
+		for (j = 0; j < 16; j++)
+			any |= w[j];
+		if ((any & 0x7fffffffu) == 0)
+			continue;
+		for (j = 0; j < 16; j++) {
 			w[j] &= 0x7fffffffu;
-			m[j] = w[j] > m[j] ? w[j] : m[j];
+			m = w[j] > m ? w[j] : m;
 		}
 	}
 	for (; i < n; i++) {
 		memcpy(w, g + i, sizeof w[0]);
 		w[0] &= 0x7fffffffu;
-		m[0] = w[0] > m[0] ? w[0] : m[0];
+		m = w[0] > m ? w[0] : m;
 	}
-	for (j = 1; j < 4; j++)
-		m[0] = m[j] > m[0] ? m[j] : m[0];
-	return exponent_of(m[0], emax);
+	return exponent_of(m, emax);
 }
 
 /*
@@ -147,6 +151,7 @@ hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax)
 	return exponent_of(m, emax);
 }
 
+/* The scale rule of hcodec.h, with a bit to spare for rounding up. */
 int
 hc_scale(int emax, int workers, int cell_bits, int *s)
 {
@@ -166,11 +171,13 @@ hc_scale(int emax, int workers, int cell_bits, int *s)
 	return 0;
 }
 
+/* Whole words where it can; the last byte's spare bits must be zero. */
 int
 hc_merge_or(uint8_t *acc, size_t acc_nbits, const uint8_t *in,
     size_t in_nbits)
 {
-	size_t i, nbytes;
+	uint64_t a, b;
+	size_t i = 0, nbytes;
 
 	if (acc_nbits != in_nbits)
 		return HC_ESIZE;
@@ -179,7 +186,13 @@ hc_merge_or(uint8_t *acc, size_t acc_nbits, const uint8_t *in,
 		return HC_EINVAL;
 	if (in_nbits % 8 != 0 && (in[nbytes - 1] >> (in_nbits % 8)) != 0)
 		return HC_EFORMAT;
-	for (i = 0; i < nbytes; i++)
+	for (; i + 8 <= nbytes; i += 8) {
+		memcpy(&a, acc + i, 8);
+		memcpy(&b, in + i, 8);
+		a |= b;
+		memcpy(acc + i, &a, 8);
+	}
+	for (; i < nbytes; i++)
 		acc[i] |= in[i];
 	return 0;
 }
@@ -235,34 +248,6 @@ hc_merge_sum(void *acc, size_t acc_ncells, const void *in,
 }
 
 /*
- * round(v * p), half to even, by integer means so that no rounding mode
- * can change it.  v * p is exact: p is a power of two within range.
- */
-int
-hc_quantize_p(float v, double p, int bits, uint64_t *q)
-{
-	double x, f, lim;
-	int64_t t;
-
-	if ((hc_fbits(v) & 0x7f800000u) == 0x7f800000u)
-		return HC_ENONFINITE;
-	x = (double)v * p;
-	lim = bits == 32 ? 2147483648.0 : 9223372036854775808.0;
-	if (!(x < lim && x > -lim))
-		return HC_ERANGE;
-	t = (int64_t)x;
-	f = x - (double)t;
-	if (f > 0.5 || (f == 0.5 && ((uint64_t)t & 1)))
-		t++;
-	else if (f < -0.5 || (f == -0.5 && ((uint64_t)t & 1)))
-		t--;
-	if (bits == 32 && (t > INT32_MAX || t < -INT32_MAX))
-		return HC_ERANGE;
-	*q = (uint64_t)t;
-	return 0;
-}
-
-/*
  * The float nearest q * pinv.  Below 2^53, q is exact as a double and the
  * one rounding is the conversion to float; above, (float)q rounds once and
  * the power of two scales it exactly (the result is far from subnormal,
@@ -299,6 +284,7 @@ hc_dequantize(int64_t q, int s)
 	return hc_dequantize_p(q, ldexp(1.0, -s));
 }
 
+/* The dense allreduce that a decoded sum must equal, bit for bit. */
 int
 hc_dense_fixed(const float *const *g, int workers, size_t n, int s,
     int cell_bits, void *fixed)
@@ -392,6 +378,7 @@ hc_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
 	return 0;
 }
 
+/* Where coordinate i sits in C, by bisection; SIZE_MAX if not there. */
 size_t
 hc_core_find(const struct hc_layout *L, uint64_t i)
 {
@@ -407,6 +394,7 @@ hc_core_find(const struct hc_layout *L, uint64_t i)
 	return lo < L->ncore && L->core[lo] == i ? lo : SIZE_MAX;
 }
 
+/* Every size the layout derives from p fits its integer types. */
 static int
 params_check(const struct hc_params *p)
 {

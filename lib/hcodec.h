@@ -51,11 +51,18 @@
  * is not a multiple of B the last block is short and its missing lanes
  * never hold a coordinate.  Cells are R * B all the same.
  *
+ * On the wire, little-endian: the exponent as an int32 (MAX), the bitmap
+ * as ceil(n / 8) bytes, bit i in bit i & 7 of byte i >> 3, spare bits zero
+ * (OR), the payload as R * B sketch cells, cell (r, t) at r * B + t, then
+ * the |C| core values in ascending coordinate order, all two's complement
+ * of cell_bits (SUM, wrapping, cell by cell: any chunking works).
+ *
  * Two implementations sit behind the API: HC_IMPL_FAST (the default) and
  * HC_IMPL_REF, a plain transcription of the specification that the tests
  * compare bit for bit with the fast one.  Both give the same layout (R,
- * rows, 2-core), payload and decoded sums.  Functions return 0 or a
- * negative HC_E* code; none prints or exits.
+ * rows, 2-core), payload and decoded sums.  A layout is read-only once
+ * made, so threads may share one.  Functions return 0 or a negative HC_E*
+ * code; none prints or exits.
  */
 #ifndef GLEAM_HCODEC_H
 #define GLEAM_HCODEC_H

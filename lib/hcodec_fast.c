@@ -242,6 +242,7 @@ encode_blocks(const struct hc_layout *L, const float *g, double p,
 	return 0;
 }
 
+/* The sketch of every coordinate, then C's values moved to the list. */
 int
 hc_fast_encode(const struct hc_layout *L, const float *g, double p,
     void *payload)

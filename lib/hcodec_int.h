@@ -166,7 +166,34 @@ hc_cell_signed(uint64_t c, int bits)
 	return (int64_t)c;
 }
 
-int	hc_quantize_p(float v, double p, int bits, uint64_t *q);
+/*
+ * round(v * p), half to even, by integer means so that no rounding mode
+ * can change it.  v * p is exact: p is a power of two within range.
+ */
+static inline int
+hc_quantize_p(float v, double p, int bits, uint64_t *q)
+{
+	double x, f, lim;
+	int64_t t;
+
+	if ((hc_fbits(v) & 0x7f800000u) == 0x7f800000u)
+		return HC_ENONFINITE;
+	x = (double)v * p;
+	lim = bits == 32 ? 2147483648.0 : 9223372036854775808.0;
+	if (!(x < lim && x > -lim))
+		return HC_ERANGE;
+	t = (int64_t)x;
+	f = x - (double)t;
+	if (f > 0.5 || (f == 0.5 && ((uint64_t)t & 1)))
+		t++;
+	else if (f < -0.5 || (f == -0.5 && ((uint64_t)t & 1)))
+		t--;
+	if (bits == 32 && (t > INT32_MAX || t < -INT32_MAX))
+		return HC_ERANGE;
+	*q = (uint64_t)t;
+	return 0;
+}
+
 float	hc_dequantize_p(int64_t q, double pinv);
 size_t	hc_core_find(const struct hc_layout *, uint64_t i);
 

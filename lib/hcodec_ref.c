@@ -133,6 +133,7 @@ out:
 	return rc;
 }
 
+/* Coordinate by coordinate: C's values to the list, others to k cells. */
 int
 hc_ref_encode(const struct hc_layout *L, const float *g, double p,
     void *payload)
@@ -165,6 +166,7 @@ hc_ref_encode(const struct hc_layout *L, const float *g, double p,
 	return 0;
 }
 
+/* Peels a copy of the structure along with the values, then checks. */
 int
 hc_ref_decode(const struct hc_layout *L, void *sum, void *fixed)
 {

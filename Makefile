@@ -159,16 +159,23 @@ demo: deps-demo
 # The client library goes where only gleam-run looks, never into the
 # system's library path: it would take the place of the real driver.
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/gleam
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/gleam \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/gleam
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(CLIENT_LIBS) $(DESTDIR)$(LIBDIR)/gleam
+	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)
+	install -m 644 lib/hcodec.h $(DESTDIR)$(PREFIX)/include/gleam
+	sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/gleam-hcodec.pc.in \
+	    >$(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hcodec.pc
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
-	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1
+	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hcodec.pc \
+	    $(DESTDIR)$(PREFIX)/include/gleam/hcodec.h
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
 

@@ -1,0 +1,585 @@
+/* The latency predictor (gleam-sched(1), PREDICTOR). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "predict.h"
+
+static double
+dmax(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+static double
+dmin(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * What a job of t0 seconds at a link's or GPU's full rate takes when the
+ * resource is rho busy: t0/(1-rho), the mean of a processor-sharing queue.
+ * Beyond the knee the steady-state formula means nothing (it diverges at 1)
+ * and a finite stream of `horizon` seconds sees its backlog grow by
+ * rho-1 seconds per second instead: on average horizon/2 times that.
+ */
+static double
+congest(double t0, double rho, double horizon)
+{
+	if (rho < 0)
+		rho = 0;
+	if (rho <= PREDICT_RHO_KNEE)
+		return t0 / (1 - rho);
+	return t0 / (1 - PREDICT_RHO_KNEE) +
+	    (rho - PREDICT_RHO_KNEE) * horizon / 2;
+}
+
+/*
+ * The mean wait for one of the server's k GPUs in steady state:
+ * Sakasegawa's approximation for a G/G/k queue, rho^(sqrt(2(k+1))-1) /
+ * (k(1-rho)) times (ca^2+cs^2)/2 times the mean service time, which is
+ * Kingman's formula for k = 1.  Arrivals mix the placed tasks' streams;
+ * service times mix their GPU times.  Past the knee, the backlog term of
+ * congest().
+ */
+static double
+gpu_wait(const struct pserver *a, const struct sched_server *sv)
+{
+	double k = sv->ngpus > 0 ? sv->ngpus : 1;
+	double rho, r, es, cs2, ca2, w;
+
+	if (a->ntasks == 0 || a->lam <= 0 || a->work <= 0)
+		return 0;
+	rho = sv->background + a->work / k;
+	es = a->work / a->lam;
+	cs2 = dmax(0, (a->work2 / a->lam) / (es * es) - 1);
+	ca2 = a->burst / a->lam;
+	r = rho < PREDICT_RHO_KNEE ? rho : PREDICT_RHO_KNEE;
+	w = pow(r, sqrt(2 * (k + 1)) - 1) / (k * (1 - r)) *
+	    (ca2 + cs2) / 2 * es;
+	if (rho > PREDICT_RHO_KNEE)
+		w += (rho - PREDICT_RHO_KNEE) * (a->requests / a->lam) / 2;
+	return w;
+}
+
+/*
+ * What the work queued now adds, on average, to the wait of a task's
+ * requests over its horizon: q seconds per GPU that drain at 1-rho
+ * seconds per second, so a request arriving at time x waits q-(1-rho)x
+ * more while that is positive.
+ */
+static double
+backlog_wait(double q, double rho, double horizon)
+{
+	double drain, free_ = 1 - (rho < PREDICT_RHO_KNEE ? rho :
+	    PREDICT_RHO_KNEE);
+
+	if (q <= 0)
+		return 0;
+	drain = q / free_;
+	if (drain <= horizon)
+		return q * drain / (2 * horizon);
+	return q - free_ * horizon / 2;
+}
+
+static void
+medium_cap(struct predictor *p, int m, const struct sched_link *l)
+{
+	if (m > 0)
+		p->md[m - 1].cap = dmax(p->md[m - 1].cap, dmax(l->up, l->down));
+}
+
+int
+predict_init(struct predictor *p, struct sched *s)
+{
+	struct sched_link *l;
+	size_t nl;
+	int *where, c, i, v;
+
+	memset(p, 0, sizeof *p);
+	p->s = s;
+	p->sv = calloc((size_t)s->nservers + 1, sizeof *p->sv);
+	p->cl = calloc((size_t)s->nclients + 1, sizeof *p->cl);
+	p->md = calloc((size_t)s->nmedia + 1, sizeof *p->md);
+	p->up = calloc((size_t)s->ntasks + 1, sizeof *p->up);
+	p->group = calloc((size_t)s->ntasks + 1, sizeof *p->group);
+	p->next = calloc((size_t)s->ntasks + 1, sizeof *p->next);
+	p->prev = calloc((size_t)s->ntasks + 1, sizeof *p->prev);
+	nl = (size_t)s->nmedia + (size_t)s->nclients + (size_t)s->nservers + 1;
+	p->lbytes = calloc(nl, sizeof *p->lbytes);
+	p->lcount = calloc(nl, sizeof *p->lcount);
+	where = calloc((size_t)s->ntasks + 1, sizeof *where);
+	if (p->sv == NULL || p->cl == NULL || p->md == NULL || p->up == NULL ||
+	    p->group == NULL || p->next == NULL || p->prev == NULL ||
+	    p->lbytes == NULL || p->lcount == NULL || where == NULL) {
+		free(where);
+		predict_free(p);
+		return -1;
+	}
+	for (v = 0; v < s->nservers; v++)
+		p->sv[v].first = -1;
+	/* A link's capacity: the best any path through it measured alone. */
+	for (c = 0; c < s->nclients; c++) {
+		for (v = 0; v < s->nservers; v++) {
+			l = sched_link(s, c, v);
+			if (!l->ok)
+				continue;
+			p->cl[c].cap_up = dmax(p->cl[c].cap_up, l->up);
+			p->cl[c].cap_down = dmax(p->cl[c].cap_down, l->down);
+			p->sv[v].cap_up = dmax(p->sv[v].cap_up, l->up);
+			p->sv[v].cap_down = dmax(p->sv[v].cap_down, l->down);
+			medium_cap(p, s->clients[c].medium, l);
+			medium_cap(p, s->servers[v].medium, l);
+		}
+	}
+	for (i = 0; i < s->ntasks; i++) {
+		where[i] = s->tasks[i].server;
+		s->tasks[i].server = -1;
+		p->group[i] = -1;
+	}
+	for (i = 0; i < s->ntasks; i++)
+		if (where[i] >= 0)
+			predict_add(p, i, where[i]);
+	free(where);
+	return 0;
+}
+
+void
+predict_free(struct predictor *p)
+{
+	free(p->sv);
+	free(p->cl);
+	free(p->md);
+	free(p->up);
+	free(p->group);
+	free(p->next);
+	free(p->prev);
+	free(p->lbytes);
+	free(p->lcount);
+	p->next = p->prev = NULL;
+	p->lbytes = NULL;
+	p->lcount = NULL;
+	p->sv = NULL;
+	p->cl = NULL;
+	p->md = NULL;
+	p->up = NULL;
+	p->group = NULL;
+}
+
+/* Does another task on the server use the same weights? */
+static int
+model_shared(const struct predictor *p, int task, int server)
+{
+	const struct sched *s = p->s;
+	int i;
+
+	for (i = p->sv[server].first; i >= 0; i = p->next[i])
+		if (i != task &&
+		    strcmp(s->tasks[i].model, s->tasks[task].model) == 0)
+			return 1;
+	return 0;
+}
+
+uint64_t
+predict_mem_need(const struct predictor *p, int task, int server)
+{
+	const struct sched_task *t = &p->s->tasks[task];
+	uint64_t need = t->memory;
+
+	if (t->model[0] != '\0' &&
+	    !sched_resident(&p->s->servers[server], t->model) &&
+	    !model_shared(p, task, server))
+		need += t->model_size;
+	return need;
+}
+
+int
+predict_fits(const struct predictor *p, int task, int server)
+{
+	if (p->s->tasks[task].server == server)
+		return 1;
+	return p->sv[server].mem + predict_mem_need(p, task, server) <=
+	    p->s->servers[server].mem_free;
+}
+
+/* Adds (sign 1) or takes away (-1) the task's sums at the server. */
+static void
+predict_sum(struct predictor *p, int task, int server, double sign)
+{
+	const struct sched_task *t = &p->s->tasks[task];
+	struct pserver *a = &p->sv[server];
+	struct pclient *c = &p->cl[t->client];
+	double svc = t->gpu_time / p->s->servers[server].speed;
+	int m;
+
+	a->lam += sign * t->rate;
+	a->work += sign * t->rate * svc;
+	a->work2 += sign * t->rate * svc * svc;
+	a->burst += sign * t->rate * t->burst;
+	a->requests += sign * t->requests;
+	a->up += sign * t->rate * t->in * 8;
+	a->down += sign * t->rate * t->out * 8;
+	c->up += sign * t->rate * t->in * 8;
+	c->down += sign * t->rate * t->out * 8;
+	/* A transfer between two members of a channel crosses it twice. */
+	if ((m = p->s->clients[t->client].medium) > 0)
+		p->md[m - 1].traffic += sign * t->rate * (t->in + t->out) * 8;
+	if ((m = p->s->servers[server].medium) > 0)
+		p->md[m - 1].traffic += sign * t->rate * (t->in + t->out) * 8;
+}
+
+/*
+ * The links an upload from the task's client to its server uses: the
+ * client's own link or its channel, and the server's.  Numbered apart:
+ * channels, then clients, then servers.
+ */
+static void
+upload_links(const struct sched *s, int client, int server, int id[2])
+{
+	int cm = s->clients[client].medium;
+	int sm = s->servers[server].medium;
+
+	id[0] = cm > 0 ? cm - 1 : s->nmedia + client;
+	id[1] = sm > 0 ? sm - 1 : s->nmedia + s->nclients + server;
+}
+
+/* Adds (sign 1) or takes away (-1) an upload's bytes on its links. */
+static void
+group_links(struct predictor *p, int g, int sign)
+{
+	struct pupload *u = &p->up[g];
+	const struct sched_task *t = &p->s->tasks[u->first];
+	int j;
+
+	if (sign > 0)
+		upload_links(p->s, t->client, u->server, u->link);
+	for (j = 0; j < 2; j++) {
+		p->lbytes[u->link[j]] += sign * (double)t->model_size;
+		p->lcount[u->link[j]] += sign;
+		if (p->lcount[u->link[j]] == 0)
+			p->lbytes[u->link[j]] = 0;
+	}
+}
+
+/* Joins the task to the upload of its weights to the server, if any. */
+static void
+group_join(struct predictor *p, int task, int server)
+{
+	const struct sched *s = p->s;
+	const struct sched_task *t = &s->tasks[task];
+	struct pupload *u;
+	int g, empty = -1;
+
+	if (t->model[0] == '\0' || sched_resident(&s->servers[server],
+	    t->model))
+		return;
+	for (g = 0; g < p->nup; g++) {
+		u = &p->up[g];
+		if (u->refs == 0) {
+			if (empty < 0)
+				empty = g;
+			continue;
+		}
+		if (u->server == server &&
+		    strcmp(s->tasks[u->first].model, t->model) == 0)
+			break;
+	}
+	if (g == p->nup) {
+		g = empty >= 0 ? empty : p->nup++;
+		p->up[g].server = server;
+		p->up[g].first = task;
+		p->up[g].refs = 0;
+		group_links(p, g, 1);
+	}
+	p->up[g].refs++;
+	p->group[task] = g;
+}
+
+static void
+group_leave(struct predictor *p, int task)
+{
+	struct pupload *u;
+	int g = p->group[task], i;
+
+	if (g < 0)
+		return;
+	p->group[task] = -1;
+	u = &p->up[g];
+	if (u->first != task) {
+		u->refs--;
+		return;
+	}
+	group_links(p, g, -1);
+	if (--u->refs == 0)
+		return;
+	/* Another task of the group now uploads it. */
+	for (i = p->sv[u->server].first; i >= 0; i = p->next[i])
+		if (p->group[i] == g) {
+			u->first = i;
+			break;
+		}
+	group_links(p, g, 1);
+}
+
+void
+predict_add(struct predictor *p, int task, int server)
+{
+	struct sched_task *t = &p->s->tasks[task];
+
+	if (t->server >= 0)
+		predict_remove(p, task);
+	p->sv[server].mem += predict_mem_need(p, task, server);
+	p->sv[server].ntasks++;
+	predict_sum(p, task, server, 1);
+	t->server = server;
+	p->prev[task] = -1;
+	p->next[task] = p->sv[server].first;
+	if (p->next[task] >= 0)
+		p->prev[p->next[task]] = task;
+	p->sv[server].first = task;
+	group_join(p, task, server);
+}
+
+void
+predict_remove(struct predictor *p, int task)
+{
+	struct sched_task *t = &p->s->tasks[task];
+	struct pserver *a;
+	int server = t->server;
+
+	if (server < 0)
+		return;
+	group_leave(p, task);
+	if (p->prev[task] >= 0)
+		p->next[p->prev[task]] = p->next[task];
+	else
+		p->sv[server].first = p->next[task];
+	if (p->next[task] >= 0)
+		p->prev[p->next[task]] = p->prev[task];
+	t->server = -1;
+	a = &p->sv[server];
+	a->mem -= predict_mem_need(p, task, server);
+	predict_sum(p, task, server, -1);
+	/* Sums of doubles do not return to zero exactly. */
+	if (--a->ntasks == 0) {
+		a->lam = a->work = a->work2 = a->burst = a->requests = 0;
+		a->up = a->down = 0;
+		a->mem = 0;
+	}
+}
+
+/* A channel's occupancy: both directions share it. */
+static double
+medium_rho(const struct predictor *p, int m)
+{
+	const struct pmedium *md = &p->md[m - 1];
+
+	return md->cap > 0 ? md->traffic / md->cap : 0;
+}
+
+/*
+ * The busier end's occupancy on the task's path, each way: the client's
+ * link or channel, and the server's.
+ */
+static void
+path_rho(const struct predictor *p, const struct sched_task *t, int server,
+    double *up, double *down)
+{
+	const struct pserver *a = &p->sv[server];
+	const struct pclient *c = &p->cl[t->client];
+	int cm = p->s->clients[t->client].medium;
+	int sm = p->s->servers[server].medium;
+
+	*up = dmax(cm > 0 ? medium_rho(p, cm) : c->up / c->cap_up,
+	    sm > 0 ? medium_rho(p, sm) : a->up / a->cap_up);
+	*down = dmax(cm > 0 ? medium_rho(p, cm) : c->down / c->cap_down,
+	    sm > 0 ? medium_rho(p, sm) : a->down / a->cap_down);
+}
+
+static double
+link_cap(const struct predictor *p, int id)
+{
+	const struct sched *s = p->s;
+
+	if (id < s->nmedia)
+		return p->md[id].cap;
+	if ((id -= s->nmedia) < s->nclients)
+		return p->cl[id].cap_up;
+	return p->sv[id - s->nclients].cap_up;
+}
+
+/*
+ * When the task's upload of its weights would end.  Every upload of the
+ * plan starts now and they share links as processor sharing does: one of
+ * b bytes ends when its link has carried min(b, b') of every upload b' on
+ * it, which is at most min(sum b', count b).  Each link it crosses bounds
+ * it, and so does the path's own measured rate, less the requests' share.
+ */
+static double
+upload_time(const struct predictor *p, int task)
+{
+	const struct sched *s = p->s;
+	const struct sched_task *t = &s->tasks[task];
+	const struct sched_link *l = sched_link(s, t->client, t->server);
+	const struct pupload *u = &p->up[p->group[task]];
+	double size = (double)t->model_size, bytes, up, down, secs;
+	int j, mine[2], count;
+
+	upload_links(s, t->client, t->server, mine);
+	path_rho(p, t, t->server, &up, &down);
+	if (up > PREDICT_RHO_KNEE)
+		up = PREDICT_RHO_KNEE;
+	secs = size * 8 / (l->up * (1 - up));
+	for (j = 0; j < 2; j++) {
+		bytes = p->lbytes[mine[j]];
+		count = p->lcount[mine[j]];
+		/* Its group's upload counts on the links of its first task. */
+		if (mine[j] != u->link[0] && mine[j] != u->link[1]) {
+			bytes += size;
+			count++;
+		}
+		bytes = dmin(bytes, count * size);
+		if (link_cap(p, mine[j]) > 0)
+			secs = dmax(secs, bytes * 8 / link_cap(p, mine[j]));
+	}
+	return secs;
+}
+
+/*
+ * The weights cross to a server once: every task of that model there
+ * waits for the quickest of their uploads.
+ */
+static double
+load_time(const struct predictor *p, int task)
+{
+	double best = -1, secs;
+	int g = p->group[task], i;
+
+	if (g < 0)
+		return 0;
+	for (i = p->sv[p->up[g].server].first; i >= 0; i = p->next[i]) {
+		if (p->group[i] != g)
+			continue;
+		secs = upload_time(p, i);
+		if (best < 0 || secs < best)
+			best = secs;
+	}
+	return best < 0 ? 0 : best;
+}
+
+/*
+ * An open-loop task keeps sending while its weights upload; when they
+ * arrive, at time T, what it sent meanwhile reaches the GPUs at once.
+ * That backlog b (seconds per GPU) drains at 1-rho, so requests arriving
+ * from T to T+b/(1-rho) wait what is left of it: a triangle of
+ * request-seconds, of which a task counts the part within its horizon,
+ * spread over the horizon.  The upload is taken at its path's rate.
+ */
+static double
+burst_wait(const struct predictor *p, int server, double rho, double horizon)
+{
+	const struct sched *s = p->s;
+	const struct sched_server *sv = &s->servers[server];
+	const struct sched_task *u;
+	const struct sched_link *l;
+	double k = sv->ngpus > 0 ? sv->ngpus : 1, area = 0, at, b, drain, w;
+	int i;
+
+	if (rho > PREDICT_RHO_KNEE)
+		rho = PREDICT_RHO_KNEE;
+	for (i = p->sv[server].first; i >= 0; i = p->next[i]) {
+		u = &s->tasks[i];
+		if (u->window > 0 || p->group[i] < 0)
+			continue;
+		l = sched_link(s, u->client, server);
+		at = (double)u->model_size * 8 / l->up;
+		if (at >= horizon)
+			continue;
+		b = dmin(u->requests, u->rate * at) * u->gpu_time /
+		    sv->speed / k;
+		drain = b / (1 - rho);
+		w = dmin(drain, horizon - at);
+		area += w * (b + b * (1 - w / drain)) / 2;
+	}
+	return area / horizon;
+}
+
+void
+predict_task(const struct predictor *p, int task, struct pred *out)
+{
+	const struct sched *s = p->s;
+	const struct sched_task *t = &s->tasks[task];
+	const struct sched_server *sv;
+	const struct sched_link *l;
+	double horizon, rup, rdown, pure;
+	int server = t->server;
+
+	memset(out, 0, sizeof *out);
+	if (server < 0)
+		return;
+	sv = &s->servers[server];
+	l = sched_link(s, t->client, server);
+	horizon = t->requests / t->rate;
+	path_rho(p, t, server, &rup, &rdown);
+	out->link_rho = dmax(rup, rdown);
+	out->gpu_rho = sv->background + p->sv[server].work /
+	    (sv->ngpus > 0 ? sv->ngpus : 1);
+	out->transfer = congest(t->in * 8 / l->up, rup, horizon) +
+	    congest(t->out * 8 / l->down, rdown, horizon);
+	out->queue = gpu_wait(&p->sv[server], sv) + backlog_wait(sv->queued /
+	    (sv->ngpus > 0 ? sv->ngpus : 1), out->gpu_rho, horizon) +
+	    burst_wait(p, server, out->gpu_rho, horizon);
+	out->compute = t->gpu_time / sv->speed;
+	out->rtt = t->round_trips * l->rtt;
+	out->cached = t->model[0] == '\0' || sched_resident(sv, t->model);
+	if (!out->cached)
+		out->load = load_time(p, task);
+	pure = out->transfer + out->queue + out->compute + out->rtt;
+	if (t->window > 0) {
+		/*
+		 * A program with a window blocks while its weights upload:
+		 * its whole stream starts that much later.  And with `window`
+		 * requests in flight, each taking `pure`, it sends at most
+		 * window/pure per second: below its rate, request k leaves
+		 * k(pure/window - 1/rate) late, on average half the stream.
+		 */
+		out->load_wait = out->load;
+		if (pure / t->window > 1 / t->rate)
+			out->slowdown = (t->requests - 1) / 2 *
+			    (pure / t->window - 1 / t->rate);
+		out->completion = out->load + t->requests *
+		    dmax(1 / t->rate, pure / t->window) + pure;
+	} else {
+		/* Requests arrive all along; those before the weights wait. */
+		if (out->load <= horizon)
+			out->load_wait = out->load * out->load /
+			    (2 * horizon);
+		else
+			out->load_wait = out->load - horizon / 2;
+		out->completion = dmax(horizon, out->load) + pure;
+	}
+	out->latency = pure + out->load_wait + out->slowdown;
+}
+
+double
+predict_cost(const struct predictor *p, int task)
+{
+	struct pred pr;
+
+	if (p->s->tasks[task].server < 0)
+		return 0;
+	predict_task(p, task, &pr);
+	return p->s->tasks[task].requests * pr.latency;
+}
+
+double
+predict_total(const struct predictor *p)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < p->s->ntasks; i++)
+		sum += predict_cost(p, i);
+	return sum;
+}

@@ -1,0 +1,97 @@
+/*
+ * The latency predictor: what one request of a task would take on a
+ * server, given everything else placed, and the plan's cost.  gleam-sched(1)
+ * gives the formulas under PREDICTOR; this file is their one definition.
+ *
+ * A predictor keeps per-server and per-client sums of what is placed, so
+ * that moving a task costs O(1) and predicting one costs O(tasks on its
+ * server).  predict_add and predict_remove set the task's server field.
+ */
+#ifndef SCHED_PREDICT_H
+#define SCHED_PREDICT_H
+
+#include "sched.h"
+
+/* Above this occupancy a queue is predicted as backlog growing linearly. */
+#define PREDICT_RHO_KNEE	0.95
+
+struct pred {
+	double		 transfer;	/* seconds per request: input and output */
+	double		 queue;		/* waiting for a GPU */
+	double		 compute;	/* on the GPU */
+	double		 rtt;		/* round trips */
+	double		 load_wait;	/* waiting for the weights, averaged */
+	double		 slowdown;	/* a full window holding requests back */
+	double		 latency;	/* the six summed */
+	double		 load;		/* seconds: one upload of the weights */
+	double		 completion;	/* seconds until the last reply */
+	double		 gpu_rho;	/* the server's GPU occupancy */
+	double		 link_rho;	/* the busier direction of its path */
+	int		 cached;	/* the weights are there already */
+};
+
+struct pserver {
+	double		 lam;		/* requests per second */
+	double		 work;		/* GPU seconds per second (sum lam S) */
+	double		 work2;		/* sum lam S^2 */
+	double		 burst;		/* sum lam ca^2 */
+	double		 requests;	/* requests to come */
+	double		 up, down;	/* bit/s offered to its link */
+	uint64_t	 mem;		/* bytes the plan puts on it */
+	int		 ntasks;
+	double		 cap_up, cap_down; /* its link: best measured, bit/s */
+	int		 first;		/* its tasks: a list through next */
+};
+
+struct pclient {
+	double		 up, down;
+	double		 cap_up, cap_down;
+};
+
+/* A shared channel carries both directions of all its members. */
+struct pmedium {
+	double		 traffic;	/* bit/s */
+	double		 cap;		/* the best any member measured */
+};
+
+/*
+ * Weights that cross to a server: one upload for all the plan's tasks of
+ * that model there (the cache is by content).
+ */
+struct pupload {
+	int		 server;
+	int		 first;		/* a task of the group: model, client */
+	int		 refs;		/* tasks waiting for it; 0: slot free */
+	int		 link[2];	/* the links it crosses (see predict.c) */
+};
+
+struct predictor {
+	struct sched	*s;
+	struct pserver	*sv;
+	struct pclient	*cl;
+	struct pmedium	*md;		/* [medium - 1] */
+	struct pupload	*up;		/* at most one per task */
+	int		 nup;
+	int		*group;		/* per task: its upload, or -1 */
+	int		*next, *prev;	/* per task: its server's list */
+	double		*lbytes;	/* per link: bytes of uploads on it */
+	int		*lcount;	/* per link: uploads on it */
+};
+
+/* Sums what the tasks' server fields place; -1 if out of memory. */
+int	predict_init(struct predictor *, struct sched *);
+void	predict_free(struct predictor *);
+void	predict_add(struct predictor *, int task, int server);
+void	predict_remove(struct predictor *, int task);
+/* The prediction for a placed task. */
+void	predict_task(const struct predictor *, int task, struct pred *);
+/* A placed task's share of the plan's cost: requests times latency. */
+double	predict_cost(const struct predictor *, int task);
+/* The plan's cost: the sum over placed tasks. */
+double	predict_total(const struct predictor *);
+/* The bytes the task would add to the server's memory. */
+uint64_t predict_mem_need(const struct predictor *, int task, int server);
+/* Whether the task fits in what the server has left. */
+int	predict_fits(const struct predictor *, int task, int server);
+
+#endif

@@ -14,8 +14,8 @@
 
 const struct gfinfo *func_info(const void *, uint64_t *);
 
-static CUresult
-exec_stream(CUstream s, int ptsz, uint64_t *id)
+CUresult
+stream_id(CUstream s, int ptsz, uint64_t *id)
 {
 	struct gstream *g;
 
@@ -133,7 +133,7 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		return rc;
 	if ((fi = func_info(f, &fid)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = exec_geometry(c, fi, gx, gy, gz, bx, by, bz, shmem)) !=
 	    CUDA_SUCCESS)
@@ -265,7 +265,7 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
 	/* A stream is synchronised in its own context. */
 	if ((g = gobj_check(s, GK_STREAM)) != NULL)
@@ -356,7 +356,7 @@ exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 		return rc;
 	if (ev == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = sid;
@@ -523,7 +523,7 @@ exec_record(CUevent h, CUstream s, int ptsz)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = exec_stream(s, ptsz, &sid)) != CUDA_SUCCESS)
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);

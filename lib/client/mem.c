@@ -116,25 +116,6 @@ mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
 	return 1;
 }
 
-/* A stream handle's id: 0, 1, 2 for the special streams. */
-static CUresult
-mem_stream(CUstream s, int ptsz, uint64_t *id)
-{
-	struct gstream *g;
-
-	if (s == NULL)
-		*id = ptsz ? 2 : 0;
-	else if (s == CU_STREAM_LEGACY)
-		*id = 1;
-	else if (s == CU_STREAM_PER_THREAD)
-		*id = 2;
-	else if ((g = gobj_check(s, GK_STREAM)) != NULL)
-		*id = gobj_id(g);
-	else
-		return CUDA_ERROR_INVALID_HANDLE;
-	return CUDA_SUCCESS;
-}
-
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
@@ -426,7 +407,7 @@ copy_prep(CUstream s, int ptsz, struct gctx **c, uint64_t *sid)
 
 	if ((rc = ctx_need(c)) != CUDA_SUCCESS)
 		return rc;
-	return mem_stream(s, ptsz, sid);
+	return stream_id(s, ptsz, sid);
 }
 
 #define COPY_FNS(suffix, ptsz)						\

@@ -93,6 +93,13 @@ size_t		 rcall_max_payload(void);
  */
 int		 rc_sticky(CUresult);
 
+/*
+ * A stream handle's id on the wire: 0 for NULL (2 in a _ptsz/_ptds call,
+ * the per-thread stream), 1 for CU_STREAM_LEGACY, 2 for
+ * CU_STREAM_PER_THREAD, else the stream's own id.
+ */
+CUresult	 stream_id(CUstream, int ptsz, uint64_t *id);
+
 /* The calling thread's context, or the error to return. */
 CUresult	 ctx_need(struct gctx **);
 struct gctx	*ctx_current(void);

@@ -17,11 +17,13 @@ LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lzstd -lpthread -lm -ldl
 
 # Where this build's objects, programs and library go.  The sanitizer build
 # (make asan) reuses these rules with other values.
+.DEFAULT_GOAL	:= all
+
 BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link gleam-run
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched
 LIB_SRC		:= $(wildcard lib/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)

@@ -309,7 +309,6 @@ client_read(struct sched *s, struct ydoc *d, yaml_node_t *key,
 	struct sched_client *c = &s->clients[s->nclients];
 	yaml_node_t *seq;
 	size_t i;
-	int other;
 
 	if (get_name(d, key, "client", c->name, err) == -1)
 		return -1;
@@ -317,7 +316,7 @@ client_read(struct sched *s, struct ydoc *d, yaml_node_t *key,
 	    doc->type == YAML_SEQUENCE_NODE)
 		return yerr_at(d, key, "probes", err, "a gleam-probe document "
 		    "goes under the name of the client that ran it");
-	if ((other = sched_client_find(s, c->name)) >= 0)
+	if (sched_client_find(s, c->name) >= 0)
 		return yerr_at(d, key, c->name, err, "client given twice");
 	if (ymap_check_keys(d, doc, c->name, keys, err) == -1 ||
 	    get_medium(s, d, doc, &c->medium, err) == -1 ||

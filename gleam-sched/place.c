@@ -12,8 +12,10 @@
 #include "parse.h"
 #include "place.h"
 
-#define PLACE_PASSES	50	/* local search rounds at most */
-#define PLACE_SWAP_MAX	256	/* pairwise swaps up to this many tasks */
+#define PLACE_PASSES	20	/* local search rounds at most ... */
+#define PLACE_GAIN	1e-4	/* ... while one gains this share of the cost */
+#define PLACE_SWAP_MAX	128	/* pairwise swaps up to this many tasks */
+#define PLACE_BUDGET	200000	/* moves the local search may weigh */
 #define PLACE_EXACT_MAX	50000	/* assignments few enough to try them all */
 
 struct placer {
@@ -252,18 +254,24 @@ greedy(struct placer *pl, int task)
 		predict_add(&pl->p, task, to);
 }
 
-/* Moves and swaps while they lower the cost by more than rounding. */
+/*
+ * Moves and swaps while they lower the cost by more than rounding, for at
+ * most PLACE_PASSES rounds, and no more once a round gains little or the
+ * budget of moves weighed is spent (large plans).
+ */
 static void
 improve(struct placer *pl)
 {
 	struct sched *s = pl->s;
 	struct sched_task *a, *b;
-	double thr, d, best;
+	double thr, d, best, before;
+	long tried = 0;
 	int pass, i, j, v, to, changed;
 
-	for (pass = 0; pass < PLACE_PASSES; pass++) {
+	for (pass = 0; pass < PLACE_PASSES && tried < PLACE_BUDGET; pass++) {
 		changed = 0;
-		thr = 1e-9 * predict_total(&pl->p) + 1e-12;
+		before = predict_total(&pl->p);
+		thr = 1e-9 * before + 1e-12;
 		for (i = 0; i < s->ntasks; i++) {
 			a = &s->tasks[i];
 			if (a->fixed || a->server < 0)
@@ -274,6 +282,7 @@ improve(struct placer *pl)
 				if (v == a->server || !feasible(pl, i, v) ||
 				    !predict_fits(&pl->p, i, v))
 					continue;
+				tried++;
 				if ((d = move_delta(pl, i, v, NULL)) < best) {
 					best = d;
 					to = v;
@@ -305,7 +314,8 @@ improve(struct placer *pl)
 				}
 			}
 		}
-		if (!changed)
+		if (!changed ||
+		    predict_total(&pl->p) > before * (1 - PLACE_GAIN))
 			break;
 	}
 }
@@ -509,14 +519,8 @@ explain(struct placer *pl, int task, struct place_why *w)
 	for (v = 0; v < s->nservers; v++) {
 		if (v == t->server)
 			continue;
-		if (!place_feasible(s, task, v, why, sizeof why))
-			;
-		else if (!predict_fits(&pl->p, task, v))
-			snprintf(why, sizeof why, "no room: needs %s, %s left",
-			    fmt_size(predict_mem_need(&pl->p, task, v), need,
-			    sizeof need), fmt_size(s->servers[v].mem_free -
-			    pl->p.sv[v].mem, left, sizeof left));
-		else {
+		if (place_feasible(s, task, v, why, sizeof why) &&
+		    predict_fits(&pl->p, task, v)) {
 			d = move_delta(pl, task, v, &tmp);
 			if (w->runner_up < 0 || d < best) {
 				w->runner_up = v;
@@ -525,6 +529,11 @@ explain(struct placer *pl, int task, struct place_why *w)
 			}
 			continue;
 		}
+		if (place_feasible(s, task, v, why, sizeof why))
+			snprintf(why, sizeof why, "no room: needs %s, %s left",
+			    fmt_size(predict_mem_need(&pl->p, task, v), need,
+			    sizeof need), fmt_size(s->servers[v].mem_free -
+			    pl->p.sv[v].mem, left, sizeof left));
 		w->excluded[w->nexcluded] = v;
 		memcpy(w->excluded_why[w->nexcluded++], why, sizeof why);
 	}

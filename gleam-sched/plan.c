@@ -150,6 +150,7 @@ plan_yaml(FILE *f, struct sched *s, const struct place_why *why)
 		yw_map(w);
 		yw_kstr(w, "server", s->servers[v].name);
 		yw_kint(w, "tasks", p.sv[v].ntasks);
+		yw_kint(w, "clients", s->servers[v].nclients);
 		yw_kdbl(w, "gpu_load", gpu_load(&p, v), 3);
 		yw_kdbl(w, "up_load", share(p.sv[v].up, p.sv[v].cap_up), 3);
 		yw_kdbl(w, "down_load", share(p.sv[v].down, p.sv[v].cap_down),

@@ -107,18 +107,19 @@ predict_init(struct predictor *p, struct sched *s)
 	p->next = calloc((size_t)s->ntasks + 1, sizeof *p->next);
 	p->prev = calloc((size_t)s->ntasks + 1, sizeof *p->prev);
 	nl = (size_t)s->nmedia + (size_t)s->nclients + (size_t)s->nservers + 1;
-	p->lbytes = calloc(nl, sizeof *p->lbytes);
-	p->lcount = calloc(nl, sizeof *p->lcount);
+	p->lfirst = calloc(nl, sizeof *p->lfirst);
 	where = calloc((size_t)s->ntasks + 1, sizeof *where);
 	if (p->sv == NULL || p->cl == NULL || p->md == NULL || p->up == NULL ||
 	    p->group == NULL || p->next == NULL || p->prev == NULL ||
-	    p->lbytes == NULL || p->lcount == NULL || where == NULL) {
+	    p->lfirst == NULL || where == NULL) {
 		free(where);
 		predict_free(p);
 		return -1;
 	}
 	for (v = 0; v < s->nservers; v++)
 		p->sv[v].first = -1;
+	for (i = 0; i < (int)nl; i++)
+		p->lfirst[i] = -1;
 	/* A link's capacity: the best any path through it measured alone. */
 	for (c = 0; c < s->nclients; c++) {
 		for (v = 0; v < s->nservers; v++) {
@@ -155,11 +156,9 @@ predict_free(struct predictor *p)
 	free(p->group);
 	free(p->next);
 	free(p->prev);
-	free(p->lbytes);
-	free(p->lcount);
+	free(p->lfirst);
 	p->next = p->prev = NULL;
-	p->lbytes = NULL;
-	p->lcount = NULL;
+	p->lfirst = NULL;
 	p->sv = NULL;
 	p->cl = NULL;
 	p->md = NULL;
@@ -244,21 +243,55 @@ upload_links(const struct sched *s, int client, int server, int id[2])
 	id[1] = sm > 0 ? sm - 1 : s->nmedia + s->nclients + server;
 }
 
-/* Adds (sign 1) or takes away (-1) an upload's bytes on its links. */
+/*
+ * The uploads on a link form a list through lnext; an upload that
+ * crosses one channel at both ends is on its list once.
+ */
+static int
+link_next(const struct predictor *p, int g, int link)
+{
+	return p->up[g].link[0] == link ? p->up[g].lnext[0] :
+	    p->up[g].lnext[1];
+}
+
+static void
+link_set_next(struct predictor *p, int g, int link, int next)
+{
+	if (p->up[g].link[0] == link)
+		p->up[g].lnext[0] = next;
+	else
+		p->up[g].lnext[1] = next;
+}
+
+/* Puts an upload on (sign 1) or takes it off (-1) its links' lists. */
 static void
 group_links(struct predictor *p, int g, int sign)
 {
 	struct pupload *u = &p->up[g];
 	const struct sched_task *t = &p->s->tasks[u->first];
-	int j;
+	int j, n, *at, prev;
 
 	if (sign > 0)
 		upload_links(p->s, t->client, u->server, u->link);
 	for (j = 0; j < 2; j++) {
-		p->lbytes[u->link[j]] += sign * (double)t->model_size;
-		p->lcount[u->link[j]] += sign;
-		if (p->lcount[u->link[j]] == 0)
-			p->lbytes[u->link[j]] = 0;
+		if (j == 1 && u->link[1] == u->link[0])
+			break;
+		at = &p->lfirst[u->link[j]];
+		if (sign > 0) {
+			u->lnext[j] = *at;
+			*at = g;
+			continue;
+		}
+		for (prev = -1, n = *at; n >= 0 && n != g;
+		    prev = n, n = link_next(p, n, u->link[j]))
+			;
+		if (n < 0)
+			continue;
+		if (prev < 0)
+			*at = link_next(p, g, u->link[j]);
+		else
+			link_set_next(p, prev, u->link[j],
+			    link_next(p, g, u->link[j]));
 	}
 }
 
@@ -413,8 +446,9 @@ link_cap(const struct predictor *p, int id)
  * When the task's upload of its weights would end.  Every upload of the
  * plan starts now and they share links as processor sharing does: one of
  * b bytes ends when its link has carried min(b, b') of every upload b' on
- * it, which is at most min(sum b', count b).  Each link it crosses bounds
- * it, and so does the path's own measured rate, less the requests' share.
+ * it (twice for one that crosses a channel at both ends).  Each link it
+ * crosses bounds it, and so does the path's own measured rate, less the
+ * requests' share.
  */
 static double
 upload_time(const struct predictor *p, int task)
@@ -424,7 +458,7 @@ upload_time(const struct predictor *p, int task)
 	const struct sched_link *l = sched_link(s, t->client, t->server);
 	const struct pupload *u = &p->up[p->group[task]];
 	double size = (double)t->model_size, bytes, up, down, secs;
-	int j, mine[2], count;
+	int g, j, mine[2];
 
 	upload_links(s, t->client, t->server, mine);
 	path_rho(p, t, t->server, &up, &down);
@@ -432,14 +466,15 @@ upload_time(const struct predictor *p, int task)
 		up = PREDICT_RHO_KNEE;
 	secs = size * 8 / (l->up * (1 - up));
 	for (j = 0; j < 2; j++) {
-		bytes = p->lbytes[mine[j]];
-		count = p->lcount[mine[j]];
-		/* Its group's upload counts on the links of its first task. */
-		if (mine[j] != u->link[0] && mine[j] != u->link[1]) {
+		bytes = 0;
+		for (g = p->lfirst[mine[j]]; g >= 0;
+		    g = link_next(p, g, mine[j]))
+			bytes += dmin((double)s->tasks[p->up[g].first].model_size,
+			    size) * (p->up[g].link[0] == p->up[g].link[1] ?
+			    2 : 1);
+		/* Its group's upload is on the links of its first task. */
+		if (mine[j] != u->link[0] && mine[j] != u->link[1])
 			bytes += size;
-			count++;
-		}
-		bytes = dmin(bytes, count * size);
 		if (link_cap(p, mine[j]) > 0)
 			secs = dmax(secs, bytes * 8 / link_cap(p, mine[j]));
 	}
@@ -474,7 +509,7 @@ load_time(const struct predictor *p, int task)
  * That backlog b (seconds per GPU) drains at 1-rho, so requests arriving
  * from T to T+b/(1-rho) wait what is left of it: a triangle of
  * request-seconds, of which a task counts the part within its horizon,
- * spread over the horizon.  The upload is taken at its path's rate.
+ * spread over the horizon.
  */
 static double
 burst_wait(const struct predictor *p, int server, double rho, double horizon)
@@ -482,9 +517,9 @@ burst_wait(const struct predictor *p, int server, double rho, double horizon)
 	const struct sched *s = p->s;
 	const struct sched_server *sv = &s->servers[server];
 	const struct sched_task *u;
-	const struct sched_link *l;
 	double k = sv->ngpus > 0 ? sv->ngpus : 1, area = 0, at, b, drain, w;
-	int i;
+	double seen_at[16];
+	int i, j, seen[16], nseen = 0;
 
 	if (rho > PREDICT_RHO_KNEE)
 		rho = PREDICT_RHO_KNEE;
@@ -492,8 +527,18 @@ burst_wait(const struct predictor *p, int server, double rho, double horizon)
 		u = &s->tasks[i];
 		if (u->window > 0 || p->group[i] < 0)
 			continue;
-		l = sched_link(s, u->client, server);
-		at = (double)u->model_size * 8 / l->up;
+		/* The members of an upload share its time: once each. */
+		for (j = 0; j < nseen && seen[j] != p->group[i]; j++)
+			;
+		if (j < nseen)
+			at = seen_at[j];
+		else {
+			at = load_time(p, i);
+			if (nseen < 16) {
+				seen[nseen] = p->group[i];
+				seen_at[nseen++] = at;
+			}
+		}
 		if (at >= horizon)
 			continue;
 		b = dmin(u->requests, u->rate * at) * u->gpu_time /

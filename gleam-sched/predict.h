@@ -3,9 +3,12 @@
  * server, given everything else placed, and the plan's cost.  gleam-sched(1)
  * gives the formulas under PREDICTOR; this file is their one definition.
  *
- * A predictor keeps per-server and per-client sums of what is placed, so
- * that moving a task costs O(1) and predicting one costs O(tasks on its
- * server).  predict_add and predict_remove set the task's server field.
+ * A predictor keeps per-server, per-client and per-channel sums of what is
+ * placed, each server's tasks and each link's weight uploads, so that
+ * moving a task costs little and predicting one costs O(tasks on its
+ * server + uploads on its links).  predict_add and predict_remove set the
+ * task's server field; the sched's tasks and servers must not change
+ * otherwise while a predictor is alive.
  */
 #ifndef SCHED_PREDICT_H
 #define SCHED_PREDICT_H
@@ -63,6 +66,7 @@ struct pupload {
 	int		 first;		/* a task of the group: model, client */
 	int		 refs;		/* tasks waiting for it; 0: slot free */
 	int		 link[2];	/* the links it crosses (see predict.c) */
+	int		 lnext[2];	/* the next upload on each of them */
 };
 
 struct predictor {
@@ -74,8 +78,7 @@ struct predictor {
 	int		 nup;
 	int		*group;		/* per task: its upload, or -1 */
 	int		*next, *prev;	/* per task: its server's list */
-	double		*lbytes;	/* per link: bytes of uploads on it */
-	int		*lcount;	/* per link: uploads on it */
+	int		*lfirst;	/* per link: its uploads, a list */
 };
 
 /* Sums what the tasks' server fields place; -1 if out of memory. */

@@ -1,0 +1,326 @@
+#!/usr/bin/env bats
+# gleam-sched's interface: flags, the plan for fixed inputs (kept beside
+# these tests in sched/), and every kind of bad input.
+
+load test_helper
+
+USAGE="usage: gleam-sched [-x] [-o format] -l links.yaml -s servers.yaml -t tasks.yaml"
+SCHED=$BATS_TEST_DIRNAME/sched
+
+# sched [ARGS...]: gleam-sched on the fixed inputs.
+sched() {
+	"$GLEAM_BIN/gleam-sched" "$@" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+}
+
+# with FILE TEXT: writes TEXT to FILE in the test's directory.
+with() {
+	printf '%s\n' "$2" >"$BATS_TEST_TMPDIR/$1"
+}
+
+# The fixed links and servers with other tasks: prints their path.
+tasks() {
+	with tasks.yaml "$1"
+	echo "$BATS_TEST_TMPDIR/tasks.yaml"
+}
+
+A_TASK='tasks:
+- name: t
+  client: desk1
+  model: m
+  model_size: 1g
+  requests: 10
+  rate: 1
+  gpu_time: 10ms
+  input: 1k
+  output: 1k'
+
+A_STATUS='- host: gpu9
+  protocol: 1
+  backend: cuda
+  max_clients: 64
+  gpus:
+  - {index: 0, name: G, memory_total: 8589934592, memory_free: 8589934592, utilization: 0}
+  clients: []'
+
+@test "-h prints usage on stdout and exits 0" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -h
+	[ "$output" = "$USAGE" ]
+	[ -z "$stderr" ]
+}
+
+@test "each input file is required" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched"
+	[ -z "$output" ]
+	[ "${stderr_lines[0]}" = "gleam-sched: no links file given (-l)" ]
+	[ "${stderr_lines[1]}" = "$USAGE" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l l.yaml
+	[ "${stderr_lines[0]}" = "gleam-sched: no servers file given (-s)" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l l.yaml -s s.yaml
+	[ "${stderr_lines[0]}" = "gleam-sched: no tasks file given (-t)" ]
+}
+
+@test "bad flags and arguments are usage errors" {
+	run -2 --separate-stderr sched -o json
+	[ "${stderr_lines[0]}" = "gleam-sched: -o: json: expected table or yaml" ]
+	[ "${stderr_lines[1]}" = "$USAGE" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l a -s b -t c extra
+	[ "${stderr_lines[0]}" = "gleam-sched: unexpected argument 'extra'" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -q
+	[ "${stderr_lines[1]}" = "$USAGE" ]
+}
+
+@test "the plan for the fixed inputs is the one kept beside the tests" {
+	run -0 --separate-stderr sched
+	[ -z "$stderr" ]
+	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
+	run -0 --separate-stderr sched -o yaml
+	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
+}
+
+@test "-x explains each decision in the plan" {
+	run -0 --separate-stderr sched -x
+	[ -z "$stderr" ]
+	diff -u "$SCHED/plan-x.yaml" <(printf '%s\n' "$output")
+	# A server the client cannot reach is excluded with the probe's error.
+	[[ "$output" == *"excluded:"*"- {server: gpu3, reason: 'no link from laptop2: Connection refused'}"* ]]
+}
+
+@test "-o table is for people, with the explanations" {
+	run -0 --separate-stderr sched -x -o table
+	[ -z "$stderr" ]
+	diff -u "$SCHED/plan.txt" <(printf '%s\n' "$output")
+}
+
+@test "the plan has the documented keys" {
+	python3 -c 'import yaml' 2>/dev/null || skip "no python3 yaml"
+	run -0 --separate-stderr sched -x
+	printf '%s\n' "$output" | python3 -c '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+assert sorted(d) == ["plan", "servers", "summary", "unplaced"], sorted(d)
+for t in d["plan"]:
+    assert sorted(t) == sorted(["task", "client", "server", "cached",
+        "latency_ms", "transfer_ms", "queue_ms", "compute_ms", "rtt_ms",
+        "load_wait_ms", "slowdown_ms", "load_s", "completion_s",
+        "explain"]), sorted(t)
+    parts = sum(t[k] for k in ("transfer_ms", "queue_ms", "compute_ms",
+        "rtt_ms", "load_wait_ms", "slowdown_ms"))
+    assert abs(parts - t["latency_ms"]) < 0.01, t
+    assert sorted(t["explain"]) == ["excluded", "margin_ms", "reason",
+        "runner_up"]
+for s in d["servers"]:
+    assert sorted(s) == sorted(["server", "tasks", "clients", "gpu_load",
+        "up_load", "down_load", "memory", "memory_free"]), sorted(s)
+assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
+    "mean_latency_ms": d["summary"]["mean_latency_ms"]}
+'
+}
+
+@test "cached weights draw their task: the chat goes where its model is" {
+	run -0 --separate-stderr sched
+	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
+}
+
+@test "a task no GPU can hold is unplaced with the reason, exit 1" {
+	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 240g/')")
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$t"
+	[ -z "$stderr" ]
+	[[ "$output" == "plan: []"* ]]
+	[[ "$output" == *"unplaced:
+- task: t
+  client: desk1
+  reason: needs 240.0 GiB on one GPU; the most free on a server desk1 reaches is 74.0 GiB (gpu1)"* ]]
+	[[ "$output" == *"  placed: 0
+  unplaced: 1"* ]]
+}
+
+@test "a client with no link to any server is unplaced" {
+	with links.yaml "$(cat "$SCHED/links.yaml")
+laptop3:
+  probes:
+  - {server: gpu1, ok: false, error: Connection timed out}"
+	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop3/')")
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -x \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	[[ "$output" == *"  reason: no link from laptop3 to any server"* ]]
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	[[ "${lines[1]}" == "t     laptop3  -       unplaced: no link from laptop3 to any server" ]]
+}
+
+@test "tasks beyond a server's memory are unplaced for want of room" {
+	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop2/; s/model_size: 1g/model_size: 20g/')
+$(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: u/; s/client: desk1/client: laptop2/; s/model: m/model: n/; s/model_size: 1g/model_size: 70g/')
+$(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client: laptop2/; s/model: m/model: o/; s/model_size: 1g/model_size: 20g/')")
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$t"
+	[[ "$output" == *"unplaced:
+- task: u
+  client: laptop2
+  reason: 'no room: the 1 server that could hold it (70.0 GiB) is full with the rest of the plan'"* ]]
+}
+
+@test "an empty task list is an empty plan" {
+	t=$(tasks 'tasks: []')
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$t"
+	[ "${lines[0]}" = "plan: []" ]
+	[ "${lines[1]}" = "unplaced: []" ]
+}
+
+@test "a medium shared by a client and a server slows its transfers" {
+	before=$(sched | sed -n '/task: speech/,/rtt_ms/p')
+	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$SCHED/servers.yaml")"
+	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$SCHED/links.yaml")"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	    -t "$SCHED/tasks.yaml"
+	[ -z "$stderr" ]
+	after=$(printf '%s\n' "$output" | sed -n '/task: speech/,/rtt_ms/p')
+	[ "$before" != "$after" ]
+}
+
+@test "queued work on a server counts against it" {
+	[[ "$(sched)" == *"- server: gpu1
+  tasks: 3"* ]]
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$SCHED/servers.yaml")"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$output" == *"- server: gpu1
+  tasks: 1"* ]]
+}
+
+# ---- bad input: exit 3, one line naming file, line and key -------------
+
+# bad FILE-ROLE EXPECTED: runs with the file given in $BAD as links,
+# servers or tasks, the others fixed, and checks the message.
+bad() {
+	local l=$SCHED/links.yaml s=$SCHED/servers.yaml t=$SCHED/tasks.yaml
+	case $1 in
+	links) l=$BAD ;;
+	servers) s=$BAD ;;
+	tasks) t=$BAD ;;
+	esac
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$l" -s "$s" -t "$t"
+	[ -z "$output" ]
+	[ "$stderr" = "gleam-sched: $2" ]
+}
+
+@test "a missing file names it" {
+	BAD=$BATS_TEST_TMPDIR/none.yaml
+	bad tasks "$BAD: No such file or directory"
+}
+
+@test "invalid YAML names the file and line" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	printf 'tasks:\n- name: [unclosed\n' >"$BAD"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$BAD"
+	[[ "$stderr" == "gleam-sched: $BAD:3: "* ]]
+	[ "${#stderr_lines[@]}" -eq 1 ]
+}
+
+@test "an empty document or a missing top key is named" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	: >"$BAD"
+	bad tasks "$BAD: empty document"
+	printf 'task: []\n' >"$BAD"
+	bad tasks "$BAD:1: document: unknown key 'task'"
+	printf '{}\n' >"$BAD"
+	bad tasks "$BAD:1: tasks: missing"
+	printf -- '- a\n' >"$BAD"
+	bad servers "$BAD:1: document: expected a mapping"
+}
+
+@test "an empty fleet is an error" {
+	BAD=$BATS_TEST_TMPDIR/s.yaml
+	printf 'servers: []\n' >"$BAD"
+	bad servers "$BAD:1: servers: empty: no server to place tasks on"
+}
+
+@test "a task's missing and unknown keys are named" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	printf '%s\n' "$A_TASK" | sed '/rate:/d' >"$BAD"
+	bad tasks "$BAD:2: rate: missing"
+	printf '%s\n  gpu_tme: 5ms\n' "$A_TASK" >"$BAD"
+	bad tasks "$BAD:11: tasks: unknown key 'gpu_tme'"
+	printf '%s\n' "$A_TASK" | sed '/model_size:/d' >"$BAD"
+	bad tasks "$BAD:2: model_size: missing (model is given)"
+	printf '%s\n' "$A_TASK" | sed '/  model:/d' >"$BAD"
+	bad tasks "$BAD:2: model: missing (model_size is given)"
+}
+
+@test "a task's bad values are named" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	printf '%s\n' "$A_TASK" | sed 's/gpu_time: 10ms/gpu_time: 0/' >"$BAD"
+	bad tasks "$BAD:8: gpu_time: '0': must be more than 0"
+	printf '%s\n' "$A_TASK" | sed 's/requests: 10/requests: 0/' >"$BAD"
+	bad tasks "$BAD:6: requests: '0': too small (allowed 1 to 1000000000)"
+	printf '%s\n' "$A_TASK" | sed 's/rate: 1/rate: fast/' >"$BAD"
+	bad tasks "$BAD:7: rate: 'fast': not a number"
+	printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 4.7g/' >"$BAD"
+	bad tasks "$BAD:5: model_size: '4.7g': not a whole number of bytes"
+	printf '%s\n  window: 0\n' "$A_TASK" >"$BAD"
+	bad tasks "$BAD:11: window: '0': too small (allowed 1 to 1000000)"
+}
+
+@test "a task of an unknown client, or named twice, is an error" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop9/' >"$BAD"
+	bad tasks "$BAD:3: client: laptop9: unknown client (not in $SCHED/links.yaml)"
+	{ printf '%s\n' "$A_TASK"; printf '%s\n' "$A_TASK" | sed 1d; } >"$BAD"
+	bad tasks "$BAD:11: name: t: given twice (also line 2)"
+}
+
+@test "a link to an unknown server is an error" {
+	BAD=$BATS_TEST_TMPDIR/l.yaml
+	printf 'desk1:\n  probes:\n  - {server: gpu9, ok: true, name: gpu9, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
+	bad links "$BAD:3: name: gpu9: unknown server (not in $SCHED/servers.yaml)"
+	printf 'desk1:\n  probes:\n  - {server: 10.0.0.9, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
+	bad links "$BAD:3: server: 10.0.0.9: unknown server (not in $SCHED/servers.yaml)"
+}
+
+@test "a failed probe of an unknown server is no error" {
+	with links.yaml "$(cat "$SCHED/links.yaml")
+  - {server: gpu9, ok: false, error: No route to host}"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" \
+	    -t "$SCHED/tasks.yaml"
+	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
+}
+
+@test "a bare gleam-probe document must go under its client's name" {
+	BAD=$BATS_TEST_TMPDIR/l.yaml
+	printf 'probes:\n- {server: gpu1, ok: false, error: refused}\n' >"$BAD"
+	bad links "$BAD:1: probes: a gleam-probe document goes under the name of the client that ran it"
+}
+
+@test "links without throughput, twice probed or malformed are errors" {
+	BAD=$BATS_TEST_TMPDIR/l.yaml
+	printf 'desk1:\n  probes:\n  - {server: gpu1, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: null, down_mbit_s: null}\n' >"$BAD"
+	bad links "$BAD:3: up_mbit_s: null: measured with gleam-probe -t 0, which skips the throughput test"
+	printf 'desk1:\n  probes:\n  - {server: gpu1, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 9, down_mbit_s: 9}\n  - {server: gpu1, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 9, down_mbit_s: 9}\n' >"$BAD"
+	bad links "$BAD:4: server: gpu1: probed twice from desk1 (also line 3)"
+	printf 'desk1:\n  probes:\n  - {server: gpu1, ok: true, up_mbit_s: 9, down_mbit_s: 9}\n' >"$BAD"
+	bad links "$BAD:3: rtt_ms: missing"
+	printf 'desk1:\n  probe: []\n' >"$BAD"
+	bad links "$BAD:2: desk1: unknown key 'probe'"
+	printf 'desk1:\n  probes: []\ndesk1:\n  probes: []\n' >"$BAD"
+	bad links "$BAD:3: desk1: client given twice"
+}
+
+@test "a server's bad or unknown keys are named" {
+	BAD=$BATS_TEST_TMPDIR/s.yaml
+	printf 'servers:\n%s\n  speed: 0\n' "$A_STATUS" >"$BAD"
+	bad servers "$BAD:9: speed: '0': too small"
+	printf 'servers:\n%s\n  sped: 2\n' "$A_STATUS" >"$BAD"
+	bad servers "$BAD:9: servers: unknown key 'sped'"
+	printf 'servers:\n%s\n' "$A_STATUS" | sed '/backend:/d' >"$BAD"
+	bad servers "$BAD:2: backend: missing"
+	printf 'servers:\n%s\n%s\n' "$A_STATUS" "$A_STATUS" >"$BAD"
+	bad servers "$BAD:9: host: gpu9: given twice (also line 2)"
+	printf 'servers:\n%s\n  models: llama\n' "$A_STATUS" >"$BAD"
+	bad servers "$BAD:9: models: expected a sequence of model names"
+}

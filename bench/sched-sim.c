@@ -1722,7 +1722,99 @@ instance_free(struct trace *tr)
 struct optrun {
 	double		 opt, gleam, ll;	/* mean latency, seconds */
 	double		 opt_tp, gleam_tp, ll_tp;	/* requests per second */
+	int		 opt_at[INST_TASKS], gleam_at[INST_TASKS];
+	double		 opt_tl[INST_TASKS], gleam_tl[INST_TASKS];
 };
+
+static int verbose;		/* -v */
+
+/* A task's mean latency in a finished simulation, seconds. */
+static double
+task_lat(const struct sim *sm, int task)
+{
+	const struct stask *k = &sm->tk[task];
+	double sum = 0;
+	int j, n = 0;
+
+	for (j = 0; j < k->issued; j++) {
+		if (k->done_t[j] <= 0)
+			continue;
+		sum += k->done_t[j] - k->issue[j];
+		n++;
+	}
+	return n ? sum / n : 0;
+}
+
+/*
+ * What gleam-sched's predictor says of an assignment at time 0: each
+ * task's latency into lat, the plan's cost (request-seconds) returned.
+ */
+static double
+predicted(const struct trace *tr, const int *assign, double *lat)
+{
+	struct sim sm;
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	int all[INST_TASKS], i, v, m;
+	double cost;
+
+	memset(&sm, 0, sizeof sm);
+	sm.tr = tr;
+	sm.open = open_loop;
+	if ((sm.tk = calloc((size_t)tr->ntask, sizeof *sm.tk)) == NULL)
+		die("out of memory");
+	for (i = 0; i < tr->ntask; i++) {
+		sm.tk[i].server = -1;
+		all[i] = i;
+	}
+	for (v = 0; v < tr->nsrv; v++)
+		for (m = 0; m < tr->sv[v].nmodels; m++)
+			sm.sv[v].mstate[tr->sv[v].models[m]] = M_READY;
+	view(&sm, &s, all, tr->ntask);
+	for (i = 0; i < s.ntasks; i++)
+		s.tasks[i].server = assign[atoi(s.tasks[i].name)];
+	if (predict_init(&p, &s) == -1)
+		die("out of memory");
+	cost = predict_total(&p);
+	for (i = 0; i < s.ntasks; i++) {
+		predict_task(&p, i, &pr);
+		lat[atoi(s.tasks[i].name)] = pr.latency;
+	}
+	predict_free(&p);
+	sched_free(&s);
+	free(sm.tk);
+	return cost;
+}
+
+/* The instance, its two assignments and what was predicted of them. */
+static void
+instance_show(const struct trace *tr, const struct optrun *o)
+{
+	const struct ttask *t;
+	double po[INST_TASKS], pg[INST_TASKS], co, cg;
+	int i, v;
+
+	co = predicted(tr, o->opt_at, po);
+	cg = predicted(tr, o->gleam_at, pg);
+	for (v = 0; v < tr->nsrv; v++)
+		printf("     server %d %s speed %g memory %.1fg bg %.2f\n", v,
+		    tr->sv[v].name, tr->sv[v].speed, tr->sv[v].memory / 1073741824.0,
+		    tr->sv[v].bg);
+	printf("     %-12s %-7s %-16s %5s %7s %8s %3s  %s  %s\n", "task",
+	    "client", "model", "reqs", "rate", "gpu ms", "win",
+	    "OPT srv pred/sim ms", "GLEAM srv pred/sim ms");
+	for (i = 0; i < tr->ntask; i++) {
+		t = &tr->task[i];
+		printf("     %-12s %-7s %-16s %5d %7.3f %8.1f %3d  %d %9.1f %9.1f"
+		    "  %d %9.1f %9.1f\n", t->name, tr->cli[t->client].name,
+		    t->model >= 0 ? tr->mod[t->model].id : "-", t->requests,
+		    t->rate, t->gpu_time * 1e3, t->window, o->opt_at[i],
+		    po[i] * 1e3, o->opt_tl[i] * 1e3, o->gleam_at[i],
+		    pg[i] * 1e3, o->gleam_tl[i] * 1e3);
+	}
+	printf("     predicted cost: optimum's %.1f, gleam's %.1f\n", co, cg);
+}
 
 /* Would the assignment fit in the servers' memory, all tasks at once? */
 static int
@@ -1770,14 +1862,22 @@ optimum(const struct trace *tr, struct optrun *o)
 			continue;
 		simulate(&sm, tr, P_FIXED, assign, 1, 0);
 		result_of(&sm, &r);
-		sim_free(&sm);
-		if (r.lat < o->opt)
+		if (r.lat < o->opt) {
 			o->opt = r.lat;
+			memcpy(o->opt_at, assign, sizeof assign);
+			for (i = 0; i < n; i++)
+				o->opt_tl[i] = task_lat(&sm, i);
+		}
+		sim_free(&sm);
 		if (r.throughput > o->opt_tp)
 			o->opt_tp = r.throughput;
 	}
 	simulate(&sm, tr, P_GLEAM, NULL, 42, 1);
 	result_of(&sm, &r);
+	for (i = 0; i < n; i++) {
+		o->gleam_at[i] = sm.tk[i].server;
+		o->gleam_tl[i] = task_lat(&sm, i);
+	}
 	sim_free(&sm);
 	o->gleam = r.lat;
 	o->gleam_tp = r.throughput;
@@ -1819,7 +1919,7 @@ gap_write(struct yw *w, const char *key, const struct gaps *g)
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: sched-sim [-OT] [-l load[,load...]] "
+	fprintf(stderr, "usage: sched-sim [-OTv] [-l load[,load...]] "
 	    "[-n instances] [-o figures.yaml] trace.yaml\n");
 	exit(2);
 }
@@ -1844,7 +1944,7 @@ main(int argc, char *argv[])
 	int ch, p, i, li, nloads = 0, ninst = 20, truthful = 0;
 	FILE *f;
 
-	while ((ch = getopt(argc, argv, "l:n:Oo:T")) != -1) {
+	while ((ch = getopt(argc, argv, "l:n:Oo:Tv")) != -1) {
 		switch (ch) {
 		case 'O':
 			open_loop = 1;
@@ -1862,6 +1962,9 @@ main(int argc, char *argv[])
 			break;
 		case 'T':
 			truthful = 1;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		default:
 			usage();
@@ -1921,6 +2024,9 @@ main(int argc, char *argv[])
 		instance(&tr, &small, INST_SERVERS, INST_TASKS, INST_LOAD,
 		    INST_SECS, tr.seed + 1000 + (uint64_t)i, truthful);
 		optimum(&small, &o[i]);
+		lg = (o[i].gleam / o[i].opt - 1) * 100;
+		if (verbose && lg > 5)
+			instance_show(&small, &o[i]);
 		instance_free(&small);
 		lg = (o[i].gleam / o[i].opt - 1) * 100;
 		tg = (1 - o[i].gleam_tp / o[i].opt_tp) * 100;

@@ -39,17 +39,19 @@ congest(double t0, double rho, double horizon)
  * The mean wait for one of the server's k GPUs in steady state:
  * Sakasegawa's approximation for a G/G/k queue, rho^(sqrt(2(k+1))-1) /
  * (k(1-rho)) times (ca^2+cs^2)/2 times the mean service time, which is
- * Kingman's formula for k = 1.  Arrivals mix the placed tasks' streams;
- * service times mix their GPU times.  Past the knee, the backlog term of
- * congest().
+ * Kingman's formula for k = 1.  Arrivals mix the streams in a (their
+ * rates, GPU work, its square, burstiness), service times their GPU
+ * times.  Past the knee, the backlog of a stream `horizon` seconds long
+ * grows as in congest().
  */
 static double
-gpu_wait(const struct pserver *a, const struct sched_server *sv)
+gpu_wait(const struct pserver *a, const struct sched_server *sv,
+    double horizon)
 {
 	double k = sv->ngpus > 0 ? sv->ngpus : 1;
 	double rho, r, es, cs2, ca2, w;
 
-	if (a->ntasks == 0 || a->lam <= 0 || a->work <= 0)
+	if (a->lam <= 0 || a->work <= 0)
 		return 0;
 	rho = sv->background + a->work / k;
 	es = a->work / a->lam;
@@ -59,8 +61,125 @@ gpu_wait(const struct pserver *a, const struct sched_server *sv)
 	w = pow(r, sqrt(2 * (k + 1)) - 1) / (k * (1 - r)) *
 	    (ca2 + cs2) / 2 * es;
 	if (rho > PREDICT_RHO_KNEE)
-		w += (rho - PREDICT_RHO_KNEE) * (a->requests / a->lam) / 2;
+		w += (rho - PREDICT_RHO_KNEE) * horizon / 2;
 	return w;
+}
+
+/* One task's part in its server's queue (server_solve). */
+struct sload {
+	int		 task;
+	double		 rate, svc, burst;
+	double		 active;	/* share of its horizon it sends in */
+	double		 fixed;		/* its request's time but the wait */
+	int		 window;
+};
+
+/*
+ * The streams' sums when every request waits `wait` for a GPU: a task
+ * with a window sends at most window/(wait + fixed) per second, and only
+ * in the part of its horizon after its weights arrive.
+ */
+static void
+solve_sums(const struct sload *l, int n, double wait, struct pserver *a)
+{
+	double x;
+	int i;
+
+	memset(a, 0, sizeof *a);
+	for (i = 0; i < n; i++) {
+		x = l[i].rate;
+		if (l[i].window > 0)
+			x = dmin(x, l[i].window / (wait + l[i].fixed));
+		x *= l[i].active;
+		a->lam += x;
+		a->work += x * l[i].svc;
+		a->work2 += x * l[i].svc * l[i].svc;
+		a->burst += x * l[i].burst;
+	}
+	a->ntasks = n;
+}
+
+static double	load_time(const struct predictor *, int);
+static double	request_fixed(const struct predictor *, int, double *);
+
+/*
+ * The server's mean wait for a GPU with the plan's tasks on it.  Tasks
+ * without a window send at their rate whatever happens; a task with one
+ * is held back by its own answers, so a busy GPU slows it down instead
+ * of queueing without end.  The wait W is then a fixed point: the
+ * queueing formula at the rates that W allows gives W back.  The
+ * formula's W falls as W rises (the windows send less), so the fixed
+ * point is unique, and bisection finds it.  Cached until the plan
+ * changes; the rates each task gets go to p->x.
+ */
+static const struct psolve *
+server_solve(const struct predictor *p, int server)
+{
+	const struct sched *s = p->s;
+	const struct sched_server *sv = &s->servers[server];
+	const struct pserver *off = &p->sv[server];
+	struct psolve *ps = &p->solve[server];
+	struct sload *l;
+	struct pserver a;
+	double lo, hi, mid, horizon, h, dummy;
+	int i, n, it;
+
+	if (ps->gen == p->gen)
+		return ps;
+	ps->gen = p->gen;
+	ps->wait = ps->rho = 0;
+	if ((n = off->ntasks) == 0)
+		return ps;
+	if ((l = calloc((size_t)n, sizeof *l)) == NULL) {
+		/* No room to think: the open-loop answer at full rates. */
+		ps->rho = sv->background + off->work /
+		    (sv->ngpus > 0 ? sv->ngpus : 1);
+		ps->wait = gpu_wait(off, sv, off->requests / off->lam);
+		ps->gen = 0;
+		return ps;
+	}
+	horizon = off->lam > 0 ? off->requests / off->lam : 0;
+	for (n = 0, i = off->first; i >= 0; i = p->next[i], n++) {
+		const struct sched_task *t = &s->tasks[i];
+
+		l[n].task = i;
+		l[n].rate = t->rate;
+		l[n].svc = t->gpu_time / sv->speed;
+		l[n].burst = t->burst;
+		l[n].window = t->window;
+		l[n].active = 1;
+		if (t->window > 0) {
+			h = t->requests / t->rate;
+			if (p->group[i] >= 0)
+				l[n].active = dmax(0, 1 - load_time(p, i) / h);
+			l[n].fixed = request_fixed(p, i, &dummy);
+		}
+	}
+	lo = 0;
+	hi = 1e-3;
+	for (it = 0; it < 60; it++) {
+		solve_sums(l, n, hi, &a);
+		if (gpu_wait(&a, sv, horizon) <= hi)
+			break;
+		lo = hi;
+		hi *= 4;
+	}
+	for (it = 0; it < 60 && hi - lo > 1e-9 * (1 + hi); it++) {
+		mid = (lo + hi) / 2;
+		solve_sums(l, n, mid, &a);
+		if (gpu_wait(&a, sv, horizon) > mid)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	solve_sums(l, n, hi, &a);
+	ps->wait = hi;
+	ps->rho = sv->background + a.work / (sv->ngpus > 0 ? sv->ngpus : 1);
+	for (i = 0; i < n; i++)
+		p->x[l[i].task] = l[i].window > 0 ? dmin(l[i].rate,
+		    l[i].window / (hi + l[i].fixed)) : l[i].rate;
+	free(l);
+	return ps;
 }
 
 /*
@@ -108,10 +227,14 @@ predict_init(struct predictor *p, struct sched *s)
 	p->prev = calloc((size_t)s->ntasks + 1, sizeof *p->prev);
 	nl = (size_t)s->nmedia + (size_t)s->nclients + (size_t)s->nservers + 1;
 	p->lfirst = calloc(nl, sizeof *p->lfirst);
+	p->solve = calloc((size_t)s->nservers + 1, sizeof *p->solve);
+	p->x = calloc((size_t)s->ntasks + 1, sizeof *p->x);
+	p->gen = 1;
 	where = calloc((size_t)s->ntasks + 1, sizeof *where);
 	if (p->sv == NULL || p->cl == NULL || p->md == NULL || p->up == NULL ||
 	    p->group == NULL || p->next == NULL || p->prev == NULL ||
-	    p->lfirst == NULL || where == NULL) {
+	    p->lfirst == NULL || p->solve == NULL || p->x == NULL ||
+	    where == NULL) {
 		free(where);
 		predict_free(p);
 		return -1;
@@ -157,6 +280,10 @@ predict_free(struct predictor *p)
 	free(p->next);
 	free(p->prev);
 	free(p->lfirst);
+	free(p->solve);
+	free(p->x);
+	p->solve = NULL;
+	p->x = NULL;
 	p->next = p->prev = NULL;
 	p->lfirst = NULL;
 	p->sv = NULL;
@@ -362,6 +489,7 @@ predict_add(struct predictor *p, int task, int server)
 
 	if (t->server >= 0)
 		predict_remove(p, task);
+	p->gen++;
 	p->sv[server].mem += predict_mem_need(p, task, server);
 	p->sv[server].ntasks++;
 	predict_sum(p, task, server, 1);
@@ -383,6 +511,7 @@ predict_remove(struct predictor *p, int task)
 
 	if (server < 0)
 		return;
+	p->gen++;
 	group_leave(p, task);
 	if (p->prev[task] >= 0)
 		p->next[p->prev[task]] = p->next[task];
@@ -550,6 +679,31 @@ burst_wait(const struct predictor *p, int server, double rho, double horizon)
 	return area / horizon;
 }
 
+/*
+ * The transfers and round trips of one of the task's requests on its
+ * server: what it takes besides the GPU; the transfers alone into
+ * transfer.  A task with a window cannot push its link past the knee
+ * (its answers hold it back), so its stretch stops there.
+ */
+static double
+request_fixed(const struct predictor *p, int task, double *transfer)
+{
+	const struct sched *s = p->s;
+	const struct sched_task *t = &s->tasks[task];
+	const struct sched_link *l = sched_link(s, t->client, t->server);
+	double horizon = t->requests / t->rate, rup, rdown;
+
+	path_rho(p, t, t->server, &rup, &rdown);
+	if (t->window > 0) {
+		rup = dmin(rup, PREDICT_RHO_KNEE);
+		rdown = dmin(rdown, PREDICT_RHO_KNEE);
+	}
+	*transfer = congest(t->in * 8 / l->up, rup, horizon) +
+	    congest(t->out * 8 / l->down, rdown, horizon);
+	return *transfer + t->round_trips * l->rtt +
+	    t->gpu_time / s->servers[t->server].speed;
+}
+
 void
 predict_task(const struct predictor *p, int task, struct pred *out)
 {
@@ -557,7 +711,8 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	const struct sched_task *t = &s->tasks[task];
 	const struct sched_server *sv;
 	const struct sched_link *l;
-	double horizon, rup, rdown, pure;
+	const struct psolve *ps;
+	double horizon, rup, rdown, pure, x, waited, served, lost, ask;
 	int server = t->server;
 
 	memset(out, 0, sizeof *out);
@@ -568,11 +723,10 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	horizon = t->requests / t->rate;
 	path_rho(p, t, server, &rup, &rdown);
 	out->link_rho = dmax(rup, rdown);
-	out->gpu_rho = sv->background + p->sv[server].work /
-	    (sv->ngpus > 0 ? sv->ngpus : 1);
-	out->transfer = congest(t->in * 8 / l->up, rup, horizon) +
-	    congest(t->out * 8 / l->down, rdown, horizon);
-	out->queue = gpu_wait(&p->sv[server], sv) + backlog_wait(sv->queued /
+	ps = server_solve(p, server);
+	out->gpu_rho = ps->rho;
+	request_fixed(p, task, &out->transfer);
+	out->queue = ps->wait + backlog_wait(sv->queued /
 	    (sv->ngpus > 0 ? sv->ngpus : 1), out->gpu_rho, horizon) +
 	    burst_wait(p, server, out->gpu_rho, horizon);
 	out->compute = t->gpu_time / sv->speed;
@@ -581,20 +735,28 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	if (!out->cached)
 		out->load = load_time(p, task);
 	pure = out->transfer + out->queue + out->compute + out->rtt;
+	out->answered = t->requests;
 	if (t->window > 0) {
 		/*
-		 * A program with a window blocks while its weights upload:
-		 * its whole stream starts that much later.  And with `window`
-		 * requests in flight, each taking `pure`, it sends at most
-		 * window/pure per second: below its rate, request k leaves
-		 * k(pure/window - 1/rate) late, on average half the stream.
+		 * A program with a window sends its first `window` requests
+		 * and blocks until the weights are there: those wait T.  Then
+		 * it sends at x = min(rate, window/pure) until its session
+		 * (the horizon) ends; what it could not send by then is lost,
+		 * each request costing PREDICT_LOST times pure.
 		 */
-		out->load_wait = out->load;
-		if (pure / t->window > 1 / t->rate)
-			out->slowdown = (t->requests - 1) / 2 *
-			    (pure / t->window - 1 / t->rate);
-		out->completion = out->load + t->requests *
-		    dmax(1 / t->rate, pure / t->window) + pure;
+		x = dmin(t->rate, t->window / pure);
+		waited = 0;
+		if (out->load > 0)
+			waited = dmin(t->requests, dmin(t->window,
+			    dmax(1, t->rate * out->load)));
+		served = dmin(t->requests - waited, x *
+		    dmax(0, horizon - out->load));
+		lost = t->requests - waited - served;
+		out->answered = waited + served;
+		out->load_wait = waited * out->load / t->requests;
+		out->slowdown = lost * (PREDICT_LOST - 1) * pure / t->requests;
+		ask = dmin(horizon, out->load + (t->requests - waited) / x);
+		out->completion = dmax(out->load, ask) + pure;
 	} else {
 		/* Requests arrive all along; those before the weights wait. */
 		if (out->load <= horizon)

@@ -17,6 +17,11 @@
 
 /* Above this occupancy a queue is predicted as backlog growing linearly. */
 #define PREDICT_RHO_KNEE	0.95
+/*
+ * A request that a task with a window cannot send before its session
+ * ends costs this many times the latency of one it sends.
+ */
+#define PREDICT_LOST		2.0
 
 struct pred {
 	double		 transfer;	/* seconds per request: input and output */
@@ -28,6 +33,7 @@ struct pred {
 	double		 latency;	/* the six summed */
 	double		 load;		/* seconds: one upload of the weights */
 	double		 completion;	/* seconds until the last reply */
+	double		 answered;	/* requests it gets answered */
 	double		 gpu_rho;	/* the server's GPU occupancy */
 	double		 link_rho;	/* the busier direction of its path */
 	int		 cached;	/* the weights are there already */
@@ -69,8 +75,21 @@ struct pupload {
 	int		 lnext[2];	/* the next upload on each of them */
 };
 
+/*
+ * A server's GPU queue solved for the plan's tasks on it (see
+ * server_solve in predict.c), kept until the plan changes.
+ */
+struct psolve {
+	unsigned long	 gen;		/* the plan's generation it is of */
+	double		 wait;		/* mean wait for a GPU, seconds */
+	double		 rho;		/* occupancy at the tasks' rates */
+};
+
 struct predictor {
 	struct sched	*s;
+	unsigned long	 gen;		/* bumped by every add and remove */
+	struct psolve	*solve;		/* per server */
+	double		*x;		/* per task: requests/s it gets sent */
 	struct pserver	*sv;
 	struct pclient	*cl;
 	struct pmedium	*md;		/* [medium - 1] */

@@ -1,0 +1,179 @@
+/*
+ * The content store behind the weight cache: byte strings named by their
+ * XXH3-128 hash, scoped by tenant, kept in RAM and on disk, each tier
+ * within a byte budget by least-recent use.  gleam-serve serves
+ * host-to-device copies and module images from it; gleam-cache lists,
+ * measures, verifies and prunes its directory.
+ *
+ * Directory layout (gleam-cache(1) documents it):
+ *	lock		flock(2): shared by gleam-serve, exclusive by
+ *			gleam-cache while it removes entries
+ *	pins		"pid tenant hash" lines: entries a live client of
+ *			that gleam-serve has used; never pruned
+ *	counters	YAML: the server's hit and miss counters
+ *	gen		bumped by gleam-cache when it removes entries
+ *	tmp/		entries being written (renamed into data/ whole)
+ *	data/TENANT/XX/HASH	one entry: a 64-byte header, then the bytes
+ *			(zstd-compressed or raw)
+ *
+ * Tenants: entries uploaded under one key are stored and served under
+ * that key's tenant ("k" and 16 hex digits of a keyed hash of the key,
+ * or "nokey") and never served to another tenant.
+ *
+ * Contract: every entry handed out was verified (its bytes hash to its
+ * name) after it was read from disk; a corrupt file is removed and
+ * counted, never served.  A ref pins its entry's bytes until released.
+ * Failures of the disk tier (full disk, no permission, corrupt files) are
+ * logged and the store carries on without it.
+ */
+#ifndef GLEAM_CSTORE_H
+#define GLEAM_CSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CSTORE_HASH_LEN		16
+#define CSTORE_HEX_LEN		(2 * CSTORE_HASH_LEN)
+#define CSTORE_TENANT_MAX	24	/* "nokey" or "k" + 16 hex, NUL */
+#define CSTORE_HDR_LEN		64
+#define CSTORE_ENTRY_MAX	(2ull << 30)	/* bytes of one entry */
+
+struct cstore_conf {
+	char		 dir[1024];	/* "": no disk tier */
+	uint64_t	 ram_budget;	/* bytes; 0: no RAM tier */
+	uint64_t	 disk_budget;	/* bytes */
+	int		 level;		/* zstd level; 0: store raw */
+};
+
+/* Counters, cumulative across restarts (the counters file). */
+struct cstore_counters {
+	uint64_t	 ram_hits, disk_hits, gpu_hits, misses;
+	uint64_t	 hit_bytes, miss_bytes;
+	uint64_t	 stored, stored_bytes;
+	uint64_t	 evicted, corrupt, write_errors;
+	/* Gauges of the last writer. */
+	uint64_t	 ram_bytes, ram_entries, gpu_bytes, gpu_entries;
+	uint64_t	 disk_bytes, disk_entries;
+	double		 updated;	/* epoch seconds */
+};
+
+/* An entry's bytes, pinned until cstore_release. */
+struct cstore_ref {
+	const void	*data;
+	size_t		 len;
+	int		 tier;		/* where it was found: CT_* */
+	struct centry	*e;		/* NULL: the ref owns own */
+	void		*own;
+};
+
+enum { CT_NONE, CT_RAM, CT_DISK, CT_UPLOAD };
+
+struct cstore;
+
+/* The name of a byte string. */
+void	 cstore_hash(const void *, size_t, uint8_t out[CSTORE_HASH_LEN]);
+void	 cstore_hex(const uint8_t h[CSTORE_HASH_LEN],
+	    char out[CSTORE_HEX_LEN + 1]);
+/* Parses 32 hex digits; -1 if it is not that. */
+int	 cstore_unhex(const char *, uint8_t out[CSTORE_HASH_LEN]);
+/* A tenant's name from a key's bytes, or "nokey" for NULL. */
+void	 cstore_tenant(const void *key, size_t len,
+	    char out[CSTORE_TENANT_MAX]);
+int	 cstore_tenant_valid(const char *);
+
+/*
+ * Opens the store.  A directory that cannot be created or written is
+ * logged and leaves the store without a disk tier (NULL only when memory
+ * is short).  Scans the directory's entries into the index.
+ */
+struct cstore	*cstore_open(const struct cstore_conf *);
+/* Writes the counters and frees everything (no ref may be live). */
+void		 cstore_close(struct cstore *);
+/* 1 if the store has a RAM or disk tier to keep entries in. */
+int		 cstore_active(const struct cstore *);
+
+/*
+ * The entry named (tenant, hash) of len bytes, from RAM or disk; NULL on a
+ * miss (counted).  The ref is the caller's to release.
+ */
+struct cstore_ref *cstore_get(struct cstore *, const char *tenant,
+		    const uint8_t hash[CSTORE_HASH_LEN], uint64_t len);
+/*
+ * Stores len bytes of buf (malloc'd; the store takes it) whose hash the
+ * caller has verified, and returns a ref to them (NULL only when memory
+ * is short; buf is then freed).  The entry goes to RAM and to disk as the
+ * budgets allow; if neither can keep it, the ref alone holds the bytes.
+ */
+struct cstore_ref *cstore_put(struct cstore *, const char *tenant,
+		    const uint8_t hash[CSTORE_HASH_LEN], void *buf, size_t len);
+void		 cstore_release(struct cstore *, struct cstore_ref *);
+
+/*
+ * Session pins: entries a live client used, recorded in the pins file
+ * so that gleam-cache prune leaves them alone until cstore_unpin_all.
+ * owner is the client's token.
+ */
+void		 cstore_pin(struct cstore *, const void *owner,
+		    const char *tenant, const uint8_t hash[CSTORE_HASH_LEN]);
+void		 cstore_unpin_all(struct cstore *, const void *owner);
+
+/* Counters now (gauges filled in). */
+void		 cstore_counters(struct cstore *, struct cstore_counters *);
+/* Writes the counters file if more than a second passed (or force). */
+void		 cstore_flush(struct cstore *, int force);
+/* Adds to the GPU tier's counters (the cuda backend keeps that tier). */
+void		 cstore_count_gpu(struct cstore *, int hit, uint64_t bytes,
+		    uint64_t resident_bytes, uint64_t resident_entries);
+
+/* ---- the directory, for gleam-cache and the tests ------------------- */
+
+/* One entry file as a scan sees it. */
+struct cstore_file {
+	char		 tenant[CSTORE_TENANT_MAX];
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	char		 path[1200];
+	uint64_t	 len;		/* bytes it holds (from the header) */
+	uint64_t	 disk;		/* bytes of the file */
+	double		 used;		/* last use, epoch seconds (mtime) */
+	int		 pinned;	/* in the pins file of a live server */
+	int		 bad;		/* header unreadable */
+};
+
+/*
+ * Every entry under dir (tenant: only that one, or NULL), sorted by last
+ * use, oldest first; *out malloc'd.  Returns -1 with a reason in err.
+ */
+int	 cstore_scan(const char *dir, const char *tenant,
+	    struct cstore_file **out, size_t *n, char *err, size_t errlen);
+/*
+ * Decodes an entry file's bytes: checks the header, decompresses and
+ * rehashes.  With want non-NULL the hash must equal it.  On success
+ * *out (malloc'd) holds the bytes; -1 with a reason otherwise.
+ */
+int	 cstore_decode(const void *, size_t, const uint8_t *want,
+	    void **out, size_t *outlen, char *why, size_t whylen);
+/* Encodes an entry file; *out malloc'd.  -1 if memory is short. */
+int	 cstore_encode(const void *, size_t, const uint8_t hash[CSTORE_HASH_LEN],
+	    int level, void **out, size_t *outlen);
+/* Reads and checks an entry file; 0 if sound, -1 with a reason. */
+int	 cstore_verify_file(const char *path, const uint8_t hash[CSTORE_HASH_LEN],
+	    char *why, size_t whylen);
+/*
+ * Locks the directory for removals (exclusive; waits up to timeout
+ * seconds).  Returns the lock's fd or -1 with a reason.
+ */
+int	 cstore_lock(const char *dir, double timeout, char *err, size_t errlen);
+void	 cstore_unlock(int fd);
+/* Removes an entry file (under the lock) and bumps gen. */
+int	 cstore_remove(const char *dir, const struct cstore_file *);
+/* Reads the counters file; -1 if there is none or it is malformed. */
+int	 cstore_read_counters(const char *dir, struct cstore_counters *);
+/* Parses a counters document (the fuzz target's entry). */
+int	 cstore_parse_counters(const void *, size_t, struct cstore_counters *);
+/* Parses the pins file's text; calls fn for each live pin line. */
+int	 cstore_parse_pins(const char *, size_t,
+	    void (*fn)(void *, const char *tenant, const uint8_t *hash),
+	    void *arg, int check_pid);
+
+#endif

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "log.h"
 #include "remote.h"
+#include "zframe.h"
 
 #define STAGE_MAX	(2ull << 30)	/* bytes staged per client at most */
 
@@ -322,6 +323,9 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	struct stage *st;
 	struct pw rep;
 	backend_fn fn;
+	uint8_t *zbuf = NULL;
+	const char *why;
+	size_t plen;
 	int rc, staged;
 
 	if (h->type == MSG_BYE)
@@ -337,16 +341,36 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		remote_error(r, h->id, PERR_UNKNOWN, "not a remoting call");
 		return -1;
 	}
-	if (h->flags != 0 || rpc_unpack(p, h->len, c.d->req, c.in) == -1) {
+	if ((h->flags & ~(FL_ONEWAY | FL_ZSTD)) != 0) {
+		remote_error(r, h->id, PERR_MALFORMED, c.d->name);
+		return -1;
+	}
+	plen = h->len;
+	if (h->flags & FL_ZSTD) {
+		/* Inflated no larger than a frame may be. */
+		if (zf_decompress(p, h->len, r->env->max_frame, &zbuf, &plen,
+		    &why) == -1) {
+			char text[128];
+
+			snprintf(text, sizeof text, "%s: %s", c.d->name, why);
+			remote_error(r, h->id, PERR_MALFORMED, text);
+			return -1;
+		}
+		p = zbuf;
+	}
+	if (rpc_unpack(p, plen, c.d->req, c.in) == -1) {
+		free(zbuf);
 		remote_error(r, h->id, PERR_MALFORMED, c.d->name);
 		return -1;
 	}
 	__atomic_add_fetch(&r->stats->calls, 1, __ATOMIC_RELAXED);
 	if (h->type == R_OPEN) {
+		free(zbuf);
 		remote_open(r, h, &c);
 		return 0;
 	}
 	if (!r->opened) {
+		free(zbuf);
 		remote_error(r, h->id, PERR_STATE, "call before open");
 		return -1;
 	}
@@ -367,6 +391,22 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 	if (staged)
 		stage_free(r, c.in[1].u);
+	free(zbuf);
+	if (h->flags & FL_ONEWAY) {
+		/* No reply unless it failed; the client reports that later. */
+		if (rc != 0) {
+			pw_init(&rep);
+			pw_u32(&rep, (uint32_t)rc);
+			remote_frame(r, h->type, FL_REPLY | FL_ONEWAY, h->id,
+			    rep.p, rep.len);
+			pw_free(&rep);
+		}
+		pw_free(&c.blob);
+		free(c.scratch);
+		log_trace("client %s: %s (one-way) -> %d", r->cl.addr,
+		    c.d->name, rc);
+		return 0;
+	}
 	pw_init(&rep);
 	pw_u32(&rep, (uint32_t)rc);
 	if (rc == 0 && rpc_pack(&rep, c.d->rep, c.out) == -1)

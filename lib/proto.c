@@ -202,7 +202,7 @@ pw_free(struct pw *w)
 	memset(w, 0, sizeof *w);
 }
 
-static uint8_t *
+uint8_t *
 pw_room(struct pw *w, size_t n)
 {
 	uint8_t *np;

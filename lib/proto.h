@@ -50,7 +50,9 @@ enum msg_type {
 
 enum msg_flag {
 	FL_REPLY = 0x0001,	/* this frame answers request id */
-	FL_ZSTD = 0x0002	/* payload is one zstd frame */
+	FL_ZSTD = 0x0002,	/* payload is one zstd frame */
+	FL_ONEWAY = 0x0004	/* a remoting call that wants no reply; with
+				   FL_REPLY: the error such a call met */
 };
 
 enum proto_err {
@@ -162,6 +164,8 @@ void	pw_u32(struct pw *, uint32_t);
 void	pw_u64(struct pw *, uint64_t);
 void	pw_bytes(struct pw *, const void *, size_t);
 void	pw_str(struct pw *, const char *);
+/* Appends n bytes of room and returns them (NULL once the writer failed). */
+uint8_t *pw_room(struct pw *, size_t n);
 
 /* Payload codecs: encoders append to pw, decoders return 0 or -1. */
 void	msg_hello_enc(struct pw *, const struct msg_hello *);

@@ -121,12 +121,11 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
     void **extra, int ptsz, unsigned flags, const struct pw *attrs)
 {
-	struct rpc_val in[12], out[1];
+	struct rpc_val in[12];
 	const struct gfinfo *fi;
 	struct gctx *c;
 	uint64_t fid, sid;
 	char *args;
-	void *keep;
 	CUresult rc;
 
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
@@ -153,10 +152,10 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		/* R_LAUNCH_EX: the attributes in place of the flags. */
 		in[10].p = attrs->p;
 		in[10].len = (uint32_t)attrs->len;
-		rc = rcall(R_LAUNCH_EX, in, out, &keep);
+		rc = rpost(R_LAUNCH_EX, in, 0);
 	} else
-		rc = rcall(R_LAUNCH, in, out, &keep);
-	free(keep);
+		rc = rpost(R_LAUNCH, in, 0);
+	/* Checked here against the function's table: one-way. */
 	free(args);
 	return rc;
 }
@@ -280,10 +279,9 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 CUresult
 cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 {
-	struct rpc_val in[4], out[1];
+	struct rpc_val in[4];
 	struct gstream *g;
 	struct gctx *c;
-	void *keep;
 	CUresult rc;
 
 	if (ps == NULL || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
@@ -302,8 +300,8 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 	in[1].u = gobj_id(g);
 	in[2].u = flags;
 	in[3].u = (uint64_t)(int64_t)g->priority;
-	rc = rcall(R_STREAM_CREATE, in, out, &keep);
-	free(keep);
+	/* The id is ours: the program need not wait for the server. */
+	rc = rpost(R_STREAM_CREATE, in, 0);
 	if (rc != CUDA_SUCCESS) {
 		free(g);
 		return rc;
@@ -322,15 +320,13 @@ CUresult
 cuStreamDestroy_v2(CUstream s)
 {
 	struct gstream *g = gobj_check(s, GK_STREAM);
-	struct rpc_val in[1], out[1];
-	void *keep;
+	struct rpc_val in[1];
 	CUresult rc;
 
 	if (g == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(g);
-	rc = rcall(R_STREAM_DESTROY, in, out, &keep);
-	free(keep);
+	rc = rpost(R_STREAM_DESTROY, in, 0);
 	g->o.magic = 0;
 	free(g);
 	return rc;
@@ -345,11 +341,10 @@ CUresult cuStreamQuery_ptsz(CUstream s) { return exec_sync(R_STREAM_QUERY, s, 1)
 static CUresult
 exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 {
-	struct rpc_val in[4], out[1];
+	struct rpc_val in[4];
 	struct gevent *ev = gobj_check(e, GK_EVENT);
 	struct gctx *c;
 	uint64_t sid;
-	void *keep;
 	CUresult rc;
 
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
@@ -362,9 +357,7 @@ exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 	in[1].u = sid;
 	in[2].u = gobj_id(ev);
 	in[3].u = flags;
-	rc = rcall(R_STREAM_WAIT_EVENT, in, out, &keep);
-	free(keep);
-	return rc;
+	return rpost(R_STREAM_WAIT_EVENT, in, 0);
 }
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 0); }
@@ -445,10 +438,9 @@ cuStreamGetId(CUstream s, unsigned long long *id)
 CUresult
 cuEventCreate(CUevent *pe, unsigned int flags)
 {
-	struct rpc_val in[3], out[1];
+	struct rpc_val in[3];
 	struct gevent *e;
 	struct gctx *c;
-	void *keep;
 	CUresult rc;
 
 	if (pe == NULL || (flags & ~0xfu))
@@ -464,8 +456,7 @@ cuEventCreate(CUevent *pe, unsigned int flags)
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = flags;
-	rc = rcall(R_EVENT_CREATE, in, out, &keep);
-	free(keep);
+	rc = rpost(R_EVENT_CREATE, in, 0);
 	if (rc != CUDA_SUCCESS) {
 		free(e);
 		return rc;
@@ -486,6 +477,8 @@ exec_event1(uint16_t type, CUevent h)
 	if (e == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(e);
+	if (type == R_EVENT_DESTROY)
+		return rpost(type, in, 0);
 	rc = rcall(type, in, out, &keep);
 	free(keep);
 	return rc;
@@ -513,10 +506,9 @@ static CUresult
 exec_record(CUevent h, CUstream s, int ptsz)
 {
 	struct gevent *e = gobj_check(h, GK_EVENT);
-	struct rpc_val in[3], out[1];
+	struct rpc_val in[3];
 	struct gctx *c;
 	uint64_t sid;
-	void *keep;
 	CUresult rc;
 
 	if (e == NULL)
@@ -528,9 +520,7 @@ exec_record(CUevent h, CUstream s, int ptsz)
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = sid;
-	rc = rcall(R_EVENT_RECORD, in, out, &keep);
-	free(keep);
-	return rc;
+	return rpost(R_EVENT_RECORD, in, 0);
 }
 
 CUresult cuEventRecord(CUevent e, CUstream s) { return exec_record(e, s, 0); }

@@ -172,10 +172,9 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
 CUresult
 cuMemFree_v2(CUdeviceptr p)
 {
-	struct rpc_val in[2], out[1];
+	struct rpc_val in[2];
 	struct gctx *c;
 	struct alloc a;
-	void *keep;
 	CUresult rc;
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
@@ -190,8 +189,8 @@ cuMemFree_v2(CUdeviceptr p)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	in[0].u = gobj_id(c);
 	in[1].u = p;
-	rc = rcall(R_MEM_FREE, in, out, &keep);
-	free(keep);
+	/* Known here, so the server's answer can wait: one-way. */
+	rc = rpost(R_MEM_FREE, in, 0);
 	if (rc == CUDA_SUCCESS)
 		mem_del(p, 0);
 	return rc;
@@ -319,15 +318,35 @@ cuMemHostUnregister(void *p)
 
 /* ---- copies ------------------------------------------------------------ */
 
+/*
+ * Is [p, p + n) inside device memory this client allocated?  Then stream-
+ * ordered work on it cannot fail for its address and goes one-way; other
+ * addresses (a module's globals, say) wait for the server's answer.
+ */
+static int
+dev_range_known(CUdeviceptr p, size_t n)
+{
+	size_t base, size;
+
+	return mem_is_device(p, &base, &size) && p - base <= size &&
+	    n <= size - (p - base);
+}
+
+/* Host-to-device copies go in pieces of this size, pipelined. */
+#define BULK_CHUNK	(4u << 20)
+
 static CUresult
 copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
     const void *src, size_t n)
 {
 	struct rpc_val in[5], out[1];
 	size_t max = rcall_max_payload(), k;
+	int known = dev_range_known(dst, n);
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
+	if (max > BULK_CHUNK)
+		max = BULK_CHUNK;
 	while (n > 0) {
 		k = n < max ? n : max;
 		in[0].u = gobj_id(c);
@@ -336,8 +355,13 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		in[3].u = dst;
 		in[4].p = src;
 		in[4].len = (uint32_t)k;
-		rc = rcall(R_MEM_HTOD, in, out, &keep);
-		free(keep);
+		/* The bytes are copied into the queue: src is free again. */
+		if (known)
+			rc = rpost(R_MEM_HTOD, in, RP_BULK);
+		else {
+			rc = rcall(R_MEM_HTOD, in, out, &keep);
+			free(keep);
+		}
 		if (rc != CUDA_SUCCESS)
 			return rc;
 		dst += k;
@@ -347,35 +371,65 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	return rc;
 }
 
+/* Device-to-host pieces asked for ahead of the one being received. */
+#define DTOH_AHEAD	8
+
 static CUresult
 copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
     CUdeviceptr src, size_t n)
 {
+	struct rwait w[DTOH_AHEAD];
+	size_t len[DTOH_AHEAD];
+	char *at[DTOH_AHEAD];
 	struct rpc_val in[5], out[1];
-	size_t max = rcall_max_payload(), k;
+	size_t max = rcall_max_payload();
+	unsigned head = 0, tail = 0;	/* sent, received */
+	CUresult rc = CUDA_SUCCESS, rc2;
 	void *keep;
-	CUresult rc;
 
-	while (n > 0) {
-		k = n < max ? n : max;
-		in[0].u = gobj_id(c);
-		in[1].u = sid;
-		in[2].u = (uint64_t)async;
-		in[3].u = src;
-		in[4].u = k;
-		rc = rcall(R_MEM_DTOH, in, out, &keep);
-		if (rc == CUDA_SUCCESS && out[0].len != k)
-			rc = CUDA_ERROR_UNKNOWN;
-		if (rc == CUDA_SUCCESS)
-			memcpy(dst, out[0].p, k);
-		free(keep);
+	if (max > BULK_CHUNK)
+		max = BULK_CHUNK;
+	while (tail < head || n > 0) {
+		/* Keep several pieces in flight: the link stays busy. */
+		while (n > 0 && head - tail < DTOH_AHEAD &&
+		    rc == CUDA_SUCCESS) {
+			size_t k = n < max ? n : max;
+			unsigned i = head % DTOH_AHEAD;
+
+			in[0].u = gobj_id(c);
+			in[1].u = sid;
+			in[2].u = (uint64_t)async;
+			in[3].u = src;
+			in[4].u = k;
+			if ((rc = rsend(R_MEM_DTOH, in, 0, &w[i])) !=
+			    CUDA_SUCCESS)
+				break;
+			len[i] = k;
+			at[i] = dst;
+			head++;
+			dst = (char *)dst + k;
+			src += k;
+			n -= k;
+		}
+		if (tail == head)
+			break;
+		{
+			unsigned i = tail % DTOH_AHEAD;
+
+			rc2 = rwait(&w[i], out, &keep);
+			if (rc2 == CUDA_SUCCESS && out[0].len != len[i])
+				rc2 = CUDA_ERROR_UNKNOWN;
+			if (rc2 == CUDA_SUCCESS)
+				memcpy(at[i], out[0].p, len[i]);
+			free(keep);
+			if (rc == CUDA_SUCCESS)
+				rc = rc2;
+			tail++;
+		}
 		if (rc != CUDA_SUCCESS)
-			return rc;
-		dst = (char *)dst + k;
-		src += k;
-		n -= k;
+			n = 0;	/* collect what is in flight, then fail */
 	}
-	return CUDA_SUCCESS;
+	return rc;
 }
 
 static CUresult
@@ -394,6 +448,8 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[3].u = dst;
 	in[4].u = src;
 	in[5].u = n;
+	if (dev_range_known(dst, n) && dev_range_known(src, n))
+		return rpost(R_MEM_DTOD, in, 0);
 	rc = rcall(R_MEM_DTOD, in, out, &keep);
 	free(keep);
 	return rc;
@@ -768,6 +824,9 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 	in[6].u = el;
 	in[7].u = w;
 	in[8].u = h;
+	if (w > 0 && h > 0 && el > 0 && (h == 1 || pitch >= w * el) &&
+	    dev_range_known(p, (h - 1) * pitch + w * el))
+		return rpost(R_MEMSET, in, 0);
 	rc = rcall(R_MEMSET, in, out, &keep);
 	free(keep);
 	return rc;

@@ -241,8 +241,14 @@ module_get_func(void **out, void *h, const char *name, int library)
 	in[1].u = gobj_id(f);
 	in[2].p = name;
 	in[2].len = (uint32_t)strlen(name);
-	rc = rcall(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC, in, rep,
-	    &keep);
+	if (fi != NULL) {
+		/* The load's table has it: nothing to wait for. */
+		rc = rpost(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC,
+		    in, 0);
+		keep = NULL;
+	} else
+		rc = rcall(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC,
+		    in, rep, &keep);
 	if (rc == CUDA_SUCCESS && fi == NULL) {
 		/* Not in the load's table: the reply's own entry. */
 		if (rep[0].len == 0 || rpc_ftab_dec(rep[0].p, rep[0].len,

@@ -2,22 +2,40 @@
  * The connection to gleam-serve and the device list it describes.
  *
  * Contract: one connection per process, opened by cuInit(0), shared by all
- * threads; rcall() holds a lock from send to reply, so calls from many
- * threads are serialised and never interleave on the wire.  A lost
- * connection is final for the process: every later call fails at once
- * with CUDA_ERROR_DEVICE_UNAVAILABLE, after one message naming the server.
- * A child of fork(2) never touches the parent's connection: its calls fail
- * with CUDA_ERROR_NOT_INITIALIZED, as with the real driver.
+ * threads.  One I/O thread owns the socket: the program's threads append
+ * encoded frames to a send queue and the I/O thread sends whatever has
+ * gathered in one send(2), so calls from many threads coalesce and keep the
+ * order in which they were queued.  A call that needs an answer (rcall)
+ * waits for its reply, which the I/O thread hands over by request id; a
+ * one-way call (rpost: stream-ordered work) returns once queued.  The
+ * server answers a one-way call only when it failed; that error is kept
+ * and returned by the next call that waits for a reply (CUDA's deferred
+ * errors; a sticky one also marks the context).
+ *
+ * Bulk payloads (rpost with RP_BULK) are compressed with zstd when the
+ * link is measured to be slower than compression and the data shrinks.
+ * GLEAM_SYNC=1 turns all of this off: every call waits for its reply,
+ * nothing is compressed (for comparisons).  GLEAM_ZSTD=0 or 1 forces
+ * compression off or on.
+ *
+ * A lost connection is final for the process: every later call fails at
+ * once with CUDA_ERROR_DEVICE_UNAVAILABLE, after one message naming the
+ * server.  A child of fork(2) never touches the parent's connection: its
+ * calls fail with CUDA_ERROR_NOT_INITIALIZED, as with the real driver.
  */
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "remote.h"
@@ -27,10 +45,31 @@
 #include "hooks.h"
 #include "log.h"
 #include "parse.h"
+#include "util.h"
+#include "zframe.h"
 
-static pthread_mutex_t	 rlock = PTHREAD_MUTEX_INITIALIZER;
+/* Posting waits while this much is queued and not yet taken for sending. */
+#define SENDQ_MAX	(64u << 20)
+
+/* Everything below is under tlock, but for rconn's constant fields. */
+static pthread_mutex_t	 tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t	 tcond = PTHREAD_COND_INITIALIZER;
 static struct conn	 rconn;
 static enum { R_NONE, R_UP, R_LOST, R_FORKED } rstate;
+static struct pw	 sendq;		/* frames not yet taken for sending */
+static uint64_t		 queued, taken;	/* bytes ever queued, taken */
+static int		 evfd = -1;	/* wakes the I/O thread */
+static int		 io_busy;	/* the I/O thread has bytes to send */
+static struct rwait	*waiters;	/* calls waiting for their replies */
+static CUresult		 deferred;	/* a one-way call's error, unreported */
+static uint16_t		 deferred_type;
+static int		 sync_mode;	/* GLEAM_SYNC=1 */
+static int		 zmode = -1;	/* GLEAM_ZSTD: -1 auto, 0 off, 1 on */
+static double		 link_Bps;	/* measured send rate when backlogged */
+static double		 zstd_Bps;	/* measured compression speed */
+static double		 zratio = 1;	/* compressed / raw, recent */
+static unsigned		 ztrials;	/* bulk chunks since the last trial */
+
 static struct client_device *rdevs;
 static int		 rndev;
 
@@ -56,26 +95,37 @@ gobj_id(const void *h)
 static void
 remote_atfork_child(void)
 {
+	pthread_mutex_init(&tlock, NULL);
+	pthread_cond_init(&tcond, NULL);
 	if (rstate == R_UP || rstate == R_LOST) {
 		close(rconn.fd);
 		rconn.fd = -1;
+		if (evfd != -1)
+			close(evfd);
+		evfd = -1;
 		rstate = R_FORKED;
 	}
-	pthread_mutex_init(&rlock, NULL);
+	waiters = NULL;
+	sendq.len = 0;
 }
 
-/* The first failure says why; later calls fail quietly. */
-static CUresult
-remote_lost(void)
+/* Under tlock: the connection is gone; says why once, wakes everyone. */
+static void
+remote_lost_locked(const char *why)
 {
 	if (rstate == R_UP) {
-		log_error("server %s lost: %s", rconn.peer, rconn.err);
+		log_error("server %s lost: %s", rconn.peer, why);
 		rstate = R_LOST;
-		close(rconn.fd);
-		rconn.fd = -1;
+		shutdown(rconn.fd, SHUT_RDWR);
 	}
-	return rstate == R_FORKED ? CUDA_ERROR_NOT_INITIALIZED :
-	    CUDA_ERROR_DEVICE_UNAVAILABLE;
+	pthread_cond_broadcast(&tcond);
+}
+
+static CUresult
+state_error(void)
+{
+	return rstate == R_LOST ? CUDA_ERROR_DEVICE_UNAVAILABLE :
+	    CUDA_ERROR_NOT_INITIALIZED;
 }
 
 size_t
@@ -85,82 +135,463 @@ rcall_max_payload(void)
 	return rconn.max_frame > 4096 ? rconn.max_frame - 1024 : 4096;
 }
 
-CUresult
-rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
-    void **keep)
+int
+rsync_mode(void)
 {
-	const struct rpc_desc *d = rpc_lookup(type);
-	struct frame_hdr h;
-	const uint8_t *p;
-	struct pw w;
-	uint64_t id;
+	return sync_mode;
+}
+
+/* ---- the I/O thread ------------------------------------------------------ */
+
+/* One whole frame from the server. */
+static void
+io_frame(const struct frame_hdr *h, const uint8_t *p)
+{
+	struct rwait **wp, *w;
 	uint32_t rc;
 
-	*keep = NULL;
+	if (h->type == MSG_ERROR) {
+		conn_error_frame(&rconn, p, h->len);
+		remote_lost_locked(rconn.err);
+		return;
+	}
+	if (!(h->flags & FL_REPLY))
+		return;
+	if (h->flags & FL_ONEWAY) {
+		/* A one-way call failed: kept for the next call that waits. */
+		rc = h->len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24 :
+		    CUDA_ERROR_UNKNOWN;
+		if (rc == CUDA_SUCCESS)
+			rc = CUDA_ERROR_UNKNOWN;
+		if (deferred == CUDA_SUCCESS) {
+			const struct rpc_desc *d = rpc_lookup(h->type);
+			deferred = (CUresult)rc;
+			deferred_type = h->type;
+			log_debug("%s (queued): %u", d ? d->name : "?", rc);
+		}
+		return;
+	}
+	for (wp = &waiters; (w = *wp) != NULL; wp = &w->next)
+		if (w->id == h->id)
+			break;
+	if (w == NULL || w->type != h->type)
+		return;		/* nobody asked: stale or foreign; dropped */
+	*wp = w->next;
+	if ((w->buf = malloc(h->len ? h->len : 1)) == NULL)
+		w->len = 0;
+	else {
+		memcpy(w->buf, p, h->len);
+		w->len = h->len;
+	}
+	w->done = 1;
+	pthread_cond_broadcast(&tcond);
+}
+
+static void *
+io_main(void *arg)
+{
+	struct pw out;			/* being sent */
+	size_t off = 0, rlen = 0, rcap = 0, rmax;
+	uint8_t *rb = NULL;
+	uint64_t t0 = 0;
+	int stalled = 0;
+
+	(void)arg;
+	pw_init(&out);
+	rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
+	for (;;) {
+		struct pollfd pf[2];
+		ssize_t n;
+
+		pthread_mutex_lock(&tlock);
+		if (rstate != R_UP) {
+			pthread_mutex_unlock(&tlock);
+			break;
+		}
+		if (off == out.len && sendq.len > 0) {
+			struct pw t = out;
+
+			out = sendq;
+			sendq = t;
+			sendq.len = 0;
+			off = 0;
+			taken += out.len;
+			t0 = now_ns();
+			stalled = 0;
+			pthread_cond_broadcast(&tcond);
+		}
+		io_busy = off < out.len;
+		pthread_mutex_unlock(&tlock);
+
+		while (off < out.len) {
+			n = send(rconn.fd, out.p + off, out.len - off,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n > 0) {
+				off += (size_t)n;
+				continue;
+			}
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n == -1 && (errno == EAGAIN || errno ==
+			    EWOULDBLOCK)) {
+				stalled = 1;
+				break;
+			}
+			pthread_mutex_lock(&tlock);
+			remote_lost_locked(strerror(errno));
+			pthread_mutex_unlock(&tlock);
+			goto out;
+		}
+		if (off == out.len && out.len > 0) {
+			/* A backlog that had to wait on the link measures it. */
+			uint64_t dt = now_ns() - t0;
+			if (stalled && out.len >= (1u << 20) && dt > 0) {
+				double r = (double)out.len * 1e9 / (double)dt;
+				pthread_mutex_lock(&tlock);
+				link_Bps = link_Bps > 0 ? 0.5 * link_Bps +
+				    0.5 * r : r;
+				pthread_mutex_unlock(&tlock);
+			}
+			stats_bytes(out.len, 0);
+			out.len = 0;
+			off = 0;
+			if (out.cap > (SENDQ_MAX + (16u << 20))) {
+				pw_free(&out);
+				pw_init(&out);
+			}
+			continue;	/* more may have been queued */
+		}
+
+		pf[0].fd = rconn.fd;
+		pf[0].events = POLLIN | (off < out.len ? POLLOUT : 0);
+		pf[1].fd = evfd;
+		pf[1].events = POLLIN;
+		if (poll(pf, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			pthread_mutex_lock(&tlock);
+			remote_lost_locked(strerror(errno));
+			pthread_mutex_unlock(&tlock);
+			break;
+		}
+		if (pf[1].revents & POLLIN) {
+			uint64_t v;
+			if (read(evfd, &v, sizeof v) == -1 && errno != EAGAIN)
+				log_debug("eventfd: %s", strerror(errno));
+		}
+		if (!(pf[0].revents & (POLLIN | POLLERR | POLLHUP)))
+			continue;
+		/* Everything there is, then every whole frame in it. */
+		for (;;) {
+			size_t want = 1u << 16, used;
+			struct frame_hdr h;
+
+			if (rlen >= PROTO_HDR_LEN) {
+				proto_hdr_decode(rb, &h);
+				if (PROTO_HDR_LEN + (size_t)h.len > rmax) {
+					pthread_mutex_lock(&tlock);
+					remote_lost_locked("reply over the "
+					    "frame limit");
+					pthread_mutex_unlock(&tlock);
+					goto out;
+				}
+				if (PROTO_HDR_LEN + (size_t)h.len > rlen + want)
+					want = PROTO_HDR_LEN + h.len - rlen;
+			}
+			if (rcap - rlen < want) {
+				uint8_t *nb = realloc(rb, rlen + want);
+				if (nb == NULL) {
+					pthread_mutex_lock(&tlock);
+					remote_lost_locked("out of memory");
+					pthread_mutex_unlock(&tlock);
+					goto out;
+				}
+				rb = nb;
+				rcap = rlen + want;
+			}
+			n = recv(rconn.fd, rb + rlen, rcap - rlen,
+			    MSG_DONTWAIT);
+			if (n == -1 && errno == EINTR)
+				continue;
+			if (n == -1 && (errno == EAGAIN || errno ==
+			    EWOULDBLOCK))
+				break;
+			if (n <= 0) {
+				pthread_mutex_lock(&tlock);
+				remote_lost_locked(n == 0 ?
+				    "connection closed by the server" :
+				    strerror(errno));
+				pthread_mutex_unlock(&tlock);
+				goto out;
+			}
+			rlen += (size_t)n;
+			stats_bytes(0, (uint64_t)n);
+			used = 0;
+			pthread_mutex_lock(&tlock);
+			while (rlen - used >= PROTO_HDR_LEN) {
+				proto_hdr_decode(rb + used, &h);
+				if (rlen - used < PROTO_HDR_LEN + (size_t)h.len)
+					break;
+				io_frame(&h, rb + used + PROTO_HDR_LEN);
+				used += PROTO_HDR_LEN + h.len;
+			}
+			pthread_mutex_unlock(&tlock);
+			memmove(rb, rb + used, rlen - used);
+			rlen -= used;
+			/* A big buffer is not kept once the big reply is out. */
+			if (rlen == 0 && rcap > (4u << 20)) {
+				free(rb);
+				rb = NULL;
+				rcap = 0;
+			}
+		}
+	}
+out:
+	free(rb);
+	pw_free(&out);
+	return NULL;
+}
+
+/* ---- queueing calls ------------------------------------------------------ */
+
+/*
+ * Under tlock: appends a frame (header, then the payload, then a second
+ * part of it if any) to the send queue and wakes the I/O thread.
+ */
+static int
+queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
+    size_t alen, const void *b, size_t blen)
+{
+	struct frame_hdr h = { (uint32_t)(alen + blen), type, flags, id };
+	uint8_t *p;
+	int wake;
+
+	while (rstate == R_UP && sendq.len > 0 && sendq.len + alen + blen >
+	    SENDQ_MAX)
+		pthread_cond_wait(&tcond, &tlock);
+	if (rstate != R_UP)
+		return -1;
+	wake = sendq.len == 0;
+	if ((p = pw_room(&sendq, PROTO_HDR_LEN + alen + blen)) == NULL) {
+		sendq.bad = 0;
+		sendq.len = 0;
+		return -1;
+	}
+	proto_hdr_encode(p, &h);
+	if (alen > 0)
+		memcpy(p + PROTO_HDR_LEN, a, alen);
+	if (blen > 0)
+		memcpy(p + PROTO_HDR_LEN + alen, b, blen);
+	queued += PROTO_HDR_LEN + alen + blen;
+	if (wake) {
+		uint64_t one = 1;
+		if (write(evfd, &one, sizeof one) == -1)
+			log_debug("eventfd: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * Should a bulk payload of len bytes be compressed?  When the link is
+ * measured slower than compression and the data shrank on the last trial;
+ * a trial every so often follows what the data is like.
+ */
+static int
+want_zstd(size_t len)
+{
+	if (zmode >= 0)
+		return zmode;
+	if (len < (64u << 10) || link_Bps <= 0)
+		return 0;
+	if (zstd_Bps > 0 && zstd_Bps < link_Bps * 1.1)
+		return 0;	/* compression would be the bottleneck */
+	if (zratio < 0.95)
+		return 1;
+	return ++ztrials % 32 == 0;
+}
+
+CUresult
+rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
+{
+	const struct rpc_desc *d = rpc_lookup(type);
+	struct pw pl, z;
+	uint16_t ff = w == NULL ? FL_ONEWAY : 0;
+	const void *payload;
+	size_t plen;
+	CUresult rc = CUDA_SUCCESS;
+	int zip = 0;
+
+	if (w != NULL) {
+		memset(w, 0, sizeof *w);
+		w->type = type;
+	}
 	if (d == NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	pw_init(&w);
-	if (rpc_pack(&w, d->req, in) == -1) {
-		pw_free(&w);
+	pw_init(&pl);
+	pw_init(&z);
+	if (rpc_pack(&pl, d->req, in) == -1 || pl.bad) {
+		pw_free(&pl);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	pthread_mutex_lock(&rlock);
-	if (rstate != R_UP) {
-		pthread_mutex_unlock(&rlock);
-		pw_free(&w);
-		return rstate == R_FORKED ? CUDA_ERROR_NOT_INITIALIZED :
-		    rstate == R_NONE ? CUDA_ERROR_NOT_INITIALIZED :
-		    CUDA_ERROR_DEVICE_UNAVAILABLE;
+	payload = pl.p;
+	plen = pl.len;
+	if ((flags & RP_BULK) && !sync_mode) {
+		pthread_mutex_lock(&tlock);
+		zip = want_zstd(pl.len);
+		pthread_mutex_unlock(&tlock);
 	}
-	if (w.len > rconn.max_frame) {
-		pthread_mutex_unlock(&rlock);
-		pw_free(&w);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	id = rconn.next_id++;
-	if (conn_send(&rconn, type, 0, id, w.p, w.len) == -1)
-		goto lost;
-	stats_call(type, w.len + PROTO_HDR_LEN, 0);
-	for (;;) {
-		if (conn_recv(&rconn, &h, &p) == -1)
-			goto lost;
-		if (h.type == MSG_ERROR) {
-			conn_error_frame(&rconn, p, h.len);
-			goto lost;
+	if (zip) {
+		uint64_t t0 = now_ns();
+		long n = zf_compress(&z, pl.p, pl.len, 1);
+		double dt = (double)(now_ns() - t0);
+
+		pthread_mutex_lock(&tlock);
+		if (dt > 0) {
+			double r = (double)pl.len * 1e9 / dt;
+			zstd_Bps = zstd_Bps > 0 ? 0.75 * zstd_Bps + 0.25 * r : r;
 		}
-		if ((h.flags & FL_REPLY) && h.id == id && h.type == type)
-			break;
+		zratio = n > 0 ? (double)n / (double)pl.len : 1;
+		pthread_mutex_unlock(&tlock);
+		if (n > 0) {
+			payload = z.p;
+			plen = (size_t)n;
+			ff |= FL_ZSTD;
+			stats_saved(pl.len - (size_t)n);
+		}
 	}
-	stats_call(0, 0, h.len + PROTO_HDR_LEN);
-	pw_free(&w);
-	if (h.len < 4 || (*keep = malloc(h.len)) == NULL) {
-		pthread_mutex_unlock(&rlock);
-		return h.len < 4 ? CUDA_ERROR_UNKNOWN : CUDA_ERROR_OUT_OF_MEMORY;
+	pthread_mutex_lock(&tlock);
+	if (rstate != R_UP)
+		rc = state_error();
+	else if (plen > rconn.max_frame)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	else {
+		uint64_t id = rconn.next_id++;
+
+		if (w != NULL) {
+			w->id = id;
+			w->next = waiters;
+			waiters = w;
+		}
+		if (queue_frame(type, ff, id, payload, plen, NULL, 0) == -1) {
+			if (w != NULL)
+				waiters = w->next;
+			rc = rstate == R_UP ? CUDA_ERROR_OUT_OF_MEMORY :
+			    state_error();
+		}
 	}
-	memcpy(*keep, p, h.len);
-	pthread_mutex_unlock(&rlock);
-	rc = (uint32_t)((uint8_t *)*keep)[0] | (uint32_t)((uint8_t *)*keep)[1]
-	    << 8 | (uint32_t)((uint8_t *)*keep)[2] << 16 |
-	    (uint32_t)((uint8_t *)*keep)[3] << 24;
+	pthread_mutex_unlock(&tlock);
+	pw_free(&pl);
+	pw_free(&z);
+	if (rc == CUDA_SUCCESS)
+		stats_call(type, w == NULL);
+	return rc;
+}
+
+CUresult
+rwait(struct rwait *w, struct rpc_val *out, void **keep)
+{
+	const struct rpc_desc *d = rpc_lookup(w->type);
+	CUresult late = CUDA_SUCCESS;
+	uint32_t rc;
+	uint8_t *b;
+
+	*keep = NULL;
+	pthread_mutex_lock(&tlock);
+	while (!w->done && rstate == R_UP)
+		pthread_cond_wait(&tcond, &tlock);
+	if (!w->done) {
+		struct rwait **wp;
+
+		for (wp = &waiters; *wp != NULL; wp = &(*wp)->next)
+			if (*wp == w) {
+				*wp = w->next;
+				break;
+			}
+		rc = state_error();
+		pthread_mutex_unlock(&tlock);
+		return (CUresult)rc;
+	}
+	if (deferred != CUDA_SUCCESS) {
+		late = deferred;
+		deferred = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&tlock);
+	stats_sync();
+	b = w->buf;
+	*keep = b;
+	if (b == NULL || w->len < 4)
+		return b == NULL ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
+	rc = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+	    (uint32_t)b[3] << 24;
+	if (rc == CUDA_SUCCESS && late != CUDA_SUCCESS) {
+		/* An earlier one-way call's error, reported now. */
+		rc = late;
+		log_debug("%s: reports a queued call's error %u", d ? d->name :
+		    "?", rc);
+	}
 	if (rc != CUDA_SUCCESS) {
 		struct gctx *cur = ctx_current();
 
-		log_debug("%s: %u", d->name, rc);
+		log_debug("%s: %u", d ? d->name : "?", rc);
 		if (cur != NULL && rc_sticky((CUresult)rc))
 			cur->sticky = (CUresult)rc;
 		return (CUresult)rc;
 	}
-	if (rpc_unpack((uint8_t *)*keep + 4, h.len - 4, d->rep, out) == -1) {
+	if (rpc_unpack(b + 4, w->len - 4, d->rep, out) == -1) {
 		log_error("server %s: malformed reply to %s", rconn.peer,
 		    d->name);
 		return CUDA_ERROR_UNKNOWN;
 	}
 	return CUDA_SUCCESS;
-lost:
-	pw_free(&w);
-	rc = remote_lost();
-	pthread_mutex_unlock(&rlock);
-	return (CUresult)rc;
+}
+
+CUresult
+rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
+    void **keep)
+{
+	struct rwait w;
+	CUresult rc;
+
+	*keep = NULL;
+	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
+		return rc;
+	return rwait(&w, out, keep);
+}
+
+CUresult
+rpost(uint16_t type, const struct rpc_val *in, int flags)
+{
+	struct rpc_val out[RPC_MAX_FIELDS];
+	void *keep;
+	CUresult rc;
+
+	if (!sync_mode)
+		return rsend(type, in, flags, NULL);
+	rc = rcall(type, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+/* At exit: what was queued still reaches the server (bounded wait). */
+static void
+remote_drain_at_exit(void)
+{
+	uint64_t until = now_ns() + 5000000000ull;
+	struct timespec ts;
+
+	pthread_mutex_lock(&tlock);
+	while (rstate == R_UP && (sendq.len > 0 || io_busy) &&
+	    now_ns() < until) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&tcond, &tlock, &ts);
+	}
+	pthread_mutex_unlock(&tlock);
 }
 
 /* Decodes R_OPEN's device list into the hooks' descriptions. */
@@ -246,7 +677,42 @@ client_init(void)
 	remote_keepalive(rconn.fd);
 	/* Calls may wait as long as the GPU works; keepalive finds the dead. */
 	rconn.timeout_ms = -1;
+	if ((s = getenv("GLEAM_SYNC")) != NULL && strcmp(s, "1") == 0)
+		sync_mode = 1;
+	if ((s = getenv("GLEAM_ZSTD")) != NULL && (strcmp(s, "0") == 0 ||
+	    strcmp(s, "1") == 0))
+		zmode = *s - '0';
+	if (sync_mode)
+		zmode = 0;
+	if ((evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		log_error("eventfd: %s", strerror(errno));
+		conn_close(&rconn);
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	}
 	rstate = R_UP;
+	{
+		pthread_attr_t attr;
+		sigset_t all, old;
+		pthread_t tid;
+		int e;
+
+		/* The program's signals are for the program's threads. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		e = pthread_create(&tid, &attr, io_main, NULL);
+		pthread_attr_destroy(&attr);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (e != 0) {
+			log_error("cannot start the I/O thread: %s",
+			    strerror(e));
+			rstate = R_NONE;
+			conn_close(&rconn);
+			return CUDA_ERROR_OPERATING_SYSTEM;
+		}
+	}
+	atexit(remote_drain_at_exit);
 	in[0].u = 0;
 	rc = rcall(R_OPEN, in, out, &keep);
 	if (rc == CUDA_SUCCESS && remote_devices(out[1].p, out[1].len) == -1) {

@@ -78,11 +78,41 @@ uint64_t	 gobj_id(const void *);
 /*
  * Sends a call and waits for its reply.  in[] per the call's request
  * signature; on CUDA_SUCCESS out[] per its reply signature, with blobs in
- * *keep (malloc'd; the caller frees it, also on failure).  A lost server
- * fails every call from then on with CUDA_ERROR_DEVICE_UNAVAILABLE.
+ * *keep (malloc'd; the caller frees it, also on failure).  An error that an
+ * earlier one-way call met is returned here if this call itself succeeded.
+ * A lost server fails every call from then on with
+ * CUDA_ERROR_DEVICE_UNAVAILABLE.
  */
 CUresult	 rcall(uint16_t type, const struct rpc_val *in,
 		    struct rpc_val *out, void **keep);
+
+/* A call sent ahead whose reply is collected later by rwait(). */
+struct rwait {
+	uint64_t	 id;
+	uint16_t	 type;
+	int		 done;
+	uint8_t		*buf;		/* the reply's payload */
+	uint32_t	 len;
+	struct rwait	*next;
+};
+/* rsend's flags. */
+#define RP_BULK		0x1	/* a bulk payload: compress where it pays */
+/*
+ * Queues a call.  With w, its reply is expected and rwait(w) collects it
+ * (calls may be sent ahead several at a time); without, the call is
+ * one-way: the server answers only an error, which a later rcall/rwait
+ * returns.
+ */
+CUresult	 rsend(uint16_t type, const struct rpc_val *in, int flags,
+		    struct rwait *w);
+CUresult	 rwait(struct rwait *, struct rpc_val *out, void **keep);
+/*
+ * A one-way call (stream-ordered work the client has validated): returns
+ * once queued.  With GLEAM_SYNC=1 it waits for the reply like rcall.
+ */
+CUresult	 rpost(uint16_t type, const struct rpc_val *in, int flags);
+/* GLEAM_SYNC=1: every call waits for its reply. */
+int		 rsync_mode(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 rcall_max_payload(void);
 
@@ -107,7 +137,14 @@ struct gctx	*ctx_current(void);
 /* Device memory the program allocated, for unified copies and queries. */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
 
-/* Statistics for gleam-run (written at exit when GLEAM_STATS is set). */
-void		 stats_call(uint16_t type, uint64_t out, uint64_t in);
+/*
+ * Statistics for gleam-run (written at exit when GLEAM_STATS is set): a
+ * call queued (one-way or not), a call that waited for its reply, bytes on
+ * the wire each way, bytes compression saved.
+ */
+void		 stats_call(uint16_t type, int oneway);
+void		 stats_sync(void);
+void		 stats_bytes(uint64_t out, uint64_t in);
+void		 stats_saved(uint64_t);
 
 #endif

@@ -17,23 +17,53 @@
 
 static struct {
 	uint64_t	 calls[RPC_NCALLS];
-	uint64_t	 round_trips;
+	uint64_t	 round_trips;	/* calls that waited for a reply */
+	uint64_t	 one_way;	/* calls that did not */
+	uint64_t	 syncs;		/* synchronizations the program asked for */
 	uint64_t	 bytes_out, bytes_in;
+	uint64_t	 saved;		/* bytes compression kept off the wire */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 } st;
 static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
-stats_call(uint16_t type, uint64_t out, uint64_t in)
+stats_call(uint16_t type, int oneway)
 {
 	pthread_mutex_lock(&st_lock);
-	if (type >= R_OPEN && type < R_CALL_END) {
+	if (type >= R_OPEN && type < R_CALL_END)
 		st.calls[type - R_OPEN]++;
-		st.round_trips++;
-	}
+	if (oneway)
+		st.one_way++;
+	/* Where the program waits for the GPU: a synchronization. */
+	if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
+	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D)
+		st.syncs++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_sync(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.round_trips++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_bytes(uint64_t out, uint64_t in)
+{
+	pthread_mutex_lock(&st_lock);
 	st.bytes_out += out;
 	st.bytes_in += in;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_saved(uint64_t n)
+{
+	pthread_mutex_lock(&st_lock);
+	st.saved += n;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -44,11 +74,14 @@ stats_print(void)
 	const struct rpc_desc *d;
 	int i;
 
-	fprintf(stderr, "gleam: %s: %.3f s, %llu round trips, %llu bytes sent,"
-	    " %llu received\n", program_invocation_short_name,
+	fprintf(stderr, "gleam: %s: %.3f s, %llu round trips, %llu one-way "
+	    "calls, %llu synchronizations, %llu bytes sent (%llu saved by "
+	    "compression), %llu received\n", program_invocation_short_name,
 	    (double)(now_ns() - st.start) / 1e9,
 	    (unsigned long long)st.round_trips,
-	    (unsigned long long)st.bytes_out, (unsigned long long)st.bytes_in);
+	    (unsigned long long)st.one_way, (unsigned long long)st.syncs,
+	    (unsigned long long)st.bytes_out, (unsigned long long)st.saved,
+	    (unsigned long long)st.bytes_in);
 	for (i = 0; i < RPC_NCALLS; i++)
 		if (st.calls[i] != 0 &&
 		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) != NULL)
@@ -79,8 +112,16 @@ stats_write(void)
 	yw_kdbl(w, "wall_s", (double)(now_ns() - st.start) / 1e9, 3);
 	yw_key(w, "round_trips");
 	yw_uint(w, st.round_trips);
+	yw_key(w, "one_way");
+	yw_uint(w, st.one_way);
+	yw_key(w, "synchronizations");
+	yw_uint(w, st.syncs);
+	yw_kdbl(w, "round_trips_per_sync", st.syncs ? (double)st.round_trips /
+	    (double)st.syncs : 0, 2);
 	yw_key(w, "bytes_sent");
 	yw_uint(w, st.bytes_out);
+	yw_key(w, "bytes_saved");
+	yw_uint(w, st.saved);
 	yw_key(w, "bytes_received");
 	yw_uint(w, st.bytes_in);
 	yw_key(w, "calls");

@@ -50,6 +50,9 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q"),
 	C(R_OCC_CLUSTERS,	"cuOccupancyMaxActiveClusters", "IQIIIIIIIB", "I"),
 	C(R_LAUNCH_EX,		"cuLaunchKernelEx",	"QQIIIIIIIQBB",	""),
+	C(R_CACHE_HTOD,		"cacheHtoD",		"QQIQBQ",	"I"),
+	C(R_CACHE_PUT,		"cachePut",		"BQQB",		"I"),
+	C(R_CACHE_IMAGE,	"cacheImage",		"QBQ",		"I"),
 #undef C
 };
 

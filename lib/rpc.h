@@ -79,6 +79,12 @@ enum rpc_call {
 				   attributes -> count */
 	R_LAUNCH_EX,		/* ctx, function, grid[3], block[3], shmem,
 				   stream, attributes, params */
+	R_CACHE_HTOD,		/* ctx, stream, async, dptr, key, bytes ->
+				   state: 0 send it, 1 copied, 2 no cache */
+	R_CACHE_PUT,		/* key, total, offset, data -> 1 when the
+				   last piece was verified and kept */
+	R_CACHE_IMAGE,		/* load id, key, bytes -> state, as
+				   R_CACHE_HTOD */
 	R_CALL_END		/* one past the last */
 };
 

@@ -69,16 +69,23 @@ gpu_wait(const struct pserver *a, const struct sched_server *sv,
 struct sload {
 	int		 task;
 	double		 rate, svc, burst;
-	double		 active;	/* share of its horizon it sends in */
+	double		 from, to;	/* when it sends, seconds from now */
 	double		 fixed;		/* its request's time but the wait */
 	int		 window;
+	int		 on;		/* sending in the stretch solved */
+	double		 sent, waited, load;	/* sums over the stretches */
 };
 
-/*
- * The streams' sums when every request waits `wait` for a GPU: a task
- * with a window sends at most window/(wait + fixed) per second, and only
- * in the part of its horizon after its weights arrive.
- */
+/* What a task sends per second when each request waits `wait`. */
+static double
+sload_rate(const struct sload *l, double wait)
+{
+	if (l->window > 0)
+		return dmin(l->rate, l->window / (wait + l->fixed));
+	return l->rate;
+}
+
+/* The sums of the tasks sending now, when every request waits `wait`. */
 static void
 solve_sums(const struct sload *l, int n, double wait, struct pserver *a)
 {
@@ -87,76 +94,33 @@ solve_sums(const struct sload *l, int n, double wait, struct pserver *a)
 
 	memset(a, 0, sizeof *a);
 	for (i = 0; i < n; i++) {
-		x = l[i].rate;
-		if (l[i].window > 0)
-			x = dmin(x, l[i].window / (wait + l[i].fixed));
-		x *= l[i].active;
+		if (!l[i].on)
+			continue;
+		x = sload_rate(&l[i], wait);
 		a->lam += x;
 		a->work += x * l[i].svc;
 		a->work2 += x * l[i].svc * l[i].svc;
 		a->burst += x * l[i].burst;
+		a->ntasks++;
 	}
-	a->ntasks = n;
 }
 
-static double	load_time(const struct predictor *, int);
-static double	request_fixed(const struct predictor *, int, double *);
-
 /*
- * The server's mean wait for a GPU with the plan's tasks on it.  Tasks
- * without a window send at their rate whatever happens; a task with one
- * is held back by its own answers, so a busy GPU slows it down instead
- * of queueing without end.  The wait W is then a fixed point: the
- * queueing formula at the rates that W allows gives W back.  The
- * formula's W falls as W rises (the windows send less), so the fixed
- * point is unique, and bisection finds it.  Cached until the plan
- * changes; the rates each task gets go to p->x.
+ * The wait for a GPU while the tasks marked on send: a fixed point.
+ * Tasks without a window send at their rate whatever happens; a task
+ * with one is held back by its own answers, so a busy GPU slows it down
+ * instead of queueing without end.  The queueing formula at the rates
+ * that a wait W allows falls as W rises, so W = formula(W) has one
+ * solution, which bisection finds.
  */
-static const struct psolve *
-server_solve(const struct predictor *p, int server)
+static double
+solve_wait(const struct sload *l, int n, const struct sched_server *sv,
+    double horizon)
 {
-	const struct sched *s = p->s;
-	const struct sched_server *sv = &s->servers[server];
-	const struct pserver *off = &p->sv[server];
-	struct psolve *ps = &p->solve[server];
-	struct sload *l;
 	struct pserver a;
-	double lo, hi, mid, horizon, h, dummy;
-	int i, n, it;
+	double lo = 0, hi = 1e-3, mid;
+	int it;
 
-	if (ps->gen == p->gen)
-		return ps;
-	ps->gen = p->gen;
-	ps->wait = ps->rho = 0;
-	if ((n = off->ntasks) == 0)
-		return ps;
-	if ((l = calloc((size_t)n, sizeof *l)) == NULL) {
-		/* No room to think: the open-loop answer at full rates. */
-		ps->rho = sv->background + off->work /
-		    (sv->ngpus > 0 ? sv->ngpus : 1);
-		ps->wait = gpu_wait(off, sv, off->requests / off->lam);
-		ps->gen = 0;
-		return ps;
-	}
-	horizon = off->lam > 0 ? off->requests / off->lam : 0;
-	for (n = 0, i = off->first; i >= 0; i = p->next[i], n++) {
-		const struct sched_task *t = &s->tasks[i];
-
-		l[n].task = i;
-		l[n].rate = t->rate;
-		l[n].svc = t->gpu_time / sv->speed;
-		l[n].burst = t->burst;
-		l[n].window = t->window;
-		l[n].active = 1;
-		if (t->window > 0) {
-			h = t->requests / t->rate;
-			if (p->group[i] >= 0)
-				l[n].active = dmax(0, 1 - load_time(p, i) / h);
-			l[n].fixed = request_fixed(p, i, &dummy);
-		}
-	}
-	lo = 0;
-	hi = 1e-3;
 	for (it = 0; it < 60; it++) {
 		solve_sums(l, n, hi, &a);
 		if (gpu_wait(&a, sv, horizon) <= hi)
@@ -164,7 +128,7 @@ server_solve(const struct predictor *p, int server)
 		lo = hi;
 		hi *= 4;
 	}
-	for (it = 0; it < 60 && hi - lo > 1e-9 * (1 + hi); it++) {
+	for (it = 0; it < 50 && hi - lo > 1e-6 * (1e-3 + hi); it++) {
 		mid = (lo + hi) / 2;
 		solve_sums(l, n, mid, &a);
 		if (gpu_wait(&a, sv, horizon) > mid)
@@ -172,14 +136,117 @@ server_solve(const struct predictor *p, int server)
 		else
 			hi = mid;
 	}
-	solve_sums(l, n, hi, &a);
-	ps->wait = hi;
-	ps->rho = sv->background + a.work / (sv->ngpus > 0 ? sv->ngpus : 1);
-	for (i = 0; i < n; i++)
-		p->x[l[i].task] = l[i].window > 0 ? dmin(l[i].rate,
-		    l[i].window / (hi + l[i].fixed)) : l[i].rate;
+	return hi;
+}
+
+static int
+dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double	load_time(const struct predictor *, int);
+static double	request_fixed(const struct predictor *, int, double *);
+
+/*
+ * The server's GPU queue for the plan's tasks on it.  They do not all
+ * send at once: a task with a window sends from when its weights arrive
+ * to the end of its session, one without from now to the end of its
+ * horizon.  Between consecutive such instants the set of tasks sending
+ * is fixed, and each stretch is solved as a steady state (solve_wait).
+ * A task's wait is the mean over the stretches it sends in, weighted by
+ * the requests it sends in each; its rate is what it sends over the time
+ * it sends.  Cached until the plan changes, into p->x, p->wait, p->rho.
+ */
+static void
+server_solve(const struct predictor *p, int server)
+{
+	const struct sched *s = p->s;
+	const struct sched_server *sv = &s->servers[server];
+	const struct pserver *off = &p->sv[server];
+	double k = sv->ngpus > 0 ? sv->ngpus : 1;
+	struct sload *l;
+	struct pserver a;
+	double *at, horizon, len, w, x, dummy;
+	int i, j, n, nat;
+
+	if (p->solve[server].gen == p->gen)
+		return;
+	p->solve[server].gen = p->gen;
+	if ((n = off->ntasks) == 0)
+		return;
+	l = calloc((size_t)n, sizeof *l);
+	at = calloc((size_t)n * 2 + 1, sizeof *at);
+	if (l == NULL || at == NULL) {
+		/* No room to think: the answer at full rates. */
+		for (i = off->first; i >= 0; i = p->next[i]) {
+			p->x[i] = s->tasks[i].rate;
+			p->wait[i] = gpu_wait(off, sv, off->requests / off->lam);
+			p->rho[i] = sv->background + off->work / k;
+		}
+		p->solve[server].gen = 0;
+		free(l);
+		free(at);
+		return;
+	}
+	horizon = off->lam > 0 ? off->requests / off->lam : 0;
+	for (n = 0, nat = 0, i = off->first; i >= 0; i = p->next[i], n++) {
+		const struct sched_task *t = &s->tasks[i];
+
+		l[n].task = i;
+		l[n].rate = t->rate;
+		l[n].svc = t->gpu_time / sv->speed;
+		l[n].burst = t->burst;
+		l[n].window = t->window;
+		l[n].to = t->requests / t->rate;
+		if (t->window > 0) {
+			if (p->group[i] >= 0)
+				l[n].from = dmin(load_time(p, i), l[n].to);
+			l[n].fixed = request_fixed(p, i, &dummy);
+		}
+		at[nat++] = l[n].from;
+		at[nat++] = l[n].to;
+	}
+	qsort(at, (size_t)nat, sizeof *at, dbl_cmp);
+	for (j = 0; j + 1 < nat; j++) {
+		if ((len = at[j + 1] - at[j]) <= 1e-9 * (1 + at[j + 1]))
+			continue;
+		for (i = 0; i < n; i++)
+			l[i].on = l[i].from <= at[j] && l[i].to >= at[j + 1];
+		w = solve_wait(l, n, sv, horizon);
+		solve_sums(l, n, w, &a);
+		for (i = 0; i < n; i++) {
+			if (!l[i].on)
+				continue;
+			x = sload_rate(&l[i], w) * len;
+			l[i].sent += x;
+			l[i].waited += x * w;
+			l[i].load += x * (sv->background + a.work / k);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		j = l[i].task;
+		len = l[i].to - l[i].from;
+		if (l[i].sent > 0) {
+			p->x[j] = len > 0 ? l[i].sent / len : l[i].rate;
+			p->wait[j] = l[i].waited / l[i].sent;
+			p->rho[j] = l[i].load / l[i].sent;
+		} else {
+			/* It never sends: what one request would meet. */
+			for (j = 0; j < n; j++)
+				l[j].on = j == i;
+			w = solve_wait(l, n, sv, horizon);
+			solve_sums(l, n, w, &a);
+			j = l[i].task;
+			p->x[j] = sload_rate(&l[i], w);
+			p->wait[j] = w;
+			p->rho[j] = sv->background + a.work / k;
+		}
+	}
 	free(l);
-	return ps;
+	free(at);
 }
 
 /*
@@ -229,11 +296,14 @@ predict_init(struct predictor *p, struct sched *s)
 	p->lfirst = calloc(nl, sizeof *p->lfirst);
 	p->solve = calloc((size_t)s->nservers + 1, sizeof *p->solve);
 	p->x = calloc((size_t)s->ntasks + 1, sizeof *p->x);
+	p->wait = calloc((size_t)s->ntasks + 1, sizeof *p->wait);
+	p->rho = calloc((size_t)s->ntasks + 1, sizeof *p->rho);
 	p->gen = 1;
 	where = calloc((size_t)s->ntasks + 1, sizeof *where);
 	if (p->sv == NULL || p->cl == NULL || p->md == NULL || p->up == NULL ||
 	    p->group == NULL || p->next == NULL || p->prev == NULL ||
 	    p->lfirst == NULL || p->solve == NULL || p->x == NULL ||
+	    p->wait == NULL || p->rho == NULL ||
 	    where == NULL) {
 		free(where);
 		predict_free(p);
@@ -282,8 +352,10 @@ predict_free(struct predictor *p)
 	free(p->lfirst);
 	free(p->solve);
 	free(p->x);
+	free(p->wait);
+	free(p->rho);
 	p->solve = NULL;
-	p->x = NULL;
+	p->x = p->wait = p->rho = NULL;
 	p->next = p->prev = NULL;
 	p->lfirst = NULL;
 	p->sv = NULL;
@@ -451,6 +523,11 @@ group_join(struct predictor *p, int task, int server)
 		p->up[g].first = task;
 		p->up[g].refs = 0;
 		group_links(p, g, 1);
+	} else if (task < p->up[g].first) {
+		/* Listed first, it starts first, and it uploads. */
+		group_links(p, g, -1);
+		p->up[g].first = task;
+		group_links(p, g, 1);
 	}
 	p->up[g].refs++;
 	p->group[task] = g;
@@ -473,12 +550,11 @@ group_leave(struct predictor *p, int task)
 	group_links(p, g, -1);
 	if (--u->refs == 0)
 		return;
-	/* Another task of the group now uploads it. */
+	/* The group's next task in the input's order now uploads it. */
+	u->first = -1;
 	for (i = p->sv[u->server].first; i >= 0; i = p->next[i])
-		if (p->group[i] == g) {
+		if (p->group[i] == g && (u->first < 0 || i < u->first))
 			u->first = i;
-			break;
-		}
 	group_links(p, g, 1);
 }
 
@@ -611,25 +687,19 @@ upload_time(const struct predictor *p, int task)
 }
 
 /*
- * The weights cross to a server once: every task of that model there
- * waits for the quickest of their uploads.
+ * The weights cross to a server once, for all the plan's tasks of that
+ * model there.  Tasks start in the input's order: the first of them
+ * uploads, and the others wait for that upload rather than start their
+ * own.
  */
 static double
 load_time(const struct predictor *p, int task)
 {
-	double best = -1, secs;
-	int g = p->group[task], i;
+	int g = p->group[task];
 
 	if (g < 0)
 		return 0;
-	for (i = p->sv[p->up[g].server].first; i >= 0; i = p->next[i]) {
-		if (p->group[i] != g)
-			continue;
-		secs = upload_time(p, i);
-		if (best < 0 || secs < best)
-			best = secs;
-	}
-	return best < 0 ? 0 : best;
+	return upload_time(p, p->up[g].first);
 }
 
 /*
@@ -711,7 +781,6 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	const struct sched_task *t = &s->tasks[task];
 	const struct sched_server *sv;
 	const struct sched_link *l;
-	const struct psolve *ps;
 	double horizon, rup, rdown, pure, x, waited, served, lost, ask;
 	int server = t->server;
 
@@ -723,10 +792,10 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	horizon = t->requests / t->rate;
 	path_rho(p, t, server, &rup, &rdown);
 	out->link_rho = dmax(rup, rdown);
-	ps = server_solve(p, server);
-	out->gpu_rho = ps->rho;
+	server_solve(p, server);
+	out->gpu_rho = p->rho[task];
 	request_fixed(p, task, &out->transfer);
-	out->queue = ps->wait + backlog_wait(sv->queued /
+	out->queue = p->wait[task] + backlog_wait(sv->queued /
 	    (sv->ngpus > 0 ? sv->ngpus : 1), out->gpu_rho, horizon) +
 	    burst_wait(p, server, out->gpu_rho, horizon);
 	out->compute = t->gpu_time / sv->speed;
@@ -744,7 +813,7 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 		 * (the horizon) ends; what it could not send by then is lost,
 		 * each request costing PREDICT_LOST times pure.
 		 */
-		x = dmin(t->rate, t->window / pure);
+		x = p->x[task];
 		waited = 0;
 		if (out->load > 0)
 			waited = dmin(t->requests, dmin(t->window,

@@ -81,15 +81,15 @@ struct pupload {
  */
 struct psolve {
 	unsigned long	 gen;		/* the plan's generation it is of */
-	double		 wait;		/* mean wait for a GPU, seconds */
-	double		 rho;		/* occupancy at the tasks' rates */
 };
 
 struct predictor {
 	struct sched	*s;
 	unsigned long	 gen;		/* bumped by every add and remove */
 	struct psolve	*solve;		/* per server */
-	double		*x;		/* per task: requests/s it gets sent */
+	double		*x;		/* per task: requests/s it sends */
+	double		*wait;		/* per task: its wait for a GPU */
+	double		*rho;		/* per task: the GPU load it meets */
 	struct pserver	*sv;
 	struct pclient	*cl;
 	struct pmedium	*md;		/* [medium - 1] */

@@ -72,7 +72,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 
 # The host backend's unit test drives gleam-serve's own modules.
 HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
-		   $(BUILD)/gleam-serve/copy3d.o
+		   $(BUILD)/gleam-serve/copy3d.o $(BUILD)/gleam-serve/wcache.o
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
     $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
 	@mkdir -p $(@D)
@@ -115,12 +115,16 @@ bats: $(PROG_BIN) cuda-tests
 # kernels that let the host backend run them; skipped without nvcc.
 cuda-tests: build/tests/host-kernels.so
 	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; \
+	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda && \
+	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads; \
 	else echo "cuda-tests: no nvcc: the remoting tests will be skipped"; fi
 
-build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-kernel.h
+# -ffp-contract=off: the float kernels must round as the GPU's (infer-math.h).
+build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-kernel.h \
+    bench/workloads/infer-math.h
 	@mkdir -p $(@D)
-	$(CC) -shared -fPIC -O2 -Igleam-serve $(WARNFLAGS) -o $@ tests/cuda/host-kernels.c
+	$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
+	    tests/cuda/host-kernels.c -lm
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:

@@ -866,6 +866,7 @@ run(const char *path, int nseq, int seq, int steps, int warmup,
 	qsort(lat + warmup, steps, sizeof *lat, cmp_double);
 
 	printf("workload: infer\n");
+	printf("item: sequence\n");
 	printf("mode: %s\n", mode == M_CUBLAS ? "cublas" :
 	    mode == M_KERNELS ? "kernels" : "reference");
 	printf("device: \"%s\"\n", device);
@@ -888,8 +889,8 @@ run(const char *path, int nseq, int seq, int steps, int warmup,
 		printf("step_ms_mean: %.3f\n", sum / steps * 1e3);
 		printf("step_ms_min: %.3f\n", lat[warmup] * 1e3);
 		printf("step_ms_max: %.3f\n", lat[warmup + steps - 1] * 1e3);
-		printf("throughput_seq_s: %.2f\n", nseq * steps / sum);
-		printf("throughput_tok_s: %.1f\n", (double)ntok * steps / sum);
+		printf("items_per_s: %.2f\n", nseq * steps / sum);
+		printf("tokens_per_s: %.1f\n", (double)ntok * steps / sum);
 	}
 	printf("checksum: \"%016llx\"\n", (unsigned long long)h);
 	return 0;

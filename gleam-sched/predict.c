@@ -151,6 +151,37 @@ static double	load_time(const struct predictor *, int);
 static double	request_fixed(const struct predictor *, int, double *);
 
 /*
+ * What task i's request finds ahead of it when the tasks sending have
+ * few requests in flight: a task with a window has at most that many
+ * at the GPU, whatever a queue of endless sources would say.  By
+ * Little's law a task has rate * (wait + S) of its requests there, at
+ * most its window (one fewer of i's own, the one arriving); the arrival
+ * waits for all of them, on k GPUs less the background's share (mean
+ * value analysis, Schweitzer's form).
+ */
+static double
+few_wait(const struct sload *l, int n, int i, double wait,
+    const struct sched_server *sv)
+{
+	double k = sv->ngpus > 0 ? sv->ngpus : 1, q, ahead = 0;
+	int j;
+
+	if (l[i].window == 0)
+		return wait;
+	for (j = 0; j < n; j++) {
+		if (!l[j].on)
+			continue;
+		q = sload_rate(&l[j], wait) * (wait + l[j].svc);
+		if (l[j].window > 0)
+			q = dmin(q, l[j].window);
+		if (j == i)
+			q = dmax(0, dmin(q, l[j].window - 1));
+		ahead += q * l[j].svc;
+	}
+	return ahead / (k * (1 - dmin(sv->background, PREDICT_RHO_KNEE)));
+}
+
+/*
  * The server's GPU queue for the plan's tasks on it.  They do not all
  * send at once: a task with a window sends from when its weights arrive
  * to the end of its session, one without from now to the end of its
@@ -169,7 +200,7 @@ server_solve(const struct predictor *p, int server)
 	double k = sv->ngpus > 0 ? sv->ngpus : 1;
 	struct sload *l;
 	struct pserver a;
-	double *at, horizon, len, w, x, dummy;
+	double *at, horizon, len, w, wi, x, dummy;
 	int i, j, n, nat;
 
 	if (p->solve[server].gen == p->gen)
@@ -220,9 +251,10 @@ server_solve(const struct predictor *p, int server)
 		for (i = 0; i < n; i++) {
 			if (!l[i].on)
 				continue;
-			x = sload_rate(&l[i], w) * len;
+			wi = dmin(w, few_wait(l, n, i, w, sv));
+			x = sload_rate(&l[i], wi) * len;
 			l[i].sent += x;
-			l[i].waited += x * w;
+			l[i].waited += x * wi;
 			l[i].load += x * (sv->background + a.work / k);
 		}
 	}

@@ -22,6 +22,9 @@ config_defaults(struct config *c)
 	c->handshake_timeout = 10;
 	c->drain_timeout = 10;
 	snprintf(c->backend, sizeof c->backend, "auto");
+	c->cache_ram = 1ull << 30;
+	c->cache_disk = 64ull << 30;
+	c->cache_level = 1;
 }
 
 static int
@@ -39,13 +42,33 @@ config_listen(struct ydoc *d, yaml_node_t *n, struct config *c,
 	return 0;
 }
 
+/* A path relative to the file that names it, as an admin expects. */
+static int
+config_path(struct ydoc *d, yaml_node_t *n, const char *key, const char *file,
+    char *out, size_t outlen, struct yerr *err)
+{
+	char rel[1024], dir[1024];
+
+	if (yget_str(d, n, key, rel, sizeof rel, err) == -1)
+		return -1;
+	snprintf(dir, sizeof dir, "%s", file);
+	if (rel[0] != '/' && strchr(dir, '/') != NULL) {
+		*strrchr(dir, '/') = '\0';
+		if ((size_t)snprintf(out, outlen, "%s/%s", dir, rel) >= outlen)
+			return yerr_at(d, n, key, err, "too long");
+	} else if ((size_t)snprintf(out, outlen, "%s", rel) >= outlen)
+		return yerr_at(d, n, key, err, "too long");
+	return 0;
+}
+
 int
 config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
     size_t errlen)
 {
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
-	    "backend", "host_kernels", NULL };
+	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
+	    "cache_level", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -128,6 +151,21 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	    yget_str(&d, n, "host_kernels", c->host_kernels,
 	    sizeof c->host_kernels, &err) == -1)
 		goto out;
+	if ((n = ymap_get(&d, root, "cache_dir")) != NULL &&
+	    config_path(&d, n, "cache_dir", path, c->cache_dir,
+	    sizeof c->cache_dir, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "cache_ram")) != NULL &&
+	    yget_size(&d, n, "cache_ram", &c->cache_ram, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "cache_disk")) != NULL &&
+	    yget_size(&d, n, "cache_disk", &c->cache_disk, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "cache_level")) != NULL) {
+		if (yget_int(&d, n, "cache_level", 0, 19, &v, &err) == -1)
+			goto out;
+		c->cache_level = (int)v;
+	}
 	if (c->handshake_timeout <= 0) {
 		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),
 		    "handshake_timeout", &err, "must be positive");

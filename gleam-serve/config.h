@@ -21,6 +21,10 @@ struct config {
 	double		 drain_timeout;
 	char		 backend[16];	/* auto, cuda, host or none */
 	char		 host_kernels[1024]; /* the host backend's kernels */
+	char		 cache_dir[1024]; /* the weight cache's disk tier */
+	uint64_t	 cache_ram;	/* bytes of the RAM tier */
+	uint64_t	 cache_disk;	/* bytes of the disk tier */
+	int		 cache_level;	/* zstd level on disk; 0: raw */
 };
 
 void	config_defaults(struct config *);

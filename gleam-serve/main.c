@@ -10,6 +10,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "server.h"
+#include "wcache.h"
 
 static void __attribute__((noreturn))
 usage(int code)
@@ -95,6 +96,7 @@ main(int argc, char *argv[])
 	/* Bind before detaching, so that "address in use" reaches the user. */
 	if ((srv = server_new(&cfg, &ov, &rc)) == NULL)
 		return rc;
+	wcache_init(&cfg);
 	if (!dflag) {
 		if (daemon(0, 0) == -1)
 			fatal(EXIT_IO, "daemon");
@@ -104,5 +106,6 @@ main(int argc, char *argv[])
 	}
 	rc = server_run(srv);
 	server_free(srv);
+	wcache_fini();
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "log.h"
 #include "remote.h"
+#include "wcache.h"
 #include "zframe.h"
 
 #define STAGE_MAX	(2ull << 30)	/* bytes staged per client at most */
@@ -34,6 +35,7 @@ struct remote {
 	size_t			 inlen, incap;
 	struct pw		 out;		/* replies not yet sent */
 	int			 opened;
+	struct wclient		*wc;		/* its weight cache state */
 };
 
 struct robj *
@@ -384,13 +386,19 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		c.in[2].p = st->buf;
 		c.in[2].len = (uint32_t)st->len;
 		staged = 1;
-	}
+	} else if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD) &&
+	    c.in[2].len == 0 && wcache_image(r->wc, c.in[1].u, &c.in[2]))
+		staged = 2;	/* the weight cache had it */
 	if (h->type == R_STAGE_PUT)
 		rc = stage_put(r, &c);
+	else if (wcache_owns(h->type))
+		rc = wcache_call(&r->wc, r->env->be, &c);
 	else
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
-	if (staged)
+	if (staged == 1)
 		stage_free(r, c.in[1].u);
+	else if (staged == 2)
+		wcache_image_done(r->wc, c.in[1].u);
 	free(zbuf);
 	if (h->flags & FL_ONEWAY) {
 		/* No reply unless it failed; the client reports that later. */
@@ -495,6 +503,7 @@ remote_main(void *arg)
 	remote_flush(r);
 	if (r->opened)
 		r->env->be->client_free(&r->cl);
+	wcache_client_free(r->wc);
 	log_debug("client %s (%s): closed", r->cl.addr, r->cl.name);
 	shutdown(r->fd, SHUT_RDWR);
 	close(r->fd);

@@ -11,6 +11,7 @@
 
 #include "remote.h"
 #include "client.h"
+#include "wcache.h"
 
 struct alloc {
 	uint64_t	 base, size;
@@ -345,6 +346,9 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
+	/* Large copies by name first: the weight cache (wcache.c). */
+	if (wcache_htod(c, sid, async, dst, src, n, &rc))
+		return rc;
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;
 	while (n > 0) {

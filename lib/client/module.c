@@ -12,6 +12,7 @@
 #include "remote.h"
 #include "client.h"
 #include "log.h"
+#include "wcache.h"
 
 #define FATBIN_MAGIC		0xba55ed50u
 #define FATBIN_WRAPPER_MAGIC	0x466243b1u
@@ -133,7 +134,14 @@ module_load(struct gmodule **out, const void *image, int library)
 	in[1].u = gobj_id(m);
 	in[2].p = image;
 	in[2].len = (uint32_t)n;
-	if (n > rcall_max_payload()) {
+	if (wcache_image(gobj_id(m), image, n, &rc)) {
+		/* The weight cache readied it for the load that names m. */
+		if (rc != CUDA_SUCCESS) {
+			module_free(m);
+			return rc;
+		}
+		in[2].len = 0;
+	} else if (n > rcall_max_payload()) {
 		/* Ahead in pieces; the load then names it by the module's id. */
 		if ((rc = module_stage(gobj_id(m), image, n)) != CUDA_SUCCESS) {
 			module_free(m);

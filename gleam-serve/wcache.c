@@ -1,0 +1,356 @@
+/*
+ * The weight cache's remoting calls (gleam-protocol(5)):
+ *
+ *	R_CACHE_HTOD	a host-to-device copy named by hash: served from the
+ *			cache, or "send it" (or "no cache here")
+ *	R_CACHE_PUT	the bytes of a missed entry, in pieces; the last
+ *			piece is verified against the name and stored
+ *	R_CACHE_IMAGE	a module image named by hash, readied for the load
+ *			that names the module's id with an empty image
+ *
+ * A client uploads after a miss and then asks again, so that the copy is
+ * always made from bytes that were verified against the name it gave.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cstore.h"
+#include "log.h"
+#include "wcache.h"
+
+#define UP_MAX		8		/* uploads in progress, verified ones */
+#define UPLOAD_MAX	(2ull << 30)	/* bytes in progress per client */
+
+enum { WC_MISS = 0, WC_DONE = 1, WC_OFF = 2 };
+
+/* An entry arriving in pieces. */
+struct upload {
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	uint64_t	 total, have, cap;
+	uint8_t		*buf;
+};
+
+/* A verified upload, until the call that asked for it comes again. */
+struct ready {
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	struct cstore_ref *ref;
+};
+
+struct wclient {
+	struct upload	 up[UP_MAX];
+	uint64_t	 upbytes;
+	struct ready	 rd[UP_MAX];
+	unsigned	 rdnext;
+	struct htab	 images;	/* load id -> struct cstore_ref */
+};
+
+static struct cstore	*store;
+static char		 tenant[CSTORE_TENANT_MAX];
+
+void
+wcache_init(const struct config *cfg)
+{
+	struct cstore_conf cc;
+
+	memset(&cc, 0, sizeof cc);
+	snprintf(cc.dir, sizeof cc.dir, "%s", cfg->cache_dir);
+	cc.ram_budget = cfg->cache_ram;
+	cc.disk_budget = cfg->cache_disk;
+	cc.level = cfg->cache_level;
+	/* One key per server: its clients are one tenant. */
+	if (cfg->key.set)
+		cstore_tenant(cfg->key.k, sizeof cfg->key.k, tenant);
+	else
+		cstore_tenant(NULL, 0, tenant);
+	if ((store = cstore_open(&cc)) == NULL)
+		log_error("cache: out of memory: serving without a cache");
+	else if (!cstore_active(store))
+		log_info("cache: off (cache_ram and cache_disk are 0)");
+	else
+		log_info("cache: tenant %s, RAM %llu bytes, disk %s", tenant,
+		    (unsigned long long)cc.ram_budget, cc.dir[0] ? cc.dir :
+		    "none");
+}
+
+/* The counters on disk; the store stays, as a late client thread may
+ * still be finishing with it. */
+void
+wcache_fini(void)
+{
+	if (store != NULL)
+		cstore_flush(store, 1);
+}
+
+int
+wcache_owns(uint16_t type)
+{
+	return type == R_CACHE_HTOD || type == R_CACHE_PUT ||
+	    type == R_CACHE_IMAGE;
+}
+
+int
+wcache_counters(struct cstore_counters *c)
+{
+	if (!cstore_active(store))
+		return -1;
+	cstore_counters(store, c);
+	return 0;
+}
+
+static void
+upload_drop(struct wclient *w, struct upload *u)
+{
+	w->upbytes -= u->have;
+	free(u->buf);
+	memset(u, 0, sizeof *u);
+}
+
+/* A verified upload of that name and length, handed over; or NULL. */
+static struct cstore_ref *
+ready_take(struct wclient *w, const uint8_t *h, uint64_t n)
+{
+	struct cstore_ref *r;
+	int i;
+
+	for (i = 0; i < UP_MAX; i++) {
+		if (w->rd[i].ref == NULL || memcmp(w->rd[i].hash, h,
+		    CSTORE_HASH_LEN) != 0 || w->rd[i].ref->len != n)
+			continue;
+		r = w->rd[i].ref;
+		w->rd[i].ref = NULL;
+		return r;
+	}
+	return NULL;
+}
+
+static void
+ready_add(struct wclient *w, const uint8_t *h, struct cstore_ref *r)
+{
+	struct ready *rd = &w->rd[w->rdnext++ % UP_MAX];
+
+	/* The oldest goes: a client asks again right after its upload. */
+	cstore_release(store, rd->ref);
+	memcpy(rd->hash, h, CSTORE_HASH_LEN);
+	rd->ref = r;
+}
+
+/* The entry named by a call's key and length, or NULL (a miss). */
+static struct cstore_ref *
+wc_find(struct wclient *w, const uint8_t *h, uint64_t n)
+{
+	struct cstore_ref *r;
+
+	if ((r = ready_take(w, h, n)) != NULL)
+		return r;
+	return cstore_get(store, tenant, h, n);
+}
+
+/* in: ctx, stream, async, dptr, key, bytes -> state */
+static int
+wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
+{
+	struct cstore_ref *r;
+	struct rcall sub;
+	backend_fn fn = be->call[R_MEM_HTOD - R_OPEN];
+	uint64_t n = c->in[5].u;
+	int rc;
+
+	if (c->in[4].len != CSTORE_HASH_LEN || n == 0 ||
+	    n > CSTORE_ENTRY_MAX)
+		return 1;		/* CUDA_ERROR_INVALID_VALUE */
+	if ((r = wc_find(w, c->in[4].p, n)) == NULL) {
+		c->out[0].u = WC_MISS;
+		return 0;
+	}
+	/* The backend's own copy, from the entry's bytes. */
+	memset(&sub, 0, sizeof sub);
+	sub.cl = c->cl;
+	sub.d = rpc_lookup(R_MEM_HTOD);
+	memcpy(sub.in, c->in, 4 * sizeof *c->in);
+	sub.in[4].p = r->data;
+	sub.in[4].len = (uint32_t)r->len;
+	pw_init(&sub.blob);
+	rc = fn != NULL ? fn(&sub) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	pw_free(&sub.blob);
+	free(sub.scratch);
+	cstore_pin(store, w, tenant, c->in[4].p);
+	cstore_release(store, r);
+	cstore_flush(store, 0);
+	c->out[0].u = WC_DONE;
+	return rc;
+}
+
+/* in: key, total, offset, data -> complete */
+static int
+wc_put(struct wclient *w, struct rcall *c)
+{
+	struct cstore_ref *r;
+	struct upload *u = NULL;
+	uint8_t g[CSTORE_HASH_LEN];
+	char hex[CSTORE_HEX_LEN + 1];
+	uint64_t total = c->in[1].u, off = c->in[2].u, len = c->in[3].len;
+	uint8_t *nb;
+	int i;
+
+	if (c->in[0].len != CSTORE_HASH_LEN || total == 0 ||
+	    total > CSTORE_ENTRY_MAX)
+		return 1;
+	for (i = 0; i < UP_MAX && u == NULL; i++)
+		if (w->up[i].buf != NULL && memcmp(w->up[i].hash, c->in[0].p,
+		    CSTORE_HASH_LEN) == 0)
+			u = &w->up[i];
+	if (off == 0) {
+		/* Offset 0 starts over. */
+		if (u != NULL)
+			upload_drop(w, u);
+		for (i = 0, u = NULL; i < UP_MAX && u == NULL; i++)
+			if (w->up[i].buf == NULL)
+				u = &w->up[i];
+		if (u == NULL)
+			return 2;	/* CUDA_ERROR_OUT_OF_MEMORY */
+		memcpy(u->hash, c->in[0].p, CSTORE_HASH_LEN);
+		u->total = total;
+	}
+	if (u == NULL || u->total != total || off != u->have ||
+	    len > total - off) {
+		if (u != NULL)
+			upload_drop(w, u);
+		return 1;
+	}
+	if (w->upbytes + len > UPLOAD_MAX)
+		return 2;
+	if (u->have + len > u->cap || u->buf == NULL) {
+		uint64_t cap = u->cap ? u->cap : 1 << 20;
+
+		while (cap < u->have + len)
+			cap *= 2;
+		if (cap > total)
+			cap = total;
+		if ((nb = realloc(u->buf, cap ? cap : 1)) == NULL) {
+			upload_drop(w, u);
+			return 2;
+		}
+		u->buf = nb;
+		u->cap = cap;
+	}
+	memcpy(u->buf + u->have, c->in[3].p, len);
+	u->have += len;
+	w->upbytes += len;
+	if (u->have < total) {
+		c->out[0].u = 0;
+		return 0;
+	}
+	cstore_hash(u->buf, total, g);
+	if (memcmp(g, u->hash, CSTORE_HASH_LEN) != 0) {
+		cstore_hex(u->hash, hex);
+		log_warn("client %s (%s): uploaded bytes do not match the name "
+		    "%s: refused", c->cl->addr, c->cl->name, hex);
+		upload_drop(w, u);
+		return 1;
+	}
+	nb = u->buf;
+	w->upbytes -= u->have;
+	memset(u, 0, sizeof *u);
+	if ((r = cstore_put(store, tenant, g, nb, total)) == NULL)
+		return 2;
+	ready_add(w, g, r);
+	cstore_pin(store, w, tenant, g);
+	cstore_flush(store, 0);
+	c->out[0].u = 1;
+	return 0;
+}
+
+/* in: load id, key, bytes -> state */
+static int
+wc_image(struct wclient *w, struct rcall *c)
+{
+	struct cstore_ref *r;
+	uint64_t id = c->in[0].u, n = c->in[2].u;
+
+	if (c->in[1].len != CSTORE_HASH_LEN || n == 0 ||
+	    n > CSTORE_ENTRY_MAX || id == 0 || id == UINT64_MAX)
+		return 1;
+	if ((r = wc_find(w, c->in[1].p, n)) == NULL) {
+		c->out[0].u = WC_MISS;
+		return 0;
+	}
+	cstore_release(store, htab_del(&w->images, id));
+	if (htab_put(&w->images, id, r) == -1) {
+		cstore_release(store, r);
+		return 2;
+	}
+	cstore_pin(store, w, tenant, c->in[1].p);
+	c->out[0].u = WC_DONE;
+	return 0;
+}
+
+int
+wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
+{
+	struct wclient *w = *wp;
+	uint16_t type = c->d->type;
+
+	if (!cstore_active(store)) {
+		if (type == R_CACHE_PUT)
+			return 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+		c->out[0].u = WC_OFF;
+		return 0;
+	}
+	if (w == NULL) {
+		if ((w = calloc(1, sizeof *w)) == NULL)
+			return 2;
+		htab_init(&w->images);
+		*wp = w;
+	}
+	switch (type) {
+	case R_CACHE_HTOD:
+		return wc_htod(w, be, c);
+	case R_CACHE_PUT:
+		return wc_put(w, c);
+	case R_CACHE_IMAGE:
+		return wc_image(w, c);
+	}
+	return 801;
+}
+
+int
+wcache_image(struct wclient *w, uint64_t id, struct rpc_val *v)
+{
+	struct cstore_ref *r;
+
+	if (w == NULL || id == 0 || id == UINT64_MAX ||
+	    (r = htab_get(&w->images, id)) == NULL)
+		return 0;
+	v->p = r->data;
+	v->len = (uint32_t)r->len;
+	return 1;
+}
+
+void
+wcache_image_done(struct wclient *w, uint64_t id)
+{
+	if (w != NULL && id != 0 && id != UINT64_MAX)
+		cstore_release(store, htab_del(&w->images, id));
+}
+
+void
+wcache_client_free(struct wclient *w)
+{
+	size_t i = 0;
+	uint64_t k;
+	void *v;
+
+	if (w == NULL)
+		return;
+	for (i = 0; i < UP_MAX; i++) {
+		upload_drop(w, &w->up[i]);
+		cstore_release(store, w->rd[i].ref);
+	}
+	i = 0;
+	while (htab_next(&w->images, &i, &k, &v))
+		cstore_release(store, v);
+	htab_free(&w->images);
+	cstore_unpin_all(store, w);
+	cstore_flush(store, 0);
+	free(w);
+}

@@ -1,0 +1,41 @@
+/*
+ * The weight cache in gleam-serve: the R_CACHE_* calls of a remoting
+ * client, answered from the content store (lib/cstore.h) shared by every
+ * client of the server, within the tenant of the key they connected with.
+ *
+ * Contract: bytes a client uploads are hashed here and stored only if
+ * they hash to the name the client gave; a copy or module load served
+ * from the cache gets exactly the bytes of the entry it named.  Every
+ * entry a client used stays pinned until wcache_client_free.
+ */
+#ifndef SERVE_WCACHE_H
+#define SERVE_WCACHE_H
+
+#include <stdint.h>
+
+#include "backend.h"
+#include "config.h"
+
+struct wclient;
+
+/* Opens the store the configuration names; the cache is off if it fails. */
+void	wcache_init(const struct config *);
+void	wcache_fini(void);
+/* 1 for the calls wcache_call serves. */
+int	wcache_owns(uint16_t type);
+/* Serves an R_CACHE_* call; *wc is created on first use.  A CUresult. */
+int	wcache_call(struct wclient **wc, const struct backend *,
+	    struct rcall *);
+/*
+ * A module or library load that names id with an empty image: the image
+ * R_CACHE_IMAGE readied for it, into *v; 0 if there is none.
+ */
+int	wcache_image(struct wclient *, uint64_t id, struct rpc_val *v);
+void	wcache_image_done(struct wclient *, uint64_t id);
+void	wcache_client_free(struct wclient *);
+
+/* For status: the store's counters; 0 if there is a cache. */
+struct cstore_counters;
+int	wcache_counters(struct cstore_counters *);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * The weight cache, client side (wcache.c): hooks for the copy and module
+ * paths.  Each returns 1 when it dealt with the work, with the result in
+ * *rc, and 0 when the caller should go its usual way (the cache is off,
+ * the copy is small, or the server keeps no cache).
+ */
+#ifndef GLEAM_CLIENT_WCACHE_H
+#define GLEAM_CLIENT_WCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "remote.h"
+
+int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
+	    const void *src, size_t n, CUresult *rc);
+/* Readies the image for the load that names id with an empty image. */
+int	wcache_image(uint64_t id, const void *image, size_t n, CUresult *rc);
+
+#endif

@@ -23,7 +23,7 @@ BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache
 LIB_SRC		:= $(wildcard lib/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)

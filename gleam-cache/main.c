@@ -1,0 +1,124 @@
+/*
+ * gleam-cache: list, measure, verify and prune the weight cache that
+ * gleam-serve keeps in a directory, safely while it runs.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache.h"
+#include "cstore.h"
+#include "exitcode.h"
+#include "log.h"
+#include "parse.h"
+
+static void __attribute__((noreturn))
+usage(int code)
+{
+	fprintf(code == 0 ? stdout : stderr,
+	    "usage: gleam-cache [-nqr] [-a age] [-d dir] [-o format] "
+	    "[-s size] [-t tenant]\n"
+	    "                   command [hash ...]\n");
+	exit(code);
+}
+
+/* A one-line reason, then the usage. */
+static void __attribute__((noreturn, format(printf, 1, 2)))
+misuse(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(LL_ERROR, fmt, ap);
+	va_end(ap);
+	usage(EXIT_USAGE);
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o;
+	const char *cmd, *why;
+	int ch;
+
+	log_init(argv[0], LL_WARN);
+	memset(&o, 0, sizeof o);
+	o.dir = CACHE_DIR_DEFAULT;
+	o.age = -1;
+	while ((ch = getopt(argc, argv, "a:d:hno:qrs:t:")) != -1) {
+		switch (ch) {
+		case 'a':
+			if (parse_duration(optarg, &o.age, &why) == -1 ||
+			    o.age < 0)
+				misuse("-a %s: %s", optarg, o.age < 0 ?
+				    "negative" : why);
+			break;
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'h':
+			usage(EXIT_OK);
+		case 'n':
+			o.dry = 1;
+			break;
+		case 'o':
+			if (strcmp(optarg, "yaml") == 0)
+				o.yaml = 1;
+			else if (strcmp(optarg, "table") == 0)
+				o.yaml = 0;
+			else
+				misuse("-o %s: expected table or yaml",
+				    optarg);
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'r':
+			o.remove = 1;
+			break;
+		case 's':
+			if (parse_size(optarg, &o.size, &why) == -1)
+				misuse("-s %s: %s", optarg, why);
+			o.have_size = 1;
+			break;
+		case 't':
+			if (!cstore_tenant_valid(optarg))
+				misuse("-t %s: expected nokey or k and 16 hex "
+				    "digits", optarg);
+			o.tenant = optarg;
+			break;
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0)
+		misuse("no command given");
+	cmd = argv[0];
+	if (strcmp(cmd, "rm") != 0 && argc > 1)
+		misuse("%s: unexpected argument '%s'", cmd, argv[1]);
+	if ((o.dry || o.age >= 0 || o.have_size) && strcmp(cmd, "prune") != 0)
+		misuse("-a, -n and -s go with prune");
+	if (o.remove && strcmp(cmd, "verify") != 0)
+		misuse("-r goes with verify");
+	if (strcmp(cmd, "ls") == 0)
+		return cmd_ls(&o);
+	if (strcmp(cmd, "du") == 0 || strcmp(cmd, "stat") == 0)
+		return cmd_du(&o);
+	if (strcmp(cmd, "prune") == 0) {
+		if (o.age < 0 && !o.have_size)
+			misuse("prune: give -a age, -s size or both");
+		return cmd_prune(&o);
+	}
+	if (strcmp(cmd, "verify") == 0)
+		return cmd_verify(&o);
+	if (strcmp(cmd, "rm") == 0) {
+		if (argc < 2)
+			misuse("rm: no hash given");
+		return cmd_rm(&o, argc - 1, argv + 1);
+	}
+	misuse("unknown command '%s'", cmd);
+}

@@ -96,6 +96,55 @@ run_prog() {
 	done
 }
 
+@test "error paths, and a kernel fault that is sticky" {
+	for k in static shared; do
+		run_prog $k errors
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "errors: ok" ]
+		run_prog $k errors fault
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "errors: ok" ]
+	done
+}
+
+@test "a bad launch and a kernel fault amid one-way work: the right error at the right call" {
+	for k in static shared; do
+		run_prog $k oneway
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "oneway: ok" ]
+		[[ "$output" == *"block of 2048 amid one-way work              cudaErrorInvalidValue ok"* ]]
+		[[ "$output" == *"first synchronising call                     cudaErrorIllegalAddress ok"* ]]
+	done
+}
+
+@test "one-way calls: the same output as GLEAM_SYNC=1 with at least 10x fewer round trips" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/a.yaml" -- "$CUDA_BIN/static/oneway"
+	local fast=$output
+	GLEAM_SYNC=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/oneway"
+	[ "$output" = "$fast" ]
+	local a s
+	a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/a.yaml")
+	s=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/s.yaml")
+	echo "round trips: $a one-way, $s synchronous"
+	[ "$a" -gt 0 ] && [ $((a * 10)) -le "$s" ]
+	grep -Eq '^one_way: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/a.yaml"
+	grep -q '^one_way: 0$' "$BATS_TEST_TMPDIR/s.yaml"
+}
+
+@test "compressed bulk copies: identical results, fewer bytes sent" {
+	GLEAM_ZSTD=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/raw.yaml" -- "$CUDA_BIN/shared/memcpy"
+	local raw=$output
+	GLEAM_ZSTD=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/z.yaml" -- "$CUDA_BIN/shared/memcpy"
+	[ "$output" = "$raw" ]
+	local r z
+	r=$(sed -n 's/^bytes_sent: //p' "$BATS_TEST_TMPDIR/raw.yaml")
+	z=$(sed -n 's/^bytes_sent: //p' "$BATS_TEST_TMPDIR/z.yaml")
+	echo "bytes sent: $r raw, $z compressed"
+	[ "$z" -lt "$r" ]
+	grep -Eq '^bytes_saved: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/z.yaml"
+	grep -q '^bytes_saved: 0$' "$BATS_TEST_TMPDIR/raw.yaml"
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -23,7 +23,7 @@ BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache gleam-reduce
 LIB_SRC		:= $(wildcard lib/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
@@ -148,7 +148,7 @@ synopsis: $(PROG_BIN)
 	@tests/check-synopsis $(BINOUT) $(PROGS)
 
 emulator-check: $(PROG_BIN)
-	@bench/link-accuracy $(BINOUT)
+	@bench/link-accuracy -b -r 3 -t 2 $(BINOUT)
 
 deps-check:
 	@tests/deps check

@@ -1,0 +1,39 @@
+/* gleam-reduce bench: W local worker processes against an aggregator. */
+#ifndef REDUCE_BENCH_H
+#define REDUCE_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "auth.h"
+
+struct bench_opts {
+	char		 host[256];	/* "" : start our own aggregator */
+	int		 port;
+	struct auth_key	 key;
+	int		 workers;
+	size_t		 n;		/* values per tensor */
+	int		 tensors;	/* per step, pipelined */
+	double		 density;	/* nonzeros per worker, 0..1 */
+	double		 overlap;	/* of the support shared by all */
+	int		 steps;		/* timed, after one untimed */
+	int		 scheme;
+	int		 cell_bits;
+	uint32_t	 chunk;
+	uint64_t	 seed;
+	int		 verify;	/* HOMO: check against the dense sum */
+	int		 yaml;
+	int		 quiet;
+};
+
+/*
+ * Worker w's gradient: each value nonzero with probability density, from
+ * a support drawn with seed (shared by all: a fraction overlap of the
+ * nonzeros) or seed and w (the rest); values uniform in (-1, 1).
+ */
+void	bench_gradient(float *g, size_t n, double density, double overlap,
+	    uint64_t seed, int w, int tensor);
+/* Runs the benchmark and prints its report; returns an exit code. */
+int	bench_run(const struct bench_opts *);
+
+#endif

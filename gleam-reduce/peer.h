@@ -1,0 +1,44 @@
+/*
+ * One worker connection's protocol state: the Gleam handshake (HELLO,
+ * CHALLENGE, AUTH, WELCOME, as gleam-protocol(5) defines it), then
+ * gleam-reduce's messages, handed to the aggregator.  Sockets stay in the
+ * server, so that the fuzz target can drive a peer with bytes alone.
+ *
+ * Lifecycle: peer_new at accept; peer_input after each read; once it
+ * returns PEER_CLOSE the server flushes the output and closes, feeding it
+ * nothing more; peer_free when the connection ends.  A peer that breaks
+ * the protocol leaves its group at once, before its ERROR is flushed.
+ */
+#ifndef REDUCE_PEER_H
+#define REDUCE_PEER_H
+
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "agg.h"
+#include "auth.h"
+
+struct peer;
+
+struct peer_env {
+	const struct auth_key	*key;		/* NULL or unset: no auth */
+	uint32_t		 max_frame;
+	const char		*name;		/* ours, in CHALLENGE */
+	struct agg		*agg;
+	int			 draining;
+};
+
+enum peer_rc {
+	PEER_OK = 0,
+	PEER_CLOSE = 1
+};
+
+struct peer	*peer_new(const struct peer_env *, const char *addr,
+		    struct evbuffer *out);
+void		 peer_free(struct peer *);
+int		 peer_input(struct peer *, struct evbuffer *in);
+int		 peer_ready(const struct peer *);
+const char	*peer_name(const struct peer *);
+
+#endif

@@ -1,0 +1,1336 @@
+/*
+ * hreduce: the worker side of gleam-reduce.  One thread drives a
+ * non-blocking socket: an output queue of messages and of streams (a
+ * buffer sent as chunk frames straight from where it lies), and an input
+ * buffer whose frames are handed to the tensors in flight.
+ *
+ * Stream ids are fixed by the order of submission alone: the t-th tensor
+ * since the last JOIN uses 2t-1 for round 1 and 2t for round 2, so that
+ * every rank names every stream alike whatever the timing.  Merged chunks
+ * land in place, over the bytes this worker sent: the aggregator sends
+ * chunk i back only once it has all of this worker's chunk i.
+ *
+ * A tensor is finished when its result is known and no queued output
+ * still points into its buffers; a failing tensor's current chunk frame
+ * is completed first, so that the framing stays whole.
+ */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "hcodec.h"
+#include "hreduce.h"
+#include "hreduce_wire.h"
+#include "parse.h"
+#include "proto.h"
+
+#define OMNI_BLOCK	256
+#define RBUF_EXTRA	(16u << 10)
+
+struct tensor;
+
+/* An output job: a whole small frame, or a buffer sent as chunks. */
+struct seg {
+	struct seg	*next;
+	struct tensor	*t;		/* NULL for messages */
+	uint8_t		*msg;		/* a message's frame */
+	size_t		 msglen;
+	const uint8_t	*data;		/* a stream's bytes */
+	uint64_t	 id, total;
+	uint32_t	 chunk;
+	uint64_t	 index, nchunks;
+	uint8_t		 hdr[PROTO_HDR_LEN + HR_CHUNK_HDR];
+	size_t		 off;		/* bytes of the current frame sent */
+};
+
+enum tphase { T_ROUND1 = 1, T_ROUND2 = 2, T_DONE = 3 };
+
+struct tensor {
+	int		 ticket;
+	int		 scheme;
+	enum tphase	 phase;
+	uint64_t	 id;		/* of the round under way */
+	uint64_t	 id1;
+	float		*grad;
+	size_t		 n;
+	int		 rc;
+	int		 refs;		/* queued segments pointing into it */
+	char		 err[512];
+
+	/* The round under way. */
+	int		 ready;
+	uint8_t		*rbuf;		/* merged chunks land here */
+	uint64_t	 rtotal;
+	uint64_t	*roff;		/* GATHER: each rank's offset */
+	uint64_t	*rgot;		/* GATHER: each rank's bytes so far */
+	uint64_t	*rsz;		/* GATHER: each rank's total */
+	uint64_t	 got;
+	int32_t		 exponent;
+
+	uint8_t		*bits;		/* HOMO, FLOAT, OMNI: bitmap, union */
+	size_t		 nbits;
+	int		 scale;
+	struct hc_layout *L;
+	void		*payload;	/* HOMO, FLOAT, OMNI, GATHER */
+	size_t		 payload_bytes;
+};
+
+struct hr_ctx {
+	struct conn	 c;
+	int		 fd;
+	int		 dead;
+	struct hr_opts	 o;
+	char		 host[256];
+	char		 name[PROTO_NAME_MAX + 1];
+	struct auth_key	 key;
+	int		 joined;
+	uint64_t	 generation;
+	int		 next_ticket;	/* tickets ever */
+	int		 base_ticket;	/* the ticket before the last JOIN */
+	struct tensor	*t[HR_WINDOW_MAX];
+	int		 nt;
+	struct seg	*qhead, **qtail;
+	uint8_t		*rb;
+	size_t		 rlen, rcap;
+	struct hr_stats	 st;
+	int		 last_scale;
+	char		 err[600];
+};
+
+static int
+ctx_err(struct hr_ctx *x, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+ctx_err(struct hr_ctx *x, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(x->err, sizeof x->err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static void
+t_fail(struct tensor *t, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+t_fail(struct tensor *t, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->phase == T_DONE)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof t->err, fmt, ap);
+	va_end(ap);
+	t->rc = rc;
+	t->phase = T_DONE;
+}
+
+const char *
+hr_strerror(int rc)
+{
+	switch (rc) {
+	case HR_OK: return "no error";
+	case HR_EINVAL: return "invalid argument";
+	case HR_ENOMEM: return "out of memory";
+	case HR_ENET: return "connection to the aggregator lost";
+	case HR_EAUTH: return "aggregator refused us";
+	case HR_EROUND: return "round failed at the aggregator";
+	case HR_ENONFINITE: return "NaN or infinity in a gradient";
+	case HR_ETIMEOUT: return "aggregator silent for too long";
+	case HR_ECODEC: return "codec error";
+	}
+	return "unknown error";
+}
+
+static const char *const scheme_names[] = {
+	"homo", "dense", "gather", "omni", "float"
+};
+
+const char *
+hr_scheme_name(int s)
+{
+	if (s < 0 || s > HR_SCHEME_FLOAT)
+		return "unknown";
+	return scheme_names[s];
+}
+
+int
+hr_scheme_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i <= HR_SCHEME_FLOAT; i++)
+		if (strcmp(s, scheme_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void
+hr_opts_init(struct hr_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->port = HR_DEFAULT_PORT;
+	o->world = 1;
+	o->cell_bits = 32;
+	o->chunk = HR_CHUNK_DEFAULT;
+	o->window = 4;
+	o->timeout_ms = 60000;
+}
+
+/* ---- output ------------------------------------------------------------ */
+
+static void
+q_push(struct hr_ctx *x, struct seg *s)
+{
+	s->next = NULL;
+	*x->qtail = s;
+	x->qtail = &s->next;
+	if (s->t != NULL)
+		s->t->refs++;
+}
+
+static int
+q_msg(struct hr_ctx *x, uint16_t type, struct pw *w)
+{
+	struct frame_hdr h = { 0, type, 0, 0 };
+	struct seg *s;
+
+	if (w->bad || (s = calloc(1, sizeof *s)) == NULL ||
+	    (s->msg = malloc(PROTO_HDR_LEN + w->len)) == NULL) {
+		if (!w->bad)
+			free(s);
+		pw_free(w);
+		return HR_ENOMEM;
+	}
+	h.len = (uint32_t)w->len;
+	proto_hdr_encode(s->msg, &h);
+	memcpy(s->msg + PROTO_HDR_LEN, w->p, w->len);
+	s->msglen = PROTO_HDR_LEN + w->len;
+	pw_free(w);
+	q_push(x, s);
+	return 0;
+}
+
+/* The header of a stream segment's current chunk. */
+static void
+seg_hdr(struct seg *s)
+{
+	uint64_t len = s->total - s->index * s->chunk;
+	struct frame_hdr h = { 0, HR_MSG_CHUNK, 0, 0 };
+
+	if (len > s->chunk)
+		len = s->chunk;
+	h.len = (uint32_t)(HR_CHUNK_HDR + len);
+	proto_hdr_encode(s->hdr, &h);
+	hr_chunk_hdr_enc(s->hdr + PROTO_HDR_LEN, s->id, (uint32_t)s->index, 0);
+}
+
+/* BEGIN, then the bytes as chunks. */
+static int
+q_stream(struct hr_ctx *x, struct tensor *t, const struct hr_begin *b,
+    const void *data)
+{
+	struct seg *s;
+	struct pw w;
+	int rc;
+
+	pw_init(&w);
+	hr_begin_enc(&w, b);
+	if ((rc = q_msg(x, HR_MSG_BEGIN, &w)) != 0)
+		return rc;
+	if (b->total == 0)
+		return 0;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return HR_ENOMEM;
+	s->t = t;
+	s->data = data;
+	s->id = b->id;
+	s->total = b->total;
+	s->chunk = b->chunk;
+	s->nchunks = hr_nchunks(b->total, b->chunk);
+	seg_hdr(s);
+	q_push(x, s);
+	return 0;
+}
+
+static void
+seg_free(struct seg *s)
+{
+	if (s->t != NULL)
+		s->t->refs--;
+	free(s->msg);
+	free(s);
+}
+
+/*
+ * A failed tensor's streams stop after the frame being written: queued
+ * ones go, the current one ends with its current chunk.
+ */
+static void
+q_cancel(struct hr_ctx *x, struct tensor *t)
+{
+	struct seg **pp = &x->qhead, *s;
+
+	while ((s = *pp) != NULL) {
+		if (s->t != t) {
+			pp = &s->next;
+			continue;
+		}
+		if (s == x->qhead && s->off > 0) {
+			s->nchunks = s->index + 1;
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		seg_free(s);
+	}
+	x->qtail = pp;
+	for (s = x->qhead, x->qtail = &x->qhead; s != NULL; s = s->next)
+		x->qtail = &s->next;
+}
+
+static void ctx_die(struct hr_ctx *, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Writes what the socket takes; 0, or -1 once the context is dead. */
+static int
+q_write(struct hr_ctx *x)
+{
+	struct iovec iov[2];
+	struct msghdr mh;
+	struct seg *s;
+	uint64_t dlen = 0;
+	size_t hl;
+	ssize_t n;
+	int niov;
+
+	while ((s = x->qhead) != NULL) {
+		memset(&mh, 0, sizeof mh);
+		if (s->msg != NULL) {
+			iov[0].iov_base = s->msg + s->off;
+			iov[0].iov_len = s->msglen - s->off;
+			niov = 1;
+		} else {
+			hl = sizeof s->hdr;
+			dlen = s->total - s->index * s->chunk;
+			if (dlen > s->chunk)
+				dlen = s->chunk;
+			niov = 0;
+			if (s->off < hl) {
+				iov[niov].iov_base = s->hdr + s->off;
+				iov[niov++].iov_len = hl - s->off;
+				iov[niov].iov_base = (void *)(s->data +
+				    s->index * s->chunk);
+				iov[niov++].iov_len = (size_t)dlen;
+			} else {
+				iov[niov].iov_base = (void *)(s->data +
+				    s->index * s->chunk + (s->off - hl));
+				iov[niov++].iov_len = (size_t)dlen -
+				    (s->off - hl);
+			}
+		}
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)niov;
+		n = sendmsg(x->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			ctx_die(x, HR_ENET, "%s: %s", x->c.peer,
+			    strerror(errno));
+			return -1;
+		}
+		x->st.bytes_sent += (uint64_t)n;
+		s->off += (size_t)n;
+		if (s->msg != NULL) {
+			if (s->off < s->msglen)
+				return 0;
+		} else {
+			if (s->off < sizeof s->hdr + dlen)
+				return 0;
+			s->off = 0;
+			if (++s->index < s->nchunks) {
+				seg_hdr(s);
+				continue;
+			}
+		}
+		x->qhead = s->next;
+		if (x->qhead == NULL)
+			x->qtail = &x->qhead;
+		seg_free(s);
+	}
+	return 0;
+}
+
+/* ---- tensors ------------------------------------------------------------ */
+
+static void
+t_free_bufs(struct tensor *t)
+{
+	free(t->bits);
+	free(t->payload);
+	free(t->roff);
+	free(t->rgot);
+	free(t->rsz);
+	hc_layout_free(t->L);
+	t->bits = NULL;
+	t->payload = NULL;
+	t->roff = t->rgot = t->rsz = NULL;
+	t->L = NULL;
+	if (t->rbuf != NULL && t->scheme == HR_SCHEME_GATHER)
+		free(t->rbuf);
+	t->rbuf = NULL;
+}
+
+static struct tensor *
+t_find(struct hr_ctx *x, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < x->nt; i++)
+		if (x->t[i]->phase != T_DONE && x->t[i]->id == id)
+			return x->t[i];
+	return NULL;
+}
+
+static void
+t_round_reset(struct tensor *t, uint64_t id)
+{
+	t->id = id;
+	t->ready = 0;
+	t->got = 0;
+}
+
+static int
+begin(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
+    int scale, uint64_t n, uint64_t total, const void *data)
+{
+	struct hr_begin b;
+
+	memset(&b, 0, sizeof b);
+	b.id = t->id;
+	b.op = op;
+	b.cell_bits = op == HR_OP_SUM ? (uint8_t)x->o.cell_bits : 0;
+	b.exponent = exponent;
+	b.scale = scale;
+	b.n = n;
+	b.total = total;
+	b.chunk = x->o.chunk;
+	return q_stream(x, t, &b, data);
+}
+
+/* Tells the others that this worker cannot go on with round id. */
+static void
+t_abort(struct hr_ctx *x, struct tensor *t, uint64_t id, int rc,
+    const char *why)
+{
+	struct hr_abort ab;
+	struct pw w;
+
+	memset(&ab, 0, sizeof ab);
+	ab.id = id;
+	snprintf(ab.text, sizeof ab.text, "%s", why);
+	pw_init(&w);
+	hr_abort_enc(&w, &ab);
+	q_msg(x, HR_MSG_ABORT, &w);
+	q_cancel(x, t);
+	t_fail(t, rc, "%s", why);
+}
+
+/* The (index, value) pairs of the nonzeros; GATHER's round. */
+static int
+gather_pack(struct tensor *t)
+{
+	size_t i, nnz = 0;
+	uint8_t *p;
+	uint32_t u;
+
+	for (i = 0; i < t->n; i++)
+		nnz += t->grad[i] != 0;
+	if ((t->payload = malloc(8 * nnz + 1)) == NULL)
+		return HR_ENOMEM;
+	t->payload_bytes = 8 * nnz;
+	for (i = 0, p = t->payload; i < t->n; i++) {
+		if (t->grad[i] == 0)
+			continue;
+		u = (uint32_t)i;
+		memcpy(p, &u, 4);
+		memcpy(p + 4, &t->grad[i], 4);
+		p += 8;
+	}
+	return 0;
+}
+
+/* Nonzero blocks of OMNI_BLOCK values, as a bitmap. */
+static void
+omni_bits(const float *g, size_t n, uint8_t *bits)
+{
+	size_t b, i, nb = (n + OMNI_BLOCK - 1) / OMNI_BLOCK, end;
+
+	memset(bits, 0, hc_bitmap_bytes(nb));
+	for (b = 0; b < nb; b++) {
+		end = (b + 1) * OMNI_BLOCK < n ? (b + 1) * OMNI_BLOCK : n;
+		for (i = b * OMNI_BLOCK; i < end; i++)
+			if (g[i] != 0) {
+				bits[b >> 3] |= (uint8_t)(1u << (b & 7));
+				break;
+			}
+	}
+}
+
+/* Round 1 of a new tensor. */
+static int
+t_start(struct hr_ctx *x, struct tensor *t)
+{
+	size_t nb;
+	int e = HC_EXP_ZERO, rc;
+
+	t->id1 = 2 * (uint64_t)(t->ticket - x->base_ticket) - 1;
+	t_round_reset(t, t->id1);
+	t->phase = T_ROUND1;
+	switch (t->scheme) {
+	case HR_SCHEME_DENSE:
+		t->rbuf = (uint8_t *)t->grad;
+		return begin(x, t, HR_OP_FSUM, 0, 0, t->n, 4 * (uint64_t)t->n,
+		    t->grad);
+	case HR_SCHEME_GATHER:
+		if (t->n > UINT32_MAX)
+			return ctx_err(x, HR_EINVAL, "gather: more than 2^32 "
+			    "values");
+		if ((rc = gather_pack(t)) != 0)
+			return rc;
+		return begin(x, t, HR_OP_GATHER, 0, 0, t->n, t->payload_bytes,
+		    t->payload);
+	case HR_SCHEME_OMNI:
+		nb = (t->n + OMNI_BLOCK - 1) / OMNI_BLOCK;
+		t->nbits = hc_bitmap_bytes(nb);
+		if ((t->bits = malloc(t->nbits + 1)) == NULL)
+			return HR_ENOMEM;
+		omni_bits(t->grad, t->n, t->bits);
+		t->rbuf = t->bits;
+		return begin(x, t, HR_OP_OR, HC_EXP_ZERO, 0, nb, t->nbits,
+		    t->bits);
+	}
+	t->nbits = hc_bitmap_bytes(t->n);
+	if ((t->bits = malloc(t->nbits + 1)) == NULL)
+		return HR_ENOMEM;
+	/* NaN or Inf: the exponent tells every worker, which all stop. */
+	(void)hc_bitmap(t->grad, t->n, t->bits, &e);
+	t->rbuf = t->bits;
+	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
+}
+
+/* The float-cell sketch of the published scheme: every union value in k
+ * cells, C included. */
+static void
+float_encode(const struct hc_layout_info *li, const float *g, float *cells)
+{
+	size_t i, b, t;
+	unsigned j;
+
+	memset(cells, 0, li->cells * sizeof *cells);
+	for (i = 0; i < li->n; i++) {
+		if (g[i] == 0)
+			continue;
+		b = i / li->block;
+		t = i % li->block;
+		for (j = 0; j < li->k; j++)
+			cells[(size_t)li->block_rows[b * li->k + j] * li->block +
+			    t] += g[i];
+	}
+}
+
+static int
+fcmp(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Peels in the layout's order; the 2-core gets the median of its cells. */
+static void
+float_decode(const struct hc_layout_info *li, float *cells, float *out)
+{
+	size_t e, b, t, c, i;
+	unsigned j, jp, k = li->k;
+	float v, m[HC_MAX_K];
+
+	memset(out, 0, li->n * sizeof *out);
+	for (e = 0; e < li->round_start[li->nrounds]; e++) {
+		b = (size_t)(li->peel[e] >> 20);
+		t = (size_t)(li->peel[e] >> 4) & 0xffff;
+		jp = (unsigned)(li->peel[e] & 0xf);
+		/* The core still sits in these cells: the error spreads. */
+		v = cells[(size_t)li->block_rows[b * k + jp] * li->block + t];
+		for (j = 0; j < k; j++)
+			cells[(size_t)li->block_rows[b * k + j] * li->block +
+			    t] -= v;
+		out[b * li->block + t] = v;
+	}
+	for (c = 0; c < li->core_count; c++) {
+		i = li->core[c];
+		b = i / li->block;
+		t = i % li->block;
+		for (j = 0; j < k; j++)
+			m[j] = cells[(size_t)li->block_rows[b * k + j] *
+			    li->block + t];
+		qsort(m, k, sizeof m[0], fcmp);
+		out[i] = m[k / 2];
+	}
+}
+
+/* Round 1 is merged: what round 2 sends, or the result. */
+static void
+t_round1_done(struct hr_ctx *x, struct tensor *t)
+{
+	struct hc_params p;
+	struct hc_layout_info li;
+	size_t i, nb, off, len;
+	uint8_t *pb;
+	int rc;
+
+	if (t->scheme == HR_SCHEME_DENSE) {
+		t->phase = T_DONE;
+		return;
+	}
+	if (t->scheme == HR_SCHEME_GATHER) {
+		/* Every rank's pairs in rank order, so all agree bit for bit. */
+		const uint8_t *src;
+		uint64_t sz;
+		uint32_t u;
+		float v;
+		int r;
+
+		memset(t->grad, 0, t->n * sizeof *t->grad);
+		for (r = 0; r < x->o.world; r++) {
+			src = r == x->o.rank ? t->payload : t->rbuf + t->roff[r];
+			sz = r == x->o.rank ? t->payload_bytes : t->rgot[r];
+			for (off = 0; off + 8 <= sz; off += 8) {
+				memcpy(&u, src + off, 4);
+				memcpy(&v, src + off + 4, 4);
+				if (u >= t->n) {
+					t_fail(t, HR_EROUND, "rank %d sent "
+					    "index %u of %zu", r, u, t->n);
+					return;
+				}
+				t->grad[u] += v;
+			}
+		}
+		t->phase = T_DONE;
+		return;
+	}
+	t_round_reset(t, t->id1 + 1);
+	t->phase = T_ROUND2;
+	if (t->scheme == HR_SCHEME_OMNI) {
+		nb = (t->n + OMNI_BLOCK - 1) / OMNI_BLOCK;
+		for (i = 0, len = 0; i < nb; i++)
+			if (t->bits[i >> 3] >> (i & 7) & 1)
+				len += (i + 1) * OMNI_BLOCK < t->n ?
+				    OMNI_BLOCK : t->n - i * OMNI_BLOCK;
+		if ((t->payload = malloc(4 * len + 1)) == NULL) {
+			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+			return;
+		}
+		t->payload_bytes = 4 * len;
+		for (i = 0, pb = t->payload; i < nb; i++) {
+			if (!(t->bits[i >> 3] >> (i & 7) & 1))
+				continue;
+			len = (i + 1) * OMNI_BLOCK < t->n ? OMNI_BLOCK :
+			    t->n - i * OMNI_BLOCK;
+			memcpy(pb, t->grad + i * OMNI_BLOCK, 4 * len);
+			pb += 4 * len;
+		}
+		t->rbuf = t->payload;
+		if ((rc = begin(x, t, HR_OP_FSUM, 0, 0, t->n, t->payload_bytes,
+		    t->payload)) != 0)
+			t_abort(x, t, t->id, rc, "out of memory");
+		return;
+	}
+
+	if (t->exponent == HC_EXP_NONFINITE) {
+		t_fail(t, HR_ENONFINITE, "NaN or infinity in the gradient of "
+		    "some worker; no worker applied this tensor");
+		return;
+	}
+	hc_params_init(&p, t->n, x->o.cell_bits);
+	p.seed = x->o.seed;
+	if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
+	    &t->scale)) != 0 ||
+	    (rc = hc_layout_new(&p, t->bits, &t->L)) != 0) {
+		t_abort(x, t, t->id, rc == HC_ENOMEM ? HR_ENOMEM : HR_ECODEC,
+		    hc_strerror(rc));
+		return;
+	}
+	hc_layout_info(t->L, &li);
+	x->st.union_count = li.union_count;
+	x->st.core_count = li.core_count;
+	if (t->scheme == HR_SCHEME_FLOAT) {
+		t->payload_bytes = li.cells * 4;
+		if ((t->payload = malloc(t->payload_bytes + 1)) == NULL) {
+			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+			return;
+		}
+		float_encode(&li, t->grad, t->payload);
+		t->rbuf = t->payload;
+		x->st.payload_bytes = t->payload_bytes;
+		if ((rc = begin(x, t, HR_OP_FSUM, 0, 0, t->n, t->payload_bytes,
+		    t->payload)) != 0)
+			t_abort(x, t, t->id, rc, "out of memory");
+		return;
+	}
+	t->payload_bytes = hc_layout_payload(t->L) * (size_t)(x->o.cell_bits /
+	    8);
+	if ((t->payload = malloc(t->payload_bytes + 1)) == NULL) {
+		t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+		return;
+	}
+	if ((rc = hc_encode(t->L, t->grad, t->scale, t->payload)) != 0) {
+		t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
+		return;
+	}
+	x->last_scale = t->scale;
+	x->st.payload_bytes = t->payload_bytes;
+	t->rbuf = t->payload;
+	if ((rc = begin(x, t, HR_OP_SUM, 0, t->scale, t->n, t->payload_bytes,
+	    t->payload)) != 0)
+		t_abort(x, t, t->id, rc, "out of memory");
+}
+
+static void
+t_round2_done(struct hr_ctx *x, struct tensor *t)
+{
+	struct hc_layout_info li;
+	float *out;
+	size_t i, nb, len;
+	const uint8_t *pb;
+	int rc;
+
+	switch (t->scheme) {
+	case HR_SCHEME_OMNI:
+		nb = (t->n + OMNI_BLOCK - 1) / OMNI_BLOCK;
+		memset(t->grad, 0, t->n * sizeof *t->grad);
+		for (i = 0, pb = t->payload; i < nb; i++) {
+			if (!(t->bits[i >> 3] >> (i & 7) & 1))
+				continue;
+			len = (i + 1) * OMNI_BLOCK < t->n ? OMNI_BLOCK :
+			    t->n - i * OMNI_BLOCK;
+			memcpy(t->grad + i * OMNI_BLOCK, pb, 4 * len);
+			pb += 4 * len;
+		}
+		break;
+	case HR_SCHEME_FLOAT:
+		hc_layout_info(t->L, &li);
+		float_decode(&li, t->payload, t->grad);
+		break;
+	default:
+		/* Decoding into a copy keeps grad whole if the sums are bad. */
+		if ((out = malloc(t->n * sizeof *out + 1)) == NULL) {
+			t_fail(t, HR_ENOMEM, "out of memory");
+			return;
+		}
+		if ((rc = hc_decode(t->L, t->payload, t->scale, out)) != 0) {
+			free(out);
+			t_fail(t, HR_ECODEC, "decoding the merged sketch: %s",
+			    hc_strerror(rc));
+			return;
+		}
+		if (t->n > 0)
+			memcpy(t->grad, out, t->n * sizeof *out);
+		free(out);
+	}
+	t->phase = T_DONE;
+}
+
+/* ---- input -------------------------------------------------------------- */
+
+static void
+on_ready(struct hr_ctx *x, const uint8_t *p, size_t len)
+{
+	struct hr_ready *rd;
+	struct tensor *t;
+	uint64_t sum = 0;
+	int r;
+
+	if ((rd = malloc(sizeof *rd)) == NULL) {
+		ctx_die(x, HR_ENOMEM, "out of memory");
+		return;
+	}
+	if (hr_ready_dec(p, len, rd) == -1) {
+		ctx_die(x, HR_ENET, "%s: malformed READY", x->c.peer);
+		goto out;
+	}
+	if ((t = t_find(x, rd->id)) == NULL || t->ready)
+		goto out;
+	if (rd->world != (uint32_t)x->o.world) {
+		t_abort(x, t, t->id, HR_EROUND, "READY for a group of another "
+		    "size");
+		goto out;
+	}
+	t->ready = 1;
+	t->exponent = rd->exponent;
+	if (t->scheme == HR_SCHEME_GATHER) {
+		if ((t->roff = calloc((size_t)x->o.world, sizeof *t->roff)) ==
+		    NULL || (t->rgot = calloc((size_t)x->o.world,
+		    sizeof *t->rgot)) == NULL || (t->rsz = calloc((size_t)
+		    x->o.world, sizeof *t->rsz)) == NULL) {
+			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (r = 0; r < x->o.world; r++) {
+			t->roff[r] = sum;
+			t->rsz[r] = rd->total[r];
+			if (r != x->o.rank)
+				sum += rd->total[r];
+			if (rd->total[r] % 8 != 0 || sum > ((uint64_t)1 << 40)) {
+				t_abort(x, t, t->id, HR_EROUND, "bad pair list "
+				    "sizes");
+				goto out;
+			}
+		}
+		t->rtotal = sum;
+		if ((t->rbuf = malloc(sum + 1)) == NULL) {
+			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+			goto out;
+		}
+		goto out;
+	}
+	t->rtotal = rd->total[x->o.rank];
+out:
+	free(rd);
+}
+
+static void
+on_chunk(struct hr_ctx *x, const uint8_t *p, size_t len)
+{
+	struct hr_chunk ch;
+	struct tensor *t;
+	uint64_t off, want, base;
+	uint32_t r;
+
+	if (hr_chunk_dec(p, len, &ch) == -1) {
+		ctx_die(x, HR_ENET, "%s: malformed CHUNK", x->c.peer);
+		return;
+	}
+	if ((t = t_find(x, ch.id)) == NULL)
+		return;
+	if (!t->ready) {
+		t_abort(x, t, t->id, HR_EROUND, "chunk before READY");
+		return;
+	}
+	r = ch.rank;
+	if (t->scheme == HR_SCHEME_GATHER && t->phase == T_ROUND1) {
+		if (r >= (uint32_t)x->o.world || (int)r == x->o.rank ||
+		    (uint64_t)ch.index * x->o.chunk != t->rgot[r]) {
+			t_abort(x, t, t->id, HR_EROUND, "relayed chunk out of "
+			    "order");
+			return;
+		}
+		base = t->roff[r];
+		off = t->rgot[r];
+		want = t->rsz[r] - off < x->o.chunk ? t->rsz[r] - off :
+		    x->o.chunk;
+		if (ch.len != want) {
+			t_abort(x, t, t->id, HR_EROUND, "relayed chunk too "
+			    "long");
+			return;
+		}
+		memcpy(t->rbuf + base + off, ch.data, ch.len);
+		t->rgot[r] += ch.len;
+		t->got += ch.len;
+		return;
+	}
+	off = (uint64_t)ch.index * x->o.chunk;
+	want = t->rtotal - off < x->o.chunk ? t->rtotal - off : x->o.chunk;
+	if (r != 0 || off >= t->rtotal || off != t->got || ch.len != want) {
+		t_abort(x, t, t->id, HR_EROUND, "merged chunk out of order or "
+		    "of the wrong size");
+		return;
+	}
+	memcpy(t->rbuf + off, ch.data, ch.len);
+	t->got += ch.len;
+}
+
+static void
+on_done(struct hr_ctx *x, const uint8_t *p, size_t len)
+{
+	struct tensor *t;
+	uint64_t id;
+
+	if (hr_done_dec(p, len, &id) == -1) {
+		ctx_die(x, HR_ENET, "%s: malformed DONE", x->c.peer);
+		return;
+	}
+	if ((t = t_find(x, id)) == NULL)
+		return;
+	if (!t->ready || t->got != t->rtotal) {
+		t_abort(x, t, t->id, HR_EROUND, "DONE before every chunk");
+		return;
+	}
+	if (t->phase == T_ROUND1)
+		t_round1_done(x, t);
+	else
+		t_round2_done(x, t);
+}
+
+static void
+on_fail(struct hr_ctx *x, const uint8_t *p, size_t len)
+{
+	struct hr_fail_msg f;
+	struct tensor *t;
+	int i;
+
+	if (hr_fail_dec(p, len, &f) == -1) {
+		ctx_die(x, HR_ENET, "%s: malformed FAIL", x->c.peer);
+		return;
+	}
+	if (f.id == 0) {
+		x->joined = 0;
+		for (i = 0; i < x->nt; i++) {
+			q_cancel(x, x->t[i]);
+			t_fail(x->t[i], HR_EROUND, "%s: %s", hr_fail_name(f.code),
+			    f.text);
+		}
+		return;
+	}
+	if ((t = t_find(x, f.id)) == NULL)
+		return;
+	q_cancel(x, t);
+	t_fail(t, HR_EROUND, "%s: %s", hr_fail_name(f.code), f.text);
+}
+
+static void
+dispatch(struct hr_ctx *x, const struct frame_hdr *h, const uint8_t *p)
+{
+	char err[600];
+
+	switch (h->type) {
+	case HR_MSG_JOINED:
+		if (hr_joined_dec(p, h->len, &x->generation) == -1)
+			ctx_die(x, HR_ENET, "%s: malformed JOINED", x->c.peer);
+		return;
+	case HR_MSG_READY:
+		on_ready(x, p, h->len);
+		return;
+	case HR_MSG_CHUNK:
+		on_chunk(x, p, h->len);
+		return;
+	case HR_MSG_DONE:
+		on_done(x, p, h->len);
+		return;
+	case HR_MSG_FAIL:
+		on_fail(x, p, h->len);
+		return;
+	case MSG_ERROR:
+		conn_error_frame(&x->c, p, h->len);
+		snprintf(err, sizeof err, "%s", x->c.err);
+		ctx_die(x, HR_ENET, "%s", err);
+		return;
+	}
+	ctx_die(x, HR_ENET, "%s: unexpected %s", x->c.peer,
+	    hr_msg_name(h->type));
+}
+
+/* Reads what is there and handles every whole frame. */
+static int
+r_read(struct hr_ctx *x)
+{
+	struct frame_hdr h;
+	size_t off;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(x->fd, x->rb + x->rlen, x->rcap - x->rlen,
+		    MSG_DONTWAIT);
+		if (n == 0) {
+			ctx_die(x, HR_ENET, "%s: connection closed by the "
+			    "aggregator", x->c.peer);
+			return -1;
+		}
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			ctx_die(x, HR_ENET, "%s: %s", x->c.peer,
+			    strerror(errno));
+			return -1;
+		}
+		x->st.bytes_received += (uint64_t)n;
+		x->rlen += (size_t)n;
+		off = 0;
+		while (x->rlen - off >= PROTO_HDR_LEN) {
+			proto_hdr_decode(x->rb + off, &h);
+			if (h.len > x->rcap - PROTO_HDR_LEN) {
+				ctx_die(x, HR_ENET, "%s: frame of %u bytes "
+				    "too large", x->c.peer, h.len);
+				return -1;
+			}
+			if (x->rlen - off < PROTO_HDR_LEN + (size_t)h.len)
+				break;
+			dispatch(x, &h, x->rb + off + PROTO_HDR_LEN);
+			if (x->dead)
+				return -1;
+			off += PROTO_HDR_LEN + h.len;
+		}
+		if (off > 0) {
+			memmove(x->rb, x->rb + off, x->rlen - off);
+			x->rlen -= off;
+		}
+		if ((size_t)n < 4096)
+			return 0;
+	}
+}
+
+/* ---- the context -------------------------------------------------------- */
+
+static void
+ctx_die(struct hr_ctx *x, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	int i;
+
+	if (!x->dead) {
+		va_start(ap, fmt);
+		vsnprintf(x->err, sizeof x->err, fmt, ap);
+		va_end(ap);
+	}
+	x->dead = rc;
+	for (i = 0; i < x->nt; i++)
+		t_fail(x->t[i], rc, "%s", x->err);
+	while (x->qhead != NULL) {
+		struct seg *s = x->qhead;
+
+		x->qhead = s->next;
+		seg_free(s);
+	}
+	x->qtail = &x->qhead;
+}
+
+/* Waits for the socket once; -1 once the context is dead. */
+static int
+progress(struct hr_ctx *x)
+{
+	struct pollfd pfd;
+	int rc;
+
+	if (x->dead)
+		return -1;
+	if (x->qhead != NULL && q_write(x) == -1)
+		return -1;
+	pfd.fd = x->fd;
+	pfd.events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
+	pfd.revents = 0;
+	do
+		rc = poll(&pfd, 1, x->o.timeout_ms);
+	while (rc == -1 && errno == EINTR);
+	if (rc == 0) {
+		ctx_die(x, HR_ETIMEOUT, "%s: nothing heard from the aggregator "
+		    "in %d ms", x->c.peer, x->o.timeout_ms);
+		return -1;
+	}
+	if (rc == -1) {
+		ctx_die(x, HR_ENET, "poll: %s", strerror(errno));
+		return -1;
+	}
+	if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+		if (r_read(x) == -1)
+			return -1;
+	if (x->qhead != NULL && (pfd.revents & POLLOUT))
+		return q_write(x);
+	return 0;
+}
+
+static int
+join(struct hr_ctx *x)
+{
+	struct hr_join j;
+	struct pw w;
+	int rc;
+
+	j.world = (uint32_t)x->o.world;
+	j.rank = (uint32_t)x->o.rank;
+	pw_init(&w);
+	hr_join_enc(&w, &j);
+	if ((rc = q_msg(x, HR_MSG_JOIN, &w)) != 0)
+		return rc;
+	x->joined = 1;
+	x->base_ticket = x->next_ticket;
+	return 0;
+}
+
+int
+hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
+    size_t errlen)
+{
+	struct hr_ctx *x;
+	int rc;
+
+	*out = NULL;
+	if (o->host == NULL || o->world < 1 || o->world > HR_MAX_WORLD ||
+	    o->rank < 0 || o->rank >= o->world || o->scheme < 0 ||
+	    o->scheme > HR_SCHEME_FLOAT || (o->cell_bits != 32 &&
+	    o->cell_bits != 64) || o->window < 1 ||
+	    o->window > HR_WINDOW_MAX || o->chunk < HR_CHUNK_MIN ||
+	    o->timeout_ms < 1 || o->port < 1 || o->port > 65535) {
+		snprintf(err, errlen, "invalid options");
+		return HR_EINVAL;
+	}
+	if (auth_init() == -1) {
+		snprintf(err, errlen, "cannot start libsodium");
+		return HR_ENOMEM;
+	}
+	if ((x = calloc(1, sizeof *x)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return HR_ENOMEM;
+	}
+	x->o = *o;
+	snprintf(x->host, sizeof x->host, "%s", o->host);
+	x->o.host = x->host;
+	snprintf(x->name, sizeof x->name, "%s", o->name ? o->name :
+	    "hreduce");
+	x->o.name = x->name;
+	if (o->key != NULL)
+		x->key = *o->key;
+	x->o.key = &x->key;
+	x->qtail = &x->qhead;
+	x->fd = -1;
+	if (conn_open(&x->c, o->host, o->port, o->key, x->name,
+	    o->timeout_ms) == -1) {
+		snprintf(err, errlen, "%s", x->c.err);
+		rc = x->c.fail == CONN_AUTH ? HR_EAUTH : HR_ENET;
+		free(x);
+		return rc;
+	}
+	x->fd = x->c.fd;
+	if (x->o.chunk > x->c.max_frame - HR_CHUNK_HDR)
+		x->o.chunk = x->c.max_frame - HR_CHUNK_HDR;
+	x->rcap = PROTO_HDR_LEN + HR_CHUNK_HDR + x->o.chunk + RBUF_EXTRA;
+	if ((x->rb = malloc(x->rcap)) == NULL) {
+		hr_close(x);
+		snprintf(err, errlen, "out of memory");
+		return HR_ENOMEM;
+	}
+	fcntl(x->fd, F_SETFL, fcntl(x->fd, F_GETFL) | O_NONBLOCK);
+	if ((rc = join(x)) != 0) {
+		hr_close(x);
+		snprintf(err, errlen, "out of memory");
+		return rc;
+	}
+	/* JOINED, or the aggregator's reason for refusing. */
+	while (x->generation == 0 && progress(x) == 0)
+		;
+	if (x->dead) {
+		snprintf(err, errlen, "%s", x->err);
+		rc = x->dead;
+		hr_close(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
+int
+hr_open_addr(const char *addr, const char *keyfile, int world, int rank,
+    int scheme, struct hr_ctx **out, char *err, size_t errlen)
+{
+	struct hr_opts o;
+	struct auth_key key;
+	char host[256];
+	const char *why;
+	int port = HR_DEFAULT_PORT;
+
+	*out = NULL;
+	if (addr == NULL || parse_hostport(addr, host, sizeof host, &port,
+	    &why) == -1) {
+		snprintf(err, errlen, "%s: %s", addr ? addr : "(null)",
+		    addr ? why : "no address");
+		return HR_EINVAL;
+	}
+	hr_opts_init(&o);
+	o.host = host[0] ? host : "127.0.0.1";
+	o.port = port;
+	o.world = world;
+	o.rank = rank;
+	o.scheme = scheme;
+	if (keyfile != NULL && keyfile[0] != '\0') {
+		if (auth_init() == -1 || auth_key_load(&key, keyfile, err,
+		    errlen) == -1)
+			return HR_EAUTH;
+		o.key = &key;
+	}
+	return hr_open(&o, out, err, errlen);
+}
+
+void
+hr_close(struct hr_ctx *x)
+{
+	int i;
+
+	if (x == NULL)
+		return;
+	if (!x->dead && x->fd != -1) {
+		/* BYE tells the aggregator we leave on purpose. */
+		struct frame_hdr h = { 0, MSG_BYE, 0, 0 };
+		uint8_t hb[PROTO_HDR_LEN];
+
+		proto_hdr_encode(hb, &h);
+		(void)send(x->fd, hb, sizeof hb, MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	ctx_die(x, HR_ENET, "closed");
+	for (i = 0; i < x->nt; i++) {
+		t_free_bufs(x->t[i]);
+		free(x->t[i]);
+	}
+	conn_close(&x->c);
+	free(x->rb);
+	free(x);
+}
+
+const char *
+hr_errmsg(const struct hr_ctx *x)
+{
+	return x->err;
+}
+
+void
+hr_get_stats(const struct hr_ctx *x, struct hr_stats *st)
+{
+	*st = x->st;
+}
+
+int
+hr_last_scale(const struct hr_ctx *x)
+{
+	return x->last_scale;
+}
+
+static struct tensor *
+t_by_ticket(struct hr_ctx *x, int ticket, int *at)
+{
+	int i;
+
+	for (i = 0; i < x->nt; i++)
+		if (x->t[i]->ticket == ticket) {
+			*at = i;
+			return x->t[i];
+		}
+	return NULL;
+}
+
+int
+hr_submit(struct hr_ctx *x, float *grad, size_t n)
+{
+	struct tensor *t;
+	int rc;
+
+	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
+		return HR_EINVAL;
+	if (x->dead)
+		return ctx_err(x, x->dead, "%s", x->err[0] ? x->err :
+		    "context dead");
+	if (x->nt >= x->o.window)
+		return ctx_err(x, HR_EINVAL, "%d tensors in flight already",
+		    x->nt);
+	if (!x->joined && (rc = join(x)) != 0)
+		return rc;
+	if ((t = calloc(1, sizeof *t)) == NULL)
+		return HR_ENOMEM;
+	t->ticket = ++x->next_ticket;
+	t->scheme = x->o.scheme;
+	t->grad = grad;
+	t->n = n;
+	x->t[x->nt++] = t;
+	if ((rc = t_start(x, t)) != 0) {
+		/* Nothing of it was queued but perhaps its BEGIN. */
+		t_abort(x, t, t->id, rc, rc == HR_ENOMEM ? "out of memory" :
+		    x->err);
+	}
+	/* Start sending at once: the others are waiting for it. */
+	if (x->qhead != NULL && q_write(x) == -1)
+		return t->ticket;
+	return t->ticket;
+}
+
+int
+hr_wait(struct hr_ctx *x, int ticket)
+{
+	struct tensor *t;
+	int at, rc;
+
+	if (x == NULL || (t = t_by_ticket(x, ticket, &at)) == NULL)
+		return HR_EINVAL;
+	while ((t->phase != T_DONE || t->refs > 0) && progress(x) == 0)
+		;
+	if (t->phase != T_DONE)
+		t_fail(t, x->dead ? x->dead : HR_ENET, "%s", x->err);
+	/* A dead context dropped its queue: refs no longer matter. */
+	rc = t->rc;
+	if (rc != 0)
+		snprintf(x->err, sizeof x->err, "%s", t->err);
+	x->st.tensors++;
+	if (rc != 0)
+		x->st.failed++;
+	t_free_bufs(t);
+	free(t);
+	memmove(&x->t[at], &x->t[at + 1], (size_t)(x->nt - at - 1) *
+	    sizeof x->t[0]);
+	x->nt--;
+	return rc;
+}
+
+int
+hr_allreduce(struct hr_ctx *x, float *grad, size_t n)
+{
+	int ticket;
+
+	if ((ticket = hr_submit(x, grad, n)) < 0)
+		return ticket;
+	return hr_wait(x, ticket);
+}
+
+int
+hr_allreduce_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
+    size_t count, int *rcs)
+{
+	int tickets[HR_WINDOW_MAX];
+	size_t next = 0, done = 0, head = 0;
+	int rc, first = 0, inflight = 0;
+
+	if (x == NULL || (count > 0 && (grads == NULL || ns == NULL)))
+		return HR_EINVAL;
+	while (done < count) {
+		while (next < count && inflight < x->o.window &&
+		    x->nt < x->o.window) {
+			if ((rc = hr_submit(x, grads[next], ns[next])) < 0)
+				return rc;
+			tickets[(head + (size_t)inflight) % HR_WINDOW_MAX] = rc;
+			inflight++;
+			next++;
+		}
+		rc = hr_wait(x, tickets[head]);
+		head = (head + 1) % HR_WINDOW_MAX;
+		inflight--;
+		if (rcs != NULL)
+			rcs[done] = rc;
+		if (rc != 0 && first == 0)
+			first = rc;
+		done++;
+	}
+	return first;
+}

@@ -843,7 +843,10 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 		 * and blocks until the weights are there: those wait T.  Then
 		 * it sends at x = min(rate, window/pure) until its session
 		 * (the horizon) ends; what it could not send by then is lost,
-		 * each request costing PREDICT_LOST times pure.
+		 * each request costing what it would have waited had the
+		 * session gone on: at least the time from when it was due to
+		 * the session's end, on average half the horizon (times
+		 * PREDICT_LOST), on top of its latency.
 		 */
 		x = p->x[task];
 		waited = 0;
@@ -855,7 +858,7 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 		lost = t->requests - waited - served;
 		out->answered = waited + served;
 		out->load_wait = waited * out->load / t->requests;
-		out->slowdown = lost * (PREDICT_LOST - 1) * pure / t->requests;
+		out->slowdown = lost * PREDICT_LOST * horizon / t->requests;
 		ask = dmin(horizon, out->load + (t->requests - waited) / x);
 		out->completion = dmax(out->load, ask) + pure;
 	} else {

@@ -19,9 +19,9 @@
 #define PREDICT_RHO_KNEE	0.95
 /*
  * A request that a task with a window cannot send before its session
- * ends costs this many times the latency of one it sends.
+ * ends costs its latency and this share of the task's horizon.
  */
-#define PREDICT_LOST		2.0
+#define PREDICT_LOST		0.5
 
 struct pred {
 	double		 transfer;	/* seconds per request: input and output */

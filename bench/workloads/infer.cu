@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <dlfcn.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -80,6 +81,15 @@ enum { L_LN1G, L_LN1B, L_WQKV, L_BQKV, L_WO, L_BO, L_LN2G, L_LN2B, L_W1,
 static enum mode mode = M_CUBLAS;
 static cublasHandle_t blas;
 
+// cuBLAS, opened when the mode needs it: loading it costs half a second,
+// and -K, -R and -g then run where it is not installed.
+static struct {
+	decltype(&cublasCreate_v2)		create;
+	decltype(&cublasSgemm_v2)		sgemm;
+	decltype(&cublasSgemmStridedBatched)	sgemm_batched;
+	decltype(&cublasGetStatusString)	status_string;
+} cb;
+
 static void
 ck(cudaError_t e, const char *file, int line)
 {
@@ -96,7 +106,7 @@ bk(cublasStatus_t s, const char *file, int line)
 	if (s == CUBLAS_STATUS_SUCCESS)
 		return;
 	fprintf(stderr, NAME ": cuBLAS error at %s:%d: %s\n", file, line,
-	    cublasGetStatusString(s));
+	    cb.status_string(s));
 	exit(EX_CUDA);
 }
 
@@ -173,6 +183,27 @@ size_arg(const char *s)
 		usage(stderr, EX_USAGE);
 	}
 	return (uint64_t)(v * mul);
+}
+
+// Finds the cuBLAS functions this program calls.
+static void
+blas_open(void)
+{
+	char name[32];
+	void *h;
+
+	snprintf(name, sizeof name, "libcublas.so.%d", CUBLAS_VER_MAJOR);
+	if ((h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) == NULL)
+		fatal(EX_CUDA, "%s", dlerror());
+	cb.create = (decltype(cb.create))dlsym(h, "cublasCreate_v2");
+	cb.sgemm = (decltype(cb.sgemm))dlsym(h, "cublasSgemm_v2");
+	cb.sgemm_batched = (decltype(cb.sgemm_batched))dlsym(h,
+	    "cublasSgemmStridedBatched");
+	cb.status_string = (decltype(cb.status_string))dlsym(h,
+	    "cublasGetStatusString");
+	if (cb.create == NULL || cb.sgemm == NULL || cb.sgemm_batched == NULL ||
+	    cb.status_string == NULL)
+		fatal(EX_CUDA, "%s: a cuBLAS function is missing", name);
 }
 
 // ---- the model file -----------------------------------------------------
@@ -601,11 +632,11 @@ op_gemm(const float *A, int lda, long long sa, const float *B, int ldb,
 	case M_CUBLAS:
 		// Row-major C = A B is column-major C^T = B^T A^T.
 		if (batch == 1)
-			BK(cublasSgemm(blas, transb ? CUBLAS_OP_T : CUBLAS_OP_N,
+			BK(cb.sgemm(blas, transb ? CUBLAS_OP_T : CUBLAS_OP_N,
 			    CUBLAS_OP_N, N, M, K, &one, B, ldb, A, lda, &zero,
 			    C, ldc));
 		else
-			BK(cublasSgemmStridedBatched(blas, transb ?
+			BK(cb.sgemm_batched(blas, transb ?
 			    CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, N, M, K,
 			    &one, B, ldb, sb, A, lda, sa, &zero, C, ldc, sc,
 			    batch));
@@ -818,8 +849,10 @@ run(const char *path, int nseq, int seq, int steps, int warmup,
 		CK(cudaFree(0));
 		CK(cudaGetDeviceProperties(&prop, 0));
 		snprintf(device, sizeof device, "%s", prop.name);
-		if (mode == M_CUBLAS)
-			BK(cublasCreate(&blas));
+		if (mode == M_CUBLAS) {
+			blas_open();
+			BK(cb.create(&blas));
+		}
 	}
 	t1 = now_s();
 	model_read(path, &m);

@@ -338,7 +338,7 @@ agg_member_new(struct agg *a, struct evbuffer *out, const char *name)
 		return NULL;
 	m->out = out;
 	m->rank = -1;
-	snprintf(m->name, sizeof m->name, "%s", name);
+	snprintf(m->name, sizeof m->name, "%.*s", PROTO_NAME_MAX, name);
 	return m;
 }
 

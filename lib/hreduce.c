@@ -1189,8 +1189,21 @@ hr_close(struct hr_ctx *x)
 		struct frame_hdr h = { 0, MSG_BYE, 0, 0 };
 		uint8_t hb[PROTO_HDR_LEN];
 
+		struct pollfd pfd = { .fd = x->fd, .events = POLLIN };
+		uint8_t sink[4096];
+		ssize_t n;
+
 		proto_hdr_encode(hb, &h);
-		(void)send(x->fd, hb, sizeof hb, MSG_NOSIGNAL | MSG_DONTWAIT);
+		/*
+		 * Then waits (a second at most) for the aggregator to close:
+		 * once we return it has seen us leave, and a worker that takes
+		 * our rank next cannot be taken for us.
+		 */
+		ctx_die(x, HR_ENET, "closed");
+		if (send(x->fd, hb, sizeof hb, MSG_NOSIGNAL) == sizeof hb)
+			while (poll(&pfd, 1, 1000) == 1 && (n = recv(x->fd,
+			    sink, sizeof sink, 0)) > 0)
+				;
 	}
 	ctx_die(x, HR_ENET, "closed");
 	for (i = 0; i < x->nt; i++) {

@@ -1,0 +1,662 @@
+/*
+ * Unit tests for lib/hreduce.c against the real aggregator (gleam-reduce's
+ * own sources, compiled in here and run in a child process): W worker
+ * processes allreduce random sparse gradients and each checks its sum,
+ * bit for bit, against the dense fixed-point sum of every worker's
+ * gradient; then the bad inputs of the issue, each of which must fail the
+ * round at every worker with a clear reason and leave the aggregator
+ * serving the next round.  Raw frames stand in for a broken worker.
+ */
+#include <sys/wait.h>
+
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The aggregator itself: not in libgleam.a, so compiled in. */
+#include "../../gleam-reduce/agg.c"
+#include "../../gleam-reduce/peer.c"
+#include "../../gleam-reduce/server.c"
+
+#include "conn.h"
+#include "hcodec.h"
+#include "hreduce.h"
+#include "hreduce_wire.h"
+#include "t.h"
+
+enum support { SUP_RANDOM, SUP_SAME, SUP_DISJOINT, SUP_ZERO };
+
+struct tcase {
+	size_t		n;
+	int		W;
+	double		density;
+	enum support	sup;
+	int		bits;
+	int		tensors;	/* pipelined, sizes n, n/2+1, ... */
+	uint64_t	seed;
+};
+
+static int agg_port;
+static pid_t agg_pid;
+
+static uint64_t
+rnd(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* Worker w's gradient for tensor t of case c. */
+static void
+gen(const struct tcase *c, int w, int t, float *g, size_t n)
+{
+	uint64_t sup = c->seed * 1000003 + (uint64_t)t, val = sup ^
+	    ((uint64_t)w + 1) * 0x51ed27u;
+	uint64_t th = (uint64_t)(c->density * 18446744073709551615.0);
+	size_t i;
+	int on;
+
+	for (i = 0; i < n; i++) {
+		switch (c->sup) {
+		case SUP_SAME:
+			on = rnd(&sup) < th;
+			break;
+		case SUP_DISJOINT:
+			on = (int)(i % (size_t)c->W) == w && rnd(&val) < th;
+			break;
+		case SUP_ZERO:
+			on = 0;
+			break;
+		default:
+			on = rnd(&val) < th;
+		}
+		if (!on) {
+			/* Both zeros: -0 is zero too. */
+			g[i] = (i & 1) ? -0.0f : 0.0f;
+			continue;
+		}
+		/* Magnitudes over many binades, both signs. */
+		g[i] = (float)ldexp((double)(rnd(&val) >> 40) + 1,
+		    (int)(rnd(&val) % 30) - 50) * ((rnd(&val) & 1) ? 1 : -1);
+	}
+}
+
+static size_t
+tensor_n(const struct tcase *c, int t)
+{
+	return t == 0 ? c->n : c->n / (size_t)(t + 1) + (size_t)t;
+}
+
+/* The sum every worker must hold, from every worker's gradient. */
+static int
+expect_sum(const struct tcase *c, int t, float *out, int *scale)
+{
+	size_t n = tensor_n(c, t), i;
+	float **g;
+	void *fixed;
+	int w, e, emax = HC_EXP_ZERO, rc = -1;
+
+	g = calloc((size_t)c->W, sizeof *g);
+	fixed = malloc(n * 8 + 8);
+	if (g == NULL || fixed == NULL)
+		goto out;
+	for (w = 0; w < c->W; w++) {
+		if ((g[w] = malloc(n * sizeof *g[w] + 4)) == NULL)
+			goto out;
+		gen(c, w, t, g[w], n);
+		hc_exponent(g[w], n, &e);
+		emax = e > emax ? e : emax;
+	}
+	if (hc_scale(emax, c->W, c->bits, scale) != 0 ||
+	    hc_dense_fixed((const float *const *)g, c->W, n, *scale, c->bits,
+	    fixed) != 0 ||
+	    hc_fixed_to_float(fixed, n, c->bits, *scale, out) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (out[i] == 0)
+			out[i] = 0.0f;	/* decoded zeros are +0 */
+	rc = 0;
+out:
+	if (g != NULL)
+		for (w = 0; w < c->W; w++)
+			free(g[w]);
+	free(g);
+	free(fixed);
+	return rc;
+}
+
+static int
+open_worker(int W, int rank, int bits, struct hr_ctx **x)
+{
+	struct hr_opts o;
+	char err[256];
+	int rc;
+
+	hr_opts_init(&o);
+	o.host = "127.0.0.1";
+	o.port = agg_port;
+	o.world = W;
+	o.rank = rank;
+	o.cell_bits = bits;
+	o.chunk = 4096;		/* many chunks even for small tensors */
+	o.timeout_ms = 20000;
+	o.seed = 7;
+	o.name = "test";
+	if ((rc = hr_open(&o, x, err, sizeof err)) != 0)
+		fprintf(stderr, "rank %d: hr_open: %s\n", rank, err);
+	return rc;
+}
+
+/* One worker of a correctness case; its exit status is its verdict. */
+static void
+case_worker(const struct tcase *c, int w)
+{
+	struct hr_ctx *x;
+	float **g, *want;
+	size_t *ns, i;
+	int t, s, bad = 0, *rcs;
+
+	if (open_worker(c->W, w, c->bits, &x) != 0)
+		_exit(2);
+	g = calloc((size_t)c->tensors, sizeof *g);
+	ns = calloc((size_t)c->tensors, sizeof *ns);
+	rcs = calloc((size_t)c->tensors, sizeof *rcs);
+	want = malloc(c->n * sizeof *want + 4);
+	for (t = 0; t < c->tensors; t++) {
+		ns[t] = tensor_n(c, t);
+		g[t] = malloc(ns[t] * sizeof *g[t] + 4);
+		gen(c, w, t, g[t], ns[t]);
+	}
+	if (hr_allreduce_many(x, g, ns, (size_t)c->tensors, rcs) != 0) {
+		fprintf(stderr, "n %zu W %d rank %d: %s\n", c->n, c->W, w,
+		    hr_errmsg(x));
+		_exit(3);
+	}
+	for (t = 0; t < c->tensors; t++) {
+		if (expect_sum(c, t, want, &s) != 0)
+			_exit(4);
+		for (i = 0; i < ns[t]; i++)
+			if (memcmp(&want[i], &g[t][i], 4) != 0) {
+				if (bad++ < 3)
+					fprintf(stderr, "n %zu W %d density %g "
+					    "rank %d tensor %d: [%zu] %a, not "
+					    "%a\n", c->n, c->W, c->density, w,
+					    t, i, g[t][i], want[i]);
+			}
+	}
+	if (c->tensors == 1 && c->sup != SUP_ZERO && hr_last_scale(x) != s) {
+		fprintf(stderr, "scale %d, not %d\n", hr_last_scale(x), s);
+		bad++;
+	}
+	hr_close(x);
+	_exit(bad ? 1 : 0);
+}
+
+/* Forks W workers for f and returns how many failed. */
+static int
+run_workers(int W, void (*f)(const void *, int), const void *arg)
+{
+	pid_t pids[64];
+	int w, st, failed = 0;
+
+	for (w = 0; w < W; w++) {
+		if ((pids[w] = fork()) == 0)
+			f(arg, w);
+	}
+	for (w = 0; w < W; w++) {
+		if (pids[w] == -1 || waitpid(pids[w], &st, 0) == -1 ||
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			failed++;
+	}
+	return failed;
+}
+
+static void
+case_thunk(const void *arg, int w)
+{
+	case_worker(arg, w);
+}
+
+static void
+check_case(size_t n, int W, double density, enum support sup, int bits,
+    int tensors)
+{
+	struct tcase c = { n, W, density, sup, bits, tensors, 0 };
+
+	c.seed = n * 31 + (uint64_t)W * 7 + (uint64_t)(density * 1e6) +
+	    (uint64_t)sup;
+	CHECK(run_workers(W, case_thunk, &c) == 0);
+}
+
+/* ---- bad input --------------------------------------------------------- */
+
+/* A hand-driven worker: frames as a broken or hostile one sends them. */
+static int
+raw_open(struct conn *c, int W, int rank)
+{
+	struct hr_join j = { (uint32_t)W, (uint32_t)rank };
+	struct frame_hdr h;
+	const uint8_t *p;
+	struct pw w;
+
+	if (conn_open(c, "127.0.0.1", agg_port, NULL, "raw", 5000) == -1)
+		return -1;
+	pw_init(&w);
+	hr_join_enc(&w, &j);
+	conn_send(c, HR_MSG_JOIN, 0, 0, w.p, w.len);
+	pw_free(&w);
+	if (conn_recv(c, &h, &p) == -1 || h.type != HR_MSG_JOINED)
+		return -1;
+	return 0;
+}
+
+static void
+raw_begin(struct conn *c, const struct hr_begin *b)
+{
+	struct pw w;
+
+	pw_init(&w);
+	hr_begin_enc(&w, b);
+	conn_send(c, HR_MSG_BEGIN, 0, 0, w.p, w.len);
+	pw_free(&w);
+}
+
+static void
+raw_chunk(struct conn *c, uint64_t id, uint32_t index, const void *data,
+    size_t len)
+{
+	uint8_t buf[HR_CHUNK_HDR + 4096];
+
+	hr_chunk_hdr_enc(buf, id, index, 0);
+	memcpy(buf + HR_CHUNK_HDR, data, len);
+	conn_send(c, HR_MSG_CHUNK, 0, 0, buf, HR_CHUNK_HDR + len);
+}
+
+/* Waits for READY of id: every rank has begun it. */
+static int
+raw_wait_ready(struct conn *c, uint64_t id)
+{
+	struct hr_ready rd;
+	struct frame_hdr h;
+	const uint8_t *p;
+
+	while (conn_recv(c, &h, &p) == 0)
+		if (h.type == HR_MSG_READY && hr_ready_dec(p, h.len, &rd) ==
+		    0 && rd.id == id)
+			return 0;
+	return -1;
+}
+
+/* BYE, then waits for the aggregator to close: it has seen us leave. */
+static void
+raw_bye(struct conn *c)
+{
+	struct frame_hdr h;
+	const uint8_t *p;
+
+	conn_send(c, MSG_BYE, 0, 0, NULL, 0);
+	while (conn_recv(c, &h, &p) == 0)
+		;
+	conn_close(c);
+}
+
+/* Waits for FAIL of id (or any FAIL with id 0); 0 if it came. */
+static int
+raw_expect_fail(struct conn *c, uint64_t id, char *text, size_t len)
+{
+	struct hr_fail_msg f;
+	struct frame_hdr h;
+	const uint8_t *p;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (conn_recv(c, &h, &p) == -1)
+			return -1;
+		if (h.type == HR_MSG_FAIL && hr_fail_dec(p, h.len, &f) == 0 &&
+		    (f.id == id || f.id == 0)) {
+			snprintf(text, len, "%s", f.text);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+enum bad {
+	BAD_SIZE,	/* rank 1 declares another n */
+	BAD_SCALE,	/* rank 1 sends round 2 at another scale */
+	BAD_ORDER,	/* rank 1 skips a chunk */
+	BAD_LENGTH,	/* rank 1 sends a short chunk */
+	BAD_SPARE,	/* rank 1's bitmap has bits past n */
+	BAD_DIE,	/* rank 1 dies mid-round */
+	BAD_SILENT,	/* rank 1 never sends: the aggregator's timeout */
+	BAD_GARBAGE	/* rank 1 sends a BEGIN that does not decode */
+};
+
+struct badcase {
+	enum bad	 what;
+	const char	*expect;	/* in rank 0's message */
+};
+
+#define BAD_N	10001		/* not a multiple of 8, several chunks */
+
+/* Rank 1 of a bad case: a raw connection misbehaving. */
+static void
+bad_rank1(const struct badcase *bc)
+{
+	struct conn c;
+	struct hr_begin b;
+	uint8_t bits[4096];
+	char text[512];
+	size_t nb = hc_bitmap_bytes(BAD_N);
+
+	if (raw_open(&c, 2, 1) == -1)
+		_exit(2);
+	memset(bits, 0, sizeof bits);
+	bits[0] = 1;
+	memset(&b, 0, sizeof b);
+	b.id = 1;
+	b.op = HR_OP_OR;
+	b.exponent = 0;
+	b.n = BAD_N;
+	b.total = nb;
+	b.chunk = 4096;		/* as open_worker's */
+	switch (bc->what) {
+	case BAD_SIZE:
+		b.n = BAD_N - 9;
+		b.total = hc_bitmap_bytes(b.n);
+		raw_begin(&c, &b);
+		break;
+	case BAD_SCALE:
+		/* Round 1 as it should be; round 2 lies about the scale. */
+		raw_begin(&c, &b);
+		raw_chunk(&c, 1, 0, bits, nb);
+		{
+			struct frame_hdr h;
+			const uint8_t *p;
+			struct hr_ready rd;
+			struct hr_chunk ch;
+			struct hc_params hp;
+			struct hc_layout *L;
+			uint8_t u[2048];
+			int done = 0;
+
+			memset(&rd, 0, sizeof rd);
+			while (!done && conn_recv(&c, &h, &p) == 0)
+				if (h.type == HR_MSG_DONE)
+					done = 1;
+				else if (h.type == HR_MSG_READY)
+					hr_ready_dec(p, h.len, &rd);
+				else if (h.type == HR_MSG_CHUNK &&
+				    hr_chunk_dec(p, h.len, &ch) == 0 &&
+				    ch.index == 0 && ch.len <= sizeof u)
+					memcpy(u, ch.data, ch.len);
+			if (!done)
+				_exit(5);
+			/* Rank 0's round 2 but for a scale off by one. */
+			hc_params_init(&hp, BAD_N, 32);
+			hp.seed = 7;
+			if (hc_layout_new(&hp, u, &L) != 0)
+				_exit(5);
+			b.total = hc_layout_payload(L) * 4;
+			hc_layout_free(L);
+			hc_scale(rd.exponent, 2, 32, &b.scale);
+			b.scale += 1;
+		}
+		b.id = 2;
+		b.op = HR_OP_SUM;
+		b.exponent = 0;
+		b.cell_bits = 32;
+		raw_begin(&c, &b);
+		break;
+	case BAD_ORDER:
+		raw_begin(&c, &b);
+		raw_chunk(&c, 1, 1, bits, nb);
+		break;
+	case BAD_LENGTH:
+		raw_begin(&c, &b);
+		raw_chunk(&c, 1, 0, bits, 1000);
+		break;
+	case BAD_SPARE:
+		raw_begin(&c, &b);
+		bits[nb - 1] = 0x80;	/* bit 10007 of 10001 */
+		raw_chunk(&c, 1, 0, bits, nb);
+		break;
+	case BAD_DIE:
+		raw_begin(&c, &b);
+		if (raw_wait_ready(&c, 1) == -1)
+			_exit(5);
+		/* Half a chunk frame, and gone. */
+		{
+			uint8_t fr[PROTO_HDR_LEN + HR_CHUNK_HDR + 100];
+			struct frame_hdr fh = { (uint32_t)(HR_CHUNK_HDR + nb),
+			    HR_MSG_CHUNK, 0, 0 };
+
+			memset(fr, 0, sizeof fr);
+			proto_hdr_encode(fr, &fh);
+			hr_chunk_hdr_enc(fr + PROTO_HDR_LEN, 1, 0, 0);
+			if (write(c.fd, fr, sizeof fr) != (ssize_t)sizeof fr)
+				_exit(5);
+		}
+		_exit(0);	/* the connection closes with the process */
+	case BAD_SILENT:
+		break;
+	case BAD_GARBAGE:
+		raw_begin(&c, &b);
+		if (raw_wait_ready(&c, 1) == -1)
+			_exit(5);
+		conn_send(&c, HR_MSG_BEGIN, 0, 0, "junk", 4);
+		_exit(0);
+	}
+	/* The failure reaches this worker too. */
+	if (raw_expect_fail(&c, b.id, text, sizeof text) == -1) {
+		fprintf(stderr, "bad case %d: rank 1 got no FAIL\n", bc->what);
+		_exit(1);
+	}
+	raw_bye(&c);
+	_exit(0);
+}
+
+/* Rank 0 of a bad case: an honest worker that must see HR_EROUND. */
+static void
+bad_rank0(const struct badcase *bc)
+{
+	struct hr_ctx *x;
+	float g[BAD_N];
+	int rc;
+
+	memset(g, 0, sizeof g);
+	g[5] = 1.5f;
+	if (open_worker(2, 0, 32, &x) != 0)
+		_exit(2);
+	rc = hr_allreduce(x, g, BAD_N);
+	if (rc != HR_EROUND || strstr(hr_errmsg(x), bc->expect) == NULL) {
+		fprintf(stderr, "bad case %d: rank 0 got %d (%s), wanted "
+		    "HR_EROUND with \"%s\"\n", bc->what, rc, hr_errmsg(x),
+		    bc->expect);
+		_exit(1);
+	}
+	if (g[5] != 1.5f || g[6] != 0) {
+		fprintf(stderr, "bad case %d: gradient changed\n", bc->what);
+		_exit(1);
+	}
+	hr_close(x);
+	_exit(0);
+}
+
+static void
+bad_thunk(const void *arg, int w)
+{
+	if (w == 0)
+		bad_rank0(arg);
+	bad_rank1(arg);
+}
+
+/* Two good workers: the aggregator still serves. */
+static void
+check_serving(void)
+{
+	check_case(3000, 2, 0.01, SUP_RANDOM, 32, 1);
+}
+
+/* A worker with NaN: every worker gets HR_ENONFINITE, gradients kept. */
+static void
+nonfinite_worker(const void *arg, int w)
+{
+	struct hr_ctx *x;
+	float g[100];
+	int rc, i, bad = 0;
+
+	for (i = 0; i < 100; i++)
+		g[i] = i % 7 == 0 ? 0.25f * (float)i : 0;
+	if (w == 1)
+		g[3] = *(const float *)arg;
+	if (open_worker(3, w, 32, &x) != 0)
+		_exit(2);
+	rc = hr_allreduce(x, g, 100);
+	if (rc != HR_ENONFINITE || strstr(hr_errmsg(x), "NaN") == NULL) {
+		fprintf(stderr, "nonfinite: rank %d got %d (%s)\n", w, rc,
+		    hr_errmsg(x));
+		bad = 1;
+	}
+	if (g[7] != 1.75f)
+		bad = 1;
+	/* The next tensor goes through. */
+	g[3] = 0;
+	if ((rc = hr_allreduce(x, g, 100)) != 0 || g[7] != 3 * 1.75f) {
+		fprintf(stderr, "nonfinite: rank %d next round %d (%s)\n", w,
+		    rc, hr_errmsg(x));
+		bad = 1;
+	}
+	hr_close(x);
+	_exit(bad);
+}
+
+/* The right key, and a wrong one. */
+static void
+check_auth(void)
+{
+	struct hr_opts o;
+	struct hr_ctx *x = NULL;
+	struct auth_key k;
+	char err[256];
+
+	auth_key_from(&k, "not the aggregator's key at all", 31);
+	hr_opts_init(&o);
+	o.host = "127.0.0.1";
+	o.port = agg_port;
+	o.key = &k;
+	CHECK(hr_open(&o, &x, err, sizeof err) == HR_EAUTH);
+	CHECK(x == NULL);
+	o.port = 1;
+	CHECK(hr_open(&o, &x, err, sizeof err) == HR_ENET);
+	o.world = 0;
+	CHECK(hr_open(&o, &x, err, sizeof err) == HR_EINVAL);
+}
+
+static void
+agg_start(double timeout)
+{
+	struct server_opts so;
+	char line[32];
+	int p[2];
+	ssize_t n;
+
+	CHECK(pipe(p) == 0);
+	if ((agg_pid = fork()) == 0) {
+		close(p[0]);
+		memset(&so, 0, sizeof so);
+		snprintf(so.host, sizeof so.host, "127.0.0.1");
+		so.limits.max_frame = PROTO_MAX_FRAME_DEFAULT;
+		so.limits.max_bytes = (uint64_t)1 << 30;
+		so.limits.max_streams = 256;
+		so.limits.timeout = timeout;
+		so.max_workers = 64;
+		so.foreground = 1;
+		so.ready_fd = p[1];
+		auth_init();
+		log_setlevel(LL_ERROR);
+		if (freopen("/dev/null", "w", stderr) == NULL)
+			_exit(6);
+		_exit(server_run(&so));
+	}
+	close(p[1]);
+	n = read(p[0], line, sizeof line - 1);
+	close(p[0]);
+	CHECK(n > 0);
+	line[n > 0 ? n : 0] = '\0';
+	agg_port = atoi(line);
+}
+
+static void
+agg_stop(void)
+{
+	int st;
+
+	kill(agg_pid, SIGTERM);
+	CHECK(waitpid(agg_pid, &st, 0) == agg_pid && WIFEXITED(st) &&
+	    WEXITSTATUS(st) == 0);
+}
+
+int
+main(void)
+{
+	static const struct badcase bad[] = {
+		{ BAD_SIZE, "rank 1 sends or of n 9992" },
+		{ BAD_SCALE, "scale" },
+		{ BAD_ORDER, "chunk 1" },
+		{ BAD_LENGTH, "1000 bytes" },
+		{ BAD_SPARE, "bits set past its end" },
+		{ BAD_DIE, "worker rank 1" },
+		{ BAD_SILENT, "timed out" },
+		{ BAD_GARBAGE, "worker rank 1" },
+	};
+	static const size_t sizes[] = { 1, 7, 1023, 1025, 4099, 65536 + 3 };
+	static const double dens[] = { 0.00001, 0.001, 0.05, 0.5 };
+	static const int Ws[] = { 1, 2, 3, 5, 16 };
+	float nan = NAN, inf = -INFINITY;
+	size_t i, j;
+
+	log_init("test_hreduce", LL_ERROR);
+	signal(SIGPIPE, SIG_IGN);
+	auth_init();
+	agg_start(1.0);
+
+	/* Sizes tiny to a million, not multiples of the block or byte. */
+	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		check_case(sizes[i], 2, 0.05, SUP_RANDOM, 32, 1);
+	check_case(1 << 20, 3, 0.01, SUP_RANDOM, 32, 1);
+	/* Densities 0.001% to 50%, int32 and int64 cells. */
+	for (i = 0; i < sizeof dens / sizeof dens[0]; i++) {
+		check_case(200003, 4, dens[i], SUP_RANDOM, 32, 1);
+		check_case(20011, 2, dens[i], SUP_RANDOM, 64, 1);
+	}
+	/* Identical and disjoint supports, all zeros, W from 1 to 16. */
+	for (i = 0; i < sizeof Ws / sizeof Ws[0]; i++) {
+		check_case(30000, Ws[i], 0.02, SUP_SAME, 32, 1);
+		check_case(30000, Ws[i], 0.3, SUP_DISJOINT, 32, 1);
+		check_case(5000, Ws[i], 0, SUP_ZERO, 32, 1);
+	}
+	/* Many tensors in flight, of different sizes. */
+	check_case(50000, 3, 0.02, SUP_RANDOM, 32, 12);
+	check_case(9000, 2, 0.1, SUP_SAME, 64, 7);
+
+	/* NaN and Inf: a clear error at every worker, then on as before. */
+	CHECK(run_workers(3, nonfinite_worker, &nan) == 0);
+	CHECK(run_workers(3, nonfinite_worker, &inf) == 0);
+
+	/* Bad input: fails at every worker; the next round is served. */
+	for (j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+		CHECK(run_workers(2, bad_thunk, &bad[j]) == 0);
+		check_serving();
+	}
+	check_auth();
+	agg_stop();
+	return t_done("test_hreduce");
+}

@@ -234,7 +234,7 @@ remote_flush(struct remote *r)
 	__atomic_add_fetch(&r->stats->bytes_out, r->out.len, __ATOMIC_RELAXED);
 	r->out.len = 0;
 	/* A large reply's buffer is not kept for the life of the client. */
-	if (r->out.cap > (8u << 20)) {
+	if (r->out.cap > (64u << 20)) {
 		pw_free(&r->out);
 		pw_init(&r->out);
 	}
@@ -415,17 +415,32 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		    c.d->name, rc);
 		return 0;
 	}
-	pw_init(&rep);
-	pw_u32(&rep, (uint32_t)rc);
-	if (rc == 0 && rpc_pack(&rep, c.d->rep, c.out) == -1)
-		rep.bad = 1;
-	if (rep.bad || rep.len > r->env->max_frame) {
-		pw_free(&rep);
-		pw_init(&rep);
-		pw_u32(&rep, 2);	/* CUDA_ERROR_OUT_OF_MEMORY */
+	/* The reply is packed in place: a large one is copied once. */
+	{
+		size_t at = r->out.len, len;
+		struct frame_hdr rh = { 0, h->type, FL_REPLY, h->id };
+
+		if (pw_room(&r->out, PROTO_HDR_LEN) != NULL) {
+			pw_u32(&r->out, (uint32_t)rc);
+			if (rc == 0 && rpc_pack(&r->out, c.d->rep, c.out) ==
+			    -1)
+				r->out.bad = 1;
+		}
+		len = r->out.len - at - PROTO_HDR_LEN;
+		if (r->out.bad || len > r->env->max_frame) {
+			/* Too big to say: out of memory, as the driver would. */
+			r->out.bad = 0;
+			r->out.len = at;
+			pw_init(&rep);
+			pw_u32(&rep, 2);	/* CUDA_ERROR_OUT_OF_MEMORY */
+			remote_frame(r, h->type, FL_REPLY, h->id, rep.p,
+			    rep.len);
+			pw_free(&rep);
+		} else {
+			rh.len = (uint32_t)len;
+			proto_hdr_encode(r->out.p + at, &rh);
+		}
 	}
-	remote_frame(r, h->type, FL_REPLY, h->id, rep.p, rep.len);
-	pw_free(&rep);
 	pw_free(&c.blob);
 	free(c.scratch);
 	log_trace("client %s: %s -> %d", r->cl.addr, c.d->name, rc);

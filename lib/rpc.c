@@ -99,6 +99,23 @@ rpc_pack(struct pw *w, const char *sig, const struct rpc_val *v)
 	return w->bad ? -1 : 0;
 }
 
+size_t
+rpc_packed_size(const char *sig, const struct rpc_val *v)
+{
+	size_t n = 0;
+
+	for (; *sig != '\0'; sig++, v++)
+		switch (*sig) {
+		case 'I':
+		case 'i':	n += 4; break;
+		case 'Q':	n += 8; break;
+		case 'B':	n += 4 + (size_t)v->len; break;
+		case 'S':	n += 2 + (size_t)v->len; break;
+		default:	break;
+		}
+	return n;
+}
+
 int
 rpc_unpack(const void *p, size_t len, const char *sig, struct rpc_val *v)
 {

@@ -112,6 +112,8 @@ const struct rpc_desc *rpc_lookup(uint16_t type);
  * len for B and S).  Returns -1 if the writer failed.
  */
 int	rpc_pack(struct pw *, const char *sig, const struct rpc_val *);
+/* The bytes rpc_pack would append (for a valid call). */
+size_t	rpc_packed_size(const char *sig, const struct rpc_val *);
 /*
  * Decodes exactly sig from the payload (trailing bytes are an error) into
  * v[], at most RPC_MAX_FIELDS.  Returns 0 or -1.

@@ -405,6 +405,8 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			in[2].u = (uint64_t)async;
 			in[3].u = src;
 			in[4].u = k;
+			w[i].dst = dst;
+			w[i].dstlen = k;
 			if ((rc = rsend(R_MEM_DTOH, in, 0, &w[i])) !=
 			    CUDA_SUCCESS)
 				break;
@@ -423,7 +425,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			rc2 = rwait(&w[i], out, &keep);
 			if (rc2 == CUDA_SUCCESS && out[0].len != len[i])
 				rc2 = CUDA_ERROR_UNKNOWN;
-			if (rc2 == CUDA_SUCCESS)
+			if (rc2 == CUDA_SUCCESS && out[0].p != at[i])
 				memcpy(at[i], out[0].p, len[i]);
 			free(keep);
 			if (rc == CUDA_SUCCESS)

@@ -93,6 +93,13 @@ struct rwait {
 	int		 done;
 	uint8_t		*buf;		/* the reply's payload */
 	uint32_t	 len;
+	/*
+	 * Set before rsend: where the reply's one blob goes if it has
+	 * exactly dstlen bytes (a device-to-host copy), saving a copy.
+	 */
+	void		*dst;
+	size_t		 dstlen;
+	int		 direct;	/* it went there */
 	struct rwait	*next;
 };
 /* rsend's flags. */

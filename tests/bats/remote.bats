@@ -150,7 +150,7 @@ run_prog() {
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^round_trips: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^  cuLaunchKernel: 1$' "$BATS_TEST_TMPDIR/s.yaml"
-	grep -Eq '^  cuMemcpyHtoD: [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -Eq '^  (cuMemcpyHtoD|cacheHtoD): [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
 }
 
 @test "gleam-run -v prints a summary at exit" {

@@ -925,6 +925,14 @@ run(const char *path, int nseq, int seq, int steps, int warmup,
 		printf("items_per_s: %.2f\n", nseq * steps / sum);
 		printf("tokens_per_s: %.1f\n", (double)ntok * steps / sum);
 	}
+	if (total > 0) {
+		// Comparable across modes, whose last bits differ.
+		double abs_sum = 0.0;
+
+		for (size_t i = 0; i < (size_t)nseq * m.dim; i++)
+			abs_sum += fabs(out[i]);
+		printf("output_abs_mean: %.9g\n", abs_sum / (nseq * m.dim));
+	}
 	printf("checksum: \"%016llx\"\n", (unsigned long long)h);
 	return 0;
 }

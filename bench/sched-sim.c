@@ -1920,7 +1920,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: sched-sim [-OTv] [-l load[,load...]] "
-	    "[-n instances] [-o figures.yaml] trace.yaml\n");
+	    "[-n instances] [-o figures.yaml] [-S seed] trace.yaml\n");
 	exit(2);
 }
 
@@ -1941,10 +1941,11 @@ main(int argc, char *argv[])
 	double loads[MAXLOADS], lg, tg;
 	long long ll;
 	size_t len;
-	int ch, p, i, li, nloads = 0, ninst = 20, truthful = 0;
+	int ch, p, i, k, li, nloads = 0, ninst = 20, truthful = 0, seeded = 0;
+	uint64_t seed = 0;
 	FILE *f;
 
-	while ((ch = getopt(argc, argv, "l:n:Oo:Tv")) != -1) {
+	while ((ch = getopt(argc, argv, "l:n:Oo:S:Tv")) != -1) {
 		switch (ch) {
 		case 'O':
 			open_loop = 1;
@@ -1959,6 +1960,12 @@ main(int argc, char *argv[])
 			break;
 		case 'o':
 			figures = optarg;
+			break;
+		case 'S':
+			if (parse_int(optarg, 0, INT64_MAX, &ll, &why) == -1)
+				die("-S: %s: %s", optarg, why);
+			seed = (uint64_t)ll;
+			seeded = 1;
 			break;
 		case 'T':
 			truthful = 1;
@@ -1983,6 +1990,9 @@ main(int argc, char *argv[])
 		nloads++;
 	}
 	read_trace(&tr, argv[optind]);
+	/* Another draw of the same trace: noise, gaps, service times. */
+	if (seeded)
+		tr.seed = seed;
 	printf("trace %s: %d servers, %d clients, %d tasks; %s\n",
 	    argv[optind], tr.nsrv, tr.ncli, tr.ntask, open_loop ?
 	    "open loop: every request sent at its time" :
@@ -2020,10 +2030,17 @@ main(int argc, char *argv[])
 		    "INST", "OPT ms", "GLEAM ms", "GAP %", "OPT req/s",
 		    "GLEAM req/s", "GAP %", "LL ms", "LL req/s");
 	}
-	for (i = 0; i < ninst; i++) {
+	for (i = 0, k = 0; i < ninst; k++) {
+		if (k >= 100 * ninst)
+			die("%d instances drawn, %d fit", k, i);
 		instance(&tr, &small, INST_SERVERS, INST_TASKS, INST_LOAD,
-		    INST_SECS, tr.seed + 1000 + (uint64_t)i, truthful);
+		    INST_SECS, tr.seed * 7919 + 1000 + (uint64_t)k, truthful);
 		optimum(&small, &o[i]);
+		if (o[i].opt == HUGE_VAL) {
+			/* The tasks fit on these servers in no way: another. */
+			instance_free(&small);
+			continue;
+		}
 		lg = (o[i].gleam / o[i].opt - 1) * 100;
 		if (verbose && lg > 5)
 			instance_show(&small, &o[i]);
@@ -2038,6 +2055,7 @@ main(int argc, char *argv[])
 		    "%11.3f\n", i, o[i].opt * 1e3, o[i].gleam * 1e3, lg,
 		    o[i].opt_tp, o[i].gleam_tp, tg, o[i].ll * 1e3, o[i].ll_tp);
 		fflush(stdout);
+		i++;
 	}
 	if (ninst > 0) {
 		printf("\ngleam-sched against the optimum: mean latency %.2f%% "
@@ -2056,6 +2074,7 @@ main(int argc, char *argv[])
 		die("out of memory");
 	yw_map(w);
 	yw_kstr(w, "trace", argv[optind]);
+	yw_kint(w, "seed", (long long)tr.seed);
 	yw_kstr(w, "model", open_loop ? "open" : "closed");
 	yw_key(w, "loads");
 	yw_seq(w);

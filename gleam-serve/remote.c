@@ -332,6 +332,10 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 
 	if (h->type == MSG_BYE)
 		return -1;
+	if (h->type < MSG_REMOTE_FIRST && h->flags != 0) {
+		remote_error(r, h->id, PERR_MALFORMED, "unexpected flags");
+		return -1;
+	}
 	if (h->type == MSG_ECHO) {
 		remote_frame(r, MSG_ECHO, FL_REPLY, h->id, p, h->len);
 		return 0;

@@ -570,6 +570,64 @@ cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 
 /* ---- occupancy --------------------------------------------------------- */
 
+/*
+ * Occupancy depends only on the function, its attributes and the
+ * arguments, so answers are kept here: libraries ask the same question
+ * before every launch.  A change to any function's attributes or cache
+ * configuration forgets them all (occ_forget).
+ */
+#define OCC_SLOTS	1024
+static struct occ_slot {
+	uint64_t	 fid, a, b, c;
+	uint32_t	 kind;		/* 0 empty, else the call */
+	uint64_t	 v;
+} occ_cache[OCC_SLOTS];
+static pthread_mutex_t occ_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct occ_slot *
+occ_slot(uint32_t kind, uint64_t fid, uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = fid * 0x9e3779b97f4a7c15ull ^ a * 0xc2b2ae3d27d4eb4full ^
+	    b * 0x165667b19e3779f9ull ^ c * 0x27d4eb2f165667c5ull ^ kind;
+
+	return &occ_cache[(h ^ h >> 29) % OCC_SLOTS];
+}
+
+static int
+occ_get(uint32_t kind, uint64_t fid, uint64_t a, uint64_t b, uint64_t c,
+    uint64_t *v)
+{
+	struct occ_slot *sl = occ_slot(kind, fid, a, b, c);
+	int hit;
+
+	pthread_mutex_lock(&occ_lock);
+	hit = sl->kind == kind && sl->fid == fid && sl->a == a && sl->b == b &&
+	    sl->c == c;
+	if (hit)
+		*v = sl->v;
+	pthread_mutex_unlock(&occ_lock);
+	return hit;
+}
+
+static void
+occ_put(uint32_t kind, uint64_t fid, uint64_t a, uint64_t b, uint64_t c,
+    uint64_t v)
+{
+	struct occ_slot *sl = occ_slot(kind, fid, a, b, c);
+
+	pthread_mutex_lock(&occ_lock);
+	*sl = (struct occ_slot){ fid, a, b, c, kind, v };
+	pthread_mutex_unlock(&occ_lock);
+}
+
+void
+occ_forget(void)
+{
+	pthread_mutex_lock(&occ_lock);
+	memset(occ_cache, 0, sizeof occ_cache);
+	pthread_mutex_unlock(&occ_lock);
+}
+
 CUresult
 cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f,
     int block, size_t shmem, unsigned int flags)
@@ -583,14 +641,22 @@ cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (func_info(f, &fid) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (occ_get(R_OCCUPANCY, fid, (uint64_t)block, shmem, flags,
+	    &out[0].u)) {
+		*n = (int)out[0].u;
+		return CUDA_SUCCESS;
+	}
 	in[0].u = fid;
 	in[1].u = (uint64_t)block;
 	in[2].u = shmem;
 	in[3].u = flags;
 	rc = rcall(R_OCCUPANCY, in, out, &keep);
 	free(keep);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		*n = (int)out[0].u;
+		occ_put(R_OCCUPANCY, fid, (uint64_t)block, shmem, flags,
+		    out[0].u);
+	}
 	return rc;
 }
 
@@ -615,13 +681,21 @@ cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction f, int blocks,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (func_info(f, &fid) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (occ_get(R_OCC_SMEM, fid, (uint64_t)blocks, (uint64_t)block, 0,
+	    &out[0].u)) {
+		*n = (size_t)out[0].u;
+		return CUDA_SUCCESS;
+	}
 	in[0].u = fid;
 	in[1].u = (uint64_t)blocks;
 	in[2].u = (uint64_t)block;
 	rc = rcall(R_OCC_SMEM, in, out, &keep);
 	free(keep);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		*n = (size_t)out[0].u;
+		occ_put(R_OCC_SMEM, fid, (uint64_t)blocks, (uint64_t)block, 0,
+		    out[0].u);
+	}
 	return rc;
 }
 

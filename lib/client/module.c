@@ -426,6 +426,7 @@ func_set_attr(void *h, CUfunction_attribute a, int v)
 	in[0].u = gobj_id(f);
 	in[1].u = (uint64_t)a;
 	in[2].u = (uint64_t)(int64_t)v;
+	occ_forget();
 	rc = rcall(R_FUNC_SET_ATTR, in, rep, &keep);
 	free(keep);
 	if (rc == CUDA_SUCCESS)
@@ -457,6 +458,7 @@ func_set_cache(void *h, CUfunc_cache config)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(f);
 	in[1].u = (uint64_t)config;
+	occ_forget();
 	rc = rcall(R_FUNC_SET_CACHE, in, rep, &keep);
 	free(keep);
 	return rc;

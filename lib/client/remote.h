@@ -130,6 +130,9 @@ size_t		 rcall_max_payload(void);
  */
 int		 rc_sticky(CUresult);
 
+/* Forgets the occupancy answers kept (a function's attributes changed). */
+void		 occ_forget(void);
+
 /*
  * A stream handle's id on the wire: 0 for NULL (2 in a _ptsz/_ptds call,
  * the per-thread stream), 1 for CU_STREAM_LEGACY, 2 for

@@ -69,8 +69,13 @@ struct stream {
 	uint64_t	 deadline;
 	struct rankstate *rs;		/* world of them */
 	uint64_t	 nchunks;	/* merging ops */
+	/*
+	 * Per chunk, grown as chunks arrive, so that what a BEGIN declares
+	 * costs nothing until the bytes come.
+	 */
 	struct cbuf	**acc;
 	uint32_t	*count;
+	uint64_t	 cap;
 	uint64_t	 ndone;
 	struct pending	*pend, **pend_tail;
 };
@@ -210,13 +215,14 @@ stream_drop_data(struct agg *a, struct stream *s)
 	uint64_t i;
 
 	if (s->acc != NULL)
-		for (i = 0; i < s->nchunks; i++)
+		for (i = 0; i < s->cap; i++)
 			if (s->acc[i] != NULL)
 				cbuf_unref(s->acc[i]);
 	free(s->acc);
 	free(s->count);
 	s->acc = NULL;
 	s->count = NULL;
+	s->cap = 0;
 	while ((p = s->pend) != NULL) {
 		s->pend = p->next;
 		cbuf_unref(p->c);
@@ -496,17 +502,8 @@ stream_new(struct agg *a, struct agg_member *m, const struct hr_begin *b)
 	s->deadline = now_ns() + (uint64_t)(a->limits.timeout * 1e9);
 	TAILQ_INSERT_TAIL(&a->streams, s, entry);
 	a->nopen++;
-	if (b != NULL && b->op != HR_OP_GATHER) {
+	if (b != NULL && b->op != HR_OP_GATHER)
 		s->nchunks = hr_nchunks(b->total, b->chunk);
-		if ((s->acc = calloc(s->nchunks + 1, sizeof *s->acc)) == NULL ||
-		    (s->count = calloc(s->nchunks + 1, sizeof *s->count)) ==
-		    NULL) {
-			stream_fail(a, s, HR_FAIL_LIMIT, "aggregator out of "
-			    "memory for %llu chunks",
-			    (unsigned long long)s->nchunks);
-			return NULL;
-		}
-	}
 	return s;
 }
 
@@ -589,6 +586,30 @@ fsum(uint8_t *acc, const uint8_t *in, size_t len)
 		x += y;
 		memcpy(acc + i, &x, 4);
 	}
+}
+
+/* Room for chunk index in acc and count. */
+static int
+stream_grow(struct stream *s, uint64_t index)
+{
+	uint64_t cap = s->cap ? s->cap : 16;
+	struct cbuf **acc;
+	uint32_t *count;
+
+	while (cap <= index)
+		cap *= 2;
+	if (cap > s->nchunks)
+		cap = s->nchunks;
+	if ((acc = realloc(s->acc, cap * sizeof *acc)) == NULL)
+		return -1;
+	s->acc = acc;
+	if ((count = realloc(s->count, cap * sizeof *count)) == NULL)
+		return -1;
+	s->count = count;
+	memset(acc + s->cap, 0, (cap - s->cap) * sizeof *acc);
+	memset(count + s->cap, 0, (cap - s->cap) * sizeof *count);
+	s->cap = cap;
+	return 0;
 }
 
 /* Merges one chunk into its buffer; -1 if the bytes are not acceptable. */
@@ -693,6 +714,8 @@ on_chunk(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
 		return 0;
 	}
 
+	if (ch.index >= s->cap && stream_grow(s, ch.index) == -1)
+		goto nomem;
 	first = s->acc[ch.index] == NULL;
 	if (first && (s->acc[ch.index] = cbuf_new(a, ch.len,
 	    s->b.op == HR_OP_OR)) == NULL)

@@ -344,7 +344,10 @@ struct badcase {
 	const char	*expect;	/* in rank 0's message */
 };
 
-#define BAD_N	10001		/* not a multiple of 8, several chunks */
+#define BAD_N	10001		/* not a multiple of 8 */
+
+/* Rank 0 writes a byte here once it has its verdict: rank 1 may go. */
+static int sync_pipe[2];
 
 /* Rank 1 of a bad case: a raw connection misbehaving. */
 static void
@@ -459,12 +462,15 @@ bad_rank1(const struct badcase *bc)
 		fprintf(stderr, "bad case %d: rank 1 got no FAIL\n", bc->what);
 		_exit(1);
 	}
+	/* Leaving earlier would reset the group under rank 0. */
+	if (read(sync_pipe[0], text, 1) != 1)
+		_exit(6);
 	raw_bye(&c);
 	_exit(0);
 }
 
 /* Rank 0 of a bad case: an honest worker that must see HR_EROUND. */
-static void
+static int
 bad_rank0(const struct badcase *bc)
 {
 	struct hr_ctx *x;
@@ -474,27 +480,33 @@ bad_rank0(const struct badcase *bc)
 	memset(g, 0, sizeof g);
 	g[5] = 1.5f;
 	if (open_worker(2, 0, 32, &x) != 0)
-		_exit(2);
+		return 2;
 	rc = hr_allreduce(x, g, BAD_N);
 	if (rc != HR_EROUND || strstr(hr_errmsg(x), bc->expect) == NULL) {
 		fprintf(stderr, "bad case %d: rank 0 got %d (%s), wanted "
 		    "HR_EROUND with \"%s\"\n", bc->what, rc, hr_errmsg(x),
 		    bc->expect);
-		_exit(1);
+		return 1;
 	}
 	if (g[5] != 1.5f || g[6] != 0) {
 		fprintf(stderr, "bad case %d: gradient changed\n", bc->what);
-		_exit(1);
+		return 1;
 	}
 	hr_close(x);
-	_exit(0);
+	return 0;
 }
 
 static void
 bad_thunk(const void *arg, int w)
 {
-	if (w == 0)
-		bad_rank0(arg);
+	int rc;
+
+	if (w == 0) {
+		rc = bad_rank0(arg);
+		if (write(sync_pipe[1], "", 1) != 1)
+			rc = 7;
+		_exit(rc);
+	}
 	bad_rank1(arg);
 }
 
@@ -653,7 +665,10 @@ main(void)
 
 	/* Bad input: fails at every worker; the next round is served. */
 	for (j = 0; j < sizeof bad / sizeof bad[0]; j++) {
+		CHECK(pipe(sync_pipe) == 0);
 		CHECK(run_workers(2, bad_thunk, &bad[j]) == 0);
+		close(sync_pipe[0]);
+		close(sync_pipe[1]);
 		check_serving();
 	}
 	check_auth();

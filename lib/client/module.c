@@ -12,6 +12,7 @@
 #include "remote.h"
 #include "client.h"
 #include "log.h"
+#include "hooks.h"
 #include "wcache.h"
 
 #define FATBIN_MAGIC		0xba55ed50u
@@ -410,6 +411,27 @@ cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k,
 	return cuFuncGetAttribute(v, a, (CUfunction)k);
 }
 
+/*
+ * Is setting attribute a to v certain to succeed?  The dynamic shared
+ * memory bound and the carveout percentage are checked against the
+ * device's limits here, as the driver checks them.
+ */
+static int
+func_attr_checked(const struct gfunc *f, CUfunction_attribute a, int v)
+{
+	const struct client_device *d;
+	struct gctx *c = f->mod != NULL ? f->mod->ctx : NULL;
+
+	if (a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+		return v >= -1 && v <= 100;
+	if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || c == NULL ||
+	    (d = client_device(c->device)) == NULL)
+		return 0;
+	return v >= 0 && (long long)v + f->fi->attr[
+	    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES] <= d->attr[
+	    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
+}
+
 /* Forwarded, and remembered where it changes what the table says. */
 static CUresult
 func_set_attr(void *h, CUfunction_attribute a, int v)
@@ -426,9 +448,23 @@ func_set_attr(void *h, CUfunction_attribute a, int v)
 	in[0].u = gobj_id(f);
 	in[1].u = (uint64_t)a;
 	in[2].u = (uint64_t)(int64_t)v;
+	/*
+	 * Libraries set the same value before every launch: what the table
+	 * already says needs no call.  The two attributes checkable here go
+	 * one-way; the others wait for the driver's verdict.
+	 */
+	if ((a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+	    a == CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) &&
+	    f->fi->attr[a] == v)
+		return CUDA_SUCCESS;
 	occ_forget();
-	rc = rcall(R_FUNC_SET_ATTR, in, rep, &keep);
-	free(keep);
+	if (func_attr_checked(f, a, v)) {
+		rc = rpost(R_FUNC_SET_ATTR, in, 0);
+		keep = NULL;
+	} else {
+		rc = rcall(R_FUNC_SET_ATTR, in, rep, &keep);
+		free(keep);
+	}
 	if (rc == CUDA_SUCCESS)
 		((struct gfinfo *)(uintptr_t)f->fi)->attr[a] = v;
 	return rc;

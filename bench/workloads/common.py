@@ -79,10 +79,11 @@ def run(name, variant, build, make_input, args, item):
         torch.save(build().state_dict(), tmp)
         os.replace(tmp, args.model)
 
-    # The load: read the file, then every tensor to the device.
+    # The load: read the file into a model made beforehand (its random
+    # initialisation is not the load's), then every tensor to the device.
+    model = build()
     t2 = time.perf_counter()
     sd = torch.load(args.model, map_location="cpu", weights_only=True)
-    model = build()
     model.load_state_dict(sd)
     model.eval()
     t3 = time.perf_counter()

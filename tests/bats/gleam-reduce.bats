@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# gleam-reduce's interface: flags, numbers, the listening line, signals,
+# keys, and the benchmark driving real workers through a real aggregator
+# (its own, or one started here, or one behind gleam-link), with results
+# checked bit for bit.  The protocol's bad inputs are tests/unit's
+# test_hreduce; the decoder is fuzzed by tests/fuzz/fuzz_reduce.c.
+
+load test_helper
+
+USAGE="usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] [-m size] [-t timeout] [-w workers]
+       gleam-reduce bench [-qV] [-b bits] [-c address:port] [-d density] [-k keyfile] [-n count] [-o format] [-O overlap] [-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] [-z chunk]"
+
+# reduce_start [ARGS...]: an aggregator on a free port; sets RED_PID,
+# RED_PORT and RED_LOG.
+reduce_start() {
+	RED_LOG=$BATS_TEST_TMPDIR/reduce.$$.$RANDOM.log
+	"$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:0 "$@" 2>"$RED_LOG" 3>&- &
+	RED_PID=$!
+	RED_PORT=$(wait_listen "$RED_LOG" "$RED_PID") || return 1
+}
+
+reduce_stop() {
+	[ -n "${RED_PID:-}" ] || return 0
+	kill -TERM "$RED_PID" 2>/dev/null || true
+	local rc=0
+	wait "$RED_PID" || rc=$?
+	RED_PID=
+	return $rc
+}
+
+teardown() {
+	if [ -n "${RED_PID:-}" ]; then
+		{ kill -KILL "$RED_PID" && wait "$RED_PID"; } 2>/dev/null || true
+	fi
+	if [ -n "${LINK_PID:-}" ]; then
+		{ kill -KILL "$LINK_PID" && wait "$LINK_PID"; } 2>/dev/null || true
+	fi
+}
+
+@test "-h prints usage on stdout and exits 0" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" -h
+	[ "$output" = "$USAGE" ]
+	[ -z "$stderr" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -h
+	[ "$output" = "$USAGE" ]
+}
+
+@test "unknown flags and arguments are usage errors" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -x
+	[[ "$stderr" == *"-x: unknown option"* ]]
+	[[ "$stderr" == *"$USAGE"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d extra
+	[[ "$stderr" == *"unexpected argument: extra"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -Q
+	[[ "$stderr" == *"-Q: unknown option"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -l
+	[[ "$stderr" == *"-l: missing argument"* ]]
+}
+
+@test "bad numbers name the flag and the value" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -w 0
+	[[ "$stderr" == *"-w: 0: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -w 2x
+	[[ "$stderr" == *"-w: 2x: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -t 0
+	[[ "$stderr" == *"-t: 0: not between 1ms and 1 day"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -m 10k
+	[[ "$stderr" == *"-m: 10k: not between 1m and 1t"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -l 127.0.0.1:99999
+	[[ "$stderr" == *"-l: 127.0.0.1:99999: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -d 1.5
+	[[ "$stderr" == *"-d: 1.5: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -s sparse
+	[[ "$stderr" == *"-s: sparse: not homo, dense, gather, omni or float"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -b 48
+	[[ "$stderr" == *"-b: 48: not 32 or 64"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -z 512
+	[[ "$stderr" == *"-z: 512: not between 1k and 64m"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -o json
+	[[ "$stderr" == *"-o: json: not human or yaml"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -c 127.0.0.1:0
+	[[ "$stderr" == *"-c: 127.0.0.1:0: port out of range"* ]]
+}
+
+@test "a missing key file is a configuration error" {
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d -k "$BATS_TEST_TMPDIR/none"
+	[[ "$stderr" == *"$BATS_TEST_TMPDIR/none"* ]]
+}
+
+@test "listens, says where, and exits 0 on TERM" {
+	reduce_start -w 2
+	[ -n "$RED_PORT" ]
+	grep -q "^gleam-reduce: listening on 127.0.0.1:$RED_PORT\$" "$RED_LOG"
+	reduce_stop
+}
+
+@test "an address in use is a network error" {
+	reduce_start
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:$RED_PORT
+	[[ "$stderr" == *"listen 127.0.0.1:$RED_PORT"* ]]
+	reduce_stop
+}
+
+@test "bench with its own aggregator: every scheme, results checked" {
+	for s in homo dense gather omni; do
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 3 \
+		    -n 20000 -d 0.05 -r 2 -t 2 -z 4k -s $s
+		[[ "$output" == "$s "*"W=3 "*"n=20000 x2 density 5%"*", 0 mismatches" ]]
+	done
+	# The float-cell scheme is lossy where peeling stalls; it still runs.
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 20000 -d 0.05 -r 1 -s float
+	[[ "$output" == "float "*"mismatches" ]]
+}
+
+@test "bench -o yaml has the documented keys" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -o yaml -V \
+	    -w 2 -n 5000 -r 1 -b 64
+	for k in scheme workers n tensors density overlap steps cell_bits \
+	    median_step_s throughput_Bps sent_per_worker received_per_worker \
+	    union_density core mismatches max_abs_error; do
+		grep -q "^$k: " <<<"$output" || { echo "no $k"; return 1; }
+	done
+	grep -qx "scheme: homo" <<<"$output"
+	grep -qx "cell_bits: 64" <<<"$output"
+	grep -qx "mismatches: 0" <<<"$output"
+}
+
+@test "bench against a daemon with a key, and with the wrong key" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	make_key "$BATS_TEST_TMPDIR/other" "some other secret, long enough"
+	reduce_start -w 2 -k "$BATS_TEST_TMPDIR/key"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 2 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
+	[[ "$output" == *", 0 mismatches" ]]
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/other"
+	[[ "$stderr" == *"worker 0: aggregator refused us"* ]]
+	# It still serves.
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
+	reduce_stop
+}
+
+@test "a group of another size is refused with a reason" {
+	reduce_start -w 3
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 -n 1000 \
+	    -r 1 -c 127.0.0.1:$RED_PORT
+	[[ "$stderr" == *"group of 3 workers, not 2"* ]]
+	reduce_stop
+}
+
+@test "bench through gleam-link at 1 Gbit/s" {
+	reduce_start -w 2
+	LINK_LOG=$BATS_TEST_TMPDIR/link.log
+	"$GLEAM_BIN/gleam-link" -b 1gbit -d 100us -l 127.0.0.1:0 \
+	    127.0.0.1:$RED_PORT 2>"$LINK_LOG" 3>&- &
+	LINK_PID=$!
+	port=$(wait_listen "$LINK_LOG" "$LINK_PID")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -o yaml \
+	    -w 2 -n 100000 -d 0.01 -r 2 -c 127.0.0.1:$port
+	grep -qx "mismatches: 0" <<<"$output"
+	reduce_stop
+}

@@ -115,8 +115,9 @@ bats: $(PROG_BIN) cuda-tests
 # kernels that let the host backend run them; skipped without nvcc.
 cuda-tests: build/tests/host-kernels.so
 	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
-	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda && \
-	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads; \
+	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; rc=$$?; \
+	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads || rc=1; \
+	    exit $$rc; \
 	else echo "cuda-tests: no nvcc: the remoting tests will be skipped"; fi
 
 # -ffp-contract=off: the float kernels must round as the GPU's (infer-math.h).

@@ -15,6 +15,23 @@
 
 #define LOCK_WAIT	30.0	/* seconds to wait for another gleam-cache */
 
+/* GLEAM_CACHE_WAIT, or LOCK_WAIT; a bad value is ignored with a warning. */
+static double
+lock_wait(void)
+{
+	const char *s = getenv("GLEAM_CACHE_WAIT"), *why;
+	double v = 0;
+
+	if (s == NULL || *s == '\0')
+		return LOCK_WAIT;
+	if (parse_duration(s, &v, &why) == -1 || v < 0) {
+		log_warn("GLEAM_CACHE_WAIT=%s: %s: ignored", s, v < 0 ?
+		    "negative" : why);
+		return LOCK_WAIT;
+	}
+	return v;
+}
+
 /* The entries, oldest first; exits on an unreadable directory. */
 static struct cstore_file *
 scan(const struct opts *o, size_t *n)
@@ -279,7 +296,7 @@ cmd_prune(const struct opts *o)
 
 	/* Exclusive: gleam-serve holds it shared for every file it touches,
 	 * and its pins (read under the lock) are current. */
-	if ((lock = cstore_lock(o->dir, LOCK_WAIT, err, sizeof err)) == -1)
+	if ((lock = cstore_lock(o->dir, lock_wait(), err, sizeof err)) == -1)
 		fatalx(EXIT_IO, "%s", err);
 	f = scan(o, &n);
 	for (i = 0; i < n; i++)
@@ -367,7 +384,7 @@ cmd_verify(const struct opts *o)
 		nbad++;
 		if (o->remove) {
 			if (lock == -1 && (lock = cstore_lock(o->dir,
-			    LOCK_WAIT, err, sizeof err)) == -1)
+			    lock_wait(), err, sizeof err)) == -1)
 				fatalx(EXIT_IO, "%s", err);
 			if (cstore_remove(o->dir, &f[i]) == 0)
 				nrm++, bad[i] = 2;
@@ -423,7 +440,7 @@ cmd_rm(const struct opts *o, int argc, char **argv)
 			    argv[a]);
 			return EXIT_USAGE;
 		}
-	if ((lock = cstore_lock(o->dir, LOCK_WAIT, err, sizeof err)) == -1)
+	if ((lock = cstore_lock(o->dir, lock_wait(), err, sizeof err)) == -1)
 		fatalx(EXIT_IO, "%s", err);
 	f = scan(o, &n);
 	for (a = 0; a < argc; a++) {

@@ -36,6 +36,30 @@ misuse(const char *fmt, ...)
 	usage(EXIT_USAGE);
 }
 
+/* A duration as parse_duration reads it, or days: "14d". */
+static int
+parse_age(const char *s, double *secs, const char **why)
+{
+	char buf[64];
+	size_t n = strlen(s);
+
+	if (n > 1 && n < sizeof buf && s[n - 1] == 'd') {
+		memcpy(buf, s, n - 1);
+		buf[n - 1] = '\0';
+		if (parse_double(buf, 0, 1e6, secs, why) == -1)
+			return -1;
+		*secs *= 86400;
+		return 0;
+	}
+	if (parse_duration(s, secs, why) == -1)
+		return -1;
+	if (*secs < 0) {
+		*why = "negative";
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -50,10 +74,8 @@ main(int argc, char *argv[])
 	while ((ch = getopt(argc, argv, "a:d:hno:qrs:t:")) != -1) {
 		switch (ch) {
 		case 'a':
-			if (parse_duration(optarg, &o.age, &why) == -1 ||
-			    o.age < 0)
-				misuse("-a %s: %s", optarg, o.age < 0 ?
-				    "negative" : why);
+			if (parse_age(optarg, &o.age, &why) == -1)
+				misuse("-a %s: %s", optarg, why);
 			break;
 		case 'd':
 			o.dir = optarg;

@@ -25,7 +25,8 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-run [-v] [-k keyfile] [-o stats.yaml] "
-	    "[-s host[:port]] -- prog [args ...]\n");
+	    "[-s host[:port] | -S host[:port]] [-t task] "
+	    "-- prog [args ...]\n");
 	exit(code);
 }
 
@@ -39,7 +40,7 @@ main(int argc, char *argv[])
 
 	log_init("gleam-run", LL_WARN);
 	memset(&o, 0, sizeof o);
-	while ((ch = getopt(argc, argv, "+hk:o:s:v")) != -1) {
+	while ((ch = getopt(argc, argv, "+hk:o:S:s:t:v")) != -1) {
 		switch (ch) {
 		case 'h':
 			usage(EXIT_OK);
@@ -49,14 +50,25 @@ main(int argc, char *argv[])
 		case 'o':
 			o.stats = optarg;
 			break;
+		case 'S':
 		case 's':
 			if (parse_hostport(optarg, host, sizeof host, &port,
 			    &why) == -1 || (port == 0 && (why = "port 0")) ||
 			    (host[0] == '\0' && (why = "no host"))) {
-				log_error("-s %s: %s", optarg, why);
+				log_error("-%c %s: %s", ch, optarg, why);
 				usage(EXIT_USAGE);
 			}
-			o.server = optarg;
+			if (ch == 's')
+				o.server = optarg;
+			else
+				o.sched = optarg;
+			break;
+		case 't':
+			if (optarg[0] == '\0' || strlen(optarg) > 127) {
+				log_error("-t: a task name of 1 to 127 bytes");
+				usage(EXIT_USAGE);
+			}
+			o.task = optarg;
 			break;
 		case 'v':
 			o.verbose++;
@@ -69,6 +81,14 @@ main(int argc, char *argv[])
 	argv += optind;
 	if (argc == 0) {
 		log_error("no program given");
+		usage(EXIT_USAGE);
+	}
+	if (o.server != NULL && o.sched != NULL) {
+		log_error("-s and -S: give one");
+		usage(EXIT_USAGE);
+	}
+	if (o.task != NULL && o.sched == NULL) {
+		log_error("-t: only with -S");
 		usage(EXIT_USAGE);
 	}
 	return run_exec(&o, argv);

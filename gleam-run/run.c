@@ -126,9 +126,10 @@ int
 run_exec(const struct run_opts *o, char **argv)
 {
 	char dir[PATH_MAX], lib[PATH_MAX + 32], sbuf[300], kbuf[PATH_MAX];
-	char cwd[PATH_MAX], abs[PATH_MAX * 2];
-	const char *server = o->server, *key = o->key_file, *e;
+	char cwd[PATH_MAX], abs[PATH_MAX * 2], placed[300];
+	const char *server = o->server, *key = o->key_file, *e, *task;
 	struct stat st;
+	int rc;
 
 	if (server == NULL && (e = getenv("GLEAM_SERVER")) != NULL && *e)
 		server = e;
@@ -137,6 +138,16 @@ run_exec(const struct run_opts *o, char **argv)
 	if (run_config(&server, &key, sbuf, sizeof sbuf, kbuf,
 	    sizeof kbuf) == -1)
 		return EXIT_CONFIG;
+	if (o->sched != NULL) {
+		/* The daemon picks: its answer wins over the rest. */
+		if ((task = o->task) == NULL)
+			task = (task = strrchr(argv[0], '/')) != NULL ?
+			    task + 1 : argv[0];
+		if ((rc = run_ask(o->sched, key, task, placed,
+		    sizeof placed)) != 0)
+			return rc;
+		server = placed;
+	}
 	if (server == NULL) {
 		log_error("no server: give -s, set GLEAM_SERVER, or name one "
 		    "in %s", RUN_CONFIG);

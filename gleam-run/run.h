@@ -4,6 +4,8 @@
 
 struct run_opts {
 	const char	*server;	/* -s, or NULL */
+	const char	*sched;		/* -S: the gleam-sched daemon, or NULL */
+	const char	*task;		/* -t: the task's name for it, or NULL */
 	const char	*key_file;	/* -k, or NULL */
 	const char	*stats;		/* -o, or NULL */
 	int		 verbose;	/* -v, repeated */
@@ -11,5 +13,12 @@ struct run_opts {
 
 /* Execs argv[0] with the client library; returns only on failure. */
 int	run_exec(const struct run_opts *, char **argv);
+/*
+ * Asks the gleam-sched daemon at addr which server the task of this
+ * client should use; its host:port into server.  Returns 0, or an exit
+ * status with the reason logged.
+ */
+int	run_ask(const char *addr, const char *key_file, const char *task,
+	    char *server, size_t len);
 
 #endif

@@ -9,12 +9,15 @@
 #include <string.h>
 
 #include "input.h"
+#include "parse.h"
+#include "proto.h"
 #include "status.h"
 
 /* The keys status_write (lib/status.c) writes, and what we add. */
 static const char *const server_keys[] = { "host", "version", "protocol",
     "backend", "gpu_source", "uptime_s", "auth", "max_clients", "gpus",
-    "nclients", "clients", "speed", "models", "medium", "queued", NULL };
+    "nclients", "clients", "speed", "models", "medium", "queued", "address",
+    NULL };
 
 static const char *const task_keys[] = { "name", "client", "model",
     "model_size", "memory", "requests", "rate", "burstiness", "gpu_time",
@@ -111,8 +114,10 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	struct sched_server *sv = &s->servers[s->nservers];
 	struct server_status st;
 	yaml_node_t *v;
+	char host[SCHED_ADDR_MAX];
+	const char *why;
 	double util = 0;
-	int i, nutil = 0, other;
+	int i, nutil = 0, other, port = PROTO_DEFAULT_PORT;
 
 	if (ymap_check_keys(d, n, "servers", server_keys, err) == -1 ||
 	    status_read(d, n, &st, err) == -1)
@@ -158,6 +163,17 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	if ((v = ymap_get(d, n, "queued")) != NULL &&
 	    yget_duration(d, v, "queued", &sv->queued, err) == -1)
 		return -1;
+	if ((v = ymap_get(d, n, "address")) != NULL) {
+		if (yget_str(d, v, "address", sv->address, sizeof sv->address,
+		    err) == -1)
+			return -1;
+		if (parse_hostport(sv->address, host, sizeof host, &port,
+		    &why) == -1 || (host[0] == '\0' && (why = "no host")))
+			return yerr_at(d, v, "address", err, "%s: %s",
+			    sv->address, why);
+	} else
+		snprintf(sv->address, sizeof sv->address, "%s:%d", sv->name,
+		    PROTO_DEFAULT_PORT);
 	return get_medium(s, d, n, &sv->medium, err);
 }
 

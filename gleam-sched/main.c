@@ -1,7 +1,7 @@
 /*
  * gleam-sched: pair clients with GPU servers by network and GPU
  * contention.  The one-shot mode reads links, servers and tasks and
- * prints a plan.
+ * prints a plan; with -d it is a daemon that gleam-run asks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,9 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "exitcode.h"
 #include "input.h"
 #include "log.h"
+#include "parse.h"
 #include "place.h"
 #include "plan.h"
 #include "sched.h"
@@ -21,7 +23,9 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-sched [-x] [-o format] -l links.yaml "
-	    "-s servers.yaml -t tasks.yaml\n");
+	    "-s servers.yaml -t tasks.yaml\n"
+	    "       gleam-sched -d [-v] [-i seconds] [-k keyfile] "
+	    "[-L host:port] -l links.yaml -s servers.yaml [-t tasks.yaml]\n");
 	exit(code);
 }
 
@@ -42,19 +46,39 @@ main(int argc, char *argv[])
 {
 	struct sched s;
 	struct place_why *why = NULL;
+	struct daemon_opts dopt;
 	struct yerr err;
-	const char *links = NULL, *servers = NULL, *tasks = NULL;
-	int ch, explain = 0, table = 0, rc, i;
+	const char *links = NULL, *servers = NULL, *tasks = NULL, *errstr;
+	const char *listen = NULL, *key = NULL;
+	double interval = 10;
+	int ch, explain = 0, table = 0, rc, i, daemon = 0, verbose = 0;
+	int oflag = 0, iflag = 0;
 
-	log_init(argv[0], LL_WARN);
-	while ((ch = getopt(argc, argv, "hl:o:s:t:x")) != -1) {
+	log_init("gleam-sched", LL_WARN);
+	while ((ch = getopt(argc, argv, "dhi:k:L:l:o:s:t:vx")) != -1) {
 		switch (ch) {
+		case 'd':
+			daemon = 1;
+			break;
 		case 'h':
 			usage(EXIT_OK);
+		case 'i':
+			if (parse_double(optarg, 0.1, 86400, &interval,
+			    &errstr) == -1)
+				misuse("-i %s: %s", optarg, errstr);
+			iflag = 1;
+			break;
+		case 'k':
+			key = optarg;
+			break;
+		case 'L':
+			listen = optarg;
+			break;
 		case 'l':
 			links = optarg;
 			break;
 		case 'o':
+			oflag = 1;
 			if (strcmp(optarg, "table") == 0)
 				table = 1;
 			else if (strcmp(optarg, "yaml") == 0)
@@ -68,6 +92,9 @@ main(int argc, char *argv[])
 			break;
 		case 't':
 			tasks = optarg;
+			break;
+		case 'v':
+			verbose++;
 			break;
 		case 'x':
 			explain = 1;
@@ -84,6 +111,23 @@ main(int argc, char *argv[])
 		misuse("no links file given (-l)");
 	if (servers == NULL)
 		misuse("no servers file given (-s)");
+	if (daemon) {
+		if (explain || oflag)
+			misuse("-%c: not with -d", explain ? 'x' : 'o');
+		log_setlevel(verbose > 0 ? LL_DEBUG : LL_INFO);
+		memset(&dopt, 0, sizeof dopt);
+		dopt.links = links;
+		dopt.servers = servers;
+		dopt.tasks = tasks;
+		dopt.listen = listen != NULL ? listen : "*:7384";
+		dopt.key_file = key;
+		dopt.interval = interval;
+		dopt.verbose = verbose;
+		return daemon_main(&dopt);
+	}
+	if (listen != NULL || key != NULL || verbose || iflag)
+		misuse("-%s: only with -d", listen != NULL ? "L" : key != NULL ?
+		    "k" : verbose ? "v" : "i");
 	if (tasks == NULL)
 		misuse("no tasks file given (-t)");
 

@@ -43,6 +43,10 @@ place_feasible(const struct sched *s, int task, int server, char *why,
 			    s->clients[t->client].name);
 		return 0;
 	}
+	if (sv->down) {
+		snprintf(why, len, "status: %s", sv->down_why);
+		return 0;
+	}
 	if (sv->ngpus == 0) {
 		snprintf(why, len, "no GPU");
 		return 0;

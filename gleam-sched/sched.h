@@ -17,6 +17,7 @@
 #define SCHED_MAX_CLIENTS	4096
 #define SCHED_MAX_TASKS		4096
 #define SCHED_MAX_MODELS	256	/* resident models per server */
+#define SCHED_ADDR_MAX		300	/* host:port */
 
 struct sched_server {
 	char		 name[SCHED_NAME_MAX];	/* its status' host */
@@ -31,6 +32,9 @@ struct sched_server {
 	char		**models;	/* weights on its GPUs already */
 	int		 nmodels;
 	int		 line;		/* in its file, for messages */
+	char		 address[SCHED_ADDR_MAX];	/* host:port it serves on */
+	int		 down;		/* its status did not answer (daemon) */
+	char		 down_why[SCHED_ERR_MAX];
 };
 
 struct sched_client {

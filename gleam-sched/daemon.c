@@ -1,0 +1,923 @@
+/*
+ * The daemon (gleam-sched(1), DAEMON).
+ *
+ * Contract: one event loop owns everything but the status poller, a
+ * thread that asks each server for its status every interval and leaves
+ * what it heard in `heard` under `mu`.  The loop takes it from there when
+ * it places a task, so a placement sees the last round of status, never
+ * half of one.  The poller reads the servers' names and addresses from
+ * `targets`, which the loop replaces under `mu` on a reload.
+ *
+ * A connection: handshake as with gleam-serve (HELLO, CHALLENGE, AUTH
+ * with a key, WELCOME), then PLACE and STATUS requests, one reply each,
+ * until BYE or the peer goes.  A placement is remembered for the task's
+ * horizon (requests / rate) from when it was made, and counts against
+ * its server in every placement meanwhile.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "auth.h"
+#include "conn.h"
+#include "daemon.h"
+#include "exitcode.h"
+#include "input.h"
+#include "log.h"
+#include "net.h"
+#include "parse.h"
+#include "place.h"
+#include "predict.h"
+#include "proto.h"
+#include "sched.h"
+#include "schedwire.h"
+#include "status.h"
+
+#define D_MAX_FRAME	PROTO_MAX_FRAME_MIN
+#define D_IDLE_S	60	/* a connection silent this long is closed */
+#define D_POLL_MS	2000	/* per status request */
+#define D_MAX_ASSIGN	SCHED_MAX_TASKS
+
+/* A task the daemon placed, while it runs. */
+struct assign {
+	struct sched_task t;		/* client index into the config */
+	char		 client[SCHED_NAME_MAX];
+	char		 server[SCHED_NAME_MAX];
+	double		 since, until;	/* monotonic seconds */
+};
+
+/* What one status request said. */
+struct heard {
+	char		 name[SCHED_NAME_MAX];
+	int		 ok;
+	char		 why[SCHED_ERR_MAX];
+	int		 ngpus, nclients;
+	uint64_t	 mem_free, gpu_free_max;
+	double		 util;		/* 0 to 1, -1 unknown */
+};
+
+struct target {
+	char		 name[SCHED_NAME_MAX];
+	char		 address[SCHED_ADDR_MAX];
+};
+
+struct dconn;
+
+struct daemon {
+	const struct daemon_opts *o;
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct event	*ev_hup, *ev_term, *ev_int;
+	struct auth_key	 key;
+	struct sched	 cfg;		/* servers, clients, links, catalog */
+	struct assign	*as;
+	int		 nas;
+	uint64_t	 next_session;
+	int		 nconns;
+
+	pthread_t	 thr;
+	int		 thr_started;
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 cv;
+	int		 stop;		/* under mu */
+	struct target	*targets;	/* under mu */
+	int		 ntargets;
+	struct heard	*heard;		/* under mu; the last full round */
+	int		 nheard;
+	unsigned long	 rounds;	/* under mu */
+};
+
+enum cstate { C_HELLO, C_AUTH, C_READY, C_CLOSING };
+
+struct dconn {
+	struct daemon	*d;
+	struct bufferevent *bev;
+	enum cstate	 state;
+	char		 peer[64];
+	uint16_t	 version;
+	uint8_t		 nonce[PROTO_NONCE_LEN], cnonce[PROTO_NONCE_LEN];
+	uint64_t	 session;
+};
+
+static double
+now_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- the status poller --------------------------------------------- */
+
+/* Asks one server for its status (blocking, in the poller's thread). */
+static void
+poll_one(struct daemon *d, const struct target *tg, struct heard *h)
+{
+	struct conn c;
+	struct server_status st;
+	struct yerr err;
+	const uint8_t *reply;
+	const char *why;
+	char host[SCHED_ADDR_MAX];
+	size_t len;
+	double util = 0;
+	int i, port = PROTO_DEFAULT_PORT, nutil = 0;
+
+	memset(h, 0, sizeof *h);
+	snprintf(h->name, sizeof h->name, "%s", tg->name);
+	h->util = -1;
+	if (parse_hostport(tg->address, host, sizeof host, &port,
+	    &why) == -1) {
+		snprintf(h->why, sizeof h->why, "%.200s: %.50s", tg->address,
+		    why);
+		return;
+	}
+	if (conn_open(&c, host, port, d->key.set ? &d->key : NULL,
+	    "gleam-sched", D_POLL_MS) == -1) {
+		snprintf(h->why, sizeof h->why, "%.250s", c.err);
+		return;
+	}
+	if (conn_call(&c, MSG_STATUS, NULL, 0, MSG_STATUS, &reply,
+	    &len) == -1) {
+		snprintf(h->why, sizeof h->why, "%.250s", c.err);
+		conn_close(&c);
+		return;
+	}
+	if (status_parse(tg->address, reply, len, &st, &err) == -1) {
+		snprintf(h->why, sizeof h->why, "%.250s", err.msg);
+		conn_close(&c);
+		return;
+	}
+	conn_close(&c);
+	h->ok = 1;
+	h->ngpus = st.ngpus;
+	for (i = 0; i < st.ngpus; i++) {
+		h->mem_free += st.gpus[i].memory_free;
+		if (st.gpus[i].memory_free > h->gpu_free_max)
+			h->gpu_free_max = st.gpus[i].memory_free;
+		if (st.gpus[i].utilization >= 0) {
+			util += st.gpus[i].utilization;
+			nutil++;
+		}
+	}
+	if (nutil > 0)
+		h->util = util / nutil / 100;
+	/* Our own connection is in the status it sent. */
+	for (i = 0; i < st.nclients; i++)
+		if (strcmp(st.clients[i].name, "gleam-sched") != 0 &&
+		    strcmp(st.clients[i].name, "gleam-probe") != 0)
+			h->nclients++;
+	status_free(&st);
+}
+
+static void *
+poller(void *arg)
+{
+	struct daemon *d = arg;
+	struct target *tg = NULL;
+	struct heard *h = NULL;
+	struct timespec until;
+	double secs;
+	int n, i;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->stop) {
+		n = d->ntargets;
+		free(tg);
+		tg = calloc((size_t)n + 1, sizeof *tg);
+		h = calloc((size_t)n + 1, sizeof *h);
+		if (tg != NULL && h != NULL)
+			memcpy(tg, d->targets, (size_t)n * sizeof *tg);
+		pthread_mutex_unlock(&d->mu);
+		for (i = 0; tg != NULL && h != NULL && i < n; i++)
+			poll_one(d, &tg[i], &h[i]);
+		pthread_mutex_lock(&d->mu);
+		if (tg != NULL && h != NULL) {
+			free(d->heard);
+			d->heard = h;
+			d->nheard = n;
+			d->rounds++;
+		} else
+			free(h);
+		h = NULL;
+		clock_gettime(CLOCK_REALTIME, &until);
+		secs = until.tv_nsec / 1e9 + d->o->interval;
+		until.tv_sec += (time_t)secs;
+		until.tv_nsec = (long)((secs - floor(secs)) * 1e9);
+		while (!d->stop && pthread_cond_timedwait(&d->cv, &d->mu,
+		    &until) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&d->mu);
+	free(tg);
+	return NULL;
+}
+
+/* The poller's list of servers, from the configuration. */
+static int
+targets_set(struct daemon *d)
+{
+	struct target *tg;
+	int v;
+
+	if ((tg = calloc((size_t)d->cfg.nservers + 1, sizeof *tg)) == NULL)
+		return -1;
+	for (v = 0; v < d->cfg.nservers; v++) {
+		snprintf(tg[v].name, sizeof tg[v].name, "%s",
+		    d->cfg.servers[v].name);
+		snprintf(tg[v].address, sizeof tg[v].address, "%s",
+		    d->cfg.servers[v].address);
+	}
+	pthread_mutex_lock(&d->mu);
+	free(d->targets);
+	d->targets = tg;
+	d->ntargets = d->cfg.nservers;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
+/* ---- the view -------------------------------------------------------- */
+
+/* Forgets placements whose horizon has passed. */
+static void
+assign_expire(struct daemon *d)
+{
+	double t = now_mono();
+	int i, n = 0;
+
+	for (i = 0; i < d->nas; i++)
+		if (d->as[i].until > t)
+			d->as[n++] = d->as[i];
+	d->nas = n;
+}
+
+/*
+ * Puts the last round of status into the configuration's servers.  A
+ * server's utilization counts the daemon's own placements there, which
+ * the predictor adds again: their predicted load is taken off.
+ */
+static void
+view_refresh(struct daemon *d)
+{
+	struct sched_server *sv;
+	struct heard *h;
+	double own;
+	int i, j, v;
+
+	pthread_mutex_lock(&d->mu);
+	for (i = 0; i < d->nheard; i++) {
+		h = &d->heard[i];
+		if ((v = sched_server_find(&d->cfg, h->name)) < 0)
+			continue;
+		sv = &d->cfg.servers[v];
+		if (!h->ok) {
+			sv->down = 1;
+			snprintf(sv->down_why, sizeof sv->down_why, "%s",
+			    h->why);
+			continue;
+		}
+		sv->down = 0;
+		sv->down_why[0] = '\0';
+		sv->ngpus = h->ngpus;
+		sv->mem_free = h->mem_free;
+		sv->gpu_free_max = h->gpu_free_max;
+		sv->nclients = h->nclients;
+		if (h->util >= 0) {
+			own = 0;
+			for (j = 0; j < d->nas; j++)
+				if (strcmp(d->as[j].server, sv->name) == 0)
+					own += d->as[j].t.rate *
+					    d->as[j].t.gpu_time / sv->speed;
+			own /= sv->ngpus > 0 ? sv->ngpus : 1;
+			sv->background = h->util - own > 0 ?
+			    (h->util - own < 0.99 ? h->util - own : 0.99) : 0;
+		}
+	}
+	pthread_mutex_unlock(&d->mu);
+}
+
+/*
+ * What the daemon assumes of a task its catalog does not name: no
+ * weights, one request in flight, small messages, a modest GPU load.
+ */
+static void
+task_default(struct sched_task *t)
+{
+	t->model[0] = '\0';
+	t->model_size = 0;
+	t->memory = 256 << 20;
+	t->requests = 600;
+	t->rate = 10;
+	t->burst = 1;
+	t->gpu_time = 0.01;
+	t->in = t->out = 64 << 10;
+	t->round_trips = 1;
+	t->window = 1;
+}
+
+/*
+ * Places the task for the client; 0 with the reply filled, or -1 with a
+ * reason in err.
+ */
+static int
+daemon_place(struct daemon *d, const struct place_req *rq,
+    struct place_rep *rp, char *err, size_t errlen)
+{
+	struct sched w;
+	struct sched_task *tasks, *t;
+	struct place_why *why = NULL;
+	struct predictor p;
+	struct pred pr;
+	struct assign *a;
+	int c, i, k, n, rc = -1;
+
+	if ((c = sched_client_find(&d->cfg, rq->client)) < 0) {
+		snprintf(err, errlen, "client %s: unknown (not in %s)",
+		    rq->client, d->o->links);
+		return -1;
+	}
+	if (d->nas >= D_MAX_ASSIGN) {
+		snprintf(err, errlen, "%d tasks placed and running: no more",
+		    d->nas);
+		return -1;
+	}
+	assign_expire(d);
+	view_refresh(d);
+	n = d->nas + 1;
+	tasks = calloc((size_t)n, sizeof *tasks);
+	why = calloc((size_t)n, sizeof *why);
+	if (tasks == NULL || why == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->nas; i++) {
+		tasks[i] = d->as[i].t;
+		tasks[i].server = sched_server_find(&d->cfg, d->as[i].server);
+		tasks[i].fixed = tasks[i].server >= 0;
+	}
+	t = &tasks[d->nas];
+	if ((k = sched_task_find(&d->cfg, rq->task)) >= 0)
+		*t = d->cfg.tasks[k];
+	else {
+		memset(t, 0, sizeof *t);
+		task_default(t);
+	}
+	snprintf(t->name, sizeof t->name, "%s", rq->task);
+	t->client = c;
+	t->server = -1;
+	t->fixed = 0;
+	w = d->cfg;
+	w.tasks = tasks;
+	w.ntasks = n;
+	if (place_plan(&w, why) == -1) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (t->server < 0) {
+		snprintf(err, errlen, "task %s of %s: %s", rq->task, rq->client,
+		    t->why);
+		goto out;
+	}
+	if (predict_init(&p, &w) == -1) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	predict_task(&p, n - 1, &pr);
+	predict_free(&p);
+	memset(rp, 0, sizeof *rp);
+	snprintf(rp->task, sizeof rp->task, "%s", rq->task);
+	snprintf(rp->client, sizeof rp->client, "%s", rq->client);
+	snprintf(rp->server, sizeof rp->server, "%s",
+	    d->cfg.servers[t->server].name);
+	snprintf(rp->address, sizeof rp->address, "%s",
+	    d->cfg.servers[t->server].address);
+	rp->latency_ms = pr.latency * 1e3;
+	snprintf(rp->reason, sizeof rp->reason, "%s", why[n - 1].reason);
+	a = &d->as[d->nas++];
+	memset(a, 0, sizeof *a);
+	a->t = *t;
+	snprintf(a->client, sizeof a->client, "%s", rq->client);
+	snprintf(a->server, sizeof a->server, "%s", rp->server);
+	a->since = now_mono();
+	a->until = a->since + t->requests / t->rate;
+	log_info("placed %s of %s on %s (%.3f ms per request)", rq->task,
+	    rq->client, rp->server, rp->latency_ms);
+	rc = 0;
+out:
+	place_why_free(why, n);
+	free(why);
+	free(tasks);
+	return rc;
+}
+
+/* The daemon's view as YAML, for STATUS. */
+static char *
+daemon_status(struct daemon *d, size_t *len)
+{
+	struct sched_server *sv;
+	struct yw *w;
+	const char *text;
+	char *out = NULL;
+	double t = now_mono();
+	unsigned long rounds;
+	int i, v, n;
+
+	assign_expire(d);
+	view_refresh(d);
+	pthread_mutex_lock(&d->mu);
+	rounds = d->rounds;
+	pthread_mutex_unlock(&d->mu);
+	if ((w = yw_new()) == NULL)
+		return NULL;
+	yw_map(w);
+	yw_kstr(w, "scheduler", "gleam-sched");
+	yw_kint(w, "status_rounds", (long long)rounds);
+	yw_key(w, "servers");
+	yw_seq(w);
+	for (v = 0; v < d->cfg.nservers; v++) {
+		sv = &d->cfg.servers[v];
+		for (n = 0, i = 0; i < d->nas; i++)
+			n += strcmp(d->as[i].server, sv->name) == 0;
+		yw_fmap(w);
+		yw_kstr(w, "name", sv->name);
+		yw_kstr(w, "address", sv->address);
+		yw_kbool(w, "up", !sv->down);
+		if (sv->down)
+			yw_kstr(w, "error", sv->down_why);
+		yw_kint(w, "memory_free", (long long)sv->mem_free);
+		yw_kdbl(w, "background", sv->background, 3);
+		yw_kint(w, "nclients", sv->nclients);
+		yw_kint(w, "placed", n);
+		yw_end(w);
+	}
+	yw_end(w);
+	yw_key(w, "placed");
+	if (d->nas == 0)
+		yw_fseq(w);
+	else
+		yw_seq(w);
+	for (i = 0; i < d->nas; i++) {
+		yw_fmap(w);
+		yw_kstr(w, "task", d->as[i].t.name);
+		yw_kstr(w, "client", d->as[i].client);
+		yw_kstr(w, "server", d->as[i].server);
+		yw_kdbl(w, "age_s", t - d->as[i].since, 1);
+		yw_kdbl(w, "left_s", d->as[i].until - t, 1);
+		yw_end(w);
+	}
+	yw_end(w);
+	yw_end(w);
+	if ((text = yw_finish(w, len)) != NULL && (out = malloc(*len)) != NULL)
+		memcpy(out, text, *len);
+	yw_free(w);
+	return out;
+}
+
+/* ---- connections ------------------------------------------------------ */
+
+static void
+conn_frame(struct dconn *c, uint16_t type, uint16_t flags, uint64_t id,
+    const void *p, size_t len)
+{
+	struct frame_hdr h = { (uint32_t)len, type, flags, id };
+	uint8_t hb[PROTO_HDR_LEN];
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	proto_hdr_encode(hb, &h);
+	evbuffer_add(out, hb, sizeof hb);
+	if (len > 0)
+		evbuffer_add(out, p, len);
+}
+
+static void
+conn_pw(struct dconn *c, uint16_t type, uint64_t id, struct pw *w)
+{
+	if (!w->bad)
+		conn_frame(c, type, FL_REPLY, id, w->p, w->len);
+	pw_free(w);
+}
+
+static void	conn_free(struct dconn *);
+
+/* ERROR; a fatal one closes once it is sent. */
+static void __attribute__((format(printf, 5, 6)))
+conn_fail(struct dconn *c, uint64_t id, uint32_t code, int fatal_err,
+    const char *fmt, ...)
+{
+	struct msg_error e;
+	struct pw w;
+	va_list ap;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	va_start(ap, fmt);
+	vsnprintf(e.text, sizeof e.text, fmt, ap);
+	va_end(ap);
+	log_info("client %s: %s: %s", c->peer, proto_err_name(code), e.text);
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	conn_pw(c, MSG_ERROR, id, &w);
+	if (fatal_err)
+		c->state = C_CLOSING;
+}
+
+static void
+conn_welcome(struct dconn *c, uint64_t id, int proof)
+{
+	struct msg_welcome wel;
+	struct pw w;
+
+	memset(&wel, 0, sizeof wel);
+	wel.session = c->session;
+	if (proof) {
+		wel.has_proof = 1;
+		auth_proof(&c->d->key, 1, c->version, c->nonce, c->cnonce,
+		    wel.proof);
+	}
+	pw_init(&w);
+	msg_welcome_enc(&w, &wel);
+	conn_pw(c, MSG_WELCOME, id, &w);
+	c->state = C_READY;
+}
+
+static void
+conn_hello(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_hello m;
+	struct msg_challenge ch;
+	struct pw w;
+
+	if (h->type != MSG_HELLO || msg_hello_dec(p, h->len, &m) == -1) {
+		conn_fail(c, h->id, PERR_MALFORMED, 1, "expected HELLO");
+		return;
+	}
+	if (m.vmax < PROTO_VERSION_MIN || m.vmin > PROTO_VERSION_MAX) {
+		conn_fail(c, h->id, PERR_VERSION, 1, "client speaks %u to %u, "
+		    "scheduler %d to %d", m.vmin, m.vmax, PROTO_VERSION_MIN,
+		    PROTO_VERSION_MAX);
+		return;
+	}
+	c->version = m.vmax < PROTO_VERSION_MAX ? m.vmax : PROTO_VERSION_MAX;
+	memcpy(c->cnonce, m.nonce, sizeof c->cnonce);
+	auth_nonce(c->nonce);
+	memset(&ch, 0, sizeof ch);
+	ch.version = c->version;
+	ch.auth = c->d->key.set ? AUTH_HMAC_SHA256 : AUTH_NONE;
+	memcpy(ch.nonce, c->nonce, sizeof ch.nonce);
+	snprintf(ch.name, sizeof ch.name, "gleam-sched");
+	ch.max_frame = D_MAX_FRAME;
+	pw_init(&w);
+	msg_challenge_enc(&w, &ch);
+	conn_pw(c, MSG_CHALLENGE, h->id, &w);
+	if (c->d->key.set)
+		c->state = C_AUTH;
+	else
+		conn_welcome(c, h->id, 0);
+}
+
+static void
+conn_auth(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_auth m;
+	uint8_t expect[PROTO_PROOF_LEN];
+
+	if (h->type != MSG_AUTH || msg_auth_dec(p, h->len, &m) == -1) {
+		conn_fail(c, h->id, PERR_MALFORMED, 1, "expected AUTH");
+		return;
+	}
+	auth_proof(&c->d->key, 0, c->version, c->cnonce, c->nonce, expect);
+	if (auth_equal(expect, m.proof) != 0) {
+		log_warn("client %s: wrong key", c->peer);
+		conn_fail(c, h->id, PERR_AUTH, 1, "wrong key");
+		return;
+	}
+	conn_welcome(c, h->id, 1);
+}
+
+static void
+conn_ready(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct place_req rq;
+	struct place_rep rp;
+	char err[SCHEDWIRE_REASON_MAX + 256], *doc;
+	size_t len;
+
+	switch (h->type) {
+	case MSG_PLACE:
+		if (place_req_dec(p, h->len, &rq, err, sizeof err) == -1) {
+			conn_fail(c, h->id, PERR_MALFORMED, 0, "%s", err);
+			return;
+		}
+		if (daemon_place(c->d, &rq, &rp, err, sizeof err) == -1) {
+			conn_fail(c, h->id, PERR_STATE, 0, "%s", err);
+			return;
+		}
+		if ((doc = place_rep_enc(&rp, &len)) == NULL) {
+			conn_fail(c, h->id, PERR_INTERNAL, 0, "out of memory");
+			return;
+		}
+		conn_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
+		free(doc);
+		return;
+	case MSG_STATUS:
+		if (h->len != 0) {
+			conn_fail(c, h->id, PERR_MALFORMED, 1,
+			    "STATUS takes no payload");
+			return;
+		}
+		if ((doc = daemon_status(c->d, &len)) == NULL) {
+			conn_fail(c, h->id, PERR_INTERNAL, 0, "out of memory");
+			return;
+		}
+		conn_frame(c, MSG_STATUS, FL_REPLY, h->id, doc, len);
+		free(doc);
+		return;
+	case MSG_BYE:
+		c->state = C_CLOSING;
+		return;
+	default:
+		conn_fail(c, h->id, PERR_UNKNOWN, 0, "%s: not a scheduler "
+		    "request", proto_type_name(h->type));
+	}
+}
+
+/* Whole frames from the input, while the connection lasts. */
+static void
+conn_read(struct bufferevent *bev, void *arg)
+{
+	struct dconn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hb[PROTO_HDR_LEN];
+	struct frame_hdr h;
+	const uint8_t *p;
+
+	while (c->state != C_CLOSING) {
+		if (evbuffer_get_length(in) < PROTO_HDR_LEN)
+			return;
+		evbuffer_copyout(in, hb, sizeof hb);
+		proto_hdr_decode(hb, &h);
+		if (h.len > D_MAX_FRAME) {
+			conn_fail(c, h.id, PERR_TOOBIG, 1, "frame of %u bytes "
+			    "over the limit of %u", h.len, D_MAX_FRAME);
+			break;
+		}
+		if (evbuffer_get_length(in) < PROTO_HDR_LEN + (size_t)h.len)
+			return;
+		if ((p = evbuffer_pullup(in, PROTO_HDR_LEN +
+		    (ssize_t)h.len)) == NULL) {
+			conn_fail(c, h.id, PERR_INTERNAL, 1, "out of memory");
+			break;
+		}
+		p += PROTO_HDR_LEN;
+		if (h.type == MSG_ERROR || h.type == MSG_BYE)
+			c->state = C_CLOSING;
+		else if (c->state == C_HELLO)
+			conn_hello(c, &h, p);
+		else if (c->state == C_AUTH)
+			conn_auth(c, &h, p);
+		else
+			conn_ready(c, &h, p);
+		evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
+	}
+	/* Closing: stop reading, close once the output has drained. */
+	bufferevent_disable(bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		conn_free(c);
+}
+
+static void
+conn_write(struct bufferevent *bev, void *arg)
+{
+	struct dconn *c = arg;
+
+	if (c->state == C_CLOSING)
+		conn_free(c);
+}
+
+static void
+conn_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct dconn *c = arg;
+
+	if (what & BEV_EVENT_TIMEOUT)
+		log_info("client %s: idle, closing", c->peer);
+	else if (what & BEV_EVENT_ERROR)
+		log_info("client %s: %s", c->peer, strerror(errno));
+	conn_free(c);
+}
+
+static void
+conn_free(struct dconn *c)
+{
+	c->d->nconns--;
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void
+daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct daemon *d = arg;
+	struct timeval idle = { D_IDLE_S, 0 };
+	struct dconn *c;
+
+	if ((c = calloc(1, sizeof *c)) == NULL) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->d = d;
+	c->session = d->next_session++;
+	net_addr_str(sa, c->peer, sizeof c->peer);
+	net_nodelay(fd);
+	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		evutil_closesocket(fd);
+		free(c);
+		return;
+	}
+	d->nconns++;
+	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	log_debug("client %s: connected", c->peer);
+}
+
+/* ---- configuration, signals, main ------------------------------------ */
+
+/* Reads the three files into a fresh view; -1 with a message logged. */
+static int
+daemon_load(const struct daemon_opts *o, struct sched *s)
+{
+	struct yerr err;
+
+	sched_init(s);
+	if (input_servers(s, o->servers, &err) == -1 ||
+	    input_links(s, o->links, o->servers, &err) == -1 ||
+	    (o->tasks != NULL && input_tasks(s, o->tasks, o->links,
+	    &err) == -1)) {
+		log_error("%s", err.msg);
+		sched_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SIGHUP: the files again.  Placements whose client or server has gone
+ * are forgotten; the others keep counting.
+ */
+static void
+daemon_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct sched ns;
+	int i, n = 0, c;
+
+	log_info("reloading %s, %s%s%s", d->o->servers, d->o->links,
+	    d->o->tasks ? ", " : "", d->o->tasks ? d->o->tasks : "");
+	if (daemon_load(d->o, &ns) == -1) {
+		log_error("reload failed; keeping the running view");
+		return;
+	}
+	sched_free(&d->cfg);
+	d->cfg = ns;
+	for (i = 0; i < d->nas; i++) {
+		if ((c = sched_client_find(&d->cfg, d->as[i].client)) < 0 ||
+		    sched_server_find(&d->cfg, d->as[i].server) < 0)
+			continue;
+		d->as[i].t.client = c;
+		d->as[n++] = d->as[i];
+	}
+	d->nas = n;
+	if (targets_set(d) == -1)
+		log_error("reload: out of memory");
+	log_info("reloaded: %d servers, %d clients, %d tasks known",
+	    d->cfg.nservers, d->cfg.nclients, d->cfg.ntasks);
+}
+
+static void
+daemon_stop(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	log_info("signal %d: exiting", (int)sig);
+	event_base_loopexit(d->base, NULL);
+}
+
+int
+daemon_main(const struct daemon_opts *o)
+{
+	struct daemon d;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char host[SCHED_ADDR_MAX], err[256], bound[64];
+	const char *why;
+	int port = PROTO_DEFAULT_PORT + 1, rc = EXIT_IO;
+
+	memset(&d, 0, sizeof d);
+	d.o = o;
+	d.next_session = 1;
+	pthread_mutex_init(&d.mu, NULL);
+	pthread_cond_init(&d.cv, NULL);
+	if (parse_hostport(o->listen, host, sizeof host, &port, &why) == -1) {
+		log_error("-L %s: %s", o->listen, why);
+		return EXIT_USAGE;
+	}
+	if (auth_init() == -1) {
+		log_error("libsodium cannot start");
+		return EXIT_IO;
+	}
+	if (o->key_file != NULL && auth_key_load(&d.key, o->key_file, err,
+	    sizeof err) == -1) {
+		log_error("%s", err);
+		return EXIT_CONFIG;
+	}
+	if (daemon_load(o, &d.cfg) == -1)
+		return EXIT_CONFIG;
+	if ((d.as = calloc(D_MAX_ASSIGN, sizeof *d.as)) == NULL ||
+	    (d.base = event_base_new()) == NULL) {
+		log_error("out of memory");
+		goto out;
+	}
+	/* Our peers may go at any time: a write to them must not kill us. */
+	signal(SIGPIPE, SIG_IGN);
+	d.ev_hup = evsignal_new(d.base, SIGHUP, daemon_reload, &d);
+	d.ev_term = evsignal_new(d.base, SIGTERM, daemon_stop, &d);
+	d.ev_int = evsignal_new(d.base, SIGINT, daemon_stop, &d);
+	if (d.ev_hup == NULL || d.ev_term == NULL || d.ev_int == NULL ||
+	    evsignal_add(d.ev_hup, NULL) == -1 ||
+	    evsignal_add(d.ev_term, NULL) == -1 ||
+	    evsignal_add(d.ev_int, NULL) == -1) {
+		log_error("signals: %s", strerror(errno));
+		goto out;
+	}
+	if (net_resolve(host, port, 1, &ss, &sslen, err, sizeof err) == -1) {
+		log_error("listen %s: %s", o->listen, err);
+		rc = EXIT_CONFIG;
+		goto out;
+	}
+	d.listener = evconnlistener_new_bind(d.base, daemon_accept, &d,
+	    LEV_OPT_REUSEABLE | LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+	    64, (struct sockaddr *)&ss, (int)sslen);
+	if (d.listener == NULL) {
+		log_error("listen %s: %s", o->listen, strerror(errno));
+		rc = EXIT_NET;
+		goto out;
+	}
+	sslen = sizeof ss;
+	getsockname(evconnlistener_get_fd(d.listener), (struct sockaddr *)&ss,
+	    &sslen);
+	net_addr_str((struct sockaddr *)&ss, bound, sizeof bound);
+	if (targets_set(&d) == -1 ||
+	    pthread_create(&d.thr, NULL, poller, &d) != 0) {
+		log_error("cannot start the status poller");
+		goto out;
+	}
+	d.thr_started = 1;
+	log_info("%d servers, %d clients, %d tasks known; status every %g s",
+	    d.cfg.nservers, d.cfg.nclients, d.cfg.ntasks, o->interval);
+	log_info("listening on %s", bound);
+	event_base_dispatch(d.base);
+	rc = EXIT_OK;
+out:
+	if (d.thr_started) {
+		pthread_mutex_lock(&d.mu);
+		d.stop = 1;
+		pthread_cond_broadcast(&d.cv);
+		pthread_mutex_unlock(&d.mu);
+		pthread_join(d.thr, NULL);
+	}
+	if (d.listener != NULL)
+		evconnlistener_free(d.listener);
+	if (d.ev_hup != NULL)
+		event_free(d.ev_hup);
+	if (d.ev_term != NULL)
+		event_free(d.ev_term);
+	if (d.ev_int != NULL)
+		event_free(d.ev_int);
+	if (d.base != NULL)
+		event_base_free(d.base);
+	free(d.targets);
+	free(d.heard);
+	free(d.as);
+	sched_free(&d.cfg);
+	pthread_mutex_destroy(&d.mu);
+	pthread_cond_destroy(&d.cv);
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * What gleam-run and the gleam-sched daemon say to each other, after the
+ * usual handshake (proto.h): one definition in code (this file and
+ * schedwire.c) and one in prose (gleam-sched(1), DAEMON).
+ *
+ * PLACE asks which server a task should run on; its payload is a YAML
+ * mapping { client, task }.  The reply (PLACE with FL_REPLY) is a YAML
+ * mapping { task, client, server, address, latency_ms, reason }; a task
+ * that cannot be placed is answered with ERROR.  Both decoders treat
+ * their input as hostile: unknown keys, missing keys, overlong or empty
+ * names and non-mapping documents are errors with a reason.
+ */
+#ifndef GLEAM_SCHEDWIRE_H
+#define GLEAM_SCHEDWIRE_H
+
+#include <stddef.h>
+
+#include "proto.h"
+
+/* Beyond proto.h's types and below the remoting calls. */
+#define MSG_PLACE		48
+
+#define SCHEDWIRE_NAME_MAX	127	/* client, task and server names */
+#define SCHEDWIRE_ADDR_MAX	300	/* host:port */
+#define SCHEDWIRE_REASON_MAX	767
+
+struct place_req {
+	char		 client[SCHEDWIRE_NAME_MAX + 1];
+	char		 task[SCHEDWIRE_NAME_MAX + 1];
+};
+
+struct place_rep {
+	char		 task[SCHEDWIRE_NAME_MAX + 1];
+	char		 client[SCHEDWIRE_NAME_MAX + 1];
+	char		 server[SCHEDWIRE_NAME_MAX + 1];
+	char		 address[SCHEDWIRE_ADDR_MAX + 1];
+	double		 latency_ms;	/* predicted per request */
+	char		 reason[SCHEDWIRE_REASON_MAX + 1];
+};
+
+/*
+ * The encoders return the YAML text, malloc'd, with its length in *len,
+ * or NULL if memory ran out.  The decoders return 0, or -1 with a reason
+ * in err.
+ */
+char	*place_req_enc(const struct place_req *, size_t *len);
+int	 place_req_dec(const void *, size_t, struct place_req *, char *err,
+	    size_t errlen);
+char	*place_rep_enc(const struct place_rep *, size_t *len);
+int	 place_rep_dec(const void *, size_t, struct place_rep *, char *err,
+	    size_t errlen);
+
+#endif

@@ -4,7 +4,8 @@ with the default GPT2Config (124M parameters) seeded, or where transformers
 is missing the same architecture written below in plain torch.nn (same
 parameter names and layouts, so either loads the other's file).  Each step
 runs a batch of token sequences made on the CPU from the seed and copies
-back the logits of each sequence's last token.
+back the logits of each sequence's last token (the head runs on that token
+only, as when generating).
 
     gpt2.py [-b batch] [-d device] [-n steps] [-q seqlen] [-S seed] [-w warmup] model.pt
 """
@@ -51,7 +52,13 @@ class Attention(nn.Module):
         q, k, v = self.c_attn(x).split(EMBD, dim=2)
         q, k, v = (z.view(b, t, HEADS, c // HEADS).transpose(1, 2)
                    for z in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if hasattr(F, "scaled_dot_product_attention"):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:   # PyTorch before 2.0
+            a = (q @ k.transpose(-2, -1)) / math.sqrt(k.shape[-1])
+            mask = torch.ones(t, t, dtype=torch.bool,
+                              device=x.device).triu(1)
+            y = a.masked_fill(mask, float("-inf")).softmax(-1) @ v
         return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
 
 
@@ -99,17 +106,19 @@ class GPT2(nn.Module):
         self.lm_head = nn.Linear(EMBD, VOCAB, bias=False)
         self.lm_head.weight = self.transformer.wte.weight
 
-    def forward(self, ids):
+    def hidden(self, ids):
+        """The final hidden states, as transformers' GPT2Model gives."""
         tr = self.transformer
         pos = torch.arange(ids.shape[1], device=ids.device)
         x = tr.wte(ids) + tr.wpe(pos)
         for blk in tr.h:
             x = blk(x)
-        return self.lm_head(tr.ln_f(x))
+        return tr.ln_f(x)
 
 
 class LastLogits(nn.Module):
-    """The logits of each sequence's last token, whichever model."""
+    """The logits of each sequence's last token, whichever model: the head
+    runs on that token only, as when generating the next one."""
 
     def __init__(self, model, hf):
         super().__init__()
@@ -118,10 +127,11 @@ class LastLogits(nn.Module):
 
     def forward(self, ids):
         if self.hf:
-            logits = self.model(input_ids=ids, use_cache=False).logits
+            h = self.model.transformer(input_ids=ids,
+                                       use_cache=False).last_hidden_state
         else:
-            logits = self.model(ids)
-        return logits[:, -1, :]
+            h = self.model.hidden(ids)
+        return self.model.lm_head(h[:, -1, :])
 
     # The state dict is the model's own, without the wrapper's prefix.
     def state_dict(self, *a, **kw):

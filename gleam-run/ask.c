@@ -94,6 +94,11 @@ run_ask(const char *addr, const char *key_file, const char *task,
 		return EXIT_NET;
 	}
 	conn_close(&c);
+	if (rp.error[0] != '\0') {
+		log_error("scheduler %s: task %s of %s: %s", addr, rp.task,
+		    rp.client, rp.error);
+		return EXIT_FAIL;
+	}
 	why = "too long";
 	if (strlen(rp.address) >= len || parse_hostport(rp.address, host,
 	    sizeof host, &port, &why) == -1) {

@@ -65,6 +65,7 @@ struct heard {
 	int		 ok;
 	char		 why[SCHED_ERR_MAX];
 	int		 ngpus, nclients;
+	int		 backend;	/* it runs CUDA calls */
 	uint64_t	 mem_free, gpu_free_max;
 	double		 util;		/* 0 to 1, -1 unknown */
 };
@@ -164,6 +165,7 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 	}
 	conn_close(&c);
 	h->ok = 1;
+	h->backend = strcmp(st.backend, "none") != 0;
 	h->ngpus = st.ngpus;
 	for (i = 0; i < st.ngpus; i++) {
 		h->mem_free += st.gpus[i].memory_free;
@@ -293,10 +295,15 @@ view_refresh(struct daemon *d)
 		}
 		sv->down = 0;
 		sv->down_why[0] = '\0';
-		sv->ngpus = h->ngpus;
-		sv->mem_free = h->mem_free;
-		sv->gpu_free_max = h->gpu_free_max;
 		sv->nclients = h->nclients;
+		if (!h->backend)
+			sv->ngpus = 0;
+		/* No GPU listed (no NVML): its entry's GPUs stand. */
+		if (h->ngpus > 0) {
+			sv->ngpus = h->ngpus;
+			sv->mem_free = h->mem_free;
+			sv->gpu_free_max = h->gpu_free_max;
+		}
 		if (h->util >= 0) {
 			own = 0;
 			for (j = 0; j < d->nas; j++)
@@ -389,8 +396,7 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 		goto out;
 	}
 	if (t->server < 0) {
-		snprintf(err, errlen, "task %s of %s: %s", rq->task, rq->client,
-		    t->why);
+		snprintf(err, errlen, "%s", t->why);
 		goto out;
 	}
 	if (predict_init(&p, &w) == -1) {
@@ -624,8 +630,12 @@ conn_ready(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
 			return;
 		}
 		if (daemon_place(c->d, &rq, &rp, err, sizeof err) == -1) {
-			conn_fail(c, h->id, PERR_STATE, 0, "%s", err);
-			return;
+			/* Not placed is an answer, not a protocol error. */
+			memset(&rp, 0, sizeof rp);
+			snprintf(rp.task, sizeof rp.task, "%s", rq.task);
+			snprintf(rp.client, sizeof rp.client, "%s", rq.client);
+			snprintf(rp.error, sizeof rp.error, "%.760s", err);
+			log_info("not placed: %s", err);
 		}
 		if ((doc = place_rep_enc(&rp, &len)) == NULL) {
 			conn_fail(c, h->id, PERR_INTERNAL, 0, "out of memory");

@@ -46,6 +46,11 @@ place_rep_enc(const struct place_rep *r, size_t *len)
 	yw_map(w);
 	yw_kstr(w, "task", r->task);
 	yw_kstr(w, "client", r->client);
+	if (r->error[0] != '\0') {
+		yw_kstr(w, "error", r->error);
+		yw_end(w);
+		return finish(w, len);
+	}
 	yw_kstr(w, "server", r->server);
 	yw_kstr(w, "address", r->address);
 	yw_kdbl(w, "latency_ms", r->latency_ms, 3);
@@ -121,19 +126,36 @@ place_rep_dec(const void *buf, size_t len, struct place_rep *r, char *errbuf,
 {
 	static const char *const keys[] = { "task", "client", "server",
 	    "address", "latency_ms", "reason", NULL };
+	static const char *const ekeys[] = { "task", "client", "error",
+	    NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
-	int rc = -1;
+	int rc = -1, e;
 
 	memset(r, 0, sizeof *r);
 	memset(&d, 0, sizeof d);
-	if ((root = load(&d, "placement", buf, len, keys, &err)) == NULL)
+	if (ydoc_load_mem(&d, "placement", buf, len, &err) == -1)
+		goto out;
+	root = ydoc_root(&d);
+	/* An answer of the one kind or the other, by its keys. */
+	e = root != NULL && root->type == YAML_MAPPING_NODE &&
+	    ymap_get(&d, root, "error") != NULL;
+	ydoc_free(&d);
+	if ((root = load(&d, "placement", buf, len, e ? ekeys : keys,
+	    &err)) == NULL)
 		goto out;
 	if (get_name(&d, root, "task", r->task, sizeof r->task, &err) == -1 ||
 	    get_name(&d, root, "client", r->client, sizeof r->client,
-	    &err) == -1 ||
-	    get_name(&d, root, "server", r->server, sizeof r->server,
+	    &err) == -1)
+		goto out;
+	if (e) {
+		if (get_name(&d, root, "error", r->error, sizeof r->error,
+		    &err) == 0)
+			rc = 0;
+		goto out;
+	}
+	if (get_name(&d, root, "server", r->server, sizeof r->server,
 	    &err) == -1 ||
 	    get_name(&d, root, "address", r->address, sizeof r->address,
 	    &err) == -1)

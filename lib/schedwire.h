@@ -5,8 +5,9 @@
  *
  * PLACE asks which server a task should run on; its payload is a YAML
  * mapping { client, task }.  The reply (PLACE with FL_REPLY) is a YAML
- * mapping { task, client, server, address, latency_ms, reason }; a task
- * that cannot be placed is answered with ERROR.  Both decoders treat
+ * mapping { task, client, server, address, latency_ms, reason }, or
+ * { task, client, error } for a task that cannot be placed (an unknown
+ * client, no server with room).  Both decoders treat
  * their input as hostile: unknown keys, missing keys, overlong or empty
  * names and non-mapping documents are errors with a reason.
  */
@@ -36,6 +37,7 @@ struct place_rep {
 	char		 address[SCHEDWIRE_ADDR_MAX + 1];
 	double		 latency_ms;	/* predicted per request */
 	char		 reason[SCHEDWIRE_REASON_MAX + 1];
+	char		 error[SCHEDWIRE_REASON_MAX + 1];	/* "": placed */
 };
 
 /*

@@ -92,8 +92,11 @@ main(int argc, char **argv)
 	t0 = now();
 	s = seed * 7 + 1;
 	for (off = 0; off < n; off += k) {
-		// Tensors from 64 KiB to 16 MiB, as a model's layers come.
+		// Tensors from 64 KiB to 16 MiB, as a model's layers come,
+		// and at least 16 of them.
 		k = (size_t)64 << 10 << (next(&s) % 9);
+		if (k > n / 16)
+			k = n / 16;
 		if (k > n - off)
 			k = n - off;
 		if (ncopies % 2 == 0)

@@ -1,0 +1,180 @@
+#!/usr/bin/env bats
+# The weight cache end to end: tests/cuda/cacheload (nvcc-built, real
+# cudart) loads a seeded buffer in sub-range copies through gleam-run and
+# the client library against gleam-serve's host backend, and reads it all
+# back to check it.  gleam-run -o reports the bytes each way.
+
+load test_helper
+
+CUDA_BIN=${GLEAM_CUDA_BIN:-$BATS_TEST_DIRNAME/../../build/cuda}
+HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-kernels.so}
+
+setup() {
+	[ -x "$CUDA_BIN/static/cacheload" ] || skip "CUDA test programs not built (make cuda-tests)"
+	# Every copy cacheload makes (64 KiB and up) goes by name.
+	export GLEAM_CACHE_MIN=64k
+	DIR=$BATS_TEST_TMPDIR/cache
+	CONF=$BATS_TEST_TMPDIR/s.yaml
+	conf
+}
+
+teardown() {
+	serve_kill
+	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+}
+
+# conf [EXTRA-LINES]: the server's configuration, with a cache in DIR.
+conf() {
+	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 64m\ncache_disk: 1g\n%s' \
+	    "$HOST_KERNELS" "$DIR" "${1:-}" >"$CONF"
+}
+
+# load [ARGS]: runs cacheload through gleam-run; sets SENT to the bytes
+# the client sent.  Fails unless the program read back what it loaded.
+load_once() {
+	local st=$BATS_TEST_TMPDIR/stats.$RANDOM.yaml
+	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+	    -o "$st" -- "$CUDA_BIN/${KIND:-static}/cacheload" -m 8 "$@"
+	[ "$status" -eq 0 ] || { echo "$output $stderr" >&2; return 1; }
+	[ "${lines[-1]}" = "cacheload: ok" ] || return 1
+	SENT=$(sed -n 's/^bytes_sent: //p' "$st")
+	STATS=$st
+	[ -n "$SENT" ]
+}
+
+# A second load sends less than 1% of the first's bytes.
+small() {
+	echo "first $1 bytes, then $2" >&2
+	[ "$2" -lt $(($1 / 100)) ]
+}
+
+@test "a second load sends less than 1% of the first's bytes" {
+	serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	[ "$first" -gt $((8 << 20)) ]
+	grep -q 'cachePut: [1-9]' "$STATS"
+	load_once
+	small "$first" "$SENT"
+	grep -q 'cacheHtoD: [1-9]' "$STATS"
+	! grep -q 'cachePut:' "$STATS"
+	for k in shared; do
+		[ -x "$CUDA_BIN/$k/cacheload" ] || continue
+		KIND=$k load_once
+		small "$first" "$SENT"
+	done
+	# Pinned and pageable copies of the same bytes: the same entries.
+	load_once -p
+	small "$first" "$SENT"
+	# Other bytes miss: another seed goes whole.
+	load_once -s 7
+	[ "$SENT" -gt $((first * 9 / 10)) ]
+}
+
+@test "after a restart the disk tier serves, and du counts its hits" {
+	serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	serve_stop
+	serve_start -f "$CONF"
+	load_once
+	small "$first" "$SENT"
+	serve_stop
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
+	grep -q '^hits: {ram: 0, disk: [1-9]' <<<"$output"
+}
+
+@test "corrupt entries on disk are dropped and fetched again, never served" {
+	serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	serve_stop
+	for f in $(find "$DIR/data" -type f); do
+		printf 'ZZZZZZZZ' | dd of="$f" bs=1 seek=4096 conv=notrunc 2>/dev/null
+	done
+	serve_start -f "$CONF"
+	# cacheload compares every byte it reads back with what it loaded.
+	load_once
+	[ "$SENT" -gt $((first * 9 / 10)) ]
+	grep -q 'bytes do not match the hash: removed' "$SERVE_LOG"
+	load_once
+	small "$first" "$SENT"
+	serve_stop
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" verify
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
+	grep -q '^corrupt: [1-9]' <<<"$output"
+}
+
+@test "tenants: entries stored under one key are not served under another" {
+	make_key "$BATS_TEST_TMPDIR/a.key" "the first tenant's secret key"
+	make_key "$BATS_TEST_TMPDIR/b.key" "the second tenant's secret key"
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/a.key load_once
+	first=$SENT
+	serve_stop
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/b.key"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/b.key load_once
+	[ "$SENT" -gt $((first * 9 / 10)) ]
+	serve_stop
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/a.key load_once
+	small "$first" "$SENT"
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
+	[ "$(grep -c '{tenant: k' <<<"$output")" -eq 2 ]
+}
+
+@test "GLEAM_CACHE=0 sends everything and asks nothing" {
+	serve_start -f "$CONF"
+	load_once
+	GLEAM_CACHE=0 load_once
+	[ "$SENT" -gt $((8 << 20)) ]
+	! grep -q 'cacheHtoD' "$STATS"
+	GLEAM_CACHE=maybe GLEAM_CACHE_MIN=lots load_once
+	[[ "$stderr" == *"GLEAM_CACHE=maybe: expected 0 or 1: ignored"* ]]
+	[[ "$stderr" == *"GLEAM_CACHE_MIN=lots"*"ignored"* ]]
+}
+
+@test "a server without a cache: copies go whole, once each" {
+	printf 'backend: host\nhost_kernels: %s\ncache_ram: 0\n' "$HOST_KERNELS" >"$CONF"
+	serve_start -f "$CONF"
+	load_once
+	[ "$SENT" -gt $((8 << 20)) ] && [ "$SENT" -lt $((9 << 20)) ]
+	grep -q 'cacheHtoD: 1$' "$STATS"
+	grep -q 'cache: off' "$SERVE_LOG"
+}
+
+@test "an unusable cache directory: logged, served from RAM" {
+	: >"$BATS_TEST_TMPDIR/file"
+	DIR=$BATS_TEST_TMPDIR/file/sub conf
+	serve_start -f "$CONF"
+	grep -q "going on without the disk tier" "$SERVE_LOG"
+	load_once
+	first=$SENT
+	load_once
+	small "$first" "$SENT"
+}
+
+@test "the disk tier stays within its budget" {
+	conf 'cache_disk: 6m
+'
+	sed -i '/^cache_disk: 1g$/d' "$CONF"
+	serve_start -f "$CONF"
+	load_once
+	load_once -s 9
+	bytes=$(find "$DIR/data" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+	[ "$bytes" -le $((6 << 20)) ]
+}
+
+@test "prune during a load loses nothing the load needs" {
+	serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	( while :; do "$GLEAM_BIN/gleam-cache" -q -d "$DIR" -s 0 prune; sleep 0.02; done ) 3>&- &
+	BG_PID=$!
+	load_once
+	load_once -p
+	kill "$BG_PID"; wait "$BG_PID" 2>/dev/null || true
+	BG_PID=
+	# Served from RAM, its files pinned while the client held them.
+	small "$first" "$SENT"
+}

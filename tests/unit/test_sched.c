@@ -1,0 +1,258 @@
+/*
+ * Unit tests for gleam-sched's predictor and placement (gleam-sched/),
+ * built in (they are not in the library), and for the PLACE message of
+ * its daemon (lib/schedwire.c).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../gleam-sched/sched.c"
+#include "../../gleam-sched/predict.c"
+#include "../../gleam-sched/place.c"
+#include "schedwire.h"
+#include "t.h"
+
+#define GIB	(1024.0 * 1024 * 1024)
+
+/* n servers of the given speeds, one client on 1 Gbit/s links to all. */
+static void
+lan(struct sched *s, int n, const double *speed)
+{
+	int v;
+
+	sched_init(s);
+	s->servers = calloc((size_t)n, sizeof *s->servers);
+	s->clients = calloc(1, sizeof *s->clients);
+	s->links = calloc((size_t)n, sizeof *s->links);
+	s->tasks = calloc(16, sizeof *s->tasks);
+	s->nservers = n;
+	s->nclients = 1;
+	snprintf(s->clients[0].name, sizeof s->clients[0].name, "c");
+	for (v = 0; v < n; v++) {
+		snprintf(s->servers[v].name, sizeof s->servers[v].name, "g%d",
+		    v);
+		s->servers[v].speed = speed[v];
+		s->servers[v].ngpus = 1;
+		s->servers[v].mem_free = s->servers[v].gpu_free_max =
+		    (uint64_t)(40 * GIB);
+		s->links[v].ok = 1;
+		s->links[v].rtt = 0.001;
+		s->links[v].up = s->links[v].down = 1e9;
+	}
+}
+
+static struct sched_task *
+task(struct sched *s, const char *name, double rate, double gpu_time,
+    int window, double requests)
+{
+	struct sched_task *t = &s->tasks[s->ntasks++];
+
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->rate = rate;
+	t->gpu_time = gpu_time;
+	t->window = window;
+	t->requests = requests;
+	t->burst = 1;
+	t->in = t->out = 1000;
+	t->round_trips = 1;
+	t->server = -1;
+	return t;
+}
+
+/* Alone on an idle GPU: no wait; the terms add up to the latency. */
+static void
+test_alone(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	double speed[] = { 2 };
+
+	lan(&s, 1, speed);
+	task(&s, "a", 1, 0.1, 1, 100)->server = 0;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	CHECK(fabs(pr.compute - 0.05) < 1e-12);
+	CHECK(fabs(pr.rtt - 0.001) < 1e-12);
+	CHECK(pr.queue < 0.005);
+	CHECK(fabs(pr.latency - (pr.transfer + pr.queue + pr.compute +
+	    pr.rtt + pr.load_wait + pr.slowdown)) < 1e-12);
+	CHECK(pr.answered == 100);
+	CHECK(pr.cached);
+	predict_free(&p);
+	sched_free(&s);
+}
+
+/*
+ * Programs with windows cannot overload a GPU: asking for 3 GPUs' worth,
+ * each waits for at most the others' windows, and they get less than
+ * they ask.
+ */
+static void
+test_windows_throttle(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	double speed[] = { 1 };
+	int i;
+
+	lan(&s, 1, speed);
+	for (i = 0; i < 3; i++)
+		task(&s, i == 0 ? "a" : i == 1 ? "b" : "c", 10, 0.1, 1,
+		    1000)->server = 0;
+	CHECK(predict_init(&p, &s) == 0);
+	for (i = 0; i < 3; i++) {
+		predict_task(&p, i, &pr);
+		CHECK(pr.queue > 0.05 && pr.queue <= 2 * 0.1 + 1e-9);
+		CHECK(p.x[i] < 10 && p.x[i] > 2);
+		CHECK(pr.answered < 1000);
+		CHECK(pr.slowdown > 0);
+	}
+	predict_free(&p);
+	/* The same without windows is a backlog that grows. */
+	for (i = 0; i < 3; i++)
+		s.tasks[i].window = 0;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	CHECK(pr.queue > 10);
+	predict_free(&p);
+	sched_free(&s);
+}
+
+/*
+ * Weights that take longer to upload than the session lasts: only the
+ * window's requests are sent, they wait for the weights, and the rest
+ * are lost at half the horizon each.
+ */
+static void
+test_lost(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	struct sched_task *t;
+	double speed[] = { 1 }, horizon;
+
+	lan(&s, 1, speed);
+	t = task(&s, "a", 1, 0.01, 2, 10);
+	snprintf(t->model, sizeof t->model, "big");
+	t->model_size = (uint64_t)(5 * GIB);	/* 43 s at 1 Gbit/s */
+	t->server = 0;
+	horizon = 10;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	CHECK(!pr.cached);
+	CHECK(pr.load > horizon);
+	CHECK(pr.answered == 2);
+	CHECK(fabs(pr.load_wait - 2 * pr.load / 10) < 1e-9);
+	CHECK(fabs(pr.slowdown - 8 * PREDICT_LOST * horizon / 10) < 1e-9);
+	predict_free(&p);
+	sched_free(&s);
+}
+
+/* Cache affinity: weights resident on the slower server draw the task. */
+static void
+test_affinity(void)
+{
+	struct sched s;
+	struct sched_task *t;
+	double speed[] = { 4, 1 };
+
+	lan(&s, 2, speed);
+	CHECK(sched_model_add(&s.servers[1], "m") == 0);
+	t = task(&s, "a", 0.2, 0.5, 1, 50);
+	snprintf(t->model, sizeof t->model, "m");
+	t->model_size = (uint64_t)(20 * GIB);
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.tasks[0].server == 1);
+	/* Without the weights anywhere, the faster GPU wins. */
+	sched_model_remove(&s.servers[1], "m");
+	s.tasks[0].server = -1;
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.tasks[0].server == 0);
+	sched_free(&s);
+}
+
+/* A server whose status failed takes nothing, and says why. */
+static void
+test_down(void)
+{
+	struct sched s;
+	char why[SCHED_WHY_MAX];
+	double speed[] = { 4, 1 };
+
+	lan(&s, 2, speed);
+	task(&s, "a", 1, 0.1, 1, 100);
+	s.servers[0].down = 1;
+	snprintf(s.servers[0].down_why, sizeof s.servers[0].down_why,
+	    "connection refused");
+	CHECK(!place_feasible(&s, 0, 0, why, sizeof why));
+	CHECK_STR(why, "status: connection refused");
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.tasks[0].server == 1);
+	sched_free(&s);
+}
+
+static void
+test_wire(void)
+{
+	struct place_req q;
+	struct place_rep r, r2;
+	char err[1024], *doc;
+	size_t len;
+
+	memset(&r, 0, sizeof r);
+	snprintf(r.task, sizeof r.task, "chat");
+	snprintf(r.client, sizeof r.client, "laptop1");
+	snprintf(r.server, sizeof r.server, "gpu1");
+	snprintf(r.address, sizeof r.address, "10.0.0.5:7383");
+	snprintf(r.reason, sizeof r.reason, "gpu2: 'queue' \"longer\"");
+	r.latency_ms = 12.5;
+	CHECK((doc = place_rep_enc(&r, &len)) != NULL);
+	CHECK(place_rep_dec(doc, len, &r2, err, sizeof err) == 0);
+	CHECK_STR(r2.address, "10.0.0.5:7383");
+	CHECK_STR(r2.reason, r.reason);
+	CHECK(r2.latency_ms == 12.5);
+	CHECK(r2.error[0] == '\0');
+	free(doc);
+	snprintf(r.error, sizeof r.error, "no room");
+	CHECK((doc = place_rep_enc(&r, &len)) != NULL);
+	CHECK(strstr(doc, "address") == NULL);
+	CHECK(place_rep_dec(doc, len, &r2, err, sizeof err) == 0);
+	CHECK_STR(r2.error, "no room");
+	free(doc);
+
+	CHECK(place_req_dec("client: a\ntask: b\n", 18, &q, err,
+	    sizeof err) == 0);
+	CHECK_STR(q.client, "a");
+	CHECK(place_req_dec("client: a\n", 10, &q, err, sizeof err) == -1);
+	CHECK_STR(err, "place:1: task: missing");
+	CHECK(place_req_dec("client: a\ntask: b\nx: 1\n", 23, &q, err,
+	    sizeof err) == -1);
+	CHECK(strstr(err, "x") != NULL);
+	CHECK(place_req_dec("client: ''\ntask: b\n", 19, &q, err,
+	    sizeof err) == -1);
+	CHECK(strstr(err, "empty") != NULL);
+	CHECK(place_req_dec("- a\n", 4, &q, err, sizeof err) == -1);
+	CHECK(place_req_dec("", 0, &q, err, sizeof err) == -1);
+	CHECK(place_rep_dec("task: a\nclient: b\nserver: c\n", 28, &r2, err,
+	    sizeof err) == -1);
+	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\nserver: c\n", 37,
+	    &r2, err, sizeof err) == -1);
+}
+
+int
+main(void)
+{
+	test_alone();
+	test_windows_throttle();
+	test_lost();
+	test_affinity();
+	test_down();
+	test_wire();
+	return t_done("test_sched");
+}

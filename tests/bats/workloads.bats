@@ -183,3 +183,21 @@ key() {
 	    "$ROOT/bench/workloads/common.py" "$ROOT/bench/workloads/resnet18.py" \
 	    "$ROOT/bench/workloads/gpt2.py" "$ROOT/bench/infer"
 }
+
+# One run (importing PyTorch takes seconds): it writes the state dict, then
+# loads it back from the file as every run does.
+@test "resnet18.py on the CPU, where a Python has PyTorch" {
+	py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch' 2>/dev/null; then py=$p; break; fi
+	done
+	[ -n "$py" ] || skip "no PyTorch"
+	m=$BATS_TEST_TMPDIR/r18.pt
+	run -0 "$py" "$ROOT/bench/workloads/resnet18.py" -d cpu -b 1 -n 1 -w 0 "$m"
+	[ -s "$m" ]
+	[ "$(key params)" = 11689512 ]
+	[ "$(key output_bytes)" = 4000 ]
+	[ "$(key model_bytes)" = "$(stat -c %s "$m")" ]
+	[[ "$(key checksum)" =~ ^[0-9a-f]{16}$ ]]
+	[[ "$(key model)" =~ ^(torchvision|builtin)$ ]]
+}

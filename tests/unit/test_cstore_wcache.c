@@ -1,0 +1,221 @@
+/*
+ * gleam-serve's weight cache calls (gleam-serve/wcache.c) against a fake
+ * backend whose device memory is one host buffer: a client that lies
+ * about a hash, pieces out of order, tenants, images.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../gleam-serve/wcache.c"
+
+#include "t.h"
+
+static uint8_t	dev[1 << 20];	/* the fake device's memory */
+static int	copies;
+
+/* R_MEM_HTOD of the fake backend: in[3] is an offset into dev. */
+static int
+fake_htod(struct rcall *c)
+{
+	if (c->in[3].u > sizeof dev || c->in[4].len > sizeof dev - c->in[3].u)
+		return 1;
+	memcpy(dev + c->in[3].u, c->in[4].p, c->in[4].len);
+	copies++;
+	return 0;
+}
+
+static struct backend fake = { .name = "fake" };
+
+static struct rclient cl = { .addr = "test", .name = "test" };
+
+static int
+call(struct wclient **w, uint16_t type, struct rpc_val *in, uint64_t *state)
+{
+	struct rcall c;
+	int rc;
+
+	memset(&c, 0, sizeof c);
+	c.cl = &cl;
+	c.d = rpc_lookup(type);
+	memcpy(c.in, in, sizeof c.in);
+	rc = wcache_call(w, &fake, &c);
+	if (state != NULL)
+		*state = c.out[0].u;
+	return rc;
+}
+
+static int
+htod(struct wclient **w, uint64_t off, const uint8_t *h, uint64_t n,
+    uint64_t *state)
+{
+	struct rpc_val in[RPC_MAX_FIELDS];
+
+	memset(in, 0, sizeof in);
+	in[3].u = off;
+	in[4].p = h;
+	in[4].len = 16;
+	in[5].u = n;
+	return call(w, R_CACHE_HTOD, in, state);
+}
+
+static int
+put(struct wclient **w, const uint8_t *h, uint64_t total, uint64_t off,
+    const void *p, uint32_t len, uint64_t *state)
+{
+	struct rpc_val in[RPC_MAX_FIELDS];
+
+	memset(in, 0, sizeof in);
+	in[0].p = h;
+	in[0].len = 16;
+	in[1].u = total;
+	in[2].u = off;
+	in[3].p = p;
+	in[3].len = len;
+	return call(w, R_CACHE_PUT, in, state);
+}
+
+static char dir[256];
+
+/* A cache in RAM, and on disk in dir (kept across stop and start). */
+static void
+start(const char *key)
+{
+	struct config cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.cache_ram = 8 << 20;
+	snprintf(cfg.cache_dir, sizeof cfg.cache_dir, "%s", dir);
+	cfg.cache_disk = 8 << 20;
+	if (key != NULL) {
+		auth_key_from(&cfg.key, key, strlen(key));
+		cfg.key.set = 1;
+	}
+	wcache_init(&cfg);
+}
+
+static void
+stop(void)
+{
+	cstore_close(store);
+	store = NULL;
+}
+
+int
+main(void)
+{
+	struct wclient *w = NULL, *w2 = NULL;
+	struct rpc_val in[RPC_MAX_FIELDS], img;
+	uint8_t data[300000], other[300000], h[16], ho[16];
+	uint64_t st;
+	size_t i;
+
+	log_init("test_cstore_wcache", LL_QUIET);
+	snprintf(dir, sizeof dir, "%s/test_wcache.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	auth_init();
+	fake.call[R_MEM_HTOD - R_OPEN] = fake_htod;
+	for (i = 0; i < sizeof data; i++) {
+		data[i] = (uint8_t)(i * 7 + 3);
+		other[i] = (uint8_t)(i * 11 + 5);
+	}
+	cstore_hash(data, sizeof data, h);
+	cstore_hash(other, sizeof other, ho);
+
+	/* No cache configured: the client is told so. */
+	{
+		struct config cfg;
+
+		memset(&cfg, 0, sizeof cfg);
+		wcache_init(&cfg);
+		CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_OFF);
+		CHECK(put(&w, h, sizeof data, 0, data, 100, &st) == 801);
+		stop();
+	}
+
+	start(NULL);
+	CHECK(wcache_owns(R_CACHE_PUT) && !wcache_owns(R_MEM_HTOD));
+	/* A miss, then a client that names h and sends other bytes. */
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_MISS);
+	CHECK(put(&w, h, sizeof other, 0, other, 100000, &st) == 0 && st == 0);
+	CHECK(put(&w, h, sizeof other, 100000, other + 100000, 200000,
+	    &st) == 1);
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_MISS);
+	CHECK(copies == 0);
+	/* Pieces out of order, past the total, or of another total. */
+	CHECK(put(&w, h, sizeof data, 5, data, 10, &st) == 1);
+	CHECK(put(&w, h, sizeof data, 0, data, 100, &st) == 0);
+	CHECK(put(&w, h, sizeof data, 200, data + 200, 100, &st) == 1);
+	CHECK(put(&w, h, sizeof data, 0, data, sizeof data + 1, &st) == 1);
+	CHECK(put(&w, h, 0, 0, data, 0, &st) == 1);
+	CHECK(put(&w, h, 3ull << 30, 0, data, 10, &st) == 1);
+	memset(in, 0, sizeof in);
+	in[0].p = h;
+	in[0].len = 15;		/* a key of the wrong size */
+	in[1].u = 10;
+	CHECK(call(&w, R_CACHE_PUT, in, &st) == 1);
+	CHECK(htod(&w, 0, h, 0, &st) == 1);
+	/* The honest upload: kept, and the copy made from it. */
+	CHECK(put(&w, h, sizeof data, 0, data, 150000, &st) == 0 && st == 0);
+	CHECK(put(&w, h, sizeof data, 150000, data + 150000, 150000,
+	    &st) == 0 && st == 1);
+	CHECK(htod(&w, 4096, h, sizeof data, &st) == 0 && st == WC_DONE);
+	CHECK(copies == 1 && memcmp(dev + 4096, data, sizeof data) == 0);
+	/* Another client of the same tenant hits it; other bytes miss. */
+	memset(dev, 0, sizeof dev);
+	CHECK(htod(&w2, 0, h, sizeof data, &st) == 0 && st == WC_DONE);
+	CHECK(memcmp(dev, data, sizeof data) == 0);
+	CHECK(htod(&w2, 0, ho, sizeof other, &st) == 0 && st == WC_MISS);
+	/* The same name with another length is not it. */
+	CHECK(htod(&w2, 0, h, sizeof data - 1, &st) == 0 && st == WC_MISS);
+	/* Images: readied for the load that names the id, then gone. */
+	memset(in, 0, sizeof in);
+	in[0].u = 77;
+	in[1].p = h;
+	in[1].len = 16;
+	in[2].u = sizeof data;
+	CHECK(call(&w2, R_CACHE_IMAGE, in, &st) == 0 && st == WC_DONE);
+	CHECK(wcache_image(w2, 77, &img) == 1 && img.len == sizeof data &&
+	    memcmp(img.p, data, sizeof data) == 0);
+	CHECK(wcache_image(w2, 78, &img) == 0 && wcache_image(NULL, 77,
+	    &img) == 0);
+	wcache_image_done(w2, 77);
+	CHECK(wcache_image(w2, 77, &img) == 0);
+	in[0].u = 0;
+	CHECK(call(&w2, R_CACHE_IMAGE, in, &st) == 1);
+	wcache_client_free(w);
+	wcache_client_free(w2);
+	w = w2 = NULL;
+	stop();
+
+	/* Another key: another tenant, which sees nothing of the first's. */
+	start("tenant one's key, long enough");
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_MISS);
+	CHECK(put(&w, h, sizeof data, 0, data, sizeof data, &st) == 0 &&
+	    st == 1);
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_DONE);
+	wcache_client_free(w);
+	w = NULL;
+	stop();
+	/* Both keys' entries are on disk now: each sees only its own. */
+	start("tenant two's key, long enough");
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_MISS);
+	wcache_client_free(w);
+	w = NULL;
+	stop();
+	start("tenant one's key, long enough");
+	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_DONE);
+	wcache_client_free(w);
+	stop();
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "cannot remove %s\n", dir);
+	}
+	return t_done("test_cstore_wcache");
+}

@@ -952,7 +952,7 @@ main(int argc, char *argv[])
 			runonly = ch;
 		switch (ch) {
 		case 'b':
-			nseq = (int)num(optarg, 1, 65536, ch);
+			nseq = (int)num(optarg, 1, 65535, ch);	// a grid's z
 			break;
 		case 'd':
 			dim = (uint32_t)num(optarg, 1, MAX_DIM, ch);

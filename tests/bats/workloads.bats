@@ -40,7 +40,7 @@ key() {
 	run -2 --separate-stderr "$INFER" -x "$M32"
 	[[ "$stderr" == *"usage: infer -g"* ]]
 	run -2 --separate-stderr "$INFER" -R -b 0 "$M32"
-	[[ "$stderr" == *"-b 0: not a number from 1 to 65536"* ]]
+	[[ "$stderr" == *"-b 0: not a number from 1 to 65535"* ]]
 	run -2 --separate-stderr "$INFER" -R -n 5x "$M32"
 	[[ "$stderr" == *"-n 5x: not a number"* ]]
 	run -2 --separate-stderr "$INFER" -K -R "$M32"

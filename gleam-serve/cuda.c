@@ -117,6 +117,7 @@ static struct {
 	CUresult (*LaunchKernelEx)(const CUlaunchConfig *, CUfunction, void **,
 	    void **);
 	CUresult (*OccClusterSize)(int *, CUfunction, const CUlaunchConfig *);
+	CUresult (*CtxGetDevice)(CUdevice *);
 } drv;
 
 static struct {
@@ -136,6 +137,7 @@ static struct {
 	S(CtxCreate, "cuCtxCreate", 3020),
 	S(CtxDestroy, "cuCtxDestroy", 4000),
 	S(CtxSetCurrent, "cuCtxSetCurrent", 4000),
+	S(CtxGetDevice, "cuCtxGetDevice", 2000),
 	S(CtxSynchronize, "cuCtxSynchronize", 2000),
 	S(CtxSetLimit, "cuCtxSetLimit", 3010),
 	S(MemAlloc, "cuMemAlloc", 3020),
@@ -1207,6 +1209,62 @@ c_occ_smem(struct rcall *c)
 }
 
 /*
+ * in: ctx.  out: cuBLASLt's TPC map of the context's device, from the real
+ * driver's export table 1734dc26 (dark-api.md 6.1): slot [4] with the
+ * context current gives two malloc'd arrays, one byte per TPC (SM count
+ * / 2), which slot [13] frees once copied.
+ */
+static int
+c_tpc_map(struct rcall *c)
+{
+	static const CUuuid id = { { 0x17, 0x34, 0xdc, 0x26, (char)0x80, 0x0d,
+	    0x47, 0x45, (char)0x87, 0x26, (char)0xc0, (char)0xf1, (char)0xe7,
+	    (char)0xdd, (char)0x8b, (char)0xca } };
+	CUresult (*get_table)(const void **, const CUuuid *);
+	CUresult (*map)(uint8_t **, uint8_t **);
+	CUresult (*unmap)(uint8_t *, uint8_t *);
+	uint8_t *vgpc = NULL, *mtpc = NULL;
+	const void *const *table;
+	const void *t = NULL;
+	CUdevice dev;
+	CUresult rc;
+	int sms = 0;
+
+	CTX(c, 0);
+	get_table = (__typeof__(get_table))dlsym(drv.h, "cuGetExportTable");
+	if (get_table == NULL || get_table(&t, &id) != CUDA_SUCCESS ||
+	    t == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	table = t;
+	if ((size_t)table[0] < 14 * sizeof(void *))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	map = (__typeof__(map))table[4];
+	unmap = (__typeof__(unmap))table[13];
+	if (map == NULL || unmap == NULL ||
+	    drv.CtxGetDevice(&dev) != CUDA_SUCCESS ||
+	    drv.DeviceGetAttribute(&sms,
+	    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+	    sms < 2 || sms > 8192)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((rc = map(&vgpc, &mtpc)) != CUDA_SUCCESS)
+		return rc;
+	if (vgpc == NULL || mtpc == NULL) {
+		unmap(vgpc, mtpc);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	pw_bytes(&c->blob, vgpc, (size_t)sms / 2);
+	pw_bytes(&c->blob, mtpc, (size_t)sms / 2);
+	unmap(vgpc, mtpc);
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)sms / 2;
+	c->out[1].p = c->blob.p + sms / 2;
+	c->out[1].len = (uint32_t)sms / 2;
+	return CUDA_SUCCESS;
+}
+
+/*
  * Launch attributes from a blob (each a u32 id and the 64 bytes of its
  * value) into attrs[16].  Returns their number, 17 for one we do not take
  * from a client (its value holds a handle or pointer), 18 if malformed.
@@ -1371,6 +1429,7 @@ const struct backend backend_cuda = {
 		F(R_OCC_SMEM, c_occ_smem),
 		F(R_OCC_CLUSTERS, c_occ_clusters),
 		F(R_LAUNCH_EX, c_launch_ex),
+		F(R_TPC_MAP, c_tpc_map),
 	},
 };
 #undef F

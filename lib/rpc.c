@@ -53,6 +53,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CACHE_HTOD,		"cacheHtoD",		"QQIQBQ",	"I"),
 	C(R_CACHE_PUT,		"cachePut",		"BQQB",		"I"),
 	C(R_CACHE_IMAGE,	"cacheImage",		"QBQ",		"I"),
+	C(R_TPC_MAP,		"tpcMap",		"Q",		"BB"),
 #undef C
 };
 

@@ -85,6 +85,8 @@ enum rpc_call {
 				   last piece was verified and kept */
 	R_CACHE_IMAGE,		/* load id, key, bytes -> state, as
 				   R_CACHE_HTOD */
+	R_TPC_MAP,		/* ctx -> vgpc, mtpc: cuBLASLt's map of the
+				   context's device (dark-api.md 6.1) */
 	R_CALL_END		/* one past the last */
 };
 

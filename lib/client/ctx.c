@@ -610,3 +610,90 @@ cuCtxSetCacheConfig(CUfunc_cache config)
 	ctx_cache_config = config;
 	return CUDA_SUCCESS;
 }
+
+/*
+ * cuBLASLt's TPC map (dark-api.md 6.1), per device: fetched from the
+ * server once, in the first context on that device that asks, and handed
+ * out in malloc'd copies (cuBLASLt frees them through slot [13]).
+ */
+#define TPC_DEVS	64
+#define TPC_MIN		72	/* the real driver's arrays are this big */
+static struct {
+	int		 state;		/* 0 not asked, 1 have it, 2 none */
+	CUresult	 rc;		/* why none */
+	uint8_t		*vgpc, *mtpc;
+	uint32_t	 n;
+} tpc[TPC_DEVS];
+static pthread_mutex_t tpc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+CUresult
+client_tpc_map(uint8_t **vgpc, uint8_t **mtpc)
+{
+	struct rpc_val in[1], out[2];
+	struct gctx *c;
+	void *keep = NULL;
+	CUresult rc;
+	int d;
+
+	if (client_initialized() != CUDA_SUCCESS)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if ((c = ctx_current()) == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((d = c->device) < 0 || d >= TPC_DEVS)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&tpc_lock);
+	if (tpc[d].state == 0) {
+		in[0].u = gobj_id(c);
+		rc = rcall(R_TPC_MAP, in, out, &keep);
+		if (rc == CUDA_SUCCESS && (out[0].len != out[1].len ||
+		    out[0].len == 0 || out[0].len > 4096))
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+		if (rc == CUDA_SUCCESS) {
+			size_t sz = out[0].len < TPC_MIN ? TPC_MIN : out[0].len;
+
+			tpc[d].vgpc = calloc(1, sz);
+			tpc[d].mtpc = calloc(1, sz);
+			if (tpc[d].vgpc == NULL || tpc[d].mtpc == NULL)
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
+			else {
+				memcpy(tpc[d].vgpc, out[0].p, out[0].len);
+				memcpy(tpc[d].mtpc, out[1].p, out[1].len);
+				tpc[d].n = (uint32_t)sz;
+			}
+		}
+		free(keep);
+		if (rc == CUDA_SUCCESS)
+			tpc[d].state = 1;
+		else if (rc != CUDA_ERROR_DEVICE_UNAVAILABLE) {
+			/* Not to be asked again: cuBLASLt copes without. */
+			free(tpc[d].vgpc);
+			free(tpc[d].mtpc);
+			tpc[d].vgpc = tpc[d].mtpc = NULL;
+			tpc[d].state = 2;
+			tpc[d].rc = CUDA_ERROR_NOT_SUPPORTED;
+		}
+		if (rc != CUDA_SUCCESS) {
+			pthread_mutex_unlock(&tpc_lock);
+			return rc == CUDA_ERROR_DEVICE_UNAVAILABLE ? rc :
+			    CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	if (tpc[d].state == 2) {
+		rc = tpc[d].rc;
+		pthread_mutex_unlock(&tpc_lock);
+		return rc;
+	}
+	*vgpc = malloc(tpc[d].n);
+	*mtpc = malloc(tpc[d].n);
+	if (*vgpc == NULL || *mtpc == NULL) {
+		free(*vgpc);
+		free(*mtpc);
+		*vgpc = *mtpc = NULL;
+		pthread_mutex_unlock(&tpc_lock);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(*vgpc, tpc[d].vgpc, tpc[d].n);
+	memcpy(*mtpc, tpc[d].mtpc, tpc[d].n);
+	pthread_mutex_unlock(&tpc_lock);
+	return CUDA_SUCCESS;
+}

@@ -310,22 +310,26 @@ cublas_get51(void *obj, uint64_t arg, void **out)
 }
 
 /*
- * 1734dc26 [4], cuBLASLt's TPC-to-virtual-GPC map (§6.1).  Refusing the
- * map makes cuBLASLt use its identity permutation, which gave the same
- * results at the same speed; the exact alternative would serve the
- * server's arrays, fetched once per device.  The table itself must exist:
- * cuBLASLt does not check for NULL.
+ * 1734dc26 [4], cuBLASLt's TPC-to-virtual-GPC map (dark-api.md 6.1): the
+ * server's own arrays for the current context's device, fetched once per
+ * device, in copies of our own; without them (801) cuBLASLt uses its
+ * identity permutation.  The table itself must exist: cuBLASLt does not
+ * check for NULL.
  */
 static CUresult
 cluster_tpc_map(uint8_t **vgpc, uint8_t **mtpc)
 {
-	return CUDA_ERROR_NOT_SUPPORTED;
+	if (vgpc == NULL || mtpc == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return client_tpc_map(vgpc, mtpc);
 }
 
-/* 1734dc26 [13]: frees what [4] returned, which is nothing. */
+/* 1734dc26 [13]: frees what [4] returned. */
 static CUresult
 cluster_tpc_map_free(uint8_t *vgpc, uint8_t *mtpc)
 {
+	free(vgpc);
+	free(mtpc);
 	return CUDA_SUCCESS;
 }
 

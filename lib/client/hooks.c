@@ -68,3 +68,11 @@ client_ctx_current(void)
 {
 	return NULL;
 }
+
+HOOK CUresult
+client_tpc_map(uint8_t **vgpc, uint8_t **mtpc)
+{
+	(void)vgpc;
+	(void)mtpc;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}

@@ -43,6 +43,13 @@ const struct client_device *client_device(int);
  */
 CUresult	 client_primary_ctx(CUdevice, CUcontext *);
 
+/*
+ * cuBLASLt's TPC map of the current context's device (dark-api.md 6.1):
+ * two malloc'd arrays of at least 72 bytes, or an error: 3 before cuInit,
+ * 201 without a current context, 801 when the server has none to give.
+ */
+CUresult	 client_tpc_map(uint8_t **vgpc, uint8_t **mtpc);
+
 /* The calling thread's current context, NULL when none is. */
 CUcontext	 client_ctx_current(void);
 

@@ -145,6 +145,16 @@ run_prog() {
 	grep -q '^bytes_saved: 0$' "$BATS_TEST_TMPDIR/raw.yaml"
 }
 
+@test "cuBLASLt's TPC map table exists; the host backend has no map to give" {
+	for k in static shared; do
+		run_prog $k tpcmap
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "table size word 136" ]
+		[ "${lines[1]}" = "map: error 801" ]
+		[ "${lines[-1]}" = "tpcmap: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -352,7 +352,7 @@ model_generate(const char *path, uint32_t dim, uint32_t layers,
 	if (model_layout(&m) == -1)
 		fatal(EX_USAGE, "%s: the model would be too large", path);
 	if ((f = fopen(path, "wb")) == NULL)
-		fatal(EX_IO, "%s", strerror(errno));
+		fatal(EX_IO, "%s: %s", path, strerror(errno));
 	memset(hdr, 0, sizeof hdr);
 	memcpy(hdr, MAGIC, 8);
 	put32(hdr + 8, VERSION);
@@ -874,10 +874,11 @@ run(const char *path, int nseq, int seq, int steps, int warmup,
 	if (ids == NULL || out == NULL || lat == NULL)
 		fatal(EX_IO, "%s", strerror(ENOMEM));
 	for (int k = 0; k < total; k++) {
-		double ts = now_s();
+		double ts;
 
 		for (int t = 0; t < ntok; t++)
 			ids[t] = (int)(splitmix(&s) % m.vocab);
+		ts = now_s();	// the step: input in, network, output out
 		if (mode == M_REFERENCE) {
 			memcpy(a.ids, ids, ntok * sizeof *ids);
 			forward(&m, &a);

@@ -3,7 +3,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-run [-v] [-k keyfile] [-o stats.yaml] [-s host[:port]] -- prog [args ...]"
+USAGE="usage: gleam-run [-v] [-k keyfile] [-o stats.yaml] [-s host[:port] | -S host[:port]] [-t task] -- prog [args ...]"
 
 setup() {
 	unset GLEAM_SERVER GLEAM_KEY_FILE

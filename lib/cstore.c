@@ -285,7 +285,9 @@ cstore_decode(const void *p, size_t len, const uint8_t *want, void **out,
 	if (codec == CODEC_ZSTD) {
 		fsz = ZSTD_getFrameContentSize(b + CSTORE_HDR_LEN,
 		    len - CSTORE_HDR_LEN);
-		if (fsz != raw) {
+		/* zstd's best is an RLE block of 4 bytes per 128 KiB: a
+		 * larger claim is a lie, not worth the allocation. */
+		if (fsz != raw || raw / 32768 > len - CSTORE_HDR_LEN + 4) {
 			snprintf(why, whylen, "compressed frame damaged");
 			return -1;
 		}

@@ -133,6 +133,14 @@ key() {
 	[ "$(key checksum)" = "$want" ]
 }
 
+@test "bench/README.md shows the usage that infer and bench/infer print" {
+	"$INFER" -h | sed 's/^usage: /    /; s/^       /    /' >"$BATS_TEST_TMPDIR/u"
+	"$ROOT/bench/infer" -h | sed 's/^usage: /    /' >>"$BATS_TEST_TMPDIR/u"
+	while IFS= read -r l; do
+		grep -qxF -- "$l" "$ROOT/bench/README.md" || { echo "not in bench/README.md: $l"; false; }
+	done <"$BATS_TEST_TMPDIR/u"
+}
+
 @test "bench/infer -h, and misuse" {
 	run -0 "$ROOT/bench/infer" -h
 	[[ "${lines[0]}" == "usage: bench/infer [-v] [-B bindir]"* ]]

@@ -164,14 +164,15 @@ key() {
 	run -0 "$INFER" -R -b 2 -q 16 -n 3 -w 1 "$BATS_TEST_TMPDIR/w/infer-32-2-1m.bin"
 	want=$(key checksum)
 	lines=("${table[@]}")
-	[[ "${lines[0]}" == "WORKLOAD  PATH      MODE  LOAD_S"* ]]
-	[[ "${lines[1]}" == "infer-K   loopback  on "* ]]
-	[[ "${lines[2]}" == "infer-K   loopback  off "* ]]
+	[[ "${lines[0]}" == "WORKLOAD  PATH      MODE  LOAD_S"*"  OUTPUT" ]]
+	[[ "${lines[1]}" == "infer-K   loopback  on "*" same" ]]
+	[[ "${lines[2]}" == "infer-K   loopback  off "*" same" ]]
 	[ "${#lines[@]}" -eq 3 ]
 	y=$BATS_TEST_TMPDIR/r.yaml
 	grep -qx 'backend: host' "$y"
 	grep -qx 'local_gpu: false' "$y"
 	[ "$(grep -c "^    checksums: \[\"$want\"\]\$" "$y")" -eq 2 ]
+	[ "$(grep -c '^    checksum_same: true$' "$y")" -eq 2 ]
 	for k in load_s step_ms items_per_s round_trips_per_step bytes_sent_per_step \
 	    bytes_received_per_step load_round_trips bound_step_ms; do
 		[ "$(grep -Ec "^    $k: [0-9.e+-]+\$" "$y")" -eq 2 ]

@@ -174,7 +174,8 @@ key() {
 	[ "$(grep -c "^    checksums: \[\"$want\"\]\$" "$y")" -eq 2 ]
 	[ "$(grep -c '^    checksum_same: true$' "$y")" -eq 2 ]
 	for k in load_s step_ms items_per_s round_trips_per_step bytes_sent_per_step \
-	    bytes_received_per_step load_round_trips bound_step_ms; do
+	    bytes_received_per_step load_round_trips bound_step_ms load_s_cold \
+	    load_bytes_sent_cold; do
 		[ "$(grep -Ec "^    $k: [0-9.e+-]+\$" "$y")" -eq 2 ]
 	done
 	grep -Eq '^    off_on_round_trips: [0-9.e+-]+$' "$y"

@@ -22,6 +22,7 @@
 #include "client.h"
 #include "log.h"
 #include "parse.h"
+#include "util.h"
 #include "wcache.h"
 
 #define WC_CHUNK	(64u << 20)	/* bytes named by one hash at most */
@@ -30,6 +31,13 @@
 #define WC_IMAGE_MAX	(2ull << 30)
 
 enum { WC_MISS = 0, WC_DONE = 1, WC_OFF = 2 };
+
+/* For the line at exit (GLEAM_DEBUG=1): what the cache saved, and what
+ * hashing cost. */
+static struct {
+	uint64_t	 hits, misses, hit_bytes, miss_bytes;
+	uint64_t	 hash_bytes, hash_ns;
+} wst;
 
 static pthread_once_t	 wc_once = PTHREAD_ONCE_INIT;
 static int		 wc_on;		/* the server may have a cache */
@@ -76,9 +84,33 @@ static void
 wc_hash(const void *p, size_t n, uint8_t h[16])
 {
 	XXH128_canonical_t c;
+	uint64_t t = now_ns();
 
 	XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
 	memcpy(h, c.digest, 16);
+	__atomic_add_fetch(&wst.hash_ns, now_ns() - t, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&wst.hash_bytes, n, __ATOMIC_RELAXED);
+}
+
+static void
+wc_count(int hit, size_t n)
+{
+	__atomic_add_fetch(hit ? &wst.hits : &wst.misses, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(hit ? &wst.hit_bytes : &wst.miss_bytes, n,
+	    __ATOMIC_RELAXED);
+}
+
+__attribute__((destructor)) static void
+wc_report(void)
+{
+	if (wst.hits + wst.misses == 0)
+		return;
+	log_info("weight cache: %llu hits (%llu bytes), %llu misses (%llu "
+	    "bytes); hashed %llu bytes in %.3f s",
+	    (unsigned long long)wst.hits, (unsigned long long)wst.hit_bytes,
+	    (unsigned long long)wst.misses,
+	    (unsigned long long)wst.miss_bytes,
+	    (unsigned long long)wst.hash_bytes, (double)wst.hash_ns / 1e9);
 }
 
 /* Sends the bytes of a missed entry; CUDA_SUCCESS once it is kept. */
@@ -172,6 +204,7 @@ wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		wc_hash((const char *)src + off, k, h);
 		if ((st = wc_ask(c, sid, async, dst + off, h, k, rc)) == -1)
 			return 1;
+		wc_count(st == WC_DONE, k);
 		if (st == WC_MISS) {
 			if ((*rc = wc_upload(h, (const char *)src + off, k)) !=
 			    CUDA_SUCCESS)
@@ -222,6 +255,7 @@ wcache_image(uint64_t id, const void *image, size_t n, CUresult *rc)
 	wc_hash(image, n, h);
 	if ((st = wc_ask_image(id, h, n, rc)) == -1)
 		return 1;
+	wc_count(st == WC_DONE, n);
 	if (st == WC_MISS) {
 		if ((*rc = wc_upload(h, image, n)) != CUDA_SUCCESS)
 			return 1;

@@ -39,6 +39,7 @@
 #include "session.h"
 #include "status.h"
 #include "util.h"
+#include "wcache.h"
 #include "yamlio.h"
 
 #define OUT_HIGH	(32u << 20)	/* stop reading a client above this */
@@ -150,6 +151,20 @@ server_status(void *arg, size_t *len)
 		    __atomic_load_n(&c->rstats.bytes_out, __ATOMIC_RELAXED);
 	}
 	st.nclients = i;
+	{
+		struct cstore_counters cc;
+
+		if (wcache_counters(&cc) == 0) {
+			st.has_cache = 1;
+			st.cache.entries = cc.entries;
+			st.cache.ram_bytes = cc.ram_bytes;
+			st.cache.disk_bytes = cc.disk_bytes;
+			st.cache.gpu_bytes = cc.gpu_bytes;
+			st.cache.hits = cc.ram_hits + cc.disk_hits +
+			    cc.gpu_hits;
+			st.cache.misses = cc.misses;
+		}
+	}
 	if ((w = yw_new()) != NULL) {
 		status_write(w, &st);
 		if ((text = yw_finish(w, len)) != NULL)

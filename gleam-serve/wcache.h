@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "cstore.h"
 #include "config.h"
 
 struct wclient;
@@ -35,7 +36,6 @@ void	wcache_image_done(struct wclient *, uint64_t id);
 void	wcache_client_free(struct wclient *);
 
 /* For status: the store's counters; 0 if there is a cache. */
-struct cstore_counters;
 int	wcache_counters(struct cstore_counters *);
 
 #endif

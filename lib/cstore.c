@@ -1420,7 +1420,13 @@ cstore_unpin_all(struct cstore *s, const void *owner)
 static void
 counters_now(struct cstore *s, struct cstore_counters *c)
 {
+	struct centry *e;
+
 	*c = s->c;
+	c->entries = 0;
+	for (e = s->head; e != NULL; e = e->next)
+		if (e->ram != NULL || e->disk != 0)
+			c->entries++;
 	c->ram_bytes = s->ram_bytes;
 	c->ram_entries = s->ram_entries;
 	c->disk_bytes = s->disk_bytes;

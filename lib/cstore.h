@@ -55,6 +55,8 @@ struct cstore_counters {
 	/* Gauges of the last writer. */
 	uint64_t	 ram_bytes, ram_entries, gpu_bytes, gpu_entries;
 	uint64_t	 disk_bytes, disk_entries;
+	uint64_t	 entries;	/* in RAM, on disk or both (not in
+					   the counters file) */
 	double		 updated;	/* epoch seconds */
 };
 

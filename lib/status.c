@@ -61,6 +61,19 @@ status_write(struct yw *w, const struct server_status *s)
 		yw_end(w);
 	}
 	yw_end(w);
+	yw_key(w, "cache");
+	if (!s->has_cache)
+		yw_null(w);
+	else {
+		yw_fmap(w);
+		yw_key(w, "entries"); yw_uint(w, s->cache.entries);
+		yw_key(w, "ram_bytes"); yw_uint(w, s->cache.ram_bytes);
+		yw_key(w, "disk_bytes"); yw_uint(w, s->cache.disk_bytes);
+		yw_key(w, "gpu_bytes"); yw_uint(w, s->cache.gpu_bytes);
+		yw_key(w, "hits"); yw_uint(w, s->cache.hits);
+		yw_key(w, "misses"); yw_uint(w, s->cache.misses);
+		yw_end(w);
+	}
 	yw_end(w);
 }
 
@@ -223,6 +236,23 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 			status_free(s);
 			return -1;
 		}
+	}
+	/* Optional: older servers have no cache key. */
+	if ((n = ymap_get(d, m, "cache")) != NULL && !yis_null(n)) {
+		if (n->type != YAML_MAPPING_NODE ||
+		    get_u64(d, n, "entries", &s->cache.entries, err) ||
+		    get_u64(d, n, "ram_bytes", &s->cache.ram_bytes, err) ||
+		    get_u64(d, n, "disk_bytes", &s->cache.disk_bytes, err) ||
+		    get_u64(d, n, "gpu_bytes", &s->cache.gpu_bytes, err) ||
+		    get_u64(d, n, "hits", &s->cache.hits, err) ||
+		    get_u64(d, n, "misses", &s->cache.misses, err)) {
+			if (n->type != YAML_MAPPING_NODE)
+				yerr_at(d, n, "cache", err,
+				    "expected a mapping");
+			status_free(s);
+			return -1;
+		}
+		s->has_cache = 1;
 	}
 	return 0;
 }

@@ -29,6 +29,13 @@ struct client_status {
 	uint64_t	 bytes_in, bytes_out;
 };
 
+/* The weight cache (gleam-cache(1)), as the server sees it now. */
+struct cache_status {
+	uint64_t	 entries;	/* in RAM or on disk */
+	uint64_t	 ram_bytes, disk_bytes, gpu_bytes;
+	uint64_t	 hits, misses;	/* since the cache directory began */
+};
+
 struct server_status {
 	char		 host[256];
 	char		 version[32];
@@ -42,6 +49,8 @@ struct server_status {
 	struct gpu_status gpus[STATUS_MAX_GPUS];
 	int		 nclients;
 	struct client_status *clients;	/* nclients entries, or NULL */
+	int		 has_cache;	/* the server keeps a weight cache */
+	struct cache_status cache;
 };
 
 /* Writes the status as a YAML mapping at the writer's current position. */

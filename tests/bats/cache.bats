@@ -69,6 +69,10 @@ small() {
 	# Other bytes miss: another seed goes whole.
 	load_once -s 7
 	[ "$SENT" -gt $((first * 9 / 10)) ]
+	# The server's status says what it holds.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"cache: {entries: "*", ram_bytes: "*", hits: "* ]]
+	! [[ "$output" == *"hits: 0,"* ]]
 }
 
 @test "after a restart the disk tier serves, and du counts its hits" {

@@ -94,3 +94,22 @@ setup() {
 	    sh -c 'echo "$GLEAM_STATS $GLEAM_VERBOSE"'
 	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml 1" ]
 }
+
+@test "-S asks a scheduler: not with -s; -t only with -S" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -s h -S g -- true
+	[ "${stderr_lines[0]}" = "gleam-run: -s and -S: give one" ]
+	[ "${stderr_lines[1]}" = "$USAGE" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -s h -t chat -- true
+	[ "${stderr_lines[0]}" = "gleam-run: -t: only with -S" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -S h:0 -- true
+	[ "${stderr_lines[0]}" = "gleam-run: -S h:0: port 0" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -S h -t '' -- true
+	[ "${stderr_lines[0]}" = "gleam-run: -t: a task name of 1 to 127 bytes" ]
+}
+
+@test "-S with no scheduler there: exit 4, the program does not run" {
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-run" -S 127.0.0.1:1 -- \
+	    sh -c 'echo ran'
+	[ -z "$output" ]
+	[[ "$stderr" == "gleam-run: scheduler 127.0.0.1:1: "* ]]
+}

@@ -335,3 +335,177 @@ bad() {
 	printf 'servers:\n%s\n  models: llama\n' "$A_STATUS" >"$BAD"
 	bad servers "$BAD:9: models: expected a sequence of model names"
 }
+
+# ---- the daemon: real gleam-serve instances and a real daemon ------------
+
+# A server entry in servers.yaml: NAME ADDRESS SPEED.
+server_entry() {
+	printf -- '- host: %s\n  address: %s\n  protocol: 1\n  backend: host\n' "$1" "$2"
+	printf '  max_clients: 64\n  gpus:\n'
+	printf '  - {index: 0, name: G, memory_total: 17179869184, memory_free: 17179869184, utilization: 0}\n'
+	printf '  clients: []\n  speed: %s\n' "$3"
+}
+
+# fleet [SERVE-ARGS...]: two gleam-serve on private ports, "fast" (speed
+# 4) and "slow" (1), and the files that describe them and client c1.
+fleet() {
+	printf 'backend: host\n' >"$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/host.yaml" "$@"
+	FAST_PID=$SERVE_PID FAST=$SERVE_ADDR
+	serve_start -f "$BATS_TEST_TMPDIR/host.yaml" "$@"
+	SLOW_PID=$SERVE_PID SLOW=$SERVE_ADDR
+	SERVE_PID=
+	{ echo servers:; server_entry fast "$FAST" 4; server_entry slow "$SLOW" 1; } \
+	    >"$BATS_TEST_TMPDIR/servers.yaml"
+	cat >"$BATS_TEST_TMPDIR/links.yaml" <<-EOT
+	c1:
+	  probes:
+	  - {server: fast, ok: true, rtt_ms: {median: 0.3}, up_mbit_s: 900, down_mbit_s: 900}
+	  - {server: slow, ok: true, rtt_ms: {median: 0.3}, up_mbit_s: 900, down_mbit_s: 900}
+	EOT
+}
+
+# daemon_start [ARGS...]: gleam-sched -d on a private port over the fleet's
+# files; sets SCHED_PID, SCHED_ADDR, SCHED_LOG.
+daemon_start() {
+	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
+	"$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	    "$@" 2>"$SCHED_LOG" 3>&- &
+	SCHED_PID=$!
+	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID") || return 1
+}
+
+# ask [GLEAM-RUN-ARGS...]: where gleam-run -S sends client c1's task.
+ask() {
+	GLEAM_CLIENT=${CLIENT:-c1} \
+	    "$GLEAM_BIN/gleam-run" -S "$SCHED_ADDR" "$@" -- \
+	    sh -c 'echo "$GLEAM_SERVER"'
+}
+
+# until_log TEXT: waits up to 10 s for TEXT in the daemon's log.
+until_log() {
+	local i
+	for i in $(seq 1 100); do
+		grep -q "$1" "$SCHED_LOG" && return 0
+		sleep 0.1
+	done
+	cat "$SCHED_LOG" >&2
+	return 1
+}
+
+daemon_teardown() {
+	local p
+	for p in ${SCHED_PID:-} ${FAST_PID:-} ${SLOW_PID:-}; do
+		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
+	done
+	SCHED_PID= FAST_PID= SLOW_PID=
+}
+
+teardown() {
+	daemon_teardown
+}
+
+@test "daemon flags: -d excludes -x and -o, -L -k -i -v need -d" {
+	run -2 --separate-stderr sched -d -x
+	[ "${stderr_lines[0]}" = "gleam-sched: -x: not with -d" ]
+	run -2 --separate-stderr sched -L 127.0.0.1:0
+	[ "${stderr_lines[0]}" = "gleam-sched: -L: only with -d" ]
+	run -2 --separate-stderr sched -d -i 0
+	[[ "${stderr_lines[0]}" == "gleam-sched: -i 0: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L nohost: \
+	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -L nohost:: "* ]]
+}
+
+@test "the daemon's bad files are named, exit 3, nothing listens" {
+	fleet
+	printf 'c1:\n  probes:\n  - {server: gpu9, ok: true, rtt_ms: {median: 1}, up_mbit_s: 1, down_mbit_s: 1}\n' \
+	    >"$BATS_TEST_TMPDIR/links.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
+	[[ "$stderr" == *"links.yaml:3: server: gpu9: unknown server"* ]]
+	[[ "$stderr" != *"listening"* ]]
+}
+
+@test "gleam-run -S runs the program against the server the daemon picks" {
+	fleet
+	daemon_start
+	run -0 --separate-stderr ask -t chat
+	[ "$output" = "$FAST" ]
+	grep -q "placed chat of c1 on fast" "$SCHED_LOG"
+	# The task's name is the program's unless -t gives one.
+	run -0 --separate-stderr ask
+	grep -q "placed sh of c1 on" "$SCHED_LOG"
+}
+
+@test "the daemon keeps its view current: a server that goes is avoided" {
+	fleet
+	daemon_start
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	{ kill -KILL "$FAST_PID" && wait "$FAST_PID"; } 2>/dev/null || true
+	FAST_PID=
+	# Two rounds of status after the kill: one may have started before.
+	sleep 0.6
+	run -0 --separate-stderr ask -t b
+	[ "$output" = "$SLOW" ]
+}
+
+@test "a client the daemon does not know: exit 1 with the reason" {
+	fleet
+	daemon_start
+	CLIENT=c9 run -1 --separate-stderr ask -t a
+	[ -z "$output" ]
+	[ "$stderr" = "gleam-run: scheduler $SCHED_ADDR: task a of c9: client c9: unknown (not in $BATS_TEST_TMPDIR/links.yaml)" ]
+}
+
+@test "SIGHUP re-reads the files; a bad one leaves the view as it was" {
+	fleet
+	daemon_start
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	{ echo servers:; server_entry fast "$FAST" 1; server_entry slow "$SLOW" 8; } \
+	    >"$BATS_TEST_TMPDIR/servers.yaml"
+	kill -HUP "$SCHED_PID"
+	until_log "reloaded: 2 servers"
+	run -0 --separate-stderr ask -t b
+	[ "$output" = "$SLOW" ]
+	echo 'servers: []' >"$BATS_TEST_TMPDIR/servers.yaml"
+	kill -HUP "$SCHED_PID"
+	until_log "reload failed; keeping the running view"
+	run -0 --separate-stderr ask -t c
+	[ "$output" = "$SLOW" ]
+	kill -TERM "$SCHED_PID"
+	rc=0
+	wait "$SCHED_PID" || rc=$?
+	SCHED_PID=
+	[ "$rc" -eq 0 ]
+}
+
+@test "with a key, the daemon and the servers refuse a client without it" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	fleet -k "$BATS_TEST_TMPDIR/key"
+	daemon_start -k "$BATS_TEST_TMPDIR/key"
+	run -5 --separate-stderr ask -t a
+	[[ "$stderr" == "gleam-run: scheduler $SCHED_ADDR: "* ]]
+	run -0 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t a
+	[ "$output" = "$FAST" ]
+}
+
+@test "a daemon that is not there: exit 4" {
+	SCHED_ADDR=127.0.0.1:1
+	run -4 --separate-stderr ask -t a
+	[[ "$stderr" == "gleam-run: scheduler 127.0.0.1:1: "* ]]
+}
+
+@test "garbage on the daemon's socket is refused without harm" {
+	fleet
+	daemon_start
+	port=${SCHED_ADDR##*:}
+	printf 'GET / HTTP/1.0\r\n\r\n' >/dev/tcp/127.0.0.1/"$port" || true
+	head -c 100000 /dev/urandom >/dev/tcp/127.0.0.1/"$port" 2>/dev/null || true
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	kill -0 "$SCHED_PID"
+}

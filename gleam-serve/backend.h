@@ -83,6 +83,20 @@ struct backend {
 	/* Frees everything the client still holds. */
 	void		(*client_free)(struct rclient *);
 	backend_fn	 call[RPC_NCALLS];
+	/*
+	 * The weight cache's GPU tier (gleam-serve/wcache.c), where the
+	 * backend has one (else NULL).  c is an R_CACHE_HTOD call (ctx,
+	 * stream, async, dptr).  gpu_keep copies len bytes of p into memory
+	 * of the server's own on the device of c's context, and says which
+	 * device and where; gpu_copy copies a kept entry to c's dptr on the
+	 * device (done before it returns); gpu_free frees a kept entry.
+	 * Each returns a CUresult.
+	 */
+	int		(*gpu_keep)(struct rcall *c, const void *p, size_t len,
+			    int *device, uint64_t *kept);
+	int		(*gpu_copy)(struct rcall *c, int device, uint64_t kept,
+			    size_t len);
+	void		(*gpu_free)(int device, uint64_t kept);
 };
 
 extern const struct backend backend_cuda;

@@ -68,7 +68,7 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
 	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
-	    "cache_level", NULL };
+	    "cache_gpu", "cache_level", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -160,6 +160,9 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 		goto out;
 	if ((n = ymap_get(&d, root, "cache_disk")) != NULL &&
 	    yget_size(&d, n, "cache_disk", &c->cache_disk, &err) == -1)
+		goto out;
+	if ((n = ymap_get(&d, root, "cache_gpu")) != NULL &&
+	    yget_size(&d, n, "cache_gpu", &c->cache_gpu, &err) == -1)
 		goto out;
 	if ((n = ymap_get(&d, root, "cache_level")) != NULL) {
 		if (yget_int(&d, n, "cache_level", 0, 19, &v, &err) == -1)

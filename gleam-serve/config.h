@@ -24,6 +24,7 @@ struct config {
 	char		 cache_dir[1024]; /* the weight cache's disk tier */
 	uint64_t	 cache_ram;	/* bytes of the RAM tier */
 	uint64_t	 cache_disk;	/* bytes of the disk tier */
+	uint64_t	 cache_gpu;	/* bytes of the GPU tier per device */
 	int		 cache_level;	/* zstd level on disk; 0: raw */
 };
 

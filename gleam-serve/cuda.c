@@ -9,6 +9,7 @@
  * without one still run gleam-serve.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,10 @@ static struct {
 	    void **);
 	CUresult (*OccClusterSize)(int *, CUfunction, const CUlaunchConfig *);
 	CUresult (*CtxGetDevice)(CUdevice *);
+	CUresult (*MemcpyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext,
+	    size_t);
+	CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr,
+	    CUcontext, size_t, CUstream);
 } drv;
 
 static struct {
@@ -150,6 +155,8 @@ static struct {
 	S(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020),
 	S(MemcpyDtoD, "cuMemcpyDtoD", 3020),
 	S(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3020),
+	S(MemcpyPeer, "cuMemcpyPeer", 4000),
+	S(MemcpyPeerAsync, "cuMemcpyPeerAsync", 4000),
 	S(Memcpy3D, "cuMemcpy3D", 3020),
 	S(Memcpy3DAsync, "cuMemcpy3DAsync", 3020),
 	S(MemsetD8, "cuMemsetD8", 3020),
@@ -1380,8 +1387,103 @@ c_occ_clusters(struct rcall *c)
 }
 
 #define F(t, fn) [t - R_OPEN] = fn
+/* ---- the weight cache's GPU tier ------------------------------------- */
+
+/*
+ * Entries kept on a GPU live in a context of the server's own per device,
+ * so they outlive the clients that loaded them and no client can reach
+ * them but by a copy the cache makes.  Copies cross contexts with
+ * cuMemcpyPeer.  wcache.c decides what to keep and frees it.
+ */
+#define GTIER_DEVS	64
+static CUcontext	 gtier[GTIER_DEVS];
+static pthread_mutex_t	 gtier_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The tier's context on a device, created on first use. */
+static CUcontext
+gtier_ctx(int dev, CUresult *rc)
+{
+	CUcontext g;
+
+	*rc = CUDA_ERROR_INVALID_DEVICE;
+	if (dev < 0 || dev >= GTIER_DEVS)
+		return NULL;
+	pthread_mutex_lock(&gtier_lock);
+	if (gtier[dev] == NULL && (*rc = drv.CtxCreate(&gtier[dev], 0,
+	    (CUdevice)dev)) != CUDA_SUCCESS)
+		gtier[dev] = NULL;
+	g = gtier[dev];
+	pthread_mutex_unlock(&gtier_lock);
+	if (g != NULL)
+		*rc = CUDA_SUCCESS;
+	return g;
+}
+
+static int
+cuda_gpu_keep(struct rcall *c, const void *p, size_t len, int *device,
+    uint64_t *kept)
+{
+	struct robj *o;
+	CUcontext g;
+	CUdeviceptr d = 0;
+	CUresult rc;
+
+	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((g = gtier_ctx(o->device, &rc)) == NULL)
+		return rc;
+	if ((rc = drv.CtxSetCurrent(g)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = drv.MemAlloc(&d, len)) == CUDA_SUCCESS &&
+	    (rc = drv.MemcpyHtoD(d, p, len)) != CUDA_SUCCESS) {
+		drv.MemFree(d);
+		d = 0;
+	}
+	drv.CtxSetCurrent(o->h);
+	*device = o->device;
+	*kept = d;
+	return rc;
+}
+
+static int
+cuda_gpu_copy(struct rcall *c, int device, uint64_t kept, size_t len)
+{
+	struct robj *o;
+	CUstream s;
+	CUresult rc;
+
+	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (cuda_stream(c, c->in[1].u, &s) == -1)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->device != device || device < 0 || device >= GTIER_DEVS ||
+	    gtier[device] == NULL || rmem_check(c->cl, c->in[3].u, len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* In the stream's order, and done before the entry can go. */
+	if (!c->in[2].u)
+		return drv.MemcpyPeer(c->in[3].u, o->h, kept, gtier[device],
+		    len);
+	rc = drv.MemcpyPeerAsync(c->in[3].u, o->h, kept, gtier[device], len,
+	    s);
+	if (rc == CUDA_SUCCESS)
+		rc = drv.StreamSynchronize(s);
+	return rc;
+}
+
+static void
+cuda_gpu_free(int device, uint64_t kept)
+{
+	if (device < 0 || device >= GTIER_DEVS || gtier[device] == NULL)
+		return;
+	if (drv.CtxSetCurrent(gtier[device]) == CUDA_SUCCESS)
+		drv.MemFree(kept);
+}
+
 const struct backend backend_cuda = {
 	.name = "cuda",
+	.gpu_keep = cuda_gpu_keep,
+	.gpu_copy = cuda_gpu_copy,
+	.gpu_free = cuda_gpu_free,
 	.init = cuda_init,
 	.describe = cuda_describe,
 	.client_new = cuda_client_new,

@@ -11,6 +11,7 @@
  * A client uploads after a miss and then asks again, so that the copy is
  * always made from bytes that were verified against the name it gave.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,29 @@ struct wclient {
 static struct cstore	*store;
 static char		 tenant[CSTORE_TENANT_MAX];
 
+/*
+ * The GPU tier: entries kept in device memory of the server's own (the
+ * backend's gpu_keep), served by a device-to-device copy.  All clients
+ * share one tenant (one key per server), so an entry is one name, one
+ * length and one device.  Contract: an entry with refs > 0 is being
+ * copied from and is not freed; eviction takes the least recently used
+ * of a device until its bytes are within gpu_budget again.
+ */
+#define GPU_DEVS	64
+
+struct gentry {
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	uint64_t	 len, kept;
+	int		 device, refs;
+	uint64_t	 used;		/* a use counter: LRU order */
+	struct gentry	*next;
+};
+
+static pthread_mutex_t	 gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gentry	*gpu_list;
+static uint64_t		 gpu_budget, gpu_bytes[GPU_DEVS], gpu_clock;
+static uint64_t		 gpu_total, gpu_entries;
+
 void
 wcache_init(const struct config *cfg)
 {
@@ -57,6 +81,7 @@ wcache_init(const struct config *cfg)
 	cc.ram_budget = cfg->cache_ram;
 	cc.disk_budget = cfg->cache_disk;
 	cc.level = cfg->cache_level;
+	gpu_budget = cfg->cache_gpu;
 	/* One key per server: its clients are one tenant. */
 	if (cfg->key.set)
 		cstore_tenant(cfg->key.k, sizeof cfg->key.k, tenant);
@@ -145,6 +170,108 @@ wc_find(struct wclient *w, const uint8_t *h, uint64_t n)
 	return cstore_get(store, tenant, h, n);
 }
 
+/* Copies from a GPU entry of that name, if the client's device has one:
+ * 0 done, -1 none, or a CUresult. */
+static int
+gpu_serve(const struct backend *be, struct rcall *c, const uint8_t *h,
+    uint64_t n)
+{
+	struct gentry *g;
+	uint64_t seen = 0;
+	int rc = -1;
+
+	if (gpu_budget == 0 || be->gpu_copy == NULL)
+		return -1;
+	for (;;) {
+		/* Each candidate once: one per device at most. */
+		pthread_mutex_lock(&gpu_lock);
+		for (g = gpu_list; g != NULL; g = g->next)
+			if (g->len == n && memcmp(g->hash, h,
+			    CSTORE_HASH_LEN) == 0 && g->device >= 0 &&
+			    g->device < 64 && !(seen >> g->device & 1))
+				break;
+		if (g == NULL) {
+			pthread_mutex_unlock(&gpu_lock);
+			return -1;
+		}
+		seen |= 1ull << g->device;
+		g->refs++;
+		g->used = ++gpu_clock;
+		pthread_mutex_unlock(&gpu_lock);
+		rc = be->gpu_copy(c, g->device, g->kept, n);
+		pthread_mutex_lock(&gpu_lock);
+		g->refs--;
+		pthread_mutex_unlock(&gpu_lock);
+		/* Another device's copy: try the next. */
+		if (rc != 101)		/* CUDA_ERROR_INVALID_DEVICE */
+			return rc;
+	}
+}
+
+/* Frees the least recently used entries of dev while it is over budget. */
+static void
+gpu_trim(const struct backend *be, int dev)
+{
+	struct gentry **pp, **victim, *g;
+
+	for (;;) {
+		pthread_mutex_lock(&gpu_lock);
+		victim = NULL;
+		if (gpu_bytes[dev] > gpu_budget)
+			for (pp = &gpu_list; *pp != NULL; pp = &(*pp)->next)
+				if ((*pp)->device == dev && (*pp)->refs == 0 &&
+				    (victim == NULL || (*pp)->used <
+				    (*victim)->used))
+					victim = pp;
+		if (victim == NULL) {
+			pthread_mutex_unlock(&gpu_lock);
+			return;
+		}
+		g = *victim;
+		*victim = g->next;
+		gpu_bytes[dev] -= g->len;
+		gpu_total -= g->len;
+		gpu_entries--;
+		pthread_mutex_unlock(&gpu_lock);
+		be->gpu_free(dev, g->kept);
+		free(g);
+	}
+}
+
+/* Keeps a copy on the client's GPU of bytes just served from RAM or disk. */
+static void
+gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
+    const struct cstore_ref *r)
+{
+	struct gentry *g;
+	uint64_t kept;
+	int dev;
+
+	if (gpu_budget < r->len || be->gpu_keep == NULL)
+		return;
+	if (be->gpu_keep(c, r->data, r->len, &dev, &kept) != 0 || dev < 0 ||
+	    dev >= GPU_DEVS)
+		return;		/* the GPU is full: it is a cache */
+	if ((g = calloc(1, sizeof *g)) == NULL) {
+		be->gpu_free(dev, kept);
+		return;
+	}
+	memcpy(g->hash, h, CSTORE_HASH_LEN);
+	g->len = r->len;
+	g->kept = kept;
+	g->device = dev;
+	pthread_mutex_lock(&gpu_lock);
+	g->used = ++gpu_clock;
+	g->next = gpu_list;
+	gpu_list = g;
+	gpu_bytes[dev] += g->len;
+	gpu_total += g->len;
+	gpu_entries++;
+	pthread_mutex_unlock(&gpu_lock);
+	gpu_trim(be, dev);
+	cstore_count_gpu(store, 0, 0, gpu_total, gpu_entries);
+}
+
 /* in: ctx, stream, async, dptr, key, bytes -> state */
 static int
 wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
@@ -158,6 +285,15 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	if (c->in[4].len != CSTORE_HASH_LEN || n == 0 ||
 	    n > CSTORE_ENTRY_MAX)
 		return 1;		/* CUDA_ERROR_INVALID_VALUE */
+	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
+		if (rc == 0) {
+			cstore_count_gpu(store, 1, n, gpu_total, gpu_entries);
+			cstore_pin(store, w, tenant, c->in[4].p);
+			cstore_flush(store, 0);
+			c->out[0].u = WC_DONE;
+		}
+		return rc;
+	}
 	if ((r = wc_find(w, c->in[4].p, n)) == NULL) {
 		c->out[0].u = WC_MISS;
 		return 0;
@@ -173,6 +309,8 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	rc = fn != NULL ? fn(&sub) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 	pw_free(&sub.blob);
 	free(sub.scratch);
+	if (rc == 0)
+		gpu_add(be, c, c->in[4].p, r);
 	cstore_pin(store, w, tenant, c->in[4].p);
 	cstore_release(store, r);
 	cstore_flush(store, 0);

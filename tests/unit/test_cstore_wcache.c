@@ -26,6 +26,41 @@ fake_htod(struct rcall *c)
 	return 0;
 }
 
+/* The fake GPU tier: kept entries are malloc'd; the client is on gdev. */
+static int	gdev, gkept, gfreed, gcopies;
+
+static int
+fake_keep(struct rcall *c, const void *p, size_t len, int *device,
+    uint64_t *kept)
+{
+	void *k = malloc(len);
+
+	memcpy(k, p, len);
+	*device = gdev;
+	*kept = (uint64_t)(uintptr_t)k;
+	gkept++;
+	return 0;
+}
+
+static int
+fake_copy(struct rcall *c, int device, uint64_t kept, size_t len)
+{
+	if (device != gdev)
+		return 101;
+	if (c->in[3].u > sizeof dev || len > sizeof dev - c->in[3].u)
+		return 1;
+	memcpy(dev + c->in[3].u, (void *)(uintptr_t)kept, len);
+	gcopies++;
+	return 0;
+}
+
+static void
+fake_free(int device, uint64_t kept)
+{
+	free((void *)(uintptr_t)kept);
+	gfreed++;
+}
+
 static struct backend fake = { .name = "fake" };
 
 static struct rclient cl = { .addr = "test", .name = "test" };
@@ -200,6 +235,51 @@ main(void)
 	wcache_client_free(w);
 	w = NULL;
 	stop();
+	/* The GPU tier: two entries fit; the least recently used goes. */
+	fake.gpu_keep = fake_keep;
+	fake.gpu_copy = fake_copy;
+	fake.gpu_free = fake_free;
+	start(NULL);
+	gpu_budget = 2 * sizeof data;
+	{
+		uint8_t h3[16], d3[sizeof data];
+		struct cstore_counters cc;
+
+		for (i = 0; i < sizeof d3; i++)
+			d3[i] = (uint8_t)(i * 13 + 1);
+		cstore_hash(d3, sizeof d3, h3);
+		CHECK(put(&w, ho, sizeof other, 0, other, sizeof other,
+		    &st) == 0 && st == 1);
+		CHECK(put(&w, h3, sizeof d3, 0, d3, sizeof d3, &st) == 0);
+		/* From RAM (kept on the GPU as it goes), then from the GPU. */
+		CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_DONE);
+		CHECK(htod(&w, 0, ho, sizeof other, &st) == 0 &&
+		    st == WC_DONE);
+		CHECK(gkept == 2 && gcopies == 0);
+		memset(dev, 0, sizeof dev);
+		CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_DONE);
+		CHECK(gcopies == 1 && memcmp(dev, data, sizeof data) == 0);
+		/* A third: other (least recent) is freed, data stays. */
+		CHECK(htod(&w, 0, h3, sizeof d3, &st) == 0 && st == WC_DONE);
+		CHECK(gkept == 3 && gfreed == 1 && gpu_entries == 2);
+		CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && gcopies == 2);
+		CHECK(htod(&w, 0, ho, sizeof other, &st) == 0 && gcopies == 2);
+		/* A client on another device: not served from device 0's. */
+		gdev = 1;
+		memset(dev, 0, sizeof dev);
+		CHECK(htod(&w, 0, h3, sizeof d3, &st) == 0 && st == WC_DONE);
+		CHECK(gcopies == 2 && memcmp(dev, d3, sizeof d3) == 0);
+		CHECK(gpu_bytes[0] <= gpu_budget && gpu_bytes[1] <= gpu_budget);
+		cstore_counters(store, &cc);
+		CHECK(cc.gpu_hits == 2 && cc.gpu_entries == gpu_entries &&
+		    cc.gpu_bytes == gpu_total);
+		gdev = 0;
+	}
+	wcache_client_free(w);
+	w = NULL;
+	gpu_budget = 0;
+	stop();
+
 	/* Both keys' entries are on disk now: each sees only its own. */
 	start("tenant two's key, long enough");
 	CHECK(htod(&w, 0, h, sizeof data, &st) == 0 && st == WC_MISS);

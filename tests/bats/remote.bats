@@ -155,6 +155,15 @@ run_prog() {
 	done
 }
 
+@test "PCI bus id, host functions in stream order, the stream-ordered allocator" {
+	for k in static shared; do
+		run_prog $k extras
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"host functions ran in order: 1 2 3"* ]]
+		[ "${lines[-1]}" = "extras: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

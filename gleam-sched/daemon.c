@@ -386,7 +386,7 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 	}
 	snprintf(t->name, sizeof t->name, "%s", rq->task);
 	t->client = c;
-	t->server = -1;
+	t->server = t->from = -1;
 	t->fixed = 0;
 	w = d->cfg;
 	w.tasks = tasks;

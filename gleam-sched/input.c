@@ -21,7 +21,7 @@ static const char *const server_keys[] = { "host", "version", "protocol",
 
 static const char *const task_keys[] = { "name", "client", "model",
     "model_size", "memory", "requests", "rate", "burstiness", "gpu_time",
-    "input", "output", "round_trips", "window", NULL };
+    "input", "output", "round_trips", "window", "server", "movable", NULL };
 
 /* The document's root, which must be a mapping with only these keys. */
 static yaml_node_t *
@@ -435,6 +435,47 @@ req_size(struct ydoc *d, yaml_node_t *map, const char *key, double *out,
 	return 0;
 }
 
+/*
+ * A task that runs already: its server, whether the plan may move it.
+ * Its server's status counted its memory as used, and its weights are
+ * there: the memory is given back (the plan counts it) and the weights
+ * made resident.
+ */
+static int
+task_running(struct sched *s, struct ydoc *d, yaml_node_t *n,
+    struct sched_task *t, struct yerr *err)
+{
+	struct sched_server *sv;
+	char name[SCHED_NAME_MAX];
+	yaml_node_t *v, *m;
+	int movable = 0;
+
+	m = ymap_get(d, n, "movable");
+	if ((v = ymap_get(d, n, "server")) == NULL) {
+		if (m != NULL)
+			return yerr_at(d, m, "movable", err, "only with "
+			    "server");
+		return 0;
+	}
+	if (get_name(d, v, "server", name, err) == -1)
+		return -1;
+	if ((t->server = sched_server_find(s, name)) < 0)
+		return yerr_at(d, v, "server", err, "%s: unknown server", name);
+	if (!sched_link(s, t->client, t->server)->ok)
+		return yerr_at(d, v, "server", err, "%s: %s has no link to it",
+		    name, s->clients[t->client].name);
+	if (m != NULL && yget_bool(d, m, "movable", &movable, err) == -1)
+		return -1;
+	t->from = t->server;
+	t->fixed = !movable;
+	sv = &s->servers[t->server];
+	sv->mem_free += t->memory;
+	sv->gpu_free_max += t->memory;
+	if (t->model[0] != '\0' && sched_model_add(sv, t->model) == -1)
+		return yerr_at(d, v, "server", err, "out of memory");
+	return 0;
+}
+
 static int
 task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
     const char *links_path, struct yerr *err)
@@ -446,7 +487,7 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	int other;
 
 	memset(t, 0, sizeof *t);
-	t->server = -1;
+	t->server = t->from = -1;
 	t->burst = 1;
 	t->round_trips = 1;
 	t->line = ynode_line(n);
@@ -491,6 +532,8 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 			return -1;
 		t->window = (int)ll;
 	}
+	if (task_running(s, d, n, t, err) == -1)
+		return -1;
 	s->ntasks++;
 	return 0;
 }

@@ -85,6 +85,8 @@ yaml_task(struct yw *w, const struct predictor *p, int i,
 	yw_kstr(w, "task", t->name);
 	yw_kstr(w, "client", s->clients[t->client].name);
 	yw_kstr(w, "server", s->servers[t->server].name);
+	if (t->from >= 0)
+		yw_kstr(w, "from", s->servers[t->from].name);
 	yw_kbool(w, "cached", pr.cached);
 	yw_kdbl(w, "latency_ms", pr.latency * 1e3, 3);
 	yw_kdbl(w, "transfer_ms", pr.transfer * 1e3, 3);
@@ -241,6 +243,9 @@ plan_table(FILE *f, struct sched *s, const struct place_why *why)
 		    pr.latency * 1e3, pr.transfer * 1e3, pr.queue * 1e3,
 		    pr.compute * 1e3, pr.rtt * 1e3, pr.load_wait * 1e3,
 		    pr.slowdown * 1e3, load);
+		if (t->from >= 0 && t->from != t->server)
+			fprintf(f, "  moved from %s\n",
+			    s->servers[t->from].name);
 		if (why == NULL)
 			continue;
 		x = &why[i];

@@ -68,6 +68,7 @@ struct sched_task {
 	/* The placement. */
 	int		 server;	/* -1: not placed */
 	int		 fixed;		/* running already: not to be moved */
+	int		 from;		/* where it ran before the plan, or -1 */
 	char		 why[SCHED_WHY_MAX];	/* why not placed */
 };
 

@@ -203,6 +203,40 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	[ "${chat%%.*}" -gt 500 ]
 }
 
+@test "re-planning: a running task stays, a movable one moves if it gains" {
+	# vision runs on gpu3 already: it stays, and its weights are there.
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$SCHED/tasks.yaml")")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$tf"
+	v=$(printf '%s\n' "$output" | sed -n '/^- task: vision$/,/^- task/p')
+	[[ "$v" == *"  server: gpu3
+  from: gpu3
+  cached: true"* ]]
+	[[ "$v" == *"reason: 'running there: not moved'"* ]]
+	# Movable, it stays where its weights are while that is best ...
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$SCHED/tasks.yaml")")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
+	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$tf"
+	[[ "$output" == *"vision  desk1    gpu3 "* ]]
+	[[ "$output" != *"moved from"* ]]
+	# ... and moves, saying whence, once a backlog there makes it worse.
+	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$SCHED/servers.yaml")"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
+	    -l "$SCHED/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
+	[[ "$output" == *"vision  desk1    gpu1 "*"
+  moved from gpu3"* ]]
+}
+
+@test "a running task's server must be known and reachable" {
+	BAD=$BATS_TEST_TMPDIR/t.yaml
+	printf '%s\n  server: gpu9\n' "$A_TASK" >"$BAD"
+	bad tasks "$BAD:11: server: gpu9: unknown server"
+	sed 's/^- name: speech$/- name: speech\n  server: gpu3/' "$SCHED/tasks.yaml" >"$BAD"
+	bad tasks "$BAD:28: server: gpu3: laptop2 has no link to it"
+	printf '%s\n  movable: true\n' "$A_TASK" >"$BAD"
+	bad tasks "$BAD:11: movable: only with server"
+}
+
 # ---- bad input: exit 3, one line naming file, line and key -------------
 
 # bad FILE-ROLE EXPECTED: runs with the file given in $BAD as links,

@@ -712,6 +712,28 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		t_abort(x, t, t->id, rc, "out of memory");
 }
 
+/* Copies g's values at the union's coordinates to v, or back with back. */
+static void
+union_values(const uint8_t *bits, float *g, size_t n, float *v, int back)
+{
+	size_t i, j = 0, nb = hc_bitmap_bytes(n);
+	uint64_t w;
+
+	for (i = 0; i < nb; i += 8) {
+		w = 0;
+		memcpy(&w, bits + i, nb - i < 8 ? nb - i : 8);
+		while (w != 0) {
+			size_t k = i * 8 + (size_t)__builtin_ctzll(w);
+
+			w &= w - 1;
+			if (back)
+				g[k] = v[j++];
+			else
+				v[j++] = g[k];
+		}
+	}
+}
+
 static void
 t_round2_done(struct hr_ctx *x, struct tensor *t)
 {
@@ -739,19 +761,25 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		float_decode(&li, t->payload, t->grad);
 		break;
 	default:
-		/* Decoding into a copy keeps grad whole if the sums are bad. */
-		if ((out = malloc(t->n * sizeof *out + 1)) == NULL) {
+		/*
+		 * Decoded in place; grad's own nonzeros, all inside the union,
+		 * are kept aside to put back if the sums turn out bad.
+		 */
+		hc_layout_info(t->L, &li);
+		if ((out = malloc(li.union_count * sizeof *out + 1)) == NULL) {
 			t_fail(t, HR_ENOMEM, "out of memory");
 			return;
 		}
-		if ((rc = hc_decode(t->L, t->payload, t->scale, out)) != 0) {
+		union_values(t->bits, t->grad, t->n, out, 0);
+		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
+		    0) {
+			memset(t->grad, 0, t->n * sizeof *t->grad);
+			union_values(t->bits, t->grad, t->n, out, 1);
 			free(out);
 			t_fail(t, HR_ECODEC, "decoding the merged sketch: %s",
 			    hc_strerror(rc));
 			return;
 		}
-		if (t->n > 0)
-			memcpy(t->grad, out, t->n * sizeof *out);
 		free(out);
 	}
 	t->phase = T_DONE;

@@ -162,3 +162,30 @@ teardown() {
 	grep -qx "mismatches: 0" <<<"$output"
 	reduce_stop
 }
+
+# The PyTorch DDP hooks (python/): skipped where torch is missing or the
+# programs are an ASan build (the library would need ASan inside python).
+@test "DDP hooks train to the fixed-point reference's parameters, bit for bit" {
+	py=
+	for p in python3 /usr/bin/python3; do
+		if command -v "$p" >/dev/null 2>&1 &&
+		    "$p" -c 'import torch' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+	[ -n "$py" ] || skip "torch is not installed (Debian: python3-torch)"
+	liba=
+	for a in "$GLEAM_BIN/../lib/libgleam.a" "$GLEAM_BIN/../libgleam.a"; do
+		[ -f "$a" ] && { liba=$a; break; }
+	done
+	[ -n "$liba" ] || skip "no libgleam.a beside $GLEAM_BIN"
+	if nm "$liba" 2>/dev/null | grep -q __asan_init; then
+		skip "ASan build: the DDP test runs in the plain pass"
+	fi
+	run -0 "$BATS_TEST_DIRNAME/../../python/build-lib" "$liba" \
+	    "$BATS_TEST_TMPDIR/libgleam-hreduce.so"
+	GLEAM_HREDUCE_LIB=$BATS_TEST_TMPDIR/libgleam-hreduce.so \
+	    run -0 "$py" "$BATS_TEST_DIRNAME/../../python/test_ddp.py" "$GLEAM_BIN"
+	[[ "$output" == *"test_ddp: 14 passed, 0 failed"* ]]
+}

@@ -144,6 +144,8 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		rc = rcall(R_PRIMARY_RETAIN, in, out, &keep);
 		free(keep);
 		p->live = rc == CUDA_SUCCESS;
+		if (p->live)
+			p->life = ctx_new_life();
 		p->sticky = CUDA_SUCCESS;	/* a fresh context */
 	}
 	if (rc == CUDA_SUCCESS) {
@@ -291,6 +293,7 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return rc;
 	}
 	c->live = 1;
+	c->life = ctx_new_life();
 	ctx_push(c);
 	*pctx = (CUcontext)c;
 	return CUDA_SUCCESS;
@@ -696,4 +699,12 @@ client_tpc_map(uint8_t **vgpc, uint8_t **mtpc)
 	memcpy(*mtpc, tpc[d].mtpc, tpc[d].n);
 	pthread_mutex_unlock(&tpc_lock);
 	return CUDA_SUCCESS;
+}
+
+uint64_t
+ctx_new_life(void)
+{
+	static uint64_t lives;
+
+	return __atomic_add_fetch(&lives, 1, __ATOMIC_RELAXED);
 }

@@ -14,17 +14,99 @@
 
 const struct gfinfo *func_info(const void *, uint64_t *);
 
+/*
+ * Per-thread default streams.  The server runs a client's calls on one
+ * thread, where CU_STREAM_PER_THREAD would be one stream for all of the
+ * program's threads; so each thread gets a stream of its own in each
+ * context it uses, made here on first use like cuStreamCreate (blocking,
+ * so it orders with the legacy stream as the real per-thread stream
+ * does) and destroyed when the thread exits.
+ */
+#define PTDS_MAX	4
+struct ptds {
+	struct gctx	*ctx;
+	uint64_t	 life;
+	CUstream	 s;
+};
+static pthread_key_t	 ptds_key;
+static pthread_once_t	 ptds_once = PTHREAD_ONCE_INIT;
+
+static void
+ptds_free(void *arg)
+{
+	struct ptds *t = arg;
+	int i;
+
+	for (i = 0; i < PTDS_MAX; i++)
+		if (t[i].s != NULL && t[i].ctx->live && t[i].ctx->life ==
+		    t[i].life)
+			cuStreamDestroy_v2(t[i].s);
+	free(t);
+}
+
+static void
+ptds_init(void)
+{
+	pthread_key_create(&ptds_key, ptds_free);
+}
+
+static CUresult
+ptds_id(uint64_t *id)
+{
+	struct ptds *t, *slot = NULL;
+	struct gctx *c;
+	CUresult rc;
+	int i;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	pthread_once(&ptds_once, ptds_init);
+	if ((t = pthread_getspecific(ptds_key)) == NULL) {
+		if ((t = calloc(PTDS_MAX, sizeof *t)) == NULL ||
+		    pthread_setspecific(ptds_key, t) != 0) {
+			free(t);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	for (i = 0; i < PTDS_MAX; i++) {
+		if (t[i].s != NULL && t[i].ctx == c && t[i].life == c->life) {
+			*id = gobj_id(t[i].s);
+			return CUDA_SUCCESS;
+		}
+		/* A slot whose context is gone is free again. */
+		if (slot == NULL && (t[i].s == NULL || !t[i].ctx->live ||
+		    t[i].ctx->life != t[i].life))
+			slot = &t[i];
+	}
+	if (slot == NULL) {
+		/* More contexts than slots: the oldest stream goes. */
+		cuStreamDestroy_v2(t[0].s);
+		memmove(&t[0], &t[1], (PTDS_MAX - 1) * sizeof *t);
+		slot = &t[PTDS_MAX - 1];
+	}
+	slot->s = NULL;
+	if ((rc = cuStreamCreateWithPriority(&slot->s, CU_STREAM_DEFAULT, 0)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	slot->ctx = c;
+	slot->life = c->life;
+	*id = gobj_id(slot->s);
+	return CUDA_SUCCESS;
+}
+
 CUresult
 stream_id(CUstream s, int ptsz, uint64_t *id)
 {
 	struct gstream *g;
 
+	if (s == NULL && ptsz)
+		return ptds_id(id);
 	if (s == NULL)
-		*id = ptsz ? 2 : 0;
+		*id = 0;
 	else if (s == CU_STREAM_LEGACY)
 		*id = 1;
 	else if (s == CU_STREAM_PER_THREAD)
-		*id = 2;
+		return ptds_id(id);
 	else if ((g = gobj_check(s, GK_STREAM)) != NULL)
 		*id = gobj_id(g);
 	else

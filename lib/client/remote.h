@@ -36,6 +36,8 @@ struct gctx {
 	unsigned	 flags;
 	int		 refs;		/* primary: retain count */
 	int		 live;		/* the server holds a context for it */
+	uint64_t	 life;		/* which of its lives on the server:
+					   per-thread streams belong to one */
 	CUresult	 sticky;	/* a fault that ends the context's use */
 };
 
@@ -139,6 +141,9 @@ void		 occ_forget(void);
  * CU_STREAM_PER_THREAD, else the stream's own id.
  */
 CUresult	 stream_id(CUstream, int ptsz, uint64_t *id);
+
+/* A new life number for a context the server has just made. */
+uint64_t	 ctx_new_life(void);
 
 /* The calling thread's context, or the error to return. */
 CUresult	 ctx_need(struct gctx **);

@@ -167,7 +167,10 @@ key() {
 	[[ "${lines[0]}" == "WORKLOAD  PATH      MODE  LOAD_S"*"  OUTPUT" ]]
 	[[ "${lines[1]}" == "infer-K   loopback  on "*" same" ]]
 	[[ "${lines[2]}" == "infer-K   loopback  off "*" same" ]]
-	[ "${#lines[@]}" -eq 3 ]
+	# Then issue 4's targets that these figures can judge.
+	[[ "${lines[3]}" =~ ^"target: infer-K: round trips a step, loopback: "[0-9.]+" (want <= 1): "(met|MISSED)$ ]]
+	[[ "${lines[4]}" =~ ^"target: infer-K: cold model upload GB/s, loopback: "[0-9.]+" (want >= 2): "(met|MISSED)$ ]]
+	[ "${#lines[@]}" -eq 5 ]
 	y=$BATS_TEST_TMPDIR/r.yaml
 	grep -qx 'backend: host' "$y"
 	grep -qx 'local_gpu: false' "$y"
@@ -179,6 +182,7 @@ key() {
 		[ "$(grep -Ec "^    $k: [0-9.e+-]+\$" "$y")" -eq 2 ]
 	done
 	grep -Eq '^    off_on_round_trips: [0-9.e+-]+$' "$y"
+	grep -Eq '^  - \{workload: "infer-K", target: "round trips a step, loopback", value: [0-9.e+-]+, want: "<= 1", met: (true|false)\}$' "$y"
 	# Each step sends at least its input, receives at least its output.
 	for v in $(sed -n 's/^    bytes_sent_per_step: //p' "$y"); do
 		awk -v v="$v" 'BEGIN { exit !(v >= 128) }'

@@ -110,7 +110,7 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 	struct hc_cuda_layout *GL = NULL;
 	struct hc_layout_info li;
 	struct hc_cuda_layout_info gi;
-	size_t nb = hc_bitmap_bytes(n), cb = (size_t)bits / 8, pl, i;
+	size_t nb = hc_bitmap_bytes(n), cb = (size_t)bits / 8, pl;
 	float *dg = NULL, *dout = NULL;
 	uint8_t *dbits = NULL;
 	void *dpay = NULL, *dsum = NULL, *dfix = NULL;

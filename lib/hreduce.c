@@ -571,7 +571,8 @@ float_decode(const struct hc_layout_info *li, float *cells, float *out)
 	unsigned j, jp, k = li->k;
 	float v, m[HC_MAX_K];
 
-	memset(out, 0, li->n * sizeof *out);
+	if (li->n > 0)
+		memset(out, 0, li->n * sizeof *out);
 	for (e = 0; e < li->round_start[li->nrounds]; e++) {
 		b = (size_t)(li->peel[e] >> 20);
 		t = (size_t)(li->peel[e] >> 4) & 0xffff;
@@ -617,7 +618,8 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		float v;
 		int r;
 
-		memset(t->grad, 0, t->n * sizeof *t->grad);
+		if (t->n > 0)
+			memset(t->grad, 0, t->n * sizeof *t->grad);
 		for (r = 0; r < x->o.world; r++) {
 			src = r == x->o.rank ? t->payload : t->rbuf + t->roff[r];
 			sz = r == x->o.rank ? t->payload_bytes : t->rgot[r];
@@ -746,7 +748,8 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 	switch (t->scheme) {
 	case HR_SCHEME_OMNI:
 		nb = (t->n + OMNI_BLOCK - 1) / OMNI_BLOCK;
-		memset(t->grad, 0, t->n * sizeof *t->grad);
+		if (t->n > 0)
+			memset(t->grad, 0, t->n * sizeof *t->grad);
 		for (i = 0, pb = t->payload; i < nb; i++) {
 			if (!(t->bits[i >> 3] >> (i & 7) & 1))
 				continue;

@@ -473,7 +473,7 @@ explain_reason(struct placer *pl, int task, const struct pred *ours,
 	term_set(&terms[n++], ours->load_wait, theirs->load_wait,
 	    "waiting for weights", extra);
 	term_set(&terms[n++], ours->slowdown, theirs->slowdown,
-	    "slowdown of a full window", "");
+	    "requests lost at the session's end", "");
 	others = margin - (theirs->latency - ours->latency);
 	terms[n].diff = others;
 	snprintf(terms[n++].text, sizeof terms[0].text, "other tasks would "

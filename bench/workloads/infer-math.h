@@ -108,8 +108,9 @@ im_pow2(int k)
 IM_HD float
 im_exp(float x)
 {
-	const float log2e = 1.44269504f, ln2_hi = 0.693145752f,
-	    ln2_lo = 1.42860677e-6f;
+	/* Hexadecimal: the same bits whichever compiler reads them. */
+	const float log2e = 0x1.715476p+0f, ln2_hi = 0x1.62e4p-1f,
+	    ln2_lo = 0x1.7f7d1cp-20f;
 	float k, r, p;
 
 	if (!(x > -80.0f))	/* NaN too */
@@ -119,11 +120,11 @@ im_exp(float x)
 	k = floorf(im_add(im_mul(x, log2e), 0.5f));
 	r = im_sub(x, im_mul(k, ln2_hi));
 	r = im_sub(r, im_mul(k, ln2_lo));
-	p = 1.0f / 5040.0f;
-	p = im_add(im_mul(p, r), 1.0f / 720.0f);
-	p = im_add(im_mul(p, r), 1.0f / 120.0f);
-	p = im_add(im_mul(p, r), 1.0f / 24.0f);
-	p = im_add(im_mul(p, r), 1.0f / 6.0f);
+	p = 0x1.a01a02p-13f;				/* 1/7! */
+	p = im_add(im_mul(p, r), 0x1.6c16c2p-10f);	/* 1/6! */
+	p = im_add(im_mul(p, r), 0x1.111112p-7f);	/* 1/5! */
+	p = im_add(im_mul(p, r), 0x1.555556p-5f);	/* 1/4! */
+	p = im_add(im_mul(p, r), 0x1.555556p-3f);	/* 1/3! */
 	p = im_add(im_mul(p, r), 0.5f);
 	p = im_add(im_mul(p, r), 1.0f);
 	p = im_add(im_mul(p, r), 1.0f);
@@ -134,7 +135,7 @@ im_exp(float x)
 IM_HD float
 im_gelu(float x)
 {
-	return im_div(x, im_add(1.0f, im_exp(im_mul(-1.702f, x))));
+	return im_div(x, im_add(1.0f, im_exp(im_mul(-0x1.b3b646p+0f, x))));
 }
 
 /* The larger of a and b; a when they compare equal. */

@@ -102,8 +102,10 @@ wcache_init(const struct config *cfg)
 void
 wcache_fini(void)
 {
-	if (store != NULL)
+	if (store != NULL) {
+		cstore_drain(store);
 		cstore_flush(store, 1);
+	}
 }
 
 int

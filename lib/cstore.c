@@ -53,6 +53,14 @@ struct centry {
 	struct centry	*prev, *next;	/* LRU: head is the most recent */
 };
 
+/* An entry waiting for the writer thread (its RAM bytes held by a ref). */
+struct wjob {
+	struct centry	*e;
+	struct wjob	*next;
+};
+
+#define WQ_MAX		(1ull << 30)	/* bytes waiting to be written */
+
 struct pin {
 	const void	*owner;
 	char		 tenant[CSTORE_TENANT_MAX];
@@ -74,6 +82,12 @@ struct cstore {
 	size_t			 npins, pcap;
 	struct stat		 gen;		/* the gen file when last read */
 	unsigned		 tmpseq;
+	/* The writer: new entries reach the disk behind the client. */
+	pthread_t		 wt;
+	int			 wt_on, wt_stop;
+	pthread_cond_t		 wcv, wdone;
+	struct wjob		*wq, *wq_tail;
+	uint64_t		 wq_bytes;
 };
 
 /* ---- names ------------------------------------------------------------- */
@@ -980,6 +994,64 @@ disk_load(struct cstore *s)
 	disk_room(s, 0);
 }
 
+static int disk_write(struct cstore *, const char *, const uint8_t *,
+    const void *, size_t, uint64_t *);
+
+/* Records a finished write of e (held by a ref, which it drops). */
+static void
+disk_done(struct cstore *s, struct centry *e, int ok, uint64_t disk)
+{
+	if (ok && e->disk == 0) {
+		e->disk = disk;
+		s->disk_bytes += disk;
+		s->disk_entries++;
+	}
+	e->refs--;
+	idx_gc(s, e);
+}
+
+/* The writer thread: compresses and writes queued entries in order. */
+static void *
+writer_main(void *arg)
+{
+	struct cstore *s = arg;
+	struct wjob *j;
+	uint64_t disk = 0;
+	int ok;
+
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (s->wq == NULL && !s->wt_stop)
+			pthread_cond_wait(&s->wcv, &s->mu);
+		if ((j = s->wq) == NULL)
+			break;		/* stopping, and nothing left */
+		pthread_mutex_unlock(&s->mu);
+		ok = disk_write(s, j->e->tenant, j->e->hash, j->e->ram,
+		    j->e->len, &disk) == 0;
+		pthread_mutex_lock(&s->mu);
+		s->wq = j->next;
+		if (s->wq == NULL)
+			s->wq_tail = NULL;
+		s->wq_bytes -= j->e->len;
+		disk_done(s, j->e, ok, disk);
+		free(j);
+		pthread_cond_broadcast(&s->wdone);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+void
+cstore_drain(struct cstore *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	while (s->wq != NULL)
+		pthread_cond_wait(&s->wdone, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
 struct cstore *
 cstore_open(const struct cstore_conf *conf)
 {
@@ -993,6 +1065,8 @@ cstore_open(const struct cstore_conf *conf)
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->wcv, NULL);
+	pthread_cond_init(&s->wdone, NULL);
 	s->conf = *conf;
 	s->lockfd = -1;
 	if (s->conf.dir[0] == '\0' || s->conf.disk_budget == 0)
@@ -1026,6 +1100,8 @@ cstore_open(const struct cstore_conf *conf)
 		s->c.gpu_entries = 0;
 	}
 	disk_load(s);
+	/* Without the thread, writes happen in the caller: slower, as sound. */
+	s->wt_on = pthread_create(&s->wt, NULL, writer_main, s) == 0;
 	log_info("cache: %s: %llu entries, %llu bytes on disk", s->conf.dir,
 	    (unsigned long long)s->disk_entries,
 	    (unsigned long long)s->disk_bytes);
@@ -1045,6 +1121,13 @@ cstore_close(struct cstore *s)
 
 	if (s == NULL)
 		return;
+	if (s->wt_on) {
+		pthread_mutex_lock(&s->mu);
+		s->wt_stop = 1;
+		pthread_cond_signal(&s->wcv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->wt, NULL);
+	}
 	cstore_flush(s, 1);
 	for (e = s->head; e != NULL; e = next) {
 		next = e->next;
@@ -1055,6 +1138,8 @@ cstore_close(struct cstore *s)
 		close(s->lockfd);
 	free(s->pins);
 	free(s->bucket);
+	pthread_cond_destroy(&s->wcv);
+	pthread_cond_destroy(&s->wdone);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -1256,8 +1341,9 @@ cstore_put(struct cstore *s, const char *tenant,
 {
 	struct cstore_ref *r = NULL;
 	struct centry *e;
+	struct wjob *j;
 	uint64_t disk = 0;
-	int write;
+	int write, ok;
 
 	pthread_mutex_lock(&s->mu);
 	if ((e = idx_find(s, tenant, hash)) != NULL && e->len != len)
@@ -1281,31 +1367,32 @@ cstore_put(struct cstore *s, const char *tenant,
 		r = ref_new(e, e->ram, len, CT_UPLOAD, NULL);
 	else
 		r = ref_new(NULL, buf, len, CT_UPLOAD, buf), buf = NULL;
-	write = s->disk_ok && e->disk == 0;
+	write = s->disk_ok && e->disk == 0 && r != NULL;
 	if (write)
 		e->refs++;
 	s->c.stored++;
 	s->c.stored_bytes += len;
+	/* Behind the client when its bytes stay in RAM meanwhile. */
+	if (write && s->wt_on && e->ram != NULL &&
+	    s->wq_bytes + len <= WQ_MAX && (j = calloc(1, sizeof *j)) != NULL) {
+		j->e = e;
+		if (s->wq_tail != NULL)
+			s->wq_tail->next = j;
+		else
+			s->wq = j;
+		s->wq_tail = j;
+		s->wq_bytes += len;
+		pthread_cond_signal(&s->wcv);
+		write = 0;
+	}
 	pthread_mutex_unlock(&s->mu);
 	free(buf);
-	if (r == NULL)
-		return NULL;
 	if (!write)
 		return r;
-	if (disk_write(s, tenant, hash, r->data, len, &disk) == 0) {
-		pthread_mutex_lock(&s->mu);
-		if (e->disk == 0) {
-			e->disk = disk;
-			s->disk_bytes += disk;
-			s->disk_entries++;
-		}
-		e->refs--;
-		pthread_mutex_unlock(&s->mu);
-	} else {
-		pthread_mutex_lock(&s->mu);
-		e->refs--;
-		pthread_mutex_unlock(&s->mu);
-	}
+	ok = disk_write(s, tenant, hash, r->data, len, &disk) == 0;
+	pthread_mutex_lock(&s->mu);
+	disk_done(s, e, ok, disk);
+	pthread_mutex_unlock(&s->mu);
 	return r;
 }
 

@@ -90,7 +90,10 @@ int	 cstore_tenant_valid(const char *);
  * is short).  Scans the directory's entries into the index.
  */
 struct cstore	*cstore_open(const struct cstore_conf *);
-/* Writes the counters and frees everything (no ref may be live). */
+/* Waits until every entry queued for the disk is written. */
+void		 cstore_drain(struct cstore *);
+/* Writes what is queued and the counters, and frees everything (no ref
+ * may be live). */
 void		 cstore_close(struct cstore *);
 /* 1 if the store has a RAM or disk tier to keep entries in. */
 int		 cstore_active(const struct cstore *);

@@ -27,6 +27,7 @@
 
 #define WC_CHUNK	(64u << 20)	/* bytes named by one hash at most */
 #define WC_PIECE	(4u << 20)	/* bytes of one upload frame at most */
+#define WC_AHEAD	8		/* upload frames in flight */
 #define WC_MIN_DEFAULT	(256u << 10)
 #define WC_IMAGE_MAX	(2ull << 30)
 
@@ -113,29 +114,51 @@ wc_report(void)
 	    (unsigned long long)wst.hash_bytes, (double)wst.hash_ns / 1e9);
 }
 
-/* Sends the bytes of a missed entry; CUDA_SUCCESS once it is kept. */
+/*
+ * Sends the bytes of a missed entry, several pieces in flight so that the
+ * link stays busy; CUDA_SUCCESS once the server verified and kept them.
+ * Every piece waits for its reply (none is one-way): a failure is this
+ * copy's, never a later call's.
+ */
 static CUresult
 wc_upload(const uint8_t h[16], const void *p, size_t n)
 {
+	struct rwait w[WC_AHEAD];
 	struct rpc_val in[4], out[1];
-	size_t max = rcall_max_payload(), off, k;
+	size_t max = rcall_max_payload(), off = 0, k;
+	unsigned head = 0, tail = 0;	/* sent, answered */
 	void *keep;
-	CUresult rc = CUDA_SUCCESS;
+	CUresult rc = CUDA_SUCCESS, rc2;
 
 	if (max > WC_PIECE)
 		max = WC_PIECE;
-	for (off = 0; off < n; off += k) {
-		k = n - off < max ? n - off : max;
-		in[0].p = h;
-		in[0].len = 16;
-		in[1].u = n;
-		in[2].u = off;
-		in[3].p = (const char *)p + off;
-		in[3].len = (uint32_t)k;
-		rc = rcall(R_CACHE_PUT, in, out, &keep);
+	while (tail < head || off < n) {
+		while (off < n && head - tail < WC_AHEAD &&
+		    rc == CUDA_SUCCESS) {
+			struct rwait *wi = &w[head % WC_AHEAD];
+
+			k = n - off < max ? n - off : max;
+			in[0].p = h;
+			in[0].len = 16;
+			in[1].u = n;
+			in[2].u = off;
+			in[3].p = (const char *)p + off;
+			in[3].len = (uint32_t)k;
+			memset(wi, 0, sizeof *wi);
+			if ((rc = rsend(R_CACHE_PUT, in, RP_BULK, wi)) !=
+			    CUDA_SUCCESS)
+				break;
+			head++;
+			off += k;
+		}
+		if (tail == head)
+			break;
+		rc2 = rwait(&w[tail++ % WC_AHEAD], out, &keep);
 		free(keep);
+		if (rc == CUDA_SUCCESS)
+			rc = rc2;
 		if (rc != CUDA_SUCCESS)
-			return rc;
+			off = n;	/* collect what is in flight, then fail */
 	}
 	return rc;
 }

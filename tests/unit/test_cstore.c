@@ -256,6 +256,31 @@ count_pin(void *arg, const char *tenant, const uint8_t *hash)
 	(*(int *)arg)++;
 }
 
+/* Entries written behind the caller are all on disk once it closes. */
+static void
+test_writer(void)
+{
+	struct cstore *s = open_store("w", 1 << 20, 1 << 20);
+	struct cstore_counters c;
+	uint8_t h[CSTORE_HASH_LEN];
+	int tier, i, ok = 1;
+
+	for (i = 0; i < 4; i++)
+		put(s, "nokey", 200000, 100 + (unsigned)i, h);
+	/* Served from RAM while the writer works. */
+	CHECK(get_ok(s, "nokey", 200000, 100, &tier) && tier == CT_RAM);
+	cstore_drain(s);
+	cstore_counters(s, &c);
+	CHECK(c.disk_entries == 4);
+	cstore_close(s);
+	s = open_store("w", 0, 1 << 20);
+	for (i = 0; i < 4; i++)
+		ok &= get_ok(s, "nokey", 200000, 100 + (unsigned)i, &tier) &&
+		    tier == CT_DISK;
+	CHECK(ok);
+	cstore_close(s);
+}
+
 static void
 test_pins(void)
 {
@@ -348,6 +373,7 @@ main(void)
 	test_codec();
 	test_ram();
 	test_disk();
+	test_writer();
 	test_pins();
 	test_unwritable();
 	snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", root, root);

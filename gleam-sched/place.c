@@ -21,6 +21,7 @@
 struct placer {
 	struct sched	*s;
 	struct predictor p;
+	struct psnap	 snap;		/* the state before a trial move */
 	char		*feas;		/* [task * nservers + server] */
 };
 
@@ -141,11 +142,13 @@ move_delta(struct placer *pl, int task, int server, struct pred *out)
 	double before, after;
 
 	before = cost_near(pl, old, server, c, -1);
+	predict_snap_take(&pl->p, &pl->snap);
 	predict_add(&pl->p, task, server);
 	after = cost_near(pl, old, server, c, -1);
 	if (out != NULL)
 		predict_task(&pl->p, task, out);
 	restore(pl, task, old);
+	predict_snap_put(&pl->p, &pl->snap);
 	return after - before;
 }
 
@@ -158,6 +161,7 @@ swap_delta(struct placer *pl, int t1, int t2)
 	double before, after = HUGE_VAL;
 
 	before = cost_near(pl, s1, s2, a->client, b->client);
+	predict_snap_take(&pl->p, &pl->snap);
 	predict_remove(&pl->p, t1);
 	predict_remove(&pl->p, t2);
 	if (predict_fits(&pl->p, t1, s2)) {
@@ -171,6 +175,7 @@ swap_delta(struct placer *pl, int t1, int t2)
 	}
 	predict_add(&pl->p, t1, s1);
 	predict_add(&pl->p, t2, s2);
+	predict_snap_put(&pl->p, &pl->snap);
 	return after - before;
 }
 
@@ -569,6 +574,8 @@ place_plan(struct sched *s, struct place_why *why)
 	if (pl.feas == NULL || order == NULL ||
 	    predict_init(&pl.p, s) == -1)
 		goto out;
+	if (predict_snap_init(&pl.p, &pl.snap) == -1)
+		goto out;
 	for (i = 0; i < s->ntasks; i++) {
 		s->tasks[i].why[0] = '\0';
 		for (v = 0; v < s->nservers; v++)
@@ -595,6 +602,7 @@ place_plan(struct sched *s, struct place_why *why)
 	}
 	rc = 0;
 out:
+	predict_snap_free(&pl.snap);
 	predict_free(&pl.p);
 	free(pl.feas);
 	free(order);

@@ -58,7 +58,8 @@ gpu_wait(const struct pserver *a, const struct sched_server *sv,
 	cs2 = dmax(0, (a->work2 / a->lam) / (es * es) - 1);
 	ca2 = a->burst / a->lam;
 	r = rho < PREDICT_RHO_KNEE ? rho : PREDICT_RHO_KNEE;
-	w = pow(r, sqrt(2 * (k + 1)) - 1) / (k * (1 - r)) *
+	/* sqrt(2(k+1)) - 1 is 1 for one GPU: no pow() on the hot path. */
+	w = (k == 1 ? r : pow(r, sqrt(2 * (k + 1)) - 1)) / (k * (1 - r)) *
 	    (ca2 + cs2) / 2 * es;
 	if (rho > PREDICT_RHO_KNEE)
 		w += (rho - PREDICT_RHO_KNEE) * horizon / 2;
@@ -115,26 +116,62 @@ solve_sums(const struct sload *l, int n, double wait, struct pserver *a)
  */
 static double
 solve_wait(const struct sload *l, int n, const struct sched_server *sv,
-    double horizon)
+    double horizon, double guess)
 {
 	struct pserver a;
-	double lo = 0, hi = 1e-3, mid;
-	int it;
+	double lo = 0, hi = 1e-3, glo, ghi, g, mid;
+	int i, it, side = 0;
 
+	/* Without a window among them the rates do not depend on W. */
+	for (i = 0; i < n && !(l[i].on && l[i].window > 0); i++)
+		;
+	solve_sums(l, n, 0, &a);
+	if ((glo = gpu_wait(&a, sv, horizon)) <= 0 || i == n)
+		return glo > 0 ? glo : 0;
+	/* The neighbouring stretch's answer is a good first bracket. */
+	if (guess > 0) {
+		solve_sums(l, n, guess / 2, &a);
+		if ((g = gpu_wait(&a, sv, horizon) - guess / 2) > 0) {
+			lo = guess / 2;
+			glo = g;
+			hi = guess * 2;
+		} else
+			hi = guess / 2;
+	}
 	for (it = 0; it < 60; it++) {
 		solve_sums(l, n, hi, &a);
-		if (gpu_wait(&a, sv, horizon) <= hi)
+		if ((ghi = gpu_wait(&a, sv, horizon) - hi) <= 0)
 			break;
 		lo = hi;
+		glo = ghi;
 		hi *= 4;
 	}
-	for (it = 0; it < 50 && hi - lo > 1e-6 * (1e-3 + hi); it++) {
-		mid = (lo + hi) / 2;
+	if (ghi > 0)
+		return hi;
+	/*
+	 * g(W) = formula(W) - W falls from glo > 0 to ghi <= 0: regula
+	 * falsi, Illinois' way (halving the end that stays), to a relative
+	 * 1e-4.
+	 */
+	for (it = 0; it < 60 && hi - lo > 1e-4 * (1e-3 + hi); it++) {
+		mid = hi - ghi * (hi - lo) / (ghi - glo);
+		if (!(mid > lo && mid < hi))
+			mid = (lo + hi) / 2;
 		solve_sums(l, n, mid, &a);
-		if (gpu_wait(&a, sv, horizon) > mid)
+		g = gpu_wait(&a, sv, horizon) - mid;
+		if (g > 0) {
 			lo = mid;
-		else
+			glo = g;
+			if (side == -1)
+				ghi /= 2;
+			side = -1;
+		} else {
 			hi = mid;
+			ghi = g;
+			if (side == 1)
+				glo /= 2;
+			side = 1;
+		}
 	}
 	return hi;
 }
@@ -200,7 +237,7 @@ server_solve(const struct predictor *p, int server)
 	double k = sv->ngpus > 0 ? sv->ngpus : 1;
 	struct sload *l;
 	struct pserver a;
-	double *at, horizon, len, w, wi, x, dummy;
+	double *at, horizon, len, w, wi, x, dummy, guess = 0;
 	int i, j, n, nat;
 
 	if (p->solve[server].gen == p->gen)
@@ -246,7 +283,7 @@ server_solve(const struct predictor *p, int server)
 			continue;
 		for (i = 0; i < n; i++)
 			l[i].on = l[i].from <= at[j] && l[i].to >= at[j + 1];
-		w = solve_wait(l, n, sv, horizon);
+		w = guess = solve_wait(l, n, sv, horizon, guess);
 		solve_sums(l, n, w, &a);
 		for (i = 0; i < n; i++) {
 			if (!l[i].on)
@@ -269,7 +306,7 @@ server_solve(const struct predictor *p, int server)
 			/* It never sends: what one request would meet. */
 			for (j = 0; j < n; j++)
 				l[j].on = j == i;
-			w = solve_wait(l, n, sv, horizon);
+			w = solve_wait(l, n, sv, horizon, 0);
 			solve_sums(l, n, w, &a);
 			j = l[i].task;
 			p->x[j] = sload_rate(&l[i], w);
@@ -893,4 +930,67 @@ predict_total(const struct predictor *p)
 	for (i = 0; i < p->s->ntasks; i++)
 		sum += predict_cost(p, i);
 	return sum;
+}
+
+int
+predict_snap_init(const struct predictor *p, struct psnap *sn)
+{
+	size_t nt = (size_t)p->s->ntasks + 1;
+
+	memset(sn, 0, sizeof *sn);
+	sn->sgen = calloc((size_t)p->s->nservers + 1, sizeof *sn->sgen);
+	sn->x = calloc(nt, sizeof *sn->x);
+	sn->wait = calloc(nt, sizeof *sn->wait);
+	sn->rho = calloc(nt, sizeof *sn->rho);
+	if (sn->sgen == NULL || sn->x == NULL || sn->wait == NULL ||
+	    sn->rho == NULL) {
+		predict_snap_free(sn);
+		return -1;
+	}
+	return 0;
+}
+
+void
+predict_snap_free(struct psnap *sn)
+{
+	free(sn->sgen);
+	free(sn->x);
+	free(sn->wait);
+	free(sn->rho);
+	memset(sn, 0, sizeof *sn);
+}
+
+void
+predict_snap_take(const struct predictor *p, struct psnap *sn)
+{
+	size_t nt = (size_t)p->s->ntasks;
+	int v;
+
+	sn->gen = p->gen;
+	for (v = 0; v < p->s->nservers; v++)
+		sn->sgen[v] = p->solve[v].gen;
+	memcpy(sn->x, p->x, nt * sizeof *sn->x);
+	memcpy(sn->wait, p->wait, nt * sizeof *sn->wait);
+	memcpy(sn->rho, p->rho, nt * sizeof *sn->rho);
+}
+
+/*
+ * Back to the solutions of the snapshot's state.  The generation goes
+ * back too; so that no solution of the undone move is taken for one of
+ * a later state, the snapshot's generation must be the newest that any
+ * solution carries once it is back, which holds since every one made
+ * after it is overwritten here.
+ */
+void
+predict_snap_put(struct predictor *p, const struct psnap *sn)
+{
+	size_t nt = (size_t)p->s->ntasks;
+	int v;
+
+	p->gen = sn->gen;
+	for (v = 0; v < p->s->nservers; v++)
+		p->solve[v].gen = sn->sgen[v];
+	memcpy(p->x, sn->x, nt * sizeof *sn->x);
+	memcpy(p->wait, sn->wait, nt * sizeof *sn->wait);
+	memcpy(p->rho, sn->rho, nt * sizeof *sn->rho);
 }

@@ -100,6 +100,22 @@ struct predictor {
 	int		*lfirst;	/* per link: its uploads, a list */
 };
 
+/*
+ * The predictor's cached solutions, saved before a trial move and put
+ * back after it is undone, so that the state before it needs no solving
+ * again.  Valid only if the tasks' servers are as when it was taken.
+ */
+struct psnap {
+	unsigned long	 gen;
+	unsigned long	*sgen;		/* per server */
+	double		*x, *wait, *rho;	/* per task */
+};
+
+int	predict_snap_init(const struct predictor *, struct psnap *);
+void	predict_snap_free(struct psnap *);
+void	predict_snap_take(const struct predictor *, struct psnap *);
+void	predict_snap_put(struct predictor *, const struct psnap *);
+
 /* Sums what the tasks' server fields place; -1 if out of memory. */
 int	predict_init(struct predictor *, struct sched *);
 void	predict_free(struct predictor *);

@@ -1174,7 +1174,9 @@ disk_read(struct cstore *s, struct centry *e, int *corrupt)
 	    -1 || dir_hold(s) == -1)
 		return NULL;
 	if (read_file(path, e->disk + 1, &b, &len) == -1) {
-		if (errno != ENOENT)
+		if (errno == ENOENT)
+			*corrupt = 2;	/* gleam-cache removed it */
+		else
 			log_warn("cache: %s: %s", path, strerror(errno));
 		dir_release(s);
 		return NULL;
@@ -1225,10 +1227,10 @@ cstore_get(struct cstore *s, const char *tenant,
 	pthread_mutex_lock(&s->mu);
 	e->refs--;
 	if (b == NULL) {
-		if (corrupt) {
+		if (corrupt == 1)
 			s->c.corrupt++;
+		if (corrupt && e->disk != 0)
 			disk_drop(s, e);
-		}
 		idx_gc(s, e);
 		goto miss;
 	}

@@ -223,10 +223,27 @@ test_disk(void)
 	cstore_counters(s, &c);
 	CHECK(c.corrupt == 1 && c.disk_entries == 1);
 	free(f);
+	/* A file removed behind its back (gleam-cache rm): a miss, forgotten. */
+	CHECK(cstore_scan(path, "kaaaaaaaaaaaaaaaa", &f, &n, err,
+	    sizeof err) == 0 && n == 1);
+	{
+		struct cstore *t = open_store("d", 0, 1 << 20);
+		uint64_t misses;
+
+		cstore_counters(t, &c);
+		misses = c.misses;
+		CHECK(n == 1 && cstore_remove(path, &f[0]) == 0);
+		CHECK(!get_ok(t, "kaaaaaaaaaaaaaaaa", 200000, 2, NULL));
+		cstore_counters(t, &c);
+		CHECK(c.disk_entries == 0 && c.misses == misses + 1);
+		cstore_close(t);
+	}
+	free(f);
 
 	/* The disk budget holds: 1 MiB takes about five raw entries. */
 	for (i = 10; i < 30; i++)
 		put(s, "nokey", 200000, (unsigned)i, h);
+	cstore_drain(s);
 	cstore_counters(s, &c);
 	CHECK(c.disk_bytes <= 1 << 20 && c.disk_entries >= 4);
 	CHECK(cstore_scan(path, NULL, &f, &n, err, sizeof err) == 0);

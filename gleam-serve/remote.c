@@ -469,6 +469,12 @@ remote_drain(struct remote *r)
 		if (remote_serve(r, &h, r->in + off + PROTO_HDR_LEN) == -1)
 			return -1;
 		off += PROTO_HDR_LEN + h.len;
+		/*
+		 * A large reply goes now: the link carries it while the next
+		 * request is served (device-to-host pieces asked for ahead).
+		 */
+		if (r->out.len >= (1u << 20) && remote_flush(r) == -1)
+			return -1;
 	}
 	memmove(r->in, r->in + off, r->inlen - off);
 	r->inlen -= off;

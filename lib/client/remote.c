@@ -48,8 +48,12 @@
 #include "util.h"
 #include "zframe.h"
 
-/* Posting waits while this much is queued and not yet taken for sending. */
-#define SENDQ_MAX	(64u << 20)
+/*
+ * Posting waits while this much is queued and not yet taken for sending:
+ * at 1 Gbit/s over 100 ms of work in flight.  The two buffers (queue and
+ * the one being sent) are kept, so their pages are touched once.
+ */
+#define SENDQ_MAX	(16u << 20)
 
 /* Everything below is under tlock, but for rconn's constant fields. */
 static pthread_mutex_t	 tlock = PTHREAD_MUTEX_INITIALIZER;
@@ -264,7 +268,8 @@ io_main(void *arg)
 			stats_bytes(out.len, 0);
 			out.len = 0;
 			off = 0;
-			if (out.cap > (SENDQ_MAX + (16u << 20))) {
+			/* Kept unless a huge frame blew it up. */
+			if (out.cap > 4 * (size_t)SENDQ_MAX + rconn.max_frame) {
 				pw_free(&out);
 				pw_init(&out);
 			}
@@ -416,7 +421,8 @@ want_zstd(size_t len)
 		return 0;	/* compression would be the bottleneck */
 	if (zratio < 0.95)
 		return 1;
-	return ++ztrials % 32 == 0;
+	/* Data that did not shrink: try again now and then. */
+	return ztrials++ % 16 == 0;
 }
 
 /*
@@ -526,6 +532,8 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			zstd_Bps = zstd_Bps > 0 ? 0.75 * zstd_Bps + 0.25 * r : r;
 		}
 		zratio = n > 0 ? (double)n / (double)pl.len : 1;
+		log_trace("zstd: %zu -> %ld bytes, %.0f MB/s; link %.0f MB/s",
+		    pl.len, n, zstd_Bps / 1e6, link_Bps / 1e6);
 		pthread_mutex_unlock(&tlock);
 		if (n > 0) {
 			payload = z.p;

@@ -550,6 +550,46 @@ nonfinite_worker(const void *arg, int w)
 	_exit(bad);
 }
 
+/*
+ * Three tensors in flight, the middle one of another length at rank 1:
+ * only it fails, at both ranks; the others are summed exactly.
+ */
+static void
+window_worker(const void *arg, int w)
+{
+	static const size_t ns0[3] = { 1000, 2000, 3000 };
+	struct hr_ctx *x;
+	float *g[3];
+	size_t ns[3], i;
+	int rcs[3], t, bad = 0;
+
+	if (open_worker(2, w, 32, &x) != 0)
+		_exit(2);
+	for (t = 0; t < 3; t++) {
+		ns[t] = ns0[t] + (t == 1 ? (size_t)w : 0);
+		g[t] = calloc(ns[t], sizeof *g[t]);
+		for (i = 0; i < ns[t]; i += 5)
+			g[t][i] = 0.5f * (float)(w + 1);
+	}
+	hr_allreduce_many(x, g, ns, 3, rcs);
+	if (rcs[0] != 0 || rcs[1] != HR_EROUND || rcs[2] != 0) {
+		fprintf(stderr, "window: rank %d got %d %d %d\n", w, rcs[0],
+		    rcs[1], rcs[2]);
+		bad = 1;
+	}
+	for (t = 0; t < 3; t += 2)
+		for (i = 0; i < ns[t]; i++)
+			if (g[t][i] != (i % 5 == 0 ? 1.5f : 0.0f))
+				bad = 1;
+	if (g[1][5] != 0.5f * (float)(w + 1))
+		bad = 1;	/* the failed one is left as it was */
+	/* And the next one goes through. */
+	if (hr_allreduce(x, g[0], ns[0]) != 0 || g[0][5] != 3.0f)
+		bad = 1;
+	hr_close(x);
+	_exit(bad);
+}
+
 /* The right key, and a wrong one. */
 static void
 check_auth(void)
@@ -658,6 +698,9 @@ main(void)
 	/* Many tensors in flight, of different sizes. */
 	check_case(50000, 3, 0.02, SUP_RANDOM, 32, 12);
 	check_case(9000, 2, 0.1, SUP_SAME, 64, 7);
+
+	/* A round that fails among others in flight fails alone. */
+	CHECK(run_workers(2, window_worker, NULL) == 0);
 
 	/* NaN and Inf: a clear error at every worker, then on as before. */
 	CHECK(run_workers(3, nonfinite_worker, &nan) == 0);

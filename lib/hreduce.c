@@ -34,6 +34,7 @@
 #include "proto.h"
 
 #define OMNI_BLOCK	256
+#define SCHEME_RAW	100	/* a tensor that is one round of hr_reduce_raw */
 #define RBUF_EXTRA	(16u << 10)
 
 struct tensor;
@@ -76,6 +77,12 @@ struct tensor {
 	uint64_t	 got;
 	int32_t		 exponent;
 
+	/* A raw round (hr_reduce_raw): its operation and sizes. */
+	int		 raw_op;
+	uint64_t	 raw_n;
+	int		 raw_exp, raw_scale;
+	void		*raw_buf;
+
 	uint8_t		*bits;		/* HOMO, FLOAT, OMNI: bitmap, union */
 	size_t		 nbits;
 	int		 scale;
@@ -103,6 +110,7 @@ struct hr_ctx {
 	size_t		 rlen, rcap;
 	struct hr_stats	 st;
 	int		 last_scale;
+	int		 last_exponent;	/* merged, of the last raw OR round */
 	char		 err[600];
 };
 
@@ -504,6 +512,13 @@ t_start(struct hr_ctx *x, struct tensor *t)
 	t_round_reset(t, t->id1);
 	t->phase = T_ROUND1;
 	switch (t->scheme) {
+	case SCHEME_RAW:
+		t->rbuf = t->raw_buf;
+		if (t->raw_op == HR_OP_OR)
+			return begin(x, t, HR_OP_OR, t->raw_exp, 0, t->raw_n,
+			    hc_bitmap_bytes(t->raw_n), t->raw_buf);
+		return begin(x, t, HR_OP_SUM, 0, t->raw_scale, t->raw_n,
+		    t->raw_n * (uint64_t)(x->o.cell_bits / 8), t->raw_buf);
 	case HR_SCHEME_DENSE:
 		t->rbuf = (uint8_t *)t->grad;
 		return begin(x, t, HR_OP_FSUM, 0, 0, t->n, 4 * (uint64_t)t->n,
@@ -607,6 +622,11 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	int rc;
 
 	if (t->scheme == HR_SCHEME_DENSE) {
+		t->phase = T_DONE;
+		return;
+	}
+	if (t->scheme == SCHEME_RAW) {
+		x->last_exponent = t->exponent;
 		t->phase = T_DONE;
 		return;
 	}
@@ -1277,14 +1297,53 @@ t_by_ticket(struct hr_ctx *x, int ticket, int *at)
 	return NULL;
 }
 
+static int submit(struct hr_ctx *, float *, size_t, const struct tensor *);
+
 int
 hr_submit(struct hr_ctx *x, float *grad, size_t n)
+{
+	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
+		return HR_EINVAL;
+	return submit(x, grad, n, NULL);
+}
+
+int
+hr_reduce_raw(struct hr_ctx *x, int op, void *buf, uint64_t n, int *exponent,
+    int scale)
+{
+	struct tensor raw;
+	int ticket, rc;
+
+	if (x == NULL || (op != HR_OP_OR && op != HR_OP_SUM) ||
+	    (buf == NULL && n > 0) || n > HC_MAX_N ||
+	    (op == HR_OP_OR && exponent == NULL))
+		return HR_EINVAL;
+	memset(&raw, 0, sizeof raw);
+	raw.raw_op = op;
+	raw.raw_n = n;
+	raw.raw_buf = buf;
+	raw.raw_exp = op == HR_OP_OR ? *exponent : 0;
+	raw.raw_scale = scale;
+	if ((ticket = submit(x, NULL, 0, &raw)) < 0)
+		return ticket;
+	if ((rc = hr_wait(x, ticket)) == 0 && op == HR_OP_OR)
+		*exponent = x->last_exponent;
+	return rc;
+}
+
+void
+hr_get_opts(const struct hr_ctx *x, struct hr_opts *o)
+{
+	*o = x->o;
+}
+
+/* A new tensor, or with raw a raw round, into the window. */
+static int
+submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
 {
 	struct tensor *t;
 	int rc;
 
-	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
-		return HR_EINVAL;
 	if (x->dead)
 		return ctx_err(x, x->dead, "%s", x->err[0] ? x->err :
 		    "context dead");
@@ -1295,8 +1354,12 @@ hr_submit(struct hr_ctx *x, float *grad, size_t n)
 		return rc;
 	if ((t = calloc(1, sizeof *t)) == NULL)
 		return HR_ENOMEM;
+	if (raw != NULL) {
+		*t = *raw;
+		t->scheme = SCHEME_RAW;
+	} else
+		t->scheme = x->o.scheme;
 	t->ticket = ++x->next_ticket;
-	t->scheme = x->o.scheme;
 	t->grad = grad;
 	t->n = n;
 	x->t[x->nt++] = t;

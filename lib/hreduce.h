@@ -111,6 +111,17 @@ int		 hr_wait(struct hr_ctx *, int ticket);
 int		 hr_allreduce_many(struct hr_ctx *, float *const *grads,
 		    const size_t *ns, size_t count, int *rcs);
 
+/*
+ * One round alone, in place, for codecs outside this library (the CUDA
+ * one of hcodec_cuda.h): op HR_OP_OR (hreduce_wire.h) ORs n bits and
+ * merges *exponent by MAX; HR_OP_SUM sums n cells of the context's
+ * cell_bits at scale.  It takes a tensor's place in the stream numbering:
+ * every rank must make the same calls in the same order.
+ */
+int		 hr_reduce_raw(struct hr_ctx *, int op, void *buf, uint64_t n,
+		    int *exponent, int scale);
+void		 hr_get_opts(const struct hr_ctx *, struct hr_opts *);
+
 const char	*hr_errmsg(const struct hr_ctx *);
 const char	*hr_strerror(int);
 void		 hr_get_stats(const struct hr_ctx *, struct hr_stats *);

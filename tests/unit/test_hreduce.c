@@ -590,6 +590,39 @@ window_worker(const void *arg, int w)
 	_exit(bad);
 }
 
+/* Raw rounds, as the CUDA path uses them: an OR with the MAX, a SUM. */
+static void
+raw_worker(const void *arg, int w)
+{
+	struct hr_ctx *x;
+	uint8_t bits[3] = { 0, 0, 0 };
+	uint32_t cells[5];
+	int e = w == 0 ? -3 : 7, i, bad = 0;
+
+	if (open_worker(3, w, 32, &x) != 0)
+		_exit(2);
+	bits[w] = (uint8_t)(1u << w);
+	if (hr_reduce_raw(x, HR_OP_OR, bits, 20, &e, 0) != 0 || e != 7 ||
+	    bits[0] != 1 || bits[1] != 2 || bits[2] != 4)
+		bad = 1;
+	for (i = 0; i < 5; i++)
+		cells[i] = (uint32_t)(w == 1 ? -i : 10 * i);
+	if (hr_reduce_raw(x, HR_OP_SUM, cells, 5, NULL, 3) != 0)
+		bad = 1;
+	for (i = 0; i < 5; i++)
+		if (cells[i] != (uint32_t)(19 * i))
+			bad = 1;
+	/* Bits past n are refused, at every rank. */
+	bits[2] = 0x80;
+	e = 0;
+	if (hr_reduce_raw(x, HR_OP_OR, bits, 20, &e, 0) != HR_EROUND)
+		bad = 1;
+	if (bad)
+		fprintf(stderr, "raw: rank %d: %s\n", w, hr_errmsg(x));
+	hr_close(x);
+	_exit(bad);
+}
+
 /* The right key, and a wrong one. */
 static void
 check_auth(void)
@@ -698,6 +731,8 @@ main(void)
 	/* Many tensors in flight, of different sizes. */
 	check_case(50000, 3, 0.02, SUP_RANDOM, 32, 12);
 	check_case(9000, 2, 0.1, SUP_SAME, 64, 7);
+
+	CHECK(run_workers(3, raw_worker, NULL) == 0);
 
 	/* A round that fails among others in flight fails alone. */
 	CHECK(run_workers(2, window_worker, NULL) == 0);

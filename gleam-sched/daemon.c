@@ -775,6 +775,7 @@ static int
 daemon_load(const struct daemon_opts *o, struct sched *s)
 {
 	struct yerr err;
+	int i;
 
 	sched_init(s);
 	if (input_servers(s, o->servers, &err) == -1 ||
@@ -785,6 +786,14 @@ daemon_load(const struct daemon_opts *o, struct sched *s)
 		sched_free(s);
 		return -1;
 	}
+	/* What runs is what the daemon placed, not what the file says. */
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].from >= 0) {
+			log_error("%s:%d: server: not in the daemon's tasks",
+			    o->tasks, s->tasks[i].line);
+			sched_free(s);
+			return -1;
+		}
 	return 0;
 }
 

@@ -460,6 +460,14 @@ teardown() {
 	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
 	[[ "$stderr" == *"links.yaml:3: server: gpu9: unknown server"* ]]
 	[[ "$stderr" != *"listening"* ]]
+	# Its tasks are a catalog: where they run is the daemon's to say.
+	fleet
+	printf 'tasks:\n- name: a\n  client: c1\n  requests: 10\n  rate: 1\n  gpu_time: 1ms\n  input: 1k\n  output: 1k\n  server: fast\n' \
+	    >"$BATS_TEST_TMPDIR/tasks.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	    -t "$BATS_TEST_TMPDIR/tasks.yaml"
+	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/tasks.yaml:2: server: not in the daemon's tasks" ]
 }
 
 @test "gleam-run -S runs the program against the server the daemon picks" {

@@ -454,6 +454,7 @@ teardown() {
 
 @test "the daemon's bad files are named, exit 3, nothing listens" {
 	fleet
+	cp "$BATS_TEST_TMPDIR/links.yaml" "$BATS_TEST_TMPDIR/good-links.yaml"
 	printf 'c1:\n  probes:\n  - {server: gpu9, ok: true, rtt_ms: {median: 1}, up_mbit_s: 1, down_mbit_s: 1}\n' \
 	    >"$BATS_TEST_TMPDIR/links.yaml"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \
@@ -461,7 +462,7 @@ teardown() {
 	[[ "$stderr" == *"links.yaml:3: server: gpu9: unknown server"* ]]
 	[[ "$stderr" != *"listening"* ]]
 	# Its tasks are a catalog: where they run is the daemon's to say.
-	fleet
+	cp "$BATS_TEST_TMPDIR/good-links.yaml" "$BATS_TEST_TMPDIR/links.yaml"
 	printf 'tasks:\n- name: a\n  client: c1\n  requests: 10\n  rate: 1\n  gpu_time: 1ms\n  input: 1k\n  output: 1k\n  server: fast\n' \
 	    >"$BATS_TEST_TMPDIR/tasks.yaml"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \

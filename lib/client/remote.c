@@ -12,8 +12,8 @@
  * and returned by the next call that waits for a reply (CUDA's deferred
  * errors; a sticky one also marks the context).
  *
- * Bulk payloads (rpost with RP_BULK) are compressed with zstd when the
- * link is measured to be slower than compression and the data shrinks.
+ * Bulk payloads (rpost with RP_BULK) are compressed with zstd while the
+ * link is the bottleneck (pieces wait to be sent) and the data shrinks.
  * GLEAM_SYNC=1 turns all of this off: every call waits for its reply,
  * nothing is compressed (for comparisons).  GLEAM_ZSTD=0 or 1 forces
  * compression off or on.
@@ -69,10 +69,9 @@ static CUresult		 deferred;	/* a one-way call's error, unreported */
 static uint16_t		 deferred_type;
 static int		 sync_mode;	/* GLEAM_SYNC=1 */
 static int		 zmode = -1;	/* GLEAM_ZSTD: -1 auto, 0 off, 1 on */
-static double		 link_Bps;	/* measured send rate when backlogged */
-static double		 zstd_Bps;	/* measured compression speed */
-static double		 zratio = 1;	/* compressed / raw, recent */
-static unsigned		 ztrials;	/* bulk chunks since the last trial */
+static double		 zratio = 1;	/* compressed / raw, last trial */
+static unsigned		 ztrials;	/* bulk pieces since the last trial */
+static uint64_t		 sent;		/* bytes the I/O thread has sent */
 
 static struct client_device *rdevs;
 static int		 rndev;
@@ -206,9 +205,6 @@ io_main(void *arg)
 	struct pw out;			/* being sent */
 	size_t off = 0, rlen = 0, rcap = 0, rmax;
 	uint8_t *rb = NULL;
-	uint64_t t0 = 0;
-	int stalled = 0;
-
 	(void)arg;
 	pw_init(&out);
 	rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
@@ -229,8 +225,6 @@ io_main(void *arg)
 			sendq.len = 0;
 			off = 0;
 			taken += out.len;
-			t0 = now_ns();
-			stalled = 0;
 			pthread_cond_broadcast(&tcond);
 		}
 		io_busy = off < out.len;
@@ -241,30 +235,21 @@ io_main(void *arg)
 			    MSG_NOSIGNAL | MSG_DONTWAIT);
 			if (n > 0) {
 				off += (size_t)n;
+				__atomic_add_fetch(&sent, (uint64_t)n,
+				    __ATOMIC_RELAXED);
 				continue;
 			}
 			if (n == -1 && errno == EINTR)
 				continue;
 			if (n == -1 && (errno == EAGAIN || errno ==
-			    EWOULDBLOCK)) {
-				stalled = 1;
+			    EWOULDBLOCK))
 				break;
-			}
 			pthread_mutex_lock(&tlock);
 			remote_lost_locked(strerror(errno));
 			pthread_mutex_unlock(&tlock);
 			goto out;
 		}
 		if (off == out.len && out.len > 0) {
-			/* A backlog that had to wait on the link measures it. */
-			uint64_t dt = now_ns() - t0;
-			if (stalled && out.len >= (1u << 20) && dt > 0) {
-				double r = (double)out.len * 1e9 / (double)dt;
-				pthread_mutex_lock(&tlock);
-				link_Bps = link_Bps > 0 ? 0.5 * link_Bps +
-				    0.5 * r : r;
-				pthread_mutex_unlock(&tlock);
-			}
 			stats_bytes(out.len, 0);
 			out.len = 0;
 			off = 0;
@@ -406,23 +391,27 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 }
 
 /*
- * Should a bulk payload of len bytes be compressed?  When the link is
- * measured slower than compression and the data shrank on the last trial;
- * a trial every so often follows what the data is like.
+ * Should a bulk payload of len bytes be compressed?  Only data that
+ * shrinks (a trial on the first piece, and every 16th after one that did
+ * not), and only while the link is the bottleneck: while more than two
+ * pieces wait to be sent, the time spent compressing would be spent
+ * waiting anyway.  If compressing is slower than the link, the backlog
+ * drains and pieces go raw again, so it never makes a copy slower than
+ * sending raw; on a fast link no backlog forms and nothing is compressed.
  */
+#define ZSTD_BACKLOG	(8u << 20)
+
 static int
 want_zstd(size_t len)
 {
 	if (zmode >= 0)
 		return zmode;
-	if (len < (64u << 10) || link_Bps <= 0)
+	if (len < (64u << 10))
 		return 0;
-	if (zstd_Bps > 0 && zstd_Bps < link_Bps * 1.1)
-		return 0;	/* compression would be the bottleneck */
-	if (zratio < 0.95)
-		return 1;
-	/* Data that did not shrink: try again now and then. */
-	return ztrials++ % 16 == 0;
+	if (zratio >= 0.95)
+		return ztrials++ % 16 == 0;
+	return queued - __atomic_load_n(&sent, __ATOMIC_RELAXED) >=
+	    ZSTD_BACKLOG;
 }
 
 /*
@@ -521,19 +510,13 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	}
 	payload = pl.p;
 	plen = pl.len;
-	if (zip) {
-		uint64_t t0 = now_ns();
+	{
 		long n = zf_compress(&z, pl.p, pl.len, 1);
-		double dt = (double)(now_ns() - t0);
 
 		pthread_mutex_lock(&tlock);
-		if (dt > 0) {
-			double r = (double)pl.len * 1e9 / dt;
-			zstd_Bps = zstd_Bps > 0 ? 0.75 * zstd_Bps + 0.25 * r : r;
-		}
 		zratio = n > 0 ? (double)n / (double)pl.len : 1;
-		log_trace("zstd: %zu -> %ld bytes, %.0f MB/s; link %.0f MB/s",
-		    pl.len, n, zstd_Bps / 1e6, link_Bps / 1e6);
+		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
+		    n, (unsigned long long)(queued - sent));
 		pthread_mutex_unlock(&tlock);
 		if (n > 0) {
 			payload = z.p;

@@ -520,6 +520,12 @@ explain(struct placer *pl, int task, struct place_why *w)
 	w->runner_up = -1;
 	if (t->server < 0)
 		return 0;
+	if (t->fixed) {
+		/* Not a choice: nothing to weigh it against. */
+		snprintf(w->reason, sizeof w->reason, "running there: not "
+		    "moved");
+		return 0;
+	}
 	w->excluded = calloc((size_t)s->nservers, sizeof *w->excluded);
 	w->excluded_why = calloc((size_t)s->nservers, sizeof *w->excluded_why);
 	if (w->excluded == NULL || w->excluded_why == NULL)
@@ -546,10 +552,7 @@ explain(struct placer *pl, int task, struct place_why *w)
 		w->excluded[w->nexcluded] = v;
 		memcpy(w->excluded_why[w->nexcluded++], why, sizeof why);
 	}
-	if (t->fixed)
-		snprintf(w->reason, sizeof w->reason, "running there: not "
-		    "moved");
-	else if (w->runner_up < 0)
+	if (w->runner_up < 0)
 		snprintf(w->reason, sizeof w->reason, "the only server that "
 		    "can take it");
 	else {

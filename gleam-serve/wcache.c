@@ -37,7 +37,18 @@ struct ready {
 	struct cstore_ref *ref;
 };
 
+/* An entry held for the client's copies ahead of them (R_CACHE_HAVE). */
+struct held {
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	struct cstore_ref *ref;
+	struct held	*next;		/* same first 8 bytes of name */
+};
+
+#define HAVE_MAX	(1u << 20)	/* names in one R_CACHE_HAVE */
+
 struct wclient {
+	struct htab	 held;		/* u64 of the name -> struct held */
+	uint64_t	 heldbytes;
 	struct upload	 up[UP_MAX];
 	uint64_t	 upbytes;
 	struct ready	 rd[UP_MAX];
@@ -112,7 +123,8 @@ int
 wcache_owns(uint16_t type)
 {
 	return type == R_CACHE_HTOD || type == R_CACHE_PUT ||
-	    type == R_CACHE_IMAGE;
+	    type == R_CACHE_IMAGE || type == R_CACHE_HAVE ||
+	    type == R_CACHE_HELD;
 }
 
 int
@@ -274,6 +286,122 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 	cstore_count_gpu(store, 0, 0, gpu_total, gpu_entries);
 }
 
+/* The htab key of a name: its first 8 bytes, never 0 or all ones. */
+static uint64_t
+held_key(const uint8_t *h)
+{
+	uint64_t k;
+
+	memcpy(&k, h, sizeof k);
+	return k == 0 || k == UINT64_MAX ? 1 : k;
+}
+
+static struct held *
+held_find(struct wclient *w, const uint8_t *h, uint64_t n)
+{
+	struct held *e;
+
+	for (e = htab_get(&w->held, held_key(h)); e != NULL; e = e->next)
+		if (memcmp(e->hash, h, CSTORE_HASH_LEN) == 0 &&
+		    e->ref->len == n)
+			return e;
+	return NULL;
+}
+
+/*
+ * in: names -> bits.  Holds the entries the server has, so that the
+ * client may send their copies one-way (R_CACHE_HELD): they cannot miss.
+ * At most cache_ram bytes (or 1 GiB) are held per client.
+ */
+static int
+wc_have(struct wclient *w, struct rcall *c)
+{
+	const uint8_t *p = c->in[0].p;
+	struct cstore_ref *r;
+	struct held *e;
+	uint64_t n = c->in[0].len / 24, len, max;
+	uint8_t *bits;
+	size_t i;
+
+	if (c->in[0].len % 24 != 0 || n > HAVE_MAX)
+		return 1;
+	if ((bits = calloc(1, n / 8 + 1)) == NULL)
+		return 2;
+	c->scratch = bits;
+	max = cstore_ram_budget(store) ? cstore_ram_budget(store) : 1u << 30;
+	for (i = 0; i < n; i++, p += 24) {
+		len = (uint64_t)p[16] | (uint64_t)p[17] << 8 |
+		    (uint64_t)p[18] << 16 | (uint64_t)p[19] << 24 |
+		    (uint64_t)p[20] << 32 | (uint64_t)p[21] << 40 |
+		    (uint64_t)p[22] << 48 | (uint64_t)p[23] << 56;
+		if (len == 0 || len > CSTORE_ENTRY_MAX)
+			continue;
+		if (held_find(w, p, len) == NULL) {
+			if (w->heldbytes + len > max ||
+			    (r = cstore_get(store, tenant, p, len)) == NULL)
+				continue;
+			if ((e = calloc(1, sizeof *e)) == NULL) {
+				cstore_release(store, r);
+				continue;
+			}
+			memcpy(e->hash, p, CSTORE_HASH_LEN);
+			e->ref = r;
+			e->next = htab_del(&w->held, held_key(p));
+			if (htab_put(&w->held, held_key(p), e) == -1) {
+				cstore_release(store, r);
+				free(e);
+				continue;	/* the chain is lost: not held */
+			}
+			w->heldbytes += len;
+			cstore_pin(store, w, tenant, p);
+		}
+		bits[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	c->out[0].p = bits;
+	c->out[0].len = (uint32_t)((n + 7) / 8);
+	return 0;
+}
+
+/* Copies entry r into the client's memory as R_MEM_HTOD would. */
+static int
+wc_copy(const struct backend *be, struct rcall *c, const struct cstore_ref *r)
+{
+	struct rcall sub;
+	backend_fn fn = be->call[R_MEM_HTOD - R_OPEN];
+	int rc;
+
+	memset(&sub, 0, sizeof sub);
+	sub.cl = c->cl;
+	sub.d = rpc_lookup(R_MEM_HTOD);
+	memcpy(sub.in, c->in, 4 * sizeof *c->in);
+	sub.in[4].p = r->data;
+	sub.in[4].len = (uint32_t)r->len;
+	pw_init(&sub.blob);
+	rc = fn != NULL ? fn(&sub) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	pw_free(&sub.blob);
+	free(sub.scratch);
+	return rc;
+}
+
+/* in: ctx, stream, async, dptr, key, bytes; the entry must be held. */
+static int
+wc_held(struct wclient *w, const struct backend *be, struct rcall *c)
+{
+	struct held *e;
+	uint64_t n = c->in[5].u;
+	int rc;
+
+	if (c->in[4].len != CSTORE_HASH_LEN || n == 0)
+		return 1;
+	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1)
+		return rc;
+	if ((e = held_find(w, c->in[4].p, n)) == NULL)
+		return 500;	/* CUDA_ERROR_NOT_FOUND: a client's bug */
+	if ((rc = wc_copy(be, c, e->ref)) == 0)
+		gpu_add(be, c, c->in[4].p, e->ref);
+	return rc;
+}
+
 /* in: ctx, stream, async, dptr, key, bytes -> state */
 static int
 wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
@@ -431,8 +559,17 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 	uint16_t type = c->d->type;
 
 	if (!cstore_active(store)) {
-		if (type == R_CACHE_PUT)
+		if (type == R_CACHE_PUT || type == R_CACHE_HELD)
 			return 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+		if (type == R_CACHE_HAVE) {
+			/* No bits set: nothing held. */
+			if ((c->scratch = calloc(1, c->in[0].len / 192 + 1)) ==
+			    NULL)
+				return 2;
+			c->out[0].p = c->scratch;
+			c->out[0].len = (c->in[0].len / 24 + 7) / 8;
+			return 0;
+		}
 		c->out[0].u = WC_OFF;
 		return 0;
 	}
@@ -440,6 +577,7 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 		if ((w = calloc(1, sizeof *w)) == NULL)
 			return 2;
 		htab_init(&w->images);
+		htab_init(&w->held);
 		*wp = w;
 	}
 	switch (type) {
@@ -449,6 +587,10 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 		return wc_put(w, c);
 	case R_CACHE_IMAGE:
 		return wc_image(w, c);
+	case R_CACHE_HAVE:
+		return wc_have(w, c);
+	case R_CACHE_HELD:
+		return wc_held(w, be, c);
 	}
 	return 801;
 }
@@ -490,6 +632,17 @@ wcache_client_free(struct wclient *w)
 	while (htab_next(&w->images, &i, &k, &v))
 		cstore_release(store, v);
 	htab_free(&w->images);
+	i = 0;
+	while (htab_next(&w->held, &i, &k, &v)) {
+		struct held *e = v, *next;
+
+		for (; e != NULL; e = next) {
+			next = e->next;
+			cstore_release(store, e->ref);
+			free(e);
+		}
+	}
+	htab_free(&w->held);
 	cstore_unpin_all(store, w);
 	cstore_flush(store, 0);
 	free(w);

@@ -1108,6 +1108,12 @@ cstore_open(const struct cstore_conf *conf)
 	return s;
 }
 
+uint64_t
+cstore_ram_budget(const struct cstore *s)
+{
+	return s != NULL ? s->conf.ram_budget : 0;
+}
+
 int
 cstore_active(const struct cstore *s)
 {

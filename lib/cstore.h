@@ -95,6 +95,8 @@ void		 cstore_drain(struct cstore *);
 /* Writes what is queued and the counters, and frees everything (no ref
  * may be live). */
 void		 cstore_close(struct cstore *);
+/* The RAM tier's budget in bytes. */
+uint64_t	 cstore_ram_budget(const struct cstore *);
 /* 1 if the store has a RAM or disk tier to keep entries in. */
 int		 cstore_active(const struct cstore *);
 

@@ -54,6 +54,8 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CACHE_PUT,		"cachePut",		"BQQB",		"I"),
 	C(R_CACHE_IMAGE,	"cacheImage",		"QBQ",		"I"),
 	C(R_TPC_MAP,		"tpcMap",		"Q",		"BB"),
+	C(R_CACHE_HAVE,		"cacheHave",		"B",		"B"),
+	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	""),
 #undef C
 };
 

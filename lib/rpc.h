@@ -87,6 +87,10 @@ enum rpc_call {
 				   R_CACHE_HTOD */
 	R_TPC_MAP,		/* ctx -> vgpc, mtpc: cuBLASLt's map of the
 				   context's device (dark-api.md 6.1) */
+	R_CACHE_HAVE,		/* names (key and u64 length each) -> one bit
+				   each: held for this client's copies */
+	R_CACHE_HELD,		/* ctx, stream, async, dptr, key, bytes: a
+				   copy from a held entry (may be one-way) */
 	R_CALL_END		/* one past the last */
 };
 

@@ -8,12 +8,23 @@
  * parts of one large allocation hit as well as whole-buffer copies.
  * Module and library images of that size go the same way.
  *
- * Every call here waits for its reply (rcall): the server's answer
- * decides whether the bytes travel.
+ * A copy waits for the server's answer, which decides whether the bytes
+ * travel, unless the server holds its entry for this process already:
+ * at the first copy the library sends the names the same program used
+ * against the same server last time (a file under $XDG_CACHE_HOME/gleam,
+ * or ~/.cache/gleam), the server holds those it has (R_CACHE_HAVE), and
+ * copies of held names go one-way (R_CACHE_HELD), as launches do.
+ * GLEAM_CACHE_AHEAD=0 turns that off.
  */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -40,15 +51,59 @@ static struct {
 	uint64_t	 hash_bytes, hash_ns;
 } wst;
 
+/*
+ * Names ahead: the set the server holds for us (open addressing on the
+ * name's first 8 bytes), and the names this run used, for the next.
+ */
+struct wname {
+	uint8_t		 h[16];
+	uint64_t	 len;
+};
+
+#define NAMES_MAX	(1u << 18)	/* names remembered per program */
+
+static pthread_mutex_t	 names_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct wname	*held;		/* hash set; len 0: empty slot */
+static size_t		 heldcap;
+static struct wname	*used;		/* this run's, in order */
+static size_t		 nused, usedcap;
+static char		 names_path[1200];
+static pid_t		 names_pid;
+static int		 ahead;		/* names were sent ahead */
+
 static pthread_once_t	 wc_once = PTHREAD_ONCE_INIT;
 static int		 wc_on;		/* the server may have a cache */
 static uint64_t		 wc_min = WC_MIN_DEFAULT;
+
+/*
+ * rcall with a waiter whose every field starts zeroed.  (rcall's own
+ * waiter is left uninitialised, so that a reply of one u32 of 0, such as
+ * "send it", can be taken for a device-to-host delivery of no bytes and
+ * its field left unset.)
+ */
+static CUresult
+wc_rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
+    void **keep)
+{
+	struct rwait w;
+	CUresult rc;
+
+	memset(&w, 0, sizeof w);
+	*keep = NULL;
+	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
+		return rc;
+	return rwait(&w, out, keep);
+}
+
+static int	names_file(char *, size_t, char *, size_t);
+static void	names_ahead(void);
 
 /* GLEAM_CACHE and GLEAM_CACHE_MIN; a bad value is ignored with a warning. */
 static void
 wc_setup(void)
 {
 	const char *s, *why;
+	char dir[1100];
 	uint64_t v;
 
 	wc_on = 1;
@@ -58,6 +113,12 @@ wc_setup(void)
 		else if (strcmp(s, "1") != 0)
 			log_warn("GLEAM_CACHE=%s: expected 0 or 1: ignored", s);
 	}
+	if (wc_on && ((s = getenv("GLEAM_CACHE_AHEAD")) == NULL ||
+	    strcmp(s, "0") != 0) && names_file(names_path, sizeof names_path,
+	    dir, sizeof dir) == 0) {
+		names_pid = getpid();
+		names_ahead();
+	}
 	if ((s = getenv("GLEAM_CACHE_MIN")) != NULL && *s != '\0') {
 		if (parse_size(s, &v, &why) == -1 || v == 0)
 			log_warn("GLEAM_CACHE_MIN=%s: %s: ignored", s,
@@ -65,6 +126,230 @@ wc_setup(void)
 		else
 			wc_min = v;
 	}
+}
+
+static size_t
+name_slot(const uint8_t *h, size_t cap)
+{
+	uint64_t k;
+
+	memcpy(&k, h, sizeof k);
+	return (size_t)(k & (cap - 1));
+}
+
+/* Is the name held by the server for us?  (held is read-only by then.) */
+static int
+held_has(const uint8_t *h, uint64_t len)
+{
+	size_t i;
+
+	if (heldcap == 0)
+		return 0;
+	for (i = name_slot(h, heldcap); held[i].len != 0;
+	    i = (i + 1) & (heldcap - 1))
+		if (held[i].len == len && memcmp(held[i].h, h, 16) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+held_add(const struct wname *n)
+{
+	size_t i;
+
+	for (i = name_slot(n->h, heldcap); held[i].len != 0;
+	    i = (i + 1) & (heldcap - 1))
+		if (held[i].len == n->len && memcmp(held[i].h, n->h, 16) == 0)
+			return;
+	held[i] = *n;
+}
+
+/* Remembers a name this run used, for the next run. */
+static void
+used_add(const uint8_t h[16], uint64_t len)
+{
+	struct wname *nu;
+
+	if (names_path[0] == '\0')
+		return;
+	pthread_mutex_lock(&names_lock);
+	if (nused == usedcap && usedcap < NAMES_MAX) {
+		size_t cap = usedcap ? usedcap * 2 : 256;
+
+		if ((nu = realloc(used, cap * sizeof *nu)) != NULL) {
+			used = nu;
+			usedcap = cap;
+		}
+	}
+	if (nused < usedcap) {
+		memcpy(used[nused].h, h, 16);
+		used[nused++].len = len;
+	}
+	pthread_mutex_unlock(&names_lock);
+}
+
+/* The names file of this program and this server. */
+static int
+names_file(char *buf, size_t len, char *dir, size_t dirlen)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *srv = getenv("GLEAM_SERVER"), *why;
+	char exe[1024], host[256];
+	int port = 0;
+	ssize_t n;
+
+	/* By host: a server restarted on another port keeps its names. */
+	if (srv == NULL || parse_hostport(srv, host, sizeof host, &port,
+	    &why) == -1 || (n = readlink("/proc/self/exe", exe,
+	    sizeof exe - 1)) <= 0)
+		return -1;
+	if (xdg != NULL && xdg[0] == '/')
+		snprintf(dir, dirlen, "%s/gleam", xdg);
+	else if (home != NULL && home[0] == '/')
+		snprintf(dir, dirlen, "%s/.cache/gleam", home);
+	else
+		return -1;
+	return (size_t)snprintf(buf, len, "%s/names-%016llx", dir,
+	    (unsigned long long)XXH3_64bits_withSeed(exe, (size_t)n,
+	    XXH3_64bits(host, strlen(host)))) >= len ? -1 : 0;
+}
+
+/*
+ * Sends the names of the last run ahead; those the server holds for us
+ * can then be copied one-way.  A missing or damaged file: nothing ahead.
+ */
+static void
+names_ahead(void)
+{
+	struct rpc_val in[1], out[1];
+	struct wname *list = NULL;
+	uint8_t hdr[12];
+	uint32_t count, i, j, batch;
+	size_t max = rcall_max_payload() / 24 - 1;
+	void *keep;
+	FILE *f;
+
+	if ((f = fopen(names_path, "rb")) == NULL)
+		return;
+	if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr ||
+	    memcmp(hdr, "GLNAMES1", 8) != 0)
+		goto out;
+	count = (uint32_t)hdr[8] | (uint32_t)hdr[9] << 8 |
+	    (uint32_t)hdr[10] << 16 | (uint32_t)hdr[11] << 24;
+	if (count == 0 || count > NAMES_MAX ||
+	    (list = calloc(count, sizeof *list)) == NULL)
+		goto out;
+	for (i = 0; i < count; i++) {
+		uint8_t b[24];
+		int k;
+
+		if (fread(b, 1, sizeof b, f) != sizeof b)
+			goto out;
+		memcpy(list[i].h, b, 16);
+		for (k = 7; k >= 0; k--)
+			list[i].len = list[i].len << 8 | b[16 + k];
+	}
+	for (heldcap = 64; heldcap < 2 * (size_t)count; heldcap *= 2)
+		;
+	if ((held = calloc(heldcap, sizeof *held)) == NULL) {
+		heldcap = 0;
+		goto out;
+	}
+	if (max > 65536)
+		max = 65536;
+	for (i = 0; i < count; i += batch) {
+		uint8_t *blob;
+
+		batch = count - i < max ? count - i : (uint32_t)max;
+		if ((blob = malloc((size_t)batch * 24)) == NULL)
+			break;
+		for (j = 0; j < batch; j++) {
+			int k;
+
+			memcpy(blob + 24 * j, list[i + j].h, 16);
+			for (k = 0; k < 8; k++)
+				blob[24 * j + 16 + k] = (uint8_t)(list[i + j].len >>
+				    (8 * k));
+		}
+		in[0].p = blob;
+		in[0].len = batch * 24;
+		if (wc_rcall(R_CACHE_HAVE, in, out, &keep) == CUDA_SUCCESS &&
+		    out[0].len == (batch + 7) / 8)
+			for (j = 0; j < batch; j++)
+				if (((const uint8_t *)out[0].p)[j / 8] >>
+				    (j % 8) & 1)
+					held_add(&list[i + j]);
+		free(keep);
+		free(blob);
+	}
+	ahead = 1;
+out:
+	free(list);
+	fclose(f);
+}
+
+/* At exit: this run's names, for the next run (written whole). */
+__attribute__((destructor)) static void
+names_save(void)
+{
+	char dir[1200], tmp[1300];
+	struct wname *set;
+	size_t cap, i, n = 0, s;
+	uint8_t hdr[12];
+	FILE *f;
+
+	if (nused == 0 || names_pid != getpid())
+		return;
+	for (cap = 64; cap < 2 * nused; cap *= 2)
+		;
+	if ((set = calloc(cap, sizeof *set)) == NULL)
+		return;
+	snprintf(dir, sizeof dir, "%s", names_path);
+	*strrchr(dir, '/') = '\0';
+	snprintf(tmp, sizeof tmp, "%s.%ld", names_path, (long)getpid());
+	/* mkdir -p: XDG_CACHE_HOME need not exist yet. */
+	for (i = 1; dir[i] != '\0'; i++)
+		if (dir[i] == '/') {
+			dir[i] = '\0';
+			mkdir(dir, 0700);
+			dir[i] = '/';
+		}
+	mkdir(dir, 0700);
+	if ((f = fopen(tmp, "wb")) == NULL) {
+		free(set);
+		return;
+	}
+	memcpy(hdr, "GLNAMES1", 8);
+	fwrite(hdr, 1, sizeof hdr, f);	/* the count follows, below */
+	for (i = 0; i < nused; i++) {
+		uint8_t b[24];
+		int k;
+
+		/* Each name once, in first-use order. */
+		for (s = name_slot(used[i].h, cap); set[s].len != 0 &&
+		    !(set[s].len == used[i].len && memcmp(set[s].h,
+		    used[i].h, 16) == 0); s = (s + 1) & (cap - 1))
+			;
+		if (set[s].len != 0)
+			continue;
+		set[s] = used[i];
+		memcpy(b, used[i].h, 16);
+		for (k = 0; k < 8; k++)
+			b[16 + k] = (uint8_t)(used[i].len >> (8 * k));
+		fwrite(b, 1, sizeof b, f);
+		n++;
+	}
+	hdr[8] = (uint8_t)n;
+	hdr[9] = (uint8_t)(n >> 8);
+	hdr[10] = (uint8_t)(n >> 16);
+	hdr[11] = (uint8_t)(n >> 24);
+	if (fseek(f, 0, SEEK_SET) == 0)
+		fwrite(hdr, 1, sizeof hdr, f);
+	if (fclose(f) == 0)
+		rename(tmp, names_path);
+	else
+		unlink(tmp);
+	free(set);
 }
 
 static int
@@ -178,9 +463,36 @@ wc_ask(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[4].p = h;
 	in[4].len = 16;
 	in[5].u = n;
-	*rc = rcall(R_CACHE_HTOD, in, out, &keep);
+	*rc = wc_rcall(R_CACHE_HTOD, in, out, &keep);
 	free(keep);
 	return *rc == CUDA_SUCCESS ? (int)out[0].u : -1;
+}
+
+/* Does [p, p + n) lie in device memory this process allocated? */
+static int
+wc_devrange(CUdeviceptr p, size_t n)
+{
+	size_t base, size;
+
+	return mem_is_device(p, &base, &size) && p - base <= size &&
+	    n <= size - (p - base);
+}
+
+/* A copy of a held entry, one-way: an error surfaces at the next sync. */
+static CUresult
+wc_post_held(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
+    const uint8_t h[16], size_t n)
+{
+	struct rpc_val in[6];
+
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].u = dst;
+	in[4].p = h;
+	in[4].len = 16;
+	in[5].u = n;
+	return rpost(R_CACHE_HELD, in, 0);
 }
 
 /* The plain copy, for a piece the cache could not take. */
@@ -201,7 +513,7 @@ wc_plain(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		in[3].u = dst;
 		in[4].p = src;
 		in[4].len = (uint32_t)k;
-		rc = rcall(R_MEM_HTOD, in, out, &keep);
+		rc = wc_rcall(R_MEM_HTOD, in, out, &keep);
 		free(keep);
 		if (rc != CUDA_SUCCESS)
 			return rc;
@@ -225,6 +537,15 @@ wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	for (off = 0; off < n; off += k) {
 		k = n - off < WC_CHUNK ? n - off : WC_CHUNK;
 		wc_hash((const char *)src + off, k, h);
+		if (ahead && held_has(h, k) && wc_devrange(dst + off, k)) {
+			/* Held for us: it cannot miss, so it need not wait. */
+			if ((*rc = wc_post_held(c, sid, async, dst + off, h,
+			    k)) != CUDA_SUCCESS)
+				return 1;
+			wc_count(1, k);
+			used_add(h, k);
+			continue;
+		}
 		if ((st = wc_ask(c, sid, async, dst + off, h, k, rc)) == -1)
 			return 1;
 		wc_count(st == WC_DONE, k);
@@ -237,8 +558,10 @@ wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 			    -1)
 				return 1;
 		}
-		if (st == WC_DONE)
+		if (st == WC_DONE) {
+			used_add(h, k);
 			continue;
+		}
 		if (st == WC_OFF) {
 			wc_off();
 			if (off == 0)
@@ -262,7 +585,7 @@ wc_ask_image(uint64_t id, const uint8_t h[16], size_t n, CUresult *rc)
 	in[1].p = h;
 	in[1].len = 16;
 	in[2].u = n;
-	*rc = rcall(R_CACHE_IMAGE, in, out, &keep);
+	*rc = wc_rcall(R_CACHE_IMAGE, in, out, &keep);
 	free(keep);
 	return *rc == CUDA_SUCCESS ? (int)out[0].u : -1;
 }

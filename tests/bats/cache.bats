@@ -13,6 +13,8 @@ setup() {
 	[ -x "$CUDA_BIN/static/cacheload" ] || skip "CUDA test programs not built (make cuda-tests)"
 	# Every copy cacheload makes (64 KiB and up) goes by name.
 	export GLEAM_CACHE_MIN=64k
+	# The names a program used, for its next run: kept per test.
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
 	DIR=$BATS_TEST_TMPDIR/cache
 	CONF=$BATS_TEST_TMPDIR/s.yaml
 	conf
@@ -56,7 +58,7 @@ small() {
 	grep -q 'cachePut: [1-9]' "$STATS"
 	load_once
 	small "$first" "$SENT"
-	grep -q 'cacheHtoD: [1-9]' "$STATS"
+	grep -Eq 'cache(HtoD|Held): [1-9]' "$STATS"
 	! grep -q 'cachePut:' "$STATS"
 	for k in shared; do
 		[ -x "$CUDA_BIN/$k/cacheload" ] || continue
@@ -73,6 +75,27 @@ small() {
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"cache: {entries: "*", ram_bytes: "*", hits: "* ]]
 	! [[ "$output" == *"hits: 0,"* ]]
+}
+
+@test "a third load sends its names ahead and its copies one-way" {
+	serve_start -f "$CONF"
+	load_once
+	grep -q '^round_trips: ' "$STATS"
+	first=$(sed -n 's/^round_trips: //p' "$STATS")
+	! grep -q 'cacheHave' "$STATS"
+	[ -n "$(ls "$XDG_CACHE_HOME/gleam/")" ]
+	load_once
+	grep -q 'cacheHave: 1$' "$STATS"
+	grep -q 'cacheHeld: [1-9]' "$STATS"
+	! grep -q 'cacheHtoD' "$STATS"
+	[ "$(sed -n 's/^round_trips: //p' "$STATS")" -lt $((first / 2)) ]
+	# Other bytes under the same names' file: asked as before.
+	load_once -s 5
+	grep -q 'cacheHtoD: [1-9]' "$STATS"
+	# Off: no file read, no names sent.
+	GLEAM_CACHE_AHEAD=0 load_once
+	! grep -q 'cacheHave' "$STATS"
+	grep -q 'cacheHtoD: [1-9]' "$STATS"
 }
 
 @test "after a restart the disk tier serves, and du counts its hits" {

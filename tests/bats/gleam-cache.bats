@@ -12,6 +12,7 @@ HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-ker
 # test program run once through a host-backend server.
 setup_file() {
 	export DIR=$BATS_FILE_TMPDIR/cache
+	export XDG_CACHE_HOME=$BATS_FILE_TMPDIR/xdg
 	[ -x "$CUDA_BIN/static/cacheload" ] || return 0
 	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 64m\ncache_disk: 1g\n' \
 	    "$HOST_KERNELS" "$DIR" >"$BATS_FILE_TMPDIR/s.yaml"

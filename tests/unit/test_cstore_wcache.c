@@ -221,6 +221,53 @@ main(void)
 	CHECK(wcache_image(w2, 77, &img) == 0);
 	in[0].u = 0;
 	CHECK(call(&w2, R_CACHE_IMAGE, in, &st) == 1);
+	/* Names ahead: held ones copy one-way; others are refused. */
+	{
+		uint8_t names[3 * 24];
+		uint64_t lens[3] = { sizeof data, sizeof other, 5 };
+		const uint8_t *hs[3] = { h, ho, h };
+		struct wclient *w3 = NULL;
+		int k;
+
+		for (i = 0; i < 3; i++) {
+			memcpy(names + 24 * i, hs[i], 16);
+			for (k = 0; k < 8; k++)
+				names[24 * i + 16 + k] = (uint8_t)(lens[i] >>
+				    (8 * k));
+		}
+		memset(in, 0, sizeof in);
+		in[0].p = names;
+		in[0].len = sizeof names;
+		{
+			struct rcall c;
+
+			memset(&c, 0, sizeof c);
+			c.cl = &cl;
+			c.d = rpc_lookup(R_CACHE_HAVE);
+			memcpy(c.in, in, sizeof c.in);
+			/* data is kept, other was never sent, 5 bytes of h: no. */
+			CHECK(wcache_call(&w3, &fake, &c) == 0 &&
+			    c.out[0].len == 1 &&
+			    ((const uint8_t *)c.out[0].p)[0] == 1);
+			free(c.scratch);
+			in[0].len = 23;
+			memcpy(c.in, in, sizeof c.in);
+			CHECK(wcache_call(&w3, &fake, &c) == 1);
+		}
+		memset(in, 0, sizeof in);
+		in[3].u = 100;
+		in[4].p = h;
+		in[4].len = 16;
+		in[5].u = sizeof data;
+		memset(dev, 0, sizeof dev);
+		CHECK(call(&w3, R_CACHE_HELD, in, NULL) == 0 &&
+		    memcmp(dev + 100, data, sizeof data) == 0);
+		/* Held stays held: the same name copied twice. */
+		CHECK(call(&w3, R_CACHE_HELD, in, NULL) == 0);
+		in[4].p = ho;
+		CHECK(call(&w3, R_CACHE_HELD, in, NULL) == 500);
+		wcache_client_free(w3);
+	}
 	wcache_client_free(w);
 	wcache_client_free(w2);
 	w = w2 = NULL;

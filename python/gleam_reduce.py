@@ -13,9 +13,10 @@ Three hooks, each for ``DistributedDataParallel.register_comm_hook``:
     torch.distributed's own collectives: the exponent by a MAX allreduce,
     the bitmap by an allgather ORed locally (NCCL has no OR), the sketch
     and 2-core by a SUM allreduce of integer cells, which wraps and is
-    exact.  Gloo on CPU; on GPU (NCCL) the bucket is copied to the host
-    for the codec and back (the CUDA kernels of lib/hcodec_cuda.cu are
-    not wired to Python yet).
+    exact.  Gloo on CPU; with NCCL the collectives run on the bucket's GPU
+    while the codec runs on the host, the bucket copied there and back
+    (the CUDA kernels of lib/hcodec_cuda.cu are not wired to Python yet;
+    this path has not run on a GPU yet).
 
 ``fixed_dense_hook`` with an ``EngineState``
     The reference: every value in the same fixed point (the same scale
@@ -158,15 +159,32 @@ class EngineState:
         self.itype = torch.int32 if cell_bits == 32 else torch.int64
 
 
-def _scale(state, t):
+def _dev(state, buf):
+    """Where the collectives run: NCCL takes only GPU tensors."""
+    if dist.get_backend(state.group) == "nccl":
+        return buf.device
+    return torch.device("cpu")
+
+
+def _all_reduce(t, op, state, dev):
+    """An allreduce of a host tensor, on dev; the result on the host."""
+    if dev.type == "cpu":
+        dist.all_reduce(t, op=op, group=state.group)
+        return t
+    d = t.to(dev)
+    dist.all_reduce(d, op=op, group=state.group)
+    return d.cpu()
+
+
+def _scale(state, t, dev):
     """Round 0: the bitmap, the exponent merged by MAX, the scale."""
     lib = state.lib
     n = t.numel()
     bits = torch.zeros(lib.hc_bitmap_bytes(n) + 1, dtype=torch.uint8)
     e = ctypes.c_int()
     lib.hc_bitmap(_ptr(t), n, _ptr(bits), ctypes.byref(e))
-    emax = torch.tensor([e.value], dtype=torch.int32)
-    dist.all_reduce(emax, op=dist.ReduceOp.MAX, group=state.group)
+    emax = _all_reduce(torch.tensor([e.value], dtype=torch.int32),
+                       dist.ReduceOp.MAX, state, dev)
     world = dist.get_world_size(state.group)
     if emax.item() == HC_EXP_NONFINITE:
         raise NonFiniteGradient("NaN or Inf in some rank's gradient")
@@ -181,13 +199,16 @@ def engine_hook(state, bucket):
     buf = bucket.buffer()
     t = _host(buf)
     n = t.numel()
-    bits, s, world = _scale(state, t)
+    dev = _dev(state, buf)
+    bits, s, world = _scale(state, t, dev)
     # Round 1: OR of the bitmaps, by allgather (no engine ORs for us).
-    every = [torch.empty_like(bits) for _ in range(world)]
-    dist.all_gather(every, bits, group=state.group)
+    mine = bits.to(dev)
+    every = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine, group=state.group)
     union = every[0].clone()
     for b in every[1:]:
         union.bitwise_or_(b)
+    union = union.cpu()
     # The layout from the union alone, then round 2 by a SUM allreduce.
     p = _Params()
     lib.hc_params_init(ctypes.byref(p), n, state.cell_bits)
@@ -200,7 +221,7 @@ def engine_hook(state, bucket):
                               dtype=state.itype)
         _check(lib, lib.hc_encode(layout, _ptr(t), s, _ptr(payload)),
                "hc_encode")
-        dist.all_reduce(payload, op=dist.ReduceOp.SUM, group=state.group)
+        payload = _all_reduce(payload, dist.ReduceOp.SUM, state, dev)
         out = torch.empty(n, dtype=torch.float32)
         _check(lib, lib.hc_decode(layout, _ptr(payload), s, _ptr(out)),
                "hc_decode")
@@ -214,12 +235,13 @@ def fixed_dense_hook(state, bucket):
     buf = bucket.buffer()
     t = _host(buf)
     n = t.numel()
-    _, s, world = _scale(state, t)
+    dev = _dev(state, buf)
+    _, s, world = _scale(state, t, dev)
     fixed = torch.zeros(n + 1, dtype=state.itype)
     g = (ctypes.c_void_p * 1)(t.data_ptr())
     _check(lib, lib.hc_dense_fixed(g, 1, n, s, state.cell_bits,
                                    _ptr(fixed)), "hc_dense_fixed")
-    dist.all_reduce(fixed, op=dist.ReduceOp.SUM, group=state.group)
+    fixed = _all_reduce(fixed, dist.ReduceOp.SUM, state, dev)
     out = torch.empty(n, dtype=torch.float32)
     _check(lib, lib.hc_fixed_to_float(_ptr(fixed), n, state.cell_bits, s,
                                       _ptr(out)), "hc_fixed_to_float")

@@ -300,10 +300,14 @@ names_save(void)
 
 	if (nused == 0 || names_pid != getpid())
 		return;
+	/* Threads may still copy while the process exits. */
+	pthread_mutex_lock(&names_lock);
 	for (cap = 64; cap < 2 * nused; cap *= 2)
 		;
-	if ((set = calloc(cap, sizeof *set)) == NULL)
+	if ((set = calloc(cap, sizeof *set)) == NULL) {
+		pthread_mutex_unlock(&names_lock);
 		return;
+	}
 	snprintf(dir, sizeof dir, "%s", names_path);
 	*strrchr(dir, '/') = '\0';
 	snprintf(tmp, sizeof tmp, "%s.%ld", names_path, (long)getpid());
@@ -316,6 +320,7 @@ names_save(void)
 		}
 	mkdir(dir, 0700);
 	if ((f = fopen(tmp, "wb")) == NULL) {
+		pthread_mutex_unlock(&names_lock);
 		free(set);
 		return;
 	}
@@ -349,6 +354,8 @@ names_save(void)
 		rename(tmp, names_path);
 	else
 		unlink(tmp);
+	nused = 0;
+	pthread_mutex_unlock(&names_lock);
 	free(set);
 }
 

@@ -100,6 +100,7 @@ struct hr_ctx {
 	char		 name[PROTO_NAME_MAX + 1];
 	struct auth_key	 key;
 	int		 joined;
+	int		 lost;		/* the group lost a worker: hr_rejoin */
 	uint64_t	 generation;
 	int		 next_ticket;	/* tickets ever */
 	int		 base_ticket;	/* the ticket before the last JOIN */
@@ -952,6 +953,7 @@ on_fail(struct hr_ctx *x, const uint8_t *p, size_t len)
 	}
 	if (f.id == 0) {
 		x->joined = 0;
+		x->lost = 1;
 		for (i = 0; i < x->nt; i++) {
 			q_cancel(x, x->t[i]);
 			t_fail(x->t[i], HR_EROUND, "%s: %s", hr_fail_name(f.code),
@@ -1332,6 +1334,12 @@ hr_reduce_raw(struct hr_ctx *x, int op, void *buf, uint64_t n, int *exponent,
 }
 
 void
+hr_rejoin(struct hr_ctx *x)
+{
+	x->lost = 0;
+}
+
+void
 hr_get_opts(const struct hr_ctx *x, struct hr_opts *o)
 {
 	*o = x->o;
@@ -1350,6 +1358,14 @@ submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
 	if (x->nt >= x->o.window)
 		return ctx_err(x, HR_EINVAL, "%d tensors in flight already",
 		    x->nt);
+	/*
+	 * After a lost worker the ranks may stand at different tensors: they
+	 * go on only once the caller says all are at the same point.
+	 */
+	if (x->lost)
+		return ctx_err(x, HR_EROUND, "the group lost a worker and was "
+		    "reset; call hr_rejoin once every rank is at the same "
+		    "tensor");
 	if (!x->joined && (rc = join(x)) != 0)
 		return rc;
 	if ((t = calloc(1, sizeof *t)) == NULL)
@@ -1411,6 +1427,11 @@ hr_allreduce(struct hr_ctx *x, float *grad, size_t n)
 	return hr_wait(x, ticket);
 }
 
+/*
+ * Keeps the window full, in order; a tensor that cannot be submitted
+ * (a context gone, a group that must be joined again) takes its place in
+ * rcs with that code, and whatever is in flight is still waited for.
+ */
 int
 hr_allreduce_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
     size_t count, int *rcs)
@@ -1423,14 +1444,15 @@ hr_allreduce_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
 		return HR_EINVAL;
 	while (done < count) {
 		while (next < count && inflight < x->o.window &&
-		    x->nt < x->o.window) {
-			if ((rc = hr_submit(x, grads[next], ns[next])) < 0)
-				return rc;
-			tickets[(head + (size_t)inflight) % HR_WINDOW_MAX] = rc;
+		    (x->nt < x->o.window || inflight == 0)) {
+			/* A failed submit holds its place as its code. */
+			tickets[(head + (size_t)inflight) % HR_WINDOW_MAX] =
+			    hr_submit(x, grads[next], ns[next]);
 			inflight++;
 			next++;
 		}
-		rc = hr_wait(x, tickets[head]);
+		rc = tickets[head] < 0 ? tickets[head] : hr_wait(x,
+		    tickets[head]);
 		head = (head + 1) % HR_WINDOW_MAX;
 		inflight--;
 		if (rcs != NULL)

@@ -27,8 +27,10 @@
  * Errors.  A round that fails at the aggregator (workers disagree on
  * sizes or scales, a malformed chunk, a worker gone, a timeout) fails at
  * every worker with HR_EROUND and the aggregator's reason; the context
- * stays usable, and after a worker was lost the next submit joins the
- * group again.  NaN or Inf in any worker's gradient fails that tensor
+ * stays usable.  After a worker was lost every rank's tensors in flight
+ * fail, and so does every submit, until hr_rejoin: the caller calls it
+ * once all ranks stand at the same tensor again (the next step, say),
+ * and the next submit joins the group afresh.  NaN or Inf in any worker's gradient fails that tensor
  * with HR_ENONFINITE at every worker, the gradients untouched (the
  * round-0 exponent tells all of them).  HR_ENET and HR_ETIMEOUT leave the
  * context dead: close it.  A failed tensor's gradient is left as it was.
@@ -121,6 +123,8 @@ int		 hr_allreduce_many(struct hr_ctx *, float *const *grads,
 int		 hr_reduce_raw(struct hr_ctx *, int op, void *buf, uint64_t n,
 		    int *exponent, int scale);
 void		 hr_get_opts(const struct hr_ctx *, struct hr_opts *);
+/* After a lost worker: every rank is at the same tensor again. */
+void		 hr_rejoin(struct hr_ctx *);
 
 const char	*hr_errmsg(const struct hr_ctx *);
 const char	*hr_strerror(int);

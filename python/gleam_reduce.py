@@ -78,6 +78,7 @@ def load(path=None):
         "hr_open_addr": (i, [u8p, u8p, i, i, i, ctypes.POINTER(vp), u8p,
                              sz]),
         "hr_close": (None, [vp]),
+        "hr_rejoin": (None, [vp]),
         "hr_allreduce": (i, [vp, vp, sz]),
         "hr_errmsg": (ctypes.c_char_p, [vp]),
     }
@@ -129,6 +130,10 @@ class AggregatorState:
             raise ConnectionError("gleam-reduce %s: %s" %
                                   (addr, err.value.decode()))
         self.ctx = ctx
+
+    def rejoin(self):
+        """After a lost worker, once every rank is at the same step."""
+        self.lib.hr_rejoin(self.ctx)
 
     def close(self):
         if self.ctx:

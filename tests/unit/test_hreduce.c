@@ -492,6 +492,14 @@ bad_rank0(const struct badcase *bc)
 		fprintf(stderr, "bad case %d: gradient changed\n", bc->what);
 		return 1;
 	}
+	/* A lost worker: nothing more until the caller says hr_rejoin. */
+	if ((bc->what == BAD_DIE || bc->what == BAD_GARBAGE) &&
+	    (hr_submit(x, g, BAD_N) != HR_EROUND ||
+	    strstr(hr_errmsg(x), "hr_rejoin") == NULL)) {
+		fprintf(stderr, "bad case %d: submit after a lost worker: %s\n",
+		    bc->what, hr_errmsg(x));
+		return 1;
+	}
 	hr_close(x);
 	return 0;
 }

@@ -225,6 +225,14 @@ cstore_encode(const void *p, size_t len, const uint8_t hash[CSTORE_HASH_LEN],
 	if ((b = malloc(CSTORE_HDR_LEN + (level > 0 ? bound : len))) == NULL)
 		return -1;
 	n = len;
+	/* A sample first: weights seldom shrink, and trying costs a core. */
+	if (level > 0 && len > (256u << 10)) {
+		size_t sn = ZSTD_compress(b + CSTORE_HDR_LEN, bound,
+		    (const char *)p + len / 2 - (32u << 10), 64u << 10, level);
+
+		if (ZSTD_isError(sn) || sn > (64u << 10) / 100 * 97)
+			level = 0;
+	}
 	if (level > 0) {
 		n = ZSTD_compress(b + CSTORE_HDR_LEN, bound, p, len, level);
 		if (ZSTD_isError(n) || n >= len)

@@ -134,6 +134,22 @@ test_codec(void)
 		free(enc);
 	}
 	free(b);
+	/* Large: a sample decides; zeros shrink, noise is stored raw. */
+	b = calloc(1, 1 << 20);
+	cstore_hash(b, 1 << 20, h);
+	CHECK(cstore_encode(b, 1 << 20, h, 1, &enc, &elen) == 0 &&
+	    elen < (1 << 20) / 10);
+	free(enc);
+	free(b);
+	b = seeded(1 << 20, 3);
+	cstore_hash(b, 1 << 20, h);
+	CHECK(cstore_encode(b, 1 << 20, h, 1, &enc, &elen) == 0 &&
+	    elen == (1 << 20) + CSTORE_HDR_LEN);
+	CHECK(cstore_decode(enc, elen, h, &dec, &dlen, why, sizeof why) == 0 &&
+	    dlen == 1 << 20 && memcmp(dec, b, dlen) == 0);
+	free(dec);
+	free(enc);
+	free(b);
 }
 
 static void

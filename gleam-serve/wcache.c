@@ -488,7 +488,10 @@ wc_put(struct wclient *w, struct rcall *c)
 	if (w->upbytes + len > UPLOAD_MAX)
 		return 2;
 	if (u->have + len > u->cap || u->buf == NULL) {
-		uint64_t cap = u->cap ? u->cap : 1 << 20;
+		/* Whole at once up to a client's piece of a copy (no copies
+		 * on growth); larger claims grow as the bytes come. */
+		uint64_t cap = total <= (64u << 20) ? total : u->cap ? u->cap :
+		    1 << 20;
 
 		while (cap < u->have + len)
 			cap *= 2;

@@ -181,7 +181,8 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	if (w == NULL || w->type != h->type)
 		return;		/* nobody asked: stale or foreign; dropped */
 	*wp = w->next;
-	if (w->dst != NULL && h->len == 8 + w->dstlen && p[0] == 0 &&
+	if (w->dst != NULL && w->dstlen > 0 && h->len == 8 + w->dstlen &&
+	    p[0] == 0 &&
 	    p[1] == 0 && p[2] == 0 && p[3] == 0 && ((uint32_t)p[4] |
 	    (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] <<
 	    24) == w->dstlen) {
@@ -621,7 +622,7 @@ CUresult
 rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
     void **keep)
 {
-	struct rwait w;
+	struct rwait w = { 0 };		/* no destination for a blob */
 	CUresult rc;
 
 	*keep = NULL;

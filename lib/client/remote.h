@@ -96,8 +96,9 @@ struct rwait {
 	uint8_t		*buf;		/* the reply's payload */
 	uint32_t	 len;
 	/*
-	 * Set before rsend: where the reply's one blob goes if it has
-	 * exactly dstlen bytes (a device-to-host copy), saving a copy.
+	 * Set before rsend (zero the whole struct first): where the reply's
+	 * one blob goes if it has exactly dstlen bytes (a device-to-host
+	 * copy), saving a copy.  NULL: the reply is kept as it came.
 	 */
 	void		*dst;
 	size_t		 dstlen;

@@ -8,6 +8,9 @@ export GLEAM_BIN
 # NVML may exist on a developer's machine; tests want the same answers
 # everywhere.
 export GLEAM_NO_NVML=1
+# The client library keeps names of cached copies per program and server;
+# tests keep theirs out of the home directory.
+export XDG_CACHE_HOME=${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xdg-cache
 
 # wait_listen LOG PID: waits for "listening on HOST:PORT" in LOG and prints
 # PORT; fails if PID dies first or 10 s pass.

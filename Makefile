@@ -88,7 +88,7 @@ $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
 # "N passed, N failed" lines for the closing line of `make check`.
 SHELL		:= /bin/bash
 .SHELLFLAGS	:= -o pipefail -c
-FUZZ_SECONDS	?= 20
+FUZZ_SECONDS	?= 10
 CHECKLOG	 = build/check.log
 
 check: deps-check
@@ -196,7 +196,7 @@ help:
 	@echo "make unit        C unit tests"
 	@echo "make bats        interface and end-to-end tests (bats)"
 	@echo "make asan        unit and bats tests built with ASan and UBSan"
-	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 20)"
+	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 10)"
 	@echo "make lint-man    mandoc -Tlint over every manual page"
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"
 	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"

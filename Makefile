@@ -171,9 +171,11 @@ install: all
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(CLIENT_LIBS) $(DESTDIR)$(LIBDIR)/gleam
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)
-	install -m 644 lib/hcodec.h $(DESTDIR)$(PREFIX)/include/gleam
-	sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/gleam-hcodec.pc.in \
-	    >$(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hcodec.pc
+	install -m 644 lib/hcodec.h lib/hreduce.h lib/auth.h lib/proto.h \
+	    $(DESTDIR)$(PREFIX)/include/gleam
+	for pc in gleam-hcodec gleam-hreduce; do \
+	    sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/$$pc.pc.in \
+	    >$(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc || exit 1; done
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
@@ -182,7 +184,11 @@ uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
 	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
 	    $(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hcodec.pc \
-	    $(DESTDIR)$(PREFIX)/include/gleam/hcodec.h
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hreduce.pc \
+	    $(DESTDIR)$(PREFIX)/include/gleam/hcodec.h \
+	    $(DESTDIR)$(PREFIX)/include/gleam/hreduce.h \
+	    $(DESTDIR)$(PREFIX)/include/gleam/auth.h \
+	    $(DESTDIR)$(PREFIX)/include/gleam/proto.h
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
 

@@ -46,7 +46,7 @@ prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 CLIENT_LIBS	:=
 -include lib/client/client.mk
 
-.PHONY: all check unit unit-bins bats cuda-tests asan fuzz lint-man synopsis emulator-check \
+.PHONY: all check unit unit-bins bats cuda-tests asan tsan fuzz lint-man synopsis emulator-check \
 	demo install uninstall clean help deps-check deps-demo
 
 all: $(PROG_BIN) $(CLIENT_LIBS)
@@ -99,6 +99,7 @@ check: deps-check
 	$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG)
 	$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG)
 	$(MAKE) asan 2>&1 | tee -a $(CHECKLOG)
+	$(MAKE) tsan 2>&1 | tee -a $(CHECKLOG)
 	$(MAKE) fuzz 2>&1 | tee -a $(CHECKLOG)
 	$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG)
 	@tests/summary $(CHECKLOG)
@@ -126,6 +127,15 @@ build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-ke
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
 	    tests/cuda/host-kernels.c -lm
+
+# The client library built with ThreadSanitizer, preloaded into the
+# many-thread and one-way test programs (its I/O thread and the program's
+# threads share the send queue and the replies).
+tsan: $(PROG_BIN) cuda-tests
+	$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
+	    CC=cc CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+	    build/tsan/lib/libcuda.so.1
+	@tests/tsan-client $(BINOUT) build/tsan/lib/libcuda.so.1
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:
@@ -202,6 +212,7 @@ help:
 	@echo "make unit        C unit tests"
 	@echo "make bats        interface and end-to-end tests (bats)"
 	@echo "make asan        unit and bats tests built with ASan and UBSan"
+	@echo "make tsan        the client library with TSan in the threaded test programs"
 	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 10)"
 	@echo "make lint-man    mandoc -Tlint over every manual page"
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"

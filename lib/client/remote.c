@@ -517,7 +517,8 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		pthread_mutex_lock(&tlock);
 		zratio = n > 0 ? (double)n / (double)pl.len : 1;
 		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
-		    n, (unsigned long long)(queued - sent));
+		    n, (unsigned long long)(queued -
+		    __atomic_load_n(&sent, __ATOMIC_RELAXED)));
 		pthread_mutex_unlock(&tlock);
 		if (n > 0) {
 			payload = z.p;

@@ -270,6 +270,8 @@ cuMemAllocHost(void **pp, unsigned int size)
 CUresult
 cuMemFreeHost(void *p)
 {
+	/* Copies on their way into it land first. */
+	rdrain_detached();
 	if (mem_del((uintptr_t)p, 1) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	free(p);
@@ -312,6 +314,7 @@ cuMemHostRegister(void *p, size_t size, unsigned int flags)
 CUresult
 cuMemHostUnregister(void *p)
 {
+	rdrain_detached();
 	if (mem_del((uintptr_t)p, 2) == -1)
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 	return CUDA_SUCCESS;
@@ -378,6 +381,38 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 /* Device-to-host pieces asked for ahead of the one being received. */
 #define DTOH_AHEAD	8
 
+/*
+ * An asynchronous copy into pinned memory, as on a GPU, returns at once:
+ * each piece's reply lands in the buffer when it comes, ahead of the reply
+ * to any later synchronization (one connection keeps the order).
+ */
+static CUresult
+copy_dtoh_pinned(struct gctx *c, uint64_t sid, void *dst, CUdeviceptr src,
+    size_t n)
+{
+	struct rpc_val in[5];
+	size_t max = rcall_max_payload(), k;
+	CUresult rc;
+
+	if (max > BULK_CHUNK)
+		max = BULK_CHUNK;
+	while (n > 0) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = 1;
+		in[3].u = src;
+		in[4].u = k;
+		if ((rc = rsend_detached(R_MEM_DTOH, in, dst, k)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		dst = (char *)dst + k;
+		src += k;
+		n -= k;
+	}
+	return CUDA_SUCCESS;
+}
+
 static CUresult
 copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
     CUdeviceptr src, size_t n)
@@ -391,6 +426,14 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	CUresult rc = CUDA_SUCCESS, rc2;
 	void *keep;
 
+	if (async && !rsync_mode() && n > 0 && dev_range_known(src, n)) {
+		struct alloc a;
+
+		if (mem_lookup((uintptr_t)dst, &a) == 0 && a.host &&
+		    (uintptr_t)dst - a.base <= a.size &&
+		    n <= a.size - ((uintptr_t)dst - a.base))
+			return copy_dtoh_pinned(c, sid, dst, src, n);
+	}
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;
 	while (tail < head || n > 0) {
@@ -405,6 +448,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			in[2].u = (uint64_t)async;
 			in[3].u = src;
 			in[4].u = k;
+			memset(&w[i], 0, sizeof w[i]);
 			w[i].dst = dst;
 			w[i].dstlen = k;
 			if ((rc = rsend(R_MEM_DTOH, in, 0, &w[i])) !=

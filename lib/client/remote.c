@@ -65,6 +65,7 @@ static uint64_t		 queued, taken;	/* bytes ever queued, taken */
 static int		 evfd = -1;	/* wakes the I/O thread */
 static int		 io_busy;	/* the I/O thread has bytes to send */
 static struct rwait	*waiters;	/* calls waiting for their replies */
+static unsigned		 ndetached;	/* detached calls not yet answered */
 static CUresult		 deferred;	/* a one-way call's error, unreported */
 static uint16_t		 deferred_type;
 static int		 sync_mode;	/* GLEAM_SYNC=1 */
@@ -109,6 +110,7 @@ remote_atfork_child(void)
 		rstate = R_FORKED;
 	}
 	waiters = NULL;
+	ndetached = 0;
 	sendq.len = 0;
 }
 
@@ -189,6 +191,20 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 		/* A success carrying the bytes asked for: straight there. */
 		memcpy(w->dst, p + 8, w->dstlen);
 		w->direct = 1;
+	}
+	if (w->detached) {
+		/* Nobody waits: an error is reported like a one-way call's. */
+		if (!w->direct && deferred == CUDA_SUCCESS) {
+			rc = h->len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24 : 0;
+			deferred = rc != CUDA_SUCCESS ? (CUresult)rc :
+			    CUDA_ERROR_UNKNOWN;
+			deferred_type = h->type;
+		}
+		free(w);
+		ndetached--;
+		pthread_cond_broadcast(&tcond);
+		return;
 	}
 	if ((w->buf = malloc(w->direct ? 4 : h->len ? h->len : 1)) == NULL)
 		w->len = 0;
@@ -488,11 +504,13 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	if (w != NULL) {
 		void *dst = w->dst;
 		size_t dstlen = w->dstlen;
+		int detached = w->detached;
 
 		memset(w, 0, sizeof *w);
 		w->type = type;
 		w->dst = dst;
 		w->dstlen = dstlen;
+		w->detached = detached;
 	}
 	if (d == NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -630,6 +648,39 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
 		return rc;
 	return rwait(&w, out, keep);
+}
+
+CUresult
+rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
+    size_t len)
+{
+	struct rwait *w;
+	CUresult rc;
+
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	w->dst = dst;
+	w->dstlen = len;
+	pthread_mutex_lock(&tlock);
+	ndetached++;
+	pthread_mutex_unlock(&tlock);
+	w->detached = 1;	/* kept by rsend, like dst */
+	if ((rc = rsend(type, in, 0, w)) != CUDA_SUCCESS) {
+		pthread_mutex_lock(&tlock);
+		ndetached--;
+		pthread_mutex_unlock(&tlock);
+		free(w);
+	}
+	return rc;
+}
+
+void
+rdrain_detached(void)
+{
+	pthread_mutex_lock(&tlock);
+	while (ndetached > 0 && rstate == R_UP)
+		pthread_cond_wait(&tcond, &tlock);
+	pthread_mutex_unlock(&tlock);
 }
 
 CUresult

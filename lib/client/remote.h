@@ -103,6 +103,7 @@ struct rwait {
 	void		*dst;
 	size_t		 dstlen;
 	int		 direct;	/* it went there */
+	int		 detached;	/* nobody waits: see rsend_detached */
 	struct rwait	*next;
 };
 /* rsend's flags. */
@@ -116,6 +117,16 @@ struct rwait {
 CUresult	 rsend(uint16_t type, const struct rpc_val *in, int flags,
 		    struct rwait *w);
 CUresult	 rwait(struct rwait *, struct rpc_val *out, void **keep);
+/*
+ * A call whose one-blob reply of len bytes goes to dst when it comes, with
+ * nobody waiting (a device-to-host copy into pinned memory, in stream
+ * order): an error is kept for the next call that waits, as for one-way
+ * calls.  rdrain_detached() waits until every such reply has landed (before
+ * pinned memory is freed).
+ */
+CUresult	 rsend_detached(uint16_t type, const struct rpc_val *in,
+		    void *dst, size_t len);
+void		 rdrain_detached(void);
 /*
  * A one-way call (stream-ordered work the client has validated): returns
  * once queued.  With GLEAM_SYNC=1 it waits for the reply like rcall.

@@ -278,7 +278,6 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 		return CUDA_ERROR_INVALID_DEVICE;
 	if ((c = calloc(1, sizeof *c)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	c->o.magic = GOBJ_MAGIC;
 	c->o.kind = GK_CTX;
 	c->device = dev;
 	c->flags = flags;
@@ -294,6 +293,7 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	}
 	c->live = 1;
 	c->life = ctx_new_life();
+	gobj_publish(c);
 	ctx_push(c);
 	*pctx = (CUcontext)c;
 	return CUDA_SUCCESS;

@@ -372,7 +372,6 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 		return rc;
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	g->o.magic = GOBJ_MAGIC;
 	g->o.kind = GK_STREAM;
 	g->ctx = c;
 	g->flags = flags;
@@ -388,6 +387,7 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 		free(g);
 		return rc;
 	}
+	gobj_publish(g);
 	*ps = (CUstream)g;
 	return CUDA_SUCCESS;
 }
@@ -531,7 +531,6 @@ cuEventCreate(CUevent *pe, unsigned int flags)
 		return rc;
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	e->o.magic = GOBJ_MAGIC;
 	e->o.kind = GK_EVENT;
 	e->ctx = c;
 	e->flags = flags;
@@ -543,6 +542,7 @@ cuEventCreate(CUevent *pe, unsigned int flags)
 		free(e);
 		return rc;
 	}
+	gobj_publish(e);
 	*pe = (CUevent)e;
 	return CUDA_SUCCESS;
 }

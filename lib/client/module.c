@@ -127,7 +127,6 @@ module_load(struct gmodule **out, const void *image, int library)
 		return CUDA_ERROR_INVALID_IMAGE;
 	if ((m = calloc(1, sizeof *m)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	m->o.magic = GOBJ_MAGIC;
 	m->o.kind = library ? GK_LIBRARY : GK_MODULE;
 	m->ctx = c;
 	m->library = library;
@@ -159,6 +158,7 @@ module_load(struct gmodule **out, const void *image, int library)
 		module_free(m);
 		return rc;
 	}
+	gobj_publish(m);
 	*out = m;
 	return CUDA_SUCCESS;
 }
@@ -242,7 +242,6 @@ module_get_func(void **out, void *h, const char *name, int library)
 	fi = module_find(m, name);
 	if ((f = calloc(1, sizeof *f)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	f->o.magic = GOBJ_MAGIC;
 	f->o.kind = library ? GK_KERNEL : GK_FUNC;
 	f->mod = m;
 	f->fi = fi;
@@ -275,6 +274,7 @@ module_get_func(void **out, void *h, const char *name, int library)
 		return rc;
 	}
 	f->fi = fi;
+	gobj_publish(f);
 	*out = f;
 	return CUDA_SUCCESS;
 }

@@ -84,9 +84,18 @@ gobj_check(const void *h, int kind)
 
 	if (o == NULL || (uintptr_t)o < 4096 || ((uintptr_t)o & 7) != 0)
 		return NULL;
-	if (o->magic != GOBJ_MAGIC || (int)o->kind != kind)
+	/* Acquire: pairs with gobj_publish, wherever the handle travelled. */
+	if (__atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) != GOBJ_MAGIC ||
+	    (int)o->kind != kind)
 		return NULL;
 	return (void *)(uintptr_t)o;
+}
+
+void
+gobj_publish(void *h)
+{
+	__atomic_store_n(&((struct gobj *)h)->magic, GOBJ_MAGIC,
+	    __ATOMIC_RELEASE);
 }
 
 uint64_t

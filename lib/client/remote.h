@@ -75,6 +75,13 @@ struct gevent {
 
 /* A handle's object if it is one of ours of that kind, else NULL. */
 void		*gobj_check(const void *, int kind);
+/*
+ * Marks a new object valid, once all its fields are set.  Programs pass
+ * handles between threads through code of their own (cudart's caches);
+ * the release here and the acquire in gobj_check order the fields'
+ * writes before any other thread's use.
+ */
+void		 gobj_publish(void *);
 uint64_t	 gobj_id(const void *);
 
 /*

@@ -73,6 +73,8 @@ static int		 zmode = -1;	/* GLEAM_ZSTD: -1 auto, 0 off, 1 on */
 static double		 zratio = 1;	/* compressed / raw, last trial */
 static unsigned		 ztrials;	/* bulk pieces since the last trial */
 static uint64_t		 sent;		/* bytes the I/O thread has sent */
+static double		 drain_Bps;	/* the link's pace while backlogged */
+static double		 zip_Bps;	/* compression's pace, raw bytes */
 
 static struct client_device *rdevs;
 static int		 rndev;
@@ -231,6 +233,9 @@ io_main(void *arg)
 	struct pw out;			/* being sent */
 	size_t off = 0, rlen = 0, rcap = 0, rmax;
 	uint8_t *rb = NULL;
+	uint64_t t0 = 0;
+	int waited = 0;
+
 	(void)arg;
 	pw_init(&out);
 	rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
@@ -251,6 +256,8 @@ io_main(void *arg)
 			sendq.len = 0;
 			off = 0;
 			taken += out.len;
+			t0 = now_ns();
+			waited = 0;
 			pthread_cond_broadcast(&tcond);
 		}
 		io_busy = off < out.len;
@@ -268,14 +275,27 @@ io_main(void *arg)
 			if (n == -1 && errno == EINTR)
 				continue;
 			if (n == -1 && (errno == EAGAIN || errno ==
-			    EWOULDBLOCK))
+			    EWOULDBLOCK)) {
+				waited = 1;
 				break;
+			}
 			pthread_mutex_lock(&tlock);
 			remote_lost_locked(strerror(errno));
 			pthread_mutex_unlock(&tlock);
 			goto out;
 		}
 		if (off == out.len && out.len > 0) {
+			/* A big batch that had to wait on the link times it. */
+			uint64_t dt = now_ns() - t0;
+
+			if (waited && out.len >= (1u << 20) && dt > 0) {
+				double r = (double)out.len * 1e9 / (double)dt;
+
+				pthread_mutex_lock(&tlock);
+				drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps +
+				    0.3 * r : r;
+				pthread_mutex_unlock(&tlock);
+			}
 			stats_bytes(out.len, 0);
 			out.len = 0;
 			off = 0;
@@ -419,11 +439,10 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 /*
  * Should a bulk payload of len bytes be compressed?  Only data that
  * shrinks (a trial on the first piece, and every 16th after one that did
- * not), and only while the link is the bottleneck: while more than two
- * pieces wait to be sent, the time spent compressing would be spent
- * waiting anyway.  If compressing is slower than the link, the backlog
- * drains and pieces go raw again, so it never makes a copy slower than
- * sending raw; on a fast link no backlog forms and nothing is compressed.
+ * not), only while the link is the bottleneck (more than two pieces wait
+ * to be sent, so the time spent compressing would be spent waiting), and
+ * never when compression, as measured, is slower than the link drains a
+ * backlog (a fast link: loopback, 10 Gbit/s).
  */
 #define ZSTD_BACKLOG	(8u << 20)
 
@@ -433,6 +452,9 @@ want_zstd(size_t len)
 	if (zmode >= 0)
 		return zmode;
 	if (len < (64u << 10))
+		return 0;
+	/* Compressing slower than the link drains is never worth it. */
+	if (drain_Bps > 0 && zip_Bps > 0 && zip_Bps < 1.2 * drain_Bps)
 		return 0;
 	if (zratio >= 0.95)
 		return ztrials++ % 16 == 0;
@@ -539,9 +561,16 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	payload = pl.p;
 	plen = pl.len;
 	{
+		uint64_t tz = now_ns();
 		long n = zf_compress(&z, pl.p, pl.len, 1);
+		double dz = (double)(now_ns() - tz);
 
 		pthread_mutex_lock(&tlock);
+		if (dz > 0) {
+			double r = (double)pl.len * 1e9 / dz;
+
+			zip_Bps = zip_Bps > 0 ? 0.7 * zip_Bps + 0.3 * r : r;
+		}
 		zratio = n > 0 ? (double)n / (double)pl.len : 1;
 		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
 		    n, (unsigned long long)(queued -

@@ -176,6 +176,21 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 	msg_hello_enc(&w, &hello);
 	rc = w.bad ? -1 : conn_send(c, MSG_HELLO, 0, 0, w.p, w.len);
 	pw_free(&w);
+	if (rc == -1 && c->fail == CONN_NET) {
+		/*
+		 * A server that refuses us (too many clients, draining) says
+		 * why and closes at once, maybe before our hello is out:
+		 * its reason may be waiting to be read.
+		 */
+		char why[sizeof c->err];
+
+		memcpy(why, c->err, sizeof why);
+		if (conn_recv(c, &h, &p) == 0 && h.type == MSG_ERROR)
+			return conn_remote_error(c, p, h.len, CONN_AUTH);
+		memcpy(c->err, why, sizeof c->err);
+		c->fail = CONN_NET;
+		return -1;
+	}
 	if (rc == -1)
 		return -1;
 

@@ -159,12 +159,35 @@ rsync_mode(void)
 
 /* ---- the I/O thread ------------------------------------------------------ */
 
+/* A little-endian u32, as frames carry them (a reply's CUresult). */
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+/*
+ * Under tlock: a call nobody waits for failed; the first such error is
+ * kept for the next call that waits (CUDA's deferred errors).
+ */
+static void
+defer_error(uint16_t type, uint32_t rc)
+{
+	const struct rpc_desc *d = rpc_lookup(type);
+
+	if (deferred != CUDA_SUCCESS)
+		return;
+	deferred = rc != CUDA_SUCCESS ? (CUresult)rc : CUDA_ERROR_UNKNOWN;
+	deferred_type = type;
+	log_debug("%s (queued): %u", d ? d->name : "?", (unsigned)deferred);
+}
+
 /* One whole frame from the server. */
 static void
 io_frame(const struct frame_hdr *h, const uint8_t *p)
 {
 	struct rwait **wp, *w;
-	uint32_t rc;
 
 	if (h->type == MSG_ERROR) {
 		conn_error_frame(&rconn, p, h->len);
@@ -174,18 +197,8 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	if (!(h->flags & FL_REPLY))
 		return;
 	if (h->flags & FL_ONEWAY) {
-		/* A one-way call failed: kept for the next call that waits. */
-		rc = h->len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24 :
-		    CUDA_ERROR_UNKNOWN;
-		if (rc == CUDA_SUCCESS)
-			rc = CUDA_ERROR_UNKNOWN;
-		if (deferred == CUDA_SUCCESS) {
-			const struct rpc_desc *d = rpc_lookup(h->type);
-			deferred = (CUresult)rc;
-			deferred_type = h->type;
-			log_debug("%s (queued): %u", d ? d->name : "?", rc);
-		}
+		/* A one-way call failed. */
+		defer_error(h->type, h->len >= 4 ? le32(p) : 0);
 		return;
 	}
 	for (wp = &waiters; (w = *wp) != NULL; wp = &w->next)
@@ -195,23 +208,15 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 		return;		/* nobody asked: stale or foreign; dropped */
 	*wp = w->next;
 	if (w->dst != NULL && w->dstlen > 0 && h->len == 8 + w->dstlen &&
-	    p[0] == 0 &&
-	    p[1] == 0 && p[2] == 0 && p[3] == 0 && ((uint32_t)p[4] |
-	    (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] <<
-	    24) == w->dstlen) {
+	    le32(p) == CUDA_SUCCESS && le32(p + 4) == w->dstlen) {
 		/* A success carrying the bytes asked for: straight there. */
 		memcpy(w->dst, p + 8, w->dstlen);
 		w->direct = 1;
 	}
 	if (w->detached) {
 		/* Nobody waits: an error is reported like a one-way call's. */
-		if (!w->direct && deferred == CUDA_SUCCESS) {
-			rc = h->len >= 4 ? (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24 : 0;
-			deferred = rc != CUDA_SUCCESS ? (CUresult)rc :
-			    CUDA_ERROR_UNKNOWN;
-			deferred_type = h->type;
-		}
+		if (!w->direct)
+			defer_error(h->type, h->len >= 4 ? le32(p) : 0);
 		free(w);
 		ndetached--;
 		pthread_cond_broadcast(&tcond);
@@ -400,6 +405,29 @@ out:
 /* ---- queueing calls ------------------------------------------------------ */
 
 /*
+ * Under tlock: waits until need more bytes fit the send queue (a queue
+ * already holding something waits for the I/O thread to take it).
+ * Returns -1 once the connection is down.
+ */
+static int
+queue_room(size_t need)
+{
+	while (rstate == R_UP && sendq.len > 0 && sendq.len + need > SENDQ_MAX)
+		pthread_cond_wait(&tcond, &tlock);
+	return rstate == R_UP ? 0 : -1;
+}
+
+/* Under tlock: the first frame in an empty queue wakes the I/O thread. */
+static void
+queue_wake(int was_empty)
+{
+	uint64_t one = 1;
+
+	if (was_empty && write(evfd, &one, sizeof one) == -1)
+		log_debug("eventfd: %s", strerror(errno));
+}
+
+/*
  * Under tlock: appends a frame (header, then the payload, then a second
  * part of it if any) to the send queue and wakes the I/O thread.
  */
@@ -411,10 +439,7 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 	uint8_t *p;
 	int wake;
 
-	while (rstate == R_UP && sendq.len > 0 && sendq.len + alen + blen >
-	    SENDQ_MAX)
-		pthread_cond_wait(&tcond, &tlock);
-	if (rstate != R_UP)
+	if (queue_room(alen + blen) == -1)
 		return -1;
 	wake = sendq.len == 0;
 	if ((p = pw_room(&sendq, PROTO_HDR_LEN + alen + blen)) == NULL) {
@@ -428,11 +453,7 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 	if (blen > 0)
 		memcpy(p + PROTO_HDR_LEN + alen, b, blen);
 	queued += PROTO_HDR_LEN + alen + blen;
-	if (wake) {
-		uint64_t one = 1;
-		if (write(evfd, &one, sizeof one) == -1)
-			log_debug("eventfd: %s", strerror(errno));
-	}
+	queue_wake(wake);
 	return 0;
 }
 
@@ -477,10 +498,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	int wake;
 
 	pthread_mutex_lock(&tlock);
-	while (rstate == R_UP && sendq.len > 0 && sendq.len + need >
-	    SENDQ_MAX)
-		pthread_cond_wait(&tcond, &tlock);
-	if (rstate != R_UP) {
+	if (queue_room(need) == -1) {
 		CUresult rc = state_error();
 		pthread_mutex_unlock(&tlock);
 		return rc;
@@ -511,11 +529,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 		w->next = waiters;
 		waiters = w;
 	}
-	if (wake) {
-		uint64_t one = 1;
-		if (write(evfd, &one, sizeof one) == -1)
-			log_debug("eventfd: %s", strerror(errno));
-	}
+	queue_wake(wake);
 	pthread_mutex_unlock(&tlock);
 	stats_call(type, w == NULL);
 	return CUDA_SUCCESS;
@@ -645,8 +659,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	*keep = b;
 	if (b == NULL || w->len < 4)
 		return b == NULL ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_UNKNOWN;
-	rc = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-	    (uint32_t)b[3] << 24;
+	rc = le32(b);
 	if (rc == CUDA_SUCCESS && late != CUDA_SUCCESS) {
 		/* An earlier one-way call's error, reported now. */
 		rc = late;

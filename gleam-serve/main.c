@@ -1,8 +1,11 @@
 /*
  * gleam-serve: serve this host's GPUs to Gleam clients on the LAN.
  */
+#include <execinfo.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -19,6 +22,52 @@ usage(int code)
 	    "usage: gleam-serve [-dnv] [-f file] [-k keyfile] "
 	    "[-l address:port]\n");
 	exit(code);
+}
+
+/*
+ * A crash (in our code or in the driver) leaves one line naming the signal
+ * and the call stack on stderr, so that a server that died can be
+ * diagnosed from its log; then the signal's default action (a core dump
+ * where enabled).  Only async-signal-safe calls here.
+ */
+static void
+fatal_signal(int sig)
+{
+	void *pc[48];
+	const char *name = sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ?
+	    "SIGBUS" : sig == SIGFPE ? "SIGFPE" : sig == SIGILL ? "SIGILL" :
+	    "SIGABRT";
+	static const char a[] = "gleam-serve: fatal signal ";
+	static const char b[] = "; call stack (addr2line -e gleam-serve):\n";
+	int n;
+
+	(void)!write(2, a, sizeof a - 1);
+	(void)!write(2, name, strlen(name));
+	(void)!write(2, b, sizeof b - 1);
+	n = backtrace(pc, 48);
+	backtrace_symbols_fd(pc, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	struct sigaction sa;
+	void *pc[1];
+	size_t i;
+
+#ifndef __SANITIZE_ADDRESS__	/* ASan reports these itself */
+	backtrace(pc, 1);	/* loads libgcc now, not in the handler */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = fatal_signal;
+	sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaction(sigs[i], &sa, NULL);
+#else
+	(void)sa; (void)pc; (void)i; (void)sigs;
+#endif
 }
 
 /* path made absolute against the working directory, in buf. */
@@ -46,6 +95,7 @@ main(int argc, char *argv[])
 	int ch, dflag = 0, nflag = 0, verbose = 0, rc;
 
 	log_init(argv[0], LL_INFO);
+	catch_fatal_signals();
 	while ((ch = getopt(argc, argv, "df:hk:l:nv")) != -1) {
 		switch (ch) {
 		case 'd':

@@ -22,6 +22,7 @@ config_defaults(struct config *c)
 	c->handshake_timeout = 10;
 	c->drain_timeout = 10;
 	snprintf(c->backend, sizeof c->backend, "auto");
+	c->isolation = ISO_PROCESS;
 	c->cache_ram = 1ull << 30;
 	c->cache_disk = 64ull << 30;
 	c->cache_level = 1;
@@ -68,7 +69,7 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
 	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
-	    "cache_gpu", "cache_level", NULL };
+	    "cache_gpu", "cache_level", "isolation", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -144,6 +145,21 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 		    strcmp(c->backend, "none") != 0) {
 			yerr_at(&d, n, "backend", &err, "'%s': expected auto, "
 			    "cuda, host or none", c->backend);
+			goto out;
+		}
+	}
+	if ((n = ymap_get(&d, root, "isolation")) != NULL) {
+		char iso[16];
+
+		if (yget_str(&d, n, "isolation", iso, sizeof iso, &err) == -1)
+			goto out;
+		if (strcmp(iso, "process") == 0)
+			c->isolation = ISO_PROCESS;
+		else if (strcmp(iso, "thread") == 0)
+			c->isolation = ISO_THREAD;
+		else {
+			yerr_at(&d, n, "isolation", &err, "'%s': expected "
+			    "process or thread", iso);
 			goto out;
 		}
 	}

@@ -8,6 +8,15 @@
 
 #define SERVE_CONFIG_DEFAULT	"/etc/gleam/gleam-serve.yaml"
 
+/*
+ * How remoting clients are kept apart: a worker process each (a kernel
+ * fault is sticky for the whole process in the CUDA driver, so only a
+ * process of its own keeps one client's fault from every other client),
+ * or a thread each in the server's process (the GPU tier of the weight
+ * cache, which keeps buffers across clients, needs that).
+ */
+enum { ISO_PROCESS, ISO_THREAD };
+
 struct config {
 	char		 path[1024];	/* "" when none was read */
 	char		 listen_host[256];
@@ -20,6 +29,7 @@ struct config {
 	double		 handshake_timeout;
 	double		 drain_timeout;
 	char		 backend[16];	/* auto, cuda, host or none */
+	int		 isolation;	/* ISO_PROCESS or ISO_THREAD */
 	char		 host_kernels[1024]; /* the host backend's kernels */
 	char		 cache_dir[1024]; /* the weight cache's disk tier */
 	uint64_t	 cache_ram;	/* bytes of the RAM tier */

@@ -560,18 +560,15 @@ remote_main(void *arg)
 	return NULL;
 }
 
-int
-remote_start(int fd, const char *addr, const char *name, const void *pending,
+static struct remote *
+remote_new(int fd, const char *addr, const char *name, const void *pending,
     size_t len, const struct remote_env *env, struct remote_stats *stats,
     void *token)
 {
-	pthread_attr_t attr;
-	pthread_t tid;
 	struct remote *r;
-	int rc;
 
 	if ((r = calloc(1, sizeof *r)) == NULL)
-		return -1;
+		return NULL;
 	r->fd = fd;
 	r->env = env;
 	r->stats = stats;
@@ -584,11 +581,27 @@ remote_start(int fd, const char *addr, const char *name, const void *pending,
 	if (len > 0) {
 		if ((r->in = malloc(len)) == NULL) {
 			free(r);
-			return -1;
+			return NULL;
 		}
 		memcpy(r->in, pending, len);
 		r->inlen = r->incap = len;
 	}
+	return r;
+}
+
+int
+remote_start(int fd, const char *addr, const char *name, const void *pending,
+    size_t len, const struct remote_env *env, struct remote_stats *stats,
+    void *token)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	struct remote *r;
+	int rc;
+
+	if ((r = remote_new(fd, addr, name, pending, len, env, stats,
+	    token)) == NULL)
+		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&tid, &attr, remote_main, r);
@@ -598,5 +611,19 @@ remote_start(int fd, const char *addr, const char *name, const void *pending,
 		free(r);
 		return -1;
 	}
+	return 0;
+}
+
+int
+remote_run(int fd, const char *addr, const char *name, const void *pending,
+    size_t len, const struct remote_env *env, struct remote_stats *stats,
+    void *token)
+{
+	struct remote *r;
+
+	if ((r = remote_new(fd, addr, name, pending, len, env, stats,
+	    token)) == NULL)
+		return -1;
+	remote_main(r);
 	return 0;
 }

@@ -39,4 +39,13 @@ int	remote_start(int fd, const char *addr, const char *name,
 	    const void *pending, size_t len, const struct remote_env *,
 	    struct remote_stats *, void *client);
 
+/*
+ * The same, served on the calling thread (a worker process of its own);
+ * returns once the client is gone and all it held is freed, -1 if it
+ * could not start.
+ */
+int	remote_run(int fd, const char *addr, const char *name,
+	    const void *pending, size_t len, const struct remote_env *,
+	    struct remote_stats *, void *client);
+
 #endif

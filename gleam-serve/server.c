@@ -9,8 +9,11 @@
  * clients, each current one closed once its request is answered, a
  * deadline for stragglers), the second exits at once.
  */
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -55,8 +58,12 @@ struct client {
 	char			 addr[64];
 	uint64_t		 since;
 	uint64_t		 bytes_in, bytes_out;
-	int			 remote;	/* served on a remoting thread */
+	int			 remote;	/* served on a remoting thread
+						   or in a worker process */
+	pid_t			 pid;		/* that worker; 0: a thread */
 	struct remote_stats	 rstats;	/* that thread's counters */
+	struct remote_stats	*rs;		/* &rstats, or shared with
+						   the worker */
 	struct event		*done_ev;	/* it signals its end here */
 	int			 closing;	/* free once output drains */
 	int			 shut;		/* our write side is shut */
@@ -77,12 +84,18 @@ struct server {
 	int			 nclients;
 	uint64_t		 start;
 	struct event		*ev_hup, *ev_term, *ev_int, *ev_drain;
+	struct event		*ev_chld;
+	int			 iso;		/* ISO_*, fixed at start */
+	int			 be_ready;	/* be initialized here (the cuda
+						   backend is, only in workers) */
 	int			 draining;
 };
 
 static void client_read(struct bufferevent *, void *);
 static void client_say_shutdown(struct client *);
 static void client_go_remote(struct client *);
+static void client_fork_worker(struct client *, int, const uint8_t *,
+    size_t);
 static void server_accept(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 
@@ -146,9 +159,9 @@ server_status(void *arg, size_t *len)
 		    session_client_name(c->sess));
 		cs->connected_s = (double)(now - c->since) / 1e9;
 		cs->bytes_in = c->bytes_in +
-		    __atomic_load_n(&c->rstats.bytes_in, __ATOMIC_RELAXED);
+		    __atomic_load_n(&c->rs->bytes_in, __ATOMIC_RELAXED);
 		cs->bytes_out = c->bytes_out +
-		    __atomic_load_n(&c->rstats.bytes_out, __ATOMIC_RELAXED);
+		    __atomic_load_n(&c->rs->bytes_out, __ATOMIC_RELAXED);
 	}
 	st.nclients = i;
 	{
@@ -181,9 +194,9 @@ client_free(struct client *c)
 	struct server *srv = c->srv;
 
 	log_debug("client %s: closed (%llu bytes in, %llu out, %llu calls)",
-	    c->addr, (unsigned long long)(c->bytes_in + c->rstats.bytes_in),
-	    (unsigned long long)(c->bytes_out + c->rstats.bytes_out),
-	    (unsigned long long)c->rstats.calls);
+	    c->addr, (unsigned long long)(c->bytes_in + c->rs->bytes_in),
+	    (unsigned long long)(c->bytes_out + c->rs->bytes_out),
+	    (unsigned long long)c->rs->calls);
 	TAILQ_REMOVE(&srv->clients, c, entry);
 	srv->nclients--;
 	if (c->hs_timer != NULL)
@@ -192,6 +205,8 @@ client_free(struct client *c)
 		event_free(c->linger);
 	if (c->done_ev != NULL)
 		event_free(c->done_ev);
+	if (c->rs != &c->rstats)
+		munmap(c->rs, sizeof *c->rs);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
 	session_free(c->sess);
@@ -275,6 +290,151 @@ client_write_all(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+static void
+worker_done(void *arg, void *token)
+{
+}
+
+/*
+ * The worker process of one remoting client (isolation: process), just
+ * forked from the server.  It keeps the client's socket (as descriptor 3)
+ * and stderr, closes everything else of the server's (the listener, other
+ * clients' sockets), starts the backend (the CUDA driver is never started
+ * in the server itself, so that every worker can), serves the client and
+ * exits.  It dies with the server (PR_SET_PDEATHSIG), and ignores the
+ * signals that ask the server to drain: the server waits for it.
+ */
+static void __attribute__((noreturn))
+worker_main(struct client *c, int fd, int cfd, const uint8_t *in,
+    size_t inlen, pid_t server)
+{
+	struct server *srv = c->srv;
+	struct remote_env env = srv->renv;
+	char err[256];
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != server)
+		_exit(EXIT_SOFTWARE);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	/* The client's socket as 3, the cache's channel as 4. */
+	if (cfd == 3 && (cfd = dup(cfd)) == -1)
+		_exit(EXIT_SOFTWARE);
+	if (fd != 3) {
+		if (dup2(fd, 3) == -1)
+			_exit(EXIT_SOFTWARE);
+		fd = 3;
+	}
+	if (cfd != -1) {
+		if (cfd != 4 && dup2(cfd, 4) == -1)
+			_exit(EXIT_SOFTWARE);
+		cfd = 4;
+	}
+	closefrom(cfd == -1 ? 4 : 5);
+	if (!srv->be_ready && srv->be->init(err, sizeof err) == -1) {
+		/* The server's probe passed: this is rare (GPU gone). */
+		log_error("client %s: %s backend: %s", c->addr, srv->be->name,
+		    err);
+		_exit(EXIT_IO);
+	}
+	wcache_worker(&srv->cfg, cfd);
+	env.done = worker_done;
+	if (remote_run(fd, c->addr, session_client_name(c->sess), in, inlen,
+	    &env, c->rs, c) == -1)
+		_exit(EXIT_SOFTWARE);
+	wcache_fini();
+	_exit(EXIT_OK);
+}
+
+/* Starts the client's worker process; the server keeps no descriptor. */
+static void
+client_fork_worker(struct client *c, int fd, const uint8_t *in, size_t inlen)
+{
+	struct remote_stats *rs;
+	pid_t pid, self = getpid();
+	int sv[2] = { -1, -1 };
+
+	rs = mmap(NULL, sizeof *rs, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rs == MAP_FAILED) {
+		log_warn("client %s: %s", c->addr, strerror(errno));
+		close(fd);
+		client_free(c);
+		return;
+	}
+	memset(rs, 0, sizeof *rs);
+	/* The weight cache stays here; the worker reaches it over sv. */
+	if (wcache_counters(NULL) == 0 &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("client %s: no cache channel: %s", c->addr,
+		    strerror(errno));
+		sv[0] = sv[1] = -1;
+	}
+	fflush(stderr);
+	if ((pid = fork()) == -1) {
+		log_warn("client %s: cannot start a worker: %s", c->addr,
+		    strerror(errno));
+		munmap(rs, sizeof *rs);
+		close(fd);
+		if (sv[0] != -1) {
+			close(sv[0]);
+			close(sv[1]);
+		}
+		client_free(c);
+		return;
+	}
+	if (pid == 0) {
+		c->rs = rs;
+		if (sv[0] != -1)
+			close(sv[0]);
+		worker_main(c, fd, sv[1], in, inlen, self);
+	}
+	close(fd);
+	if (sv[0] != -1) {
+		close(sv[1]);
+		if (wcache_channel(sv[0]) == -1)
+			close(sv[0]);
+	}
+	c->rs = rs;
+	c->pid = pid;
+	log_debug("client %s (%s): remoting in process %d", c->addr,
+	    session_client_name(c->sess), (int)pid);
+}
+
+/* SIGCHLD: the workers that ended; their clients are gone. */
+static void
+server_reap(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct client *c;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		TAILQ_FOREACH(c, &srv->clients, entry) {
+			if (c->pid != pid)
+				continue;
+			if (WIFSIGNALED(st))
+				log_warn("client %s (%s): its worker was "
+				    "killed by signal %d (%s); the other "
+				    "clients are unaffected", c->addr,
+				    session_client_name(c->sess),
+				    WTERMSIG(st), strsignal(WTERMSIG(st)));
+			else if (WEXITSTATUS(st) != 0)
+				log_warn("client %s (%s): its worker exited "
+				    "with status %d", c->addr,
+				    session_client_name(c->sess),
+				    WEXITSTATUS(st));
+			c->pid = 0;
+			client_free(c);
+			break;
+		}
+	}
+}
+
 /*
  * The client's next frame is a remoting call: the socket leaves libevent
  * for a thread of its own, with what we had read and not yet served.
@@ -310,6 +470,12 @@ client_go_remote(struct client *c)
 	bufferevent_free(c->bev);	/* closes the original descriptor */
 	c->bev = NULL;
 	c->remote = 1;
+	if (srv->iso == ISO_PROCESS) {
+		client_fork_worker(c, fd, inbuf, inlen);
+		free(inbuf);
+		free(outbuf);
+		return;
+	}
 	if (remote_start(fd, c->addr, session_client_name(c->sess), inbuf,
 	    inlen, &srv->renv, &c->rstats, c) == -1) {
 		log_warn("client %s: cannot start a thread", c->addr);
@@ -516,6 +682,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	c->srv = srv;
+	c->rs = &c->rstats;
 	c->since = now_ns();
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -605,6 +772,61 @@ server_env_update(struct server *srv)
 	srv->renv.arg = srv;
 }
 
+/*
+ * Whether be starts, tried in a child process: the CUDA driver must not
+ * be started in the server itself, whose workers fork from it (a forked
+ * child cannot use a driver its parent started).  0, or -1 with err.
+ */
+static int
+probe_backend(const struct backend *be, char *err, size_t errlen)
+{
+	int p[2], st;
+	ssize_t n;
+	size_t got = 0;
+	pid_t pid;
+
+	if (pipe(p) == -1) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stderr);
+	if ((pid = fork()) == -1) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		char e[256] = "";
+
+		close(p[0]);
+		if (be->init(e, sizeof e) == 0)
+			e[0] = '\0';
+		else if (e[0] == '\0')
+			snprintf(e, sizeof e, "failed");
+		(void)!write(p[1], e, strlen(e));
+		_exit(0);
+	}
+	close(p[1]);
+	while (got + 1 < errlen && (n = read(p[0], err + got,
+	    errlen - 1 - got)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			break;
+		got += (size_t)n;
+	}
+	err[got] = '\0';
+	close(p[0]);
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(err, errlen, "the driver crashed while starting");
+		return -1;
+	}
+	return got > 0 ? -1 : 0;
+}
+
 /* Picks the backend the configuration asks for; -1 if it cannot run. */
 static int
 server_backend(struct server *srv)
@@ -624,10 +846,12 @@ server_backend(struct server *srv)
 			return -1;
 		}
 		srv->be = &backend_host;
+		srv->be_ready = 1;
 		log_info("backend: host (no GPU: a test backend)");
 		return 0;
 	}
-	if (backend_cuda.init(err, sizeof err) == -1) {
+	if ((srv->iso == ISO_PROCESS ? probe_backend(&backend_cuda, err,
+	    sizeof err) : backend_cuda.init(err, sizeof err)) == -1) {
 		if (strcmp(want, "cuda") == 0) {
 			log_error("cuda backend: %s", err);
 			return -1;
@@ -637,7 +861,9 @@ server_backend(struct server *srv)
 		return 0;
 	}
 	srv->be = &backend_cuda;
-	log_info("backend: cuda");
+	srv->be_ready = srv->iso != ISO_PROCESS;
+	log_info("backend: cuda%s", srv->iso == ISO_PROCESS ?
+	    " (a worker process per client)" : "");
 	return 0;
 }
 
@@ -756,6 +982,14 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	evsignal_add(srv->ev_hup, NULL);
 	evsignal_add(srv->ev_term, NULL);
 	evsignal_add(srv->ev_int, NULL);
+	srv->iso = cfg->isolation;
+	if (srv->iso == ISO_PROCESS) {
+		srv->ev_chld = evsignal_new(srv->base, SIGCHLD, server_reap,
+		    srv);
+		if (srv->ev_chld == NULL)
+			goto fail;
+		evsignal_add(srv->ev_chld, NULL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	srv->listener = server_bind(srv, cfg->listen_host, cfg->listen_port,
 	    srv->bound, sizeof srv->bound);
@@ -811,6 +1045,8 @@ server_free(struct server *srv)
 	}
 	if (srv->ev_drain != NULL)
 		event_free(srv->ev_drain);
+	if (srv->ev_chld != NULL)
+		event_free(srv->ev_chld);
 	if (srv->ev_int != NULL)
 		event_free(srv->ev_int);
 	if (srv->ev_term != NULL)

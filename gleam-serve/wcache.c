@@ -11,9 +11,12 @@
  * A client uploads after a miss and then asks again, so that the copy is
  * always made from bytes that were verified against the name it gave.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cstore.h"
 #include "log.h"
@@ -81,6 +84,233 @@ static pthread_mutex_t	 gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gentry	*gpu_list;
 static uint64_t		 gpu_budget, gpu_bytes[GPU_DEVS], gpu_clock;
 static uint64_t		 gpu_total, gpu_entries;
+static int		 chan = -1;	/* a worker's socket to the store */
+
+/*
+ * The channel between a worker and the server's store: requests of a
+ * fixed header, then bytes; only GET is answered (a byte, then the
+ * entry's bytes if it was found), in order.
+ */
+enum { CH_GET = 1, CH_PUT, CH_PIN };
+
+struct chdr {
+	uint8_t		 op, pad[7];
+	char		 tenant[CSTORE_TENANT_MAX];
+	uint8_t		 hash[CSTORE_HASH_LEN];
+	uint64_t	 len;
+};
+
+static int
+ch_write(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = write(fd, b, n);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int
+ch_read(int fd, void *p, size_t n)
+{
+	uint8_t *b = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = read(fd, b, n);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int
+ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
+{
+	struct chdr hd;
+
+	memset(&hd, 0, sizeof hd);
+	hd.op = op;
+	memcpy(hd.tenant, tenant, sizeof hd.tenant);
+	memcpy(hd.hash, h, CSTORE_HASH_LEN);
+	hd.len = len;
+	if (ch_write(chan, &hd, sizeof hd) == -1 ||
+	    (p != NULL && ch_write(chan, p, len) == -1)) {
+		log_warn("cache: the server's store is gone: going on "
+		    "without it");
+		close(chan);
+		chan = -2;
+		return -1;
+	}
+	return 0;
+}
+
+/* A ref that owns its bytes. */
+static struct cstore_ref *
+own_ref(void *buf, size_t len, int tier)
+{
+	struct cstore_ref *r;
+
+	if ((r = calloc(1, sizeof *r)) == NULL) {
+		free(buf);
+		return NULL;
+	}
+	r->data = buf;
+	r->len = len;
+	r->tier = tier;
+	r->own = buf;
+	return r;
+}
+
+static struct cstore_ref *
+s_get(const uint8_t *h, uint64_t n)
+{
+	uint8_t found;
+	void *buf;
+
+	if (chan == -1)
+		return cstore_get(store, tenant, h, n);
+	if (chan < 0 || ch_send(CH_GET, h, n, NULL) == -1)
+		return NULL;
+	if (ch_read(chan, &found, 1) == -1)
+		goto gone;
+	if (!found)
+		return NULL;
+	if ((buf = malloc(n ? n : 1)) == NULL) {
+		/* The bytes are on their way: read them to keep in step. */
+		uint8_t sink[65536];
+		uint64_t left = n;
+
+		while (left > 0) {
+			size_t k = left < sizeof sink ? left : sizeof sink;
+
+			if (ch_read(chan, sink, k) == -1)
+				goto gone;
+			left -= k;
+		}
+		return NULL;
+	}
+	if (ch_read(chan, buf, n) == -1) {
+		free(buf);
+		goto gone;
+	}
+	return own_ref(buf, n, CT_RAM);
+gone:
+	log_warn("cache: the server's store is gone: going on without it");
+	close(chan);
+	chan = -2;
+	return NULL;
+}
+
+/* buf: malloc'd, verified; the ref takes it. */
+static struct cstore_ref *
+s_put(const uint8_t *h, void *buf, size_t len)
+{
+	if (chan == -1)
+		return cstore_put(store, tenant, h, buf, len);
+	if (chan >= 0)
+		ch_send(CH_PUT, h, len, buf);
+	return own_ref(buf, len, CT_UPLOAD);
+}
+
+static void
+s_pin(struct wclient *w, const uint8_t *h)
+{
+	if (chan == -1)
+		cstore_pin(store, w, tenant, h);
+	else if (chan >= 0)
+		ch_send(CH_PIN, h, 0, NULL);
+}
+
+static void
+s_flush(void)
+{
+	if (chan == -1)
+		cstore_flush(store, 0);
+}
+
+/* The server's end of one worker's channel, on a thread of its own. */
+static void *
+channel_main(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct cstore_ref *r;
+	struct chdr hd;
+	uint8_t g[CSTORE_HASH_LEN], yes = 1, no = 0;
+	void *buf;
+
+	while (ch_read(fd, &hd, sizeof hd) == 0) {
+		hd.tenant[sizeof hd.tenant - 1] = '\0';
+		if (hd.len > CSTORE_ENTRY_MAX || (hd.op != CH_GET &&
+		    hd.op != CH_PUT && hd.op != CH_PIN))
+			break;
+		if (hd.op == CH_GET) {
+			r = cstore_get(store, hd.tenant, hd.hash, hd.len);
+			if (r == NULL || r->len != hd.len) {
+				cstore_release(store, r);
+				if (ch_write(fd, &no, 1) == -1)
+					break;
+				continue;
+			}
+			if (ch_write(fd, &yes, 1) == -1 ||
+			    ch_write(fd, r->data, r->len) == -1) {
+				cstore_release(store, r);
+				break;
+			}
+			cstore_release(store, r);
+			cstore_flush(store, 0);
+		} else if (hd.op == CH_PUT) {
+			if ((buf = malloc(hd.len ? hd.len : 1)) == NULL)
+				break;
+			if (ch_read(fd, buf, hd.len) == -1) {
+				free(buf);
+				break;
+			}
+			/* The worker checked; so do we, cheaply. */
+			cstore_hash(buf, hd.len, g);
+			if (memcmp(g, hd.hash, sizeof g) != 0) {
+				free(buf);
+				break;
+			}
+			cstore_release(store, cstore_put(store, hd.tenant,
+			    hd.hash, buf, hd.len));
+			cstore_flush(store, 0);
+		} else
+			cstore_pin(store, arg, hd.tenant, hd.hash);
+	}
+	cstore_unpin_all(store, arg);
+	cstore_flush(store, 0);
+	close(fd);
+	return NULL;
+}
+
+int
+wcache_channel(int fd)
+{
+	pthread_attr_t attr;
+	pthread_t tid;
+	int rc;
+
+	if (!cstore_active(store))
+		return -1;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&tid, &attr, channel_main, (void *)(intptr_t)fd);
+	pthread_attr_destroy(&attr);
+	return rc == 0 ? 0 : -1;
+}
 
 void
 wcache_init(const struct config *cfg)
@@ -108,11 +338,36 @@ wcache_init(const struct config *cfg)
 		    "none");
 }
 
+/*
+ * In a worker process (isolation: process), just forked: the store stays
+ * the server's.  The worker reaches it over fd (a socket to a thread of
+ * the server, wcache_channel), which gets entries, stores uploads and
+ * pins; the worker's refs own copies of the bytes.  So there is one
+ * store, one set of counters and one pins file, and a worker that dies
+ * leaves nothing pinned (the server unpins when the socket closes).  The
+ * inherited store is only read for its configuration.  No GPU tier: its
+ * buffers would die with the worker.
+ */
+void
+wcache_worker(const struct config *cfg, int fd)
+{
+	struct config c = *cfg;
+
+	(void)c;
+	gpu_budget = 0;
+	chan = fd >= 0 ? fd : -2;
+}
+
 /* The counters on disk; the store stays, as a late client thread may
  * still be finishing with it. */
 void
 wcache_fini(void)
 {
+	if (chan != -1) {
+		if (chan >= 0)
+			close(chan);
+		return;
+	}
 	if (store != NULL) {
 		cstore_drain(store);
 		cstore_flush(store, 1);
@@ -132,7 +387,8 @@ wcache_counters(struct cstore_counters *c)
 {
 	if (!cstore_active(store))
 		return -1;
-	cstore_counters(store, c);
+	if (c != NULL)
+		cstore_counters(store, c);
 	return 0;
 }
 
@@ -181,7 +437,7 @@ wc_find(struct wclient *w, const uint8_t *h, uint64_t n)
 
 	if ((r = ready_take(w, h, n)) != NULL)
 		return r;
-	return cstore_get(store, tenant, h, n);
+	return s_get(h, n);
 }
 
 /* Copies from a GPU entry of that name, if the client's device has one:
@@ -338,7 +594,7 @@ wc_have(struct wclient *w, struct rcall *c)
 			continue;
 		if (held_find(w, p, len) == NULL) {
 			if (w->heldbytes + len > max ||
-			    (r = cstore_get(store, tenant, p, len)) == NULL)
+			    (r = s_get(p, len)) == NULL)
 				continue;
 			if ((e = calloc(1, sizeof *e)) == NULL) {
 				cstore_release(store, r);
@@ -353,7 +609,7 @@ wc_have(struct wclient *w, struct rcall *c)
 				continue;	/* the chain is lost: not held */
 			}
 			w->heldbytes += len;
-			cstore_pin(store, w, tenant, p);
+			s_pin(w, p);
 		}
 		bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	}
@@ -418,8 +674,8 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
 		if (rc == 0) {
 			cstore_count_gpu(store, 1, n, gpu_total, gpu_entries);
-			cstore_pin(store, w, tenant, c->in[4].p);
-			cstore_flush(store, 0);
+			s_pin(w, c->in[4].p);
+			s_flush();
 			c->out[0].u = WC_DONE;
 		}
 		return rc;
@@ -441,9 +697,9 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	free(sub.scratch);
 	if (rc == 0)
 		gpu_add(be, c, c->in[4].p, r);
-	cstore_pin(store, w, tenant, c->in[4].p);
+	s_pin(w, c->in[4].p);
 	cstore_release(store, r);
-	cstore_flush(store, 0);
+	s_flush();
 	c->out[0].u = WC_DONE;
 	return rc;
 }
@@ -522,11 +778,11 @@ wc_put(struct wclient *w, struct rcall *c)
 	nb = u->buf;
 	w->upbytes -= u->have;
 	memset(u, 0, sizeof *u);
-	if ((r = cstore_put(store, tenant, g, nb, total)) == NULL)
+	if ((r = s_put(g, nb, total)) == NULL)
 		return 2;
 	ready_add(w, g, r);
-	cstore_pin(store, w, tenant, g);
-	cstore_flush(store, 0);
+	s_pin(w, g);
+	s_flush();
 	c->out[0].u = 1;
 	return 0;
 }
@@ -550,7 +806,7 @@ wc_image(struct wclient *w, struct rcall *c)
 		cstore_release(store, r);
 		return 2;
 	}
-	cstore_pin(store, w, tenant, c->in[1].p);
+	s_pin(w, c->in[1].p);
 	c->out[0].u = WC_DONE;
 	return 0;
 }
@@ -646,7 +902,8 @@ wcache_client_free(struct wclient *w)
 		}
 	}
 	htab_free(&w->held);
-	cstore_unpin_all(store, w);
-	cstore_flush(store, 0);
+	if (chan == -1)
+		cstore_unpin_all(store, w);
+	s_flush();
 	free(w);
 }

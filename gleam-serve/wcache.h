@@ -22,6 +22,13 @@ struct wclient;
 /* Opens the store the configuration names; the cache is off if it fails. */
 void	wcache_init(const struct config *);
 void	wcache_fini(void);
+/*
+ * In a just-forked worker process: the store is reached over fd, whose
+ * other end the server serves with wcache_channel (see wcache.c).
+ */
+void	wcache_worker(const struct config *, int fd);
+/* Serves a worker's channel on a thread; -1 if there is no cache. */
+int	wcache_channel(int fd);
 /* 1 for the calls wcache_call serves. */
 int	wcache_owns(uint16_t type);
 /* Serves an R_CACHE_* call; *wc is created on first use.  A CUresult. */

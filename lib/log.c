@@ -13,12 +13,27 @@ static const char *log_name = "gleam";
 static int log_level = LL_WARN;
 static int log_to_syslog;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A fork while another thread writes a line must not leave the child's
+ * lock held (gleam-serve forks its workers from a process with threads).
+ */
+static void log_fork_prepare(void) { pthread_mutex_lock(&log_lock); }
+static void log_fork_done(void) { pthread_mutex_unlock(&log_lock); }
+
+static void
+log_atfork(void)
+{
+	pthread_atfork(log_fork_prepare, log_fork_done, log_fork_done);
+}
 
 void
 log_init(const char *progname, int level)
 {
 	const char *p;
 
+	pthread_once(&log_once, log_atfork);
 	if (progname != NULL) {
 		p = strrchr(progname, '/');
 		log_name = p != NULL ? p + 1 : progname;

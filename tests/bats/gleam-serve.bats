@@ -287,3 +287,11 @@ teardown() {
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: backend: 'gpu': expected auto, cuda, host or none" ]
 }
+
+@test "isolation: with an unknown value names the key" {
+	printf 'isolation: none\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: isolation: 'none': expected process or thread" ]
+	printf 'isolation: thread\n' >"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+}

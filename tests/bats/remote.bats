@@ -207,6 +207,43 @@ run_prog() {
 	[[ "$output" == *"nclients: 1"* ]]
 }
 
+@test "each client is served by a worker process: one that dies takes no other client with it" {
+	# What a kernel fault or a crash in the driver does to a process is
+	# what kill -9 does to the worker here: only its client notices.
+	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/soak" 20 16 \
+	    >"$BATS_TEST_TMPDIR/a" 2>&1 3>&- &
+	BG_PID=$!
+	local w= i
+	for i in $(seq 1 100); do
+		w=$(pgrep -P "$SERVE_PID" | head -n 1)
+		[ -n "$w" ] && break
+		sleep 0.05
+	done
+	[ -n "$w" ]
+	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd" \
+	    >"$BATS_TEST_TMPDIR/b" 2>&1 3>&- &
+	local b=$!
+	kill -9 "$w"
+	wait "$BG_PID" && rc=0 || rc=$?
+	BG_PID=
+	[ "$rc" -ne 0 ]
+	wait "$b"
+	grep -q "gleam: server $SERVE_ADDR lost" "$BATS_TEST_TMPDIR/a"
+	run_prog static vecadd
+	[ "$status" -eq 0 ]
+	grep -q "its worker was killed by signal 9" "$SERVE_LOG"
+	kill -0 "$SERVE_PID"
+}
+
+@test "isolation: thread serves clients on threads of the server" {
+	serve_kill
+	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/t.yaml"
+	run_prog static vecadd
+	[ "$status" -eq 0 ]
+	[ -z "$(pgrep -P "$SERVE_PID")" ]
+}
+
 @test "the server killed mid-run: the program gets a CUDA error within seconds" {
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" \
 	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &

@@ -612,39 +612,137 @@ stream_grow(struct stream *s, uint64_t index)
 	return 0;
 }
 
-/* Merges one chunk into its buffer; -1 if the bytes are not acceptable. */
-static int
-merge(struct stream *s, struct cbuf *c, const struct hr_chunk *ch,
-    const char **why)
+/* Bytes a merging op works in: chunks never split one. */
+static size_t
+cell_size(const struct stream *s)
 {
-	uint64_t nbits;
-	int rc = 0;
+	switch (s->b.op) {
+	case HR_OP_SUM:
+		return s->b.cell_bits / 8;
+	case HR_OP_FSUM:
+		return 4;
+	}
+	return 1;
+}
+
+/* Merges ncells whole cells of in into acc. */
+static void
+merge_cells(const struct stream *s, uint8_t *acc, const uint8_t *in,
+    size_t ncells)
+{
+	size_t i;
 
 	switch (s->b.op) {
 	case HR_OP_OR:
+		for (i = 0; i < ncells; i++)
+			acc[i] |= in[i];
+		break;
+	case HR_OP_SUM:
+		hc_merge_sum(acc, ncells, in, ncells, s->b.cell_bits);
+		break;
+	case HR_OP_FSUM:
+		fsum(acc, in, 4 * ncells);
+		break;
+	}
+}
+
+#define MERGE_VECS	64	/* evbuffer pieces merged without a pullup */
+
+/*
+ * Merges chunk ch into its buffer, its bytes at ch->data or, with eb, the
+ * first ch->len bytes of eb (not drained): piece by piece as the input
+ * buffer holds them, with a cell split between two pieces put together
+ * first, so that no byte is copied before it is merged.  -1 if the bytes
+ * are not acceptable: a bitmap's spare bits set.
+ */
+static int
+merge(struct stream *s, struct cbuf *c, const struct hr_chunk *ch,
+    struct evbuffer *eb, const char **why)
+{
+	struct evbuffer_iovec v[MERGE_VECS];
+	const uint8_t *p;
+	uint8_t part[8], last;
+	size_t cs = cell_size(s), np = 0, off = 0, left = ch->len, sl, take;
+	uint64_t nbits;
+	int nv, i;
+
+	if (eb == NULL) {
+		v[0].iov_base = (void *)ch->data;
+		v[0].iov_len = ch->len;
+		nv = 1;
+	} else if ((nv = evbuffer_peek(eb, (ssize_t)ch->len, NULL, v,
+	    MERGE_VECS)) > MERGE_VECS) {
+		/* Scattered: one contiguous copy after all. */
+		if ((p = evbuffer_pullup(eb, (ssize_t)ch->len)) == NULL) {
+			*why = "aggregator out of memory";
+			return -1;
+		}
+		v[0].iov_base = (void *)p;
+		v[0].iov_len = ch->len;
+		nv = 1;
+	}
+	if (s->b.op == HR_OP_OR) {
 		nbits = s->b.n - (uint64_t)ch->index * s->b.chunk * 8;
 		if (nbits > (uint64_t)s->b.chunk * 8)
 			nbits = (uint64_t)s->b.chunk * 8;
-		rc = hc_merge_or(c->data, nbits, ch->data, nbits);
-		break;
-	case HR_OP_SUM:
-		rc = hc_merge_sum(c->data, ch->len / (s->b.cell_bits / 8),
-		    ch->data, ch->len / (s->b.cell_bits / 8), s->b.cell_bits);
-		break;
-	case HR_OP_FSUM:
-		fsum(c->data, ch->data, ch->len);
-		break;
+		if (hc_bitmap_bytes(nbits) != ch->len) {
+			*why = hc_strerror(HC_ESIZE);
+			return -1;
+		}
+		if (nbits % 8 != 0) {
+			for (i = 0, off = 0; off + v[i].iov_len < ch->len; i++)
+				off += v[i].iov_len;
+			last = ((const uint8_t *)v[i].iov_base)[ch->len - 1 -
+			    off];
+			if ((last >> (nbits % 8)) != 0) {
+				*why = hc_strerror(HC_EFORMAT);
+				return -1;
+			}
+			off = 0;
+		}
 	}
-	if (rc != 0)
-		*why = hc_strerror(rc);
-	return rc != 0 ? -1 : 0;
+	for (i = 0; i < nv && left > 0; i++) {
+		p = v[i].iov_base;
+		sl = v[i].iov_len < left ? v[i].iov_len : left;
+		left -= sl;
+		if (np > 0) {
+			take = cs - np < sl ? cs - np : sl;
+			memcpy(part + np, p, take);
+			np += take;
+			p += take;
+			sl -= take;
+			if (np < cs)
+				continue;
+			merge_cells(s, c->data + off, part, 1);
+			off += cs;
+			np = 0;
+		}
+		merge_cells(s, c->data + off, p, sl / cs);
+		off += sl - sl % cs;
+		p += sl - sl % cs;
+		if ((np = sl % cs) > 0)
+			memcpy(part, p, np);
+	}
+	return 0;
 }
 
-static int
-on_chunk(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
-    char *err, size_t errlen)
+/* The first ch->len bytes of the chunk into dst. */
+static void
+chunk_copy(const struct hr_chunk *ch, struct evbuffer *eb, uint8_t *dst)
 {
-	struct hr_chunk ch;
+	if (ch->len == 0)
+		return;
+	if (eb != NULL)
+		evbuffer_copyout(eb, dst, ch->len);
+	else
+		memcpy(dst, ch->data, ch->len);
+}
+
+/* A chunk whose bytes are at ch.data, or the first ch.len of eb. */
+static int
+on_chunk(struct agg *a, struct agg_member *m, struct hr_chunk ch,
+    struct evbuffer *eb)
+{
 	struct stream *s;
 	struct rankstate *rs;
 	struct pending *pd;
@@ -653,8 +751,6 @@ on_chunk(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
 	uint64_t want;
 	int r = m->rank, first, i;
 
-	if (hr_chunk_dec(p, len, &ch) == -1)
-		return perr(err, errlen, "bad CHUNK");
 	if (r < 0 || (s = stream_find(a, ch.id)) == NULL || s->failed)
 		return 0;	/* of a stream that failed: dropped */
 	a->stats.bytes_in += ch.len;
@@ -694,7 +790,7 @@ on_chunk(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
 	if (s->b.op == HR_OP_GATHER) {
 		if ((c = cbuf_new(a, ch.len, 0)) == NULL)
 			goto nomem;
-		memcpy(c->data, ch.data, ch.len);
+		chunk_copy(&ch, eb, c->data);
 		if (s->ready)
 			relay(a, s, (uint32_t)r, ch.index, c);
 		else {
@@ -722,8 +818,8 @@ on_chunk(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
 		goto nomem;
 	c = s->acc[ch.index];
 	if (first && s->b.op != HR_OP_OR)
-		memcpy(c->data, ch.data, ch.len);
-	else if (merge(s, c, &ch, &why) == -1) {
+		chunk_copy(&ch, eb, c->data);
+	else if (merge(s, c, &ch, eb, &why) == -1) {
 		stream_fail(a, s, HR_FAIL_MALFORMED, "rank %d, chunk %u of "
 		    "stream %llu: %s", r, ch.index,
 		    (unsigned long long)s->id, why);
@@ -778,18 +874,34 @@ int
 agg_input(struct agg *a, struct agg_member *m, uint16_t type,
     const uint8_t *p, size_t len, char *err, size_t errlen)
 {
+	struct hr_chunk ch;
+
 	switch (type) {
 	case HR_MSG_JOIN:
 		return on_join(a, m, p, len, err, errlen);
 	case HR_MSG_BEGIN:
 		return on_begin(a, m, p, len, err, errlen);
 	case HR_MSG_CHUNK:
-		return on_chunk(a, m, p, len, err, errlen);
+		if (hr_chunk_dec(p, len, &ch) == -1)
+			return perr(err, errlen, "bad CHUNK");
+		return on_chunk(a, m, ch, NULL);
 	case HR_MSG_ABORT:
 		return on_abort(a, m, p, len, err, errlen);
 	}
 	return perr(err, errlen, "%s is not for the aggregator",
 	    hr_msg_name(type));
+}
+
+int
+agg_input_chunk(struct agg *a, struct agg_member *m,
+    const uint8_t hdr[HR_CHUNK_HDR], struct evbuffer *in, size_t len)
+{
+	struct hr_chunk ch;
+
+	hr_chunk_dec(hdr, HR_CHUNK_HDR, &ch);
+	ch.data = NULL;
+	ch.len = len;
+	return on_chunk(a, m, ch, in);
 }
 
 void

@@ -18,6 +18,8 @@
 
 #include <event2/buffer.h>
 
+#include "hreduce_wire.h"
+
 struct agg;
 struct agg_member;
 
@@ -51,6 +53,15 @@ void		 agg_member_free(struct agg *, struct agg_member *);
  */
 int		 agg_input(struct agg *, struct agg_member *, uint16_t type,
 		    const uint8_t *, size_t, char *err, size_t errlen);
+/*
+ * A CHUNK frame whose payload is hdr (the chunk header) then the first
+ * len bytes of in, which it reads where they lie and leaves there for
+ * the caller to drain: no pullup into one piece, no copy of a merged
+ * chunk.  Never fails the member: returns 0.
+ */
+int		 agg_input_chunk(struct agg *, struct agg_member *,
+		    const uint8_t hdr[HR_CHUNK_HDR], struct evbuffer *in,
+		    size_t len);
 /* Fails the streams whose deadline passed. */
 void		 agg_expire(struct agg *, uint64_t now_ns);
 void		 agg_stats(const struct agg *, struct agg_stats *);

@@ -208,8 +208,13 @@ worker(const struct bench_opts *o, int w, int fd)
 		}
 	}
 	hr_opts_init(&ho);
-	ho.host = o->host;
-	ho.port = o->port;
+	if (o->naddr > 1) {
+		ho.host = o->addr[w % o->naddr].host;
+		ho.port = o->addr[w % o->naddr].port;
+	} else {
+		ho.host = o->host;
+		ho.port = o->port;
+	}
 	ho.key = o->key.set ? &o->key : NULL;
 	ho.world = o->workers;
 	ho.rank = w;

@@ -7,9 +7,23 @@
 
 #include "auth.h"
 
+/* An address of the aggregator, perhaps a link of its own in front of it. */
+struct bench_addr {
+	char		 host[256];
+	int		 port;
+};
+
+#define BENCH_ADDR_MAX	64
+
 struct bench_opts {
 	char		 host[256];	/* "" : start our own aggregator */
 	int		 port;
+	/*
+	 * With -c a list: rank w connects to addr[w % naddr] (addr[0] is
+	 * host and port), so that each worker can have a link of its own.
+	 */
+	struct bench_addr addr[BENCH_ADDR_MAX];
+	int		 naddr;
 	struct auth_key	 key;
 	int		 workers;
 	size_t		 n;		/* values per tensor */

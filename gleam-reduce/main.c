@@ -70,7 +70,7 @@ static int
 bench_main(int argc, char *argv[])
 {
 	struct bench_opts o;
-	const char *why, *keyfile = NULL;
+	const char *why, *keyfile = NULL, *p, *comma;
 	uint64_t sz;
 	double d;
 	int ch;
@@ -95,13 +95,34 @@ bench_main(int argc, char *argv[])
 				misuse("-b: %s: not 32 or 64", optarg);
 			break;
 		case 'c':
-			if (parse_hostport(optarg, o.host, sizeof o.host,
-			    &o.port, &why) == -1)
-				misuse("-c: %s: %s", optarg, why);
-			if (o.port == 0)
-				misuse("-c: %s: port out of range", optarg);
-			if (o.host[0] == '\0')
-				snprintf(o.host, sizeof o.host, "127.0.0.1");
+			/* address:port, or a list of them, one per rank. */
+			o.naddr = 0;
+			for (p = optarg; ; p = comma + 1) {
+				struct bench_addr *a = &o.addr[o.naddr];
+				char one[300];
+
+				if (o.naddr == BENCH_ADDR_MAX)
+					misuse("-c: more than %d addresses",
+					    BENCH_ADDR_MAX);
+				if ((comma = strchr(p, ',')) == NULL)
+					comma = p + strlen(p);
+				snprintf(one, sizeof one, "%.*s",
+				    (int)(comma - p), p);
+				a->port = HR_DEFAULT_PORT;
+				if (parse_hostport(one, a->host, sizeof a->host,
+				    &a->port, &why) == -1)
+					misuse("-c: %s: %s", one, why);
+				if (a->port == 0)
+					misuse("-c: %s: port out of range", one);
+				if (a->host[0] == '\0')
+					snprintf(a->host, sizeof a->host,
+					    "127.0.0.1");
+				o.naddr++;
+				if (*comma == '\0')
+					break;
+			}
+			snprintf(o.host, sizeof o.host, "%s", o.addr[0].host);
+			o.port = o.addr[0].port;
 			break;
 		case 'd':
 			if (parse_double(optarg, 0, 1, &o.density, &why) == -1)

@@ -249,6 +249,21 @@ peer_input(struct peer *p, struct evbuffer *in)
 			    " (not a Gleam worker?)" : "");
 		if (avail < PROTO_HDR_LEN + (size_t)h.len)
 			return PEER_OK;
+		if (h.type == HR_MSG_CHUNK && h.flags == 0 &&
+		    p->state == P_READY && h.len >= HR_CHUNK_HDR) {
+			/*
+			 * The bytes of a chunk, a MiB or more, are merged or
+			 * copied from where the input buffer holds them.
+			 */
+			uint8_t ch[PROTO_HDR_LEN + HR_CHUNK_HDR];
+
+			evbuffer_copyout(in, ch, sizeof ch);
+			evbuffer_drain(in, sizeof ch);
+			agg_input_chunk(p->env->agg, p->member,
+			    ch + PROTO_HDR_LEN, in, h.len - HR_CHUNK_HDR);
+			evbuffer_drain(in, h.len - HR_CHUNK_HDR);
+			continue;
+		}
 		if ((b = evbuffer_pullup(in, PROTO_HDR_LEN + (ssize_t)h.len)) ==
 		    NULL)
 			return peer_error(p, PERR_INTERNAL, "out of memory");

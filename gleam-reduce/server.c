@@ -10,8 +10,10 @@
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,16 +36,29 @@
 #include "util.h"
 
 #define HANDSHAKE_TIMEOUT	10	/* seconds */
-#define SINGLE_IO		(4u << 20)
+#define SINGLE_IO		(4u << 20)	/* most bytes written at once */
+#define READ_PIECE		(256u << 10)	/* room asked for a read */
+#define READ_BURST		(4u << 20)	/* most read from one at once */
+#define LOWAT_MAX		(256 << 10)
 
+/*
+ * A worker's connection.  The bufferevent only writes (merged chunks go
+ * out by reference); reading is ours, one readv a time into in, without
+ * the FIONREAD that libevent asks first, and with SO_RCVLOWAT set to what
+ * the frame being read still lacks, so that a chunk arriving in the
+ * pieces of a shaped link wakes the aggregator once, not once a piece.
+ */
 struct worker {
 	TAILQ_ENTRY(worker)	 entry;
 	struct server		*srv;
 	struct bufferevent	*bev;
+	struct event		*rev;
+	struct evbuffer		*in;
 	struct peer		*peer;
 	struct event		*hs_timer;
 	char			 addr[64];
 	int			 closing;
+	int			 lowat;		/* SO_RCVLOWAT set, 0 if none */
 };
 
 struct server {
@@ -68,38 +83,126 @@ worker_free(struct worker *w)
 	peer_free(w->peer);
 	if (w->hs_timer != NULL)
 		event_free(w->hs_timer);
+	if (w->rev != NULL)
+		event_free(w->rev);
 	if (w->bev != NULL)
 		bufferevent_free(w->bev);
+	if (w->in != NULL)
+		evbuffer_free(w->in);
 	log_debug("worker %s: closed", w->addr);
 	free(w);
 }
 
-static void
+/* 1 if w is gone already. */
+static int
 worker_close_after_flush(struct worker *w)
 {
 	w->closing = 1;
-	bufferevent_disable(w->bev, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0)
+	event_del(w->rev);
+	if (evbuffer_get_length(bufferevent_get_output(w->bev)) == 0) {
 		worker_free(w);
+		return 1;
+	}
+	return 0;
 }
 
+/* Wake up once the frame being read is whole, or LOWAT_MAX more came. */
 static void
-worker_read(struct bufferevent *bev, void *arg)
+worker_lowat(struct worker *w)
 {
-	struct worker *w = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t hb[PROTO_HDR_LEN];
+	struct frame_hdr h;
+	size_t avail = evbuffer_get_length(w->in), need;
+	int v;
 
+	if (avail < PROTO_HDR_LEN)
+		need = PROTO_HDR_LEN - avail;
+	else {
+		evbuffer_copyout(w->in, hb, sizeof hb);
+		proto_hdr_decode(hb, &h);
+		need = PROTO_HDR_LEN + (size_t)h.len > avail ?
+		    PROTO_HDR_LEN + (size_t)h.len - avail : 1;
+	}
+	v = need > LOWAT_MAX ? LOWAT_MAX : (int)need;
+	if (v == w->lowat || (v == 1 && w->lowat == 0))
+		return;
+	if (setsockopt(bufferevent_getfd(w->bev), SOL_SOCKET, SO_RCVLOWAT,
+	    &v, sizeof v) == 0)
+		w->lowat = v;
+}
+
+/* What was read goes to the peer; 1 if w is gone. */
+static int
+worker_input(struct worker *w)
+{
 	if (w->closing) {
-		evbuffer_drain(in, evbuffer_get_length(in));
-		return;
+		evbuffer_drain(w->in, evbuffer_get_length(w->in));
+		return 0;
 	}
-	if (peer_input(w->peer, in) == PEER_CLOSE) {
-		worker_close_after_flush(w);
-		return;
-	}
+	if (peer_input(w->peer, w->in) == PEER_CLOSE)
+		return worker_close_after_flush(w);
 	if (peer_ready(w->peer) && w->hs_timer != NULL) {
 		event_free(w->hs_timer);
 		w->hs_timer = NULL;
+	}
+	worker_lowat(w);
+	return 0;
+}
+
+static void
+worker_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	struct evbuffer_iovec v[2];
+	struct iovec iov[2];
+	size_t got = 0, want;
+	ssize_t n;
+	int nv, i, eof = 0;
+
+	while (got < READ_BURST) {
+		if ((nv = evbuffer_reserve_space(w->in, READ_PIECE, v, 2)) <=
+		    0) {
+			log_warn("worker %s: out of memory", peer_name(w->peer));
+			worker_free(w);
+			return;
+		}
+		for (i = 0, want = 0; i < nv; i++) {
+			iov[i].iov_base = v[i].iov_base;
+			iov[i].iov_len = v[i].iov_len;
+			want += v[i].iov_len;
+		}
+		n = readv(fd, iov, nv);
+		if (n <= 0) {
+			evbuffer_commit_space(w->in, v, 0);
+			if (n == 0) {
+				eof = 1;
+				break;
+			}
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			log_info("worker %s: %s", peer_name(w->peer),
+			    strerror(errno));
+			worker_free(w);
+			return;
+		}
+		got += (size_t)n;
+		/* The pieces that got bytes, cut to what they got. */
+		if ((size_t)n <= v[0].iov_len) {
+			v[0].iov_len = (size_t)n;
+			nv = 1;
+		} else
+			v[1].iov_len = (size_t)n - v[0].iov_len;
+		evbuffer_commit_space(w->in, v, nv);
+		if ((size_t)n < want)
+			break;
+	}
+	if (got > 0 && worker_input(w))
+		return;
+	if (eof) {
+		log_debug("worker %s: disconnected", peer_name(w->peer));
+		worker_free(w);
 	}
 }
 
@@ -167,16 +270,21 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	srv->nworkers++;
 	w->peer = peer_new(&srv->env, addr, bufferevent_get_output(w->bev));
 	w->hs_timer = evtimer_new(srv->base, worker_hs_timeout, w);
-	if (w->peer == NULL || w->hs_timer == NULL) {
+	w->in = evbuffer_new();
+	w->rev = event_new(srv->base, fd, EV_READ | EV_PERSIST,
+	    worker_readable, w);
+	if (w->peer == NULL || w->hs_timer == NULL || w->in == NULL ||
+	    w->rev == NULL) {
 		worker_free(w);
 		return;
 	}
-	/* Chunks are a MiB: reading and writing 16 KiB at a time, libevent's
-	 * default, costs more in system calls than the merging does. */
-	bufferevent_set_max_single_read(w->bev, SINGLE_IO);
+	/* Chunks are big: writing 16 KiB at a time, libevent's default,
+	 * costs more in system calls than the merging does. */
 	bufferevent_set_max_single_write(w->bev, SINGLE_IO);
-	bufferevent_setcb(w->bev, worker_read, worker_write, worker_event, w);
-	bufferevent_enable(w->bev, EV_READ | EV_WRITE);
+	bufferevent_setcb(w->bev, NULL, worker_write, worker_event, w);
+	bufferevent_enable(w->bev, EV_WRITE);
+	bufferevent_disable(w->bev, EV_READ);
+	event_add(w->rev, NULL);
 	evtimer_add(w->hs_timer, &tv);
 	log_debug("worker %s: accepted", addr);
 }
@@ -258,6 +366,14 @@ server_run(const struct server_opts *o)
 	struct worker *w;
 	int rc = EXIT_NET;
 
+	/*
+	 * Chunks and input buffers come and go by the MiB: keep what is
+	 * freed for the next ones instead of giving it back to the kernel,
+	 * whose fresh pages cost a fault each (more than merging them, in
+	 * some virtual machines).  What stays is what a busy round needed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	memset(&srv, 0, sizeof srv);
 	srv.opts = o;
 	TAILQ_INIT(&srv.workers);

@@ -105,20 +105,61 @@ hc_exponent(const float *g, size_t n, int *emax)
 }
 
 /*
- * Eight values make a byte; a group of eight zeros, the common case, costs
- * one OR of its bit patterns.
+ * The largest of four magnitudes' bit patterns and m, as signed numbers,
+ * which they are: below 2^31.  SSE2 has no 32-bit max.
+ */
+#if defined(__SSE2__)
+static inline __m128i
+max4(__m128i m, __m128i a)
+{
+	__m128i gt = _mm_cmpgt_epi32(a, m);
+
+	return _mm_or_si128(_mm_and_si128(gt, a), _mm_andnot_si128(gt, m));
+}
+#endif
+
+/*
+ * Sixteen values make two bytes, a group of sixteen zeros (the common
+ * case) costs an OR and a compare; eight at a time without SSE2.
  */
 int
 hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax)
 {
-	uint32_t w[8], m = 0, any;
-	size_t i, nb = n / 8;
+	uint32_t w[8], m = 0, any, nz;
+	size_t i = 0, nb = n / 8;
 	unsigned byte;
 	int j;
 
 	if ((g == NULL || bits == NULL) && n > 0)
 		return HC_EINVAL;
-	for (i = 0; i < nb; i++) {
+#if defined(__SSE2__)
+	{
+		const __m128i abs = _mm_set1_epi32(0x7fffffff);
+		__m128i mx = _mm_setzero_si128(), a;
+		uint32_t lanes[4];
+
+		for (; 2 * i + 2 <= nb; i++) {
+			if ((nz = hc_nz16(g + 16 * i)) == 0) {
+				bits[2 * i] = 0;
+				bits[2 * i + 1] = 0;
+				continue;
+			}
+			bits[2 * i] = (uint8_t)nz;
+			bits[2 * i + 1] = (uint8_t)(nz >> 8);
+			for (j = 0; j < 16; j += 4) {
+				a = _mm_and_si128(_mm_loadu_si128(
+				    (const __m128i *)(g + 16 * i + (size_t)j)),
+				    abs);
+				mx = max4(mx, a);
+			}
+		}
+		i *= 2;
+		memcpy(lanes, &mx, sizeof lanes);
+		for (j = 0; j < 4; j++)
+			m = lanes[j] > m ? lanes[j] : m;
+	}
+#endif
+	for (; i < nb; i++) {
 		memcpy(w, g + 8 * i, sizeof w);
 		any = 0;
 		for (j = 0; j < 8; j++) {
@@ -413,50 +454,52 @@ params_check(const struct hc_params *p)
 
 /*
  * What both implementations need: B, the union's lane counts and so R,
- * the rows of every block.  Then the implementation peels.
+ * the rows of every block.  Then the implementation peels.  L is a fresh
+ * zeroed layout, or an old one whose buffers are reused.
  */
-int
-hc_layout_new(const struct hc_params *p, const uint8_t *ubits,
-    struct hc_layout **out)
+static int
+layout_make(const struct hc_params *p, const uint8_t *ubits,
+    struct hc_layout *L, struct hc_layout **out)
 {
-	struct hc_layout *L;
-	struct hc_iter it;
-	uint32_t *lane = NULL;
-	size_t nbytes, i, b, t, B;
+	size_t nbytes, i, b, t, B, *lane;
 	uint64_t R;
 	int rc;
 
-	if (out == NULL)
-		return HC_EINVAL;
-	*out = NULL;
 	if ((rc = params_check(p)) != 0)
-		return rc;
+		goto fail;
 	nbytes = hc_bitmap_bytes(p->n);
+	rc = HC_EINVAL;
 	if (nbytes > 0 && ubits == NULL)
-		return HC_EINVAL;
+		goto fail;
+	rc = HC_EFORMAT;
 	if (p->n % 8 != 0 && (ubits[nbytes - 1] >> (p->n % 8)) != 0)
-		return HC_EFORMAT;
-	if ((L = calloc(1, sizeof *L)) == NULL)
-		return HC_ENOMEM;
+		goto fail;
+	rc = HC_ENOMEM;
+	if (L == NULL && (L = calloc(1, sizeof *L)) == NULL)
+		goto fail;
 	L->p = *p;
 	B = p->n > 0 && p->n < p->block ? p->n : p->block;
 	L->p.block = (unsigned)B;
 	L->nblocks = (p->n + B - 1) / B;
-	rc = HC_ENOMEM;
-	if ((L->ubits = malloc(nbytes ? nbytes : 1)) == NULL ||
-	    (lane = calloc(B, sizeof *lane)) == NULL)
+	L->R = L->umax = 0;
+	L->ncells = L->ucount = L->ncore = L->npeel = L->nrounds = 0;
+	L->rows = NULL;
+	L->core = NULL;
+	L->peel = NULL;
+	L->round_start = NULL;
+	/* lane[t + 1] counts lane t; the fast layout turns it into offsets. */
+	if ((L->ubits = hc_buf_get(&L->b_ubits, nbytes)) == NULL ||
+	    (lane = hc_buf_get(&L->b_off, (B + 1) * sizeof *lane)) == NULL)
 		goto fail;
 	if (nbytes > 0)
 		memcpy(L->ubits, ubits, nbytes);
-
-	hc_iter_init(&it, L->ubits, p->n, B);
-	while (hc_iter_next(&it, &i, &b, &t)) {
-		L->ucount++;
-		if (++lane[t] > L->umax)
-			L->umax = lane[t];
+	memset(lane, 0, (B + 1) * sizeof *lane);
+	HC_FOR_EACH_BIT(L->ubits, p->n, B, i, b, t, lane[t + 1]++;);
+	for (t = 0; t < B; t++) {
+		L->ucount += lane[t + 1];
+		if (lane[t + 1] > L->umax)
+			L->umax = (uint32_t)lane[t + 1];
 	}
-	free(lane);
-	lane = NULL;
 
 	/* Peeling a random 3-hypergraph succeeds below 0.818 items a cell. */
 	if (L->umax > 0) {
@@ -465,8 +508,8 @@ hc_layout_new(const struct hc_params *p, const uint8_t *ubits,
 			R = p->k;
 		L->R = (uint32_t)R;
 		L->ncells = (size_t)R * B;
-		if ((L->rows = malloc(L->nblocks * p->k * sizeof *L->rows)) ==
-		    NULL)
+		if ((L->rows = hc_buf_get(&L->b_rows, L->nblocks * p->k *
+		    sizeof *L->rows)) == NULL)
 			goto fail;
 		for (b = 0; b < L->nblocks; b++)
 			hc_block_rows(p->seed, b, L->R, p->k,
@@ -478,21 +521,68 @@ hc_layout_new(const struct hc_params *p, const uint8_t *ubits,
 	*out = L;
 	return 0;
 fail:
-	free(lane);
 	hc_layout_free(L);
 	return rc;
+}
+
+int
+hc_layout_new(const struct hc_params *p, const uint8_t *ubits,
+    struct hc_layout **out)
+{
+	if (out == NULL)
+		return HC_EINVAL;
+	*out = NULL;
+	return layout_make(p, ubits, NULL, out);
+}
+
+/*
+ * The same, in the memory of *io, a layout no longer needed (or NULL):
+ * the fast implementation's buffers only grow, so a worker that makes a
+ * layout per tensor touches no fresh pages once they are large enough.
+ */
+int
+hc_layout_renew(const struct hc_params *p, const uint8_t *ubits,
+    struct hc_layout **io)
+{
+	struct hc_layout *old;
+
+	if (io == NULL)
+		return HC_EINVAL;
+	old = *io;
+	*io = NULL;
+	if (old != NULL && (old->p.impl != HC_IMPL_FAST || p == NULL ||
+	    p->impl != HC_IMPL_FAST)) {
+		hc_layout_free(old);
+		old = NULL;
+	}
+	return layout_make(p, ubits, old, io);
 }
 
 void
 hc_layout_free(struct hc_layout *L)
 {
+	struct hc_buf *bufs[15];
+	size_t i;
+
 	if (L == NULL)
 		return;
-	free(L->ubits);
-	free(L->rows);
-	free(L->core);
-	free(L->peel);
-	free(L->round_start);
+	bufs[0] = &L->b_ubits;
+	bufs[1] = &L->b_rows;
+	bufs[2] = &L->b_core;
+	bufs[3] = &L->b_peel;
+	bufs[4] = &L->b_rstart;
+	bufs[5] = &L->b_off;
+	bufs[6] = &L->b_cur;
+	bufs[7] = &L->b_items;
+	bufs[8] = &L->b_lab;
+	bufs[9] = &L->b_jsel;
+	bufs[10] = &L->b_cnt;
+	bufs[11] = &L->b_x;
+	bufs[12] = &L->b_lrows;
+	bufs[13] = &L->b_q;
+	bufs[14] = &L->b_fill;
+	for (i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+		free(bufs[i]->p);
 	free(L->count);
 	free(L->idx);
 	free(L);

@@ -161,6 +161,9 @@ int		hc_merge_sum(void *acc, size_t acc_ncells, const void *in,
 /* The layout: from the merged bitmap, nothing sent. */
 int		hc_layout_new(const struct hc_params *, const uint8_t *union_bits,
 		    struct hc_layout **);
+/* The same in the memory of *layout, an old layout or NULL: per tensor. */
+int		hc_layout_renew(const struct hc_params *,
+		    const uint8_t *union_bits, struct hc_layout **layout);
 void		hc_layout_free(struct hc_layout *);
 size_t		hc_layout_cells(const struct hc_layout *);
 size_t		hc_layout_core(const struct hc_layout *);

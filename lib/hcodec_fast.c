@@ -11,34 +11,31 @@
 #include "hcodec.h"
 #include "hcodec_int.h"
 
-struct pending {
-	uint32_t	r;	/* a cell whose count fell to 1 */
-	uint32_t	label;	/* the round in which it became pure */
-};
-
 /*
  * Peels lane t: lab and jsel (indexed like the lane's items) get each
  * coordinate's round and the row j of its pure cell; what stays
- * HC_CORE_LABEL is the lane's 2-core.  The queue is first in, first out
- * and labels enter it in order, so a cell's label is the round in which a
- * synchronous peel finds it pure: the round structure the GPU needs.  The
- * items' rows are copied next to each other first, and the pushes are
- * branch-free, since which counts fall to 1 is random.
+ * HC_CORE_LABEL is the lane's 2-core.  The queue is first in, first out,
+ * so it holds the cells of one round after another: a cell's round is
+ * the one in which a synchronous peel finds it pure, the round structure
+ * the GPU needs, and it is known from where the cell sits in the queue.
+ * The items' rows are copied next to each other first, and the pushes are
+ * branch-free, since which counts fall to 1 is random.  cnt and x are all
+ * zero on entry and are left so: peeling takes every coordinate but the
+ * 2-core's back out of them, and the 2-core's rows are cleared at the end.
  */
 static uint32_t
 peel_lane(const struct hc_layout *L, const uint32_t *items, uint32_t u,
-    uint32_t *cnt, uint32_t *x, uint32_t *lrows, struct pending *q,
+    uint32_t *cnt, uint32_t *x, uint32_t *lrows, uint32_t *q,
     uint32_t *lab, uint8_t *jsel)
 {
 	const uint32_t *rb;
-	size_t head = 0, tail = 0;
-	uint32_t p, r, rr, l, maxlab = 0;
-	unsigned j, k = L->p.k;
+	size_t head = 0, tail = 0, end;
+	uint32_t p, r, rr, v, l = 0, maxlab = 0;
+	unsigned j, js, k = L->p.k;
 
-	memset(cnt, 0, L->R * sizeof *cnt);
-	memset(x, 0, L->R * sizeof *x);
 	for (p = 0; p < u; p++) {
 		rb = L->rows + (size_t)items[p] * k;
+		lab[p] = HC_CORE_LABEL;
 		for (j = 0; j < k; j++) {
 			lrows[(size_t)p * k + j] = rb[j];
 			cnt[rb[j]]++;
@@ -46,80 +43,95 @@ peel_lane(const struct hc_layout *L, const uint32_t *items, uint32_t u,
 		}
 	}
 	for (r = 0; r < L->R; r++) {
-		q[tail].r = r;
-		q[tail].label = 0;
+		q[tail] = r;
 		tail += cnt[r] == 1;
 	}
+	end = tail;
 	while (head < tail) {
-		r = q[head].r;
-		l = q[head++].label;
-		if (cnt[r] != 1)
-			continue;
+		if (head == end) {
+			l++;
+			end = tail;
+		}
+		/*
+		 * A queued cell held one coordinate when it was queued and may
+		 * have lost it since, through another of its cells: its count
+		 * is 1 or 0, and with 0 its x is 0 too.  Which is random, so
+		 * rather than branch, v masks every effect of a cell found
+		 * empty (p is then 0 and its rows are only read).
+		 */
+		r = q[head++];
+		v = cnt[r];
 		p = x[r];
 		rb = lrows + (size_t)p * k;
-		lab[p] = l;
-		maxlab = l > maxlab ? l : maxlab;
+		js = 0;
 		for (j = 0; j < k; j++) {
 			rr = rb[j];
-			jsel[p] = rr == r ? (uint8_t)j : jsel[p];
-			cnt[rr]--;
+			js = rr == r ? j : js;
+			cnt[rr] -= v;
 			x[rr] ^= p;
-			q[tail].r = rr;
-			q[tail].label = l + 1;
-			tail += cnt[rr] == 1;
+			q[tail] = rr;
+			tail += v & (cnt[rr] == 1);
 		}
+		lab[p] = v ? l : lab[p];
+		jsel[p] = v ? (uint8_t)js : jsel[p];
+		maxlab = v ? l : maxlab;
 	}
+	for (p = 0; p < u; p++)
+		if (lab[p] == HC_CORE_LABEL)
+			for (j = 0; j < k; j++) {
+				cnt[lrows[(size_t)p * k + j]] = 0;
+				x[lrows[(size_t)p * k + j]] = 0;
+			}
 	return maxlab;
 }
 
 /*
- * Buckets the union by lane, peels each lane, then lays the schedule out
- * by round and, within a round, by coordinate, walking the union once
- * more in order with a cursor per lane.
+ * Buckets the union by lane (the lane counts come from hc_layout_new),
+ * peels each lane, then lays the schedule out by round and, within a
+ * round, by coordinate, walking the union once more in order with a
+ * cursor per lane.  Every array lives in the layout's buffers.
  */
 int
 hc_fast_layout(struct hc_layout *L)
 {
-	struct hc_iter it;
-	struct pending *q = NULL;
-	size_t *off = NULL, *cur = NULL, *fill = NULL, B = L->p.block;
-	size_t i, b, t, pos, nr, r;
-	uint32_t *items = NULL, *lab = NULL, *cnt = NULL, *x = NULL, m;
-	uint32_t *lrows = NULL;
-	uint32_t maxlab = 0;
-	uint8_t *jsel = NULL;
-	int rc = HC_ENOMEM, any = 0;
+	size_t *off = L->b_off.p, *cur, *fill, B = L->p.block;
+	size_t i, b, t, pos, nr, r, ucount = L->ucount;
+	uint32_t *items, *lab, *cnt, *x, *lrows, *q, m, maxlab = 0;
+	uint8_t *jsel;
+	int any = 0;
 
-	if ((L->round_start = calloc(1, sizeof *L->round_start)) == NULL)
+	L->ncore = L->npeel = L->nrounds = 0;
+	if ((L->round_start = hc_buf_get(&L->b_rstart,
+	    sizeof *L->round_start)) == NULL)
 		return HC_ENOMEM;
-	if (L->ucount == 0)
+	L->round_start[0] = 0;
+	if (ucount == 0)
 		return 0;
-	if ((off = calloc(B + 1, sizeof *off)) == NULL ||
-	    (cur = malloc(B * sizeof *cur)) == NULL ||
-	    (items = malloc(L->ucount * sizeof *items)) == NULL ||
-	    (lab = malloc(L->ucount * sizeof *lab)) == NULL ||
-	    (jsel = calloc(L->ucount, 1)) == NULL ||
-	    (cnt = malloc(L->R * sizeof *cnt)) == NULL ||
-	    (x = malloc(L->R * sizeof *x)) == NULL ||
-	    (lrows = malloc((size_t)L->umax * L->p.k * sizeof *lrows)) ==
+	if ((cur = hc_buf_get(&L->b_cur, B * sizeof *cur)) == NULL ||
+	    (items = hc_buf_get(&L->b_items, ucount * sizeof *items)) ==
 	    NULL ||
-	    (q = malloc((L->R + (size_t)L->p.k * L->umax + 1) * sizeof *q)) ==
-	    NULL)
-		goto out;
+	    (lab = hc_buf_get(&L->b_lab, ucount * sizeof *lab)) == NULL ||
+	    (jsel = hc_buf_get(&L->b_jsel, ucount)) == NULL ||
+	    (cnt = hc_buf_get(&L->b_cnt, L->R * sizeof *cnt)) == NULL ||
+	    (x = hc_buf_get(&L->b_x, L->R * sizeof *x)) == NULL ||
+	    (lrows = hc_buf_get(&L->b_lrows, (size_t)L->umax * L->p.k *
+	    sizeof *lrows)) == NULL ||
+	    (q = hc_buf_get(&L->b_q, (L->R + (size_t)L->p.k * L->umax + 1) *
+	    sizeof *q)) == NULL)
+		return HC_ENOMEM;
 
-	hc_iter_init(&it, L->ubits, L->p.n, B);
-	while (hc_iter_next(&it, &i, &b, &t))
-		off[t + 1]++;
+	/* off[t + 1] holds lane t's count: offsets, then the buckets. */
 	for (t = 0; t < B; t++) {
 		off[t + 1] += off[t];
 		cur[t] = off[t];
 	}
-	hc_iter_init(&it, L->ubits, L->p.n, B);
-	while (hc_iter_next(&it, &i, &b, &t))
+	HC_FOR_EACH_BIT(L->ubits, L->p.n, B, i, b, t,
 		items[cur[t]++] = (uint32_t)b;
+	);
 
-	for (pos = 0; pos < L->ucount; pos++)
-		lab[pos] = HC_CORE_LABEL;
+	memset(jsel, 0, ucount);
+	memset(cnt, 0, L->R * sizeof *cnt);
+	memset(x, 0, L->R * sizeof *x);
 	for (t = 0; t < B; t++) {
 		if (off[t + 1] == off[t])
 			continue;
@@ -129,22 +141,26 @@ hc_fast_layout(struct hc_layout *L)
 	}
 
 	/* Rounds: a histogram of labels, then their starts. */
-	for (pos = 0; pos < L->ucount; pos++) {
+	for (pos = 0; pos < ucount; pos++) {
 		if (lab[pos] == HC_CORE_LABEL)
 			L->ncore++;
 		else
 			any = 1;
 	}
 	nr = any ? (size_t)maxlab + 1 : 0;
-	free(L->round_start);
-	L->npeel = L->ucount - L->ncore;
-	if ((L->round_start = calloc(nr + 1, sizeof *L->round_start)) ==
-	    NULL || (fill = calloc(nr + 1, sizeof *fill)) == NULL ||
-	    (L->peel = malloc((L->npeel + 1) * sizeof *L->peel)) == NULL ||
-	    (L->core = malloc((L->ncore + 1) * sizeof *L->core)) == NULL)
-		goto out;
+	L->npeel = ucount - L->ncore;
+	if ((L->round_start = hc_buf_get(&L->b_rstart, (nr + 1) *
+	    sizeof *L->round_start)) == NULL ||
+	    (fill = hc_buf_get(&L->b_fill, (nr + 1) * sizeof *fill)) ==
+	    NULL ||
+	    (L->peel = hc_buf_get(&L->b_peel, (L->npeel + 1) *
+	    sizeof *L->peel)) == NULL ||
+	    (L->core = hc_buf_get(&L->b_core, (L->ncore + 1) *
+	    sizeof *L->core)) == NULL)
+		return HC_ENOMEM;
 	L->nrounds = nr;
-	for (pos = 0; pos < L->ucount; pos++)
+	memset(L->round_start, 0, (nr + 1) * sizeof *L->round_start);
+	for (pos = 0; pos < ucount; pos++)
 		if (lab[pos] != HC_CORE_LABEL)
 			L->round_start[lab[pos] + 1]++;
 	for (r = 0; r < nr; r++) {
@@ -155,8 +171,7 @@ hc_fast_layout(struct hc_layout *L)
 	L->ncore = 0;
 	for (t = 0; t < B; t++)
 		cur[t] = off[t];
-	hc_iter_init(&it, L->ubits, L->p.n, B);
-	while (hc_iter_next(&it, &i, &b, &t)) {
+	HC_FOR_EACH_BIT(L->ubits, L->p.n, B, i, b, t,
 		pos = cur[t]++;
 		if (lab[pos] == HC_CORE_LABEL)
 			L->core[L->ncore++] = i;
@@ -164,48 +179,26 @@ hc_fast_layout(struct hc_layout *L)
 			L->peel[fill[lab[pos]]++] =
 			    (uint64_t)b << HC_PEEL_B_SHIFT |
 			    (uint64_t)t << HC_PEEL_T_SHIFT | jsel[pos];
-	}
-	rc = 0;
-out:
-	free(off);
-	free(cur);
-	free(fill);
-	free(items);
-	free(lab);
-	free(jsel);
-	free(cnt);
-	free(x);
-	free(lrows);
-	free(q);
-	return rc;
-}
-
-/* Sixteen zeros (of either sign) cost eight loads and ORs. */
-static inline int
-zero16(const float *g)
-{
-	uint64_t w[8];
-
-	memcpy(w, g, sizeof w);
-	return ((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) &
-	    0x7fffffff7fffffffULL) == 0;
+	);
+	return 0;
 }
 
 /*
  * Block by block so that lanes need no division and the k row pointers
- * are fetched once; zeros are skipped sixteen at a time.  C's coordinates
- * go into the sketch like the others and are taken out again at the end,
- * exactly, since the sums wrap.
+ * are fetched once; sixteen values at a time, the nonzeros (of either
+ * sign) found by hc_nz16's mask.  C's coordinates go into the sketch like
+ * the others and are taken out again at the end, exactly, since the sums
+ * wrap.
  */
 static int
 encode_blocks(const struct hc_layout *L, const float *g, double p,
     void *payload)
 {
 	const uint32_t *rb;
-	size_t b, base, len, t0, t, m, B = L->p.block, i;
+	size_t b, base, len, t0, t, B = L->p.block, i;
 	unsigned j, k = L->p.k;
 	int bits = L->p.cell_bits, rc;
-	uint32_t w;
+	uint32_t w, nz;
 	uint64_t q;
 
 	for (b = 0; b < L->nblocks; b++) {
@@ -213,14 +206,12 @@ encode_blocks(const struct hc_layout *L, const float *g, double p,
 		len = L->p.n - base < B ? L->p.n - base : B;
 		rb = L->rows != NULL ? L->rows + b * k : NULL;
 		for (t0 = 0; t0 < len; t0 += 16) {
-			m = len - t0 < 16 ? len - t0 : 16;
-			if (m == 16 && zero16(g + base + t0))
-				continue;
-			for (t = t0; t < t0 + m; t++) {
+			nz = len - t0 >= 16 ? hc_nz16(g + base + t0) :
+			    hc_nz_tail(g + base + t0, len - t0);
+			for (; nz != 0; nz &= nz - 1) {
+				t = t0 + (size_t)__builtin_ctz(nz);
 				i = base + t;
 				w = hc_fbits(g[i]) & 0x7fffffffu;
-				if (w == 0)
-					continue;
 				if (w >= 0x7f800000u)
 					return HC_ENONFINITE;
 				if (!hc_bit(L->ubits, i))
@@ -271,6 +262,59 @@ hc_fast_encode(const struct hc_layout *L, const float *g, double p,
 	return 0;
 }
 
+/* Entries ahead whose cells decoding asks the memory for. */
+#define DECODE_AHEAD	8
+
+/* The cells of schedule entry e, on their way into the cache. */
+static inline void
+decode_prefetch(const struct hc_layout *L, const void *sum, size_t e,
+    size_t cellbytes)
+{
+	const uint32_t *rb;
+	uint64_t pe = L->peel[e];
+	size_t b = (size_t)(pe >> HC_PEEL_B_SHIFT);
+	size_t t = (size_t)(pe >> HC_PEEL_T_SHIFT) & 0xffff;
+	unsigned j;
+
+	rb = L->rows + b * L->p.k;
+	for (j = 0; j < L->p.k; j++)
+		__builtin_prefetch((const char *)sum + ((size_t)rb[j] *
+		    L->p.block + t) * cellbytes, 1);
+}
+
+/*
+ * 32-bit cells into floats, the common case: the entries' cells are
+ * fetched a few entries ahead, since they lie anywhere in the sketch, and
+ * a 32-bit sum is far below 2^53, so hc_dequantize_p is one conversion.
+ */
+static void
+decode32(const struct hc_layout *L, uint32_t *s32, float *out, double pinv)
+{
+	const uint32_t *rb;
+	size_t e, b, t, B = L->p.block, n = L->npeel;
+	uint64_t pe;
+	uint32_t v;
+	unsigned j, k = L->p.k;
+
+	for (e = 0; e < n; e++) {
+		if (e + DECODE_AHEAD < n)
+			decode_prefetch(L, s32, e + DECODE_AHEAD, 4);
+		pe = L->peel[e];
+		b = (size_t)(pe >> HC_PEEL_B_SHIFT);
+		t = (size_t)(pe >> HC_PEEL_T_SHIFT) & 0xffff;
+		rb = L->rows + b * k;
+		v = s32[(size_t)rb[pe & 0xf] * B + t];
+		if (k == 3) {
+			s32[(size_t)rb[0] * B + t] -= v;
+			s32[(size_t)rb[1] * B + t] -= v;
+			s32[(size_t)rb[2] * B + t] -= v;
+		} else
+			for (j = 0; j < k; j++)
+				s32[(size_t)rb[j] * B + t] -= v;
+		out[b * B + t] = (float)((double)(int32_t)v * pinv);
+	}
+}
+
 /*
  * Replays the schedule: each entry's pure cell holds its coordinate's sum,
  * which then leaves all k of its cells.  A consistent sketch ends all zero;
@@ -292,31 +336,38 @@ hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
 		hc_zero(fixed, L->p.n * (size_t)(bits / 8));
 	else
 		hc_zero(out, L->p.n * sizeof *out);
-	for (e = 0; e < L->npeel; e++) {
-		b = (size_t)(L->peel[e] >> HC_PEEL_B_SHIFT);
-		t = (size_t)(L->peel[e] >> HC_PEEL_T_SHIFT) & 0xffff;
-		jp = (unsigned)(L->peel[e] & 0xf);
-		rb = L->rows + b * k;
-		i = b * B + t;
-		if (bits == 32) {
-			uint32_t *s32 = sum, v32;
+	if (fixed == NULL && bits == 32)
+		decode32(L, sum, out, pinv);
+	else
+		for (e = 0; e < L->npeel; e++) {
+			if (e + DECODE_AHEAD < L->npeel)
+				decode_prefetch(L, sum, e + DECODE_AHEAD,
+				    (size_t)bits / 8);
+			b = (size_t)(L->peel[e] >> HC_PEEL_B_SHIFT);
+			t = (size_t)(L->peel[e] >> HC_PEEL_T_SHIFT) & 0xffff;
+			jp = (unsigned)(L->peel[e] & 0xf);
+			rb = L->rows + b * k;
+			i = b * B + t;
+			if (bits == 32) {
+				uint32_t *s32 = sum, v32;
 
-			v32 = s32[(size_t)rb[jp] * B + t];
-			for (j = 0; j < k; j++)
-				s32[(size_t)rb[j] * B + t] -= v32;
-			v = v32;
-		} else {
-			uint64_t *s64 = sum;
+				v32 = s32[(size_t)rb[jp] * B + t];
+				for (j = 0; j < k; j++)
+					s32[(size_t)rb[j] * B + t] -= v32;
+				v = v32;
+			} else {
+				uint64_t *s64 = sum;
 
-			v = s64[(size_t)rb[jp] * B + t];
-			for (j = 0; j < k; j++)
-				s64[(size_t)rb[j] * B + t] -= v;
+				v = s64[(size_t)rb[jp] * B + t];
+				for (j = 0; j < k; j++)
+					s64[(size_t)rb[j] * B + t] -= v;
+			}
+			if (fixed != NULL)
+				hc_cell_put(fixed, i, v, bits);
+			else
+				out[i] = hc_dequantize_p(hc_cell_signed(v,
+				    bits), pinv);
 		}
-		if (fixed != NULL)
-			hc_cell_put(fixed, i, v, bits);
-		else
-			out[i] = hc_dequantize_p(hc_cell_signed(v, bits), pinv);
-	}
 	for (c = 0; c < L->ncore; c++) {
 		v = hc_cell_get(sum, L->ncells + c, bits);
 		if (fixed != NULL)

@@ -7,9 +7,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hcodec.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "hcodec: the payload is little-endian in memory; port hc_merge_sum first"
@@ -18,6 +23,16 @@
 #define HC_PEEL_B_SHIFT	20
 #define HC_PEEL_T_SHIFT	4
 #define HC_CORE_LABEL	UINT32_MAX	/* a coordinate peeling never reaches */
+
+/*
+ * A buffer that keeps its memory: a layout made again with
+ * hc_layout_renew reuses what the last one allocated, so that successive
+ * tensors touch no fresh pages.
+ */
+struct hc_buf {
+	void		*p;
+	size_t		 cap;		/* bytes */
+};
 
 struct hc_layout {
 	struct hc_params p;		/* p.block is the B in use */
@@ -40,7 +55,33 @@ struct hc_layout {
 	/* HC_IMPL_REF: count and block-id XOR of each cell, C left out. */
 	uint32_t	*count;
 	uint32_t	*idx;
+
+	/*
+	 * HC_IMPL_FAST: where the arrays above live, and the fast layout's
+	 * scratch: lane offsets (the union's lane counts, B + 1), the
+	 * union's block ids by lane, each one's round and pure row, the
+	 * peeling counters, queue and round cursors.
+	 */
+	struct hc_buf	 b_ubits, b_rows, b_core, b_peel, b_rstart;
+	struct hc_buf	 b_off, b_cur, b_items, b_lab, b_jsel, b_cnt, b_x,
+			 b_lrows, b_q, b_fill;
 };
+
+/* At least bytes of b (its contents lost); NULL when out of memory. */
+static inline void *
+hc_buf_get(struct hc_buf *b, size_t bytes)
+{
+	if (bytes == 0)
+		bytes = 1;
+	if (bytes > b->cap) {
+		free(b->p);
+		b->cap = 0;
+		if ((b->p = malloc(bytes)) == NULL)
+			return NULL;
+		b->cap = bytes;
+	}
+	return b->p;
+}
 
 static inline int
 hc_bit(const uint8_t *bits, size_t i)
@@ -129,6 +170,115 @@ hc_iter_next(struct hc_iter *it, size_t *i, size_t *b, size_t *t)
 	*t = *i - it->base;
 	return 1;
 }
+
+/*
+ * Which of the 16 values at g are nonzero (of either sign): bit j for
+ * g[j].  Gradients are mostly zeros, so this is most of what scanning
+ * one costs: four compares and four masks with SSE2.
+ */
+static inline uint32_t
+hc_nz16(const float *g)
+{
+#if defined(__SSE2__)
+	const __m128i abs = _mm_set1_epi32(0x7fffffff);
+	const __m128i zero = _mm_setzero_si128();
+	__m128i a, b, c, d;
+
+	a = _mm_and_si128(_mm_loadu_si128((const __m128i *)g), abs);
+	b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(g + 4)), abs);
+	c = _mm_and_si128(_mm_loadu_si128((const __m128i *)(g + 8)), abs);
+	d = _mm_and_si128(_mm_loadu_si128((const __m128i *)(g + 12)), abs);
+	if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_or_si128(_mm_or_si128(a, b),
+	    _mm_or_si128(c, d)), zero)) == 0xffff)
+		return 0;
+	return ~((uint32_t)_mm_movemask_ps(_mm_castsi128_ps(
+	    _mm_cmpeq_epi32(a, zero))) |
+	    (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(
+	    _mm_cmpeq_epi32(b, zero))) << 4 |
+	    (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(
+	    _mm_cmpeq_epi32(c, zero))) << 8 |
+	    (uint32_t)_mm_movemask_ps(_mm_castsi128_ps(
+	    _mm_cmpeq_epi32(d, zero))) << 12) & 0xffffu;
+#else
+	uint64_t w[8];
+	uint32_t m = 0, x;
+	int j;
+
+	memcpy(w, g, sizeof w);
+	if (((w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7]) &
+	    0x7fffffff7fffffffULL) == 0)
+		return 0;
+	for (j = 0; j < 16; j++) {
+		memcpy(&x, g + j, 4);
+		m |= (uint32_t)((x & 0x7fffffffu) != 0) << j;
+	}
+	return m;
+#endif
+}
+
+/* The same for the last m < 16 values. */
+static inline uint32_t
+hc_nz_tail(const float *g, size_t m)
+{
+	uint32_t r = 0, x;
+	size_t j;
+
+	for (j = 0; j < m; j++) {
+		memcpy(&x, g + j, 4);
+		r |= (uint32_t)((x & 0x7fffffffu) != 0) << j;
+	}
+	return r;
+}
+
+/* Word w of a bitmap of n bits, zeros past its end. */
+static inline uint64_t
+hc_word(const uint8_t *bits, size_t nbytes, size_t w)
+{
+	uint64_t x = 0;
+	size_t off = w * 8;
+
+	if (nbytes - off >= 8)
+		memcpy(&x, bits + off, 8);
+	else
+		memcpy(&x, bits + off, nbytes - off);
+	return x;
+}
+
+/*
+ * Runs the statements that follow for every set bit of a bitmap of n bits
+ * in blocks of B, in ascending order, with i, b and t set to the
+ * coordinate, its block and its lane.  When B is a multiple of 64 no
+ * block starts inside a word, so it goes a word at a time and the block
+ * only advances between words; otherwise through hc_iter.  A
+ * statement, not an expression: "break" leaves only the inner loop.
+ */
+#define HC_FOR_EACH_BIT(bits, n, B, i, b, t, ...) do {			\
+	if ((B) % 64 == 0) {						\
+		size_t nby_ = ((n) + 7) / 8, nw_ = (nby_ + 7) / 8, w_;	\
+		size_t b_ = 0, tb_ = 0;					\
+		uint64_t x_;						\
+		for (w_ = 0; w_ < nw_; w_++) {				\
+			x_ = hc_word((bits), nby_, w_);			\
+			for (; x_ != 0; x_ &= x_ - 1) {			\
+				(t) = tb_ + (size_t)__builtin_ctzll(x_); \
+				(b) = b_;				\
+				(i) = w_ * 64 + (size_t)__builtin_ctzll(x_); \
+				__VA_ARGS__				\
+			}						\
+			if ((tb_ += 64) == (B)) {			\
+				tb_ = 0;				\
+				b_++;					\
+			}						\
+		}							\
+	} else {							\
+		struct hc_iter it_;					\
+									\
+		hc_iter_init(&it_, (bits), (n), (B));			\
+		while (hc_iter_next(&it_, &(i), &(b), &(t))) {		\
+			__VA_ARGS__					\
+		}							\
+	}								\
+} while (0)
 
 /* Cells are stored unsigned so that sums wrap without undefined behaviour. */
 static inline void

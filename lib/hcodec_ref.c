@@ -114,7 +114,8 @@ hc_ref_layout(struct hc_layout *L)
 		if (hc_bit(L->ubits, i) && !hc_bit(done, i))
 			L->ncore++;
 	rc = HC_ENOMEM;
-	if ((L->core = malloc((L->ncore + 1) * sizeof *L->core)) == NULL)
+	if ((L->core = hc_buf_get(&L->b_core, (L->ncore + 1) *
+	    sizeof *L->core)) == NULL)
 		goto out;
 	for (i = 0; i < L->p.n; i++)
 		if (hc_bit(L->ubits, i) && !hc_bit(done, i))

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #define OMNI_BLOCK	256
 #define SCHEME_RAW	100	/* a tensor that is one round of hr_reduce_raw */
 #define RBUF_EXTRA	(16u << 10)
+#define POOL_MAX	16	/* spare buffers a context keeps */
 
 struct tensor;
 
@@ -113,6 +115,17 @@ struct hr_ctx {
 	int		 last_scale;
 	int		 last_exponent;	/* merged, of the last raw OR round */
 	char		 err[600];
+
+	/*
+	 * What finished tensors leave for the next ones: buffers whose pages
+	 * are touched already, and layouts for hc_layout_renew.  Fresh pages
+	 * cost a fault each, which on some machines costs more than the
+	 * codec's work on them.
+	 */
+	void		*pool[POOL_MAX];
+	int		 npool;
+	struct hc_layout *spare[HR_WINDOW_MAX];
+	int		 nspare;
 };
 
 static int
@@ -388,21 +401,83 @@ q_write(struct hr_ctx *x)
 
 /* ---- tensors ------------------------------------------------------------ */
 
-static void
-t_free_bufs(struct tensor *t)
+/* ---- buffers ----------------------------------------------------------- */
+
+/* The smallest spare buffer of len bytes or more, else a new one. */
+static void *
+buf_get(struct hr_ctx *x, size_t len)
 {
-	free(t->bits);
-	free(t->payload);
+	size_t cap, best = SIZE_MAX;
+	int i, at = -1;
+	void *p;
+
+	for (i = 0; i < x->npool; i++) {
+		cap = malloc_usable_size(x->pool[i]);
+		if (cap >= len && cap < best) {
+			best = cap;
+			at = i;
+		}
+	}
+	if (at < 0)
+		return malloc(len + 1);
+	p = x->pool[at];
+	x->pool[at] = x->pool[--x->npool];
+	return p;
+}
+
+/* Keeps p for later; when the pool is full, frees the smallest. */
+static void
+buf_put(struct hr_ctx *x, void *p)
+{
+	size_t cap, min;
+	int i, at;
+
+	if (p == NULL)
+		return;
+	if (x->npool < POOL_MAX) {
+		x->pool[x->npool++] = p;
+		return;
+	}
+	min = malloc_usable_size(p);
+	for (i = 0, at = -1; i < x->npool; i++)
+		if ((cap = malloc_usable_size(x->pool[i])) < min) {
+			min = cap;
+			at = i;
+		}
+	if (at < 0) {
+		free(p);
+		return;
+	}
+	free(x->pool[at]);
+	x->pool[at] = p;
+}
+
+static void
+layout_put(struct hr_ctx *x, struct hc_layout *L)
+{
+	if (L == NULL)
+		return;
+	if (x->nspare < HR_WINDOW_MAX && x->nspare < x->o.window)
+		x->spare[x->nspare++] = L;
+	else
+		hc_layout_free(L);
+}
+
+static void
+t_free_bufs(struct hr_ctx *x, struct tensor *t)
+{
+	buf_put(x, t->bits);
+	buf_put(x, t->payload);
 	free(t->roff);
 	free(t->rgot);
 	free(t->rsz);
-	hc_layout_free(t->L);
+	layout_put(x, t->L);
 	t->bits = NULL;
 	t->payload = NULL;
 	t->roff = t->rgot = t->rsz = NULL;
 	t->L = NULL;
 	if (t->rbuf != NULL && t->scheme == HR_SCHEME_GATHER)
-		free(t->rbuf);
+		buf_put(x, t->rbuf);
 	t->rbuf = NULL;
 }
 
@@ -463,7 +538,7 @@ t_abort(struct hr_ctx *x, struct tensor *t, uint64_t id, int rc,
 
 /* The (index, value) pairs of the nonzeros; GATHER's round. */
 static int
-gather_pack(struct tensor *t)
+gather_pack(struct hr_ctx *x, struct tensor *t)
 {
 	size_t i, nnz = 0;
 	uint8_t *p;
@@ -471,7 +546,7 @@ gather_pack(struct tensor *t)
 
 	for (i = 0; i < t->n; i++)
 		nnz += t->grad[i] != 0;
-	if ((t->payload = malloc(8 * nnz + 1)) == NULL)
+	if ((t->payload = buf_get(x, 8 * nnz)) == NULL)
 		return HR_ENOMEM;
 	t->payload_bytes = 8 * nnz;
 	for (i = 0, p = t->payload; i < t->n; i++) {
@@ -528,14 +603,14 @@ t_start(struct hr_ctx *x, struct tensor *t)
 		if (t->n > UINT32_MAX)
 			return ctx_err(x, HR_EINVAL, "gather: more than 2^32 "
 			    "values");
-		if ((rc = gather_pack(t)) != 0)
+		if ((rc = gather_pack(x, t)) != 0)
 			return rc;
 		return begin(x, t, HR_OP_GATHER, 0, 0, t->n, t->payload_bytes,
 		    t->payload);
 	case HR_SCHEME_OMNI:
 		nb = (t->n + OMNI_BLOCK - 1) / OMNI_BLOCK;
 		t->nbits = hc_bitmap_bytes(nb);
-		if ((t->bits = malloc(t->nbits + 1)) == NULL)
+		if ((t->bits = buf_get(x, t->nbits)) == NULL)
 			return HR_ENOMEM;
 		omni_bits(t->grad, t->n, t->bits);
 		t->rbuf = t->bits;
@@ -543,7 +618,7 @@ t_start(struct hr_ctx *x, struct tensor *t)
 		    t->bits);
 	}
 	t->nbits = hc_bitmap_bytes(t->n);
-	if ((t->bits = malloc(t->nbits + 1)) == NULL)
+	if ((t->bits = buf_get(x, t->nbits)) == NULL)
 		return HR_ENOMEM;
 	/* NaN or Inf: the exponent tells every worker, which all stop. */
 	(void)hc_bitmap(t->grad, t->n, t->bits, &e);
@@ -666,7 +741,7 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 			if (t->bits[i >> 3] >> (i & 7) & 1)
 				len += (i + 1) * OMNI_BLOCK < t->n ?
 				    OMNI_BLOCK : t->n - i * OMNI_BLOCK;
-		if ((t->payload = malloc(4 * len + 1)) == NULL) {
+		if ((t->payload = buf_get(x, 4 * len)) == NULL) {
 			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
 			return;
 		}
@@ -693,9 +768,12 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	}
 	hc_params_init(&p, t->n, x->o.cell_bits);
 	p.seed = x->o.seed;
+	/* In the memory of a finished tensor's layout, if there is one. */
+	if (x->nspare > 0)
+		t->L = x->spare[--x->nspare];
 	if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
 	    &t->scale)) != 0 ||
-	    (rc = hc_layout_new(&p, t->bits, &t->L)) != 0) {
+	    (rc = hc_layout_renew(&p, t->bits, &t->L)) != 0) {
 		t_abort(x, t, t->id, rc == HC_ENOMEM ? HR_ENOMEM : HR_ECODEC,
 		    hc_strerror(rc));
 		return;
@@ -705,7 +783,7 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	x->st.core_count = li.core_count;
 	if (t->scheme == HR_SCHEME_FLOAT) {
 		t->payload_bytes = li.cells * 4;
-		if ((t->payload = malloc(t->payload_bytes + 1)) == NULL) {
+		if ((t->payload = buf_get(x, t->payload_bytes)) == NULL) {
 			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
 			return;
 		}
@@ -719,7 +797,7 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	}
 	t->payload_bytes = hc_layout_payload(t->L) * (size_t)(x->o.cell_bits /
 	    8);
-	if ((t->payload = malloc(t->payload_bytes + 1)) == NULL) {
+	if ((t->payload = buf_get(x, t->payload_bytes)) == NULL) {
 		t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
 		return;
 	}
@@ -790,7 +868,7 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		 * are kept aside to put back if the sums turn out bad.
 		 */
 		hc_layout_info(t->L, &li);
-		if ((out = malloc(li.union_count * sizeof *out + 1)) == NULL) {
+		if ((out = buf_get(x, li.union_count * sizeof *out)) == NULL) {
 			t_fail(t, HR_ENOMEM, "out of memory");
 			return;
 		}
@@ -799,12 +877,12 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		    0) {
 			memset(t->grad, 0, t->n * sizeof *t->grad);
 			union_values(t->bits, t->grad, t->n, out, 1);
-			free(out);
+			buf_put(x, out);
 			t_fail(t, HR_ECODEC, "decoding the merged sketch: %s",
 			    hc_strerror(rc));
 			return;
 		}
-		free(out);
+		buf_put(x, out);
 	}
 	t->phase = T_DONE;
 }
@@ -856,7 +934,7 @@ on_ready(struct hr_ctx *x, const uint8_t *p, size_t len)
 			}
 		}
 		t->rtotal = sum;
-		if ((t->rbuf = malloc(sum + 1)) == NULL) {
+		if ((t->rbuf = buf_get(x, sum)) == NULL) {
 			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -1260,9 +1338,13 @@ hr_close(struct hr_ctx *x)
 	}
 	ctx_die(x, HR_ENET, "closed");
 	for (i = 0; i < x->nt; i++) {
-		t_free_bufs(x->t[i]);
+		t_free_bufs(x, x->t[i]);
 		free(x->t[i]);
 	}
+	for (i = 0; i < x->npool; i++)
+		free(x->pool[i]);
+	for (i = 0; i < x->nspare; i++)
+		hc_layout_free(x->spare[i]);
 	conn_close(&x->c);
 	free(x->rb);
 	free(x);
@@ -1409,7 +1491,7 @@ hr_wait(struct hr_ctx *x, int ticket)
 	x->st.tensors++;
 	if (rc != 0)
 		x->st.failed++;
-	t_free_bufs(t);
+	t_free_bufs(x, t);
 	free(t);
 	memmove(&x->t[at], &x->t[at + 1], (size_t)(x->nt - at - 1) *
 	    sizeof x->t[0]);

@@ -36,7 +36,7 @@
 #define HR_DEFAULT_PORT		7384
 #define HR_MAX_WORLD		1024
 #define HR_CHUNK_MIN		1024
-#define HR_CHUNK_DEFAULT	(1u << 20)
+#define HR_CHUNK_DEFAULT	(256u << 10)
 #define HR_CHUNK_HDR		16	/* id, index, rank before the bytes */
 #define HR_REASON_MAX		400
 

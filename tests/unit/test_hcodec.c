@@ -910,6 +910,186 @@ test_layout_shape(void)
 	hc_layout_free(L);
 }
 
+/*
+ * hc_bitmap, sixteen values at a time where it can, against a value by
+ * value reading of the same gradient: every length up to 200 and some
+ * above, zeros of both signs, subnormals, NaN and Inf anywhere.
+ */
+static void
+test_bitmap_sizes(void)
+{
+	static const size_t big[] = { 255, 256, 257, 1000, 4097, 65535 };
+	uint64_t st = 99;
+	uint32_t w, m;
+	uint8_t *b = xcalloc(8200, 1), *want = xcalloc(8200, 1);
+	float *g = xcalloc(65536, sizeof *g);
+	size_t n, i, c;
+	int e, rc, ewant, rcwant, ok = 1;
+
+	for (c = 0; c < 200 + sizeof big / sizeof big[0]; c++) {
+		n = c < 200 ? c : big[c - 200];
+		for (i = 0; i < n; i++) {
+			switch (rnd(&st) % 8) {
+			case 0:
+				g[i] = rnd_value(&st, -20, 20);
+				break;
+			case 1:
+				g[i] = -0.0f;
+				break;
+			case 2:
+				g[i] = (rnd(&st) % 64) == 0 ? 1e-42f : 0;
+				break;
+			default:
+				g[i] = 0;
+			}
+		}
+		if (c % 5 == 4 && n > 0)
+			g[rnd(&st) % n] = c % 10 == 4 ? NAN : -INFINITY;
+		memset(want, 0, hc_bitmap_bytes(n));
+		for (i = 0, m = 0; i < n; i++) {
+			memcpy(&w, &g[i], 4);
+			w &= 0x7fffffffu;
+			if (w != 0)
+				want[i / 8] |= (uint8_t)(1u << (i % 8));
+			m = w > m ? w : m;
+		}
+		rcwant = m >= 0x7f800000u ? HC_ENONFINITE : 0;
+		ewant = rcwant ? HC_EXP_NONFINITE : m == 0 ? HC_EXP_ZERO :
+		    (int)(m >> 23) - 127;
+		memset(b, 0xa5, hc_bitmap_bytes(n));
+		rc = hc_bitmap(g, n, b, &e);
+		ok &= rc == rcwant && e == ewant && memcmp(b, want,
+		    hc_bitmap_bytes(n)) == 0;
+		ok &= hc_exponent(g, n, &e) == rcwant && e == ewant;
+	}
+	CHECK(ok);
+	free(b);
+	free(want);
+	free(g);
+}
+
+/* Everything of a layout that decoding and the GPU read, compared. */
+static int
+layouts_equal(const struct hc_layout *a, const struct hc_layout *b)
+{
+	struct hc_layout_info x, y;
+
+	hc_layout_info(a, &x);
+	hc_layout_info(b, &y);
+	if (x.n != y.n || x.block != y.block || x.k != y.k ||
+	    x.cell_bits != y.cell_bits || x.nblocks != y.nblocks ||
+	    x.rows != y.rows || x.max_lane != y.max_lane ||
+	    x.cells != y.cells || x.union_count != y.union_count ||
+	    x.core_count != y.core_count || x.nrounds != y.nrounds)
+		return 0;
+	if (x.rows > 0 && memcmp(x.block_rows, y.block_rows, x.nblocks *
+	    x.k * sizeof *x.block_rows) != 0)
+		return 0;
+	if (x.core_count > 0 && memcmp(x.core, y.core, x.core_count *
+	    sizeof *x.core) != 0)
+		return 0;
+	if ((x.round_start == NULL) != (y.round_start == NULL))
+		return 0;
+	if (x.round_start != NULL && (memcmp(x.round_start, y.round_start,
+	    (x.nrounds + 1) * sizeof *x.round_start) != 0 ||
+	    (x.round_start[x.nrounds] > 0 && memcmp(x.peel, y.peel,
+	    x.round_start[x.nrounds] * sizeof *x.peel) != 0)))
+		return 0;
+	return 1;
+}
+
+/*
+ * hc_layout_renew in the memory of one layout, case after case, larger
+ * and smaller, both implementations, a refused one in between: each must
+ * be the layout that hc_layout_new makes, and encode and decode alike.
+ */
+static void
+test_renew(void)
+{
+	static const size_t ns[] = { 5000, 300000, 1000, 0, 70001, 1,
+	    300000, 2048, 123457 };
+	static const unsigned blocks[] = { 1024, 1000, 64, 16, 4096, 1024,
+	    1024, 7, 1024 };
+	struct hc_layout *kept = NULL, *L = NULL;
+	struct hc_params p;
+	struct tcase tc;
+	float **g, *out[2];
+	uint8_t *ub, *bw;
+	void *pay[2];
+	size_t c, nb, np;
+	int e, emax, s, w, m, ok;
+
+	for (c = 0; c < 2 * sizeof ns / sizeof ns[0]; c++) {
+		memset(&tc, 0, sizeof tc);
+		tc.n = ns[c % (sizeof ns / sizeof ns[0])];
+		tc.block = blocks[c % (sizeof ns / sizeof ns[0])];
+		tc.k = 2 + (unsigned)(c % 3);
+		tc.bits = c % 4 == 3 ? 64 : 32;
+		tc.W = 1 + (int)(c % 4);
+		tc.density = c % 2 ? 0.02 : 0.3;
+		tc.sup = SUP_RANDOM;
+		tc.elo = -10;
+		tc.ehi = 3;
+		tc.seed = 1000 + c;
+		g = gradients(&tc);
+		nb = hc_bitmap_bytes(tc.n);
+		ub = xcalloc(nb, 1);
+		bw = xcalloc(nb, 1);
+		emax = HC_EXP_ZERO;
+		for (w = 0; w < tc.W; w++) {
+			hc_bitmap(g[w], tc.n, bw, &e);
+			hc_merge_or(ub, tc.n, bw, tc.n);
+			hc_merge_max(&emax, e);
+		}
+		hc_scale(emax, tc.W, tc.bits, &s);
+		hc_params_init(&p, tc.n, tc.bits);
+		p.block = tc.block;
+		p.k = tc.k;
+		p.seed = tc.seed;
+		p.impl = c == 4 ? HC_IMPL_REF : HC_IMPL_FAST;
+		CHECK(hc_layout_new(&p, ub, &L) == 0);
+		CHECK(hc_layout_renew(&p, ub, &kept) == 0);
+		if (L == NULL || kept == NULL)
+			goto next;
+		CHECK(layouts_equal(L, kept));
+		np = hc_layout_payload(L) * (size_t)(tc.bits / 8);
+		ok = 1;
+		for (m = 0; m < 2; m++) {
+			pay[m] = xcalloc(np, 1);
+			out[m] = xcalloc(tc.n, sizeof *out[m]);
+			ok &= hc_encode(m ? kept : L, g[0], s, pay[m]) == 0;
+		}
+		ok &= memcmp(pay[0], pay[1], np) == 0;
+		for (m = 0; m < 2; m++)
+			ok &= hc_decode(m ? kept : L, pay[m], s, out[m]) == 0;
+		ok &= memcmp(out[0], out[1], tc.n * sizeof *out[0]) == 0;
+		CHECK(ok);
+		for (m = 0; m < 2; m++) {
+			free(pay[m]);
+			free(out[m]);
+		}
+		if (c == 6) {
+			/* Refused: the old one is freed, NULL in its place. */
+			ub[0] = 0xff;
+			p.n = 3;
+			CHECK(hc_layout_renew(&p, ub, &kept) == HC_EFORMAT &&
+			    kept == NULL);
+			CHECK(hc_layout_renew(NULL, ub, &kept) == HC_EINVAL &&
+			    kept == NULL);
+		}
+next:
+		hc_layout_free(L);
+		L = NULL;
+		for (w = 0; w < tc.W; w++)
+			free(g[w]);
+		free(g);
+		free(ub);
+		free(bw);
+	}
+	CHECK(hc_layout_renew(&p, NULL, NULL) == HC_EINVAL);
+	hc_layout_free(kept);
+}
+
 int
 main(void)
 {
@@ -919,6 +1099,8 @@ main(void)
 	test_errors();
 	test_core();
 	test_round_trips();
+	test_bitmap_sizes();
+	test_renew();
 	printf("hcodec: %zu round trips, %zu coordinates in 2-cores, at most "
 	    "%zu peeling rounds\n", trips, cores_total, rounds_max);
 	return t_done("hcodec");

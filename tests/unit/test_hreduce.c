@@ -697,6 +697,181 @@ agg_stop(void)
 	    WEXITSTATUS(st) == 0);
 }
 
+/* The payload of the last CHUNK frame in out, and whether a FAIL came. */
+static long
+out_chunk(struct evbuffer *out, uint8_t *buf, size_t cap, int *failed)
+{
+	uint8_t hb[PROTO_HDR_LEN];
+	struct frame_hdr h;
+	long got = -1;
+
+	*failed = 0;
+	while (evbuffer_get_length(out) >= PROTO_HDR_LEN) {
+		evbuffer_copyout(out, hb, sizeof hb);
+		proto_hdr_decode(hb, &h);
+		evbuffer_drain(out, PROTO_HDR_LEN);
+		if (h.type == HR_MSG_FAIL)
+			*failed = 1;
+		if (h.type == HR_MSG_CHUNK && h.len >= HR_CHUNK_HDR &&
+		    h.len - HR_CHUNK_HDR <= cap) {
+			evbuffer_drain(out, HR_CHUNK_HDR);
+			got = (long)(h.len - HR_CHUNK_HDR);
+			evbuffer_remove(out, buf, (size_t)got);
+		} else
+			evbuffer_drain(out, h.len);
+	}
+	return got;
+}
+
+/*
+ * The aggregator merges a chunk where the input buffer holds it, in
+ * pieces of any size (agg_input_chunk, as the server reads): cells split
+ * between pieces, first arrivals and merges, every operation, must give
+ * the bytes that one contiguous piece gives; and a bitmap's spare bit in
+ * the last piece still fails the round.
+ */
+static void
+test_agg_pieces(void)
+{
+	static const int ops[] = { HR_OP_OR, HR_OP_SUM, HR_OP_SUM, HR_OP_FSUM,
+	    HR_OP_GATHER };
+	static const size_t pieces[] = { 1, 3, 7, 13, 1000 };
+	struct agg_limits lim = { 2, PROTO_MAX_FRAME_DEFAULT, 1 << 30, 16,
+	    30 };
+	enum { LEN = 1000 };
+	uint8_t a[LEN], b[LEN], want[LEN], got[LEN], fr[HR_CHUNK_HDR + LEN];
+	struct evbuffer *out[2], *eb;
+	struct agg_member *m[2];
+	struct hr_begin bg;
+	struct hr_join j;
+	struct agg *ag;
+	struct pw w;
+	char err[256];
+	uint64_t st = 7, x, y;
+	uint32_t x32, y32;
+	float fx, fy;
+	size_t o, pi, i, off, len, cs;
+	int r, order, bad, failed, ok = 1;
+	long n;
+
+	for (o = 0; o < sizeof ops / sizeof ops[0]; o++)
+	for (pi = 0; pi < sizeof pieces / sizeof pieces[0]; pi++)
+	for (order = 0; order < 2; order++)
+	for (bad = 0; bad < (ops[o] == HR_OP_OR ? 2 : 1); bad++) {
+		ag = agg_new(&lim);
+		for (r = 0; r < 2; r++) {
+			out[r] = evbuffer_new();
+			m[r] = agg_member_new(ag, out[r], "t");
+			j.world = 2;
+			j.rank = (uint32_t)r;
+			pw_init(&w);
+			hr_join_enc(&w, &j);
+			ok &= agg_input(ag, m[r], HR_MSG_JOIN, w.p, w.len, err,
+			    sizeof err) == 0;
+			pw_free(&w);
+		}
+		memset(&bg, 0, sizeof bg);
+		bg.id = 1;
+		bg.op = (uint8_t)ops[o];
+		bg.cell_bits = ops[o] == HR_OP_SUM ? (o == 1 ? 32 : 64) : 0;
+		bg.total = LEN;
+		bg.n = ops[o] == HR_OP_OR ? 8 * LEN - 3 : LEN / 4;
+		bg.chunk = 1024;
+		for (r = 0; r < 2; r++) {
+			pw_init(&w);
+			hr_begin_enc(&w, &bg);
+			ok &= agg_input(ag, m[r], HR_MSG_BEGIN, w.p, w.len, err,
+			    sizeof err) == 0;
+			pw_free(&w);
+		}
+		for (i = 0; i < LEN; i++) {
+			a[i] = (uint8_t)rnd(&st);
+			b[i] = (uint8_t)rnd(&st);
+		}
+		if (ops[o] == HR_OP_FSUM)
+			for (i = 0; i < LEN; i += 4) {
+				fx = (float)(rnd(&st) % 2001) / 7 - 100;
+				fy = (float)(rnd(&st) % 2001) / 3 - 300;
+				memcpy(a + i, &fx, 4);
+				memcpy(b + i, &fy, 4);
+			}
+		if (ops[o] == HR_OP_OR) {
+			a[LEN - 1] &= 0x1f;
+			b[LEN - 1] &= bad ? 0xff : 0x1f;
+			b[LEN - 1] |= bad ? 0x80 : 0;
+		}
+		cs = bg.cell_bits ? bg.cell_bits / 8u : ops[o] == HR_OP_FSUM ?
+		    4 : 1;
+		for (i = 0; i < LEN; i += cs)
+			switch (ops[o]) {
+			case HR_OP_OR:
+				want[i] = a[i] | b[i];
+				break;
+			case HR_OP_SUM:
+				if (cs == 4) {
+					memcpy(&x32, a + i, 4);
+					memcpy(&y32, b + i, 4);
+					x32 += y32;
+					memcpy(want + i, &x32, 4);
+				} else {
+					memcpy(&x, a + i, 8);
+					memcpy(&y, b + i, 8);
+					x += y;
+					memcpy(want + i, &x, 8);
+				}
+				break;
+			case HR_OP_FSUM:
+				memcpy(&fx, a + i, 4);
+				memcpy(&fy, b + i, 4);
+				fx += fy;
+				memcpy(want + i, &fx, 4);
+				break;
+			case HR_OP_GATHER:
+				want[i] = b[i];	/* what rank 0 gets */
+				break;
+			}
+		/* Rank 0 in one piece, rank 1 in pieces; either first. */
+		for (r = order; r < order + 2; r++) {
+			hr_chunk_hdr_enc(fr, 1, 0, 0);
+			if (r % 2 == 0) {
+				memcpy(fr + HR_CHUNK_HDR, a, LEN);
+				ok &= agg_input(ag, m[0], HR_MSG_CHUNK, fr,
+				    sizeof fr, err, sizeof err) == 0;
+				continue;
+			}
+			eb = evbuffer_new();
+			for (off = 0; off < LEN; off += len) {
+				len = LEN - off < pieces[pi] ? LEN - off :
+				    pieces[pi];
+				evbuffer_add_reference(eb, b + off, len, NULL,
+				    NULL);
+			}
+			evbuffer_add(eb, "trailing", 8);
+			ok &= agg_input_chunk(ag, m[1], fr, eb, LEN) == 0;
+			ok &= evbuffer_get_length(eb) == LEN + 8;
+			evbuffer_free(eb);
+		}
+		n = out_chunk(out[0], got, sizeof got, &failed);
+		if (bad)
+			ok &= failed && n == -1;
+		else
+			ok &= !failed && n == LEN && memcmp(got, want, LEN) == 0;
+		if (!ok) {
+			fprintf(stderr, "agg pieces: op %d, pieces of %zu, "
+			    "order %d, bad %d: failed %d, %ld bytes\n",
+			    ops[o], pieces[pi], order, bad, failed, n);
+			ok = 1;
+			t_fail++;
+		}
+		for (r = 0; r < 2; r++) {
+			evbuffer_free(out[r]);
+			agg_member_free(ag, m[r]);
+		}
+		agg_free(ag);
+	}
+	CHECK(ok);
+}
+
 int
 main(void)
 {
@@ -719,6 +894,7 @@ main(void)
 	log_init("test_hreduce", LL_ERROR);
 	signal(SIGPIPE, SIG_IGN);
 	auth_init();
+	test_agg_pieces();
 	agg_start(1.0);
 
 	/* Sizes tiny to a million, not multiples of the block or byte. */

@@ -1272,6 +1272,111 @@ c_tpc_map(struct rcall *c)
 }
 
 /*
+ * The driver's tensor-map encoders, found once by name: each has one ABI
+ * (cuBLASLt finds them the same way), and a driver before 12.8 has no
+ * wide im2col encoder, which then alone is CUDA_ERROR_NOT_SUPPORTED.
+ */
+static struct {
+	__typeof__(cuTensorMapEncodeTiled)	*tiled;
+	__typeof__(cuTensorMapEncodeIm2col)	*im2col;
+	__typeof__(cuTensorMapEncodeIm2colWide)	*wide;
+	__typeof__(cuTensorMapReplaceAddress)	*replace;
+} tmap_fn;
+static pthread_once_t tmap_once = PTHREAD_ONCE_INIT;
+
+static void
+tmap_find(void)
+{
+	tmap_fn.tiled = (__typeof__(tmap_fn.tiled))dlsym(drv.h,
+	    "cuTensorMapEncodeTiled");
+	tmap_fn.im2col = (__typeof__(tmap_fn.im2col))dlsym(drv.h,
+	    "cuTensorMapEncodeIm2col");
+	tmap_fn.wide = (__typeof__(tmap_fn.wide))dlsym(drv.h,
+	    "cuTensorMapEncodeIm2colWide");
+	tmap_fn.replace = (__typeof__(tmap_fn.replace))dlsym(drv.h,
+	    "cuTensorMapReplaceAddress");
+}
+
+/*
+ * in: ctx, which, the client's map address modulo 128, the map's bytes,
+ * the encoder's arguments (rpc.h).  out: the map.  Every array the driver
+ * reads is ours, as long as the rank that rpc_tmap_dec checked says; the
+ * client's global address is a value the driver encodes, never a pointer
+ * it follows.  The map is encoded in a buffer of ours at the client's
+ * offset from 128-byte alignment, so that the driver judges the alignment
+ * of the client's map; it starts with the client's bytes, since the driver
+ * may leave some as they were.
+ */
+static int
+c_tmap_encode(struct rcall *c)
+{
+	union {
+		CUtensorMap	 m[2];		/* the map at any offset */
+		unsigned char	 b[2 * TMAP_BYTES];
+	} buf;
+	struct rpc_tmap t;
+	void *m, *a;
+	CUresult rc;
+
+	if (c->in[2].u >= TMAP_BYTES || c->in[3].len != TMAP_BYTES ||
+	    rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p, c->in[4].len, &t) ==
+	    -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	CTX(c, 0);
+	pthread_once(&tmap_once, tmap_find);
+	/* Never dereferenced as a CUtensorMap here: it may be misaligned. */
+	m = buf.b + c->in[2].u;
+	memcpy(m, c->in[3].p, TMAP_BYTES);
+	a = (void *)(uintptr_t)t.addr;
+	switch (t.which) {
+	case TMAP_TILED:
+		if (tmap_fn.tiled == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = tmap_fn.tiled(m, (CUtensorMapDataType)t.dtype, t.rank, a,
+		    t.dim, t.stride, t.box, t.estride,
+		    (CUtensorMapInterleave)t.interleave,
+		    (CUtensorMapSwizzle)t.swizzle,
+		    (CUtensorMapL2promotion)t.l2,
+		    (CUtensorMapFloatOOBfill)t.oobfill);
+		break;
+	case TMAP_IM2COL:
+		if (tmap_fn.im2col == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = tmap_fn.im2col(m, (CUtensorMapDataType)t.dtype, t.rank, a,
+		    t.dim, t.stride, t.lower, t.upper, t.channels, t.pixels,
+		    t.estride, (CUtensorMapInterleave)t.interleave,
+		    (CUtensorMapSwizzle)t.swizzle,
+		    (CUtensorMapL2promotion)t.l2,
+		    (CUtensorMapFloatOOBfill)t.oobfill);
+		break;
+	case TMAP_IM2COL_WIDE:
+		if (tmap_fn.wide == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = tmap_fn.wide(m, (CUtensorMapDataType)t.dtype, t.rank, a,
+		    t.dim, t.stride, t.lower[0], t.upper[0], t.channels,
+		    t.pixels, t.estride, (CUtensorMapInterleave)t.interleave,
+		    (CUtensorMapIm2ColWideMode)t.mode,
+		    (CUtensorMapSwizzle)t.swizzle,
+		    (CUtensorMapL2promotion)t.l2,
+		    (CUtensorMapFloatOOBfill)t.oobfill);
+		break;
+	default:	/* TMAP_REPLACE: rpc_tmap_dec knows no other */
+		if (tmap_fn.replace == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = tmap_fn.replace(m, a);
+		break;
+	}
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, m, TMAP_BYTES);
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].p = c->blob.p;
+	c->out[0].len = TMAP_BYTES;
+	return CUDA_SUCCESS;
+}
+
+/*
  * Launch attributes from a blob (each a u32 id and the 64 bytes of its
  * value) into attrs[16].  Returns their number, 17 for one we do not take
  * from a client (its value holds a handle or pointer), 18 if malformed.
@@ -1532,6 +1637,7 @@ const struct backend backend_cuda = {
 		F(R_OCC_CLUSTERS, c_occ_clusters),
 		F(R_LAUNCH_EX, c_launch_ex),
 		F(R_TPC_MAP, c_tpc_map),
+		F(R_TMAP_ENCODE, c_tmap_encode),
 	},
 };
 #undef F

@@ -1881,6 +1881,25 @@ c_occupancy(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: ctx, which, map offset, map, arguments.  The encoders' format is the
+ * real driver's secret, so there is no map to give (CUDA_ERROR_NOT_SUPPORTED,
+ * as for a driver without them); the request is checked as the cuda
+ * backend checks it first, so that a malformed one fails the same on both.
+ */
+static int
+c_tmap_encode(struct rcall *c)
+{
+	struct rpc_tmap t;
+
+	if (c->in[2].u >= TMAP_BYTES || c->in[3].len != TMAP_BYTES ||
+	    rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p, c->in[4].len, &t) ==
+	    -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	CTX(c, 0);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 #define F(t, fn) [t - R_OPEN] = fn
 const struct backend backend_host = {
 	.name = "host",
@@ -1928,6 +1947,7 @@ const struct backend backend_host = {
 		F(R_FUNC_SET_ATTR, c_func_set_attr),
 		F(R_FUNC_SET_CACHE, c_func_set_cache),
 		F(R_OCCUPANCY, c_occupancy),
+		F(R_TMAP_ENCODE, c_tmap_encode),
 	},
 };
 #undef F

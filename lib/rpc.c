@@ -56,6 +56,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_TPC_MAP,		"tpcMap",		"Q",		"BB"),
 	C(R_CACHE_HAVE,		"cacheHave",		"B",		"B"),
 	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	""),
+	C(R_TMAP_ENCODE,	"cuTensorMapEncode",	"QIIBB",	"B"),
 #undef C
 };
 
@@ -314,4 +315,99 @@ rpc_ftab_dec(const void *p, size_t len, struct rpc_func **out, uint32_t *n)
 bad:
 	rpc_ftab_free(f, cnt);
 	return -1;
+}
+
+/* The corners an im2col encoder takes: rank - 2, or one for the wide one. */
+static uint32_t
+tmap_corners(const struct rpc_tmap *t)
+{
+	return t->which == TMAP_IM2COL ? t->rank - 2 : 1;
+}
+
+void
+rpc_tmap_enc(struct pw *w, const struct rpc_tmap *t)
+{
+	uint32_t i;
+
+	if (t->which == TMAP_REPLACE) {
+		pw_u64(w, t->addr);
+		return;
+	}
+	pw_u32(w, t->dtype);
+	pw_u32(w, t->rank);
+	pw_u64(w, t->addr);
+	for (i = 0; i < t->rank && i < TMAP_RANK_MAX; i++)
+		pw_u64(w, t->dim[i]);
+	for (i = 0; i + 1 < t->rank && i < TMAP_RANK_MAX - 1; i++)
+		pw_u64(w, t->stride[i]);
+	if (t->which == TMAP_TILED) {
+		for (i = 0; i < t->rank && i < TMAP_RANK_MAX; i++)
+			pw_u32(w, t->box[i]);
+	} else {
+		for (i = 0; i < tmap_corners(t) && i < TMAP_RANK_MAX - 2; i++)
+			pw_u32(w, (uint32_t)t->lower[i]);
+		for (i = 0; i < tmap_corners(t) && i < TMAP_RANK_MAX - 2; i++)
+			pw_u32(w, (uint32_t)t->upper[i]);
+		pw_u32(w, t->channels);
+		pw_u32(w, t->pixels);
+	}
+	for (i = 0; i < t->rank && i < TMAP_RANK_MAX; i++)
+		pw_u32(w, t->estride[i]);
+	pw_u32(w, t->interleave);
+	if (t->which == TMAP_IM2COL_WIDE)
+		pw_u32(w, t->mode);
+	pw_u32(w, t->swizzle);
+	pw_u32(w, t->l2);
+	pw_u32(w, t->oobfill);
+}
+
+int
+rpc_tmap_dec(uint32_t which, const void *p, size_t len, struct rpc_tmap *t)
+{
+	struct pr r;
+	uint32_t i;
+
+	memset(t, 0, sizeof *t);
+	if (which > TMAP_REPLACE)
+		return -1;
+	t->which = which;
+	pr_init(&r, p, len);
+	if (which == TMAP_REPLACE) {
+		t->addr = pr_u64(&r);
+		return pr_done(&r);
+	}
+	t->dtype = pr_u32(&r);
+	t->rank = pr_u32(&r);
+	/*
+	 * The rank sizes every array the driver reads: it must be one the
+	 * encoder takes, so that the arrays hold all it reads.
+	 */
+	if (r.bad || t->rank < (which == TMAP_TILED ? 1 : 3) ||
+	    t->rank > TMAP_RANK_MAX)
+		return -1;
+	t->addr = pr_u64(&r);
+	for (i = 0; i < t->rank; i++)
+		t->dim[i] = pr_u64(&r);
+	for (i = 0; i + 1 < t->rank; i++)
+		t->stride[i] = pr_u64(&r);
+	if (which == TMAP_TILED) {
+		for (i = 0; i < t->rank; i++)
+			t->box[i] = pr_u32(&r);
+	} else {
+		for (i = 0; i < tmap_corners(t); i++)
+			t->lower[i] = (int32_t)pr_u32(&r);
+		for (i = 0; i < tmap_corners(t); i++)
+			t->upper[i] = (int32_t)pr_u32(&r);
+		t->channels = pr_u32(&r);
+		t->pixels = pr_u32(&r);
+	}
+	for (i = 0; i < t->rank; i++)
+		t->estride[i] = pr_u32(&r);
+	t->interleave = pr_u32(&r);
+	if (which == TMAP_IM2COL_WIDE)
+		t->mode = pr_u32(&r);
+	t->swizzle = pr_u32(&r);
+	t->l2 = pr_u32(&r);
+	t->oobfill = pr_u32(&r);
+	return pr_done(&r);
 }

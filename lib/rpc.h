@@ -91,6 +91,9 @@ enum rpc_call {
 				   each: held for this client's copies */
 	R_CACHE_HELD,		/* ctx, stream, async, dptr, key, bytes: a
 				   copy from a held entry (may be one-way) */
+	R_TMAP_ENCODE,		/* ctx, which, map address mod 128, map (128
+				   bytes), arguments -> map: a tensor-map
+				   encoder of the server's driver */
 	R_CALL_END		/* one past the last */
 };
 
@@ -167,5 +170,53 @@ void	rpc_ftab_add(struct pw *, const char *name, uint32_t nparams,
 	    const int32_t *attr);
 int	rpc_ftab_dec(const void *, size_t, struct rpc_func **out, uint32_t *n);
 void	rpc_ftab_free(struct rpc_func *, uint32_t n);
+
+/*
+ * R_TMAP_ENCODE: the driver's tensor-map encoders, which write an opaque
+ * 128-byte CUtensorMap in a format only the driver knows, so the server's
+ * driver runs them.  "which" picks the encoder; the arguments blob holds,
+ * little-endian, for
+ *	TMAP_TILED	u32 data type, u32 rank (1..5), u64 global address,
+ *			u64 globalDim[rank], u64 globalStrides[rank - 1],
+ *			u32 boxDim[rank], u32 elementStrides[rank], u32
+ *			interleave, swizzle, L2 promotion, OOB fill
+ *	TMAP_IM2COL	u32 data type, u32 rank (3..5), u64 global address,
+ *			u64 globalDim[rank], u64 globalStrides[rank - 1],
+ *			i32 pixelBoxLowerCorner[rank - 2], i32
+ *			pixelBoxUpperCorner[rank - 2], u32 channels per
+ *			pixel, pixels per column, u32 elementStrides[rank],
+ *			u32 interleave, swizzle, L2 promotion, OOB fill
+ *	TMAP_IM2COL_WIDE as TMAP_IM2COL, with one i32 each for the lower and
+ *			upper corner's width, and u32 mode after interleave
+ *	TMAP_REPLACE	u64 global address (the map to change is the map
+ *			field)
+ * rpc_tmap_dec checks which, the rank and the exact length; the values
+ * are the driver's to judge.
+ */
+#define TMAP_TILED		0
+#define TMAP_IM2COL		1
+#define TMAP_IM2COL_WIDE	2
+#define TMAP_REPLACE		3
+#define TMAP_BYTES		128	/* sizeof(CUtensorMap) */
+#define TMAP_RANK_MAX		5
+struct rpc_tmap {
+	uint32_t	 which;
+	uint32_t	 dtype, rank;
+	uint64_t	 addr;
+	uint64_t	 dim[TMAP_RANK_MAX];
+	uint64_t	 stride[TMAP_RANK_MAX - 1];
+	uint32_t	 box[TMAP_RANK_MAX];		/* tiled */
+	uint32_t	 estride[TMAP_RANK_MAX];
+	int32_t		 lower[TMAP_RANK_MAX - 2];	/* im2col: rank - 2, */
+	int32_t		 upper[TMAP_RANK_MAX - 2];	/* wide: 1 */
+	uint32_t	 channels, pixels;		/* im2col, wide */
+	uint32_t	 interleave, mode, swizzle, l2, oobfill;
+};
+void	rpc_tmap_enc(struct pw *, const struct rpc_tmap *);
+/*
+ * Decodes the arguments of encoder which into *t (zeroed first, so that
+ * entries past the rank are 0).  Returns 0, or -1 if malformed.
+ */
+int	rpc_tmap_dec(uint32_t which, const void *, size_t, struct rpc_tmap *);
 
 #endif

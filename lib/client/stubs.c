@@ -305,3016 +305,3082 @@ cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResource *resources, u
 }
 
 STUB CUresult
-cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remaining, unsigned int useFlags, unsigned int minCount)
+cuDevSmResourceSplit(CUdevResource *result, unsigned int nbGroups, const CUdevResource *input, CUdevResource *remainder, unsigned int flags, void *groupParams)
 {
 	return stub_unsupported(__func__, 49);
 }
 
 STUB CUresult
-cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice_v1 dev, CUdevice_v1 peerDev)
+cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remaining, unsigned int useFlags, unsigned int minCount)
 {
 	return stub_unsupported(__func__, 50);
 }
 
 STUB CUresult
-cuDeviceGet(CUdevice_v1 *device, int ordinal)
+cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice_v1 dev, CUdevice_v1 peerDev)
 {
 	return stub_unsupported(__func__, 51);
 }
 
 STUB CUresult
-cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice_v1 dev)
+cuDeviceGet(CUdevice_v1 *device, int ordinal)
 {
 	return stub_unsupported(__func__, 52);
 }
 
 STUB CUresult
-cuDeviceGetByPCIBusId(CUdevice_v1 *dev, const char *pciBusId)
+cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 53);
 }
 
 STUB CUresult
-cuDeviceGetCount(int *count)
+cuDeviceGetByPCIBusId(CUdevice_v1 *dev, const char *pciBusId)
 {
 	return stub_unsupported(__func__, 54);
 }
 
 STUB CUresult
-cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice_v1 dev)
+cuDeviceGetCount(int *count)
 {
 	return stub_unsupported(__func__, 55);
 }
 
 STUB CUresult
-cuDeviceGetDevResource(CUdevice dev, CUdevResource *result, CUdevResourceType type)
+cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 56);
 }
 
 STUB CUresult
-cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+cuDeviceGetDevResource(CUdevice dev, CUdevResource *result, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 57);
 }
 
 STUB CUresult
-cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev)
+cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 58);
 }
 
 STUB CUresult
-cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice_v1 dev)
+cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev)
 {
 	return stub_unsupported(__func__, 59);
 }
 
 STUB CUresult
-cuDeviceGetName(char *name, int len, CUdevice_v1 dev)
+cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 60);
 }
 
 STUB CUresult
-cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice_v1 dev, int flags)
+cuDeviceGetName(char *name, int len, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 61);
 }
 
 STUB CUresult
-cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice)
+cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice_v1 dev, int flags)
 {
 	return stub_unsupported(__func__, 62);
 }
 
 STUB CUresult
-cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice_v1 srcDevice, CUdevice_v1 dstDevice)
+cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice)
 {
 	return stub_unsupported(__func__, 63);
 }
 
 STUB CUresult
-cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice_v1 dev)
+cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice_v1 srcDevice, CUdevice_v1 dstDevice)
 {
 	return stub_unsupported(__func__, 64);
 }
 
 STUB CUresult
-cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned numChannels, CUdevice_v1 dev)
+cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 65);
 }
 
 STUB CUresult
-cuDeviceGetUuid(CUuuid *uuid, CUdevice_v1 dev)
+cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned numChannels, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 66);
 }
 
 STUB CUresult
-cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice_v1 dev)
+cuDeviceGetUuid(CUuuid *uuid, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 67);
 }
 
 STUB CUresult
-cuDeviceGraphMemTrim(CUdevice device)
+cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 68);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxGetState(CUdevice_v1 dev, unsigned int *flags, int *active)
+cuDeviceGraphMemTrim(CUdevice device)
 {
 	return stub_unsupported(__func__, 69);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
+cuDevicePrimaryCtxGetState(CUdevice_v1 dev, unsigned int *flags, int *active)
 {
 	return stub_unsupported(__func__, 70);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRelease_v2(CUdevice_v1 dev)
+cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 71);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxReset(CUdevice_v1 dev)
+cuDevicePrimaryCtxRelease_v2(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 72);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxReset_v2(CUdevice_v1 dev)
+cuDevicePrimaryCtxReset(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 73);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
+cuDevicePrimaryCtxReset_v2(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 74);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxSetFlags(CUdevice_v1 dev, unsigned int flags)
+cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 75);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxSetFlags_v2(CUdevice_v1 dev, unsigned int flags)
+cuDevicePrimaryCtxSetFlags(CUdevice_v1 dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 76);
 }
 
 STUB CUresult
-cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback)
+cuDevicePrimaryCtxSetFlags_v2(CUdevice_v1 dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 77);
 }
 
 STUB CUresult
-cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback)
 {
 	return stub_unsupported(__func__, 78);
 }
 
 STUB CUresult
-cuDeviceSetMemPool(CUdevice_v1 dev, CUmemoryPool pool)
+cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 79);
 }
 
 STUB CUresult
-cuDeviceTotalMem(unsigned int *bytes, CUdevice_v1 dev)
+cuDeviceSetMemPool(CUdevice_v1 dev, CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 80);
 }
 
 STUB CUresult
-cuDeviceTotalMem_v2(size_t *bytes, CUdevice_v1 dev)
+cuDeviceTotalMem(unsigned int *bytes, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 81);
 }
 
 STUB CUresult
-cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback)
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 82);
 }
 
 STUB CUresult
-cuDriverGetVersion(int *driverVersion)
+cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback)
 {
 	return stub_unsupported(__func__, 83);
 }
 
 STUB CUresult
-cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection *conn, CUgraphicsResource *pCudaResource, CUstream *pStream, unsigned int timeout)
+cuDriverGetVersion(int *driverVersion)
 {
 	return stub_unsupported(__func__, 84);
 }
 
 STUB CUresult
-cuEGLStreamConsumerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream)
+cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection *conn, CUgraphicsResource *pCudaResource, CUstream *pStream, unsigned int timeout)
 {
 	return stub_unsupported(__func__, 85);
 }
 
 STUB CUresult
-cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection *conn, EGLStreamKHR stream, unsigned int flags)
+cuEGLStreamConsumerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream)
 {
 	return stub_unsupported(__func__, 86);
 }
 
 STUB CUresult
-cuEGLStreamConsumerDisconnect(CUeglStreamConnection *conn)
+cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection *conn, EGLStreamKHR stream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 87);
 }
 
 STUB CUresult
-cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection *conn, CUgraphicsResource pCudaResource, CUstream *pStream)
+cuEGLStreamConsumerDisconnect(CUeglStreamConnection *conn)
 {
 	return stub_unsupported(__func__, 88);
 }
 
 STUB CUresult
-cuEGLStreamProducerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream, EGLint width, EGLint height)
+cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection *conn, CUgraphicsResource pCudaResource, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 89);
 }
 
 STUB CUresult
-cuEGLStreamProducerDisconnect(CUeglStreamConnection *conn)
+cuEGLStreamProducerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream, EGLint width, EGLint height)
 {
 	return stub_unsupported(__func__, 90);
 }
 
 STUB CUresult
-cuEGLStreamProducerPresentFrame(CUeglStreamConnection *conn, CUeglFrame_v1 eglframe, CUstream *pStream)
+cuEGLStreamProducerDisconnect(CUeglStreamConnection *conn)
 {
 	return stub_unsupported(__func__, 91);
 }
 
 STUB CUresult
-cuEGLStreamProducerReturnFrame(CUeglStreamConnection *conn, CUeglFrame_v1 *eglframe, CUstream *pStream)
+cuEGLStreamProducerPresentFrame(CUeglStreamConnection *conn, CUeglFrame_v1 eglframe, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 92);
 }
 
 STUB CUresult
-cuEventCreate(CUevent *phEvent, unsigned int Flags)
+cuEGLStreamProducerReturnFrame(CUeglStreamConnection *conn, CUeglFrame_v1 *eglframe, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 93);
 }
 
 STUB CUresult
-cuEventDestroy(CUevent hEvent)
+cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 94);
 }
 
 STUB CUresult
-cuEventDestroy_v2(CUevent hEvent)
+cuEventDestroy(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 95);
 }
 
 STUB CUresult
-cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+cuEventDestroy_v2(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 96);
 }
 
 STUB CUresult
-cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
 	return stub_unsupported(__func__, 97);
 }
 
 STUB CUresult
-cuEventQuery(CUevent hEvent)
+cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
 	return stub_unsupported(__func__, 98);
 }
 
 STUB CUresult
-cuEventRecord(CUevent hEvent, CUstream hStream)
+cuEventQuery(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 99);
 }
 
 STUB CUresult
-cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+cuEventRecord(CUevent hEvent, CUstream hStream)
 {
 	return stub_unsupported(__func__, 100);
 }
 
 STUB CUresult
-cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 101);
 }
 
 STUB CUresult
-cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 102);
 }
 
 STUB CUresult
-cuEventSynchronize(CUevent hEvent)
+cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
 	return stub_unsupported(__func__, 103);
 }
 
 STUB CUresult
-cuExternalMemoryGetMappedBuffer(CUdeviceptr_v2 *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 *bufferDesc)
+cuEventSynchronize(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 104);
 }
 
 STUB CUresult
-cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 *mipmapDesc)
+cuExternalMemoryGetMappedBuffer(CUdeviceptr_v2 *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 *bufferDesc)
 {
 	return stub_unsupported(__func__, 105);
 }
 
 STUB CUresult
-cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
+cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 *mipmapDesc)
 {
 	return stub_unsupported(__func__, 106);
 }
 
 STUB CUresult
-cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
 {
 	return stub_unsupported(__func__, 107);
 }
 
 STUB CUresult
-cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 108);
 }
 
 STUB CUresult
-cuFuncGetName(const char **name, CUfunction hfunc)
+cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 109);
 }
 
 STUB CUresult
-cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+cuFuncGetName(const char **name, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 110);
 }
 
 STUB CUresult
-cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
 	return stub_unsupported(__func__, 111);
 }
 
 STUB CUresult
-cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
 	return stub_unsupported(__func__, 112);
 }
 
 STUB CUresult
-cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
 	return stub_unsupported(__func__, 113);
 }
 
 STUB CUresult
-cuGLCtxCreate(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
+cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
 {
 	return stub_unsupported(__func__, 114);
 }
 
 STUB CUresult
-cuGLCtxCreate_v2(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
+cuGLCtxCreate(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 115);
 }
 
 STUB CUresult
-cuGLGetDevices(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
+cuGLCtxCreate_v2(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 116);
 }
 
 STUB CUresult
-cuGLGetDevices_v2(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
+cuGLGetDevices(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
 {
 	return stub_unsupported(__func__, 117);
 }
 
 STUB CUresult
-cuGLInit(void)
+cuGLGetDevices_v2(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
 {
 	return stub_unsupported(__func__, 118);
 }
 
 STUB CUresult
-cuGLMapBufferObject(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer)
+cuGLInit(void)
 {
 	return stub_unsupported(__func__, 119);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer, CUstream hStream)
+cuGLMapBufferObject(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 120);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
+cuGLMapBufferObjectAsync(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 121);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync_v2_ptsz(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
+cuGLMapBufferObjectAsync_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 122);
 }
 
 STUB CUresult
-cuGLMapBufferObject_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
+cuGLMapBufferObjectAsync_v2_ptsz(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 123);
 }
 
 STUB CUresult
-cuGLMapBufferObject_v2_ptds(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
+cuGLMapBufferObject_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 124);
 }
 
 STUB CUresult
-cuGLRegisterBufferObject(GLuint buffer)
+cuGLMapBufferObject_v2_ptds(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 125);
 }
 
 STUB CUresult
-cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags)
+cuGLRegisterBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 126);
 }
 
 STUB CUresult
-cuGLUnmapBufferObject(GLuint buffer)
+cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 127);
 }
 
 STUB CUresult
-cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream)
+cuGLUnmapBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 128);
 }
 
 STUB CUresult
-cuGLUnregisterBufferObject(GLuint buffer)
+cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 129);
 }
 
 STUB CUresult
-cuGetErrorName(CUresult error, const char **pStr)
+cuGLUnregisterBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 130);
 }
 
 STUB CUresult
-cuGetErrorString(CUresult error, const char **pStr)
+cuGetErrorName(CUresult error, const char **pStr)
 {
 	return stub_unsupported(__func__, 131);
 }
 
 STUB CUresult
-cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+cuGetErrorString(CUresult error, const char **pStr)
 {
 	return stub_unsupported(__func__, 132);
 }
 
 STUB CUresult
-cuGetProcAddress(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags)
+cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
 	return stub_unsupported(__func__, 133);
 }
 
 STUB CUresult
-cuGetProcAddress_v2(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolFound)
+cuGetProcAddress(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags)
 {
 	return stub_unsupported(__func__, 134);
 }
 
 STUB CUresult
-cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
+cuGetProcAddress_v2(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolFound)
 {
 	return stub_unsupported(__func__, 135);
 }
 
 STUB CUresult
-cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
+cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
 {
 	return stub_unsupported(__func__, 136);
 }
 
 STUB CUresult
-cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
+cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 137);
 }
 
 STUB CUresult
-cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
+cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 138);
 }
 
 STUB CUresult
-cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
+cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 139);
 }
 
 STUB CUresult
-cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
+cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
 {
 	return stub_unsupported(__func__, 140);
 }
 
 STUB CUresult
-cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
 {
 	return stub_unsupported(__func__, 141);
 }
 
 STUB CUresult
-cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 142);
 }
 
 STUB CUresult
-cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 143);
 }
 
 STUB CUresult
-cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 144);
 }
 
 STUB CUresult
-cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 145);
 }
 
 STUB CUresult
-cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 146);
 }
 
 STUB CUresult
-cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
+cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
 	return stub_unsupported(__func__, 147);
 }
 
 STUB CUresult
-cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
+cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
 {
 	return stub_unsupported(__func__, 148);
 }
 
 STUB CUresult
-cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
+cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 149);
 }
 
 STUB CUresult
-cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphNodeParams *nodeParams)
+cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 150);
 }
 
 STUB CUresult
-cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
+cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 151);
 }
 
 STUB CUresult
-cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 152);
 }
 
 STUB CUresult
-cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 153);
 }
 
 STUB CUresult
-cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags)
+cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
 	return stub_unsupported(__func__, 154);
 }
 
 STUB CUresult
-cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags)
 {
 	return stub_unsupported(__func__, 155);
 }
 
 STUB CUresult
-cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags)
+cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
 	return stub_unsupported(__func__, 156);
 }
 
 STUB CUresult
-cuGraphDestroy(CUgraph hGraph)
+cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags)
 {
 	return stub_unsupported(__func__, 157);
 }
 
 STUB CUresult
-cuGraphDestroyNode(CUgraphNode hNode)
+cuGraphDestroy(CUgraph hGraph)
 {
 	return stub_unsupported(__func__, 158);
 }
 
 STUB CUresult
-cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+cuGraphDestroyNode(CUgraphNode hNode)
 {
 	return stub_unsupported(__func__, 159);
 }
 
 STUB CUresult
-cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
+cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 {
 	return stub_unsupported(__func__, 160);
 }
 
 STUB CUresult
-cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 161);
 }
 
 STUB CUresult
-cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
+cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 {
 	return stub_unsupported(__func__, 162);
 }
 
 STUB CUresult
-cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph)
+cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 163);
 }
 
 STUB CUresult
-cuGraphExecDestroy(CUgraphExec hGraphExec)
+cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph)
 {
 	return stub_unsupported(__func__, 164);
 }
 
 STUB CUresult
-cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
+cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	return stub_unsupported(__func__, 165);
 }
 
 STUB CUresult
-cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
+cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 166);
 }
 
 STUB CUresult
-cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 167);
 }
 
 STUB CUresult
-cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 168);
 }
 
 STUB CUresult
-cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
+cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 169);
 }
 
 STUB CUresult
-cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
 {
 	return stub_unsupported(__func__, 170);
 }
 
 STUB CUresult
-cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecGetId(CUgraphExec hGraphExec, unsigned int *graphId)
 {
 	return stub_unsupported(__func__, 171);
 }
 
 STUB CUresult
-cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 172);
 }
 
 STUB CUresult
-cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
+cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 173);
 }
 
 STUB CUresult
-cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
+cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 174);
 }
 
 STUB CUresult
-cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams)
+cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 175);
 }
 
 STUB CUresult
-cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out)
+cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 176);
 }
 
 STUB CUresult
-cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 177);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *params_out)
+cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out)
 {
 	return stub_unsupported(__func__, 178);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
 {
 	return stub_unsupported(__func__, 179);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *params_out)
+cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *params_out)
 {
 	return stub_unsupported(__func__, 180);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 181);
 }
 
 STUB CUresult
-cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges)
+cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *params_out)
 {
 	return stub_unsupported(__func__, 182);
 }
 
 STUB CUresult
-cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges)
+cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 183);
 }
 
 STUB CUresult
-cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges)
 {
 	return stub_unsupported(__func__, 184);
 }
 
 STUB CUresult
-cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes)
+cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges)
 {
 	return stub_unsupported(__func__, 185);
 }
 
 STUB CUresult
-cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphGetId(CUgraph hGraph, unsigned int *graphId)
 {
 	return stub_unsupported(__func__, 186);
 }
 
 STUB CUresult
-cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
 {
 	return stub_unsupported(__func__, 187);
 }
 
 STUB CUresult
-cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes)
 {
 	return stub_unsupported(__func__, 188);
 }
 
 STUB CUresult
-cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 189);
 }
 
 STUB CUresult
-cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 190);
 }
 
 STUB CUresult
-cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
 	return stub_unsupported(__func__, 191);
 }
 
 STUB CUresult
-cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 192);
 }
 
 STUB CUresult
-cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return stub_unsupported(__func__, 193);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue_v1 *value_out)
+cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return stub_unsupported(__func__, 194);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
 	return stub_unsupported(__func__, 195);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
 {
 	return stub_unsupported(__func__, 196);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue_v1 *value)
+cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue_v1 *value_out)
 {
 	return stub_unsupported(__func__, 197);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 198);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 199);
 }
 
 STUB CUresult
-cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
+cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 200);
 }
 
 STUB CUresult
-cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 201);
 }
 
 STUB CUresult
-cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
+cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 202);
 }
 
 STUB CUresult
-cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
+cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
 {
 	return stub_unsupported(__func__, 203);
 }
 
 STUB CUresult
-cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams)
+cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	return stub_unsupported(__func__, 204);
 }
 
 STUB CUresult
-cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *nodeParams)
+cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
 {
 	return stub_unsupported(__func__, 205);
 }
 
 STUB CUresult
-cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
+cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
 	return stub_unsupported(__func__, 206);
 }
 
 STUB CUresult
-cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
+cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 207);
 }
 
 STUB CUresult
-cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
+cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 208);
 }
 
 STUB CUresult
-cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies)
+cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 209);
 }
 
 STUB CUresult
-cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies)
+cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 210);
 }
 
 STUB CUresult
-cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, size_t *numDependentNodes)
+cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
 {
 	return stub_unsupported(__func__, 211);
 }
 
 STUB CUresult
-cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes)
+cuGraphNodeGetContainingGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 212);
 }
 
 STUB CUresult
-cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled)
+cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies)
 {
 	return stub_unsupported(__func__, 213);
 }
 
 STUB CUresult
-cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies)
 {
 	return stub_unsupported(__func__, 214);
 }
 
 STUB CUresult
-cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
+cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, size_t *numDependentNodes)
 {
 	return stub_unsupported(__func__, 215);
 }
 
 STUB CUresult
-cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
+cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes)
 {
 	return stub_unsupported(__func__, 216);
 }
 
 STUB CUresult
-cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
+cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled)
 {
 	return stub_unsupported(__func__, 217);
 }
 
 STUB CUresult
-cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
+cuGraphNodeGetLocalId(CUgraphNode hNode, unsigned int *nodeId)
 {
 	return stub_unsupported(__func__, 218);
 }
 
 STUB CUresult
-cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
+cuGraphNodeGetToolsId(CUgraphNode hNode, unsigned long long *toolsNodeId)
 {
 	return stub_unsupported(__func__, 219);
 }
 
 STUB CUresult
-cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags)
+cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
 	return stub_unsupported(__func__, 220);
 }
 
 STUB CUresult
-cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
+cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
 {
 	return stub_unsupported(__func__, 221);
 }
 
 STUB CUresult
-cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 222);
 }
 
 STUB CUresult
-cuGraphicsEGLRegisterImage(CUgraphicsResource *pCudaResource, EGLImageKHR image, unsigned int flags)
+cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
 {
 	return stub_unsupported(__func__, 223);
 }
 
 STUB CUresult
-cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, GLuint buffer, unsigned int Flags)
+cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 224);
 }
 
 STUB CUresult
-cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, GLuint image, GLenum target, unsigned int Flags)
+cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 225);
 }
 
 STUB CUresult
-cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags)
 {
 	return stub_unsupported(__func__, 226);
 }
 
 STUB CUresult
-cuGraphicsMapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
 {
 	return stub_unsupported(__func__, 227);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedEglFrame(CUeglFrame_v1 *eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel)
+cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	return stub_unsupported(__func__, 228);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource)
+cuGraphicsEGLRegisterImage(CUgraphicsResource *pCudaResource, EGLImageKHR image, unsigned int flags)
 {
 	return stub_unsupported(__func__, 229);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedPointer(CUdeviceptr_v1 *pDevPtr, unsigned int *pSize, CUgraphicsResource resource)
+cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, GLuint buffer, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 230);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr_v2 *pDevPtr, size_t *pSize, CUgraphicsResource resource)
+cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, GLuint image, GLenum target, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 231);
 }
 
 STUB CUresult
-cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags)
+cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 232);
 }
 
 STUB CUresult
-cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags)
+cuGraphicsMapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 233);
 }
 
 STUB CUresult
-cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel)
+cuGraphicsResourceGetMappedEglFrame(CUeglFrame_v1 *eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel)
 {
 	return stub_unsupported(__func__, 234);
 }
 
 STUB CUresult
-cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 235);
 }
 
 STUB CUresult
-cuGraphicsUnmapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphicsResourceGetMappedPointer(CUdeviceptr_v1 *pDevPtr, unsigned int *pSize, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 236);
 }
 
 STUB CUresult
-cuGraphicsUnregisterResource(CUgraphicsResource resource)
+cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr_v2 *pDevPtr, size_t *pSize, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 237);
 }
 
 STUB CUresult
-cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource *pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags)
+cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags)
 {
 	return stub_unsupported(__func__, 238);
 }
 
 STUB CUresult
-cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource *pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags)
+cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags)
 {
 	return stub_unsupported(__func__, 239);
 }
 
 STUB CUresult
-cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags)
+cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel)
 {
 	return stub_unsupported(__func__, 240);
 }
 
 STUB CUresult
-cuGreenCtxDestroy(CUgreenCtx hCtx)
+cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 241);
 }
 
 STUB CUresult
-cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *result, CUdevResourceType type)
+cuGraphicsUnmapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 242);
 }
 
 STUB CUresult
-cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId)
+cuGraphicsUnregisterResource(CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 243);
 }
 
 STUB CUresult
-cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
+cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource *pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags)
 {
 	return stub_unsupported(__func__, 244);
 }
 
 STUB CUresult
-cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
+cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource *pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags)
 {
 	return stub_unsupported(__func__, 245);
 }
 
 STUB CUresult
-cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
+cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 246);
 }
 
 STUB CUresult
-cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 *memHandleDesc)
+cuGreenCtxDestroy(CUgreenCtx hCtx)
 {
 	return stub_unsupported(__func__, 247);
 }
 
 STUB CUresult
-cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 *semHandleDesc)
+cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *result, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 248);
 }
 
 STUB CUresult
-cuInit(unsigned int Flags)
+cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId)
 {
 	return stub_unsupported(__func__, 249);
 }
 
 STUB CUresult
-cuIpcCloseMemHandle(CUdeviceptr_v2 dptr)
+cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 250);
 }
 
 STUB CUresult
-cuIpcGetEventHandle(CUipcEventHandle_v1 *pHandle, CUevent event)
+cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
 {
 	return stub_unsupported(__func__, 251);
 }
 
 STUB CUresult
-cuIpcGetMemHandle(CUipcMemHandle_v1 *pHandle, CUdeviceptr_v2 dptr)
+cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 252);
 }
 
 STUB CUresult
-cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle_v1 handle)
+cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 *memHandleDesc)
 {
 	return stub_unsupported(__func__, 253);
 }
 
 STUB CUresult
-cuIpcOpenMemHandle(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
+cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 *semHandleDesc)
 {
 	return stub_unsupported(__func__, 254);
 }
 
 STUB CUresult
-cuIpcOpenMemHandle_v2(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
+cuInit(unsigned int Flags)
 {
 	return stub_unsupported(__func__, 255);
 }
 
 STUB CUresult
-cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+cuIpcCloseMemHandle(CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 256);
 }
 
 STUB CUresult
-cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+cuIpcGetEventHandle(CUipcEventHandle_v1 *pHandle, CUevent event)
 {
 	return stub_unsupported(__func__, 257);
 }
 
 STUB CUresult
-cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
+cuIpcGetMemHandle(CUipcMemHandle_v1 *pHandle, CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 258);
 }
 
 STUB CUresult
-cuKernelGetName(const char **name, CUkernel hfunc)
+cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle_v1 handle)
 {
 	return stub_unsupported(__func__, 259);
 }
 
 STUB CUresult
-cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+cuIpcOpenMemHandle(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 260);
 }
 
 STUB CUresult
-cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+cuIpcOpenMemHandle_v2(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 261);
 }
 
 STUB CUresult
-cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
 {
 	return stub_unsupported(__func__, 262);
 }
 
 STUB CUresult
-cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
 	return stub_unsupported(__func__, 263);
 }
 
 STUB CUresult
-cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
 {
 	return stub_unsupported(__func__, 264);
 }
 
 STUB CUresult
-cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+cuKernelGetName(const char **name, CUkernel hfunc)
 {
 	return stub_unsupported(__func__, 265);
 }
 
 STUB CUresult
-cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
 	return stub_unsupported(__func__, 266);
 }
 
 STUB CUresult
-cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
 	return stub_unsupported(__func__, 267);
 }
 
 STUB CUresult
-cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 {
 	return stub_unsupported(__func__, 268);
 }
 
 STUB CUresult
-cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
 {
 	return stub_unsupported(__func__, 269);
 }
 
 STUB CUresult
-cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
 {
 	return stub_unsupported(__func__, 270);
 }
 
 STUB CUresult
-cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
+cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return stub_unsupported(__func__, 271);
 }
 
 STUB CUresult
-cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return stub_unsupported(__func__, 272);
 }
 
 STUB CUresult
-cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 273);
 }
 
 STUB CUresult
-cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 274);
 }
 
 STUB CUresult
-cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 275);
 }
 
 STUB CUresult
-cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 276);
 }
 
 STUB CUresult
-cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)
+cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
 {
 	return stub_unsupported(__func__, 277);
 }
 
 STUB CUresult
-cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 278);
 }
 
 STUB CUresult
-cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 279);
 }
 
 STUB CUresult
-cuLibraryUnload(CUlibrary library)
+cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
 	return stub_unsupported(__func__, 280);
 }
 
 STUB CUresult
-cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 281);
 }
 
 STUB CUresult
-cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
 	return stub_unsupported(__func__, 282);
 }
 
 STUB CUresult
-cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)
 {
 	return stub_unsupported(__func__, 283);
 }
 
 STUB CUresult
-cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
 {
 	return stub_unsupported(__func__, 284);
 }
 
 STUB CUresult
-cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
 {
 	return stub_unsupported(__func__, 285);
 }
 
 STUB CUresult
-cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+cuLibraryUnload(CUlibrary library)
 {
 	return stub_unsupported(__func__, 286);
 }
 
 STUB CUresult
-cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 287);
 }
 
 STUB CUresult
-cuLinkDestroy(CUlinkState state)
+cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 288);
 }
 
 STUB CUresult
-cuLogsCurrent(CUlogIterator *iterator, unsigned int flags)
+cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 289);
 }
 
 STUB CUresult
-cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags)
+cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 290);
 }
 
 STUB CUresult
-cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
+cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 {
 	return stub_unsupported(__func__, 291);
 }
 
 STUB CUresult
-cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback)
+cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
 	return stub_unsupported(__func__, 292);
 }
 
 STUB CUresult
-cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
+cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
 	return stub_unsupported(__func__, 293);
 }
 
 STUB CUresult
-cuMemAdvise(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUdevice_v1 device)
+cuLinkDestroy(CUlinkState state)
 {
 	return stub_unsupported(__func__, 294);
 }
 
 STUB CUresult
-cuMemAdvise_v2(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUmemLocation_v1 location)
+cuLogsCurrent(CUlogIterator *iterator, unsigned int flags)
 {
 	return stub_unsupported(__func__, 295);
 }
 
 STUB CUresult
-cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags)
 {
 	return stub_unsupported(__func__, 296);
 }
 
 STUB CUresult
-cuMemAllocAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
+cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
 {
 	return stub_unsupported(__func__, 297);
 }
 
 STUB CUresult
-cuMemAllocAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
+cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback)
 {
 	return stub_unsupported(__func__, 298);
 }
 
 STUB CUresult
-cuMemAllocFromPoolAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
 {
 	return stub_unsupported(__func__, 299);
 }
 
 STUB CUresult
-cuMemAllocFromPoolAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+cuMemAdvise(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 300);
 }
 
 STUB CUresult
-cuMemAllocHost(void **pp, unsigned int bytesize)
+cuMemAdvise_v2(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUmemLocation_v1 location)
 {
 	return stub_unsupported(__func__, 301);
 }
 
 STUB CUresult
-cuMemAllocHost_v2(void **pp, size_t bytesize)
+cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
 	return stub_unsupported(__func__, 302);
 }
 
 STUB CUresult
-cuMemAllocManaged(CUdeviceptr_v2 *dptr, size_t bytesize, unsigned int flags)
+cuMemAllocAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
 {
 	return stub_unsupported(__func__, 303);
 }
 
 STUB CUresult
-cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height, unsigned int ElementSizeBytes)
+cuMemAllocAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
 {
 	return stub_unsupported(__func__, 304);
 }
 
 STUB CUresult
-cuMemAllocPitch_v2(CUdeviceptr_v2 *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+cuMemAllocFromPoolAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
 	return stub_unsupported(__func__, 305);
 }
 
 STUB CUresult
-cuMemAlloc_v2(CUdeviceptr_v2 *dptr, size_t bytesize)
+cuMemAllocFromPoolAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
 	return stub_unsupported(__func__, 306);
 }
 
 STUB CUresult
-cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemAllocHost(void **pp, unsigned int bytesize)
 {
 	return stub_unsupported(__func__, 307);
 }
 
 STUB CUresult
-cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
 	return stub_unsupported(__func__, 308);
 }
 
 STUB CUresult
-cuMemDiscardBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
+cuMemAllocManaged(CUdeviceptr_v2 *dptr, size_t bytesize, unsigned int flags)
 {
 	return stub_unsupported(__func__, 309);
 }
 
 STUB CUresult
-cuMemDiscardBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
+cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height, unsigned int ElementSizeBytes)
 {
 	return stub_unsupported(__func__, 310);
 }
 
 STUB CUresult
-cuMemFree(CUdeviceptr_v1 dptr)
+cuMemAllocPitch_v2(CUdeviceptr_v2 *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
 	return stub_unsupported(__func__, 311);
 }
 
 STUB CUresult
-cuMemFreeAsync(CUdeviceptr_v2 dptr, CUstream hStream)
+cuMemAlloc_v2(CUdeviceptr_v2 *dptr, size_t bytesize)
 {
 	return stub_unsupported(__func__, 312);
 }
 
 STUB CUresult
-cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream)
+cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 313);
 }
 
 STUB CUresult
-cuMemFreeHost(void *p)
+cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 314);
 }
 
 STUB CUresult
-cuMemFree_v2(CUdeviceptr_v2 dptr)
+cuMemDiscardBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 315);
 }
 
 STUB CUresult
-cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
+cuMemDiscardBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 316);
 }
 
 STUB CUresult
-cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dptr)
+cuMemFree(CUdeviceptr_v1 dptr)
 {
 	return stub_unsupported(__func__, 317);
 }
 
 STUB CUresult
-cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuMemFreeAsync(CUdeviceptr_v2 dptr, CUstream hStream)
 {
 	return stub_unsupported(__func__, 318);
 }
 
 STUB CUresult
-cuMemGetInfo(unsigned int *free, unsigned int *total)
+cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream)
 {
 	return stub_unsupported(__func__, 319);
 }
 
 STUB CUresult
-cuMemGetInfo_v2(size_t *free, size_t *total)
+cuMemFreeHost(void *p)
 {
 	return stub_unsupported(__func__, 320);
 }
 
 STUB CUresult
-cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuMemFree_v2(CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 321);
 }
 
 STUB CUresult
-cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
 {
 	return stub_unsupported(__func__, 322);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
+cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 323);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
+cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 324);
 }
 
 STUB CUresult
-cuMemHostGetFlags(unsigned int *pFlags, void *p)
+cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
 	return stub_unsupported(__func__, 325);
 }
 
 STUB CUresult
-cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	return stub_unsupported(__func__, 326);
 }
 
 STUB CUresult
-cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 327);
 }
 
 STUB CUresult
-cuMemHostUnregister(void *p)
+cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 328);
 }
 
 STUB CUresult
-cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
+cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 329);
 }
 
 STUB CUresult
-cuMemPoolDestroy(CUmemoryPool pool)
+cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 330);
 }
 
 STUB CUresult
-cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
+cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
 	return stub_unsupported(__func__, 331);
 }
 
 STUB CUresult
-cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 332);
 }
 
 STUB CUresult
-cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
+cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 333);
 }
 
 STUB CUresult
-cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemHostUnregister(void *p)
 {
 	return stub_unsupported(__func__, 334);
 }
 
 STUB CUresult
-cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
 {
 	return stub_unsupported(__func__, 335);
 }
 
 STUB CUresult
-cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
+cuMemPoolDestroy(CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 336);
 }
 
 STUB CUresult
-cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
+cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 337);
 }
 
 STUB CUresult
-cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 338);
 }
 
 STUB CUresult
-cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
 {
 	return stub_unsupported(__func__, 339);
 }
 
 STUB CUresult
-cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 340);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 341);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
 {
 	return stub_unsupported(__func__, 342);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
 {
 	return stub_unsupported(__func__, 343);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 344);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	return stub_unsupported(__func__, 345);
 }
 
 STUB CUresult
-cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
+cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 346);
 }
 
 STUB CUresult
-cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
+cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 347);
 }
 
 STUB CUresult
-cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
+cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 348);
 }
 
 STUB CUresult
-cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 349);
 }
 
 STUB CUresult
-cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 350);
 }
 
 STUB CUresult
-cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 351);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 352);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 353);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 354);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 355);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 356);
 }
 
 STUB CUresult
-cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 357);
 }
 
 STUB CUresult
-cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 358);
 }
 
 STUB CUresult
-cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 359);
 }
 
 STUB CUresult
-cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 360);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 361);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 362);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 363);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 364);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 365);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 366);
 }
 
 STUB CUresult
-cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 367);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 368);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 369);
 }
 
 STUB CUresult
-cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 370);
 }
 
 STUB CUresult
-cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 371);
 }
 
 STUB CUresult
-cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 372);
 }
 
 STUB CUresult
-cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 373);
 }
 
 STUB CUresult
-cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 374);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 375);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 376);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 377);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 378);
 }
 
 STUB CUresult
-cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 379);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 380);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 381);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 382);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 383);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 384);
 }
 
 STUB CUresult
-cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 385);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 386);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 387);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 388);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 389);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 390);
 }
 
 STUB CUresult
-cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
+cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 391);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
+cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 392);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 393);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 394);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 395);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 396);
 }
 
 STUB CUresult
-cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 397);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 398);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 399);
 }
 
 STUB CUresult
-cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 400);
 }
 
 STUB CUresult
-cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 401);
 }
 
 STUB CUresult
-cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
+cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 402);
 }
 
 STUB CUresult
-cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 403);
 }
 
 STUB CUresult
-cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 404);
 }
 
 STUB CUresult
-cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 405);
 }
 
 STUB CUresult
-cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 406);
 }
 
 STUB CUresult
-cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
+cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 407);
 }
 
 STUB CUresult
-cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
 	return stub_unsupported(__func__, 408);
 }
 
 STUB CUresult
-cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 409);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 410);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 411);
 }
 
 STUB CUresult
-cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
+cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 412);
 }
 
 STUB CUresult
-cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 413);
 }
 
 STUB CUresult
-cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 414);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 415);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 416);
 }
 
 STUB CUresult
-cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
+cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 417);
 }
 
 STUB CUresult
-cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 418);
 }
 
 STUB CUresult
-cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 419);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 420);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 421);
 }
 
 STUB CUresult
-cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
+cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 422);
 }
 
 STUB CUresult
-cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 423);
 }
 
 STUB CUresult
-cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 424);
 }
 
 STUB CUresult
-cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 425);
 }
 
 STUB CUresult
-cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 426);
 }
 
 STUB CUresult
-cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
+cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 427);
 }
 
 STUB CUresult
-cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
 	return stub_unsupported(__func__, 428);
 }
 
 STUB CUresult
-cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 429);
 }
 
 STUB CUresult
-cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 430);
 }
 
 STUB CUresult
-cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 431);
 }
 
 STUB CUresult
-cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
+cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 432);
 }
 
 STUB CUresult
-cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
 	return stub_unsupported(__func__, 433);
 }
 
 STUB CUresult
-cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
+cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 434);
 }
 
 STUB CUresult
-cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
+cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 435);
 }
 
 STUB CUresult
-cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
+cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 436);
 }
 
 STUB CUresult
-cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 437);
 }
 
 STUB CUresult
-cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
 {
 	return stub_unsupported(__func__, 438);
 }
 
 STUB CUresult
-cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
+cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 {
 	return stub_unsupported(__func__, 439);
 }
 
 STUB CUresult
-cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
+cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
 {
 	return stub_unsupported(__func__, 440);
 }
 
 STUB CUresult
-cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
 {
 	return stub_unsupported(__func__, 441);
 }
 
 STUB CUresult
-cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
+cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
 {
 	return stub_unsupported(__func__, 442);
 }
 
 STUB CUresult
-cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
+cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 443);
 }
 
 STUB CUresult
-cuModuleLoad(CUmodule *module, const char *fname)
+cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
 {
 	return stub_unsupported(__func__, 444);
 }
 
 STUB CUresult
-cuModuleLoadData(CUmodule *module, const void *image)
+cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 445);
 }
 
 STUB CUresult
-cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 446);
 }
 
 STUB CUresult
-cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
 	return stub_unsupported(__func__, 447);
 }
 
 STUB CUresult
-cuModuleUnload(CUmodule hmod)
+cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 448);
 }
 
 STUB CUresult
-cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
+cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 449);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+cuModuleLoad(CUmodule *module, const char *fname)
 {
 	return stub_unsupported(__func__, 450);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
+cuModuleLoadData(CUmodule *module, const void *image)
 {
 	return stub_unsupported(__func__, 451);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 452);
 }
 
 STUB CUresult
-cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	return stub_unsupported(__func__, 453);
 }
 
 STUB CUresult
-cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
+cuModuleUnload(CUmodule hmod)
 {
 	return stub_unsupported(__func__, 454);
 }
 
 STUB CUresult
-cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
+cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
 {
 	return stub_unsupported(__func__, 455);
 }
 
 STUB CUresult
-cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
 {
 	return stub_unsupported(__func__, 456);
 }
 
 STUB CUresult
-cuProfilerStart(void)
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
 {
 	return stub_unsupported(__func__, 457);
 }
 
 STUB CUresult
-cuProfilerStop(void)
+cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 458);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 459);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 460);
 }
 
 STUB CUresult
-cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 461);
 }
 
 STUB CUresult
-cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
 {
 	return stub_unsupported(__func__, 462);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuProfilerStart(void)
 {
 	return stub_unsupported(__func__, 463);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuProfilerStop(void)
 {
 	return stub_unsupported(__func__, 464);
 }
 
 STUB CUresult
-cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 465);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
+cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 466);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 467);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 468);
 }
 
 STUB CUresult
-cuStreamBeginCapture(CUstream hStream)
+cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 469);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 470);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 471);
 }
 
 STUB CUresult
-cuStreamBeginCapture_ptsz(CUstream hStream)
+cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 472);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 473);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 474);
 }
 
 STUB CUresult
-cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
+cuStreamBeginCapture(CUstream hStream)
 {
 	return stub_unsupported(__func__, 475);
 }
 
 STUB CUresult
-cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 476);
 }
 
 STUB CUresult
-cuStreamCreate(CUstream *phStream, unsigned int Flags)
+cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 477);
 }
 
 STUB CUresult
-cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+cuStreamBeginCapture_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 478);
 }
 
 STUB CUresult
-cuStreamDestroy(CUstream hStream)
+cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 479);
 }
 
 STUB CUresult
-cuStreamDestroy_v2(CUstream hStream)
+cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 480);
 }
 
 STUB CUresult
-cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
 {
 	return stub_unsupported(__func__, 481);
 }
 
 STUB CUresult
-cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
 {
 	return stub_unsupported(__func__, 482);
 }
 
 STUB CUresult
-cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
+cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 483);
 }
 
 STUB CUresult
-cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
+cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
 	return stub_unsupported(__func__, 484);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuStreamDestroy(CUstream hStream)
 {
 	return stub_unsupported(__func__, 485);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuStreamDestroy_v2(CUstream hStream)
 {
 	return stub_unsupported(__func__, 486);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 487);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 488);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 489);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
 {
 	return stub_unsupported(__func__, 490);
 }
 
 STUB CUresult
-cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
 {
 	return stub_unsupported(__func__, 491);
 }
 
 STUB CUresult
-cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
 {
 	return stub_unsupported(__func__, 492);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 493);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 494);
 }
 
 STUB CUresult
-cuStreamGetDevice(CUstream hStream, CUdevice *device)
+cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 495);
 }
 
 STUB CUresult
-cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 496);
 }
 
 STUB CUresult
-cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 497);
 }
 
 STUB CUresult
-cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
+cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 498);
 }
 
 STUB CUresult
-cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
 {
 	return stub_unsupported(__func__, 499);
 }
 
 STUB CUresult
-cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
 {
 	return stub_unsupported(__func__, 500);
 }
 
 STUB CUresult
-cuStreamGetPriority(CUstream hStream, int *priority)
+cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 501);
 }
 
 STUB CUresult
-cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+cuStreamGetDevResource_ptsz(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 502);
 }
 
 STUB CUresult
-cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuStreamGetDevice(CUstream hStream, CUdevice *device)
 {
 	return stub_unsupported(__func__, 503);
 }
 
 STUB CUresult
-cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
 {
 	return stub_unsupported(__func__, 504);
 }
 
 STUB CUresult
-cuStreamQuery(CUstream hStream)
+cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 {
 	return stub_unsupported(__func__, 505);
 }
 
 STUB CUresult
-cuStreamQuery_ptsz(CUstream hStream)
+cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
 	return stub_unsupported(__func__, 506);
 }
 
 STUB CUresult
-cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
+cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 {
 	return stub_unsupported(__func__, 507);
 }
 
 STUB CUresult
-cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
+cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
 {
 	return stub_unsupported(__func__, 508);
 }
 
 STUB CUresult
-cuStreamSynchronize(CUstream hStream)
+cuStreamGetPriority(CUstream hStream, int *priority)
 {
 	return stub_unsupported(__func__, 509);
 }
 
 STUB CUresult
-cuStreamSynchronize_ptsz(CUstream hStream)
+cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
 {
 	return stub_unsupported(__func__, 510);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	return stub_unsupported(__func__, 511);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	return stub_unsupported(__func__, 512);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuStreamQuery(CUstream hStream)
 {
 	return stub_unsupported(__func__, 513);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuStreamQuery_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 514);
 }
 
 STUB CUresult
-cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
 {
 	return stub_unsupported(__func__, 515);
 }
 
 STUB CUresult
-cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 516);
 }
 
 STUB CUresult
-cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamSynchronize(CUstream hStream)
 {
 	return stub_unsupported(__func__, 517);
 }
 
 STUB CUresult
-cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamSynchronize_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 518);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 519);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 520);
 }
 
 STUB CUresult
-cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 521);
 }
 
 STUB CUresult
-cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 522);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 523);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 524);
 }
 
 STUB CUresult
-cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 525);
 }
 
 STUB CUresult
-cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 526);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 527);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 528);
 }
 
 STUB CUresult
-cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 529);
 }
 
 STUB CUresult
-cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 530);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 531);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 532);
 }
 
 STUB CUresult
-cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
+cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 533);
 }
 
 STUB CUresult
-cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
+cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 534);
 }
 
 STUB CUresult
-cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
+cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 535);
 }
 
 STUB CUresult
-cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 536);
 }
 
 STUB CUresult
-cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
+cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 537);
 }
 
 STUB CUresult
-cuTexObjectDestroy(CUtexObject_v1 texObject)
+cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 538);
 }
 
 STUB CUresult
-cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
+cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 539);
 }
 
 STUB CUresult
-cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
+cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 540);
 }
 
 STUB CUresult
-cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
+cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
 {
 	return stub_unsupported(__func__, 541);
 }
 
 STUB CUresult
-cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
 {
 	return stub_unsupported(__func__, 542);
 }
 
 STUB CUresult
-cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
+cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
 {
 	return stub_unsupported(__func__, 543);
 }
 
 STUB CUresult
-cuUserObjectRelease(CUuserObject object, unsigned int count)
+cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 544);
 }
 
 STUB CUresult
-cuUserObjectRetain(CUuserObject object, unsigned int count)
+cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 545);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 546);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
 {
 	return stub_unsupported(__func__, 547);
 }
 
 STUB CUresult
-cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
 {
 	return stub_unsupported(__func__, 548);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuTexObjectDestroy(CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 549);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 550);
 }
 
-const int stub_count = 551;
-int stub_said[551];
+STUB CUresult
+cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 551);
+}
+
+STUB CUresult
+cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 552);
+}
+
+STUB CUresult
+cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	return stub_unsupported(__func__, 553);
+}
+
+STUB CUresult
+cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
+{
+	return stub_unsupported(__func__, 554);
+}
+
+STUB CUresult
+cuUserObjectRelease(CUuserObject object, unsigned int count)
+{
+	return stub_unsupported(__func__, 555);
+}
+
+STUB CUresult
+cuUserObjectRetain(CUuserObject object, unsigned int count)
+{
+	return stub_unsupported(__func__, 556);
+}
+
+STUB CUresult
+cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 557);
+}
+
+STUB CUresult
+cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 558);
+}
+
+STUB CUresult
+cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 559);
+}
+
+STUB CUresult
+cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+{
+	return stub_unsupported(__func__, 560);
+}
+
+STUB CUresult
+cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+{
+	return stub_unsupported(__func__, 561);
+}
+
+const int stub_count = 562;
+int stub_said[562];

@@ -155,6 +155,23 @@ run_prog() {
 	done
 }
 
+@test "tensor maps: the client refuses what it cannot send; the host backend has no encoder" {
+	for k in static shared; do
+		run_prog $k tensormap
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "NULL map: error 1" ]
+		[ "${lines[1]}" = "rank 0: error 1" ]
+		[ "${lines[2]}" = "rank 6: error 1" ]
+		[ "${lines[3]}" = "NULL globalDim: error 1" ]
+		[ "${lines[4]}" = "im2col rank 2: error 1" ]
+		[ "${lines[5]}" = "replace in NULL map: error 1" ]
+		[ "${lines[6]}" = "tiled rank 2 float32: error 801" ]
+		[ "${lines[-1]}" = "tensormap: skipped, no tensor-map encoder (error 801)" ]
+	done
+	# The server met one well-formed request and is still serving.
+	kill -0 "$SERVE_PID"
+}
+
 @test "PCI bus id, host functions in stream order, the stream-ordered allocator" {
 	for k in static shared; do
 		run_prog $k extras

@@ -1,8 +1,10 @@
 /*
  * Fuzz target: the remoting decoders, on both sides: every call's request
- * and reply signature (rpc_unpack), R_OPEN's device list and the function
- * table of a module load.  The first byte picks the decoder; what decodes
- * is encoded again and must decode to the same thing.
+ * and reply signature (rpc_unpack), R_OPEN's device list, the function
+ * table of a module load and the arguments of a tensor-map encoder.  The
+ * first byte picks the decoder, and for a call or an encoder the second
+ * byte which one; what decodes is encoded again and must decode to the
+ * same thing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +68,24 @@ fuzz_devices(const uint8_t *p, size_t n)
 	pw_free(&w);
 }
 
+/* The encoding is canonical: what decodes encodes to the same bytes. */
+static void
+fuzz_tmap(uint32_t which, const uint8_t *p, size_t n)
+{
+	struct rpc_tmap t;
+	struct pw w;
+
+	if (rpc_tmap_dec(which, p, n, &t) == -1)
+		return;
+	if (t.rank > TMAP_RANK_MAX)
+		abort();
+	pw_init(&w);
+	rpc_tmap_enc(&w, &t);
+	if (w.bad || w.len != n || (n > 0 && memcmp(w.p, p, n) != 0))
+		abort();
+	pw_free(&w);
+}
+
 static void
 fuzz_call(uint8_t sel, const uint8_t *p, size_t n)
 {
@@ -82,6 +102,9 @@ fuzz_call(uint8_t sel, const uint8_t *p, size_t n)
 	    (n > 0 && memcmp(w.p, p, n) != 0))
 		abort();
 	pw_free(&w);
+	/* As the server goes on to decode it. */
+	if (d->type == R_TMAP_ENCODE && !(sel & 1))
+		fuzz_tmap((uint32_t)v[1].u, v[4].p, v[4].len);
 }
 
 int
@@ -96,8 +119,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		fuzz_devices(data + 1, size - 1);
 		break;
+	case 2:
+		/* A whole byte for the call: there are more than 32. */
+		if (size >= 2)
+			fuzz_call(data[1], data + 2, size - 2);
+		break;
 	default:
-		fuzz_call(data[0] >> 2 ^ (data[0] & 1), data + 1, size - 1);
+		if (size >= 2)
+			fuzz_tmap(data[1] % 8, data + 2, size - 2);
 		break;
 	}
 	return 0;

@@ -779,6 +779,162 @@ test_fault(void)
 	CHECK(c.out[0].u == BUDGET - 256);	/* the reset freed the rest */
 }
 
+/*
+ * Tensor maps: the host backend has no encoder (801), but first checks a
+ * request as the cuda backend does, so that a malformed one fails
+ * (CUDA_ERROR_INVALID_VALUE) before any driver would see it.
+ */
+static int
+tmap_call(uint64_t ctx, uint32_t which, uint64_t off, const void *map,
+    unsigned maplen, const struct rpc_tmap *t, int cut, int extra)
+{
+	struct pw w;
+	int rc;
+
+	pw_init(&w);
+	if (t != NULL)
+		rpc_tmap_enc(&w, t);
+	while (extra-- > 0)
+		pw_u8(&w, 0);
+	if (w.bad || (size_t)cut > w.len)
+		return -1;
+	rc = call(R_TMAP_ENCODE, U(ctx), U(which), U(off), map, maplen,
+	    w.p, (unsigned)(w.len - (size_t)cut));
+	pw_free(&w);
+	return rc;
+}
+
+static void
+test_tmap(void)
+{
+	uint8_t map[TMAP_BYTES + 1];
+	struct rpc_tmap t, d;
+	struct pw w;
+	uint32_t r;
+
+	memset(map, 0, sizeof map);
+	memset(&t, 0, sizeof t);
+	t.which = TMAP_TILED;
+	t.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+	t.rank = 2;
+	t.addr = 0x7f0000000000ull;
+	t.dim[0] = 256;
+	t.dim[1] = 128;
+	t.stride[0] = 1024;
+	t.box[0] = 32;
+	t.box[1] = 16;
+	t.estride[0] = t.estride[1] = 1;
+
+	/* Well-formed: no encoder here. */
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(tmap_call(1, TMAP_TILED, 127, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	/* A context it does not have. */
+	CHECK(tmap_call(99, TMAP_TILED, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	/* The map: an offset past alignment, the wrong size. */
+	CHECK(tmap_call(1, TMAP_TILED, 128, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0xffffffffu, map, TMAP_BYTES, &t, 0,
+	    0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES - 1, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES + 1, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0, NULL, 0, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* The arguments: one byte short, one too many, none, another which. */
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES, &t, 1, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES, &t, 0, 1) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_TILED, 0, map, TMAP_BYTES, NULL, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_IM2COL, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);	/* rank 2: too small for im2col */
+	CHECK(tmap_call(1, 4, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, 0xffffffffu, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/*
+	 * Ranks the encoder does not take, each with arrays as long as it
+	 * says (the encoder writes at most 5: patch the count in).
+	 */
+	for (r = 0; r < 8; r++) {
+		uint8_t buf[256];
+		size_t i;
+
+		pw_init(&w);
+		pw_u32(&w, t.dtype);
+		pw_u32(&w, r);
+		pw_u64(&w, t.addr);
+		for (i = 0; i < r; i++)
+			pw_u64(&w, 64);
+		for (i = 0; i + 1 < r; i++)
+			pw_u64(&w, 1024);
+		for (i = 0; i < 2 * r + 4; i++)
+			pw_u32(&w, 1);
+		CHECK(!w.bad && w.len <= sizeof buf);
+		memcpy(buf, w.p, w.len);
+		CHECK(call(R_TMAP_ENCODE, U(1), U(TMAP_TILED), U(0), map,
+		    (unsigned)TMAP_BYTES, buf, (unsigned)w.len) ==
+		    (r >= 1 && r <= 5 ? CUDA_ERROR_NOT_SUPPORTED :
+		    CUDA_ERROR_INVALID_VALUE));
+		pw_free(&w);
+	}
+
+	/* Im2col, wide and replace, and each decodes to what was encoded. */
+	t.which = TMAP_IM2COL;
+	t.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+	t.rank = 4;
+	t.dim[2] = 32;
+	t.dim[3] = 2;
+	t.stride[1] = 4096;
+	t.stride[2] = 131072;
+	t.box[0] = t.box[1] = 0;
+	t.lower[0] = t.lower[1] = -1;
+	t.upper[0] = t.upper[1] = -1;
+	t.channels = 64;
+	t.pixels = 128;
+	t.estride[2] = t.estride[3] = 1;
+	t.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+	CHECK(tmap_call(1, TMAP_IM2COL, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	pw_init(&w);
+	rpc_tmap_enc(&w, &t);
+	CHECK(rpc_tmap_dec(TMAP_IM2COL, w.p, w.len, &d) == 0 &&
+	    memcmp(&d, &t, sizeof t) == 0);
+	CHECK(rpc_tmap_dec(TMAP_TILED, w.p, w.len, &d) == -1);
+	pw_free(&w);
+
+	t.which = TMAP_IM2COL_WIDE;
+	t.lower[1] = t.upper[1] = 0;
+	t.mode = CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128;
+	CHECK(tmap_call(1, TMAP_IM2COL_WIDE, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	pw_init(&w);
+	rpc_tmap_enc(&w, &t);
+	CHECK(rpc_tmap_dec(TMAP_IM2COL_WIDE, w.p, w.len, &d) == 0 &&
+	    memcmp(&d, &t, sizeof t) == 0);
+	pw_free(&w);
+
+	memset(&t, 0, sizeof t);
+	t.which = TMAP_REPLACE;
+	t.addr = 0x7f0000001000ull;
+	CHECK(tmap_call(1, TMAP_REPLACE, 0, map, TMAP_BYTES, &t, 0, 0) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(tmap_call(1, TMAP_REPLACE, 0, map, TMAP_BYTES, &t, 1, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(tmap_call(1, TMAP_REPLACE, 0, map, TMAP_BYTES, &t, 0, 1) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	pw_init(&w);
+	rpc_tmap_enc(&w, &t);
+	CHECK(w.len == 8 && rpc_tmap_dec(TMAP_REPLACE, w.p, w.len, &d) == 0 &&
+	    memcmp(&d, &t, sizeof t) == 0);
+	pw_free(&w);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -810,6 +966,7 @@ main(int argc, char *argv[])
 	test_launch(da, db, dc);
 	test_globals_library();
 	test_streams_events();
+	test_tmap();
 	test_fault();
 
 	/* A client that goes with everything still held: nothing leaks. */

@@ -8,6 +8,7 @@
  * 2-core is unique whatever order peeling takes.
  */
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 #include <cub/device/device_scan.cuh>
 
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mutex>
 #include <vector>
 
 extern "C" {
@@ -24,6 +26,10 @@ extern "C" {
 
 #define GOLDEN		0x9e3779b97f4a7c15ULL
 #define UNPEELED	0xffffffffu
+#define NOTCORE		0xffffffffu	/* cidx of a coordinate outside C */
+#define POOL_MAX	4		/* sets of each kind kept for reuse */
+#define BATCH		16		/* pre-peel rounds queued per sync */
+#define SH_LANES	8192		/* lane counts in shared memory */
 #define THREADS		256
 
 static char cuda_err[256] = "no error";
@@ -46,20 +52,57 @@ hc_cuda_error(void)
 	}								\
 } while (0)
 
+/*
+ * Device buffers kept across calls: a layout's own (struct lbufs) and the
+ * scratch of a call (struct scratch), each taken from a pool and given
+ * back when the layout is freed or the call returns, so that steady use
+ * neither allocates nor frees.  A buffer only grows, where no queued work
+ * can still use it (before its first use in a call, or after a
+ * synchronization).
+ */
+struct dbuf {
+	void		*p;
+	size_t		 cap;
+};
+
+struct lbufs {
+	int		 dev;
+	struct dbuf	 ubits, wpre, ucoord, rows, cidx, order, core;
+};
+
+/* Counters on the device, and their copies on the host (pinned). */
+struct dctl {
+	unsigned long long err;		/* encode: first error, i << 3 | code */
+	unsigned	 maxabs;	/* index */
+	unsigned	 umax, fmt, bad, norder;	/* layout */
+	unsigned	 left;		/* decode */
+};
+
+struct hctl {
+	unsigned long long err, total;
+	unsigned	 maxabs, umax, fmt, bad, fl, ncore, left;
+};
+
+struct scratch {
+	int		 dev, nsm;
+	struct dbuf	 cells, front[2], cnt, lane, rd, tmp;
+	struct dctl	*ctl;
+	struct hctl	*h;
+};
+
 struct hc_cuda_layout {
 	struct hc_params p;		/* p.block is the B in use */
 	size_t		 nblocks;
 	uint32_t	 R, umax;
 	size_t		 ncells, ucount, ncore, nwords;
-	uint64_t	*ubits;		/* the union, nwords words */
-	uint64_t	*wpre;		/* set bits before each word */
+	struct lbufs	*b;
+	uint64_t	*ubits;		/* the union, nwords words + 1 zero */
+	uint64_t	*wpre;		/* set bits before each word, + total */
 	uint64_t	*ucoord;	/* U, ascending */
-	uint32_t	*rows;		/* nblocks * k */
-	uint32_t	*label;		/* per U: round, or UNPEELED (in C) */
-	uint8_t		*jsel;		/* per U: the row of its pure cell */
-	uint64_t	*cpos;		/* per U: its place in C if there */
+	uint32_t	*rows;		/* nblocks * k, NULL when R == 0 */
+	uint32_t	*cidx;		/* per U: its place in C, or NOTCORE */
+	uint64_t	*order;		/* U less C by round: i << 3 | row */
 	uint64_t	*core;		/* C, ascending */
-	uint32_t	*order;		/* U less C by round */
 	std::vector<size_t> rstart;	/* rounds' starts in order, + end */
 };
 
@@ -75,6 +118,236 @@ grid(size_t n)
 #define FOR_EACH(i, n)							\
 	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;	\
 	    i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+/* A grid of at most cap blocks for n items, for grid-stride loops. */
+static unsigned
+grid_max(size_t n, unsigned cap)
+{
+	unsigned g = grid(n);
+
+	return g < cap ? g : cap < 1 ? 1 : cap;
+}
+
+/* ---- buffers kept across calls ------------------------------------------ */
+
+static std::mutex pool_mu;
+static std::vector<struct lbufs *> pool_l;
+static std::vector<struct scratch *> pool_s;
+
+/* At least bytes (at least 8) in b; what it held is lost if it grows. */
+static cudaError_t
+dbuf_need(struct dbuf *b, size_t bytes)
+{
+	size_t want;
+	cudaError_t e;
+
+	if (bytes < 8)
+		bytes = 8;
+	if (b->cap >= bytes)
+		return cudaSuccess;
+	if (b->p != NULL)
+		cudaFree(b->p);
+	b->p = NULL;
+	b->cap = 0;
+	/* Room for a union that grows a little from call to call. */
+	want = bytes + bytes / 8;
+	want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+	if ((e = cudaMalloc(&b->p, want)) != cudaSuccess) {
+		(void)cudaGetLastError();
+		want = bytes;
+		if ((e = cudaMalloc(&b->p, want)) != cudaSuccess) {
+			b->p = NULL;
+			return e;
+		}
+	}
+	b->cap = want;
+	return cudaSuccess;
+}
+
+static void
+dbuf_free(struct dbuf *b)
+{
+	if (b->p != NULL)
+		cudaFree(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+static void
+lbufs_destroy(struct lbufs *b)
+{
+	int dev = -1;
+
+	if (b == NULL)
+		return;
+	if (cudaGetDevice(&dev) == cudaSuccess && dev != b->dev)
+		cudaSetDevice(b->dev);
+	dbuf_free(&b->ubits);
+	dbuf_free(&b->wpre);
+	dbuf_free(&b->ucoord);
+	dbuf_free(&b->rows);
+	dbuf_free(&b->cidx);
+	dbuf_free(&b->order);
+	dbuf_free(&b->core);
+	if (dev >= 0 && dev != b->dev)
+		cudaSetDevice(dev);
+	delete b;
+}
+
+static void
+scratch_destroy(struct scratch *s)
+{
+	int dev = -1;
+
+	if (s == NULL)
+		return;
+	if (cudaGetDevice(&dev) == cudaSuccess && dev != s->dev)
+		cudaSetDevice(s->dev);
+	dbuf_free(&s->cells);
+	dbuf_free(&s->front[0]);
+	dbuf_free(&s->front[1]);
+	dbuf_free(&s->cnt);
+	dbuf_free(&s->lane);
+	dbuf_free(&s->rd);
+	dbuf_free(&s->tmp);
+	if (s->ctl != NULL)
+		cudaFree(s->ctl);
+	if (s->h != NULL)
+		cudaFreeHost(s->h);
+	if (dev >= 0 && dev != s->dev)
+		cudaSetDevice(dev);
+	delete s;
+}
+
+/* A layout's buffers for the current device, from the pool or new. */
+static struct lbufs *
+lbufs_take(void)
+{
+	struct lbufs *b = NULL;
+	int dev = 0;
+	size_t i;
+
+	if (cudaGetDevice(&dev) != cudaSuccess)
+		return NULL;
+	{
+		std::lock_guard<std::mutex> g(pool_mu);
+
+		for (i = 0; i < pool_l.size(); i++)
+			if (pool_l[i]->dev == dev) {
+				b = pool_l[i];
+				pool_l.erase(pool_l.begin() + (long)i);
+				return b;
+			}
+	}
+	b = new struct lbufs();
+	b->dev = dev;
+	return b;
+}
+
+/* Back to the pool: no queued work may still use b. */
+static void
+lbufs_put(struct lbufs *b)
+{
+	if (b == NULL)
+		return;
+	{
+		std::lock_guard<std::mutex> g(pool_mu);
+
+		if (pool_l.size() < POOL_MAX) {
+			pool_l.push_back(b);
+			return;
+		}
+	}
+	lbufs_destroy(b);
+}
+
+/* A call's scratch for the current device, from the pool or new. */
+static struct scratch *
+scratch_take(void)
+{
+	struct scratch *s = NULL;
+	int dev = 0, nsm = 0;
+	size_t i;
+
+	if (cudaGetDevice(&dev) != cudaSuccess)
+		return NULL;
+	{
+		std::lock_guard<std::mutex> g(pool_mu);
+
+		for (i = 0; i < pool_s.size(); i++)
+			if (pool_s[i]->dev == dev) {
+				s = pool_s[i];
+				pool_s.erase(pool_s.begin() + (long)i);
+				return s;
+			}
+	}
+	s = new struct scratch();
+	s->dev = dev;
+	if (cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount,
+	    dev) != cudaSuccess || nsm < 1)
+		nsm = 1;
+	s->nsm = nsm;
+	if (cudaMalloc((void **)&s->ctl, sizeof *s->ctl) != cudaSuccess ||
+	    cudaMallocHost((void **)&s->h, sizeof *s->h) != cudaSuccess) {
+		(void)cudaGetLastError();
+		snprintf(cuda_err, sizeof cuda_err, "scratch: out of memory");
+		scratch_destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* Back to the pool once its stream is synchronized. */
+static void
+scratch_put(struct scratch *s)
+{
+	if (s == NULL)
+		return;
+	{
+		std::lock_guard<std::mutex> g(pool_mu);
+
+		if (pool_s.size() < POOL_MAX) {
+			pool_s.push_back(s);
+			return;
+		}
+	}
+	scratch_destroy(s);
+}
+
+extern "C" void
+hc_cuda_trim(void)
+{
+	std::vector<struct lbufs *> l;
+	std::vector<struct scratch *> s;
+	size_t i;
+
+	{
+		std::lock_guard<std::mutex> g(pool_mu);
+
+		l.swap(pool_l);
+		s.swap(pool_s);
+	}
+	for (i = 0; i < l.size(); i++)
+		lbufs_destroy(l[i]);
+	for (i = 0; i < s.size(); i++)
+		scratch_destroy(s[i]);
+}
+
+/*
+ * A slot in a list that many threads append to: one atomic per group of
+ * threads that arrive together (warp-aggregated), not one per thread.
+ */
+__device__ static unsigned
+d_append(unsigned *len)
+{
+	cooperative_groups::coalesced_group g =
+	    cooperative_groups::coalesced_threads();
+	unsigned base = 0;
+
+	if (g.thread_rank() == 0)
+		base = atomicAdd(len, g.size());
+	return g.shfl(base, 0) + g.thread_rank();
+}
 
 /* ---- numbers, exactly as hcodec.c ---------------------------------------- */
 
@@ -167,10 +440,11 @@ d_rank(const uint64_t *ubits, const uint64_t *wpre, uint64_t i)
 
 /* ---- index ------------------------------------------------------------- */
 
-/* Eight values a byte; the largest |v| bit pattern by atomicMax. */
+/* Eight values a byte; the largest |v| bit pattern, one atomic a block. */
 __global__ static void
 k_bitmap(const float *g, size_t n, uint8_t *bits, unsigned *maxabs)
 {
+	__shared__ unsigned wm[THREADS / 32];
 	unsigned m = 0;
 
 	FOR_EACH(i, (n + 7) / 8) {
@@ -197,8 +471,15 @@ k_bitmap(const float *g, size_t n, uint8_t *bits, unsigned *maxabs)
 		bits[i] = (uint8_t)byte;
 	}
 	m = __reduce_max_sync(0xffffffffu, m);
-	if ((threadIdx.x & 31) == 0 && m != 0)
-		atomicMax(maxabs, m);
+	if ((threadIdx.x & 31) == 0)
+		wm[threadIdx.x >> 5] = m;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		for (unsigned x = 1; x < blockDim.x / 32; x++)
+			m = wm[x] > m ? wm[x] : m;
+		if (m != 0)
+			atomicMax(maxabs, m);
+	}
 }
 
 extern "C" int
@@ -206,62 +487,97 @@ hc_cuda_bitmap(const float *g, size_t n, uint8_t *bits, int *emax,
     void *stream)
 {
 	cudaStream_t st = (cudaStream_t)stream;
-	unsigned *dmax = NULL, m = 0;
+	struct scratch *S = NULL;
+	unsigned m;
 	int rc = 0;
 
 	if (emax == NULL || ((g == NULL || bits == NULL) && n > 0))
 		return HC_EINVAL;
-	CK(cudaMallocAsync((void **)&dmax, sizeof *dmax, st));
-	CK(cudaMemsetAsync(dmax, 0, sizeof *dmax, st));
+	if ((S = scratch_take()) == NULL)
+		return HC_ENOMEM;
+	CK(cudaMemsetAsync(&S->ctl->maxabs, 0, sizeof S->ctl->maxabs, st));
 	if (n > 0) {
-		k_bitmap<<<grid((n + 7) / 8), THREADS, 0, st>>>(g, n, bits,
-		    dmax);
+		k_bitmap<<<grid_max((n + 7) / 8, (unsigned)S->nsm * 16),
+		    THREADS, 0, st>>>(g, n, bits, &S->ctl->maxabs);
 		CK(cudaGetLastError());
 	}
-	CK(cudaMemcpyAsync(&m, dmax, sizeof m, cudaMemcpyDeviceToHost, st));
+	CK(cudaMemcpyAsync(&S->h->maxabs, &S->ctl->maxabs, sizeof m,
+	    cudaMemcpyDeviceToHost, st));
 	CK(cudaStreamSynchronize(st));
+	m = S->h->maxabs;
 	if (m >= 0x7f800000u) {
 		*emax = HC_EXP_NONFINITE;
 		rc = HC_ENONFINITE;
 	} else
 		*emax = m == 0 ? HC_EXP_ZERO : (int)(m >> 23) - 127;
 out:
-	if (dmax != NULL)
-		cudaFreeAsync(dmax, st);
+	if (rc != 0 && rc != HC_ENONFINITE)
+		cudaStreamSynchronize(st);
+	scratch_put(S);
 	return rc;
 }
 
 /* ---- layout ------------------------------------------------------------ */
 
+/*
+ * Bits past n cleared (and noted: HC_EFORMAT), set bits a word counted
+ * (cnt[nwords] = 0, so that the exclusive scan ends with |U|), and the
+ * union coordinates of each lane counted, in shared memory when B fits.
+ */
 __global__ static void
-k_popc(const uint64_t *ubits, size_t nwords, uint64_t *cnt)
+k_popc_lanes(uint64_t *ubits, size_t nwords, size_t n, unsigned B,
+    uint64_t *cnt, unsigned *lane, int shared, unsigned *fmt)
 {
-	FOR_EACH(w, nwords)
-		cnt[w] = (uint64_t)__popcll(ubits[w]);
-}
+	extern __shared__ unsigned sh[];
+	unsigned *h = shared ? sh : lane;
+	unsigned t;
 
-/* U in ascending order, and how many coordinates each lane holds. */
-__global__ static void
-k_enumerate(const uint64_t *ubits, const uint64_t *wpre, size_t nwords,
-    unsigned B, uint64_t *ucoord, unsigned *lane)
-{
-	FOR_EACH(w, nwords) {
-		uint64_t x = ubits[w], pos = wpre[w], i;
+	if (shared) {
+		for (t = threadIdx.x; t < B; t += blockDim.x)
+			sh[t] = 0;
+		__syncthreads();
+	}
+	FOR_EACH(w, nwords + 1) {
+		uint64_t x = 0, lo = 64 * (uint64_t)w, keep, y;
+		unsigned t0;
 
-		while (x != 0) {
-			i = 64 * (uint64_t)w + (uint64_t)(__ffsll((long long)x) - 1);
-			x &= x - 1;
-			ucoord[pos++] = i;
-			atomicAdd(&lane[i % B], 1u);
+		if (w < nwords) {
+			x = ubits[w];
+			if (lo + 64 > n) {
+				keep = n > lo ? n - lo : 0;	/* < 64 */
+				y = keep == 0 ? 0 : ~0ULL >> (64 - keep);
+				if ((x & ~y) != 0) {
+					atomicOr(fmt, 1u);
+					x &= y;
+					ubits[w] = x;
+				}
+			}
 		}
+		cnt[w] = (uint64_t)__popcll(x);
+		t0 = (unsigned)(lo % B);
+		for (y = x; y != 0; y &= y - 1) {
+			t = t0 + (unsigned)(__ffsll((long long)y) - 1);
+			atomicAdd(&h[t % B], 1u);
+		}
+	}
+	if (shared) {
+		__syncthreads();
+		for (t = threadIdx.x; t < B; t += blockDim.x)
+			if (sh[t] != 0)
+				atomicAdd(&lane[t], sh[t]);
 	}
 }
 
 __global__ static void
 k_lane_max(const unsigned *lane, unsigned B, unsigned *umax)
 {
+	unsigned m = 0;
+
 	FOR_EACH(t, B)
-		atomicMax(umax, lane[t]);
+		m = lane[t] > m ? lane[t] : m;
+	m = __reduce_max_sync(0xffffffffu, m);
+	if ((threadIdx.x & 31) == 0 && m != 0)
+		atomicMax(umax, m);
 }
 
 __global__ static void
@@ -271,128 +587,147 @@ k_rows(uint64_t seed, size_t nblocks, uint32_t R, unsigned k, uint32_t *rows)
 		d_block_rows(seed, b, R, k, rows + b * k);
 }
 
-/* Counts and block-id XORs of every cell, from U alone. */
+/*
+ * U in ascending order, and every cell's count and block ids from U
+ * alone, packed in one 64-bit cell: the count in the low 32 bits, the
+ * sum of the block ids (mod 2^32) in the high 32, so that one atomic adds
+ * a coordinate.  Where the count is 1 the sum is the one block id, as the
+ * XOR of hcodec.c is; the count never reaches 2^32 (|U| < 2^32 - 1), so
+ * it never carries into the sum, and b < 2^31 fits it.
+ */
 __global__ static void
-k_structure(const uint64_t *ucoord, size_t ucount, unsigned B, unsigned k,
-    const uint32_t *rows, unsigned *count, unsigned *idx)
+k_enum_structure(const uint64_t *ubits, const uint64_t *wpre, size_t nwords,
+    unsigned B, unsigned k, const uint32_t *rows, uint64_t *ucoord,
+    unsigned long long *cells)
 {
-	FOR_EACH(u, ucount) {
-		uint64_t i = ucoord[u], b = i / B, t = i % B;
+	FOR_EACH(w, nwords) {
+		uint64_t x = ubits[w], pos = wpre[w], i, b, t;
 
-		for (unsigned j = 0; j < k; j++) {
-			size_t c = (size_t)rows[b * k + j] * B + t;
-
-			atomicAdd(&count[c], 1u);
-			atomicXor(&idx[c], (unsigned)b);
+		while (x != 0) {
+			i = 64 * (uint64_t)w +
+			    (uint64_t)(__ffsll((long long)x) - 1);
+			x &= x - 1;
+			ucoord[pos++] = i;
+			b = i / B;
+			t = i - b * B;
+			for (unsigned j = 0; j < k; j++)
+				atomicAdd(&cells[(size_t)rows[b * k + j] * B +
+				    t], (unsigned long long)(b << 32 | 1));
 		}
 	}
 }
 
+/* rd[2 r] = where round r starts in the order, rd[2 r + 1] = its front. */
 __global__ static void
-k_pure(const unsigned *count, size_t ncells, unsigned *front, unsigned *nf)
+k_pure(const unsigned long long *cells, size_t ncells, unsigned *front,
+    unsigned *rd)
 {
 	FOR_EACH(c, ncells)
-		if (count[c] == 1)
-			front[atomicAdd(nf, 1u)] = (unsigned)c;
+		if ((uint32_t)cells[c] == 1)
+			front[d_append(&rd[1])] = (unsigned)c;
 }
 
 /*
- * Phase one of a round: each pure cell names its coordinate, which takes
- * this round as its label (the first cell to name it wins) and joins the
- * order.  Counts do not change in this phase.
+ * Phase one of round r: each pure cell of the front names its coordinate,
+ * which takes this round as its label (the first cell to name it wins:
+ * any of its pure cells holds it alone) and joins the order as i << 3 |
+ * j, j its pure cell's row among the block's k.  The cells do not change
+ * in this phase.  The front's length is read on the device, so rounds
+ * are queued without the host waiting.
  */
 __global__ static void
-k_peel_find(const unsigned *front, unsigned nf, const unsigned *count,
-    const unsigned *idx, const uint64_t *ubits, const uint64_t *wpre,
-    const uint32_t *rows, unsigned B, unsigned k, size_t nblocks,
-    uint32_t round, uint32_t *label, uint8_t *jsel, uint32_t *order,
+k_peel_find(const unsigned *front, const unsigned *rd, uint32_t r,
+    const unsigned long long *cells, const uint64_t *ubits,
+    const uint64_t *wpre, const uint32_t *rows, size_t n, unsigned B,
+    unsigned k, size_t nblocks, uint32_t *label, uint64_t *order,
     unsigned *norder, unsigned *bad)
 {
+	unsigned nf = rd[2 * (size_t)r + 1];
+
 	FOR_EACH(f, nf) {
 		unsigned c = front[f], j;
+		unsigned long long v = cells[c];
 		uint64_t b, t, i, pos;
 
-		if (count[c] != 1)
+		if ((uint32_t)v != 1)
 			continue;
-		b = idx[c];
+		b = v >> 32;
 		t = c % B;
 		i = b * B + t;
 		/* The structure is local; the check costs nothing. */
-		if (b >= nblocks || !((ubits[i >> 6] >> (i & 63)) & 1)) {
+		if (b >= nblocks || i >= n ||
+		    !((ubits[i >> 6] >> (i & 63)) & 1)) {
 			atomicOr(bad, 1u);
 			continue;
 		}
 		pos = d_rank(ubits, wpre, i);
-		if (atomicCAS(&label[pos], UNPEELED, round) != UNPEELED)
+		if (atomicCAS(&label[pos], UNPEELED, r) != UNPEELED)
 			continue;
 		for (j = 0; j < k && rows[b * k + j] != c / B; j++)
 			;
-		jsel[pos] = (uint8_t)j;
-		order[atomicAdd(norder, 1u)] = (uint32_t)pos;
+		if (j == k) {		/* i << 3 | j needs j < 8 */
+			atomicOr(bad, 1u);
+			continue;
+		}
+		order[d_append(norder)] = i << 3 | j;
 	}
 }
 
-/* Phase two: the round's coordinates leave their k cells. */
+/*
+ * Phase two: the round's coordinates, order[rd[2 r], *norder), leave
+ * their k cells; a cell left with one coordinate joins the next front
+ * (once ever: counts only fall, so a front never exceeds the cells).
+ * One thread notes where round r + 1 starts; no thread here reads it.
+ */
 __global__ static void
-k_peel_apply(const uint32_t *order, unsigned from, unsigned to,
-    const uint64_t *ucoord, const uint32_t *rows, unsigned B, unsigned k,
-    unsigned *count, unsigned *idx, unsigned *front, unsigned *nf)
+k_peel_apply(const uint64_t *order, unsigned *rd, uint32_t r,
+    const unsigned *norder, unsigned B, unsigned k, const uint32_t *rows,
+    unsigned long long *cells, unsigned *front, size_t fcap, unsigned *bad)
 {
+	unsigned from = rd[2 * (size_t)r], to = *norder;
+
+	if (blockIdx.x == 0 && threadIdx.x == 0)
+		rd[2 * (size_t)r + 2] = to;
 	FOR_EACH(e, (size_t)(to - from)) {
-		uint64_t i = ucoord[order[from + e]], b = i / B, t = i % B;
+		uint64_t i = order[from + e] >> 3, b = i / B, t = i - b * B;
+		unsigned long long old;
+		unsigned slot;
 
 		for (unsigned j = 0; j < k; j++) {
 			size_t c = (size_t)rows[b * k + j] * B + t;
 
-			atomicXor(&idx[c], (unsigned)b);
-			if (atomicSub(&count[c], 1u) == 2)
-				front[atomicAdd(nf, 1u)] = (unsigned)c;
+			old = atomicAdd(&cells[c],
+			    0ULL - (unsigned long long)(b << 32 | 1));
+			if ((uint32_t)old == 2) {
+				slot = d_append(&rd[2 * (size_t)r + 3]);
+				if (slot < fcap)
+					front[slot] = (unsigned)c;
+				else
+					atomicOr(bad, 1u);
+			}
 		}
 	}
 }
 
+/* 1 for each coordinate that no round reached, and a 0 past the end. */
 __global__ static void
-k_core_flag(const uint32_t *label, size_t ucount, uint64_t *flag)
+k_core_flag(const uint32_t *label, size_t ucount, unsigned *flag)
 {
-	FOR_EACH(u, ucount)
-		flag[u] = label[u] == UNPEELED;
+	FOR_EACH(u, ucount + 1)
+		flag[u] = u < ucount && label[u] == UNPEELED;
 }
 
+/* C in ascending order; label becomes cidx, the place in C or NOTCORE. */
 __global__ static void
-k_core_place(const uint32_t *label, const uint64_t *cpos,
-    const uint64_t *ucoord, size_t ucount, uint64_t *core)
+k_core_place(uint32_t *label, const unsigned *cpos, const uint64_t *ucoord,
+    size_t ucount, uint64_t *core)
 {
 	FOR_EACH(u, ucount)
-		if (label[u] == UNPEELED)
+		if (label[u] == UNPEELED) {
 			core[cpos[u]] = ucoord[u];
-}
-
-/* Exclusive prefix sums of n u64 into out, total in *sum (host). */
-static int
-scan_u64(const uint64_t *in, uint64_t *out, size_t n, uint64_t *sum,
-    cudaStream_t st)
-{
-	void *tmp = NULL;
-	size_t tlen = 0;
-	uint64_t last[2] = { 0, 0 };
-	int rc = 0;
-
-	*sum = 0;
-	if (n == 0)
-		return 0;
-	CK(cub::DeviceScan::ExclusiveSum(NULL, tlen, in, out, (int64_t)n, st));
-	CK(cudaMallocAsync(&tmp, tlen + 1, st));
-	CK(cub::DeviceScan::ExclusiveSum(tmp, tlen, in, out, (int64_t)n, st));
-	CK(cudaMemcpyAsync(&last[0], out + n - 1, 8, cudaMemcpyDeviceToHost,
-	    st));
-	CK(cudaMemcpyAsync(&last[1], in + n - 1, 8, cudaMemcpyDeviceToHost,
-	    st));
-	CK(cudaStreamSynchronize(st));
-	*sum = last[0] + last[1];
-out:
-	if (tmp != NULL)
-		cudaFreeAsync(tmp, st);
-	return rc;
+			label[u] = cpos[u];
+		} else
+			label[u] = NOTCORE;
 }
 
 extern "C" void
@@ -400,32 +735,31 @@ hc_cuda_layout_free(struct hc_cuda_layout *L)
 {
 	if (L == NULL)
 		return;
-	cudaFree(L->ubits);
-	cudaFree(L->wpre);
-	cudaFree(L->ucoord);
-	cudaFree(L->rows);
-	cudaFree(L->label);
-	cudaFree(L->jsel);
-	cudaFree(L->cpos);
-	cudaFree(L->core);
-	cudaFree(L->order);
+	lbufs_put(L->b);
 	delete L;
 }
 
+/*
+ * The host waits four times and more only for many rounds: for |U| and
+ * the largest lane (to size R and the buffers), every BATCH pre-peel
+ * rounds (to see whether peeling goes on), for |C| (to size it), and at
+ * the end.  Nothing is allocated once the pools hold big enough buffers.
+ */
 extern "C" int
 hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
     struct hc_cuda_layout **out, void *stream)
 {
 	cudaStream_t st = (cudaStream_t)stream;
 	struct hc_cuda_layout *L = NULL;
-	unsigned *lane = NULL, *dumax = NULL, *count = NULL, *idx = NULL;
-	unsigned *front[2] = { NULL, NULL }, *ctr = NULL, hctr[4];
-	uint64_t *cnt = NULL, *flag = NULL, total, R;
-	size_t B, nbytes;
-	uint8_t last = 0;
-	unsigned nf, from, to, cur = 0;
-	uint32_t round;
-	int rc = 0;
+	struct scratch *S = NULL;
+	struct hctl *h;
+	unsigned *front[2] = { NULL, NULL }, *rd = NULL, *dbad, *dnorder;
+	unsigned long long *cells = NULL;
+	uint64_t *cnt, R;
+	size_t B, nbytes, fcap, rdcap = 0, r, rend = 0, tlen, t2;
+	int rc = 0, shared;
+	unsigned nsm, gpeel;
+	std::vector<unsigned> hrd;
 
 	if (out == NULL || p == NULL)
 		return HC_EINVAL;
@@ -440,58 +774,72 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	nbytes = hc_bitmap_bytes(p->n);
 	if (nbytes > 0 && union_bits == NULL)
 		return HC_EINVAL;
+	if ((S = scratch_take()) == NULL)
+		return HC_ENOMEM;
+	h = S->h;
+	nsm = (unsigned)S->nsm;
+	dbad = &S->ctl->bad;
+	dnorder = &S->ctl->norder;
 	L = new struct hc_cuda_layout();
 	L->p = *p;
 	L->p.block = (unsigned)B;
 	L->nblocks = (p->n + B - 1) / B;
 	L->nwords = (nbytes + 7) / 8;
 	L->rstart.push_back(0);
-	if (nbytes > 0) {
-		CK(cudaMemcpyAsync(&last, union_bits + nbytes - 1, 1,
-		    cudaMemcpyDeviceToHost, st));
-		CK(cudaStreamSynchronize(st));
-		if (p->n % 8 != 0 && (last >> (p->n % 8)) != 0) {
-			rc = HC_EFORMAT;
-			goto out;
-		}
+	if ((L->b = lbufs_take()) == NULL) {
+		rc = HC_ENOMEM;
+		goto out;
 	}
-	CK(cudaMalloc((void **)&L->ubits, L->nwords * 8 + 8));
+
+	/* The union, its words' counts and lanes: then |U| and R. */
+	CK(dbuf_need(&L->b->ubits, L->nwords * 8 + 8));
+	CK(dbuf_need(&L->b->wpre, L->nwords * 8 + 8));
+	CK(dbuf_need(&S->cnt, L->nwords * 8 + 8));
+	CK(dbuf_need(&S->lane, B * sizeof(unsigned)));
+	L->ubits = (uint64_t *)L->b->ubits.p;
+	L->wpre = (uint64_t *)L->b->wpre.p;
+	cnt = (uint64_t *)S->cnt.p;
+	CK(cudaMemsetAsync(S->ctl, 0, sizeof *S->ctl, st));
 	CK(cudaMemsetAsync(L->ubits, 0, L->nwords * 8 + 8, st));
 	if (nbytes > 0)
 		CK(cudaMemcpyAsync(L->ubits, union_bits, nbytes,
 		    cudaMemcpyDeviceToDevice, st));
-	CK(cudaMalloc((void **)&L->wpre, L->nwords * 8 + 8));
-	CK(cudaMallocAsync((void **)&cnt, L->nwords * 8 + 8, st));
-	if (L->nwords > 0) {
-		k_popc<<<grid(L->nwords), THREADS, 0, st>>>(L->ubits,
-		    L->nwords, cnt);
-		CK(cudaGetLastError());
-	}
-	if ((rc = scan_u64(cnt, L->wpre, L->nwords, &total, st)) != 0)
+	CK(cudaMemsetAsync(S->lane.p, 0, B * sizeof(unsigned), st));
+	shared = B <= SH_LANES;
+	k_popc_lanes<<<grid_max(L->nwords + 1, nsm * 4), THREADS,
+	    shared ? B * sizeof(unsigned) : 0, st>>>(L->ubits, L->nwords,
+	    p->n, (unsigned)B, cnt, (unsigned *)S->lane.p, shared,
+	    &S->ctl->fmt);
+	CK(cudaGetLastError());
+	k_lane_max<<<grid(B), THREADS, 0, st>>>((const unsigned *)S->lane.p,
+	    (unsigned)B, &S->ctl->umax);
+	CK(cudaGetLastError());
+	tlen = 0;
+	CK(cub::DeviceScan::ExclusiveSum(NULL, tlen, cnt, L->wpre,
+	    (int64_t)(L->nwords + 1), st));
+	CK(dbuf_need(&S->tmp, tlen));
+	tlen = S->tmp.cap;
+	CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, tlen, cnt, L->wpre,
+	    (int64_t)(L->nwords + 1), st));
+	CK(cudaMemcpyAsync(&h->total, L->wpre + L->nwords, 8,
+	    cudaMemcpyDeviceToHost, st));
+	CK(cudaMemcpyAsync(&h->umax, &S->ctl->umax, 4, cudaMemcpyDeviceToHost,
+	    st));
+	CK(cudaMemcpyAsync(&h->fmt, &S->ctl->fmt, 4, cudaMemcpyDeviceToHost,
+	    st));
+	CK(cudaStreamSynchronize(st));
+	if (h->fmt != 0) {
+		rc = HC_EFORMAT;
 		goto out;
-	L->ucount = (size_t)total;
+	}
+	L->ucount = (size_t)h->total;
+	L->umax = h->umax;
 	if (L->ucount >= UNPEELED) {
 		snprintf(cuda_err, sizeof cuda_err, "union of %zu coordinates "
 		    "over the GPU layout's 2^32 - 1", L->ucount);
 		rc = HC_EINVAL;
 		goto out;
 	}
-
-	/* U, lane counts, R. */
-	CK(cudaMalloc((void **)&L->ucoord, L->ucount * 8 + 8));
-	CK(cudaMallocAsync((void **)&lane, B * sizeof *lane, st));
-	CK(cudaMallocAsync((void **)&dumax, sizeof *dumax, st));
-	CK(cudaMemsetAsync(lane, 0, B * sizeof *lane, st));
-	CK(cudaMemsetAsync(dumax, 0, sizeof *dumax, st));
-	if (L->nwords > 0) {
-		k_enumerate<<<grid(L->nwords), THREADS, 0, st>>>(L->ubits,
-		    L->wpre, L->nwords, (unsigned)B, L->ucoord, lane);
-		CK(cudaGetLastError());
-	}
-	k_lane_max<<<grid(B), THREADS, 0, st>>>(lane, (unsigned)B, dumax);
-	CK(cudaGetLastError());
-	CK(cudaMemcpyAsync(&L->umax, dumax, 4, cudaMemcpyDeviceToHost, st));
-	CK(cudaStreamSynchronize(st));
 	if (L->umax > 0) {
 		R = ((uint64_t)L->umax * 5 + 3) / 4 + 2;
 		if (R < p->k)
@@ -504,114 +852,139 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 			rc = HC_EINVAL;
 			goto out;
 		}
-		CK(cudaMalloc((void **)&L->rows, L->nblocks * p->k * 4));
-		k_rows<<<grid(L->nblocks), THREADS, 0, st>>>(p->seed,
-		    L->nblocks, L->R, p->k, L->rows);
-		CK(cudaGetLastError());
 	}
+	CK(dbuf_need(&L->b->ucoord, L->ucount * 8));
+	CK(dbuf_need(&L->b->rows, L->nblocks * p->k * 4));
+	CK(dbuf_need(&L->b->cidx, L->ucount * 4));
+	CK(dbuf_need(&L->b->order, L->ucount * 8));
+	L->ucoord = (uint64_t *)L->b->ucoord.p;
+	L->rows = L->umax > 0 ? (uint32_t *)L->b->rows.p : NULL;
+	L->cidx = (uint32_t *)L->b->cidx.p;
+	L->order = (uint64_t *)L->b->order.p;
+	L->core = (uint64_t *)L->b->core.p;
+	if (L->ucount == 0)
+		goto core;
 
 	/* The structure, then the pre-peel in rounds. */
-	CK(cudaMalloc((void **)&L->label, L->ucount * 4 + 4));
-	CK(cudaMalloc((void **)&L->jsel, L->ucount + 1));
-	CK(cudaMalloc((void **)&L->order, L->ucount * 4 + 4));
-	CK(cudaMemsetAsync(L->label, 0xff, L->ucount * 4 + 4, st));
+	fcap = L->ncells > L->ucount + 1 ? L->ncells : L->ucount + 1;
+	CK(dbuf_need(&S->cells, L->ncells * 8));
+	CK(dbuf_need(&S->front[0], fcap * 4));
+	CK(dbuf_need(&S->front[1], fcap * 4));
+	cells = (unsigned long long *)S->cells.p;
+	front[0] = (unsigned *)S->front[0].p;
+	front[1] = (unsigned *)S->front[1].p;
+	rdcap = 2 * BATCH + 2;		/* grows past BATCH rounds */
+	CK(dbuf_need(&S->rd, rdcap * 4));
+	rd = (unsigned *)S->rd.p;
+	CK(cudaMemsetAsync(rd, 0, rdcap * 4, st));
+	k_rows<<<grid(L->nblocks), THREADS, 0, st>>>(p->seed, L->nblocks,
+	    L->R, p->k, L->rows);
+	CK(cudaGetLastError());
+	CK(cudaMemsetAsync(cells, 0, L->ncells * 8, st));
+	CK(cudaMemsetAsync(L->cidx, 0xff, L->ucount * 4, st));
+	k_enum_structure<<<grid(L->nwords), THREADS, 0, st>>>(L->ubits,
+	    L->wpre, L->nwords, (unsigned)B, p->k, L->rows, L->ucoord, cells);
+	CK(cudaGetLastError());
+	k_pure<<<grid_max(L->ncells, nsm * 16), THREADS, 0, st>>>(cells,
+	    L->ncells, front[0], rd);
+	CK(cudaGetLastError());
+	gpeel = nsm * 8;
+	for (;;) {
+		/* Round r reads rd[2r..2r+1], writes rd[2r+2..2r+3]. */
+		if (2 * (rend + BATCH) + 2 > rdcap) {
+			struct dbuf nb = { NULL, 0 };
+			size_t ncap = 2 * rdcap;
+			cudaError_t ge;
+
+			while (2 * (rend + BATCH) + 2 > ncap)
+				ncap *= 2;
+			if ((ge = dbuf_need(&nb, ncap * 4)) == cudaSuccess &&
+			    (ge = cudaMemsetAsync(nb.p, 0, ncap * 4, st)) ==
+			    cudaSuccess &&
+			    (ge = cudaMemcpyAsync(nb.p, S->rd.p, rdcap * 4,
+			    cudaMemcpyDeviceToDevice, st)) == cudaSuccess)
+				ge = cudaStreamSynchronize(st);
+			if (ge != cudaSuccess) {
+				cudaStreamSynchronize(st);
+				dbuf_free(&nb);
+				CK(ge);
+			}
+			dbuf_free(&S->rd);
+			S->rd = nb;
+			rd = (unsigned *)nb.p;
+			rdcap = ncap;
+		}
+		for (r = rend; r < rend + BATCH; r++) {
+			k_peel_find<<<gpeel, THREADS, 0, st>>>(front[r & 1], rd,
+			    (uint32_t)r, cells, L->ubits, L->wpre, L->rows,
+			    p->n, (unsigned)B, p->k, L->nblocks, L->cidx,
+			    L->order, dnorder, dbad);
+			CK(cudaGetLastError());
+			k_peel_apply<<<gpeel, THREADS, 0, st>>>(L->order, rd,
+			    (uint32_t)r, dnorder, (unsigned)B, p->k, L->rows,
+			    cells, front[(r + 1) & 1], fcap, dbad);
+			CK(cudaGetLastError());
+		}
+		rend += BATCH;
+		CK(cudaMemcpyAsync(&h->fl, rd + 2 * rend + 1, 4,
+		    cudaMemcpyDeviceToHost, st));
+		CK(cudaMemcpyAsync(&h->bad, dbad, 4, cudaMemcpyDeviceToHost,
+		    st));
+		CK(cudaStreamSynchronize(st));
+		if (h->bad != 0) {
+			snprintf(cuda_err, sizeof cuda_err, "layout: a pure "
+			    "cell names no union coordinate");
+			rc = HC_ECORRUPT;
+			goto out;
+		}
+		if (h->fl == 0)
+			break;
+	}
+	/* Rounds that peeled something come first; the rest are empty. */
+	hrd.resize(2 * rend + 2);
+	CK(cudaMemcpyAsync(hrd.data(), rd, hrd.size() * 4,
+	    cudaMemcpyDeviceToHost, st));
+
+core:
+	/* C: what no round reached, in ascending order. */
 	if (L->ucount > 0) {
-		CK(cudaMallocAsync((void **)&count, L->ncells * 4, st));
-		CK(cudaMallocAsync((void **)&idx, L->ncells * 4, st));
-		CK(cudaMallocAsync((void **)&front[0], L->ncells * 4 +
-		    (size_t)p->k * L->ucount * 4, st));
-		CK(cudaMallocAsync((void **)&front[1], L->ncells * 4 +
-		    (size_t)p->k * L->ucount * 4, st));
-		CK(cudaMallocAsync((void **)&ctr, 4 * sizeof *ctr, st));
-		CK(cudaMemsetAsync(count, 0, L->ncells * 4, st));
-		CK(cudaMemsetAsync(idx, 0, L->ncells * 4, st));
-		/* ctr: [0] front[cur] length, [1] order length, [2] bad,
-		   [3] the next front's length */
-		CK(cudaMemsetAsync(ctr, 0, 4 * sizeof *ctr, st));
-		k_structure<<<grid(L->ucount), THREADS, 0, st>>>(L->ucoord,
-		    L->ucount, (unsigned)B, p->k, L->rows, count, idx);
+		/* front[1]: flags, front[0]: their exclusive sums (fcap >
+		   ucount); cpos[ucount] = |C|. */
+		k_core_flag<<<grid(L->ucount + 1), THREADS, 0, st>>>(L->cidx,
+		    L->ucount, front[1]);
 		CK(cudaGetLastError());
-		k_pure<<<grid(L->ncells), THREADS, 0, st>>>(count, L->ncells,
-		    front[0], &ctr[0]);
-		CK(cudaGetLastError());
-		CK(cudaMemcpyAsync(hctr, ctr, sizeof hctr,
+		t2 = 0;
+		CK(cub::DeviceScan::ExclusiveSum(NULL, t2, front[1], front[0],
+		    (int64_t)(L->ucount + 1), st));
+		CK(dbuf_need(&S->tmp, t2));	/* after a synchronization */
+		t2 = S->tmp.cap;
+		CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, t2, front[1],
+		    front[0], (int64_t)(L->ucount + 1), st));
+		CK(cudaMemcpyAsync(&h->ncore, front[0] + L->ucount, 4,
 		    cudaMemcpyDeviceToHost, st));
 		CK(cudaStreamSynchronize(st));
-		nf = hctr[0];
-		for (round = 0; nf > 0; round++) {
-			from = hctr[1];
-			k_peel_find<<<grid(nf), THREADS, 0, st>>>(front[cur], nf,
-			    count, idx, L->ubits, L->wpre, L->rows, (unsigned)B,
-			    p->k, L->nblocks, round, L->label, L->jsel,
-			    L->order, &ctr[1], &ctr[2]);
-			CK(cudaGetLastError());
-			CK(cudaMemcpyAsync(hctr, ctr, sizeof hctr,
-			    cudaMemcpyDeviceToHost, st));
-			CK(cudaStreamSynchronize(st));
-			to = hctr[1];
-			if (hctr[2] != 0) {
-				snprintf(cuda_err, sizeof cuda_err, "layout: a "
-				    "pure cell names no union coordinate");
-				rc = HC_ECORRUPT;
-				goto out;
-			}
-			if (to == from)
-				break;
-			L->rstart.push_back(to);
-			CK(cudaMemsetAsync(&ctr[3], 0, 4, st));
-			k_peel_apply<<<grid(to - from), THREADS, 0, st>>>(
-			    L->order, from, to, L->ucoord, L->rows, (unsigned)B,
-			    p->k, count, idx, front[cur ^ 1], &ctr[3]);
-			CK(cudaGetLastError());
-			CK(cudaMemcpyAsync(hctr, ctr, sizeof hctr,
-			    cudaMemcpyDeviceToHost, st));
-			CK(cudaStreamSynchronize(st));
-			nf = hctr[3];
-			cur ^= 1;
-		}
+		for (r = 0; r < rend && hrd[2 * r + 2] > hrd[2 * r]; r++)
+			L->rstart.push_back(hrd[2 * r + 2]);
+		L->ncore = h->ncore;
 	}
-
-	/* C: what no round reached, in ascending order. */
-	CK(cudaMalloc((void **)&L->cpos, L->ucount * 8 + 8));
-	CK(cudaMallocAsync((void **)&flag, L->ucount * 8 + 8, st));
+	CK(dbuf_need(&L->b->core, L->ncore * 8));
+	L->core = (uint64_t *)L->b->core.p;
 	if (L->ucount > 0) {
-		k_core_flag<<<grid(L->ucount), THREADS, 0, st>>>(L->label,
-		    L->ucount, flag);
-		CK(cudaGetLastError());
-	}
-	if ((rc = scan_u64(flag, L->cpos, L->ucount, &total, st)) != 0)
-		goto out;
-	L->ncore = (size_t)total;
-	CK(cudaMalloc((void **)&L->core, L->ncore * 8 + 8));
-	if (L->ncore > 0) {
-		k_core_place<<<grid(L->ucount), THREADS, 0, st>>>(L->label,
-		    L->cpos, L->ucoord, L->ucount, L->core);
+		k_core_place<<<grid(L->ucount), THREADS, 0, st>>>(L->cidx,
+		    front[0], L->ucoord, L->ucount, L->core);
 		CK(cudaGetLastError());
 	}
 	CK(cudaStreamSynchronize(st));
 	*out = L;
 	L = NULL;
 out:
-	if (lane != NULL)
-		cudaFreeAsync(lane, st);
-	if (dumax != NULL)
-		cudaFreeAsync(dumax, st);
-	if (cnt != NULL)
-		cudaFreeAsync(cnt, st);
-	if (count != NULL)
-		cudaFreeAsync(count, st);
-	if (idx != NULL)
-		cudaFreeAsync(idx, st);
-	if (front[0] != NULL)
-		cudaFreeAsync(front[0], st);
-	if (front[1] != NULL)
-		cudaFreeAsync(front[1], st);
-	if (ctr != NULL)
-		cudaFreeAsync(ctr, st);
-	if (flag != NULL)
-		cudaFreeAsync(flag, st);
-	cudaStreamSynchronize(st);
-	hc_cuda_layout_free(L);
+	if (L != NULL) {
+		cudaStreamSynchronize(st);
+		if (L->b != NULL)
+			lbufs_put(L->b);
+		delete L;
+	}
+	scratch_put(S);
 	return rc;
 }
 
@@ -678,14 +1051,15 @@ d_fail(unsigned long long *err, uint64_t i, int code)
 template <typename cell>
 __global__ static void
 k_encode(const float *g, size_t n, double p, const uint64_t *ubits,
-    const uint64_t *wpre, const uint32_t *label, const uint64_t *cpos,
-    const uint32_t *rows, unsigned B, unsigned k, size_t ncells, int bits,
-    cell *payload, unsigned long long *err)
+    const uint64_t *wpre, const uint32_t *cidx, const uint32_t *rows,
+    unsigned B, unsigned k, size_t ncells, int bits, cell *payload,
+    unsigned long long *err)
 {
 	FOR_EACH(i, n) {
 		float v = g[i];
 		unsigned w = __float_as_uint(v) & 0x7fffffffu;
 		uint64_t q, pos, b, t;
+		uint32_t ci;
 		int rc;
 
 		if (w == 0)
@@ -703,12 +1077,12 @@ k_encode(const float *g, size_t n, double p, const uint64_t *ubits,
 			continue;
 		}
 		pos = d_rank(ubits, wpre, i);
-		if (label[pos] == UNPEELED) {
-			payload[ncells + cpos[pos]] = (cell)q;
+		if ((ci = cidx[pos]) != NOTCORE) {
+			payload[ncells + ci] = (cell)q;
 			continue;
 		}
 		b = i / B;
-		t = i % B;
+		t = i - b * B;
 		for (unsigned j = 0; j < k; j++)
 			atomicAdd(&payload[(size_t)rows[b * k + j] * B + t],
 			    (cell)q);
@@ -720,7 +1094,8 @@ hc_cuda_encode(const struct hc_cuda_layout *L, const float *g, int s,
     void *payload, void *stream)
 {
 	cudaStream_t st = (cudaStream_t)stream;
-	unsigned long long *derr = NULL, herr = ~0ULL;
+	struct scratch *S = NULL;
+	unsigned long long *derr, herr;
 	size_t cb;
 	double p;
 	int rc = 0;
@@ -731,7 +1106,9 @@ hc_cuda_encode(const struct hc_cuda_layout *L, const float *g, int s,
 		return HC_EINVAL;
 	cb = (size_t)L->p.cell_bits / 8;
 	p = ldexp(1.0, s);
-	CK(cudaMallocAsync((void **)&derr, sizeof *derr, st));
+	if ((S = scratch_take()) == NULL)
+		return HC_ENOMEM;
+	derr = &S->ctl->err;
 	CK(cudaMemsetAsync(derr, 0xff, sizeof *derr, st));
 	if (hc_cuda_layout_payload(L) > 0)
 		CK(cudaMemsetAsync(payload, 0, hc_cuda_layout_payload(L) * cb,
@@ -739,44 +1116,56 @@ hc_cuda_encode(const struct hc_cuda_layout *L, const float *g, int s,
 	if (L->p.n > 0) {
 		if (L->p.cell_bits == 32)
 			k_encode<unsigned><<<grid(L->p.n), THREADS, 0, st>>>(g,
-			    L->p.n, p, L->ubits, L->wpre, L->label, L->cpos,
-			    L->rows, L->p.block, L->p.k, L->ncells, 32,
+			    L->p.n, p, L->ubits, L->wpre, L->cidx, L->rows,
+			    L->p.block, L->p.k, L->ncells, 32,
 			    (unsigned *)payload, derr);
 		else
 			k_encode<unsigned long long><<<grid(L->p.n), THREADS, 0,
-			    st>>>(g, L->p.n, p, L->ubits, L->wpre, L->label,
-			    L->cpos, L->rows, L->p.block, L->p.k, L->ncells, 64,
+			    st>>>(g, L->p.n, p, L->ubits, L->wpre, L->cidx,
+			    L->rows, L->p.block, L->p.k, L->ncells, 64,
 			    (unsigned long long *)payload, derr);
 		CK(cudaGetLastError());
 	}
-	CK(cudaMemcpyAsync(&herr, derr, sizeof herr, cudaMemcpyDeviceToHost,
-	    st));
+	CK(cudaMemcpyAsync(&S->h->err, derr, sizeof herr,
+	    cudaMemcpyDeviceToHost, st));
 	CK(cudaStreamSynchronize(st));
+	herr = S->h->err;
 	if (herr != ~0ULL)
 		rc = -(int)(herr & 7);
 out:
-	if (derr != NULL)
-		cudaFreeAsync(derr, st);
+	if (rc != 0)
+		cudaStreamSynchronize(st);
+	scratch_put(S);
 	return rc;
 }
 
 /* ---- decode ------------------------------------------------------------ */
 
+/*
+ * Round from..to of the order.  Each entry's pure cell holds it alone
+ * (no other entry of the round, nor of a later one, is in it), so it is
+ * read and then cleared by a plain store: what subtracting its value
+ * would leave.  The other k - 1 cells may be shared within the round:
+ * atomics.
+ */
 template <typename cell>
 __global__ static void
-k_decode_round(const uint32_t *order, unsigned from, unsigned to,
-    const uint64_t *ucoord, const uint8_t *jsel, const uint32_t *rows,
-    unsigned B, unsigned k, int bits, cell *sum, float *out, cell *fixed,
-    double pinv)
+k_decode_round(const uint64_t *order, unsigned from, unsigned to,
+    const uint32_t *rows, unsigned B, unsigned k, int bits, cell *sum,
+    float *out, cell *fixed, double pinv)
 {
 	FOR_EACH(e, (size_t)(to - from)) {
-		uint32_t pos = order[from + e];
-		uint64_t i = ucoord[pos], b = i / B, t = i % B;
-		cell v = sum[(size_t)rows[b * k + jsel[pos]] * B + t];
+		uint64_t o = order[from + e], i = o >> 3, b = i / B;
+		uint64_t t = i - b * B;
+		unsigned js = (unsigned)(o & 7);
+		size_t pc = (size_t)rows[b * k + js] * B + t;
+		cell v = sum[pc];
 
+		sum[pc] = 0;
 		for (unsigned j = 0; j < k; j++)
-			atomicAdd(&sum[(size_t)rows[b * k + j] * B + t],
-			    (cell)(0 - v));
+			if (j != js)
+				atomicAdd(&sum[(size_t)rows[b * k + j] * B + t],
+				    (cell)(0 - v));
 		if (fixed != NULL)
 			fixed[i] = v;
 		else
@@ -817,24 +1206,27 @@ static int
 decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
     cell *fixed, cudaStream_t st)
 {
-	unsigned *dleft = NULL, left = 0;
+	struct scratch *S = NULL;
+	unsigned *dleft;
 	double pinv = ldexp(1.0, -s);
 	size_t r;
 	int rc = 0;
 
+	if ((S = scratch_take()) == NULL)
+		return HC_ENOMEM;
+	dleft = &S->ctl->left;
 	if (fixed != NULL)
 		CK(cudaMemsetAsync(fixed, 0, L->p.n * sizeof(cell), st));
 	else if (L->p.n > 0)
 		CK(cudaMemsetAsync(out, 0, L->p.n * sizeof *out, st));
-	CK(cudaMallocAsync((void **)&dleft, sizeof *dleft, st));
 	CK(cudaMemsetAsync(dleft, 0, sizeof *dleft, st));
 	for (r = 0; r + 1 < L->rstart.size(); r++) {
 		unsigned from = (unsigned)L->rstart[r];
 		unsigned to = (unsigned)L->rstart[r + 1];
 
 		k_decode_round<cell><<<grid(to - from), THREADS, 0, st>>>(
-		    L->order, from, to, L->ucoord, L->jsel, L->rows,
-		    L->p.block, L->p.k, L->p.cell_bits, sum, out, fixed, pinv);
+		    L->order, from, to, L->rows, L->p.block, L->p.k,
+		    L->p.cell_bits, sum, out, fixed, pinv);
 		CK(cudaGetLastError());
 	}
 	if (L->ncore > 0) {
@@ -843,17 +1235,18 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 		CK(cudaGetLastError());
 	}
 	if (L->ncells > 0) {
-		k_leftover<cell><<<grid(L->ncells), THREADS, 0, st>>>(sum,
-		    L->ncells, dleft);
+		k_leftover<cell><<<grid_max(L->ncells, (unsigned)S->nsm * 16),
+		    THREADS, 0, st>>>(sum, L->ncells, dleft);
 		CK(cudaGetLastError());
 	}
-	CK(cudaMemcpyAsync(&left, dleft, sizeof left, cudaMemcpyDeviceToHost,
-	    st));
+	CK(cudaMemcpyAsync(&S->h->left, dleft, sizeof *dleft,
+	    cudaMemcpyDeviceToHost, st));
 	CK(cudaStreamSynchronize(st));
-	rc = left != 0 ? HC_ECORRUPT : 0;
+	rc = S->h->left != 0 ? HC_ECORRUPT : 0;
 out:
-	if (dleft != NULL)
-		cudaFreeAsync(dleft, st);
+	if (rc != 0 && rc != HC_ECORRUPT)
+		cudaStreamSynchronize(st);
+	scratch_put(S);
 	return rc;
 }
 

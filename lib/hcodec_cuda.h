@@ -20,8 +20,15 @@
  * Each function returns 0 or a negative HC_E* code of hcodec.h
  * (HC_EINVAL also when a CUDA call fails; hc_cuda_error tells which).
  * The calls synchronize the stream where they return a host value (an
- * exponent, a layout's sizes, an error found on the device).  A layout is
- * read-only once made.  Link with the CUDA runtime.
+ * exponent, a layout's sizes, an error found on the device); each returns
+ * once its work on the stream is done.  A layout is read-only once made.
+ * Device buffers are kept for reuse: hc_cuda_layout_free gives a layout's
+ * buffers to a small per-device pool that the next hc_cuda_layout_new
+ * takes (growing them only when the union outgrows them), and each call's
+ * scratch (counters, the pre-peel's cells and fronts) is pooled likewise,
+ * so steady use neither allocates nor frees device memory.  Free a layout
+ * only once no queued work uses it.  hc_cuda_trim frees what the pools
+ * hold.  Link with the CUDA runtime.
  */
 #ifndef GLEAM_HCODEC_CUDA_H
 #define GLEAM_HCODEC_CUDA_H
@@ -76,6 +83,9 @@ int	hc_cuda_decode_fixed(const struct hc_cuda_layout *, void *sum,
 /* The wrapping sum of in into acc, ncells cells, on the device. */
 int	hc_cuda_merge_sum(void *acc, const void *in, size_t ncells,
 	    int cell_bits, void *stream);
+
+/* Free the device buffers kept for reuse (all devices); thread-safe. */
+void	hc_cuda_trim(void);
 
 /* The last CUDA error's text, for messages. */
 const char *hc_cuda_error(void);

@@ -645,19 +645,30 @@ hc_encode(const struct hc_layout *L, const float *g, int s, void *payload)
 int
 hc_decode_fixed(const struct hc_layout *L, void *sum, void *fixed)
 {
+	size_t len;
+	void *tmp;
+	int rc;
+
 	if (L == NULL || (hc_layout_payload(L) > 0 && sum == NULL) ||
 	    (L->p.n > 0 && fixed == NULL))
 		return HC_EINVAL;
-	if (L->p.impl == HC_IMPL_REF)
-		return hc_ref_decode(L, sum, fixed);
-	return hc_fast_decode(L, sum, fixed, NULL, 0);
+	if (L->p.impl != HC_IMPL_REF)
+		return hc_fast_decode(L, sum, fixed, NULL, 0);
+	/* The reference writes as it peels: fixed only once it is right. */
+	len = L->p.n * (size_t)(L->p.cell_bits / 8);
+	if ((tmp = malloc(len + 1)) == NULL)
+		return HC_ENOMEM;
+	if ((rc = hc_ref_decode(L, sum, tmp)) == 0 && len > 0)
+		memcpy(fixed, tmp, len);
+	free(tmp);
+	return rc;
 }
 
 int
 hc_decode(const struct hc_layout *L, void *sum, int s, float *out)
 {
 	void *fixed;
-	int rc, rc2;
+	int rc;
 
 	if (L == NULL || s < HC_SCALE_MIN || s > HC_SCALE_MAX ||
 	    (hc_layout_payload(L) > 0 && sum == NULL) ||
@@ -669,8 +680,8 @@ hc_decode(const struct hc_layout *L, void *sum, int s, float *out)
 	if ((fixed = malloc(L->p.n * (size_t)(L->p.cell_bits / 8) + 1)) ==
 	    NULL)
 		return HC_ENOMEM;
-	rc = hc_ref_decode(L, sum, fixed);
-	rc2 = hc_fixed_to_float(fixed, L->p.n, L->p.cell_bits, s, out);
+	if ((rc = hc_ref_decode(L, sum, fixed)) == 0)
+		rc = hc_fixed_to_float(fixed, L->p.n, L->p.cell_bits, s, out);
 	free(fixed);
-	return rc != 0 ? rc : rc2;
+	return rc;
 }

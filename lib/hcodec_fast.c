@@ -265,108 +265,113 @@ hc_fast_encode(const struct hc_layout *L, const float *g, double p,
 /* Entries ahead whose cells decoding asks the memory for. */
 #define DECODE_AHEAD	8
 
+/* Where schedule entry e's coordinate and its cells are. */
+#define ENTRY(L, e, b, t, jp, rb) do {					\
+	uint64_t pe_ = (L)->peel[e];					\
+									\
+	(b) = (size_t)(pe_ >> HC_PEEL_B_SHIFT);				\
+	(t) = (size_t)(pe_ >> HC_PEEL_T_SHIFT) & 0xffff;		\
+	(jp) = (unsigned)(pe_ & 0xf);					\
+	(rb) = (L)->rows + (b) * (L)->p.k;				\
+} while (0)
+
 /* The cells of schedule entry e, on their way into the cache. */
 static inline void
 decode_prefetch(const struct hc_layout *L, const void *sum, size_t e,
-    size_t cellbytes)
+    size_t cellbytes, int all)
 {
 	const uint32_t *rb;
-	uint64_t pe = L->peel[e];
-	size_t b = (size_t)(pe >> HC_PEEL_B_SHIFT);
-	size_t t = (size_t)(pe >> HC_PEEL_T_SHIFT) & 0xffff;
-	unsigned j;
+	size_t b, t;
+	unsigned j, jp;
 
-	rb = L->rows + b * L->p.k;
-	for (j = 0; j < L->p.k; j++)
-		__builtin_prefetch((const char *)sum + ((size_t)rb[j] *
-		    L->p.block + t) * cellbytes, 1);
+	ENTRY(L, e, b, t, jp, rb);
+	if (!all)
+		__builtin_prefetch((const char *)sum + ((size_t)rb[jp] *
+		    L->p.block + t) * cellbytes);
+	else
+		for (j = 0; j < L->p.k; j++)
+			__builtin_prefetch((const char *)sum + ((size_t)rb[j] *
+			    L->p.block + t) * cellbytes, 1);
 }
 
 /*
- * 32-bit cells into floats, the common case: the entries' cells are
- * fetched a few entries ahead, since they lie anywhere in the sketch, and
- * a 32-bit sum is far below 2^53, so hc_dequantize_p is one conversion.
+ * Replays the schedule on the sums, cells of 32 or 64 bits: each entry's
+ * pure cell holds its coordinate's sum, which then leaves the other cells
+ * of the coordinate and stays in the pure one, which no later entry
+ * touches (its one coordinate is gone).  The cells are fetched a few
+ * entries ahead, since they lie anywhere in the sketch.  Returns how many
+ * pure cells hold a value other than 0.
  */
+#define PEEL_BODY(T) do {						\
+	T *s_ = sum, v_;						\
+									\
+	for (e = 0; e < n; e++) {					\
+		if (e + DECODE_AHEAD < n)				\
+			decode_prefetch(L, sum, e + DECODE_AHEAD,	\
+			    sizeof(T), 1);				\
+		ENTRY(L, e, b, t, jp, rb);				\
+		v_ = s_[(size_t)rb[jp] * B + t];			\
+		if (k == 3) {						\
+			s_[(size_t)rb[0] * B + t] -= v_;		\
+			s_[(size_t)rb[1] * B + t] -= v_;		\
+			s_[(size_t)rb[2] * B + t] -= v_;		\
+		} else							\
+			for (j = 0; j < k; j++)				\
+				s_[(size_t)rb[j] * B + t] -= v_;	\
+		s_[(size_t)rb[jp] * B + t] = v_;			\
+		nz += v_ != 0;						\
+	}								\
+} while (0)
+
+static size_t
+peel_sums(const struct hc_layout *L, void *sum)
+{
+	const uint32_t *rb;
+	size_t e, b, t, B = L->p.block, n = L->npeel, nz = 0;
+	unsigned j, jp, k = L->p.k;
+
+	if (L->p.cell_bits == 32)
+		PEEL_BODY(uint32_t);
+	else
+		PEEL_BODY(uint64_t);
+	return nz;
+}
+
+/* The peeled values into fixed-point cells or floats, zeros elsewhere. */
 static void
-decode32(const struct hc_layout *L, uint32_t *s32, float *out, double pinv)
-{
-	const uint32_t *rb;
-	size_t e, b, t, B = L->p.block, n = L->npeel;
-	uint64_t pe;
-	uint32_t v;
-	unsigned j, k = L->p.k;
-
-	for (e = 0; e < n; e++) {
-		if (e + DECODE_AHEAD < n)
-			decode_prefetch(L, s32, e + DECODE_AHEAD, 4);
-		pe = L->peel[e];
-		b = (size_t)(pe >> HC_PEEL_B_SHIFT);
-		t = (size_t)(pe >> HC_PEEL_T_SHIFT) & 0xffff;
-		rb = L->rows + b * k;
-		v = s32[(size_t)rb[pe & 0xf] * B + t];
-		if (k == 3) {
-			s32[(size_t)rb[0] * B + t] -= v;
-			s32[(size_t)rb[1] * B + t] -= v;
-			s32[(size_t)rb[2] * B + t] -= v;
-		} else
-			for (j = 0; j < k; j++)
-				s32[(size_t)rb[j] * B + t] -= v;
-		out[b * B + t] = (float)((double)(int32_t)v * pinv);
-	}
-}
-
-/*
- * Replays the schedule: each entry's pure cell holds its coordinate's sum,
- * which then leaves all k of its cells.  A consistent sketch ends all zero;
- * anything left means the sums were not what the workers encoded.  The
- * schedule is local, so hostile cells can give wrong numbers but never an
- * index out of range.
- */
-int
-hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
+write_out(const struct hc_layout *L, const void *sum, void *fixed,
     float *out, double pinv)
 {
 	const uint32_t *rb;
-	size_t e, b, t, i, c, B = L->p.block;
-	uint64_t v, left = 0;
-	unsigned j, jp, k = L->p.k;
+	size_t e, b, t, c, B = L->p.block, n = L->npeel;
+	unsigned jp;
 	int bits = L->p.cell_bits;
+	uint64_t v;
 
 	if (fixed != NULL)
 		hc_zero(fixed, L->p.n * (size_t)(bits / 8));
 	else
 		hc_zero(out, L->p.n * sizeof *out);
-	if (fixed == NULL && bits == 32)
-		decode32(L, sum, out, pinv);
-	else
-		for (e = 0; e < L->npeel; e++) {
-			if (e + DECODE_AHEAD < L->npeel)
-				decode_prefetch(L, sum, e + DECODE_AHEAD,
-				    (size_t)bits / 8);
-			b = (size_t)(L->peel[e] >> HC_PEEL_B_SHIFT);
-			t = (size_t)(L->peel[e] >> HC_PEEL_T_SHIFT) & 0xffff;
-			jp = (unsigned)(L->peel[e] & 0xf);
-			rb = L->rows + b * k;
-			i = b * B + t;
-			if (bits == 32) {
-				uint32_t *s32 = sum, v32;
+	if (fixed == NULL && bits == 32) {
+		const uint32_t *s32 = sum;
 
-				v32 = s32[(size_t)rb[jp] * B + t];
-				for (j = 0; j < k; j++)
-					s32[(size_t)rb[j] * B + t] -= v32;
-				v = v32;
-			} else {
-				uint64_t *s64 = sum;
-
-				v = s64[(size_t)rb[jp] * B + t];
-				for (j = 0; j < k; j++)
-					s64[(size_t)rb[j] * B + t] -= v;
-			}
+		/* Far below 2^53: hc_dequantize_p is one conversion. */
+		for (e = 0; e < n; e++) {
+			if (e + DECODE_AHEAD < n)
+				decode_prefetch(L, sum, e + DECODE_AHEAD, 4, 0);
+			ENTRY(L, e, b, t, jp, rb);
+			out[b * B + t] = (float)((double)(int32_t)s32[
+			    (size_t)rb[jp] * B + t] * pinv);
+		}
+	} else
+		for (e = 0; e < n; e++) {
+			ENTRY(L, e, b, t, jp, rb);
+			v = hc_cell_get(sum, (size_t)rb[jp] * B + t, bits);
 			if (fixed != NULL)
-				hc_cell_put(fixed, i, v, bits);
+				hc_cell_put(fixed, b * B + t, v, bits);
 			else
-				out[i] = hc_dequantize_p(hc_cell_signed(v,
-				    bits), pinv);
+				out[b * B + t] = hc_dequantize_p(
+				    hc_cell_signed(v, bits), pinv);
 		}
 	for (c = 0; c < L->ncore; c++) {
 		v = hc_cell_get(sum, L->ncells + c, bits);
@@ -376,7 +381,31 @@ hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
 			out[L->core[c]] = hc_dequantize_p(hc_cell_signed(v,
 			    bits), pinv);
 	}
-	for (c = 0; c < L->ncells; c++)
-		left |= hc_cell_get(sum, c, bits);
-	return left != 0 ? HC_ECORRUPT : 0;
+}
+
+/*
+ * Peels, then checks, then writes: a consistent sketch has nothing left
+ * outside the pure cells, each of which now holds its coordinate's sum;
+ * anything else means the sums were not what the workers encoded, and
+ * out (or fixed) is left as it was.  The schedule is local, so hostile
+ * cells can give wrong numbers but never an index out of range.
+ */
+int
+hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
+    float *out, double pinv)
+{
+	size_t nzp, nz = 0, c;
+	int bits = L->p.cell_bits;
+
+	nzp = peel_sums(L, sum);
+	if (bits == 32)
+		for (c = 0; c < L->ncells; c++)
+			nz += ((const uint32_t *)sum)[c] != 0;
+	else
+		for (c = 0; c < L->ncells; c++)
+			nz += ((const uint64_t *)sum)[c] != 0;
+	if (nz != nzp)
+		return HC_ECORRUPT;
+	write_out(L, sum, fixed, out, pinv);
+	return 0;
 }

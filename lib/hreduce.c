@@ -813,33 +813,10 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		t_abort(x, t, t->id, rc, "out of memory");
 }
 
-/* Copies g's values at the union's coordinates to v, or back with back. */
-static void
-union_values(const uint8_t *bits, float *g, size_t n, float *v, int back)
-{
-	size_t i, j = 0, nb = hc_bitmap_bytes(n);
-	uint64_t w;
-
-	for (i = 0; i < nb; i += 8) {
-		w = 0;
-		memcpy(&w, bits + i, nb - i < 8 ? nb - i : 8);
-		while (w != 0) {
-			size_t k = i * 8 + (size_t)__builtin_ctzll(w);
-
-			w &= w - 1;
-			if (back)
-				g[k] = v[j++];
-			else
-				v[j++] = g[k];
-		}
-	}
-}
-
 static void
 t_round2_done(struct hr_ctx *x, struct tensor *t)
 {
 	struct hc_layout_info li;
-	float *out;
 	size_t i, nb, len;
 	const uint8_t *pb;
 	int rc;
@@ -863,26 +840,13 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		float_decode(&li, t->payload, t->grad);
 		break;
 	default:
-		/*
-		 * Decoded in place; grad's own nonzeros, all inside the union,
-		 * are kept aside to put back if the sums turn out bad.
-		 */
-		hc_layout_info(t->L, &li);
-		if ((out = buf_get(x, li.union_count * sizeof *out)) == NULL) {
-			t_fail(t, HR_ENOMEM, "out of memory");
-			return;
-		}
-		union_values(t->bits, t->grad, t->n, out, 0);
+		/* In place: hc_decode writes nothing unless the sums are good. */
 		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
 		    0) {
-			memset(t->grad, 0, t->n * sizeof *t->grad);
-			union_values(t->bits, t->grad, t->n, out, 1);
-			buf_put(x, out);
 			t_fail(t, HR_ECODEC, "decoding the merged sketch: %s",
 			    hc_strerror(rc));
 			return;
 		}
-		buf_put(x, out);
 	}
 	t->phase = T_DONE;
 }

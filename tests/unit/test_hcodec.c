@@ -805,7 +805,7 @@ test_errors(void)
 
 		/*
 		 * A cell that no coordinate uses: a change there is
-		 * certainly seen.  Decoding still ends and fills out.
+		 * certainly seen.  Decoding still ends.
 		 */
 		CHECK(hc_encode(L, g, 10, pay) == 0);
 		hc_layout_info(L, &in);
@@ -1090,6 +1090,87 @@ next:
 	hc_layout_free(kept);
 }
 
+/*
+ * Sums that are not a consistent sketch: HC_ECORRUPT, and out or fixed
+ * as they were, bit for bit, in both implementations, whichever cell of
+ * the sketch changed.
+ */
+static void
+test_corrupt_untouched(void)
+{
+	struct hc_layout *L;
+	struct hc_params p;
+	struct tcase tc;
+	float **g, *out;
+	uint8_t *ub, *bw, *fixed;
+	uint32_t *pay, *sum;
+	size_t nb, np, c, i;
+	int e, emax = HC_EXP_ZERO, s, m, ok = 1, rc;
+
+	memset(&tc, 0, sizeof tc);
+	tc.n = 20000;
+	tc.block = 256;
+	tc.k = 3;
+	tc.bits = 32;
+	tc.W = 1;
+	tc.density = 0.05;
+	tc.sup = SUP_RANDOM;
+	tc.elo = -3;
+	tc.ehi = 2;
+	tc.seed = 77;
+	g = gradients(&tc);
+	nb = hc_bitmap_bytes(tc.n);
+	ub = xcalloc(nb, 1);
+	bw = xcalloc(nb, 1);
+	hc_bitmap(g[0], tc.n, bw, &e);
+	hc_merge_or(ub, tc.n, bw, tc.n);
+	hc_merge_max(&emax, e);
+	hc_scale(emax, 1, 32, &s);
+	out = xcalloc(tc.n, sizeof *out);
+	fixed = xcalloc(tc.n, 4);
+	for (m = 0; m < 2; m++) {
+		hc_params_init(&p, tc.n, 32);
+		p.block = tc.block;
+		p.seed = 5;
+		p.impl = m ? HC_IMPL_REF : HC_IMPL_FAST;
+		L = NULL;
+		CHECK(hc_layout_new(&p, ub, &L) == 0);
+		if (L == NULL)
+			continue;
+		np = hc_layout_cells(L);
+		pay = xcalloc(hc_layout_payload(L), 4);
+		sum = xcalloc(hc_layout_payload(L), 4);
+		CHECK(hc_encode(L, g[0], s, pay) == 0);
+		for (c = 0; c < np; c += np / 97 + 1) {
+			memcpy(sum, pay, hc_layout_payload(L) * 4);
+			sum[c] += 1u << (c % 32);
+			for (i = 0; i < tc.n; i++)
+				out[i] = 3.0f;
+			memset(fixed, 0x5a, tc.n * 4);
+			rc = hc_decode(L, sum, s, out);
+			ok &= rc == HC_ECORRUPT;
+			for (i = 0; i < tc.n; i++)
+				ok &= out[i] == 3.0f;
+			memcpy(sum, pay, hc_layout_payload(L) * 4);
+			sum[c] -= 1;
+			rc = hc_decode_fixed(L, sum, fixed);
+			ok &= rc == HC_ECORRUPT;
+			for (i = 0; i < tc.n * 4; i++)
+				ok &= fixed[i] == 0x5a;
+		}
+		free(pay);
+		free(sum);
+		hc_layout_free(L);
+	}
+	CHECK(ok);
+	free(out);
+	free(fixed);
+	free(ub);
+	free(bw);
+	free(g[0]);
+	free(g);
+}
+
 int
 main(void)
 {
@@ -1101,6 +1182,7 @@ main(void)
 	test_round_trips();
 	test_bitmap_sizes();
 	test_renew();
+	test_corrupt_untouched();
 	printf("hcodec: %zu round trips, %zu coordinates in 2-cores, at most "
 	    "%zu peeling rounds\n", trips, cores_total, rounds_max);
 	return t_done("hcodec");

@@ -16,7 +16,8 @@
 /* The keys status_write (lib/status.c) writes, and what we add. */
 static const char *const server_keys[] = { "host", "version", "protocol",
     "backend", "gpu_source", "uptime_s", "auth", "max_clients", "gpus",
-    "nclients", "clients", "speed", "models", "medium", "queued", "address",
+    "nclients", "clients", "cache", "speed", "models", "medium", "queued",
+    "address",
     NULL };
 
 static const char *const task_keys[] = { "name", "client", "model",
@@ -151,6 +152,14 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	for (i = 0; i < st.nclients; i++)
 		if (strcmp(st.clients[i].name, "gleam-probe") != 0)
 			sv->nclients++;
+	/* The models its cache holds whole (gleam-serve(8)), with any the
+	 * file adds below. */
+	for (i = 0; i < st.cache.nmodels; i++)
+		if (sched_model_add(sv, st.cache.models[i]) == -1) {
+			status_free(&st);
+			return yerr_at(d, ymap_get(d, n, "cache"), "cache", err,
+			    "more than %d models", SCHED_MAX_MODELS);
+		}
 	status_free(&st);
 	sv->speed = 1;
 	s->nservers++;

@@ -176,6 +176,8 @@ server_status(void *arg, size_t *len)
 			st.cache.hits = cc.ram_hits + cc.disk_hits +
 			    cc.gpu_hits;
 			st.cache.misses = cc.misses;
+			st.cache.nmodels = wcache_models(st.cache.models,
+			    STATUS_MODELS_MAX);
 		}
 	}
 	if ((w = yw_new()) != NULL) {

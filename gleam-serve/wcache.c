@@ -49,6 +49,91 @@ struct held {
 
 #define HAVE_MAX	(1u << 20)	/* names in one R_CACHE_HAVE */
 
+/*
+ * A model's load: the entries a client that named its model (R_MODEL)
+ * used.  Once it is gone they are the model's, and status lists the
+ * model as resident while the store holds every one of them.
+ */
+struct mload {
+	char		 name[RPC_MODEL_MAX + 1];	/* "": none named */
+	uint8_t		(*h)[CSTORE_HASH_LEN];
+	size_t		 n, cap;
+};
+
+#define MODELS_MAX	64		/* models remembered, newest kept */
+#define MLOAD_MAX	(1u << 20)	/* entries of one model at most */
+
+static pthread_mutex_t	 models_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mload	 models[MODELS_MAX];
+static uint64_t		 models_age[MODELS_MAX], models_clock;
+
+static void
+mload_add(struct mload *m, const uint8_t *h)
+{
+	void *nh;
+
+	if (m->name[0] == '\0' || m->n >= MLOAD_MAX)
+		return;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+
+		if ((nh = realloc(m->h, cap * sizeof *m->h)) == NULL)
+			return;
+		m->h = nh;
+		m->cap = cap;
+	}
+	memcpy(m->h[m->n++], h, CSTORE_HASH_LEN);
+}
+
+/* The load ended: it becomes its model's record (m is emptied). */
+static void
+mload_done(struct mload *m)
+{
+	int i, slot = -1;
+
+	if (m->name[0] == '\0' || m->n == 0) {
+		free(m->h);
+		memset(m, 0, sizeof *m);
+		return;
+	}
+	pthread_mutex_lock(&models_lock);
+	for (i = 0; i < MODELS_MAX; i++)
+		if (strcmp(models[i].name, m->name) == 0) {
+			slot = i;
+			break;
+		}
+	for (i = 0; slot == -1 && i < MODELS_MAX; i++)
+		if (models[i].name[0] == '\0')
+			slot = i;
+	if (slot == -1) {	/* the one recorded longest ago goes */
+		slot = 0;
+		for (i = 1; i < MODELS_MAX; i++)
+			if (models_age[i] < models_age[slot])
+				slot = i;
+	}
+	free(models[slot].h);
+	models[slot] = *m;
+	models_age[slot] = ++models_clock;
+	pthread_mutex_unlock(&models_lock);
+	memset(m, 0, sizeof *m);
+}
+
+static int
+model_name_ok(const void *p, size_t n)
+{
+	const char *s = p;
+	size_t i;
+
+	if (n == 0 || n > RPC_MODEL_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    strchr("._:/+-", s[i]) != NULL) || s[i] == '\0')
+			return 0;
+	return 1;
+}
+
 struct wclient {
 	struct htab	 held;		/* u64 of the name -> struct held */
 	uint64_t	 heldbytes;
@@ -57,6 +142,7 @@ struct wclient {
 	struct ready	 rd[UP_MAX];
 	unsigned	 rdnext;
 	struct htab	 images;	/* load id -> struct cstore_ref */
+	struct mload	 ml;		/* its model's entries */
 };
 
 static struct cstore	*store;
@@ -85,13 +171,14 @@ static struct gentry	*gpu_list;
 static uint64_t		 gpu_budget, gpu_bytes[GPU_DEVS], gpu_clock;
 static uint64_t		 gpu_total, gpu_entries;
 static int		 chan = -1;	/* a worker's socket to the store */
+static const uint8_t	 zero_hash[CSTORE_HASH_LEN];
 
 /*
  * The channel between a worker and the server's store: requests of a
  * fixed header, then bytes; only GET is answered (a byte, then the
  * entry's bytes if it was found), in order.
  */
-enum { CH_GET = 1, CH_PUT, CH_PIN };
+enum { CH_GET = 1, CH_PUT, CH_PIN, CH_MODEL };
 
 struct chdr {
 	uint8_t		 op, pad[7];
@@ -228,9 +315,10 @@ s_put(const uint8_t *h, void *buf, size_t len)
 static void
 s_pin(struct wclient *w, const uint8_t *h)
 {
-	if (chan == -1)
+	if (chan == -1) {
 		cstore_pin(store, w, tenant, h);
-	else if (chan >= 0)
+		mload_add(&w->ml, h);
+	} else if (chan >= 0)
 		ch_send(CH_PIN, h, 0, NULL);
 }
 
@@ -247,15 +335,28 @@ channel_main(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
 	struct cstore_ref *r;
+	struct mload ml;
 	struct chdr hd;
 	uint8_t g[CSTORE_HASH_LEN], yes = 1, no = 0;
 	void *buf;
 
+	memset(&ml, 0, sizeof ml);
 	while (ch_read(fd, &hd, sizeof hd) == 0) {
 		hd.tenant[sizeof hd.tenant - 1] = '\0';
-		if (hd.len > CSTORE_ENTRY_MAX || (hd.op != CH_GET &&
-		    hd.op != CH_PUT && hd.op != CH_PIN))
+		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
+		    hd.op > CH_MODEL)
 			break;
+		if (hd.op == CH_MODEL) {
+			char name[RPC_MODEL_MAX + 1];
+
+			if (hd.len > RPC_MODEL_MAX ||
+			    ch_read(fd, name, hd.len) == -1 ||
+			    !model_name_ok(name, hd.len))
+				break;
+			name[hd.len] = '\0';
+			memcpy(ml.name, name, sizeof ml.name);
+			continue;
+		}
 		if (hd.op == CH_GET) {
 			r = cstore_get(store, hd.tenant, hd.hash, hd.len);
 			if (r == NULL || r->len != hd.len) {
@@ -287,9 +388,12 @@ channel_main(void *arg)
 			cstore_release(store, cstore_put(store, hd.tenant,
 			    hd.hash, buf, hd.len));
 			cstore_flush(store, 0);
-		} else
+		} else {
 			cstore_pin(store, arg, hd.tenant, hd.hash);
+			mload_add(&ml, hd.hash);
+		}
 	}
+	mload_done(&ml);
 	cstore_unpin_all(store, arg);
 	cstore_flush(store, 0);
 	close(fd);
@@ -377,9 +481,32 @@ wcache_fini(void)
 int
 wcache_owns(uint16_t type)
 {
-	return type == R_CACHE_HTOD || type == R_CACHE_PUT ||
+	return type == R_MODEL || type == R_CACHE_HTOD || type == R_CACHE_PUT ||
 	    type == R_CACHE_IMAGE || type == R_CACHE_HAVE ||
 	    type == R_CACHE_HELD;
+}
+
+int
+wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max)
+{
+	int i, k = 0;
+	size_t j;
+
+	if (!cstore_active(store))
+		return 0;
+	pthread_mutex_lock(&models_lock);
+	for (i = 0; i < MODELS_MAX && k < max; i++) {
+		if (models[i].name[0] == '\0')
+			continue;
+		for (j = 0; j < models[i].n; j++)
+			if (!cstore_has(store, tenant, models[i].h[j]))
+				break;
+		if (j == models[i].n)
+			memcpy(names[k++], models[i].name,
+			    sizeof models[i].name);
+	}
+	pthread_mutex_unlock(&models_lock);
+	return k;
 }
 
 int
@@ -818,6 +945,8 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 	uint16_t type = c->d->type;
 
 	if (!cstore_active(store)) {
+		if (type == R_MODEL)
+			return 0;	/* nothing to keep */
 		if (type == R_CACHE_PUT || type == R_CACHE_HELD)
 			return 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 		if (type == R_CACHE_HAVE) {
@@ -840,6 +969,16 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 		*wp = w;
 	}
 	switch (type) {
+	case R_MODEL:
+		if (!model_name_ok(c->in[0].p, c->in[0].len))
+			return 1;	/* CUDA_ERROR_INVALID_VALUE */
+		if (chan == -1) {
+			memcpy(w->ml.name, c->in[0].p, c->in[0].len);
+			w->ml.name[c->in[0].len] = '\0';
+		} else if (chan >= 0)
+			ch_send(CH_MODEL, zero_hash, c->in[0].len,
+			    c->in[0].p);
+		return 0;
 	case R_CACHE_HTOD:
 		return wc_htod(w, be, c);
 	case R_CACHE_PUT:
@@ -904,6 +1043,7 @@ wcache_client_free(struct wclient *w)
 	htab_free(&w->held);
 	if (chan == -1)
 		cstore_unpin_all(store, w);
+	mload_done(&w->ml);
 	s_flush();
 	free(w);
 }

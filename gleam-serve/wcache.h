@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "rpc.h"
 #include "cstore.h"
 #include "config.h"
 
@@ -42,6 +43,11 @@ int	wcache_image(struct wclient *, uint64_t id, struct rpc_val *v);
 void	wcache_image_done(struct wclient *, uint64_t id);
 void	wcache_client_free(struct wclient *);
 
+/*
+ * For status: the models (R_MODEL names) whose last load's entries are
+ * all still in the store, at most max of them; their number.
+ */
+int	wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max);
 /* For status: the store's counters; 0 if there is a cache. */
 int	wcache_counters(struct cstore_counters *);
 

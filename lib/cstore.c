@@ -1412,6 +1412,23 @@ cstore_put(struct cstore *s, const char *tenant,
 	return r;
 }
 
+int
+cstore_has(struct cstore *s, const char *tenant,
+    const uint8_t hash[CSTORE_HASH_LEN])
+{
+	struct centry *e;
+	int yes;
+
+	if (s == NULL)
+		return 0;
+	pthread_mutex_lock(&s->mu);
+	disk_recount(s);
+	e = idx_find(s, tenant, hash);
+	yes = e != NULL && (e->ram != NULL || e->disk != 0);
+	pthread_mutex_unlock(&s->mu);
+	return yes;
+}
+
 void
 cstore_release(struct cstore *s, struct cstore_ref *r)
 {

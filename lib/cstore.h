@@ -115,6 +115,9 @@ struct cstore_ref *cstore_get(struct cstore *, const char *tenant,
 struct cstore_ref *cstore_put(struct cstore *, const char *tenant,
 		    const uint8_t hash[CSTORE_HASH_LEN], void *buf, size_t len);
 void		 cstore_release(struct cstore *, struct cstore_ref *);
+/* 1 if the entry is in RAM or on disk now; counts nothing. */
+int		 cstore_has(struct cstore *, const char *tenant,
+		    const uint8_t hash[CSTORE_HASH_LEN]);
 
 /*
  * Session pins: entries a live client used, recorded in the pins file

@@ -57,6 +57,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CACHE_HAVE,		"cacheHave",		"B",		"B"),
 	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	""),
 	C(R_TMAP_ENCODE,	"cuTensorMapEncode",	"QIIBB",	"B"),
+	C(R_MODEL,		"model",		"S",		""),
 #undef C
 };
 

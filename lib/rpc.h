@@ -94,10 +94,13 @@ enum rpc_call {
 	R_TMAP_ENCODE,		/* ctx, which, map address mod 128, map (128
 				   bytes), arguments -> map: a tensor-map
 				   encoder of the server's driver */
+	R_MODEL,		/* name: the model this client loads
+				   (GLEAM_MODEL), for the server's status */
 	R_CALL_END		/* one past the last */
 };
 
 #define RPC_NCALLS	(R_CALL_END - R_OPEN)
+#define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
 
 struct rpc_desc {
 	uint16_t	 type;

@@ -72,6 +72,11 @@ status_write(struct yw *w, const struct server_status *s)
 		yw_key(w, "gpu_bytes"); yw_uint(w, s->cache.gpu_bytes);
 		yw_key(w, "hits"); yw_uint(w, s->cache.hits);
 		yw_key(w, "misses"); yw_uint(w, s->cache.misses);
+		yw_key(w, "models");
+		yw_fseq(w);
+		for (i = 0; i < s->cache.nmodels; i++)
+			yw_str(w, s->cache.models[i]);
+		yw_end(w);
 		yw_end(w);
 	}
 	yw_end(w);
@@ -253,6 +258,27 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 			return -1;
 		}
 		s->has_cache = 1;
+		/* Optional: older servers list no models. */
+		yaml_node_t *v;
+
+		if ((v = ymap_get(d, n, "models")) != NULL && !yis_null(v)) {
+			if (v->type != YAML_SEQUENCE_NODE ||
+			    (len = yseq_len(v)) > STATUS_MODELS_MAX) {
+				yerr_at(d, v, "models", err, "expected a "
+				    "sequence of at most %d names",
+				    STATUS_MODELS_MAX);
+				status_free(s);
+				return -1;
+			}
+			for (i = 0; i < len; i++)
+				if (yget_str(d, yseq_get(d, v, i), "models",
+				    s->cache.models[i], STATUS_MODEL_LEN,
+				    err) == -1) {
+					status_free(s);
+					return -1;
+				}
+			s->cache.nmodels = (int)len;
+		}
 	}
 	return 0;
 }

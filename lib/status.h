@@ -30,8 +30,14 @@ struct client_status {
 };
 
 /* The weight cache (gleam-cache(1)), as the server sees it now. */
+#define STATUS_MODELS_MAX	32
+#define STATUS_MODEL_LEN	64	/* with the NUL */
+
 struct cache_status {
 	uint64_t	 entries;	/* in RAM or on disk */
+	/* Models whose last load is all in the cache (GLEAM_MODEL). */
+	int		 nmodels;
+	char		 models[STATUS_MODELS_MAX][STATUS_MODEL_LEN];
 	uint64_t	 ram_bytes, disk_bytes, gpu_bytes;
 	uint64_t	 hits, misses;	/* since the cache directory began */
 };

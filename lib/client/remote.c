@@ -28,6 +28,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -769,6 +770,37 @@ remote_drain_at_exit(void)
 	pthread_mutex_unlock(&tlock);
 }
 
+/*
+ * GLEAM_MODEL names the model the program loads: the server then lists it
+ * in its status as resident while the cache holds all that this run
+ * loaded (gleam-sched places by it).  One-way; a bad name is only
+ * logged.
+ */
+static void
+remote_model(void)
+{
+	struct rpc_val in[1];
+	const char *m = getenv("GLEAM_MODEL");
+	size_t i, n;
+
+	if (m == NULL || *m == '\0')
+		return;
+	n = strlen(m);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)m[i]) &&
+		    strchr("._:/+-", m[i]) == NULL)
+			break;
+	if (n > RPC_MODEL_MAX || i < n) {
+		log_warn("GLEAM_MODEL: '%s': expected at most %d letters, "
+		    "digits and ._:/+-: not sent", m, RPC_MODEL_MAX);
+		return;
+	}
+	memset(in, 0, sizeof in);
+	in[0].p = m;
+	in[0].len = (uint32_t)n;
+	rpost(R_MODEL, in, 0);
+}
+
 /* Decodes R_OPEN's device list into the hooks' descriptions. */
 static int
 remote_devices(const void *blob, size_t len)
@@ -904,6 +936,7 @@ client_init(void)
 	}
 	log_debug("connected to %s (%s): %d device(s), %s", rconn.peer,
 	    rconn.server_name, rndev, rdevs[0].name);
+	remote_model();
 	return CUDA_SUCCESS;
 }
 

@@ -205,3 +205,27 @@ small() {
 	# Served from RAM, its files pinned while the client held them.
 	small "$first" "$SENT"
 }
+
+@test "status lists a model while the cache holds all its last load (GLEAM_MODEL)" {
+	# Disk only, so that a prune takes entries away.
+	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 0\ncache_disk: 1g\n' \
+	    "$HOST_KERNELS" "$DIR" >"$CONF"
+	serve_start -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"models: []}"* ]]
+	GLEAM_MODEL=llama-7b:q4 load_once
+	# Listed once the server has seen the client go.
+	local i
+	for i in $(seq 1 40); do
+		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+		[[ "$output" == *"models: ['llama-7b:q4']}"* ]] && break
+		sleep 0.05
+	done
+	[[ "$output" == *"models: ['llama-7b:q4']}"* ]] || { echo "$output"; cat "$SERVE_LOG"; false; }
+	# A bad name is not sent; the run goes on.
+	GLEAM_MODEL='bad name' load_once
+	# Once the cache has lost its entries, the model is no longer there.
+	"$GLEAM_BIN/gleam-cache" -q -d "$DIR" -s 0 prune
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"models: []}"* ]]
+}

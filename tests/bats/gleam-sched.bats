@@ -128,6 +128,18 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
 }
 
+@test "a server's status can name its resident models (cache: models)" {
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$SCHED/servers.yaml")"
+	! grep -q '^  models:' "$BATS_TEST_TMPDIR/servers.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$SCHED/servers.yaml")"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$stderr" == *"models: expected a sequence of at most 32 names"* ]]
+}
+
 @test "a task no GPU can hold is unplaced with the reason, exit 1" {
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 240g/')")
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \

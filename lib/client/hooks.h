@@ -31,6 +31,8 @@ CUresult	 client_init(void);
 
 /* The number of devices; 0 before client_init() has succeeded. */
 int		 client_device_count(void);
+/* The server's driver version (cuDriverGetVersion there). */
+uint32_t	 client_server_driver(void);
 
 /* Device ordinal's description, NULL when out of range. */
 const struct client_device *client_device(int);

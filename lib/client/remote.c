@@ -79,6 +79,7 @@ static double		 zip_Bps;	/* compression's pace, raw bytes */
 
 static struct client_device *rdevs;
 static int		 rndev;
+static uint32_t		 rdriver;	/* the server's driver version */
 
 void *
 gobj_check(const void *h, int kind)
@@ -922,6 +923,8 @@ client_init(void)
 	atexit(remote_drain_at_exit);
 	in[0].u = 0;
 	rc = rcall(R_OPEN, in, out, &keep);
+	if (rc == CUDA_SUCCESS)
+		rdriver = (uint32_t)out[0].u;
 	if (rc == CUDA_SUCCESS && remote_devices(out[1].p, out[1].len) == -1) {
 		log_error("server %s: malformed device list", rconn.peer);
 		rc = CUDA_ERROR_NO_DEVICE;
@@ -938,6 +941,12 @@ client_init(void)
 	    rconn.server_name, rndev, rdevs[0].name);
 	remote_model();
 	return CUDA_SUCCESS;
+}
+
+uint32_t
+client_server_driver(void)
+{
+	return rdriver;
 }
 
 int

@@ -189,6 +189,33 @@ run_prog() {
 	grep -Eq '^  (cuMemcpyHtoD|cacheHtoD): [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
 }
 
+@test "a module's function table is kept for the next run, which loads it one-way" {
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/1.yaml" -- \
+	    "$CUDA_BIN/static/vecadd"
+	local f
+	f=$(ls "$XDG_CACHE_HOME"/gleam/ftab/*)
+	[ -s "$f" ]
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/2.yaml" -- \
+	    "$CUDA_BIN/static/vecadd"
+	local a b
+	a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/1.yaml")
+	b=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/2.yaml")
+	echo "round trips: $a, then $b" >&2
+	[ "$b" -lt "$a" ]
+	# A damaged table is ignored (a round trip again) and written anew.
+	printf 'GLFTAB1\0junk' >"$f"
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/3.yaml" -- \
+	    "$CUDA_BIN/static/vecadd"
+	[ "$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/3.yaml")" -gt "$b" ]
+	[ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'GLFTAB1\0' ]
+	[ "$(stat -c %s "$f")" -gt 40 ]
+	# GLEAM_CACHE=0: no table is read or kept.
+	rm -rf "$XDG_CACHE_HOME"
+	GLEAM_CACHE=0 run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd"
+	[ ! -d "$XDG_CACHE_HOME/gleam/ftab" ]
+}
+
 @test "gleam-run -v prints a summary at exit" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -v -s "$SERVE_ADDR" -- "$CUDA_BIN/shared/vecadd"
 	[[ "$stderr" == *"gleam: vecadd: "*" round trips, "*" bytes sent"* ]]
@@ -227,16 +254,19 @@ run_prog() {
 @test "each client is served by a worker process: one that dies takes no other client with it" {
 	# What a kernel fault or a crash in the driver does to a process is
 	# what kill -9 does to the worker here: only its client notices.
+	serve_kill
+	serve_start -f "$SERVE_CONF" -v
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/soak" 20 16 \
 	    >"$BATS_TEST_TMPDIR/a" 2>&1 3>&- &
 	BG_PID=$!
 	local w= i
-	for i in $(seq 1 100); do
-		w=$(pgrep -P "$SERVE_PID" | head -n 1)
+	for i in $(seq 1 200); do
+		w=$(sed -n 's/.*(soak): remoting in process \([0-9]*\)$/\1/p' "$SERVE_LOG")
 		[ -n "$w" ] && break
 		sleep 0.05
 	done
 	[ -n "$w" ]
+	kill -0 "$w"
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd" \
 	    >"$BATS_TEST_TMPDIR/b" 2>&1 3>&- &
 	local b=$!

@@ -157,7 +157,7 @@ run_prog() {
 
 @test "tensor maps: the client refuses what it cannot send; the host backend has no encoder" {
 	for k in static shared; do
-		run_prog $k tensormap
+		run_prog $k tensormap -r
 		[ "$status" -eq 0 ]
 		[ "${lines[0]}" = "NULL map: error 1" ]
 		[ "${lines[1]}" = "rank 0: error 1" ]

@@ -93,7 +93,12 @@ main(void)
 	}
 	CK(cudaMemcpyAsync(d[0], d[1], N * sizeof(unsigned),
 	    cudaMemcpyDeviceToDevice, s[1]));
-	CK(cudaMemcpy(h, d[0], N * sizeof(unsigned), cudaMemcpyDeviceToHost));
+	// On stream 1 too: the legacy default stream of a plain cudaMemcpy
+	// is not ordered after non-blocking streams (with the GPU shared by
+	// another client, the copy had read d[0] before stream 1 wrote it).
+	CK(cudaMemcpyAsync(h, d[0], N * sizeof(unsigned),
+	    cudaMemcpyDeviceToHost, s[1]));
+	CK(cudaStreamSynchronize(s[1]));
 	// The last kernel on d[1] wrote 199 ^ i; d[0] got a copy of it after
 	// stream 1 had waited for stream 0's last event.
 	for (i = 0, bad = 0; i < N; i++)

@@ -5,6 +5,8 @@
  * accepts.  The allocation map answers unified-address questions
  * (cuMemcpy's direction, pointer attributes) with no round trip.
  */
+#include <sys/mman.h>
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "remote.h"
 #include "client.h"
 #include "wcache.h"
+#include "log.h"
 
 struct alloc {
 	uint64_t	 base, size;
@@ -233,6 +236,244 @@ cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP), which kernels read and
+ * write in place (cuDNN keeps a status word so): the GPU is on another
+ * machine, so the memory is a device allocation on the server with a
+ * host copy here, kept coherent at the points where a program may look:
+ * before work that may read it (launches, copies, memsets) the host side
+ * goes to the device if it changed since (a shadow copy tells); after the
+ * host waited for the device (a synchronize, a query that found the work
+ * done, a blocking copy) the device side comes back.  The host copy is
+ * mapped at the device allocation's own address where that address is
+ * free here, so that, with unified addressing, the host pointer is the
+ * device pointer too, as on a GPU; else cuMemHostGetDevicePointer gives
+ * the device's.  Meant for small buffers: MAPPED_MAX bytes in all.
+ */
+#define MAPPED_N	64
+#define MAPPED_MAX	(16u << 20)
+
+struct mapped {
+	uint8_t		*host, *shadow;
+	CUdeviceptr	 dev;
+	size_t		 size;
+	struct gctx	*ctx;
+	int		 fixed;		/* host == dev: mmap'd there */
+};
+
+static pthread_mutex_t	 map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mapped	 maps[MAPPED_N];
+static int		 nmaps;
+static size_t		 mapped_bytes;
+static int		 mapped_on;	/* nmaps > 0, read without the lock */
+static __thread int	 in_mapped;	/* our own copies: no hooks */
+
+static void
+mapped_push_locked(void)
+{
+	struct rpc_val in[5];
+	int i;
+
+	for (i = 0; i < nmaps; i++) {
+		struct mapped *m = &maps[i];
+
+		if (!m->ctx->live || memcmp(m->host, m->shadow, m->size) == 0)
+			continue;
+		memcpy(m->shadow, m->host, m->size);
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = m->dev;
+		in[4].p = m->shadow;
+		in[4].len = (uint32_t)m->size;
+		rpost(R_MEM_HTOD, in, 0);
+	}
+}
+
+void
+client_mapped_push(void)
+{
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
+		return;
+	in_mapped = 1;
+	pthread_mutex_lock(&map_lock);
+	mapped_push_locked();
+	pthread_mutex_unlock(&map_lock);
+	in_mapped = 0;
+}
+
+void
+client_mapped_pull(void)
+{
+	struct rpc_val in[5], out[1];
+	void *keep;
+	int i;
+
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
+		return;
+	in_mapped = 1;
+	pthread_mutex_lock(&map_lock);
+	/* Host writes since the last push first, or they would be lost. */
+	mapped_push_locked();
+	for (i = 0; i < nmaps; i++) {
+		struct mapped *m = &maps[i];
+
+		if (!m->ctx->live)
+			continue;
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = m->dev;
+		in[4].u = m->size;
+		if (rcall(R_MEM_DTOH, in, out, &keep) == CUDA_SUCCESS &&
+		    out[0].len == m->size) {
+			memcpy(m->host, out[0].p, m->size);
+			memcpy(m->shadow, out[0].p, m->size);
+		}
+		free(keep);
+	}
+	pthread_mutex_unlock(&map_lock);
+	in_mapped = 0;
+}
+
+static CUresult
+mapped_alloc(void **pp, size_t size, unsigned flags)
+{
+	size_t len = (size + 4095) & ~(size_t)4095;
+	struct mapped m;
+	CUresult rc;
+	void *p;
+
+	memset(&m, 0, sizeof m);
+	if ((rc = ctx_need(&m.ctx)) != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&map_lock);
+	if (nmaps == MAPPED_N || mapped_bytes + len > MAPPED_MAX) {
+		pthread_mutex_unlock(&map_lock);
+		log_warn("cuMemHostAlloc: mapped host memory is emulated for "
+		    "%u buffers and %u MiB in all: refused", MAPPED_N,
+		    MAPPED_MAX >> 20);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&map_lock);
+	if ((rc = cuMemAlloc_v2(&m.dev, len)) != CUDA_SUCCESS)
+		return rc;
+	m.size = size;
+	p = mmap((void *)(uintptr_t)m.dev, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != MAP_FAILED && p != (void *)(uintptr_t)m.dev) {
+		munmap(p, len);		/* an old kernel's hint, not ours */
+		p = MAP_FAILED;
+	}
+	if (p != MAP_FAILED)
+		m.fixed = 1;
+	else if (posix_memalign(&p, 4096, len) != 0) {
+		cuMemFree_v2(m.dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	} else
+		memset(p, 0, len);
+	m.host = p;
+	if ((m.shadow = calloc(1, len)) == NULL ||
+	    (!m.fixed && mem_add((uintptr_t)p, size, m.ctx, 1, flags) == -1)) {
+		free(m.shadow);
+		if (m.fixed)
+			munmap(p, len);
+		else
+			free(p);
+		cuMemFree_v2(m.dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* Both sides start as zeros: the device's is written once. */
+	pthread_mutex_lock(&map_lock);
+	maps[nmaps++] = m;
+	mapped_bytes += len;
+	__atomic_store_n(&mapped_on, 1, __ATOMIC_RELEASE);
+	in_mapped = 1;
+	{
+		struct rpc_val in[5];
+
+		in[0].u = gobj_id(m.ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = m.dev;
+		in[4].p = m.shadow;
+		in[4].len = (uint32_t)m.size;
+		rpost(R_MEM_HTOD, in, 0);
+	}
+	in_mapped = 0;
+	pthread_mutex_unlock(&map_lock);
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+/* The mapped buffer holding p, removed; 0 if there was one. */
+static int
+mapped_free(void *p)
+{
+	struct mapped m;
+	int i;
+
+	pthread_mutex_lock(&map_lock);
+	for (i = 0; i < nmaps; i++)
+		if (maps[i].host == p)
+			break;
+	if (i == nmaps) {
+		pthread_mutex_unlock(&map_lock);
+		return -1;
+	}
+	m = maps[i];
+	maps[i] = maps[--nmaps];
+	mapped_bytes -= (m.size + 4095) & ~(size_t)4095;
+	if (nmaps == 0)
+		__atomic_store_n(&mapped_on, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&map_lock);
+	if (m.ctx->live)
+		cuMemFree_v2(m.dev);
+	else
+		mem_del(m.dev, 0);
+	if (m.fixed)
+		munmap(m.host, (m.size + 4095) & ~(size_t)4095);
+	else {
+		mem_del((uintptr_t)m.host, 1);
+		free(m.host);
+	}
+	free(m.shadow);
+	return 0;
+}
+
+CUresult
+cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+	uint8_t *b = p;
+	int i;
+
+	if (d == NULL || p == NULL || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&map_lock);
+	for (i = 0; i < nmaps; i++)
+		if (b >= maps[i].host && b < maps[i].host + maps[i].size) {
+			*d = maps[i].dev + (CUdeviceptr)(b - maps[i].host);
+			pthread_mutex_unlock(&map_lock);
+			return CUDA_SUCCESS;
+		}
+	pthread_mutex_unlock(&map_lock);
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult
+cuMemHostGetDevicePointer(CUdeviceptr_v1 *d, void *p, unsigned int flags)
+{
+	CUdeviceptr v;
+	CUresult rc;
+
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = cuMemHostGetDevicePointer_v2(&v, p, flags)) ==
+	    CUDA_SUCCESS)
+		*d = (CUdeviceptr_v1)v;
+	return rc;
+}
+
 /* Host memory: ordinary memory, remembered so it can be recognised. */
 CUresult
 cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
@@ -241,10 +482,8 @@ cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 
 	if (pp == NULL || size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (flags & CU_MEMHOSTALLOC_DEVICEMAP) {
-		/* The GPU is on another machine: it cannot map our memory. */
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
+	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
+		return mapped_alloc(pp, size, flags);
 	if (posix_memalign(&p, 4096, size) != 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (mem_add((uintptr_t)p, size, ctx_current(), 1, flags) == -1) {
@@ -272,6 +511,8 @@ cuMemFreeHost(void *p)
 {
 	/* Copies on their way into it land first. */
 	rdrain_detached();
+	if (mapped_free(p) == 0)
+		return CUDA_SUCCESS;
 	if (mem_del((uintptr_t)p, 1) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	free(p);

@@ -548,6 +548,11 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	CUresult rc = CUDA_SUCCESS;
 	int zip = 0;
 
+	/* Work that may read mapped host memory sees its host writes. */
+	if (type == R_LAUNCH || type == R_LAUNCH_EX || type == R_MEM_DTOH ||
+	    type == R_MEM_DTOD || type == R_MEM_3D || type == R_MEMSET)
+		client_mapped_push();
+
 	if (w != NULL) {
 		void *dst = w->dst;
 		size_t dstlen = w->dstlen;
@@ -700,7 +705,14 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	*keep = NULL;
 	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
 		return rc;
-	return rwait(&w, out, keep);
+	rc = rwait(&w, out, keep);
+	/* The host waited for the device: mapped memory shows its writes. */
+	if (rc == CUDA_SUCCESS && (type == R_CTX_SYNC ||
+	    type == R_STREAM_SYNC || type == R_EVENT_SYNC ||
+	    type == R_STREAM_QUERY || type == R_EVENT_QUERY ||
+	    type == R_MEM_DTOH))
+		client_mapped_pull();
+	return rc;
 }
 
 CUresult

@@ -139,6 +139,12 @@ void		 rdrain_detached(void);
  * once queued.  With GLEAM_SYNC=1 it waits for the reply like rcall.
  */
 CUresult	 rpost(uint16_t type, const struct rpc_val *in, int flags);
+/*
+ * Mapped host memory (mem.c): its host side to the device before work
+ * that may read it, its device side back after the host waited.
+ */
+void		 client_mapped_push(void);
+void		 client_mapped_pull(void);
 /* GLEAM_SYNC=1: every call waits for its reply. */
 int		 rsync_mode(void);
 /* The largest payload one frame may carry to the server. */

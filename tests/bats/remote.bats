@@ -172,6 +172,14 @@ run_prog() {
 	kill -0 "$SERVE_PID"
 }
 
+@test "mapped host memory: kernels' writes seen after a sync, host writes seen by the device" {
+	for k in static shared; do
+		run_prog $k mapped
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "mapped: ok" ]
+	done
+}
+
 @test "PCI bus id, host functions in stream order, the stream-ordered allocator" {
 	for k in static shared; do
 		run_prog $k extras

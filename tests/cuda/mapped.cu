@@ -1,0 +1,88 @@
+// mapped: host memory mapped for the device (cudaHostAllocMapped), which
+// kernels write in place and the host reads after a synchronize, and the
+// other way round (cuDNN keeps a status word so).  Prints only what does
+// not depend on where it runs, so that local and remote runs compare.
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda_runtime.h>
+
+#define NAME	"mapped"
+#define N	4096
+#define CK(x)	check((x), #x, __LINE__)
+
+static void
+check(cudaError_t e, const char *what, int line)
+{
+	if (e == cudaSuccess)
+		return;
+	printf(NAME ": %s (line %d): %s\n", what, line, cudaGetErrorName(e));
+	exit(2);
+}
+
+// The same kernel as errors.cu and oneway.cu: the host backend has it.
+__global__ void
+set_u32(unsigned *p, unsigned v, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = v ^ (unsigned)i;
+}
+
+static int nfail;
+
+static void
+expect(const char *what, const unsigned *p, unsigned v)
+{
+	int i, bad = 0;
+
+	for (i = 0; i < N; i++)
+		if (p[i] != (v ^ (unsigned)i))
+			bad++;
+	printf("%-44s %s\n", what, bad ? "WRONG" : "ok");
+	if (bad)
+		nfail++;
+}
+
+int
+main(void)
+{
+	unsigned *h, *d, *other, *back;
+	int i;
+
+	back = (unsigned *)malloc(N * sizeof *back);
+	CK(cudaHostAlloc((void **)&h, N * sizeof *h, cudaHostAllocMapped));
+	CK(cudaHostGetDevicePointer((void **)&d, h, 0));
+	CK(cudaMalloc((void **)&other, N * sizeof *other));
+
+	set_u32<<<N / 256, 256>>>(d, 7, N);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	expect("a kernel's writes, read by the host", h, 7);
+
+	for (i = 0; i < N; i++)
+		h[i] = 11u ^ (unsigned)i;
+	CK(cudaMemcpy(other, d, N * sizeof *d, cudaMemcpyDeviceToDevice));
+	CK(cudaMemcpy(back, other, N * sizeof *back, cudaMemcpyDeviceToHost));
+	expect("the host's writes, read by the device", back, 11);
+
+	// With unified addressing the host pointer is a device pointer too.
+	if (d == h) {
+		set_u32<<<N / 256, 256>>>(h, 13, N);
+		CK(cudaGetLastError());
+		CK(cudaStreamSynchronize(0));
+	} else {
+		// Not so remotely where the address was taken: the same, by d.
+		set_u32<<<N / 256, 256>>>(d, 13, N);
+		CK(cudaGetLastError());
+		CK(cudaStreamSynchronize(0));
+	}
+	expect("through the host pointer, after a stream sync", h, 13);
+
+	CK(cudaFreeHost(h));
+	CK(cudaFree(other));
+	free(back);
+	printf(NAME ": %s\n", nfail ? "FAIL" : "ok");
+	return nfail ? 1 : 0;
+}

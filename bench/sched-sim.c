@@ -563,6 +563,8 @@ struct stask {
 	int		 inflight;	/* sent and not answered */
 	int		 blocked;	/* the next is due but the window is full */
 	int		 ended;		/* it sends no more */
+	double		 placed;	/* when it got its server */
+	double		 ready;		/* when its weights were there */
 	int		*backlog;	/* requests waiting at the client */
 	int		 nback;
 	double		*issue, *enq, *start, *instart, *done_t, *svc;
@@ -586,6 +588,7 @@ struct stats {
 enum policy { P_RANDOM, P_RR, P_LEAST, P_BW, P_GLEAM, P_GLEAMQ, P_FIXED,
     NPOLICY };
 static int open_loop;		/* -O */
+static int verbose;		/* -v */
 
 static const char *const policy_name[] = { "random", "round-robin",
     "least-loaded", "best-bandwidth", "gleam-sched", "gleam+queue",
@@ -866,9 +869,12 @@ fits(const struct sim *sm, int task, int v)
 	return pinned + need <= tr->sv[v].memory;
 }
 
-/* Frees cached, unpinned weights, least recently used first. */
+/*
+ * Frees cached, unpinned weights, least recently used first; never the
+ * model `keep`, which the task making room is about to use.
+ */
 static void
-evict_for(struct sim *sm, int v, uint64_t need)
+evict_for(struct sim *sm, int v, uint64_t need, int keep)
 {
 	const struct trace *tr = sm->tr;
 	struct sserver *s = &sm->sv[v];
@@ -885,6 +891,7 @@ evict_for(struct sim *sm, int v, uint64_t need)
 		lru = -1;
 		for (m = 0; m < tr->nmod; m++)
 			if (s->mstate[m] == M_READY && s->mref[m] == 0 &&
+			    m != keep &&
 			    (lru < 0 || s->mused[m] < s->mused[lru]))
 				lru = m;
 		if (lru < 0)
@@ -903,10 +910,11 @@ task_place(struct sim *sm, int task, int v)
 	uint64_t need = t->memory;
 
 	k->server = v;
+	k->placed = sm->now;
 	s->ntasks++;
 	if (t->model >= 0 && s->mstate[t->model] == M_NONE)
 		need += tr->mod[t->model].size;
-	evict_for(sm, v, need);
+	evict_for(sm, v, need, t->model);
 	s->taskmem += t->memory;
 	if (t->model < 0) {
 		task_ready(sm, task);
@@ -938,6 +946,7 @@ task_ready(struct sim *sm, int task)
 	int i;
 
 	k->state = TS_READY;
+	k->ready = sm->now;
 	for (i = 0; i < k->nback; i++)
 		request_go(sm, task, k->backlog[i]);
 	k->nback = 0;
@@ -1185,8 +1194,13 @@ view(struct sim *sm, struct sched *s, const int *place, int n)
 			    sm->tk[i].state != TS_DONE &&
 			    in_view(sm, i, place, n) != 1)
 				used += tr->task[i].memory;
+		/*
+		 * Weights still on their way are not there yet: the task
+		 * uploading them is listed, and the predictor counts its
+		 * upload (and their memory) as it would a new one's.
+		 */
 		for (m = 0; m < tr->nmod; m++) {
-			if (sv->mstate[m] == M_NONE)
+			if (sv->mstate[m] != M_READY)
 				continue;
 			if (sv->mref[m] > 0)
 				used += tr->mod[m].size;
@@ -1245,6 +1259,16 @@ view(struct sim *sm, struct sched *s, const int *place, int n)
 		o_t->out = t->out;
 		o_t->round_trips = t->rtrips;
 		o_t->window = sm->open ? 0 : t->window;
+		/* Weights on their way: what of them has crossed. */
+		if (listed == 1 && t->model >= 0 &&
+		    sm->sv[sm->tk[i].server].mstate[t->model] == M_LOADING)
+			for (j = 0; j < sm->nfl; j++)
+				if (sm->fl[j].kind == F_WEIGHTS &&
+				    sm->fl[j].server == sm->tk[i].server &&
+				    tr->task[sm->fl[j].task].model == t->model)
+					o_t->model_sent = o_t->model_size -
+					    (uint64_t)fmin((double)o_t->model_size,
+					    sm->fl[j].left / 8);
 		o_t->server = listed == 1 ? sm->tk[i].server : -1;
 		o_t->fixed = listed == 1;
 	}
@@ -1274,6 +1298,7 @@ static int
 pick_gleam(struct sim *sm, int task)
 {
 	struct sched s;
+	static struct place_why why[MAXTASK];
 	int refused[MAXSRV], nref = 0, i, j, v;
 
 	for (;;) {
@@ -1283,9 +1308,27 @@ pick_gleam(struct sim *sm, int task)
 				break;
 		for (j = 0; j < nref; j++)
 			sched_link(&s, s.tasks[i].client, refused[j])->ok = 0;
-		if (place_plan(&s, NULL) == -1)
+		memset(why, 0, sizeof why);
+		if (place_plan(&s, verbose > 1 ? why : NULL) == -1)
 			die("out of memory");
 		v = s.tasks[i].server;
+		if (verbose > 1 && v >= 0) {
+			struct predictor pp;
+			struct pred pr;
+
+			if (predict_init(&pp, &s) == -1)
+				die("out of memory");
+			predict_task(&pp, i, &pr);
+			printf("    t=%.1f %s -> %s: pred queue %.1f ms, "
+			    "answered %.0f of %.0f, latency %.1f ms, load "
+			    "%.1f s: %s\n", sm->now, sm->tr->task[task].name,
+			    s.servers[v].name, pr.queue * 1e3, pr.answered,
+			    s.tasks[i].requests, pr.latency * 1e3, pr.load,
+			    why[i].reason);
+			predict_free(&pp);
+		}
+		if (verbose > 1)
+			place_why_free(why, s.ntasks);
 		sched_free(&s);
 		if (v < 0 || fits(sm, task, v))
 			return v;
@@ -1545,6 +1588,38 @@ simulate(struct sim *sm, const struct trace *tr, enum policy p,
 	}
 }
 
+/* -v: what each task got (weights after -1: they never came). */
+static void
+task_report(const struct sim *sm, const char *policy)
+{
+	const struct trace *tr = sm->tr;
+	const struct ttask *t;
+	const struct stask *k;
+	double q, w, l;
+	int i, j, n;
+
+	printf("  %s, per task: server, weights after s, answered/requests, "
+	    "mean queue, wait, latency ms\n", policy);
+	for (i = 0; i < tr->ntask; i++) {
+		t = &tr->task[i];
+		k = &sm->tk[i];
+		for (q = w = l = 0, n = 0, j = 0; j < k->issued; j++) {
+			if (k->done_t[j] <= 0)
+				continue;
+			q += k->start[j] - k->enq[j];
+			w += k->instart[j] - k->issue[j];
+			l += k->done_t[j] - k->issue[j];
+			n++;
+		}
+		printf("  %-12s %-7s %-10s %7.1f %5d/%-5d %8.1f %8.1f %8.1f\n",
+		    t->name, tr->cli[t->client].name, k->server >= 0 ?
+		    tr->sv[k->server].name : "-", k->state >= TS_READY ?
+		    k->ready - k->placed : -1,
+		    k->done, t->requests, n ? q / n * 1e3 : 0,
+		    n ? w / n * 1e3 : 0, n ? l / n * 1e3 : 0);
+	}
+}
+
 static void
 sim_free(struct sim *sm)
 {
@@ -1725,8 +1800,6 @@ struct optrun {
 	int		 opt_at[INST_TASKS], gleam_at[INST_TASKS];
 	double		 opt_tl[INST_TASKS], gleam_tl[INST_TASKS];
 };
-
-static int verbose;		/* -v */
 
 /* A task's mean latency in a finished simulation, seconds. */
 static double
@@ -1971,7 +2044,7 @@ main(int argc, char *argv[])
 			truthful = 1;
 			break;
 		case 'v':
-			verbose = 1;
+			verbose++;
 			break;
 		default:
 			usage();
@@ -2007,6 +2080,8 @@ main(int argc, char *argv[])
 		for (p = 0; p < P_FIXED; p++) {
 			simulate(&sm, &tr, (enum policy)p, NULL, 42, 0);
 			result_of(&sm, &res[li][p]);
+			if (verbose)
+				task_report(&sm, policy_name[p]);
 			sim_free(&sm);
 			print_row(policy_name[p], &res[li][p]);
 			fflush(stdout);

@@ -57,6 +57,7 @@ struct assign {
 	char		 client[SCHED_NAME_MAX];
 	char		 server[SCHED_NAME_MAX];
 	double		 since, until;	/* monotonic seconds */
+	double		 load;		/* predicted upload of its weights, s */
 };
 
 /* What one status request said. */
@@ -351,7 +352,10 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 	struct predictor p;
 	struct pred pr;
 	struct assign *a;
-	int c, i, k, n, rc = -1;
+	char *added[D_MAX_ASSIGN];
+	int addedv[D_MAX_ASSIGN], nadded = 0;
+	double now, left;
+	int c, i, k, n, v, rc = -1;
 
 	if ((c = sched_client_find(&d->cfg, rq->client)) < 0) {
 		snprintf(err, errlen, "client %s: unknown (not in %s)",
@@ -372,10 +376,36 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	/*
+	 * What the placements in force have left to do: their requests over
+	 * what is left of their horizon; weights they uploaded are there
+	 * once the upload predicted for them is over (the status does not
+	 * list them), and partly there until then.
+	 */
+	now = now_mono();
 	for (i = 0; i < d->nas; i++) {
 		tasks[i] = d->as[i].t;
-		tasks[i].server = sched_server_find(&d->cfg, d->as[i].server);
-		tasks[i].fixed = tasks[i].server >= 0;
+		tasks[i].server = v = sched_server_find(&d->cfg,
+		    d->as[i].server);
+		tasks[i].fixed = v >= 0;
+		left = d->as[i].until - now;
+		tasks[i].requests = left * tasks[i].rate > 1 ?
+		    left * tasks[i].rate : 1;
+		if (v < 0 || tasks[i].model[0] == '\0' ||
+		    sched_resident(&d->cfg.servers[v], tasks[i].model))
+			continue;
+		if (now - d->as[i].since >= d->as[i].load) {
+			if (sched_model_add(&d->cfg.servers[v],
+			    tasks[i].model) == -1) {
+				snprintf(err, errlen, "out of memory");
+				goto out;
+			}
+			added[nadded] = tasks[i].model;
+			addedv[nadded++] = v;
+		} else
+			tasks[i].model_sent = (uint64_t)((double)
+			    tasks[i].model_size * (now - d->as[i].since) /
+			    d->as[i].load);
 	}
 	t = &tasks[d->nas];
 	if ((k = sched_task_find(&d->cfg, rq->task)) >= 0)
@@ -421,10 +451,14 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 	snprintf(a->server, sizeof a->server, "%s", rp->server);
 	a->since = now_mono();
 	a->until = a->since + t->requests / t->rate;
+	a->load = pr.load;
 	log_info("placed %s of %s on %s (%.3f ms per request)", rq->task,
 	    rq->client, rp->server, rp->latency_ms);
 	rc = 0;
 out:
+	/* The view's weights were the daemon's guess, not the files'. */
+	for (i = 0; i < nadded; i++)
+		sched_model_remove(&d->cfg.servers[addedv[i]], added[i]);
 	place_why_free(why, n);
 	free(why);
 	free(tasks);

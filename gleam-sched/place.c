@@ -572,6 +572,11 @@ place_plan(struct sched *s, struct place_why *why)
 
 	memset(&pl, 0, sizeof pl);
 	pl.s = s;
+	/* Among running tasks the plan is one of a stream: headroom. */
+	s->headroom = 0;
+	for (i = 0; i < s->ntasks; i++)
+		if (s->tasks[i].server >= 0)
+			s->headroom = PREDICT_HEADROOM;
 	pl.feas = calloc((size_t)s->ntasks * (size_t)s->nservers + 1, 1);
 	order = calloc((size_t)s->ntasks + 1, sizeof *order);
 	if (pl.feas == NULL || order == NULL ||

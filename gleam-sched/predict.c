@@ -265,7 +265,7 @@ server_solve(const struct predictor *p, int server)
 
 		l[n].task = i;
 		l[n].rate = t->rate;
-		l[n].svc = t->gpu_time / sv->speed;
+		l[n].svc = t->gpu_time / sv->speed * (1 + s->headroom);
 		l[n].burst = t->burst;
 		l[n].window = t->window;
 		l[n].to = t->requests / t->rate;
@@ -477,7 +477,8 @@ predict_sum(struct predictor *p, int task, int server, double sign)
 	const struct sched_task *t = &p->s->tasks[task];
 	struct pserver *a = &p->sv[server];
 	struct pclient *c = &p->cl[t->client];
-	double svc = t->gpu_time / p->s->servers[server].speed;
+	double svc = t->gpu_time / p->s->servers[server].speed *
+	    (1 + p->s->headroom);
 	int m;
 
 	a->lam += sign * t->rate;
@@ -716,6 +717,14 @@ link_cap(const struct predictor *p, int id)
 	return p->sv[id - s->nclients].cap_up;
 }
 
+/* The bytes of the task's weights still to cross. */
+static double
+upload_left(const struct sched_task *t)
+{
+	return t->model_sent < t->model_size ?
+	    (double)(t->model_size - t->model_sent) : 0;
+}
+
 /*
  * When the task's upload of its weights would end.  Every upload of the
  * plan starts now and they share links as processor sharing does: one of
@@ -731,7 +740,7 @@ upload_time(const struct predictor *p, int task)
 	const struct sched_task *t = &s->tasks[task];
 	const struct sched_link *l = sched_link(s, t->client, t->server);
 	const struct pupload *u = &p->up[p->group[task]];
-	double size = (double)t->model_size, bytes, up, down, secs;
+	double size = upload_left(t), bytes, up, down, secs;
 	int g, j, mine[2];
 
 	upload_links(s, t->client, t->server, mine);
@@ -743,7 +752,7 @@ upload_time(const struct predictor *p, int task)
 		bytes = 0;
 		for (g = p->lfirst[mine[j]]; g >= 0;
 		    g = link_next(p, g, mine[j]))
-			bytes += dmin((double)s->tasks[p->up[g].first].model_size,
+			bytes += dmin(upload_left(&s->tasks[p->up[g].first]),
 			    size) * (p->up[g].link[0] == p->up[g].link[1] ?
 			    2 : 1);
 		/* Its group's upload is on the links of its first task. */

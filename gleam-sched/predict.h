@@ -22,6 +22,14 @@
  * ends costs its latency and this share of the task's horizon.
  */
 #define PREDICT_LOST		0.5
+/*
+ * Placing tasks among tasks that run already (the daemon, re-planning),
+ * the queue terms count every task's GPU work this much more than it
+ * says (struct sched's headroom): more tasks will come while these run,
+ * and measured GPU times and speeds are 10 to 20% off, where a queue
+ * near saturation grows far faster than it shrinks below.
+ */
+#define PREDICT_HEADROOM	0.3
 
 struct pred {
 	double		 transfer;	/* seconds per request: input and output */

@@ -55,6 +55,7 @@ struct sched_task {
 	int		 client;
 	char		 model[SCHED_NAME_MAX];	/* "" if it has no weights */
 	uint64_t	 model_size;	/* bytes of weights */
+	uint64_t	 model_sent;	/* of which a running upload sent */
 	uint64_t	 memory;	/* device bytes besides the weights */
 	double		 requests;	/* still to come */
 	double		 rate;		/* requests per second */
@@ -86,6 +87,11 @@ struct sched {
 	 */
 	char			(*media)[SCHED_NAME_MAX];
 	int			 nmedia;
+	/*
+	 * The share of GPU work that the queue terms count beyond what the
+	 * tasks say (place_plan sets it; see PREDICT_HEADROOM).
+	 */
+	double			 headroom;
 };
 
 static inline struct sched_link *

@@ -154,6 +154,80 @@ test_lost(void)
 	sched_free(&s);
 }
 
+/*
+ * An upload under way: what is left of it, not the whole, is what a task
+ * still waits for, and a task of the same model that joins it waits as
+ * long.
+ */
+static void
+test_upload_left(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	struct sched_task *t;
+	double speed[] = { 1 }, whole;
+	int i;
+
+	lan(&s, 1, speed);
+	for (i = 0; i < 2; i++) {
+		t = task(&s, i == 0 ? "a" : "b", 1, 0.01, 2, 1000);
+		snprintf(t->model, sizeof t->model, "m");
+		t->model_size = (uint64_t)(4 * GIB);
+		t->server = 0;
+	}
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 1, &pr);
+	whole = pr.load;
+	CHECK(whole > 30 && whole < 40);	/* 4 GiB at 1 Gbit/s */
+	predict_free(&p);
+	s.tasks[0].model_sent = s.tasks[0].model_size / 4 * 3;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	CHECK(fabs(pr.load - whole / 4) < 1e-6 * whole);
+	predict_task(&p, 1, &pr);
+	CHECK(fabs(pr.load - whole / 4) < 1e-6 * whole);
+	predict_free(&p);
+	sched_free(&s);
+}
+
+/*
+ * Headroom: placed among running tasks, the queue terms count GPU work
+ * PREDICT_HEADROOM more than it says; a plan of new tasks only does not.
+ */
+static void
+test_headroom(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	double speed[] = { 1, 1 }, plain;
+
+	lan(&s, 2, speed);
+	task(&s, "run", 4, 0.1, 0, 1000)->server = 0;
+	s.tasks[0].fixed = 1;
+	task(&s, "new", 1, 0.1, 0, 100);
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	plain = pr.queue;
+	predict_free(&p);
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.headroom == PREDICT_HEADROOM);
+	CHECK(s.tasks[0].server == 0 && s.tasks[1].server == 1);
+	s.tasks[1].server = -1;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	/* rho 0.52 and requests 30% longer: Kingman's wait doubles. */
+	CHECK(pr.queue > plain * 1.9 && pr.queue < plain * 2.3);
+	predict_free(&p);
+	/* Nothing running: no headroom. */
+	s.tasks[0].server = -1;
+	s.tasks[0].fixed = 0;
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.headroom == 0);
+	sched_free(&s);
+}
+
 /* Cache affinity: weights resident on the slower server draw the task. */
 static void
 test_affinity(void)
@@ -251,6 +325,8 @@ main(void)
 	test_alone();
 	test_windows_throttle();
 	test_lost();
+	test_upload_left();
+	test_headroom();
 	test_affinity();
 	test_down();
 	test_wire();

@@ -495,6 +495,23 @@ predict_sum(struct predictor *p, int task, int server, double sign)
 		p->md[m - 1].traffic += sign * t->rate * (t->in + t->out) * 8;
 	if ((m = p->s->servers[server].medium) > 0)
 		p->md[m - 1].traffic += sign * t->rate * (t->in + t->out) * 8;
+	/*
+	 * A task whose weights must cross sends nothing until they are
+	 * there: while uploads run, only the others load the links.
+	 */
+	if (t->model[0] != '\0' &&
+	    !sched_resident(&p->s->servers[server], t->model))
+		return;
+	a->up_now += sign * t->rate * t->in * 8;
+	a->down_now += sign * t->rate * t->out * 8;
+	c->up_now += sign * t->rate * t->in * 8;
+	c->down_now += sign * t->rate * t->out * 8;
+	if ((m = p->s->clients[t->client].medium) > 0)
+		p->md[m - 1].traffic_now += sign * t->rate * (t->in + t->out) *
+		    8;
+	if ((m = p->s->servers[server].medium) > 0)
+		p->md[m - 1].traffic_now += sign * t->rate * (t->in + t->out) *
+		    8;
 }
 
 /*
@@ -672,37 +689,43 @@ predict_remove(struct predictor *p, int task)
 	/* Sums of doubles do not return to zero exactly. */
 	if (--a->ntasks == 0) {
 		a->lam = a->work = a->work2 = a->burst = a->requests = 0;
-		a->up = a->down = 0;
+		a->up = a->down = a->up_now = a->down_now = 0;
 		a->mem = 0;
 	}
 }
 
 /* A channel's occupancy: both directions share it. */
 static double
-medium_rho(const struct predictor *p, int m)
+medium_rho(const struct predictor *p, int m, int now)
 {
 	const struct pmedium *md = &p->md[m - 1];
 
-	return md->cap > 0 ? md->traffic / md->cap : 0;
+	return md->cap > 0 ? (now ? md->traffic_now : md->traffic) / md->cap :
+	    0;
 }
 
 /*
  * The busier end's occupancy on the task's path, each way: the client's
- * link or channel, and the server's.
+ * link or channel, and the server's.  With `now`, only by the tasks that
+ * send from now on, not those waiting for weights.
  */
 static void
 path_rho(const struct predictor *p, const struct sched_task *t, int server,
-    double *up, double *down)
+    int now, double *up, double *down)
 {
 	const struct pserver *a = &p->sv[server];
 	const struct pclient *c = &p->cl[t->client];
 	int cm = p->s->clients[t->client].medium;
 	int sm = p->s->servers[server].medium;
 
-	*up = dmax(cm > 0 ? medium_rho(p, cm) : c->up / c->cap_up,
-	    sm > 0 ? medium_rho(p, sm) : a->up / a->cap_up);
-	*down = dmax(cm > 0 ? medium_rho(p, cm) : c->down / c->cap_down,
-	    sm > 0 ? medium_rho(p, sm) : a->down / a->cap_down);
+	*up = dmax(cm > 0 ? medium_rho(p, cm, now) :
+	    (now ? c->up_now : c->up) / c->cap_up,
+	    sm > 0 ? medium_rho(p, sm, now) :
+	    (now ? a->up_now : a->up) / a->cap_up);
+	*down = dmax(cm > 0 ? medium_rho(p, cm, now) :
+	    (now ? c->down_now : c->down) / c->cap_down,
+	    sm > 0 ? medium_rho(p, sm, now) :
+	    (now ? a->down_now : a->down) / a->cap_down);
 }
 
 static double
@@ -744,7 +767,7 @@ upload_time(const struct predictor *p, int task)
 	int g, j, mine[2];
 
 	upload_links(s, t->client, t->server, mine);
-	path_rho(p, t, t->server, &up, &down);
+	path_rho(p, t, t->server, 1, &up, &down);
 	if (up > PREDICT_RHO_KNEE)
 		up = PREDICT_RHO_KNEE;
 	secs = size * 8 / (l->up * (1 - up));
@@ -841,7 +864,7 @@ request_fixed(const struct predictor *p, int task, double *transfer)
 	const struct sched_link *l = sched_link(s, t->client, t->server);
 	double horizon = t->requests / t->rate, rup, rdown;
 
-	path_rho(p, t, t->server, &rup, &rdown);
+	path_rho(p, t, t->server, 0, &rup, &rdown);
 	if (t->window > 0) {
 		rup = dmin(rup, PREDICT_RHO_KNEE);
 		rdown = dmin(rdown, PREDICT_RHO_KNEE);
@@ -868,7 +891,7 @@ predict_task(const struct predictor *p, int task, struct pred *out)
 	sv = &s->servers[server];
 	l = sched_link(s, t->client, server);
 	horizon = t->requests / t->rate;
-	path_rho(p, t, server, &rup, &rdown);
+	path_rho(p, t, server, 0, &rup, &rdown);
 	out->link_rho = dmax(rup, rdown);
 	server_solve(p, server);
 	out->gpu_rho = p->rho[task];

@@ -54,6 +54,7 @@ struct pserver {
 	double		 burst;		/* sum lam ca^2 */
 	double		 requests;	/* requests to come */
 	double		 up, down;	/* bit/s offered to its link */
+	double		 up_now, down_now;	/* by tasks sending from now */
 	uint64_t	 mem;		/* bytes the plan puts on it */
 	int		 ntasks;
 	double		 cap_up, cap_down; /* its link: best measured, bit/s */
@@ -62,12 +63,14 @@ struct pserver {
 
 struct pclient {
 	double		 up, down;
+	double		 up_now, down_now;
 	double		 cap_up, cap_down;
 };
 
 /* A shared channel carries both directions of all its members. */
 struct pmedium {
 	double		 traffic;	/* bit/s */
+	double		 traffic_now;
 	double		 cap;		/* the best any member measured */
 };
 

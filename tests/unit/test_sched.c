@@ -192,6 +192,44 @@ test_upload_left(void)
 }
 
 /*
+ * While weights upload, the tasks waiting for them send nothing: their
+ * requests' traffic does not slow the upload, a cached task's does.
+ */
+static void
+test_upload_share(void)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	struct sched_task *t;
+	double speed[] = { 1 }, alone;
+
+	lan(&s, 1, speed);
+	t = task(&s, "a", 50, 0.001, 8, 5000);
+	t->in = 1e6;			/* 400 Mbit/s of requests */
+	snprintf(t->model, sizeof t->model, "m");
+	t->model_size = (uint64_t)GIB;
+	t->server = 0;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	alone = GIB * 8 / 1e9;
+	CHECK(fabs(pr.load - alone) < 1e-6 * alone);
+	predict_free(&p);
+	/* A task of resident weights sending as much: 1 / (1 - 0.4). */
+	t = task(&s, "b", 50, 0.001, 8, 5000);
+	t->in = 1e6;
+	snprintf(t->model, sizeof t->model, "r");
+	t->model_size = (uint64_t)GIB;
+	CHECK(sched_model_add(&s.servers[0], "r") == 0);
+	t->server = 0;
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	CHECK(fabs(pr.load - alone / 0.6) < 1e-3 * alone);
+	predict_free(&p);
+	sched_free(&s);
+}
+
+/*
  * Headroom: placed among running tasks, the queue terms count GPU work
  * PREDICT_HEADROOM more than it says; a plan of new tasks only does not.
  */
@@ -326,6 +364,7 @@ main(void)
 	test_windows_throttle();
 	test_lost();
 	test_upload_left();
+	test_upload_share();
 	test_headroom();
 	test_affinity();
 	test_down();

@@ -375,7 +375,7 @@ exact(struct placer *pl)
 	struct sched *s = pl->s;
 	struct exact x;
 	double combos = 1, now;
-	int *from, i, v, nf;
+	int *from, i, v, nf, left, better;
 
 	memset(&x, 0, sizeof x);
 	x.cost = -1;
@@ -400,15 +400,21 @@ exact(struct placer *pl)
 	}
 	if (combos <= PLACE_EXACT_MAX && x.n > 0) {
 		now = predict_total(&pl->p);
-		for (i = 0; i < x.n; i++) {
+		for (i = 0, left = 0; i < x.n; i++) {
 			from[i] = s->tasks[x.tasks[i]].server;
+			left += from[i] < 0;
 			predict_remove(&pl->p, x.tasks[i]);
 		}
 		exact_step(pl, &x, 0);
-		/* Keep the heuristics' answer unless this one is better. */
+		/*
+		 * Keep the heuristics' answer unless this one is better: it
+		 * places every task where they left one without room (whose
+		 * cost, being nothing, compares with nothing), or it costs
+		 * less.
+		 */
+		better = x.cost >= 0 && (left > 0 || x.cost < now * (1 - 1e-9));
 		for (i = 0; i < x.n; i++) {
-			v = x.cost >= 0 && x.cost < now * (1 - 1e-9) ?
-			    x.best[i] : from[i];
+			v = better ? x.best[i] : from[i];
 			if (v >= 0)
 				predict_add(&pl->p, x.tasks[i], v);
 			if (v >= 0 && v != from[i])

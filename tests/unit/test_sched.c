@@ -289,6 +289,31 @@ test_affinity(void)
 	sched_free(&s);
 }
 
+/*
+ * The heaviest task first takes the faster server, where the other alone
+ * fits: the search of every assignment places both, rather than keep the
+ * greedy pass's plan whose cost, one task short, is less.
+ */
+static void
+test_exact_places_all(void)
+{
+	struct sched s;
+	double speed[] = { 4, 1 };
+
+	lan(&s, 2, speed);
+	s.servers[0].mem_free = s.servers[0].gpu_free_max =
+	    (uint64_t)(10 * GIB);
+	s.servers[1].mem_free = s.servers[1].gpu_free_max =
+	    (uint64_t)(6 * GIB);
+	task(&s, "heavy", 1, 0.5, 1, 100)->memory = (uint64_t)(5 * GIB);
+	task(&s, "big", 1, 0.01, 1, 100)->memory = (uint64_t)(8 * GIB);
+	CHECK(place_plan(&s, NULL) == 0);
+	CHECK(s.tasks[0].server == 1);
+	CHECK(s.tasks[1].server == 0);
+	CHECK(s.tasks[1].why[0] == '\0');
+	sched_free(&s);
+}
+
 /* A server whose status failed takes nothing, and says why. */
 static void
 test_down(void)
@@ -367,6 +392,7 @@ main(void)
 	test_upload_share();
 	test_headroom();
 	test_affinity();
+	test_exact_places_all();
 	test_down();
 	test_wire();
 	return t_done("test_sched");

@@ -1715,6 +1715,88 @@ write_result(struct yw *w, const char *name, const struct result *r)
 	yw_end(w);
 }
 
+/*
+ * An upper bound on the requests any placement gets answered (closed
+ * loop): each task alone on the server where it gets most, no other task
+ * sharing a GPU or a link with it, its weights there from the start if
+ * some server holds them at the start of the hour, else no sooner than
+ * the earliest upload of them by any task of that model could end (alone,
+ * at its path's full rate to the server it fits best).  Contention, memory and the servers' own
+ * background are all left out, so no policy can beat it.
+ */
+static double
+upload_alone(const struct trace *tr, int task)
+{
+	const struct ttask *t = &tr->task[task];
+	double best = HUGE_VAL, secs;
+	int v;
+
+	for (v = 0; v < tr->nsrv; v++) {
+		if (tr->sv[v].memory < t->memory + tr->mod[t->model].size)
+			continue;
+		secs = (double)tr->mod[t->model].size * 8 /
+		    path_cap(tr, &tr->cli[t->client].node, &tr->sv[v].node);
+		if (secs < best)
+			best = secs;
+	}
+	return best;
+}
+
+static double
+answered_bound(const struct trace *tr)
+{
+	static struct trace one;
+	struct sim sm;
+	const struct ttask *t;
+	double total = 0, wait, ready;
+	int a[1], i, j, m, v, w, best, cached;
+
+	for (i = 0; i < tr->ntask; i++) {
+		t = &tr->task[i];
+		wait = 0;
+		if (t->model >= 0) {
+			for (cached = 0, v = 0; v < tr->nsrv; v++)
+				for (m = 0; m < tr->sv[v].nmodels; m++)
+					cached |= tr->sv[v].models[m] ==
+					    t->model;
+			ready = HUGE_VAL;
+			for (j = 0; !cached && j < tr->ntask; j++)
+				if (tr->task[j].model == t->model &&
+				    tr->task[j].gaps[0] + upload_alone(tr, j) <
+				    ready)
+					ready = tr->task[j].gaps[0] +
+					    upload_alone(tr, j);
+			if (!cached)
+				wait = fmax(0, ready - t->gaps[0]);
+		}
+		for (best = 0, v = 0; v < tr->nsrv; v++) {
+			one = *tr;
+			one.ntask = 1;
+			one.task = (struct ttask *)t;
+			for (w = 0; w < tr->nsrv; w++) {
+				one.sv[w].nmodels = 0;
+				one.sv[w].bg = 0;
+				one.sv[w].memory = (uint64_t)1 << 50;
+			}
+			/* The weights take `wait` to cross this path. */
+			if (t->model >= 0 && wait <= 0) {
+				one.sv[v].models[0] = t->model;
+				one.sv[v].nmodels = 1;
+			} else if (t->model >= 0)
+				one.mod[t->model].size = (uint64_t)(wait *
+				    path_cap(tr, &tr->cli[t->client].node,
+				    &tr->sv[v].node) / 8);
+			a[0] = v;
+			simulate(&sm, &one, P_FIXED, a, 42, 0);
+			if (sm.tk[0].done > best)
+				best = sm.tk[0].done;
+			sim_free(&sm);
+		}
+		total += best;
+	}
+	return total;
+}
+
 /* ---- small instances and their optimum ----------------------------- */
 
 /*
@@ -2006,6 +2088,7 @@ main(int argc, char *argv[])
 	static struct trace tr, small;
 	static struct optrun o[MAXINST];
 	struct result res[MAXLOADS][NPOLICY];
+	double bound[MAXLOADS];
 	struct gaps glat = { 0 }, gtp = { 0 }, llat = { 0 }, ltp = { 0 };
 	struct sim sm;
 	struct yw *w;
@@ -2093,6 +2176,16 @@ main(int argc, char *argv[])
 			    res[li][P_LEAST].throughput,
 			    res[li][P_LEAST].queue / res[li][p].queue,
 			    res[li][P_LEAST].lat / res[li][p].lat);
+		if (!open_loop) {
+			/* The closed loop's span is every policy's. */
+			bound[li] = answered_bound(&tr) /
+			    (res[li][P_LEAST].done / res[li][P_LEAST].throughput);
+			printf("no placement can answer more than %.2f requests/s "
+			    "(%.2fx least-loaded): each task alone on its best "
+			    "server, its weights there as soon as an upload "
+			    "alone could bring them\n", bound[li],
+			    bound[li] / res[li][P_LEAST].throughput);
+		}
 	}
 
 	if (ninst > 0) {
@@ -2168,6 +2261,8 @@ main(int argc, char *argv[])
 		    res[li][P_LEAST].queue / res[li][P_GLEAM].queue, 3);
 		yw_kdbl(w, "latency_reduction_vs_least_loaded",
 		    res[li][P_LEAST].lat / res[li][P_GLEAM].lat, 3);
+		if (!open_loop)
+			yw_kdbl(w, "throughput_bound_per_s", bound[li], 4);
 		yw_end(w);
 	}
 	yw_end(w);

@@ -11,6 +11,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 
 #include <errno.h>
 #include <malloc.h>
@@ -40,6 +41,7 @@
 #define READ_PIECE		(256u << 10)	/* room asked for a read */
 #define READ_BURST		(4u << 20)	/* most read from one at once */
 #define LOWAT_MAX		(256 << 10)
+#define LOWAT_OLD		(16 << 10)	/* before Linux 4.19 */
 
 /*
  * A worker's connection.  The bufferevent only writes (merged chunks go
@@ -106,7 +108,25 @@ worker_close_after_flush(struct worker *w)
 	return 0;
 }
 
-/* Wake up once the frame being read is whole, or LOWAT_MAX more came. */
+/*
+ * Linux 4.19 and later grow a socket's receive buffer to hold what
+ * SO_RCVLOWAT asks for; before, asking more than the buffer holds would
+ * never wake us, so ask little there.
+ */
+static int lowat_max = LOWAT_MAX;
+
+static void
+lowat_init(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+	    (major < 4 || (major == 4 && minor < 19)))
+		lowat_max = LOWAT_OLD;
+}
+
+/* Wake up once the frame being read is whole, or lowat_max more came. */
 static void
 worker_lowat(struct worker *w)
 {
@@ -123,7 +143,7 @@ worker_lowat(struct worker *w)
 		need = PROTO_HDR_LEN + (size_t)h.len > avail ?
 		    PROTO_HDR_LEN + (size_t)h.len - avail : 1;
 	}
-	v = need > LOWAT_MAX ? LOWAT_MAX : (int)need;
+	v = need > (size_t)lowat_max ? lowat_max : (int)need;
 	if (v == w->lowat || (v == 1 && w->lowat == 0))
 		return;
 	if (setsockopt(bufferevent_getfd(w->bev), SOL_SOCKET, SO_RCVLOWAT,
@@ -374,6 +394,7 @@ server_run(const struct server_opts *o)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	lowat_init();
 	memset(&srv, 0, sizeof srv);
 	srv.opts = o;
 	TAILQ_INIT(&srv.workers);

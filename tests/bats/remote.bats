@@ -267,18 +267,19 @@ run_prog() {
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/soak" 20 16 \
 	    >"$BATS_TEST_TMPDIR/a" 2>&1 3>&- &
 	BG_PID=$!
-	local w= i
-	for i in $(seq 1 200); do
-		w=$(sed -n 's/.*(soak): remoting in process \([0-9]*\)$/\1/p' "$SERVE_LOG")
-		[ -n "$w" ] && break
-		sleep 0.05
-	done
-	[ -n "$w" ]
-	kill -0 "$w"
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd" \
 	    >"$BATS_TEST_TMPDIR/b" 2>&1 3>&- &
-	local b=$!
-	kill -9 "$w"
+	local b=$! w= i killed=
+	# The soak's worker, alive (the newest one the log names): killed.
+	for i in $(seq 1 200); do
+		w=$(sed -n 's/.*(soak): remoting in process \([0-9]*\)$/\1/p' "$SERVE_LOG" | tail -n 1)
+		if [ -n "$w" ] && kill -9 "$w" 2>/dev/null; then
+			killed=1
+			break
+		fi
+		sleep 0.05
+	done
+	[ -n "$killed" ]
 	wait "$BG_PID" && rc=0 || rc=$?
 	BG_PID=
 	[ "$rc" -ne 0 ]

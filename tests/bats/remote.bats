@@ -279,7 +279,7 @@ run_prog() {
 		fi
 		sleep 0.05
 	done
-	[ -n "$killed" ]
+	[ -n "$killed" ] || { cat "$SERVE_LOG" "$BATS_TEST_TMPDIR/a"; false; }
 	wait "$BG_PID" && rc=0 || rc=$?
 	BG_PID=
 	[ "$rc" -ne 0 ]

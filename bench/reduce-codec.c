@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "hcodec.h"
+#include "util.h"
 
 #define STAGES	5
 
@@ -55,15 +56,6 @@ gradient(float *g, size_t n, double density, int w)
 		} else
 			g[i] = 0;
 	}
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int
@@ -124,12 +116,12 @@ main(int argc, char *argv[])
 		t[i] = xmalloc((size_t)reps * sizeof *t[i]);
 	for (r = 0; r < reps; r++) {
 		emax = HC_EXP_ZERO;
-		t0 = now();
+		t0 = now_s();
 		for (w = 0; w < W; w++) {
 			hc_bitmap(g[w], n, bm[w], &e);
 			hc_merge_max(&emax, e);
 		}
-		t[0][r] = (now() - t0) / W;
+		t[0][r] = (now_s() - t0) / W;
 		memcpy(u, bm[0], nb);
 		for (w = 1; w < W; w++)
 			hc_merge_or(u, n, bm[w], n);
@@ -138,12 +130,12 @@ main(int argc, char *argv[])
 		p.impl = ref ? HC_IMPL_REF : HC_IMPL_FAST;
 		if (hc_scale(emax, W, 32, &s) != 0)
 			return 1;
-		t0 = now();
+		t0 = now_s();
 		if ((rc = hc_layout_renew(&p, u, &L)) != 0) {
 			fprintf(stderr, "layout: %s\n", hc_strerror(rc));
 			return 1;
 		}
-		t[1][r] = now() - t0;
+		t[1][r] = now_s() - t0;
 		pb = hc_layout_payload(L) * 4;
 		if (pb > cap) {
 			for (w = 0; w < W; w++) {
@@ -152,23 +144,23 @@ main(int argc, char *argv[])
 			}
 			cap = pb;
 		}
-		t0 = now();
+		t0 = now_s();
 		for (w = 0; w < W; w++)
 			if ((rc = hc_encode(L, g[w], s, pay[w])) != 0) {
 				fprintf(stderr, "encode: %s\n", hc_strerror(rc));
 				return 1;
 			}
-		t1 = now();
+		t1 = now_s();
 		t[2][r] = (t1 - t0) / W;
 		for (w = 1; w < W; w++)
 			hc_merge_sum(pay[0], pb / 4, pay[w], pb / 4, 32);
-		t0 = now();
+		t0 = now_s();
 		t[3][r] = t0 - t1;
 		if ((rc = hc_decode(L, pay[0], s, out)) != 0) {
 			fprintf(stderr, "decode: %s\n", hc_strerror(rc));
 			return 1;
 		}
-		t[4][r] = now() - t0;
+		t[4][r] = now_s() - t0;
 	}
 	hc_layout_info(L, &li);
 	printf("n %zu, density %g, W %d, %s: union %.2f%%, |C| %zu, "

@@ -133,33 +133,6 @@ out:
 	free(fixed);
 }
 
-static double
-wall(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int
-write_all(int fd, const void *p, size_t len)
-{
-	const char *c = p;
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, c, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		c += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int
 read_all(int fd, void *p, size_t len)
 {
@@ -242,7 +215,7 @@ worker(const struct bench_opts *o, int w, int fd)
 			goto report;
 		}
 		if (s > 0)
-			times[2 * (s - 1)] = wall();
+			times[2 * (s - 1)] = wall_s();
 		if ((rc = hr_allreduce_many(x, g, ns, (size_t)o->tensors,
 		    NULL)) != 0) {
 			r.rc = rc;
@@ -250,7 +223,7 @@ worker(const struct bench_opts *o, int w, int fd)
 			goto report;
 		}
 		if (s > 0)
-			times[2 * (s - 1) + 1] = wall();
+			times[2 * (s - 1) + 1] = wall_s();
 		if (s == 0)
 			hr_get_stats(x, &st);
 	}
@@ -270,9 +243,9 @@ worker(const struct bench_opts *o, int w, int fd)
 		verify(o, g, &r);
 report:
 	hr_close(x);
-	write_all(fd, &r, sizeof r);
+	fd_write_all(fd, &r, sizeof r);
 	if (times != NULL)
-		write_all(fd, times, 2 * (size_t)o->steps * sizeof *times);
+		fd_write_all(fd, times, 2 * (size_t)o->steps * sizeof *times);
 	_exit(0);
 }
 

@@ -342,7 +342,7 @@ worker_main(struct client *c, int fd, int cfd, const uint8_t *in,
 		    err);
 		_exit(EXIT_IO);
 	}
-	wcache_worker(&srv->cfg, cfd);
+	wcache_worker(cfd);
 	env.done = worker_done;
 	if (remote_run(fd, c->addr, session_client_name(c->sess), in, inlen,
 	    &env, c->rs, c) == -1)

@@ -20,6 +20,7 @@
 
 #include "cstore.h"
 #include "log.h"
+#include "util.h"
 #include "wcache.h"
 
 #define UP_MAX		8		/* uploads in progress, verified ones */
@@ -188,42 +189,6 @@ struct chdr {
 };
 
 static int
-ch_write(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	ssize_t k;
-
-	while (n > 0) {
-		k = write(fd, b, n);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int
-ch_read(int fd, void *p, size_t n)
-{
-	uint8_t *b = p;
-	ssize_t k;
-
-	while (n > 0) {
-		k = read(fd, b, n);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int
 ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 {
 	struct chdr hd;
@@ -233,8 +198,8 @@ ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 	memcpy(hd.tenant, tenant, sizeof hd.tenant);
 	memcpy(hd.hash, h, CSTORE_HASH_LEN);
 	hd.len = len;
-	if (ch_write(chan, &hd, sizeof hd) == -1 ||
-	    (p != NULL && ch_write(chan, p, len) == -1)) {
+	if (fd_write_all(chan, &hd, sizeof hd) == -1 ||
+	    (p != NULL && fd_write_all(chan, p, len) == -1)) {
 		log_warn("cache: the server's store is gone: going on "
 		    "without it");
 		close(chan);
@@ -271,7 +236,7 @@ s_get(const uint8_t *h, uint64_t n)
 		return cstore_get(store, tenant, h, n);
 	if (chan < 0 || ch_send(CH_GET, h, n, NULL) == -1)
 		return NULL;
-	if (ch_read(chan, &found, 1) == -1)
+	if (fd_read_full(chan, &found, 1) == -1)
 		goto gone;
 	if (!found)
 		return NULL;
@@ -283,13 +248,13 @@ s_get(const uint8_t *h, uint64_t n)
 		while (left > 0) {
 			size_t k = left < sizeof sink ? left : sizeof sink;
 
-			if (ch_read(chan, sink, k) == -1)
+			if (fd_read_full(chan, sink, k) == -1)
 				goto gone;
 			left -= k;
 		}
 		return NULL;
 	}
-	if (ch_read(chan, buf, n) == -1) {
+	if (fd_read_full(chan, buf, n) == -1) {
 		free(buf);
 		goto gone;
 	}
@@ -341,7 +306,7 @@ channel_main(void *arg)
 	void *buf;
 
 	memset(&ml, 0, sizeof ml);
-	while (ch_read(fd, &hd, sizeof hd) == 0) {
+	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
 		hd.tenant[sizeof hd.tenant - 1] = '\0';
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
 		    hd.op > CH_MODEL)
@@ -350,7 +315,7 @@ channel_main(void *arg)
 			char name[RPC_MODEL_MAX + 1];
 
 			if (hd.len > RPC_MODEL_MAX ||
-			    ch_read(fd, name, hd.len) == -1 ||
+			    fd_read_full(fd, name, hd.len) == -1 ||
 			    !model_name_ok(name, hd.len))
 				break;
 			name[hd.len] = '\0';
@@ -361,12 +326,12 @@ channel_main(void *arg)
 			r = cstore_get(store, hd.tenant, hd.hash, hd.len);
 			if (r == NULL || r->len != hd.len) {
 				cstore_release(store, r);
-				if (ch_write(fd, &no, 1) == -1)
+				if (fd_write_all(fd, &no, 1) == -1)
 					break;
 				continue;
 			}
-			if (ch_write(fd, &yes, 1) == -1 ||
-			    ch_write(fd, r->data, r->len) == -1) {
+			if (fd_write_all(fd, &yes, 1) == -1 ||
+			    fd_write_all(fd, r->data, r->len) == -1) {
 				cstore_release(store, r);
 				break;
 			}
@@ -375,7 +340,7 @@ channel_main(void *arg)
 		} else if (hd.op == CH_PUT) {
 			if ((buf = malloc(hd.len ? hd.len : 1)) == NULL)
 				break;
-			if (ch_read(fd, buf, hd.len) == -1) {
+			if (fd_read_full(fd, buf, hd.len) == -1) {
 				free(buf);
 				break;
 			}
@@ -453,11 +418,8 @@ wcache_init(const struct config *cfg)
  * buffers would die with the worker.
  */
 void
-wcache_worker(const struct config *cfg, int fd)
+wcache_worker(int fd)
 {
-	struct config c = *cfg;
-
-	(void)c;
 	gpu_budget = 0;
 	chan = fd >= 0 ? fd : -2;
 }

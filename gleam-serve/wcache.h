@@ -27,7 +27,7 @@ void	wcache_fini(void);
  * In a just-forked worker process: the store is reached over fd, whose
  * other end the server serves with wcache_channel (see wcache.c).
  */
-void	wcache_worker(const struct config *, int fd);
+void	wcache_worker(int fd);
 /* Serves a worker's channel on a thread; -1 if there is no cache. */
 int	wcache_channel(int fd);
 /* 1 for the calls wcache_call serves. */

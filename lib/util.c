@@ -36,8 +36,8 @@ wall_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int
-write_all(int fd, const void *buf, size_t len)
+int
+fd_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -56,6 +56,24 @@ write_all(int fd, const void *buf, size_t len)
 }
 
 int
+fd_read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = read(fd, p, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
 file_write_atomic(const char *path, const void *buf, size_t len, char *err,
     size_t errlen)
 {
@@ -64,7 +82,7 @@ file_write_atomic(const char *path, const void *buf, size_t len, char *err,
 	int fd, saved, dfd;
 
 	if (strcmp(path, "-") == 0) {
-		if (write_all(STDOUT_FILENO, buf, len) == -1) {
+		if (fd_write_all(STDOUT_FILENO, buf, len) == -1) {
 			snprintf(err, errlen, "stdout: %s", strerror(errno));
 			return -1;
 		}
@@ -81,7 +99,7 @@ file_write_atomic(const char *path, const void *buf, size_t len, char *err,
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
+	if (fd_write_all(fd, buf, len) == -1 || fsync(fd) == -1) {
 		saved = errno;
 		close(fd);
 		unlink(tmp);

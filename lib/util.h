@@ -21,6 +21,10 @@ double		wall_s(void);
 int		file_write_atomic(const char *path, const void *, size_t,
 		    char *err, size_t errlen);
 
+/* All len bytes to or from a blocking descriptor; -1 on error or EOF. */
+int		fd_write_all(int fd, const void *, size_t);
+int		fd_read_full(int fd, void *, size_t);
+
 /* Sorts and picks: the q-quantile (0..1) of n doubles; sorts v in place. */
 double		quantile(double *v, size_t n, double q);
 

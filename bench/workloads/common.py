@@ -25,15 +25,20 @@ def parse_args(name, batch, seq=None):
     if seq is not None:
         p.add_argument("-q", type=int, default=seq, metavar="seqlen",
                        help="tokens per sequence (default %d)" % seq)
+    p.add_argument("-I", type=int, default=None, metavar="salt",
+                   help="the timed steps' inputs from seed+1+salt, fresh "
+                   "for each salt; the checksum then covers the warm-up "
+                   "steps only (default: every input from the seed, all "
+                   "steps in the checksum)")
     p.add_argument("-S", type=int, default=1, metavar="seed",
                    help="seed of the weights and inputs (default 1)")
     p.add_argument("-w", type=int, default=2, metavar="warmup",
                    help="untimed steps first (default 2)")
     p.add_argument("model", help="the state dict file")
     a = p.parse_args()
-    for opt, lo in (("b", 1), ("n", 0), ("w", 0), ("S", 0)) + (
+    for opt, lo in (("b", 1), ("n", 0), ("w", 0), ("S", 0), ("I", 0)) + (
             (("q", 1),) if seq is not None else ()):
-        if getattr(a, opt) < lo:
+        if getattr(a, opt) is not None and getattr(a, opt) < lo:
             p.error("-%s: at least %d" % (opt, lo))
     return a
 
@@ -91,17 +96,24 @@ def run(name, variant, build, make_input, args, item):
     sync(device)
     t4 = time.perf_counter()
 
+    # With -I the timed steps get inputs no earlier run had (a server's
+    # weight cache would otherwise hold a rerun's inputs and skip their
+    # transfer); only the warm-up's outputs, from the seed, are then
+    # comparable between runs, so only they go into the checksum.
     gen = torch.Generator().manual_seed(args.S)
     h = hashlib.sha256()
     lat = []
     in_bytes = out_bytes = 0
     with torch.inference_mode():
-        for _ in range(args.w + args.n):
+        for i in range(args.w + args.n):
+            if i == args.w and args.I is not None:
+                gen = torch.Generator().manual_seed(args.S + 1 + args.I)
             x = make_input(gen)
             ts = time.perf_counter()
             y = model(x.to(device)).cpu()
             lat.append(time.perf_counter() - ts)
-            h.update(tensor_bytes(y))
+            if i < args.w or args.I is None:
+                h.update(tensor_bytes(y))
             in_bytes = x.numel() * x.element_size()
             out_bytes = y.numel() * y.element_size()
 

@@ -16,11 +16,25 @@
 #include "wcache.h"
 #include "log.h"
 
+/*
+ * Device bytes that host-to-device copies have written, per allocation,
+ * as a few ranges: ranges closer than WR_GAP merge (an allocator's
+ * padding between tensors), and when WR_MAX are held the closest two do.
+ */
+#define WR_MAX	8
+#define WR_GAP	(64u << 10)
+
+struct wrange {
+	uint64_t	 lo, hi;	/* offsets in the allocation, [lo, hi) */
+};
+
 struct alloc {
 	uint64_t	 base, size;
 	struct gctx	*ctx;
 	int		 host;		/* pinned or registered host memory */
 	unsigned	 flags;
+	int		 nw;
+	struct wrange	 w[WR_MAX];
 };
 
 static pthread_mutex_t	 mem_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,7 +77,7 @@ mem_add(uint64_t base, uint64_t size, struct gctx *ctx, int host,
 	i = mem_find(base) + 1;
 	memmove(&allocs[i + 1], &allocs[i], (nallocs - (size_t)i) *
 	    sizeof *allocs);
-	allocs[i] = (struct alloc){ base, size, ctx, host, flags };
+	allocs[i] = (struct alloc){ base, size, ctx, host, flags, 0, {{0, 0}} };
 	nallocs++;
 	pthread_mutex_unlock(&mem_lock);
 	return 0;
@@ -104,6 +118,64 @@ mem_lookup(uint64_t p, struct alloc *out)
 	}
 	pthread_mutex_unlock(&mem_lock);
 	return rc;
+}
+
+/*
+ * Did a host-to-device copy put bytes in [p, p + n) before?  Records this
+ * one either way.  Weights are written once, into memory no copy wrote;
+ * a program's inputs overwrite the buffer of the step before: the weight
+ * cache takes only the first kind (a name looked up, stored and missed for
+ * bytes that never recur costs round trips).  0 for memory not known.
+ */
+int
+mem_rewritten(CUdeviceptr p, size_t n)
+{
+	struct alloc *a;
+	struct wrange r;
+	long i;
+	int j, k, hit = 0;
+
+	pthread_mutex_lock(&mem_lock);
+	i = mem_find(p);
+	if (i < 0 || (a = &allocs[i])->host || p - a->base >= a->size ||
+	    n > a->size - (p - a->base)) {
+		pthread_mutex_unlock(&mem_lock);
+		return 0;
+	}
+	r.lo = p - a->base;
+	r.hi = r.lo + n;
+	for (j = 0; j < a->nw; j++)
+		if (r.lo < a->w[j].hi && a->w[j].lo < r.hi)
+			hit = 1;
+	/* Merge every range within WR_GAP of the new one into it. */
+	for (j = k = 0; j < a->nw; j++) {
+		if (a->w[j].lo <= r.hi + WR_GAP && r.lo <= a->w[j].hi + WR_GAP) {
+			if (a->w[j].lo < r.lo)
+				r.lo = a->w[j].lo;
+			if (a->w[j].hi > r.hi)
+				r.hi = a->w[j].hi;
+		} else
+			a->w[k++] = a->w[j];
+	}
+	a->nw = k;
+	for (j = a->nw; j > 0 && a->w[j - 1].lo > r.lo; j--)
+		a->w[j] = a->w[j - 1];
+	a->w[j] = r;
+	if (++a->nw == WR_MAX) {
+		/* Full: the two closest neighbours become one. */
+		int best = 0;
+
+		for (j = 1; j + 1 < a->nw; j++)
+			if (a->w[j + 1].lo - a->w[j].hi <
+			    a->w[best + 1].lo - a->w[best].hi)
+				best = j;
+		a->w[best].hi = a->w[best + 1].hi;
+		memmove(&a->w[best + 1], &a->w[best + 2],
+		    (size_t)(a->nw - best - 2) * sizeof a->w[0]);
+		a->nw--;
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return hit;
 }
 
 int
@@ -590,8 +662,13 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
-	/* Large copies by name first: the weight cache (wcache.c). */
-	if (wcache_htod(c, sid, async, dst, src, n, &rc))
+	/*
+	 * Large copies by name first: the weight cache (wcache.c); not those
+	 * that overwrite bytes an earlier copy wrote (mem_rewritten), as a
+	 * program's per-step inputs do.
+	 */
+	if (wcache_wants(n) && !mem_rewritten(dst, n) &&
+	    wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;

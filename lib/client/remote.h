@@ -176,6 +176,7 @@ struct gctx	*ctx_current(void);
 
 /* Device memory the program allocated, for unified copies and queries. */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
+int		 mem_rewritten(CUdeviceptr, size_t);
 
 /*
  * Statistics for gleam-run (written at exit when GLEAM_STATS is set): a

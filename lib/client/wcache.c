@@ -6,7 +6,8 @@
  * bytes only when it lacks them.  The unit is the copy, whatever
  * allocation it lands in, so loaders that copy tensor by tensor into
  * parts of one large allocation hit as well as whole-buffer copies.
- * Module and library images of that size go the same way.
+ * Module and library images of that size go the same way.  mem.c keeps
+ * copies that overwrite what an earlier copy wrote (per-step inputs) out.
  *
  * A copy waits for the server's answer, which decides whether the bytes
  * travel, unless the server holds its entry for this process already:
@@ -364,6 +365,13 @@ wc_enabled(size_t n)
 {
 	pthread_once(&wc_once, wc_setup);
 	return __atomic_load_n(&wc_on, __ATOMIC_RELAXED) && n >= wc_min;
+}
+
+/* Would a host-to-device copy of n bytes go by name? */
+int
+wcache_wants(size_t n)
+{
+	return wc_enabled(n);
 }
 
 static void

@@ -12,6 +12,7 @@
 
 #include "remote.h"
 
+int	wcache_wants(size_t n);
 int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
 	    const void *src, size_t n, CUresult *rc);
 /* Readies the image for the load that names id with an empty image. */

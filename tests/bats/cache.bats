@@ -77,6 +77,19 @@ small() {
 	! [[ "$output" == *"hits: 0,"* ]]
 }
 
+@test "copies that overwrite what a copy wrote go whole, not by name" {
+	serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	# The load hits; the 3 rewrites of the buffer, as a program's inputs
+	# overwrite the step before's, are sent as they are and not stored.
+	load_once -r 3
+	echo "first $first, then $SENT with 3 rewrites of 8 MiB" >&2
+	[ "$SENT" -gt $((3 * (8 << 20))) ]
+	[ "$SENT" -lt $((3 * (8 << 20) + first / 100)) ]
+	! grep -q 'cachePut:' "$STATS"
+}
+
 @test "a third load sends its names ahead and its copies one-way" {
 	serve_start -f "$CONF"
 	load_once

@@ -5,7 +5,10 @@
 // reads it all back and compares.  The weight cache's tests and
 // bench/cache-load run it twice against one server.
 //
-// usage: cacheload [-pt] [-m MiB] [-s seed]
+// With -r N it then writes the whole buffer again N times, as a program
+// overwrites its input buffer each step: those copies do not go by name.
+//
+// usage: cacheload [-pt] [-m MiB] [-r rewrites] [-s seed]
 // Prints "cacheload: ok"; with -t first "cacheload: load S s, N copies,
 // M MiB" (left out by default, so that runs compare equal).
 #include <cuda_runtime.h>
@@ -49,19 +52,22 @@ main(int argc, char **argv)
 {
 	size_t mib = 64, n, off, k, i, ncopies = 0;
 	uint64_t seed = 42, s;
-	int ch, pinned = 0, timing = 0;
+	int ch, pinned = 0, timing = 0, rewrites = 0;
 	unsigned char *host, *back;
 	void *dev;
 	cudaStream_t st;
 	double t0, t1;
 
-	while ((ch = getopt(argc, argv, "m:ps:t")) != -1) {
+	while ((ch = getopt(argc, argv, "m:pr:s:t")) != -1) {
 		switch (ch) {
 		case 'm':
 			mib = strtoul(optarg, NULL, 10);
 			break;
 		case 'p':
 			pinned = 1;
+			break;
+		case 'r':
+			rewrites = atoi(optarg);
 			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 10);
@@ -71,12 +77,13 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: cacheload [-pt] [-m MiB] "
-			    "[-s seed]\n");
+			    "[-r rewrites] [-s seed]\n");
 			return 2;
 		}
 	}
-	if (mib == 0 || mib > 65536 || seed == 0) {
-		fprintf(stderr, "cacheload: bad -m or -s\n");
+	if (mib == 0 || mib > 65536 || seed == 0 || rewrites < 0 ||
+	    rewrites > 1000) {
+		fprintf(stderr, "cacheload: bad -m, -r or -s\n");
 		return 2;
 	}
 	n = mib << 20;
@@ -116,6 +123,9 @@ main(int argc, char **argv)
 	if (timing)
 		printf("cacheload: load %.3f s, %zu copies, %zu MiB\n",
 		    t1 - t0, ncopies, mib);
+
+	for (i = 0; i < (size_t)rewrites; i++)
+		CHECK(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice));
 
 	if ((back = (unsigned char *)malloc(64u << 20)) == NULL)
 		return 1;

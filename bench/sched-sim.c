@@ -2072,11 +2072,11 @@ gap_write(struct yw *w, const char *key, const struct gaps *g)
 }
 
 static void __attribute__((noreturn))
-usage(void)
+usage(int status)
 {
-	fprintf(stderr, "usage: sched-sim [-OTv] [-l load[,load...]] "
+	fprintf(status == 0 ? stdout : stderr, "usage: sched-sim [-OTv] [-l load[,load...]] "
 	    "[-n instances] [-o figures.yaml] [-S seed] trace.yaml\n");
-	exit(2);
+	exit(status);
 }
 
 #define MAXLOADS	16
@@ -2101,7 +2101,7 @@ main(int argc, char *argv[])
 	uint64_t seed = 0;
 	FILE *f;
 
-	while ((ch = getopt(argc, argv, "l:n:Oo:S:Tv")) != -1) {
+	while ((ch = getopt(argc, argv, "hl:n:Oo:S:Tv")) != -1) {
 		switch (ch) {
 		case 'O':
 			open_loop = 1;
@@ -2126,15 +2126,17 @@ main(int argc, char *argv[])
 		case 'T':
 			truthful = 1;
 			break;
+		case 'h':
+			usage(0);
 		case 'v':
 			verbose++;
 			break;
 		default:
-			usage();
+			usage(2);
 		}
 	}
 	if (argc - optind != 1)
-		usage();
+		usage(2);
 	if (loadarg == NULL)
 		loads[nloads++] = 1;
 	for (tok = loadarg ? strtok_r(loadarg, ",", &save) : NULL;

@@ -122,8 +122,10 @@ module_stage(uint64_t id, const void *image, size_t n)
  * error, if any, reported by the next call that waits), which saves a
  * round trip per module.  One file per table under
  * $XDG_CACHE_HOME/gleam/ftab (or ~/.cache/gleam/ftab), named by the
- * image's XXH3-128 seeded with what a table depends on: the device's
- * name and attributes, the server's driver version, module or library.
+ * XXH3-128 of the image's XXH3-128 (the weight cache's name for it, so
+ * that a load hashes its image once) seeded with what a table depends on:
+ * the device's name and attributes, the server's driver version, module
+ * or library.
  * A file holds "GLFTAB1", its table's length and XXH3-128, then the
  * table; one that does not check out is ignored and replaced.
  * GLEAM_CACHE=0 turns it off with the weight cache.
@@ -132,8 +134,7 @@ module_stage(uint64_t id, const void *image, size_t n)
 #define FTAB_MAX	(64u << 20)
 
 static int
-ftab_path(const void *image, size_t n, int library, int dev, char *buf,
-    size_t len)
+ftab_path(const uint8_t ih[16], int library, int dev, char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	const char *off = getenv("GLEAM_CACHE");
@@ -153,7 +154,7 @@ ftab_path(const void *image, size_t n, int library, int dev, char *buf,
 		return -1;
 	seed = XXH3_64bits_withSeed(d, sizeof *d,
 	    ((uint64_t)drv << 1 | (library != 0)) ^ 0x67746162u);
-	h = XXH3_128bits_withSeed(image, n, seed);
+	h = XXH3_128bits_withSeed(ih, 16, seed);
 	return (size_t)snprintf(buf, len, "%s/%016llx%016llx", dir,
 	    (unsigned long long)h.high64, (unsigned long long)h.low64) >=
 	    len ? -1 : 0;
@@ -239,6 +240,8 @@ module_load(struct gmodule **out, const void *image, int library)
 	void *keep, *blob;
 	size_t n, blen;
 	char path[1200];
+	uint8_t ih[16] = { 0 };
+	const char *off;
 	int have = 0, known;
 	CUresult rc;
 
@@ -257,12 +260,15 @@ module_load(struct gmodule **out, const void *image, int library)
 	in[1].u = gobj_id(m);
 	in[2].p = image;
 	in[2].len = (uint32_t)n;
-	known = ftab_path(image, n, library, c->device, path, sizeof path) == 0;
+	/* The image's name, for the function table and the weight cache. */
+	if ((off = getenv("GLEAM_CACHE")) == NULL || strcmp(off, "0") != 0)
+		wcache_name(image, n, ih);
+	known = ftab_path(ih, library, c->device, path, sizeof path) == 0;
 	if (known && (blob = ftab_read(path, &blen)) != NULL) {
 		have = rpc_ftab_dec(blob, blen, &m->funcs, &m->nfunc) == 0;
 		free(blob);
 	}
-	if (wcache_image(gobj_id(m), image, n, &rc)) {
+	if (wcache_image(gobj_id(m), image, n, ih, &rc)) {
 		/* The weight cache readied it for the load that names m. */
 		if (rc != CUDA_SUCCESS) {
 			module_free(m);

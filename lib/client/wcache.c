@@ -393,6 +393,13 @@ wc_hash(const void *p, size_t n, uint8_t h[16])
 	__atomic_add_fetch(&wst.hash_bytes, n, __ATOMIC_RELAXED);
 }
 
+/* The name of n bytes (wcache_image's, for one that has it already). */
+void
+wcache_name(const void *p, size_t n, uint8_t h[16])
+{
+	wc_hash(p, n, h);
+}
+
 static void
 wc_count(int hit, size_t n)
 {
@@ -606,14 +613,13 @@ wc_ask_image(uint64_t id, const uint8_t h[16], size_t n, CUresult *rc)
 }
 
 int
-wcache_image(uint64_t id, const void *image, size_t n, CUresult *rc)
+wcache_image(uint64_t id, const void *image, size_t n, const uint8_t h[16],
+    CUresult *rc)
 {
-	uint8_t h[16];
 	int st;
 
 	if (!wc_enabled(n) || n > WC_IMAGE_MAX)
 		return 0;
-	wc_hash(image, n, h);
 	if ((st = wc_ask_image(id, h, n, rc)) == -1)
 		return 1;
 	wc_count(st == WC_DONE, n);

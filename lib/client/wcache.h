@@ -15,7 +15,12 @@
 int	wcache_wants(size_t n);
 int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
 	    const void *src, size_t n, CUresult *rc);
-/* Readies the image for the load that names id with an empty image. */
-int	wcache_image(uint64_t id, const void *image, size_t n, CUresult *rc);
+void	wcache_name(const void *, size_t, uint8_t h[16]);
+/*
+ * Readies the image for the load that names id with an empty image; h is
+ * its name (wcache_name).
+ */
+int	wcache_image(uint64_t id, const void *image, size_t n,
+	    const uint8_t h[16], CUresult *rc);
 
 #endif

@@ -667,6 +667,23 @@ static const struct gleam_host_param infer_gemm_p[] = {
 	GLEAM_HOST_PARAM(int), GLEAM_HOST_PARAM(int), GLEAM_HOST_PARAM(int)
 };
 
+/* ---- soak.cu ----------------------------------------------------------- */
+
+static void
+soak_inc(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *v = ARG(unsigned *, 0);
+	size_t n = ARG(size_t, 1);
+
+	FOR_EACH_THREAD(g, b)
+		if (i < n && OK(&v[i], 4))
+			v[i] += 1;
+}
+
+static const struct gleam_host_param soak_inc_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(size_t)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -700,6 +717,7 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z9layernormPKfiPfS0_S0_ii", infer_layernorm_p, infer_layernorm),
 	K("_Z7softmaxPfiif", infer_softmax_p, infer_softmax),
 	K("_Z10gemm_tiledPKfixS0_ixiPfixiii", infer_gemm_p, infer_gemm),
+	K("_Z7soakIncPjm", soak_inc_p, soak_inc),
 	{ NULL, 0, NULL, NULL }
 };
 

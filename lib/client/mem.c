@@ -662,13 +662,8 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
-	/*
-	 * Large copies by name first: the weight cache (wcache.c); not those
-	 * that overwrite bytes an earlier copy wrote (mem_rewritten), as a
-	 * program's per-step inputs do.
-	 */
-	if (wcache_wants(n) && !mem_rewritten(dst, n) &&
-	    wcache_htod(c, sid, async, dst, src, n, &rc))
+	/* Large copies by name first: the weight cache (wcache.c). */
+	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;

@@ -137,14 +137,13 @@ static int
 ftab_path(const uint8_t ih[16], int library, int dev, char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	const char *off = getenv("GLEAM_CACHE");
 	const struct client_device *d = client_device(dev);
 	XXH64_hash_t seed;
 	XXH128_hash_t h;
 	uint32_t drv = client_server_driver();
 	char dir[1024];
 
-	if ((off != NULL && strcmp(off, "0") == 0) || d == NULL)
+	if (d == NULL)
 		return -1;
 	if (xdg != NULL && xdg[0] == '/')
 		snprintf(dir, sizeof dir, "%s/gleam/ftab", xdg);
@@ -241,8 +240,8 @@ module_load(struct gmodule **out, const void *image, int library)
 	size_t n, blen;
 	char path[1200];
 	uint8_t ih[16] = { 0 };
-	const char *off;
-	int have = 0, known;
+	const char *off = getenv("GLEAM_CACHE");
+	int have = 0, known = 0;
 	CUresult rc;
 
 	if (out == NULL || image == NULL)
@@ -261,9 +260,11 @@ module_load(struct gmodule **out, const void *image, int library)
 	in[2].p = image;
 	in[2].len = (uint32_t)n;
 	/* The image's name, for the function table and the weight cache. */
-	if ((off = getenv("GLEAM_CACHE")) == NULL || strcmp(off, "0") != 0)
+	if (off == NULL || strcmp(off, "0") != 0) {
 		wcache_name(image, n, ih);
-	known = ftab_path(ih, library, c->device, path, sizeof path) == 0;
+		known = ftab_path(ih, library, c->device, path, sizeof path) ==
+		    0;
+	}
 	if (known && (blob = ftab_read(path, &blen)) != NULL) {
 		have = rpc_ftab_dec(blob, blen, &m->funcs, &m->nfunc) == 0;
 		free(blob);

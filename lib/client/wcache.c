@@ -6,8 +6,9 @@
  * bytes only when it lacks them.  The unit is the copy, whatever
  * allocation it lands in, so loaders that copy tensor by tensor into
  * parts of one large allocation hit as well as whole-buffer copies.
- * Module and library images of that size go the same way.  mem.c keeps
- * copies that overwrite what an earlier copy wrote (per-step inputs) out.
+ * Module and library images of that size go the same way.  A copy that
+ * overwrites bytes an earlier copy wrote (mem_rewritten), as a program's
+ * per-step inputs do, goes whole: its bytes never recur.
  *
  * A copy waits for the server's answer, which decides whether the bytes
  * travel, unless the server holds its entry for this process already:
@@ -367,13 +368,6 @@ wc_enabled(size_t n)
 	return __atomic_load_n(&wc_on, __ATOMIC_RELAXED) && n >= wc_min;
 }
 
-/* Would a host-to-device copy of n bytes go by name? */
-int
-wcache_wants(size_t n)
-{
-	return wc_enabled(n);
-}
-
 static void
 wc_off(void)
 {
@@ -553,7 +547,7 @@ wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	size_t off, k;
 	int st;
 
-	if (!wc_enabled(n))
+	if (!wc_enabled(n) || mem_rewritten(dst, n))
 		return 0;
 	*rc = CUDA_SUCCESS;
 	for (off = 0; off < n; off += k) {

@@ -12,7 +12,6 @@
 
 #include "remote.h"
 
-int	wcache_wants(size_t n);
 int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
 	    const void *src, size_t n, CUresult *rc);
 void	wcache_name(const void *, size_t, uint8_t h[16]);

@@ -97,6 +97,17 @@ struct backend {
 	int		(*gpu_copy)(struct rcall *c, int device, uint64_t kept,
 			    size_t len);
 	void		(*gpu_free)(int device, uint64_t kept);
+	/*
+	 * Page-locks the serving thread's input buffer [p, p + len), where
+	 * the backend has such a thing (else NULL), so that copies from
+	 * frames in it go by DMA.  host_pin returns 0 once it is pinned
+	 * (cheap when it already is), 1 when it cannot be yet (no context:
+	 * ask again after the next call), -1 when it never will be.  The
+	 * buffer is not moved or freed while pinned: host_unpin first.
+	 * client_free unpins it.
+	 */
+	int		(*host_pin)(struct rclient *, void *p, size_t len);
+	void		(*host_unpin)(struct rclient *, void *p);
 };
 
 extern const struct backend backend_cuda;

@@ -34,6 +34,9 @@ static struct {
 	CUresult (*CtxCreate)(CUcontext *, unsigned, CUdevice);
 	CUresult (*CtxDestroy)(CUcontext);
 	CUresult (*CtxSetCurrent)(CUcontext);
+	CUresult (*CtxGetCurrent)(CUcontext *);
+	CUresult (*MemHostRegister)(void *, size_t, unsigned);
+	CUresult (*MemHostUnregister)(void *);
 	CUresult (*CtxSynchronize)(void);
 	CUresult (*CtxSetLimit)(CUlimit, size_t);
 	CUresult (*MemAlloc)(CUdeviceptr *, size_t);
@@ -142,6 +145,9 @@ static struct {
 	S(CtxCreate, "cuCtxCreate", 3020),
 	S(CtxDestroy, "cuCtxDestroy", 4000),
 	S(CtxSetCurrent, "cuCtxSetCurrent", 4000),
+	S(CtxGetCurrent, "cuCtxGetCurrent", 4000),
+	S(MemHostRegister, "cuMemHostRegister", 6050),
+	S(MemHostUnregister, "cuMemHostUnregister", 4000),
 	S(CtxGetDevice, "cuCtxGetDevice", 2000),
 	S(CtxSynchronize, "cuCtxSynchronize", 2000),
 	S(CtxSetLimit, "cuCtxSetLimit", 3010),
@@ -218,8 +224,20 @@ static struct {
 static int drv_ndev;
 
 /* Per-client state: nothing beyond the object table for now. */
+/*
+ * Host memory page-locked for the client's copies, so that the driver
+ * copies it by DMA instead of through its own staging buffers: the serving
+ * thread's input buffer (remote.c asks, cuda_host_pin) and a scratch buffer
+ * for device-to-host pieces.  Registered in a context of the client's,
+ * which must outlive the registration: cuda_pins_drop before it goes.
+ */
+#define DTOH_PINNED	(4u << 20)	/* the client's pieces (BULK_CHUNK) */
+
 struct cclient {
-	int	unused;
+	CUcontext	 pin_ctx;	/* the context they were pinned in */
+	void		*in;		/* the input buffer, when pinned */
+	uint8_t		*dtoh;		/* pinned scratch, DTOH_PINNED bytes */
+	int		 dtoh_failed;	/* registering it failed: don't retry */
 };
 
 static int
@@ -298,6 +316,98 @@ cuda_client_new(struct rclient *cl)
 	return cl->be != NULL ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
+/* Unregisters what was pinned in ctx (any context if NULL), while it lives. */
+static void
+cuda_pins_drop(struct rclient *cl, CUcontext ctx)
+{
+	struct cclient *cc = cl->be;
+
+	if (cc == NULL || cc->pin_ctx == NULL ||
+	    (ctx != NULL && cc->pin_ctx != ctx))
+		return;
+	if (drv.CtxSetCurrent(cc->pin_ctx) == CUDA_SUCCESS) {
+		if (cc->in != NULL)
+			drv.MemHostUnregister(cc->in);
+		if (cc->dtoh != NULL)
+			drv.MemHostUnregister(cc->dtoh);
+	}
+	free(cc->dtoh);
+	cc->dtoh = NULL;
+	cc->in = NULL;
+	cc->pin_ctx = NULL;
+}
+
+/*
+ * Pins the serving thread's input buffer in the current context: 0 when it
+ * is pinned (now or before), 1 when there is no context yet (ask again),
+ * -1 when the driver refused (don't).
+ */
+static int
+cuda_host_pin(struct rclient *cl, void *p, size_t len)
+{
+	struct cclient *cc = cl->be;
+	CUcontext cur = NULL;
+
+	if (cc == NULL)
+		return -1;
+	if (cc->in == p && p != NULL)
+		return 0;
+	if (cc->in != NULL)
+		return -1;	/* one buffer at a time: unpin it first */
+	if (drv.CtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL)
+		return 1;
+	if (cc->pin_ctx != NULL && cc->pin_ctx != cur)
+		return 1;	/* the scratch's context: wait until it's current */
+	if (drv.MemHostRegister(p, len, CU_MEMHOSTREGISTER_PORTABLE) !=
+	    CUDA_SUCCESS)
+		return -1;
+	cc->in = p;
+	cc->pin_ctx = cur;
+	return 0;
+}
+
+static void
+cuda_host_unpin(struct rclient *cl, void *p)
+{
+	struct cclient *cc = cl->be;
+
+	if (cc == NULL || cc->in == NULL || cc->in != p)
+		return;
+	if (drv.CtxSetCurrent(cc->pin_ctx) == CUDA_SUCCESS)
+		drv.MemHostUnregister(cc->in);
+	cc->in = NULL;
+	if (cc->dtoh == NULL)
+		cc->pin_ctx = NULL;
+}
+
+/* The pinned device-to-host scratch, in the current context; or NULL. */
+static void *
+cuda_dtoh_scratch(struct rclient *cl, size_t n)
+{
+	struct cclient *cc = cl->be;
+	CUcontext cur = NULL;
+	void *p;
+
+	if (cc == NULL || n > DTOH_PINNED || cc->dtoh_failed)
+		return NULL;
+	if (cc->dtoh != NULL)
+		return cc->dtoh;
+	if (drv.CtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL ||
+	    (cc->pin_ctx != NULL && cc->pin_ctx != cur))
+		return NULL;
+	if ((p = malloc(DTOH_PINNED)) == NULL)
+		return NULL;
+	if (drv.MemHostRegister(p, DTOH_PINNED, CU_MEMHOSTREGISTER_PORTABLE) !=
+	    CUDA_SUCCESS) {
+		free(p);
+		cc->dtoh_failed = 1;
+		return NULL;
+	}
+	cc->dtoh = p;
+	cc->pin_ctx = cur;
+	return p;
+}
+
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
 cuda_client_free(struct rclient *cl)
@@ -313,6 +423,7 @@ cuda_client_free(struct rclient *cl)
 			drv.LibraryUnload(o->h);
 	}
 	i = 0;
+	cuda_pins_drop(cl, NULL);
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
 		if (o->kind == RK_CTX && o->h != NULL) {
@@ -446,6 +557,7 @@ c_ctx_destroy(struct rcall *c)
 
 	if (o == NULL || o->h == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	cuda_pins_drop(c->cl, o->h);
 	rc = drv.CtxDestroy(o->h);
 	o->h = NULL;
 	cuda_forget(c->cl, o);
@@ -461,6 +573,7 @@ c_primary_release(struct rcall *c)
 	if (o == NULL || o->refs <= 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (--o->refs == 0 && o->h != NULL) {
+		cuda_pins_drop(c->cl, o->h);
 		drv.CtxDestroy(o->h);
 		o->h = NULL;
 		cuda_forget(c->cl, o);
@@ -476,6 +589,7 @@ c_primary_reset(struct rcall *c)
 	if (o == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (o->h != NULL) {
+		cuda_pins_drop(c->cl, o->h);
 		drv.CtxDestroy(o->h);
 		o->h = NULL;
 		cuda_forget(c->cl, o);
@@ -594,20 +708,24 @@ c_mem_dtoh(struct rcall *c)
 	CUstream s;
 	CUresult rc;
 	size_t n = (size_t)c->in[4].u;
+	void *p;
 
 	CTX(c, 0);
 	STREAM(c, 1, s);
 	if (n > (1u << 30) || rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((c->scratch = malloc(n ? n : 1)) == NULL)
+	/* A piece lands in pinned memory (by DMA) that the reply is packed
+	 * from before the next call; a larger one in memory of its own. */
+	if ((p = cuda_dtoh_scratch(c->cl, n)) == NULL &&
+	    (p = c->scratch = malloc(n ? n : 1)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (c->in[2].u) {
-		rc = drv.MemcpyDtoHAsync(c->scratch, c->in[3].u, n, s);
+		rc = drv.MemcpyDtoHAsync(p, c->in[3].u, n, s);
 		if (rc == CUDA_SUCCESS)
 			rc = drv.StreamSynchronize(s);
 	} else
-		rc = drv.MemcpyDtoH(c->scratch, c->in[3].u, n);
-	c->out[0].p = c->scratch;
+		rc = drv.MemcpyDtoH(p, c->in[3].u, n);
+	c->out[0].p = p;
 	c->out[0].len = (uint32_t)n;
 	return rc;
 }
@@ -1589,6 +1707,8 @@ const struct backend backend_cuda = {
 	.gpu_keep = cuda_gpu_keep,
 	.gpu_copy = cuda_gpu_copy,
 	.gpu_free = cuda_gpu_free,
+	.host_pin = cuda_host_pin,
+	.host_unpin = cuda_host_unpin,
 	.init = cuda_init,
 	.describe = cuda_describe,
 	.client_new = cuda_client_new,

@@ -35,8 +35,48 @@ struct remote {
 	size_t			 inlen, incap;
 	struct pw		 out;		/* replies not yet sent */
 	int			 opened;
+	int			 pin;		/* 1: try to pin r->in, 0: don't */
 	struct wclient		*wc;		/* its weight cache state */
 };
+
+/*
+ * The input buffer is page-locked (backend host_pin) once the client has a
+ * context, so that host-to-device copies go from the frame by DMA.  It is
+ * sized then for the largest frame, so it never moves while pinned, unless
+ * frames may be larger than this: then it stays pageable.
+ */
+#define PIN_MAX		(64u << 20)
+#define READ_MIN	(1u << 16)	/* bytes a read asks for at least */
+
+static void
+remote_pin(struct remote *r)
+{
+	const struct backend *be = r->env->be;
+	size_t cap = PROTO_HDR_LEN + (size_t)r->env->max_frame + READ_MIN;
+	uint8_t *nb;
+	int rc;
+
+	if (!r->pin || !r->opened)
+		return;
+	if (be->host_pin == NULL || cap > PIN_MAX) {
+		r->pin = 0;
+		return;
+	}
+	if (r->incap < cap) {
+		/* Page-aligned, whole pages: what the driver locks. */
+		cap = (cap + 4095) & ~(size_t)4095;
+		if (posix_memalign((void **)&nb, 4096, cap) != 0) {
+			r->pin = 0;
+			return;
+		}
+		memcpy(nb, r->in, r->inlen);
+		free(r->in);
+		r->in = nb;
+		r->incap = cap;
+	}
+	if ((rc = be->host_pin(&r->cl, r->in, r->incap)) == -1)
+		r->pin = 0;
+}
 
 struct robj *
 robj_get(struct rclient *cl, uint64_t id, int kind)
@@ -486,7 +526,7 @@ static int
 remote_read(struct remote *r)
 {
 	struct frame_hdr h;
-	size_t want = 1 << 16;
+	size_t want = READ_MIN;
 	uint8_t *nb;
 	ssize_t n;
 
@@ -496,6 +536,9 @@ remote_read(struct remote *r)
 			want = PROTO_HDR_LEN + (size_t)h.len - r->inlen;
 	}
 	if (r->incap - r->inlen < want) {
+		/* Not when pinned (it is large enough then), but be safe. */
+		if (r->env->be->host_unpin != NULL && r->opened)
+			r->env->be->host_unpin(&r->cl, r->in);
 		if ((nb = realloc(r->in, r->inlen + want)) == NULL)
 			return -1;
 		r->in = nb;
@@ -519,6 +562,7 @@ remote_main(void *arg)
 	for (;;) {
 		if (remote_drain(r) == -1)
 			break;
+		remote_pin(r);
 		/* Everything answered so far leaves in one send. */
 		if (remote_flush(r) == -1)
 			break;
@@ -570,6 +614,7 @@ remote_new(int fd, const char *addr, const char *name, const void *pending,
 	if ((r = calloc(1, sizeof *r)) == NULL)
 		return NULL;
 	r->fd = fd;
+	r->pin = 1;
 	r->env = env;
 	r->stats = stats;
 	r->token = token;

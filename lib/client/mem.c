@@ -649,8 +649,14 @@ dev_range_known(CUdeviceptr p, size_t n)
 	    n <= size - (p - base);
 }
 
-/* Host-to-device copies go in pieces of this size, pipelined. */
+/*
+ * Copies go in pieces of this size, pipelined.  Host-to-device pieces are
+ * smaller: the first leaves once it is queued, so a copy of a few MiB (a
+ * batch of inputs) is on the wire while the rest is still being queued,
+ * and the server copies one piece to the device while the next arrives.
+ */
 #define BULK_CHUNK	(4u << 20)
+#define HTOD_CHUNK	(1u << 20)
 
 static CUresult
 copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
@@ -665,8 +671,8 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
-	if (max > BULK_CHUNK)
-		max = BULK_CHUNK;
+	if (max > HTOD_CHUNK)
+		max = HTOD_CHUNK;
 	while (n > 0) {
 		k = n < max ? n : max;
 		in[0].u = gobj_id(c);

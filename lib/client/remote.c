@@ -460,29 +460,87 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 }
 
 /*
- * Should a bulk payload of len bytes be compressed?  Only data that
- * shrinks (a trial on the first piece, and every 16th after one that did
- * not), only while the link is the bottleneck (more than two pieces wait
- * to be sent, so the time spent compressing would be spent waiting), and
- * never when compression, as measured, is slower than the link drains a
- * backlog (a fast link: loopback, 10 Gbit/s).
+ * Should a bulk payload be compressed?  Only data that shrinks, only while
+ * the link is the bottleneck (8 MiB wait to be sent, so the time spent
+ * compressing would be spent waiting), and never when compression, as
+ * measured, is slower than the link drains a backlog (a fast link:
+ * loopback, 10 Gbit/s).  Whether data shrinks is learnt from what was
+ * compressed, and while it did not, from a probe of 64 KiB of every 16th
+ * piece: a probe costs tens of microseconds where compressing a whole
+ * piece to find out cost milliseconds on the copy's path.
  */
 #define ZSTD_BACKLOG	(8u << 20)
+#define ZSTD_PROBE	(64u << 10)
+
+/* The largest blob of a call: the bulk data. */
+static const struct rpc_val *
+bulk_field(const struct rpc_desc *d, const struct rpc_val *in)
+{
+	const struct rpc_val *b = NULL;
+	size_t i;
+
+	for (i = 0; d->req[i] != '\0' && i < RPC_MAX_FIELDS; i++)
+		if (d->req[i] == 'B' && (b == NULL || in[i].len > b->len))
+			b = &in[i];
+	return b;
+}
+
+static void
+zip_pace(size_t len, uint64_t ns)
+{
+	double r;
+
+	if (ns == 0)
+		return;
+	r = (double)len * 1e9 / (double)ns;
+	zip_Bps = zip_Bps > 0 ? 0.7 * zip_Bps + 0.3 * r : r;
+}
 
 static int
-want_zstd(size_t len)
+want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 {
-	if (zmode >= 0)
+	const struct rpc_val *b = bulk_field(d, in);
+	int probe = 0, zip;
+	struct pw z;
+	uint64_t t;
+	long n;
+
+	if (b == NULL || b->len < ZSTD_PROBE)
+		return zmode == 1;
+	pthread_mutex_lock(&tlock);
+	if (zmode >= 0) {
+		pthread_mutex_unlock(&tlock);
 		return zmode;
-	if (len < (64u << 10))
-		return 0;
+	}
 	/* Compressing slower than the link drains is never worth it. */
-	if (drain_Bps > 0 && zip_Bps > 0 && zip_Bps < 1.2 * drain_Bps)
+	if (drain_Bps > 0 && zip_Bps > 0 && zip_Bps < 1.2 * drain_Bps) {
+		pthread_mutex_unlock(&tlock);
 		return 0;
+	}
 	if (zratio >= 0.95)
-		return ztrials++ % 16 == 0;
-	return queued - __atomic_load_n(&sent, __ATOMIC_RELAXED) >=
-	    ZSTD_BACKLOG;
+		probe = ztrials++ % 16 == 0;
+	pthread_mutex_unlock(&tlock);
+	if (probe) {
+		/* From the middle: a header or padding says little. */
+		const uint8_t *p = (const uint8_t *)b->p +
+		    (b->len - ZSTD_PROBE) / 2;
+
+		pw_init(&z);
+		t = now_ns();
+		n = zf_compress(&z, p, ZSTD_PROBE, 1);
+		t = now_ns() - t;
+		pw_free(&z);
+		pthread_mutex_lock(&tlock);
+		zip_pace(ZSTD_PROBE, t);
+		zratio = n > 0 ? (double)n / ZSTD_PROBE : 1;
+		log_trace("zstd probe: %u -> %ld bytes", ZSTD_PROBE, n);
+		pthread_mutex_unlock(&tlock);
+	}
+	pthread_mutex_lock(&tlock);
+	zip = zratio < 0.95 && queued - __atomic_load_n(&sent,
+	    __ATOMIC_RELAXED) >= ZSTD_BACKLOG;
+	pthread_mutex_unlock(&tlock);
+	return zip;
 }
 
 /*
@@ -568,11 +626,8 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	pw_init(&pl);
 	pw_init(&z);
-	if ((flags & RP_BULK) && !sync_mode) {
-		pthread_mutex_lock(&tlock);
-		zip = want_zstd(rpc_packed_size(d->req, in));
-		pthread_mutex_unlock(&tlock);
-	}
+	if ((flags & RP_BULK) && !sync_mode)
+		zip = want_zstd(d, in);
 	if (!zip)
 		return rsend_direct(type, d, in, w);
 	if (rpc_pack(&pl, d->req, in) == -1 || pl.bad) {
@@ -587,11 +642,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		double dz = (double)(now_ns() - tz);
 
 		pthread_mutex_lock(&tlock);
-		if (dz > 0) {
-			double r = (double)pl.len * 1e9 / dz;
-
-			zip_Bps = zip_Bps > 0 ? 0.7 * zip_Bps + 0.3 * r : r;
-		}
+		zip_pace(pl.len, (uint64_t)dz);
 		zratio = n > 0 ? (double)n / (double)pl.len : 1;
 		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
 		    n, (unsigned long long)(queued -

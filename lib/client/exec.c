@@ -353,6 +353,14 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 		c = g->ctx;
 	in[0].u = gobj_id(c);
 	in[1].u = sid;
+	/*
+	 * Nothing sent since a wait that left this stream idle (a copy to
+	 * the host, say): the answer is known, and mapped memory is current.
+	 */
+	if (type == R_STREAM_SYNC && ridle_check(in[0].u, sid)) {
+		stats_local_sync();
+		return c->sticky;
+	}
 	rc = rcall(type, in, out, &keep);
 	free(keep);
 	return rc;

@@ -321,6 +321,9 @@ cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
  * free here, so that, with unified addressing, the host pointer is the
  * device pointer too, as on a GPU; else cuMemHostGetDevicePointer gives
  * the device's.  Meant for small buffers: MAPPED_MAX bytes in all.
+ * The device side comes back only if device work that could have written
+ * it was sent since it last came back (map_gen): a kernel, or a copy or
+ * memset whose destination may be a mapped buffer.
  */
 #define MAPPED_N	64
 #define MAPPED_MAX	(16u << 20)
@@ -339,6 +342,40 @@ static int		 nmaps;
 static size_t		 mapped_bytes;
 static int		 mapped_on;	/* nmaps > 0, read without the lock */
 static __thread int	 in_mapped;	/* our own copies: no hooks */
+static uint64_t		 map_gen;	/* device work that may write them */
+static uint64_t		 map_pulled;	/* map_gen when last pulled */
+
+void
+client_mapped_touch(uint16_t type, const struct rpc_val *in)
+{
+	int i, hit = 0;
+
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
+		return;
+	switch (type) {
+	case R_MEM_HTOD:
+		/* Inputs into ordinary device memory leave them alone. */
+		pthread_mutex_lock(&map_lock);
+		for (i = 0; i < nmaps && !hit; i++)
+			hit = in[3].u < maps[i].dev + maps[i].size &&
+			    maps[i].dev < in[3].u + in[4].len;
+		pthread_mutex_unlock(&map_lock);
+		if (!hit)
+			return;
+		break;
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+	case R_MEM_DTOD:
+	case R_MEM_3D:
+	case R_MEMSET:
+	case R_CACHE_HTOD:
+	case R_CACHE_HELD:
+		break;
+	default:
+		return;
+	}
+	__atomic_add_fetch(&map_gen, 1, __ATOMIC_ACQ_REL);
+}
 
 static void
 mapped_push_locked(void)
@@ -374,21 +411,29 @@ client_mapped_push(void)
 	in_mapped = 0;
 }
 
-void
-client_mapped_pull(void)
+int
+client_mapped_pull_begin(struct mpull *mp)
 {
-	struct rpc_val in[5], out[1];
-	void *keep;
+	struct rpc_val in[5];
 	int i;
 
+	mp->n = 0;
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
-		return;
+		return 0;
 	in_mapped = 1;
 	pthread_mutex_lock(&map_lock);
 	/* Host writes since the last push first, or they would be lost. */
 	mapped_push_locked();
-	for (i = 0; i < nmaps; i++) {
+	mp->gen = __atomic_load_n(&map_gen, __ATOMIC_ACQUIRE);
+	if (mp->gen == map_pulled) {
+		pthread_mutex_unlock(&map_lock);
+		in_mapped = 0;
+		return 0;
+	}
+	for (i = 0; i < nmaps && mp->n < (int)(sizeof mp->w /
+	    sizeof mp->w[0]); i++) {
 		struct mapped *m = &maps[i];
+		struct rwait *w = &mp->w[mp->n];
 
 		if (!m->ctx->live)
 			continue;
@@ -397,13 +442,44 @@ client_mapped_pull(void)
 		in[2].u = 0;
 		in[3].u = m->dev;
 		in[4].u = m->size;
-		if (rcall(R_MEM_DTOH, in, out, &keep) == CUDA_SUCCESS &&
-		    out[0].len == m->size) {
+		memset(w, 0, sizeof *w);
+		w->beside = 1;
+		if (rsend(R_MEM_DTOH, in, 0, w) != CUDA_SUCCESS)
+			break;
+		mp->idx[mp->n++] = i;
+	}
+	/* map_lock stays held until the end: the buffers stay put. */
+	return 1;
+}
+
+void
+client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
+    uint64_t *qend)
+{
+	struct rpc_val out[1];
+	uint64_t at = qstart;
+	void *keep;
+	int i, all = 1;
+
+	for (i = 0; i < mp->n; i++) {
+		struct mapped *m = &maps[mp->idx[i]];
+		CUresult rc = rwait(&mp->w[i], out, &keep);
+
+		if (rc == CUDA_SUCCESS && ok && out[0].len == m->size) {
 			memcpy(m->host, out[0].p, m->size);
 			memcpy(m->shadow, out[0].p, m->size);
-		}
+		} else
+			all = 0;
 		free(keep);
+		/* Contiguous with the call it went beside? */
+		if (mp->w[i].qstart != at)
+			at = 0;
+		else
+			at = mp->w[i].qend;
 	}
+	if (all && ok)
+		map_pulled = mp->gen;
+	*qend = at;
 	pthread_mutex_unlock(&map_lock);
 	in_mapped = 0;
 }
@@ -743,6 +819,9 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	size_t max = rcall_max_payload();
 	unsigned head = 0, tail = 0;	/* sent, received */
 	CUresult rc = CUDA_SUCCESS, rc2;
+	uint64_t last = 0, mark = 0;
+	struct mpull mp;
+	int pull = 0;
 	void *keep;
 
 	if (async && !rsync_mode() && n > 0 && dev_range_known(src, n)) {
@@ -779,6 +858,10 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			dst = (char *)dst + k;
 			src += k;
 			n -= k;
+			/* The host will have waited: mapped memory comes back
+			 * with the last piece. */
+			if (n == 0)
+				pull = client_mapped_pull_begin(&mp);
 		}
 		if (tail == head)
 			break;
@@ -793,11 +876,18 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			free(keep);
 			if (rc == CUDA_SUCCESS)
 				rc = rc2;
+			last = w[i].qend;
 			tail++;
 		}
 		if (rc != CUDA_SUCCESS)
 			n = 0;	/* collect what is in flight, then fail */
 	}
+	mark = last;
+	if (pull)
+		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, last, &mark);
+	/* The server waited for the stream after the last piece. */
+	if (rc == CUDA_SUCCESS && async && mark != 0)
+		ridle_set(gobj_id(c), sid, mark);
 	return rc;
 }
 

@@ -583,15 +583,18 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	h.flags = w == NULL ? FL_ONEWAY : 0;
 	h.id = id;
 	proto_hdr_encode(sendq.p + at, &h);
+	if (w != NULL)
+		w->qstart = queued;
 	queued += PROTO_HDR_LEN + need;
 	if (w != NULL) {
+		w->qend = queued;
 		w->id = id;
 		w->next = waiters;
 		waiters = w;
 	}
 	queue_wake(wake);
 	pthread_mutex_unlock(&tlock);
-	stats_call(type, w == NULL);
+	stats_call(type, w == NULL, w != NULL && w->beside);
 	return CUDA_SUCCESS;
 }
 
@@ -610,17 +613,19 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	if (type == R_LAUNCH || type == R_LAUNCH_EX || type == R_MEM_DTOH ||
 	    type == R_MEM_DTOD || type == R_MEM_3D || type == R_MEMSET)
 		client_mapped_push();
+	client_mapped_touch(type, in);
 
 	if (w != NULL) {
 		void *dst = w->dst;
 		size_t dstlen = w->dstlen;
-		int detached = w->detached;
+		int detached = w->detached, beside = w->beside;
 
 		memset(w, 0, sizeof *w);
 		w->type = type;
 		w->dst = dst;
 		w->dstlen = dstlen;
 		w->detached = detached;
+		w->beside = beside;
 	}
 	if (d == NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -667,19 +672,21 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			w->id = id;
 			w->next = waiters;
 			waiters = w;
+			w->qstart = queued;
 		}
 		if (queue_frame(type, ff, id, payload, plen, NULL, 0) == -1) {
 			if (w != NULL)
 				waiters = w->next;
 			rc = rstate == R_UP ? CUDA_ERROR_OUT_OF_MEMORY :
 			    state_error();
-		}
+		} else if (w != NULL)
+			w->qend = queued;
 	}
 	pthread_mutex_unlock(&tlock);
 	pw_free(&pl);
 	pw_free(&z);
 	if (rc == CUDA_SUCCESS)
-		stats_call(type, w == NULL);
+		stats_call(type, w == NULL, w != NULL && w->beside);
 	return rc;
 }
 
@@ -712,7 +719,8 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		deferred = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&tlock);
-	stats_sync();
+	if (!w->beside)
+		stats_sync();
 	b = w->buf;
 	*keep = b;
 	if (b == NULL || w->len < 4)
@@ -753,16 +761,31 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	struct rwait w = { 0 };		/* no destination for a blob */
 	CUresult rc;
 
+	struct mpull mp;
+	uint64_t mark;
+	int pull;
+
 	*keep = NULL;
 	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
 		return rc;
+	/*
+	 * The host waits for the device: mapped memory shows its writes.
+	 * The pull goes with the call, read by the server after it.
+	 */
+	pull = (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
+	    type == R_EVENT_SYNC || type == R_STREAM_QUERY ||
+	    type == R_EVENT_QUERY || type == R_MEM_DTOH) &&
+	    client_mapped_pull_begin(&mp);
 	rc = rwait(&w, out, keep);
-	/* The host waited for the device: mapped memory shows its writes. */
-	if (rc == CUDA_SUCCESS && (type == R_CTX_SYNC ||
-	    type == R_STREAM_SYNC || type == R_EVENT_SYNC ||
-	    type == R_STREAM_QUERY || type == R_EVENT_QUERY ||
-	    type == R_MEM_DTOH))
-		client_mapped_pull();
+	mark = w.qend;
+	if (pull)
+		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
+	if (rc == CUDA_SUCCESS && mark != 0) {
+		if (type == R_STREAM_SYNC)
+			ridle_set(in[0].u, in[1].u, mark);
+		else if (type == R_CTX_SYNC)
+			ridle_set(in[0].u, RIDLE_ALL, mark);
+	}
 	return rc;
 }
 
@@ -788,6 +811,40 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 		free(w);
 	}
 	return rc;
+}
+
+static struct {
+	uint64_t	 ctx, sid, mark;
+	int		 valid;
+} sidle;
+
+void
+ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
+{
+	pthread_mutex_lock(&tlock);
+	/* Only if nothing was queued after the mark meanwhile. */
+	if (queued == mark) {
+		sidle.ctx = ctx;
+		sidle.sid = sid;
+		sidle.mark = mark;
+		sidle.valid = 1;
+	}
+	pthread_mutex_unlock(&tlock);
+}
+
+int
+ridle_check(uint64_t ctx, uint64_t sid)
+{
+	int yes;
+
+	if (sync_mode)
+		return 0;
+	pthread_mutex_lock(&tlock);
+	yes = sidle.valid && rstate == R_UP && queued == sidle.mark &&
+	    deferred == CUDA_SUCCESS && ndetached == 0 && sidle.ctx == ctx &&
+	    (sidle.sid == sid || sidle.sid == RIDLE_ALL);
+	pthread_mutex_unlock(&tlock);
+	return yes;
 }
 
 void

@@ -111,6 +111,12 @@ struct rwait {
 	size_t		 dstlen;
 	int		 direct;	/* it went there */
 	int		 detached;	/* nobody waits: see rsend_detached */
+	/* Set before rsend: sent with another call, not a round trip of its
+	 * own (a mapped buffer's pull beside a synchronization). */
+	int		 beside;
+	/* Set by rsend: the send queue's count of bytes before and after
+	 * the call was queued (see ridle_set). */
+	uint64_t	 qstart, qend;
 	struct rwait	*next;
 };
 /* rsend's flags. */
@@ -144,7 +150,36 @@ CUresult	 rpost(uint16_t type, const struct rpc_val *in, int flags);
  * that may read it, its device side back after the host waited.
  */
 void		 client_mapped_push(void);
-void		 client_mapped_pull(void);
+/*
+ * The pull, sent beside a call that waits (after it, in the same send) and
+ * collected after it: begin returns 1 if it sent requests, which end then
+ * collects (writing them to the host only if ok) and reports in *qend the
+ * queue position after the last of them, or 0 if another call came between
+ * (see ridle_set).  Nothing is pulled if no device work that could have
+ * written a mapped buffer was sent since the last pull.
+ */
+struct mpull {
+	struct rwait	 w[64];
+	int		 idx[64];
+	int		 n;
+	uint64_t	 gen;
+};
+int		 client_mapped_pull_begin(struct mpull *);
+void		 client_mapped_pull_end(struct mpull *, int ok,
+		    uint64_t qstart, uint64_t *qend);
+/* rsend tells mem.c of device work that may write a mapped buffer. */
+void		 client_mapped_touch(uint16_t type, const struct rpc_val *in);
+/*
+ * Idle streams.  ridle_set records that stream sid of context ctx
+ * (RIDLE_ALL: all of its streams) had finished everything sent before the
+ * send queue held mark bytes; ridle_check says whether that still holds,
+ * nothing having been queued since, no error waiting to be reported and
+ * the connection up: a synchronization of that stream may then be answered
+ * here.
+ */
+#define RIDLE_ALL	UINT64_MAX
+void		 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark);
+int		 ridle_check(uint64_t ctx, uint64_t sid);
 /* GLEAM_SYNC=1: every call waits for its reply. */
 int		 rsync_mode(void);
 /* The largest payload one frame may carry to the server. */
@@ -183,8 +218,9 @@ int		 mem_rewritten(CUdeviceptr, size_t);
  * call queued (one-way or not), a call that waited for its reply, bytes on
  * the wire each way, bytes compression saved.
  */
-void		 stats_call(uint16_t type, int oneway);
+void		 stats_call(uint16_t type, int oneway, int beside);
 void		 stats_sync(void);
+void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
 

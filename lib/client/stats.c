@@ -20,6 +20,7 @@ static struct {
 	uint64_t	 round_trips;	/* calls that waited for a reply */
 	uint64_t	 one_way;	/* calls that did not */
 	uint64_t	 syncs;		/* synchronizations the program asked for */
+	uint64_t	 local_syncs;	/* of which answered here: stream idle */
 	uint64_t	 bytes_out, bytes_in;
 	uint64_t	 saved;		/* bytes compression kept off the wire */
 	uint64_t	 start;
@@ -28,15 +29,18 @@ static struct {
 static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void
-stats_call(uint16_t type, int oneway)
+stats_call(uint16_t type, int oneway, int beside)
 {
 	pthread_mutex_lock(&st_lock);
 	if (type >= R_OPEN && type < R_CALL_END)
 		st.calls[type - R_OPEN]++;
 	if (oneway)
 		st.one_way++;
-	/* Where the program waits for the GPU: a synchronization. */
-	if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
+	/* Where the program waits for the GPU: a synchronization (not a
+	 * mapped buffer's pull that goes with one). */
+	if (beside)
+		;
+	else if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
 	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D)
 		st.syncs++;
 	pthread_mutex_unlock(&st_lock);
@@ -47,6 +51,15 @@ stats_sync(void)
 {
 	pthread_mutex_lock(&st_lock);
 	st.round_trips++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_local_sync(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.syncs++;
+	st.local_syncs++;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -75,11 +88,12 @@ stats_print(void)
 	int i;
 
 	fprintf(stderr, "gleam: %s: %.3f s, %llu round trips, %llu one-way "
-	    "calls, %llu synchronizations, %llu bytes sent (%llu saved by "
+	    "calls, %llu synchronizations (%llu answered here), %llu bytes sent (%llu saved by "
 	    "compression), %llu received\n", program_invocation_short_name,
 	    (double)(now_ns() - st.start) / 1e9,
 	    (unsigned long long)st.round_trips,
 	    (unsigned long long)st.one_way, (unsigned long long)st.syncs,
+	    (unsigned long long)st.local_syncs,
 	    (unsigned long long)st.bytes_out, (unsigned long long)st.saved,
 	    (unsigned long long)st.bytes_in);
 	for (i = 0; i < RPC_NCALLS; i++)
@@ -116,6 +130,8 @@ stats_write(void)
 	yw_uint(w, st.one_way);
 	yw_key(w, "synchronizations");
 	yw_uint(w, st.syncs);
+	yw_key(w, "local_syncs");
+	yw_uint(w, st.local_syncs);
 	yw_kdbl(w, "round_trips_per_sync", st.syncs ? (double)st.round_trips /
 	    (double)st.syncs : 0, 2);
 	yw_key(w, "bytes_sent");

@@ -180,6 +180,30 @@ run_prog() {
 	done
 }
 
+@test "a stream sync with nothing sent since a copy to the host is answered here, mapped memory current" {
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k mapped
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "mapped: ok" ]
+		local on=$output
+		# The three rounds' syncs and the one after host writes only:
+		# not the one after a kernel that followed the copy.
+		grep -qx 'local_syncs: 4' "$BATS_TEST_TMPDIR/on.yaml"
+		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k mapped
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		grep -qx 'local_syncs: 0' "$BATS_TEST_TMPDIR/off.yaml"
+		# Round trips: fewer, and the pulls that go with a sync are not
+		# counted as synchronizations of their own.
+		local rt_on rt_off
+		rt_on=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/on.yaml")
+		rt_off=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/off.yaml")
+		[ "$rt_on" -lt "$rt_off" ]
+		[ "$(grep '^synchronizations:' "$BATS_TEST_TMPDIR/on.yaml")" = \
+		    "$(grep '^synchronizations:' "$BATS_TEST_TMPDIR/off.yaml")" ]
+	done
+}
+
 @test "PCI bus id, host functions in stream order, the stream-ordered allocator" {
 	for k in static shared; do
 		run_prog $k extras

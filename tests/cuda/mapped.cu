@@ -80,6 +80,36 @@ main(void)
 	}
 	expect("through the host pointer, after a stream sync", h, 13);
 
+	// PyTorch's .cpu(): a copy to pageable memory in the stream, then a
+	// sync of that stream (answered by the client when nothing was sent
+	// since the copy): the kernels' writes to mapped memory are seen.
+	for (int r = 0; r < 3; r++) {
+		set_u32<<<N / 256, 256>>>(d, 20 + r, N);
+		set_u32<<<N / 256, 256>>>(other, 30 + r, N);
+		CK(cudaGetLastError());
+		CK(cudaMemcpyAsync(back, other, N * sizeof *back,
+		    cudaMemcpyDeviceToHost, 0));
+		CK(cudaStreamSynchronize(0));
+		expect("a copy, then a sync: the copy", back, 30 + r);
+		expect("a copy, then a sync: mapped memory", h, 20 + r);
+	}
+	// Work after the copy: the sync waits for it.
+	CK(cudaMemcpyAsync(back, other, N * sizeof *back,
+	    cudaMemcpyDeviceToHost, 0));
+	set_u32<<<N / 256, 256>>>(d, 40, N);
+	CK(cudaGetLastError());
+	CK(cudaStreamSynchronize(0));
+	expect("a copy, a kernel, then a sync: mapped", h, 40);
+	// Host writes after a copy, read by the next kernel's copy.
+	CK(cudaMemcpyAsync(back, other, N * sizeof *back,
+	    cudaMemcpyDeviceToHost, 0));
+	for (i = 0; i < N; i++)
+		h[i] = 50u ^ (unsigned)i;
+	CK(cudaStreamSynchronize(0));
+	CK(cudaMemcpy(other, d, N * sizeof *d, cudaMemcpyDeviceToDevice));
+	CK(cudaMemcpy(back, other, N * sizeof *back, cudaMemcpyDeviceToHost));
+	expect("host writes after a copy and a sync", back, 50);
+
 	CK(cudaFreeHost(h));
 	CK(cudaFree(other));
 	free(back);

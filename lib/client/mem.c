@@ -759,7 +759,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		in[4].len = (uint32_t)k;
 		/* The bytes are copied into the queue: src is free again. */
 		if (known)
-			rc = rpost(R_MEM_HTOD, in, RP_BULK);
+			rc = rpost(R_MEM_HTOD, in, RP_BULK | RP_KEEPIDLE);
 		else {
 			rc = rcall(R_MEM_HTOD, in, out, &keep);
 			free(keep);
@@ -885,8 +885,10 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	mark = last;
 	if (pull)
 		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, last, &mark);
-	/* The server waited for the stream after the last piece. */
-	if (rc == CUDA_SUCCESS && async && mark != 0)
+	/* The stream was done with everything before the last piece: the
+	 * server waited for it (an async copy) or the copy did (a sync one,
+	 * in the NULL or per-thread stream, as a GPU's does). */
+	if (rc == CUDA_SUCCESS && mark != 0)
 		ridle_set(gobj_id(c), sid, mark);
 	return rc;
 }

@@ -76,6 +76,10 @@ static unsigned		 ztrials;	/* bulk pieces since the last trial */
 static uint64_t		 sent;		/* bytes the I/O thread has sent */
 static double		 drain_Bps;	/* the link's pace while backlogged */
 static double		 zip_Bps;	/* compression's pace, raw bytes */
+static struct {				/* an idle stream: ridle_set */
+	uint64_t	 ctx, sid, mark;
+	int		 valid;
+} sidle;
 
 static struct client_device *rdevs;
 static int		 rndev;
@@ -544,12 +548,30 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 }
 
 /*
+ * Under tlock, after a call was queued from queue position q0: a one-way
+ * call that cannot fail for its arguments (RP_KEEPIDLE: a copy into device
+ * memory the program allocated) and that follows an idle mark on its own
+ * stream leaves that stream's synchronization answerable here.  Nothing
+ * the program can see tells the copy done from the copy on its way, but an
+ * error it meets, which the copy only shares with the whole device, would
+ * be reported at the next call that waits instead of at this sync: as if
+ * the fault had come a moment later.
+ */
+static void
+idle_keep(int flags, const struct rpc_val *in, uint64_t q0)
+{
+	if ((flags & RP_KEEPIDLE) && sidle.valid && sidle.mark == q0 &&
+	    sidle.ctx == in[0].u && sidle.sid == in[1].u)
+		sidle.mark = queued;
+}
+
+/*
  * rsend without compression: the call is packed straight into the send
  * queue, its bytes copied once.
  */
 static CUresult
 rsend_direct(uint16_t type, const struct rpc_desc *d,
-    const struct rpc_val *in, struct rwait *w)
+    const struct rpc_val *in, struct rwait *w, int flags)
 {
 	size_t need = rpc_packed_size(d->req, in), at;
 	struct frame_hdr h;
@@ -586,6 +608,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	if (w != NULL)
 		w->qstart = queued;
 	queued += PROTO_HDR_LEN + need;
+	idle_keep(flags, in, queued - PROTO_HDR_LEN - need);
 	if (w != NULL) {
 		w->qend = queued;
 		w->id = id;
@@ -634,7 +657,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	if ((flags & RP_BULK) && !sync_mode)
 		zip = want_zstd(d, in);
 	if (!zip)
-		return rsend_direct(type, d, in, w);
+		return rsend_direct(type, d, in, w, flags);
 	if (rpc_pack(&pl, d->req, in) == -1 || pl.bad) {
 		pw_free(&pl);
 		return CUDA_ERROR_INVALID_VALUE;
@@ -668,6 +691,8 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	else {
 		uint64_t id = rconn.next_id++;
 
+		uint64_t q0 = queued;
+
 		if (w != NULL) {
 			w->id = id;
 			w->next = waiters;
@@ -679,8 +704,11 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 				waiters = w->next;
 			rc = rstate == R_UP ? CUDA_ERROR_OUT_OF_MEMORY :
 			    state_error();
-		} else if (w != NULL)
-			w->qend = queued;
+		} else {
+			idle_keep(flags, in, q0);
+			if (w != NULL)
+				w->qend = queued;
+		}
 	}
 	pthread_mutex_unlock(&tlock);
 	pw_free(&pl);
@@ -812,11 +840,6 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 	}
 	return rc;
 }
-
-static struct {
-	uint64_t	 ctx, sid, mark;
-	int		 valid;
-} sidle;
 
 void
 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)

@@ -121,6 +121,7 @@ struct rwait {
 };
 /* rsend's flags. */
 #define RP_BULK		0x1	/* a bulk payload: compress where it pays */
+#define RP_KEEPIDLE	0x2	/* cannot fail for its arguments: see idle_keep */
 /*
  * Queues a call.  With w, its reply is expected and rwait(w) collects it
  * (calls may be sent ahead several at a time); without, the call is

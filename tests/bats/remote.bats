@@ -186,9 +186,10 @@ run_prog() {
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "mapped: ok" ]
 		local on=$output
-		# The three rounds' syncs and the one after host writes only:
-		# not the one after a kernel that followed the copy.
-		grep -qx 'local_syncs: 4' "$BATS_TEST_TMPDIR/on.yaml"
+		# Each round's two (after its input's copy in, after its copy
+		# out) and the one after host writes: not the one after a
+		# kernel that followed the copy.
+		grep -qx 'local_syncs: 7' "$BATS_TEST_TMPDIR/on.yaml"
 		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k mapped
 		[ "$status" -eq 0 ]
 		[ "$output" = "$on" ]

@@ -48,13 +48,14 @@ expect(const char *what, const unsigned *p, unsigned v)
 int
 main(void)
 {
-	unsigned *h, *d, *other, *back;
+	unsigned *h, *d, *other, *back, *in;
 	int i;
 
 	back = (unsigned *)malloc(N * sizeof *back);
 	CK(cudaHostAlloc((void **)&h, N * sizeof *h, cudaHostAllocMapped));
 	CK(cudaHostGetDevicePointer((void **)&d, h, 0));
 	CK(cudaMalloc((void **)&other, N * sizeof *other));
+	CK(cudaMalloc((void **)&in, N * sizeof *in));
 
 	set_u32<<<N / 256, 256>>>(d, 7, N);
 	CK(cudaGetLastError());
@@ -83,7 +84,13 @@ main(void)
 	// PyTorch's .cpu(): a copy to pageable memory in the stream, then a
 	// sync of that stream (answered by the client when nothing was sent
 	// since the copy): the kernels' writes to mapped memory are seen.
+	// Each round's input goes first: a copy in, then a sync.
 	for (int r = 0; r < 3; r++) {
+		for (i = 0; i < N; i++)
+			back[i] = (60u + r) ^ (unsigned)i;
+		CK(cudaMemcpyAsync(in, back, N * sizeof *back,
+		    cudaMemcpyHostToDevice, 0));
+		CK(cudaStreamSynchronize(0));
 		set_u32<<<N / 256, 256>>>(d, 20 + r, N);
 		set_u32<<<N / 256, 256>>>(other, 30 + r, N);
 		CK(cudaGetLastError());
@@ -92,6 +99,9 @@ main(void)
 		CK(cudaStreamSynchronize(0));
 		expect("a copy, then a sync: the copy", back, 30 + r);
 		expect("a copy, then a sync: mapped memory", h, 20 + r);
+		CK(cudaMemcpy(back, in, N * sizeof *back,
+		    cudaMemcpyDeviceToHost));
+		expect("a copy, then a sync: the input", back, 60 + r);
 	}
 	// Work after the copy: the sync waits for it.
 	CK(cudaMemcpyAsync(back, other, N * sizeof *back,
@@ -112,6 +122,7 @@ main(void)
 
 	CK(cudaFreeHost(h));
 	CK(cudaFree(other));
+	CK(cudaFree(in));
 	free(back);
 	printf(NAME ": %s\n", nfail ? "FAIL" : "ok");
 	return nfail ? 1 : 0;

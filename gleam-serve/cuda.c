@@ -223,9 +223,8 @@ static struct {
 
 static int drv_ndev;
 
-/* Per-client state: nothing beyond the object table for now. */
 /*
- * Host memory page-locked for the client's copies, so that the driver
+ * Per-client state: host memory page-locked for the client's copies, so that the driver
  * copies it by DMA instead of through its own staging buffers: the serving
  * thread's input buffer (remote.c asks, cuda_host_pin) and a scratch buffer
  * for device-to-host pieces.  Registered in a context of the client's,
@@ -338,15 +337,31 @@ cuda_pins_drop(struct rclient *cl, CUcontext ctx)
 }
 
 /*
- * Pins the serving thread's input buffer in the current context: 0 when it
- * is pinned (now or before), 1 when there is no context yet (ask again),
- * -1 when the driver refused (don't).
+ * Registers [p, p + len) in the current context, the one both buffers are
+ * pinned in: 0 when done, 1 when it cannot be yet (no context, or not that
+ * one), -1 when the driver refused.
  */
+static int
+cuda_pin_here(struct cclient *cc, void *p, size_t len)
+{
+	CUcontext cur = NULL;
+
+	if (drv.CtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL ||
+	    (cc->pin_ctx != NULL && cc->pin_ctx != cur))
+		return 1;
+	if (drv.MemHostRegister(p, len, CU_MEMHOSTREGISTER_PORTABLE) !=
+	    CUDA_SUCCESS)
+		return -1;
+	cc->pin_ctx = cur;
+	return 0;
+}
+
+/* The backend's host_pin (backend.h). */
 static int
 cuda_host_pin(struct rclient *cl, void *p, size_t len)
 {
 	struct cclient *cc = cl->be;
-	CUcontext cur = NULL;
+	int rc;
 
 	if (cc == NULL)
 		return -1;
@@ -354,16 +369,9 @@ cuda_host_pin(struct rclient *cl, void *p, size_t len)
 		return 0;
 	if (cc->in != NULL)
 		return -1;	/* one buffer at a time: unpin it first */
-	if (drv.CtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL)
-		return 1;
-	if (cc->pin_ctx != NULL && cc->pin_ctx != cur)
-		return 1;	/* the scratch's context: wait until it's current */
-	if (drv.MemHostRegister(p, len, CU_MEMHOSTREGISTER_PORTABLE) !=
-	    CUDA_SUCCESS)
-		return -1;
-	cc->in = p;
-	cc->pin_ctx = cur;
-	return 0;
+	if ((rc = cuda_pin_here(cc, p, len)) == 0)
+		cc->in = p;
+	return rc;
 }
 
 static void
@@ -385,26 +393,21 @@ static void *
 cuda_dtoh_scratch(struct rclient *cl, size_t n)
 {
 	struct cclient *cc = cl->be;
-	CUcontext cur = NULL;
 	void *p;
+	int rc;
 
 	if (cc == NULL || n > DTOH_PINNED || cc->dtoh_failed)
 		return NULL;
 	if (cc->dtoh != NULL)
 		return cc->dtoh;
-	if (drv.CtxGetCurrent(&cur) != CUDA_SUCCESS || cur == NULL ||
-	    (cc->pin_ctx != NULL && cc->pin_ctx != cur))
-		return NULL;
 	if ((p = malloc(DTOH_PINNED)) == NULL)
 		return NULL;
-	if (drv.MemHostRegister(p, DTOH_PINNED, CU_MEMHOSTREGISTER_PORTABLE) !=
-	    CUDA_SUCCESS) {
+	if ((rc = cuda_pin_here(cc, p, DTOH_PINNED)) != 0) {
 		free(p);
-		cc->dtoh_failed = 1;
+		cc->dtoh_failed = rc == -1;
 		return NULL;
 	}
 	cc->dtoh = p;
-	cc->pin_ctx = cur;
 	return p;
 }
 

@@ -54,7 +54,6 @@ remote_pin(struct remote *r)
 	const struct backend *be = r->env->be;
 	size_t cap = PROTO_HDR_LEN + (size_t)r->env->max_frame + READ_MIN;
 	uint8_t *nb;
-	int rc;
 
 	if (!r->pin || !r->opened)
 		return;
@@ -74,7 +73,7 @@ remote_pin(struct remote *r)
 		r->in = nb;
 		r->incap = cap;
 	}
-	if ((rc = be->host_pin(&r->cl, r->in, r->incap)) == -1)
+	if (be->host_pin(&r->cl, r->in, r->incap) == -1)
 		r->pin = 0;
 }
 

@@ -325,7 +325,6 @@ cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
  * it was sent since it last came back (map_gen): a kernel, or a copy or
  * memset whose destination may be a mapped buffer.
  */
-#define MAPPED_N	64
 #define MAPPED_MAX	(16u << 20)
 
 struct mapped {
@@ -430,8 +429,7 @@ client_mapped_pull_begin(struct mpull *mp)
 		in_mapped = 0;
 		return 0;
 	}
-	for (i = 0; i < nmaps && mp->n < (int)(sizeof mp->w /
-	    sizeof mp->w[0]); i++) {
+	for (i = 0; i < nmaps; i++) {
 		struct mapped *m = &maps[i];
 		struct rwait *w = &mp->w[mp->n];
 

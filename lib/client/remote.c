@@ -506,8 +506,8 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 	const struct rpc_val *b = bulk_field(d, in);
 	int probe = 0, zip;
 	struct pw z;
-	uint64_t t;
-	long n;
+	uint64_t t = 0;
+	long n = 0;
 
 	if (b == NULL || b->len < ZSTD_PROBE)
 		return zmode == 1;
@@ -534,13 +534,13 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 		n = zf_compress(&z, p, ZSTD_PROBE, 1);
 		t = now_ns() - t;
 		pw_free(&z);
-		pthread_mutex_lock(&tlock);
-		zip_pace(ZSTD_PROBE, t);
-		zratio = n > 0 ? (double)n / ZSTD_PROBE : 1;
 		log_trace("zstd probe: %u -> %ld bytes", ZSTD_PROBE, n);
-		pthread_mutex_unlock(&tlock);
 	}
 	pthread_mutex_lock(&tlock);
+	if (probe) {
+		zip_pace(ZSTD_PROBE, t);
+		zratio = n > 0 ? (double)n / ZSTD_PROBE : 1;
+	}
 	zip = zratio < 0.95 && queued - __atomic_load_n(&sent,
 	    __ATOMIC_RELAXED) >= ZSTD_BACKLOG;
 	pthread_mutex_unlock(&tlock);
@@ -575,7 +575,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 {
 	size_t need = rpc_packed_size(d->req, in), at;
 	struct frame_hdr h;
-	uint64_t id;
+	uint64_t id, q0;
 	uint8_t *p;
 	int wake;
 
@@ -605,11 +605,11 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	h.flags = w == NULL ? FL_ONEWAY : 0;
 	h.id = id;
 	proto_hdr_encode(sendq.p + at, &h);
-	if (w != NULL)
-		w->qstart = queued;
+	q0 = queued;
 	queued += PROTO_HDR_LEN + need;
-	idle_keep(flags, in, queued - PROTO_HDR_LEN - need);
+	idle_keep(flags, in, q0);
 	if (w != NULL) {
+		w->qstart = q0;
 		w->qend = queued;
 		w->id = id;
 		w->next = waiters;
@@ -689,15 +689,13 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	else if (plen > rconn.max_frame)
 		rc = CUDA_ERROR_INVALID_VALUE;
 	else {
-		uint64_t id = rconn.next_id++;
-
-		uint64_t q0 = queued;
+		uint64_t id = rconn.next_id++, q0 = queued;
 
 		if (w != NULL) {
 			w->id = id;
 			w->next = waiters;
 			waiters = w;
-			w->qstart = queued;
+			w->qstart = q0;
 		}
 		if (queue_frame(type, ff, id, payload, plen, NULL, 0) == -1) {
 			if (w != NULL)
@@ -787,10 +785,9 @@ rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
     void **keep)
 {
 	struct rwait w = { 0 };		/* no destination for a blob */
-	CUresult rc;
-
 	struct mpull mp;
 	uint64_t mark;
+	CUresult rc;
 	int pull;
 
 	*keep = NULL;

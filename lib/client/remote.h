@@ -159,9 +159,10 @@ void		 client_mapped_push(void);
  * (see ridle_set).  Nothing is pulled if no device work that could have
  * written a mapped buffer was sent since the last pull.
  */
+#define MAPPED_N	64		/* mapped buffers at most */
 struct mpull {
-	struct rwait	 w[64];
-	int		 idx[64];
+	struct rwait	 w[MAPPED_N];
+	int		 idx[MAPPED_N];
 	int		 n;
 	uint64_t	 gen;
 };

@@ -722,6 +722,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	const struct rpc_desc *d = rpc_lookup(w->type);
 	CUresult late = CUDA_SUCCESS;
 	uint32_t rc;
+	uint64_t t0 = now_ns();
 	uint8_t *b;
 
 	*keep = NULL;
@@ -746,7 +747,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	}
 	pthread_mutex_unlock(&tlock);
 	if (!w->beside)
-		stats_sync();
+		stats_sync(w->type, now_ns() - t0);
 	b = w->buf;
 	*keep = b;
 	if (b == NULL || w->len < 4)

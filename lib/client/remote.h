@@ -221,7 +221,7 @@ int		 mem_rewritten(CUdeviceptr, size_t);
  * the wire each way, bytes compression saved.
  */
 void		 stats_call(uint16_t type, int oneway, int beside);
-void		 stats_sync(void);
+void		 stats_sync(uint16_t, uint64_t);
 void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);

@@ -13,10 +13,13 @@
 #include "client.h"
 #include "log.h"
 #include "util.h"
+#include "wcache.h"
 #include "yamlio.h"
 
 static struct {
 	uint64_t	 calls[RPC_NCALLS];
+	uint64_t	 rt_calls[RPC_NCALLS];	/* of those, round trips */
+	uint64_t	 rt_ns[RPC_NCALLS];	/* and the time they waited */
 	uint64_t	 round_trips;	/* calls that waited for a reply */
 	uint64_t	 one_way;	/* calls that did not */
 	uint64_t	 syncs;		/* synchronizations the program asked for */
@@ -46,11 +49,16 @@ stats_call(uint16_t type, int oneway, int beside)
 	pthread_mutex_unlock(&st_lock);
 }
 
+/* A call waited ns for its reply. */
 void
-stats_sync(void)
+stats_sync(uint16_t type, uint64_t ns)
 {
 	pthread_mutex_lock(&st_lock);
 	st.round_trips++;
+	if (type >= R_OPEN && type < R_CALL_END) {
+		st.rt_calls[type - R_OPEN]++;
+		st.rt_ns[type - R_OPEN] += ns;
+	}
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -99,8 +107,11 @@ stats_print(void)
 	for (i = 0; i < RPC_NCALLS; i++)
 		if (st.calls[i] != 0 &&
 		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) != NULL)
-			fprintf(stderr, "gleam:   %-28s %llu\n", d->name,
-			    (unsigned long long)st.calls[i]);
+			fprintf(stderr, "gleam:   %-28s %llu (%llu waited, "
+			    "%.3f s)\n", d->name,
+			    (unsigned long long)st.calls[i],
+			    (unsigned long long)st.rt_calls[i],
+			    (double)st.rt_ns[i] / 1e9);
 }
 
 /* Runs at exit: the statistics, if asked for. */
@@ -111,6 +122,7 @@ stats_write(void)
 		stats_print();
 	const char *path = getenv("GLEAM_STATS");
 	const struct rpc_desc *d;
+	struct wcache_stats wc;
 	struct yw *w;
 	const char *text;
 	char err[512];
@@ -140,6 +152,18 @@ stats_write(void)
 	yw_uint(w, st.saved);
 	yw_key(w, "bytes_received");
 	yw_uint(w, st.bytes_in);
+	wcache_stats(&wc);
+	yw_key(w, "cache_hits");
+	yw_uint(w, wc.hits);
+	yw_key(w, "cache_hit_bytes");
+	yw_uint(w, wc.hit_bytes);
+	yw_key(w, "cache_misses");
+	yw_uint(w, wc.misses);
+	yw_key(w, "cache_miss_bytes");
+	yw_uint(w, wc.miss_bytes);
+	yw_key(w, "hash_bytes");
+	yw_uint(w, wc.hash_bytes);
+	yw_kdbl(w, "hash_s", (double)wc.hash_ns / 1e9, 6);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {
@@ -148,6 +172,26 @@ stats_write(void)
 			continue;
 		yw_key(w, d->name);
 		yw_uint(w, st.calls[i]);
+	}
+	yw_end(w);
+	/* Where the round trips went: count and seconds waited by call. */
+	yw_key(w, "round_trip_calls");
+	yw_map(w);
+	for (i = 0; i < RPC_NCALLS; i++) {
+		if (st.rt_calls[i] == 0 ||
+		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) == NULL)
+			continue;
+		yw_key(w, d->name);
+		yw_uint(w, st.rt_calls[i]);
+	}
+	yw_end(w);
+	yw_key(w, "round_trip_s");
+	yw_map(w);
+	for (i = 0; i < RPC_NCALLS; i++) {
+		if (st.rt_calls[i] == 0 ||
+		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) == NULL)
+			continue;
+		yw_kdbl(w, d->name, (double)st.rt_ns[i] / 1e9, 6);
 	}
 	yw_end(w);
 	yw_end(w);

@@ -48,10 +48,18 @@ enum { WC_MISS = 0, WC_DONE = 1, WC_OFF = 2 };
 
 /* For the line at exit (GLEAM_DEBUG=1): what the cache saved, and what
  * hashing cost. */
-static struct {
-	uint64_t	 hits, misses, hit_bytes, miss_bytes;
-	uint64_t	 hash_bytes, hash_ns;
-} wst;
+static struct wcache_stats wst;
+
+void
+wcache_stats(struct wcache_stats *s)
+{
+	s->hits = __atomic_load_n(&wst.hits, __ATOMIC_RELAXED);
+	s->misses = __atomic_load_n(&wst.misses, __ATOMIC_RELAXED);
+	s->hit_bytes = __atomic_load_n(&wst.hit_bytes, __ATOMIC_RELAXED);
+	s->miss_bytes = __atomic_load_n(&wst.miss_bytes, __ATOMIC_RELAXED);
+	s->hash_bytes = __atomic_load_n(&wst.hash_bytes, __ATOMIC_RELAXED);
+	s->hash_ns = __atomic_load_n(&wst.hash_ns, __ATOMIC_RELAXED);
+}
 
 /*
  * Names ahead: the set the server holds for us (open addressing on the

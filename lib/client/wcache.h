@@ -22,4 +22,11 @@ void	wcache_name(const void *, size_t, uint8_t h[16]);
 int	wcache_image(uint64_t id, const void *image, size_t n,
 	    const uint8_t h[16], CUresult *rc);
 
+/* What the cache did in this run, for the statistics file. */
+struct wcache_stats {
+	uint64_t	 hits, misses, hit_bytes, miss_bytes;
+	uint64_t	 hash_bytes, hash_ns;
+};
+void	wcache_stats(struct wcache_stats *);
+
 #endif

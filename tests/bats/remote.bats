@@ -220,6 +220,16 @@ run_prog() {
 	grep -Eq '^round_trips: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^  cuLaunchKernel: 1$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^  (cuMemcpyHtoD|cacheHtoD): [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
+	# Round trips by call: they sum to round_trips, each with its time.
+	local rt sum
+	rt=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/s.yaml")
+	sum=$(awk '/^round_trip_calls:/ { on = 1; next } /^[^ ]/ { on = 0 }
+	    on { n += $2 } END { print n + 0 }' "$BATS_TEST_TMPDIR/s.yaml")
+	[ "$sum" -eq "$rt" ]
+	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/s.yaml" |
+	    grep -qx '  cuMemcpyDtoH: 1'
+	sed -n '/^round_trip_s:/,$p' "$BATS_TEST_TMPDIR/s.yaml" |
+	    grep -Eq '^  cuMemcpyDtoH: 0\.[0-9]{6}$'
 }
 
 @test "a module's function table is kept for the next run, which loads it one-way" {

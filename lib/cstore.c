@@ -29,6 +29,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "cname.h"
 #include "cstore.h"
 #include "log.h"
 #include "parse.h"
@@ -37,7 +38,7 @@
 
 #define NBUCKET		(1u << 16)
 #define HDR_MAGIC	"GLMCACHE"
-#define HDR_VERSION	1
+#define HDR_VERSION	2	/* 1: names were one XXH3-128 hash */
 #define CODEC_RAW	0
 #define CODEC_ZSTD	1
 
@@ -95,10 +96,7 @@ struct cstore {
 void
 cstore_hash(const void *p, size_t len, uint8_t out[CSTORE_HASH_LEN])
 {
-	XXH128_canonical_t c;
-
-	XXH128_canonicalFromHash(&c, XXH3_128bits(p, len));
-	memcpy(out, c.digest, CSTORE_HASH_LEN);
+	cname(p, len, out);
 }
 
 void

@@ -1,6 +1,7 @@
 /*
  * The content store behind the weight cache: byte strings named by their
- * XXH3-128 hash, scoped by tenant, kept in RAM and on disk, each tier
+ * content name (cname.h: XXH3-128, a tree of them above 4 MiB), scoped by
+ * tenant, kept in RAM and on disk, each tier
  * within a byte budget by least-recent use.  gleam-serve serves
  * host-to-device copies and module images from it; gleam-cache lists,
  * measures, verifies and prunes its directory.

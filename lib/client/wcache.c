@@ -2,7 +2,7 @@
  * The client half of the weight cache.  A host-to-device copy of at least
  * GLEAM_CACHE_MIN bytes (default 256k; GLEAM_CACHE=0 turns the cache off)
  * is cut into pieces of WC_CHUNK bytes from its start, each named by its
- * XXH3-128 hash; the server is asked for each name first and gets the
+ * content name (cname.h); the server is asked for each name first and gets the
  * bytes only when it lacks them.  The unit is the copy, whatever
  * allocation it lands in, so loaders that copy tensor by tensor into
  * parts of one large allocation hit as well as whole-buffer copies.
@@ -36,6 +36,7 @@
 #include "log.h"
 #include "parse.h"
 #include "util.h"
+#include "cname.h"
 #include "wcache.h"
 
 #define WC_CHUNK	(64u << 20)	/* bytes named by one hash at most */
@@ -386,11 +387,9 @@ wc_off(void)
 static void
 wc_hash(const void *p, size_t n, uint8_t h[16])
 {
-	XXH128_canonical_t c;
 	uint64_t t = now_ns();
 
-	XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
-	memcpy(h, c.digest, 16);
+	cname(p, n, h);
 	__atomic_add_fetch(&wst.hash_ns, now_ns() - t, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&wst.hash_bytes, n, __ATOMIC_RELAXED);
 }

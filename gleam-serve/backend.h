@@ -39,6 +39,7 @@ struct robj {
 	uint32_t	 nparams;	/* functions and kernels */
 	uint32_t	*offset, *size;
 	uint32_t	 argbytes;	/* bytes of the packed parameters */
+	struct rpool	*pool;		/* contexts: one-way allocation (pool.h) */
 };
 
 /* A device memory range the client may name in copies and memsets. */

@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "pool.h"
 #include "copy3d.h"
 #include "log.h"
 
@@ -44,6 +45,19 @@ static struct {
 	    unsigned);
 	CUresult (*MemFree)(CUdeviceptr);
 	CUresult (*MemGetInfo)(size_t *, size_t *);
+	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t,
+	    CUdeviceptr, unsigned long long);
+	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
+	CUresult (*MemCreate)(CUmemGenericAllocationHandle *, size_t,
+	    const CUmemAllocationProp *, unsigned long long);
+	CUresult (*MemRelease)(CUmemGenericAllocationHandle);
+	CUresult (*MemMap)(CUdeviceptr, size_t, size_t,
+	    CUmemGenericAllocationHandle, unsigned long long);
+	CUresult (*MemUnmap)(CUdeviceptr, size_t);
+	CUresult (*MemSetAccess)(CUdeviceptr, size_t, const CUmemAccessDesc *,
+	    size_t);
+	CUresult (*MemGetAllocationGranularity)(size_t *,
+	    const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t,
 	    CUstream);
@@ -155,6 +169,14 @@ static struct {
 	S(MemAllocPitch, "cuMemAllocPitch", 3020),
 	S(MemFree, "cuMemFree", 3020),
 	S(MemGetInfo, "cuMemGetInfo", 3020),
+	S(MemAddressReserve, "cuMemAddressReserve", 10020),
+	S(MemAddressFree, "cuMemAddressFree", 10020),
+	S(MemCreate, "cuMemCreate", 10020),
+	S(MemRelease, "cuMemRelease", 10020),
+	S(MemMap, "cuMemMap", 10020),
+	S(MemUnmap, "cuMemUnmap", 10020),
+	S(MemSetAccess, "cuMemSetAccess", 10020),
+	S(MemGetAllocationGranularity, "cuMemGetAllocationGranularity", 10020),
 	S(MemcpyHtoD, "cuMemcpyHtoD", 3020),
 	S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020),
 	S(MemcpyDtoH, "cuMemcpyDtoH", 3020),
@@ -411,6 +433,9 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 	return p;
 }
 
+static void	cuda_pool_drop(struct rclient *, struct robj *);
+static const struct pool_ops cuda_pool;
+
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
 cuda_client_free(struct rclient *cl)
@@ -430,6 +455,7 @@ cuda_client_free(struct rclient *cl)
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
 		if (o->kind == RK_CTX && o->h != NULL) {
+			cuda_pool_drop(cl, o);
 			drv.CtxDestroy(o->h);
 			o->h = NULL;
 		}
@@ -560,6 +586,7 @@ c_ctx_destroy(struct rcall *c)
 
 	if (o == NULL || o->h == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	cuda_pool_drop(c->cl, o);
 	cuda_pins_drop(c->cl, o->h);
 	rc = drv.CtxDestroy(o->h);
 	o->h = NULL;
@@ -576,6 +603,7 @@ c_primary_release(struct rcall *c)
 	if (o == NULL || o->refs <= 0)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (--o->refs == 0 && o->h != NULL) {
+		cuda_pool_drop(c->cl, o);
 		cuda_pins_drop(c->cl, o->h);
 		drv.CtxDestroy(o->h);
 		o->h = NULL;
@@ -592,6 +620,7 @@ c_primary_reset(struct rcall *c)
 	if (o == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (o->h != NULL) {
+		cuda_pool_drop(c->cl, o);
 		cuda_pins_drop(c->cl, o->h);
 		drv.CtxDestroy(o->h);
 		o->h = NULL;
@@ -661,9 +690,13 @@ c_mem_alloc_pitch(struct rcall *c)
 static int
 c_mem_free(struct rcall *c)
 {
+	int rc;
+
 	CTX(c, 0);
 	if (c->in[1].u == 0)
 		return CUDA_SUCCESS;
+	if (pool_free(c->cl, c->in[1].u, &cuda_pool, &rc))
+		return rc;
 	if (rmem_del(c->cl, c->in[1].u) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	return drv.MemFree(c->in[1].u);
@@ -681,6 +714,149 @@ c_mem_get_info(struct rcall *c)
 	c->out[0].u = f;
 	c->out[1].u = t;
 	return CUDA_SUCCESS;
+}
+
+/* ---- one-way allocation (pool.c) -------------------------------------- */
+
+static void
+cuda_prop(const struct robj *ctx, CUmemAllocationProp *p)
+{
+	memset(p, 0, sizeof *p);
+	p->type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->location.id = ctx->device;
+}
+
+static int
+cp_granule(struct robj *ctx, uint64_t *gran)
+{
+	CUmemAllocationProp p;
+	size_t g = 0;
+	CUresult rc;
+
+	cuda_prop(ctx, &p);
+	rc = drv.MemGetAllocationGranularity(&g, &p,
+	    CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+	*gran = g;
+	return rc;
+}
+
+static int
+cp_meminfo(struct robj *ctx, uint64_t *freeb, uint64_t *total)
+{
+	size_t f = 0, t = 0;
+	CUresult rc = drv.MemGetInfo(&f, &t);
+
+	*freeb = f;
+	*total = t;
+	return rc;
+}
+
+static int
+cp_reserve(struct robj *ctx, uint64_t size, uint64_t gran, uint64_t *va)
+{
+	CUdeviceptr p = 0;
+	CUresult rc = drv.MemAddressReserve(&p, size, gran, 0, 0);
+
+	*va = p;
+	return rc;
+}
+
+static void
+cp_unreserve(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	drv.MemAddressFree(va, size);
+}
+
+static int
+cp_create(struct robj *ctx, uint64_t gran, void **h)
+{
+	CUmemGenericAllocationHandle m;
+	CUmemAllocationProp p;
+	CUresult rc;
+
+	cuda_prop(ctx, &p);
+	if ((rc = drv.MemCreate(&m, gran, &p, 0)) == CUDA_SUCCESS)
+		*h = (void *)(uintptr_t)m;
+	return rc;
+}
+
+static void
+cp_release(struct robj *ctx, void *h, uint64_t gran)
+{
+	drv.MemRelease((CUmemGenericAllocationHandle)(uintptr_t)h);
+}
+
+static int
+cp_map(struct robj *ctx, uint64_t va, uint64_t gran, void *h)
+{
+	return drv.MemMap(va, gran, 0,
+	    (CUmemGenericAllocationHandle)(uintptr_t)h, 0);
+}
+
+static int
+cp_access(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	CUmemAccessDesc d;
+
+	memset(&d, 0, sizeof d);
+	d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	d.location.id = ctx->device;
+	d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	return drv.MemSetAccess(va, size, &d, 1);
+}
+
+static void
+cp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	drv.MemUnmap(va, size);
+}
+
+static const struct pool_ops cuda_pool = {
+	cp_granule, cp_meminfo, cp_reserve, cp_unreserve, cp_create,
+	cp_release, cp_map, cp_access, cp_unmap
+};
+
+/* The context's pool goes before it does (its granules are the device's). */
+static void
+cuda_pool_drop(struct rclient *cl, struct robj *ctx)
+{
+	if (ctx->pool != NULL && ctx->h != NULL &&
+	    drv.CtxSetCurrent(ctx->h) == CUDA_SUCCESS)
+		pool_drop(cl, ctx, &cuda_pool);
+}
+
+static int
+c_mem_pool(struct rcall *c)
+{
+	struct robj *ctx;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_grow(c, ctx, &cuda_pool);
+}
+
+static int
+c_mem_map(struct rcall *c)
+{
+	struct robj *ctx;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_map(c, ctx, &cuda_pool);
+}
+
+static int
+c_mem_trim(struct rcall *c)
+{
+	struct robj *ctx;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_trim(c, ctx, &cuda_pool);
 }
 
 /* in: ctx, stream, async, dptr, data */
@@ -1728,6 +1904,9 @@ const struct backend backend_cuda = {
 		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
 		F(R_MEM_FREE, c_mem_free),
 		F(R_MEM_GET_INFO, c_mem_get_info),
+		F(R_MEM_POOL, c_mem_pool),
+		F(R_MEM_MAP, c_mem_map),
+		F(R_MEM_TRIM, c_mem_trim),
 		F(R_MEM_HTOD, c_mem_htod),
 		F(R_MEM_DTOH, c_mem_dtoh),
 		F(R_MEM_DTOD, c_mem_dtod),

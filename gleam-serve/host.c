@@ -20,6 +20,8 @@
  * map (backend.h), so that no later copy or kernel argument check can
  * reach it: a stale range here would be a write into the server's heap.
  */
+#include <sys/mman.h>
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "pool.h"
 #include "copy3d.h"
 #include "gleam-host-kernel.h"
 #include "host.h"
@@ -362,6 +365,96 @@ host_free(struct halloc *a)
 	free(a);
 }
 
+/* ---- one-way allocation (pool.c): granules are budget, mapped by mmap -- */
+
+#define HOST_GRAN	(2u << 20)
+
+static int
+hp_granule(struct robj *ctx, uint64_t *gran)
+{
+	*gran = HOST_GRAN;
+	return CUDA_SUCCESS;
+}
+
+static int
+hp_meminfo(struct robj *ctx, uint64_t *freeb, uint64_t *total)
+{
+	uint64_t used = __atomic_load_n(&host.used, __ATOMIC_RELAXED);
+
+	*freeb = used < host.budget ? host.budget - used : 0;
+	*total = host.budget;
+	return CUDA_SUCCESS;
+}
+
+static int
+hp_reserve(struct robj *ctx, uint64_t size, uint64_t gran, uint64_t *va)
+{
+	void *p;
+	uint64_t a;
+
+	/* Over-reserved by a granule, to align it. */
+	if ((p = mmap(NULL, size + gran, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a = ((uintptr_t)p + gran - 1) & ~(gran - 1);
+	if (a > (uintptr_t)p)
+		munmap(p, a - (uintptr_t)p);
+	munmap((void *)(uintptr_t)(a + size), (uintptr_t)p + size + gran -
+	    (a + size));
+	*va = a;
+	return CUDA_SUCCESS;
+}
+
+static void
+hp_unreserve(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	munmap((void *)(uintptr_t)va, size);
+}
+
+static int
+hp_create(struct robj *ctx, uint64_t gran, void **h)
+{
+	static char token;
+
+	if (host_reserve(gran) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*h = &token;
+	return CUDA_SUCCESS;
+}
+
+static void
+hp_release(struct robj *ctx, void *h, uint64_t gran)
+{
+	host_unreserve(gran);
+}
+
+static int
+hp_map(struct robj *ctx, uint64_t va, uint64_t gran, void *h)
+{
+	return mmap((void *)(uintptr_t)va, gran, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ?
+	    CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+static int
+hp_access(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	return CUDA_SUCCESS;
+}
+
+/* Back to reserved addresses, the pages returned. */
+static void
+hp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	mmap((void *)(uintptr_t)va, size, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+static const struct pool_ops host_pool = {
+	hp_granule, hp_meminfo, hp_reserve, hp_unreserve, hp_create,
+	hp_release, hp_map, hp_access, hp_unmap
+};
+
 /* ---- objects ----------------------------------------------------------- */
 
 static void
@@ -455,6 +548,7 @@ host_forget(struct rclient *cl, struct robj *ctx)
 static void
 host_ctx_end(struct rclient *cl, struct robj *o)
 {
+	pool_drop(cl, o, &host_pool);
 	host_forget(cl, o);
 	hctx_free(o->h);
 	o->h = NULL;
@@ -658,6 +752,7 @@ host_client_free(struct rclient *cl)
 			free(o->h);
 			break;
 		case RK_CTX:
+			pool_drop(cl, o, &host_pool);
 			hctx_free(o->h);
 			break;
 		default:
@@ -922,6 +1017,8 @@ c_mem_free(struct rcall *c)
 		return rc;
 	if (p == 0)
 		return CUDA_SUCCESS;
+	if (pool_free(c->cl, p, &host_pool, &rc))
+		return rc;
 	if (rmem_del(c->cl, p) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* Memory of another of the client's contexts is freed too. */
@@ -947,6 +1044,39 @@ c_mem_get_info(struct rcall *c)
 	c->out[0].u = used < host.budget ? host.budget - used : 0;
 	c->out[1].u = host.budget;
 	return CUDA_SUCCESS;
+}
+
+static int
+c_mem_pool(struct rcall *c)
+{
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_grow(c, ctx, &host_pool);
+}
+
+static int
+c_mem_map(struct rcall *c)
+{
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_map(c, ctx, &host_pool);
+}
+
+static int
+c_mem_trim(struct rcall *c)
+{
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	return pool_trim(c, ctx, &host_pool);
 }
 
 /* in: ctx, stream, async, dptr, data */
@@ -1919,6 +2049,9 @@ const struct backend backend_host = {
 		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
 		F(R_MEM_FREE, c_mem_free),
 		F(R_MEM_GET_INFO, c_mem_get_info),
+		F(R_MEM_POOL, c_mem_pool),
+		F(R_MEM_MAP, c_mem_map),
+		F(R_MEM_TRIM, c_mem_trim),
 		F(R_MEM_HTOD, c_mem_htod),
 		F(R_MEM_DTOH, c_mem_dtoh),
 		F(R_MEM_DTOD, c_mem_dtod),

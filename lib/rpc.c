@@ -58,6 +58,9 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	""),
 	C(R_TMAP_ENCODE,	"cuTensorMapEncode",	"QIIBB",	"B"),
 	C(R_MODEL,		"model",		"S",		""),
+	C(R_MEM_POOL,		"memPool",		"QQQ",		"QQQQ"),
+	C(R_MEM_MAP,		"memMap",		"QQQ",		""),
+	C(R_MEM_TRIM,		"memTrim",		"QQ",		""),
 #undef C
 };
 

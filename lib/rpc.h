@@ -96,6 +96,11 @@ enum rpc_call {
 				   encoder of the server's driver */
 	R_MODEL,		/* name: the model this client loads
 				   (GLEAM_MODEL), for the server's status */
+	R_MEM_POOL,		/* ctx, need, want -> added, granule, va,
+				   size: grows the context's stock of
+				   granules for one-way allocation */
+	R_MEM_MAP,		/* ctx, dptr, bytes: maps stock there */
+	R_MEM_TRIM,		/* ctx, bytes: releases stock */
 	R_CALL_END		/* one past the last */
 };
 

@@ -162,6 +162,7 @@ ctx_drop(struct gctx *p, uint16_t type)
 {
 	cls_destroy((struct CUctx_st *)p);
 	p->live = 0;
+	mem_pool_drop(p);
 	return ctx_call1(type, gobj_id(p));
 }
 

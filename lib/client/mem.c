@@ -192,10 +192,264 @@ mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
 	return 1;
 }
 
+/*
+ * One-way allocation (gleam-client(7)).  Per context, the server holds a
+ * reserved range of device addresses and a stock of physical granules
+ * made ahead.  An allocation of at least POOL_MIN bytes takes addresses
+ * of the range here and granules of the stock, and the server maps them
+ * there (memMap, one-way): the granules exist already, so an allocation
+ * that returned success cannot fail later, as with cuMemAlloc.  When the
+ * stock is short, one round trip (memPool) grows it by the shortfall at
+ * least and by about what the context holds at most, or returns the
+ * driver's out-of-memory error, exactly where cuMemAlloc would.  Freed
+ * allocations go back to the stock; stock beyond what the context holds
+ * is released (memTrim).  GLEAM_POOL=0, GLEAM_SYNC=1, or a server that
+ * cannot (memPool says not supported): every allocation asks the server.
+ */
+#define POOL_MIN	(1u << 20)	/* bytes: smaller ones ask */
+#define POOL_AHEAD	(32ull << 20)	/* stock asked ahead at least */
+#define POOL_AHEAD_MAX	(2ull << 30)	/* and at most */
+#define POOL_KEEP	(64ull << 20)	/* stock kept beyond what is held */
+
+struct ext {
+	uint64_t	 base, size;
+};
+
+struct cpool {
+	int		 state;		/* 0 not asked yet, 1 on, -1 off */
+	uint64_t	 va, size, gran;
+	uint64_t	 stock;		/* bytes of granules not mapped */
+	uint64_t	 live;		/* bytes mapped */
+	struct ext	*free;		/* free addresses, sorted, coalesced */
+	size_t		 nfree, cap;
+};
+
+static pthread_mutex_t	 pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		 pool_off = -1;	/* -1: not read yet */
+
+static int
+pool_enabled(void)
+{
+	if (pool_off == -1) {
+		const char *s = getenv("GLEAM_POOL");
+
+		pool_off = rsync_mode() || (s != NULL && strcmp(s, "0") == 0);
+	}
+	return !pool_off;
+}
+
+/* First fit; 0 if no free extent is large enough. */
+static uint64_t
+ext_take(struct cpool *p, uint64_t n)
+{
+	size_t i;
+	uint64_t a;
+
+	for (i = 0; i < p->nfree; i++)
+		if (p->free[i].size >= n) {
+			a = p->free[i].base;
+			p->free[i].base += n;
+			p->free[i].size -= n;
+			if (p->free[i].size == 0) {
+				memmove(&p->free[i], &p->free[i + 1],
+				    (p->nfree - i - 1) * sizeof p->free[0]);
+				p->nfree--;
+			}
+			return a;
+		}
+	return 0;
+}
+
+/* Gives [a, a + n) back, merged with its neighbours; -1 out of memory. */
+static int
+ext_put(struct cpool *p, uint64_t a, uint64_t n)
+{
+	size_t i = 0;
+
+	while (i < p->nfree && p->free[i].base < a)
+		i++;
+	if (i > 0 && p->free[i - 1].base + p->free[i - 1].size == a) {
+		p->free[i - 1].size += n;
+		if (i < p->nfree && a + n == p->free[i].base) {
+			p->free[i - 1].size += p->free[i].size;
+			memmove(&p->free[i], &p->free[i + 1],
+			    (p->nfree - i - 1) * sizeof p->free[0]);
+			p->nfree--;
+		}
+		return 0;
+	}
+	if (i < p->nfree && a + n == p->free[i].base) {
+		p->free[i].base = a;
+		p->free[i].size += n;
+		return 0;
+	}
+	if (p->nfree == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct ext *e = realloc(p->free, cap * sizeof *e);
+
+		if (e == NULL)
+			return -1;
+		p->free = e;
+		p->cap = cap;
+	}
+	memmove(&p->free[i + 1], &p->free[i], (p->nfree - i) *
+	    sizeof p->free[0]);
+	p->free[i] = (struct ext){ a, n };
+	p->nfree++;
+	return 0;
+}
+
+/* memPool: grows the stock by need bytes at least; pool_lock held. */
+static CUresult
+pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
+{
+	struct rpc_val in[3], out[4];
+	uint64_t want = p->live + need;
+	void *keep;
+	CUresult rc;
+
+	want = want < POOL_AHEAD ? POOL_AHEAD : want > POOL_AHEAD_MAX ?
+	    POOL_AHEAD_MAX : want;
+	in[0].u = gobj_id(c);
+	in[1].u = need;
+	in[2].u = want < need ? need : want;
+	rc = rcall(R_MEM_POOL, in, out, &keep);
+	free(keep);
+	if (rc == CUDA_ERROR_NOT_SUPPORTED) {
+		p->state = -1;
+		return rc;
+	}
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (p->state == 0) {
+		if (out[1].u == 0 || (out[1].u & (out[1].u - 1)) != 0 ||
+		    out[2].u == 0 || out[3].u < out[1].u ||
+		    ext_put(p, out[2].u, out[3].u & ~(out[1].u - 1)) == -1) {
+			p->state = -1;	/* a reply that makes no sense */
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+		p->gran = out[1].u;
+		p->va = out[2].u;
+		p->size = out[3].u;
+		p->state = 1;
+	}
+	p->stock += out[0].u;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * An allocation from the context's pool: 1 with *rc the result (and *dptr
+ * on success), 0 when it goes the usual way.
+ */
+static int
+pool_alloc(struct gctx *c, size_t size, CUdeviceptr *dptr, CUresult *rc)
+{
+	struct cpool *p;
+	struct rpc_val in[3];
+	uint64_t n, a;
+
+	if (size < POOL_MIN || !pool_enabled())
+		return 0;
+	pthread_mutex_lock(&pool_lock);
+	if ((p = c->pool) == NULL && (p = c->pool = calloc(1, sizeof *p)) ==
+	    NULL)
+		goto plain;
+	if (p->state == 0 && (*rc = pool_grow(c, p, size)) != CUDA_SUCCESS) {
+		if (p->state == -1)
+			goto plain;
+		goto done;
+	}
+	if (p->state != 1 || size > p->size)
+		goto plain;
+	n = (size + p->gran - 1) & ~(p->gran - 1);
+	if (n > p->stock && (*rc = pool_grow(c, p, n - p->stock)) !=
+	    CUDA_SUCCESS) {
+		if (p->state == -1)
+			goto plain;
+		goto done;
+	}
+	if (n > p->stock || (a = ext_take(p, n)) == 0)
+		goto plain;	/* no room in the range: ask the server */
+	in[0].u = gobj_id(c);
+	in[1].u = a;
+	in[2].u = n;
+	if ((*rc = rpost(R_MEM_MAP, in, 0)) != CUDA_SUCCESS) {
+		ext_put(p, a, n);
+		goto done;
+	}
+	p->stock -= n;
+	p->live += n;
+	*dptr = a;
+done:
+	pthread_mutex_unlock(&pool_lock);
+	return 1;
+plain:
+	pthread_mutex_unlock(&pool_lock);
+	return 0;
+}
+
+/* After cuMemFree of [a, a + size): 1 if it was the pool's. */
+static int
+pool_freed(struct gctx *c, uint64_t a, uint64_t size)
+{
+	struct cpool *p;
+	struct rpc_val in[2];
+	uint64_t n, keep;
+
+	pthread_mutex_lock(&pool_lock);
+	if ((p = c->pool) == NULL || p->state != 1 || a < p->va ||
+	    a - p->va >= p->size) {
+		pthread_mutex_unlock(&pool_lock);
+		return 0;
+	}
+	n = (size + p->gran - 1) & ~(p->gran - 1);
+	/* Addresses lost to a failed merge only shrink the range. */
+	(void)ext_put(p, a, n);
+	p->stock += n;
+	p->live -= n < p->live ? n : p->live;
+	keep = p->live > POOL_KEEP ? p->live : POOL_KEEP;
+	if (p->stock > keep + p->gran) {
+		n = (p->stock - keep) & ~(p->gran - 1);
+		in[0].u = gobj_id(c);
+		in[1].u = n;
+		if (rpost(R_MEM_TRIM, in, 0) == CUDA_SUCCESS)
+			p->stock -= n;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return 1;
+}
+
+/* The stock, which the context may allocate as if it were free. */
+static uint64_t
+pool_stock(struct gctx *c)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&pool_lock);
+	if (c->pool != NULL && c->pool->state == 1)
+		n = c->pool->stock;
+	pthread_mutex_unlock(&pool_lock);
+	return n;
+}
+
+/* The context is gone on the server, and its pool with it. */
+void
+mem_pool_drop(struct gctx *c)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (c->pool != NULL) {
+		free(c->pool->free);
+		free(c->pool);
+		c->pool = NULL;
+	}
+	pthread_mutex_unlock(&pool_lock);
+}
+
 CUresult
 cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
 	struct rpc_val in[2], out[1];
+	CUdeviceptr pa;
 	struct gctx *c;
 	void *keep;
 	CUresult rc;
@@ -206,6 +460,14 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 		return rc;
 	if (size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (pool_alloc(c, size, &pa, &rc)) {
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		if (mem_add(pa, size, c, 0, 0) == -1)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		*dptr = pa;
+		return CUDA_SUCCESS;
+	}
 	in[0].u = gobj_id(c);
 	in[1].u = size;
 	rc = rcall(R_MEM_ALLOC, in, out, &keep);
@@ -267,8 +529,10 @@ cuMemFree_v2(CUdeviceptr p)
 	in[1].u = p;
 	/* Known here, so the server's answer can wait: one-way. */
 	rc = rpost(R_MEM_FREE, in, 0);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		mem_del(p, 0);
+		pool_freed(c, p, a.size);
+	}
 	return rc;
 }
 
@@ -287,8 +551,9 @@ cuMemGetInfo_v2(size_t *freep, size_t *totalp)
 	free(keep);
 	if (rc != CUDA_SUCCESS)
 		return rc;
+	/* The pool's stock is this context's to allocate. */
 	if (freep != NULL)
-		*freep = (size_t)out[0].u;
+		*freep = (size_t)(out[0].u + pool_stock(c));
 	if (totalp != NULL)
 		*totalp = (size_t)out[1].u;
 	return CUDA_SUCCESS;

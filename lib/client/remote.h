@@ -39,6 +39,7 @@ struct gctx {
 	uint64_t	 life;		/* which of its lives on the server:
 					   per-thread streams belong to one */
 	CUresult	 sticky;	/* a fault that ends the context's use */
+	struct cpool	*pool;		/* one-way allocation (mem.c) */
 };
 
 /* A function's description: an entry of the server's function table. */
@@ -214,6 +215,7 @@ struct gctx	*ctx_current(void);
 /* Device memory the program allocated, for unified copies and queries. */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
 int		 mem_rewritten(CUdeviceptr, size_t);
+void		 mem_pool_drop(struct gctx *);
 
 /*
  * Statistics for gleam-run (written at exit when GLEAM_STATS is set): a

@@ -1,0 +1,50 @@
+/*
+ * One-way allocation (gleam-client(7)): per context, a reserved range of
+ * device addresses and a stock of physical granules made ahead.  The
+ * client grows the stock with a round trip (memPool), then allocates on
+ * its own: it picks addresses in the range and the server maps granules of
+ * the stock there (memMap, one-way), which cannot fail for want of
+ * memory, since the granules exist already.  cuMemFree of such an
+ * allocation unmaps it and puts its granules back in the stock; memTrim
+ * releases granules the client will not need.  Each backend supplies the
+ * primitives (struct pool_ops); this file keeps the books and checks every
+ * request, so that a client can only map its own stock into its own range.
+ */
+#ifndef SERVE_POOL_H
+#define SERVE_POOL_H
+
+#include <stdint.h>
+
+#include "backend.h"
+
+struct pool_ops {
+	/* The granule, the device's memory free and total: CUresults. */
+	int	(*granule)(struct robj *ctx, uint64_t *gran);
+	int	(*meminfo)(struct robj *ctx, uint64_t *freeb, uint64_t *total);
+	int	(*reserve)(struct robj *ctx, uint64_t size, uint64_t gran,
+		    uint64_t *va);
+	void	(*unreserve)(struct robj *ctx, uint64_t va, uint64_t size);
+	int	(*create)(struct robj *ctx, uint64_t gran, void **h);
+	void	(*release)(struct robj *ctx, void *h, uint64_t gran);
+	int	(*map)(struct robj *ctx, uint64_t va, uint64_t gran, void *h);
+	/* Makes [va, va + size), mapped, readable and writable. */
+	int	(*access)(struct robj *ctx, uint64_t va, uint64_t size);
+	void	(*unmap)(struct robj *ctx, uint64_t va, uint64_t size);
+};
+
+/* memPool: in ctx, need, want -> added, granule, va, size. */
+int	pool_grow(struct rcall *, struct robj *ctx, const struct pool_ops *);
+/* memMap: in ctx, dptr, bytes. */
+int	pool_map(struct rcall *, struct robj *ctx, const struct pool_ops *);
+/* memTrim: in ctx, bytes. */
+int	pool_trim(struct rcall *, struct robj *ctx, const struct pool_ops *);
+/*
+ * cuMemFree of p, if one of the client's pools holds it: 1 with *rc the
+ * result; 0 if none does.
+ */
+int	pool_free(struct rclient *, uint64_t p, const struct pool_ops *,
+	    int *rc);
+/* Unmaps and releases everything of ctx's pool (before the context goes). */
+void	pool_drop(struct rclient *, struct robj *ctx, const struct pool_ops *);
+
+#endif

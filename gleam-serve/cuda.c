@@ -806,9 +806,11 @@ cp_access(struct robj *ctx, uint64_t va, uint64_t size)
 	return drv.MemSetAccess(va, size, &d, 1);
 }
 
+/* As cuMemFree, which waits for the device's work on the memory first. */
 static void
 cp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
 {
+	drv.CtxSynchronize();
 	drv.MemUnmap(va, size);
 }
 

@@ -515,7 +515,9 @@ wc_post_held(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[4].p = h;
 	in[4].len = 16;
 	in[5].u = n;
-	return rpost(R_CACHE_HELD, in, 0);
+	/* Into known device memory from an entry held for us: it cannot
+	 * fail for its arguments, so it leaves an idle stream idle. */
+	return rpost(R_CACHE_HELD, in, RP_KEEPIDLE);
 }
 
 /* The plain copy, for a piece the cache could not take. */

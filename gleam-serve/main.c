@@ -1,6 +1,8 @@
 /*
  * gleam-serve: serve this host's GPUs to Gleam clients on the LAN.
  */
+#include <sys/resource.h>
+
 #include <execinfo.h>
 #include <signal.h>
 #include <stdio.h>
@@ -96,6 +98,16 @@ main(int argc, char *argv[])
 
 	log_init(argv[0], LL_INFO);
 	catch_fatal_signals();
+	/* Each weight-cache entry in RAM holds a descriptor (lib/cbuf.c). */
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur <
+		    rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			(void)setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	while ((ch = getopt(argc, argv, "df:hk:l:nv")) != -1) {
 		switch (ch) {
 		case 'd':

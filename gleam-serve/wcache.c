@@ -11,6 +11,9 @@
  * A client uploads after a miss and then asks again, so that the copy is
  * always made from bytes that were verified against the name it gave.
  */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cbuf.h"
 #include "cstore.h"
 #include "log.h"
 #include "util.h"
@@ -209,6 +213,71 @@ ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 	return 0;
 }
 
+/* Sends a reply byte of 2 with descriptor mfd; -1 on error. */
+static int
+fd_send(int fd, int mfd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} u;
+	uint8_t two = 2;
+	struct iovec iov = { &two, 1 };
+	struct msghdr m;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(&m, 0, sizeof m);
+	memset(&u, 0, sizeof u);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mfd, sizeof mfd);
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * Reads a reply byte with recvmsg, so that a descriptor sent with it
+ * (SCM_RIGHTS) is received, in *mfd (-1 if none); -1 on error or EOF.
+ */
+static int
+ch_reply(int fd, uint8_t *byte, int *mfd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { byte, 1 };
+	struct msghdr m;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*mfd = -1;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	do
+		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	if (n != 1)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(mfd, CMSG_DATA(c), sizeof *mfd);
+	return 0;
+}
+
 /* A ref that owns its bytes. */
 static struct cstore_ref *
 own_ref(void *buf, size_t len, int tier)
@@ -231,15 +300,28 @@ s_get(const uint8_t *h, uint64_t n)
 {
 	uint8_t found;
 	void *buf;
+	int mfd;
 
 	if (chan == -1)
 		return cstore_get(store, tenant, h, n);
 	if (chan < 0 || ch_send(CH_GET, h, n, NULL) == -1)
 		return NULL;
-	if (fd_read_full(chan, &found, 1) == -1)
+	if (ch_reply(chan, &found, &mfd) == -1)
 		goto gone;
+	if (mfd >= 0 && found != 2)
+		close(mfd);
 	if (!found)
 		return NULL;
+	if (found == 2) {
+		/* The entry's memfd: mapped, not copied. */
+		if (mfd == -1)
+			goto gone;
+		buf = cbuf_map(mfd, n);
+		close(mfd);
+		if (buf == NULL)
+			return NULL;
+		return own_ref(buf, n, CT_RAM);
+	}
 	if ((buf = malloc(n ? n : 1)) == NULL) {
 		/* The bytes are on their way: read them to keep in step. */
 		uint8_t sink[65536];
@@ -304,6 +386,7 @@ channel_main(void *arg)
 	struct chdr hd;
 	uint8_t g[CSTORE_HASH_LEN], yes = 1, no = 0;
 	void *buf;
+	int mfd;
 
 	memset(&ml, 0, sizeof ml);
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
@@ -330,7 +413,13 @@ channel_main(void *arg)
 					break;
 				continue;
 			}
-			if (fd_write_all(fd, &yes, 1) == -1 ||
+			/* An entry in a memfd goes as the descriptor. */
+			if ((mfd = cbuf_fd(r->data, r->len)) >= 0) {
+				if (fd_send(fd, mfd) == -1) {
+					cstore_release(store, r);
+					break;
+				}
+			} else if (fd_write_all(fd, &yes, 1) == -1 ||
 			    fd_write_all(fd, r->data, r->len) == -1) {
 				cstore_release(store, r);
 				break;
@@ -338,16 +427,17 @@ channel_main(void *arg)
 			cstore_release(store, r);
 			cstore_flush(store, 0);
 		} else if (hd.op == CH_PUT) {
-			if ((buf = malloc(hd.len ? hd.len : 1)) == NULL)
+			/* In a memfd: workers will map it, not copy it. */
+			if ((buf = cbuf_alloc(hd.len)) == NULL)
 				break;
 			if (fd_read_full(fd, buf, hd.len) == -1) {
-				free(buf);
+				cbuf_free(buf);
 				break;
 			}
 			/* The worker checked; so do we, cheaply. */
 			cstore_hash(buf, hd.len, g);
 			if (memcmp(g, hd.hash, sizeof g) != 0) {
-				free(buf);
+				cbuf_free(buf);
 				break;
 			}
 			cstore_release(store, cstore_put(store, hd.tenant,

@@ -29,6 +29,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "cbuf.h"
 #include "cname.h"
 #include "cstore.h"
 #include "log.h"
@@ -872,7 +873,7 @@ ram_room(struct cstore *s, uint64_t len)
 		prev = e->prev;
 		if (e->ram == NULL || e->refs > 0)
 			continue;
-		free(e->ram);
+		cbuf_free(e->ram);
 		e->ram = NULL;
 		s->ram_bytes -= e->len;
 		s->ram_entries--;
@@ -1143,7 +1144,7 @@ cstore_close(struct cstore *s)
 	cstore_flush(s, 1);
 	for (e = s->head; e != NULL; e = next) {
 		next = e->next;
-		free(e->ram);
+		cbuf_free(e->ram);
 		free(e);
 	}
 	if (s->lockfd >= 0)
@@ -1367,7 +1368,7 @@ cstore_put(struct cstore *s, const char *tenant,
 	if (e == NULL) {
 		pthread_mutex_unlock(&s->mu);
 		if ((r = ref_new(NULL, buf, len, CT_UPLOAD, buf)) == NULL)
-			free(buf);
+			cbuf_free(buf);
 		return r;
 	}
 	lru_touch(s, e);
@@ -1400,7 +1401,7 @@ cstore_put(struct cstore *s, const char *tenant,
 		write = 0;
 	}
 	pthread_mutex_unlock(&s->mu);
-	free(buf);
+	cbuf_free(buf);
 	if (!write)
 		return r;
 	ok = disk_write(s, tenant, hash, r->data, len, &disk) == 0;
@@ -1441,7 +1442,7 @@ cstore_release(struct cstore *s, struct cstore_ref *r)
 		idx_gc(s, r->e);
 		pthread_mutex_unlock(&s->mu);
 	}
-	free(r->own);
+	cbuf_free(r->own);
 	free(r);
 }
 

@@ -215,17 +215,54 @@ struct ext {
 	uint64_t	 base, size;
 };
 
+/* Free address extents, sorted, neighbours merged. */
+struct extl {
+	struct ext	*v;
+	size_t		 n, cap;
+};
+
+/*
+ * Allocations under POOL_MIN share slabs: a slab is a pool allocation of
+ * SLAB bytes, cut here into pieces aligned as cuMemAlloc's (SMALL_ALIGN).
+ * Freeing a piece is done here; so that no work still queued on the
+ * device meets the piece's next owner, it sends a context synchronization
+ * one-way, as cuMemFree synchronizes.  An empty slab is freed, but for
+ * one kept per context.
+ */
+#define SLAB		(2u << 20)
+#define SMALL_ALIGN	512
+
+struct slab {
+	uint64_t	 base, used;
+	struct extl	 free;
+};
+
 struct cpool {
 	int		 state;		/* 0 not asked yet, 1 on, -1 off */
 	uint64_t	 va, size, gran;
 	uint64_t	 stock;		/* bytes of granules not mapped */
 	uint64_t	 live;		/* bytes mapped */
-	struct ext	*free;		/* free addresses, sorted, coalesced */
-	size_t		 nfree, cap;
+	struct extl	 addr;		/* free addresses of the range */
+	struct slab	*slabs;
+	size_t		 nslabs, scap;
 };
 
 static pthread_mutex_t	 pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		 pool_off = -1;	/* -1: not read yet */
+
+/* A forked child cannot use its parent's connection, nor its pools. */
+static void
+pool_atfork_child(void)
+{
+	pthread_mutex_init(&pool_lock, NULL);
+	pool_off = 1;
+}
+
+__attribute__((constructor)) static void
+pool_init(void)
+{
+	pthread_atfork(NULL, NULL, pool_atfork_child);
+}
 
 static int
 pool_enabled(void)
@@ -240,20 +277,20 @@ pool_enabled(void)
 
 /* First fit; 0 if no free extent is large enough. */
 static uint64_t
-ext_take(struct cpool *p, uint64_t n)
+ext_take(struct extl *l, uint64_t n)
 {
 	size_t i;
 	uint64_t a;
 
-	for (i = 0; i < p->nfree; i++)
-		if (p->free[i].size >= n) {
-			a = p->free[i].base;
-			p->free[i].base += n;
-			p->free[i].size -= n;
-			if (p->free[i].size == 0) {
-				memmove(&p->free[i], &p->free[i + 1],
-				    (p->nfree - i - 1) * sizeof p->free[0]);
-				p->nfree--;
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].size >= n) {
+			a = l->v[i].base;
+			l->v[i].base += n;
+			l->v[i].size -= n;
+			if (l->v[i].size == 0) {
+				memmove(&l->v[i], &l->v[i + 1],
+				    (l->n - i - 1) * sizeof l->v[0]);
+				l->n--;
 			}
 			return a;
 		}
@@ -262,40 +299,39 @@ ext_take(struct cpool *p, uint64_t n)
 
 /* Gives [a, a + n) back, merged with its neighbours; -1 out of memory. */
 static int
-ext_put(struct cpool *p, uint64_t a, uint64_t n)
+ext_put(struct extl *l, uint64_t a, uint64_t n)
 {
 	size_t i = 0;
 
-	while (i < p->nfree && p->free[i].base < a)
+	while (i < l->n && l->v[i].base < a)
 		i++;
-	if (i > 0 && p->free[i - 1].base + p->free[i - 1].size == a) {
-		p->free[i - 1].size += n;
-		if (i < p->nfree && a + n == p->free[i].base) {
-			p->free[i - 1].size += p->free[i].size;
-			memmove(&p->free[i], &p->free[i + 1],
-			    (p->nfree - i - 1) * sizeof p->free[0]);
-			p->nfree--;
+	if (i > 0 && l->v[i - 1].base + l->v[i - 1].size == a) {
+		l->v[i - 1].size += n;
+		if (i < l->n && a + n == l->v[i].base) {
+			l->v[i - 1].size += l->v[i].size;
+			memmove(&l->v[i], &l->v[i + 1],
+			    (l->n - i - 1) * sizeof l->v[0]);
+			l->n--;
 		}
 		return 0;
 	}
-	if (i < p->nfree && a + n == p->free[i].base) {
-		p->free[i].base = a;
-		p->free[i].size += n;
+	if (i < l->n && a + n == l->v[i].base) {
+		l->v[i].base = a;
+		l->v[i].size += n;
 		return 0;
 	}
-	if (p->nfree == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct ext *e = realloc(p->free, cap * sizeof *e);
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct ext *e = realloc(l->v, cap * sizeof *e);
 
 		if (e == NULL)
 			return -1;
-		p->free = e;
-		p->cap = cap;
+		l->v = e;
+		l->cap = cap;
 	}
-	memmove(&p->free[i + 1], &p->free[i], (p->nfree - i) *
-	    sizeof p->free[0]);
-	p->free[i] = (struct ext){ a, n };
-	p->nfree++;
+	memmove(&l->v[i + 1], &l->v[i], (l->n - i) * sizeof l->v[0]);
+	l->v[i] = (struct ext){ a, n };
+	l->n++;
 	return 0;
 }
 
@@ -323,8 +359,9 @@ pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
 		return rc;
 	if (p->state == 0) {
 		if (out[1].u == 0 || (out[1].u & (out[1].u - 1)) != 0 ||
-		    out[2].u == 0 || out[3].u < out[1].u ||
-		    ext_put(p, out[2].u, out[3].u & ~(out[1].u - 1)) == -1) {
+		    out[1].u > SLAB || out[2].u == 0 || out[3].u < out[1].u ||
+		    ext_put(&p->addr, out[2].u, out[3].u & ~(out[1].u - 1)) ==
+		    -1) {
 			p->state = -1;	/* a reply that makes no sense */
 			return CUDA_ERROR_NOT_SUPPORTED;
 		}
@@ -338,73 +375,49 @@ pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
 }
 
 /*
- * An allocation from the context's pool: 1 with *rc the result (and *dptr
- * on success), 0 when it goes the usual way.
+ * An allocation of size bytes from the pool, pool_lock held: 1 with *rc
+ * the result (and *dptr on success), 0 when it must go the usual way.
  */
 static int
-pool_alloc(struct gctx *c, size_t size, CUdeviceptr *dptr, CUresult *rc)
+pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
+    CUresult *rc)
 {
-	struct cpool *p;
 	struct rpc_val in[3];
 	uint64_t n, a;
 
-	if (size < POOL_MIN || !pool_enabled())
-		return 0;
-	pthread_mutex_lock(&pool_lock);
-	if ((p = c->pool) == NULL && (p = c->pool = calloc(1, sizeof *p)) ==
-	    NULL)
-		goto plain;
-	if (p->state == 0 && (*rc = pool_grow(c, p, size)) != CUDA_SUCCESS) {
-		if (p->state == -1)
-			goto plain;
-		goto done;
-	}
+	if (p->state == 0 && (*rc = pool_grow(c, p, size)) != CUDA_SUCCESS)
+		return p->state == -1 ? 0 : 1;
 	if (p->state != 1 || size > p->size)
-		goto plain;
+		return 0;
 	n = (size + p->gran - 1) & ~(p->gran - 1);
 	if (n > p->stock && (*rc = pool_grow(c, p, n - p->stock)) !=
-	    CUDA_SUCCESS) {
-		if (p->state == -1)
-			goto plain;
-		goto done;
-	}
-	if (n > p->stock || (a = ext_take(p, n)) == 0)
-		goto plain;	/* no room in the range: ask the server */
+	    CUDA_SUCCESS)
+		return p->state == -1 ? 0 : 1;
+	if (n > p->stock || (a = ext_take(&p->addr, n)) == 0)
+		return 0;	/* no room in the range: ask the server */
 	in[0].u = gobj_id(c);
 	in[1].u = a;
 	in[2].u = n;
 	if ((*rc = rpost(R_MEM_MAP, in, 0)) != CUDA_SUCCESS) {
-		ext_put(p, a, n);
-		goto done;
+		ext_put(&p->addr, a, n);
+		return 1;
 	}
 	p->stock -= n;
 	p->live += n;
 	*dptr = a;
-done:
-	pthread_mutex_unlock(&pool_lock);
+	*rc = CUDA_SUCCESS;
 	return 1;
-plain:
-	pthread_mutex_unlock(&pool_lock);
-	return 0;
 }
 
-/* After cuMemFree of [a, a + size): 1 if it was the pool's. */
-static int
-pool_freed(struct gctx *c, uint64_t a, uint64_t size)
+/* Frees a pool allocation of size bytes at a, pool_lock held. */
+static void
+pool_give(struct gctx *c, struct cpool *p, uint64_t a, uint64_t size)
 {
-	struct cpool *p;
 	struct rpc_val in[2];
-	uint64_t n, keep;
+	uint64_t n = (size + p->gran - 1) & ~(p->gran - 1), keep;
 
-	pthread_mutex_lock(&pool_lock);
-	if ((p = c->pool) == NULL || p->state != 1 || a < p->va ||
-	    a - p->va >= p->size) {
-		pthread_mutex_unlock(&pool_lock);
-		return 0;
-	}
-	n = (size + p->gran - 1) & ~(p->gran - 1);
 	/* Addresses lost to a failed merge only shrink the range. */
-	(void)ext_put(p, a, n);
+	(void)ext_put(&p->addr, a, n);
 	p->stock += n;
 	p->live -= n < p->live ? n : p->live;
 	keep = p->live > POOL_KEEP ? p->live : POOL_KEEP;
@@ -415,8 +428,123 @@ pool_freed(struct gctx *c, uint64_t a, uint64_t size)
 		if (rpost(R_MEM_TRIM, in, 0) == CUDA_SUCCESS)
 			p->stock -= n;
 	}
-	pthread_mutex_unlock(&pool_lock);
+}
+
+/* A piece of a slab; pool_lock held.  As pool_take. */
+static int
+slab_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
+    CUresult *rc)
+{
+	uint64_t n = (size + SMALL_ALIGN - 1) & ~(uint64_t)(SMALL_ALIGN - 1);
+	CUdeviceptr base;
+	struct slab *sl;
+	size_t i;
+	int r;
+
+	for (i = 0; i < p->nslabs; i++)
+		if ((*dptr = ext_take(&p->slabs[i].free, n)) != 0) {
+			p->slabs[i].used += n;
+			*rc = CUDA_SUCCESS;
+			return 1;
+		}
+	if (p->nslabs == p->scap) {
+		size_t cap = p->scap ? p->scap * 2 : 8;
+		struct slab *v = realloc(p->slabs, cap * sizeof *v);
+
+		if (v == NULL)
+			return 0;
+		p->slabs = v;
+		p->scap = cap;
+	}
+	if ((r = pool_take(c, p, SLAB, &base, rc)) == 0 || *rc != CUDA_SUCCESS)
+		return r;
+	sl = &p->slabs[p->nslabs];
+	memset(sl, 0, sizeof *sl);
+	sl->base = base;
+	if (n < SLAB && ext_put(&sl->free, base + n, SLAB - n) == -1) {
+		pool_give(c, p, base, SLAB);
+		return 0;
+	}
+	p->nslabs++;
+	sl->used = n;
+	*dptr = base;
 	return 1;
+}
+
+/* A piece of a slab freed: 1 if a was one; pool_lock held. */
+static int
+slab_give(struct gctx *c, struct cpool *p, uint64_t a, uint64_t size)
+{
+	uint64_t n = (size + SMALL_ALIGN - 1) & ~(uint64_t)(SMALL_ALIGN - 1);
+	struct rpc_val in[2];
+	size_t i, empty = 0;
+
+	for (i = 0; i < p->nslabs; i++)
+		if (a - p->slabs[i].base < SLAB)
+			break;
+	if (i == p->nslabs)
+		return 0;
+	/* cuMemFree waits for the device: so does the server, in order. */
+	in[0].u = gobj_id(c);
+	(void)rpost(R_CTX_SYNC, in, 0);
+	(void)ext_put(&p->slabs[i].free, a, n);
+	p->slabs[i].used -= n < p->slabs[i].used ? n : p->slabs[i].used;
+	if (p->slabs[i].used > 0)
+		return 1;
+	for (size_t j = 0; j < p->nslabs; j++)
+		empty += p->slabs[j].used == 0;
+	if (empty > 1) {
+		in[1].u = p->slabs[i].base;
+		if (rpost(R_MEM_FREE, in, 0) == CUDA_SUCCESS)
+			pool_give(c, p, p->slabs[i].base, SLAB);
+		free(p->slabs[i].free.v);
+		p->slabs[i] = p->slabs[--p->nslabs];
+	}
+	return 1;
+}
+
+/*
+ * An allocation from the context's pool: 1 with *rc the result (and *dptr
+ * on success), 0 when it goes the usual way.
+ */
+static int
+pool_alloc(struct gctx *c, size_t size, CUdeviceptr *dptr, CUresult *rc)
+{
+	struct cpool *p;
+	int r = 0;
+
+	if (!pool_enabled())
+		return 0;
+	pthread_mutex_lock(&pool_lock);
+	if ((p = c->pool) == NULL)
+		p = c->pool = calloc(1, sizeof *p);
+	if (p != NULL)
+		r = size < POOL_MIN ? slab_take(c, p, size, dptr, rc) :
+		    pool_take(c, p, size, dptr, rc);
+	pthread_mutex_unlock(&pool_lock);
+	return r;
+}
+
+/* After cuMemFree of [a, a + size): 1 if it was the pool's (a slab's piece
+ * is freed here: nothing more to send). */
+static int
+pool_freed(struct gctx *c, uint64_t a, uint64_t size, int *local)
+{
+	struct cpool *p;
+	int r = 0;
+
+	*local = 0;
+	pthread_mutex_lock(&pool_lock);
+	if ((p = c->pool) != NULL && p->state == 1 && a >= p->va &&
+	    a - p->va < p->size) {
+		r = 1;
+		if (size < POOL_MIN && (*local = slab_give(c, p, a, size)))
+			;
+		else
+			pool_give(c, p, a, size);
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return r;
 }
 
 /* The stock, which the context may allocate as if it were free. */
@@ -436,9 +564,14 @@ pool_stock(struct gctx *c)
 void
 mem_pool_drop(struct gctx *c)
 {
+	size_t i;
+
 	pthread_mutex_lock(&pool_lock);
 	if (c->pool != NULL) {
-		free(c->pool->free);
+		for (i = 0; i < c->pool->nslabs; i++)
+			free(c->pool->slabs[i].free.v);
+		free(c->pool->slabs);
+		free(c->pool->addr.v);
 		free(c->pool);
 		c->pool = NULL;
 	}
@@ -514,6 +647,7 @@ cuMemFree_v2(CUdeviceptr p)
 	struct gctx *c;
 	struct alloc a;
 	CUresult rc;
+	int local;
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
@@ -527,12 +661,15 @@ cuMemFree_v2(CUdeviceptr p)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	in[0].u = gobj_id(c);
 	in[1].u = p;
-	/* Known here, so the server's answer can wait: one-way. */
-	rc = rpost(R_MEM_FREE, in, 0);
-	if (rc == CUDA_SUCCESS) {
+	/* A piece of a slab is freed here; else the server frees it, and
+	 * its answer can wait: one-way. */
+	if (pool_freed(c, p, a.size, &local) && local) {
 		mem_del(p, 0);
-		pool_freed(c, p, a.size);
+		return CUDA_SUCCESS;
 	}
+	rc = rpost(R_MEM_FREE, in, 0);
+	if (rc == CUDA_SUCCESS)
+		mem_del(p, 0);
 	return rc;
 }
 

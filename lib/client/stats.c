@@ -40,8 +40,9 @@ stats_call(uint16_t type, int oneway, int beside)
 	if (oneway)
 		st.one_way++;
 	/* Where the program waits for the GPU: a synchronization (not a
-	 * mapped buffer's pull that goes with one). */
-	if (beside)
+	 * mapped buffer's pull that goes with one, nor the one-way one that
+	 * freeing a slab's piece sends). */
+	if (beside || oneway)
 		;
 	else if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
 	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D)

@@ -525,26 +525,32 @@ pool_alloc(struct gctx *c, size_t size, CUdeviceptr *dptr, CUresult *rc)
 	return r;
 }
 
-/* After cuMemFree of [a, a + size): 1 if it was the pool's (a slab's piece
- * is freed here: nothing more to send). */
-static int
-pool_freed(struct gctx *c, uint64_t a, uint64_t size, int *local)
+/*
+ * cuMemFree of [a, a + size): a slab's piece is freed here, anything else
+ * by the server (one-way: known here, so its answer can wait), and a pool
+ * allocation's granules return to the stock after that free is queued.
+ */
+static CUresult
+pool_free(struct gctx *c, uint64_t a, uint64_t size)
 {
+	struct rpc_val in[2];
 	struct cpool *p;
-	int r = 0;
+	CUresult rc;
+	int pooled;
 
-	*local = 0;
 	pthread_mutex_lock(&pool_lock);
-	if ((p = c->pool) != NULL && p->state == 1 && a >= p->va &&
-	    a - p->va < p->size) {
-		r = 1;
-		if (size < POOL_MIN && (*local = slab_give(c, p, a, size)))
-			;
-		else
-			pool_give(c, p, a, size);
+	pooled = (p = c->pool) != NULL && p->state == 1 && a >= p->va &&
+	    a - p->va < p->size;
+	if (pooled && size < POOL_MIN && slab_give(c, p, a, size)) {
+		pthread_mutex_unlock(&pool_lock);
+		return CUDA_SUCCESS;
 	}
+	in[0].u = gobj_id(c);
+	in[1].u = a;
+	if ((rc = rpost(R_MEM_FREE, in, 0)) == CUDA_SUCCESS && pooled)
+		pool_give(c, p, a, size);
 	pthread_mutex_unlock(&pool_lock);
-	return r;
+	return rc;
 }
 
 /* The stock, which the context may allocate as if it were free. */
@@ -643,11 +649,9 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
 CUresult
 cuMemFree_v2(CUdeviceptr p)
 {
-	struct rpc_val in[2];
 	struct gctx *c;
 	struct alloc a;
 	CUresult rc;
-	int local;
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
@@ -659,16 +663,7 @@ cuMemFree_v2(CUdeviceptr p)
 	c = a.ctx;
 	if (!c->live)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-	in[0].u = gobj_id(c);
-	in[1].u = p;
-	/* A piece of a slab is freed here; else the server frees it, and
-	 * its answer can wait: one-way. */
-	if (pool_freed(c, p, a.size, &local) && local) {
-		mem_del(p, 0);
-		return CUDA_SUCCESS;
-	}
-	rc = rpost(R_MEM_FREE, in, 0);
-	if (rc == CUDA_SUCCESS)
+	if ((rc = pool_free(c, p, a.size)) == CUDA_SUCCESS)
 		mem_del(p, 0);
 	return rc;
 }

@@ -349,3 +349,35 @@ run_prog() {
 	# Either it had finished (rare) or it failed cleanly naming the server.
 	[ "$rc" -eq 0 ] || grep -q "gleam: server $SERVE_ADDR lost" "$BATS_TEST_TMPDIR/out"
 }
+
+@test "allocations are one-way, never overlap, and run out of memory where cudaMalloc would" {
+	for k in static shared; do
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+		    -o "$BATS_TEST_TMPDIR/on.yaml" -- "$CUDA_BIN/$k/pool"
+		[ "${lines[-1]}" = "pool: ok" ]
+		on=("${lines[@]}")
+		GLEAM_POOL=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
+		    -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/off.yaml" -- "$CUDA_BIN/$k/pool"
+		[ "${lines[*]}" = "${on[*]}" ]
+		# 600 allocations: a few round trips to grow the stock, none
+		# for cuMemAlloc; without the pool, one each.
+		rt=$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/on.yaml")
+		[[ "$rt" != *"cuMemAlloc:"* ]]
+		pools=$(echo "$rt" | sed -n 's/^  memPool: //p')
+		echo "memPool round trips: $pools" >&2
+		[ "$pools" -ge 1 ] && [ "$pools" -le 8 ]
+		rt=$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/off.yaml")
+		[ "$(echo "$rt" | sed -n 's/^  cuMemAlloc: //p')" -ge 600 ]
+		[[ "$rt" != *"memPool"* ]]
+		# The 16 GiB of the host backend end at the same allocation,
+		# with cudaMalloc's error there, and come back when freed.
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+		    "$CUDA_BIN/$k/pool" oom
+		on=("${lines[@]}")
+		[ "${lines[0]}" = "allocation after 64 of 256 MiB: cudaErrorMemoryAllocation" ]
+		[ "${lines[-1]}" = "pool: ok" ]
+		GLEAM_POOL=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
+		    -s "$SERVE_ADDR" -- "$CUDA_BIN/$k/pool" oom
+		[ "${lines[*]}" = "${on[*]}" ]
+	done
+}

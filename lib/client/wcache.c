@@ -1,6 +1,6 @@
 /*
  * The client half of the weight cache.  A host-to-device copy of at least
- * GLEAM_CACHE_MIN bytes (default 256k; GLEAM_CACHE=0 turns the cache off)
+ * GLEAM_CACHE_MIN bytes (default 64k; GLEAM_CACHE=0 turns the cache off)
  * is cut into pieces of WC_CHUNK bytes from its start, each named by its
  * content name (cname.h); the server is asked for each name first and gets the
  * bytes only when it lacks them.  The unit is the copy, whatever
@@ -42,7 +42,7 @@
 #define WC_CHUNK	(64u << 20)	/* bytes named by one hash at most */
 #define WC_PIECE	(4u << 20)	/* bytes of one upload frame at most */
 #define WC_AHEAD	8		/* upload frames in flight */
-#define WC_MIN_DEFAULT	(256u << 10)
+#define WC_MIN_DEFAULT	(64u << 10)
 #define WC_IMAGE_MAX	(2ull << 30)
 
 enum { WC_MISS = 0, WC_DONE = 1, WC_OFF = 2 };

@@ -80,6 +80,9 @@ cname(const void *p, size_t n, uint8_t out[CNAME_LEN])
 		leaf(p, n, out);
 		return;
 	}
+	/* A state on the stack: reset_withSeed keeps the secret of the seed
+	 * it finds there, so the state must not hold a stale seed. */
+	XXH3_INITSTATE(&st);
 	XXH3_128bits_reset_withSeed(&st, CNAME_SEED);
 	for (off = 0; off < n; ) {
 		size_t chunk = n - off < (size_t)BATCH * CNAME_LEAF ? n - off :

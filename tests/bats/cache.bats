@@ -77,6 +77,20 @@ small() {
 	! [[ "$output" == *"hits: 0,"* ]]
 }
 
+@test "one copy of 150 MiB: named in pieces of 64 MiB, each a tree of hashes, all hit the second time" {
+	# In RAM: a worker maps each entry's memory file.
+	printf 'backend: host\nhost_kernels: %s\ncache_ram: 512m\n' "$HOST_KERNELS" >"$CONF"
+	serve_start -f "$CONF"
+	load_once -w -m 150
+	first=$SENT
+	grep -qx 'cache_misses: 3' "$STATS"
+	load_once -w -m 150
+	small "$first" "$SENT"
+	grep -qx 'cache_hits: 3' "$STATS"
+	grep -qx 'cache_misses: 0' "$STATS"
+	grep -qx 'hash_bytes: 157286400' "$STATS"
+}
+
 @test "copies that overwrite what a copy wrote go whole, not by name" {
 	serve_start -f "$CONF"
 	load_once

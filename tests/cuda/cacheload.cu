@@ -8,7 +8,9 @@
 // With -r N it then writes the whole buffer again N times, as a program
 // overwrites its input buffer each step: those copies do not go by name.
 //
-// usage: cacheload [-pt] [-m MiB] [-r rewrites] [-s seed]
+// With -w the load is one copy of the whole buffer (named in pieces).
+//
+// usage: cacheload [-ptw] [-m MiB] [-r rewrites] [-s seed]
 // Prints "cacheload: ok"; with -t first "cacheload: load S s, N copies,
 // M MiB" (left out by default, so that runs compare equal).
 #include <cuda_runtime.h>
@@ -52,13 +54,13 @@ main(int argc, char **argv)
 {
 	size_t mib = 64, n, off, k, i, ncopies = 0;
 	uint64_t seed = 42, s;
-	int ch, pinned = 0, timing = 0, rewrites = 0;
+	int ch, pinned = 0, timing = 0, rewrites = 0, whole = 0;
 	unsigned char *host, *back;
 	void *dev;
 	cudaStream_t st;
 	double t0, t1;
 
-	while ((ch = getopt(argc, argv, "m:pr:s:t")) != -1) {
+	while ((ch = getopt(argc, argv, "m:pr:s:tw")) != -1) {
 		switch (ch) {
 		case 'm':
 			mib = strtoul(optarg, NULL, 10);
@@ -75,8 +77,11 @@ main(int argc, char **argv)
 		case 't':
 			timing = 1;
 			break;
+		case 'w':
+			whole = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: cacheload [-pt] [-m MiB] "
+			fprintf(stderr, "usage: cacheload [-ptw] [-m MiB] "
 			    "[-r rewrites] [-s seed]\n");
 			return 2;
 		}
@@ -108,6 +113,8 @@ main(int argc, char **argv)
 		k = (size_t)64 << 10 << (next(&s) % 9);
 		if (k > n / 16)
 			k = n / 16;
+		if (whole)
+			k = n;
 		if (k > n - off)
 			k = n - off;
 		if (ncopies % 2 == 0)

@@ -20,6 +20,7 @@ reference(const uint8_t *p, size_t n, uint8_t out[CNAME_LEN])
 	size_t off, k;
 	int i;
 
+	XXH3_INITSTATE(&st);
 	if (n <= CNAME_LEAF) {
 		XXH128_canonicalFromHash(&c, XXH3_128bits(p, n));
 		memcpy(out, c.digest, CNAME_LEN);

@@ -255,7 +255,7 @@ static void
 pool_atfork_child(void)
 {
 	pthread_mutex_init(&pool_lock, NULL);
-	pool_off = 1;
+	__atomic_store_n(&pool_off, 1, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void
@@ -267,12 +267,15 @@ pool_init(void)
 static int
 pool_enabled(void)
 {
-	if (pool_off == -1) {
+	int off = __atomic_load_n(&pool_off, __ATOMIC_RELAXED);
+
+	if (off == -1) {
 		const char *s = getenv("GLEAM_POOL");
 
-		pool_off = rsync_mode() || (s != NULL && strcmp(s, "0") == 0);
+		off = rsync_mode() || (s != NULL && strcmp(s, "0") == 0);
+		__atomic_store_n(&pool_off, off, __ATOMIC_RELAXED);
 	}
-	return !pool_off;
+	return !off;
 }
 
 /* First fit; 0 if no free extent is large enough. */

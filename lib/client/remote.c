@@ -555,13 +555,20 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
  * the program can see tells the copy done from the copy on its way, but an
  * error it meets, which the copy only shares with the whole device, would
  * be reported at the next call that waits instead of at this sync: as if
- * the fault had come a moment later.
+ * the fault had come a moment later.  The one-way allocation's calls
+ * (memPool, memMap, memTrim) are no stream's work and keep the mark too:
+ * a loader that allocates between a tensor's copy and its sync still
+ * syncs here.
  */
 static void
-idle_keep(int flags, const struct rpc_val *in, uint64_t q0)
+idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
-	if ((flags & RP_KEEPIDLE) && sidle.valid && sidle.mark == q0 &&
-	    sidle.ctx == in[0].u && sidle.sid == in[1].u)
+	if (!sidle.valid || sidle.mark != q0)
+		return;
+	/* The pool's calls are no stream's work: a stream stays idle. */
+	if (type == R_MEM_POOL || type == R_MEM_MAP || type == R_MEM_TRIM ||
+	    ((flags & RP_KEEPIDLE) && sidle.ctx == in[0].u &&
+	    sidle.sid == in[1].u))
 		sidle.mark = queued;
 }
 
@@ -607,7 +614,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	proto_hdr_encode(sendq.p + at, &h);
 	q0 = queued;
 	queued += PROTO_HDR_LEN + need;
-	idle_keep(flags, in, q0);
+	idle_keep(type, flags, in, q0);
 	if (w != NULL) {
 		w->qstart = q0;
 		w->qend = queued;
@@ -703,7 +710,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			rc = rstate == R_UP ? CUDA_ERROR_OUT_OF_MEMORY :
 			    state_error();
 		} else {
-			idle_keep(flags, in, q0);
+			idle_keep(type, flags, in, q0);
 			if (w != NULL)
 				w->qend = queued;
 		}

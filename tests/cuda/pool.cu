@@ -151,6 +151,32 @@ main(int argc, char **argv)
 	for (const buf &b : v)
 		if (b.d != NULL)
 			CHECK(cudaFree(b.d));
+	// A loader's pattern: a new allocation, a copy into it, a sync of
+	// the stream; 20 times (through Gleam the syncs need no round trip).
+	{
+		std::vector<unsigned char> h(3u << 20, 7), back(3u << 20);
+		std::vector<void *> t;
+		cudaStream_t s;
+		void *d;
+
+		CHECK(cudaStreamCreate(&s));
+		for (int i = 0; i < 20; i++) {
+			CHECK(cudaMalloc(&d, h.size()));
+			CHECK(cudaMemcpyAsync(d, h.data(), h.size(),
+			    cudaMemcpyHostToDevice, s));
+			CHECK(cudaStreamSynchronize(s));
+			t.push_back(d);
+		}
+		CHECK(cudaMemcpy(back.data(), t[19], back.size(),
+		    cudaMemcpyDeviceToHost));
+		printf("20 loads of a new allocation: %s\n",
+		    back == h ? "ok" : "WRONG");
+		if (back != h)
+			bad++;
+		for (void *q : t)
+			CHECK(cudaFree(q));
+		CHECK(cudaStreamDestroy(s));
+	}
 	printf("pool: %s\n", bad ? "FAIL" : "ok");
 	return bad ? 1 : 0;
 }

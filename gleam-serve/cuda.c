@@ -828,6 +828,7 @@ cuda_pool_drop(struct rclient *cl, struct robj *ctx)
 		pool_drop(cl, ctx, &cuda_pool);
 }
 
+/* memPool, memMap, memTrim: pool.c, in the context named first. */
 static int
 c_mem_pool(struct rcall *c)
 {
@@ -836,29 +837,7 @@ c_mem_pool(struct rcall *c)
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	return pool_grow(c, ctx, &cuda_pool);
-}
-
-static int
-c_mem_map(struct rcall *c)
-{
-	struct robj *ctx;
-	CUresult rc;
-
-	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
-		return rc;
-	return pool_map(c, ctx, &cuda_pool);
-}
-
-static int
-c_mem_trim(struct rcall *c)
-{
-	struct robj *ctx;
-	CUresult rc;
-
-	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
-		return rc;
-	return pool_trim(c, ctx, &cuda_pool);
+	return pool_call(c, ctx, &cuda_pool);
 }
 
 /* in: ctx, stream, async, dptr, data */
@@ -1907,8 +1886,8 @@ const struct backend backend_cuda = {
 		F(R_MEM_FREE, c_mem_free),
 		F(R_MEM_GET_INFO, c_mem_get_info),
 		F(R_MEM_POOL, c_mem_pool),
-		F(R_MEM_MAP, c_mem_map),
-		F(R_MEM_TRIM, c_mem_trim),
+		F(R_MEM_MAP, c_mem_pool),
+		F(R_MEM_TRIM, c_mem_pool),
 		F(R_MEM_HTOD, c_mem_htod),
 		F(R_MEM_DTOH, c_mem_dtoh),
 		F(R_MEM_DTOD, c_mem_dtod),

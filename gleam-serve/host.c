@@ -1046,6 +1046,7 @@ c_mem_get_info(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* memPool, memMap, memTrim: pool.c, in the context named first. */
 static int
 c_mem_pool(struct rcall *c)
 {
@@ -1054,29 +1055,7 @@ c_mem_pool(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	return pool_grow(c, ctx, &host_pool);
-}
-
-static int
-c_mem_map(struct rcall *c)
-{
-	struct robj *ctx;
-	int rc;
-
-	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
-		return rc;
-	return pool_map(c, ctx, &host_pool);
-}
-
-static int
-c_mem_trim(struct rcall *c)
-{
-	struct robj *ctx;
-	int rc;
-
-	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
-		return rc;
-	return pool_trim(c, ctx, &host_pool);
+	return pool_call(c, ctx, &host_pool);
 }
 
 /* in: ctx, stream, async, dptr, data */
@@ -2050,8 +2029,8 @@ const struct backend backend_host = {
 		F(R_MEM_FREE, c_mem_free),
 		F(R_MEM_GET_INFO, c_mem_get_info),
 		F(R_MEM_POOL, c_mem_pool),
-		F(R_MEM_MAP, c_mem_map),
-		F(R_MEM_TRIM, c_mem_trim),
+		F(R_MEM_MAP, c_mem_pool),
+		F(R_MEM_TRIM, c_mem_pool),
 		F(R_MEM_HTOD, c_mem_htod),
 		F(R_MEM_DTOH, c_mem_dtoh),
 		F(R_MEM_DTOD, c_mem_dtod),

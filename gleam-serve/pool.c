@@ -93,7 +93,7 @@ stock_push(struct rpool *p, void *h)
 	return 0;
 }
 
-int
+static int
 pool_grow(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
 {
 	uint64_t need = c->in[1].u, want = c->in[2].u, freeb, total, made = 0;
@@ -139,7 +139,7 @@ pool_grow(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
 	return CUDA_SUCCESS;
 }
 
-int
+static int
 pool_map(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
 {
 	uint64_t va = c->in[1].u, bytes = c->in[2].u, g, n, i;
@@ -195,7 +195,7 @@ undo:
 	return rc;
 }
 
-int
+static int
 pool_trim(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
 {
 	struct rpool *p = ctx->pool;
@@ -206,6 +206,20 @@ pool_trim(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
 	for (; bytes > 0; bytes -= p->gran)
 		ops->release(ctx, p->stock[--p->nstock], p->gran);
 	return CUDA_SUCCESS;
+}
+
+int
+pool_call(struct rcall *c, struct robj *ctx, const struct pool_ops *ops)
+{
+	switch (c->d->type) {
+	case R_MEM_POOL:
+		return pool_grow(c, ctx, ops);
+	case R_MEM_MAP:
+		return pool_map(c, ctx, ops);
+	case R_MEM_TRIM:
+		return pool_trim(c, ctx, ops);
+	}
+	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 int

@@ -32,12 +32,11 @@ struct pool_ops {
 	void	(*unmap)(struct robj *ctx, uint64_t va, uint64_t size);
 };
 
-/* memPool: in ctx, need, want -> added, granule, va, size. */
-int	pool_grow(struct rcall *, struct robj *ctx, const struct pool_ops *);
-/* memMap: in ctx, dptr, bytes. */
-int	pool_map(struct rcall *, struct robj *ctx, const struct pool_ops *);
-/* memTrim: in ctx, bytes. */
-int	pool_trim(struct rcall *, struct robj *ctx, const struct pool_ops *);
+/*
+ * memPool (ctx, need, want -> added, granule, va, size), memMap (ctx,
+ * dptr, bytes) or memTrim (ctx, bytes), by c's type, in ctx.
+ */
+int	pool_call(struct rcall *, struct robj *ctx, const struct pool_ops *);
 /*
  * cuMemFree of p, if one of the client's pools holds it: 1 with *rc the
  * result; 0 if none does.

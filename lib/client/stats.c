@@ -115,6 +115,29 @@ stats_print(void)
 			    (double)st.rt_ns[i] / 1e9);
 }
 
+/* A mapping of the calls that waited: their count, or seconds waited. */
+static void
+rt_map(struct yw *w, const char *key, int secs)
+{
+	const struct rpc_desc *d;
+	int i;
+
+	yw_key(w, key);
+	yw_map(w);
+	for (i = 0; i < RPC_NCALLS; i++) {
+		if (st.rt_calls[i] == 0 ||
+		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) == NULL)
+			continue;
+		if (secs)
+			yw_kdbl(w, d->name, (double)st.rt_ns[i] / 1e9, 6);
+		else {
+			yw_key(w, d->name);
+			yw_uint(w, st.rt_calls[i]);
+		}
+	}
+	yw_end(w);
+}
+
 /* Runs at exit: the statistics, if asked for. */
 static void
 stats_write(void)
@@ -137,33 +160,40 @@ stats_write(void)
 	yw_map(w);
 	yw_kstr(w, "program", program_invocation_short_name);
 	yw_kdbl(w, "wall_s", (double)(now_ns() - st.start) / 1e9, 3);
-	yw_key(w, "round_trips");
-	yw_uint(w, st.round_trips);
-	yw_key(w, "one_way");
-	yw_uint(w, st.one_way);
-	yw_key(w, "synchronizations");
-	yw_uint(w, st.syncs);
-	yw_key(w, "local_syncs");
-	yw_uint(w, st.local_syncs);
-	yw_kdbl(w, "round_trips_per_sync", st.syncs ? (double)st.round_trips /
-	    (double)st.syncs : 0, 2);
-	yw_key(w, "bytes_sent");
-	yw_uint(w, st.bytes_out);
-	yw_key(w, "bytes_saved");
-	yw_uint(w, st.saved);
-	yw_key(w, "bytes_received");
-	yw_uint(w, st.bytes_in);
 	wcache_stats(&wc);
-	yw_key(w, "cache_hits");
-	yw_uint(w, wc.hits);
-	yw_key(w, "cache_hit_bytes");
-	yw_uint(w, wc.hit_bytes);
-	yw_key(w, "cache_misses");
-	yw_uint(w, wc.misses);
-	yw_key(w, "cache_miss_bytes");
-	yw_uint(w, wc.miss_bytes);
-	yw_key(w, "hash_bytes");
-	yw_uint(w, wc.hash_bytes);
+	{
+		/* The counters, in the documented order (gleam-run(1)). */
+		const struct {
+			const char	*key;
+			uint64_t	 v;
+		} u[] = {
+			{ "round_trips", st.round_trips },
+			{ "one_way", st.one_way },
+			{ "synchronizations", st.syncs },
+			{ "local_syncs", st.local_syncs },
+			{ NULL, 0 },	/* round_trips_per_sync */
+			{ "bytes_sent", st.bytes_out },
+			{ "bytes_saved", st.saved },
+			{ "bytes_received", st.bytes_in },
+			{ "cache_hits", wc.hits },
+			{ "cache_hit_bytes", wc.hit_bytes },
+			{ "cache_misses", wc.misses },
+			{ "cache_miss_bytes", wc.miss_bytes },
+			{ "hash_bytes", wc.hash_bytes },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof u / sizeof u[0]; k++) {
+			if (u[k].key == NULL) {
+				yw_kdbl(w, "round_trips_per_sync", st.syncs ?
+				    (double)st.round_trips / (double)st.syncs :
+				    0, 2);
+				continue;
+			}
+			yw_key(w, u[k].key);
+			yw_uint(w, u[k].v);
+		}
+	}
 	yw_kdbl(w, "hash_s", (double)wc.hash_ns / 1e9, 6);
 	yw_key(w, "calls");
 	yw_map(w);
@@ -176,25 +206,8 @@ stats_write(void)
 	}
 	yw_end(w);
 	/* Where the round trips went: count and seconds waited by call. */
-	yw_key(w, "round_trip_calls");
-	yw_map(w);
-	for (i = 0; i < RPC_NCALLS; i++) {
-		if (st.rt_calls[i] == 0 ||
-		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) == NULL)
-			continue;
-		yw_key(w, d->name);
-		yw_uint(w, st.rt_calls[i]);
-	}
-	yw_end(w);
-	yw_key(w, "round_trip_s");
-	yw_map(w);
-	for (i = 0; i < RPC_NCALLS; i++) {
-		if (st.rt_calls[i] == 0 ||
-		    (d = rpc_lookup((uint16_t)(R_OPEN + i))) == NULL)
-			continue;
-		yw_kdbl(w, d->name, (double)st.rt_ns[i] / 1e9, 6);
-	}
-	yw_end(w);
+	rt_map(w, "round_trip_calls", 0);
+	rt_map(w, "round_trip_s", 1);
 	yw_end(w);
 	pthread_mutex_unlock(&st_lock);
 	if ((text = yw_finish(w, &len)) != NULL &&

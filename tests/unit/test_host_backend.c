@@ -207,6 +207,82 @@ test_contexts(void)
 }
 
 /* Allocation, copies, frees and the budget. */
+/* One-way allocation's calls (pool.c over the host backend's mmap). */
+static void
+test_pool(void)
+{
+	static unsigned char a[1 << 16];
+	uint64_t va, size, gran, before, m = 1u << 20;
+	size_t i;
+
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	before = c.out[0].u;
+	/* Bad requests: no context, need over want, nothing, too much. */
+	CHECK(call(R_MEM_POOL, U(99), U(m), U(m)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_MEM_POOL, U(1), U(4 * m), U(2 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_POOL, U(1), U(0), U(2 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_POOL, U(1), U(1) << 50, U(1) << 50) ==
+	    CUDA_ERROR_OUT_OF_MEMORY);
+	CHECK(call(R_MEM_POOL, U(1), U(BUDGET), U(BUDGET)) ==
+	    CUDA_ERROR_OUT_OF_MEMORY);		/* over what is left */
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == before);		/* and nothing kept */
+	/* 3 MiB needed, 8 wanted: 8 made, in granules of 2 MiB. */
+	CHECK(call(R_MEM_POOL, U(1), U(3 * m), U(8 * m)) == 0);
+	CHECK(c.out[0].u == 8 * m);
+	gran = c.out[1].u;
+	va = c.out[2].u;
+	size = c.out[3].u;
+	CHECK(gran == 2 * m && va % gran == 0 && size >= 2 * BUDGET);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == before - 8 * m);
+	/* Maps: unaligned, outside, more than the stock, then a good one,
+	 * then over it. */
+	CHECK(call(R_MEM_MAP, U(1), va + 4096, U(4 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_MAP, U(1), va, U(3 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_MAP, U(1), va - gran, U(4 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_MAP, U(1), va + size, U(2 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_MAP, U(1), va, U(10 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_MAP, U(1), va, U(4 * m)) == 0);
+	CHECK(call(R_MEM_MAP, U(1), va + 2 * m, U(2 * m)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* It is memory: copies in and out, within its bounds only. */
+	for (i = 0; i < sizeof a; i++)
+		a[i] = (unsigned char)(i * 13);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), va + 3 * m, a,
+	    (unsigned)sizeof a) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), va + 3 * m,
+	    U(sizeof a)) == 0);
+	CHECK(c.out[0].len == sizeof a && memcmp(c.out[0].p, a,
+	    sizeof a) == 0);
+	CHECK(call(R_MEM_HTOD, U(1), U(0), U(0), va + 4 * m - 8, a, 16u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* Trims: more than the stock (4 MiB), unaligned, then 2 MiB. */
+	CHECK(call(R_MEM_TRIM, U(1), U(6 * m)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_TRIM, U(1), U(m)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_TRIM, U(1), U(2 * m)) == 0);
+	/* Frees: not the start, the start, twice. */
+	CHECK(call(R_MEM_FREE, U(1), va + gran) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_FREE, U(1), va) == 0);
+	CHECK(call(R_MEM_FREE, U(1), va) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), va, U(16)) ==
+	    CUDA_ERROR_INVALID_VALUE);		/* gone */
+	/* Its granules are stock again: 6 MiB map where 4 did. */
+	CHECK(call(R_MEM_MAP, U(1), va + 2 * m, U(6 * m)) == 0);
+	CHECK(call(R_MEM_FREE, U(1), va + 2 * m) == 0);
+	CHECK(call(R_MEM_TRIM, U(1), U(6 * m)) == 0);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == before);
+}
+
 static void
 test_memory(uint64_t *da, uint64_t *db, uint64_t *dc)
 {
@@ -961,6 +1037,7 @@ main(int argc, char *argv[])
 	client_start();
 	test_contexts();
 	test_memory(&da, &db, &dc);
+	test_pool();
 	test_pitch();
 	test_modules();
 	test_launch(da, db, dc);

@@ -215,6 +215,13 @@ struct ext {
 	uint64_t	 base, size;
 };
 
+/* x rounded up to a multiple of a, a power of two. */
+static inline uint64_t
+up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) & ~(a - 1);
+}
+
 /* Free address extents, sorted, neighbours merged. */
 struct extl {
 	struct ext	*v;
@@ -392,7 +399,7 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 		return p->state == -1 ? 0 : 1;
 	if (p->state != 1 || size > p->size)
 		return 0;
-	n = (size + p->gran - 1) & ~(p->gran - 1);
+	n = up(size, p->gran);
 	if (n > p->stock && (*rc = pool_grow(c, p, n - p->stock)) !=
 	    CUDA_SUCCESS)
 		return p->state == -1 ? 0 : 1;
@@ -417,7 +424,7 @@ static void
 pool_give(struct gctx *c, struct cpool *p, uint64_t a, uint64_t size)
 {
 	struct rpc_val in[2];
-	uint64_t n = (size + p->gran - 1) & ~(p->gran - 1), keep;
+	uint64_t n = up(size, p->gran), keep;
 
 	/* Addresses lost to a failed merge only shrink the range. */
 	(void)ext_put(&p->addr, a, n);
@@ -438,7 +445,7 @@ static int
 slab_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
     CUresult *rc)
 {
-	uint64_t n = (size + SMALL_ALIGN - 1) & ~(uint64_t)(SMALL_ALIGN - 1);
+	uint64_t n = up(size, SMALL_ALIGN);
 	CUdeviceptr base;
 	struct slab *sl;
 	size_t i;
@@ -478,7 +485,7 @@ slab_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 static int
 slab_give(struct gctx *c, struct cpool *p, uint64_t a, uint64_t size)
 {
-	uint64_t n = (size + SMALL_ALIGN - 1) & ~(uint64_t)(SMALL_ALIGN - 1);
+	uint64_t n = up(size, SMALL_ALIGN);
 	struct rpc_val in[2];
 	size_t i, empty = 0;
 

@@ -201,7 +201,9 @@ mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
  * that returned success cannot fail later, as with cuMemAlloc.  When the
  * stock is short, one round trip (memPool) grows it by the shortfall at
  * least and by about what the context holds at most, or returns the
- * driver's out-of-memory error, exactly where cuMemAlloc would.  Freed
+ * driver's out-of-memory error, exactly where cuMemAlloc would; when
+ * it runs low, that memPool goes ahead (pool_ahead) and its answer is
+ * collected when the stock is short, so a loader seldom waits.  Freed
  * allocations go back to the stock; stock beyond what the context holds
  * is released (memTrim).  GLEAM_POOL=0, GLEAM_SYNC=1, or a server that
  * cannot (memPool says not supported): every allocation asks the server.
@@ -250,6 +252,7 @@ struct cpool {
 	uint64_t	 stock;		/* bytes of granules not mapped */
 	uint64_t	 live;		/* bytes mapped */
 	struct extl	 addr;		/* free addresses of the range */
+	struct rwait	*aw;		/* a memPool sent ahead, or NULL */
 	struct slab	*slabs;
 	size_t		 nslabs, scap;
 };
@@ -385,6 +388,53 @@ pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
 }
 
 /*
+ * A memPool sent ahead (pool_ahead) collected, pool_lock held: what it
+ * made joins the stock; a failure (out of memory) is nobody's error, as
+ * nothing asked for those granules yet.
+ */
+static void
+pool_collect(struct cpool *p, int use)
+{
+	struct rpc_val out[4];
+	void *keep;
+
+	if (p->aw == NULL)
+		return;
+	if (rwait(p->aw, out, &keep) == CUDA_SUCCESS && use)
+		p->stock += out[0].u;
+	free(keep);
+	free(p->aw);
+	p->aw = NULL;
+}
+
+/*
+ * When the stock is under half of what the next memPool would make, the
+ * next memPool goes now, its reply collected when the stock runs short:
+ * a loader allocating tensor by tensor seldom waits for the server to
+ * make granules.  pool_lock held.
+ */
+static void
+pool_ahead(struct gctx *c, struct cpool *p)
+{
+	struct rpc_val in[3];
+	uint64_t want = 2 * p->live;
+
+	want = want < POOL_AHEAD ? POOL_AHEAD : want > POOL_AHEAD_MAX ?
+	    POOL_AHEAD_MAX : want;
+	if (p->state != 1 || p->aw != NULL || p->stock >= want / 2 ||
+	    (p->aw = calloc(1, sizeof *p->aw)) == NULL)
+		return;
+	p->aw->ahead = 1;
+	in[0].u = gobj_id(c);
+	in[1].u = p->gran;
+	in[2].u = want;
+	if (rsend(R_MEM_POOL, in, 0, p->aw) != CUDA_SUCCESS) {
+		free(p->aw);
+		p->aw = NULL;
+	}
+}
+
+/*
  * An allocation of size bytes from the pool, pool_lock held: 1 with *rc
  * the result (and *dptr on success), 0 when it must go the usual way.
  */
@@ -400,6 +450,8 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	if (p->state != 1 || size > p->size)
 		return 0;
 	n = up(size, p->gran);
+	if (n > p->stock)
+		pool_collect(p, 1);
 	if (n > p->stock && (*rc = pool_grow(c, p, n - p->stock)) !=
 	    CUDA_SUCCESS)
 		return p->state == -1 ? 0 : 1;
@@ -416,6 +468,7 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	p->live += n;
 	*dptr = a;
 	*rc = CUDA_SUCCESS;
+	pool_ahead(c, p);
 	return 1;
 }
 
@@ -570,8 +623,11 @@ pool_stock(struct gctx *c)
 	uint64_t n = 0;
 
 	pthread_mutex_lock(&pool_lock);
-	if (c->pool != NULL && c->pool->state == 1)
+	if (c->pool != NULL && c->pool->state == 1) {
+		/* After a call that waited: a memPool ahead has its answer. */
+		pool_collect(c->pool, 1);
 		n = c->pool->stock;
+	}
 	pthread_mutex_unlock(&pool_lock);
 	return n;
 }
@@ -584,6 +640,7 @@ mem_pool_drop(struct gctx *c)
 
 	pthread_mutex_lock(&pool_lock);
 	if (c->pool != NULL) {
+		pool_collect(c->pool, 0);
 		for (i = 0; i < c->pool->nslabs; i++)
 			free(c->pool->slabs[i].free.v);
 		free(c->pool->slabs);

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "remote.h"
+#include "wcache.h"
 #include "client.h"
 #include "auth.h"
 #include "conn.h"
@@ -732,8 +733,11 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	uint64_t t0 = now_ns();
 	uint8_t *b;
 
+	int waited;
+
 	*keep = NULL;
 	pthread_mutex_lock(&tlock);
+	waited = !w->done;
 	while (!w->done && rstate == R_UP)
 		pthread_cond_wait(&tcond, &tlock);
 	if (!w->done) {
@@ -748,12 +752,12 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		pthread_mutex_unlock(&tlock);
 		return (CUresult)rc;
 	}
-	if (deferred != CUDA_SUCCESS) {
+	if (deferred != CUDA_SUCCESS && !w->ahead) {
 		late = deferred;
 		deferred = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&tlock);
-	if (!w->beside)
+	if (!w->beside && (!w->ahead || waited))
 		stats_sync(w->type, now_ns() - t0);
 	b = w->buf;
 	*keep = b;
@@ -770,7 +774,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		struct gctx *cur = ctx_current();
 
 		log_debug("%s: %u", d ? d->name : "?", rc);
-		if (cur != NULL && rc_sticky((CUresult)rc))
+		if (cur != NULL && !w->ahead && rc_sticky((CUresult)rc))
 			cur->sticky = (CUresult)rc;
 		return (CUresult)rc;
 	}
@@ -1088,6 +1092,7 @@ client_init(void)
 	log_debug("connected to %s (%s): %d device(s), %s", rconn.peer,
 	    rconn.server_name, rndev, rdevs[0].name);
 	remote_model();
+	wcache_early();
 	return CUDA_SUCCESS;
 }
 

@@ -115,6 +115,11 @@ struct rwait {
 	/* Set before rsend: sent with another call, not a round trip of its
 	 * own (a mapped buffer's pull beside a synchronization). */
 	int		 beside;
+	/* Set before rsend: a call sent ahead of need (names, stock): its
+	 * reply's result is its own, an earlier one-way call's error stays
+	 * for the next call, and it counts as a round trip only if rwait
+	 * had to wait for it. */
+	int		 ahead;
 	/* Set by rsend: the send queue's count of bytes before and after
 	 * the call was queued (see ridle_set). */
 	uint64_t	 qstart, qend;

@@ -82,6 +82,17 @@ static char		 names_path[1200];
 static pid_t		 names_pid;
 static int		 ahead;		/* names were sent ahead */
 
+/* names_ahead's batches in flight until names_collect. */
+struct wask {
+	struct rwait	 w;
+	uint32_t	 first, count;
+};
+static struct wask	*asked;
+static size_t		 nasked;
+static struct wname	*asked_list;
+static uint32_t		 asked_count;
+static pthread_once_t	 collect_once = PTHREAD_ONCE_INIT;
+
 static pthread_once_t	 wc_once = PTHREAD_ONCE_INIT;
 static int		 wc_on;		/* the server may have a cache */
 static uint64_t		 wc_min = WC_MIN_DEFAULT;
@@ -108,6 +119,7 @@ wc_rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 
 static int	names_file(char *, size_t, char *, size_t);
 static void	names_ahead(void);
+static void	names_collect(void);
 
 /* GLEAM_CACHE and GLEAM_CACHE_MIN; a bad value is ignored with a warning. */
 static void
@@ -232,12 +244,10 @@ names_file(char *buf, size_t len, char *dir, size_t dirlen)
 static void
 names_ahead(void)
 {
-	struct rpc_val in[1], out[1];
 	struct wname *list = NULL;
 	uint8_t hdr[12];
-	uint32_t count, i, j, batch;
+	uint32_t count, i, j, batch, nb;
 	size_t max = rcall_max_payload() / 24 - 1;
-	void *keep;
 	FILE *f;
 
 	if ((f = fopen(names_path, "rb")) == NULL)
@@ -260,15 +270,13 @@ names_ahead(void)
 		for (k = 7; k >= 0; k--)
 			list[i].len = list[i].len << 8 | b[16 + k];
 	}
-	for (heldcap = 64; heldcap < 2 * (size_t)count; heldcap *= 2)
-		;
-	if ((held = calloc(heldcap, sizeof *held)) == NULL) {
-		heldcap = 0;
-		goto out;
-	}
 	if (max > 65536)
 		max = 65536;
+	nb = (count + (uint32_t)max - 1) / (uint32_t)max;
+	if ((asked = calloc(nb, sizeof *asked)) == NULL)
+		goto out;
 	for (i = 0; i < count; i += batch) {
+		struct rpc_val in[1];
 		uint8_t *blob;
 
 		batch = count - i < max ? count - i : (uint32_t)max;
@@ -284,19 +292,59 @@ names_ahead(void)
 		}
 		in[0].p = blob;
 		in[0].len = batch * 24;
-		if (wc_rcall(R_CACHE_HAVE, in, out, &keep) == CUDA_SUCCESS &&
-		    out[0].len == (batch + 7) / 8)
-			for (j = 0; j < batch; j++)
-				if (((const uint8_t *)out[0].p)[j / 8] >>
-				    (j % 8) & 1)
-					held_add(&list[i + j]);
-		free(keep);
+		asked[nasked].first = i;
+		asked[nasked].count = batch;
+		memset(&asked[nasked].w, 0, sizeof asked[nasked].w);
+		asked[nasked].w.ahead = 1;
+		if (rsend(R_CACHE_HAVE, in, 0, &asked[nasked].w) ==
+		    CUDA_SUCCESS)
+			nasked++;
 		free(blob);
 	}
-	ahead = 1;
+	asked_list = list;
+	asked_count = count;
+	list = NULL;
 out:
 	free(list);
 	fclose(f);
+}
+
+/*
+ * At the first copy: the server's answers to names_ahead's batches, into
+ * the set of held names (read-only from then on).
+ */
+static void
+names_collect(void)
+{
+	struct rpc_val out[1];
+	uint32_t j;
+	size_t b;
+	void *keep;
+
+	if (nasked == 0 || getpid() != names_pid)
+		goto out;
+	for (heldcap = 64; heldcap < 2 * (size_t)asked_count; heldcap *= 2)
+		;
+	if ((held = calloc(heldcap, sizeof *held)) == NULL)
+		heldcap = 0;
+	for (b = 0; b < nasked; b++) {
+		struct wask *a = &asked[b];
+
+		if (rwait(&a->w, out, &keep) == CUDA_SUCCESS &&
+		    held != NULL && out[0].len == (a->count + 7) / 8)
+			for (j = 0; j < a->count; j++)
+				if (((const uint8_t *)out[0].p)[j / 8] >>
+				    (j % 8) & 1)
+					held_add(&asked_list[a->first + j]);
+		free(keep);
+	}
+	ahead = heldcap != 0;
+out:
+	free(asked_list);
+	free(asked);
+	asked_list = NULL;
+	asked = NULL;
+	nasked = 0;
 }
 
 /* At exit: this run's names, for the next run (written whole). */
@@ -370,10 +418,21 @@ names_save(void)
 	free(set);
 }
 
+/*
+ * Once the connection is up (client_init): the names go ahead then, so
+ * that the server looks them up while the program is still starting.
+ */
+void
+wcache_early(void)
+{
+	pthread_once(&wc_once, wc_setup);
+}
+
 static int
 wc_enabled(size_t n)
 {
 	pthread_once(&wc_once, wc_setup);
+	pthread_once(&collect_once, names_collect);
 	return __atomic_load_n(&wc_on, __ATOMIC_RELAXED) && n >= wc_min;
 }
 

@@ -15,6 +15,8 @@
 int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
 	    const void *src, size_t n, CUresult *rc);
 void	wcache_name(const void *, size_t, uint8_t h[16]);
+/* Once connected: sends the last run's names ahead (see wcache.c). */
+void	wcache_early(void);
 /*
  * Readies the image for the load that names id with an empty image; h is
  * its name (wcache_name).

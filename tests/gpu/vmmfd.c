@@ -209,8 +209,13 @@ main(void)
 		return 1;
 	}
 	usleep(200000);
-	if ((p = fork()) == 0)
-		user(dup(fd), a[1], b[0]);
+	if ((p = fork()) == 0) {
+		int d = dup(fd);
+
+		close(fd);	/* only the holder's copy keeps it */
+		close(sv[0]);
+		user(d, a[1], b[0]);
+	}
 	{
 		char x;
 

@@ -99,6 +99,22 @@ struct backend {
 			    size_t len);
 	void		(*gpu_free)(int device, uint64_t kept);
 	/*
+	 * The same tier under isolation: process, where entries outlive the
+	 * worker that made them: gpu_export copies len bytes of p into new
+	 * device memory on the device of c's context, exported as a file
+	 * descriptor (*fd, the caller's to close; the memory lives while a
+	 * copy of it is open), of *asize bytes (len rounded up to the
+	 * allocation granule), on *device.  gpu_import copies len bytes of
+	 * such memory to c's dptr, done before it returns;
+	 * CUDA_ERROR_INVALID_DEVICE if c's context is on another device.
+	 * ctx_device: the device of c's context (in[0]), or -1.
+	 */
+	int		(*gpu_export)(struct rcall *c, const void *p,
+			    size_t len, int *device, int *fd, uint64_t *asize);
+	int		(*gpu_import)(struct rcall *c, int device, int fd,
+			    uint64_t asize, size_t len);
+	int		(*ctx_device)(struct rcall *c);
+	/*
 	 * Page-locks the serving thread's input buffer [p, p + len), where
 	 * the backend has such a thing (else NULL), so that copies from
 	 * frames in it go by DMA.  host_pin returns 0 once it is pinned

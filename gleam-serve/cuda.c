@@ -58,6 +58,11 @@ static struct {
 	    size_t);
 	CUresult (*MemGetAllocationGranularity)(size_t *,
 	    const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
+	CUresult (*MemExportToShareableHandle)(void *,
+	    CUmemGenericAllocationHandle, CUmemAllocationHandleType,
+	    unsigned long long);
+	CUresult (*MemImportFromShareableHandle)(
+	    CUmemGenericAllocationHandle *, void *, CUmemAllocationHandleType);
 	CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
 	CUresult (*MemcpyHtoDAsync)(CUdeviceptr, const void *, size_t,
 	    CUstream);
@@ -177,6 +182,9 @@ static struct {
 	S(MemUnmap, "cuMemUnmap", 10020),
 	S(MemSetAccess, "cuMemSetAccess", 10020),
 	S(MemGetAllocationGranularity, "cuMemGetAllocationGranularity", 10020),
+	S(MemExportToShareableHandle, "cuMemExportToShareableHandle", 10020),
+	S(MemImportFromShareableHandle, "cuMemImportFromShareableHandle",
+	    10020),
 	S(MemcpyHtoD, "cuMemcpyHtoD", 3020),
 	S(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020),
 	S(MemcpyDtoH, "cuMemcpyDtoH", 3020),
@@ -1862,11 +1870,135 @@ cuda_gpu_free(int device, uint64_t kept)
 		drv.MemFree(kept);
 }
 
+/*
+ * The tier under isolation: process.  An entry is device memory made with
+ * cuMemCreate for a POSIX file descriptor; the descriptor, held by the
+ * server, keeps it after the worker that made it is gone, and a worker
+ * that gets a copy of it maps it for as long as one copy takes.
+ */
+static CUresult
+gx_map(CUmemGenericAllocationHandle h, int device, uint64_t size,
+    CUdeviceptr *va)
+{
+	CUmemAccessDesc d;
+	CUresult rc;
+
+	if ((rc = drv.MemAddressReserve(va, size, 0, 0, 0)) != CUDA_SUCCESS)
+		return rc;
+	memset(&d, 0, sizeof d);
+	d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	d.location.id = device;
+	d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	if ((rc = drv.MemMap(*va, size, 0, h, 0)) != CUDA_SUCCESS) {
+		drv.MemAddressFree(*va, size);
+		return rc;
+	}
+	if ((rc = drv.MemSetAccess(*va, size, &d, 1)) != CUDA_SUCCESS) {
+		drv.MemUnmap(*va, size);
+		drv.MemAddressFree(*va, size);
+	}
+	return rc;
+}
+
+static void
+gx_unmap(CUdeviceptr va, uint64_t size)
+{
+	drv.MemUnmap(va, size);
+	drv.MemAddressFree(va, size);
+}
+
+static int
+cuda_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
+    int *fd, uint64_t *asize)
+{
+	CUmemGenericAllocationHandle h;
+	CUmemAllocationProp pr;
+	struct robj *o;
+	CUdeviceptr va;
+	size_t g = 0;
+	uint64_t n;
+	CUresult rc;
+	int f = -1;
+
+	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	cuda_prop(o, &pr);
+	pr.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	if ((rc = drv.MemGetAllocationGranularity(&g, &pr,
+	    CU_MEM_ALLOC_GRANULARITY_MINIMUM)) != CUDA_SUCCESS || g == 0)
+		return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_NOT_SUPPORTED;
+	n = (len + g - 1) / g * g;
+	if ((rc = drv.MemCreate(&h, n, &pr, 0)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = gx_map(h, o->device, n, &va)) == CUDA_SUCCESS) {
+		rc = drv.MemcpyHtoD(va, p, len);
+		gx_unmap(va, n);
+	}
+	if (rc == CUDA_SUCCESS)
+		rc = drv.MemExportToShareableHandle(&f, h,
+		    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+	/* The descriptor holds the memory now. */
+	drv.MemRelease(h);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*device = o->device;
+	*fd = f;
+	*asize = n;
+	return CUDA_SUCCESS;
+}
+
+static int
+cuda_gpu_import(struct rcall *c, int device, int fd, uint64_t asize,
+    size_t len)
+{
+	CUmemGenericAllocationHandle h;
+	struct robj *o;
+	CUdeviceptr va;
+	CUstream s;
+	CUresult rc;
+
+	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (cuda_stream(c, c->in[1].u, &s) == -1)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->device != device)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len > asize || rmem_check(c->cl, c->in[3].u, len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.MemImportFromShareableHandle(&h, (void *)(intptr_t)fd,
+	    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = gx_map(h, o->device, asize, &va)) == CUDA_SUCCESS) {
+		/* In the stream's order, and done before the unmap. */
+		if (!c->in[2].u) {
+			if ((rc = drv.MemcpyDtoD(c->in[3].u, va, len)) ==
+			    CUDA_SUCCESS)
+				rc = drv.CtxSynchronize();
+		} else if ((rc = drv.MemcpyDtoDAsync(c->in[3].u, va, len,
+		    s)) == CUDA_SUCCESS)
+			rc = drv.StreamSynchronize(s);
+		gx_unmap(va, asize);
+	}
+	drv.MemRelease(h);
+	return rc;
+}
+
+static int
+cuda_ctx_device(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	return o != NULL && o->h != NULL ? o->device : -1;
+}
+
 const struct backend backend_cuda = {
 	.name = "cuda",
 	.gpu_keep = cuda_gpu_keep,
 	.gpu_copy = cuda_gpu_copy,
 	.gpu_free = cuda_gpu_free,
+	.gpu_export = cuda_gpu_export,
+	.gpu_import = cuda_gpu_import,
+	.ctx_device = cuda_ctx_device,
 	.host_pin = cuda_host_pin,
 	.host_unpin = cuda_host_unpin,
 	.init = cuda_init,

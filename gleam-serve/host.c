@@ -24,10 +24,12 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -2010,8 +2012,72 @@ c_tmap_encode(struct rcall *c)
 }
 
 #define F(t, fn) [t - R_OPEN] = fn
+/*
+ * The weight cache's GPU tier under isolation: process, emulated: an
+ * entry's "device memory" is a memfd of the server's host memory (not
+ * counted in the budget, which is each process's own), served by a copy
+ * as the GPU's is by a device-to-device copy.
+ */
+static int
+host_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
+    int *fd, uint64_t *asize)
+{
+	uint64_t n = ((uint64_t)len + HOST_GRAN - 1) & ~(uint64_t)(HOST_GRAN - 1);
+	void *m;
+	int rc, f;
+
+	if (host_ctx(c, c->in[0].u, &rc) == NULL)
+		return rc;
+	if (n == 0 || (f = memfd_create("gleam-gpu-tier", MFD_CLOEXEC)) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (ftruncate(f, (off_t)n) == -1 || (m = mmap(NULL, n, PROT_WRITE,
+	    MAP_SHARED, f, 0)) == MAP_FAILED) {
+		close(f);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(m, p, len);
+	munmap(m, n);
+	*device = 0;
+	*fd = f;
+	*asize = n;
+	return CUDA_SUCCESS;
+}
+
+static int
+host_gpu_import(struct rcall *c, int device, int fd, uint64_t asize,
+    size_t len)
+{
+	void *m;
+	int rc;
+
+	if (host_ctx(c, c->in[0].u, &rc) == NULL)
+		return rc;
+	if (host_stream(c, c->in[1].u) == -1)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (device != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len > asize || rmem_check(c->cl, c->in[3].u, len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((m = mmap(NULL, asize, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy((void *)(uintptr_t)c->in[3].u, m, len);
+	munmap(m, asize);
+	return CUDA_SUCCESS;
+}
+
+static int
+host_ctx_device(struct rcall *c)
+{
+	int rc;
+
+	return host_ctx(c, c->in[0].u, &rc) != NULL ? 0 : -1;
+}
+
 const struct backend backend_host = {
 	.name = "host",
+	.gpu_export = host_gpu_export,
+	.gpu_import = host_gpu_import,
+	.ctx_device = host_ctx_device,
 	.init = host_init,
 	.describe = host_describe,
 	.client_new = host_client_new,

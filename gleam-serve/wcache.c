@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -167,6 +168,8 @@ struct gentry {
 	uint8_t		 hash[CSTORE_HASH_LEN];
 	uint64_t	 len, kept;
 	int		 device, refs;
+	int		 fd;		/* isolation: process: the memory's */
+	uint64_t	 asize;		/* and its bytes; else -1 and len */
 	uint64_t	 used;		/* a use counter: LRU order */
 	struct gentry	*next;
 };
@@ -183,7 +186,34 @@ static const uint8_t	 zero_hash[CSTORE_HASH_LEN];
  * fixed header, then bytes; only GET is answered (a byte, then the
  * entry's bytes if it was found), in order.
  */
-enum { CH_GET = 1, CH_PUT, CH_PIN, CH_MODEL };
+enum { CH_GET = 1, CH_PUT, CH_PIN, CH_MODEL, CH_GGET, CH_GPUT, CH_GHIT };
+
+/*
+ * The GPU tier under isolation: process.  Entries are device memory
+ * exported as file descriptors (the backend's gpu_export), held by the
+ * server in gpu_list; a worker asks for one by name and device (CH_GGET
+ * and this, answered by a byte of 2 with the descriptor, then asize; or
+ * 0), copies from it (gpu_import) and says so (CH_GHIT, for the
+ * counters); it offers what it just served from RAM or disk (CH_GPUT and
+ * this, the descriptor sent with it).  A worker's copy of a descriptor
+ * keeps the memory while it copies, even if the server evicts the entry.
+ * Entries under GPU_FD_MIN bytes stay in RAM: mapping one costs about
+ * what a host-to-device copy of that size does.
+ */
+struct chgpu {
+	int32_t		 device;
+	uint32_t	 pad;
+	uint64_t	 asize;
+};
+
+#define GPU_FD_MIN	(2u << 20)
+
+static int	gpu_fd_find(const uint8_t *, uint64_t, int, uint64_t *);
+static void	gpu_fd_add(const uint8_t *, uint64_t, int, uint64_t, int);
+static int	gpu_serve_fd(const struct backend *, struct rcall *,
+		    const uint8_t *, uint64_t);
+static void	gpu_add_fd(const struct backend *, struct rcall *,
+		    const uint8_t *, const struct cstore_ref *);
 
 struct chdr {
 	uint8_t		 op, pad[7];
@@ -213,16 +243,15 @@ ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 	return 0;
 }
 
-/* Sends a reply byte of 2 with descriptor mfd; -1 on error. */
+/* Sends [p, p + len) with descriptor mfd (SCM_RIGHTS); -1 on error. */
 static int
-fd_send(int fd, int mfd)
+fd_sendmsg(int fd, const void *p, size_t len, int mfd)
 {
 	union {
 		struct cmsghdr	 h;
 		char		 b[CMSG_SPACE(sizeof(int))];
 	} u;
-	uint8_t two = 2;
-	struct iovec iov = { &two, 1 };
+	struct iovec iov = { (void *)(uintptr_t)p, len };
 	struct msghdr m;
 	struct cmsghdr *c;
 	ssize_t n;
@@ -241,21 +270,46 @@ fd_send(int fd, int mfd)
 	do
 		n = sendmsg(fd, &m, MSG_NOSIGNAL);
 	while (n == -1 && errno == EINTR);
-	return n == 1 ? 0 : -1;
+	if (n <= 0)
+		return -1;
+	/* The descriptor went with the first byte; the rest plainly. */
+	return (size_t)n == len ? 0 : fd_write_all(fd, (const char *)p + n,
+	    len - (size_t)n);
+}
+
+/* Sends a reply byte of 2 with descriptor mfd; -1 on error. */
+static int
+fd_send(int fd, int mfd)
+{
+	uint8_t two = 2;
+
+	return fd_sendmsg(fd, &two, 1, mfd);
 }
 
 /*
  * Reads a reply byte with recvmsg, so that a descriptor sent with it
  * (SCM_RIGHTS) is received, in *mfd (-1 if none); -1 on error or EOF.
  */
+static int	fd_recvmsg(int, void *, size_t, int *);
+
 static int
 ch_reply(int fd, uint8_t *byte, int *mfd)
+{
+	return fd_recvmsg(fd, byte, 1, mfd);
+}
+
+/*
+ * Reads len bytes, the first with recvmsg so that a descriptor sent with
+ * them is received, in *mfd (-1 if none); -1 on error or EOF.
+ */
+static int
+fd_recvmsg(int fd, void *p, size_t len, int *mfd)
 {
 	union {
 		struct cmsghdr	 h;
 		char		 b[CMSG_SPACE(sizeof(int))];
 	} u;
-	struct iovec iov = { byte, 1 };
+	struct iovec iov = { p, len };
 	struct msghdr m;
 	struct cmsghdr *c;
 	ssize_t n;
@@ -269,12 +323,19 @@ ch_reply(int fd, uint8_t *byte, int *mfd)
 	do
 		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
 	while (n == -1 && errno == EINTR);
-	if (n != 1)
+	if (n <= 0)
 		return -1;
 	for (c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
 		    c->cmsg_len == CMSG_LEN(sizeof(int)))
 			memcpy(mfd, CMSG_DATA(c), sizeof *mfd);
+	if ((size_t)n < len && fd_read_full(fd, (char *)p + n,
+	    len - (size_t)n) == -1) {
+		if (*mfd >= 0)
+			close(*mfd);
+		*mfd = -1;
+		return -1;
+	}
 	return 0;
 }
 
@@ -392,8 +453,46 @@ channel_main(void *arg)
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
 		hd.tenant[sizeof hd.tenant - 1] = '\0';
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
-		    hd.op > CH_MODEL)
+		    hd.op > CH_GHIT)
 			break;
+		if (hd.op == CH_GGET || hd.op == CH_GPUT) {
+			struct chgpu q;
+			int f = -1;
+
+			if ((hd.op == CH_GGET ? fd_read_full(fd, &q, sizeof q) :
+			    fd_recvmsg(fd, &q, sizeof q, &f)) == -1)
+				break;
+			if (q.device < 0 || q.device >= GPU_DEVS ||
+			    (hd.op == CH_GPUT && (f < 0 || q.asize < hd.len ||
+			    hd.len == 0))) {
+				if (f >= 0)
+					close(f);
+				break;		/* a confused worker */
+			}
+			if (hd.op == CH_GPUT) {
+				gpu_fd_add(hd.hash, hd.len, q.device, q.asize,
+				    f);
+				continue;
+			}
+			if ((f = gpu_fd_find(hd.hash, hd.len, q.device,
+			    &q.asize)) < 0) {
+				if (fd_write_all(fd, &no, 1) == -1)
+					break;
+				continue;
+			}
+			if (fd_send(fd, f) == -1 || fd_write_all(fd, &q.asize,
+			    sizeof q.asize) == -1) {
+				close(f);
+				break;
+			}
+			close(f);
+			continue;
+		}
+		if (hd.op == CH_GHIT) {
+			cstore_count_gpu(store, hd.pad[0] ? 2 : 1, hd.len,
+			    gpu_total, gpu_entries);
+			continue;
+		}
 		if (hd.op == CH_MODEL) {
 			char name[RPC_MODEL_MAX + 1];
 
@@ -504,13 +603,13 @@ wcache_init(const struct config *cfg)
  * pins; the worker's refs own copies of the bytes.  So there is one
  * store, one set of counters and one pins file, and a worker that dies
  * leaves nothing pinned (the server unpins when the socket closes).  The
- * inherited store is only read for its configuration.  No GPU tier: its
- * buffers would die with the worker.
+ * inherited store is only read for its configuration.  The GPU tier's
+ * entries are the server's too, as descriptors of exported device memory
+ * (gpu_serve_fd, gpu_add_fd).
  */
 void
 wcache_worker(int fd)
 {
-	gpu_budget = 0;
 	chan = fd >= 0 ? fd : -2;
 }
 
@@ -629,6 +728,8 @@ gpu_serve(const struct backend *be, struct rcall *c, const uint8_t *h,
 	uint64_t seen = 0;
 	int rc = -1;
 
+	if (chan != -1)
+		return gpu_serve_fd(be, c, h, n);
 	if (gpu_budget == 0 || be->gpu_copy == NULL)
 		return -1;
 	for (;;) {
@@ -682,7 +783,10 @@ gpu_trim(const struct backend *be, int dev)
 		gpu_total -= g->len;
 		gpu_entries--;
 		pthread_mutex_unlock(&gpu_lock);
-		be->gpu_free(dev, g->kept);
+		if (g->fd >= 0)
+			close(g->fd);
+		else
+			be->gpu_free(dev, g->kept);
 		free(g);
 	}
 }
@@ -696,6 +800,10 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 	uint64_t kept;
 	int dev;
 
+	if (chan != -1) {
+		gpu_add_fd(be, c, h, r);
+		return;
+	}
 	if (gpu_budget < r->len || be->gpu_keep == NULL)
 		return;
 	if (be->gpu_keep(c, r->data, r->len, &dev, &kept) != 0 || dev < 0 ||
@@ -709,6 +817,8 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 	g->len = r->len;
 	g->kept = kept;
 	g->device = dev;
+	g->fd = -1;
+	g->asize = r->len;
 	pthread_mutex_lock(&gpu_lock);
 	g->used = ++gpu_clock;
 	g->next = gpu_list;
@@ -719,6 +829,155 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 	pthread_mutex_unlock(&gpu_lock);
 	gpu_trim(be, dev);
 	cstore_count_gpu(store, 0, 0, gpu_total, gpu_entries);
+}
+
+/* ---- the GPU tier under isolation: process ---------------------------- */
+
+/* In the server: a copy of the descriptor of that entry, or -1. */
+static int
+gpu_fd_find(const uint8_t *h, uint64_t len, int dev, uint64_t *asize)
+{
+	struct gentry *g;
+	int f = -1;
+
+	pthread_mutex_lock(&gpu_lock);
+	for (g = gpu_list; g != NULL; g = g->next)
+		if (g->fd >= 0 && g->len == len && g->device == dev &&
+		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0)
+			break;
+	if (g != NULL && (f = fcntl(g->fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
+		g->used = ++gpu_clock;
+		*asize = g->asize;
+	}
+	pthread_mutex_unlock(&gpu_lock);
+	return f;
+}
+
+/* In the server: a worker's entry, whose descriptor f it takes. */
+static void
+gpu_fd_add(const uint8_t *h, uint64_t len, int dev, uint64_t asize, int f)
+{
+	struct gentry *g;
+
+	pthread_mutex_lock(&gpu_lock);
+	for (g = gpu_list; g != NULL; g = g->next)
+		if (g->len == len && g->device == dev &&
+		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0)
+			break;
+	if (g != NULL || asize > gpu_budget ||
+	    (g = calloc(1, sizeof *g)) == NULL) {
+		pthread_mutex_unlock(&gpu_lock);
+		close(f);		/* one there already, or no room */
+		return;
+	}
+	memcpy(g->hash, h, CSTORE_HASH_LEN);
+	g->len = len;
+	g->device = dev;
+	g->fd = f;
+	g->asize = asize;
+	g->used = ++gpu_clock;
+	g->next = gpu_list;
+	gpu_list = g;
+	gpu_bytes[dev] += asize;
+	gpu_total += asize;
+	gpu_entries++;
+	pthread_mutex_unlock(&gpu_lock);
+	gpu_trim(NULL, dev);
+	cstore_count_gpu(store, 0, 0, gpu_total, gpu_entries);
+}
+
+static void
+chan_gone(void)
+{
+	log_warn("cache: the server's store is gone: going on without it");
+	close(chan);
+	chan = -2;
+}
+
+/* In a worker: gpu_serve through the server's entries.  As gpu_serve. */
+static int
+gpu_serve_fd(const struct backend *be, struct rcall *c, const uint8_t *h,
+    uint64_t n)
+{
+	struct chgpu q;
+	uint8_t found;
+	int dev, f, rc;
+
+	if (chan < 0 || gpu_budget == 0 || n < GPU_FD_MIN ||
+	    be->gpu_import == NULL || be->ctx_device == NULL ||
+	    (dev = be->ctx_device(c)) < 0 || dev >= GPU_DEVS)
+		return -1;
+	memset(&q, 0, sizeof q);
+	q.device = dev;
+	if (ch_send(CH_GGET, h, n, NULL) == -1)
+		return -1;
+	if (fd_write_all(chan, &q, sizeof q) == -1 ||
+	    ch_reply(chan, &found, &f) == -1) {
+		chan_gone();
+		return -1;
+	}
+	if (found != 2 || f < 0) {
+		if (f >= 0)
+			close(f);
+		return found == 0 ? -1 : (chan_gone(), -1);
+	}
+	if (fd_read_full(chan, &q.asize, sizeof q.asize) == -1) {
+		close(f);
+		chan_gone();
+		return -1;
+	}
+	rc = be->gpu_import(c, dev, f, q.asize, n);
+	close(f);
+	/* Whatever went wrong, the RAM tier serves it (and says so). */
+	return rc == 0 ? 0 : -1;
+}
+
+/* In a worker: gpu_add, offering the server an exported copy. */
+static void
+gpu_add_fd(const struct backend *be, struct rcall *c, const uint8_t *h,
+    const struct cstore_ref *r)
+{
+	struct chgpu q;
+	int dev, f;
+
+	if (chan < 0 || gpu_budget < r->len || r->len < GPU_FD_MIN ||
+	    be->gpu_export == NULL)
+		return;
+	memset(&q, 0, sizeof q);
+	if (be->gpu_export(c, r->data, r->len, &dev, &f, &q.asize) != 0)
+		return;		/* the GPU is full: it is a cache */
+	q.device = dev;
+	if (dev >= 0 && dev < GPU_DEVS && q.asize <= gpu_budget &&
+	    ch_send(CH_GPUT, h, r->len, NULL) == 0 &&
+	    fd_sendmsg(chan, &q, sizeof q, f) == -1)
+		chan_gone();
+	close(f);
+}
+
+/*
+ * A GPU tier hit, counted by the server's store; held: of an entry held
+ * from RAM, whose hit moves to the GPU tier (cstore_count_gpu).
+ */
+static void
+gpu_hit(const uint8_t *h, uint64_t n, int held)
+{
+	struct chdr hd;
+
+	if (chan == -1) {
+		cstore_count_gpu(store, held ? 2 : 1, n, gpu_total,
+		    gpu_entries);
+		return;
+	}
+	if (chan < 0)
+		return;
+	memset(&hd, 0, sizeof hd);
+	hd.op = CH_GHIT;
+	hd.pad[0] = (uint8_t)held;
+	memcpy(hd.tenant, tenant, sizeof hd.tenant);
+	memcpy(hd.hash, h, CSTORE_HASH_LEN);
+	hd.len = n;
+	if (fd_write_all(chan, &hd, sizeof hd) == -1)
+		chan_gone();
 }
 
 /* The htab key of a name: its first 8 bytes, never 0 or all ones. */
@@ -828,10 +1087,13 @@ wc_held(struct wclient *w, const struct backend *be, struct rcall *c)
 
 	if (c->in[4].len != CSTORE_HASH_LEN || n == 0)
 		return 1;
-	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1)
-		return rc;
 	if ((e = held_find(w, c->in[4].p, n)) == NULL)
 		return 500;	/* CUDA_ERROR_NOT_FOUND: a client's bug */
+	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
+		if (rc == 0)
+			gpu_hit(c->in[4].p, n, 1);
+		return rc;
+	}
 	if ((rc = wc_copy(be, c, e->ref)) == 0)
 		gpu_add(be, c, c->in[4].p, e->ref);
 	return rc;
@@ -852,7 +1114,7 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 		return 1;		/* CUDA_ERROR_INVALID_VALUE */
 	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
 		if (rc == 0) {
-			cstore_count_gpu(store, 1, n, gpu_total, gpu_entries);
+			gpu_hit(c->in[4].p, n, 0);
 			s_pin(w, c->in[4].p);
 			s_flush();
 			c->out[0].u = WC_DONE;

@@ -1583,9 +1583,13 @@ cstore_count_gpu(struct cstore *s, int hit, uint64_t bytes,
     uint64_t resident_bytes, uint64_t resident_entries)
 {
 	pthread_mutex_lock(&s->mu);
-	if (hit) {
+	if (hit == 1) {
 		s->c.gpu_hits++;
 		s->c.hit_bytes += bytes;
+	} else if (hit == 2) {
+		s->c.gpu_hits++;
+		if (s->c.ram_hits > 0)
+			s->c.ram_hits--;
 	}
 	s->c.gpu_bytes = resident_bytes;
 	s->c.gpu_entries = resident_entries;

@@ -133,7 +133,11 @@ void		 cstore_unpin_all(struct cstore *, const void *owner);
 void		 cstore_counters(struct cstore *, struct cstore_counters *);
 /* Writes the counters file if more than a second passed (or force). */
 void		 cstore_flush(struct cstore *, int force);
-/* Adds to the GPU tier's counters (the cuda backend keeps that tier). */
+/*
+ * Adds to the GPU tier's counters: hit 1, a hit of bytes; hit 2, a copy
+ * of an entry held from RAM (whose get counted a RAM hit) that the GPU
+ * tier served instead: that hit moves to the GPU tier.
+ */
 void		 cstore_count_gpu(struct cstore *, int hit, uint64_t bytes,
 		    uint64_t resident_bytes, uint64_t resident_entries);
 

@@ -212,6 +212,12 @@ mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
 #define POOL_AHEAD	(32ull << 20)	/* stock asked ahead at least */
 #define POOL_AHEAD_MAX	(2ull << 30)	/* and at most */
 #define POOL_KEEP	(64ull << 20)	/* stock kept beyond what is held */
+/*
+ * An allocation this large that the stock cannot hold asks the server
+ * (cuMemAlloc): one round trip either way, and the driver makes one
+ * large allocation faster than the server makes its granules.
+ */
+#define POOL_BIG	(64ull << 20)
 
 struct ext {
 	uint64_t	 base, size;
@@ -445,6 +451,8 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	struct rpc_val in[3];
 	uint64_t n, a;
 
+	if (p->state == 0 && size >= POOL_BIG)
+		return 0;
 	if (p->state == 0 && (*rc = pool_grow(c, p, size)) != CUDA_SUCCESS)
 		return p->state == -1 ? 0 : 1;
 	if (p->state != 1 || size > p->size)
@@ -452,6 +460,8 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	n = up(size, p->gran);
 	if (n > p->stock)
 		pool_collect(p, 1);
+	if (n > p->stock && n >= POOL_BIG)
+		return 0;
 	if (n > p->stock && (*rc = pool_grow(c, p, n - p->stock)) !=
 	    CUDA_SUCCESS)
 		return p->state == -1 ? 0 : 1;

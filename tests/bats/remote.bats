@@ -378,7 +378,7 @@ run_prog() {
 		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 		    "$CUDA_BIN/$k/pool" oom
 		on=("${lines[@]}")
-		[ "${lines[0]}" = "allocation after 64 of 256 MiB: cudaErrorMemoryAllocation" ]
+		[ "${lines[0]}" = "allocation after 341 of 48 MiB: cudaErrorMemoryAllocation" ]
 		[ "${lines[-1]}" = "pool: ok" ]
 		GLEAM_POOL=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
 		    -s "$SERVE_ADDR" -- "$CUDA_BIN/$k/pool" oom

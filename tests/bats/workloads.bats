@@ -180,6 +180,14 @@ key() {
 		[ "$(grep -Ec "^    $k: [0-9.e+-]+\$" "$y")" -eq 2 ]
 	done
 	grep -Eq '^    off_on_round_trips: [0-9.e+-]+$' "$y"
+	# Which calls: with the client's optimizations, the output's copy.
+	# (A module load's round trip may fall in the timed run instead of
+	# the warm-up one, as the client's function table cache fills.)
+	grep -c '^    step_round_trip_calls: ' "$y" | grep -qx 2
+	on=$(sed -n 's/^    step_round_trip_calls: //p' "$y" | head -n 1)
+	[[ "$on" == *"cuMemcpyDtoH 1.00"* ]]
+	[[ "$(sed -n 's/^    step_round_trip_calls: //p' "$y" | tail -n 1)" == *"cuLaunchKernel "* ]]
+	! [[ "$on" == *"cuLaunchKernel"* ]]
 	grep -Eq '^  - \{workload: "infer-K", target: "round trips a step, loopback", value: [0-9.e+-]+, want: "<= 1", met: (true|false)\}$' "$y"
 	# Each step sends at least its input, receives at least its output.
 	for v in $(sed -n 's/^    bytes_sent_per_step: //p' "$y"); do

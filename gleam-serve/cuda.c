@@ -1847,8 +1847,11 @@ cuda_gpu_copy(struct rcall *c, int device, uint64_t kept, size_t len)
 		return rc;
 	if (cuda_stream(c, c->in[1].u, &s) == -1)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (o->device != device || device < 0 || device >= GTIER_DEVS ||
-	    gtier[device] == NULL || rmem_check(c->cl, c->in[3].u, len) == -1)
+	/* Another device's entry: wcache.c tries the next. */
+	if (o->device != device)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (device < 0 || device >= GTIER_DEVS || gtier[device] == NULL ||
+	    rmem_check(c->cl, c->in[3].u, len) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* In the stream's order, and done before the entry can go. */
 	if (!c->in[2].u)

@@ -1934,7 +1934,13 @@ cuda_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
 	if ((rc = drv.MemCreate(&h, n, &pr, 0)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = gx_map(h, o->device, n, &va)) == CUDA_SUCCESS) {
-		rc = drv.MemcpyHtoD(va, p, len);
+		/*
+		 * From pageable memory cuMemcpyHtoD may return before its
+		 * DMA is done: unmapping then faults the context (seen on
+		 * the H200 as CUDA_ERROR_LAUNCH_FAILED in the client).
+		 */
+		if ((rc = drv.MemcpyHtoD(va, p, len)) == CUDA_SUCCESS)
+			rc = drv.CtxSynchronize();
 		gx_unmap(va, n);
 	}
 	if (rc == CUDA_SUCCESS)

@@ -1836,6 +1836,28 @@ cuda_gpu_keep(struct rcall *c, const void *p, size_t len, int *device,
 	return rc;
 }
 
+/*
+ * Where a GPU tier copy of len bytes from device goes: c's context (*o)
+ * and stream (*s), its dptr checked; CUDA_ERROR_INVALID_DEVICE for
+ * another device's entry (wcache.c tries the next).
+ */
+static CUresult
+gtier_dest(struct rcall *c, int device, size_t len, struct robj **o,
+    CUstream *s)
+{
+	CUresult rc;
+
+	if ((*o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (cuda_stream(c, c->in[1].u, s) == -1)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((*o)->device != device)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (rmem_check(c->cl, c->in[3].u, len) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 static int
 cuda_gpu_copy(struct rcall *c, int device, uint64_t kept, size_t len)
 {
@@ -1843,15 +1865,9 @@ cuda_gpu_copy(struct rcall *c, int device, uint64_t kept, size_t len)
 	CUstream s;
 	CUresult rc;
 
-	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+	if ((rc = gtier_dest(c, device, len, &o, &s)) != CUDA_SUCCESS)
 		return rc;
-	if (cuda_stream(c, c->in[1].u, &s) == -1)
-		return CUDA_ERROR_INVALID_HANDLE;
-	/* Another device's entry: wcache.c tries the next. */
-	if (o->device != device)
-		return CUDA_ERROR_INVALID_DEVICE;
-	if (device < 0 || device >= GTIER_DEVS || gtier[device] == NULL ||
-	    rmem_check(c->cl, c->in[3].u, len) == -1)
+	if (device < 0 || device >= GTIER_DEVS || gtier[device] == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* In the stream's order, and done before the entry can go. */
 	if (!c->in[2].u)
@@ -1966,13 +1982,9 @@ cuda_gpu_import(struct rcall *c, int device, int fd, uint64_t asize,
 	CUstream s;
 	CUresult rc;
 
-	if ((o = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+	if ((rc = gtier_dest(c, device, len, &o, &s)) != CUDA_SUCCESS)
 		return rc;
-	if (cuda_stream(c, c->in[1].u, &s) == -1)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (o->device != device)
-		return CUDA_ERROR_INVALID_DEVICE;
-	if (len > asize || rmem_check(c->cl, c->in[3].u, len) == -1)
+	if (len > asize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = drv.MemImportFromShareableHandle(&h, (void *)(intptr_t)fd,
 	    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS)

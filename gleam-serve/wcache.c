@@ -186,15 +186,16 @@ static const uint8_t	 zero_hash[CSTORE_HASH_LEN];
  * fixed header, then bytes; only GET is answered (a byte, then the
  * entry's bytes if it was found), in order.
  */
-enum { CH_GET = 1, CH_PUT, CH_PIN, CH_MODEL, CH_GGET, CH_GPUT, CH_GHIT };
+enum { CH_GET = 1, CH_PUT, CH_PIN, CH_MODEL, CH_GGET, CH_GPUT, CH_GHIT,
+    CH_GMOVE };
 
 /*
  * The GPU tier under isolation: process.  Entries are device memory
  * exported as file descriptors (the backend's gpu_export), held by the
  * server in gpu_list; a worker asks for one by name and device (CH_GGET
  * and this, answered by a byte of 2 with the descriptor, then asize; or
- * 0), copies from it (gpu_import) and says so (CH_GHIT, for the
- * counters); it offers what it just served from RAM or disk (CH_GPUT and
+ * 0), copies from it (gpu_import) and says so (CH_GHIT, or CH_GMOVE
+ * for an entry it held from RAM: the counters); it offers what it just served from RAM or disk (CH_GPUT and
  * this, the descriptor sent with it).  A worker's copy of a descriptor
  * keeps the memory while it copies, even if the server evicts the entry.
  * Entries under GPU_FD_MIN bytes stay in RAM: mapping one costs about
@@ -222,6 +223,15 @@ struct chdr {
 	uint64_t	 len;
 };
 
+/* The channel broke: the worker goes on without the store. */
+static void
+chan_gone(void)
+{
+	log_warn("cache: the server's store is gone: going on without it");
+	close(chan);
+	chan = -2;
+}
+
 static int
 ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 {
@@ -234,10 +244,7 @@ ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 	hd.len = len;
 	if (fd_write_all(chan, &hd, sizeof hd) == -1 ||
 	    (p != NULL && fd_write_all(chan, p, len) == -1)) {
-		log_warn("cache: the server's store is gone: going on "
-		    "without it");
-		close(chan);
-		chan = -2;
+		chan_gone();
 		return -1;
 	}
 	return 0;
@@ -403,9 +410,7 @@ s_get(const uint8_t *h, uint64_t n)
 	}
 	return own_ref(buf, n, CT_RAM);
 gone:
-	log_warn("cache: the server's store is gone: going on without it");
-	close(chan);
-	chan = -2;
+	chan_gone();
 	return NULL;
 }
 
@@ -453,7 +458,7 @@ channel_main(void *arg)
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
 		hd.tenant[sizeof hd.tenant - 1] = '\0';
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
-		    hd.op > CH_GHIT)
+		    hd.op > CH_GMOVE)
 			break;
 		if (hd.op == CH_GGET || hd.op == CH_GPUT) {
 			struct chgpu q;
@@ -488,9 +493,9 @@ channel_main(void *arg)
 			close(f);
 			continue;
 		}
-		if (hd.op == CH_GHIT) {
-			cstore_count_gpu(store, hd.pad[0] ? 2 : 1, hd.len,
-			    gpu_total, gpu_entries);
+		if (hd.op == CH_GHIT || hd.op == CH_GMOVE) {
+			cstore_count_gpu(store, hd.op == CH_GMOVE ? 2 : 1,
+			    hd.len, gpu_total, gpu_entries);
 			continue;
 		}
 		if (hd.op == CH_MODEL) {
@@ -886,14 +891,6 @@ gpu_fd_add(const uint8_t *h, uint64_t len, int dev, uint64_t asize, int f)
 	cstore_count_gpu(store, 0, 0, gpu_total, gpu_entries);
 }
 
-static void
-chan_gone(void)
-{
-	log_warn("cache: the server's store is gone: going on without it");
-	close(chan);
-	chan = -2;
-}
-
 /* In a worker: gpu_serve through the server's entries.  As gpu_serve. */
 static int
 gpu_serve_fd(const struct backend *be, struct rcall *c, const uint8_t *h,
@@ -919,7 +916,9 @@ gpu_serve_fd(const struct backend *be, struct rcall *c, const uint8_t *h,
 	if (found != 2 || f < 0) {
 		if (f >= 0)
 			close(f);
-		return found == 0 ? -1 : (chan_gone(), -1);
+		if (found != 0)
+			chan_gone();	/* an answer that makes no sense */
+		return -1;
 	}
 	if (fd_read_full(chan, &q.asize, sizeof q.asize) == -1) {
 		close(f);
@@ -961,23 +960,11 @@ gpu_add_fd(const struct backend *be, struct rcall *c, const uint8_t *h,
 static void
 gpu_hit(const uint8_t *h, uint64_t n, int held)
 {
-	struct chdr hd;
-
-	if (chan == -1) {
+	if (chan == -1)
 		cstore_count_gpu(store, held ? 2 : 1, n, gpu_total,
 		    gpu_entries);
-		return;
-	}
-	if (chan < 0)
-		return;
-	memset(&hd, 0, sizeof hd);
-	hd.op = CH_GHIT;
-	hd.pad[0] = (uint8_t)held;
-	memcpy(hd.tenant, tenant, sizeof hd.tenant);
-	memcpy(hd.hash, h, CSTORE_HASH_LEN);
-	hd.len = n;
-	if (fd_write_all(chan, &hd, sizeof hd) == -1)
-		chan_gone();
+	else if (chan >= 0)
+		ch_send(held ? CH_GMOVE : CH_GHIT, h, n, NULL);
 }
 
 /* The htab key of a name: its first 8 bytes, never 0 or all ones. */

@@ -732,7 +732,6 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	uint32_t rc;
 	uint64_t t0 = now_ns();
 	uint8_t *b;
-
 	int waited;
 
 	*keep = NULL;

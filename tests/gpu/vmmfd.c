@@ -35,6 +35,19 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* A message of the one byte *b, with room for one descriptor in cm. */
+static void
+msg_init(struct msghdr *m, struct iovec *iov, char *b, char *cm, size_t cml)
+{
+	memset(m, 0, sizeof *m);
+	iov->iov_base = b;
+	iov->iov_len = 1;
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_control = cm;
+	m->msg_controllen = cml;
+}
+
 static void
 fd_send(int s, int fd)
 {
@@ -43,13 +56,7 @@ fd_send(int s, int fd)
 	char b = 'f', cm[CMSG_SPACE(sizeof(int))];
 	struct cmsghdr *c;
 
-	memset(&m, 0, sizeof m);
-	iov.iov_base = &b;
-	iov.iov_len = 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cm;
-	m.msg_controllen = sizeof cm;
+	msg_init(&m, &iov, &b, cm, sizeof cm);
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -70,13 +77,7 @@ fd_recv(int s)
 	struct cmsghdr *c;
 	int fd;
 
-	memset(&m, 0, sizeof m);
-	iov.iov_base = &b;
-	iov.iov_len = 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cm;
-	m.msg_controllen = sizeof cm;
+	msg_init(&m, &iov, &b, cm, sizeof cm);
 	if (recvmsg(s, &m, 0) != 1 || (c = CMSG_FIRSTHDR(&m)) == NULL ||
 	    c->cmsg_type != SCM_RIGHTS) {
 		printf("vmmfd: FAIL no descriptor came\n");

@@ -5,6 +5,7 @@ as bench/workloads/infer.cu prints."""
 import argparse
 import hashlib
 import os
+import resource
 import statistics
 import sys
 import time
@@ -59,6 +60,14 @@ def tensor_bytes(t):
         return bytes(t.view(torch.uint8).flatten().tolist())
 
 
+def usage():
+    """The process's resource usage (every thread's) and the calling
+    thread's: where a phase's time went besides its wall clock."""
+    return (resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(getattr(resource, "RUSAGE_THREAD",
+                                       resource.RUSAGE_SELF)))
+
+
 def run(name, variant, build, make_input, args, item):
     """build() makes the model on the CPU, seeded; make_input(gen) one
     step's input on the CPU; the output is copied back every step."""
@@ -87,11 +96,14 @@ def run(name, variant, build, make_input, args, item):
     # The load: read the file into a model made beforehand (its random
     # initialisation is not the load's), then every tensor to the device.
     model = build()
+    u2, m2 = usage()
     t2 = time.perf_counter()
     sd = torch.load(args.model, map_location="cpu", weights_only=True)
+    t2b = time.perf_counter()
     model.load_state_dict(sd)
     model.eval()
     t3 = time.perf_counter()
+    u3, m3 = usage()
     model.to(device)
     sync(device)
     t4 = time.perf_counter()
@@ -136,6 +148,15 @@ def run(name, variant, build, make_input, args, item):
         ("output_bytes", out_bytes),
         ("init_s", "%.6f" % (t1 - t0)),
         ("load_read_s", "%.6f" % (t3 - t2)),
+        ("load_file_s", "%.6f" % (t2b - t2)),
+        ("load_read_cpu_s", "%.6f" % (
+            u3.ru_utime + u3.ru_stime - u2.ru_utime - u2.ru_stime)),
+        ("load_read_main_cpu_s", "%.6f" % (
+            m3.ru_utime + m3.ru_stime - m2.ru_utime - m2.ru_stime)),
+        ("load_read_faults", u3.ru_minflt - u2.ru_minflt),
+        ("load_read_switches", u3.ru_nvcsw + u3.ru_nivcsw - u2.ru_nvcsw -
+         u2.ru_nivcsw),
+        ("threads", len(os.listdir("/proc/self/task"))),
         ("load_upload_s", "%.6f" % (t4 - t3)),
         ("load_s", "%.6f" % (t4 - t2)),
     ]

@@ -144,8 +144,10 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 		rc = rcall(R_PRIMARY_RETAIN, in, out, &keep);
 		free(keep);
 		p->live = rc == CUDA_SUCCESS;
-		if (p->live)
+		if (p->live) {
 			p->life = ctx_new_life();
+			mem_pool_start(p);
+		}
 		p->sticky = CUDA_SUCCESS;	/* a fresh context */
 	}
 	if (rc == CUDA_SUCCESS) {
@@ -295,6 +297,7 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	c->live = 1;
 	c->life = ctx_new_life();
 	gobj_publish(c);
+	mem_pool_start(c);
 	ctx_push(c);
 	*pctx = (CUcontext)c;
 	return CUDA_SUCCESS;

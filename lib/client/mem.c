@@ -8,9 +8,12 @@
 #include <sys/mman.h>
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "memo.h"
 #include "remote.h"
 #include "client.h"
 #include "wcache.h"
@@ -219,6 +222,16 @@ mem_is_device(CUdeviceptr p, size_t *base, size_t *size)
  */
 #define POOL_BIG	(64ull << 20)
 
+/*
+ * A head start: each device's pool peak (bytes mapped at most) is kept
+ * for the next run of the program against the same server (memo.h,
+ * "pool-*": a line "gleam-pool 1", then "DEVICE BYTES" a device).  A
+ * context made on a device that had one sends that memPool ahead at once
+ * (mem_pool_start), while the program is still starting: its allocations
+ * then seldom wait for one.  GLEAM_POOL=0 turns it off with the pool.
+ */
+#define POOL_DEVS	64
+
 struct ext {
 	uint64_t	 base, size;
 };
@@ -265,6 +278,11 @@ struct cpool {
 
 static pthread_mutex_t	 pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		 pool_off = -1;	/* -1: not read yet */
+static uint64_t		 pool_peak[POOL_DEVS];	/* this run's, pool_lock */
+static uint64_t		 pool_last[POOL_DEVS];	/* the last run's */
+static char		 pool_path[1200];	/* the memo, "" without */
+static pid_t		 pool_pid;
+static pthread_once_t	 pool_memo_once = PTHREAD_ONCE_INIT;
 
 /* A forked child cannot use its parent's connection, nor its pools. */
 static void
@@ -354,6 +372,9 @@ ext_put(struct extl *l, uint64_t a, uint64_t n)
 	return 0;
 }
 
+static CUresult	pool_reply(struct cpool *, CUresult, const struct rpc_val *);
+static void	pool_send(struct gctx *, struct cpool *, uint64_t, uint64_t);
+
 /* memPool: grows the stock by need bytes at least; pool_lock held. */
 static CUresult
 pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
@@ -370,7 +391,14 @@ pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
 	in[2].u = want < need ? need : want;
 	rc = rcall(R_MEM_POOL, in, out, &keep);
 	free(keep);
-	if (rc == CUDA_ERROR_NOT_SUPPORTED) {
+	return pool_reply(p, rc, out);
+}
+
+/* memPool's reply (rc, out) applied to the pool; pool_lock held. */
+static CUresult
+pool_reply(struct cpool *p, CUresult rc, const struct rpc_val *out)
+{
+	if (rc == CUDA_ERROR_NOT_SUPPORTED && p->state == 0) {
 		p->state = -1;
 		return rc;
 	}
@@ -394,20 +422,23 @@ pool_grow(struct gctx *c, struct cpool *p, uint64_t need)
 }
 
 /*
- * A memPool sent ahead (pool_ahead) collected, pool_lock held: what it
- * made joins the stock; a failure (out of memory) is nobody's error, as
- * nothing asked for those granules yet.
+ * A memPool sent ahead (pool_ahead, pool_start) collected, pool_lock held:
+ * what it made joins the stock (the first one also sets the pool up); a
+ * failure (out of memory) is nobody's error, as nothing asked for those
+ * granules yet.
  */
 static void
 pool_collect(struct cpool *p, int use)
 {
 	struct rpc_val out[4];
 	void *keep;
+	CUresult rc;
 
 	if (p->aw == NULL)
 		return;
-	if (rwait(p->aw, out, &keep) == CUDA_SUCCESS && use)
-		p->stock += out[0].u;
+	rc = rwait(p->aw, out, &keep);
+	if (use)
+		(void)pool_reply(p, rc, out);
 	free(keep);
 	free(p->aw);
 	p->aw = NULL;
@@ -422,22 +453,98 @@ pool_collect(struct cpool *p, int use)
 static void
 pool_ahead(struct gctx *c, struct cpool *p)
 {
-	struct rpc_val in[3];
 	uint64_t want = 2 * p->live;
 
 	want = want < POOL_AHEAD ? POOL_AHEAD : want > POOL_AHEAD_MAX ?
 	    POOL_AHEAD_MAX : want;
-	if (p->state != 1 || p->aw != NULL || p->stock >= want / 2 ||
-	    (p->aw = calloc(1, sizeof *p->aw)) == NULL)
+	if (p->state == 1 && p->stock < want / 2)
+		pool_send(c, p, p->gran, want);
+}
+
+/* memPool sent ahead, unless one is in flight; pool_lock held. */
+static void
+pool_send(struct gctx *c, struct cpool *p, uint64_t need, uint64_t want)
+{
+	struct rpc_val in[3];
+
+	if (p->aw != NULL || (p->aw = calloc(1, sizeof *p->aw)) == NULL)
 		return;
 	p->aw->ahead = 1;
 	in[0].u = gobj_id(c);
-	in[1].u = p->gran;
+	in[1].u = need;
 	in[2].u = want;
 	if (rsend(R_MEM_POOL, in, 0, p->aw) != CUDA_SUCCESS) {
 		free(p->aw);
 		p->aw = NULL;
 	}
+}
+
+/* The last run's peaks, once. */
+static void
+pool_memo_read(void)
+{
+	char line[128];
+	unsigned long long v;
+	int dev, n;
+	FILE *f;
+
+	if (memo_program("pool", pool_path, sizeof pool_path) == -1) {
+		pool_path[0] = '\0';
+		return;
+	}
+	pool_pid = getpid();
+	if ((f = fopen(pool_path, "r")) == NULL)
+		return;
+	if (fgets(line, sizeof line, f) != NULL &&
+	    strcmp(line, "gleam-pool 1\n") == 0)
+		while (fgets(line, sizeof line, f) != NULL)
+			if (sscanf(line, "%d %llu%n", &dev, &v, &n) == 2 &&
+			    line[n] == '\n' && dev >= 0 && dev < POOL_DEVS)
+				pool_last[dev] = v;
+	fclose(f);
+}
+
+/* At exit: this run's peaks, for the next run. */
+__attribute__((destructor)) static void
+pool_memo_save(void)
+{
+	char buf[POOL_DEVS * 32 + 16];
+	size_t n;
+	int i, any = 0;
+
+	if (pool_path[0] == '\0' || pool_pid != getpid())
+		return;
+	pthread_mutex_lock(&pool_lock);
+	n = (size_t)snprintf(buf, sizeof buf, "gleam-pool 1\n");
+	for (i = 0; i < POOL_DEVS; i++)
+		if (pool_peak[i] > 0) {
+			n += (size_t)snprintf(buf + n, sizeof buf - n,
+			    "%d %llu\n", i, (unsigned long long)pool_peak[i]);
+			any = 1;
+		}
+	pthread_mutex_unlock(&pool_lock);
+	if (any)
+		(void)memo_write(pool_path, buf, n, NULL, 0);
+}
+
+void
+mem_pool_start(struct gctx *c)
+{
+	uint64_t want;
+
+	if (!pool_enabled())
+		return;
+	pthread_once(&pool_memo_once, pool_memo_read);
+	if (c->device < 0 || c->device >= POOL_DEVS ||
+	    (want = pool_last[c->device]) < POOL_MIN)
+		return;
+	pthread_mutex_lock(&pool_lock);
+	if (c->pool == NULL)
+		c->pool = calloc(1, sizeof *c->pool);
+	if (c->pool != NULL && c->pool->state == 0)
+		pool_send(c, c->pool, POOL_MIN, want > POOL_AHEAD_MAX ?
+		    POOL_AHEAD_MAX : want);
+	pthread_mutex_unlock(&pool_lock);
 }
 
 /*
@@ -451,6 +558,8 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	struct rpc_val in[3];
 	uint64_t n, a;
 
+	if (p->state == 0)
+		pool_collect(p, 1);	/* mem_pool_start's */
 	if (p->state == 0 && size >= POOL_BIG)
 		return 0;
 	if (p->state == 0 && (*rc = pool_grow(c, p, size)) != CUDA_SUCCESS)
@@ -476,6 +585,9 @@ pool_take(struct gctx *c, struct cpool *p, uint64_t size, CUdeviceptr *dptr,
 	}
 	p->stock -= n;
 	p->live += n;
+	if (c->device >= 0 && c->device < POOL_DEVS &&
+	    p->live > pool_peak[c->device])
+		pool_peak[c->device] = p->live;
 	*dptr = a;
 	*rc = CUDA_SUCCESS;
 	pool_ahead(c, p);
@@ -633,10 +745,11 @@ pool_stock(struct gctx *c)
 	uint64_t n = 0;
 
 	pthread_mutex_lock(&pool_lock);
-	if (c->pool != NULL && c->pool->state == 1) {
+	if (c->pool != NULL) {
 		/* After a call that waited: a memPool ahead has its answer. */
 		pool_collect(c->pool, 1);
-		n = c->pool->stock;
+		if (c->pool->state == 1)
+			n = c->pool->stock;
 	}
 	pthread_mutex_unlock(&pool_lock);
 	return n;

@@ -4,8 +4,6 @@
  * layout, attributes), so that later lookups of attributes and parameter
  * layouts, and the packing of launch arguments, need no round trip.
  */
-#include <sys/stat.h>
-
 #include <elf.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -16,6 +14,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "memo.h"
 #include "remote.h"
 #include "client.h"
 #include "log.h"
@@ -136,20 +135,13 @@ module_stage(uint64_t id, const void *image, size_t n)
 static int
 ftab_path(const uint8_t ih[16], int library, int dev, char *buf, size_t len)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	const struct client_device *d = client_device(dev);
 	XXH64_hash_t seed;
 	XXH128_hash_t h;
 	uint32_t drv = client_server_driver();
 	char dir[1024];
 
-	if (d == NULL)
-		return -1;
-	if (xdg != NULL && xdg[0] == '/')
-		snprintf(dir, sizeof dir, "%s/gleam/ftab", xdg);
-	else if (home != NULL && home[0] == '/')
-		snprintf(dir, sizeof dir, "%s/.cache/gleam/ftab", home);
-	else
+	if (d == NULL || memo_dir("ftab", dir, sizeof dir) == -1)
 		return -1;
 	seed = XXH3_64bits_withSeed(d, sizeof *d,
 	    ((uint64_t)drv << 1 | (library != 0)) ^ 0x67746162u);
@@ -198,36 +190,17 @@ out:
 static void
 ftab_write(const char *path, const void *blob, size_t len)
 {
-	char tmp[1240], dir[1200];
 	uint8_t hdr[8 + 8 + 16];
 	XXH128_canonical_t c;
 	uint64_t n = len;
-	size_t i;
-	FILE *f;
-	int ok;
 
 	if (len == 0 || len > FTAB_MAX)
-		return;
-	snprintf(dir, sizeof dir, "%s", path);
-	*strrchr(dir, '/') = '\0';
-	for (i = 1; dir[i] != '\0'; i++)	/* mkdir -p */
-		if (dir[i] == '/') {
-			dir[i] = '\0';
-			mkdir(dir, 0700);
-			dir[i] = '/';
-		}
-	mkdir(dir, 0700);
-	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
-	if ((f = fopen(tmp, "wb")) == NULL)
 		return;
 	memcpy(hdr, FTAB_MAGIC, 8);
 	memcpy(hdr + 8, &n, 8);
 	XXH128_canonicalFromHash(&c, XXH3_128bits(blob, len));
 	memcpy(hdr + 16, c.digest, 16);
-	ok = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr &&
-	    fwrite(blob, 1, len, f) == len;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) == -1)
-		unlink(tmp);
+	(void)memo_write(path, hdr, sizeof hdr, blob, len);
 }
 
 static CUresult

@@ -221,6 +221,8 @@ struct gctx	*ctx_current(void);
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
 int		 mem_rewritten(CUdeviceptr, size_t);
 void		 mem_pool_drop(struct gctx *);
+/* A context is up on the server: its pool's head start (mem.c). */
+void		 mem_pool_start(struct gctx *);
 
 /*
  * Statistics for gleam-run (written at exit when GLEAM_STATS is set): a

@@ -18,8 +18,6 @@
  * copies of held names go one-way (R_CACHE_HELD), as launches do.
  * GLEAM_CACHE_AHEAD=0 turns that off.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -31,6 +29,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "memo.h"
 #include "remote.h"
 #include "client.h"
 #include "log.h"
@@ -117,7 +116,6 @@ wc_rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	return rwait(&w, out, keep);
 }
 
-static int	names_file(char *, size_t, char *, size_t);
 static void	names_ahead(void);
 static void	names_collect(void);
 
@@ -126,7 +124,6 @@ static void
 wc_setup(void)
 {
 	const char *s, *why;
-	char dir[1100];
 	uint64_t v;
 
 	wc_on = 1;
@@ -137,8 +134,8 @@ wc_setup(void)
 			log_warn("GLEAM_CACHE=%s: expected 0 or 1: ignored", s);
 	}
 	if (wc_on && ((s = getenv("GLEAM_CACHE_AHEAD")) == NULL ||
-	    strcmp(s, "0") != 0) && names_file(names_path, sizeof names_path,
-	    dir, sizeof dir) == 0) {
+	    strcmp(s, "0") != 0) && memo_program("names", names_path,
+	    sizeof names_path) == 0) {
 		names_pid = getpid();
 		names_ahead();
 	}
@@ -209,32 +206,6 @@ used_add(const uint8_t h[16], uint64_t len)
 		used[nused++].len = len;
 	}
 	pthread_mutex_unlock(&names_lock);
-}
-
-/* The names file of this program and this server. */
-static int
-names_file(char *buf, size_t len, char *dir, size_t dirlen)
-{
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	const char *srv = getenv("GLEAM_SERVER"), *why;
-	char exe[1024], host[256];
-	int port = 0;
-	ssize_t n;
-
-	/* By host: a server restarted on another port keeps its names. */
-	if (srv == NULL || parse_hostport(srv, host, sizeof host, &port,
-	    &why) == -1 || (n = readlink("/proc/self/exe", exe,
-	    sizeof exe - 1)) <= 0)
-		return -1;
-	if (xdg != NULL && xdg[0] == '/')
-		snprintf(dir, dirlen, "%s/gleam", xdg);
-	else if (home != NULL && home[0] == '/')
-		snprintf(dir, dirlen, "%s/.cache/gleam", home);
-	else
-		return -1;
-	return (size_t)snprintf(buf, len, "%s/names-%016llx", dir,
-	    (unsigned long long)XXH3_64bits_withSeed(exe, (size_t)n,
-	    XXH3_64bits(host, strlen(host)))) >= len ? -1 : 0;
 }
 
 /*
@@ -351,11 +322,10 @@ out:
 __attribute__((destructor)) static void
 names_save(void)
 {
-	char dir[1200], tmp[1300];
 	struct wname *set;
 	size_t cap, i, n = 0, s;
-	uint8_t hdr[12];
-	FILE *f;
+	uint8_t hdr[12], *blob;
+	int k;
 
 	if (nused == 0 || names_pid != getpid())
 		return;
@@ -363,32 +333,11 @@ names_save(void)
 	pthread_mutex_lock(&names_lock);
 	for (cap = 64; cap < 2 * nused; cap *= 2)
 		;
-	if ((set = calloc(cap, sizeof *set)) == NULL) {
-		pthread_mutex_unlock(&names_lock);
-		return;
-	}
-	snprintf(dir, sizeof dir, "%s", names_path);
-	*strrchr(dir, '/') = '\0';
-	snprintf(tmp, sizeof tmp, "%s.%ld", names_path, (long)getpid());
-	/* mkdir -p: XDG_CACHE_HOME need not exist yet. */
-	for (i = 1; dir[i] != '\0'; i++)
-		if (dir[i] == '/') {
-			dir[i] = '\0';
-			mkdir(dir, 0700);
-			dir[i] = '/';
-		}
-	mkdir(dir, 0700);
-	if ((f = fopen(tmp, "wb")) == NULL) {
-		pthread_mutex_unlock(&names_lock);
-		free(set);
-		return;
-	}
-	memcpy(hdr, "GLNAMES1", 8);
-	fwrite(hdr, 1, sizeof hdr, f);	/* the count follows, below */
+	set = calloc(cap, sizeof *set);
+	blob = malloc(nused * 24);
+	if (set == NULL || blob == NULL)
+		goto out;
 	for (i = 0; i < nused; i++) {
-		uint8_t b[24];
-		int k;
-
 		/* Each name once, in first-use order. */
 		for (s = name_slot(used[i].h, cap); set[s].len != 0 &&
 		    !(set[s].len == used[i].len && memcmp(set[s].h,
@@ -397,24 +346,21 @@ names_save(void)
 		if (set[s].len != 0)
 			continue;
 		set[s] = used[i];
-		memcpy(b, used[i].h, 16);
+		memcpy(blob + 24 * n, used[i].h, 16);
 		for (k = 0; k < 8; k++)
-			b[16 + k] = (uint8_t)(used[i].len >> (8 * k));
-		fwrite(b, 1, sizeof b, f);
+			blob[24 * n + 16 + k] = (uint8_t)(used[i].len >> (8 * k));
 		n++;
 	}
+	memcpy(hdr, "GLNAMES1", 8);
 	hdr[8] = (uint8_t)n;
 	hdr[9] = (uint8_t)(n >> 8);
 	hdr[10] = (uint8_t)(n >> 16);
 	hdr[11] = (uint8_t)(n >> 24);
-	if (fseek(f, 0, SEEK_SET) == 0)
-		fwrite(hdr, 1, sizeof hdr, f);
-	if (fclose(f) == 0)
-		rename(tmp, names_path);
-	else
-		unlink(tmp);
+	(void)memo_write(names_path, hdr, sizeof hdr, blob, 24 * n);
 	nused = 0;
+out:
 	pthread_mutex_unlock(&names_lock);
+	free(blob);
 	free(set);
 }
 

@@ -115,7 +115,7 @@ bats: $(PROG_BIN) cuda-tests
 
 # The nvcc-built test programs (static and shared cudart) and the host
 # kernels that let the host backend run them; skipped without nvcc.
-cuda-tests: build/tests/host-kernels.so
+cuda-tests: build/tests/host-kernels.so build/tests/fullfs.so
 	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; rc=$$?; \
 	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads || rc=1; \
@@ -128,6 +128,12 @@ build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-ke
 	@mkdir -p $(@D)
 	$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
 	    tests/cuda/host-kernels.c -lm
+
+# A full disk for the cache tests: write(2) fails with ENOSPC under a
+# directory (tests/cuda/fullfs.c).
+build/tests/fullfs.so: tests/cuda/fullfs.c
+	@mkdir -p $(@D)
+	$(CC) -shared -fPIC -O2 $(WARNFLAGS) -o $@ tests/cuda/fullfs.c -ldl
 
 # The client library built with ThreadSanitizer, preloaded into the
 # many-thread and one-way test programs (its I/O thread and the program's

@@ -242,6 +242,36 @@ small() {
 	small "$first" "$SENT"
 }
 
+@test "a full disk: entries stay in RAM, serving goes on, the disk fills again when it has room" {
+	FULLFS=${HOST_KERNELS%/*}/fullfs.so
+	[ -f "$FULLFS" ] || skip "no $FULLFS (make cuda-tests)"
+	mkdir -p "$DIR"
+	: >"$DIR/full"
+	# Under the sanitizers the shim may come after their runtime.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	    LD_PRELOAD=$FULLFS GLEAM_FULLFS_DIR=$DIR serve_start -f "$CONF"
+	load_once
+	first=$SENT
+	grep -q "No space left on device: entry not kept on disk" "$SERVE_LOG"
+	[ -z "$(find "$DIR/data" -type f 2>/dev/null)" ]
+	[ -z "$(find "$DIR/tmp" -type f 2>/dev/null)" ]
+	# Served from RAM, every byte the program named.
+	load_once
+	small "$first" "$SENT"
+	# Room again: the next entries are written.
+	rm "$DIR/full"
+	load_once -s 9
+	# (The server writes entries to disk on a thread of its own.)
+	for i in $(seq 50); do
+		[ -z "$(find "$DIR/data" -type f)" ] || break
+		sleep 0.2
+	done
+	[ -n "$(find "$DIR/data" -type f)" ]
+	load_once -s 9
+	small "$first" "$SENT"
+	kill -0 "$SERVE_PID"
+}
+
 @test "the disk tier stays within its budget" {
 	conf 'cache_disk: 6m
 '

@@ -47,6 +47,7 @@ struct remote {
  */
 #define PIN_MAX		(64u << 20)
 #define READ_MIN	(1u << 16)	/* bytes a read asks for at least */
+#define REPLY_DIRECT	(256u << 10)	/* a blob this large is not copied */
 
 static void
 remote_pin(struct remote *r)
@@ -280,6 +281,51 @@ remote_flush(struct remote *r)
 	return 0;
 }
 
+/*
+ * Sends what is queued, then len bytes at p, in one sendmsg where it can:
+ * a large reply's payload goes from where the backend put it (a pinned
+ * scratch, say), not copied into the queue first.  -1 when the client
+ * is gone.
+ */
+static int
+remote_flush_with(struct remote *r, const void *p, size_t len)
+{
+	struct iovec iov[2];
+	struct msghdr m;
+	size_t total = r->out.len + len;
+	ssize_t n;
+
+	if (r->out.bad)
+		return -1;
+	iov[0].iov_base = r->out.p;
+	iov[0].iov_len = r->out.len;
+	iov[1].iov_base = (void *)p;
+	iov[1].iov_len = len;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = iov;
+	m.msg_iovlen = 2;
+	while (iov[0].iov_len + iov[1].iov_len > 0) {
+		n = sendmsg(r->fd, &m, MSG_NOSIGNAL);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if ((size_t)n >= iov[0].iov_len) {
+			n -= (ssize_t)iov[0].iov_len;
+			iov[0].iov_len = 0;
+			iov[1].iov_base = (char *)iov[1].iov_base + n;
+			iov[1].iov_len -= (size_t)n;
+		} else {
+			iov[0].iov_base = (char *)iov[0].iov_base + n;
+			iov[0].iov_len -= (size_t)n;
+		}
+	}
+	__atomic_add_fetch(&r->stats->bytes_out, total, __ATOMIC_RELAXED);
+	r->out.len = 0;
+	return 0;
+}
+
 static void
 remote_open(struct remote *r, const struct frame_hdr *h, struct rcall *c)
 {
@@ -458,18 +504,42 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		    c.d->name, rc);
 		return 0;
 	}
-	/* The reply is packed in place: a large one is copied once. */
+	/*
+	 * The reply is packed in place: a large one is copied once, or not
+	 * at all where its last field is a large blob, which is sent from
+	 * where it lies, at once (as remote_drain sends large replies).
+	 */
 	{
-		size_t at = r->out.len, len;
+		size_t at = r->out.len, len, nrep = strlen(c.d->rep), tail = 0;
 		struct frame_hdr rh = { 0, h->type, FL_REPLY, h->id };
+		char sig[RPC_MAX_FIELDS + 1];
 
+		if (rc == 0 && nrep > 0 && nrep <= RPC_MAX_FIELDS &&
+		    c.d->rep[nrep - 1] == 'B' &&
+		    c.out[nrep - 1].len >= REPLY_DIRECT)
+			tail = c.out[nrep - 1].len;
 		if (pw_room(&r->out, PROTO_HDR_LEN) != NULL) {
 			pw_u32(&r->out, (uint32_t)rc);
-			if (rc == 0 && rpc_pack(&r->out, c.d->rep, c.out) ==
-			    -1)
+			if (tail > 0) {
+				memcpy(sig, c.d->rep, nrep - 1);
+				sig[nrep - 1] = '\0';
+				if (rpc_pack(&r->out, sig, c.out) == -1)
+					r->out.bad = 1;
+				pw_u32(&r->out, (uint32_t)tail);
+			} else if (rc == 0 && rpc_pack(&r->out, c.d->rep,
+			    c.out) == -1)
 				r->out.bad = 1;
 		}
-		len = r->out.len - at - PROTO_HDR_LEN;
+		len = r->out.len - at - PROTO_HDR_LEN + tail;
+		if (!r->out.bad && tail > 0 && len <= r->env->max_frame) {
+			rh.len = (uint32_t)len;
+			proto_hdr_encode(r->out.p + at, &rh);
+			rc = remote_flush_with(r, c.out[nrep - 1].p, tail);
+			pw_free(&c.blob);
+			free(c.scratch);
+			log_trace("client %s: %s -> 0", r->cl.addr, c.d->name);
+			return rc;
+		}
 		if (r->out.bad || len > r->env->max_frame) {
 			/* Too big to say: out of memory, as the driver would. */
 			r->out.bad = 0;

@@ -19,6 +19,10 @@ def parse_args(name, batch, seq=None):
         "run STEPS times; prints YAML keys on standard output." % name)
     p.add_argument("-b", type=int, default=batch, metavar="batch",
                    help="inputs per step (default %d)" % batch)
+    p.add_argument("-D", action="store_true",
+                   help="warn on standard error, with the Python stack, at "
+                   "each operation of the timed steps that synchronizes "
+                   "with the device (torch.cuda.set_sync_debug_mode)")
     p.add_argument("-d", default="cuda", metavar="device",
                    help="torch device (default cuda)")
     p.add_argument("-n", type=int, default=20, metavar="steps",
@@ -120,6 +124,8 @@ def run(name, variant, build, make_input, args, item):
         for i in range(args.w + args.n):
             if i == args.w and args.I is not None:
                 gen = torch.Generator().manual_seed(args.S + 1 + args.I)
+            if i == args.w and args.D and device.type == "cuda":
+                torch.cuda.set_sync_debug_mode("warn")
             x = make_input(gen)
             ts = time.perf_counter()
             y = model(x.to(device)).cpu()

@@ -7,7 +7,7 @@ runs a batch of token sequences made on the CPU from the seed and copies
 back the logits of each sequence's last token (the head runs on that token
 only, as when generating).
 
-    gpt2.py [-b batch] [-d device] [-I salt] [-n steps] [-q seqlen] [-S seed] [-w warmup] model.pt
+    gpt2.py [-D] [-b batch] [-d device] [-I salt] [-n steps] [-q seqlen] [-S seed] [-w warmup] model.pt
 """
 
 import math

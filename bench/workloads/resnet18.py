@@ -5,7 +5,7 @@ below in plain torch.nn (same parameter names, so either loads the other's
 file).  Each step classifies a batch of 224x224 images made on the CPU from
 the seed and copies the logits back.
 
-    resnet18.py [-b batch] [-d device] [-I salt] [-n steps] [-S seed] [-w warmup] model.pt
+    resnet18.py [-D] [-b batch] [-d device] [-I salt] [-n steps] [-S seed] [-w warmup] model.pt
 """
 
 import os

@@ -1360,6 +1360,8 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 
 /* Device-to-host pieces asked for ahead of the one being received. */
 #define DTOH_AHEAD	8
+#define DTOH_SPLIT	4		/* pieces of a copy at least */
+#define DTOH_PIECE_MIN	(256u << 10)	/* bytes: no smaller pieces */
 
 /*
  * An asynchronous copy into pinned memory, as on a GPU, returns at once:
@@ -1419,6 +1421,14 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	}
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;
+	/*
+	 * A copy of a few MiB (a step's outputs) in four pieces at least:
+	 * the server copies a piece off the device, and this side copies
+	 * one out of the reply, while the link carries another.
+	 */
+	if (n / DTOH_SPLIT < max)
+		max = n / DTOH_SPLIT < DTOH_PIECE_MIN ? DTOH_PIECE_MIN :
+		    (n / DTOH_SPLIT + 4095) & ~(size_t)4095;
 	while (tail < head || n > 0) {
 		/* Keep several pieces in flight: the link stays busy. */
 		while (n > 0 && head - tail < DTOH_AHEAD &&
@@ -1434,6 +1444,9 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			memset(&w[i], 0, sizeof w[i]);
 			w[i].dst = dst;
 			w[i].dstlen = k;
+			/* One wait for the program, one round trip in the
+			 * statistics: the later pieces stream in behind. */
+			w[i].beside = head > 0;
 			if ((rc = rsend(R_MEM_DTOH, in, 0, &w[i])) !=
 			    CUDA_SUCCESS)
 				break;

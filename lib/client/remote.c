@@ -585,7 +585,8 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	struct frame_hdr h;
 	uint64_t id, q0;
 	uint8_t *p;
-	int wake;
+	/* Read now: once queued, a detached waiter is the I/O thread's. */
+	int wake, beside = w != NULL && w->beside;
 
 	pthread_mutex_lock(&tlock);
 	if (queue_room(need) == -1) {
@@ -625,7 +626,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	}
 	queue_wake(wake);
 	pthread_mutex_unlock(&tlock);
-	stats_call(type, w == NULL, w != NULL && w->beside);
+	stats_call(type, w == NULL, beside);
 	return CUDA_SUCCESS;
 }
 
@@ -638,7 +639,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	const void *payload;
 	size_t plen;
 	CUresult rc = CUDA_SUCCESS;
-	int zip = 0;
+	int zip = 0, beside = w != NULL && w->beside;
 
 	/* Work that may read mapped host memory sees its host writes. */
 	if (type == R_LAUNCH || type == R_LAUNCH_EX || type == R_MEM_DTOH ||
@@ -649,7 +650,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	if (w != NULL) {
 		void *dst = w->dst;
 		size_t dstlen = w->dstlen;
-		int detached = w->detached, beside = w->beside;
+		int detached = w->detached;
 
 		memset(w, 0, sizeof *w);
 		w->type = type;
@@ -719,8 +720,9 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	pthread_mutex_unlock(&tlock);
 	pw_free(&pl);
 	pw_free(&z);
+	/* (Not w->beside: once queued, a detached waiter may be freed.) */
 	if (rc == CUDA_SUCCESS)
-		stats_call(type, w == NULL, w != NULL && w->beside);
+		stats_call(type, w == NULL, beside);
 	return rc;
 }
 

@@ -239,6 +239,94 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	pthread_cond_broadcast(&tcond);
 }
 
+/*
+ * A reply this large whose one blob a waiter wants at w->dst (a
+ * device-to-host piece) is received straight there, not into the I/O
+ * thread's buffer and then copied: on a fast link that copy is what
+ * bounds the rate.
+ */
+#define DIRECT_MIN	(64u << 10)
+
+/*
+ * rb holds the start of one frame (rlen bytes, not all of it).  If it is
+ * such a reply, receives the rest into the waiter's destination and
+ * answers the waiter: 1 (rb is then empty).  0: the frame goes the usual
+ * way; -1: the connection is gone.  While it fills the destination the
+ * waiter is marked (filling), and rwait does not return before that ends,
+ * even if the connection is lost meanwhile.
+ */
+static int
+io_direct(const uint8_t *rb, size_t *rlen)
+{
+	const uint8_t *p = rb + PROTO_HDR_LEN;
+	struct frame_hdr h;
+	struct rwait **wp, *w;
+	size_t got;
+	ssize_t n = 1;
+	char *dst;
+
+	if (*rlen < PROTO_HDR_LEN + 8)
+		return 0;
+	proto_hdr_decode(rb, &h);
+	if (h.len < DIRECT_MIN || h.flags != FL_REPLY ||
+	    *rlen >= PROTO_HDR_LEN + (size_t)h.len ||
+	    le32(p) != CUDA_SUCCESS)
+		return 0;
+	pthread_mutex_lock(&tlock);
+	for (w = waiters; w != NULL; w = w->next)
+		if (w->id == h.id)
+			break;
+	if (w == NULL || w->type != h.type || w->dst == NULL ||
+	    w->dstlen != (size_t)h.len - 8 || le32(p + 4) != w->dstlen) {
+		pthread_mutex_unlock(&tlock);
+		return 0;
+	}
+	w->filling = 1;
+	pthread_mutex_unlock(&tlock);
+	dst = w->dst;
+	got = *rlen - PROTO_HDR_LEN - 8;
+	memcpy(dst, p + 8, got);
+	while (got < w->dstlen) {
+		n = recv(rconn.fd, dst + got, w->dstlen - got, MSG_WAITALL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		stats_bytes(0, (uint64_t)n);
+	}
+	pthread_mutex_lock(&tlock);
+	w->filling = 0;
+	if (got < w->dstlen) {
+		remote_lost_locked(n == 0 ? "connection closed by the server" :
+		    strerror(errno));
+		pthread_mutex_unlock(&tlock);
+		return -1;
+	}
+	for (wp = &waiters; *wp != NULL; wp = &(*wp)->next)
+		if (*wp == w) {
+			*wp = w->next;
+			break;
+		}
+	w->direct = 1;
+	if (w->detached) {
+		free(w);
+		ndetached--;
+	} else {
+		if ((w->buf = malloc(4)) == NULL)
+			w->len = 0;
+		else {
+			memcpy(w->buf, p, 4);
+			w->len = 4;
+		}
+		w->done = 1;
+	}
+	pthread_cond_broadcast(&tcond);
+	pthread_mutex_unlock(&tlock);
+	*rlen = 0;
+	return 1;
+}
+
 static void *
 io_main(void *arg)
 {
@@ -395,6 +483,8 @@ io_main(void *arg)
 			pthread_mutex_unlock(&tlock);
 			memmove(rb, rb + used, rlen - used);
 			rlen -= used;
+			if (io_direct(rb, &rlen) == -1)
+				goto out;
 			/* A big buffer is not kept once the big reply is out. */
 			if (rlen == 0 && rcap > (64u << 20)) {
 				free(rb);
@@ -739,7 +829,8 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	*keep = NULL;
 	pthread_mutex_lock(&tlock);
 	waited = !w->done;
-	while (!w->done && rstate == R_UP)
+	/* Not while the I/O thread writes the reply into w->dst. */
+	while ((!w->done && rstate == R_UP) || w->filling)
 		pthread_cond_wait(&tcond, &tlock);
 	if (!w->done) {
 		struct rwait **wp;

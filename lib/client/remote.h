@@ -111,6 +111,7 @@ struct rwait {
 	void		*dst;
 	size_t		 dstlen;
 	int		 direct;	/* it went there */
+	int		 filling;	/* the I/O thread is writing it there */
 	int		 detached;	/* nobody waits: see rsend_detached */
 	/* Set before rsend: sent with another call, not a round trip of its
 	 * own (a mapped buffer's pull beside a synchronization). */

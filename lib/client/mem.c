@@ -1423,8 +1423,8 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 		max = BULK_CHUNK;
 	/*
 	 * A copy of a few MiB (a step's outputs) in four pieces at least:
-	 * the server copies a piece off the device, and this side copies
-	 * one out of the reply, while the link carries another.
+	 * the server copies a piece off the device while the link carries
+	 * another (which the I/O thread receives straight into dst).
 	 */
 	if (n / DTOH_SPLIT < max)
 		max = n / DTOH_SPLIT < DTOH_PIECE_MIN ? DTOH_PIECE_MIN :

@@ -350,6 +350,32 @@ run_prog() {
 	[ "$rc" -eq 0 ] || grep -q "gleam: server $SERVE_ADDR lost" "$BATS_TEST_TMPDIR/out"
 }
 
+@test "the server killed during large device-to-host copies: a CUDA error, no hang" {
+	# cacheload reads 256 MiB back in pieces that the client receives
+	# straight into the program's buffer; the server dies at some point
+	# of it (or of the load before it).
+	[ -x "$CUDA_BIN/static/cacheload" ] || skip "no cacheload"
+	for d in 0.5 1 1.5 2; do
+		serve_kill
+		serve_start -f "$SERVE_CONF"
+		GLEAM_CACHE=0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+		    "$CUDA_BIN/static/cacheload" -m 256 \
+		    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
+		BG_PID=$!
+		sleep "$d"
+		kill -9 "$SERVE_PID"
+		SERVE_PID=
+		SECONDS=0
+		wait "$BG_PID" && rc=0 || rc=$?
+		BG_PID=
+		echo "# killed after $d s: rc $rc: $(tail -n 1 "$BATS_TEST_TMPDIR/out")" >&3
+		[ "$SECONDS" -le 5 ]
+		# Done, or a clean error naming the server (lost, or gone
+		# before the program connected).
+		[ "$rc" -eq 0 ] || grep -Eq "gleam: (server $SERVE_ADDR lost|cannot use server $SERVE_ADDR)" "$BATS_TEST_TMPDIR/out"
+	done
+}
+
 @test "allocations are one-way, never overlap, and run out of memory where cudaMalloc would" {
 	# Copies go whole: the allocations are what is looked at.  No pool
 	# peak from an earlier run: the first run grows its pool as it goes.

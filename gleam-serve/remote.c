@@ -253,39 +253,11 @@ remote_error(struct remote *r, uint64_t id, uint32_t code, const char *text)
 	    proto_err_name(code), text);
 }
 
-/* Writes all of the output; -1 when the client is gone. */
-static int
-remote_flush(struct remote *r)
-{
-	size_t off = 0;
-	ssize_t n;
-
-	if (r->out.bad)
-		return -1;
-	while (off < r->out.len) {
-		n = send(r->fd, r->out.p + off, r->out.len - off, MSG_NOSIGNAL);
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		off += (size_t)n;
-	}
-	__atomic_add_fetch(&r->stats->bytes_out, r->out.len, __ATOMIC_RELAXED);
-	r->out.len = 0;
-	/* A large reply's buffer is not kept for the life of the client. */
-	if (r->out.cap > (64u << 20)) {
-		pw_free(&r->out);
-		pw_init(&r->out);
-	}
-	return 0;
-}
-
 /*
- * Sends what is queued, then len bytes at p, in one sendmsg where it can:
+ * Sends what is queued, then len bytes at p (if any) in the same sendmsg:
  * a large reply's payload goes from where the backend put it (a pinned
- * scratch, say), not copied into the queue first.  -1 when the client
- * is gone.
+ * scratch, say), not copied into the queue first.  -1 when the client is
+ * gone.
  */
 static int
 remote_flush_with(struct remote *r, const void *p, size_t len)
@@ -323,7 +295,19 @@ remote_flush_with(struct remote *r, const void *p, size_t len)
 	}
 	__atomic_add_fetch(&r->stats->bytes_out, total, __ATOMIC_RELAXED);
 	r->out.len = 0;
+	/* A large reply's buffer is not kept for the life of the client. */
+	if (r->out.cap > (64u << 20)) {
+		pw_free(&r->out);
+		pw_init(&r->out);
+	}
 	return 0;
+}
+
+/* Writes all of the output; -1 when the client is gone. */
+static int
+remote_flush(struct remote *r)
+{
+	return remote_flush_with(r, NULL, 0);
 }
 
 static void
@@ -411,9 +395,10 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	struct pw rep;
 	backend_fn fn;
 	uint8_t *zbuf = NULL;
+	const struct rpc_val *tail = NULL;	/* a reply's large last blob */
 	const char *why;
 	size_t plen;
-	int rc, staged;
+	int rc, staged, sent;
 
 	if (h->type == MSG_BYE)
 		return -1;
@@ -506,44 +491,36 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	}
 	/*
 	 * The reply is packed in place: a large one is copied once, or not
-	 * at all where its last field is a large blob, which is sent from
-	 * where it lies, at once (as remote_drain sends large replies).
+	 * at all where its last field is a large blob (the tail), which is
+	 * sent from where it lies, at once (as remote_drain sends large
+	 * replies).
 	 */
 	{
-		size_t at = r->out.len, len, nrep = strlen(c.d->rep), tail = 0;
+		size_t at = r->out.len, len, nrep = strlen(c.d->rep);
 		struct frame_hdr rh = { 0, h->type, FL_REPLY, h->id };
 		char sig[RPC_MAX_FIELDS + 1];
 
 		if (rc == 0 && nrep > 0 && nrep <= RPC_MAX_FIELDS &&
 		    c.d->rep[nrep - 1] == 'B' &&
-		    c.out[nrep - 1].len >= REPLY_DIRECT)
-			tail = c.out[nrep - 1].len;
+		    c.out[nrep - 1].len >= REPLY_DIRECT) {
+			tail = &c.out[nrep - 1];
+			memcpy(sig, c.d->rep, nrep - 1);
+			sig[nrep - 1] = '\0';
+		}
 		if (pw_room(&r->out, PROTO_HDR_LEN) != NULL) {
 			pw_u32(&r->out, (uint32_t)rc);
-			if (tail > 0) {
-				memcpy(sig, c.d->rep, nrep - 1);
-				sig[nrep - 1] = '\0';
-				if (rpc_pack(&r->out, sig, c.out) == -1)
-					r->out.bad = 1;
-				pw_u32(&r->out, (uint32_t)tail);
-			} else if (rc == 0 && rpc_pack(&r->out, c.d->rep,
+			if (rc == 0 && rpc_pack(&r->out, tail ? sig : c.d->rep,
 			    c.out) == -1)
 				r->out.bad = 1;
+			if (tail != NULL)
+				pw_u32(&r->out, tail->len);
 		}
-		len = r->out.len - at - PROTO_HDR_LEN + tail;
-		if (!r->out.bad && tail > 0 && len <= r->env->max_frame) {
-			rh.len = (uint32_t)len;
-			proto_hdr_encode(r->out.p + at, &rh);
-			rc = remote_flush_with(r, c.out[nrep - 1].p, tail);
-			pw_free(&c.blob);
-			free(c.scratch);
-			log_trace("client %s: %s -> 0", r->cl.addr, c.d->name);
-			return rc;
-		}
+		len = r->out.len - at - PROTO_HDR_LEN + (tail ? tail->len : 0);
 		if (r->out.bad || len > r->env->max_frame) {
 			/* Too big to say: out of memory, as the driver would. */
 			r->out.bad = 0;
 			r->out.len = at;
+			tail = NULL;
 			pw_init(&rep);
 			pw_u32(&rep, 2);	/* CUDA_ERROR_OUT_OF_MEMORY */
 			remote_frame(r, h->type, FL_REPLY, h->id, rep.p,
@@ -554,10 +531,11 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			proto_hdr_encode(r->out.p + at, &rh);
 		}
 	}
+	sent = tail != NULL ? remote_flush_with(r, tail->p, tail->len) : 0;
 	pw_free(&c.blob);
 	free(c.scratch);
 	log_trace("client %s: %s -> %d", r->cl.addr, c.d->name, rc);
-	return 0;
+	return sent;
 }
 
 /* Serves every whole frame in the input; -1 to end the session. */

@@ -408,28 +408,6 @@ entry_path(char *buf, size_t len, const char *dir, const char *tenant,
 	    hex, hex) >= len ? -1 : 0;
 }
 
-static int
-mkdirs(const char *path)
-{
-	char b[1200], *p;
-
-	if ((size_t)snprintf(b, sizeof b, "%s", path) >= sizeof b) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (p = b + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(b, 0750) == -1 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(b, 0750) == -1 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 int
 cstore_lock(const char *dir, double timeout, char *err, size_t errlen)
 {
@@ -1080,12 +1058,12 @@ cstore_open(const struct cstore_conf *conf)
 		return s;
 	s->disk_ok = 1;
 	snprintf(path, sizeof path, "%s/tmp", s->conf.dir);
-	if (mkdirs(path) == -1) {
+	if (mkdirs(path, 0750) == -1) {
 		disk_off(s, path, errno);
 		return s;
 	}
 	snprintf(path, sizeof path, "%s/data", s->conf.dir);
-	if (mkdirs(path) == -1 || access(path, W_OK) == -1) {
+	if (mkdirs(path, 0750) == -1 || access(path, W_OK) == -1) {
 		disk_off(s, path, errno);
 		return s;
 	}
@@ -1306,7 +1284,7 @@ disk_write(struct cstore *s, const char *tenant, const uint8_t *hash,
 		e = -1;
 		goto out;
 	}
-	if (mkdirs(dir) == -1 || (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
+	if (mkdirs(dir, 0750) == -1 || (fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC |
 	    O_CLOEXEC, 0640)) == -1) {
 		e = errno;
 		goto unlock;

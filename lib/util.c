@@ -74,6 +74,28 @@ fd_read_full(int fd, void *buf, size_t len)
 }
 
 int
+mkdirs(const char *path, mode_t mode)
+{
+	char b[4096], *p;
+
+	if ((size_t)snprintf(b, sizeof b, "%s", path) >= sizeof b) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = b + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(b, mode) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(b, mode) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int
 file_write_atomic(const char *path, const void *buf, size_t len, char *err,
     size_t errlen)
 {

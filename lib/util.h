@@ -2,6 +2,8 @@
 #ifndef GLEAM_UTIL_H
 #define GLEAM_UTIL_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +14,9 @@ uint64_t	now_ns(void);
 double		now_s(void);
 /* Wall clock, seconds since the epoch. */
 double		wall_s(void);
+
+/* mkdir -p: path and the directories above it, each new one with mode. */
+int		mkdirs(const char *path, mode_t mode);
 
 /*
  * Writes len bytes to path through a temporary file in the same directory

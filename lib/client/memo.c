@@ -1,6 +1,4 @@
 /* Files kept across runs: see memo.h. */
-#include <sys/stat.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +9,7 @@
 
 #include "memo.h"
 #include "parse.h"
+#include "util.h"
 
 int
 memo_dir(const char *sub, char *buf, size_t len)
@@ -52,7 +51,6 @@ memo_write(const char *path, const void *a, size_t alen, const void *b,
     size_t blen)
 {
 	char dir[1200], tmp[1300];
-	size_t i;
 	FILE *f;
 	int ok;
 
@@ -60,14 +58,7 @@ memo_write(const char *path, const void *a, size_t alen, const void *b,
 	    strrchr(dir, '/') == NULL)
 		return -1;
 	*strrchr(dir, '/') = '\0';
-	for (i = 1; dir[i] != '\0'; i++)	/* mkdir -p */
-		if (dir[i] == '/') {
-			dir[i] = '\0';
-			mkdir(dir, 0700);
-			dir[i] = '/';
-		}
-	mkdir(dir, 0700);
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld", path,
+	if (mkdirs(dir, 0700) == -1 || (size_t)snprintf(tmp, sizeof tmp, "%s.%ld", path,
 	    (long)getpid()) >= sizeof tmp || (f = fopen(tmp, "wb")) == NULL)
 		return -1;
 	ok = (alen == 0 || fwrite(a, 1, alen, f) == alen) &&

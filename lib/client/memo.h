@@ -24,7 +24,9 @@ int	memo_program(const char *kind, char *buf, size_t len);
 /*
  * Writes a then b (either may be empty) as path: its directories made
  * first, the bytes written to a temporary file, then renamed.  -1 on
- * failure, with nothing left behind.
+ * failure, with nothing left behind.  Unlike file_write_atomic (util.h)
+ * nothing is synced: these files only save round trips, and a program's
+ * exit should not wait for the disk.
  */
 int	memo_write(const char *path, const void *a, size_t alen,
 	    const void *b, size_t blen);

@@ -190,11 +190,76 @@ defer_error(uint16_t type, uint32_t rc)
 	log_debug("%s (queued): %u", d ? d->name : "?", (unsigned)deferred);
 }
 
+/* Under tlock: the waiter for reply h; NULL if nobody asked for it. */
+static struct rwait *
+waiter_find(const struct frame_hdr *h)
+{
+	struct rwait *w;
+
+	for (w = waiters; w != NULL; w = w->next)
+		if (w->id == h->id)
+			return w->type == h->type ? w : NULL;
+	return NULL;
+}
+
+/* Under tlock: w out of the list of waiters. */
+static void
+waiter_unlink(struct rwait *w)
+{
+	struct rwait **wp;
+
+	for (wp = &waiters; *wp != NULL; wp = &(*wp)->next)
+		if (*wp == w) {
+			*wp = w->next;
+			return;
+		}
+}
+
+/*
+ * Is reply h (whose payload starts with p, 8 bytes at least) a success
+ * carrying exactly the bytes w wants at w->dst (a device-to-host copy)?
+ */
+static int
+waiter_wants(const struct rwait *w, const struct frame_hdr *h,
+    const uint8_t *p)
+{
+	return w->dst != NULL && w->dstlen > 0 && h->len == 8 + w->dstlen &&
+	    le32(p) == CUDA_SUCCESS && le32(p + 4) == w->dstlen;
+}
+
+/*
+ * Under tlock: w answered by reply h, payload p (only its result where
+ * the blob went to w->dst already: w->direct).
+ */
+static void
+waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
+{
+	size_t n = w->direct ? 4 : h->len;
+
+	waiter_unlink(w);
+	if (w->detached) {
+		/* Nobody waits: an error is reported like a one-way call's. */
+		if (!w->direct)
+			defer_error(h->type, h->len >= 4 ? le32(p) : 0);
+		free(w);
+		ndetached--;
+	} else {
+		if ((w->buf = malloc(n ? n : 1)) == NULL)
+			w->len = 0;
+		else {
+			memcpy(w->buf, p, n);
+			w->len = (uint32_t)n;
+		}
+		w->done = 1;
+	}
+	pthread_cond_broadcast(&tcond);
+}
+
 /* One whole frame from the server. */
 static void
 io_frame(const struct frame_hdr *h, const uint8_t *p)
 {
-	struct rwait **wp, *w;
+	struct rwait *w;
 
 	if (h->type == MSG_ERROR) {
 		conn_error_frame(&rconn, p, h->len);
@@ -208,35 +273,14 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 		defer_error(h->type, h->len >= 4 ? le32(p) : 0);
 		return;
 	}
-	for (wp = &waiters; (w = *wp) != NULL; wp = &w->next)
-		if (w->id == h->id)
-			break;
-	if (w == NULL || w->type != h->type)
-		return;		/* nobody asked: stale or foreign; dropped */
-	*wp = w->next;
-	if (w->dst != NULL && w->dstlen > 0 && h->len == 8 + w->dstlen &&
-	    le32(p) == CUDA_SUCCESS && le32(p + 4) == w->dstlen) {
+	if ((w = waiter_find(h)) == NULL)
+		return;		/* stale or foreign: dropped */
+	if (waiter_wants(w, h, p)) {
 		/* A success carrying the bytes asked for: straight there. */
 		memcpy(w->dst, p + 8, w->dstlen);
 		w->direct = 1;
 	}
-	if (w->detached) {
-		/* Nobody waits: an error is reported like a one-way call's. */
-		if (!w->direct)
-			defer_error(h->type, h->len >= 4 ? le32(p) : 0);
-		free(w);
-		ndetached--;
-		pthread_cond_broadcast(&tcond);
-		return;
-	}
-	if ((w->buf = malloc(w->direct ? 4 : h->len ? h->len : 1)) == NULL)
-		w->len = 0;
-	else {
-		memcpy(w->buf, p, w->direct ? 4 : h->len);
-		w->len = w->direct ? 4 : h->len;
-	}
-	w->done = 1;
-	pthread_cond_broadcast(&tcond);
+	waiter_answer(w, h, p);
 }
 
 /*
@@ -260,7 +304,7 @@ io_direct(const uint8_t *rb, size_t *rlen)
 {
 	const uint8_t *p = rb + PROTO_HDR_LEN;
 	struct frame_hdr h;
-	struct rwait **wp, *w;
+	struct rwait *w;
 	size_t got;
 	ssize_t n = 1;
 	char *dst;
@@ -269,15 +313,10 @@ io_direct(const uint8_t *rb, size_t *rlen)
 		return 0;
 	proto_hdr_decode(rb, &h);
 	if (h.len < DIRECT_MIN || h.flags != FL_REPLY ||
-	    *rlen >= PROTO_HDR_LEN + (size_t)h.len ||
-	    le32(p) != CUDA_SUCCESS)
+	    *rlen >= PROTO_HDR_LEN + (size_t)h.len)
 		return 0;
 	pthread_mutex_lock(&tlock);
-	for (w = waiters; w != NULL; w = w->next)
-		if (w->id == h.id)
-			break;
-	if (w == NULL || w->type != h.type || w->dst == NULL ||
-	    w->dstlen != (size_t)h.len - 8 || le32(p + 4) != w->dstlen) {
+	if ((w = waiter_find(&h)) == NULL || !waiter_wants(w, &h, p)) {
 		pthread_mutex_unlock(&tlock);
 		return 0;
 	}
@@ -303,25 +342,8 @@ io_direct(const uint8_t *rb, size_t *rlen)
 		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
-	for (wp = &waiters; *wp != NULL; wp = &(*wp)->next)
-		if (*wp == w) {
-			*wp = w->next;
-			break;
-		}
 	w->direct = 1;
-	if (w->detached) {
-		free(w);
-		ndetached--;
-	} else {
-		if ((w->buf = malloc(4)) == NULL)
-			w->len = 0;
-		else {
-			memcpy(w->buf, p, 4);
-			w->len = 4;
-		}
-		w->done = 1;
-	}
-	pthread_cond_broadcast(&tcond);
+	waiter_answer(w, &h, p);
 	pthread_mutex_unlock(&tlock);
 	*rlen = 0;
 	return 1;
@@ -833,13 +855,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	while ((!w->done && rstate == R_UP) || w->filling)
 		pthread_cond_wait(&tcond, &tlock);
 	if (!w->done) {
-		struct rwait **wp;
-
-		for (wp = &waiters; *wp != NULL; wp = &(*wp)->next)
-			if (*wp == w) {
-				*wp = w->next;
-				break;
-			}
+		waiter_unlink(w);
 		rc = state_error();
 		pthread_mutex_unlock(&tlock);
 		return (CUresult)rc;

@@ -264,6 +264,30 @@ test_clocks(void)
 	CHECK(w > 1.6e9 && w < 1e10);	/* after 2020, before 2286 */
 }
 
+static void
+test_mkdirs(void)
+{
+	char p[600], f[600];
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s/a/b/c", dir);
+	CHECK(mkdirs(p, 0700) == 0);
+	CHECK(stat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (st.st_mode & 0777) == 0700);
+	CHECK(mkdirs(p, 0700) == 0);		/* there already: fine */
+	snprintf(f, sizeof f, "%s/a/file", dir);
+	CHECK(file_write_atomic(f, "x", 1, p, sizeof p) == 0);
+	snprintf(p, sizeof p, "%s/a/file/d", dir);
+	CHECK(mkdirs(p, 0700) == -1 && errno == ENOTDIR);
+	unlink(f);
+	snprintf(p, sizeof p, "%s/a/b/c", dir);
+	CHECK(rmdir(p) == 0);
+	snprintf(p, sizeof p, "%s/a/b", dir);
+	CHECK(rmdir(p) == 0);
+	snprintf(p, sizeof p, "%s/a", dir);
+	CHECK(rmdir(p) == 0);
+}
+
 int
 main(void)
 {
@@ -273,6 +297,7 @@ main(void)
 	}
 	test_quantile();
 	test_write();
+	test_mkdirs();
 	test_clocks();
 	if (rmdir(dir) == -1)
 		perror(dir);

@@ -10,10 +10,11 @@
  * encode averaged over the W workers), in milliseconds.
  *
  *	cc -O2 -g -D_GNU_SOURCE -Ilib -o build/bench/reduce-codec \
- *	    bench/reduce-codec.c lib/libgleam.a -lm
- *	build/bench/reduce-codec [n [density [W [reps [impl]]]]]
+ *	    bench/reduce-codec.c lib/libgleam.a -lpthread -lm
+ *	build/bench/reduce-codec [n [density [W [reps [impl [threads]]]]]]
  *
- * Defaults: n 2097152, density 0.01, W 8, reps 21, impl fast (or ref).
+ * Defaults: n 2097152, density 0.01, W 8, reps 21, impl fast (or ref),
+ * threads 1 (hc_params.threads, and hc_bitmap_threads).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,7 @@ main(int argc, char *argv[])
 	int W = argc > 3 ? atoi(argv[3]) : 8;
 	int reps = argc > 4 ? atoi(argv[4]) : 21;
 	int ref = argc > 5 && strcmp(argv[5], "ref") == 0;
+	int threads = argc > 6 ? atoi(argv[6]) : 1;
 	struct hc_layout *L = NULL;
 	struct hc_layout_info li;
 	struct hc_params p;
@@ -118,7 +120,7 @@ main(int argc, char *argv[])
 		emax = HC_EXP_ZERO;
 		t0 = now_s();
 		for (w = 0; w < W; w++) {
-			hc_bitmap(g[w], n, bm[w], &e);
+			hc_bitmap_threads(g[w], n, bm[w], &e, threads);
 			hc_merge_max(&emax, e);
 		}
 		t[0][r] = (now_s() - t0) / W;
@@ -128,6 +130,7 @@ main(int argc, char *argv[])
 		hc_params_init(&p, n, 32);
 		p.seed = 1;
 		p.impl = ref ? HC_IMPL_REF : HC_IMPL_FAST;
+		p.threads = threads;
 		if (hc_scale(emax, W, 32, &s) != 0)
 			return 1;
 		t0 = now_s();

@@ -195,6 +195,8 @@ worker(const struct bench_opts *o, int w, int fd)
 	ho.cell_bits = o->cell_bits;
 	ho.chunk = o->chunk;
 	ho.seed = o->seed;
+	if (o->threads > 0)
+		ho.threads = o->threads;
 	ho.window = o->tensors < HR_WINDOW_MAX ? o->tensors : HR_WINDOW_MAX;
 	snprintf(err, sizeof err, "bench-%d", w);
 	ho.name = err;

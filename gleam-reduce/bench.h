@@ -36,6 +36,7 @@ struct bench_opts {
 	uint32_t	 chunk;
 	uint64_t	 seed;
 	int		 verify;	/* HOMO: check against the dense sum */
+	int		 threads;	/* the codec's, per worker */
 	int		 yaml;
 	int		 quiet;
 };

@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "bench.h"
 #include "exitcode.h"
+#include "hcodec.h"
 #include "hreduce.h"
 #include "hreduce_wire.h"
 #include "log.h"
@@ -27,7 +28,8 @@ usage(int code)
 	    "usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] "
 	    "[-m size] [-t timeout] [-w workers]\n"
 	    "       gleam-reduce bench [-qV] [-b bits] [-c address:port] "
-	    "[-d density] [-k keyfile] [-n count] [-o format] [-O overlap] "
+	    "[-d density] [-j threads] [-k keyfile] [-n count] [-o format] "
+	    "[-O overlap] "
 	    "[-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] "
 	    "[-z chunk]\n");
 	exit(code);
@@ -85,8 +87,9 @@ bench_main(int argc, char *argv[])
 	o.cell_bits = 32;
 	o.chunk = HR_CHUNK_DEFAULT;
 	o.seed = 1;
+	o.threads = 0;
 	optind = 1;
-	while ((ch = getopt(argc, argv, ":b:c:d:hk:n:o:O:qr:s:S:t:Vw:z:")) !=
+	while ((ch = getopt(argc, argv, ":b:c:d:hj:k:n:o:O:qr:s:S:t:Vw:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 'b':
@@ -130,6 +133,9 @@ bench_main(int argc, char *argv[])
 			break;
 		case 'h':
 			usage(EXIT_OK);
+		case 'j':
+			o.threads = (int)num('j', optarg, 1, HC_THREADS_MAX);
+			break;
 		case 'k':
 			keyfile = optarg;
 			break;

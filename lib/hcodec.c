@@ -9,6 +9,7 @@
 
 #include "hcodec.h"
 #include "hcodec_int.h"
+#include "hcpar.h"
 
 #define HC_GOLDEN	0x9e3779b97f4a7c15ULL
 
@@ -21,6 +22,7 @@ hc_params_init(struct hc_params *p, size_t n, int cell_bits)
 	p->k = HC_K;
 	p->cell_bits = cell_bits;
 	p->impl = HC_IMPL_FAST;
+	p->threads = 1;
 }
 
 const char *
@@ -122,16 +124,14 @@ max4(__m128i m, __m128i a)
  * Sixteen values make two bytes, a group of sixteen zeros (the common
  * case) costs an OR and a compare; eight at a time without SSE2.
  */
-int
-hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax)
+static uint32_t
+bitmap_max(const float *g, size_t n, uint8_t *bits)
 {
 	uint32_t w[8], m = 0, any, nz;
 	size_t i = 0, nb = n / 8;
 	unsigned byte;
 	int j;
 
-	if ((g == NULL || bits == NULL) && n > 0)
-		return HC_EINVAL;
 #if defined(__SSE2__)
 	{
 		const __m128i abs = _mm_set1_epi32(0x7fffffff);
@@ -187,6 +187,66 @@ hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax)
 		}
 		bits[nb] = (uint8_t)byte;
 	}
+	return m;
+}
+
+int
+hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax)
+{
+	uint32_t m;
+
+	if ((g == NULL || bits == NULL) && n > 0)
+		return HC_EINVAL;
+	m = bitmap_max(g, n, bits);
+	if (emax == NULL)
+		return m >= 0x7f800000u ? HC_ENONFINITE : 0;
+	return exponent_of(m, emax);
+}
+
+/* Parts of whole bytes of 16-value groups; the last takes the rest. */
+struct bitmap_job {
+	const float	*g;
+	size_t		 n;
+	uint8_t		*bits;
+	uint32_t	 m[HC_THREADS_MAX];
+};
+
+static void
+bitmap_part(void *a, int part, int nparts)
+{
+	struct bitmap_job *j = a;
+	size_t per = (j->n / (size_t)nparts + 127) & ~(size_t)127;
+	size_t lo = per * (size_t)part, hi = lo + per;
+
+	if (part == nparts - 1 || hi > j->n)
+		hi = j->n;
+	j->m[part] = lo < hi ? bitmap_max(j->g + lo, hi - lo, j->bits +
+	    lo / 8) : 0;
+}
+
+int
+hc_bitmap_threads(const float *g, size_t n, uint8_t *bits, int *emax,
+    int threads)
+{
+	struct bitmap_job j;
+	uint32_t m = 0;
+	int i;
+
+	if ((g == NULL || bits == NULL) && n > 0)
+		return HC_EINVAL;
+	/* Below a few hundred thousand values a thread costs more. */
+	if (threads > (int)(n >> 18))
+		threads = (int)(n >> 18);
+	if (threads <= 1)
+		return hc_bitmap(g, n, bits, emax);
+	if (threads > HC_THREADS_MAX)
+		threads = HC_THREADS_MAX;
+	j.g = g;
+	j.n = n;
+	j.bits = bits;
+	hc_par(threads, bitmap_part, &j);
+	for (i = 0; i < threads; i++)
+		m = j.m[i] > m ? j.m[i] : m;
 	if (emax == NULL)
 		return m >= 0x7f800000u ? HC_ENONFINITE : 0;
 	return exponent_of(m, emax);
@@ -444,7 +504,8 @@ params_check(const struct hc_params *p)
 	if (p == NULL || p->n > HC_MAX_N || p->block < 1 ||
 	    p->block > HC_MAX_BLOCK || p->k < 2 || p->k > HC_MAX_K ||
 	    (p->cell_bits != 32 && p->cell_bits != 64) ||
-	    (p->impl != HC_IMPL_FAST && p->impl != HC_IMPL_REF))
+	    (p->impl != HC_IMPL_FAST && p->impl != HC_IMPL_REF) ||
+	    p->threads < 0 || p->threads > HC_THREADS_MAX)
 		return HC_EINVAL;
 	B = p->n > 0 && p->n < p->block ? p->n : p->block;
 	if ((p->n + B - 1) / B > HC_MAX_BLOCKS)
@@ -462,8 +523,7 @@ layout_make(const struct hc_params *p, const uint8_t *ubits,
     struct hc_layout *L, struct hc_layout **out)
 {
 	size_t nbytes, i, b, t, B, *lane;
-	uint64_t R;
-	int rc;
+	int rc, parts;
 
 	if ((rc = params_check(p)) != 0)
 		goto fail;
@@ -487,12 +547,22 @@ layout_make(const struct hc_params *p, const uint8_t *ubits,
 	L->core = NULL;
 	L->peel = NULL;
 	L->round_start = NULL;
+	L->parts = 0;
+	L->lpeel = NULL;
+	L->lq_start = L->pq_off = NULL;
+	L->laneq = NULL;
 	/* lane[t + 1] counts lane t; the fast layout turns it into offsets. */
 	if ((L->ubits = hc_buf_get(&L->b_ubits, nbytes)) == NULL ||
 	    (lane = hc_buf_get(&L->b_off, (B + 1) * sizeof *lane)) == NULL)
 		goto fail;
 	if (nbytes > 0)
 		memcpy(L->ubits, ubits, nbytes);
+	if ((parts = hc_parts(L)) > 0) {
+		if ((rc = hc_fast_layout_par(L, parts)) != 0)
+			goto fail;
+		*out = L;
+		return 0;
+	}
 	memset(lane, 0, (B + 1) * sizeof *lane);
 	HC_FOR_EACH_BIT(L->ubits, p->n, B, i, b, t, lane[t + 1]++;);
 	for (t = 0; t < B; t++) {
@@ -501,13 +571,9 @@ layout_make(const struct hc_params *p, const uint8_t *ubits,
 			L->umax = (uint32_t)lane[t + 1];
 	}
 
-	/* Peeling a random 3-hypergraph succeeds below 0.818 items a cell. */
 	if (L->umax > 0) {
-		R = ((uint64_t)L->umax * 5 + 3) / 4 + 2;
-		if (R < p->k)
-			R = p->k;
-		L->R = (uint32_t)R;
-		L->ncells = (size_t)R * B;
+		L->R = hc_rows_for(L->umax, p->k);
+		L->ncells = (size_t)L->R * B;
 		if ((L->rows = hc_buf_get(&L->b_rows, L->nblocks * p->k *
 		    sizeof *L->rows)) == NULL)
 			goto fail;
@@ -561,7 +627,7 @@ hc_layout_renew(const struct hc_params *p, const uint8_t *ubits,
 void
 hc_layout_free(struct hc_layout *L)
 {
-	struct hc_buf *bufs[15];
+	struct hc_buf *bufs[18];
 	size_t i;
 
 	if (L == NULL)
@@ -581,6 +647,9 @@ hc_layout_free(struct hc_layout *L)
 	bufs[12] = &L->b_lrows;
 	bufs[13] = &L->b_q;
 	bufs[14] = &L->b_fill;
+	bufs[15] = &L->b_par;
+	bufs[16] = &L->b_lpeel;
+	bufs[17] = &L->b_lmeta;
 	for (i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
 		free(bufs[i]->p);
 	free(L->count);

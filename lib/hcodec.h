@@ -81,6 +81,7 @@
 #define HC_EXP_NONFINITE	128	/* exponent of one holding NaN or Inf */
 #define HC_SCALE_MIN		(-200)	/* s outside these is HC_EINVAL */
 #define HC_SCALE_MAX		149
+#define HC_THREADS_MAX		64
 
 enum hc_impl {
 	HC_IMPL_FAST = 0,	/* per-lane peeling, replayed schedule */
@@ -107,6 +108,12 @@ struct hc_params {
 	int		cell_bits;	/* 32 or 64 */
 	uint64_t	seed;		/* of the row hash */
 	int		impl;		/* enum hc_impl */
+	/*
+	 * HC_IMPL_FAST: threads the layout, encode and decode may use, 1 to
+	 * HC_THREADS_MAX (0 counts as 1); the results do not depend on it.
+	 * Not part of what workers must agree on.
+	 */
+	int		threads;
 };
 
 /*
@@ -149,6 +156,9 @@ const char	*hc_strerror(int);
 size_t		hc_bitmap_bytes(size_t n);
 int		hc_exponent(const float *g, size_t n, int *emax);
 int		hc_bitmap(const float *g, size_t n, uint8_t *bits, int *emax);
+/* The same on up to threads threads. */
+int		hc_bitmap_threads(const float *g, size_t n, uint8_t *bits,
+		    int *emax, int threads);
 int		hc_scale(int emax, int workers, int cell_bits, int *s);
 
 /* What the aggregator does; sizes are what each side declares. */

@@ -10,6 +10,7 @@
 
 #include "hcodec.h"
 #include "hcodec_int.h"
+#include "hcpar.h"
 
 /*
  * Peels lane t: lab and jsel (indexed like the lane's items) get each
@@ -184,15 +185,285 @@ hc_fast_layout(struct hc_layout *L)
 }
 
 /*
+ * The same layout on parts threads, entry for entry: the passes over the
+ * union go by ranges of blocks (part p's blocks all come before part
+ * p + 1's, so that concatenating the parts keeps ascending order), the
+ * peeling by ranges of lanes (which share no cell).  Between the passes
+ * the calling thread turns each part's counts into where its items go:
+ *
+ *	count	each block range's lane counts
+ *	bucket	the rows of its blocks, its items into each lane's bucket
+ *	peel	each lane range's lanes, with scratch of its own
+ *	rounds	each block range's histogram of rounds by lane range, and
+ *		its 2-core count
+ *	fill	the schedule, each lane range's copy of it, and the 2-core,
+ *		each block range at its offsets
+ *
+ * The copies by lane range let decode run on parts threads without
+ * looking at other ranges' entries.
+ */
+enum { LP_COUNT, LP_BUCKET, LP_PEEL, LP_ROUNDS, LP_FILL };
+
+struct lay_job {
+	struct hc_layout *L;
+	int		 stage;
+	int		 parts;
+	size_t		*start;		/* parts * B: a range's first item */
+	size_t		*cur;		/* parts * B: its cursors */
+	size_t		*off;		/* B + 1: lane offsets */
+	uint8_t		*laneq;		/* B: the lane range of each lane */
+	uint32_t	*items, *lab;
+	uint8_t		*jsel;
+	uint32_t	*scratch;	/* parts * sstride */
+	size_t		 sstride;
+	size_t		*hist;		/* parts * (nr + 1): by block range */
+	size_t		*h3;		/* parts * parts * (nr + 1) */
+	size_t		 nr;
+	size_t		 ncore[HC_THREADS_MAX];
+	uint32_t	 maxlab[HC_THREADS_MAX];
+};
+
+static void
+lay_part(void *a, int p, int parts)
+{
+	struct lay_job *j = a;
+	struct hc_layout *L = j->L;
+	size_t B = L->p.block, b0, b1, t0, t1, i, b, t, pos, x;
+	size_t nr1 = j->nr + 1, *st = j->start + (size_t)p * B, *cu = j->cur + (size_t)p * B;
+	size_t *h = j->hist != NULL ? j->hist + (size_t)p * nr1 : NULL;
+	size_t *h3 = j->h3 != NULL ? j->h3 + (size_t)p * (size_t)parts * nr1 :
+	    NULL;
+	uint32_t *sc, m, l;
+	uint64_t e;
+	unsigned k = L->p.k;
+
+	hc_share(L->nblocks, 1, p, parts, &b0, &b1);
+	switch (j->stage) {
+	case LP_COUNT:
+		memset(st, 0, B * sizeof *st);
+		HC_FOR_EACH_BIT_IN(L->ubits, L->p.n, B, b0, b1, i, b, t,
+			st[t]++;
+		);
+		break;
+	case LP_BUCKET:
+		for (b = b0; b < b1; b++)
+			hc_block_rows(L->p.seed, b, L->R, k, L->rows + b * k);
+		memcpy(cu, st, B * sizeof *cu);
+		HC_FOR_EACH_BIT_IN(L->ubits, L->p.n, B, b0, b1, i, b, t,
+			j->items[cu[t]++] = (uint32_t)b;
+		);
+		break;
+	case LP_PEEL:
+		hc_share(B, 64, p, parts, &t0, &t1);
+		sc = j->scratch + (size_t)p * j->sstride;
+		memset(sc, 0, 2 * (size_t)L->R * sizeof *sc);
+		memset(j->jsel + j->off[t0], 0, j->off[t1] - j->off[t0]);
+		l = 0;
+		for (t = t0; t < t1; t++) {
+			if (j->off[t + 1] == j->off[t])
+				continue;
+			m = peel_lane(L, j->items + j->off[t], (uint32_t)
+			    (j->off[t + 1] - j->off[t]), sc, sc + L->R,
+			    sc + 2 * (size_t)L->R, sc + 2 * (size_t)L->R +
+			    (size_t)L->umax * k, j->lab + j->off[t],
+			    j->jsel + j->off[t]);
+			l = m > l ? m : l;
+		}
+		j->maxlab[p] = l;
+		break;
+	case LP_ROUNDS:
+		memset(h3, 0, (size_t)parts * nr1 * sizeof *h3);
+		memcpy(cu, st, B * sizeof *cu);
+		x = 0;
+		HC_FOR_EACH_BIT_IN(L->ubits, L->p.n, B, b0, b1, i, b, t,
+			pos = cu[t]++;
+			if (j->lab[pos] == HC_CORE_LABEL)
+				x++;
+			else
+				h3[(size_t)j->laneq[t] * nr1 + j->lab[pos]]++;
+		);
+		j->ncore[p] = x;
+		break;
+	case LP_FILL:
+		memcpy(cu, st, B * sizeof *cu);
+		x = j->ncore[p];
+		HC_FOR_EACH_BIT_IN(L->ubits, L->p.n, B, b0, b1, i, b, t,
+			pos = cu[t]++;
+			l = j->lab[pos];
+			if (l == HC_CORE_LABEL) {
+				L->core[x++] = i;
+				continue;
+			}
+			e = (uint64_t)b << HC_PEEL_B_SHIFT |
+			    (uint64_t)t << HC_PEEL_T_SHIFT | j->jsel[pos];
+			L->peel[h[l]++] = e;
+			L->lpeel[h3[(size_t)j->laneq[t] * nr1 + l]++] = e;
+		);
+		break;
+	}
+}
+
+int
+hc_fast_layout_par(struct hc_layout *L, int parts)
+{
+	struct lay_job j;
+	size_t B = L->p.block, t, c, r, x, nr, nr1, npeel, ncore, sum, lo, hi;
+	size_t *lane, *meta, *h3;
+	uint32_t maxlab = 0;
+	unsigned k = L->p.k;
+	int p, q;
+
+	memset(&j, 0, sizeof j);
+	j.L = L;
+	j.parts = parts;
+	L->ncore = L->npeel = L->nrounds = 0;
+	if ((lane = hc_buf_get(&L->b_off, (B + 1) * sizeof *lane)) == NULL ||
+	    (j.start = hc_buf_get(&L->b_cur, 2 * (size_t)parts * B *
+	    sizeof *j.start)) == NULL ||
+	    (j.laneq = hc_buf_get(&L->b_jsel, B)) == NULL ||
+	    (meta = hc_buf_get(&L->b_lmeta, ((size_t)parts + 1 +
+	    (size_t)parts * parts + 1) * sizeof *meta)) == NULL)
+		return HC_ENOMEM;
+	L->lq_start = meta;
+	L->pq_off = meta + parts + 1;
+	j.cur = j.start + (size_t)parts * B;
+	j.off = lane;
+	for (q = 0; q < parts; q++) {
+		hc_share(B, 64, q, parts, &lo, &hi);
+		for (t = lo; t < hi; t++)
+			j.laneq[t] = (uint8_t)q;
+	}
+	j.stage = LP_COUNT;
+	hc_par(parts, lay_part, &j);
+
+	/* The union by block range and lane range, for encode's lists. */
+	for (p = 0, sum = 0; p < parts; p++)
+		for (q = 0; q < parts; q++) {
+			L->pq_off[p * parts + q] = sum;
+			hc_share(B, 64, q, parts, &lo, &hi);
+			for (t = lo; t < hi; t++)
+				sum += j.start[(size_t)p * B + t];
+		}
+	L->pq_off[parts * parts] = sum;
+	/* Lane offsets, and where each range's items of a lane start. */
+	lane[0] = 0;
+	for (t = 0; t < B; t++) {
+		sum = lane[t];
+		for (p = 0; p < parts; p++) {
+			c = j.start[(size_t)p * B + t];
+			j.start[(size_t)p * B + t] = sum;
+			sum += c;
+		}
+		lane[t + 1] = sum;
+		if (sum - lane[t] > L->umax)
+			L->umax = (uint32_t)(sum - lane[t]);
+	}
+	L->ucount = lane[B];
+	if ((L->round_start = hc_buf_get(&L->b_rstart,
+	    sizeof *L->round_start)) == NULL)
+		return HC_ENOMEM;
+	L->round_start[0] = 0;
+	if (L->ucount == 0)
+		return 0;
+	L->R = hc_rows_for(L->umax, k);
+	L->ncells = (size_t)L->R * B;
+	j.sstride = 3 * (size_t)L->R + 2 * (size_t)k * L->umax + 1;
+	/* jsel after laneq in the same buffer: laneq is B bytes. */
+	if ((L->rows = hc_buf_get(&L->b_rows, L->nblocks * k *
+	    sizeof *L->rows)) == NULL ||
+	    (j.items = hc_buf_get(&L->b_items, L->ucount * sizeof *j.items)) ==
+	    NULL ||
+	    (j.lab = hc_buf_get(&L->b_lab, L->ucount * sizeof *j.lab)) ==
+	    NULL ||
+	    (j.laneq = hc_buf_get(&L->b_jsel, B + L->ucount)) == NULL ||
+	    (j.scratch = hc_buf_get(&L->b_par, (size_t)parts * j.sstride *
+	    sizeof *j.scratch)) == NULL)
+		return HC_ENOMEM;
+	for (q = 0; q < parts; q++) {
+		hc_share(B, 64, q, parts, &lo, &hi);
+		for (t = lo; t < hi; t++)
+			j.laneq[t] = (uint8_t)q;
+	}
+	j.jsel = j.laneq + B;
+	j.stage = LP_BUCKET;
+	hc_par(parts, lay_part, &j);
+	j.stage = LP_PEEL;
+	hc_par(parts, lay_part, &j);
+
+	for (p = 0; p < parts; p++)
+		maxlab = j.maxlab[p] > maxlab ? j.maxlab[p] : maxlab;
+	j.nr = (size_t)maxlab + 1;
+	nr1 = j.nr + 1;
+	if ((j.hist = hc_buf_get(&L->b_fill, ((size_t)parts +
+	    (size_t)parts * parts) * nr1 * sizeof *j.hist)) == NULL)
+		return HC_ENOMEM;
+	j.h3 = j.hist + (size_t)parts * nr1;
+	j.stage = LP_ROUNDS;
+	hc_par(parts, lay_part, &j);
+
+	for (p = 0, ncore = 0; p < parts; p++) {
+		c = j.ncore[p];
+		j.ncore[p] = ncore;
+		ncore += c;
+	}
+	npeel = L->ucount - ncore;
+	nr = npeel > 0 ? j.nr : 0;
+	if ((L->round_start = hc_buf_get(&L->b_rstart, (nr + 1) *
+	    sizeof *L->round_start)) == NULL ||
+	    (L->peel = hc_buf_get(&L->b_peel, (npeel + 1) *
+	    sizeof *L->peel)) == NULL ||
+	    (L->lpeel = hc_buf_get(&L->b_lpeel, (npeel + 1) *
+	    sizeof *L->lpeel)) == NULL ||
+	    (L->core = hc_buf_get(&L->b_core, (ncore + 1) *
+	    sizeof *L->core)) == NULL)
+		return HC_ENOMEM;
+	/* Round r's entries: block range 0's, then range 1's, and so on. */
+	for (r = 0, sum = 0; r < nr; r++) {
+		L->round_start[r] = sum;
+		for (p = 0; p < parts; p++) {
+			h3 = j.h3 + (size_t)p * (size_t)parts * nr1;
+			for (q = 0, x = 0; q < parts; q++)
+				x += h3[(size_t)q * nr1 + r];
+			j.hist[(size_t)p * nr1 + r] = sum;
+			sum += x;
+		}
+	}
+	L->round_start[nr] = sum;
+	/* Lane range q's copy: by round, then block range, then coordinate. */
+	for (q = 0, sum = 0; q < parts; q++) {
+		L->lq_start[q] = sum;
+		for (r = 0; r < nr; r++)
+			for (p = 0; p < parts; p++) {
+				h3 = j.h3 + ((size_t)p * (size_t)parts +
+				    (size_t)q) * nr1;
+				x = h3[r];
+				h3[r] = sum;
+				sum += x;
+			}
+	}
+	L->lq_start[parts] = sum;
+	L->nrounds = nr;
+	L->npeel = npeel;
+	L->ncore = ncore;
+	j.stage = LP_FILL;
+	hc_par(parts, lay_part, &j);
+	L->laneq = j.laneq;
+	L->parts = parts;
+	return 0;
+}
+
+/*
  * Block by block so that lanes need no division and the k row pointers
  * are fetched once; sixteen values at a time, the nonzeros (of either
- * sign) found by hc_nz16's mask.  C's coordinates go into the sketch like
- * the others and are taken out again at the end, exactly, since the sums
- * wrap.
+ * sign) found by hc_nz16's mask.  Lanes tlo <= t < thi only (multiples of
+ * 16, or thi past the block), whose cells no other lanes touch; *where
+ * gets the coordinate of an error, the first in this order.  C's
+ * coordinates go into the sketch like the others and are taken out again
+ * at the end, exactly, since the sums wrap.
  */
 static int
 encode_blocks(const struct hc_layout *L, const float *g, double p,
-    void *payload)
+    void *payload, size_t tlo, size_t thi, size_t *where)
 {
 	const uint32_t *rb;
 	size_t b, base, len, t0, t, B = L->p.block, i;
@@ -204,13 +475,15 @@ encode_blocks(const struct hc_layout *L, const float *g, double p,
 	for (b = 0; b < L->nblocks; b++) {
 		base = b * B;
 		len = L->p.n - base < B ? L->p.n - base : B;
+		len = len < thi ? len : thi;
 		rb = L->rows != NULL ? L->rows + b * k : NULL;
-		for (t0 = 0; t0 < len; t0 += 16) {
+		for (t0 = tlo; t0 < len; t0 += 16) {
 			nz = len - t0 >= 16 ? hc_nz16(g + base + t0) :
 			    hc_nz_tail(g + base + t0, len - t0);
 			for (; nz != 0; nz &= nz - 1) {
 				t = t0 + (size_t)__builtin_ctz(nz);
 				i = base + t;
+				*where = i;
 				w = hc_fbits(g[i]) & 0x7fffffffu;
 				if (w >= 0x7f800000u)
 					return HC_ENONFINITE;
@@ -233,18 +506,161 @@ encode_blocks(const struct hc_layout *L, const float *g, double p,
 	return 0;
 }
 
+/* Zeroes the cells of lanes tlo <= t < thi in every row. */
+static void
+zero_lanes(const struct hc_layout *L, void *cells, size_t tlo, size_t thi)
+{
+	size_t r, cb = (size_t)L->p.cell_bits / 8, B = L->p.block;
+
+	for (r = 0; r < L->R; r++)
+		memset((char *)cells + ((size_t)r * B + tlo) * cb, 0,
+		    (thi - tlo) * cb);
+}
+
+/*
+ * Encode on a layout's parts: each block range scans its part of the
+ * gradient, checks and rounds its nonzeros and lists them by lane range,
+ * within room that the layout counted (the union's coordinates there);
+ * then each lane range clears its cells and adds what every block range
+ * listed for it.  No cell is written by two threads, and each list is in
+ * coordinate order, so the sums are the serial ones.
+ */
+struct enc_item {
+	uint32_t	b, t;
+	uint64_t	q;
+};
+
+struct enc_job {
+	const struct hc_layout *L;
+	const float	*g;
+	double		 p;
+	void		*payload;
+	struct enc_item	*items;		/* at the layout's pq_off */
+	size_t		*len;		/* parts * parts: listed */
+	int		 stage;
+	int		 rc[HC_THREADS_MAX];
+	size_t		 where[HC_THREADS_MAX];
+};
+
+static void
+enc_part(void *a, int part, int parts)
+{
+	struct enc_job *j = a;
+	const struct hc_layout *L = j->L;
+	const uint32_t *rb;
+	struct enc_item *it;
+	size_t B = L->p.block, b0, b1, b, base, len, t0, t, i, x, e, n;
+	size_t cur[HC_THREADS_MAX];	/* local: a shared line would bounce */
+	uint32_t w, nz;
+	uint64_t q;
+	unsigned jj, k = L->p.k;
+	int bits = L->p.cell_bits, rc, pp, qq;
+
+	if (j->stage == 0) {
+		hc_share(L->nblocks, 1, part, parts, &b0, &b1);
+		memset(cur, 0, (size_t)parts * sizeof *cur);
+		j->rc[part] = 0;
+		rc = 0;
+		for (b = b0; b < b1; b++) {
+			base = b * B;
+			len = L->p.n - base < B ? L->p.n - base : B;
+			for (t0 = 0; t0 < len; t0 += 16) {
+				nz = len - t0 >= 16 ? hc_nz16(j->g + base +
+				    t0) : hc_nz_tail(j->g + base + t0,
+				    len - t0);
+				for (; nz != 0; nz &= nz - 1) {
+					t = t0 + (size_t)__builtin_ctz(nz);
+					i = base + t;
+					j->where[part] = i;
+					w = hc_fbits(j->g[i]) & 0x7fffffffu;
+					rc = w >= 0x7f800000u ? HC_ENONFINITE :
+					    !hc_bit(L->ubits, i) ?
+					    HC_ESUPPORT : hc_quantize_p(
+					    j->g[i], j->p, bits, &q);
+					if (rc != 0) {
+						j->rc[part] = rc;
+						goto done;
+					}
+					qq = L->laneq[t];
+					x = L->pq_off[(size_t)part *
+					    (size_t)parts + (size_t)qq] +
+					    cur[qq]++;
+					j->items[x].b = (uint32_t)b;
+					j->items[x].t = (uint32_t)t;
+					j->items[x].q = q;
+				}
+			}
+		}
+done:
+		memcpy(j->len + (size_t)part * (size_t)parts, cur,
+		    (size_t)parts * sizeof *cur);
+		return;
+	}
+	/* Stage 1: lane range `part` takes every block range's list. */
+	hc_share(B, 64, part, parts, &b0, &b1);
+	zero_lanes(L, j->payload, b0, b1);
+	for (pp = 0; pp < parts; pp++) {
+		x = L->pq_off[(size_t)pp * (size_t)parts + (size_t)part];
+		n = j->len[(size_t)pp * (size_t)parts + (size_t)part];
+		for (e = x; e < x + n; e++) {
+			it = &j->items[e];
+			rb = L->rows + (size_t)it->b * k;
+			t = it->t;
+			if (bits == 32)
+				for (jj = 0; jj < k; jj++)
+					((uint32_t *)j->payload)[(size_t)
+					    rb[jj] * B + t] += (uint32_t)it->q;
+			else
+				for (jj = 0; jj < k; jj++)
+					((uint64_t *)j->payload)[(size_t)
+					    rb[jj] * B + t] += it->q;
+		}
+	}
+}
+
 /* The sketch of every coordinate, then C's values moved to the list. */
 int
 hc_fast_encode(const struct hc_layout *L, const float *g, double p,
     void *payload)
 {
-	size_t c, i, b, t;
+	struct enc_job ej;
+	size_t c, i, b, t, where = 0;
 	uint64_t q;
 	unsigned j;
-	int bits = L->p.cell_bits, rc;
+	int bits = L->p.cell_bits, rc = 0, parts, x;
 
-	hc_zero(payload, hc_layout_payload(L) * (size_t)(bits / 8));
-	if ((rc = encode_blocks(L, g, p, payload)) != 0)
+	memset(&ej, 0, sizeof ej);
+	if ((parts = L->parts) > 0 && L->ncells > 0 &&
+	    (ej.items = malloc((L->ucount + 1) * sizeof *ej.items)) != NULL &&
+	    (ej.len = malloc((size_t)parts * (size_t)parts *
+	    sizeof *ej.len)) != NULL) {
+		ej.L = L;
+		ej.g = g;
+		ej.p = p;
+		ej.payload = payload;
+		ej.stage = 0;
+		hc_par(parts, enc_part, &ej);
+		/* The error the serial order meets first. */
+		for (x = 0; x < parts; x++)
+			if (ej.rc[x] != 0 && (rc == 0 || ej.where[x] < where)) {
+				rc = ej.rc[x];
+				where = ej.where[x];
+			}
+		if (rc == 0) {
+			ej.stage = 1;
+			hc_par(parts, enc_part, &ej);
+			hc_zero((char *)payload + L->ncells *
+			    (size_t)(bits / 8), L->ncore * (size_t)(bits / 8));
+		}
+		free(ej.items);
+		free(ej.len);
+	} else {
+		free(ej.items);		/* when only the second failed */
+		free(ej.len);
+		hc_zero(payload, hc_layout_payload(L) * (size_t)(bits / 8));
+		rc = encode_blocks(L, g, p, payload, 0, L->p.block, &where);
+	}
+	if (rc != 0)
 		return rc;
 	for (c = 0; c < L->ncore; c++) {
 		i = L->core[c];
@@ -384,6 +800,157 @@ write_out(const struct hc_layout *L, const void *sum, void *fixed,
 }
 
 /*
+ * Part of a parallel decode: the schedule's entries of lanes tlo <= t <
+ * thi, in the schedule's order (lanes share no cell, so the parts are
+ * independent), then the count of those lanes' nonzero cells; and, once
+ * every part agreed, their values out.
+ */
+/*
+ * Part of a parallel decode: lane range `part`'s copy of the schedule (in
+ * the schedule's order; lanes share no cell, so the parts are
+ * independent), then the count of those lanes' nonzero cells; and, once
+ * every part agreed, their values out.
+ */
+#define LENTRY(pl, e, b, t, jp, rb) do {				\
+	uint64_t pe_ = (pl)[e];						\
+									\
+	(b) = (size_t)(pe_ >> HC_PEEL_B_SHIFT);				\
+	(t) = (size_t)(pe_ >> HC_PEEL_T_SHIFT) & 0xffff;		\
+	(jp) = (unsigned)(pe_ & 0xf);					\
+	(rb) = L->rows + (b) * k;					\
+} while (0)
+
+#define LPREFETCH(pl, e, all, cb) do {					\
+	const uint32_t *rp_;						\
+	size_t bp_, tp_;						\
+	unsigned jpp_, jj_;						\
+									\
+	LENTRY(pl, e, bp_, tp_, jpp_, rp_);				\
+	if (!(all))							\
+		__builtin_prefetch((const char *)sum + ((size_t)	\
+		    rp_[jpp_] * B + tp_) * (cb));			\
+	else								\
+		for (jj_ = 0; jj_ < k; jj_++)				\
+			__builtin_prefetch((const char *)sum + ((size_t)\
+			    rp_[jj_] * B + tp_) * (cb), 1);		\
+} while (0)
+
+#define PEEL_LANES(T) do {						\
+	T *s_ = sum, v_;						\
+									\
+	for (e = 0; e < n; e++) {					\
+		if (e + DECODE_AHEAD < n)				\
+			LPREFETCH(pl, e + DECODE_AHEAD, 1, sizeof(T));	\
+		LENTRY(pl, e, b, t, jp, rb);				\
+		v_ = s_[(size_t)rb[jp] * B + t];			\
+		for (j = 0; j < k; j++)					\
+			s_[(size_t)rb[j] * B + t] -= v_;		\
+		s_[(size_t)rb[jp] * B + t] = v_;			\
+		nzp += v_ != 0;						\
+	}								\
+	for (r = 0; r < L->R; r++)					\
+		for (t = tlo; t < thi; t++)				\
+			nz += s_[(size_t)r * B + t] != 0;		\
+} while (0)
+
+struct dec_job {
+	const struct hc_layout *L;
+	void		*sum, *fixed;
+	float		*out;
+	double		 pinv;
+	int		 stage;		/* 0 peel, 1 write */
+	size_t		 nzp[HC_THREADS_MAX], nz[HC_THREADS_MAX];
+};
+
+static void
+dec_part(void *a, int part, int parts)
+{
+	struct dec_job *dj = a;
+	const struct hc_layout *L = dj->L;
+	const uint32_t *rb;
+	const uint64_t *pl = L->lpeel + L->lq_start[part];
+	void *sum = dj->sum;
+	size_t e, b, t, r, tlo, thi, B = L->p.block, end;
+	size_t n = L->lq_start[part + 1] - L->lq_start[part];
+	size_t nzp = 0, nz = 0, cb = (size_t)L->p.cell_bits / 8;
+	unsigned j, jp, k = L->p.k;
+	int bits = L->p.cell_bits;
+	uint64_t v;
+
+	hc_share(B, 64, part, parts, &tlo, &thi);
+	if (dj->stage == 0) {
+		if (bits == 32)
+			PEEL_LANES(uint32_t);
+		else
+			PEEL_LANES(uint64_t);
+		dj->nzp[part] = nzp;
+		dj->nz[part] = nz;
+		return;
+	}
+	for (b = 0; b < L->nblocks; b++) {
+		end = L->p.n - b * B < thi ? L->p.n - b * B : thi;
+		if (end <= tlo)
+			continue;
+		if (dj->fixed != NULL)
+			memset((char *)dj->fixed + (b * B + tlo) * cb, 0,
+			    (end - tlo) * cb);
+		else
+			memset(dj->out + b * B + tlo, 0, (end - tlo) *
+			    sizeof *dj->out);
+	}
+	for (e = 0; e < n; e++) {
+		if (e + DECODE_AHEAD < n)
+			LPREFETCH(pl, e + DECODE_AHEAD, 0, cb);
+		LENTRY(pl, e, b, t, jp, rb);
+		v = hc_cell_get(sum, (size_t)rb[jp] * B + t, bits);
+		if (dj->fixed != NULL)
+			hc_cell_put(dj->fixed, b * B + t, v, bits);
+		else if (bits == 32)
+			dj->out[b * B + t] = (float)((double)(int32_t)v *
+			    dj->pinv);
+		else
+			dj->out[b * B + t] = hc_dequantize_p(
+			    hc_cell_signed(v, bits), dj->pinv);
+	}
+}
+
+/* The parallel decode: peel and count, compare, then write. */
+static int
+decode_par(const struct hc_layout *L, void *sum, void *fixed, float *out,
+    double pinv, int parts)
+{
+	struct dec_job dj;
+	size_t nzp = 0, nz = 0, c;
+	int bits = L->p.cell_bits, p;
+	uint64_t v;
+
+	dj.L = L;
+	dj.sum = sum;
+	dj.fixed = fixed;
+	dj.out = out;
+	dj.pinv = pinv;
+	dj.stage = 0;
+	hc_par(parts, dec_part, &dj);
+	for (p = 0; p < parts; p++) {
+		nzp += dj.nzp[p];
+		nz += dj.nz[p];
+	}
+	if (nz != nzp)
+		return HC_ECORRUPT;
+	dj.stage = 1;
+	hc_par(parts, dec_part, &dj);
+	for (c = 0; c < L->ncore; c++) {
+		v = hc_cell_get(sum, L->ncells + c, bits);
+		if (fixed != NULL)
+			hc_cell_put(fixed, L->core[c], v, bits);
+		else
+			out[L->core[c]] = hc_dequantize_p(hc_cell_signed(v,
+			    bits), pinv);
+	}
+	return 0;
+}
+
+/*
  * Peels, then checks, then writes: a consistent sketch has nothing left
  * outside the pure cells, each of which now holds its coordinate's sum;
  * anything else means the sums were not what the workers encoded, and
@@ -395,8 +962,10 @@ hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
     float *out, double pinv)
 {
 	size_t nzp, nz = 0, c;
-	int bits = L->p.cell_bits;
+	int bits = L->p.cell_bits, parts;
 
+	if ((parts = L->parts) > 0 && L->ncells > 0)
+		return decode_par(L, sum, fixed, out, pinv, parts);
 	nzp = peel_sums(L, sum);
 	if (bits == 32)
 		for (c = 0; c < L->ncells; c++)

@@ -52,6 +52,20 @@ struct hc_layout {
 	size_t		*round_start;
 	size_t		 nrounds;
 
+	/*
+	 * A layout made on threads (hc_fast_layout_par), for encode and
+	 * decode on as many: parts ranges of lanes, lane range q's entries
+	 * of the schedule, in its order, at lpeel[lq_start[q] ..
+	 * lq_start[q + 1]), and the union's coordinates that fall in block
+	 * range p and lane range q, counted, at pq_off[p * parts + q ..].
+	 * parts is 0 in a layout made alone.
+	 */
+	int		 parts;
+	uint64_t	*lpeel;
+	size_t		*lq_start;	/* parts + 1 */
+	size_t		*pq_off;	/* parts * parts + 1 */
+	const uint8_t	*laneq;		/* B: the lane range of each lane */
+
 	/* HC_IMPL_REF: count and block-id XOR of each cell, C left out. */
 	uint32_t	*count;
 	uint32_t	*idx;
@@ -64,7 +78,7 @@ struct hc_layout {
 	 */
 	struct hc_buf	 b_ubits, b_rows, b_core, b_peel, b_rstart;
 	struct hc_buf	 b_off, b_cur, b_items, b_lab, b_jsel, b_cnt, b_x,
-			 b_lrows, b_q, b_fill;
+			 b_lrows, b_q, b_fill, b_par, b_lpeel, b_lmeta;
 };
 
 /* At least bytes of b (its contents lost); NULL when out of memory. */
@@ -280,6 +294,72 @@ hc_word(const uint8_t *bits, size_t nbytes, size_t w)
 	}								\
 } while (0)
 
+/*
+ * The same for the blocks b0 <= b < b1 only, B a multiple of 64: a part
+ * of a parallel pass.
+ */
+#define HC_FOR_EACH_BIT_IN(bits, n, B, b0, b1, i, b, t, ...) do {	\
+	size_t nby_ = ((n) + 7) / 8, nw_ = (nby_ + 7) / 8;		\
+	size_t wpb_ = (B) / 64, w_ = (b0) * wpb_, we_ = (b1) * wpb_;	\
+	size_t tb_;							\
+	uint64_t x_;							\
+	if (we_ > nw_)							\
+		we_ = nw_;						\
+	for (; w_ < we_; w_++) {					\
+		x_ = hc_word((bits), nby_, w_);				\
+		tb_ = (w_ % wpb_) * 64;					\
+		for (; x_ != 0; x_ &= x_ - 1) {				\
+			(t) = tb_ + (size_t)__builtin_ctzll(x_);	\
+			(b) = w_ / wpb_;				\
+			(i) = w_ * 64 + (size_t)__builtin_ctzll(x_);	\
+			__VA_ARGS__					\
+		}							\
+	}								\
+} while (0)
+
+/* Rows for the largest lane: peeling succeeds below 0.818 items a cell. */
+static inline uint32_t
+hc_rows_for(uint32_t umax, unsigned k)
+{
+	uint64_t R = ((uint64_t)umax * 5 + 3) / 4 + 2;
+
+	return (uint32_t)(R < k ? k : R);
+}
+
+/*
+ * How many parts a parallel pass over L takes: none (0) when it runs
+ * alone, that is with one thread, B not a multiple of 64, or too little
+ * work for a thread to pay.
+ */
+static inline int
+hc_parts(const struct hc_layout *L)
+{
+	int t = L->p.threads;
+
+	if (t <= 1 || L->p.impl != HC_IMPL_FAST || L->p.block % 64 != 0 ||
+	    L->p.n < ((size_t)1 << 18))
+		return 0;
+	if ((size_t)t > L->p.block / 64)
+		t = (int)(L->p.block / 64);
+	if ((size_t)t > (L->p.n >> 17))
+		t = (int)(L->p.n >> 17);
+	return t > 1 ? t : 0;
+}
+
+/* Part p's share [lo, hi) of [0, n), in units of align. */
+static inline void
+hc_share(size_t n, size_t align, int p, int parts, size_t *lo, size_t *hi)
+{
+	size_t units = (n + align - 1) / align;
+
+	*lo = units * (size_t)p / (size_t)parts * align;
+	*hi = units * (size_t)(p + 1) / (size_t)parts * align;
+	if (*lo > n)
+		*lo = n;
+	if (*hi > n)
+		*hi = n;
+}
+
 /* Cells are stored unsigned so that sums wrap without undefined behaviour. */
 static inline void
 hc_cell_add(void *cells, size_t c, uint64_t q, int bits)
@@ -352,6 +432,7 @@ int	hc_ref_encode(const struct hc_layout *, const float *, double, void *);
 int	hc_ref_decode(const struct hc_layout *, void *, void *);
 
 int	hc_fast_layout(struct hc_layout *);
+int	hc_fast_layout_par(struct hc_layout *, int parts);
 int	hc_fast_encode(const struct hc_layout *, const float *, double, void *);
 int	hc_fast_decode(const struct hc_layout *, void *, void *, float *,
 	    double);

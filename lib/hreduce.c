@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -143,6 +144,30 @@ ctx_err(struct hr_ctx *x, int rc, const char *fmt, ...)
 	return rc;
 }
 
+/*
+ * GLEAM_HR_TRACE set: a line on standard error per step of every tensor
+ * (monotonic seconds, rank, ticket, event), to see where a round's time
+ * goes.  Not an interface: for benchmarks and debugging.
+ */
+static int hr_trace = -1;
+
+static void
+trace(const struct hr_ctx *x, const struct tensor *t, const char *ev)
+{
+	struct timespec ts;
+
+	if (hr_trace == 0)
+		return;
+	if (hr_trace == -1) {
+		hr_trace = getenv("GLEAM_HR_TRACE") != NULL;
+		if (hr_trace == 0)
+			return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	fprintf(stderr, "hrtrace %.6f %d %d %s\n", (double)ts.tv_sec +
+	    ts.tv_nsec / 1e9, x->o.rank, t != NULL ? t->ticket : 0, ev);
+}
+
 static void
 t_fail(struct tensor *t, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -204,6 +229,10 @@ hr_scheme_parse(const char *s)
 void
 hr_opts_init(struct hr_opts *o)
 {
+	const char *e;
+	char *end;
+	long v;
+
 	memset(o, 0, sizeof *o);
 	o->port = HR_DEFAULT_PORT;
 	o->world = 1;
@@ -211,6 +240,12 @@ hr_opts_init(struct hr_opts *o)
 	o->chunk = HR_CHUNK_DEFAULT;
 	o->window = 4;
 	o->timeout_ms = 60000;
+	o->threads = 1;
+	if ((e = getenv("GLEAM_REDUCE_THREADS")) != NULL) {
+		v = strtol(e, &end, 10);
+		if (end != e && *end == '\0' && v >= 1 && v <= HC_THREADS_MAX)
+			o->threads = (int)v;
+	}
 }
 
 /* ---- output ------------------------------------------------------------ */
@@ -394,6 +429,9 @@ q_write(struct hr_ctx *x)
 		x->qhead = s->next;
 		if (x->qhead == NULL)
 			x->qtail = &x->qhead;
+		if (s->t != NULL)
+			trace(x, s->t, s->t->phase == T_ROUND1 ? "sent1" :
+			    "sent2");
 		seg_free(s);
 	}
 	return 0;
@@ -621,7 +659,7 @@ t_start(struct hr_ctx *x, struct tensor *t)
 	if ((t->bits = buf_get(x, t->nbits)) == NULL)
 		return HR_ENOMEM;
 	/* NaN or Inf: the exponent tells every worker, which all stop. */
-	(void)hc_bitmap(t->grad, t->n, t->bits, &e);
+	(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e, x->o.threads);
 	t->rbuf = t->bits;
 	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
 }
@@ -768,6 +806,7 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	}
 	hc_params_init(&p, t->n, x->o.cell_bits);
 	p.seed = x->o.seed;
+	p.threads = x->o.threads;
 	/* In the memory of a finished tensor's layout, if there is one. */
 	if (x->nspare > 0)
 		t->L = x->spare[--x->nspare];
@@ -878,6 +917,7 @@ on_ready(struct hr_ctx *x, const uint8_t *p, size_t len)
 	}
 	t->ready = 1;
 	t->exponent = rd->exponent;
+	trace(x, t, t->phase == T_ROUND1 ? "ready1" : "ready2");
 	if (t->scheme == HR_SCHEME_GATHER) {
 		if ((t->roff = calloc((size_t)x->o.world, sizeof *t->roff)) ==
 		    NULL || (t->rgot = calloc((size_t)x->o.world,
@@ -976,10 +1016,15 @@ on_done(struct hr_ctx *x, const uint8_t *p, size_t len)
 		t_abort(x, t, t->id, HR_EROUND, "DONE before every chunk");
 		return;
 	}
-	if (t->phase == T_ROUND1)
+	if (t->phase == T_ROUND1) {
+		trace(x, t, "done1");
 		t_round1_done(x, t);
-	else
+		trace(x, t, "queued2");
+	} else {
+		trace(x, t, "done2");
 		t_round2_done(x, t);
+		trace(x, t, "decoded");
+	}
 }
 
 static void
@@ -1080,6 +1125,13 @@ r_read(struct hr_ctx *x)
 				break;
 			dispatch(x, &h, x->rb + off + PROTO_HDR_LEN);
 			if (x->dead)
+				return -1;
+			/*
+			 * What the frame queued (a round 2, after a layout of
+			 * some milliseconds) goes now, not after every frame
+			 * the socket holds has been handled too.
+			 */
+			if (x->qhead != NULL && q_write(x) == -1)
 				return -1;
 			off += PROTO_HDR_LEN + h.len;
 		}
@@ -1182,7 +1234,8 @@ hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
 	    o->scheme > HR_SCHEME_FLOAT || (o->cell_bits != 32 &&
 	    o->cell_bits != 64) || o->window < 1 ||
 	    o->window > HR_WINDOW_MAX || o->chunk < HR_CHUNK_MIN ||
-	    o->timeout_ms < 1 || o->port < 1 || o->port > 65535) {
+	    o->timeout_ms < 1 || o->port < 1 || o->port > 65535 ||
+	    o->threads < 0 || o->threads > HC_THREADS_MAX) {
 		snprintf(err, errlen, "invalid options");
 		return HR_EINVAL;
 	}
@@ -1195,6 +1248,8 @@ hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
 		return HR_ENOMEM;
 	}
 	x->o = *o;
+	if (x->o.threads == 0)
+		x->o.threads = 1;
 	snprintf(x->host, sizeof x->host, "%s", o->host);
 	x->o.host = x->host;
 	snprintf(x->name, sizeof x->name, "%s", o->name ? o->name :
@@ -1425,7 +1480,10 @@ submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
 	t->grad = grad;
 	t->n = n;
 	x->t[x->nt++] = t;
-	if ((rc = t_start(x, t)) != 0) {
+	trace(x, t, "submit");
+	rc = t_start(x, t);
+	trace(x, t, "queued1");
+	if (rc != 0) {
 		/* Nothing of it was queued but perhaps its BEGIN. */
 		t_abort(x, t, t->id, rc, rc == HR_ENOMEM ? "out of memory" :
 		    x->err);

@@ -80,6 +80,13 @@ struct hr_opts {
 	int		 window;	/* tensors in flight, default 4 */
 	int		 timeout_ms;	/* silence that kills, default 60000 */
 	uint64_t	 seed;		/* of the codec's row hash */
+	/*
+	 * HOMO, FLOAT: threads the codec may use (hcodec.h's
+	 * hc_params.threads), 1..HC_THREADS_MAX; default 1, or
+	 * GLEAM_REDUCE_THREADS from the environment.  The sums do not
+	 * depend on it.
+	 */
+	int		 threads;
 };
 
 /* What a context has done; bytes count the framing too. */

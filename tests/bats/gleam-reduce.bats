@@ -8,7 +8,7 @@
 load test_helper
 
 USAGE="usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] [-m size] [-t timeout] [-w workers]
-       gleam-reduce bench [-qV] [-b bits] [-c address:port] [-d density] [-k keyfile] [-n count] [-o format] [-O overlap] [-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] [-z chunk]"
+       gleam-reduce bench [-qV] [-b bits] [-c address:port] [-d density] [-j threads] [-k keyfile] [-n count] [-o format] [-O overlap] [-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] [-z chunk]"
 
 # reduce_start [ARGS...]: an aggregator on a free port; sets RED_PID,
 # RED_PORT and RED_LOG.
@@ -80,6 +80,10 @@ teardown() {
 	[[ "$stderr" == *"-o: json: not human or yaml"* ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -c 127.0.0.1:0
 	[[ "$stderr" == *"-c: 127.0.0.1:0: port out of range"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -j 0
+	[[ "$stderr" == *"-j: 0: too small"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -j 65
+	[[ "$stderr" == *"-j: 65: too large"* ]]
 }
 
 @test "a missing key file is a configuration error" {
@@ -124,6 +128,28 @@ teardown() {
 	grep -qx "scheme: homo" <<<"$output"
 	grep -qx "cell_bits: 64" <<<"$output"
 	grep -qx "mismatches: 0" <<<"$output"
+}
+
+@test "the codec on threads (-j, GLEAM_REDUCE_THREADS) sums bit for bit alike" {
+	# Large enough tensors that the codec really splits its work.
+	for j in 1 3; do
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench \
+		    -o yaml -V -w 3 -n 600000 -t 3 -r 2 -d 0.02 -j "$j"
+		grep -qx "mismatches: 0" <<<"$output"
+		grep "^union_density: \|^core: \|^sent_per_worker: " \
+		    <<<"$output" >"$BATS_TEST_TMPDIR/j$j"
+	done
+	cmp "$BATS_TEST_TMPDIR/j1" "$BATS_TEST_TMPDIR/j3"
+	# The lossy float-cell peer, through the environment: the same
+	# layout, so the same estimates.
+	for j in 1 4; do
+		GLEAM_REDUCE_THREADS=$j run -0 --separate-stderr \
+		    "$GLEAM_BIN/gleam-reduce" bench -o yaml -V -w 2 -n 600000 \
+		    -r 1 -s float -d 0.3
+		grep "^mismatches: \|^max_abs_error: \|^core: " <<<"$output" \
+		    >"$BATS_TEST_TMPDIR/f$j"
+	done
+	cmp "$BATS_TEST_TMPDIR/f1" "$BATS_TEST_TMPDIR/f4"
 }
 
 @test "bench against a daemon with a key, and with the wrong key" {

@@ -4,12 +4,15 @@
  * bit, the 2-core, the round structure of the schedule, the numbers
  * (rounding, scale, conversion back) and every error code.
  */
+#include <sys/wait.h>
+
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hcodec.h"
 #include "t.h"
@@ -1171,6 +1174,187 @@ test_corrupt_untouched(void)
 	free(g);
 }
 
+/*
+ * The layout, encode, decode and bitmap on threads are the serial ones
+ * entry for entry and byte for byte, whatever the number of parts, with
+ * blocks that are and are not a multiple of the part size, n not a
+ * multiple of B, renewed layouts, and errors: the first one in coordinate
+ * order wins, as alone; a corrupt sum leaves the output alone.  Then
+ * once more in a forked child, which has none of the pool's threads.
+ */
+static int
+threads_case(size_t n, unsigned block, int bits, double density, int W,
+    int threads, uint64_t seed)
+{
+	struct hc_params p;
+	struct hc_layout *L[2] = { NULL, NULL };
+	struct tcase tc;
+	float **g, *out[2];
+	uint8_t *ub, *bw[2];
+	void *pay[2], *sum, *spent, *fixed[2];
+	size_t nb, np, cb = (size_t)cellbytes(bits), i, a, b;
+	int e[2], emax = HC_EXP_ZERO, s, w, m, ok = 1, rc[2];
+
+	memset(&tc, 0, sizeof tc);
+	tc.n = n;
+	tc.block = block;
+	tc.k = 3;
+	tc.bits = bits;
+	tc.W = W;
+	tc.density = density;
+	tc.sup = SUP_RANDOM;
+	tc.elo = -4;
+	tc.ehi = 3;
+	tc.seed = seed;
+	g = gradients(&tc);
+	nb = hc_bitmap_bytes(n);
+	ub = xcalloc(nb, 1);
+	bw[0] = xcalloc(nb, 1);
+	bw[1] = xcalloc(nb, 1);
+	for (w = 0; w < W; w++) {
+		ok &= hc_bitmap(g[w], n, bw[0], &e[0]) == 0;
+		ok &= hc_bitmap_threads(g[w], n, bw[1], &e[1], threads) == 0;
+		ok &= e[0] == e[1] && memcmp(bw[0], bw[1], nb) == 0;
+		hc_merge_or(ub, n, bw[0], n);
+		hc_merge_max(&emax, e[0]);
+	}
+	hc_scale(emax, W, bits, &s);
+	for (m = 0; m < 2; m++) {
+		hc_params_init(&p, n, bits);
+		p.block = block;
+		p.seed = seed;
+		p.threads = m == 0 ? 1 : threads;
+		/* Renewed in a layout of another shape first. */
+		ok &= hc_layout_renew(&p, ub, &L[m]) == 0;
+		p.n = (n / 2) & ~(size_t)7;	/* whole bytes of ub */
+		ok &= hc_layout_renew(&p, ub, &L[m]) == 0;
+		p.n = n;
+		ok &= hc_layout_renew(&p, ub, &L[m]) == 0;
+	}
+	if (!ok || L[0] == NULL || L[1] == NULL) {
+		ok = 0;
+		goto out;
+	}
+	ok &= layouts_equal(L[0], L[1]);
+	np = hc_layout_payload(L[0]);
+	sum = xcalloc(np, cb);
+	spent = xcalloc(np, cb);
+	for (m = 0; m < 2; m++) {
+		pay[m] = xcalloc(np, cb);
+		fixed[m] = xcalloc(n, cb);
+		out[m] = xcalloc(n, sizeof *out[m]);
+	}
+	for (w = 0; w < W; w++) {
+		for (m = 0; m < 2; m++) {
+			/* Garbage first: encode must clear every cell. */
+			memset(pay[m], 0xa5, np * cb);
+			ok &= hc_encode(L[m], g[w], s, pay[m]) == 0;
+		}
+		ok &= memcmp(pay[0], pay[1], np * cb) == 0;
+		ok &= hc_merge_sum(sum, np, pay[0], np, bits) == 0;
+	}
+	for (m = 0; m < 2; m++) {
+		memcpy(spent, sum, np * cb);
+		memset(out[m], 0xa5, n * sizeof *out[m]);
+		ok &= hc_decode(L[m], spent, s, out[m]) == 0;
+		memcpy(spent, sum, np * cb);
+		memset(fixed[m], 0xa5, n * cb);
+		ok &= hc_decode_fixed(L[m], spent, fixed[m]) == 0;
+	}
+	ok &= memcmp(out[0], out[1], n * sizeof *out[0]) == 0;
+	ok &= memcmp(fixed[0], fixed[1], n * cb) == 0;
+	/* A corrupt cell: refused alike, the output as it was. */
+	if (hc_layout_cells(L[0]) > 0) {
+		for (m = 0; m < 2; m++) {
+			memcpy(spent, sum, np * cb);
+			((uint8_t *)spent)[(hc_layout_cells(L[0]) / 3) * cb] ^=
+			    4;
+			memset(out[m], 0x5a, n * sizeof *out[m]);
+			rc[m] = hc_decode(L[m], spent, s, out[m]);
+		}
+		ok &= rc[0] == HC_ECORRUPT && rc[1] == HC_ECORRUPT;
+		for (i = 0; i < n * sizeof *out[0]; i++)
+			ok &= ((uint8_t *)out[1])[i] == 0x5a;
+	}
+	/*
+	 * Two errors in lanes of different parts: an Inf late in a low lane
+	 * and a value outside the union early in a high lane; alone, the
+	 * earlier coordinate's error is the answer.
+	 */
+	a = n - n % block - block + 3;		/* last full block, lane 3 */
+	for (b = block - 1; b < n && bit_test(ub, b); b += block)
+		;
+	if (a > b && b < n) {
+		g[0][a] = INFINITY;
+		g[0][b] = 1.0f;
+		for (m = 0; m < 2; m++)
+			rc[m] = hc_encode(L[m], g[0], s, pay[m]);
+		ok &= rc[0] == HC_ESUPPORT && rc[1] == rc[0];
+		g[0][b] = 0.0f;
+		for (m = 0; m < 2; m++)
+			rc[m] = hc_encode(L[m], g[0], s, pay[m]);
+		ok &= rc[0] == rc[1] && rc[0] != 0;
+	}
+	for (m = 0; m < 2; m++) {
+		free(pay[m]);
+		free(fixed[m]);
+		free(out[m]);
+	}
+	free(sum);
+	free(spent);
+out:
+	hc_layout_free(L[0]);
+	hc_layout_free(L[1]);
+	for (w = 0; w < W; w++)
+		free(g[w]);
+	free(g);
+	free(ub);
+	free(bw[0]);
+	free(bw[1]);
+	if (!ok && getenv("HC_VERBOSE") != NULL)
+		fprintf(stderr, "threads case n=%zu B=%u bits=%d d=%g W=%d "
+		    "threads=%d failed\n", n, block, bits, density, W,
+		    threads);
+	return ok;
+}
+
+static void
+test_threads(void)
+{
+	static const struct {
+		size_t		n;
+		unsigned	block;
+		int		bits;
+		double		density;
+		int		W;
+	} cs[] = {
+		{ 262144, 1024, 32, 0.01, 8 },
+		{ 262144 + 12345, 1024, 32, 0.05, 3 },
+		{ 1048576, 1024, 64, 0.001, 4 },
+		{ 1048576 + 7, 4096, 32, 0.3, 2 },
+		{ 600000, 128, 32, 0.02, 5 },
+		{ 600000, 64, 32, 0.02, 2 },	/* one part: alone */
+		{ 300000, 1000, 32, 0.02, 2 },	/* B % 64 != 0: alone */
+		{ 2097152, 1024, 32, 0.6, 2 },	/* a large 2-core */
+		{ 262144, 1024, 32, 0.0, 2 },	/* all zeros */
+	};
+	static const int th[] = { 2, 3, 4, 7, 64 };
+	size_t c, x;
+	pid_t pid;
+	int status, ok = 1;
+
+	for (c = 0; c < sizeof cs / sizeof cs[0]; c++)
+		for (x = 0; x < sizeof th / sizeof th[0]; x++)
+			ok &= threads_case(cs[c].n, cs[c].block, cs[c].bits,
+			    cs[c].density, cs[c].W, th[x], 1000 + c * 10 + x);
+	CHECK(ok);
+	fflush(NULL);
+	if ((pid = fork()) == 0)
+		_exit(threads_case(262144, 1024, 32, 0.01, 4, 4, 99) ? 0 : 1);
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
+	    WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int
 main(void)
 {
@@ -1183,6 +1367,7 @@ main(void)
 	test_bitmap_sizes();
 	test_renew();
 	test_corrupt_untouched();
+	test_threads();
 	printf("hcodec: %zu round trips, %zu coordinates in 2-cores, at most "
 	    "%zu peeling rounds\n", trips, cores_total, rounds_max);
 	return t_done("hcodec");

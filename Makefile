@@ -137,17 +137,14 @@ build/tests/fullfs.so: tests/cuda/fullfs.c
 
 # The client library built with ThreadSanitizer, preloaded into the
 # many-thread and one-way test programs (its I/O thread and the program's
-# threads share the send queue and the replies); the codec's threads; and
-# hreduce's codec thread beside its socket.
+# threads share the send queue and the replies); and the codec's threads.
 tsan: $(PROG_BIN) cuda-tests
 	$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
 	    CC=cc CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
-	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec \
-	    build/tsan/tests/test_hreduce
+	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec
 	@tests/tsan-client $(BINOUT) build/tsan/lib/libcuda.so.1
 	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HC_TEST_THREADS_ONLY=1 \
 	    build/tsan/tests/test_hcodec
-	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_hreduce
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:

@@ -17,8 +17,6 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include <pthread.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -58,11 +56,7 @@ struct seg {
 	size_t		 off;		/* bytes of the current frame sent */
 };
 
-/*
- * T_LOCAL: both rounds are in, the codec decodes: nothing the aggregator
- * or the connection does afterwards can fail the tensor.
- */
-enum tphase { T_ROUND1 = 1, T_ROUND2 = 2, T_DONE = 3, T_LOCAL = 4 };
+enum tphase { T_ROUND1 = 1, T_ROUND2 = 2, T_DONE = 3 };
 
 struct tensor {
 	int		 ticket;
@@ -74,7 +68,6 @@ struct tensor {
 	size_t		 n;
 	int		 rc;
 	int		 refs;		/* queued segments pointing into it */
-	int		 busy;		/* a codec job holds it (see below) */
 	char		 err[512];
 
 	/* The round under way. */
@@ -134,40 +127,7 @@ struct hr_ctx {
 	int		 npool;
 	struct hc_layout *spare[HR_WINDOW_MAX];
 	int		 nspare;
-
-	/*
-	 * HOMO and FLOAT: the codec's work (a tensor's bitmap, its layout
-	 * and encode, its decode) runs on a thread of its own, one job after
-	 * another in order, while this thread keeps the socket going: a
-	 * tensor's layout overlaps the next one's transfers.  A tensor with
-	 * a job is busy: only the codec thread touches its buffers and
-	 * layout then.  Finished jobs come back on done, with a byte on the
-	 * wake pipe.  mu also guards the pool and spare, which both threads
-	 * use.
-	 */
-	pthread_mutex_t	 mu;
-	pthread_cond_t	 jobs_cv, done_cv;
-	struct job	*jobs, **jobs_tail;
-	struct job	*done, **done_tail;
-	int		 stop;
-	int		 cthread;	/* 1: started; -1: cannot be */
-	pthread_t	 cth;
-	int		 wake[2];
 };
-
-enum jkind { J_BITMAP, J_ENCODE, J_DECODE };
-
-struct job {
-	struct job	*next;
-	struct tensor	*t;
-	enum jkind	 kind;
-	int		 rc;
-	char		 err[256];
-	int		 exponent;	/* J_BITMAP: this worker's */
-	uint64_t	 union_count, core_count;
-};
-
-static int	job_start(struct hr_ctx *, struct tensor *, enum jkind);
 
 static int
 ctx_err(struct hr_ctx *x, int rc, const char *fmt, ...)
@@ -483,7 +443,7 @@ q_write(struct hr_ctx *x)
 
 /* The smallest spare buffer of len bytes or more, else a new one. */
 static void *
-buf_get_locked(struct hr_ctx *x, size_t len)
+buf_get(struct hr_ctx *x, size_t len)
 {
 	size_t cap, best = SIZE_MAX;
 	int i, at = -1;
@@ -505,7 +465,7 @@ buf_get_locked(struct hr_ctx *x, size_t len)
 
 /* Keeps p for later; when the pool is full, frees the smallest. */
 static void
-buf_put_locked(struct hr_ctx *x, void *p)
+buf_put(struct hr_ctx *x, void *p)
 {
 	size_t cap, min;
 	int i, at;
@@ -535,33 +495,10 @@ layout_put(struct hr_ctx *x, struct hc_layout *L)
 {
 	if (L == NULL)
 		return;
-	pthread_mutex_lock(&x->mu);
-	if (x->nspare < HR_WINDOW_MAX && x->nspare < x->o.window) {
+	if (x->nspare < HR_WINDOW_MAX && x->nspare < x->o.window)
 		x->spare[x->nspare++] = L;
-		L = NULL;
-	}
-	pthread_mutex_unlock(&x->mu);
-	hc_layout_free(L);
-}
-
-/* The pool from either thread. */
-static void *
-buf_get(struct hr_ctx *x, size_t len)
-{
-	void *p;
-
-	pthread_mutex_lock(&x->mu);
-	p = buf_get_locked(x, len);
-	pthread_mutex_unlock(&x->mu);
-	return p;
-}
-
-static void
-buf_put(struct hr_ctx *x, void *p)
-{
-	pthread_mutex_lock(&x->mu);
-	buf_put_locked(x, p);
-	pthread_mutex_unlock(&x->mu);
+	else
+		hc_layout_free(L);
 }
 
 static void
@@ -588,8 +525,7 @@ t_find(struct hr_ctx *x, uint64_t id)
 	int i;
 
 	for (i = 0; i < x->nt; i++)
-		if ((x->t[i]->phase == T_ROUND1 || x->t[i]->phase ==
-		    T_ROUND2) && x->t[i]->id == id)
+		if (x->t[i]->phase != T_DONE && x->t[i]->id == id)
 			return x->t[i];
 	return NULL;
 }
@@ -684,7 +620,7 @@ static int
 t_start(struct hr_ctx *x, struct tensor *t)
 {
 	size_t nb;
-	int rc;
+	int e = HC_EXP_ZERO, rc;
 
 	t->id1 = 2 * (uint64_t)(t->ticket - x->base_ticket) - 1;
 	t_round_reset(t, t->id1);
@@ -722,8 +658,10 @@ t_start(struct hr_ctx *x, struct tensor *t)
 	t->nbits = hc_bitmap_bytes(t->n);
 	if ((t->bits = buf_get(x, t->nbits)) == NULL)
 		return HR_ENOMEM;
+	/* NaN or Inf: the exponent tells every worker, which all stop. */
+	(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e, x->o.threads);
 	t->rbuf = t->bits;
-	return job_start(x, t, J_BITMAP);
+	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
 }
 
 /* The float-cell sketch of the published scheme: every union value in k
@@ -787,246 +725,12 @@ float_decode(const struct hc_layout_info *li, float *cells, float *out)
 	}
 }
 
-/* ---- the codec's jobs ----------------------------------------------------- */
-
-/* A job's codec work, on the codec thread (or this one, if there is none). */
-static void
-job_run(struct hr_ctx *x, struct job *j)
-{
-	struct tensor *t = j->t;
-	struct hc_params p;
-	struct hc_layout_info li;
-	int rc;
-
-	j->rc = 0;
-	switch (j->kind) {
-	case J_BITMAP:
-		/* NaN or Inf: the exponent tells every worker, which all stop. */
-		j->exponent = HC_EXP_ZERO;
-		(void)hc_bitmap_threads(t->grad, t->n, t->bits, &j->exponent,
-		    x->o.threads);
-		return;
-	case J_ENCODE:
-		hc_params_init(&p, t->n, x->o.cell_bits);
-		p.seed = x->o.seed;
-		p.threads = x->o.threads;
-		/* In the memory of a finished tensor's layout, if there is one. */
-		pthread_mutex_lock(&x->mu);
-		if (x->nspare > 0)
-			t->L = x->spare[--x->nspare];
-		pthread_mutex_unlock(&x->mu);
-		if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
-		    &t->scale)) != 0 ||
-		    (rc = hc_layout_renew(&p, t->bits, &t->L)) != 0) {
-			j->rc = rc == HC_ENOMEM ? HR_ENOMEM : HR_ECODEC;
-			snprintf(j->err, sizeof j->err, "%s", hc_strerror(rc));
-			return;
-		}
-		hc_layout_info(t->L, &li);
-		j->union_count = li.union_count;
-		j->core_count = li.core_count;
-		t->payload_bytes = t->scheme == HR_SCHEME_FLOAT ? li.cells * 4 :
-		    hc_layout_payload(t->L) * (size_t)(x->o.cell_bits / 8);
-		if ((t->payload = buf_get(x, t->payload_bytes)) == NULL) {
-			j->rc = HR_ENOMEM;
-			snprintf(j->err, sizeof j->err, "out of memory");
-			return;
-		}
-		if (t->scheme == HR_SCHEME_FLOAT)
-			float_encode(&li, t->grad, t->payload);
-		else if ((rc = hc_encode(t->L, t->grad, t->scale,
-		    t->payload)) != 0) {
-			j->rc = HR_ECODEC;
-			snprintf(j->err, sizeof j->err, "%s", hc_strerror(rc));
-		}
-		return;
-	case J_DECODE:
-		if (t->scheme == HR_SCHEME_FLOAT) {
-			hc_layout_info(t->L, &li);
-			float_decode(&li, t->payload, t->grad);
-			return;
-		}
-		/* In place: hc_decode writes nothing unless the sums are good. */
-		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
-		    0) {
-			j->rc = HR_ECODEC;
-			snprintf(j->err, sizeof j->err, "decoding the merged "
-			    "sketch: %s", hc_strerror(rc));
-		}
-		return;
-	}
-}
-
-/* What follows a job, on this thread: the round it makes possible. */
-static void
-job_finish(struct hr_ctx *x, struct job *j)
-{
-	struct tensor *t = j->t;
-	int rc;
-
-	t->busy = 0;
-	/* Failed meanwhile (a lost worker, a dead context): nothing to do. */
-	if (t->phase == T_DONE || (x->dead && t->phase != T_LOCAL)) {
-		free(j);
-		return;
-	}
-	switch (j->kind) {
-	case J_BITMAP:
-		trace(x, t, "queued1");
-		if ((rc = begin(x, t, HR_OP_OR, j->exponent, 0, t->n, t->nbits,
-		    t->bits)) != 0)
-			t_abort(x, t, t->id, rc, "out of memory");
-		break;
-	case J_ENCODE:
-		trace(x, t, "queued2");
-		if (j->rc != 0) {
-			t_abort(x, t, t->id, j->rc, j->err);
-			break;
-		}
-		x->st.union_count = j->union_count;
-		x->st.core_count = j->core_count;
-		x->st.payload_bytes = t->payload_bytes;
-		t->rbuf = t->payload;
-		if (t->scheme == HR_SCHEME_FLOAT)
-			rc = begin(x, t, HR_OP_FSUM, 0, 0, t->n,
-			    t->payload_bytes, t->payload);
-		else {
-			x->last_scale = t->scale;
-			rc = begin(x, t, HR_OP_SUM, 0, t->scale, t->n,
-			    t->payload_bytes, t->payload);
-		}
-		if (rc != 0)
-			t_abort(x, t, t->id, rc, "out of memory");
-		break;
-	case J_DECODE:
-		trace(x, t, "decoded");
-		if (j->rc != 0)
-			t_fail(t, j->rc, "%s", j->err);
-		else
-			t->phase = T_DONE;
-		break;
-	}
-	free(j);
-}
-
-static void *
-codec_main(void *a)
-{
-	struct hr_ctx *x = a;
-	struct job *j;
-	char b = 1;
-
-	pthread_mutex_lock(&x->mu);
-	for (;;) {
-		while (x->jobs == NULL && !x->stop)
-			pthread_cond_wait(&x->jobs_cv, &x->mu);
-		if ((j = x->jobs) == NULL)
-			break;		/* told to stop, and nothing left */
-		if ((x->jobs = j->next) == NULL)
-			x->jobs_tail = &x->jobs;
-		pthread_mutex_unlock(&x->mu);
-		job_run(x, j);
-		pthread_mutex_lock(&x->mu);
-		j->next = NULL;
-		*x->done_tail = j;
-		x->done_tail = &j->next;
-		pthread_cond_signal(&x->done_cv);
-		pthread_mutex_unlock(&x->mu);
-		/* A full pipe holds a byte already: enough to wake. */
-		(void)!write(x->wake[1], &b, 1);
-		pthread_mutex_lock(&x->mu);
-	}
-	pthread_mutex_unlock(&x->mu);
-	return NULL;
-}
-
-/* The codec thread, started on first use: 0, or -1 if there is none. */
-static int
-codec_thread(struct hr_ctx *x)
-{
-	if (x->cthread != 0)
-		return x->cthread == 1 ? 0 : -1;
-	x->cthread = -1;
-	if (pipe2(x->wake, O_NONBLOCK | O_CLOEXEC) == -1)
-		return -1;
-	if (pthread_create(&x->cth, NULL, codec_main, x) != 0) {
-		close(x->wake[0]);
-		close(x->wake[1]);
-		return -1;
-	}
-	x->cthread = 1;
-	return 0;
-}
-
-/*
- * Hands t's codec work to the codec thread; t is busy until job_finish.
- * Without a thread, the work is done here and now.
- */
-static int
-job_start(struct hr_ctx *x, struct tensor *t, enum jkind kind)
-{
-	struct job *j;
-
-	if ((j = calloc(1, sizeof *j)) == NULL)
-		return HR_ENOMEM;
-	j->t = t;
-	j->kind = kind;
-	t->busy = 1;
-	if (codec_thread(x) != 0) {
-		job_run(x, j);
-		job_finish(x, j);
-		return 0;
-	}
-	pthread_mutex_lock(&x->mu);
-	*x->jobs_tail = j;
-	x->jobs_tail = &j->next;
-	pthread_cond_signal(&x->jobs_cv);
-	pthread_mutex_unlock(&x->mu);
-	return 0;
-}
-
-/* Finishes the jobs the codec thread has done; how many. */
-static int
-jobs_drain(struct hr_ctx *x)
-{
-	struct job *j, *next;
-	char buf[64];
-	int n = 0;
-
-	if (x->cthread != 1)
-		return 0;
-	while (read(x->wake[0], buf, sizeof buf) > 0)
-		;
-	pthread_mutex_lock(&x->mu);
-	j = x->done;
-	x->done = NULL;
-	x->done_tail = &x->done;
-	pthread_mutex_unlock(&x->mu);
-	for (; j != NULL; j = next) {
-		next = j->next;
-		job_finish(x, j);
-		n++;
-	}
-	return n;
-}
-
-/* Waits until t is no longer busy, whatever the socket does. */
-static void
-jobs_wait(struct hr_ctx *x, struct tensor *t)
-{
-	while (t->busy && x->cthread == 1) {
-		pthread_mutex_lock(&x->mu);
-		while (x->done == NULL)
-			pthread_cond_wait(&x->done_cv, &x->mu);
-		pthread_mutex_unlock(&x->mu);
-		jobs_drain(x);
-	}
-}
-
 /* Round 1 is merged: what round 2 sends, or the result. */
 static void
 t_round1_done(struct hr_ctx *x, struct tensor *t)
 {
+	struct hc_params p;
+	struct hc_layout_info li;
 	size_t i, nb, off, len;
 	uint8_t *pb;
 	int rc;
@@ -1100,15 +804,61 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		    "some worker; no worker applied this tensor");
 		return;
 	}
-	if (job_start(x, t, J_ENCODE) != 0)
+	hc_params_init(&p, t->n, x->o.cell_bits);
+	p.seed = x->o.seed;
+	p.threads = x->o.threads;
+	/* In the memory of a finished tensor's layout, if there is one. */
+	if (x->nspare > 0)
+		t->L = x->spare[--x->nspare];
+	if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
+	    &t->scale)) != 0 ||
+	    (rc = hc_layout_renew(&p, t->bits, &t->L)) != 0) {
+		t_abort(x, t, t->id, rc == HC_ENOMEM ? HR_ENOMEM : HR_ECODEC,
+		    hc_strerror(rc));
+		return;
+	}
+	hc_layout_info(t->L, &li);
+	x->st.union_count = li.union_count;
+	x->st.core_count = li.core_count;
+	if (t->scheme == HR_SCHEME_FLOAT) {
+		t->payload_bytes = li.cells * 4;
+		if ((t->payload = buf_get(x, t->payload_bytes)) == NULL) {
+			t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+			return;
+		}
+		float_encode(&li, t->grad, t->payload);
+		t->rbuf = t->payload;
+		x->st.payload_bytes = t->payload_bytes;
+		if ((rc = begin(x, t, HR_OP_FSUM, 0, 0, t->n, t->payload_bytes,
+		    t->payload)) != 0)
+			t_abort(x, t, t->id, rc, "out of memory");
+		return;
+	}
+	t->payload_bytes = hc_layout_payload(t->L) * (size_t)(x->o.cell_bits /
+	    8);
+	if ((t->payload = buf_get(x, t->payload_bytes)) == NULL) {
 		t_abort(x, t, t->id, HR_ENOMEM, "out of memory");
+		return;
+	}
+	if ((rc = hc_encode(t->L, t->grad, t->scale, t->payload)) != 0) {
+		t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
+		return;
+	}
+	x->last_scale = t->scale;
+	x->st.payload_bytes = t->payload_bytes;
+	t->rbuf = t->payload;
+	if ((rc = begin(x, t, HR_OP_SUM, 0, t->scale, t->n, t->payload_bytes,
+	    t->payload)) != 0)
+		t_abort(x, t, t->id, rc, "out of memory");
 }
 
 static void
 t_round2_done(struct hr_ctx *x, struct tensor *t)
 {
+	struct hc_layout_info li;
 	size_t i, nb, len;
 	const uint8_t *pb;
+	int rc;
 
 	switch (t->scheme) {
 	case HR_SCHEME_OMNI:
@@ -1124,12 +874,18 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 			pb += 4 * len;
 		}
 		break;
+	case HR_SCHEME_FLOAT:
+		hc_layout_info(t->L, &li);
+		float_decode(&li, t->payload, t->grad);
+		break;
 	default:
-		/* HOMO, FLOAT: phase T_DONE once the codec has decoded. */
-		t->phase = T_LOCAL;
-		if (job_start(x, t, J_DECODE) != 0)
-			t_fail(t, HR_ENOMEM, "out of memory");
-		return;
+		/* In place: hc_decode writes nothing unless the sums are good. */
+		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
+		    0) {
+			t_fail(t, HR_ECODEC, "decoding the merged sketch: %s",
+			    hc_strerror(rc));
+			return;
+		}
 	}
 	t->phase = T_DONE;
 }
@@ -1263,9 +1019,11 @@ on_done(struct hr_ctx *x, const uint8_t *p, size_t len)
 	if (t->phase == T_ROUND1) {
 		trace(x, t, "done1");
 		t_round1_done(x, t);
+		trace(x, t, "queued2");
 	} else {
 		trace(x, t, "done2");
 		t_round2_done(x, t);
+		trace(x, t, "decoded");
 	}
 }
 
@@ -1284,8 +1042,6 @@ on_fail(struct hr_ctx *x, const uint8_t *p, size_t len)
 		x->joined = 0;
 		x->lost = 1;
 		for (i = 0; i < x->nt; i++) {
-			if (x->t[i]->phase == T_LOCAL)
-				continue;	/* its rounds are all in */
 			q_cancel(x, x->t[i]);
 			t_fail(x->t[i], HR_EROUND, "%s: %s", hr_fail_name(f.code),
 			    f.text);
@@ -1403,8 +1159,7 @@ ctx_die(struct hr_ctx *x, int rc, const char *fmt, ...)
 	}
 	x->dead = rc;
 	for (i = 0; i < x->nt; i++)
-		if (x->t[i]->phase != T_LOCAL)
-			t_fail(x->t[i], rc, "%s", x->err);
+		t_fail(x->t[i], rc, "%s", x->err);
 	while (x->qhead != NULL) {
 		struct seg *s = x->qhead;
 
@@ -1418,38 +1173,19 @@ ctx_die(struct hr_ctx *x, int rc, const char *fmt, ...)
 static int
 progress(struct hr_ctx *x)
 {
-	struct pollfd pfds[2], pfd;
-	int rc, nfds = 1;
+	struct pollfd pfd;
+	int rc;
 
-	/* A job done may be what the caller waits for: it looks first. */
-	if (jobs_drain(x) > 0)
-		return x->dead || (x->qhead != NULL && q_write(x) == -1) ? -1 :
-		    0;
 	if (x->dead)
 		return -1;
 	if (x->qhead != NULL && q_write(x) == -1)
 		return -1;
-	pfds[0].fd = x->fd;
-	pfds[0].events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
-	pfds[0].revents = 0;
-	/* A job done wakes us too. */
-	if (x->cthread == 1) {
-		pfds[1].fd = x->wake[0];
-		pfds[1].events = POLLIN;
-		pfds[1].revents = 0;
-		nfds = 2;
-	}
+	pfd.fd = x->fd;
+	pfd.events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
+	pfd.revents = 0;
 	do
-		rc = poll(pfds, (nfds_t)nfds, x->o.timeout_ms);
+		rc = poll(&pfd, 1, x->o.timeout_ms);
 	while (rc == -1 && errno == EINTR);
-	pfd = pfds[0];
-	if (nfds == 2 && (pfds[1].revents & POLLIN)) {
-		jobs_drain(x);
-		if (x->dead)
-			return -1;
-		if (x->qhead != NULL && q_write(x) == -1)
-			return -1;
-	}
 	if (rc == 0) {
 		ctx_die(x, HR_ETIMEOUT, "%s: nothing heard from the aggregator "
 		    "in %d ms", x->c.peer, x->o.timeout_ms);
@@ -1514,11 +1250,6 @@ hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
 	x->o = *o;
 	if (x->o.threads == 0)
 		x->o.threads = 1;
-	pthread_mutex_init(&x->mu, NULL);
-	pthread_cond_init(&x->jobs_cv, NULL);
-	pthread_cond_init(&x->done_cv, NULL);
-	x->jobs_tail = &x->jobs;
-	x->done_tail = &x->done;
 	snprintf(x->host, sizeof x->host, "%s", o->host);
 	x->o.host = x->host;
 	snprintf(x->name, sizeof x->name, "%s", o->name ? o->name :
@@ -1625,16 +1356,6 @@ hr_close(struct hr_ctx *x)
 				;
 	}
 	ctx_die(x, HR_ENET, "closed");
-	if (x->cthread == 1) {
-		pthread_mutex_lock(&x->mu);
-		x->stop = 1;
-		pthread_cond_signal(&x->jobs_cv);
-		pthread_mutex_unlock(&x->mu);
-		pthread_join(x->cth, NULL);
-		jobs_drain(x);
-		close(x->wake[0]);
-		close(x->wake[1]);
-	}
 	for (i = 0; i < x->nt; i++) {
 		t_free_bufs(x, x->t[i]);
 		free(x->t[i]);
@@ -1645,9 +1366,6 @@ hr_close(struct hr_ctx *x)
 		hc_layout_free(x->spare[i]);
 	conn_close(&x->c);
 	free(x->rb);
-	pthread_mutex_destroy(&x->mu);
-	pthread_cond_destroy(&x->jobs_cv);
-	pthread_cond_destroy(&x->done_cv);
 	free(x);
 }
 
@@ -1764,6 +1482,7 @@ submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
 	x->t[x->nt++] = t;
 	trace(x, t, "submit");
 	rc = t_start(x, t);
+	trace(x, t, "queued1");
 	if (rc != 0) {
 		/* Nothing of it was queued but perhaps its BEGIN. */
 		t_abort(x, t, t->id, rc, rc == HR_ENOMEM ? "out of memory" :
@@ -1783,11 +1502,8 @@ hr_wait(struct hr_ctx *x, int ticket)
 
 	if (x == NULL || (t = t_by_ticket(x, ticket, &at)) == NULL)
 		return HR_EINVAL;
-	while ((t->phase != T_DONE || t->refs > 0 || t->busy) &&
-	    progress(x) == 0)
+	while ((t->phase != T_DONE || t->refs > 0) && progress(x) == 0)
 		;
-	/* A dead context: the codec thread still has its buffers. */
-	jobs_wait(x, t);
 	if (t->phase != T_DONE)
 		t_fail(t, x->dead ? x->dead : HR_ENET, "%s", x->err);
 	/* A dead context dropped its queue: refs no longer matter. */

@@ -7,7 +7,7 @@ load test_helper
 
 ROOT=$BATS_TEST_DIRNAME/../..
 
-SCRIPTS="bulk cache-load infer infer-gpu link-accuracy reduce-bench
+SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
     reduce-correctness sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
@@ -26,4 +26,22 @@ SCRIPTS="bulk cache-load infer infer-gpu link-accuracy reduce-bench
 		[ "$status" -eq 2 ]
 		[[ "$stderr" == *"usage: "* || "$stderr" == *"not found"* ]]
 	done
+}
+
+@test "hr-trace: a worker's means per tensor from GLEAM_HR_TRACE lines" {
+	cat >"$BATS_TEST_TMPDIR/t" <<-EOF
+	noise that is not a trace line
+	hrtrace 10.000 0 1 submit
+	hrtrace 10.002 0 1 queued1
+	hrtrace 10.012 0 1 done1
+	hrtrace 10.018 0 1 queued2
+	hrtrace 10.030 0 1 done2
+	hrtrace 10.034 0 1 decoded
+	hrtrace 10.000 1 1 submit
+	hrtrace 10.001 1 1 queued1
+	EOF
+	run -0 "$ROOT/bench/hr-trace" "$BATS_TEST_TMPDIR/t"
+	[ "${lines[0]}" = "RANK   TENSORS   BITMAP    WAIT1   ENCODE    WAIT2   DECODE" ]
+	[ "${lines[1]}" = "0            1    2.000   10.000    6.000   12.000    4.000" ]
+	[ "${#lines[@]}" -eq 2 ]
 }

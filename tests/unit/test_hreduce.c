@@ -149,6 +149,11 @@ open_worker(int W, int rank, int bits, struct hr_ctx **x)
 	o.timeout_ms = 20000;
 	o.seed = 7;
 	o.name = "test";
+	/*
+	 * Ranks of one group with 1, 2 and 3 codec threads: the sums must
+	 * not depend on it (cases of 2^18 values and more split the work).
+	 */
+	o.threads = 1 + rank % 3;
 	if ((rc = hr_open(&o, x, err, sizeof err)) != 0)
 		fprintf(stderr, "rank %d: hr_open: %s\n", rank, err);
 	return rc;
@@ -651,6 +656,25 @@ check_auth(void)
 	CHECK(hr_open(&o, &x, err, sizeof err) == HR_ENET);
 	o.world = 0;
 	CHECK(hr_open(&o, &x, err, sizeof err) == HR_EINVAL);
+	o.world = 1;
+	o.threads = HC_THREADS_MAX + 1;
+	CHECK(hr_open(&o, &x, err, sizeof err) == HR_EINVAL);
+	o.threads = -1;
+	CHECK(hr_open(&o, &x, err, sizeof err) == HR_EINVAL);
+	CHECK(x == NULL);
+	/* GLEAM_REDUCE_THREADS: a number from 1 to 64, else ignored. */
+	setenv("GLEAM_REDUCE_THREADS", "3", 1);
+	hr_opts_init(&o);
+	CHECK(o.threads == 3);
+	setenv("GLEAM_REDUCE_THREADS", "65", 1);
+	hr_opts_init(&o);
+	CHECK(o.threads == 1);
+	setenv("GLEAM_REDUCE_THREADS", "2x", 1);
+	hr_opts_init(&o);
+	CHECK(o.threads == 1);
+	unsetenv("GLEAM_REDUCE_THREADS");
+	hr_opts_init(&o);
+	CHECK(o.threads == 1);
 }
 
 static void

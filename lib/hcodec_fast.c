@@ -229,7 +229,8 @@ lay_part(void *a, int p, int parts)
 	struct lay_job *j = a;
 	struct hc_layout *L = j->L;
 	size_t B = L->p.block, b0, b1, t0, t1, i, b, t, pos, x;
-	size_t nr1 = j->nr + 1, *st = j->start + (size_t)p * B, *cu = j->cur + (size_t)p * B;
+	size_t nr1 = j->nr + 1, *st = j->start + (size_t)p * B;
+	size_t *cu = j->cur + (size_t)p * B;
 	size_t *h = j->hist != NULL ? j->hist + (size_t)p * nr1 : NULL;
 	size_t *h3 = j->h3 != NULL ? j->h3 + (size_t)p * (size_t)parts * nr1 :
 	    NULL;
@@ -452,54 +453,66 @@ hc_fast_layout_par(struct hc_layout *L, int parts)
 	return 0;
 }
 
+/* Value i of g checked and rounded: 0, or why it cannot be encoded. */
+static inline int
+encode_value(const struct hc_layout *L, const float *g, size_t i, double p,
+    uint64_t *q)
+{
+	if ((hc_fbits(g[i]) & 0x7fffffffu) >= 0x7f800000u)
+		return HC_ENONFINITE;
+	if (!hc_bit(L->ubits, i))
+		return HC_ESUPPORT;
+	return hc_quantize_p(g[i], p, L->p.cell_bits, q);
+}
+
+/* q into lane t of the k rows rb. */
+static inline void
+add_cells(const struct hc_layout *L, void *payload, const uint32_t *rb,
+    size_t t, uint64_t q)
+{
+	size_t B = L->p.block;
+	unsigned j, k = L->p.k;
+
+	if (L->p.cell_bits == 32)
+		for (j = 0; j < k; j++)
+			((uint32_t *)payload)[(size_t)rb[j] * B + t] +=
+			    (uint32_t)q;
+	else
+		for (j = 0; j < k; j++)
+			((uint64_t *)payload)[(size_t)rb[j] * B + t] += q;
+}
+
 /*
  * Block by block so that lanes need no division and the k row pointers
  * are fetched once; sixteen values at a time, the nonzeros (of either
- * sign) found by hc_nz16's mask.  Lanes tlo <= t < thi only (multiples of
- * 16, or thi past the block), whose cells no other lanes touch; *where
- * gets the coordinate of an error, the first in this order.  C's
- * coordinates go into the sketch like the others and are taken out again
- * at the end, exactly, since the sums wrap.
+ * sign) found by hc_nz16's mask.  *where gets the coordinate of an
+ * error, the first.  C's coordinates go into the sketch like the others
+ * and are taken out again at the end, exactly, since the sums wrap.
  */
 static int
 encode_blocks(const struct hc_layout *L, const float *g, double p,
-    void *payload, size_t tlo, size_t thi, size_t *where)
+    void *payload, size_t *where)
 {
 	const uint32_t *rb;
-	size_t b, base, len, t0, t, B = L->p.block, i;
-	unsigned j, k = L->p.k;
-	int bits = L->p.cell_bits, rc;
-	uint32_t w, nz;
+	size_t b, base, len, t0, t, B = L->p.block;
+	uint32_t nz;
 	uint64_t q;
+	int rc;
 
 	for (b = 0; b < L->nblocks; b++) {
 		base = b * B;
 		len = L->p.n - base < B ? L->p.n - base : B;
-		len = len < thi ? len : thi;
-		rb = L->rows != NULL ? L->rows + b * k : NULL;
-		for (t0 = tlo; t0 < len; t0 += 16) {
+		rb = L->rows != NULL ? L->rows + b * L->p.k : NULL;
+		for (t0 = 0; t0 < len; t0 += 16) {
 			nz = len - t0 >= 16 ? hc_nz16(g + base + t0) :
 			    hc_nz_tail(g + base + t0, len - t0);
 			for (; nz != 0; nz &= nz - 1) {
 				t = t0 + (size_t)__builtin_ctz(nz);
-				i = base + t;
-				*where = i;
-				w = hc_fbits(g[i]) & 0x7fffffffu;
-				if (w >= 0x7f800000u)
-					return HC_ENONFINITE;
-				if (!hc_bit(L->ubits, i))
-					return HC_ESUPPORT;
-				if ((rc = hc_quantize_p(g[i], p, bits, &q)) !=
-				    0)
+				*where = base + t;
+				if ((rc = encode_value(L, g, base + t, p,
+				    &q)) != 0)
 					return rc;
-				if (bits == 32)
-					for (j = 0; j < k; j++)
-						((uint32_t *)payload)[(size_t)
-						    rb[j] * B + t] += (uint32_t)q;
-				else
-					for (j = 0; j < k; j++)
-						((uint64_t *)payload)[(size_t)
-						    rb[j] * B + t] += q;
+				add_cells(L, payload, rb, t, q);
 			}
 		}
 	}
@@ -547,20 +560,17 @@ enc_part(void *a, int part, int parts)
 {
 	struct enc_job *j = a;
 	const struct hc_layout *L = j->L;
-	const uint32_t *rb;
 	struct enc_item *it;
-	size_t B = L->p.block, b0, b1, b, base, len, t0, t, i, x, e, n;
+	size_t B = L->p.block, b0, b1, b, base, len, t0, t, x, e, n;
 	size_t cur[HC_THREADS_MAX];	/* local: a shared line would bounce */
-	uint32_t w, nz;
+	uint32_t nz;
 	uint64_t q;
-	unsigned jj, k = L->p.k;
-	int bits = L->p.cell_bits, rc, pp, qq;
+	int rc, pp, qq;
 
 	if (j->stage == 0) {
 		hc_share(L->nblocks, 1, part, parts, &b0, &b1);
 		memset(cur, 0, (size_t)parts * sizeof *cur);
 		j->rc[part] = 0;
-		rc = 0;
 		for (b = b0; b < b1; b++) {
 			base = b * B;
 			len = L->p.n - base < B ? L->p.n - base : B;
@@ -570,14 +580,9 @@ enc_part(void *a, int part, int parts)
 				    len - t0);
 				for (; nz != 0; nz &= nz - 1) {
 					t = t0 + (size_t)__builtin_ctz(nz);
-					i = base + t;
-					j->where[part] = i;
-					w = hc_fbits(j->g[i]) & 0x7fffffffu;
-					rc = w >= 0x7f800000u ? HC_ENONFINITE :
-					    !hc_bit(L->ubits, i) ?
-					    HC_ESUPPORT : hc_quantize_p(
-					    j->g[i], j->p, bits, &q);
-					if (rc != 0) {
+					j->where[part] = base + t;
+					if ((rc = encode_value(L, j->g, base +
+					    t, j->p, &q)) != 0) {
 						j->rc[part] = rc;
 						goto done;
 					}
@@ -604,16 +609,8 @@ done:
 		n = j->len[(size_t)pp * (size_t)parts + (size_t)part];
 		for (e = x; e < x + n; e++) {
 			it = &j->items[e];
-			rb = L->rows + (size_t)it->b * k;
-			t = it->t;
-			if (bits == 32)
-				for (jj = 0; jj < k; jj++)
-					((uint32_t *)j->payload)[(size_t)
-					    rb[jj] * B + t] += (uint32_t)it->q;
-			else
-				for (jj = 0; jj < k; jj++)
-					((uint64_t *)j->payload)[(size_t)
-					    rb[jj] * B + t] += it->q;
+			add_cells(L, j->payload, L->rows + (size_t)it->b *
+			    L->p.k, it->t, it->q);
 		}
 	}
 }
@@ -658,7 +655,7 @@ hc_fast_encode(const struct hc_layout *L, const float *g, double p,
 		free(ej.items);		/* when only the second failed */
 		free(ej.len);
 		hc_zero(payload, hc_layout_payload(L) * (size_t)(bits / 8));
-		rc = encode_blocks(L, g, p, payload, 0, L->p.block, &where);
+		rc = encode_blocks(L, g, p, payload, &where);
 	}
 	if (rc != 0)
 		return rc;
@@ -681,9 +678,12 @@ hc_fast_encode(const struct hc_layout *L, const float *g, double p,
 /* Entries ahead whose cells decoding asks the memory for. */
 #define DECODE_AHEAD	8
 
-/* Where schedule entry e's coordinate and its cells are. */
-#define ENTRY(L, e, b, t, jp, rb) do {					\
-	uint64_t pe_ = (L)->peel[e];					\
+/*
+ * Where entry e of schedule pl (the layout's, or a lane range's copy)
+ * puts its coordinate and its cells.
+ */
+#define ENTRY(L, pl, e, b, t, jp, rb) do {				\
+	uint64_t pe_ = (pl)[e];						\
 									\
 	(b) = (size_t)(pe_ >> HC_PEEL_B_SHIFT);				\
 	(t) = (size_t)(pe_ >> HC_PEEL_T_SHIFT) & 0xffff;		\
@@ -691,16 +691,16 @@ hc_fast_encode(const struct hc_layout *L, const float *g, double p,
 	(rb) = (L)->rows + (b) * (L)->p.k;				\
 } while (0)
 
-/* The cells of schedule entry e, on their way into the cache. */
+/* The cells of entry e, on their way into the cache. */
 static inline void
-decode_prefetch(const struct hc_layout *L, const void *sum, size_t e,
-    size_t cellbytes, int all)
+decode_prefetch(const struct hc_layout *L, const uint64_t *pl,
+    const void *sum, size_t e, size_t cellbytes, int all)
 {
 	const uint32_t *rb;
 	size_t b, t;
 	unsigned j, jp;
 
-	ENTRY(L, e, b, t, jp, rb);
+	ENTRY(L, pl, e, b, t, jp, rb);
 	if (!all)
 		__builtin_prefetch((const char *)sum + ((size_t)rb[jp] *
 		    L->p.block + t) * cellbytes);
@@ -711,21 +711,21 @@ decode_prefetch(const struct hc_layout *L, const void *sum, size_t e,
 }
 
 /*
- * Replays the schedule on the sums, cells of 32 or 64 bits: each entry's
- * pure cell holds its coordinate's sum, which then leaves the other cells
- * of the coordinate and stays in the pure one, which no later entry
- * touches (its one coordinate is gone).  The cells are fetched a few
- * entries ahead, since they lie anywhere in the sketch.  Returns how many
- * pure cells hold a value other than 0.
+ * Replays n entries of schedule pl on the sums, cells of 32 or 64 bits:
+ * each entry's pure cell holds its coordinate's sum, which then leaves
+ * the other cells of the coordinate and stays in the pure one, which no
+ * later entry touches (its one coordinate is gone).  The cells are
+ * fetched a few entries ahead, since they lie anywhere in the sketch.
+ * Returns how many pure cells hold a value other than 0.
  */
 #define PEEL_BODY(T) do {						\
 	T *s_ = sum, v_;						\
 									\
 	for (e = 0; e < n; e++) {					\
 		if (e + DECODE_AHEAD < n)				\
-			decode_prefetch(L, sum, e + DECODE_AHEAD,	\
+			decode_prefetch(L, pl, sum, e + DECODE_AHEAD,	\
 			    sizeof(T), 1);				\
-		ENTRY(L, e, b, t, jp, rb);				\
+		ENTRY(L, pl, e, b, t, jp, rb);				\
 		v_ = s_[(size_t)rb[jp] * B + t];			\
 		if (k == 3) {						\
 			s_[(size_t)rb[0] * B + t] -= v_;		\
@@ -740,10 +740,10 @@ decode_prefetch(const struct hc_layout *L, const void *sum, size_t e,
 } while (0)
 
 static size_t
-peel_sums(const struct hc_layout *L, void *sum)
+peel_sums(const struct hc_layout *L, const uint64_t *pl, size_t n, void *sum)
 {
 	const uint32_t *rb;
-	size_t e, b, t, B = L->p.block, n = L->npeel, nz = 0;
+	size_t e, b, t, B = L->p.block, nz = 0;
 	unsigned j, jp, k = L->p.k;
 
 	if (L->p.cell_bits == 32)
@@ -753,35 +753,50 @@ peel_sums(const struct hc_layout *L, void *sum)
 	return nz;
 }
 
-/* The peeled values into fixed-point cells or floats, zeros elsewhere. */
+/* The nonzero cells of lanes tlo <= t < thi. */
+static size_t
+count_nonzero(const struct hc_layout *L, const void *sum, size_t tlo,
+    size_t thi)
+{
+	size_t r, t, B = L->p.block, nz = 0;
+
+	if (L->p.cell_bits == 32)
+		for (r = 0; r < L->R; r++)
+			for (t = tlo; t < thi; t++)
+				nz += ((const uint32_t *)sum)[r * B + t] != 0;
+	else
+		for (r = 0; r < L->R; r++)
+			for (t = tlo; t < thi; t++)
+				nz += ((const uint64_t *)sum)[r * B + t] != 0;
+	return nz;
+}
+
+/* The peeled values of n entries of pl into fixed-point cells or floats. */
 static void
-write_out(const struct hc_layout *L, const void *sum, void *fixed,
-    float *out, double pinv)
+write_entries(const struct hc_layout *L, const uint64_t *pl, size_t n,
+    const void *sum, void *fixed, float *out, double pinv)
 {
 	const uint32_t *rb;
-	size_t e, b, t, c, B = L->p.block, n = L->npeel;
+	size_t e, b, t, B = L->p.block;
 	unsigned jp;
 	int bits = L->p.cell_bits;
 	uint64_t v;
 
-	if (fixed != NULL)
-		hc_zero(fixed, L->p.n * (size_t)(bits / 8));
-	else
-		hc_zero(out, L->p.n * sizeof *out);
 	if (fixed == NULL && bits == 32) {
 		const uint32_t *s32 = sum;
 
 		/* Far below 2^53: hc_dequantize_p is one conversion. */
 		for (e = 0; e < n; e++) {
 			if (e + DECODE_AHEAD < n)
-				decode_prefetch(L, sum, e + DECODE_AHEAD, 4, 0);
-			ENTRY(L, e, b, t, jp, rb);
+				decode_prefetch(L, pl, sum, e + DECODE_AHEAD,
+				    4, 0);
+			ENTRY(L, pl, e, b, t, jp, rb);
 			out[b * B + t] = (float)((double)(int32_t)s32[
 			    (size_t)rb[jp] * B + t] * pinv);
 		}
 	} else
 		for (e = 0; e < n; e++) {
-			ENTRY(L, e, b, t, jp, rb);
+			ENTRY(L, pl, e, b, t, jp, rb);
 			v = hc_cell_get(sum, (size_t)rb[jp] * B + t, bits);
 			if (fixed != NULL)
 				hc_cell_put(fixed, b * B + t, v, bits);
@@ -789,6 +804,17 @@ write_out(const struct hc_layout *L, const void *sum, void *fixed,
 				out[b * B + t] = hc_dequantize_p(
 				    hc_cell_signed(v, bits), pinv);
 		}
+}
+
+/* C's summed values, from the list after the cells. */
+static void
+write_core(const struct hc_layout *L, const void *sum, void *fixed,
+    float *out, double pinv)
+{
+	size_t c;
+	int bits = L->p.cell_bits;
+	uint64_t v;
+
 	for (c = 0; c < L->ncore; c++) {
 		v = hc_cell_get(sum, L->ncells + c, bits);
 		if (fixed != NULL)
@@ -800,59 +826,11 @@ write_out(const struct hc_layout *L, const void *sum, void *fixed,
 }
 
 /*
- * Part of a parallel decode: the schedule's entries of lanes tlo <= t <
- * thi, in the schedule's order (lanes share no cell, so the parts are
- * independent), then the count of those lanes' nonzero cells; and, once
- * every part agreed, their values out.
- */
-/*
  * Part of a parallel decode: lane range `part`'s copy of the schedule (in
  * the schedule's order; lanes share no cell, so the parts are
  * independent), then the count of those lanes' nonzero cells; and, once
- * every part agreed, their values out.
+ * every part agreed, their values out, over zeros in those lanes.
  */
-#define LENTRY(pl, e, b, t, jp, rb) do {				\
-	uint64_t pe_ = (pl)[e];						\
-									\
-	(b) = (size_t)(pe_ >> HC_PEEL_B_SHIFT);				\
-	(t) = (size_t)(pe_ >> HC_PEEL_T_SHIFT) & 0xffff;		\
-	(jp) = (unsigned)(pe_ & 0xf);					\
-	(rb) = L->rows + (b) * k;					\
-} while (0)
-
-#define LPREFETCH(pl, e, all, cb) do {					\
-	const uint32_t *rp_;						\
-	size_t bp_, tp_;						\
-	unsigned jpp_, jj_;						\
-									\
-	LENTRY(pl, e, bp_, tp_, jpp_, rp_);				\
-	if (!(all))							\
-		__builtin_prefetch((const char *)sum + ((size_t)	\
-		    rp_[jpp_] * B + tp_) * (cb));			\
-	else								\
-		for (jj_ = 0; jj_ < k; jj_++)				\
-			__builtin_prefetch((const char *)sum + ((size_t)\
-			    rp_[jj_] * B + tp_) * (cb), 1);		\
-} while (0)
-
-#define PEEL_LANES(T) do {						\
-	T *s_ = sum, v_;						\
-									\
-	for (e = 0; e < n; e++) {					\
-		if (e + DECODE_AHEAD < n)				\
-			LPREFETCH(pl, e + DECODE_AHEAD, 1, sizeof(T));	\
-		LENTRY(pl, e, b, t, jp, rb);				\
-		v_ = s_[(size_t)rb[jp] * B + t];			\
-		for (j = 0; j < k; j++)					\
-			s_[(size_t)rb[j] * B + t] -= v_;		\
-		s_[(size_t)rb[jp] * B + t] = v_;			\
-		nzp += v_ != 0;						\
-	}								\
-	for (r = 0; r < L->R; r++)					\
-		for (t = tlo; t < thi; t++)				\
-			nz += s_[(size_t)r * B + t] != 0;		\
-} while (0)
-
 struct dec_job {
 	const struct hc_layout *L;
 	void		*sum, *fixed;
@@ -867,24 +845,15 @@ dec_part(void *a, int part, int parts)
 {
 	struct dec_job *dj = a;
 	const struct hc_layout *L = dj->L;
-	const uint32_t *rb;
 	const uint64_t *pl = L->lpeel + L->lq_start[part];
-	void *sum = dj->sum;
-	size_t e, b, t, r, tlo, thi, B = L->p.block, end;
+	size_t b, tlo, thi, B = L->p.block, end;
 	size_t n = L->lq_start[part + 1] - L->lq_start[part];
-	size_t nzp = 0, nz = 0, cb = (size_t)L->p.cell_bits / 8;
-	unsigned j, jp, k = L->p.k;
-	int bits = L->p.cell_bits;
-	uint64_t v;
+	size_t cb = (size_t)L->p.cell_bits / 8;
 
 	hc_share(B, 64, part, parts, &tlo, &thi);
 	if (dj->stage == 0) {
-		if (bits == 32)
-			PEEL_LANES(uint32_t);
-		else
-			PEEL_LANES(uint64_t);
-		dj->nzp[part] = nzp;
-		dj->nz[part] = nz;
+		dj->nzp[part] = peel_sums(L, pl, n, dj->sum);
+		dj->nz[part] = count_nonzero(L, dj->sum, tlo, thi);
 		return;
 	}
 	for (b = 0; b < L->nblocks; b++) {
@@ -898,56 +867,7 @@ dec_part(void *a, int part, int parts)
 			memset(dj->out + b * B + tlo, 0, (end - tlo) *
 			    sizeof *dj->out);
 	}
-	for (e = 0; e < n; e++) {
-		if (e + DECODE_AHEAD < n)
-			LPREFETCH(pl, e + DECODE_AHEAD, 0, cb);
-		LENTRY(pl, e, b, t, jp, rb);
-		v = hc_cell_get(sum, (size_t)rb[jp] * B + t, bits);
-		if (dj->fixed != NULL)
-			hc_cell_put(dj->fixed, b * B + t, v, bits);
-		else if (bits == 32)
-			dj->out[b * B + t] = (float)((double)(int32_t)v *
-			    dj->pinv);
-		else
-			dj->out[b * B + t] = hc_dequantize_p(
-			    hc_cell_signed(v, bits), dj->pinv);
-	}
-}
-
-/* The parallel decode: peel and count, compare, then write. */
-static int
-decode_par(const struct hc_layout *L, void *sum, void *fixed, float *out,
-    double pinv, int parts)
-{
-	struct dec_job dj;
-	size_t nzp = 0, nz = 0, c;
-	int bits = L->p.cell_bits, p;
-	uint64_t v;
-
-	dj.L = L;
-	dj.sum = sum;
-	dj.fixed = fixed;
-	dj.out = out;
-	dj.pinv = pinv;
-	dj.stage = 0;
-	hc_par(parts, dec_part, &dj);
-	for (p = 0; p < parts; p++) {
-		nzp += dj.nzp[p];
-		nz += dj.nz[p];
-	}
-	if (nz != nzp)
-		return HC_ECORRUPT;
-	dj.stage = 1;
-	hc_par(parts, dec_part, &dj);
-	for (c = 0; c < L->ncore; c++) {
-		v = hc_cell_get(sum, L->ncells + c, bits);
-		if (fixed != NULL)
-			hc_cell_put(fixed, L->core[c], v, bits);
-		else
-			out[L->core[c]] = hc_dequantize_p(hc_cell_signed(v,
-			    bits), pinv);
-	}
-	return 0;
+	write_entries(L, pl, n, dj->sum, dj->fixed, dj->out, dj->pinv);
 }
 
 /*
@@ -955,26 +875,44 @@ decode_par(const struct hc_layout *L, void *sum, void *fixed, float *out,
  * outside the pure cells, each of which now holds its coordinate's sum;
  * anything else means the sums were not what the workers encoded, and
  * out (or fixed) is left as it was.  The schedule is local, so hostile
- * cells can give wrong numbers but never an index out of range.
+ * cells can give wrong numbers but never an index out of range.  A
+ * layout made on threads decodes on as many, a lane range each.
  */
 int
 hc_fast_decode(const struct hc_layout *L, void *sum, void *fixed,
     float *out, double pinv)
 {
-	size_t nzp, nz = 0, c;
-	int bits = L->p.cell_bits, parts;
+	struct dec_job dj;
+	size_t nzp = 0, nz = 0;
+	int parts = L->parts, p;
 
-	if ((parts = L->parts) > 0 && L->ncells > 0)
-		return decode_par(L, sum, fixed, out, pinv, parts);
-	nzp = peel_sums(L, sum);
-	if (bits == 32)
-		for (c = 0; c < L->ncells; c++)
-			nz += ((const uint32_t *)sum)[c] != 0;
-	else
-		for (c = 0; c < L->ncells; c++)
-			nz += ((const uint64_t *)sum)[c] != 0;
-	if (nz != nzp)
-		return HC_ECORRUPT;
-	write_out(L, sum, fixed, out, pinv);
+	if (parts > 0 && L->ncells > 0) {
+		dj.L = L;
+		dj.sum = sum;
+		dj.fixed = fixed;
+		dj.out = out;
+		dj.pinv = pinv;
+		dj.stage = 0;
+		hc_par(parts, dec_part, &dj);
+		for (p = 0; p < parts; p++) {
+			nzp += dj.nzp[p];
+			nz += dj.nz[p];
+		}
+		if (nz != nzp)
+			return HC_ECORRUPT;
+		dj.stage = 1;
+		hc_par(parts, dec_part, &dj);
+	} else {
+		nzp = peel_sums(L, L->peel, L->npeel, sum);
+		nz = count_nonzero(L, sum, 0, L->p.block);
+		if (nz != nzp)
+			return HC_ECORRUPT;
+		if (fixed != NULL)
+			hc_zero(fixed, L->p.n * (size_t)(L->p.cell_bits / 8));
+		else
+			hc_zero(out, L->p.n * sizeof *out);
+		write_entries(L, L->peel, L->npeel, sum, fixed, out, pinv);
+	}
+	write_core(L, sum, fixed, out, pinv);
 	return 0;
 }

@@ -136,16 +136,17 @@ hc_par(int nparts, hc_part_fn *fn, void *arg)
 	struct pool *p;
 	int i, n;
 
+	if (nparts < 1)
+		nparts = 1;
 	if (nparts > HC_THREADS_MAX)
 		nparts = HC_THREADS_MAX;
-	if (nparts <= 1 || pthread_once(&atfork_once, atfork_init) != 0 ||
-	    pthread_mutex_trylock(&busy) != 0) {
-		for (i = 0; i < nparts || i == 0; i++)
-			fn(arg, i, nparts < 1 ? 1 : nparts);
-		return;
-	}
-	if ((p = pool_grow(nparts)) == NULL) {
+	p = NULL;
+	if (nparts > 1 && pthread_once(&atfork_once, atfork_init) == 0 &&
+	    pthread_mutex_trylock(&busy) == 0 && (p = pool_grow(nparts)) ==
+	    NULL)
 		pthread_mutex_unlock(&busy);
+	/* Alone: every part here, one after another. */
+	if (p == NULL) {
 		for (i = 0; i < nparts; i++)
 			fn(arg, i, nparts);
 		return;

@@ -38,6 +38,7 @@ extern "C" {
 #include "hcodec_cuda.h"
 
 static int pass, fail;
+static unsigned case_block;	/* B of the next cases; 0: the default */
 
 #define CHECK(c, ...) do {						\
 	if (c)								\
@@ -119,8 +120,8 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 	int w, e, eg, emax = HC_EXP_ZERO, s, rc, rcg;
 	char what[160];
 
-	snprintf(what, sizeof what, "n %zu density %g support %d W %d %d-bit",
-	    n, density, (int)sup, W, bits);
+	snprintf(what, sizeof what, "n %zu density %g support %d W %d %d-bit "
+	    "B %u", n, density, (int)sup, W, bits, case_block);
 	for (w = 0; w < W; w++) {
 		gen(g[w].data(), n, density, sup, W, w, seed);
 		gp[w] = g[w].data();
@@ -145,6 +146,8 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 	/* The layout. */
 	hc_params_init(&p, n, bits);
 	p.seed = seed;
+	if (case_block != 0)
+		p.block = case_block;
 	CU(cudaMemcpy(dbits, ub.data(), nb, cudaMemcpyHostToDevice));
 	rc = hc_layout_new(&p, ub.data(), &L);
 	rcg = hc_cuda_layout_new(&p, dbits, &GL, NULL);
@@ -222,7 +225,7 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 		}
 		/* Decode: float and fixed point, against the dense sum. */
 		CU(cudaMemcpy(dpay, dsum, pl * cb, cudaMemcpyDeviceToDevice));
-		std::vector<uint8_t> sum2(sum);
+		std::vector<uint8_t> sum2(sum), sum3(sum);
 		rc = hc_decode(L, sum.data(), s, out_c.data());
 		rcg = hc_cuda_decode(GL, dsum, s, dout, NULL);
 		CU(cudaMemcpy(out_g.data(), dout, n * 4, cudaMemcpyDeviceToHost));
@@ -236,6 +239,22 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 		    0 && rc == 0 && rcg == 0 && memcmp(fixed_g.data(),
 		    dense.data(), n * cb) == 0 && memcmp(fixed_c.data(),
 		    dense.data(), n * cb) == 0, "%s: fixed-point sums", what);
+		/*
+		 * A sum that this layout did not make: one cell off by one.
+		 * Whether decoding can tell is the same for both codecs.
+		 */
+		if (gi.cells > 0) {
+			size_t c = (size_t)(seed * 2654435761u) % gi.cells;
+
+			sum3[c * cb]++;
+			CU(cudaMemcpy(dsum, sum3.data(), pl * cb,
+			    cudaMemcpyHostToDevice));
+			rc = hc_decode(L, sum3.data(), s, out_c.data());
+			rcg = hc_cuda_decode(GL, dsum, s, dout, NULL);
+			CHECK(rc == rcg && (rc == 0 || rc == HC_ECORRUPT),
+			    "%s: a sum one off in cell %zu (%d %d)", what, c,
+			    rc, rcg);
+		}
 	}
 out:
 	hc_layout_free(L);
@@ -322,6 +341,22 @@ test(void)
 		one_case(200000, 0.3, SUP_DISJOINT, Ws[j], 32, 400 + j);
 		one_case(50000, 0, SUP_ZERO, Ws[j], 32, 500 + j);
 	}
+	/*
+	 * Blocks of other sizes: B not a multiple of 32 (lanes' words
+	 * straddle the union's), one lane, and lanes whose cells do not
+	 * fit in shared memory (B = 64, a union of about 36 %: R about
+	 * 70000), through the global-memory path of layout and decode.
+	 */
+	case_block = 100;
+	one_case(1000003, 0.05, SUP_RANDOM, 3, 32, 800);
+	case_block = 37;
+	one_case(200001, 0.3, SUP_RANDOM, 2, 64, 801);
+	case_block = 1;
+	one_case(5003, 0.1, SUP_RANDOM, 2, 32, 802);
+	case_block = 64;
+	one_case(10000019, 0.2, SUP_RANDOM, 2, 32, 803);
+	one_case(10000019, 0.2, SUP_RANDOM, 2, 64, 804);
+	case_block = 0;
 	/* Hundreds of millions of values. */
 	one_case(300000007, 0.001, SUP_RANDOM, 2, 32, 600);
 	/* The pools emptied: buffers made afresh. */

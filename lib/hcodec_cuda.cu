@@ -8,7 +8,6 @@
  * 2-core is unique whatever order peeling takes.
  */
 #include <cuda_runtime.h>
-#include <cooperative_groups.h>
 #include <cub/device/device_scan.cuh>
 
 #include <math.h>
@@ -28,9 +27,10 @@ extern "C" {
 #define UNPEELED	0xffffffffu
 #define NOTCORE		0xffffffffu	/* cidx of a coordinate outside C */
 #define POOL_MAX	4		/* sets of each kind kept for reuse */
-#define BATCH		16		/* pre-peel rounds queued per sync */
 #define SH_LANES	8192		/* lane counts in shared memory */
 #define THREADS		256
+#define LTHREADS	1024		/* a lane's block */
+#define MRUN		8		/* mask words a thread writes at once: two uint4 */
 
 static char cuda_err[256] = "no error";
 
@@ -68,24 +68,25 @@ struct dbuf {
 struct lbufs {
 	int		 dev;
 	struct dbuf	 ubits, wpre, ucoord, rows, cidx, order, core;
+	struct dbuf	 loff, rs, lnr;
 };
 
 /* Counters on the device, and their copies on the host (pinned). */
 struct dctl {
 	unsigned long long err;		/* encode: first error, i << 3 | code */
 	unsigned	 maxabs;	/* index */
-	unsigned	 umax, fmt, bad, norder;	/* layout */
+	unsigned	 umax, fmt, bad, rounds;	/* layout */
 	unsigned	 left;		/* decode */
 };
 
 struct hctl {
 	unsigned long long err, total;
-	unsigned	 maxabs, umax, fmt, bad, fl, ncore, left;
+	unsigned	 maxabs, umax, fmt, bad, rounds, ncore, left;
 };
 
 struct scratch {
-	int		 dev, nsm;
-	struct dbuf	 cells, front[2], cnt, lane, rd, tmp;
+	int		 dev, nsm, smax;	/* smax: shared bytes a block */
+	struct dbuf	 cells, flag, cpos, cnt, lane, masks, tmp;
 	struct dctl	*ctl;
 	struct hctl	*h;
 };
@@ -98,12 +99,15 @@ struct hc_cuda_layout {
 	struct lbufs	*b;
 	uint64_t	*ubits;		/* the union, nwords words + 1 zero */
 	uint64_t	*wpre;		/* set bits before each word, + total */
-	uint64_t	*ucoord;	/* U, ascending */
+	uint64_t	*ucoord;	/* U by rank: set for C only */
 	uint32_t	*rows;		/* nblocks * k, NULL when R == 0 */
 	uint32_t	*cidx;		/* per U: its place in C, or NOTCORE */
-	uint64_t	*order;		/* U less C by round: i << 3 | row */
+	uint64_t	*order;		/* lane by lane, U less C by round */
+	unsigned	*loff;		/* where each lane starts in U, + |U| */
+	unsigned	*rs;		/* lane t's rounds at loff[t] + t */
+	unsigned	*lnr;		/* rounds in each lane */
 	uint64_t	*core;		/* C, ascending */
-	std::vector<size_t> rstart;	/* rounds' starts in order, + end */
+	size_t		 nrounds;	/* the most any lane took */
 };
 
 static unsigned
@@ -189,6 +193,9 @@ lbufs_destroy(struct lbufs *b)
 	dbuf_free(&b->cidx);
 	dbuf_free(&b->order);
 	dbuf_free(&b->core);
+	dbuf_free(&b->loff);
+	dbuf_free(&b->rs);
+	dbuf_free(&b->lnr);
 	if (dev >= 0 && dev != b->dev)
 		cudaSetDevice(dev);
 	delete b;
@@ -204,11 +211,11 @@ scratch_destroy(struct scratch *s)
 	if (cudaGetDevice(&dev) == cudaSuccess && dev != s->dev)
 		cudaSetDevice(s->dev);
 	dbuf_free(&s->cells);
-	dbuf_free(&s->front[0]);
-	dbuf_free(&s->front[1]);
+	dbuf_free(&s->flag);
+	dbuf_free(&s->cpos);
 	dbuf_free(&s->cnt);
 	dbuf_free(&s->lane);
-	dbuf_free(&s->rd);
+	dbuf_free(&s->masks);
 	dbuf_free(&s->tmp);
 	if (s->ctl != NULL)
 		cudaFree(s->ctl);
@@ -266,7 +273,7 @@ static struct scratch *
 scratch_take(void)
 {
 	struct scratch *s = NULL;
-	int dev = 0, nsm = 0;
+	int dev = 0, nsm = 0, smax = 0;
 	size_t i;
 
 	if (cudaGetDevice(&dev) != cudaSuccess)
@@ -287,6 +294,11 @@ scratch_take(void)
 	    dev) != cudaSuccess || nsm < 1)
 		nsm = 1;
 	s->nsm = nsm;
+	if (cudaDeviceGetAttribute(&smax,
+	    cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+	    smax < 0)
+		smax = 0;
+	s->smax = smax;
 	if (cudaMalloc((void **)&s->ctl, sizeof *s->ctl) != cudaSuccess ||
 	    cudaMallocHost((void **)&s->h, sizeof *s->h) != cudaSuccess) {
 		(void)cudaGetLastError();
@@ -331,22 +343,6 @@ hc_cuda_trim(void)
 		lbufs_destroy(l[i]);
 	for (i = 0; i < s.size(); i++)
 		scratch_destroy(s[i]);
-}
-
-/*
- * A slot in a list that many threads append to: one atomic per group of
- * threads that arrive together (warp-aggregated), not one per thread.
- */
-__device__ static unsigned
-d_append(unsigned *len)
-{
-	cooperative_groups::coalesced_group g =
-	    cooperative_groups::coalesced_threads();
-	unsigned base = 0;
-
-	if (g.thread_rank() == 0)
-		base = atomicAdd(len, g.size());
-	return g.shfl(base, 0) + g.thread_rank();
 }
 
 /* ---- numbers, exactly as hcodec.c ---------------------------------------- */
@@ -588,125 +584,201 @@ k_rows(uint64_t seed, size_t nblocks, uint32_t R, unsigned k, uint32_t *rows)
 }
 
 /*
- * U in ascending order, and every cell's count and block ids from U
- * alone, packed in one 64-bit cell: the count in the low 32 bits, the
- * sum of the block ids (mod 2^32) in the high 32, so that one atomic adds
- * a coordinate.  Where the count is 1 the sum is the one block id, as the
- * XOR of hcodec.c is; the count never reaches 2^32 (|U| < 2^32 - 1), so
- * it never carries into the sum, and b < 2^31 fits it.
+ * The structure splits by lane: cell (r, t) only ever holds lane t's
+ * coordinates, so each lane is peeled on its own, by one block, with
+ * its R cells in shared memory (or, where R of them do not fit, in
+ * global scratch at their own places r * B + t).  First each lane's
+ * union blocks, 32 to a mask word: masks[t * nchp + c] bit x set when
+ * coordinate (32 c + x) * B + t is in U.  A warp takes 32 lanes and
+ * MRUN chunks of 32 blocks; a ballot per lane turns the blocks' bits
+ * into that lane's word, and each thread stores its lane's MRUN words
+ * at once.
  */
-__global__ static void
-k_enum_structure(const uint64_t *ubits, const uint64_t *wpre, size_t nwords,
-    unsigned B, unsigned k, const uint32_t *rows, uint64_t *ucoord,
-    unsigned long long *cells)
+__device__ static void
+lane_masks_warp(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
+    size_t nchp, uint32_t *masks, size_t warp, unsigned groups, unsigned l)
 {
-	FOR_EACH(w, nwords) {
-		uint64_t x = ubits[w], pos = wpre[w], i, b, t;
+	unsigned g, t0, tl, q, j;
+	size_t run;
+	uint32_t keep, mine[MRUN];
 
-		while (x != 0) {
-			i = 64 * (uint64_t)w +
-			    (uint64_t)(__ffsll((long long)x) - 1);
-			x &= x - 1;
-			ucoord[pos++] = i;
-			b = i / B;
-			t = i - b * B;
-			for (unsigned j = 0; j < k; j++)
-				atomicAdd(&cells[(size_t)rows[b * k + j] * B +
-				    t], (unsigned long long)(b << 32 | 1));
+	g = (unsigned)(warp % groups);
+	run = warp / groups;
+	t0 = 32 * g;
+	tl = B - t0 < 32 ? B - t0 : 32;
+	keep = tl == 32 ? ~0u : (1u << tl) - 1;
+#pragma unroll
+	for (q = 0; q < MRUN; q++) {
+		uint64_t b = (run * MRUN + q) * 32 + l, s, x = 0;
+		uint32_t my = 0;
+
+		s = b * B + t0;
+		if (b < nblocks && s < n) {
+			x = ubits[s >> 6] >> (s & 63);
+			if ((s & 63) != 0)	/* ubits has a zero word past n */
+				x |= ubits[(s >> 6) + 1] << (64 - (s & 63));
 		}
+		x &= keep;
+#pragma unroll
+		for (j = 0; j < 32; j++) {
+			uint32_t bal = __ballot_sync(0xffffffffu,
+			    (unsigned)(x >> j) & 1);
+
+			if (j == l)
+				my = bal;
+		}
+		mine[q] = my;
+	}
+	if (l < tl) {
+		uint4 *d = (uint4 *)(masks + (size_t)(t0 + l) * nchp +
+		    run * MRUN);
+
+		d[0] = make_uint4(mine[0], mine[1], mine[2], mine[3]);
+		d[1] = make_uint4(mine[4], mine[5], mine[6], mine[7]);
 	}
 }
 
-/* rd[2 r] = where round r starts in the order, rd[2 r + 1] = its front. */
 __global__ static void
-k_pure(const unsigned long long *cells, size_t ncells, unsigned *front,
-    unsigned *rd)
+k_lane_masks(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
+    size_t nchp, uint32_t *masks)
 {
-	FOR_EACH(c, ncells)
-		if ((uint32_t)cells[c] == 1)
-			front[d_append(&rd[1])] = (unsigned)c;
+	unsigned l = threadIdx.x & 31, groups = (B + 31) / 32;
+	size_t nwarps = (size_t)groups * (nchp / MRUN);
+
+	/* Warps stride the tasks: every thread of a warp takes the same. */
+	FOR_EACH(tid, nwarps * 32)
+		lane_masks_warp(ubits, n, B, nblocks, nchp, masks,
+		    tid >> 5, groups, l);
 }
 
+
 /*
- * Phase one of round r: each pure cell of the front names its coordinate,
- * which takes this round as its label (the first cell to name it wins:
- * any of its pure cells holds it alone) and joins the order as i << 3 |
- * j, j its pure cell's row among the block's k.  The cells do not change
- * in this phase.  The front's length is read on the device, so rounds
- * are queued without the host waiting.
+ * The pre-peel of lane t (= the block's index).  Each cell is a count
+ * and the sum of its blocks' ids (mod 2^32): where the count is 1, the
+ * sum is the one block, as the XOR of hcodec.c is.  Rounds of two
+ * phases: find the pure cells (a coordinate pure in several cells is
+ * taken by the first of its k rows that is pure, so no claim is
+ * needed) and append their coordinates to the lane's order as b << 3 |
+ * j; then take them out of their k cells.  Round r of the lane is
+ * order[loff[t] + rs[loff[t] + t + r] ..  rs[... + r + 1]).  A
+ * coordinate is in C when all k of its cells still count something at
+ * the end: the pure cell that took a coordinate out is left empty, and
+ * counts only fall.  cidx gets UNPEELED for C and NOTCORE for the rest,
+ * ucoord the coordinates of C.
  */
-__global__ static void
-k_peel_find(const unsigned *front, const unsigned *rd, uint32_t r,
-    const unsigned long long *cells, const uint64_t *ubits,
-    const uint64_t *wpre, const uint32_t *rows, size_t n, unsigned B,
-    unsigned k, size_t nblocks, uint32_t *label, uint64_t *order,
-    unsigned *norder, unsigned *bad)
+template <bool SH>
+__global__ static void __launch_bounds__(LTHREADS)
+k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
+    const uint64_t *ubits, const uint64_t *wpre, size_t n, unsigned B,
+    unsigned k, size_t nblocks, uint32_t R, const uint32_t *rows,
+    const unsigned *loff, unsigned *gcells, uint64_t *order,
+    unsigned *rs, unsigned *lnr, uint32_t *cidx, uint64_t *ucoord,
+    unsigned *bad, unsigned *maxr)
 {
-	unsigned nf = rd[2 * (size_t)r + 1];
+	extern __shared__ unsigned sh[];
+	__shared__ unsigned s_n, s_bad;
+	const unsigned t = blockIdx.x;
+	const size_t st = SH ? 1 : B;
+	unsigned *cnt = SH ? sh : gcells + t;
+	unsigned *idx = SH ? sh + R : gcells + (size_t)R * B + t;
+	const uint32_t *m = masks + (size_t)t * nchp;
+	uint64_t *ord = order + loff[t];
+	unsigned *lrs = rs + loff[t] + t;
+	unsigned from = 0, to, nr = 0;
 
-	FOR_EACH(f, nf) {
-		unsigned c = front[f], j;
-		unsigned long long v = cells[c];
-		uint64_t b, t, i, pos;
-
-		if ((uint32_t)v != 1)
-			continue;
-		b = v >> 32;
-		t = c % B;
-		i = b * B + t;
-		/* The structure is local; the check costs nothing. */
-		if (b >= nblocks || i >= n ||
-		    !((ubits[i >> 6] >> (i & 63)) & 1)) {
-			atomicOr(bad, 1u);
-			continue;
-		}
-		pos = d_rank(ubits, wpre, i);
-		if (atomicCAS(&label[pos], UNPEELED, r) != UNPEELED)
-			continue;
-		for (j = 0; j < k && rows[b * k + j] != c / B; j++)
-			;
-		if (j == k) {		/* i << 3 | j needs j < 8 */
-			atomicOr(bad, 1u);
-			continue;
-		}
-		order[d_append(norder)] = i << 3 | j;
+	for (size_t r = threadIdx.x; r < R; r += blockDim.x) {
+		cnt[r * st] = 0;
+		idx[r * st] = 0;
 	}
-}
+	if (threadIdx.x == 0) {
+		s_n = 0;
+		s_bad = 0;
+	}
+	__syncthreads();
+	for (size_t c = threadIdx.x; c < nch; c += blockDim.x)
+		for (uint32_t x = m[c]; x != 0; x &= x - 1) {
+			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
 
-/*
- * Phase two: the round's coordinates, order[rd[2 r], *norder), leave
- * their k cells; a cell left with one coordinate joins the next front
- * (once ever: counts only fall, so a front never exceeds the cells).
- * One thread notes where round r + 1 starts; no thread here reads it.
- */
-__global__ static void
-k_peel_apply(const uint64_t *order, unsigned *rd, uint32_t r,
-    const unsigned *norder, unsigned B, unsigned k, const uint32_t *rows,
-    unsigned long long *cells, unsigned *front, size_t fcap, unsigned *bad)
-{
-	unsigned from = rd[2 * (size_t)r], to = *norder;
+			for (unsigned j = 0; j < k; j++) {
+				size_t r = rows[b * k + j];
 
-	if (blockIdx.x == 0 && threadIdx.x == 0)
-		rd[2 * (size_t)r + 2] = to;
-	FOR_EACH(e, (size_t)(to - from)) {
-		uint64_t i = order[from + e] >> 3, b = i / B, t = i - b * B;
-		unsigned long long old;
-		unsigned slot;
-
-		for (unsigned j = 0; j < k; j++) {
-			size_t c = (size_t)rows[b * k + j] * B + t;
-
-			old = atomicAdd(&cells[c],
-			    0ULL - (unsigned long long)(b << 32 | 1));
-			if ((uint32_t)old == 2) {
-				slot = d_append(&rd[2 * (size_t)r + 3]);
-				if (slot < fcap)
-					front[slot] = (unsigned)c;
-				else
-					atomicOr(bad, 1u);
+				atomicAdd(&cnt[r * st], 1u);
+				atomicAdd(&idx[r * st], (unsigned)b);
 			}
 		}
+	__syncthreads();
+	for (;;) {
+		for (size_t c = threadIdx.x; c < R; c += blockDim.x) {
+			const uint32_t *rb;
+			uint64_t b, i;
+			unsigned j, jj;
+
+			if (cnt[c * st] != 1)
+				continue;
+			b = idx[c * st];
+			i = b * B + t;
+			/* The structure is local; the check costs little. */
+			if (b >= nblocks || i >= n ||
+			    !((ubits[i >> 6] >> (i & 63)) & 1)) {
+				s_bad = 1;
+				continue;
+			}
+			rb = rows + b * k;
+			for (j = 0; j < k && rb[j] != c; j++)
+				;
+			if (j == k) {
+				s_bad = 1;
+				continue;
+			}
+			for (jj = 0; jj < j && cnt[(size_t)rb[jj] * st] != 1;
+			    jj++)
+				;
+			if (jj == j)
+				ord[atomicAdd(&s_n, 1u)] = b << 3 | j;
+		}
+		__syncthreads();
+		to = s_n;		/* nobody appends before the next sync */
+		if (to == from)
+			break;
+		if (threadIdx.x == 0)
+			lrs[nr] = from;
+		nr++;
+		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
+			uint64_t b = ord[e] >> 3;
+
+			for (unsigned j = 0; j < k; j++) {
+				size_t r = rows[b * k + j];
+
+				atomicSub(&cnt[r * st], 1u);
+				atomicSub(&idx[r * st], (unsigned)b);
+			}
+		}
+		from = to;
+		__syncthreads();
 	}
+	if (threadIdx.x == 0) {
+		lrs[nr] = from;
+		lnr[t] = nr;
+		if (nr > 0)
+			atomicMax(maxr, nr);
+		if (s_bad)
+			atomicOr(bad, 1u);
+	}
+	for (size_t c = threadIdx.x; c < nch; c += blockDim.x)
+		for (uint32_t x = m[c]; x != 0; x &= x - 1) {
+			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
+			uint64_t i = b * B + t, pos = d_rank(ubits, wpre, i);
+			unsigned j;
+
+			for (j = 0; j < k &&
+			    cnt[(size_t)rows[b * k + j] * st] != 0; j++)
+				;
+			if (j == k) {
+				cidx[pos] = UNPEELED;
+				ucoord[pos] = i;
+			} else
+				cidx[pos] = NOTCORE;
+		}
 }
 
 /* 1 for each coordinate that no round reached, and a 0 past the end. */
@@ -740,10 +812,9 @@ hc_cuda_layout_free(struct hc_cuda_layout *L)
 }
 
 /*
- * The host waits four times and more only for many rounds: for |U| and
- * the largest lane (to size R and the buffers), every BATCH pre-peel
- * rounds (to see whether peeling goes on), for |C| (to size it), and at
- * the end.  Nothing is allocated once the pools hold big enough buffers.
+ * The host waits twice: for |U| and the largest lane (to size R and the
+ * buffers), and for |C| (to size it) with the pre-peel's verdict.
+ * Nothing is allocated once the pools hold big enough buffers.
  */
 extern "C" int
 hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
@@ -753,13 +824,11 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	struct hc_cuda_layout *L = NULL;
 	struct scratch *S = NULL;
 	struct hctl *h;
-	unsigned *front[2] = { NULL, NULL }, *rd = NULL, *dbad, *dnorder;
-	unsigned long long *cells = NULL;
+	unsigned *flag = NULL, *cpos = NULL;
 	uint64_t *cnt, R;
-	size_t B, nbytes, fcap, rdcap = 0, r, rend = 0, tlen, t2;
+	size_t B, nbytes, tlen, t2, tc, nch, nchp, shb, groups;
 	int rc = 0, shared;
-	unsigned nsm, gpeel;
-	std::vector<unsigned> hrd;
+	unsigned nsm;
 
 	if (out == NULL || p == NULL)
 		return HC_EINVAL;
@@ -778,14 +847,11 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 		return HC_ENOMEM;
 	h = S->h;
 	nsm = (unsigned)S->nsm;
-	dbad = &S->ctl->bad;
-	dnorder = &S->ctl->norder;
 	L = new struct hc_cuda_layout();
 	L->p = *p;
 	L->p.block = (unsigned)B;
 	L->nblocks = (p->n + B - 1) / B;
 	L->nwords = (nbytes + 7) / 8;
-	L->rstart.push_back(0);
 	if ((L->b = lbufs_take()) == NULL) {
 		rc = HC_ENOMEM;
 		goto out;
@@ -795,7 +861,7 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	CK(dbuf_need(&L->b->ubits, L->nwords * 8 + 8));
 	CK(dbuf_need(&L->b->wpre, L->nwords * 8 + 8));
 	CK(dbuf_need(&S->cnt, L->nwords * 8 + 8));
-	CK(dbuf_need(&S->lane, B * sizeof(unsigned)));
+	CK(dbuf_need(&S->lane, (B + 1) * sizeof(unsigned)));
 	L->ubits = (uint64_t *)L->b->ubits.p;
 	L->wpre = (uint64_t *)L->b->wpre.p;
 	cnt = (uint64_t *)S->cnt.p;
@@ -804,7 +870,7 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	if (nbytes > 0)
 		CK(cudaMemcpyAsync(L->ubits, union_bits, nbytes,
 		    cudaMemcpyDeviceToDevice, st));
-	CK(cudaMemsetAsync(S->lane.p, 0, B * sizeof(unsigned), st));
+	CK(cudaMemsetAsync(S->lane.p, 0, (B + 1) * sizeof(unsigned), st));
 	shared = B <= SH_LANES;
 	k_popc_lanes<<<grid_max(L->nwords + 1, nsm * 4), THREADS,
 	    shared ? B * sizeof(unsigned) : 0, st>>>(L->ubits, L->nwords,
@@ -834,9 +900,9 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	}
 	L->ucount = (size_t)h->total;
 	L->umax = h->umax;
-	if (L->ucount >= UNPEELED) {
+	if (L->ucount >= UNPEELED - B) {
 		snprintf(cuda_err, sizeof cuda_err, "union of %zu coordinates "
-		    "over the GPU layout's 2^32 - 1", L->ucount);
+		    "over the GPU layout's 2^32 - 1 - B", L->ucount);
 		rc = HC_EINVAL;
 		goto out;
 	}
@@ -857,79 +923,83 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	CK(dbuf_need(&L->b->rows, L->nblocks * p->k * 4));
 	CK(dbuf_need(&L->b->cidx, L->ucount * 4));
 	CK(dbuf_need(&L->b->order, L->ucount * 8));
+	CK(dbuf_need(&L->b->loff, (B + 1) * 4));
+	CK(dbuf_need(&L->b->rs, (L->ucount + B) * 4));
+	CK(dbuf_need(&L->b->lnr, B * 4));
 	L->ucoord = (uint64_t *)L->b->ucoord.p;
 	L->rows = L->umax > 0 ? (uint32_t *)L->b->rows.p : NULL;
 	L->cidx = (uint32_t *)L->b->cidx.p;
 	L->order = (uint64_t *)L->b->order.p;
+	L->loff = (unsigned *)L->b->loff.p;
+	L->rs = (unsigned *)L->b->rs.p;
+	L->lnr = (unsigned *)L->b->lnr.p;
 	L->core = (uint64_t *)L->b->core.p;
 	if (L->ucount == 0)
 		goto core;
 
-	/* The structure, then the pre-peel in rounds. */
-	fcap = L->ncells > L->ucount + 1 ? L->ncells : L->ucount + 1;
-	CK(dbuf_need(&S->cells, L->ncells * 8));
-	CK(dbuf_need(&S->front[0], fcap * 4));
-	CK(dbuf_need(&S->front[1], fcap * 4));
-	cells = (unsigned long long *)S->cells.p;
-	front[0] = (unsigned *)S->front[0].p;
-	front[1] = (unsigned *)S->front[1].p;
-	rdcap = 2 * BATCH + 2;		/* grows past BATCH rounds */
-	CK(dbuf_need(&S->rd, rdcap * 4));
-	rd = (unsigned *)S->rd.p;
-	CK(cudaMemsetAsync(rd, 0, rdcap * 4, st));
+	/* Rows, where each lane starts in U, each lane's blocks. */
 	k_rows<<<grid(L->nblocks), THREADS, 0, st>>>(p->seed, L->nblocks,
 	    L->R, p->k, L->rows);
 	CK(cudaGetLastError());
-	CK(cudaMemsetAsync(cells, 0, L->ncells * 8, st));
-	CK(cudaMemsetAsync(L->cidx, 0xff, L->ucount * 4, st));
-	k_enum_structure<<<grid(L->nwords), THREADS, 0, st>>>(L->ubits,
-	    L->wpre, L->nwords, (unsigned)B, p->k, L->rows, L->ucoord, cells);
+	/* The scratch of both scans to come, sized while nothing runs. */
+	CK(dbuf_need(&S->flag, (L->ucount + 1) * 4));
+	CK(dbuf_need(&S->cpos, (L->ucount + 1) * 4));
+	flag = (unsigned *)S->flag.p;
+	cpos = (unsigned *)S->cpos.p;
+	t2 = tc = 0;
+	CK(cub::DeviceScan::ExclusiveSum(NULL, t2, (unsigned *)S->lane.p,
+	    L->loff, (int64_t)(B + 1), st));
+	CK(cub::DeviceScan::ExclusiveSum(NULL, tc, flag, cpos,
+	    (int64_t)(L->ucount + 1), st));
+	CK(dbuf_need(&S->tmp, t2 > tc ? t2 : tc));
+	t2 = S->tmp.cap;
+	CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, t2, (unsigned *)S->lane.p,
+	    L->loff, (int64_t)(B + 1), st));
+	nch = (L->nblocks + 31) / 32;
+	nchp = (nch + MRUN - 1) / MRUN * MRUN;
+	CK(dbuf_need(&S->masks, B * nchp * 4));
+	groups = (B + 31) / 32;
+	k_lane_masks<<<grid(groups * (nchp / MRUN) * 32), THREADS, 0, st>>>(
+	    L->ubits, p->n, (unsigned)B, L->nblocks, nchp,
+	    (uint32_t *)S->masks.p);
 	CK(cudaGetLastError());
-	k_pure<<<grid_max(L->ncells, nsm * 16), THREADS, 0, st>>>(cells,
-	    L->ncells, front[0], rd);
-	CK(cudaGetLastError());
-	gpeel = nsm * 8;
-	for (;;) {
-		/* Round r reads rd[2r..2r+1], writes rd[2r+2..2r+3]. */
-		if (2 * (rend + BATCH) + 2 > rdcap) {
-			struct dbuf nb = { NULL, 0 };
-			size_t ncap = 2 * rdcap;
-			cudaError_t ge;
 
-			while (2 * (rend + BATCH) + 2 > ncap)
-				ncap *= 2;
-			if ((ge = dbuf_need(&nb, ncap * 4)) == cudaSuccess &&
-			    (ge = cudaMemsetAsync(nb.p, 0, ncap * 4, st)) ==
-			    cudaSuccess &&
-			    (ge = cudaMemcpyAsync(nb.p, S->rd.p, rdcap * 4,
-			    cudaMemcpyDeviceToDevice, st)) == cudaSuccess)
-				ge = cudaStreamSynchronize(st);
-			if (ge != cudaSuccess) {
-				cudaStreamSynchronize(st);
-				dbuf_free(&nb);
-				CK(ge);
-			}
-			dbuf_free(&S->rd);
-			S->rd = nb;
-			rd = (unsigned *)nb.p;
-			rdcap = ncap;
-		}
-		for (r = rend; r < rend + BATCH; r++) {
-			k_peel_find<<<gpeel, THREADS, 0, st>>>(front[r & 1], rd,
-			    (uint32_t)r, cells, L->ubits, L->wpre, L->rows,
-			    p->n, (unsigned)B, p->k, L->nblocks, L->cidx,
-			    L->order, dnorder, dbad);
-			CK(cudaGetLastError());
-			k_peel_apply<<<gpeel, THREADS, 0, st>>>(L->order, rd,
-			    (uint32_t)r, dnorder, (unsigned)B, p->k, L->rows,
-			    cells, front[(r + 1) & 1], fcap, dbad);
-			CK(cudaGetLastError());
-		}
-		rend += BATCH;
-		CK(cudaMemcpyAsync(&h->fl, rd + 2 * rend + 1, 4,
+	/* Each lane's pre-peel, in shared memory where its cells fit. */
+	shb = (size_t)L->R * 8;
+	if (shb + 256 <= (size_t)S->smax) {
+		CK(cudaFuncSetAttribute(k_lane_peel<true>,
+		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shb));
+		k_lane_peel<true><<<(unsigned)B, LTHREADS, shb, st>>>(
+		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
+		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
+		    NULL, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
+		    &S->ctl->bad, &S->ctl->rounds);
+	} else {
+		CK(dbuf_need(&S->cells, L->ncells * 8));
+		k_lane_peel<false><<<(unsigned)B, LTHREADS, 0, st>>>(
+		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
+		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
+		    (unsigned *)S->cells.p, L->order, L->rs, L->lnr, L->cidx,
+		    L->ucoord, &S->ctl->bad, &S->ctl->rounds);
+	}
+	CK(cudaGetLastError());
+
+core:
+	/* C: what no round reached, in ascending order. */
+	if (L->ucount > 0) {
+		/* flags, then their exclusive sums: cpos[ucount] = |C|. */
+		k_core_flag<<<grid(L->ucount + 1), THREADS, 0, st>>>(L->cidx,
+		    L->ucount, flag);
+		CK(cudaGetLastError());
+		t2 = S->tmp.cap;
+		CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, t2, flag, cpos,
+		    (int64_t)(L->ucount + 1), st));
+		CK(cudaMemcpyAsync(&h->ncore, cpos + L->ucount, 4,
 		    cudaMemcpyDeviceToHost, st));
-		CK(cudaMemcpyAsync(&h->bad, dbad, 4, cudaMemcpyDeviceToHost,
-		    st));
+		CK(cudaMemcpyAsync(&h->bad, &S->ctl->bad, 4,
+		    cudaMemcpyDeviceToHost, st));
+		CK(cudaMemcpyAsync(&h->rounds, &S->ctl->rounds, 4,
+		    cudaMemcpyDeviceToHost, st));
 		CK(cudaStreamSynchronize(st));
 		if (h->bad != 0) {
 			snprintf(cuda_err, sizeof cuda_err, "layout: a pure "
@@ -937,41 +1007,14 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 			rc = HC_ECORRUPT;
 			goto out;
 		}
-		if (h->fl == 0)
-			break;
-	}
-	/* Rounds that peeled something come first; the rest are empty. */
-	hrd.resize(2 * rend + 2);
-	CK(cudaMemcpyAsync(hrd.data(), rd, hrd.size() * 4,
-	    cudaMemcpyDeviceToHost, st));
-
-core:
-	/* C: what no round reached, in ascending order. */
-	if (L->ucount > 0) {
-		/* front[1]: flags, front[0]: their exclusive sums (fcap >
-		   ucount); cpos[ucount] = |C|. */
-		k_core_flag<<<grid(L->ucount + 1), THREADS, 0, st>>>(L->cidx,
-		    L->ucount, front[1]);
-		CK(cudaGetLastError());
-		t2 = 0;
-		CK(cub::DeviceScan::ExclusiveSum(NULL, t2, front[1], front[0],
-		    (int64_t)(L->ucount + 1), st));
-		CK(dbuf_need(&S->tmp, t2));	/* after a synchronization */
-		t2 = S->tmp.cap;
-		CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, t2, front[1],
-		    front[0], (int64_t)(L->ucount + 1), st));
-		CK(cudaMemcpyAsync(&h->ncore, front[0] + L->ucount, 4,
-		    cudaMemcpyDeviceToHost, st));
-		CK(cudaStreamSynchronize(st));
-		for (r = 0; r < rend && hrd[2 * r + 2] > hrd[2 * r]; r++)
-			L->rstart.push_back(hrd[2 * r + 2]);
 		L->ncore = h->ncore;
+		L->nrounds = h->rounds;
 	}
 	CK(dbuf_need(&L->b->core, L->ncore * 8));
 	L->core = (uint64_t *)L->b->core.p;
 	if (L->ucount > 0) {
 		k_core_place<<<grid(L->ucount), THREADS, 0, st>>>(L->cidx,
-		    front[0], L->ucoord, L->ucount, L->core);
+		    cpos, L->ucoord, L->ucount, L->core);
 		CK(cudaGetLastError());
 	}
 	CK(cudaStreamSynchronize(st));
@@ -1003,7 +1046,7 @@ hc_cuda_layout_info(const struct hc_cuda_layout *L,
 	info->cells = L->ncells;
 	info->union_count = L->ucount;
 	info->core_count = L->ncore;
-	info->nrounds = L->rstart.size() - 1;
+	info->nrounds = L->nrounds;
 }
 
 extern "C" size_t
@@ -1142,35 +1185,61 @@ out:
 /* ---- decode ------------------------------------------------------------ */
 
 /*
- * Round from..to of the order.  Each entry's pure cell holds it alone
- * (no other entry of the round, nor of a later one, is in it), so it is
- * read and then cleared by a plain store: what subtracting its value
- * would leave.  The other k - 1 cells may be shared within the round:
- * atomics.
+ * Lane t's rounds replayed by one block, its R cells in shared memory
+ * (or, where they do not fit, in place in sum).  Each entry's pure cell
+ * holds it alone (no other entry of the round, nor of a later one, is
+ * in it), so it is read and then cleared by a plain store: what
+ * subtracting its value would leave.  The other k - 1 cells may be
+ * shared within the round: atomics.  Every cell must be empty at the
+ * end; one that is not means the sum was not made by this layout.
  */
-template <typename cell>
-__global__ static void
-k_decode_round(const uint64_t *order, unsigned from, unsigned to,
-    const uint32_t *rows, unsigned B, unsigned k, int bits, cell *sum,
-    float *out, cell *fixed, double pinv)
+template <typename cell, bool SH>
+__global__ static void __launch_bounds__(LTHREADS)
+k_lane_decode(const uint64_t *order, const unsigned *loff,
+    const unsigned *rs, const unsigned *lnr, const uint32_t *rows,
+    unsigned B, unsigned k, uint32_t R, int bits, cell *sum, float *out,
+    cell *fixed, double pinv, unsigned *left)
 {
-	FOR_EACH(e, (size_t)(to - from)) {
-		uint64_t o = order[from + e], i = o >> 3, b = i / B;
-		uint64_t t = i - b * B;
-		unsigned js = (unsigned)(o & 7);
-		size_t pc = (size_t)rows[b * k + js] * B + t;
-		cell v = sum[pc];
+	extern __shared__ unsigned long long shc[];
+	const unsigned t = blockIdx.x;
+	const size_t st = SH ? 1 : B;
+	cell *v = SH ? (cell *)shc : sum + t;
+	const uint64_t *ord = order + loff[t];
+	const unsigned *lrs = rs + loff[t] + t;
+	unsigned nr = lnr[t], r;
+	cell any = 0;
 
-		sum[pc] = 0;
-		for (unsigned j = 0; j < k; j++)
-			if (j != js)
-				atomicAdd(&sum[(size_t)rows[b * k + j] * B + t],
-				    (cell)(0 - v));
-		if (fixed != NULL)
-			fixed[i] = v;
-		else
-			out[i] = d_dequantize(d_signed((uint64_t)v, bits), pinv);
+	if (SH)
+		for (size_t c = threadIdx.x; c < R; c += blockDim.x)
+			v[c] = sum[c * B + t];
+	__syncthreads();
+	for (r = 0; r < nr; r++) {
+		unsigned from = lrs[r], to = lrs[r + 1];
+
+		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
+			uint64_t o = ord[e], b = o >> 3, i = b * B + t;
+			unsigned js = (unsigned)(o & 7);
+			const uint32_t *rb = rows + b * k;
+			size_t pc = (size_t)rb[js] * st;
+			cell x = v[pc];
+
+			v[pc] = 0;
+			for (unsigned j = 0; j < k; j++)
+				if (j != js)
+					atomicAdd(&v[(size_t)rb[j] * st],
+					    (cell)(0 - x));
+			if (fixed != NULL)
+				fixed[i] = x;
+			else
+				out[i] = d_dequantize(d_signed((uint64_t)x,
+				    bits), pinv);
+		}
+		__syncthreads();
 	}
+	for (size_t c = threadIdx.x; c < R; c += blockDim.x)
+		any |= v[c * st];
+	if (__syncthreads_or(any != 0) && threadIdx.x == 0)
+		atomicOr(left, 1u);
 }
 
 template <typename cell>
@@ -1190,18 +1259,6 @@ k_decode_core(const uint64_t *core, size_t ncore, size_t ncells, int bits,
 }
 
 template <typename cell>
-__global__ static void
-k_leftover(const cell *sum, size_t ncells, unsigned *left)
-{
-	cell any = 0;
-
-	FOR_EACH(c, ncells)
-		any |= sum[c];
-	if (any != 0)
-		atomicOr(left, 1u);
-}
-
-template <typename cell>
 static int
 decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
     cell *fixed, cudaStream_t st)
@@ -1209,7 +1266,8 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 	struct scratch *S = NULL;
 	unsigned *dleft;
 	double pinv = ldexp(1.0, -s);
-	size_t r;
+	size_t shb = (size_t)L->R * sizeof(cell);
+	unsigned B = L->p.block;
 	int rc = 0;
 
 	if ((S = scratch_take()) == NULL)
@@ -1220,23 +1278,25 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 	else if (L->p.n > 0)
 		CK(cudaMemsetAsync(out, 0, L->p.n * sizeof *out, st));
 	CK(cudaMemsetAsync(dleft, 0, sizeof *dleft, st));
-	for (r = 0; r + 1 < L->rstart.size(); r++) {
-		unsigned from = (unsigned)L->rstart[r];
-		unsigned to = (unsigned)L->rstart[r + 1];
-
-		k_decode_round<cell><<<grid(to - from), THREADS, 0, st>>>(
-		    L->order, from, to, L->rows, L->p.block, L->p.k,
-		    L->p.cell_bits, sum, out, fixed, pinv);
+	if (L->ncells > 0) {
+		if (shb + 256 <= (size_t)S->smax) {
+			CK(cudaFuncSetAttribute(k_lane_decode<cell, true>,
+			    cudaFuncAttributeMaxDynamicSharedMemorySize,
+			    (int)shb));
+			k_lane_decode<cell, true><<<B, LTHREADS, shb, st>>>(
+			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
+			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
+			    dleft);
+		} else
+			k_lane_decode<cell, false><<<B, LTHREADS, 0, st>>>(
+			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
+			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
+			    dleft);
 		CK(cudaGetLastError());
 	}
 	if (L->ncore > 0) {
 		k_decode_core<cell><<<grid(L->ncore), THREADS, 0, st>>>(L->core,
 		    L->ncore, L->ncells, L->p.cell_bits, sum, out, fixed, pinv);
-		CK(cudaGetLastError());
-	}
-	if (L->ncells > 0) {
-		k_leftover<cell><<<grid_max(L->ncells, (unsigned)S->nsm * 16),
-		    THREADS, 0, st>>>(sum, L->ncells, dleft);
 		CK(cudaGetLastError());
 	}
 	CK(cudaMemcpyAsync(&S->h->left, dleft, sizeof *dleft,

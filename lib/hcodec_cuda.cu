@@ -8,6 +8,7 @@
  * 2-core is unique whatever order peeling takes.
  */
 #include <cuda_runtime.h>
+#include <cooperative_groups.h>
 #include <cub/device/device_scan.cuh>
 
 #include <math.h>
@@ -345,6 +346,103 @@ hc_cuda_trim(void)
 		scratch_destroy(s[i]);
 }
 
+/*
+ * GLEAM_HC_CUDA_PROFILE=1: the layout and decode print to stderr how long
+ * each of their steps took on the GPU (CUDA events), and the lane
+ * kernels the clock cycles of their phases, summed over the lanes.
+ */
+struct ptimer {
+	cudaStream_t	 st;
+	int		 n;
+	cudaEvent_t	 ev[16];
+	const char	*name[16];
+	unsigned long long *clk, hclk[4];	/* device counters, 4 */
+};
+
+static struct ptimer *
+pt_start(cudaStream_t st)
+{
+	static int on = -1;
+	struct ptimer *p;
+
+	if (on < 0) {
+		const char *e = getenv("GLEAM_HC_CUDA_PROFILE");
+
+		on = e != NULL && strcmp(e, "1") == 0;
+	}
+	if (!on)
+		return NULL;
+	p = new struct ptimer();
+	p->st = st;
+	if (cudaMalloc((void **)&p->clk, sizeof p->hclk) != cudaSuccess ||
+	    cudaMemsetAsync(p->clk, 0, sizeof p->hclk, st) != cudaSuccess) {
+		(void)cudaGetLastError();
+		delete p;
+		return NULL;
+	}
+	return p;
+}
+
+static void
+pt_mark(struct ptimer *p, const char *name)
+{
+	if (p == NULL || p->n == 16 || cudaEventCreate(&p->ev[p->n]) !=
+	    cudaSuccess)
+		return;
+	cudaEventRecord(p->ev[p->n], p->st);
+	p->name[p->n++] = name;
+}
+
+static void
+pt_end(struct ptimer *p, const char *what, const char *clkname)
+{
+	float ms;
+	int i;
+
+	if (p == NULL)
+		return;
+	cudaStreamSynchronize(p->st);
+	fprintf(stderr, "hc_cuda %s:", what);
+	for (i = 1; i < p->n; i++) {
+		cudaEventElapsedTime(&ms, p->ev[i - 1], p->ev[i]);
+		fprintf(stderr, " %s %.3f ms", p->name[i], ms);
+	}
+	if (cudaMemcpy(p->hclk, p->clk, sizeof p->hclk,
+	    cudaMemcpyDeviceToHost) == cudaSuccess)
+		fprintf(stderr, "; %s cycles %llu %llu %llu over %llu lanes",
+		    clkname, p->hclk[0], p->hclk[1], p->hclk[2], p->hclk[3]);
+	fputc('\n', stderr);
+	for (i = 0; i < p->n; i++)
+		cudaEventDestroy(p->ev[i]);
+	cudaFree(p->clk);
+	delete p;
+}
+
+/*
+ * A slot in a list that many threads append to: one atomic per group of
+ * threads that arrive together (warp-aggregated), not one per thread.
+ */
+__device__ static unsigned
+d_append(unsigned *len)
+{
+	cooperative_groups::coalesced_group g =
+	    cooperative_groups::coalesced_threads();
+	unsigned base = 0;
+
+	if (g.thread_rank() == 0)
+		base = atomicAdd(len, g.size());
+	return g.shfl(base, 0) + g.thread_rank();
+}
+
+/* A block's k rows (k <= HC_MAX_K), loaded at once. */
+__device__ static void
+d_rows(const uint32_t *rows, uint64_t b, unsigned k, uint32_t *rr)
+{
+#pragma unroll
+	for (unsigned j = 0; j < HC_MAX_K; j++)
+		rr[j] = j < k ? rows[b * k + j] : 0;
+}
+
 /* ---- numbers, exactly as hcodec.c ---------------------------------------- */
 
 __device__ static uint64_t
@@ -663,8 +761,8 @@ k_lane_masks(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
  * order[loff[t] + rs[loff[t] + t + r] ..  rs[... + r + 1]).  A
  * coordinate is in C when all k of its cells still count something at
  * the end: the pure cell that took a coordinate out is left empty, and
- * counts only fall.  cidx gets UNPEELED for C and NOTCORE for the rest,
- * ucoord the coordinates of C.
+ * counts only fall.  cidx gets UNPEELED for C and 0 for the rest (which
+ * k_core_place makes NOTCORE), ucoord the coordinates of C.
  */
 template <bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
@@ -673,7 +771,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
     unsigned k, size_t nblocks, uint32_t R, const uint32_t *rows,
     const unsigned *loff, unsigned *gcells, uint64_t *order,
     unsigned *rs, unsigned *lnr, uint32_t *cidx, uint64_t *ucoord,
-    unsigned *bad, unsigned *maxr)
+    unsigned *bad, unsigned *maxr, unsigned long long *clk)
 {
 	extern __shared__ unsigned sh[];
 	__shared__ unsigned s_n, s_bad;
@@ -685,6 +783,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	uint64_t *ord = order + loff[t];
 	unsigned *lrs = rs + loff[t] + t;
 	unsigned from = 0, to, nr = 0;
+	long long c0 = clock64(), c1, c2;
 
 	for (size_t r = threadIdx.x; r < R; r += blockDim.x) {
 		cnt[r * st] = 0;
@@ -698,18 +797,21 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	for (size_t c = threadIdx.x; c < nch; c += blockDim.x)
 		for (uint32_t x = m[c]; x != 0; x &= x - 1) {
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
+			uint32_t rr[HC_MAX_K];
 
-			for (unsigned j = 0; j < k; j++) {
-				size_t r = rows[b * k + j];
-
-				atomicAdd(&cnt[r * st], 1u);
-				atomicAdd(&idx[r * st], (unsigned)b);
-			}
+			d_rows(rows, b, k, rr);
+#pragma unroll
+			for (unsigned j = 0; j < HC_MAX_K; j++)
+				if (j < k) {
+					atomicAdd(&cnt[rr[j] * st], 1u);
+					atomicAdd(&idx[rr[j] * st], (unsigned)b);
+				}
 		}
 	__syncthreads();
+	c1 = clock64();
 	for (;;) {
 		for (size_t c = threadIdx.x; c < R; c += blockDim.x) {
-			const uint32_t *rb;
+			uint32_t rr[HC_MAX_K];
 			uint64_t b, i;
 			unsigned j, jj;
 
@@ -723,18 +825,18 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 				s_bad = 1;
 				continue;
 			}
-			rb = rows + b * k;
-			for (j = 0; j < k && rb[j] != c; j++)
+			d_rows(rows, b, k, rr);
+			for (j = 0; j < k && rr[j] != c; j++)
 				;
 			if (j == k) {
 				s_bad = 1;
 				continue;
 			}
-			for (jj = 0; jj < j && cnt[(size_t)rb[jj] * st] != 1;
+			for (jj = 0; jj < j && cnt[(size_t)rr[jj] * st] != 1;
 			    jj++)
 				;
 			if (jj == j)
-				ord[atomicAdd(&s_n, 1u)] = b << 3 | j;
+				ord[d_append(&s_n)] = b << 3 | j;
 		}
 		__syncthreads();
 		to = s_n;		/* nobody appends before the next sync */
@@ -745,17 +847,20 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 		nr++;
 		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
 			uint64_t b = ord[e] >> 3;
+			uint32_t rr[HC_MAX_K];
 
-			for (unsigned j = 0; j < k; j++) {
-				size_t r = rows[b * k + j];
-
-				atomicSub(&cnt[r * st], 1u);
-				atomicSub(&idx[r * st], (unsigned)b);
-			}
+			d_rows(rows, b, k, rr);
+#pragma unroll
+			for (unsigned j = 0; j < HC_MAX_K; j++)
+				if (j < k) {
+					atomicSub(&cnt[rr[j] * st], 1u);
+					atomicSub(&idx[rr[j] * st], (unsigned)b);
+				}
 		}
 		from = to;
 		__syncthreads();
 	}
+	c2 = clock64();
 	if (threadIdx.x == 0) {
 		lrs[nr] = from;
 		lnr[t] = nr;
@@ -768,17 +873,27 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 		for (uint32_t x = m[c]; x != 0; x &= x - 1) {
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
 			uint64_t i = b * B + t, pos = d_rank(ubits, wpre, i);
+			uint32_t rr[HC_MAX_K];
 			unsigned j;
 
-			for (j = 0; j < k &&
-			    cnt[(size_t)rows[b * k + j] * st] != 0; j++)
+			d_rows(rows, b, k, rr);
+			for (j = 0; j < k && cnt[rr[j] * st] != 0; j++)
 				;
 			if (j == k) {
 				cidx[pos] = UNPEELED;
 				ucoord[pos] = i;
 			} else
-				cidx[pos] = NOTCORE;
+				cidx[pos] = 0;	/* not UNPEELED (= NOTCORE) */
 		}
+	if (clk != NULL) {
+		__syncthreads();
+		if (threadIdx.x == 0) {
+			atomicAdd(&clk[0], (unsigned long long)(c1 - c0));
+			atomicAdd(&clk[1], (unsigned long long)(c2 - c1));
+			atomicAdd(&clk[2], (unsigned long long)(clock64() - c2));
+			atomicAdd(&clk[3], 1ULL);
+		}
+	}
 }
 
 /* 1 for each coordinate that no round reached, and a 0 past the end. */
@@ -829,6 +944,7 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	size_t B, nbytes, tlen, t2, tc, nch, nchp, shb, groups;
 	int rc = 0, shared;
 	unsigned nsm;
+	struct ptimer *pt = NULL;
 
 	if (out == NULL || p == NULL)
 		return HC_EINVAL;
@@ -847,6 +963,8 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 		return HC_ENOMEM;
 	h = S->h;
 	nsm = (unsigned)S->nsm;
+	pt = pt_start(st);
+	pt_mark(pt, "start");
 	L = new struct hc_cuda_layout();
 	L->p = *p;
 	L->p.block = (unsigned)B;
@@ -893,7 +1011,9 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	    st));
 	CK(cudaMemcpyAsync(&h->fmt, &S->ctl->fmt, 4, cudaMemcpyDeviceToHost,
 	    st));
+	pt_mark(pt, "count");
 	CK(cudaStreamSynchronize(st));
+	pt_mark(pt, "wait");
 	if (h->fmt != 0) {
 		rc = HC_EFORMAT;
 		goto out;
@@ -955,6 +1075,7 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	t2 = S->tmp.cap;
 	CK(cub::DeviceScan::ExclusiveSum(S->tmp.p, t2, (unsigned *)S->lane.p,
 	    L->loff, (int64_t)(B + 1), st));
+	pt_mark(pt, "rows");
 	nch = (L->nblocks + 31) / 32;
 	nchp = (nch + MRUN - 1) / MRUN * MRUN;
 	CK(dbuf_need(&S->masks, B * nchp * 4));
@@ -963,6 +1084,7 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	    L->ubits, p->n, (unsigned)B, L->nblocks, nchp,
 	    (uint32_t *)S->masks.p);
 	CK(cudaGetLastError());
+	pt_mark(pt, "masks");
 
 	/* Each lane's pre-peel, in shared memory where its cells fit. */
 	shb = (size_t)L->R * 8;
@@ -973,16 +1095,18 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
 		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
 		    NULL, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
-		    &S->ctl->bad, &S->ctl->rounds);
+		    &S->ctl->bad, &S->ctl->rounds, pt ? pt->clk : NULL);
 	} else {
 		CK(dbuf_need(&S->cells, L->ncells * 8));
 		k_lane_peel<false><<<(unsigned)B, LTHREADS, 0, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
 		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
 		    (unsigned *)S->cells.p, L->order, L->rs, L->lnr, L->cidx,
-		    L->ucoord, &S->ctl->bad, &S->ctl->rounds);
+		    L->ucoord, &S->ctl->bad, &S->ctl->rounds,
+		    pt ? pt->clk : NULL);
 	}
 	CK(cudaGetLastError());
+	pt_mark(pt, "peel");
 
 core:
 	/* C: what no round reached, in ascending order. */
@@ -1000,7 +1124,9 @@ core:
 		    cudaMemcpyDeviceToHost, st));
 		CK(cudaMemcpyAsync(&h->rounds, &S->ctl->rounds, 4,
 		    cudaMemcpyDeviceToHost, st));
+		pt_mark(pt, "core");
 		CK(cudaStreamSynchronize(st));
+		pt_mark(pt, "wait");
 		if (h->bad != 0) {
 			snprintf(cuda_err, sizeof cuda_err, "layout: a pure "
 			    "cell names no union coordinate");
@@ -1017,10 +1143,12 @@ core:
 		    cpos, L->ucoord, L->ucount, L->core);
 		CK(cudaGetLastError());
 	}
+	pt_mark(pt, "place");
 	CK(cudaStreamSynchronize(st));
 	*out = L;
 	L = NULL;
 out:
+	pt_end(pt, "layout", "build/rounds/core");
 	if (L != NULL) {
 		cudaStreamSynchronize(st);
 		if (L->b != NULL)
@@ -1198,7 +1326,7 @@ __global__ static void __launch_bounds__(LTHREADS)
 k_lane_decode(const uint64_t *order, const unsigned *loff,
     const unsigned *rs, const unsigned *lnr, const uint32_t *rows,
     unsigned B, unsigned k, uint32_t R, int bits, cell *sum, float *out,
-    cell *fixed, double pinv, unsigned *left)
+    cell *fixed, double pinv, unsigned *left, unsigned long long *clk)
 {
 	extern __shared__ unsigned long long shc[];
 	const unsigned t = blockIdx.x;
@@ -1208,25 +1336,31 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 	const unsigned *lrs = rs + loff[t] + t;
 	unsigned nr = lnr[t], r;
 	cell any = 0;
+	long long c0 = clock64(), c1, c2;
 
 	if (SH)
 		for (size_t c = threadIdx.x; c < R; c += blockDim.x)
 			v[c] = sum[c * B + t];
 	__syncthreads();
+	c1 = clock64();
 	for (r = 0; r < nr; r++) {
 		unsigned from = lrs[r], to = lrs[r + 1];
 
 		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
 			uint64_t o = ord[e], b = o >> 3, i = b * B + t;
 			unsigned js = (unsigned)(o & 7);
-			const uint32_t *rb = rows + b * k;
-			size_t pc = (size_t)rb[js] * st;
-			cell x = v[pc];
+			uint32_t rr[HC_MAX_K];
+			size_t pc;
+			cell x;
 
+			d_rows(rows, b, k, rr);
+			pc = (size_t)rr[js] * st;
+			x = v[pc];
 			v[pc] = 0;
-			for (unsigned j = 0; j < k; j++)
-				if (j != js)
-					atomicAdd(&v[(size_t)rb[j] * st],
+#pragma unroll
+			for (unsigned j = 0; j < HC_MAX_K; j++)
+				if (j < k && j != js)
+					atomicAdd(&v[(size_t)rr[j] * st],
 					    (cell)(0 - x));
 			if (fixed != NULL)
 				fixed[i] = x;
@@ -1236,10 +1370,17 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 		}
 		__syncthreads();
 	}
+	c2 = clock64();
 	for (size_t c = threadIdx.x; c < R; c += blockDim.x)
 		any |= v[c * st];
 	if (__syncthreads_or(any != 0) && threadIdx.x == 0)
 		atomicOr(left, 1u);
+	if (clk != NULL && threadIdx.x == 0) {
+		atomicAdd(&clk[0], (unsigned long long)(c1 - c0));
+		atomicAdd(&clk[1], (unsigned long long)(c2 - c1));
+		atomicAdd(&clk[2], (unsigned long long)(clock64() - c2));
+		atomicAdd(&clk[3], 1ULL);
+	}
 }
 
 template <typename cell>
@@ -1269,15 +1410,19 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 	size_t shb = (size_t)L->R * sizeof(cell);
 	unsigned B = L->p.block;
 	int rc = 0;
+	struct ptimer *pt = NULL;
 
 	if ((S = scratch_take()) == NULL)
 		return HC_ENOMEM;
+	pt = pt_start(st);
+	pt_mark(pt, "start");
 	dleft = &S->ctl->left;
 	if (fixed != NULL)
 		CK(cudaMemsetAsync(fixed, 0, L->p.n * sizeof(cell), st));
 	else if (L->p.n > 0)
 		CK(cudaMemsetAsync(out, 0, L->p.n * sizeof *out, st));
 	CK(cudaMemsetAsync(dleft, 0, sizeof *dleft, st));
+	pt_mark(pt, "memset");
 	if (L->ncells > 0) {
 		if (shb + 256 <= (size_t)S->smax) {
 			CK(cudaFuncSetAttribute(k_lane_decode<cell, true>,
@@ -1286,24 +1431,27 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 			k_lane_decode<cell, true><<<B, LTHREADS, shb, st>>>(
 			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
 			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
-			    dleft);
+			    dleft, pt ? pt->clk : NULL);
 		} else
 			k_lane_decode<cell, false><<<B, LTHREADS, 0, st>>>(
 			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
 			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
-			    dleft);
+			    dleft, pt ? pt->clk : NULL);
 		CK(cudaGetLastError());
 	}
+	pt_mark(pt, "lanes");
 	if (L->ncore > 0) {
 		k_decode_core<cell><<<grid(L->ncore), THREADS, 0, st>>>(L->core,
 		    L->ncore, L->ncells, L->p.cell_bits, sum, out, fixed, pinv);
 		CK(cudaGetLastError());
 	}
+	pt_mark(pt, "core");
 	CK(cudaMemcpyAsync(&S->h->left, dleft, sizeof *dleft,
 	    cudaMemcpyDeviceToHost, st));
 	CK(cudaStreamSynchronize(st));
 	rc = S->h->left != 0 ? HC_ECORRUPT : 0;
 out:
+	pt_end(pt, "decode", "load/rounds/check");
 	if (rc != 0 && rc != HC_ECORRUPT)
 		cudaStreamSynchronize(st);
 	scratch_put(S);

@@ -434,15 +434,6 @@ d_append(unsigned *len)
 	return g.shfl(base, 0) + g.thread_rank();
 }
 
-/* A block's k rows (k <= HC_MAX_K), loaded at once. */
-__device__ static void
-d_rows(const uint32_t *rows, uint64_t b, unsigned k, uint32_t *rr)
-{
-#pragma unroll
-	for (unsigned j = 0; j < HC_MAX_K; j++)
-		rr[j] = j < k ? rows[b * k + j] : 0;
-}
-
 /* ---- numbers, exactly as hcodec.c ---------------------------------------- */
 
 __device__ static uint64_t
@@ -761,14 +752,16 @@ k_lane_masks(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
  * order[loff[t] + rs[loff[t] + t + r] ..  rs[... + r + 1]).  A
  * coordinate is in C when all k of its cells still count something at
  * the end: the pure cell that took a coordinate out is left empty, and
- * counts only fall.  cidx gets UNPEELED for C and 0 for the rest (which
- * k_core_place makes NOTCORE), ucoord the coordinates of C.
+ * counts only fall.  cidx, all 0 before, gets UNPEELED for C (the rest
+ * k_core_place makes NOTCORE), ucoord the coordinates of C.  A block's
+ * rows are hashed again where needed, as k_rows does: arithmetic is
+ * cheaper here than waiting for loads from the rows table.
  */
 template <bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
 k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
-    const uint64_t *ubits, const uint64_t *wpre, size_t n, unsigned B,
-    unsigned k, size_t nblocks, uint32_t R, const uint32_t *rows,
+    const uint64_t *ubits, const uint64_t *wpre, uint64_t seed, unsigned B,
+    unsigned k, size_t nblocks, uint32_t R,
     const unsigned *loff, unsigned *gcells, uint64_t *order,
     unsigned *rs, unsigned *lnr, uint32_t *cidx, uint64_t *ucoord,
     unsigned *bad, unsigned *maxr, unsigned long long *clk)
@@ -799,7 +792,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
 			uint32_t rr[HC_MAX_K];
 
-			d_rows(rows, b, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -812,20 +805,18 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	for (;;) {
 		for (size_t c = threadIdx.x; c < R; c += blockDim.x) {
 			uint32_t rr[HC_MAX_K];
-			uint64_t b, i;
+			uint64_t b;
 			unsigned j, jj;
 
 			if (cnt[c * st] != 1)
 				continue;
 			b = idx[c * st];
-			i = b * B + t;
-			/* The structure is local; the check costs little. */
-			if (b >= nblocks || i >= n ||
-			    !((ubits[i >> 6] >> (i & 63)) & 1)) {
+			/* The structure is local; the check costs nothing. */
+			if (b >= nblocks) {
 				s_bad = 1;
 				continue;
 			}
-			d_rows(rows, b, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 			for (j = 0; j < k && rr[j] != c; j++)
 				;
 			if (j == k) {
@@ -849,7 +840,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = ord[e] >> 3;
 			uint32_t rr[HC_MAX_K];
 
-			d_rows(rows, b, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -869,21 +860,23 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 		if (s_bad)
 			atomicOr(bad, 1u);
 	}
-	for (size_t c = threadIdx.x; c < nch; c += blockDim.x)
+	/* Most lanes peel whole; cidx is 0 (not UNPEELED) to begin with. */
+	for (size_t c = threadIdx.x; from < loff[t + 1] - loff[t] && c < nch;
+	    c += blockDim.x)
 		for (uint32_t x = m[c]; x != 0; x &= x - 1) {
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
-			uint64_t i = b * B + t, pos = d_rank(ubits, wpre, i);
+			uint64_t i = b * B + t, pos;
 			uint32_t rr[HC_MAX_K];
 			unsigned j;
 
-			d_rows(rows, b, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 			for (j = 0; j < k && cnt[rr[j] * st] != 0; j++)
 				;
 			if (j == k) {
+				pos = d_rank(ubits, wpre, i);
 				cidx[pos] = UNPEELED;
 				ucoord[pos] = i;
-			} else
-				cidx[pos] = 0;	/* not UNPEELED (= NOTCORE) */
+			}
 		}
 	if (clk != NULL) {
 		__syncthreads();
@@ -1087,20 +1080,21 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	pt_mark(pt, "masks");
 
 	/* Each lane's pre-peel, in shared memory where its cells fit. */
+	CK(cudaMemsetAsync(L->cidx, 0, L->ucount * 4, st));
 	shb = (size_t)L->R * 8;
 	if (shb + 256 <= (size_t)S->smax) {
 		CK(cudaFuncSetAttribute(k_lane_peel<true>,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shb));
 		k_lane_peel<true><<<(unsigned)B, LTHREADS, shb, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
-		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
+		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->loff,
 		    NULL, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
 		    &S->ctl->bad, &S->ctl->rounds, pt ? pt->clk : NULL);
 	} else {
 		CK(dbuf_need(&S->cells, L->ncells * 8));
 		k_lane_peel<false><<<(unsigned)B, LTHREADS, 0, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
-		    p->n, (unsigned)B, p->k, L->nblocks, L->R, L->rows, L->loff,
+		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->loff,
 		    (unsigned *)S->cells.p, L->order, L->rs, L->lnr, L->cidx,
 		    L->ucoord, &S->ctl->bad, &S->ctl->rounds,
 		    pt ? pt->clk : NULL);
@@ -1324,7 +1318,7 @@ out:
 template <typename cell, bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
 k_lane_decode(const uint64_t *order, const unsigned *loff,
-    const unsigned *rs, const unsigned *lnr, const uint32_t *rows,
+    const unsigned *rs, const unsigned *lnr, uint64_t seed,
     unsigned B, unsigned k, uint32_t R, int bits, cell *sum, float *out,
     cell *fixed, double pinv, unsigned *left, unsigned long long *clk)
 {
@@ -1346,14 +1340,19 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 	for (r = 0; r < nr; r++) {
 		unsigned from = lrs[r], to = lrs[r + 1];
 
+		uint64_t next = from + threadIdx.x < to ?
+		    ord[from + threadIdx.x] : 0;
+
 		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
-			uint64_t o = ord[e], b = o >> 3, i = b * B + t;
+			uint64_t o = next, b = o >> 3, i = b * B + t;
 			unsigned js = (unsigned)(o & 7);
 			uint32_t rr[HC_MAX_K];
 			size_t pc;
 			cell x;
 
-			d_rows(rows, b, k, rr);
+			if (e + blockDim.x < to)	/* the next, early */
+				next = ord[e + blockDim.x];
+			d_block_rows(seed, b, R, k, rr);
 			pc = (size_t)rr[js] * st;
 			x = v[pc];
 			v[pc] = 0;
@@ -1429,12 +1428,12 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 			    cudaFuncAttributeMaxDynamicSharedMemorySize,
 			    (int)shb));
 			k_lane_decode<cell, true><<<B, LTHREADS, shb, st>>>(
-			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
+			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
 			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
 			    dleft, pt ? pt->clk : NULL);
 		} else
 			k_lane_decode<cell, false><<<B, LTHREADS, 0, st>>>(
-			    L->order, L->loff, L->rs, L->lnr, L->rows, B,
+			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
 			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
 			    dleft, pt ? pt->clk : NULL);
 		CK(cudaGetLastError());

@@ -472,6 +472,78 @@ d_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
 	}
 }
 
+/*
+ * The lane kernels' copies of the above, with every index of rr known at
+ * compile time (loops unrolled to HC_MAX_K), so that rr stays in
+ * registers: in local memory it would go through an L1 that the lanes'
+ * shared memory leaves small.
+ */
+__device__ static __forceinline__ void
+r_put(uint32_t *rr, unsigned j, uint32_t r)
+{
+#pragma unroll
+	for (unsigned x = 0; x < HC_MAX_K; x++)
+		if (x == j)
+			rr[x] = r;
+}
+
+__device__ static __forceinline__ uint32_t
+r_get(const uint32_t *rr, unsigned j)
+{
+	uint32_t r = 0;
+
+#pragma unroll
+	for (unsigned x = 0; x < HC_MAX_K; x++)
+		if (x == j)
+			r = rr[x];
+	return r;
+}
+
+/* Is r among rr[0 .. got)? */
+__device__ static __forceinline__ bool
+r_has(const uint32_t *rr, unsigned got, uint32_t r)
+{
+	bool has = false;
+
+#pragma unroll
+	for (unsigned x = 0; x < HC_MAX_K; x++)
+		has |= x < got && rr[x] == r;
+	return has;
+}
+
+/* The first j < k with rr[j] == r, or k. */
+__device__ static __forceinline__ unsigned
+r_find(const uint32_t *rr, unsigned k, uint32_t r)
+{
+	unsigned j = k;
+
+#pragma unroll
+	for (int x = HC_MAX_K - 1; x >= 0; x--)
+		if ((unsigned)x < k && rr[x] == r)
+			j = (unsigned)x;
+	return j;
+}
+
+/* d_block_rows, rr in registers. */
+__device__ static __forceinline__ void
+r_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
+    uint32_t *rr)
+{
+	uint64_t h = d_mix(seed ^ d_mix(b + 1)), x;
+	unsigned got = 0, a;
+	uint32_t r;
+
+	for (a = 0; got < k && a < 64 * k; a++) {
+		x = d_mix(h + (uint64_t)(a + 1) * GOLDEN);
+		r = (uint32_t)(((x >> 32) * (uint64_t)R) >> 32);
+		if (!r_has(rr, got, r))
+			r_put(rr, got++, r);
+	}
+	for (r = 0; got < k; r++)
+		if (!r_has(rr, got, r))
+			r_put(rr, got++, r);
+}
+
 /* hc_quantize_p: round(v * p), half to even, by integer means. */
 __device__ static int
 d_quantize(float v, double p, int bits, uint64_t *q)
@@ -792,7 +864,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
 			uint32_t rr[HC_MAX_K];
 
-			d_block_rows(seed, b, R, k, rr);
+			r_block_rows(seed, b, R, k, rr);
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -807,6 +879,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint32_t rr[HC_MAX_K];
 			uint64_t b;
 			unsigned j, jj;
+			bool earlier;
 
 			if (cnt[c * st] != 1)
 				continue;
@@ -816,17 +889,17 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 				s_bad = 1;
 				continue;
 			}
-			d_block_rows(seed, b, R, k, rr);
-			for (j = 0; j < k && rr[j] != c; j++)
-				;
-			if (j == k) {
+			r_block_rows(seed, b, R, k, rr);
+			if ((j = r_find(rr, k, (uint32_t)c)) == k) {
 				s_bad = 1;
 				continue;
 			}
-			for (jj = 0; jj < j && cnt[(size_t)rr[jj] * st] != 1;
-			    jj++)
-				;
-			if (jj == j)
+			earlier = false;
+#pragma unroll
+			for (jj = 0; jj < HC_MAX_K; jj++)
+				if (jj < j)
+					earlier |= cnt[(size_t)rr[jj] * st] == 1;
+			if (!earlier)
 				ord[d_append(&s_n)] = b << 3 | j;
 		}
 		__syncthreads();
@@ -840,7 +913,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = ord[e] >> 3;
 			uint32_t rr[HC_MAX_K];
 
-			d_block_rows(seed, b, R, k, rr);
+			r_block_rows(seed, b, R, k, rr);
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -868,11 +941,15 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t i = b * B + t, pos;
 			uint32_t rr[HC_MAX_K];
 			unsigned j;
+			bool empty;
 
-			d_block_rows(seed, b, R, k, rr);
-			for (j = 0; j < k && cnt[rr[j] * st] != 0; j++)
-				;
-			if (j == k) {
+			r_block_rows(seed, b, R, k, rr);
+			empty = false;
+#pragma unroll
+			for (j = 0; j < HC_MAX_K; j++)
+				if (j < k)
+					empty |= cnt[(size_t)rr[j] * st] == 0;
+			if (!empty) {
 				pos = d_rank(ubits, wpre, i);
 				cidx[pos] = UNPEELED;
 				ucoord[pos] = i;
@@ -1352,8 +1429,8 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 
 			if (e + blockDim.x < to)	/* the next, early */
 				next = ord[e + blockDim.x];
-			d_block_rows(seed, b, R, k, rr);
-			pc = (size_t)rr[js] * st;
+			r_block_rows(seed, b, R, k, rr);
+			pc = (size_t)r_get(rr, js) * st;
 			x = v[pc];
 			v[pc] = 0;
 #pragma unroll

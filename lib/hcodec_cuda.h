@@ -6,16 +6,20 @@
  * is queued on a CUDA stream (NULL: the default stream).
  *
  *	index		hc_cuda_bitmap: bitmap and largest exponent
- *	layout		hc_cuda_layout_new: union enumerated, lane counts and
- *			R, rows, cell counts and block-id XORs, then the
+ *	layout		hc_cuda_layout_new: lane counts and R, rows, then
+ *			lane by lane (cell (r, t) only holds lane t's
+ *			coordinates), one thread block a lane with its R
+ *			cells in shared memory (in global memory where they
+ *			do not fit): cell counts and block-id sums, then the
  *			pre-peel in rounds of two phases (find the pure
  *			cells, then take their coordinates out), which
  *			leaves C and the order in which decoding peels
  *	encode		hc_cuda_encode: wrapping integer atomics, so the
  *			cells hold what the CPU's sequential adds give
- *	decode		hc_cuda_decode: the pre-peel's rounds replayed, one
- *			kernel a round; no entry of a round writes a cell
- *			another reads
+ *	decode		hc_cuda_decode: the pre-peel's rounds replayed,
+ *			again a block a lane with its cells in shared
+ *			memory; no entry of a round writes a cell another
+ *			reads
  *
  * Each function returns 0 or a negative HC_E* code of hcodec.h
  * (HC_EINVAL also when a CUDA call fails; hc_cuda_error tells which).
@@ -29,6 +33,12 @@
  * so steady use neither allocates nor frees device memory.  Free a layout
  * only once no queued work uses it.  hc_cuda_trim frees what the pools
  * hold.  Link with the CUDA runtime.
+ *
+ * GLEAM_HC_CUDA_PROFILE=1 in the environment makes hc_cuda_layout_new and
+ * the decodes print one line each to stderr: the GPU time of each of
+ * their steps, and the clock cycles of the lane kernels' phases summed
+ * over the lanes.  It adds an allocation and events to every call: for
+ * finding where time goes, not for timing.
  */
 #ifndef GLEAM_HCODEC_CUDA_H
 #define GLEAM_HCODEC_CUDA_H
@@ -55,7 +65,7 @@ struct hc_cuda_layout_info {
 	size_t		cells;		/* R * B */
 	size_t		union_count;
 	size_t		core_count;
-	size_t		nrounds;	/* of the pre-peel */
+	size_t		nrounds;	/* of the pre-peel, the most of any lane */
 };
 
 /* Round 0 and 1 of a device gradient g into device bits; *emax on host. */

@@ -87,7 +87,7 @@ struct hctl {
 
 struct scratch {
 	int		 dev, nsm, smax;	/* smax: shared bytes a block */
-	struct dbuf	 cells, flag, cpos, cnt, lane, masks, tmp;
+	struct dbuf	 cells, front, flag, cpos, cnt, lane, masks, tmp;
 	struct dctl	*ctl;
 	struct hctl	*h;
 };
@@ -212,6 +212,7 @@ scratch_destroy(struct scratch *s)
 	if (cudaGetDevice(&dev) == cudaSuccess && dev != s->dev)
 		cudaSetDevice(s->dev);
 	dbuf_free(&s->cells);
+	dbuf_free(&s->front);
 	dbuf_free(&s->flag);
 	dbuf_free(&s->cpos);
 	dbuf_free(&s->cnt);
@@ -833,21 +834,23 @@ template <bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
 k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
     const uint64_t *ubits, const uint64_t *wpre, uint64_t seed, unsigned B,
-    unsigned k, size_t nblocks, uint32_t R,
-    const unsigned *loff, unsigned *gcells, uint64_t *order,
-    unsigned *rs, unsigned *lnr, uint32_t *cidx, uint64_t *ucoord,
-    unsigned *bad, unsigned *maxr, unsigned long long *clk)
+    unsigned k, size_t nblocks, uint32_t R, const uint32_t *rows,
+    const unsigned *loff, unsigned *gcells, unsigned *front,
+    uint64_t *order, unsigned *rs, unsigned *lnr, uint32_t *cidx,
+    uint64_t *ucoord, unsigned *bad, unsigned *maxr,
+    unsigned long long *clk)
 {
 	extern __shared__ unsigned sh[];
-	__shared__ unsigned s_n, s_bad;
+	__shared__ unsigned s_n, s_f, s_bad;
 	const unsigned t = blockIdx.x;
 	const size_t st = SH ? 1 : B;
 	unsigned *cnt = SH ? sh : gcells + t;
 	unsigned *idx = SH ? sh + R : gcells + (size_t)R * B + t;
+	unsigned *fr = front + (size_t)t * R;
 	const uint32_t *m = masks + (size_t)t * nchp;
 	uint64_t *ord = order + loff[t];
 	unsigned *lrs = rs + loff[t] + t;
-	unsigned from = 0, to, nr = 0;
+	unsigned from = 0, to, nr = 0, ffrom = 0, fto;
 	long long c0 = clock64(), c1, c2;
 
 	for (size_t r = threadIdx.x; r < R; r += blockDim.x) {
@@ -856,6 +859,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	}
 	if (threadIdx.x == 0) {
 		s_n = 0;
+		s_f = 0;
 		s_bad = 0;
 	}
 	__syncthreads();
@@ -864,7 +868,9 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = 32 * c + (unsigned)(__ffs(x) - 1);
 			uint32_t rr[HC_MAX_K];
 
-			r_block_rows(seed, b, R, k, rr);
+#pragma unroll
+			for (unsigned j = 0; j < HC_MAX_K; j++)
+				rr[j] = j < k ? rows[b * k + j] : 0;
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -873,15 +879,21 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 				}
 		}
 	__syncthreads();
+	/* The first front: every pure cell. */
+	for (size_t c = threadIdx.x; c < R; c += blockDim.x)
+		if (cnt[c * st] == 1)
+			fr[d_append(&s_f)] = (unsigned)c;
+	__syncthreads();
+	fto = s_f;
 	c1 = clock64();
 	for (;;) {
-		for (size_t c = threadIdx.x; c < R; c += blockDim.x) {
-			uint32_t rr[HC_MAX_K];
+		for (unsigned f = ffrom + threadIdx.x; f < fto; f += blockDim.x) {
+			uint32_t rr[HC_MAX_K], c = fr[f];
 			uint64_t b;
 			unsigned j, jj;
 			bool earlier;
 
-			if (cnt[c * st] != 1)
+			if (cnt[c * st] != 1)	/* emptied since it joined */
 				continue;
 			b = idx[c * st];
 			/* The structure is local; the check costs nothing. */
@@ -890,7 +902,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 				continue;
 			}
 			r_block_rows(seed, b, R, k, rr);
-			if ((j = r_find(rr, k, (uint32_t)c)) == k) {
+			if ((j = r_find(rr, k, c)) == k) {
 				s_bad = 1;
 				continue;
 			}
@@ -909,6 +921,12 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 		if (threadIdx.x == 0)
 			lrs[nr] = from;
 		nr++;
+		ffrom = fto;
+		/*
+		 * A cell left with one coordinate joins the next front:
+		 * once ever (counts only fall), so the fronts of all rounds
+		 * together fit in R.
+		 */
 		for (unsigned e = from + threadIdx.x; e < to; e += blockDim.x) {
 			uint64_t b = ord[e] >> 3;
 			uint32_t rr[HC_MAX_K];
@@ -917,12 +935,14 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
-					atomicSub(&cnt[rr[j] * st], 1u);
+					if (atomicSub(&cnt[rr[j] * st], 1u) == 2)
+						fr[d_append(&s_f)] = rr[j];
 					atomicSub(&idx[rr[j] * st], (unsigned)b);
 				}
 		}
 		from = to;
 		__syncthreads();
+		fto = s_f;		/* nobody appends before the next sync */
 	}
 	c2 = clock64();
 	if (threadIdx.x == 0) {
@@ -1158,21 +1178,22 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 
 	/* Each lane's pre-peel, in shared memory where its cells fit. */
 	CK(cudaMemsetAsync(L->cidx, 0, L->ucount * 4, st));
+	CK(dbuf_need(&S->front, L->ncells * 4));
 	shb = (size_t)L->R * 8;
 	if (shb + 256 <= (size_t)S->smax) {
 		CK(cudaFuncSetAttribute(k_lane_peel<true>,
 		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shb));
 		k_lane_peel<true><<<(unsigned)B, LTHREADS, shb, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
-		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->loff,
-		    NULL, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
+		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->rows,
+		    L->loff, NULL, (unsigned *)S->front.p, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
 		    &S->ctl->bad, &S->ctl->rounds, pt ? pt->clk : NULL);
 	} else {
 		CK(dbuf_need(&S->cells, L->ncells * 8));
 		k_lane_peel<false><<<(unsigned)B, LTHREADS, 0, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
-		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->loff,
-		    (unsigned *)S->cells.p, L->order, L->rs, L->lnr, L->cidx,
+		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->rows,
+		    L->loff, (unsigned *)S->cells.p, (unsigned *)S->front.p, L->order, L->rs, L->lnr, L->cidx,
 		    L->ucoord, &S->ctl->bad, &S->ctl->rounds,
 		    pt ? pt->clk : NULL);
 	}
@@ -1409,9 +1430,22 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 	cell any = 0;
 	long long c0 = clock64(), c1, c2;
 
-	if (SH)
-		for (size_t c = threadIdx.x; c < R; c += blockDim.x)
+	if (SH) {	/* four loads in flight a thread */
+		size_t c = threadIdx.x, d = blockDim.x;
+
+		for (; c + 3 * d < R; c += 4 * d) {
+			cell a0 = sum[c * B + t], a1 = sum[(c + d) * B + t];
+			cell a2 = sum[(c + 2 * d) * B + t];
+			cell a3 = sum[(c + 3 * d) * B + t];
+
+			v[c] = a0;
+			v[c + d] = a1;
+			v[c + 2 * d] = a2;
+			v[c + 3 * d] = a3;
+		}
+		for (; c < R; c += d)
 			v[c] = sum[c * B + t];
+	}
 	__syncthreads();
 	c1 = clock64();
 	for (r = 0; r < nr; r++) {

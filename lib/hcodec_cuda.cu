@@ -748,8 +748,8 @@ k_rows(uint64_t seed, size_t nblocks, uint32_t R, unsigned k, uint32_t *rows)
 /*
  * The structure splits by lane: cell (r, t) only ever holds lane t's
  * coordinates, so each lane is peeled on its own, by one block, with
- * its R cells in shared memory (or, where R of them do not fit, in
- * global scratch at their own places r * B + t).  First each lane's
+ * its R cells in shared memory (or, where R of them do not fit, in a
+ * region of global scratch of its own, R cells in a row).  First each lane's
  * union blocks, 32 to a mask word: masks[t * nchp + c] bit x set when
  * coordinate (32 c + x) * B + t is in U.  A warp takes 32 lanes and
  * MRUN chunks of 32 blocks; a ballot per lane turns the blocks' bits
@@ -843,9 +843,8 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	extern __shared__ unsigned sh[];
 	__shared__ unsigned s_n, s_f, s_bad;
 	const unsigned t = blockIdx.x;
-	const size_t st = SH ? 1 : B;
-	unsigned *cnt = SH ? sh : gcells + t;
-	unsigned *idx = SH ? sh + R : gcells + (size_t)R * B + t;
+	unsigned *cnt = SH ? sh : gcells + (size_t)t * 2 * R;
+	unsigned *idx = cnt + R;
 	unsigned *fr = front + (size_t)t * R;
 	const uint32_t *m = masks + (size_t)t * nchp;
 	uint64_t *ord = order + loff[t];
@@ -854,8 +853,8 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 	long long c0 = clock64(), c1, c2;
 
 	for (size_t r = threadIdx.x; r < R; r += blockDim.x) {
-		cnt[r * st] = 0;
-		idx[r * st] = 0;
+		cnt[r] = 0;
+		idx[r] = 0;
 	}
 	if (threadIdx.x == 0) {
 		s_n = 0;
@@ -874,14 +873,14 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
-					atomicAdd(&cnt[rr[j] * st], 1u);
-					atomicAdd(&idx[rr[j] * st], (unsigned)b);
+					atomicAdd(&cnt[rr[j]], 1u);
+					atomicAdd(&idx[rr[j]], (unsigned)b);
 				}
 		}
 	__syncthreads();
 	/* The first front: every pure cell. */
 	for (size_t c = threadIdx.x; c < R; c += blockDim.x)
-		if (cnt[c * st] == 1)
+		if (cnt[c] == 1)
 			fr[d_append(&s_f)] = (unsigned)c;
 	__syncthreads();
 	fto = s_f;
@@ -893,9 +892,9 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			unsigned j, jj;
 			bool earlier;
 
-			if (cnt[c * st] != 1)	/* emptied since it joined */
+			if (cnt[c] != 1)	/* emptied since it joined */
 				continue;
-			b = idx[c * st];
+			b = idx[c];
 			/* The structure is local; the check costs nothing. */
 			if (b >= nblocks) {
 				s_bad = 1;
@@ -910,7 +909,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 #pragma unroll
 			for (jj = 0; jj < HC_MAX_K; jj++)
 				if (jj < j)
-					earlier |= cnt[(size_t)rr[jj] * st] == 1;
+					earlier |= cnt[rr[jj]] == 1;
 			if (!earlier)
 				ord[d_append(&s_n)] = b << 3 | j;
 		}
@@ -935,9 +934,9 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
-					if (atomicSub(&cnt[rr[j] * st], 1u) == 2)
+					if (atomicSub(&cnt[rr[j]], 1u) == 2)
 						fr[d_append(&s_f)] = rr[j];
-					atomicSub(&idx[rr[j] * st], (unsigned)b);
+					atomicSub(&idx[rr[j]], (unsigned)b);
 				}
 		}
 		from = to;
@@ -968,7 +967,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 #pragma unroll
 			for (j = 0; j < HC_MAX_K; j++)
 				if (j < k)
-					empty |= cnt[(size_t)rr[j] * st] == 0;
+					empty |= cnt[rr[j]] == 0;
 			if (!empty) {
 				pos = d_rank(ubits, wpre, i);
 				cidx[pos] = UNPEELED;
@@ -1405,8 +1404,9 @@ out:
 /* ---- decode ------------------------------------------------------------ */
 
 /*
- * Lane t's rounds replayed by one block, its R cells in shared memory
- * (or, where they do not fit, in place in sum).  Each entry's pure cell
+ * Lane t's rounds replayed by one block, its R cells copied from sum
+ * into shared memory (or, where they do not fit, into a region of
+ * global scratch of its own).  Each entry's pure cell
  * holds it alone (no other entry of the round, nor of a later one, is
  * in it), so it is read and then cleared by a plain store: what
  * subtracting its value would leave.  The other k - 1 cells may be
@@ -1417,20 +1417,20 @@ template <typename cell, bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
 k_lane_decode(const uint64_t *order, const unsigned *loff,
     const unsigned *rs, const unsigned *lnr, uint64_t seed,
-    unsigned B, unsigned k, uint32_t R, int bits, cell *sum, float *out,
-    cell *fixed, double pinv, unsigned *left, unsigned long long *clk)
+    unsigned B, unsigned k, uint32_t R, int bits, const cell *sum,
+    cell *gcells, float *out, cell *fixed, double pinv, unsigned *left,
+    unsigned long long *clk)
 {
 	extern __shared__ unsigned long long shc[];
 	const unsigned t = blockIdx.x;
-	const size_t st = SH ? 1 : B;
-	cell *v = SH ? (cell *)shc : sum + t;
+	cell *v = SH ? (cell *)shc : gcells + (size_t)t * R;
 	const uint64_t *ord = order + loff[t];
 	const unsigned *lrs = rs + loff[t] + t;
 	unsigned nr = lnr[t], r;
 	cell any = 0;
 	long long c0 = clock64(), c1, c2;
 
-	if (SH) {	/* four loads in flight a thread */
+	{		/* four loads in flight a thread */
 		size_t c = threadIdx.x, d = blockDim.x;
 
 		for (; c + 3 * d < R; c += 4 * d) {
@@ -1450,7 +1450,6 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 	c1 = clock64();
 	for (r = 0; r < nr; r++) {
 		unsigned from = lrs[r], to = lrs[r + 1];
-
 		uint64_t next = from + threadIdx.x < to ?
 		    ord[from + threadIdx.x] : 0;
 
@@ -1464,13 +1463,13 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 			if (e + blockDim.x < to)	/* the next, early */
 				next = ord[e + blockDim.x];
 			r_block_rows(seed, b, R, k, rr);
-			pc = (size_t)r_get(rr, js) * st;
+			pc = r_get(rr, js);
 			x = v[pc];
 			v[pc] = 0;
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k && j != js)
-					atomicAdd(&v[(size_t)rr[j] * st],
+					atomicAdd(&v[rr[j]],
 					    (cell)(0 - x));
 			if (fixed != NULL)
 				fixed[i] = x;
@@ -1482,7 +1481,7 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 	}
 	c2 = clock64();
 	for (size_t c = threadIdx.x; c < R; c += blockDim.x)
-		any |= v[c * st];
+		any |= v[c];
 	if (__syncthreads_or(any != 0) && threadIdx.x == 0)
 		atomicOr(left, 1u);
 	if (clk != NULL && threadIdx.x == 0) {
@@ -1540,13 +1539,16 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 			    (int)shb));
 			k_lane_decode<cell, true><<<B, LTHREADS, shb, st>>>(
 			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
-			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
-			    dleft, pt ? pt->clk : NULL);
-		} else
+			    L->p.k, L->R, L->p.cell_bits, sum, NULL, out, fixed,
+			    pinv, dleft, pt ? pt->clk : NULL);
+		} else {
+			CK(dbuf_need(&S->cells, L->ncells * sizeof(cell)));
 			k_lane_decode<cell, false><<<B, LTHREADS, 0, st>>>(
 			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
-			    L->p.k, L->R, L->p.cell_bits, sum, out, fixed, pinv,
-			    dleft, pt ? pt->clk : NULL);
+			    L->p.k, L->R, L->p.cell_bits, sum,
+			    (cell *)S->cells.p, out, fixed, pinv, dleft,
+			    pt ? pt->clk : NULL);
+		}
 		CK(cudaGetLastError());
 	}
 	pt_mark(pt, "lanes");

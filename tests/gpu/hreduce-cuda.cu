@@ -106,7 +106,7 @@ worker(const struct tcase *c, int w)
 	struct hr_ctx *x = NULL;
 	char err[256];
 	float *dg = NULL;
-	int rc, rcc, rep, s;
+	int rc, rcc, rep, s, nan = c->nan;
 
 	for (int v = 0; v < c->W; v++) {
 		gen(g[(size_t)v].data(), c->n, c->density, v, c->seed);
@@ -141,12 +141,13 @@ worker(const struct tcase *c, int w)
 			tg.push_back(t1 - t0);
 			tc.push_back(t2 - t1);
 		}
-		if (c->nan) {
+		if (nan) {
 			if (rc != HR_ENONFINITE || rcc != HR_ENONFINITE)
 				FAIL("a NaN at rank %d: %d and %d, not %d",
 				    c->W - 1, rc, rcc, HR_ENONFINITE);
-			/* The context goes on: one tensor without it. */
+			/* The context goes on: the next tensors without it. */
 			g[(size_t)(c->W - 1)][c->n / 2] = 0;
+			nan = 0;
 			continue;
 		}
 		if (rc != 0 || rcc != 0)
@@ -162,20 +163,11 @@ worker(const struct tcase *c, int w)
 		    memcmp(ref.data(), host.data(), c->n * 4) != 0)
 			FAIL("not the dense fixed-point sum (scale %d)", s);
 	}
-	if (c->nan) {	/* the tensor after the failed one */
-		cudaMemcpy(dg, gp[(size_t)w], c->n * 4, cudaMemcpyHostToDevice);
-		memcpy(host.data(), gp[(size_t)w], c->n * 4);
-		rc = hr_allreduce_cuda(x, dg, c->n, NULL);
-		rcc = hr_allreduce(x, host.data(), c->n);
-		cudaMemcpy(back.data(), dg, c->n * 4, cudaMemcpyDeviceToHost);
-		if (rc != 0 || rcc != 0 || memcmp(back.data(), host.data(),
-		    c->n * 4) != 0)
-			FAIL("after a NaN: %d %d", rc, rcc);
-	}
 	if (c->timed && w == 0)
 		printf("n %zu, density %g, W %d: hr_allreduce_cuda %.2f ms, "
 		    "hr_allreduce %.2f ms (medians, loopback)\n", c->n,
 		    c->density, c->W, median(tg) * 1e3, median(tc) * 1e3);
+	fflush(stdout);
 	hr_close(x);
 	cudaFree(dg);
 	_exit(0);
@@ -234,7 +226,7 @@ main(int argc, char *argv[])
 		{ 1000003, 0.01, 4, 32, 0, 0, 2 },
 		{ 1000003, 0.2, 3, 64, 0, 0, 3 },
 		{ 4099, 0.0, 2, 32, 0, 0, 4 },		/* all zeros */
-		{ 200003, 0.05, 2, 32, 1, 0, 5 },	/* a NaN */
+		{ 200003, 0.05, 2, 32, 1, 0, 5 },	/* a NaN, then none */
 		{ 16777216, 0.01, 8, 32, 0, 1, 6 },
 	};
 	int pass = 0, fail = 0;

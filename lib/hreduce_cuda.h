@@ -7,10 +7,8 @@
  * and round failures grad is left as it was; if the merged sketch does
  * not decode (HR_ECODEC, a broken aggregator) grad is lost.  A rank that
  * fails on its own between the rounds (out of GPU memory) sends no ABORT:
- * the others fail at the aggregator's timeout.  Its device and pinned
- * host buffers are kept for the next call, in a small pool per device,
- * as hcodec_cuda.h's are.  Build with nvcc and link the CUDA runtime;
- * gleam-hreduce(3).
+ * the others fail at the aggregator's timeout.  Build with
+ * nvcc and link the CUDA runtime; gleam-hreduce(3).
  */
 #ifndef GLEAM_HREDUCE_CUDA_H
 #define GLEAM_HREDUCE_CUDA_H

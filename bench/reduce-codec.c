@@ -32,14 +32,7 @@ static const char *const stage[STAGES] = {
 };
 
 /* gleam-reduce bench's gradient: gleam-reduce/bench.c, overlap 0. */
-static uint64_t
-mix(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define mix splitmix64_at
 
 static void
 gradient(float *g, size_t n, double density, int w)

@@ -34,6 +34,7 @@
 
 extern "C" {
 #include "hcodec.h"
+#include "util.h"
 }
 #include "hcodec_cuda.h"
 
@@ -62,15 +63,7 @@ static unsigned case_block;	/* B of the next cases; 0: the default */
 
 enum support { SUP_RANDOM, SUP_SAME, SUP_DISJOINT, SUP_ZERO };
 
-static uint64_t
-rnd(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define rnd splitmix64
 
 static void
 gen(float *g, size_t n, double density, enum support sup, int W, int w,

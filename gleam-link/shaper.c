@@ -267,15 +267,11 @@ shaper_delivered(const struct shaper *sh)
 	return sh->delivered;
 }
 
-/* splitmix64: small, fast, and the same sequence for the same seed. */
+/* splitmix64 (util.h): the same sequence for the same seed. */
 static uint64_t
 shaper_random(struct shaper *sh)
 {
-	uint64_t z = (sh->rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return splitmix64(&sh->rng);
 }
 
 /*

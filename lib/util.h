@@ -9,6 +9,29 @@
 
 #define GLEAM_VERSION	"0.1.0"
 
+/*
+ * splitmix64: splitmix64_at is the number that follows state z, and
+ * splitmix64 steps the state *s and returns it.  Small, fast, and the same
+ * sequence for the same seed everywhere (tests, benches, the shaper).
+ */
+static inline uint64_t
+splitmix64_at(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t
+splitmix64(uint64_t *s)
+{
+	uint64_t z = splitmix64_at(*s);
+
+	*s += 0x9e3779b97f4a7c15ULL;
+	return z;
+}
+
 /* Monotonic clock in nanoseconds and seconds. */
 uint64_t	now_ns(void);
 double		now_s(void);

@@ -35,20 +35,13 @@
 extern "C" {
 #include "hcodec.h"
 #include "hreduce.h"
+#include "util.h"
 }
 #include "hreduce_cuda.h"
 
 static int port;
 
-static uint64_t
-rnd(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define rnd splitmix64
 
 /* Worker w's gradient of a case: independent supports. */
 static void

@@ -16,6 +16,7 @@
 
 #include "hcodec.h"
 #include "t.h"
+#include "util.h"
 
 enum support { SUP_RANDOM, SUP_SAME, SUP_DISJOINT };
 
@@ -33,15 +34,7 @@ struct tcase {
 
 static size_t trips, cores_seen, cores_total, rounds_max;
 
-static uint64_t
-rnd(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define rnd splitmix64
 
 static double
 rnd_unit(uint64_t *st)

@@ -27,6 +27,7 @@
 #include "hreduce.h"
 #include "hreduce_wire.h"
 #include "t.h"
+#include "util.h"
 
 enum support { SUP_RANDOM, SUP_SAME, SUP_DISJOINT, SUP_ZERO };
 
@@ -43,15 +44,7 @@ struct tcase {
 static int agg_port;
 static pid_t agg_pid;
 
-static uint64_t
-rnd(uint64_t *st)
-{
-	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define rnd splitmix64
 
 /* Worker w's gradient for tensor t of case c. */
 static void

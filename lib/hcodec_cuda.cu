@@ -435,6 +435,18 @@ d_append(unsigned *len)
 	return g.shfl(base, 0) + g.thread_rank();
 }
 
+/* GLEAM_HC_CUDA_PROFILE: a lane's three phases, from thread 0. */
+__device__ static void
+d_clk(unsigned long long *clk, long long c0, long long c1, long long c2)
+{
+	if (clk == NULL || threadIdx.x != 0)
+		return;
+	atomicAdd(&clk[0], (unsigned long long)(c1 - c0));
+	atomicAdd(&clk[1], (unsigned long long)(c2 - c1));
+	atomicAdd(&clk[2], (unsigned long long)(clock64() - c2));
+	atomicAdd(&clk[3], 1ULL);
+}
+
 /* ---- numbers, exactly as hcodec.c ---------------------------------------- */
 
 __device__ static uint64_t
@@ -448,33 +460,8 @@ d_mix(uint64_t z)
 	return z;
 }
 
-/* hc_block_rows, line for line. */
-__device__ static void
-d_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
-    uint32_t *out)
-{
-	uint64_t h = d_mix(seed ^ d_mix(b + 1)), x;
-	unsigned got = 0, a, j;
-	uint32_t r;
-
-	for (a = 0; got < k && a < 64 * k; a++) {
-		x = d_mix(h + (uint64_t)(a + 1) * GOLDEN);
-		r = (uint32_t)(((x >> 32) * (uint64_t)R) >> 32);
-		for (j = 0; j < got && out[j] != r; j++)
-			;
-		if (j == got)
-			out[got++] = r;
-	}
-	for (r = 0; got < k; r++) {
-		for (j = 0; j < got && out[j] != r; j++)
-			;
-		if (j == got)
-			out[got++] = r;
-	}
-}
-
 /*
- * The lane kernels' copies of the above, with every index of rr known at
+ * A block's k rows in an array rr of HC_MAX_K, every index known at
  * compile time (loops unrolled to HC_MAX_K), so that rr stays in
  * registers: in local memory it would go through an L1 that the lanes'
  * shared memory leaves small.
@@ -525,9 +512,9 @@ r_find(const uint32_t *rr, unsigned k, uint32_t r)
 	return j;
 }
 
-/* d_block_rows, rr in registers. */
+/* hc_block_rows, step for step; rr in registers. */
 __device__ static __forceinline__ void
-r_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
+d_block_rows(uint64_t seed, uint64_t b, uint32_t R, unsigned k,
     uint32_t *rr)
 {
 	uint64_t h = d_mix(seed ^ d_mix(b + 1)), x;
@@ -675,6 +662,26 @@ out:
 	return rc;
 }
 
+/*
+ * The lane kernels come in two: their cells in shared memory (*kern as
+ * given, *shb their bytes) where a lane's fit in a block, else in global
+ * scratch (S->cells, gbytes; *kern becomes global, *shb 0).
+ */
+template <typename K>
+static cudaError_t
+lane_kernel(struct scratch *S, K *kern, K global, size_t bytes,
+    size_t gbytes, size_t *shb)
+{
+	if (bytes + 256 <= (size_t)S->smax) {
+		*shb = bytes;
+		return cudaFuncSetAttribute(*kern,
+		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+	}
+	*kern = global;
+	*shb = 0;
+	return dbuf_need(&S->cells, gbytes);
+}
+
 /* ---- layout ------------------------------------------------------------ */
 
 /*
@@ -741,8 +748,15 @@ k_lane_max(const unsigned *lane, unsigned B, unsigned *umax)
 __global__ static void
 k_rows(uint64_t seed, size_t nblocks, uint32_t R, unsigned k, uint32_t *rows)
 {
-	FOR_EACH(b, nblocks)
-		d_block_rows(seed, b, R, k, rows + b * k);
+	FOR_EACH(b, nblocks) {
+		uint32_t rr[HC_MAX_K];
+
+		d_block_rows(seed, b, R, k, rr);
+#pragma unroll
+		for (unsigned j = 0; j < HC_MAX_K; j++)
+			if (j < k)
+				rows[b * k + j] = rr[j];
+	}
 }
 
 /*
@@ -813,7 +827,6 @@ k_lane_masks(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
 		    tid >> 5, groups, l);
 }
 
-
 /*
  * The pre-peel of lane t (= the block's index).  Each cell is a count
  * and the sum of its blocks' ids (mod 2^32): where the count is 1, the
@@ -826,9 +839,10 @@ k_lane_masks(const uint64_t *ubits, size_t n, unsigned B, size_t nblocks,
  * coordinate is in C when all k of its cells still count something at
  * the end: the pure cell that took a coordinate out is left empty, and
  * counts only fall.  cidx, all 0 before, gets UNPEELED for C (the rest
- * k_core_place makes NOTCORE), ucoord the coordinates of C.  A block's
- * rows are hashed again where needed, as k_rows does: arithmetic is
- * cheaper here than waiting for loads from the rows table.
+ * k_core_place makes NOTCORE), ucoord the coordinates of C.  The build
+ * loads each block's rows from the table; the rounds, whose entries come
+ * in no order, hash them again as k_rows does, sooner than wait on
+ * scattered loads.
  */
 template <bool SH>
 __global__ static void __launch_bounds__(LTHREADS)
@@ -900,7 +914,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 				s_bad = 1;
 				continue;
 			}
-			r_block_rows(seed, b, R, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 			if ((j = r_find(rr, k, c)) == k) {
 				s_bad = 1;
 				continue;
@@ -930,7 +944,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			uint64_t b = ord[e] >> 3;
 			uint32_t rr[HC_MAX_K];
 
-			r_block_rows(seed, b, R, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 #pragma unroll
 			for (unsigned j = 0; j < HC_MAX_K; j++)
 				if (j < k) {
@@ -962,7 +976,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 			unsigned j;
 			bool empty;
 
-			r_block_rows(seed, b, R, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 			empty = false;
 #pragma unroll
 			for (j = 0; j < HC_MAX_K; j++)
@@ -976,12 +990,7 @@ k_lane_peel(const uint32_t *masks, size_t nchp, size_t nch,
 		}
 	if (clk != NULL) {
 		__syncthreads();
-		if (threadIdx.x == 0) {
-			atomicAdd(&clk[0], (unsigned long long)(c1 - c0));
-			atomicAdd(&clk[1], (unsigned long long)(c2 - c1));
-			atomicAdd(&clk[2], (unsigned long long)(clock64() - c2));
-			atomicAdd(&clk[3], 1ULL);
-		}
+		d_clk(clk, c0, c1, c2);
 	}
 }
 
@@ -1178,23 +1187,17 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	/* Each lane's pre-peel, in shared memory where its cells fit. */
 	CK(cudaMemsetAsync(L->cidx, 0, L->ucount * 4, st));
 	CK(dbuf_need(&S->front, L->ncells * 4));
-	shb = (size_t)L->R * 8;
-	if (shb + 256 <= (size_t)S->smax) {
-		CK(cudaFuncSetAttribute(k_lane_peel<true>,
-		    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shb));
-		k_lane_peel<true><<<(unsigned)B, LTHREADS, shb, st>>>(
+	{
+		auto kern = k_lane_peel<true>;
+
+		CK(lane_kernel(S, &kern, k_lane_peel<false>,
+		    (size_t)L->R * 8, L->ncells * 8, &shb));
+		kern<<<(unsigned)B, LTHREADS, shb, st>>>(
 		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
 		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->rows,
-		    L->loff, NULL, (unsigned *)S->front.p, L->order, L->rs, L->lnr, L->cidx, L->ucoord,
-		    &S->ctl->bad, &S->ctl->rounds, pt ? pt->clk : NULL);
-	} else {
-		CK(dbuf_need(&S->cells, L->ncells * 8));
-		k_lane_peel<false><<<(unsigned)B, LTHREADS, 0, st>>>(
-		    (const uint32_t *)S->masks.p, nchp, nch, L->ubits, L->wpre,
-		    p->seed, (unsigned)B, p->k, L->nblocks, L->R, L->rows,
-		    L->loff, (unsigned *)S->cells.p, (unsigned *)S->front.p, L->order, L->rs, L->lnr, L->cidx,
-		    L->ucoord, &S->ctl->bad, &S->ctl->rounds,
-		    pt ? pt->clk : NULL);
+		    L->loff, (unsigned *)S->cells.p, (unsigned *)S->front.p,
+		    L->order, L->rs, L->lnr, L->cidx, L->ucoord, &S->ctl->bad,
+		    &S->ctl->rounds, pt ? pt->clk : NULL);
 	}
 	CK(cudaGetLastError());
 	pt_mark(pt, "peel");
@@ -1462,7 +1465,7 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 
 			if (e + blockDim.x < to)	/* the next, early */
 				next = ord[e + blockDim.x];
-			r_block_rows(seed, b, R, k, rr);
+			d_block_rows(seed, b, R, k, rr);
 			pc = r_get(rr, js);
 			x = v[pc];
 			v[pc] = 0;
@@ -1484,12 +1487,7 @@ k_lane_decode(const uint64_t *order, const unsigned *loff,
 		any |= v[c];
 	if (__syncthreads_or(any != 0) && threadIdx.x == 0)
 		atomicOr(left, 1u);
-	if (clk != NULL && threadIdx.x == 0) {
-		atomicAdd(&clk[0], (unsigned long long)(c1 - c0));
-		atomicAdd(&clk[1], (unsigned long long)(c2 - c1));
-		atomicAdd(&clk[2], (unsigned long long)(clock64() - c2));
-		atomicAdd(&clk[3], 1ULL);
-	}
+	d_clk(clk, c0, c1, c2);
 }
 
 template <typename cell>
@@ -1516,7 +1514,7 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 	struct scratch *S = NULL;
 	unsigned *dleft;
 	double pinv = ldexp(1.0, -s);
-	size_t shb = (size_t)L->R * sizeof(cell);
+	size_t shb;
 	unsigned B = L->p.block;
 	int rc = 0;
 	struct ptimer *pt = NULL;
@@ -1533,22 +1531,15 @@ decode(const struct hc_cuda_layout *L, cell *sum, int s, float *out,
 	CK(cudaMemsetAsync(dleft, 0, sizeof *dleft, st));
 	pt_mark(pt, "memset");
 	if (L->ncells > 0) {
-		if (shb + 256 <= (size_t)S->smax) {
-			CK(cudaFuncSetAttribute(k_lane_decode<cell, true>,
-			    cudaFuncAttributeMaxDynamicSharedMemorySize,
-			    (int)shb));
-			k_lane_decode<cell, true><<<B, LTHREADS, shb, st>>>(
-			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
-			    L->p.k, L->R, L->p.cell_bits, sum, NULL, out, fixed,
-			    pinv, dleft, pt ? pt->clk : NULL);
-		} else {
-			CK(dbuf_need(&S->cells, L->ncells * sizeof(cell)));
-			k_lane_decode<cell, false><<<B, LTHREADS, 0, st>>>(
-			    L->order, L->loff, L->rs, L->lnr, L->p.seed, B,
-			    L->p.k, L->R, L->p.cell_bits, sum,
-			    (cell *)S->cells.p, out, fixed, pinv, dleft,
-			    pt ? pt->clk : NULL);
-		}
+		auto kern = k_lane_decode<cell, true>;
+
+		CK(lane_kernel(S, &kern, k_lane_decode<cell, false>,
+		    (size_t)L->R * sizeof(cell),
+		    L->ncells * sizeof(cell), &shb));
+		kern<<<B, LTHREADS, shb, st>>>(L->order, L->loff, L->rs, L->lnr,
+		    L->p.seed, B, L->p.k, L->R, L->p.cell_bits, sum,
+		    (cell *)S->cells.p, out, fixed, pinv, dleft,
+		    pt ? pt->clk : NULL);
 		CK(cudaGetLastError());
 	}
 	pt_mark(pt, "lanes");

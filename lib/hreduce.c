@@ -31,6 +31,7 @@
 #include "conn.h"
 #include "hcodec.h"
 #include "hreduce.h"
+#include "hreduce_dev.h"
 #include "hreduce_wire.h"
 #include "parse.h"
 #include "proto.h"
@@ -92,6 +93,11 @@ struct tensor {
 	struct hc_layout *L;
 	void		*payload;	/* HOMO, FLOAT, OMNI, GATHER */
 	size_t		 payload_bytes;
+
+	/* HOMO of a gradient on the device (hreduce_dev.h): its state. */
+	int		 on_dev;
+	void		*call;		/* what hr_submit_dev was given */
+	void		*ts;
 };
 
 struct hr_ctx {
@@ -127,6 +133,10 @@ struct hr_ctx {
 	int		 npool;
 	struct hc_layout *spare[HR_WINDOW_MAX];
 	int		 nspare;
+
+	/* The device of hr_submit_dev's gradients, once one was used. */
+	const struct hr_dev *dev;
+	void		*dev_arg;
 };
 
 static int
@@ -504,6 +514,14 @@ layout_put(struct hr_ctx *x, struct hc_layout *L)
 static void
 t_free_bufs(struct hr_ctx *x, struct tensor *t)
 {
+	/* A device's tensor: its buffers are the device's. */
+	if (t->on_dev) {
+		if (t->ts != NULL)
+			x->dev->release(x->dev_arg, t->ts);
+		t->ts = NULL;
+		t->bits = NULL;
+		t->payload = NULL;
+	}
 	buf_put(x, t->bits);
 	buf_put(x, t->payload);
 	free(t->roff);
@@ -656,10 +674,16 @@ t_start(struct hr_ctx *x, struct tensor *t)
 		    t->bits);
 	}
 	t->nbits = hc_bitmap_bytes(t->n);
-	if ((t->bits = buf_get(x, t->nbits)) == NULL)
+	if (t->on_dev) {
+		if ((rc = x->dev->bitmap(x->dev_arg, t->call, &t->ts, t->grad,
+		    t->n, &t->bits, &e, x->err, sizeof x->err)) != 0)
+			return rc;
+	} else if ((t->bits = buf_get(x, t->nbits)) == NULL)
 		return HR_ENOMEM;
-	/* NaN or Inf: the exponent tells every worker, which all stop. */
-	(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e, x->o.threads);
+	else
+		/* NaN or Inf: the exponent tells every worker: all stop. */
+		(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e,
+		    x->o.threads);
 	t->rbuf = t->bits;
 	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
 }
@@ -807,6 +831,24 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	hc_params_init(&p, t->n, x->o.cell_bits);
 	p.seed = x->o.seed;
 	p.threads = x->o.threads;
+	if (t->on_dev) {
+		size_t uc = 0, cc = 0;
+
+		if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
+		    &t->scale)) != 0) {
+			t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
+			return;
+		}
+		if ((rc = x->dev->encode(x->dev_arg, t->ts, &p, t->scale,
+		    t->grad, &t->payload, &t->payload_bytes, &uc, &cc,
+		    x->err, sizeof x->err)) != 0) {
+			t_abort(x, t, t->id, rc, x->err);
+			return;
+		}
+		x->st.union_count = uc;
+		x->st.core_count = cc;
+		goto send;
+	}
 	/* In the memory of a finished tensor's layout, if there is one. */
 	if (x->nspare > 0)
 		t->L = x->spare[--x->nspare];
@@ -844,6 +886,7 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
 		return;
 	}
+send:
 	x->last_scale = t->scale;
 	x->st.payload_bytes = t->payload_bytes;
 	t->rbuf = t->payload;
@@ -879,6 +922,16 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		float_decode(&li, t->payload, t->grad);
 		break;
 	default:
+		if (t->on_dev) {
+			char why[sizeof t->err];
+
+			if ((rc = x->dev->decode(x->dev_arg, t->ts, t->scale,
+			    t->grad, why, sizeof why)) != 0) {
+				t_fail(t, rc, "%s", why);
+				return;
+			}
+			break;
+		}
 		/* In place: hc_decode writes nothing unless the sums are good. */
 		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
 		    0) {
@@ -1364,6 +1417,8 @@ hr_close(struct hr_ctx *x)
 		free(x->pool[i]);
 	for (i = 0; i < x->nspare; i++)
 		hc_layout_free(x->spare[i]);
+	if (x->dev != NULL && x->dev->destroy != NULL)
+		x->dev->destroy(x->dev_arg);
 	conn_close(&x->c);
 	free(x->rb);
 	free(x);
@@ -1400,14 +1455,54 @@ t_by_ticket(struct hr_ctx *x, int ticket, int *at)
 	return NULL;
 }
 
-static int submit(struct hr_ctx *, float *, size_t, const struct tensor *);
+static int submit(struct hr_ctx *, float *, size_t, const struct tensor *,
+    const struct tensor *);
 
 int
 hr_submit(struct hr_ctx *x, float *grad, size_t n)
 {
 	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
 		return HR_EINVAL;
-	return submit(x, grad, n, NULL);
+	return submit(x, grad, n, NULL, NULL);
+}
+
+int
+hr_dev_attach(struct hr_ctx *x, const struct hr_dev *dev, void *arg)
+{
+	if (x == NULL || dev == NULL)
+		return HR_EINVAL;
+	if (x->dev == dev)
+		return 0;
+	if (x->dev != NULL)
+		return ctx_err(x, HR_EINVAL, "the context has a device "
+		    "already");
+	x->dev = dev;
+	x->dev_arg = arg;
+	return 0;
+}
+
+void *
+hr_dev_arg(const struct hr_ctx *x, const struct hr_dev *dev)
+{
+	return x != NULL && x->dev == dev ? x->dev_arg : NULL;
+}
+
+int
+hr_submit_dev(struct hr_ctx *x, float *grad, size_t n, void *call)
+{
+	struct tensor dev;
+
+	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
+		return HR_EINVAL;
+	if (x->dev == NULL)
+		return ctx_err(x, HR_EINVAL, "no device attached");
+	if (x->o.scheme != HR_SCHEME_HOMO)
+		return ctx_err(x, HR_EINVAL, "scheme %s: only homo has a "
+		    "codec on the device", hr_scheme_name(x->o.scheme));
+	memset(&dev, 0, sizeof dev);
+	dev.on_dev = 1;
+	dev.call = call;
+	return submit(x, grad, n, NULL, &dev);
 }
 
 int
@@ -1427,7 +1522,7 @@ hr_reduce_raw(struct hr_ctx *x, int op, void *buf, uint64_t n, int *exponent,
 	raw.raw_buf = buf;
 	raw.raw_exp = op == HR_OP_OR ? *exponent : 0;
 	raw.raw_scale = scale;
-	if ((ticket = submit(x, NULL, 0, &raw)) < 0)
+	if ((ticket = submit(x, NULL, 0, &raw, NULL)) < 0)
 		return ticket;
 	if ((rc = hr_wait(x, ticket)) == 0 && op == HR_OP_OR)
 		*exponent = x->last_exponent;
@@ -1446,9 +1541,13 @@ hr_get_opts(const struct hr_ctx *x, struct hr_opts *o)
 	*o = x->o;
 }
 
-/* A new tensor, or with raw a raw round, into the window. */
+/*
+ * A new tensor, or with raw a raw round, or with dev a gradient on the
+ * device, into the window.
+ */
 static int
-submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
+submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw,
+    const struct tensor *dev)
 {
 	struct tensor *t;
 	int rc;
@@ -1474,8 +1573,11 @@ submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw)
 	if (raw != NULL) {
 		*t = *raw;
 		t->scheme = SCHEME_RAW;
-	} else
+	} else {
+		if (dev != NULL)
+			*t = *dev;
 		t->scheme = x->o.scheme;
+	}
 	t->ticket = ++x->next_ticket;
 	t->grad = grad;
 	t->n = n;
@@ -1536,9 +1638,24 @@ hr_allreduce(struct hr_ctx *x, float *grad, size_t n)
  * (a context gone, a group that must be joined again) takes its place in
  * rcs with that code, and whatever is in flight is still waited for.
  */
+static int
+host_submit(struct hr_ctx *x, float *grad, size_t n, void *call)
+{
+	(void)call;
+	return hr_submit(x, grad, n);
+}
+
 int
 hr_allreduce_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
     size_t count, int *rcs)
+{
+	return hr_many(x, grads, ns, count, rcs, host_submit, NULL);
+}
+
+int
+hr_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
+    size_t count, int *rcs,
+    int (*submitf)(struct hr_ctx *, float *, size_t, void *), void *call)
 {
 	int tickets[HR_WINDOW_MAX];
 	size_t next = 0, done = 0, head = 0;
@@ -1551,7 +1668,7 @@ hr_allreduce_many(struct hr_ctx *x, float *const *grads, const size_t *ns,
 		    (x->nt < x->o.window || inflight == 0)) {
 			/* A failed submit holds its place as its code. */
 			tickets[(head + (size_t)inflight) % HR_WINDOW_MAX] =
-			    hr_submit(x, grads[next], ns[next]);
+			    submitf(x, grads[next], ns[next], call);
 			inflight++;
 			next++;
 		}

@@ -1,14 +1,25 @@
 /*
- * hr_allreduce for a gradient in GPU memory: the codec's work on the GPU
- * (hcodec_cuda.h), only the compressed rounds cross PCIe and the network
- * (hr_reduce_raw of hreduce.h).  The sum is the one hr_allreduce gives,
- * bit for bit.  Every rank must call it for the same tensors in the same
- * order, and not mix it with hr_submit for one tensor.  On HR_ENONFINITE
- * and round failures grad is left as it was; if the merged sketch does
- * not decode (HR_ECODEC, a broken aggregator) grad is lost.  A rank that
- * fails on its own between the rounds (out of GPU memory) sends no ABORT:
- * the others fail at the aggregator's timeout.  Build with
- * nvcc and link the CUDA runtime; gleam-hreduce(3).
+ * hreduce for gradients in GPU memory: the codec's work on the GPU
+ * (hcodec_cuda.h), only the bitmap and the sketch crossing PCIe, through
+ * the context's window like hr_submit's tensors, so that successive
+ * tensors pipeline (round 1 of one while round 2 of another is at the
+ * aggregator) and a group may mix ranks that reduce from host memory with
+ * ranks that reduce from the GPU.  The sum is hr_allreduce's, bit for
+ * bit.  HR_SCHEME_HOMO only (HR_EINVAL otherwise).
+ *
+ *	hr_submit_cuda(ctx, grad, n, stream)	a ticket for hr_wait
+ *	hr_allreduce_cuda(ctx, grad, n, stream)	submit and wait
+ *	hr_allreduce_many_cuda(...)		a list, the window kept full
+ *
+ * The codec's work is queued on stream (NULL: the default stream), after
+ * whatever the caller queued there before (the kernels that made the
+ * gradient); hr_wait returns once the decoded sum is in grad.  The
+ * device calls run on the thread that drives the context (hr_submit_cuda,
+ * hr_wait), which must have the gradient's device current.  On
+ * HR_ENONFINITE and round failures grad is left as it was; if the merged
+ * sketch does not decode (HR_ECODEC, a broken aggregator) grad is lost.
+ * A rank whose GPU fails (out of memory) aborts the round at every rank.
+ * Build with nvcc and link the CUDA runtime; gleam-hreduce(3).
  */
 #ifndef GLEAM_HREDUCE_CUDA_H
 #define GLEAM_HREDUCE_CUDA_H
@@ -21,7 +32,11 @@ extern "C" {
 
 struct hr_ctx;
 
+int	hr_submit_cuda(struct hr_ctx *, float *grad, size_t n, void *stream);
 int	hr_allreduce_cuda(struct hr_ctx *, float *grad, size_t n, void *stream);
+/* rcs (count of them, may be NULL) gets each tensor's result. */
+int	hr_allreduce_many_cuda(struct hr_ctx *, float *const *grads,
+	    const size_t *ns, size_t count, int *rcs, void *stream);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "hcodec.h"
 #include "hreduce.h"
+#include "hreduce_dev.h"
 #include "hreduce_wire.h"
 #include "t.h"
 #include "util.h"
@@ -39,6 +40,7 @@ struct tcase {
 	int		bits;
 	int		tensors;	/* pipelined, sizes n, n/2+1, ... */
 	uint64_t	seed;
+	int		dev;		/* odd ranks through the fake device */
 };
 
 static int agg_port;
@@ -152,6 +154,133 @@ open_worker(int W, int rank, int bits, struct hr_ctx **x)
 	return rc;
 }
 
+/*
+ * ---- a device's hooks (hreduce_dev.h) ------------------------------------
+ * The CPU codec plays the GPU: its own buffers, handed over as the
+ * rounds' host memory, the way hreduce_cuda.cu does it.  fake_fail makes
+ * the fake's encode fail at that call (1 for the first), as a GPU out of
+ * memory would.
+ */
+struct fake_t {
+	uint8_t			*bits;
+	void			*pay;
+	struct hc_layout	*L;
+};
+
+struct fake {
+	int	states;		/* made and not released */
+	int	encodes;
+	int	fail;
+	int	destroyed;
+};
+
+static struct fake fake;
+
+static int
+fake_bitmap(void *arg, void *call, void **ts, const float *g, size_t n,
+    uint8_t **bits, int *emax, char *err, size_t len)
+{
+	struct fake_t *t;
+
+	(void)arg;
+	(void)err;
+	(void)len;
+	if (call != &fake || (t = calloc(1, sizeof *t)) == NULL)
+		return HR_EINVAL;
+	*ts = t;
+	fake.states++;
+	if ((t->bits = malloc(hc_bitmap_bytes(n) + 1)) == NULL)
+		return HR_ENOMEM;
+	*emax = HC_EXP_ZERO;
+	(void)hc_bitmap(g, n, t->bits, emax);
+	*bits = t->bits;
+	return 0;
+}
+
+static int
+fake_encode(void *arg, void *ts, const struct hc_params *p, int scale,
+    const float *g, void **payload, size_t *payload_bytes,
+    size_t *union_count, size_t *core_count, char *err, size_t len)
+{
+	struct fake_t *t = ts;
+	struct hc_layout_info li;
+	size_t pl;
+	int rc;
+
+	(void)arg;
+	if (++fake.encodes == fake.fail) {
+		snprintf(err, len, "the fake device is out of memory");
+		return HR_ENOMEM;
+	}
+	if ((rc = hc_layout_new(p, t->bits, &t->L)) != 0) {
+		snprintf(err, len, "%s", hc_strerror(rc));
+		return HR_ECODEC;
+	}
+	pl = hc_layout_payload(t->L) * (size_t)(p->cell_bits / 8);
+	if ((t->pay = malloc(pl + 1)) == NULL)
+		return HR_ENOMEM;
+	if ((rc = hc_encode(t->L, g, scale, t->pay)) != 0) {
+		snprintf(err, len, "%s", hc_strerror(rc));
+		return HR_ECODEC;
+	}
+	hc_layout_info(t->L, &li);
+	*union_count = li.union_count;
+	*core_count = li.core_count;
+	*payload = t->pay;
+	*payload_bytes = pl;
+	return 0;
+}
+
+static int
+fake_decode(void *arg, void *ts, int scale, float *g, char *err, size_t len)
+{
+	struct fake_t *t = ts;
+	int rc;
+
+	(void)arg;
+	if ((rc = hc_decode(t->L, t->pay, scale, g)) != 0) {
+		snprintf(err, len, "%s", hc_strerror(rc));
+		return HR_ECODEC;
+	}
+	return 0;
+}
+
+static void
+fake_release(void *arg, void *ts)
+{
+	struct fake_t *t = ts;
+
+	(void)arg;
+	if (t == NULL)
+		return;
+	fake.states--;
+	free(t->bits);
+	free(t->pay);
+	hc_layout_free(t->L);
+	free(t);
+}
+
+static void
+fake_destroy(void *arg)
+{
+	(void)arg;
+	fake.destroyed++;
+}
+
+static const struct hr_dev fake_dev = {
+	fake_bitmap, fake_encode, fake_decode, fake_release, fake_destroy
+};
+
+static int
+fake_submit(struct hr_ctx *x, float *g, size_t n, void *call)
+{
+	int rc;
+
+	if ((rc = hr_dev_attach(x, &fake_dev, &fake)) != 0)
+		return rc;
+	return hr_submit_dev(x, g, n, call);
+}
+
 /* One worker of a correctness case; its exit status is its verdict. */
 static void
 case_worker(const struct tcase *c, int w)
@@ -172,7 +301,9 @@ case_worker(const struct tcase *c, int w)
 		g[t] = malloc(ns[t] * sizeof *g[t] + 4);
 		gen(c, w, t, g[t], ns[t]);
 	}
-	if (hr_allreduce_many(x, g, ns, (size_t)c->tensors, rcs) != 0) {
+	if ((c->dev && w % 2 == 1 ? hr_many(x, g, ns, (size_t)c->tensors,
+	    rcs, fake_submit, &fake) : hr_allreduce_many(x, g, ns,
+	    (size_t)c->tensors, rcs)) != 0) {
 		fprintf(stderr, "n %zu W %d rank %d: %s\n", c->n, c->W, w,
 		    hr_errmsg(x));
 		_exit(3);
@@ -193,7 +324,16 @@ case_worker(const struct tcase *c, int w)
 		fprintf(stderr, "scale %d, not %d\n", hr_last_scale(x), s);
 		bad++;
 	}
+	if (c->dev && w % 2 == 1 && fake.states != 0) {
+		fprintf(stderr, "rank %d: %d device states left\n", w,
+		    fake.states);
+		bad++;
+	}
 	hr_close(x);
+	if (c->dev && w % 2 == 1 && fake.destroyed != 1) {
+		fprintf(stderr, "rank %d: the device not destroyed\n", w);
+		bad++;
+	}
 	_exit(bad ? 1 : 0);
 }
 
@@ -223,14 +363,90 @@ case_thunk(const void *arg, int w)
 }
 
 static void
-check_case(size_t n, int W, double density, enum support sup, int bits,
-    int tensors)
+check_case_dev(size_t n, int W, double density, enum support sup, int bits,
+    int tensors, int dev)
 {
-	struct tcase c = { n, W, density, sup, bits, tensors, 0 };
+	struct tcase c = { n, W, density, sup, bits, tensors, 0, dev };
 
 	c.seed = n * 31 + (uint64_t)W * 7 + (uint64_t)(density * 1e6) +
 	    (uint64_t)sup;
 	CHECK(run_workers(W, case_thunk, &c) == 0);
+}
+
+static void
+check_case(size_t n, int W, double density, enum support sup, int bits,
+    int tensors)
+{
+	check_case_dev(n, W, density, sup, bits, tensors, 0);
+}
+
+/*
+ * A device that fails its first encode at rank 1 of 3: that tensor fails
+ * at every rank with the device's reason, the next one sums as it must;
+ * and a device's gradient under another scheme is refused.
+ */
+static void
+devfail_worker(const void *arg, int w)
+{
+	struct tcase c = { 40000, 3, 0.02, SUP_RANDOM, 32, 2, 99, 1 };
+	struct hr_ctx *x;
+	float *g[2], *want;
+	size_t ns[2];
+	int rcs[2], t, s, bad = 0;
+
+	(void)arg;
+	fake.fail = 1;
+	if (open_worker(c.W, w, c.bits, &x) != 0)
+		_exit(2);
+	want = malloc(c.n * sizeof *want + 4);
+	for (t = 0; t < 2; t++) {
+		ns[t] = tensor_n(&c, t);
+		g[t] = malloc(ns[t] * sizeof *g[t] + 4);
+		gen(&c, w, t, g[t], ns[t]);
+	}
+	if (w == 1)
+		hr_many(x, g, ns, 2, rcs, fake_submit, &fake);
+	else
+		hr_allreduce_many(x, g, ns, 2, rcs);
+	if (rcs[0] != (w == 1 ? HR_ENOMEM : HR_EROUND) || rcs[1] != 0) {
+		fprintf(stderr, "devfail rank %d: %d %d\n", w, rcs[0], rcs[1]);
+		bad++;
+	}
+	if (expect_sum(&c, 1, want, &s) != 0 ||
+	    memcmp(want, g[1], ns[1] * 4) != 0) {
+		fprintf(stderr, "devfail rank %d: tensor 1 wrong\n", w);
+		bad++;
+	}
+	hr_close(x);
+	_exit(bad ? 1 : 0);
+}
+
+/* hr_submit_dev: only homo, and only with a device attached. */
+static void
+check_dev_refused(void)
+{
+	struct hr_opts o;
+	struct hr_ctx *x;
+	char err[256];
+	float g[4] = { 1, 0, 0, 2 };
+
+	hr_opts_init(&o);
+	o.host = "127.0.0.1";
+	o.port = agg_port;
+	o.world = 1;
+	o.scheme = HR_SCHEME_DENSE;
+	o.name = "test";
+	CHECK(hr_open(&o, &x, err, sizeof err) == 0);
+	CHECK(hr_submit_dev(x, g, 4, &fake) == HR_EINVAL);
+	CHECK(strstr(hr_errmsg(x), "no device") != NULL);
+	CHECK(hr_dev_attach(x, &fake_dev, &fake) == 0);
+	CHECK(hr_dev_attach(x, &fake_dev, &fake) == 0);
+	CHECK(hr_submit_dev(x, g, 4, &fake) == HR_EINVAL);
+	CHECK(strstr(hr_errmsg(x), "only homo") != NULL);
+	CHECK(hr_allreduce(x, g, 4) == 0 && g[3] == 2);
+	fake.destroyed = 0;
+	hr_close(x);
+	CHECK(fake.destroyed == 1);
 }
 
 /* ---- bad input --------------------------------------------------------- */
@@ -932,6 +1148,13 @@ main(void)
 	/* Many tensors in flight, of different sizes. */
 	check_case(50000, 3, 0.02, SUP_RANDOM, 32, 12);
 	check_case(9000, 2, 0.1, SUP_SAME, 64, 7);
+
+	/* Gradients on a device, ranks of both kinds in one group. */
+	check_case_dev(50000, 3, 0.02, SUP_RANDOM, 32, 6, 1);
+	check_case_dev(1025, 4, 0.3, SUP_RANDOM, 64, 3, 1);
+	check_case_dev(3000, 2, 0, SUP_ZERO, 32, 2, 1);
+	CHECK(run_workers(3, devfail_worker, NULL) == 0);
+	check_dev_refused();
 
 	CHECK(run_workers(3, raw_worker, NULL) == 0);
 

@@ -144,6 +144,32 @@ read_all(int fd, void *p, size_t len)
 	return 0;
 }
 
+/*
+ * A timed step: the tensors reduced where they lie.  With -g the other
+ * schemes have no GPU codec: their gradients go to the host and back, as
+ * such a worker's would.
+ */
+static int
+step(const struct bench_opts *o, struct hr_ctx *x, float **g, float **d,
+    size_t *ns)
+{
+	int t, rc;
+
+	if (!o->gpu)
+		return hr_allreduce_many(x, g, ns, (size_t)o->tensors, NULL);
+	if (o->scheme == HR_SCHEME_HOMO)
+		return bench_gpu->many(x, d, ns, (size_t)o->tensors);
+	for (t = 0; t < o->tensors; t++)
+		if ((rc = bench_gpu->get(g[t], d[t], o->n)) != 0)
+			return rc;
+	if ((rc = hr_allreduce_many(x, g, ns, (size_t)o->tensors, NULL)) != 0)
+		return rc;
+	for (t = 0; t < o->tensors; t++)
+		if ((rc = bench_gpu->put(d[t], g[t], o->n)) != 0)
+			return rc;
+	return 0;
+}
+
 /* One worker process: its report and 2 * steps times go to fd. */
 static void
 worker(const struct bench_opts *o, int w, int fd)
@@ -152,7 +178,7 @@ worker(const struct bench_opts *o, int w, int fd)
 	struct hr_ctx *x = NULL;
 	struct hr_stats st;
 	struct wres r;
-	float **g;
+	float **g, **d = NULL;
 	size_t *ns;
 	double *times;
 	char err[512];
@@ -173,6 +199,18 @@ worker(const struct bench_opts *o, int w, int fd)
 			goto report;
 		}
 	}
+	/* -g: each tensor's copy in GPU memory is the one reduced. */
+	if (o->gpu && (d = calloc((size_t)o->tensors, sizeof *d)) == NULL) {
+		r.rc = HR_ENOMEM;
+		goto report;
+	}
+	for (t = 0; o->gpu && t < o->tensors; t++)
+		if ((rc = bench_gpu->alloc(&d[t], o->n)) != 0) {
+			r.rc = rc;
+			snprintf(r.err, sizeof r.err, "GPU memory: %.380s",
+			    bench_gpu->error());
+			goto report;
+		}
 	hr_opts_init(&ho);
 	if (o->naddr > 1) {
 		ho.host = o->addr[w % o->naddr].host;
@@ -200,9 +238,17 @@ worker(const struct bench_opts *o, int w, int fd)
 	}
 	/* Step 0, untimed, also waits for every worker to be there. */
 	for (s = 0; s <= o->steps; s++) {
-		for (t = 0; t < o->tensors; t++)
+		for (t = 0; t < o->tensors; t++) {
 			bench_gradient(g[t], o->n, o->density, o->overlap,
 			    o->seed, w, t);
+			if (o->gpu && (rc = bench_gpu->put(d[t], g[t],
+			    o->n)) != 0) {
+				r.rc = rc;
+				snprintf(r.err, sizeof r.err, "to the GPU: "
+				    "%.380s", bench_gpu->error());
+				goto report;
+			}
+		}
 		/* An empty tensor lines the workers up: a barrier. */
 		if ((rc = hr_allreduce(x, NULL, 0)) != 0) {
 			r.rc = rc;
@@ -211,8 +257,7 @@ worker(const struct bench_opts *o, int w, int fd)
 		}
 		if (s > 0)
 			times[2 * (s - 1)] = wall_s();
-		if ((rc = hr_allreduce_many(x, g, ns, (size_t)o->tensors,
-		    NULL)) != 0) {
+		if ((rc = step(o, x, g, d, ns)) != 0) {
 			r.rc = rc;
 			snprintf(r.err, sizeof r.err, "%.399s", hr_errmsg(x));
 			goto report;
@@ -234,10 +279,21 @@ worker(const struct bench_opts *o, int w, int fd)
 		r.core_count = st2.core_count;
 		r.payload_bytes = st2.payload_bytes;
 	}
+	for (t = 0; o->gpu && t < o->tensors; t++)
+		if ((rc = bench_gpu->get(g[t], d[t], o->n)) != 0) {
+			r.rc = rc;
+			snprintf(r.err, sizeof r.err, "from the GPU: %.380s",
+			    bench_gpu->error());
+			goto report;
+		}
 	if (o->verify)
 		verify(o, g, &r);
 report:
 	hr_close(x);
+	for (t = 0; d != NULL && t < o->tensors; t++)
+		if (d[t] != NULL)
+			bench_gpu->release(d[t]);
+	free(d);
 	fd_write_all(fd, &r, sizeof r);
 	if (times != NULL)
 		fd_write_all(fd, times, 2 * (size_t)o->steps * sizeof *times);
@@ -381,11 +437,13 @@ bench_run(const struct bench_opts *oin)
 	if (o.yaml) {
 		printf("scheme: %s\nworkers: %d\nn: %zu\ntensors: %d\n"
 		    "density: %g\noverlap: %g\nsteps: %d\ncell_bits: %d\n"
+		    "gpu: %s\n"
 		    "median_step_s: %.6f\nthroughput_Bps: %.0f\n"
 		    "sent_per_worker: %.0f\nreceived_per_worker: %.0f\n"
 		    "union_density: %.6f\ncore: %llu\n",
 		    hr_scheme_name(o.scheme), o.workers, o.n, o.tensors,
-		    o.density, o.overlap, o.steps, o.cell_bits, med, tput,
+		    o.density, o.overlap, o.steps, o.cell_bits,
+		    o.gpu ? "true" : "false", med, tput,
 		    (double)sent / o.workers, (double)recvd / o.workers,
 		    o.scheme == HR_SCHEME_HOMO || o.scheme == HR_SCHEME_FLOAT ?
 		    ubytes : 0.0, (unsigned long long)res[0].core_count);

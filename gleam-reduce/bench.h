@@ -39,7 +39,28 @@ struct bench_opts {
 	int		 threads;	/* the codec's, per worker */
 	int		 yaml;
 	int		 quiet;
+	int		 gpu;		/* -g: gradients in GPU memory */
 };
+
+struct hr_ctx;
+
+/*
+ * -g: what the workers need of the GPU, where the program was built with
+ * CUDA (gpu.cu, by bench/reduce-cuda-build); NULL in the default build
+ * (nogpu.c).  Each returns 0 or an HR_E* code, error() the reason.
+ */
+struct bench_gpu {
+	int	 (*alloc)(float **dev, size_t n);
+	void	 (*release)(float *);
+	int	 (*put)(float *dev, const float *host, size_t n);
+	int	 (*get)(float *host, const float *dev, size_t n);
+	/* hr_allreduce_many of gradients in GPU memory (HOMO). */
+	int	 (*many)(struct hr_ctx *, float *const *grads,
+		    const size_t *ns, size_t count);
+	const char *(*error)(void);
+};
+
+extern const struct bench_gpu *const bench_gpu;
 
 /*
  * Worker w's gradient: each value nonzero with probability density, from

@@ -27,7 +27,7 @@ usage(int code)
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] "
 	    "[-m size] [-t timeout] [-w workers]\n"
-	    "       gleam-reduce bench [-qV] [-b bits] [-c address:port] "
+	    "       gleam-reduce bench [-gqV] [-b bits] [-c address:port] "
 	    "[-d density] [-j threads] [-k keyfile] [-n count] [-o format] "
 	    "[-O overlap] "
 	    "[-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] "
@@ -89,7 +89,7 @@ bench_main(int argc, char *argv[])
 	o.seed = 1;
 	o.threads = 0;
 	optind = 1;
-	while ((ch = getopt(argc, argv, ":b:c:d:hj:k:n:o:O:qr:s:S:t:Vw:z:")) !=
+	while ((ch = getopt(argc, argv, ":b:c:d:ghj:k:n:o:O:qr:s:S:t:Vw:z:")) !=
 	    -1) {
 		switch (ch) {
 		case 'b':
@@ -130,6 +130,9 @@ bench_main(int argc, char *argv[])
 		case 'd':
 			if (parse_double(optarg, 0, 1, &o.density, &why) == -1)
 				misuse("-d: %s: %s", optarg, why);
+			break;
+		case 'g':
+			o.gpu = 1;
 			break;
 		case 'h':
 			usage(EXIT_OK);
@@ -192,6 +195,9 @@ bench_main(int argc, char *argv[])
 	}
 	if (optind != argc)
 		misuse("unexpected argument: %s", argv[optind]);
+	if (o.gpu && bench_gpu == NULL)
+		fatalx(EXIT_USAGE, "bench -g: this gleam-reduce was built "
+		    "without CUDA (bench/reduce-cuda-build builds one with it)");
 	if (keyfile != NULL)
 		key_load(&o.key, keyfile);
 	if (o.quiet)

@@ -45,3 +45,19 @@ SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
 	[ "${lines[1]}" = "0            1    2.000   10.000    6.000   12.000    4.000" ]
 	[ "${#lines[@]}" -eq 2 ]
 }
+
+@test "reduce-bench: the overlap sweep (-c) and its refusals" {
+	run -0 --separate-stderr "$ROOT/bench/reduce-bench" -r 1 -s 1 -n 20000 \
+	    -w 2 -d 0.05 -c "0 1" -b 1gbit -S "dense homo" \
+	    -O "$BATS_TEST_TMPDIR/rb" "$GLEAM_BIN"
+	[[ "$output" == *"| link | W | density | overlap | dense | homo |"* ]]
+	grep -q '^| 1gbit | 2 | 5% | 0 | ' <<<"$output"
+	grep -q '^| 1gbit | 2 | 5% | 1 | ' <<<"$output"
+	# The same support everywhere: the union is the density.
+	grep -q "^union_density: 0.0[45]" "$BATS_TEST_TMPDIR"/rb/1gbit-w2-d0.05-o1-homo-1.yaml
+	grep -q "^overlap: 1" "$BATS_TEST_TMPDIR"/rb/1gbit-w2-d0.05-o1-homo-1.yaml
+	run -2 --separate-stderr "$ROOT/bench/reduce-bench" -c 2 "$GLEAM_BIN"
+	[[ "$stderr" == *"-c: 2: not an overlap"* ]]
+	run -2 --separate-stderr "$ROOT/bench/reduce-bench" -g /nonexistent "$GLEAM_BIN"
+	[[ "$stderr" == *"-g: no program /nonexistent"* ]]
+}

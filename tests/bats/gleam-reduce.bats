@@ -120,7 +120,7 @@ teardown() {
 @test "bench -o yaml has the documented keys" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -o yaml -V \
 	    -w 2 -n 5000 -r 1 -b 64
-	for k in scheme workers n tensors density overlap steps cell_bits \
+	for k in scheme workers n tensors density overlap steps cell_bits gpu \
 	    median_step_s throughput_Bps sent_per_worker received_per_worker \
 	    union_density core mismatches max_abs_error; do
 		grep -q "^$k: " <<<"$output" || { echo "no $k"; return 1; }
@@ -128,6 +128,13 @@ teardown() {
 	grep -qx "scheme: homo" <<<"$output"
 	grep -qx "cell_bits: 64" <<<"$output"
 	grep -qx "mismatches: 0" <<<"$output"
+	grep -qx "gpu: false" <<<"$output"
+}
+
+@test "bench -g without CUDA in the build: a usage error that says so" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -g -w 1 -n 10
+	[[ "$stderr" == *"built without CUDA"*"reduce-cuda-build"* ]]
+	[ -z "$output" ]
 }
 
 @test "the codec on threads (-j, GLEAM_REDUCE_THREADS) sums bit for bit alike" {

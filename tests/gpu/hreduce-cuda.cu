@@ -13,7 +13,10 @@
  * dense fixed-point sum of every worker's gradient at the scale the group
  * used.  A NaN in one worker's gradient must give HR_ENONFINITE at every
  * worker, and the next tensor must go through.  Rank 0 of the largest
- * case also prints the median time of each path.  Prints
+ * case also prints the median time of each path.  The "many" cases
+ * pipeline several tensors of different sizes (hr_allreduce_many_cuda)
+ * in a group where the odd ranks reduce from host memory
+ * (hr_allreduce_many), each sum checked against the dense one.  Prints
  * "hreduce-cuda test: N passed, N failed"; exits 1 on any failure.
  * Built by bench/reduce-cuda-build; no CUDA call is made before fork.
  */
@@ -76,6 +79,7 @@ struct tcase {
 	double	 density;
 	int	 W, bits, nan, timed;
 	uint64_t seed;
+	int	 many;		/* tensors pipelined, mixed ranks */
 };
 
 #define FAIL(...) do {							\
@@ -166,6 +170,91 @@ worker(const struct tcase *c, int w)
 	_exit(0);
 }
 
+/* Tensor t of a "many" case: sizes n, n/2 + 1, n/3 + 2, ... */
+static size_t
+many_n(const struct tcase *c, int t)
+{
+	return c->n / (size_t)(t + 1) + (size_t)t;
+}
+
+/* A worker of a "many" case: even ranks on the GPU, odd on the host. */
+static void
+worker_many(const struct tcase *c, int w)
+{
+	std::vector<std::vector<float> > mine((size_t)c->many);
+	std::vector<float *> dp((size_t)c->many), hp((size_t)c->many);
+	std::vector<size_t> ns((size_t)c->many);
+	std::vector<int> rcs((size_t)c->many);
+	struct hr_opts o;
+	struct hr_ctx *x = NULL;
+	char err[256];
+	int rc, gpu = w % 2 == 0;
+
+	for (int t = 0; t < c->many; t++) {
+		size_t n = many_n(c, t);
+
+		ns[(size_t)t] = n;
+		mine[(size_t)t].resize(n + 1);
+		gen(mine[(size_t)t].data(), n, c->density, w, c->seed + t);
+		hp[(size_t)t] = mine[(size_t)t].data();
+		if (gpu && (cudaMalloc((void **)&dp[(size_t)t], n * 4 + 4) !=
+		    cudaSuccess || cudaMemcpy(dp[(size_t)t], hp[(size_t)t],
+		    n * 4, cudaMemcpyHostToDevice) != cudaSuccess))
+			FAIL("cudaMalloc or cudaMemcpy");
+	}
+	hr_opts_init(&o);
+	o.host = "127.0.0.1";
+	o.port = port;
+	o.world = c->W;
+	o.rank = w;
+	o.cell_bits = c->bits;
+	o.timeout_ms = 60000;
+	o.seed = 11;
+	o.window = 4;
+	o.name = "gpu-test";
+	if ((rc = hr_open(&o, &x, err, sizeof err)) != 0)
+		FAIL("hr_open: %s", err);
+	rc = gpu ? hr_allreduce_many_cuda(x, dp.data(), ns.data(),
+	    (size_t)c->many, rcs.data(), NULL) : hr_allreduce_many(x,
+	    hp.data(), ns.data(), (size_t)c->many, rcs.data());
+	if (rc != 0)
+		FAIL("allreduce_many (%s): %s", gpu ? "GPU" : "host",
+		    hr_errmsg(x));
+	for (int t = 0; t < c->many; t++) {
+		size_t n = ns[(size_t)t];
+		std::vector<std::vector<float> > all((size_t)c->W,
+		    std::vector<float>(n + 1));
+		std::vector<const float *> ap((size_t)c->W);
+		std::vector<float> got(n + 1), ref(n + 1);
+		std::vector<uint8_t> fixed(n * 8 + 8);
+		int e, emax = HC_EXP_ZERO, s;
+
+		for (int v = 0; v < c->W; v++) {
+			gen(all[(size_t)v].data(), n, c->density, v,
+			    c->seed + t);
+			ap[(size_t)v] = all[(size_t)v].data();
+			hc_exponent(ap[(size_t)v], n, &e);
+			emax = e > emax ? e : emax;
+		}
+		if (gpu)
+			cudaMemcpy(got.data(), dp[(size_t)t], n * 4,
+			    cudaMemcpyDeviceToHost);
+		else
+			memcpy(got.data(), hp[(size_t)t], n * 4);
+		if (hc_scale(emax, c->W, c->bits, &s) != 0 ||
+		    hc_dense_fixed(ap.data(), c->W, n, s, c->bits,
+		    fixed.data()) != 0 || hc_fixed_to_float(fixed.data(), n,
+		    c->bits, s, ref.data()) != 0 ||
+		    memcmp(ref.data(), got.data(), n * 4) != 0)
+			FAIL("tensor %d (n %zu) on the %s: not the dense "
+			    "fixed-point sum", t, n, gpu ? "GPU" : "host");
+	}
+	hr_close(x);
+	for (float *d : dp)
+		cudaFree(d);
+	_exit(0);
+}
+
 /* An aggregator on a free port: its pid, the port in *p; -1 if none. */
 static pid_t
 agg_start(const char *prog, int *p)
@@ -221,6 +310,10 @@ main(int argc, char *argv[])
 		{ 4099, 0.0, 2, 32, 0, 0, 4 },		/* all zeros */
 		{ 200003, 0.05, 2, 32, 1, 0, 5 },	/* a NaN, then none */
 		{ 16777216, 0.01, 8, 32, 0, 1, 6 },
+		/* Pipelined, GPU and host ranks mixed. */
+		{ 300007, 0.02, 4, 32, 0, 0, 7, 9 },
+		{ 65537, 0.3, 3, 64, 0, 0, 8, 5 },
+		{ 2097152, 0.01, 8, 32, 0, 0, 9, 8 },
 	};
 	int pass = 0, fail = 0;
 
@@ -241,6 +334,8 @@ main(int argc, char *argv[])
 		for (int w = 0; w < c.W; w++) {
 			pid_t p = fork();
 
+			if (p == 0 && c.many > 0)
+				worker_many(&c, w);
 			if (p == 0)
 				worker(&c, w);
 			if (p == -1) {
@@ -257,9 +352,9 @@ main(int argc, char *argv[])
 		waitpid(agg, NULL, 0);
 		if (bad) {
 			fail++;
-			fprintf(stderr, "case n %zu density %g W %d %d-bit%s: "
+			fprintf(stderr, "case n %zu density %g W %d %d-bit%s%s: "
 			    "FAILED\n", c.n, c.density, c.W, c.bits,
-			    c.nan ? " NaN" : "");
+			    c.nan ? " NaN" : "", c.many ? " many" : "");
 		} else
 			pass++;
 	}

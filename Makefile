@@ -141,10 +141,13 @@ build/tests/fullfs.so: tests/cuda/fullfs.c
 tsan: $(PROG_BIN) cuda-tests
 	$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
 	    CC=cc CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
-	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec
+	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec \
+	    build/tsan/tests/test_hreduce
 	@tests/tsan-client $(BINOUT) build/tsan/lib/libcuda.so.1
 	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HC_TEST_THREADS_ONLY=1 \
 	    build/tsan/tests/test_hcodec
+	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HR_TEST_DEV_ONLY=1 \
+	    build/tsan/tests/test_hreduce
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:

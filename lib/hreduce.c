@@ -13,6 +13,12 @@
  * A tensor is finished when its result is known and no queued output
  * still points into its buffers; a failing tensor's current chunk frame
  * is completed first, so that the framing stays whole.
+ *
+ * A gradient on a device (hreduce_dev.h) has its codec work done by a
+ * thread of the context's own, one job at a time in the order queued, so
+ * that the socket keeps being served while the device works; a pipe
+ * wakes the driving thread's poll when a job is done, and the tensor
+ * goes on from there.  Only that thread calls the device's hooks.
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -21,6 +27,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +105,25 @@ struct tensor {
 	int		 on_dev;
 	void		*call;		/* what hr_submit_dev was given */
 	void		*ts;
+	int		 djobs;		/* its jobs not yet done */
+	int		 decoding;	/* its sum is here, the device decodes */
+};
+
+/* A job for the device thread, and what it found. */
+enum djob { DJ_BITMAP = 1, DJ_ENCODE, DJ_DECODE, DJ_RELEASE, DJ_STOP };
+
+struct dj {
+	struct dj	*next;
+	enum djob	 kind;
+	struct tensor	*t;
+	void		*ts;		/* DJ_RELEASE's */
+	struct hc_params p;		/* DJ_ENCODE's */
+	int		 rc;
+	int		 emax;
+	uint8_t		*bits;
+	void		*payload;
+	size_t		 payload_bytes, union_count, core_count;
+	char		 err[512];
 };
 
 struct hr_ctx {
@@ -137,6 +163,15 @@ struct hr_ctx {
 	/* The device of hr_submit_dev's gradients, once one was used. */
 	const struct hr_dev *dev;
 	void		*dev_arg;
+	/* Its thread, from the first hr_submit_dev to hr_close. */
+	int		 dev_started;
+	pthread_t	 dev_thread;
+	pthread_mutex_t	 dev_mu;
+	pthread_cond_t	 dev_cv;
+	struct dj	*dev_todo, **dev_todo_tail;
+	struct dj	*dev_done, **dev_done_tail;
+	int		 dev_pipe[2];	/* a byte for each job done */
+	struct dj	*dev_stop_job;	/* made at the start: stop never fails */
 };
 
 static int
@@ -511,13 +546,17 @@ layout_put(struct hr_ctx *x, struct hc_layout *L)
 		hc_layout_free(L);
 }
 
+static void dev_release(struct hr_ctx *, void *);
+static int dev_queue(struct hr_ctx *, struct tensor *, enum djob,
+    const struct hc_params *);
+
 static void
 t_free_bufs(struct hr_ctx *x, struct tensor *t)
 {
 	/* A device's tensor: its buffers are the device's. */
 	if (t->on_dev) {
 		if (t->ts != NULL)
-			x->dev->release(x->dev_arg, t->ts);
+			dev_release(x, t->ts);
 		t->ts = NULL;
 		t->bits = NULL;
 		t->payload = NULL;
@@ -674,16 +713,13 @@ t_start(struct hr_ctx *x, struct tensor *t)
 		    t->bits);
 	}
 	t->nbits = hc_bitmap_bytes(t->n);
-	if (t->on_dev) {
-		if ((rc = x->dev->bitmap(x->dev_arg, t->call, &t->ts, t->grad,
-		    t->n, &t->bits, &e, x->err, sizeof x->err)) != 0)
-			return rc;
-	} else if ((t->bits = buf_get(x, t->nbits)) == NULL)
+	/* The device's thread makes the bitmap; dev_done sends it. */
+	if (t->on_dev)
+		return dev_queue(x, t, DJ_BITMAP, NULL);
+	if ((t->bits = buf_get(x, t->nbits)) == NULL)
 		return HR_ENOMEM;
-	else
-		/* NaN or Inf: the exponent tells every worker: all stop. */
-		(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e,
-		    x->o.threads);
+	/* NaN or Inf: the exponent tells every worker, which all stop. */
+	(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e, x->o.threads);
 	t->rbuf = t->bits;
 	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
 }
@@ -748,6 +784,8 @@ float_decode(const struct hc_layout_info *li, float *cells, float *out)
 		out[i] = m[k / 2];
 	}
 }
+
+static void round2_send(struct hr_ctx *, struct tensor *);
 
 /* Round 1 is merged: what round 2 sends, or the result. */
 static void
@@ -832,22 +870,15 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 	p.seed = x->o.seed;
 	p.threads = x->o.threads;
 	if (t->on_dev) {
-		size_t uc = 0, cc = 0;
-
+		/* The device's thread encodes; dev_done sends round 2. */
 		if ((rc = hc_scale(t->exponent, x->o.world, x->o.cell_bits,
 		    &t->scale)) != 0) {
 			t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
 			return;
 		}
-		if ((rc = x->dev->encode(x->dev_arg, t->ts, &p, t->scale,
-		    t->grad, &t->payload, &t->payload_bytes, &uc, &cc,
-		    x->err, sizeof x->err)) != 0) {
-			t_abort(x, t, t->id, rc, x->err);
-			return;
-		}
-		x->st.union_count = uc;
-		x->st.core_count = cc;
-		goto send;
+		if ((rc = dev_queue(x, t, DJ_ENCODE, &p)) != 0)
+			t_abort(x, t, t->id, rc, "out of memory");
+		return;
 	}
 	/* In the memory of a finished tensor's layout, if there is one. */
 	if (x->nspare > 0)
@@ -886,7 +917,15 @@ t_round1_done(struct hr_ctx *x, struct tensor *t)
 		t_abort(x, t, t->id, HR_ECODEC, hc_strerror(rc));
 		return;
 	}
-send:
+	round2_send(x, t);
+}
+
+/* Round 2 of HOMO: the payload, encoded. */
+static void
+round2_send(struct hr_ctx *x, struct tensor *t)
+{
+	int rc;
+
 	x->last_scale = t->scale;
 	x->st.payload_bytes = t->payload_bytes;
 	t->rbuf = t->payload;
@@ -922,15 +961,17 @@ t_round2_done(struct hr_ctx *x, struct tensor *t)
 		float_decode(&li, t->payload, t->grad);
 		break;
 	default:
+		/*
+		 * The device's thread decodes; dev_finish finishes it.  The
+		 * network's part is over: the group or the connection lost
+		 * meanwhile does not fail it.
+		 */
 		if (t->on_dev) {
-			char why[sizeof t->err];
-
-			if ((rc = x->dev->decode(x->dev_arg, t->ts, t->scale,
-			    t->grad, why, sizeof why)) != 0) {
-				t_fail(t, rc, "%s", why);
-				return;
-			}
-			break;
+			if ((rc = dev_queue(x, t, DJ_DECODE, NULL)) != 0)
+				t_fail(t, rc, "out of memory");
+			else
+				t->decoding = 1;
+			return;
 		}
 		/* In place: hc_decode writes nothing unless the sums are good. */
 		if ((rc = hc_decode(t->L, t->payload, t->scale, t->grad)) !=
@@ -1069,14 +1110,17 @@ on_done(struct hr_ctx *x, const uint8_t *p, size_t len)
 		t_abort(x, t, t->id, HR_EROUND, "DONE before every chunk");
 		return;
 	}
+	/* A device's tensor: its thread's job traces its end. */
 	if (t->phase == T_ROUND1) {
 		trace(x, t, "done1");
 		t_round1_done(x, t);
-		trace(x, t, "queued2");
+		if (!t->on_dev)
+			trace(x, t, "queued2");
 	} else {
 		trace(x, t, "done2");
 		t_round2_done(x, t);
-		trace(x, t, "decoded");
+		if (!t->on_dev)
+			trace(x, t, "decoded");
 	}
 }
 
@@ -1095,6 +1139,8 @@ on_fail(struct hr_ctx *x, const uint8_t *p, size_t len)
 		x->joined = 0;
 		x->lost = 1;
 		for (i = 0; i < x->nt; i++) {
+			if (x->t[i]->decoding)
+				continue;
 			q_cancel(x, x->t[i]);
 			t_fail(x->t[i], HR_EROUND, "%s: %s", hr_fail_name(f.code),
 			    f.text);
@@ -1197,6 +1243,250 @@ r_read(struct hr_ctx *x)
 	}
 }
 
+/* ---- the device's thread ------------------------------------------------ */
+
+static void *
+dev_main(void *arg)
+{
+	struct hr_ctx *x = arg;
+	const struct hr_dev *d = x->dev;
+	struct tensor *t;
+	struct dj *j;
+	char b = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&x->dev_mu);
+		while (x->dev_todo == NULL)
+			pthread_cond_wait(&x->dev_cv, &x->dev_mu);
+		j = x->dev_todo;
+		if ((x->dev_todo = j->next) == NULL)
+			x->dev_todo_tail = &x->dev_todo;
+		pthread_mutex_unlock(&x->dev_mu);
+		t = j->t;
+		switch (j->kind) {
+		case DJ_BITMAP:
+			j->emax = HC_EXP_ZERO;
+			j->rc = d->bitmap(x->dev_arg, t->call, &t->ts, t->grad,
+			    t->n, &j->bits, &j->emax, j->err, sizeof j->err);
+			break;
+		case DJ_ENCODE:
+			j->rc = d->encode(x->dev_arg, t->ts, &j->p, t->scale,
+			    t->grad, &j->payload, &j->payload_bytes,
+			    &j->union_count, &j->core_count, j->err,
+			    sizeof j->err);
+			break;
+		case DJ_DECODE:
+			j->rc = d->decode(x->dev_arg, t->ts, t->scale, t->grad,
+			    j->err, sizeof j->err);
+			break;
+		case DJ_RELEASE:
+			d->release(x->dev_arg, j->ts);
+			free(j);
+			continue;
+		case DJ_STOP:
+			if (d->destroy != NULL)
+				d->destroy(x->dev_arg);
+			free(j);
+			return NULL;
+		}
+		j->next = NULL;
+		pthread_mutex_lock(&x->dev_mu);
+		*x->dev_done_tail = j;
+		x->dev_done_tail = &j->next;
+		pthread_mutex_unlock(&x->dev_mu);
+		while (write(x->dev_pipe[1], &b, 1) == -1 && errno == EINTR)
+			;
+	}
+}
+
+static void
+dev_push(struct hr_ctx *x, struct dj *j)
+{
+	j->next = NULL;
+	pthread_mutex_lock(&x->dev_mu);
+	*x->dev_todo_tail = j;
+	x->dev_todo_tail = &j->next;
+	pthread_cond_signal(&x->dev_cv);
+	pthread_mutex_unlock(&x->dev_mu);
+}
+
+static int
+dev_start(struct hr_ctx *x)
+{
+	if (x->dev_started)
+		return 0;
+	if ((x->dev_stop_job = calloc(1, sizeof *x->dev_stop_job)) == NULL)
+		return HR_ENOMEM;
+	x->dev_stop_job->kind = DJ_STOP;
+	if (pipe(x->dev_pipe) == -1) {
+		free(x->dev_stop_job);
+		x->dev_stop_job = NULL;
+		return ctx_err(x, HR_ENOMEM, "pipe: %s", strerror(errno));
+	}
+	fcntl(x->dev_pipe[0], F_SETFL, fcntl(x->dev_pipe[0], F_GETFL) |
+	    O_NONBLOCK);
+	fcntl(x->dev_pipe[0], F_SETFD, FD_CLOEXEC);
+	fcntl(x->dev_pipe[1], F_SETFD, FD_CLOEXEC);
+	pthread_mutex_init(&x->dev_mu, NULL);
+	pthread_cond_init(&x->dev_cv, NULL);
+	x->dev_todo_tail = &x->dev_todo;
+	x->dev_done_tail = &x->dev_done;
+	if (pthread_create(&x->dev_thread, NULL, dev_main, x) != 0) {
+		close(x->dev_pipe[0]);
+		close(x->dev_pipe[1]);
+		pthread_mutex_destroy(&x->dev_mu);
+		pthread_cond_destroy(&x->dev_cv);
+		free(x->dev_stop_job);
+		x->dev_stop_job = NULL;
+		return ctx_err(x, HR_ENOMEM, "cannot start the device's "
+		    "thread");
+	}
+	x->dev_started = 1;
+	return 0;
+}
+
+/* A job for t; it holds t until dev_done has seen it. */
+static int
+dev_queue(struct hr_ctx *x, struct tensor *t, enum djob kind,
+    const struct hc_params *p)
+{
+	struct dj *j;
+
+	if ((j = calloc(1, sizeof *j)) == NULL)
+		return HR_ENOMEM;
+	j->kind = kind;
+	j->t = t;
+	if (p != NULL)
+		j->p = *p;
+	t->djobs++;
+	dev_push(x, j);
+	return 0;
+}
+
+/* A finished tensor's device state back to the device, by its thread. */
+static void
+dev_release(struct hr_ctx *x, void *ts)
+{
+	struct dj *j;
+
+	if (!x->dev_started) {
+		x->dev->release(x->dev_arg, ts);
+		return;
+	}
+	/* Without memory the state is lost, not freed: never a crash. */
+	if ((j = calloc(1, sizeof *j)) == NULL)
+		return;
+	j->kind = DJ_RELEASE;
+	j->ts = ts;
+	dev_push(x, j);
+}
+
+/* A job done: its tensor goes on, unless it failed meanwhile. */
+static void
+dev_finish(struct hr_ctx *x, struct dj *j)
+{
+	struct tensor *t = j->t;
+	int rc;
+
+	t->djobs--;
+	if (t->phase == T_DONE || (x->dead && j->kind != DJ_DECODE))
+		return;
+	switch (j->kind) {
+	case DJ_BITMAP:
+		if (j->rc != 0) {
+			t_abort(x, t, t->id, j->rc, j->err);
+			return;
+		}
+		t->bits = j->bits;
+		t->rbuf = t->bits;
+		if ((rc = begin(x, t, HR_OP_OR, j->emax, 0, t->n, t->nbits,
+		    t->bits)) != 0)
+			t_abort(x, t, t->id, rc, "out of memory");
+		trace(x, t, "queued1");
+		break;
+	case DJ_ENCODE:
+		if (j->rc != 0) {
+			t_abort(x, t, t->id, j->rc, j->err);
+			return;
+		}
+		t->payload = j->payload;
+		t->payload_bytes = j->payload_bytes;
+		x->st.union_count = j->union_count;
+		x->st.core_count = j->core_count;
+		round2_send(x, t);
+		trace(x, t, "queued2");
+		break;
+	case DJ_DECODE:
+		if (j->rc != 0) {
+			t_fail(t, j->rc, "%s", j->err);
+			return;
+		}
+		t->phase = T_DONE;
+		trace(x, t, "decoded");
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The jobs done so far, in order; with wait, blocks until one is done
+ * if none is.
+ */
+static void
+dev_collect(struct hr_ctx *x, int wait)
+{
+	struct pollfd pfd;
+	struct dj *j, *next;
+	char b[64];
+
+	if (!x->dev_started)
+		return;
+	if (wait) {
+		pfd.fd = x->dev_pipe[0];
+		pfd.events = POLLIN;
+		while (poll(&pfd, 1, -1) == -1 && errno == EINTR)
+			;
+	}
+	while (read(x->dev_pipe[0], b, sizeof b) > 0)
+		;
+	pthread_mutex_lock(&x->dev_mu);
+	j = x->dev_done;
+	x->dev_done = NULL;
+	x->dev_done_tail = &x->dev_done;
+	pthread_mutex_unlock(&x->dev_mu);
+	for (; j != NULL; j = next) {
+		next = j->next;
+		dev_finish(x, j);
+		free(j);
+	}
+}
+
+/* Stops the thread once its jobs are done; destroys the device. */
+static void
+dev_stop(struct hr_ctx *x)
+{
+	struct dj *j;
+
+	if (!x->dev_started) {
+		if (x->dev != NULL && x->dev->destroy != NULL)
+			x->dev->destroy(x->dev_arg);
+		return;
+	}
+	dev_push(x, x->dev_stop_job);
+	x->dev_stop_job = NULL;
+	pthread_join(x->dev_thread, NULL);
+	for (j = x->dev_done; j != NULL; j = x->dev_done) {
+		x->dev_done = j->next;
+		free(j);
+	}
+	close(x->dev_pipe[0]);
+	close(x->dev_pipe[1]);
+	pthread_mutex_destroy(&x->dev_mu);
+	pthread_cond_destroy(&x->dev_cv);
+	x->dev_started = 0;
+}
+
 /* ---- the context -------------------------------------------------------- */
 
 static void
@@ -1212,7 +1502,8 @@ ctx_die(struct hr_ctx *x, int rc, const char *fmt, ...)
 	}
 	x->dead = rc;
 	for (i = 0; i < x->nt; i++)
-		t_fail(x->t[i], rc, "%s", x->err);
+		if (!x->t[i]->decoding)
+			t_fail(x->t[i], rc, "%s", x->err);
 	while (x->qhead != NULL) {
 		struct seg *s = x->qhead;
 
@@ -1226,18 +1517,22 @@ ctx_die(struct hr_ctx *x, int rc, const char *fmt, ...)
 static int
 progress(struct hr_ctx *x)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	int rc;
 
 	if (x->dead)
 		return -1;
 	if (x->qhead != NULL && q_write(x) == -1)
 		return -1;
-	pfd.fd = x->fd;
-	pfd.events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
-	pfd.revents = 0;
+	pfd[0].fd = x->fd;
+	pfd[0].events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
+	pfd[0].revents = 0;
+	/* And the device's thread, which says when a job is done. */
+	pfd[1].fd = x->dev_started ? x->dev_pipe[0] : -1;
+	pfd[1].events = POLLIN;
+	pfd[1].revents = 0;
 	do
-		rc = poll(&pfd, 1, x->o.timeout_ms);
+		rc = poll(pfd, 2, x->o.timeout_ms);
 	while (rc == -1 && errno == EINTR);
 	if (rc == 0) {
 		ctx_die(x, HR_ETIMEOUT, "%s: nothing heard from the aggregator "
@@ -1248,10 +1543,17 @@ progress(struct hr_ctx *x)
 		ctx_die(x, HR_ENET, "poll: %s", strerror(errno));
 		return -1;
 	}
-	if (pfd.revents & (POLLIN | POLLHUP | POLLERR))
+	if (pfd[1].revents & POLLIN)
+		dev_collect(x, 0);
+	if (x->dead)
+		return -1;
+	if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
 		if (r_read(x) == -1)
 			return -1;
-	if (x->qhead != NULL && (pfd.revents & POLLOUT))
+	if (x->qhead != NULL && (pfd[0].revents & POLLOUT))
+		return q_write(x);
+	/* What a job queued goes out now, not at the next wake-up. */
+	if (x->qhead != NULL && (pfd[1].revents & POLLIN))
 		return q_write(x);
 	return 0;
 }
@@ -1409,6 +1711,10 @@ hr_close(struct hr_ctx *x)
 				;
 	}
 	ctx_die(x, HR_ENET, "closed");
+	/* The device's jobs for these tensors end before the tensors do. */
+	for (i = 0; i < x->nt; i++)
+		while (x->t[i]->djobs > 0)
+			dev_collect(x, 1);
 	for (i = 0; i < x->nt; i++) {
 		t_free_bufs(x, x->t[i]);
 		free(x->t[i]);
@@ -1417,8 +1723,8 @@ hr_close(struct hr_ctx *x)
 		free(x->pool[i]);
 	for (i = 0; i < x->nspare; i++)
 		hc_layout_free(x->spare[i]);
-	if (x->dev != NULL && x->dev->destroy != NULL)
-		x->dev->destroy(x->dev_arg);
+	if (x->dev != NULL)
+		dev_stop(x);
 	conn_close(&x->c);
 	free(x->rb);
 	free(x);
@@ -1491,6 +1797,7 @@ int
 hr_submit_dev(struct hr_ctx *x, float *grad, size_t n, void *call)
 {
 	struct tensor dev;
+	int rc;
 
 	if (x == NULL || (grad == NULL && n > 0) || n > HC_MAX_N)
 		return HR_EINVAL;
@@ -1499,6 +1806,11 @@ hr_submit_dev(struct hr_ctx *x, float *grad, size_t n, void *call)
 	if (x->o.scheme != HR_SCHEME_HOMO)
 		return ctx_err(x, HR_EINVAL, "scheme %s: only homo has a "
 		    "codec on the device", hr_scheme_name(x->o.scheme));
+	if (x->dead)
+		return ctx_err(x, x->dead, "%s", x->err[0] ? x->err :
+		    "context dead");
+	if ((rc = dev_start(x)) != 0)
+		return rc;
 	memset(&dev, 0, sizeof dev);
 	dev.on_dev = 1;
 	dev.call = call;
@@ -1584,7 +1896,8 @@ submit(struct hr_ctx *x, float *grad, size_t n, const struct tensor *raw,
 	x->t[x->nt++] = t;
 	trace(x, t, "submit");
 	rc = t_start(x, t);
-	trace(x, t, "queued1");
+	if (!t->on_dev)
+		trace(x, t, "queued1");
 	if (rc != 0) {
 		/* Nothing of it was queued but perhaps its BEGIN. */
 		t_abort(x, t, t->id, rc, rc == HR_ENOMEM ? "out of memory" :
@@ -1604,8 +1917,12 @@ hr_wait(struct hr_ctx *x, int ticket)
 
 	if (x == NULL || (t = t_by_ticket(x, ticket, &at)) == NULL)
 		return HR_EINVAL;
-	while ((t->phase != T_DONE || t->refs > 0) && progress(x) == 0)
+	while ((t->phase != T_DONE || t->refs > 0 || t->djobs > 0) &&
+	    progress(x) == 0)
 		;
+	/* A dead context: the device may still be at work on it. */
+	while (t->djobs > 0)
+		dev_collect(x, 1);
 	if (t->phase != T_DONE)
 		t_fail(t, x->dead ? x->dead : HR_ENET, "%s", x->err);
 	/* A dead context dropped its queue: refs no longer matter. */

@@ -31,11 +31,33 @@ struct hrc_t {
 	struct hc_cuda_layout	*L;
 };
 
-/* A context's device side: the spare states. */
+/*
+ * A context's device side: its GPU (the one current at its first
+ * hr_submit_cuda) and the spare states.  The hooks run on the context's
+ * device thread (hreduce_dev.h), which makes that GPU its own.
+ */
 struct hrc {
+	int		 device;
 	struct hrc_t	*spare;
 	int		 nspare;
 };
+
+/* The context's GPU current on the calling thread. */
+static int
+use_device(const struct hrc *h, char *err, size_t errlen)
+{
+	cudaError_t e;
+	int cur = -1;
+
+	if (cudaGetDevice(&cur) == cudaSuccess && cur == h->device)
+		return 0;
+	if ((e = cudaSetDevice(h->device)) != cudaSuccess) {
+		snprintf(err, errlen, "GPU %d: %s", h->device,
+		    cudaGetErrorString(e));
+		return HR_EINVAL;
+	}
+	return 0;
+}
 
 static void
 t_destroy(struct hrc_t *t)
@@ -101,6 +123,8 @@ dev_bitmap(void *arg, void *call, void **ts, const float *grad, size_t n,
 	cudaError_t e;
 	int hc;
 
+	if ((hc = use_device(h, err, errlen)) != 0)
+		return hc;
 	if ((t = h->spare) != NULL) {
 		h->spare = t->next;
 		h->nspare--;
@@ -235,6 +259,8 @@ hr_submit_cuda(struct hr_ctx *x, float *grad, size_t n, void *stream)
 	if ((h = (struct hrc *)hr_dev_arg(x, &cuda_dev)) == NULL) {
 		if ((h = (struct hrc *)calloc(1, sizeof *h)) == NULL)
 			return HR_ENOMEM;
+		if (cudaGetDevice(&h->device) != cudaSuccess)
+			h->device = 0;
 		if ((rc = hr_dev_attach(x, &cuda_dev, h)) != 0) {
 			free(h);
 			return rc;

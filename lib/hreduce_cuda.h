@@ -14,8 +14,9 @@
  * The codec's work is queued on stream (NULL: the default stream), after
  * whatever the caller queued there before (the kernels that made the
  * gradient); hr_wait returns once the decoded sum is in grad.  The
- * device calls run on the thread that drives the context (hr_submit_cuda,
- * hr_wait), which must have the gradient's device current.  On
+ * context does its GPU work on a thread of its own, on the GPU current
+ * at its first hr_submit_cuda, while the caller's thread keeps the
+ * socket going.  On
  * HR_ENONFINITE and round failures grad is left as it was; if the merged
  * sketch does not decode (HR_ECODEC, a broken aggregator) grad is lost.
  * A rank whose GPU fails (out of memory) aborts the round at every rank.

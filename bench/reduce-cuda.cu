@@ -172,6 +172,10 @@ one_case(size_t n, double density, enum support sup, int W, int bits,
 	}
 	hc_layout_info(L, &li);
 	hc_cuda_layout_info(GL, &gi);
+	/* HC_BLOCK_AUTO (case_block 0) must choose alike on both sides. */
+	CHECK(case_block != 0 || (li.block == hc_block_auto(n,
+	    li.union_count) || li.block == n), "%s: auto B %u", what,
+	    li.block);
 	CHECK(li.rows == gi.rows && li.cells == gi.cells &&
 	    li.union_count == gi.union_count && li.core_count == gi.core_count &&
 	    li.max_lane == gi.max_lane && li.block == gi.block,
@@ -314,8 +318,20 @@ nonfinite(void)
 	cudaFree(dpay);
 }
 
+/*
+ * HC_BLOCK_AUTO over unions larger than HC_AUTO_LANE * HC_BLOCK: B of
+ * 2048 (75 % of 30 M) and 4096 (97 % of 50 M), both cell widths.
+ */
+static void
+test_auto(void)
+{
+	one_case(30000001, 0.5, SUP_RANDOM, 2, 32, 900);
+	one_case(30000001, 0.5, SUP_RANDOM, 2, 64, 901);
+	one_case(50000017, 0.83, SUP_RANDOM, 2, 32, 902);
+}
+
 static int
-test(void)
+test(int auto_only)
 {
 	static const size_t sizes[] = { 1, 7, 1000, 1024, 1025, 4099,
 	    100003, 1 << 20, 10000019 };
@@ -323,6 +339,9 @@ test(void)
 	static const int Ws[] = { 1, 2, 5, 16 };
 	size_t i, j;
 
+	test_auto();
+	if (auto_only)
+		goto done;
 	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		one_case(sizes[i], 0.05, SUP_RANDOM, 3, 32, i + 1);
 	for (i = 0; i < sizeof dens / sizeof dens[0]; i++) {
@@ -356,6 +375,7 @@ test(void)
 	hc_cuda_trim();
 	one_case(100003, 0.05, SUP_RANDOM, 3, 64, 700);
 	nonfinite();
+done:
 	printf("reduce-cuda test: %d passed, %d failed\n", pass, fail);
 	return fail != 0;
 }
@@ -435,10 +455,11 @@ bench(size_t n, double density, int W, int runs)
 	double ti = median(t_idx) / 1e3, tl = median(t_lay) / 1e3,
 	    te = median(t_enc) / 1e3, td = median(t_dec) / 1e3;
 	printf("n: %zu\ndensity: %g\nworkers: %d\nunion_density: %.6f\n"
-	    "core: %zu\nrounds: %zu\nruns: %d\n"
+	    "block: %u\ncore: %zu\nrounds: %zu\nruns: %d\n"
 	    "index_Bps: %.4g\nlayout_Bps: %.4g\nencode_Bps: %.4g\n"
 	    "decode_Bps: %.4g\nencode_decode_Bps: %.4g\n",
-	    n, density, W, (double)gi.union_count / (double)n, gi.core_count,
+	    n, density, W, (double)gi.union_count / (double)n, gi.block,
+	    gi.core_count,
 	    gi.nrounds, runs, bytes / ti, bytes / tl, bytes / te, bytes / td,
 	    bytes / (ti + tl + te + td));
 	return 0;
@@ -448,12 +469,12 @@ int
 main(int argc, char *argv[])
 {
 	if (argc >= 2 && strcmp(argv[1], "test") == 0)
-		return test();
+		return test(argc > 2 && strcmp(argv[2], "auto") == 0);
 	if (argc >= 2 && strcmp(argv[1], "bench") == 0)
 		return bench(argc > 2 ? strtoull(argv[2], NULL, 0) :
 		    (size_t)1 << 28, argc > 3 ? atof(argv[3]) : 0.01,
 		    argc > 4 ? atoi(argv[4]) : 8, argc > 5 ? atoi(argv[5]) : 5);
-	fprintf(stderr, "usage: reduce-cuda test\n"
+	fprintf(stderr, "usage: reduce-cuda test [auto]\n"
 	    "       reduce-cuda bench [n [density [workers [runs]]]]\n");
 	return 2;
 }

@@ -18,7 +18,7 @@ hc_params_init(struct hc_params *p, size_t n, int cell_bits)
 {
 	memset(p, 0, sizeof *p);
 	p->n = n;
-	p->block = HC_BLOCK;
+	p->block = HC_BLOCK_AUTO;
 	p->k = HC_K;
 	p->cell_bits = cell_bits;
 	p->impl = HC_IMPL_FAST;
@@ -495,19 +495,48 @@ hc_core_find(const struct hc_layout *L, uint64_t i)
 	return lo < L->ncore && L->core[lo] == i ? lo : SIZE_MAX;
 }
 
+unsigned
+hc_block_auto(size_t n, size_t u)
+{
+	size_t B = HC_BLOCK;
+
+	(void)n;
+	while (u > (size_t)HC_AUTO_LANE * B && B < HC_MAX_BLOCK)
+		B *= 2;
+	return (unsigned)B;
+}
+
+/* The union's coordinates, counted only where HC_BLOCK_AUTO needs them. */
+static size_t
+union_count(const uint8_t *ubits, size_t n)
+{
+	size_t i, nb = hc_bitmap_bytes(n), u = 0;
+	uint64_t w;
+
+	for (i = 0; i + 8 <= nb; i += 8) {
+		memcpy(&w, ubits + i, 8);
+		u += (size_t)__builtin_popcountll(w);
+	}
+	for (; i < nb; i++)
+		u += (size_t)__builtin_popcount(ubits[i]);
+	return u;
+}
+
 /* Every size the layout derives from p fits its integer types. */
 static int
 params_check(const struct hc_params *p)
 {
 	size_t B;
 
-	if (p == NULL || p->n > HC_MAX_N || p->block < 1 ||
-	    p->block > HC_MAX_BLOCK || p->k < 2 || p->k > HC_MAX_K ||
+	if (p == NULL || p->n > HC_MAX_N || p->block > HC_MAX_BLOCK ||
+	    p->k < 2 || p->k > HC_MAX_K ||
 	    (p->cell_bits != 32 && p->cell_bits != 64) ||
 	    (p->impl != HC_IMPL_FAST && p->impl != HC_IMPL_REF) ||
 	    p->threads < 0 || p->threads > HC_THREADS_MAX)
 		return HC_EINVAL;
-	B = p->n > 0 && p->n < p->block ? p->n : p->block;
+	/* HC_BLOCK_AUTO's smallest B: the most blocks it can make. */
+	B = p->block == HC_BLOCK_AUTO ? HC_BLOCK : p->block;
+	B = p->n > 0 && p->n < B ? p->n : B;
 	if ((p->n + B - 1) / B > HC_MAX_BLOCKS)
 		return HC_EINVAL;
 	return 0;
@@ -538,7 +567,12 @@ layout_make(const struct hc_params *p, const uint8_t *ubits,
 	if (L == NULL && (L = calloc(1, sizeof *L)) == NULL)
 		goto fail;
 	L->p = *p;
-	B = p->n > 0 && p->n < p->block ? p->n : p->block;
+	/* Only a union of more than HC_AUTO_LANE * HC_BLOCK makes B grow. */
+	B = p->block;
+	if (B == HC_BLOCK_AUTO)
+		B = p->n > (size_t)HC_AUTO_LANE * HC_BLOCK ?
+		    hc_block_auto(p->n, union_count(ubits, p->n)) : HC_BLOCK;
+	B = p->n > 0 && p->n < B ? p->n : B;
 	L->p.block = (unsigned)B;
 	L->nblocks = (p->n + B - 1) / B;
 	L->R = L->umax = 0;

@@ -49,7 +49,12 @@
  * Blocks.  Coordinate i is lane t = i mod B of block b = i / B.  When n is
  * below the block size, B is n (hc_layout_info tells the B in use); when n
  * is not a multiple of B the last block is short and its missing lanes
- * never hold a coordinate.  Cells are R * B all the same.
+ * never hold a coordinate.  Cells are R * B all the same.  The default
+ * block, HC_BLOCK_AUTO, lets the layout choose B from n and the union
+ * alone (so every worker chooses alike): HC_BLOCK, doubled while the
+ * union has more than HC_AUTO_LANE coordinates a lane, so that a lane's
+ * cells fit a GPU thread block's shared memory (hcodec_cuda.h) even for
+ * unions of hundreds of millions.  hc_block_auto tells which.
  *
  * On the wire, little-endian: the exponent as an int32 (MAX), the bitmap
  * as ceil(n / 8) bytes, bit i in bit i & 7 of byte i >> 3, spare bits zero
@@ -70,7 +75,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HC_BLOCK		1024	/* default lanes per block, B */
+#define HC_BLOCK		1024	/* lanes per block, B, for most unions */
+#define HC_BLOCK_AUTO		0	/* B from n and |U|: the default */
+#define HC_AUTO_LANE		20480	/* union coordinates a lane, at most */
 #define HC_K			3	/* default rows per block, k */
 #define HC_MAX_BLOCK		65536
 #define HC_MAX_K		8
@@ -103,7 +110,7 @@ enum hc_error {
 /* What fixes a layout; every worker must use the same. */
 struct hc_params {
 	size_t		n;		/* values in the gradient */
-	unsigned	block;		/* lanes per block, B, 1..HC_MAX_BLOCK */
+	unsigned	block;		/* B, 1..HC_MAX_BLOCK, or HC_BLOCK_AUTO */
 	unsigned	k;		/* distinct rows per block, 2..HC_MAX_K */
 	int		cell_bits;	/* 32 or 64 */
 	uint64_t	seed;		/* of the row hash */
@@ -181,6 +188,8 @@ size_t		hc_layout_payload(const struct hc_layout *);
 void		hc_layout_info(const struct hc_layout *, struct hc_layout_info *);
 int		hc_block_rows(uint64_t seed, uint64_t b, uint32_t rows,
 		    unsigned k, uint32_t *out);
+/* The B that HC_BLOCK_AUTO takes for n values and a union of u. */
+unsigned	hc_block_auto(size_t n, size_t u);
 
 /* Round 2 and decoding.  hc_decode* peel in place: sum is spent. */
 int		hc_encode(const struct hc_layout *, const float *g, int s,

@@ -1047,11 +1047,13 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	if (out == NULL || p == NULL)
 		return HC_EINVAL;
 	*out = NULL;
-	if (p->n > HC_MAX_N || p->block < 1 || p->block > HC_MAX_BLOCK ||
+	if (p->n > HC_MAX_N || p->block > HC_MAX_BLOCK ||
 	    p->k < 2 || p->k > HC_MAX_K ||
 	    (p->cell_bits != 32 && p->cell_bits != 64))
 		return HC_EINVAL;
-	B = p->n > 0 && p->n < p->block ? p->n : p->block;
+	/* HC_BLOCK_AUTO: HC_BLOCK first; more once |U| is known. */
+	B = p->block == HC_BLOCK_AUTO ? HC_BLOCK : p->block;
+	B = p->n > 0 && p->n < B ? p->n : B;
 	if ((p->n + B - 1) / B > HC_MAX_BLOCKS)
 		return HC_EINVAL;
 	nbytes = hc_bitmap_bytes(p->n);
@@ -1118,6 +1120,33 @@ hc_cuda_layout_new(const struct hc_params *p, const uint8_t *union_bits,
 	}
 	L->ucount = (size_t)h->total;
 	L->umax = h->umax;
+	/*
+	 * HC_BLOCK_AUTO over a union too large for HC_BLOCK's lanes: the
+	 * lanes counted again for hc_block_auto's B, as hc_layout_new does.
+	 */
+	if (p->block == HC_BLOCK_AUTO && p->n > (size_t)HC_AUTO_LANE *
+	    HC_BLOCK && hc_block_auto(p->n, L->ucount) != B) {
+		B = hc_block_auto(p->n, L->ucount);
+		L->p.block = (unsigned)B;
+		L->nblocks = (p->n + B - 1) / B;
+		CK(dbuf_need(&S->lane, (B + 1) * sizeof(unsigned)));
+		CK(cudaMemsetAsync(S->lane.p, 0, (B + 1) * sizeof(unsigned),
+		    st));
+		CK(cudaMemsetAsync(&S->ctl->umax, 0, sizeof S->ctl->umax, st));
+		shared = B <= SH_LANES;
+		k_popc_lanes<<<grid_max(L->nwords + 1, nsm * 4), THREADS,
+		    shared ? B * sizeof(unsigned) : 0, st>>>(L->ubits,
+		    L->nwords, p->n, (unsigned)B, cnt, (unsigned *)S->lane.p,
+		    shared, &S->ctl->fmt);
+		CK(cudaGetLastError());
+		k_lane_max<<<grid(B), THREADS, 0, st>>>(
+		    (const unsigned *)S->lane.p, (unsigned)B, &S->ctl->umax);
+		CK(cudaGetLastError());
+		CK(cudaMemcpyAsync(&h->umax, &S->ctl->umax, 4,
+		    cudaMemcpyDeviceToHost, st));
+		CK(cudaStreamSynchronize(st));
+		L->umax = h->umax;
+	}
 	if (L->ucount >= UNPEELED - B) {
 		snprintf(cuda_err, sizeof cuda_err, "union of %zu coordinates "
 		    "over the GPU layout's 2^32 - 1 - B", L->ucount);

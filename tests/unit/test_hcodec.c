@@ -723,8 +723,6 @@ test_errors(void)
 	memset(ub, 0, sizeof ub);
 	hc_params_init(&p, 40, 32);
 	CHECK(hc_layout_new(&p, ub, NULL) == HC_EINVAL);
-	p.block = 0;
-	CHECK(hc_layout_new(&p, ub, &L) == HC_EINVAL && L == NULL);
 	p.block = HC_MAX_BLOCK + 1;
 	CHECK(hc_layout_new(&p, ub, &L) == HC_EINVAL);
 	p.block = 16;
@@ -1351,6 +1349,58 @@ test_threads(int quick)
 	    WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * HC_BLOCK_AUTO: HC_BLOCK up to HC_AUTO_LANE union coordinates a lane,
+ * then doubled; the layout applies it (hc_layout_info's block), the same
+ * for both implementations and under hc_layout_renew.
+ */
+static void
+test_block_auto(void)
+{
+	struct hc_params p;
+	struct hc_layout *L = NULL;
+	struct hc_layout_info li;
+	size_t n = (size_t)HC_AUTO_LANE * HC_BLOCK + 1000, nb;
+	uint8_t *ub;
+	int m;
+
+	CHECK(hc_block_auto(10, 10) == HC_BLOCK);
+	CHECK(hc_block_auto(HC_MAX_N, (size_t)HC_AUTO_LANE * HC_BLOCK) ==
+	    HC_BLOCK);
+	CHECK(hc_block_auto(HC_MAX_N, (size_t)HC_AUTO_LANE * HC_BLOCK + 1) ==
+	    2 * HC_BLOCK);
+	CHECK(hc_block_auto(HC_MAX_N, (size_t)HC_AUTO_LANE * 9000) == 16384);
+	CHECK(hc_block_auto(HC_MAX_N, HC_MAX_N) == HC_MAX_BLOCK);
+	hc_params_init(&p, 1000, 32);
+	CHECK(p.block == HC_BLOCK_AUTO);
+
+	/* A full union just over HC_AUTO_LANE * HC_BLOCK: B = 2048. */
+	nb = hc_bitmap_bytes(n);
+	ub = xcalloc(nb, 1);
+	memset(ub, 0xff, nb);
+	if (n % 8 != 0)
+		ub[nb - 1] = (uint8_t)((1u << (n % 8)) - 1);
+	for (m = 0; m < 2; m++) {
+		hc_params_init(&p, n, 32);
+		CHECK(hc_layout_renew(&p, ub, &L) == 0);
+		if (L == NULL)
+			break;
+		hc_layout_info(L, &li);
+		CHECK(li.block == 2 * HC_BLOCK && li.union_count == n);
+		CHECK(li.nblocks == (n + li.block - 1) / li.block);
+	}
+	/* And a sparse union of the same n keeps HC_BLOCK. */
+	memset(ub, 0, nb);
+	ub[0] = ub[nb / 2] = 1;
+	CHECK(hc_layout_renew(&p, ub, &L) == 0);
+	if (L != NULL) {
+		hc_layout_info(L, &li);
+		CHECK(li.block == HC_BLOCK && li.union_count == 2);
+	}
+	hc_layout_free(L);
+	free(ub);
+}
+
 int
 main(void)
 {
@@ -1367,6 +1417,7 @@ main(void)
 	test_round_trips();
 	test_bitmap_sizes();
 	test_renew();
+	test_block_auto();
 	test_corrupt_untouched();
 	test_threads(0);
 	printf("hcodec: %zu round trips, %zu coordinates in 2-cores, at most "

@@ -6,7 +6,12 @@ Three hooks, each for ``DistributedDataParallel.register_comm_hook``:
 ``aggregator_hook`` with an ``AggregatorState``
     Each bucket goes to a gleam-reduce aggregator through
     ``hr_allreduce``: the aggregator ORs the bitmaps and sums the sketches
-    without decoding, every rank decodes the same exact sum.
+    without decoding, every rank decodes the same exact sum.  A bucket in
+    GPU memory, with the library built with CUDA
+    (``build/reduce-cuda/libgleam-hreduce-cuda.so`` from
+    ``bench/reduce-cuda-build``), stays there: ``hr_allreduce_cuda`` runs
+    the codec on the GPU, on the current stream, and only the compressed
+    rounds cross to the host.
 
 ``engine_hook`` with an ``EngineState``
     The same codec, but the compressed form goes through
@@ -29,7 +34,8 @@ A bucket with NaN or Inf anywhere makes every rank raise
 ``NonFiniteGradient`` at the same step (the exponent tells them all).
 
 The library is ``build/libgleam-hreduce.so`` (``python/build-lib``
-links it after ``make``), or the path in ``GLEAM_HREDUCE_LIB``.
+links it after ``make``), or the path in ``GLEAM_HREDUCE_LIB`` (the CUDA
+build's, for GPU buckets without a copy to the host).
 """
 import ctypes
 import os
@@ -86,7 +92,16 @@ def load(path=None):
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
+    # Only in the CUDA build: gradients reduced where they lie.
+    if hasattr(lib, "hr_allreduce_cuda"):
+        lib.hr_allreduce_cuda.restype = i
+        lib.hr_allreduce_cuda.argtypes = [vp, vp, sz, vp]
     return lib
+
+
+def has_cuda(lib):
+    """Whether lib reduces GPU buffers in place (the CUDA build)."""
+    return hasattr(lib, "hr_allreduce_cuda")
 
 
 def _check(lib, rc, what):
@@ -143,8 +158,18 @@ class AggregatorState:
 
 def aggregator_hook(state, bucket):
     buf = bucket.buffer()
-    t = _host(buf).clone()
-    rc = state.lib.hr_allreduce(state.ctx, _ptr(t), t.numel())
+    if buf.device.type == "cuda" and has_cuda(state.lib) and \
+            buf.dtype == torch.float32:
+        # On the GPU, on the current stream, after the backward's kernels.
+        t = buf.detach().contiguous().clone()
+        with torch.cuda.device(t.device):
+            stream = torch.cuda.current_stream(t.device).cuda_stream
+            rc = state.lib.hr_allreduce_cuda(state.ctx, _ptr(t),
+                                             t.numel(),
+                                             ctypes.c_void_p(stream))
+    else:
+        t = _host(buf).clone()
+        rc = state.lib.hr_allreduce(state.ctx, _ptr(t), t.numel())
     if rc == HR_ENONFINITE:
         raise NonFiniteGradient(state.lib.hr_errmsg(state.ctx).decode())
     if rc != 0:

@@ -11,6 +11,14 @@ same step.
 usage: python3 python/test_ddp.py [GLEAM_BIN]   (default: bin)
 Prints "test_ddp: N passed, N failed"; exits 77 (skipped) where torch is
 not installed.
+
+GLEAM_DDP_DEVICE=cuda puts each rank's model on a GPU (rank r on GPU
+r mod the GPUs there are): with a GPU a rank, NCCL is the process
+group's backend (the engine hook's collectives run on the GPU), else
+Gloo; GLEAM_DDP_WORLD sets the ranks (default 2).  With
+GLEAM_HREDUCE_LIB naming the CUDA build's library
+(build/reduce-cuda/libgleam-hreduce-cuda.so) the aggregator hook reduces
+the GPU buckets in place with hr_allreduce_cuda.
 """
 import os
 import socket
@@ -31,7 +39,8 @@ except ImportError:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gleam_reduce  # noqa: E402
 
-WORLD = 2
+WORLD = int(os.environ.get("GLEAM_DDP_WORLD", "2"))
+DEVICE = os.environ.get("GLEAM_DDP_DEVICE", "cpu")
 STEPS = 6
 VOCAB, DIM, CLASSES, BATCH = 4000, 16, 4, 24
 
@@ -54,15 +63,26 @@ def batch(rank, step):
     return idx, offsets, y
 
 
+def device(rank):
+    if DEVICE != "cuda":
+        return torch.device("cpu")
+    return torch.device("cuda", rank % torch.cuda.device_count())
+
+
 def train(rank, hook, state, nan_at=None):
     torch.manual_seed(0)
-    model = DDP(Model(), bucket_cap_mb=0.05)
+    dev = device(rank)
+    if dev.type == "cuda":
+        model = DDP(Model().to(dev), device_ids=[dev.index],
+                    bucket_cap_mb=0.05)
+    else:
+        model = DDP(Model(), bucket_cap_mb=0.05)
     if hook is not None:
         model.register_comm_hook(state, hook)
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     sparsity = []
     for step in range(STEPS):
-        idx, offsets, y = batch(rank, step)
+        idx, offsets, y = (t.to(dev) for t in batch(rank, step))
         opt.zero_grad()
         loss = torch.nn.functional.cross_entropy(model(idx, offsets), y)
         if nan_at == step and rank == 1:
@@ -71,14 +91,19 @@ def train(rank, hook, state, nan_at=None):
         g = model.module.emb.weight.grad
         sparsity.append(float((g != 0).sum()) / g.numel())
         opt.step()
-    return torch.cat([p.detach().flatten() for p in model.parameters()]), \
-        sparsity
+    return torch.cat([p.detach().flatten().cpu()
+                      for p in model.parameters()]), sparsity
 
 
 def worker(rank, port, addr, out):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    backend = "gloo"
+    if DEVICE == "cuda":
+        torch.cuda.set_device(device(rank))
+        if torch.cuda.device_count() >= WORLD:
+            backend = "nccl"
+    dist.init_process_group(backend, rank=rank, world_size=WORLD)
     torch.set_num_threads(1)
     results = []
     agg = gleam_reduce.AggregatorState(addr, WORLD, rank)
@@ -99,6 +124,10 @@ def worker(rank, port, addr, out):
                     torch.allclose(ref, plain, rtol=1e-4, atol=1e-5)))
     results.append(("embedding gradients are sparse (%.2f%% nonzero)" %
                     (100 * max(sp)), max(sp) < 0.1))
+    info = "ranks on %s, backend %s, GPU buckets %s" % (
+        device(rank), backend,
+        "in place" if DEVICE == "cuda" and gleam_reduce.has_cuda(agg.lib)
+        else "through the host")
     for hook, state in ((gleam_reduce.aggregator_hook, agg),
                         (gleam_reduce.engine_hook, eng)):
         try:
@@ -110,6 +139,7 @@ def worker(rank, port, addr, out):
     agg.close()
     dist.destroy_process_group()
     with open("%s.%d" % (out, rank), "w") as f:
+        f.write("info %s\n" % info)
         for what, ok in results:
             f.write("%s %s\n" % ("ok" if ok else "FAIL", what))
 
@@ -149,6 +179,10 @@ def main():
         npass = nfail = 0
         for r in range(WORLD):
             for line in open("%s.%d" % (out, r)):
+                if line.startswith("info "):
+                    if r == 0:
+                        sys.stderr.write("test_ddp: " + line[5:])
+                    continue
                 ok = line.startswith("ok ")
                 npass += ok
                 nfail += not ok

@@ -320,7 +320,9 @@ nonfinite(void)
 
 /*
  * HC_BLOCK_AUTO over unions larger than HC_AUTO_LANE * HC_BLOCK: B of
- * 2048 (75 % of 30 M) and 4096 (97 % of 50 M), both cell widths.
+ * 2048 (75 % of 30 M) and 4096 (97 % of 50 M), both cell widths; and
+ * B = 16384, whose lanes the layout counts in global memory, as
+ * HC_BLOCK_AUTO's unions of more than 168 M coordinates make it do.
  */
 static void
 test_auto(void)
@@ -328,6 +330,10 @@ test_auto(void)
 	one_case(30000001, 0.5, SUP_RANDOM, 2, 32, 900);
 	one_case(30000001, 0.5, SUP_RANDOM, 2, 64, 901);
 	one_case(50000017, 0.83, SUP_RANDOM, 2, 32, 902);
+	/* More lanes than the lane count keeps in shared memory. */
+	case_block = 16384;
+	one_case(10000019, 0.2, SUP_RANDOM, 2, 32, 903);
+	case_block = 0;
 }
 
 static int

@@ -12,5 +12,15 @@
  */
 void	gpu_query(struct server_status *);
 void	gpu_shutdown(void);
+/*
+ * Where CUDA_VISIBLE_DEVICES (vis; NULL: unset) puts GPU i among the
+ * ones this server's driver shows: its position, or -1 when hidden.
+ * Entries are indices (as NVML numbers the GPUs: PCI order, which is
+ * CUDA's on hosts of one GPU model) or UUID prefixes ("GPU-8f3a"),
+ * comma-separated; as CUDA does, the list ends at the first entry that
+ * names none of the n GPUs (uuids: theirs) or one already named.
+ */
+int	gpu_visible(const char *vis, unsigned int i, unsigned int n,
+	    char (*uuids)[96]);
 
 #endif

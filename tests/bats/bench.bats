@@ -61,3 +61,8 @@ SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
 	run -2 --separate-stderr "$ROOT/bench/reduce-bench" -g /nonexistent "$GLEAM_BIN"
 	[[ "$stderr" == *"-g: no program /nonexistent"* ]]
 }
+
+@test "sched-real -G: a GPU a server needs the cuda backend" {
+	run -2 --separate-stderr "$ROOT/bench/sched-real" -G -g host
+	[[ "$stderr" == *"-G: a GPU a server needs the cuda backend"* ]]
+}

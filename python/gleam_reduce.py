@@ -18,10 +18,12 @@ Three hooks, each for ``DistributedDataParallel.register_comm_hook``:
     torch.distributed's own collectives: the exponent by a MAX allreduce,
     the bitmap by an allgather ORed locally (NCCL has no OR), the sketch
     and 2-core by a SUM allreduce of integer cells, which wraps and is
-    exact.  Gloo on CPU; with NCCL the collectives run on the bucket's GPU
-    while the codec runs on the host, the bucket copied there and back
-    (the CUDA kernels of lib/hcodec_cuda.cu are not wired to Python yet;
-    this path has not run on a GPU yet).
+    exact.  Gloo on CPU.  With NCCL and the CUDA build's library the
+    whole round stays on the bucket's GPU: the codec's CUDA kernels
+    (hcodec_cuda.h) on the current stream, the collectives on GPU
+    tensors, only the exponent and the sizes crossing to the host; with
+    the plain library the codec runs on the host, the bucket copied there
+    and back.
 
 ``fixed_dense_hook`` with an ``EngineState``
     The reference: every value in the same fixed point (the same scale
@@ -96,6 +98,20 @@ def load(path=None):
     if hasattr(lib, "hr_allreduce_cuda"):
         lib.hr_allreduce_cuda.restype = i
         lib.hr_allreduce_cuda.argtypes = [vp, vp, sz, vp]
+        cuda_sigs = {
+            "hc_cuda_bitmap": (i, [vp, sz, vp, ctypes.POINTER(i), vp]),
+            "hc_cuda_layout_new": (i, [ctypes.POINTER(_Params), vp,
+                                       ctypes.POINTER(vp), vp]),
+            "hc_cuda_layout_free": (None, [vp]),
+            "hc_cuda_layout_payload": (sz, [vp]),
+            "hc_cuda_encode": (i, [vp, vp, i, vp, vp]),
+            "hc_cuda_decode": (i, [vp, vp, i, vp, vp]),
+            "hc_cuda_error": (ctypes.c_char_p, []),
+        }
+        for name, (res, args) in cuda_sigs.items():
+            f = getattr(lib, name)
+            f.restype = res
+            f.argtypes = args
     return lib
 
 
@@ -224,9 +240,76 @@ def _scale(state, t, dev):
     return bits[:lib.hc_bitmap_bytes(n)], s.value, world
 
 
+def _cuda_check(lib, rc, what):
+    if rc == HC_ENONFINITE:
+        raise NonFiniteGradient(what)
+    if rc != 0:
+        raise RuntimeError("%s: %s (%s)" % (what, lib.hc_strerror(rc).decode(),
+                                            lib.hc_cuda_error().decode()))
+
+
+def _engine_cuda(state, buf):
+    """engine_hook's round on the GPU: CUDA codec, NCCL collectives."""
+    lib = state.lib
+    t = buf.detach()
+    if t.dtype != torch.float32 or not t.is_contiguous():
+        t = t.to(torch.float32).contiguous()
+    n = t.numel()
+    dev = t.device
+    with torch.cuda.device(dev):
+        st = ctypes.c_void_p(torch.cuda.current_stream(dev).cuda_stream)
+        nb = lib.hc_bitmap_bytes(n)
+        bits = torch.zeros(nb + 8, dtype=torch.uint8, device=dev)
+        e = ctypes.c_int()
+        rc = lib.hc_cuda_bitmap(_ptr(t), n, _ptr(bits), ctypes.byref(e), st)
+        if rc not in (0, HC_ENONFINITE):
+            _cuda_check(lib, rc, "hc_cuda_bitmap")
+        # Round 0 and 1: MAX of the exponents, OR of the bitmaps.
+        emax = torch.tensor([e.value], dtype=torch.int32, device=dev)
+        dist.all_reduce(emax, op=dist.ReduceOp.MAX, group=state.group)
+        world = dist.get_world_size(state.group)
+        if emax.item() == HC_EXP_NONFINITE:
+            raise NonFiniteGradient("NaN or Inf in some rank's gradient")
+        s = ctypes.c_int()
+        _check(lib, lib.hc_scale(int(emax.item()), world, state.cell_bits,
+                                 ctypes.byref(s)), "hc_scale")
+        mine = bits[:nb]
+        every = [torch.empty_like(mine) for _ in range(world)]
+        dist.all_gather(every, mine, group=state.group)
+        union = torch.zeros(nb + 8, dtype=torch.uint8, device=dev)
+        for b in every:
+            union[:nb].bitwise_or_(b)
+        # The layout from the union alone, then round 2 by a SUM.
+        p = _Params()
+        lib.hc_params_init(ctypes.byref(p), n, state.cell_bits)
+        p.seed = state.seed
+        layout = ctypes.c_void_p()
+        _cuda_check(lib, lib.hc_cuda_layout_new(ctypes.byref(p), _ptr(union),
+                                                ctypes.byref(layout), st),
+                    "hc_cuda_layout_new")
+        try:
+            payload = torch.zeros(lib.hc_cuda_layout_payload(layout) + 1,
+                                  dtype=state.itype, device=dev)
+            _cuda_check(lib, lib.hc_cuda_encode(layout, _ptr(t), s.value,
+                                                _ptr(payload), st),
+                        "hc_cuda_encode")
+            dist.all_reduce(payload, op=dist.ReduceOp.SUM, group=state.group)
+            out = torch.empty(n, dtype=torch.float32, device=dev)
+            _cuda_check(lib, lib.hc_cuda_decode(layout, _ptr(payload),
+                                                s.value, _ptr(out), st),
+                        "hc_cuda_decode")
+        finally:
+            lib.hc_cuda_layout_free(layout)
+    return out, world
+
+
 def engine_hook(state, bucket):
     lib = state.lib
     buf = bucket.buffer()
+    if buf.device.type == "cuda" and has_cuda(lib) and \
+            dist.get_backend(state.group) == "nccl":
+        out, world = _engine_cuda(state, buf)
+        return _done(buf, out.div_(world))
     t = _host(buf)
     n = t.numel()
     dev = _dev(state, buf)

@@ -8,7 +8,7 @@ load test_helper
 ROOT=$BATS_TEST_DIRNAME/../..
 
 SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
-    reduce-correctness sched-gen sched-real sched-sim"
+    reduce-correctness reduce-nccl sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
 	for s in $SCRIPTS; do
@@ -65,4 +65,11 @@ SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
 @test "sched-real -G: a GPU a server needs the cuda backend" {
 	run -2 --separate-stderr "$ROOT/bench/sched-real" -G -g host
 	[[ "$stderr" == *"-G: a GPU a server needs the cuda backend"* ]]
+}
+
+@test "reduce-nccl: bad densities are refused before anything runs" {
+	run -2 --separate-stderr "$ROOT/bench/reduce-nccl" -d "0.01 x"
+	[[ "$stderr" == *"-d: 0.01 x: not densities"* ]]
+	run -2 --separate-stderr "$ROOT/bench/reduce-nccl" -d 0
+	[[ "$stderr" == *"densities in (0, 1]"* ]]
 }

@@ -1391,12 +1391,16 @@ dev_finish(struct hr_ctx *x, struct dj *j)
 	t->djobs--;
 	if (t->phase == T_DONE || (x->dead && j->kind != DJ_DECODE))
 		return;
+	/* A failed round 1 or 2 tells the others; a failed decode is ours. */
+	if (j->rc != 0) {
+		if (j->kind == DJ_DECODE)
+			t_fail(t, j->rc, "%s", j->err);
+		else
+			t_abort(x, t, t->id, j->rc, j->err);
+		return;
+	}
 	switch (j->kind) {
 	case DJ_BITMAP:
-		if (j->rc != 0) {
-			t_abort(x, t, t->id, j->rc, j->err);
-			return;
-		}
 		t->bits = j->bits;
 		t->rbuf = t->bits;
 		if ((rc = begin(x, t, HR_OP_OR, j->emax, 0, t->n, t->nbits,
@@ -1405,10 +1409,6 @@ dev_finish(struct hr_ctx *x, struct dj *j)
 		trace(x, t, "queued1");
 		break;
 	case DJ_ENCODE:
-		if (j->rc != 0) {
-			t_abort(x, t, t->id, j->rc, j->err);
-			return;
-		}
 		t->payload = j->payload;
 		t->payload_bytes = j->payload_bytes;
 		x->st.union_count = j->union_count;
@@ -1417,10 +1417,6 @@ dev_finish(struct hr_ctx *x, struct dj *j)
 		trace(x, t, "queued2");
 		break;
 	case DJ_DECODE:
-		if (j->rc != 0) {
-			t_fail(t, j->rc, "%s", j->err);
-			return;
-		}
 		t->phase = T_DONE;
 		trace(x, t, "decoded");
 		break;

@@ -229,15 +229,22 @@ def _scale(state, t, dev):
     bits = torch.zeros(lib.hc_bitmap_bytes(n) + 1, dtype=torch.uint8)
     e = ctypes.c_int()
     lib.hc_bitmap(_ptr(t), n, _ptr(bits), ctypes.byref(e))
-    emax = _all_reduce(torch.tensor([e.value], dtype=torch.int32),
+    s, world = _merged_scale(state, e.value, dev)
+    return bits[:lib.hc_bitmap_bytes(n)], s, world
+
+
+def _merged_scale(state, e, dev):
+    """The MAX of every rank's exponent e, on dev; the scale and world."""
+    emax = _all_reduce(torch.tensor([e], dtype=torch.int32),
                        dist.ReduceOp.MAX, state, dev)
     world = dist.get_world_size(state.group)
     if emax.item() == HC_EXP_NONFINITE:
         raise NonFiniteGradient("NaN or Inf in some rank's gradient")
     s = ctypes.c_int()
-    _check(lib, lib.hc_scale(int(emax.item()), world, state.cell_bits,
-                             ctypes.byref(s)), "hc_scale")
-    return bits[:lib.hc_bitmap_bytes(n)], s.value, world
+    _check(state.lib, state.lib.hc_scale(int(emax.item()), world,
+                                         state.cell_bits, ctypes.byref(s)),
+           "hc_scale")
+    return s.value, world
 
 
 def _cuda_check(lib, rc, what):
@@ -265,14 +272,7 @@ def _engine_cuda(state, buf):
         if rc not in (0, HC_ENONFINITE):
             _cuda_check(lib, rc, "hc_cuda_bitmap")
         # Round 0 and 1: MAX of the exponents, OR of the bitmaps.
-        emax = torch.tensor([e.value], dtype=torch.int32, device=dev)
-        dist.all_reduce(emax, op=dist.ReduceOp.MAX, group=state.group)
-        world = dist.get_world_size(state.group)
-        if emax.item() == HC_EXP_NONFINITE:
-            raise NonFiniteGradient("NaN or Inf in some rank's gradient")
-        s = ctypes.c_int()
-        _check(lib, lib.hc_scale(int(emax.item()), world, state.cell_bits,
-                                 ctypes.byref(s)), "hc_scale")
+        s, world = _merged_scale(state, e.value, dev)
         mine = bits[:nb]
         every = [torch.empty_like(mine) for _ in range(world)]
         dist.all_gather(every, mine, group=state.group)
@@ -290,13 +290,13 @@ def _engine_cuda(state, buf):
         try:
             payload = torch.zeros(lib.hc_cuda_layout_payload(layout) + 1,
                                   dtype=state.itype, device=dev)
-            _cuda_check(lib, lib.hc_cuda_encode(layout, _ptr(t), s.value,
+            _cuda_check(lib, lib.hc_cuda_encode(layout, _ptr(t), s,
                                                 _ptr(payload), st),
                         "hc_cuda_encode")
             dist.all_reduce(payload, op=dist.ReduceOp.SUM, group=state.group)
             out = torch.empty(n, dtype=torch.float32, device=dev)
             _cuda_check(lib, lib.hc_cuda_decode(layout, _ptr(payload),
-                                                s.value, _ptr(out), st),
+                                                s, _ptr(out), st),
                         "hc_cuda_decode")
         finally:
             lib.hc_cuda_layout_free(layout)

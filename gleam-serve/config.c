@@ -26,6 +26,7 @@ config_defaults(struct config *c)
 	c->cache_ram = 1ull << 30;
 	c->cache_disk = 64ull << 30;
 	c->cache_level = 1;
+	c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200e-6 : 0;
 }
 
 static int
@@ -69,7 +70,7 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
 	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
-	    "cache_gpu", "cache_level", "isolation", NULL };
+	    "cache_gpu", "cache_level", "isolation", "spin", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -184,6 +185,14 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 		if (yget_int(&d, n, "cache_level", 0, 19, &v, &err) == -1)
 			goto out;
 		c->cache_level = (int)v;
+	}
+	if ((n = ymap_get(&d, root, "spin")) != NULL) {
+		if (yget_duration(&d, n, "spin", &c->spin, &err) == -1)
+			goto out;
+		if (c->spin > 0.1) {
+			yerr_at(&d, n, "spin", &err, "at most 100ms");
+			goto out;
+		}
 	}
 	if (c->handshake_timeout <= 0) {
 		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),

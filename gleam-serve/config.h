@@ -36,6 +36,7 @@ struct config {
 	uint64_t	 cache_disk;	/* bytes of the disk tier */
 	uint64_t	 cache_gpu;	/* bytes of the GPU tier per device */
 	int		 cache_level;	/* zstd level on disk; 0: raw */
+	double		 spin;		/* seconds a client's thread polls */
 };
 
 void	config_defaults(struct config *);

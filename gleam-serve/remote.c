@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "util.h"
 #include "remote.h"
 #include "wcache.h"
 #include "zframe.h"
@@ -591,9 +593,32 @@ remote_read(struct remote *r)
 		r->in = nb;
 		r->incap = r->inlen + want;
 	}
-	do
-		n = recv(r->fd, r->in + r->inlen, r->incap - r->inlen, 0);
-	while (n == -1 && errno == EINTR);
+	/*
+	 * For a moment after the last input, poll rather than sleep: the
+	 * calls that follow a synchronization come right after its reply,
+	 * and waking this thread for them would keep the GPU waiting.
+	 */
+	n = -1;
+	if (r->env->spin_ns > 0) {
+		uint64_t t0 = now_ns();
+		unsigned k = 0;
+
+		for (;;) {
+			n = recv(r->fd, r->in + r->inlen, r->incap - r->inlen,
+			    MSG_DONTWAIT);
+			if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR) || now_ns() - t0 >= r->env->spin_ns)
+				break;
+			if ((++k & 63) == 0)
+				sched_yield();
+		}
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+	    errno == EINTR || r->env->spin_ns == 0))
+		do
+			n = recv(r->fd, r->in + r->inlen,
+			    r->incap - r->inlen, 0);
+		while (n == -1 && errno == EINTR);
 	if (n <= 0)
 		return -1;
 	r->inlen += (size_t)n;

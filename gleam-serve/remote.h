@@ -26,6 +26,7 @@ struct remote_stats {
 struct remote_env {
 	const struct backend	*be;
 	uint32_t		 max_frame;
+	uint64_t		 spin_ns;	/* polling after input: config spin */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };

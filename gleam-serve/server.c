@@ -770,6 +770,7 @@ server_env_update(struct server *srv)
 	srv->env.remote_why = srv->be_why;
 	srv->renv.be = srv->be;
 	srv->renv.max_frame = (uint32_t)srv->cfg.max_frame;
+	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
 }

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,22 @@ static unsigned		 ztrials;	/* bulk pieces since the last trial */
 static uint64_t		 sent;		/* bytes the I/O thread has sent */
 static double		 drain_Bps;	/* the link's pace while backlogged */
 static double		 zip_Bps;	/* compression's pace, raw bytes */
+/*
+ * Waiting for a reply as the driver waits for the GPU: under
+ * CU_CTX_SCHED_SPIN or YIELD (and AUTO, the default, on a host of 4 CPUs
+ * or more) the waiting thread spins rather than sleeps, and the I/O thread
+ * polls the socket without sleeping while anyone spins or for a moment
+ * after each send or receipt, so that neither a reply nor the calls that
+ * follow it wait for a thread to be woken (tens of microseconds each on a
+ * virtual machine).  GLEAM_SPIN=0 never spins, 1 spins whatever the host; GLEAM_SYNC=1
+ * does not spin.
+ */
+static int		 spin_ok;	/* set once by remote_init */
+static unsigned		 nspinning;	/* threads spinning in rwait (atomic) */
+static int		 rlost;		/* rstate left R_UP (atomic) */
+#define SPIN_MAX_NS	(50ull * 1000000)	/* then it sleeps after all */
+#define IO_LINGER_NS	(200ull * 1000)		/* polling after activity */
+
 static struct {				/* an idle stream: ridle_set */
 	uint64_t	 ctx, sid, mark;
 	int		 valid;
@@ -139,6 +156,7 @@ remote_lost_locked(const char *why)
 	if (rstate == R_UP) {
 		log_error("server %s lost: %s", rconn.peer, why);
 		rstate = R_LOST;
+		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
 		shutdown(rconn.fd, SHUT_RDWR);
 	}
 	pthread_cond_broadcast(&tcond);
@@ -250,7 +268,7 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 			memcpy(w->buf, p, n);
 			w->len = (uint32_t)n;
 		}
-		w->done = 1;
+		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	}
 	pthread_cond_broadcast(&tcond);
 }
@@ -349,13 +367,23 @@ io_direct(const uint8_t *rb, size_t *rlen)
 	return 1;
 }
 
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 static void *
 io_main(void *arg)
 {
 	struct pw out;			/* being sent */
 	size_t off = 0, rlen = 0, rcap = 0, rmax;
 	uint8_t *rb = NULL;
-	uint64_t t0 = 0;
+	uint64_t t0 = 0, last_io = 0;
 	int waited = 0;
 
 	(void)arg;
@@ -433,7 +461,11 @@ io_main(void *arg)
 		pf[0].events = POLLIN | (off < out.len ? POLLOUT : 0);
 		pf[1].fd = evfd;
 		pf[1].events = POLLIN;
-		if (poll(pf, 2, -1) == -1) {
+		/* Without sleeping while a caller spins for its reply, or
+		 * shortly after the last bytes went or came. */
+		if ((n = poll(pf, 2, spin_ok && (__atomic_load_n(&nspinning,
+		    __ATOMIC_ACQUIRE) > 0 || now_ns() - last_io <
+		    IO_LINGER_NS) ? 0 : -1)) == -1) {
 			if (errno == EINTR)
 				continue;
 			pthread_mutex_lock(&tlock);
@@ -441,6 +473,12 @@ io_main(void *arg)
 			pthread_mutex_unlock(&tlock);
 			break;
 		}
+		if (n == 0) {
+			cpu_relax();
+			continue;
+		}
+		if (spin_ok)
+			last_io = now_ns();
 		if (pf[1].revents & POLLIN) {
 			uint64_t v;
 			if (read(evfd, &v, sizeof v) == -1 && errno != EAGAIN)
@@ -838,6 +876,22 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	return rc;
 }
 
+/*
+ * Does a thread waiting for a reply spin?  As the current context's
+ * scheduling flags say (the primary context's when none is current):
+ * BLOCKING_SYNC sleeps, SPIN, YIELD and AUTO spin where spinning is on.
+ */
+static int
+wait_spins(void)
+{
+	struct gctx *c;
+
+	if (!spin_ok)
+		return 0;
+	c = ctx_current();
+	return c == NULL || (c->flags & 0x7) != CU_CTX_SCHED_BLOCKING_SYNC;
+}
+
 CUresult
 rwait(struct rwait *w, struct rpc_val *out, void **keep)
 {
@@ -851,6 +905,27 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	*keep = NULL;
 	pthread_mutex_lock(&tlock);
 	waited = !w->done;
+	if (waited && rstate == R_UP && wait_spins()) {
+		uint64_t one = 1;
+		int n = 0;
+
+		/* The I/O thread, if asleep, polls from now on. */
+		if (__atomic_add_fetch(&nspinning, 1, __ATOMIC_ACQ_REL) == 1 &&
+		    write(evfd, &one, sizeof one) == -1)
+			log_debug("eventfd: %s", strerror(errno));
+		pthread_mutex_unlock(&tlock);
+		while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&rlost, __ATOMIC_ACQUIRE)) {
+			if ((++n & 1023) == 0) {
+				if (now_ns() - t0 > SPIN_MAX_NS)
+					break;
+				sched_yield();
+			} else
+				cpu_relax();
+		}
+		__atomic_sub_fetch(&nspinning, 1, __ATOMIC_ACQ_REL);
+		pthread_mutex_lock(&tlock);
+	}
 	/* Not while the I/O thread writes the reply into w->dst. */
 	while ((!w->done && rstate == R_UP) || w->filling)
 		pthread_cond_wait(&tcond, &tlock);
@@ -1145,13 +1220,17 @@ client_init(void)
 	remote_keepalive(rconn.fd);
 	/* Calls may wait as long as the GPU works; keepalive finds the dead. */
 	rconn.timeout_ms = -1;
+	spin_ok = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
+	if ((s = getenv("GLEAM_SPIN")) != NULL && (strcmp(s, "0") == 0 ||
+	    strcmp(s, "1") == 0))
+		spin_ok = *s == '1';
 	if ((s = getenv("GLEAM_SYNC")) != NULL && strcmp(s, "1") == 0)
 		sync_mode = 1;
 	if ((s = getenv("GLEAM_ZSTD")) != NULL && (strcmp(s, "0") == 0 ||
 	    strcmp(s, "1") == 0))
 		zmode = *s - '0';
 	if (sync_mode)
-		zmode = 0;
+		zmode = spin_ok = 0;
 	if ((evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
 		log_error("eventfd: %s", strerror(errno));
 		conn_close(&rconn);

@@ -75,6 +75,11 @@ teardown() {
 	printf 'max_frame: 1k\n' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	[[ "$stderr" == *"max_frame: must be between 64k and 1g" ]]
+	printf 'spin: 1s\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: spin: at most 100ms" ]
+	printf 'spin: 0\n' >"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	printf -- '- a\n- b\n' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	[[ "$stderr" == *"configuration: expected a mapping" ]]

@@ -91,18 +91,23 @@ SHELL		:= /bin/bash
 .SHELLFLAGS	:= -o pipefail -c
 FUZZ_SECONDS	?= 10
 CHECKLOG	 = build/check.log
+CHECKTIMES	 = build/check-times
+# $(call timed,NAME,COMMAND): runs COMMAND, noting its seconds if it passed.
+timed		 = t0=$$(date +%s) && $(2) && \
+		   echo "$(1) $$(( $$(date +%s) - t0 ))s" >>$(CHECKTIMES)
 
 check: deps-check
-	@mkdir -p build && : >$(CHECKLOG)
-	$(MAKE) all unit-bins
-	$(MAKE) unit 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) bats 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) asan 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) tsan 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) fuzz 2>&1 | tee -a $(CHECKLOG)
-	$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG)
+	@mkdir -p build && : >$(CHECKLOG) && : >$(CHECKTIMES)
+	$(call timed,all-build,$(MAKE) all unit-bins)
+	$(call timed,unit,$(MAKE) unit 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,bats,$(MAKE) bats 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,lint-man,$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,synopsis,$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,asan,$(MAKE) asan 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,tsan,$(MAKE) tsan 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,fuzz,$(MAKE) fuzz 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,emulator-check,$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG))
+	@tr '\n' ' ' <$(CHECKTIMES); echo
 	@tests/summary $(CHECKLOG)
 
 unit-bins: $(UNIT_BIN)

@@ -115,9 +115,10 @@ struct backend {
 			    uint64_t asize, size_t len);
 	int		(*ctx_device)(struct rcall *c);
 	/*
-	 * Page-locks the serving thread's input buffer [p, p + len), where
-	 * the backend has such a thing (else NULL), so that copies from
-	 * frames in it go by DMA.  host_pin returns 0 once it is pinned
+	 * Page-locks the serving thread's input buffer [p, p + len), or
+	 * the lanes' buffer (lanes.c): two buffers at a time, where the
+	 * backend has such a thing (else NULL), so that copies from them
+	 * go by DMA.  host_pin returns 0 once it is pinned
 	 * (cheap when it already is), 1 when it cannot be yet (no context:
 	 * ask again after the next call), -1 when it never will be.  The
 	 * buffer is not moved or freed while pinned: host_unpin first.

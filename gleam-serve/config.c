@@ -27,6 +27,7 @@ config_defaults(struct config *c)
 	c->cache_disk = 64ull << 30;
 	c->cache_level = 1;
 	c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200e-6 : 0;
+	c->lanes = 8;
 }
 
 static int
@@ -70,7 +71,8 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	static const char *const keys[] = { "listen", "name", "key_file",
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
 	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
-	    "cache_gpu", "cache_level", "isolation", "spin", NULL };
+	    "cache_gpu", "cache_level", "isolation", "spin", "lanes",
+	    NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -193,6 +195,11 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 			yerr_at(&d, n, "spin", &err, "at most 100ms");
 			goto out;
 		}
+	}
+	if ((n = ymap_get(&d, root, "lanes")) != NULL) {
+		if (yget_int(&d, n, "lanes", 0, PROTO_LANES_MAX, &v, &err) == -1)
+			goto out;
+		c->lanes = (int)v;
 	}
 	if (c->handshake_timeout <= 0) {
 		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),

@@ -37,6 +37,7 @@ struct config {
 	uint64_t	 cache_gpu;	/* bytes of the GPU tier per device */
 	int		 cache_level;	/* zstd level on disk; 0: raw */
 	double		 spin;		/* seconds a client's thread polls */
+	int		 lanes;		/* bulk connections a client may open */
 };
 
 void	config_defaults(struct config *);

@@ -265,6 +265,7 @@ static int drv_ndev;
 struct cclient {
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
 	void		*in;		/* the input buffer, when pinned */
+	void		*lanes;		/* the lanes' buffer, when pinned */
 	uint8_t		*dtoh;		/* pinned scratch, DTOH_PINNED bytes */
 	int		 dtoh_failed;	/* registering it failed: don't retry */
 };
@@ -357,12 +358,14 @@ cuda_pins_drop(struct rclient *cl, CUcontext ctx)
 	if (drv.CtxSetCurrent(cc->pin_ctx) == CUDA_SUCCESS) {
 		if (cc->in != NULL)
 			drv.MemHostUnregister(cc->in);
+		if (cc->lanes != NULL)
+			drv.MemHostUnregister(cc->lanes);
 		if (cc->dtoh != NULL)
 			drv.MemHostUnregister(cc->dtoh);
 	}
 	free(cc->dtoh);
 	cc->dtoh = NULL;
-	cc->in = NULL;
+	cc->in = cc->lanes = NULL;
 	cc->pin_ctx = NULL;
 }
 
@@ -386,21 +389,29 @@ cuda_pin_here(struct cclient *cc, void *p, size_t len)
 	return 0;
 }
 
-/* The backend's host_pin (backend.h). */
+/*
+ * The backend's host_pin (backend.h): two buffers at a time, the input
+ * buffer and the lanes' (gleam-serve/lanes.c).
+ */
 static int
 cuda_host_pin(struct rclient *cl, void *p, size_t len)
 {
 	struct cclient *cc = cl->be;
+	void **slot;
 	int rc;
 
-	if (cc == NULL)
+	if (cc == NULL || p == NULL)
 		return -1;
-	if (cc->in == p && p != NULL)
+	if (cc->in == p || cc->lanes == p)
 		return 0;
-	if (cc->in != NULL)
-		return -1;	/* one buffer at a time: unpin it first */
+	if (cc->in == NULL)
+		slot = &cc->in;
+	else if (cc->lanes == NULL)
+		slot = &cc->lanes;
+	else
+		return -1;	/* unpin one first */
 	if ((rc = cuda_pin_here(cc, p, len)) == 0)
-		cc->in = p;
+		*slot = p;
 	return rc;
 }
 
@@ -408,13 +419,20 @@ static void
 cuda_host_unpin(struct rclient *cl, void *p)
 {
 	struct cclient *cc = cl->be;
+	void **slot;
 
-	if (cc == NULL || cc->in == NULL || cc->in != p)
+	if (cc == NULL || p == NULL)
+		return;
+	if (cc->in == p)
+		slot = &cc->in;
+	else if (cc->lanes == p)
+		slot = &cc->lanes;
+	else
 		return;
 	if (drv.CtxSetCurrent(cc->pin_ctx) == CUDA_SUCCESS)
-		drv.MemHostUnregister(cc->in);
-	cc->in = NULL;
-	if (cc->dtoh == NULL)
+		drv.MemHostUnregister(p);
+	*slot = NULL;
+	if (cc->dtoh == NULL && cc->in == NULL && cc->lanes == NULL)
 		cc->pin_ctx = NULL;
 }
 

@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "log.h"
 #include "util.h"
+#include "lanes.h"
 #include "remote.h"
 #include "wcache.h"
 #include "zframe.h"
@@ -39,6 +40,7 @@ struct remote {
 	int			 opened;
 	int			 pin;		/* 1: try to pin r->in, 0: don't */
 	struct wclient		*wc;		/* its weight cache state */
+	struct lanes		*lanes;		/* its bulk lanes (lanes.h) */
 };
 
 /*
@@ -388,6 +390,60 @@ stage_put(struct remote *r, struct rcall *c)
 	return 0;
 }
 
+/* A stripe of an R_MEM_HTOD_LANES copy, as an R_MEM_HTOD of its own. */
+struct lane_put {
+	backend_fn	 fn;
+	struct rcall	 c;
+	uint64_t	 dptr;
+};
+
+static int
+lane_put(void *arg, size_t off, const void *p, size_t n)
+{
+	struct lane_put *lp = arg;
+
+	lp->c.in[3].u = lp->dptr + off;
+	lp->c.in[4].p = p;
+	lp->c.in[4].len = (uint32_t)n;
+	return lp->fn != NULL ? lp->fn(&lp->c) : 801;
+}
+
+/*
+ * in: ctx, stream, async, dptr, bytes; the bytes come over the lanes.  -1
+ * when the call is malformed or a lane broke: the session ends, since the
+ * lanes would no longer line up with the calls.
+ */
+static int
+remote_htod_lanes(struct remote *r, struct rcall *c, int *rc)
+{
+	const struct backend *be = r->env->be;
+	struct lane_put lp;
+	size_t plen;
+	void *buf;
+
+	if (lanes_count(r->lanes) == 0 || c->in[4].u == 0 ||
+	    c->in[4].u > LANES_COPY_MAX)
+		return -1;
+	if ((buf = lanes_prepare(r->lanes, &plen)) == NULL)
+		return -1;
+	/* Pinned in the client's context where the backend can. */
+	if (be->host_pin != NULL)
+		(void)be->host_pin(&r->cl, buf, plen);
+	memset(&lp, 0, sizeof lp);
+	lp.fn = be->call[R_MEM_HTOD - R_OPEN];
+	lp.c.cl = c->cl;
+	lp.c.d = rpc_lookup(R_MEM_HTOD);
+	memcpy(lp.c.in, c->in, 4 * sizeof c->in[0]);
+	lp.dptr = c->in[3].u;
+	*rc = 0;
+	if (lanes_recv(r->lanes, (size_t)c->in[4].u, lane_put, &lp, rc) == -1)
+		return -1;
+	__atomic_add_fetch(&r->stats->bytes_in, c->in[4].u, __ATOMIC_RELAXED);
+	free(lp.c.scratch);
+	pw_free(&lp.c.blob);
+	return 0;
+}
+
 /* One whole frame; returns -1 to end the session. */
 static int
 remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
@@ -467,6 +523,26 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		staged = 2;	/* the weight cache had it */
 	if (h->type == R_STAGE_PUT)
 		rc = stage_put(r, &c);
+	else if (h->type == R_LANES) {
+		lanes_offer(&r->lanes, r->fd, (uint32_t)c.in[0].u,
+		    r->env->max_lanes, r->env->spin_ns, &c);
+		rc = 0;
+	} else if (h->type == R_LANES_UP) {
+		/* Its reply must reach the client before any lane is used. */
+		c.out[0].u = lanes_accept(r->lanes, (uint32_t)c.in[0].u);
+		log_debug("client %s: %u lane(s)", r->cl.addr,
+		    (unsigned)c.out[0].u);
+		rc = 0;
+	} else if (h->type == R_MEM_HTOD_LANES) {
+		if (remote_htod_lanes(r, &c, &rc) == -1) {
+			free(zbuf);
+			pw_free(&c.blob);
+			remote_error(r, h->id, PERR_MALFORMED,
+			    lanes_count(r->lanes) == 0 ? "no lanes" :
+			    "a copy over the lanes: bad size, or a lane broke");
+			return -1;
+		}
+	}
 	else if (wcache_owns(h->type))
 		rc = wcache_call(&r->wc, r->env->be, &c);
 	else
@@ -642,6 +718,13 @@ remote_main(void *arg)
 			break;
 	}
 	remote_flush(r);
+	/* The lanes' buffer is pinned in the client's context: first. */
+	if (r->lanes != NULL && r->env->be->host_unpin != NULL && r->opened) {
+		size_t n;
+
+		r->env->be->host_unpin(&r->cl, lanes_prepare(r->lanes, &n));
+	}
+	lanes_free(r->lanes);
 	if (r->opened)
 		r->env->be->client_free(&r->cl);
 	wcache_client_free(r->wc);

@@ -27,6 +27,7 @@ struct remote_env {
 	const struct backend	*be;
 	uint32_t		 max_frame;
 	uint64_t		 spin_ns;	/* polling after input: config spin */
+	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };

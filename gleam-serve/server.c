@@ -771,6 +771,7 @@ server_env_update(struct server *srv)
 	srv->renv.be = srv->be;
 	srv->renv.max_frame = (uint32_t)srv->cfg.max_frame;
 	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
+	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
 }

@@ -351,6 +351,45 @@ msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
 }
 
 void
+proto_lane_hello_enc(uint8_t *out, uint32_t idx, const uint8_t *token)
+{
+	struct pw w;
+
+	pw_init(&w);
+	pw_u32(&w, PROTO_LANE_MAGIC);
+	pw_u32(&w, idx);
+	pw_bytes(&w, token, PROTO_LANE_TOKEN);
+	if (!w.bad && w.len == PROTO_LANE_HELLO)
+		memcpy(out, w.p, PROTO_LANE_HELLO);
+	else
+		memset(out, 0, PROTO_LANE_HELLO);
+	pw_free(&w);
+}
+
+int
+proto_lane_hello_dec(const void *p, size_t len, const uint8_t *token,
+    uint32_t nlanes, uint32_t *idx)
+{
+	uint8_t got[PROTO_LANE_TOKEN], diff = 0;
+	uint32_t magic;
+	struct pr r;
+	size_t i;
+
+	pr_init(&r, p, len);
+	magic = pr_u32(&r);
+	*idx = pr_u32(&r);
+	pr_bytes(&r, got, sizeof got);
+	if (pr_done(&r) == -1)
+		return -1;
+	/* The whole token is compared whatever differs first. */
+	for (i = 0; i < PROTO_LANE_TOKEN; i++)
+		diff |= (uint8_t)(got[i] ^ token[i]);
+	if (magic != PROTO_LANE_MAGIC || *idx >= nlanes || diff != 0)
+		return -1;
+	return 0;
+}
+
+void
 msg_error_enc(struct pw *w, const struct msg_error *m)
 {
 	pw_u32(w, m->code);

@@ -176,6 +176,41 @@ void	msg_auth_enc(struct pw *, const struct msg_auth *);
 int	msg_auth_dec(const void *, size_t, struct msg_auth *);
 void	msg_welcome_enc(struct pw *, const struct msg_welcome *);
 int	msg_welcome_dec(const void *, size_t, struct msg_welcome *);
+
+/*
+ * A bulk lane (R_LANES): a second TCP connection that carries only the
+ * stripes of R_MEM_HTOD_LANES copies, raw, in the order of those calls on
+ * the main connection.  It opens with 24 bytes: "GLLN", the lane's index
+ * (u32) and the 16-byte token of R_LANES's reply; nothing else is framed.
+ */
+#define PROTO_LANE_MAGIC	0x4e4c4c47u	/* "GLLN" as bytes on the wire */
+#define PROTO_LANE_TOKEN	16
+#define PROTO_LANE_HELLO	(8 + PROTO_LANE_TOKEN)
+#define PROTO_LANES_MAX		16
+
+/*
+ * Lane i's stripe of a copy of len bytes over n lanes: [*off, *off + *cnt),
+ * whole pages but the last; a lane may get nothing.
+ */
+static inline void
+proto_lane_stripe(uint64_t len, uint32_t n, uint32_t i, uint64_t *off,
+    uint64_t *cnt)
+{
+	uint64_t per = ((len + n - 1) / n + 4095) & ~(uint64_t)4095;
+	uint64_t a = per * i, b = per * (i + 1);
+
+	if (a > len)
+		a = len;
+	if (b > len)
+		b = len;
+	*off = a;
+	*cnt = b - a;
+}
+
+void	proto_lane_hello_enc(uint8_t *out, uint32_t idx, const uint8_t *token);
+/* 0 if p is the hello of lane *idx (< nlanes) with that token, else -1. */
+int	proto_lane_hello_dec(const void *p, size_t len, const uint8_t *token,
+	    uint32_t nlanes, uint32_t *idx);
 void	msg_error_enc(struct pw *, const struct msg_error *);
 int	msg_error_dec(const void *, size_t, struct msg_error *);
 void	msg_bulk_get_enc(struct pw *, const struct msg_bulk_get *);

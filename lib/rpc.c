@@ -61,6 +61,9 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_POOL,		"memPool",		"QQQ",		"QQQQ"),
 	C(R_MEM_MAP,		"memMap",		"QQQ",		""),
 	C(R_MEM_TRIM,		"memTrim",		"QQ",		""),
+	C(R_LANES,		"lanes",		"I",		"IIBIB"),
+	C(R_LANES_UP,		"lanesUp",		"I",		"I"),
+	C(R_MEM_HTOD_LANES,	"cuMemcpyHtoD (lanes)",	"QQIQQ",	""),
 #undef C
 };
 

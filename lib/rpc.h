@@ -101,6 +101,14 @@ enum rpc_call {
 				   granules for one-way allocation */
 	R_MEM_MAP,		/* ctx, dptr, bytes: maps stock there */
 	R_MEM_TRIM,		/* ctx, bytes: releases stock */
+	R_LANES,		/* lanes wanted -> lanes offered, port, token,
+				   the server's end of this connection (port,
+				   address): listens for bulk connections */
+	R_LANES_UP,		/* lanes connected -> lanes taken (all of
+				   them or none) */
+	R_MEM_HTOD_LANES,	/* ctx, stream, async, dptr, bytes: a
+				   host-to-device copy whose bytes come in
+				   stripes over the lanes */
 	R_CALL_END		/* one past the last */
 };
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "memo.h"
+#include "lanes.h"
 #include "remote.h"
 #include "client.h"
 #include "wcache.h"
@@ -1331,6 +1332,9 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
+		return rc;
+	/* Large ones over the bulk lanes, where there are any. */
+	if (known && lanes_htod(gobj_id(c), sid, async, dst, src, n, &rc))
 		return rc;
 	if (max > HTOD_CHUNK)
 		max = HTOD_CHUNK;

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lanes.h"
 #include "remote.h"
 #include "wcache.h"
 #include "client.h"
@@ -180,6 +181,32 @@ int
 rsync_mode(void)
 {
 	return sync_mode;
+}
+
+int
+rconn_fd(void)
+{
+	return rconn.fd;
+}
+
+int
+rspin_ok(void)
+{
+	return spin_ok;
+}
+
+int
+rzstd_forced(void)
+{
+	return zmode == 1;
+}
+
+void
+rlost_because(const char *why)
+{
+	pthread_mutex_lock(&tlock);
+	remote_lost_locked(why);
+	pthread_mutex_unlock(&tlock);
 }
 
 /* ---- the I/O thread ------------------------------------------------------ */
@@ -1279,6 +1306,7 @@ client_init(void)
 	log_debug("connected to %s (%s): %d device(s), %s", rconn.peer,
 	    rconn.server_name, rndev, rdevs[0].name);
 	remote_model();
+	lanes_init();
 	wcache_early();
 	return CUDA_SUCCESS;
 }

@@ -191,6 +191,12 @@ void		 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark);
 int		 ridle_check(uint64_t ctx, uint64_t sid);
 /* GLEAM_SYNC=1: every call waits for its reply. */
 int		 rsync_mode(void);
+/* For lanes.c: the main connection's socket, whether waits spin, whether
+ * compression is forced on, and marking the server lost. */
+int		 rconn_fd(void);
+int		 rspin_ok(void);
+int		 rzstd_forced(void);
+void		 rlost_because(const char *why);
 /* The largest payload one frame may carry to the server. */
 size_t		 rcall_max_payload(void);
 
@@ -235,5 +241,6 @@ void		 stats_sync(uint16_t, uint64_t);
 void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
+void		 stats_lanes(unsigned n, uint64_t bytes);
 
 #endif

@@ -26,6 +26,8 @@ static struct {
 	uint64_t	 local_syncs;	/* of which answered here: stream idle */
 	uint64_t	 bytes_out, bytes_in;
 	uint64_t	 saved;		/* bytes compression kept off the wire */
+	uint64_t	 lanes;		/* bulk lanes up */
+	uint64_t	 lane_bytes;	/* bytes sent over them */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 } st;
@@ -78,6 +80,18 @@ stats_bytes(uint64_t out, uint64_t in)
 	pthread_mutex_lock(&st_lock);
 	st.bytes_out += out;
 	st.bytes_in += in;
+	pthread_mutex_unlock(&st_lock);
+}
+
+/* n lanes up (n and no bytes), or bytes sent over them. */
+void
+stats_lanes(unsigned n, uint64_t bytes)
+{
+	pthread_mutex_lock(&st_lock);
+	if (n > 0)
+		st.lanes = n;
+	st.lane_bytes += bytes;
+	st.bytes_out += bytes;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -175,6 +189,8 @@ stats_write(void)
 			{ "bytes_sent", st.bytes_out },
 			{ "bytes_saved", st.saved },
 			{ "bytes_received", st.bytes_in },
+			{ "lanes", st.lanes },
+			{ "lane_bytes", st.lane_bytes },
 			{ "cache_hits", wc.hits },
 			{ "cache_hit_bytes", wc.hit_bytes },
 			{ "cache_misses", wc.misses },

@@ -187,8 +187,35 @@ fuzz_reader(const uint8_t *data, size_t size)
 }
 
 int
+/* The lane hello: accepted only as it was encoded, token and index. */
+static void
+fuzz_lane(const uint8_t *data, size_t size)
+{
+	static const uint8_t token[PROTO_LANE_TOKEN] = { 7, 1, 2, 3 };
+	uint8_t enc[PROTO_LANE_HELLO], tok[PROTO_LANE_TOKEN];
+	uint32_t idx;
+
+	if (size >= PROTO_LANE_HELLO) {
+		/* With the input's own token: only magic and index decide. */
+		memcpy(tok, data + 8, sizeof tok);
+		if (proto_lane_hello_dec(data, size, tok, PROTO_LANES_MAX,
+		    &idx) == 0) {
+			ENSURE(size == PROTO_LANE_HELLO &&
+			    idx < PROTO_LANES_MAX);
+			proto_lane_hello_enc(enc, idx, tok);
+			ENSURE(memcmp(enc, data, size) == 0);
+		}
+	}
+	if (proto_lane_hello_dec(data, size, token, 4, &idx) == 0) {
+		ENSURE(size == PROTO_LANE_HELLO && idx < 4);
+		ENSURE(memcmp(data + 8, token, sizeof token) == 0);
+	}
+}
+
+int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	fuzz_lane(data, size);
 	fuzz_header(data, size);
 	fuzz_hello(data, size);
 	fuzz_challenge(data, size);

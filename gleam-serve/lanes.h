@@ -1,0 +1,62 @@
+/*
+ * Bulk lanes: more TCP connections from one remoting client, for the bytes
+ * of its large host-to-device copies, so that the kernel's copies in and
+ * out of the sockets run on several CPUs at once (one connection tops out
+ * at about 4 GB/s on loopback; see bench/tcp-lanes).
+ *
+ * R_LANES: the serving thread listens on a port of its own, at the address
+ * the client reached, and answers with it, a random token and its end of
+ * the main connection (so the client opens lanes only when nothing stands
+ * between them: a proxy or the link emulator would be bypassed).
+ * R_LANES_UP: the client has connected; the thread accepts them (each
+ * must open with the lane hello of proto.h, within a second), and takes
+ * all or none.  R_MEM_HTOD_LANES: a copy's bytes arrive in stripes, one a
+ * lane, received at once by a thread a lane (the serving thread takes
+ * lane 0) into one buffer, and each stripe is handed on as it lands.
+ *
+ * Lanes carry nothing but those bytes, in the order of the calls on the
+ * main connection; a lane that breaks ends the session.
+ */
+#ifndef SERVE_LANES_H
+#define SERVE_LANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+#define LANES_COPY_MAX	(16u << 20)	/* bytes of one R_MEM_HTOD_LANES */
+
+struct lanes;
+
+/*
+ * R_LANES on connection fd: offers min(want, max) lanes and fills the
+ * reply's fields (out[0..4]; blobs point into *lp, valid until it is
+ * freed).  Offers 0 lanes (and no port) when max is 0 or it cannot
+ * listen.  A second R_LANES replaces the first offer if no lane was taken.
+ */
+void	lanes_offer(struct lanes **lp, int fd, uint32_t want, uint32_t max,
+	    uint64_t spin_ns, struct rcall *c);
+/*
+ * R_LANES_UP: accepts n lanes (n as offered), each within a second.
+ * Returns the lanes taken: n, or 0 (none kept) if any did not come or
+ * came wrong.
+ */
+uint32_t lanes_accept(struct lanes *, uint32_t n);
+uint32_t lanes_count(const struct lanes *);
+/*
+ * R_MEM_HTOD_LANES: receives len bytes (at most LANES_COPY_MAX) striped
+ * over the lanes and calls put(arg, offset, bytes, n) for each stripe as
+ * it lands (the bytes stay valid until put returns), on the calling
+ * thread, after lanes_prepare.  put's first non-zero result is kept in
+ * *rc; the stripes are received all the same.  Returns -1 if a lane broke (the session ends).
+ */
+int	lanes_recv(struct lanes *, size_t len,
+	    int (*put)(void *arg, size_t off, const void *p, size_t n),
+	    void *arg, int *rc);
+/* The receive buffer (allocated at the first call: to pin it), its size. */
+void	*lanes_prepare(struct lanes *, size_t *len);
+/* Closes the lanes and the listener, stops the threads. */
+void	lanes_free(struct lanes *);
+
+#endif

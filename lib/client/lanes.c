@@ -1,0 +1,377 @@
+/* Bulk lanes, the client's side: see lanes.h. */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lanes.h"
+#include "remote.h"
+#include "log.h"
+#include "parse.h"
+#include "proto.h"
+#include "util.h"
+
+/* A copy's bytes go over one call's lanes at most this many at a time. */
+#define LANE_COPY_MAX	(16u << 20)	/* gleam-serve's LANES_COPY_MAX */
+#define LANE_MIN	(256u << 10)	/* smaller copies: the main way */
+/*
+ * Below this pace the link, not a CPU, is the bottleneck: lanes buy
+ * nothing and the main connection may compress.  Then one copy in 64
+ * tries the lanes again.
+ */
+#define LANE_SLOW_BPS	1e9
+#define LINGER_NS	(200ull * 1000)	/* a lane's thread spins this long */
+
+static struct {
+	pthread_mutex_t	 order;		/* one copy at a time, in call order */
+	unsigned	 n;		/* lanes up; 0: none */
+	int		 fd[PROTO_LANES_MAX];
+	pthread_t	 t[PROTO_LANES_MAX];
+	int		 spin;
+	/* The job: one copy's stripes. */
+	const uint8_t	*src;
+	uint64_t	 len;
+	uint64_t	 gen;		/* (atomic) */
+	uint64_t	 done[PROTO_LANES_MAX];	/* (atomic) */
+	int		 err[PROTO_LANES_MAX];	/* errno, or 0 (atomic) */
+	pthread_mutex_t	 mu;
+	pthread_cond_t	 go, fin;
+	double		 pace;		/* bytes/s of copies of 1 MiB+ */
+	unsigned	 skipped;
+} L = {
+	.order = PTHREAD_MUTEX_INITIALIZER,
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.go = PTHREAD_COND_INITIALIZER,
+	.fin = PTHREAD_COND_INITIALIZER,
+};
+
+static inline void
+relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* All of [p, p + n) to fd: 0, or an errno. */
+static int
+send_all(int fd, const uint8_t *p, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 ? EPIPE : errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void *
+lane_main(void *arg)
+{
+	unsigned i = (unsigned)(uintptr_t)arg;
+	uint64_t seen = 0, g, t0, off, cnt;
+	int e;
+
+	for (;;) {
+		t0 = now_ns();
+		while ((g = __atomic_load_n(&L.gen, __ATOMIC_ACQUIRE)) == seen) {
+			if (L.spin && now_ns() - t0 < LINGER_NS) {
+				relax();
+				continue;
+			}
+			pthread_mutex_lock(&L.mu);
+			while (__atomic_load_n(&L.gen, __ATOMIC_ACQUIRE) == seen)
+				pthread_cond_wait(&L.go, &L.mu);
+			pthread_mutex_unlock(&L.mu);
+		}
+		seen = g;
+		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
+		e = cnt > 0 ? send_all(L.fd[i], L.src + off, (size_t)cnt) : 0;
+		pthread_mutex_lock(&L.mu);
+		__atomic_store_n(&L.err[i], e, __ATOMIC_RELEASE);
+		__atomic_store_n(&L.done[i], g, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&L.fin);
+		pthread_mutex_unlock(&L.mu);
+	}
+	return NULL;
+}
+
+/* One copy's bytes over the lanes: 0, or an errno. */
+static int
+lanes_send(const uint8_t *src, uint64_t len)
+{
+	uint64_t g, off, cnt, t0;
+	unsigned i;
+	int e, first = 0;
+
+	L.src = src;
+	L.len = len;
+	pthread_mutex_lock(&L.mu);
+	g = __atomic_add_fetch(&L.gen, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&L.go);
+	pthread_mutex_unlock(&L.mu);
+	proto_lane_stripe(len, L.n, 0, &off, &cnt);
+	e = cnt > 0 ? send_all(L.fd[0], src + off, (size_t)cnt) : 0;
+	if (e != 0)
+		first = e;
+	/* Every thread is done with src before it is the program's again. */
+	for (i = 1; i < L.n; i++) {
+		t0 = now_ns();
+		while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g) {
+			if (L.spin && now_ns() - t0 < LINGER_NS) {
+				relax();
+				continue;
+			}
+			pthread_mutex_lock(&L.mu);
+			while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g)
+				pthread_cond_wait(&L.fin, &L.mu);
+			pthread_mutex_unlock(&L.mu);
+		}
+		if ((e = __atomic_load_n(&L.err[i], __ATOMIC_ACQUIRE)) != 0 &&
+		    first == 0)
+			first = e;
+	}
+	return first;
+}
+
+int
+lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
+    const void *src, size_t n, CUresult *rc)
+{
+	struct rpc_val in[5];
+	uint64_t t0, dt;
+	size_t k, off;
+	int e;
+
+	if (__atomic_load_n(&L.n, __ATOMIC_ACQUIRE) == 0 || n < LANE_MIN ||
+	    rzstd_forced())
+		return 0;
+	pthread_mutex_lock(&L.order);
+	if (L.n == 0 || (L.pace > 0 && L.pace < LANE_SLOW_BPS &&
+	    L.skipped++ % 64 != 0)) {
+		pthread_mutex_unlock(&L.order);
+		return 0;
+	}
+	*rc = CUDA_SUCCESS;
+	for (off = 0; off < n; off += k) {
+		k = n - off < LANE_COPY_MAX ? n - off : LANE_COPY_MAX;
+		memset(in, 0, sizeof in);
+		in[0].u = ctx;
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = dst + off;
+		in[4].u = k;
+		if ((*rc = rpost(R_MEM_HTOD_LANES, in, RP_KEEPIDLE)) !=
+		    CUDA_SUCCESS)
+			break;
+		t0 = now_ns();
+		if ((e = lanes_send((const uint8_t *)src + off, k)) != 0) {
+			char why[128];
+
+			snprintf(why, sizeof why, "a bulk lane: %s",
+			    strerror(e));
+			rlost_because(why);
+			*rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+			break;
+		}
+		stats_lanes(0, k);
+		dt = now_ns() - t0;
+		if (k >= (1u << 20) && dt > 0) {
+			double r = (double)k * 1e9 / (double)dt;
+
+			L.pace = L.pace > 0 ? 0.7 * L.pace + 0.3 * r : r;
+		}
+	}
+	pthread_mutex_unlock(&L.order);
+	return 1;
+}
+
+unsigned
+lanes_count(void)
+{
+	return __atomic_load_n(&L.n, __ATOMIC_ACQUIRE);
+}
+
+static void
+lanes_atfork_child(void)
+{
+	unsigned i;
+
+	pthread_mutex_init(&L.order, NULL);
+	pthread_mutex_init(&L.mu, NULL);
+	pthread_cond_init(&L.go, NULL);
+	pthread_cond_init(&L.fin, NULL);
+	for (i = 0; i < L.n; i++)
+		close(L.fd[i]);
+	L.n = 0;
+}
+
+/* Connects lane i to the server's address at port; -1 on failure. */
+static int
+lane_connect(const struct sockaddr_storage *peer, socklen_t sl,
+    uint32_t port, uint32_t i, const uint8_t *token)
+{
+	struct sockaddr_storage sa = *peer;
+	uint8_t hello[PROTO_LANE_HELLO];
+	int fd, one = 1;
+
+	if (sa.ss_family == AF_INET)
+		((struct sockaddr_in *)&sa)->sin_port = htons((uint16_t)port);
+	else
+		((struct sockaddr_in6 *)&sa)->sin6_port = htons((uint16_t)port);
+	if ((fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	proto_lane_hello_enc(hello, i, token);
+	if (connect(fd, (struct sockaddr *)&sa, sl) == -1 ||
+	    send_all(fd, hello, sizeof hello) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * Is the server's end of the main connection (port, addr as it said) the
+ * one we connected to?  Otherwise something stands between (a proxy, the
+ * link emulator, NAT) that lanes would go around.
+ */
+static int
+lanes_direct(const struct sockaddr_storage *peer, uint32_t port,
+    const struct rpc_val *addr)
+{
+	if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *)peer;
+
+		return addr->len == 4 && ntohs(a->sin_port) == port &&
+		    memcmp(&a->sin_addr, addr->p, 4) == 0;
+	}
+	if (peer->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a =
+		    (const struct sockaddr_in6 *)peer;
+
+		return addr->len == 16 && ntohs(a->sin6_port) == port &&
+		    memcmp(&a->sin6_addr, addr->p, 16) == 0;
+	}
+	return 0;
+}
+
+void
+lanes_init(void)
+{
+	struct rpc_val in[1], out[5];
+	struct sockaddr_storage peer;
+	socklen_t sl = sizeof peer;
+	uint8_t token[PROTO_LANE_TOKEN];
+	uint32_t want, k, port, i;
+	const char *s, *why;
+	long long v;
+	void *keep = NULL;
+	int fd[PROTO_LANES_MAX];
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* Default: 4 where a host has the CPUs to drive them. */
+	want = ncpu >= 8 ? 4 : 0;
+	if ((s = getenv("GLEAM_LANES")) != NULL && *s != '\0') {
+		if (parse_int(s, 0, PROTO_LANES_MAX, &v, &why) == -1) {
+			log_warn("GLEAM_LANES=%s: %s (0 to %d): no lanes", s,
+			    why, PROTO_LANES_MAX);
+			return;
+		}
+		want = (uint32_t)v;
+	}
+	/* One lane is the main connection's pace again: no gain. */
+	if (want < 2 || rsync_mode())
+		return;
+	if (getpeername(rconn_fd(), (struct sockaddr *)&peer, &sl) == -1 ||
+	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
+		return;
+	in[0].u = want;
+	if (rcall(R_LANES, in, out, &keep) != CUDA_SUCCESS) {
+		free(keep);
+		return;
+	}
+	k = (uint32_t)out[0].u;
+	port = (uint32_t)out[1].u;
+	if (k == 0) {
+		free(keep);
+		log_debug("lanes: the server offers none");
+		return;
+	}
+	if (k > want || k > PROTO_LANES_MAX || port == 0 || port > 65535 ||
+	    out[2].len != PROTO_LANE_TOKEN) {
+		free(keep);
+		log_warn("lanes: a malformed offer: none");
+		in[0].u = 0;
+		if (rcall(R_LANES_UP, in, out, &keep) == CUDA_SUCCESS)
+			free(keep);
+		return;
+	}
+	memcpy(token, out[2].p, sizeof token);
+	i = 0;
+	if (lanes_direct(&peer, (uint32_t)out[3].u, &out[4])) {
+		for (; i < k; i++)
+			if ((fd[i] = lane_connect(&peer, sl, port, i, token)) ==
+			    -1)
+				break;
+	} else
+		log_debug("lanes: a proxy between us and the server: none");
+	free(keep);
+	keep = NULL;
+	in[0].u = i == k ? k : 0;
+	if (rcall(R_LANES_UP, in, out, &keep) != CUDA_SUCCESS ||
+	    i < k || (uint32_t)out[0].u != k) {
+		if (i == k)
+			log_warn("lanes: the server did not take them: none");
+		while (i-- > 0)
+			close(fd[i]);
+		free(keep);
+		return;
+	}
+	free(keep);
+	for (i = 0; i < k; i++)
+		L.fd[i] = fd[i];
+	L.n = k;
+	L.spin = rspin_ok();
+	{
+		sigset_t all, old;
+
+		/* The program's signals are for the program's threads. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (i = 1; i < k; i++) {
+			if (pthread_create(&L.t[i], NULL, lane_main,
+			    (void *)(uintptr_t)i) != 0)
+				break;
+			pthread_detach(L.t[i]);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (i < k) {
+		/*
+		 * The threads that started wait for a job that never comes;
+		 * the server's lanes wait for a call that never comes.
+		 */
+		log_warn("lanes: cannot start their threads: none");
+		L.n = 0;
+		return;
+	}
+	pthread_atfork(NULL, NULL, lanes_atfork_child);
+	stats_lanes(k, 0);
+	log_debug("lanes: %u up", k);
+}

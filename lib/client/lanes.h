@@ -1,0 +1,31 @@
+/*
+ * Bulk lanes on the client's side (the server's: gleam-serve/lanes.h):
+ * GLEAM_LANES more TCP connections to a server reached directly, over
+ * which large host-to-device copies into known device memory send their
+ * bytes in stripes, each from the program's buffer by a thread of its own
+ * (the calling thread sends the first), so that no single CPU's copies
+ * into the kernel bound the rate.  The call itself (R_MEM_HTOD_LANES) goes
+ * one-way on the main connection, in its order; the stripes of one copy
+ * follow each other on every lane in the order of those calls.
+ */
+#ifndef GLEAM_CLIENT_LANES_H
+#define GLEAM_CLIENT_LANES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "driver.h"
+
+/* After R_OPEN: opens the lanes GLEAM_LANES asks for, where it may. */
+void		 lanes_init(void);
+unsigned	 lanes_count(void);
+/*
+ * A copy of n bytes from src to dst (inside device memory the client
+ * allocated) over the lanes: 1 when it went (or failed: *rc), 0 when the
+ * lanes do not take it (none, too small, or a slow link where the main
+ * connection's compression may pay).  Returns once src is free again.
+ */
+int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
+		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
+
+#endif

@@ -80,6 +80,11 @@ teardown() {
 	[ "$stderr" = "gleam-serve: $CONF:1: spin: at most 100ms" ]
 	printf 'spin: 0\n' >"$CONF"
 	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	printf 'lanes: 17\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == "gleam-serve: $CONF:1: lanes: "* ]]
+	printf 'lanes: 0\n' >"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	printf -- '- a\n- b\n' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	[[ "$stderr" == *"configuration: expected a mapping" ]]

@@ -435,3 +435,77 @@ run_prog() {
 		[ "${lines[*]}" = "${on[*]}" ]
 	done
 }
+
+# lanes_run NAME LANES: memcpy through the server with GLEAM_LANES, the
+# weight cache off (its copies go by name); statistics in NAME.yaml.
+lanes_run() {
+	GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
+	    "$GLEAM_BIN/gleam-run" -s "${3:-$SERVE_ADDR}" \
+	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
+}
+
+@test "bulk lanes: the same bytes as over the main connection, the copies' bytes on the lanes" {
+	lanes_run main 0
+	[ "$status" -eq 0 ]
+	local main=$output
+	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/main.yaml"
+	grep -q '^lane_bytes: 0$' "$BATS_TEST_TMPDIR/main.yaml"
+	lanes_run lanes 4
+	[ "$status" -eq 0 ]
+	[ "$output" = "$main" ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q '^lanes: 4$' "$BATS_TEST_TMPDIR/lanes.yaml"
+	# Every H2D copy of 3 MiB + 5 bytes into cudaMalloc'd memory.
+	grep -Eq '^lane_bytes: [1-9][0-9]{6,}$' "$BATS_TEST_TMPDIR/lanes.yaml"
+	grep -Eq '^  cuMemcpyHtoD \(lanes\): [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
+}
+
+@test "bulk lanes with isolation: thread, and two lanes" {
+	serve_kill
+	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/t.yaml"
+	lanes_run lanes 2
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q '^lanes: 2$' "$BATS_TEST_TMPDIR/lanes.yaml"
+}
+
+@test "bulk lanes: none through a proxy (gleam-link), none from a server with lanes: 0, a bad GLEAM_LANES warned of" {
+	"$GLEAM_BIN/gleam-link" -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
+	BG_PID=$!
+	local lport
+	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+	lanes_run proxy 4 "127.0.0.1:$lport"
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/proxy.yaml"
+	lanes_run bad 17
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"GLEAM_LANES=17"*"no lanes"* ]]
+	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/bad.yaml"
+	serve_kill
+	{ cat "$SERVE_CONF"; echo 'lanes: 0'; } >"$BATS_TEST_TMPDIR/n.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/n.yaml"
+	lanes_run refused 4
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/refused.yaml"
+}
+
+@test "bulk lanes: a client killed amid copies over its lanes leaves the server serving others" {
+	# memcpy over and over, killed a moment in: somewhere among its copies.
+	GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
+	    _ "$GLEAM_BIN/gleam-run" "$SERVE_ADDR" "$CUDA_BIN/static/memcpy" \
+	    >/dev/null 2>&1 3>&- &
+	BG_PID=$!
+	sleep 1.5
+	kill -KILL "$BG_PID"
+	wait "$BG_PID" 2>/dev/null || true
+	pkill -KILL -f "^$CUDA_BIN/static/memcpy" || true
+	BG_PID=
+	lanes_run after 4
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q '^lanes: 4$' "$BATS_TEST_TMPDIR/after.yaml"
+	kill -0 "$SERVE_PID"
+}

@@ -186,7 +186,6 @@ fuzz_reader(const uint8_t *data, size_t size)
 	free((void *)p);
 }
 
-int
 /* The lane hello: accepted only as it was encoded, token and index. */
 static void
 fuzz_lane(const uint8_t *data, size_t size)

@@ -544,9 +544,53 @@ test_small_msgs(void)
 	}
 }
 
+/* The lane hello and the stripes of a copy over lanes. */
+static void
+test_lanes(void)
+{
+	uint8_t tok[PROTO_LANE_TOKEN], h[PROTO_LANE_HELLO], bad[PROTO_LANE_HELLO];
+	uint64_t off, cnt, sum, len, next;
+	uint32_t idx, n, i;
+	size_t k;
+
+	for (k = 0; k < sizeof tok; k++)
+		tok[k] = (uint8_t)(k * 37 + 1);
+	proto_lane_hello_enc(h, 3, tok);
+	CHECK(memcmp(h, "GLLN", 4) == 0);
+	CHECK(proto_lane_hello_dec(h, sizeof h, tok, 4, &idx) == 0 && idx == 3);
+	CHECK(proto_lane_hello_dec(h, sizeof h, tok, 3, &idx) == -1);
+	CHECK(proto_lane_hello_dec(h, sizeof h - 1, tok, 4, &idx) == -1);
+	for (k = 0; k < sizeof h; k++) {
+		/* Any byte changed: refused (the index only if out of range). */
+		memcpy(bad, h, sizeof h);
+		bad[k] ^= 0x80;
+		CHECK(proto_lane_hello_dec(bad, sizeof bad, tok, 4, &idx) == -1);
+	}
+	/* Stripes cover the copy, in order, whole pages but the last. */
+	for (n = 1; n <= PROTO_LANES_MAX; n++)
+		for (len = 1; len < (64u << 10); len = len * 3 + 1) {
+			sum = 0;
+			next = 0;
+			for (i = 0; i < n; i++) {
+				proto_lane_stripe(len, n, i, &off, &cnt);
+				CHECK(off == next || cnt == 0);
+				if (cnt > 0 && off + cnt < len)
+					CHECK(cnt % 4096 == 0);
+				sum += cnt;
+				next = off + cnt;
+			}
+			CHECK(sum == len);
+		}
+	proto_lane_stripe(4800000, 4, 0, &off, &cnt);
+	CHECK(off == 0 && cnt == 1200128);
+	proto_lane_stripe(4800000, 4, 3, &off, &cnt);
+	CHECK(off == 3600384 && cnt == 1199616);
+}
+
 int
 main(void)
 {
+	test_lanes();
 	test_header();
 	test_reader_writer();
 	test_hello();

@@ -44,16 +44,6 @@ struct lanes {
 	pthread_cond_t	 fin;		/* a stripe done, for the caller */
 };
 
-static inline void
-relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* All n bytes from fd; -1 if it ended or failed first. */
 static int
 recv_all(int fd, uint8_t *p, size_t n)
@@ -94,7 +84,7 @@ lane_wait(struct lanes *ls, uint64_t seen)
 		if ((g = __atomic_load_n(&ls->gen, __ATOMIC_ACQUIRE)) != seen)
 			return g;
 		if (ls->spin_ns > 0 && now_ns() - t0 < ls->spin_ns) {
-			relax();
+			cpu_relax();
 			continue;
 		}
 		pthread_mutex_lock(&ls->mu);
@@ -369,7 +359,7 @@ lanes_recv(struct lanes *ls, size_t len,
 			while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g) {
 				if (ls->spin_ns > 0 &&
 				    now_ns() - t0 < ls->spin_ns) {
-					relax();
+					cpu_relax();
 					continue;
 				}
 				pthread_mutex_lock(&ls->mu);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "hcpar.h"
+#include "util.h"
 
 /* About 20 to 100 microseconds of spinning before sleeping. */
 #define SPINS	(1 << 13)
@@ -38,16 +39,6 @@ struct member {
 static pthread_mutex_t	 busy = PTHREAD_MUTEX_INITIALIZER;
 static struct pool	*pool;
 static pthread_once_t	 atfork_once = PTHREAD_ONCE_INIT;
-
-static inline void
-relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
 
 /* The child of a fork has none of the pool's threads: it forgets it. */
 static void
@@ -75,7 +66,7 @@ member_main(void *a)
 	for (;;) {
 		for (i = 0; i < SPINS && (g = atomic_load(&p->gen)) == seen;
 		    i++)
-			relax();
+			cpu_relax();
 		if ((g = atomic_load(&p->gen)) == seen) {
 			pthread_mutex_lock(&p->mu);
 			while ((g = atomic_load(&p->gen)) == seen)
@@ -165,7 +156,7 @@ hc_par(int nparts, hc_part_fn *fn, void *arg)
 	for (i = n; i < nparts; i++)
 		fn(arg, i, nparts);
 	for (i = 0; i < SPINS && atomic_load(&p->left) > 0; i++)
-		relax();
+		cpu_relax();
 	if (atomic_load(&p->left) > 0) {
 		pthread_mutex_lock(&p->mu);
 		while (atomic_load(&p->left) > 0)

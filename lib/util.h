@@ -32,6 +32,17 @@ splitmix64(uint64_t *s)
 	return z;
 }
 
+/* In a spin-wait loop: lets the other hyperthread run, saves power. */
+static inline void
+cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
 /* Monotonic clock in nanoseconds and seconds. */
 uint64_t	now_ns(void);
 double		now_s(void);

@@ -52,16 +52,6 @@ static struct {
 	.fin = PTHREAD_COND_INITIALIZER,
 };
 
-static inline void
-relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* All of [p, p + n) to fd: 0, or an errno. */
 static int
 send_all(int fd, const uint8_t *p, size_t n)
@@ -91,7 +81,7 @@ lane_main(void *arg)
 		t0 = now_ns();
 		while ((g = __atomic_load_n(&L.gen, __ATOMIC_ACQUIRE)) == seen) {
 			if (L.spin && now_ns() - t0 < LINGER_NS) {
-				relax();
+				cpu_relax();
 				continue;
 			}
 			pthread_mutex_lock(&L.mu);
@@ -134,7 +124,7 @@ lanes_send(const uint8_t *src, uint64_t len)
 		t0 = now_ns();
 		while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g) {
 			if (L.spin && now_ns() - t0 < LINGER_NS) {
-				relax();
+				cpu_relax();
 				continue;
 			}
 			pthread_mutex_lock(&L.mu);

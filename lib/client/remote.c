@@ -394,16 +394,6 @@ io_direct(const uint8_t *rb, size_t *rlen)
 	return 1;
 }
 
-static inline void
-cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 static void *
 io_main(void *arg)
 {

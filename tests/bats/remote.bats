@@ -408,18 +408,21 @@ run_prog() {
 		again=$(echo "$rt" | sed -n 's/^  memPool: //p')
 		echo "memPool round trips, again: $again" >&2
 		[ "${again:-0}" -lt "$pools" ]
-		# A damaged peak file is ignored and written anew.
-		f=$(ls -t "$XDG_CACHE_HOME"/gleam/pool-* | head -n 1)
-		printf 'gleam-pool 1\n0 junk\n-3 5\n99999 1\n' >"$f"
-		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-		    -- "$CUDA_BIN/$k/pool"
-		[ "${lines[*]}" = "${on[*]}" ]
-		grep -Eqx '0 [0-9]+' "$f"
-		head -c 3000 /dev/urandom >"$f"
-		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-		    -- "$CUDA_BIN/$k/pool"
-		[ "${lines[*]}" = "${on[*]}" ]
-		[ "$(head -n 1 "$f")" = "gleam-pool 1" ]
+		# A damaged peak file is ignored and written anew (the file is
+		# the library's, whatever the cudart: once is enough).
+		if [ $k = static ]; then
+			f=$(ls -t "$XDG_CACHE_HOME"/gleam/pool-* | head -n 1)
+			printf 'gleam-pool 1\n0 junk\n-3 5\n99999 1\n' >"$f"
+			run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+			    -- "$CUDA_BIN/$k/pool"
+			[ "${lines[*]}" = "${on[*]}" ]
+			grep -Eqx '0 [0-9]+' "$f"
+			head -c 3000 /dev/urandom >"$f"
+			run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+			    -- "$CUDA_BIN/$k/pool"
+			[ "${lines[*]}" = "${on[*]}" ]
+			[ "$(head -n 1 "$f")" = "gleam-pool 1" ]
+		fi
 		rt=$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/off.yaml")
 		[ "$(echo "$rt" | sed -n 's/^  cuMemAlloc: //p')" -ge 600 ]
 		[[ "$rt" != *"memPool"* ]]

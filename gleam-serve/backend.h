@@ -67,6 +67,9 @@ struct rcall {
 	struct rpc_val		 out[RPC_MAX_FIELDS];
 	void			*scratch;	/* freed after the reply */
 	struct pw		 blob;		/* a reply blob being built */
+	/* Set by the caller: where R_MEM_DTOH's bytes land (page-locked
+	 * where the backend pins), instead of memory of the backend's. */
+	void			*into;
 };
 
 /* Returns a CUresult; on success fills c->out per the reply signature. */

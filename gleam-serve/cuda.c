@@ -902,7 +902,7 @@ c_mem_dtoh(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* A piece lands in pinned memory (by DMA) that the reply is packed
 	 * from before the next call; a larger one in memory of its own. */
-	if ((p = cuda_dtoh_scratch(c->cl, n)) == NULL &&
+	if ((p = c->into) == NULL && (p = cuda_dtoh_scratch(c->cl, n)) == NULL &&
 	    (p = c->scratch = malloc(n ? n : 1)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (c->in[2].u) {

@@ -1079,15 +1079,17 @@ static int
 c_mem_dtoh(struct rcall *c)
 {
 	size_t n = (size_t)c->in[4].u;
+	void *p;
 
 	CTX(c, 0);
 	STREAM(c, 1);
 	if (n > HOST_COPYMAX || rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((c->scratch = malloc(n ? n : 1)) == NULL)
+	if (c->into == NULL && (c->scratch = malloc(n ? n : 1)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memcpy(c->scratch, (const void *)(uintptr_t)c->in[3].u, n);
-	c->out[0].p = c->scratch;
+	p = c->into != NULL ? c->into : c->scratch;
+	memcpy(p, (const void *)(uintptr_t)c->in[3].u, n);
+	c->out[0].p = p;
 	c->out[0].len = (uint32_t)n;
 	return CUDA_SUCCESS;
 }

@@ -36,6 +36,8 @@ struct lanes {
 	uint64_t	 spin_ns;
 	struct lane	 lane[PROTO_LANES_MAX];
 	uint8_t		*buf;		/* LANES_COPY_MAX bytes, once needed */
+	int		 out;		/* the job sends (else receives) */
+	const uint8_t	*src;		/* what it sends */
 	uint64_t	 len;		/* the job's bytes */
 	uint64_t	 gen;		/* jobs given (atomic) */
 	int		 quit;		/* (atomic) */
@@ -43,6 +45,24 @@ struct lanes {
 	pthread_cond_t	 go;		/* a job or quit, for the threads */
 	pthread_cond_t	 fin;		/* a stripe done, for the caller */
 };
+
+/* All n bytes to fd; -1 if it failed first. */
+static int
+send_all(int fd, const uint8_t *p, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
 
 /* All n bytes from fd; -1 if it ended or failed first. */
 static int
@@ -104,7 +124,8 @@ lane_main(void *arg)
 
 	while ((g = lane_wait(ls, g)) != 0) {
 		proto_lane_stripe(ls->len, ls->n, l->idx, &off, &cnt);
-		if (cnt > 0 && recv_all(l->fd, ls->buf + off, cnt) == -1)
+		if (cnt > 0 && (ls->out ? send_all(l->fd, ls->src + off, cnt) :
+		    recv_all(l->fd, ls->buf + off, cnt)) == -1)
 			__atomic_store_n(&l->err, 1, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&ls->mu);
 		__atomic_store_n(&l->done, g, __ATOMIC_RELEASE);
@@ -330,17 +351,62 @@ lanes_prepare(struct lanes *ls, size_t *len)
 	return ls != NULL ? ls->buf : NULL;
 }
 
+/* Waits for lane l to finish job g: 0, or -1 if its connection broke. */
+static int
+lane_join(struct lanes *ls, struct lane *l, uint64_t g)
+{
+	uint64_t t0 = now_ns();
+
+	while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g) {
+		if (ls->spin_ns > 0 && now_ns() - t0 < ls->spin_ns) {
+			cpu_relax();
+			continue;
+		}
+		pthread_mutex_lock(&ls->mu);
+		while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g)
+			pthread_cond_wait(&ls->fin, &ls->mu);
+		pthread_mutex_unlock(&ls->mu);
+	}
+	return __atomic_load_n(&l->err, __ATOMIC_ACQUIRE) ? -1 : 0;
+}
+
+int
+lanes_send(struct lanes *ls, const void *p, size_t len)
+{
+	uint64_t g, off, cnt;
+	uint32_t i;
+	int broke = 0;
+
+	if (ls == NULL || ls->n == 0 || len == 0 || len > LANES_COPY_MAX)
+		return -1;
+	ls->out = 1;
+	ls->src = p;
+	ls->len = len;
+	pthread_mutex_lock(&ls->mu);
+	g = __atomic_add_fetch(&ls->gen, 1, __ATOMIC_RELEASE);
+	pthread_cond_broadcast(&ls->go);
+	pthread_mutex_unlock(&ls->mu);
+	proto_lane_stripe(len, ls->n, 0, &off, &cnt);
+	if (cnt > 0 && send_all(ls->lane[0].fd, ls->src + off, cnt) == -1)
+		broke = 1;
+	for (i = 1; i < ls->n; i++)
+		if (lane_join(ls, &ls->lane[i], g) == -1)
+			broke = 1;
+	return broke ? -1 : 0;
+}
+
 int
 lanes_recv(struct lanes *ls, size_t len,
     int (*put)(void *, size_t, const void *, size_t), void *arg, int *rc)
 {
-	uint64_t g, off, cnt, t0;
+	uint64_t g, off, cnt;
 	uint32_t i;
 	int broke = 0, r;
 
 	if (ls == NULL || ls->n == 0 || len == 0 || len > LANES_COPY_MAX ||
 	    ls->buf == NULL)
 		return -1;
+	ls->out = 0;
 	ls->len = len;
 	pthread_mutex_lock(&ls->mu);
 	g = __atomic_add_fetch(&ls->gen, 1, __ATOMIC_RELEASE);
@@ -355,20 +421,7 @@ lanes_recv(struct lanes *ls, size_t len,
 			if (cnt > 0 && recv_all(l->fd, ls->buf + off, cnt) == -1)
 				broke = 1;
 		} else {
-			t0 = now_ns();
-			while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g) {
-				if (ls->spin_ns > 0 &&
-				    now_ns() - t0 < ls->spin_ns) {
-					cpu_relax();
-					continue;
-				}
-				pthread_mutex_lock(&ls->mu);
-				while (__atomic_load_n(&l->done,
-				    __ATOMIC_ACQUIRE) != g)
-					pthread_cond_wait(&ls->fin, &ls->mu);
-				pthread_mutex_unlock(&ls->mu);
-			}
-			if (__atomic_load_n(&l->err, __ATOMIC_ACQUIRE))
+			if (lane_join(ls, l, g) == -1)
 				broke = 1;
 		}
 		if (!broke && cnt > 0 &&

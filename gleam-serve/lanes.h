@@ -13,9 +13,11 @@
  * all or none.  R_MEM_HTOD_LANES: a copy's bytes arrive in stripes, one a
  * lane, received at once by a thread a lane (the serving thread takes
  * lane 0) into one buffer, and each stripe is handed on as it lands.
+ * R_MEM_DTOH_LANES: the copy lands in that buffer, then goes back the same
+ * way, before the call's reply.
  *
- * Lanes carry nothing but those bytes, in the order of the calls on the
- * main connection; a lane that breaks ends the session.
+ * Lanes carry nothing but those bytes, each way in the order of the calls
+ * on the main connection; a lane that breaks ends the session.
  */
 #ifndef SERVE_LANES_H
 #define SERVE_LANES_H
@@ -25,7 +27,7 @@
 
 #include "backend.h"
 
-#define LANES_COPY_MAX	(16u << 20)	/* bytes of one R_MEM_HTOD_LANES */
+#define LANES_COPY_MAX	(16u << 20)	/* bytes of one copy over the lanes */
 
 struct lanes;
 
@@ -54,7 +56,12 @@ uint32_t lanes_count(const struct lanes *);
 int	lanes_recv(struct lanes *, size_t len,
 	    int (*put)(void *arg, size_t off, const void *p, size_t n),
 	    void *arg, int *rc);
-/* The receive buffer (allocated at the first call: to pin it), its size. */
+/*
+ * R_MEM_DTOH_LANES: sends [p, p + len) (at most LANES_COPY_MAX) striped
+ * over the lanes; returns once every stripe is sent, -1 if a lane broke.
+ */
+int	lanes_send(struct lanes *, const void *p, size_t len);
+/* The lanes' buffer (allocated at the first call: to pin it), its size. */
 void	*lanes_prepare(struct lanes *, size_t *len);
 /* Closes the lanes and the listener, stops the threads. */
 void	lanes_free(struct lanes *);

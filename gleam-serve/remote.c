@@ -444,6 +444,42 @@ remote_htod_lanes(struct remote *r, struct rcall *c, int *rc)
 	return 0;
 }
 
+/*
+ * in: ctx, stream, async, dptr, bytes; the bytes go back over the lanes,
+ * all of them even when the copy fails (zeros then: the lanes stay in
+ * line), and the reply says how it went.  -1 as for remote_htod_lanes.
+ */
+static int
+remote_dtoh_lanes(struct remote *r, struct rcall *c, int *rc)
+{
+	const struct backend *be = r->env->be;
+	backend_fn fn = be->call[R_MEM_DTOH - R_OPEN];
+	struct rcall d;
+	size_t plen, n = (size_t)c->in[4].u;
+	void *buf;
+
+	if (lanes_count(r->lanes) == 0 || n == 0 || n > LANES_COPY_MAX)
+		return -1;
+	if ((buf = lanes_prepare(r->lanes, &plen)) == NULL)
+		return -1;
+	if (be->host_pin != NULL)
+		(void)be->host_pin(&r->cl, buf, plen);
+	memset(&d, 0, sizeof d);
+	d.cl = c->cl;
+	d.d = rpc_lookup(R_MEM_DTOH);
+	memcpy(d.in, c->in, 5 * sizeof c->in[0]);
+	d.into = buf;
+	*rc = fn != NULL ? fn(&d) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	if (*rc != 0)
+		memset(buf, 0, n);
+	free(d.scratch);
+	pw_free(&d.blob);
+	if (lanes_send(r->lanes, buf, n) == -1)
+		return -1;
+	__atomic_add_fetch(&r->stats->bytes_out, n, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* One whole frame; returns -1 to end the session. */
 static int
 remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
@@ -533,8 +569,10 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		log_debug("client %s: %u lane(s)", r->cl.addr,
 		    (unsigned)c.out[0].u);
 		rc = 0;
-	} else if (h->type == R_MEM_HTOD_LANES) {
-		if (remote_htod_lanes(r, &c, &rc) == -1) {
+	} else if (h->type == R_MEM_HTOD_LANES ||
+	    h->type == R_MEM_DTOH_LANES) {
+		if ((h->type == R_MEM_HTOD_LANES ? remote_htod_lanes(r, &c,
+		    &rc) : remote_dtoh_lanes(r, &c, &rc)) == -1) {
 			free(zbuf);
 			pw_free(&c.blob);
 			remote_error(r, h->id, PERR_MALFORMED,

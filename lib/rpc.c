@@ -63,7 +63,8 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_TRIM,		"memTrim",		"QQ",		""),
 	C(R_LANES,		"lanes",		"I",		"IIBIB"),
 	C(R_LANES_UP,		"lanesUp",		"I",		"I"),
-	C(R_MEM_HTOD_LANES,	"cuMemcpyHtoD (lanes)",	"QQIQQ",	""),
+	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	""),
+	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	""),
 #undef C
 };
 

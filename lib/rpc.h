@@ -109,6 +109,9 @@ enum rpc_call {
 	R_MEM_HTOD_LANES,	/* ctx, stream, async, dptr, bytes: a
 				   host-to-device copy whose bytes come in
 				   stripes over the lanes */
+	R_MEM_DTOH_LANES,	/* ctx, stream, async, dptr, bytes: a
+				   device-to-host copy whose bytes go back in
+				   stripes over the lanes, before the reply */
 	R_CALL_END		/* one past the last */
 };
 

@@ -18,13 +18,11 @@
 #include "proto.h"
 #include "util.h"
 
-/* A copy's bytes go over one call's lanes at most this many at a time. */
-#define LANE_COPY_MAX	(16u << 20)	/* gleam-serve's LANES_COPY_MAX */
 #define LANE_MIN	(256u << 10)	/* smaller copies: the main way */
 /*
- * Below this pace the link, not a CPU, is the bottleneck: lanes buy
- * nothing and the main connection may compress.  Then one copy in 64
- * tries the lanes again.
+ * Below this pace (of device-to-host pieces) the link, not a CPU, is the
+ * bottleneck: lanes buy nothing and the main connection may compress.
+ * Then one copy in 64 tries the lanes again.
  */
 #define LANE_SLOW_BPS	1e9
 #define LINGER_NS	(200ull * 1000)	/* a lane's thread spins this long */
@@ -35,8 +33,10 @@ static struct {
 	int		 fd[PROTO_LANES_MAX];
 	pthread_t	 t[PROTO_LANES_MAX];
 	int		 spin;
-	/* The job: one copy's stripes. */
+	/* The job: one copy's stripes, out of src or into dst. */
+	int		 in;
 	const uint8_t	*src;
+	uint8_t		*dst;
 	uint64_t	 len;
 	uint64_t	 gen;		/* (atomic) */
 	uint64_t	 done[PROTO_LANES_MAX];	/* (atomic) */
@@ -51,6 +51,30 @@ static struct {
 	.go = PTHREAD_COND_INITIALIZER,
 	.fin = PTHREAD_COND_INITIALIZER,
 };
+
+/*
+ * All of [p, p + n) from fd: 0, or an errno.  *first, if not NULL, gets
+ * when the first bytes came.
+ */
+static int
+recv_all(int fd, uint8_t *p, size_t n, uint64_t *first)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		k = recv(fd, p, n, first != NULL && *first == 0 ? 0 :
+		    MSG_WAITALL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 ? ECONNRESET : errno;
+		if (first != NULL && *first == 0)
+			*first = now_ns();
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
 
 /* All of [p, p + n) to fd: 0, or an errno. */
 static int
@@ -91,7 +115,9 @@ lane_main(void *arg)
 		}
 		seen = g;
 		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
-		e = cnt > 0 ? send_all(L.fd[i], L.src + off, (size_t)cnt) : 0;
+		e = cnt == 0 ? 0 : L.in ? recv_all(L.fd[i], L.dst + off,
+		    (size_t)cnt, NULL) : send_all(L.fd[i], L.src + off,
+		    (size_t)cnt);
 		pthread_mutex_lock(&L.mu);
 		__atomic_store_n(&L.err[i], e, __ATOMIC_RELEASE);
 		__atomic_store_n(&L.done[i], g, __ATOMIC_RELEASE);
@@ -101,29 +127,34 @@ lane_main(void *arg)
 	return NULL;
 }
 
-/* One copy's bytes over the lanes: 0, or an errno. */
+/* One piece's bytes over the lanes, out of src or into dst: 0, or an errno. */
 static int
-lanes_send(const uint8_t *src, uint64_t len)
+lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 {
-	uint64_t g, off, cnt, t0;
+	uint64_t g, off, cnt, t0 = 0;
 	unsigned i;
 	int e, first = 0;
 
+	L.in = dst != NULL;
 	L.src = src;
+	L.dst = dst;
 	L.len = len;
 	pthread_mutex_lock(&L.mu);
 	g = __atomic_add_fetch(&L.gen, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&L.go);
 	pthread_mutex_unlock(&L.mu);
 	proto_lane_stripe(len, L.n, 0, &off, &cnt);
-	e = cnt > 0 ? send_all(L.fd[0], src + off, (size_t)cnt) : 0;
+	e = cnt == 0 ? 0 : dst != NULL ? recv_all(L.fd[0], dst + off,
+	    (size_t)cnt, &t0) : send_all(L.fd[0], src + off, (size_t)cnt);
 	if (e != 0)
 		first = e;
-	/* Every thread is done with src before it is the program's again. */
+	/* Every thread is done with the buffer before it is the program's
+	 * again. */
 	for (i = 1; i < L.n; i++) {
-		t0 = now_ns();
+		uint64_t t1 = now_ns();
+
 		while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g) {
-			if (L.spin && now_ns() - t0 < LINGER_NS) {
+			if (L.spin && now_ns() - t1 < LINGER_NS) {
 				cpu_relax();
 				continue;
 			}
@@ -136,18 +167,35 @@ lanes_send(const uint8_t *src, uint64_t len)
 		    first == 0)
 			first = e;
 	}
-	return first;
+	if (first != 0) {
+		char why[128];
+
+		snprintf(why, sizeof why, "a bulk lane: %s", strerror(first));
+		rlost_because(why);
+		return first;
+	}
+	if (dst == NULL)
+		stats_lanes(0, len, 0);
+	else
+		stats_lanes(0, 0, len);
+	/*
+	 * Whether the link is slow: the pace of pieces of 1 MiB or more
+	 * coming back, from their first bytes (before, the server may have
+	 * waited for the GPU; going out, the time would count that too).
+	 */
+	if (dst != NULL && len >= (1u << 20) && t0 != 0) {
+		uint64_t dt = now_ns() - t0;
+		double r = dt > 0 ? (double)len * 1e9 / (double)dt : 0;
+
+		if (r > 0)
+			L.pace = L.pace > 0 ? 0.7 * L.pace + 0.3 * r : r;
+	}
+	return 0;
 }
 
 int
-lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
-    const void *src, size_t n, CUresult *rc)
+lanes_hold(size_t n)
 {
-	struct rpc_val in[5];
-	uint64_t t0, dt;
-	size_t k, off;
-	int e;
-
 	if (__atomic_load_n(&L.n, __ATOMIC_ACQUIRE) == 0 || n < LANE_MIN ||
 	    rzstd_forced())
 		return 0;
@@ -157,9 +205,33 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 		pthread_mutex_unlock(&L.order);
 		return 0;
 	}
+	return 1;
+}
+
+void
+lanes_release(void)
+{
+	pthread_mutex_unlock(&L.order);
+}
+
+int
+lanes_in(void *p, size_t n)
+{
+	return lanes_move(NULL, p, n);
+}
+
+int
+lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
+    const void *src, size_t n, CUresult *rc)
+{
+	struct rpc_val in[5];
+	size_t k, off;
+
+	if (!lanes_hold(n))
+		return 0;
 	*rc = CUDA_SUCCESS;
 	for (off = 0; off < n; off += k) {
-		k = n - off < LANE_COPY_MAX ? n - off : LANE_COPY_MAX;
+		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
 		memset(in, 0, sizeof in);
 		in[0].u = ctx;
 		in[1].u = sid;
@@ -169,25 +241,12 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 		if ((*rc = rpost(R_MEM_HTOD_LANES, in, RP_KEEPIDLE)) !=
 		    CUDA_SUCCESS)
 			break;
-		t0 = now_ns();
-		if ((e = lanes_send((const uint8_t *)src + off, k)) != 0) {
-			char why[128];
-
-			snprintf(why, sizeof why, "a bulk lane: %s",
-			    strerror(e));
-			rlost_because(why);
+		if (lanes_move((const uint8_t *)src + off, NULL, k) != 0) {
 			*rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 			break;
 		}
-		stats_lanes(0, k);
-		dt = now_ns() - t0;
-		if (k >= (1u << 20) && dt > 0) {
-			double r = (double)k * 1e9 / (double)dt;
-
-			L.pace = L.pace > 0 ? 0.7 * L.pace + 0.3 * r : r;
-		}
 	}
-	pthread_mutex_unlock(&L.order);
+	lanes_release();
 	return 1;
 }
 
@@ -362,6 +421,6 @@ lanes_init(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, lanes_atfork_child);
-	stats_lanes(k, 0);
+	stats_lanes(k, 0, 0);
 	log_debug("lanes: %u up", k);
 }

@@ -6,7 +6,9 @@
  * (the calling thread sends the first), so that no single CPU's copies
  * into the kernel bound the rate.  The call itself (R_MEM_HTOD_LANES) goes
  * one-way on the main connection, in its order; the stripes of one copy
- * follow each other on every lane in the order of those calls.
+ * follow each other on every lane in the order of those calls.  Large
+ * device-to-host copies come back the same way (R_MEM_DTOH_LANES, which
+ * waits for its reply after its stripes).
  */
 #ifndef GLEAM_CLIENT_LANES_H
 #define GLEAM_CLIENT_LANES_H
@@ -15,6 +17,10 @@
 #include <stdint.h>
 
 #include "driver.h"
+
+/* A piece of a copy over the lanes: one call, at most gleam-serve's
+ * LANES_COPY_MAX. */
+#define LANES_PIECE_MAX	(16u << 20)
 
 /* After R_OPEN: opens the lanes GLEAM_LANES asks for, where it may. */
 void		 lanes_init(void);
@@ -27,5 +33,15 @@ unsigned	 lanes_count(void);
  */
 int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
 		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
+/*
+ * For a device-to-host copy (mem.c): 1 if a copy of n bytes goes over the
+ * lanes, which are then this thread's, in call order, until
+ * lanes_release; 0 when they do not take it (as for lanes_htod).  While
+ * held, lanes_in receives one piece's stripes (the call on the main
+ * connection first): 0, or an errno after which the server is lost.
+ */
+int		 lanes_hold(size_t n);
+void		 lanes_release(void);
+int		 lanes_in(void *dst, size_t n);
 
 #endif

@@ -935,17 +935,20 @@ static uint64_t		 map_pulled;	/* map_gen when last pulled */
 void
 client_mapped_touch(uint16_t type, const struct rpc_val *in)
 {
+	uint64_t len;
 	int i, hit = 0;
 
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
 		return;
 	switch (type) {
 	case R_MEM_HTOD:
+	case R_MEM_HTOD_LANES:
 		/* Inputs into ordinary device memory leave them alone. */
+		len = type == R_MEM_HTOD ? in[4].len : in[4].u;
 		pthread_mutex_lock(&map_lock);
 		for (i = 0; i < nmaps && !hit; i++)
 			hit = in[3].u < maps[i].dev + maps[i].size &&
-			    maps[i].dev < in[3].u + in[4].len;
+			    maps[i].dev < in[3].u + len;
 		pthread_mutex_unlock(&map_lock);
 		if (!hit)
 			return;
@@ -1399,6 +1402,56 @@ copy_dtoh_pinned(struct gctx *c, uint64_t sid, void *dst, CUdeviceptr src,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A large copy out of known device memory over the bulk lanes (lanes.h),
+ * held by the caller: each piece's call, then its stripes, then its
+ * reply; mapped memory and the stream's idle mark as for copy_dtoh.
+ */
+static CUresult
+copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rpc_val in[5], out[1];
+	struct rwait w;
+	struct mpull mp;
+	uint64_t last = 0, mark;
+	size_t k, off;
+	int pull = 0;
+	void *keep;
+	CUresult rc = CUDA_SUCCESS, rc2;
+
+	for (off = 0; off < n && rc == CUDA_SUCCESS; off += k) {
+		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
+		memset(in, 0, sizeof in);
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = src + off;
+		in[4].u = k;
+		memset(&w, 0, sizeof w);
+		/* One wait for the program, as for the pieces of copy_dtoh. */
+		w.beside = off > 0;
+		if ((rc = rsend(R_MEM_DTOH_LANES, in, 0, &w)) != CUDA_SUCCESS)
+			break;
+		if (off + k == n)
+			pull = client_mapped_pull_begin(&mp);
+		if (lanes_in((char *)dst + off, k) != 0)
+			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		keep = NULL;
+		rc2 = rwait(&w, out, &keep);
+		free(keep);
+		if (rc == CUDA_SUCCESS)
+			rc = rc2;
+		last = w.qend;
+	}
+	mark = last;
+	if (pull)
+		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, last, &mark);
+	if (rc == CUDA_SUCCESS && mark != 0)
+		ridle_set(gobj_id(c), sid, mark);
+	return rc;
+}
+
 static CUresult
 copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
     CUdeviceptr src, size_t n)
@@ -1422,6 +1475,13 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 		    (uintptr_t)dst - a.base <= a.size &&
 		    n <= a.size - ((uintptr_t)dst - a.base))
 			return copy_dtoh_pinned(c, sid, dst, src, n);
+	}
+	/* Large ones over the bulk lanes, where there are any. */
+	if (!rsync_mode() && n > 0 && dev_range_known(src, n) &&
+	    lanes_hold(n)) {
+		rc = copy_dtoh_lanes(c, sid, async, dst, src, n);
+		lanes_release();
+		return rc;
 	}
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;

@@ -810,7 +810,8 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 
 	/* Work that may read mapped host memory sees its host writes. */
 	if (type == R_LAUNCH || type == R_LAUNCH_EX || type == R_MEM_DTOH ||
-	    type == R_MEM_DTOD || type == R_MEM_3D || type == R_MEMSET)
+	    type == R_MEM_DTOH_LANES || type == R_MEM_DTOD ||
+	    type == R_MEM_3D || type == R_MEMSET)
 		client_mapped_push();
 	client_mapped_touch(type, in);
 

@@ -241,6 +241,6 @@ void		 stats_sync(uint16_t, uint64_t);
 void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
-void		 stats_lanes(unsigned n, uint64_t bytes);
+void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 
 #endif

@@ -47,7 +47,8 @@ stats_call(uint16_t type, int oneway, int beside)
 	if (beside || oneway)
 		;
 	else if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
-	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D)
+	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D ||
+	    type == R_MEM_DTOH_LANES)
 		st.syncs++;
 	pthread_mutex_unlock(&st_lock);
 }
@@ -83,15 +84,16 @@ stats_bytes(uint64_t out, uint64_t in)
 	pthread_mutex_unlock(&st_lock);
 }
 
-/* n lanes up (n and no bytes), or bytes sent over them. */
+/* n lanes up (n and no bytes), or bytes that went over them each way. */
 void
-stats_lanes(unsigned n, uint64_t bytes)
+stats_lanes(unsigned n, uint64_t out, uint64_t in)
 {
 	pthread_mutex_lock(&st_lock);
 	if (n > 0)
 		st.lanes = n;
-	st.lane_bytes += bytes;
-	st.bytes_out += bytes;
+	st.lane_bytes += out + in;
+	st.bytes_out += out;
+	st.bytes_in += in;
 	pthread_mutex_unlock(&st_lock);
 }
 

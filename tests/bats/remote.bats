@@ -226,10 +226,11 @@ run_prog() {
 	sum=$(awk '/^round_trip_calls:/ { on = 1; next } /^[^ ]/ { on = 0 }
 	    on { n += $2 } END { print n + 0 }' "$BATS_TEST_TMPDIR/s.yaml")
 	[ "$sum" -eq "$rt" ]
+	# The result's copy back (over the bulk lanes on a host of 8 CPUs).
 	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/s.yaml" |
-	    grep -qx '  cuMemcpyDtoH: 1'
+	    grep -Eqx '  (cuMemcpyDtoH|lanesDtoH): 1'
 	sed -n '/^round_trip_s:/,$p' "$BATS_TEST_TMPDIR/s.yaml" |
-	    grep -Eq '^  cuMemcpyDtoH: 0\.[0-9]{6}$'
+	    grep -Eq '^  (cuMemcpyDtoH|lanesDtoH): 0\.[0-9]{6}$'
 }
 
 @test "a module's function table is kept for the next run, which loads it one-way" {
@@ -447,7 +448,7 @@ lanes_run() {
 	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
 
-@test "bulk lanes: the same bytes as over the main connection, the copies' bytes on the lanes" {
+@test "bulk lanes: the same bytes as over the main connection, the copies' bytes on the lanes both ways" {
 	lanes_run main 0
 	[ "$status" -eq 0 ]
 	local main=$output
@@ -460,7 +461,8 @@ lanes_run() {
 	grep -q '^lanes: 4$' "$BATS_TEST_TMPDIR/lanes.yaml"
 	# Every H2D copy of 3 MiB + 5 bytes into cudaMalloc'd memory.
 	grep -Eq '^lane_bytes: [1-9][0-9]{6,}$' "$BATS_TEST_TMPDIR/lanes.yaml"
-	grep -Eq '^  cuMemcpyHtoD \(lanes\): [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
+	grep -Eq '^  lanesHtoD: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
+	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
 }
 
 @test "bulk lanes with isolation: thread, and two lanes" {

@@ -33,6 +33,7 @@ static struct {
 	int		 fd[PROTO_LANES_MAX];
 	pthread_t	 t[PROTO_LANES_MAX];
 	int		 spin;
+	int		 dtoh;		/* GLEAM_LANES_DTOH=1 */
 	/* The job: one copy's stripes, out of src or into dst. */
 	int		 in;
 	const uint8_t	*src;
@@ -194,10 +195,10 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 }
 
 int
-lanes_hold(size_t n)
+lanes_hold(size_t n, int dtoh)
 {
 	if (__atomic_load_n(&L.n, __ATOMIC_ACQUIRE) == 0 || n < LANE_MIN ||
-	    rzstd_forced())
+	    rzstd_forced() || (dtoh && !L.dtoh))
 		return 0;
 	pthread_mutex_lock(&L.order);
 	if (L.n == 0 || (L.pace > 0 && L.pace < LANE_SLOW_BPS &&
@@ -227,7 +228,7 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 	struct rpc_val in[5];
 	size_t k, off;
 
-	if (!lanes_hold(n))
+	if (!lanes_hold(n, 0))
 		return 0;
 	*rc = CUDA_SUCCESS;
 	for (off = 0; off < n; off += k) {
@@ -397,6 +398,7 @@ lanes_init(void)
 		L.fd[i] = fd[i];
 	L.n = k;
 	L.spin = rspin_ok();
+	L.dtoh = (s = getenv("GLEAM_LANES_DTOH")) != NULL && strcmp(s, "1") == 0;
 	{
 		sigset_t all, old;
 

@@ -7,8 +7,8 @@
  * into the kernel bound the rate.  The call itself (R_MEM_HTOD_LANES) goes
  * one-way on the main connection, in its order; the stripes of one copy
  * follow each other on every lane in the order of those calls.  Large
- * device-to-host copies come back the same way (R_MEM_DTOH_LANES, which
- * waits for its reply after its stripes).
+ * device-to-host copies can come back the same way (R_MEM_DTOH_LANES,
+ * which waits for its reply after its stripes).
  */
 #ifndef GLEAM_CLIENT_LANES_H
 #define GLEAM_CLIENT_LANES_H
@@ -34,13 +34,14 @@ unsigned	 lanes_count(void);
 int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
 		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
 /*
- * For a device-to-host copy (mem.c): 1 if a copy of n bytes goes over the
- * lanes, which are then this thread's, in call order, until
+ * For a copy of n bytes (mem.c; dtoh: device to host, which goes over the
+ * lanes only with GLEAM_LANES_DTOH=1, until it has run on a GPU): 1 if it
+ * goes over the lanes, which are then this thread's, in call order, until
  * lanes_release; 0 when they do not take it (as for lanes_htod).  While
  * held, lanes_in receives one piece's stripes (the call on the main
  * connection first): 0, or an errno after which the server is lost.
  */
-int		 lanes_hold(size_t n);
+int		 lanes_hold(size_t n, int dtoh);
 void		 lanes_release(void);
 int		 lanes_in(void *dst, size_t n);
 

@@ -1478,7 +1478,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	}
 	/* Large ones over the bulk lanes, where there are any. */
 	if (!rsync_mode() && n > 0 && dev_range_known(src, n) &&
-	    lanes_hold(n)) {
+	    lanes_hold(n, 1)) {
 		rc = copy_dtoh_lanes(c, sid, async, dst, src, n);
 		lanes_release();
 		return rc;

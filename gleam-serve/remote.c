@@ -420,6 +420,7 @@ remote_htod_lanes(struct remote *r, struct rcall *c, int *rc)
 	struct lane_put lp;
 	size_t plen;
 	void *buf;
+	int broke;
 
 	if (lanes_count(r->lanes) == 0 || c->in[4].u == 0 ||
 	    c->in[4].u > LANES_COPY_MAX)
@@ -436,12 +437,13 @@ remote_htod_lanes(struct remote *r, struct rcall *c, int *rc)
 	memcpy(lp.c.in, c->in, 4 * sizeof c->in[0]);
 	lp.dptr = c->in[3].u;
 	*rc = 0;
-	if (lanes_recv(r->lanes, (size_t)c->in[4].u, lane_put, &lp, rc) == -1)
-		return -1;
-	__atomic_add_fetch(&r->stats->bytes_in, c->in[4].u, __ATOMIC_RELAXED);
+	broke = lanes_recv(r->lanes, (size_t)c->in[4].u, lane_put, &lp, rc);
+	if (broke == 0)
+		__atomic_add_fetch(&r->stats->bytes_in, c->in[4].u,
+		    __ATOMIC_RELAXED);
 	free(lp.c.scratch);
 	pw_free(&lp.c.blob);
-	return 0;
+	return broke;
 }
 
 /*

@@ -12,6 +12,7 @@
 #include "auth.h"
 #include "lanes.h"
 #include "log.h"
+#include "net.h"
 #include "proto.h"
 #include "util.h"
 
@@ -45,42 +46,6 @@ struct lanes {
 	pthread_cond_t	 go;		/* a job or quit, for the threads */
 	pthread_cond_t	 fin;		/* a stripe done, for the caller */
 };
-
-/* All n bytes to fd; -1 if it failed first. */
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* All n bytes from fd; -1 if it ended or failed first. */
-static int
-recv_all(int fd, uint8_t *p, size_t n)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = recv(fd, p, n, MSG_WAITALL);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 static void
 lane_close(struct lane *l)
@@ -124,8 +89,8 @@ lane_main(void *arg)
 
 	while ((g = lane_wait(ls, g)) != 0) {
 		proto_lane_stripe(ls->len, ls->n, l->idx, &off, &cnt);
-		if (cnt > 0 && (ls->out ? send_all(l->fd, ls->src + off, cnt) :
-		    recv_all(l->fd, ls->buf + off, cnt)) == -1)
+		if (cnt > 0 && (ls->out ? net_send_all(l->fd, ls->src + off,
+		    cnt) : net_recv_all(l->fd, ls->buf + off, cnt, NULL)) != 0)
 			__atomic_store_n(&l->err, 1, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&ls->mu);
 		__atomic_store_n(&l->done, g, __ATOMIC_RELEASE);
@@ -284,7 +249,7 @@ lane_take(struct lanes *ls, uint64_t until)
 	if ((fd = accept4(ls->lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	if (recv_all(fd, hello, sizeof hello) == -1 ||
+	if (net_recv_all(fd, hello, sizeof hello, NULL) != 0 ||
 	    proto_lane_hello_dec(hello, sizeof hello, ls->token, ls->offered,
 	    &idx) == -1 || ls->lane[idx].fd != -1) {
 		close(fd);
@@ -387,7 +352,7 @@ lanes_send(struct lanes *ls, const void *p, size_t len)
 	pthread_cond_broadcast(&ls->go);
 	pthread_mutex_unlock(&ls->mu);
 	proto_lane_stripe(len, ls->n, 0, &off, &cnt);
-	if (cnt > 0 && send_all(ls->lane[0].fd, ls->src + off, cnt) == -1)
+	if (cnt > 0 && net_send_all(ls->lane[0].fd, ls->src + off, cnt) != 0)
 		broke = 1;
 	for (i = 1; i < ls->n; i++)
 		if (lane_join(ls, &ls->lane[i], g) == -1)
@@ -418,7 +383,8 @@ lanes_recv(struct lanes *ls, size_t len,
 
 		proto_lane_stripe(len, ls->n, i, &off, &cnt);
 		if (i == 0) {
-			if (cnt > 0 && recv_all(l->fd, ls->buf + off, cnt) == -1)
+			if (cnt > 0 && net_recv_all(l->fd, ls->buf + off, cnt,
+			    NULL) != 0)
 				broke = 1;
 		} else {
 			if (lane_join(ls, l, g) == -1)

@@ -153,3 +153,43 @@ net_resolve(const char *host, int port, int passive,
 	freeaddrinfo(res);
 	return 0;
 }
+
+int
+net_send_all(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+	ssize_t k;
+
+	while (n > 0) {
+		k = send(fd, b, n, MSG_NOSIGNAL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 ? EPIPE : errno;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int
+net_recv_all(int fd, void *p, size_t n, uint64_t *first)
+{
+	char *b = p;
+	ssize_t k;
+
+	while (n > 0) {
+		/* Until the first bytes, whatever comes: to time them. */
+		k = recv(fd, b, n, first != NULL && *first == 0 ? 0 :
+		    MSG_WAITALL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k == 0 ? ECONNRESET : errno;
+		if (first != NULL && *first == 0)
+			*first = now_ns();
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}

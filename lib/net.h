@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Connects to host:port within timeout_ms, trying each address in turn.
@@ -16,6 +17,13 @@ int	net_connect(const char *host, int port, int timeout_ms, char *err,
 int	net_nodelay(int fd);
 /* "1.2.3.4:80" or "[::1]:80" */
 const char *net_addr_str(const struct sockaddr *, char *, size_t);
+/*
+ * All of [p, p + n) to or from a blocking socket, through EINTR: 0, or an
+ * errno (EPIPE or ECONNRESET where the peer closed).  net_recv_all sets
+ * *first, if not NULL and 0, to now_ns() when the first bytes came.
+ */
+int	net_send_all(int fd, const void *p, size_t n);
+int	net_recv_all(int fd, void *p, size_t n, uint64_t *first);
 /* Resolves host:port for listening; host "" or "*" means every address. */
 int	net_resolve(const char *host, int port, int passive,
 	    struct sockaddr_storage *, socklen_t *, char *err, size_t errlen);

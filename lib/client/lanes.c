@@ -14,6 +14,7 @@
 #include "lanes.h"
 #include "remote.h"
 #include "log.h"
+#include "net.h"
 #include "parse.h"
 #include "proto.h"
 #include "util.h"
@@ -53,48 +54,6 @@ static struct {
 	.fin = PTHREAD_COND_INITIALIZER,
 };
 
-/*
- * All of [p, p + n) from fd: 0, or an errno.  *first, if not NULL, gets
- * when the first bytes came.
- */
-static int
-recv_all(int fd, uint8_t *p, size_t n, uint64_t *first)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = recv(fd, p, n, first != NULL && *first == 0 ? 0 :
-		    MSG_WAITALL);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k == 0 ? ECONNRESET : errno;
-		if (first != NULL && *first == 0)
-			*first = now_ns();
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* All of [p, p + n) to fd: 0, or an errno. */
-static int
-send_all(int fd, const uint8_t *p, size_t n)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k == -1 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k == 0 ? EPIPE : errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static void *
 lane_main(void *arg)
 {
@@ -116,8 +75,8 @@ lane_main(void *arg)
 		}
 		seen = g;
 		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
-		e = cnt == 0 ? 0 : L.in ? recv_all(L.fd[i], L.dst + off,
-		    (size_t)cnt, NULL) : send_all(L.fd[i], L.src + off,
+		e = cnt == 0 ? 0 : L.in ? net_recv_all(L.fd[i], L.dst + off,
+		    (size_t)cnt, NULL) : net_send_all(L.fd[i], L.src + off,
 		    (size_t)cnt);
 		pthread_mutex_lock(&L.mu);
 		__atomic_store_n(&L.err[i], e, __ATOMIC_RELEASE);
@@ -145,8 +104,8 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	pthread_cond_broadcast(&L.go);
 	pthread_mutex_unlock(&L.mu);
 	proto_lane_stripe(len, L.n, 0, &off, &cnt);
-	e = cnt == 0 ? 0 : dst != NULL ? recv_all(L.fd[0], dst + off,
-	    (size_t)cnt, &t0) : send_all(L.fd[0], src + off, (size_t)cnt);
+	e = cnt == 0 ? 0 : dst != NULL ? net_recv_all(L.fd[0], dst + off,
+	    (size_t)cnt, &t0) : net_send_all(L.fd[0], src + off, (size_t)cnt);
 	if (e != 0)
 		first = e;
 	/* Every thread is done with the buffer before it is the program's
@@ -289,7 +248,7 @@ lane_connect(const struct sockaddr_storage *peer, socklen_t sl,
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	proto_lane_hello_enc(hello, i, token);
 	if (connect(fd, (struct sockaddr *)&sa, sl) == -1 ||
-	    send_all(fd, hello, sizeof hello) != 0) {
+	    net_send_all(fd, hello, sizeof hello) != 0) {
 		close(fd);
 		return -1;
 	}

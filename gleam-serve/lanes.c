@@ -61,23 +61,10 @@ lane_close(struct lane *l)
 static uint64_t
 lane_wait(struct lanes *ls, uint64_t seen)
 {
-	uint64_t t0 = now_ns(), g;
+	uint64_t g = spin_wait(&ls->gen, seen, 1, &ls->quit, ls->spin_ns,
+	    &ls->mu, &ls->go);
 
-	for (;;) {
-		if (__atomic_load_n(&ls->quit, __ATOMIC_ACQUIRE))
-			return 0;
-		if ((g = __atomic_load_n(&ls->gen, __ATOMIC_ACQUIRE)) != seen)
-			return g;
-		if (ls->spin_ns > 0 && now_ns() - t0 < ls->spin_ns) {
-			cpu_relax();
-			continue;
-		}
-		pthread_mutex_lock(&ls->mu);
-		while (!__atomic_load_n(&ls->quit, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&ls->gen, __ATOMIC_ACQUIRE) == seen)
-			pthread_cond_wait(&ls->go, &ls->mu);
-		pthread_mutex_unlock(&ls->mu);
-	}
+	return __atomic_load_n(&ls->quit, __ATOMIC_ACQUIRE) ? 0 : g;
 }
 
 static void *
@@ -320,18 +307,7 @@ lanes_prepare(struct lanes *ls, size_t *len)
 static int
 lane_join(struct lanes *ls, struct lane *l, uint64_t g)
 {
-	uint64_t t0 = now_ns();
-
-	while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g) {
-		if (ls->spin_ns > 0 && now_ns() - t0 < ls->spin_ns) {
-			cpu_relax();
-			continue;
-		}
-		pthread_mutex_lock(&ls->mu);
-		while (__atomic_load_n(&l->done, __ATOMIC_ACQUIRE) != g)
-			pthread_cond_wait(&ls->fin, &ls->mu);
-		pthread_mutex_unlock(&ls->mu);
-	}
+	spin_wait(&l->done, g, 0, NULL, ls->spin_ns, &ls->mu, &ls->fin);
 	return __atomic_load_n(&l->err, __ATOMIC_ACQUIRE) ? -1 : 0;
 }
 

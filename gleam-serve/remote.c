@@ -409,6 +409,26 @@ lane_put(void *arg, size_t off, const void *p, size_t n)
 }
 
 /*
+ * The lanes' buffer for a copy of n bytes, pinned in the client's context
+ * where the backend can; NULL when the client has no lanes or n is out of
+ * range.
+ */
+static void *
+lanes_buffer(struct remote *r, uint64_t n)
+{
+	const struct backend *be = r->env->be;
+	size_t plen;
+	void *buf;
+
+	if (lanes_count(r->lanes) == 0 || n == 0 || n > LANES_COPY_MAX ||
+	    (buf = lanes_prepare(r->lanes, &plen)) == NULL)
+		return NULL;
+	if (be->host_pin != NULL)
+		(void)be->host_pin(&r->cl, buf, plen);
+	return buf;
+}
+
+/*
  * in: ctx, stream, async, dptr, bytes; the bytes come over the lanes.  -1
  * when the call is malformed or a lane broke: the session ends, since the
  * lanes would no longer line up with the calls.
@@ -418,18 +438,10 @@ remote_htod_lanes(struct remote *r, struct rcall *c, int *rc)
 {
 	const struct backend *be = r->env->be;
 	struct lane_put lp;
-	size_t plen;
-	void *buf;
 	int broke;
 
-	if (lanes_count(r->lanes) == 0 || c->in[4].u == 0 ||
-	    c->in[4].u > LANES_COPY_MAX)
+	if (lanes_buffer(r, c->in[4].u) == NULL)
 		return -1;
-	if ((buf = lanes_prepare(r->lanes, &plen)) == NULL)
-		return -1;
-	/* Pinned in the client's context where the backend can. */
-	if (be->host_pin != NULL)
-		(void)be->host_pin(&r->cl, buf, plen);
 	memset(&lp, 0, sizeof lp);
 	lp.fn = be->call[R_MEM_HTOD - R_OPEN];
 	lp.c.cl = c->cl;
@@ -457,15 +469,11 @@ remote_dtoh_lanes(struct remote *r, struct rcall *c, int *rc)
 	const struct backend *be = r->env->be;
 	backend_fn fn = be->call[R_MEM_DTOH - R_OPEN];
 	struct rcall d;
-	size_t plen, n = (size_t)c->in[4].u;
+	size_t n = (size_t)c->in[4].u;
 	void *buf;
 
-	if (lanes_count(r->lanes) == 0 || n == 0 || n > LANES_COPY_MAX)
+	if ((buf = lanes_buffer(r, n)) == NULL)
 		return -1;
-	if ((buf = lanes_prepare(r->lanes, &plen)) == NULL)
-		return -1;
-	if (be->host_pin != NULL)
-		(void)be->host_pin(&r->cl, buf, plen);
 	memset(&d, 0, sizeof d);
 	d.cl = c->cl;
 	d.d = rpc_lookup(R_MEM_DTOH);

@@ -274,24 +274,6 @@ client_remote_done(evutil_socket_t fd, short what, void *arg)
 	client_free(arg);
 }
 
-/* Writes buf to a blocking socket; -1 on error. */
-static int
-client_write_all(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = send(fd, buf, len, MSG_NOSIGNAL);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static void
 worker_done(void *arg, void *token)
 {
@@ -467,7 +449,7 @@ client_go_remote(struct client *c)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* The handshake's last reply, if libevent had not sent it yet. */
-	if (client_write_all(fd, outbuf, outlen) == -1)
+	if (net_send_all(fd, outbuf, outlen) != 0)
 		goto fail;
 	bufferevent_free(c->bev);	/* closes the original descriptor */
 	c->bev = NULL;

@@ -181,3 +181,32 @@ quantile(double *v, size_t n, double q)
 		i = n;
 	return v[i - 1];
 }
+
+/* Is the wait over: *w as wanted, or quit set. */
+static int
+spin_done(const uint64_t *w, uint64_t v, int ne, const int *quit,
+    uint64_t *got)
+{
+	*got = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+	return (ne ? *got != v : *got == v) ||
+	    (quit != NULL && __atomic_load_n(quit, __ATOMIC_ACQUIRE));
+}
+
+uint64_t
+spin_wait(const uint64_t *w, uint64_t v, int ne, const int *quit,
+    uint64_t spin_ns, pthread_mutex_t *mu, pthread_cond_t *cv)
+{
+	uint64_t t0 = spin_ns > 0 ? now_ns() : 0, got;
+
+	while (!spin_done(w, v, ne, quit, &got)) {
+		if (spin_ns > 0 && now_ns() - t0 < spin_ns) {
+			cpu_relax();
+			continue;
+		}
+		pthread_mutex_lock(mu);
+		while (!spin_done(w, v, ne, quit, &got))
+			pthread_cond_wait(cv, mu);
+		pthread_mutex_unlock(mu);
+	}
+	return got;
+}

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+#include <pthread.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,15 @@ cpu_relax(void)
 	__asm__ __volatile__("yield");
 #endif
 }
+
+/*
+ * Waits until *w differs from v (ne) or equals it (!ne), or until *quit
+ * (if quit is not NULL) is set: spins for spin_ns first, then sleeps on cv
+ * under mu (whoever changes *w or *quit broadcasts cv under mu).  Returns
+ * *w as last read.
+ */
+uint64_t	spin_wait(const uint64_t *w, uint64_t v, int ne, const int *quit,
+		    uint64_t spin_ns, pthread_mutex_t *mu, pthread_cond_t *cv);
 
 /* Monotonic clock in nanoseconds and seconds. */
 uint64_t	now_ns(void);

@@ -58,21 +58,12 @@ static void *
 lane_main(void *arg)
 {
 	unsigned i = (unsigned)(uintptr_t)arg;
-	uint64_t seen = 0, g, t0, off, cnt;
+	uint64_t seen = 0, g, off, cnt;
 	int e;
 
 	for (;;) {
-		t0 = now_ns();
-		while ((g = __atomic_load_n(&L.gen, __ATOMIC_ACQUIRE)) == seen) {
-			if (L.spin && now_ns() - t0 < LINGER_NS) {
-				cpu_relax();
-				continue;
-			}
-			pthread_mutex_lock(&L.mu);
-			while (__atomic_load_n(&L.gen, __ATOMIC_ACQUIRE) == seen)
-				pthread_cond_wait(&L.go, &L.mu);
-			pthread_mutex_unlock(&L.mu);
-		}
+		g = spin_wait(&L.gen, seen, 1, NULL, L.spin ? LINGER_NS : 0,
+		    &L.mu, &L.go);
 		seen = g;
 		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
 		e = cnt == 0 ? 0 : L.in ? net_recv_all(L.fd[i], L.dst + off,
@@ -111,18 +102,8 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	/* Every thread is done with the buffer before it is the program's
 	 * again. */
 	for (i = 1; i < L.n; i++) {
-		uint64_t t1 = now_ns();
-
-		while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g) {
-			if (L.spin && now_ns() - t1 < LINGER_NS) {
-				cpu_relax();
-				continue;
-			}
-			pthread_mutex_lock(&L.mu);
-			while (__atomic_load_n(&L.done[i], __ATOMIC_ACQUIRE) != g)
-				pthread_cond_wait(&L.fin, &L.mu);
-			pthread_mutex_unlock(&L.mu);
-		}
+		spin_wait(&L.done[i], g, 0, NULL, L.spin ? LINGER_NS : 0,
+		    &L.mu, &L.fin);
 		if ((e = __atomic_load_n(&L.err[i], __ATOMIC_ACQUIRE)) != 0 &&
 		    first == 0)
 			first = e;

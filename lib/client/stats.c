@@ -27,7 +27,7 @@ static struct {
 	uint64_t	 bytes_out, bytes_in;
 	uint64_t	 saved;		/* bytes compression kept off the wire */
 	uint64_t	 lanes;		/* bulk lanes up */
-	uint64_t	 lane_bytes;	/* bytes sent over them */
+	uint64_t	 lane_bytes;	/* bytes over them, both ways */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 } st;

@@ -8,6 +8,11 @@
  * last output buffer lets it go.  A failed stream stays as a tombstone
  * until every rank has begun it, so that a late BEGIN learns of the
  * failure and late chunks are dropped quietly.
+ *
+ * A rank whose BEGIN carries HR_BEGIN_ZSTD may send bitmap chunks as zstd
+ * frames; they are inflated before they are ORed.  A merged chunk is
+ * deflated once, when some rank of the stream asked for that and it
+ * shrinks, and goes to those ranks that way, to the others raw.
  */
 #include <sys/queue.h>
 
@@ -17,6 +22,7 @@
 #include <string.h>
 
 #include <event2/buffer.h>
+#include <zstd.h>
 
 #include "agg.h"
 #include "hcodec.h"
@@ -50,6 +56,7 @@ struct pending {
 
 struct rankstate {
 	int		 begun;
+	uint16_t	 flags;		/* its BEGIN's */
 	uint64_t	 total;
 	uint64_t	 nchunks;
 	uint64_t	 next;		/* chunks received */
@@ -61,6 +68,7 @@ struct stream {
 	struct hr_begin	 b;		/* the first BEGIN */
 	int		 first_rank;
 	int		 nbegun;
+	int		 nzstd;		/* ranks that take zstd chunks */
 	int		 ready;
 	int		 failed;	/* a tombstone */
 	uint32_t	 fail_code;
@@ -91,6 +99,11 @@ struct agg {
 	struct streams	 streams;
 	unsigned	 nopen, ntomb;
 	struct agg_stats stats;
+	/* zstd's state, and a chunk inflated before it is merged. */
+	ZSTD_CCtx	*zc;
+	ZSTD_DCtx	*zd;
+	uint8_t		*zin;
+	size_t		 zincap;
 };
 
 static void stream_free(struct agg *, struct stream *);
@@ -122,6 +135,9 @@ agg_free(struct agg *a)
 		return;
 	while ((s = TAILQ_FIRST(&a->streams)) != NULL)
 		stream_free(a, s);
+	ZSTD_freeCCtx(a->zc);
+	ZSTD_freeDCtx(a->zd);
+	free(a->zin);
 	free(a->slot);
 	free(a);
 }
@@ -532,6 +548,8 @@ on_begin(struct agg *a, struct agg_member *m, const uint8_t *p, size_t len,
 		return perr(err, errlen, "BEGIN of stream %llu twice",
 		    (unsigned long long)b.id);
 	s->rs[r].begun = 1;
+	s->rs[r].flags = b.flags;
+	s->nzstd += (b.flags & HR_BEGIN_ZSTD) != 0;
 	s->rs[r].total = b.total;
 	s->rs[r].nchunks = hr_nchunks(b.total, b.chunk);
 	s->nbegun++;
@@ -738,6 +756,62 @@ chunk_copy(const struct hr_chunk *ch, struct evbuffer *eb, uint8_t *dst)
 		memcpy(dst, ch->data, ch->len);
 }
 
+/*
+ * Chunk ch (its bytes at ch->data, or the first ch->len of eb) as zstd
+ * frames of exactly want bytes in all, inflated into a->zin; ch then
+ * points there.  -1 (why says it) if they are anything else.
+ */
+static int
+chunk_inflate(struct agg *a, struct hr_chunk *ch, struct evbuffer *eb,
+    size_t want, const char **why)
+{
+	const uint8_t *p = ch->data;
+	uint8_t *nz;
+	size_t n;
+
+	if (a->zd == NULL && (a->zd = ZSTD_createDCtx()) == NULL)
+		return *why = "aggregator out of memory", -1;
+	if (a->zincap < want) {
+		if ((nz = realloc(a->zin, want)) == NULL)
+			return *why = "aggregator out of memory", -1;
+		a->zin = nz;
+		a->zincap = want;
+	}
+	if (eb != NULL && (p = evbuffer_pullup(eb, (ssize_t)ch->len)) ==
+	    NULL)
+		return *why = "aggregator out of memory", -1;
+	n = ZSTD_decompressDCtx(a->zd, a->zin, want, p, ch->len);
+	if (ZSTD_isError(n) || n != want)
+		return *why = "not zstd frames of the chunk's length", -1;
+	ch->data = a->zin;
+	ch->len = want;
+	return 0;
+}
+
+/* Merged chunk c deflated, or NULL where that does not shrink it. */
+static struct cbuf *
+chunk_deflate(struct agg *a, const struct cbuf *c)
+{
+	struct cbuf *z;
+	size_t n;
+
+	if (c->len < 64)
+		return NULL;
+	if (a->zc == NULL && (a->zc = ZSTD_createCCtx()) == NULL)
+		return NULL;
+	if ((z = cbuf_new(a, c->len - 1, 0)) == NULL)
+		return NULL;
+	n = ZSTD_compressCCtx(a->zc, z->data, z->len, c->data, c->len, 1);
+	if (ZSTD_isError(n)) {
+		cbuf_unref(z);
+		return NULL;
+	}
+	/* The tail is never read; buffered counts what is held. */
+	a->stats.buffered -= z->len - n;
+	z->len = n;
+	return z;
+}
+
 /* A chunk whose bytes are at ch.data, or the first ch.len of eb. */
 static int
 on_chunk(struct agg *a, struct agg_member *m, struct hr_chunk ch,
@@ -746,7 +820,7 @@ on_chunk(struct agg *a, struct agg_member *m, struct hr_chunk ch,
 	struct stream *s;
 	struct rankstate *rs;
 	struct pending *pd;
-	struct cbuf *c;
+	struct cbuf *c, *z;
 	const char *why;
 	uint64_t want;
 	int r = m->rank, first, i;
@@ -772,7 +846,21 @@ on_chunk(struct agg *a, struct agg_member *m, struct hr_chunk ch,
 	want = rs->total - (uint64_t)ch.index * s->b.chunk;
 	if (want > s->b.chunk)
 		want = s->b.chunk;
-	if (ch.len != want) {
+	if (ch.len < want && (rs->flags & HR_BEGIN_ZSTD)) {
+		if (a->stats.buffered + want > a->limits.max_bytes) {
+			stream_fail(a, s, HR_FAIL_LIMIT, "aggregator holds %llu "
+			    "bytes of chunks, its limit", (unsigned long long)
+			    a->stats.buffered);
+			return 0;
+		}
+		if (chunk_inflate(a, &ch, eb, (size_t)want, &why) == -1) {
+			stream_fail(a, s, HR_FAIL_MALFORMED, "rank %d, chunk "
+			    "%u of stream %llu: %s", r, ch.index,
+			    (unsigned long long)s->id, why);
+			return 0;
+		}
+		eb = NULL;	/* ch is a->zin's bytes now */
+	} else if (ch.len != want) {
 		stream_fail(a, s, HR_FAIL_MALFORMED, "rank %d sent %zu bytes "
 		    "as chunk %u of stream %llu, not %llu", r, ch.len,
 		    ch.index, (unsigned long long)s->id,
@@ -828,8 +916,12 @@ on_chunk(struct agg *a, struct agg_member *m, struct hr_chunk ch,
 	if (++s->count[ch.index] < (uint32_t)a->world)
 		return 0;
 	/* All W are in, so all W began: READY has gone out. */
+	z = s->nzstd > 0 ? chunk_deflate(a, c) : NULL;
 	for (i = 0; i < a->world; i++)
-		send_chunk(a, a->slot[i], s->id, ch.index, 0, c);
+		send_chunk(a, a->slot[i], s->id, ch.index, 0, z != NULL &&
+		    (s->rs[i].flags & HR_BEGIN_ZSTD) ? z : c);
+	if (z != NULL)
+		cbuf_unref(z);
 	cbuf_unref(c);
 	s->acc[ch.index] = NULL;
 	s->ndone++;

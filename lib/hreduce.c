@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "conn.h"
 #include "hcodec.h"
@@ -51,12 +52,19 @@
 struct tensor;
 
 /* An output job: a whole small frame, or a buffer sent as chunks. */
+/* A chunk as it goes on the wire: zstd frames, or the raw bytes. */
+struct zchunk {
+	const uint8_t	*p;
+	uint32_t	 len;
+};
+
 struct seg {
 	struct seg	*next;
 	struct tensor	*t;		/* NULL for messages */
 	uint8_t		*msg;		/* a message's frame */
 	size_t		 msglen;
 	const uint8_t	*data;		/* a stream's bytes */
+	const struct zchunk *zc;	/* or, chunk by chunk, these */
 	uint64_t	 id, total;
 	uint32_t	 chunk;
 	uint64_t	 index, nchunks;
@@ -96,6 +104,10 @@ struct tensor {
 
 	uint8_t		*bits;		/* HOMO, FLOAT, OMNI: bitmap, union */
 	size_t		 nbits;
+	/* HOMO with zindex: the bitmap's chunks as sent, their frames. */
+	struct zchunk	*zc;
+	uint8_t		*zbuf;
+	int		 zround;	/* this round's chunks may be zstd */
 	int		 scale;
 	struct hc_layout *L;
 	void		*payload;	/* HOMO, FLOAT, OMNI, GATHER */
@@ -172,6 +184,10 @@ struct hr_ctx {
 	struct dj	*dev_done, **dev_done_tail;
 	int		 dev_pipe[2];	/* a byte for each job done */
 	struct dj	*dev_stop_job;	/* made at the start: stop never fails */
+
+	/* zstd's state for the bitmaps, the I/O thread's. */
+	ZSTD_CCtx	*zc;
+	ZSTD_DCtx	*zd;
 };
 
 static int
@@ -286,6 +302,8 @@ hr_opts_init(struct hr_opts *o)
 	o->window = 4;
 	o->timeout_ms = 60000;
 	o->threads = 1;
+	o->zindex = (e = getenv("GLEAM_REDUCE_ZINDEX")) == NULL ||
+	    strcmp(e, "0") != 0;
 	if ((e = getenv("GLEAM_REDUCE_THREADS")) != NULL) {
 		v = strtol(e, &end, 10);
 		if (end != e && *end == '\0' && v >= 1 && v <= HC_THREADS_MAX)
@@ -327,15 +345,28 @@ q_msg(struct hr_ctx *x, uint16_t type, struct pw *w)
 	return 0;
 }
 
+/* The bytes of a stream segment's current chunk, as they are sent. */
+static const uint8_t *
+seg_bytes(const struct seg *s, uint64_t *len)
+{
+	if (s->zc != NULL) {
+		*len = s->zc[s->index].len;
+		return s->zc[s->index].p;
+	}
+	*len = s->total - s->index * s->chunk;
+	if (*len > s->chunk)
+		*len = s->chunk;
+	return s->data + s->index * s->chunk;
+}
+
 /* The header of a stream segment's current chunk. */
 static void
 seg_hdr(struct seg *s)
 {
-	uint64_t len = s->total - s->index * s->chunk;
 	struct frame_hdr h = { 0, HR_MSG_CHUNK, 0, 0 };
+	uint64_t len;
 
-	if (len > s->chunk)
-		len = s->chunk;
+	(void)seg_bytes(s, &len);
 	h.len = (uint32_t)(HR_CHUNK_HDR + len);
 	proto_hdr_encode(s->hdr, &h);
 	hr_chunk_hdr_enc(s->hdr + PROTO_HDR_LEN, s->id, (uint32_t)s->index, 0);
@@ -344,7 +375,7 @@ seg_hdr(struct seg *s)
 /* BEGIN, then the bytes as chunks. */
 static int
 q_stream(struct hr_ctx *x, struct tensor *t, const struct hr_begin *b,
-    const void *data)
+    const void *data, const struct zchunk *zc)
 {
 	struct seg *s;
 	struct pw w;
@@ -360,6 +391,7 @@ q_stream(struct hr_ctx *x, struct tensor *t, const struct hr_begin *b,
 		return HR_ENOMEM;
 	s->t = t;
 	s->data = data;
+	s->zc = zc;
 	s->id = b->id;
 	s->total = b->total;
 	s->chunk = b->chunk;
@@ -415,6 +447,7 @@ q_write(struct hr_ctx *x)
 	struct iovec iov[2];
 	struct msghdr mh;
 	struct seg *s;
+	const uint8_t *d;
 	uint64_t dlen = 0;
 	size_t hl;
 	ssize_t n;
@@ -428,19 +461,16 @@ q_write(struct hr_ctx *x)
 			niov = 1;
 		} else {
 			hl = sizeof s->hdr;
-			dlen = s->total - s->index * s->chunk;
-			if (dlen > s->chunk)
-				dlen = s->chunk;
+			d = seg_bytes(s, &dlen);
 			niov = 0;
 			if (s->off < hl) {
 				iov[niov].iov_base = s->hdr + s->off;
 				iov[niov++].iov_len = hl - s->off;
-				iov[niov].iov_base = (void *)(s->data +
-				    s->index * s->chunk);
+				iov[niov].iov_base = (void *)d;
 				iov[niov++].iov_len = (size_t)dlen;
 			} else {
-				iov[niov].iov_base = (void *)(s->data +
-				    s->index * s->chunk + (s->off - hl));
+				iov[niov].iov_base = (void *)(d + (s->off -
+				    hl));
 				iov[niov++].iov_len = (size_t)dlen -
 				    (s->off - hl);
 			}
@@ -563,6 +593,10 @@ t_free_bufs(struct hr_ctx *x, struct tensor *t)
 	}
 	buf_put(x, t->bits);
 	buf_put(x, t->payload);
+	buf_put(x, t->zbuf);
+	free(t->zc);
+	t->zbuf = NULL;
+	t->zc = NULL;
 	free(t->roff);
 	free(t->rgot);
 	free(t->rsz);
@@ -593,6 +627,7 @@ t_round_reset(struct tensor *t, uint64_t id)
 	t->id = id;
 	t->ready = 0;
 	t->got = 0;
+	t->zround = 0;
 }
 
 static int
@@ -610,7 +645,65 @@ begin(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
 	b.n = n;
 	b.total = total;
 	b.chunk = x->o.chunk;
-	return q_stream(x, t, &b, data);
+	return q_stream(x, t, &b, data, NULL);
+}
+
+/*
+ * The bitmap's chunks as zstd frames where that makes them shorter (each
+ * frame is one chunk's, shorter than it; the others stay raw).
+ */
+static int
+zpack(struct hr_ctx *x, struct tensor *t)
+{
+	uint64_t nch = hr_nchunks(t->nbits, x->o.chunk), i, off, len;
+	size_t n, used = 0;
+
+	if (nch == 0)
+		return 0;
+	if ((x->zc == NULL && (x->zc = ZSTD_createCCtx()) == NULL) ||
+	    (t->zc = calloc(nch, sizeof *t->zc)) == NULL ||
+	    (t->zbuf = buf_get(x, t->nbits)) == NULL)
+		return HR_ENOMEM;
+	for (i = 0; i < nch; i++) {
+		off = i * x->o.chunk;
+		len = t->nbits - off < x->o.chunk ? t->nbits - off :
+		    x->o.chunk;
+		n = len >= 64 ? ZSTD_compressCCtx(x->zc, t->zbuf + used,
+		    len - 1, t->bits + off, len, 1) : 0;
+		if (len >= 64 && !ZSTD_isError(n)) {
+			t->zc[i].p = t->zbuf + used;
+			t->zc[i].len = (uint32_t)n;
+			used += n;
+		} else {
+			t->zc[i].p = t->bits + off;
+			t->zc[i].len = (uint32_t)len;
+		}
+	}
+	return 0;
+}
+
+/* Round 1 of a HOMO or FLOAT tensor: its bitmap, made by now. */
+static int
+round1_send(struct hr_ctx *x, struct tensor *t, int exponent)
+{
+	struct hr_begin b;
+	int rc;
+
+	t->rbuf = t->bits;
+	memset(&b, 0, sizeof b);
+	b.id = t->id;
+	b.op = HR_OP_OR;
+	b.exponent = exponent;
+	b.n = t->n;
+	b.total = t->nbits;
+	b.chunk = x->o.chunk;
+	if (t->scheme == HR_SCHEME_HOMO && x->o.zindex) {
+		if ((rc = zpack(x, t)) != 0)
+			return rc;
+		b.flags = HR_BEGIN_ZSTD;
+		t->zround = 1;
+	}
+	return q_stream(x, t, &b, t->bits, t->zc);
 }
 
 /* Tells the others that this worker cannot go on with round id. */
@@ -720,8 +813,7 @@ t_start(struct hr_ctx *x, struct tensor *t)
 		return HR_ENOMEM;
 	/* NaN or Inf: the exponent tells every worker, which all stop. */
 	(void)hc_bitmap_threads(t->grad, t->n, t->bits, &e, x->o.threads);
-	t->rbuf = t->bits;
-	return begin(x, t, HR_OP_OR, e, 0, t->n, t->nbits, t->bits);
+	return round1_send(x, t, e);
 }
 
 /* The float-cell sketch of the published scheme: every union value in k
@@ -1049,6 +1141,7 @@ on_chunk(struct hr_ctx *x, const uint8_t *p, size_t len)
 	struct hr_chunk ch;
 	struct tensor *t;
 	uint64_t off, want, base;
+	size_t n;
 	uint32_t r;
 
 	if (hr_chunk_dec(p, len, &ch) == -1) {
@@ -1085,13 +1178,22 @@ on_chunk(struct hr_ctx *x, const uint8_t *p, size_t len)
 	}
 	off = (uint64_t)ch.index * x->o.chunk;
 	want = t->rtotal - off < x->o.chunk ? t->rtotal - off : x->o.chunk;
-	if (r != 0 || off >= t->rtotal || off != t->got || ch.len != want) {
+	if (r != 0 || off >= t->rtotal || off != t->got || ch.len > want ||
+	    (ch.len < want && !t->zround)) {
 		t_abort(x, t, t->id, HR_EROUND, "merged chunk out of order or "
 		    "of the wrong size");
 		return;
 	}
-	memcpy(t->rbuf + off, ch.data, ch.len);
-	t->got += ch.len;
+	if (ch.len == want)
+		memcpy(t->rbuf + off, ch.data, ch.len);
+	else if ((x->zd == NULL && (x->zd = ZSTD_createDCtx()) == NULL) ||
+	    (n = ZSTD_decompressDCtx(x->zd, t->rbuf + off, (size_t)want,
+	    ch.data, ch.len), ZSTD_isError(n) || n != want)) {
+		t_abort(x, t, t->id, HR_EROUND, "a merged chunk is not zstd "
+		    "frames of its length");
+		return;
+	}
+	t->got += want;
 }
 
 static void
@@ -1402,9 +1504,7 @@ dev_finish(struct hr_ctx *x, struct dj *j)
 	switch (j->kind) {
 	case DJ_BITMAP:
 		t->bits = j->bits;
-		t->rbuf = t->bits;
-		if ((rc = begin(x, t, HR_OP_OR, j->emax, 0, t->n, t->nbits,
-		    t->bits)) != 0)
+		if ((rc = round1_send(x, t, j->emax)) != 0)
 			t_abort(x, t, t->id, rc, "out of memory");
 		trace(x, t, "queued1");
 		break;
@@ -1721,6 +1821,8 @@ hr_close(struct hr_ctx *x)
 		hc_layout_free(x->spare[i]);
 	if (x->dev != NULL)
 		dev_stop(x);
+	ZSTD_freeCCtx(x->zc);
+	ZSTD_freeDCtx(x->zd);
 	conn_close(&x->c);
 	free(x->rb);
 	free(x);

@@ -87,6 +87,12 @@ struct hr_opts {
 	 * depend on it.
 	 */
 	int		 threads;
+	/*
+	 * HOMO: bitmap chunks travel as zstd frames where that is shorter,
+	 * both ways (HR_BEGIN_ZSTD); default 1, 0 with GLEAM_REDUCE_ZINDEX=0
+	 * in the environment.  The sums do not depend on it.
+	 */
+	int		 zindex;
 };
 
 /* What a context has done; bytes count the framing too. */

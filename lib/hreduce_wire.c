@@ -69,6 +69,10 @@ hr_begin_check(const struct hr_begin *b, uint32_t max_frame, const char **why)
 		return *why = "tensor too large", -1;
 	if (hr_nchunks(b->total, b->chunk) > UINT32_MAX)
 		return *why = "too many chunks", -1;
+	if ((b->flags & ~HR_BEGIN_ZSTD) != 0)
+		return *why = "unknown flags", -1;
+	if ((b->flags & HR_BEGIN_ZSTD) && b->op != HR_OP_OR)
+		return *why = "zstd chunks in an OR stream only", -1;
 	switch (b->op) {
 	case HR_OP_OR:
 		if (b->cell_bits != 0 || b->scale != 0)
@@ -150,7 +154,7 @@ hr_begin_enc(struct pw *w, const struct hr_begin *m)
 	pw_u64(w, m->id);
 	pw_u8(w, m->op);
 	pw_u8(w, m->cell_bits);
-	pw_u16(w, 0);
+	pw_u16(w, m->flags);
 	pw_u32(w, (uint32_t)m->exponent);
 	pw_u32(w, (uint32_t)m->scale);
 	pw_u64(w, m->n);
@@ -167,8 +171,7 @@ hr_begin_dec(const void *p, size_t len, struct hr_begin *m)
 	m->id = pr_u64(&r);
 	m->op = pr_u8(&r);
 	m->cell_bits = pr_u8(&r);
-	if (pr_u16(&r) != 0)
-		return -1;
+	m->flags = pr_u16(&r);
 	m->exponent = (int32_t)pr_u32(&r);
 	m->scale = (int32_t)pr_u32(&r);
 	m->n = pr_u64(&r);

@@ -13,7 +13,7 @@
  *
  *	JOIN	w->a	u32 world, u32 rank
  *	JOINED	a->w	u64 generation
- *	BEGIN	w->a	u64 id, u8 op, u8 cell_bits, u16 0, i32 exponent,
+ *	BEGIN	w->a	u64 id, u8 op, u8 cell_bits, u16 flags, i32 exponent,
  *			i32 scale, u64 n, u64 total, u32 chunk
  *	CHUNK	both	u64 id, u32 index, u32 rank, then the bytes
  *	READY	a->w	u64 id, i32 exponent (merged), u32 W, W x u64 total
@@ -21,6 +21,12 @@
  *	FAIL	a->w	u64 id (0: every stream; the worker must JOIN again),
  *			u32 code, string reason
  *	ABORT	w->a	u64 id, string reason: this worker cannot go on
+ *
+ * With HR_BEGIN_ZSTD in its BEGIN (OR streams only), a worker may send
+ * any chunk as zstd frames that inflate to exactly the chunk's length,
+ * and gets merged chunks that way too where that is shorter: a chunk
+ * shorter than its length is compressed, one of its length is raw.
+ * Totals and chunk sizes always count the raw bytes.
  *
  * Every decoder treats its input as hostile: lengths are checked, and
  * trailing bytes are an error.
@@ -74,10 +80,14 @@ struct hr_join {
 	uint32_t	rank;
 };
 
+/* BEGIN's flags. */
+#define HR_BEGIN_ZSTD	0x0001	/* chunks may be zstd frames, both ways */
+
 struct hr_begin {
 	uint64_t	id;
 	uint8_t		op;
 	uint8_t		cell_bits;	/* 32 or 64 for SUM, else 0 */
+	uint16_t	flags;		/* HR_BEGIN_* */
 	int32_t		exponent;	/* OR: this worker's; else 0 */
 	int32_t		scale;		/* SUM: s, else 0 */
 	uint64_t	n;		/* the gradient's length */

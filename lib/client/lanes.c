@@ -34,7 +34,7 @@ static struct {
 	int		 fd[PROTO_LANES_MAX];
 	pthread_t	 t[PROTO_LANES_MAX];
 	int		 spin;
-	int		 dtoh;		/* GLEAM_LANES_DTOH=1 */
+	int		 dtoh;		/* not GLEAM_LANES_DTOH=0 */
 	/* The job: one copy's stripes, out of src or into dst. */
 	int		 in;
 	const uint8_t	*src;
@@ -338,7 +338,7 @@ lanes_init(void)
 		L.fd[i] = fd[i];
 	L.n = k;
 	L.spin = rspin_ok();
-	L.dtoh = (s = getenv("GLEAM_LANES_DTOH")) != NULL && strcmp(s, "1") == 0;
+	L.dtoh = (s = getenv("GLEAM_LANES_DTOH")) == NULL || strcmp(s, "0") != 0;
 	{
 		sigset_t all, old;
 

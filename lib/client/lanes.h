@@ -34,8 +34,8 @@ unsigned	 lanes_count(void);
 int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
 		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
 /*
- * For a copy of n bytes (mem.c; dtoh: device to host, which goes over the
- * lanes only with GLEAM_LANES_DTOH=1, until it has run on a GPU): 1 if it
+ * For a copy of n bytes (mem.c; dtoh: device to host, which stays off the
+ * lanes with GLEAM_LANES_DTOH=0): 1 if it
  * goes over the lanes, which are then this thread's, in call order, until
  * lanes_release; 0 when they do not take it (as for lanes_htod).  While
  * held, lanes_in receives one piece's stripes (the call on the main

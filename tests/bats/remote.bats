@@ -444,7 +444,7 @@ run_prog() {
 # ways), the weight cache off (its copies go by name); statistics in
 # NAME.yaml.
 lanes_run() {
-	GLEAM_CACHE=0 GLEAM_LANES=$2 GLEAM_LANES_DTOH=1 run --separate-stderr timeout 120 \
+	GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
 	    "$GLEAM_BIN/gleam-run" -s "${3:-$SERVE_ADDR}" \
 	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
@@ -475,8 +475,8 @@ lanes_run() {
 	[ "${lines[-1]}" = "memcpy: ok" ]
 	grep -q '^lanes: 2$' "$BATS_TEST_TMPDIR/lanes.yaml"
 	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
-	# Without GLEAM_LANES_DTOH=1 copies come back the main way.
-	GLEAM_CACHE=0 GLEAM_LANES=2 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
+	# With GLEAM_LANES_DTOH=0 copies come back the main way.
+	GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
 	    -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/up.yaml" -- "$CUDA_BIN/static/memcpy"
 	[ "${lines[-1]}" = "memcpy: ok" ]
 	grep -Eq '^  lanesHtoD: [1-9]' "$BATS_TEST_TMPDIR/up.yaml"

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 /* The aggregator itself: not in libgleam.a, so compiled in. */
 #include "../../gleam-reduce/agg.c"
 #include "../../gleam-reduce/peer.c"
@@ -149,6 +151,8 @@ open_worker(int W, int rank, int bits, struct hr_ctx **x)
 	 * not depend on it (cases of 2^18 values and more split the work).
 	 */
 	o.threads = 1 + rank % 3;
+	/* Rank 1 sends and takes its bitmaps raw, the others zstd. */
+	o.zindex = rank != 1;
 	if ((rc = hr_open(&o, x, err, sizeof err)) != 0)
 		fprintf(stderr, "rank %d: hr_open: %s\n", rank, err);
 	return rc;
@@ -552,7 +556,10 @@ enum bad {
 	BAD_SPARE,	/* rank 1's bitmap has bits past n */
 	BAD_DIE,	/* rank 1 dies mid-round */
 	BAD_SILENT,	/* rank 1 never sends: the aggregator's timeout */
-	BAD_GARBAGE	/* rank 1 sends a BEGIN that does not decode */
+	BAD_GARBAGE,	/* rank 1 sends a BEGIN that does not decode */
+	BAD_ZJUNK,	/* rank 1's zstd chunk is not zstd */
+	BAD_ZLONG,	/* rank 1's zstd chunk inflates past the chunk */
+	BAD_ZSUM	/* rank 1 asks for zstd chunks in a SUM */
 };
 
 struct badcase {
@@ -672,6 +679,38 @@ bad_rank1(const struct badcase *bc)
 			_exit(5);
 		conn_send(&c, HR_MSG_BEGIN, 0, 0, "junk", 4);
 		_exit(0);
+	case BAD_ZJUNK:
+		b.flags = HR_BEGIN_ZSTD;
+		raw_begin(&c, &b);
+		raw_chunk(&c, 1, 0, "\x28\xb5\x2f\xfd junk", 9);
+		break;
+	case BAD_ZLONG:
+		/* A true frame, of 20 bytes more than the chunk. */
+		{
+			uint8_t z[512];
+			size_t zn = ZSTD_compress(z, sizeof z, bits, nb + 20,
+			    1);
+
+			if (ZSTD_isError(zn) || zn >= nb)
+				_exit(5);
+			b.flags = HR_BEGIN_ZSTD;
+			raw_begin(&c, &b);
+			raw_chunk(&c, 1, 0, z, zn);
+		}
+		break;
+	case BAD_ZSUM:
+		/* Once rank 0 is in the group. */
+		raw_begin(&c, &b);
+		if (raw_wait_ready(&c, 1) == -1)
+			_exit(5);
+		b.id = 2;
+		b.flags = HR_BEGIN_ZSTD;
+		b.op = HR_OP_SUM;
+		b.cell_bits = 32;
+		b.exponent = 0;
+		b.total = 4 * 100;
+		raw_begin(&c, &b);
+		_exit(0);	/* the aggregator closes on it */
 	}
 	/* The failure reaches this worker too. */
 	if (raw_expect_fail(&c, b.id, text, sizeof text) == -1) {
@@ -739,6 +778,60 @@ static void
 check_serving(void)
 {
 	check_case(3000, 2, 0.01, SUP_RANDOM, 32, 1);
+}
+
+/*
+ * The same tensor with bitmaps raw, then zstd: the same sum, and at 1 %
+ * density the zstd round costs at least half the bitmap less each way.
+ */
+static void
+zindex_worker(const void *arg, int w)
+{
+	struct tcase c = { 200003, 2, 0.01, SUP_RANDOM, 32, 1, 5, 0 };
+	struct hr_stats st[2];
+	struct hr_opts o;
+	struct hr_ctx *x;
+	float *g[2];
+	char err[256];
+	size_t nb = hc_bitmap_bytes(c.n);
+	int z, bad = 0;
+
+	(void)arg;
+	for (z = 0; z < 2; z++) {
+		hr_opts_init(&o);
+		o.host = "127.0.0.1";
+		o.port = agg_port;
+		o.world = c.W;
+		o.rank = w;
+		o.seed = 7;
+		o.name = "test";
+		o.zindex = z;
+		g[z] = malloc(c.n * sizeof *g[z]);
+		gen(&c, w, 0, g[z], c.n);
+		if (hr_open(&o, &x, err, sizeof err) != 0 ||
+		    hr_allreduce(x, g[z], c.n) != 0) {
+			fprintf(stderr, "zindex %d rank %d: %s\n", z, w,
+			    x != NULL ? hr_errmsg(x) : err);
+			_exit(2);
+		}
+		hr_get_stats(x, &st[z]);
+		hr_close(x);
+	}
+	if (memcmp(g[0], g[1], c.n * sizeof *g[0]) != 0) {
+		fprintf(stderr, "zindex rank %d: sums differ\n", w);
+		bad++;
+	}
+	if (st[1].bytes_sent + nb / 2 > st[0].bytes_sent ||
+	    st[1].bytes_received + nb / 2 > st[0].bytes_received) {
+		fprintf(stderr, "zindex rank %d: sent %llu, received %llu "
+		    "with zstd; %llu, %llu raw (bitmap %zu)\n", w,
+		    (unsigned long long)st[1].bytes_sent,
+		    (unsigned long long)st[1].bytes_received,
+		    (unsigned long long)st[0].bytes_sent,
+		    (unsigned long long)st[0].bytes_received, nb);
+		bad++;
+	}
+	_exit(bad ? 1 : 0);
 }
 
 /* A worker with NaN: every worker gets HR_ENONFINITE, gradients kept. */
@@ -1119,6 +1212,9 @@ main(void)
 		{ BAD_DIE, "worker rank 1" },
 		{ BAD_SILENT, "timed out" },
 		{ BAD_GARBAGE, "worker rank 1" },
+		{ BAD_ZJUNK, "not zstd frames of the chunk's length" },
+		{ BAD_ZLONG, "not zstd frames of the chunk's length" },
+		{ BAD_ZSUM, "worker rank 1" },
 	};
 	static const size_t sizes[] = { 1, 7, 1023, 1025, 4099, 65536 + 3 };
 	static const double dens[] = { 0.00001, 0.001, 0.05, 0.5 };
@@ -1169,6 +1265,7 @@ main(void)
 	check_dev_refused();
 
 	CHECK(run_workers(3, raw_worker, NULL) == 0);
+	CHECK(run_workers(2, zindex_worker, NULL) == 0);
 
 	/* A round that fails among others in flight fails alone. */
 	CHECK(run_workers(2, window_worker, NULL) == 0);

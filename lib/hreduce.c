@@ -302,8 +302,8 @@ hr_opts_init(struct hr_opts *o)
 	o->window = 4;
 	o->timeout_ms = 60000;
 	o->threads = 1;
-	o->zindex = (e = getenv("GLEAM_REDUCE_ZINDEX")) == NULL ||
-	    strcmp(e, "0") != 0;
+	o->zindex = (e = getenv("GLEAM_REDUCE_ZINDEX")) != NULL &&
+	    strcmp(e, "1") == 0;
 	if ((e = getenv("GLEAM_REDUCE_THREADS")) != NULL) {
 		v = strtol(e, &end, 10);
 		if (end != e && *end == '\0' && v >= 1 && v <= HC_THREADS_MAX)

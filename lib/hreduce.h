@@ -89,8 +89,9 @@ struct hr_opts {
 	int		 threads;
 	/*
 	 * HOMO: bitmap chunks travel as zstd frames where that is shorter,
-	 * both ways (HR_BEGIN_ZSTD); default 1, 0 with GLEAM_REDUCE_ZINDEX=0
-	 * in the environment.  The sums do not depend on it.
+	 * both ways (HR_BEGIN_ZSTD); default 0, 1 with GLEAM_REDUCE_ZINDEX=1
+	 * in the environment.  It saves bytes and costs CPU, the
+	 * aggregator's most; the sums do not depend on it.
 	 */
 	int		 zindex;
 };

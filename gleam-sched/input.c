@@ -17,7 +17,7 @@
 static const char *const server_keys[] = { "host", "version", "protocol",
     "backend", "gpu_source", "uptime_s", "auth", "max_clients", "gpus",
     "nclients", "clients", "cache", "speed", "models", "medium", "queued",
-    "address",
+    "address", "port",
     NULL };
 
 static const char *const task_keys[] = { "name", "client", "model",
@@ -171,6 +171,9 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		return -1;
 	if ((v = ymap_get(d, n, "queued")) != NULL &&
 	    yget_duration(d, v, "queued", &sv->queued, err) == -1)
+		return -1;
+	if ((v = ymap_get(d, n, "port")) != NULL &&
+	    yget_rate(d, v, "port", &sv->port, err) == -1)
 		return -1;
 	if ((v = ymap_get(d, n, "address")) != NULL) {
 		if (yget_str(d, v, "address", sv->address, sizeof sv->address,

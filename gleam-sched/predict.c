@@ -396,6 +396,17 @@ predict_init(struct predictor *p, struct sched *s)
 			medium_cap(p, s->servers[v].medium, l);
 		}
 	}
+	/*
+	 * Paths measure their slowest link: a server's faster port, where
+	 * the admin gives it, is what its clients' uploads share.
+	 */
+	for (v = 0; v < s->nservers; v++)
+		if (s->servers[v].medium == 0 && s->servers[v].port > 0) {
+			p->sv[v].cap_up = dmax(p->sv[v].cap_up,
+			    s->servers[v].port);
+			p->sv[v].cap_down = dmax(p->sv[v].cap_down,
+			    s->servers[v].port);
+		}
 	for (i = 0; i < s->ntasks; i++) {
 		where[i] = s->tasks[i].server;
 		s->tasks[i].server = -1;
@@ -750,11 +761,15 @@ upload_left(const struct sched_task *t)
 
 /*
  * When the task's upload of its weights would end.  Every upload of the
- * plan starts now and they share links as processor sharing does: one of
- * b bytes ends when its link has carried min(b, b') of every upload b' on
- * it (twice for one that crosses a channel at both ends).  Each link it
- * crosses bounds it, and so does the path's own measured rate, less the
- * requests' share.
+ * plan starts now and they share links as max-min fairness does: one of
+ * b bytes ends when its link has carried, besides its own bytes, what
+ * each other upload b' on it could send meanwhile: at most min(b, b'),
+ * its share under processor sharing, and no more than its own path's
+ * rate allows (an upload held back by a slower link elsewhere leaves the
+ * rest to the others).  That depends on the end sought, so it is found
+ * by a few rounds from the processor-sharing answer down.  Twice for one
+ * that crosses a channel at both ends.  Each link it crosses bounds it,
+ * and so does the path's own measured rate, less the requests' share.
  */
 static double
 upload_time(const struct predictor *p, int task)
@@ -763,28 +778,43 @@ upload_time(const struct predictor *p, int task)
 	const struct sched_task *t = &s->tasks[task];
 	const struct sched_link *l = sched_link(s, t->client, t->server);
 	const struct pupload *u = &p->up[p->group[task]];
-	double size = upload_left(t), bytes, up, down, secs;
-	int g, j, mine[2];
+	const struct sched_task *o;
+	const struct sched_link *ol;
+	double size = upload_left(t), bytes, b, up, down, alone, secs, end;
+	int g, j, r, mine[2];
 
 	upload_links(s, t->client, t->server, mine);
 	path_rho(p, t, t->server, 1, &up, &down);
 	if (up > PREDICT_RHO_KNEE)
 		up = PREDICT_RHO_KNEE;
-	secs = size * 8 / (l->up * (1 - up));
-	for (j = 0; j < 2; j++) {
-		bytes = 0;
-		for (g = p->lfirst[mine[j]]; g >= 0;
-		    g = link_next(p, g, mine[j]))
-			bytes += dmin(upload_left(&s->tasks[p->up[g].first]),
-			    size) * (p->up[g].link[0] == p->up[g].link[1] ?
-			    2 : 1);
-		/* Its group's upload is on the links of its first task. */
-		if (mine[j] != u->link[0] && mine[j] != u->link[1])
-			bytes += size;
-		if (link_cap(p, mine[j]) > 0)
-			secs = dmax(secs, bytes * 8 / link_cap(p, mine[j]));
+	alone = size * 8 / (l->up * (1 - up));
+	end = HUGE_VAL;
+	for (r = 0; r < 8; r++) {
+		secs = alone;
+		for (j = 0; j < 2; j++) {
+			bytes = 0;
+			for (g = p->lfirst[mine[j]]; g >= 0;
+			    g = link_next(p, g, mine[j])) {
+				o = &s->tasks[p->up[g].first];
+				b = dmin(upload_left(o), size);
+				ol = sched_link(s, o->client, o->server);
+				if (&p->up[g] != u && ol != NULL && ol->up > 0)
+					b = dmin(b, ol->up / 8 * end);
+				bytes += b * (p->up[g].link[0] ==
+				    p->up[g].link[1] ? 2 : 1);
+			}
+			/* Its group's upload is on the links of its first. */
+			if (mine[j] != u->link[0] && mine[j] != u->link[1])
+				bytes += size;
+			if (link_cap(p, mine[j]) > 0)
+				secs = dmax(secs, bytes * 8 /
+				    link_cap(p, mine[j]));
+		}
+		if (end != HUGE_VAL && secs >= end * (1 - 1e-3))
+			break;
+		end = secs;
 	}
-	return secs;
+	return end;
 }
 
 /*

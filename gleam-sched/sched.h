@@ -28,6 +28,7 @@ struct sched_server {
 	double		 background;	/* occupancy by others, 0 to 1 */
 	double		 queued;	/* GPU seconds waiting there now */
 	int		 medium;	/* shared channel: media[medium-1]; 0 none */
+	double		 port;		/* its own link's rate, bit/s; 0 unknown */
 	int		 nclients;	/* connected clients, probes not counted */
 	char		**models;	/* weights on its GPUs already */
 	int		 nmodels;

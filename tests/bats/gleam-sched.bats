@@ -380,6 +380,25 @@ bad() {
 	bad servers "$BAD:9: host: gpu9: given twice (also line 2)"
 	printf 'servers:\n%s\n  models: llama\n' "$A_STATUS" >"$BAD"
 	bad servers "$BAD:9: models: expected a sequence of model names"
+	printf 'servers:\n%s\n  port: fast\n' "$A_STATUS" >"$BAD"
+	bad servers "$BAD:9: port: 'fast': not a number"
+}
+
+@test "a server's port rate: uploads to it are predicted by what it carries, not by the fastest path measured" {
+	# Two tasks of new 8 GiB models from two clients on 1 Gbit/s paths:
+	# without the server's port they share 1 Gbit/s at its end.
+	printf 'c1:\n  probes:\n  - {server: gpu9, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 1000, down_mbit_s: 1000}\nc2:\n  probes:\n  - {server: gpu9, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 1000, down_mbit_s: 1000}\n' >"$BATS_TEST_TMPDIR/l.yaml"
+	printf 'tasks:\n- {name: a, client: c1, model: m1, model_size: 2g, memory: 1g, requests: 100, rate: 1, gpu_time: 10ms, input: 1k, output: 1k, window: 1}\n- {name: b, client: c2, model: m2, model_size: 2g, memory: 1g, requests: 100, rate: 1, gpu_time: 10ms, input: 1k, output: 1k, window: 1}\n' >"$BATS_TEST_TMPDIR/t.yaml"
+	for port in '' '  port: 10gbit'; do
+		printf 'servers:\n%s\n%s\n' "$A_STATUS" "$port" >"$BATS_TEST_TMPDIR/s.yaml"
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/l.yaml" \
+		    -s "$BATS_TEST_TMPDIR/s.yaml" -t "$BATS_TEST_TMPDIR/t.yaml"
+		printf '%s\n' "$output" | sed -n 's/^ *load_s: //p' | head -1 >>"$BATS_TEST_TMPDIR/load"
+	done
+	# 2 GiB at 1 Gbit/s is 17.2 s alone; twice that when they share.
+	run cat "$BATS_TEST_TMPDIR/load"
+	[ "${#lines[@]}" -eq 2 ]
+	awk -v a="${lines[0]}" -v b="${lines[1]}" 'BEGIN { exit !(a > 30 && a < 40 && b > 15 && b < 20) }'
 }
 
 # ---- the daemon: real gleam-serve instances and a real daemon ------------

@@ -230,6 +230,66 @@ test_upload_share(void)
 }
 
 /*
+ * Two clients uploading to one server at once, a model of 1 GiB each,
+ * paths of 1 Gbit/s (the second's rate given).  The server's end is what
+ * they share: its port where the admin gives it, else the best path
+ * measured to it.  An upload held back by a slower path takes only that
+ * path's rate, leaving the rest to the other (max-min fairness).
+ */
+static double
+two_uploads(double rate1, double port)
+{
+	struct sched s;
+	struct predictor p;
+	struct pred pr;
+	struct sched_task *t;
+	int c;
+
+	sched_init(&s);
+	s.servers = calloc(1, sizeof *s.servers);
+	s.clients = calloc(2, sizeof *s.clients);
+	s.links = calloc(2, sizeof *s.links);
+	s.tasks = calloc(2, sizeof *s.tasks);
+	s.nservers = 1;
+	s.nclients = 2;
+	snprintf(s.servers[0].name, sizeof s.servers[0].name, "g");
+	s.servers[0].speed = 1;
+	s.servers[0].ngpus = 1;
+	s.servers[0].port = port;
+	s.servers[0].mem_free = s.servers[0].gpu_free_max =
+	    (uint64_t)(40 * GIB);
+	for (c = 0; c < 2; c++) {
+		snprintf(s.clients[c].name, sizeof s.clients[c].name, "c%d", c);
+		s.links[c].ok = 1;
+		s.links[c].rtt = 0.001;
+		s.links[c].up = s.links[c].down = c == 0 ? 1e9 : rate1;
+		t = task(&s, c == 0 ? "a" : "b", 1, 0.01, 1, 100);
+		t->client = c;
+		snprintf(t->model, sizeof t->model, "m%d", c);
+		t->model_size = (uint64_t)GIB;
+		t->server = 0;
+	}
+	CHECK(predict_init(&p, &s) == 0);
+	predict_task(&p, 0, &pr);
+	predict_free(&p);
+	sched_free(&s);
+	return pr.load;
+}
+
+static void
+test_upload_fair(void)
+{
+	double alone = GIB * 8 / 1e9;
+
+	/* Equal paths, the server's end unknown: they share 1 Gbit/s. */
+	CHECK(fabs(two_uploads(1e9, 0) - 2 * alone) < 1e-3 * alone);
+	/* Its port of 10 Gbit/s given: each goes at its own path's rate. */
+	CHECK(fabs(two_uploads(1e9, 10e9) - alone) < 1e-3 * alone);
+	/* The other held to 200 Mbit/s: this one has 800 of the 1000. */
+	CHECK(fabs(two_uploads(2e8, 0) - alone / 0.8) < 1e-2 * alone);
+}
+
+/*
  * Headroom: placed among running tasks, the queue terms count GPU work
  * PREDICT_HEADROOM more than it says; a plan of new tasks only does not.
  */
@@ -390,6 +450,7 @@ main(void)
 	test_lost();
 	test_upload_left();
 	test_upload_share();
+	test_upload_fair();
 	test_headroom();
 	test_affinity();
 	test_exact_places_all();

@@ -67,8 +67,8 @@ $(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
-	    $(LIBA) $(LDLIBS)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
+	    -MMD -MP -MF $@.d -o $@ $< $(LIBA) $(LDLIBS)
 
 # The host backend's unit test drives gleam-serve's own modules.
 HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \

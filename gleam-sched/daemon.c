@@ -69,6 +69,7 @@ struct heard {
 	int		 backend;	/* it runs CUDA calls */
 	uint64_t	 mem_free, gpu_free_max;
 	double		 util;		/* 0 to 1, -1 unknown */
+	double		 port;		/* its link's bit/s, 0 unknown */
 };
 
 struct target {
@@ -167,6 +168,7 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 	conn_close(&c);
 	h->ok = 1;
 	h->backend = strcmp(st.backend, "none") != 0;
+	h->port = st.port_bps;
 	h->ngpus = st.ngpus;
 	for (i = 0; i < st.ngpus; i++) {
 		h->mem_free += st.gpus[i].memory_free;
@@ -297,6 +299,9 @@ view_refresh(struct daemon *d)
 		sv->down = 0;
 		sv->down_why[0] = '\0';
 		sv->nclients = h->nclients;
+		/* Its file's port stands where the server does not know. */
+		if (h->port > 0)
+			sv->port = h->port;
 		if (!h->backend)
 			sv->ngpus = 0;
 		/* No GPU listed (no NVML): its entry's GPUs stand. */

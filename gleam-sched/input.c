@@ -148,6 +148,7 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		}
 	}
 	sv->background = nutil > 0 ? util / nutil / 100 : 0;
+	sv->port = st.port_bps;
 	/* gleam-probe's own connection is in the status it read. */
 	for (i = 0; i < st.nclients; i++)
 		if (strcmp(st.clients[i].name, "gleam-probe") != 0)
@@ -171,9 +172,6 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		return -1;
 	if ((v = ymap_get(d, n, "queued")) != NULL &&
 	    yget_duration(d, v, "queued", &sv->queued, err) == -1)
-		return -1;
-	if ((v = ymap_get(d, n, "port")) != NULL &&
-	    yget_rate(d, v, "port", &sv->port, err) == -1)
 		return -1;
 	if ((v = ymap_get(d, n, "address")) != NULL) {
 		if (yget_str(d, v, "address", sv->address, sizeof sv->address,

@@ -72,7 +72,7 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 	    "max_clients", "max_frame", "handshake_timeout", "drain_timeout",
 	    "backend", "host_kernels", "cache_dir", "cache_ram", "cache_disk",
 	    "cache_gpu", "cache_level", "isolation", "spin", "lanes",
-	    NULL };
+	    "port_rate", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root, *n;
@@ -201,6 +201,9 @@ config_load(struct config *c, const char *path, int missing_ok, char *errbuf,
 			goto out;
 		c->lanes = (int)v;
 	}
+	if ((n = ymap_get(&d, root, "port_rate")) != NULL &&
+	    yget_rate(&d, n, "port_rate", &c->port_rate, &err) == -1)
+		goto out;
 	if (c->handshake_timeout <= 0) {
 		yerr_at(&d, ymap_get(&d, root, "handshake_timeout"),
 		    "handshake_timeout", &err, "must be positive");

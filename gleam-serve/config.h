@@ -38,6 +38,7 @@ struct config {
 	int		 cache_level;	/* zstd level on disk; 0: raw */
 	double		 spin;		/* seconds a client's thread polls */
 	int		 lanes;		/* bulk connections a client may open */
+	double		 port_rate;	/* its link's bit/s for the status; 0 */
 };
 
 void	config_defaults(struct config *);

@@ -147,6 +147,8 @@ server_status(void *arg, size_t *len)
 	st.uptime_s = (double)(now - srv->start) / 1e9;
 	st.auth = srv->cfg.key.set;
 	st.max_clients = srv->cfg.max_clients;
+	st.port_bps = srv->cfg.port_rate > 0 ? srv->cfg.port_rate :
+	    net_link_rate(srv->cfg.listen_host);
 	gpu_query(&st);
 	st.clients = calloc((size_t)srv->nclients + 1, sizeof *st.clients);
 	if (st.clients == NULL)

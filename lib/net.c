@@ -6,9 +6,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -192,4 +195,86 @@ net_recv_all(int fd, void *p, size_t n, uint64_t *first)
 		n -= (size_t)k;
 	}
 	return 0;
+}
+
+/* An interface's speed in bit/s from sysfs; 0 if it reports none. */
+static double
+if_speed(const char *name)
+{
+	char path[64 + IF_NAMESIZE], buf[32];
+	long mbit;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/sys/class/net/%s/speed", name);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	mbit = strtol(buf, NULL, 10);
+	return mbit > 0 && mbit < 10000000 ? (double)mbit * 1e6 : 0;
+}
+
+static int
+same_addr(const struct sockaddr *a, const struct sockaddr *b)
+{
+	if (a == NULL || b == NULL || a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET)
+		return memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+		    &((const struct sockaddr_in *)b)->sin_addr,
+		    sizeof(struct in_addr)) == 0;
+	if (a->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		    &((const struct sockaddr_in6 *)b)->sin6_addr,
+		    sizeof(struct in6_addr)) == 0;
+	return 0;
+}
+
+double
+net_link_rate(const char *host)
+{
+	struct addrinfo hints, *res = NULL, *ai;
+	struct ifaddrs *ifs, *i;
+	double best = 0, r;
+	int any;
+
+	any = host == NULL || host[0] == '\0' || strcmp(host, "*") == 0 ||
+	    strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0;
+	if (!any) {
+		memset(&hints, 0, sizeof hints);
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_flags = AI_NUMERICHOST;
+		if (getaddrinfo(host, NULL, &hints, &res) != 0) {
+			hints.ai_flags = 0;
+			if (getaddrinfo(host, NULL, &hints, &res) != 0)
+				return 0;
+		}
+	}
+	if (getifaddrs(&ifs) == -1) {
+		if (res != NULL)
+			freeaddrinfo(res);
+		return 0;
+	}
+	for (i = ifs; i != NULL; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || !(i->ifa_flags & IFF_UP) ||
+		    (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		if (!any) {
+			for (ai = res; ai != NULL; ai = ai->ai_next)
+				if (same_addr(ai->ai_addr, i->ifa_addr))
+					break;
+			if (ai == NULL)
+				continue;
+		}
+		if ((r = if_speed(i->ifa_name)) > best)
+			best = r;
+	}
+	freeifaddrs(ifs);
+	if (res != NULL)
+		freeaddrinfo(res);
+	return best;
 }

@@ -23,6 +23,13 @@ const char *net_addr_str(const struct sockaddr *, char *, size_t);
  * *first, if not NULL and 0, to now_ns() when the first bytes came.
  */
 int	net_send_all(int fd, const void *p, size_t n);
+/*
+ * The rate of the network interface that holds host's address (a
+ * wildcard, "*" or "": the fastest that is up), from the kernel's
+ * /sys/class/net/IF/speed, in bit/s; 0 where it is not known (loopback,
+ * Wi-Fi, virtual interfaces, no such address).
+ */
+double	net_link_rate(const char *host);
 int	net_recv_all(int fd, void *p, size_t n, uint64_t *first);
 /* Resolves host:port for listening; host "" or "*" means every address. */
 int	net_resolve(const char *host, int port, int passive,

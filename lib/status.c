@@ -1,4 +1,6 @@
 /* Server status: the YAML keys in one place. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +22,21 @@ status_write(struct yw *w, const struct server_status *s)
 	yw_kdbl(w, "uptime_s", s->uptime_s, 1);
 	yw_kbool(w, "auth", s->auth);
 	yw_kint(w, "max_clients", s->max_clients);
+	yw_key(w, "port");
+	if (s->port_bps <= 0)
+		yw_null(w);
+	else {
+		char rate[32];
+
+		/* parse_rate's units, exact: whole Gbit/s, else Mbit/s. */
+		if (fmod(s->port_bps, 1e9) == 0)
+			snprintf(rate, sizeof rate, "%.0fgbit", s->port_bps / 1e9);
+		else if (fmod(s->port_bps, 1e6) == 0)
+			snprintf(rate, sizeof rate, "%.0fmbit", s->port_bps / 1e6);
+		else
+			snprintf(rate, sizeof rate, "%.0fbit", s->port_bps);
+		yw_str(w, rate);
+	}
 	yw_key(w, "gpus");
 	if (s->ngpus == 0)
 		yw_fseq(w);
@@ -199,6 +216,10 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 		return -1;
 	if ((n = ymap_get(d, m, "auth")) != NULL &&
 	    yget_bool(d, n, "auth", &s->auth, err) == -1)
+		return -1;
+	/* Optional, null where the server does not know it. */
+	if ((n = ymap_get(d, m, "port")) != NULL && !yis_null(n) &&
+	    yget_rate(d, n, "port", &s->port_bps, err) == -1)
 		return -1;
 	n = ymap_get(d, m, "gpus");
 	if (n == NULL || n->type != YAML_SEQUENCE_NODE)

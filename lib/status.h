@@ -51,6 +51,7 @@ struct server_status {
 	double		 uptime_s;
 	int		 auth;		/* a key is required */
 	int		 max_clients;
+	double		 port_bps;	/* its network link, bit/s; 0 unknown */
 	int		 ngpus;
 	struct gpu_status gpus[STATUS_MAX_GPUS];
 	int		 nclients;

@@ -85,6 +85,9 @@ teardown() {
 	[[ "$stderr" == "gleam-serve: $CONF:1: lanes: "* ]]
 	printf 'lanes: 0\n' >"$CONF"
 	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	printf 'port_rate: fast\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: port_rate: 'fast': not a number" ]
 	printf -- '- a\n- b\n' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 	[[ "$stderr" == *"configuration: expected a mapping" ]]
@@ -123,6 +126,18 @@ teardown() {
 	[[ "$output" == *"    gpus: []"* ]]
 	[[ "$output" == *"    gpu_source: no GPU"* ]]
 	[[ "$output" == *"      name: gleam-probe"* ]]
+	serve_stop
+}
+
+@test "status reports the server's port rate: as configured, else null where the interface tells none (loopback)" {
+	printf 'port_rate: 10gbit\n' >"$CONF"
+	serve_start -f "$CONF"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    port: 10gbit"* ]]
+	serve_stop
+	serve_start
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    port: null"* ]]
 	serve_stop
 }
 

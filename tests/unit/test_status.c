@@ -107,6 +107,7 @@ test_round_trip(void)
 	s.uptime_s = 12.34;
 	s.auth = 1;
 	s.max_clients = 64;
+	s.port_bps = 10e9;
 	s.ngpus = 2;
 	s.gpus[0].index = 0;
 	strcpy(s.gpus[0].name, "NVIDIA H200");
@@ -137,6 +138,7 @@ test_round_trip(void)
 	CHECK(g.uptime_s > 12.29 && g.uptime_s < 12.31);	/* one decimal */
 	CHECK(g.auth == 1);
 	CHECK(g.max_clients == 64);
+	CHECK(g.port_bps == 10e9);
 	CHECK(g.ngpus == 2);
 	CHECK(g.gpus[0].index == 0 && g.gpus[1].index == 1);
 	CHECK_STR(g.gpus[0].name, "NVIDIA H200");
@@ -173,7 +175,20 @@ test_round_trip(void)
 	CHECK_STR(g.gpu_source, "no NVML: library not found");
 	CHECK(g.ngpus == 0 && g.nclients == 0 && g.clients == NULL);
 	CHECK(g.auth == 0 && g.protocol == 0);
+	CHECK(g.port_bps == 0);		/* written null */
 	status_free(&g);
+	/* Rates that are not whole Gbit/s keep their value. */
+	for (i = 0; i < 3; i++) {
+		static const double r[] = { 2.5e9, 100e6, 54321 };
+
+		memset(&s, 0, sizeof s);
+		strcpy(s.host, "h");
+		strcpy(s.backend, "none");
+		s.port_bps = r[i];
+		round_trip(&s, &g);
+		CHECK(g.port_bps == r[i]);
+		status_free(&g);
+	}
 
 	/* Every GPU slot. */
 	memset(&s, 0, sizeof s);
@@ -209,6 +224,9 @@ test_errors(void)
 	CHECK_STR(parse_err(edit("nclients:", "")), "");
 	CHECK_STR(parse_err(edit("  name: probe", "")), "");
 	CHECK_STR(parse_err(edit("  utilization:", "")), "");
+	CHECK_STR(parse_err(edit("auth:", "auth: true\nport: null\n")), "");
+	CHECK_STR(parse_err(edit("auth:", "auth: true\nport: fast\n")),
+	    "st:8: port: 'fast': not a number");
 	/* Unknown keys are ignored. */
 	CHECK_STR(parse_err(edit("auth:", "auth: true\nfuture: [1, 2]\n")), "");
 

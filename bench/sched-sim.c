@@ -52,6 +52,7 @@
 /* The small instances that brute force can solve: 3^6 assignments. */
 #define INST_SERVERS	3
 #define INST_TASKS	6
+#define INST_COMBOS	729	/* INST_SERVERS ^ INST_TASKS */
 #define INST_LOAD	0.7
 #define INST_SECS	300.0
 
@@ -2031,7 +2032,7 @@ optimum(const struct trace *tr, struct optrun *o)
 	struct result r;
 	int assign[INST_TASKS], i, n = tr->ntask;
 	long combos = 1, a, rest, nrun = 0;
-	double lat[729], tp[729];
+	double lat[INST_COMBOS], tp[INST_COMBOS];
 
 	memset(o, 0, sizeof *o);
 	for (i = 0; i < n; i++)
@@ -2044,7 +2045,7 @@ optimum(const struct trace *tr, struct optrun *o)
 			continue;
 		simulate(&sm, tr, P_FIXED, assign, 1, 0);
 		result_of(&sm, &r);
-		if (nrun < 729) {
+		if (nrun < INST_COMBOS) {
 			lat[nrun] = r.lat;
 			tp[nrun++] = r.throughput;
 		}

@@ -630,9 +630,11 @@ t_round_reset(struct tensor *t, uint64_t id)
 	t->zround = 0;
 }
 
+/* BEGIN of t's round, then its bytes: data, or chunk by chunk zc. */
 static int
-begin(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
-    int scale, uint64_t n, uint64_t total, const void *data)
+begin_z(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
+    int scale, uint64_t n, uint64_t total, const void *data,
+    uint16_t flags, const struct zchunk *zc)
 {
 	struct hr_begin b;
 
@@ -640,12 +642,20 @@ begin(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
 	b.id = t->id;
 	b.op = op;
 	b.cell_bits = op == HR_OP_SUM ? (uint8_t)x->o.cell_bits : 0;
+	b.flags = flags;
 	b.exponent = exponent;
 	b.scale = scale;
 	b.n = n;
 	b.total = total;
 	b.chunk = x->o.chunk;
-	return q_stream(x, t, &b, data, NULL);
+	return q_stream(x, t, &b, data, zc);
+}
+
+static int
+begin(struct hr_ctx *x, struct tensor *t, uint8_t op, int exponent,
+    int scale, uint64_t n, uint64_t total, const void *data)
+{
+	return begin_z(x, t, op, exponent, scale, n, total, data, 0, NULL);
 }
 
 /*
@@ -686,24 +696,16 @@ zpack(struct hr_ctx *x, struct tensor *t)
 static int
 round1_send(struct hr_ctx *x, struct tensor *t, int exponent)
 {
-	struct hr_begin b;
 	int rc;
 
 	t->rbuf = t->bits;
-	memset(&b, 0, sizeof b);
-	b.id = t->id;
-	b.op = HR_OP_OR;
-	b.exponent = exponent;
-	b.n = t->n;
-	b.total = t->nbits;
-	b.chunk = x->o.chunk;
 	if (t->scheme == HR_SCHEME_HOMO && x->o.zindex) {
 		if ((rc = zpack(x, t)) != 0)
 			return rc;
-		b.flags = HR_BEGIN_ZSTD;
 		t->zround = 1;
 	}
-	return q_stream(x, t, &b, t->bits, t->zc);
+	return begin_z(x, t, HR_OP_OR, exponent, 0, t->n, t->nbits, t->bits,
+	    t->zround ? HR_BEGIN_ZSTD : 0, t->zc);
 }
 
 /* Tells the others that this worker cannot go on with round id. */

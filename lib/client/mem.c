@@ -1403,6 +1403,26 @@ copy_dtoh_pinned(struct gctx *c, uint64_t sid, void *dst, CUdeviceptr src,
 }
 
 /*
+ * The end of a device-to-host copy whose last piece's reply was queued at
+ * last: mapped memory pulled (mp, if the copy began a pull), and the
+ * stream marked idle.  The stream was done with everything before the
+ * last piece: the server waited for it (an async copy) or the copy did (a
+ * sync one, in the NULL or per-thread stream, as a GPU's does).
+ */
+static CUresult
+dtoh_finish(struct gctx *c, uint64_t sid, CUresult rc, struct mpull *mp,
+    uint64_t last)
+{
+	uint64_t mark = last;
+
+	if (mp != NULL)
+		client_mapped_pull_end(mp, rc == CUDA_SUCCESS, last, &mark);
+	if (rc == CUDA_SUCCESS && mark != 0)
+		ridle_set(gobj_id(c), sid, mark);
+	return rc;
+}
+
+/*
  * A large copy out of known device memory over the bulk lanes (lanes.h),
  * held by the caller: each piece's call, then its stripes, then its
  * reply; mapped memory and the stream's idle mark as for copy_dtoh.
@@ -1414,7 +1434,7 @@ copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
 	struct rpc_val in[5], out[1];
 	struct rwait w;
 	struct mpull mp;
-	uint64_t last = 0, mark;
+	uint64_t last = 0;
 	size_t k, off;
 	int pull = 0;
 	void *keep;
@@ -1444,12 +1464,7 @@ copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
 			rc = rc2;
 		last = w.qend;
 	}
-	mark = last;
-	if (pull)
-		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, last, &mark);
-	if (rc == CUDA_SUCCESS && mark != 0)
-		ridle_set(gobj_id(c), sid, mark);
-	return rc;
+	return dtoh_finish(c, sid, rc, pull ? &mp : NULL, last);
 }
 
 static CUresult
@@ -1463,7 +1478,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	size_t max = rcall_max_payload();
 	unsigned head = 0, tail = 0;	/* sent, received */
 	CUresult rc = CUDA_SUCCESS, rc2;
-	uint64_t last = 0, mark = 0;
+	uint64_t last = 0;
 	struct mpull mp;
 	int pull = 0;
 	void *keep;
@@ -1544,15 +1559,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 		if (rc != CUDA_SUCCESS)
 			n = 0;	/* collect what is in flight, then fail */
 	}
-	mark = last;
-	if (pull)
-		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, last, &mark);
-	/* The stream was done with everything before the last piece: the
-	 * server waited for it (an async copy) or the copy did (a sync one,
-	 * in the NULL or per-thread stream, as a GPU's does). */
-	if (rc == CUDA_SUCCESS && mark != 0)
-		ridle_set(gobj_id(c), sid, mark);
-	return rc;
+	return dtoh_finish(c, sid, rc, pull ? &mp : NULL, last);
 }
 
 static CUresult

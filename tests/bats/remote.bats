@@ -449,6 +449,13 @@ lanes_run() {
 	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
 
+# lanes_ok NAME N: the last lanes_run NAME succeeded with N lanes.
+lanes_ok() {
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "memcpy: ok" ]
+	grep -q "^lanes: $2\$" "$BATS_TEST_TMPDIR/$1.yaml"
+}
+
 @test "bulk lanes: the same bytes as over the main connection, the copies' bytes on the lanes both ways" {
 	lanes_run main 0
 	[ "$status" -eq 0 ]
@@ -471,9 +478,7 @@ lanes_run() {
 	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
 	serve_start -f "$BATS_TEST_TMPDIR/t.yaml"
 	lanes_run lanes 2
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "memcpy: ok" ]
-	grep -q '^lanes: 2$' "$BATS_TEST_TMPDIR/lanes.yaml"
+	lanes_ok lanes 2
 	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
 	# With GLEAM_LANES_DTOH=0 copies come back the main way.
 	GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
@@ -489,9 +494,7 @@ lanes_run() {
 	local lport
 	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
 	lanes_run proxy 4 "127.0.0.1:$lport"
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "memcpy: ok" ]
-	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/proxy.yaml"
+	lanes_ok proxy 0
 	lanes_run bad 17
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"GLEAM_LANES=17"*"no lanes"* ]]
@@ -500,9 +503,7 @@ lanes_run() {
 	{ cat "$SERVE_CONF"; echo 'lanes: 0'; } >"$BATS_TEST_TMPDIR/n.yaml"
 	serve_start -f "$BATS_TEST_TMPDIR/n.yaml"
 	lanes_run refused 4
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "memcpy: ok" ]
-	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/refused.yaml"
+	lanes_ok refused 0
 }
 
 @test "bulk lanes: a client killed amid copies over its lanes leaves the server serving others" {
@@ -517,8 +518,6 @@ lanes_run() {
 	pkill -KILL -f "^$CUDA_BIN/static/memcpy" || true
 	BG_PID=
 	lanes_run after 4
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "memcpy: ok" ]
-	grep -q '^lanes: 4$' "$BATS_TEST_TMPDIR/after.yaml"
+	lanes_ok after 4
 	kill -0 "$SERVE_PID"
 }

@@ -12,7 +12,7 @@ CFLAGS		?= -O2 -g
 WARNFLAGS	 = -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 		   -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral \
 		   -Wno-unused-parameter -Wno-missing-field-initializers
-CPPFLAGS	+= -D_GNU_SOURCE -Ilib
+CPPFLAGS	+= -D_GNU_SOURCE -Ilib/common -Ilib/codec
 LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lzstd -lpthread -lm -ldl
 
 # Where this build's objects, programs and library go.  The sanitizer build
@@ -24,7 +24,7 @@ BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
 PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache gleam-reduce
-LIB_SRC		:= $(wildcard lib/*.c)
+LIB_SRC		:= $(wildcard lib/common/*.c lib/codec/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
 UNIT_BIN	:= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -45,8 +45,12 @@ prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 # The client library, libcuda.so.1, has its rules beside its sources.
 CLIENT_LIBS	:=
 -include lib/client/client.mk
+-include lib/codec/codec.mk
 
-.PHONY: all check unit unit-bins bats cuda-tests asan tsan fuzz lint-man synopsis emulator-check \
+check-install: all
+	@tests/check-install
+
+.PHONY: check-install all check unit unit-bins bats cuda-tests asan tsan fuzz lint-man synopsis emulator-check \
 	demo install uninstall clean help deps-check deps-demo
 
 all: $(PROG_BIN) $(CLIENT_LIBS)
@@ -103,6 +107,7 @@ check: deps-check
 	$(call timed,bats,$(MAKE) bats 2>&1 | tee -a $(CHECKLOG))
 	$(call timed,lint-man,$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG))
 	$(call timed,synopsis,$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG))
+	$(call timed,install,$(MAKE) check-install 2>&1 | tee -a $(CHECKLOG))
 	$(call timed,asan,$(MAKE) asan 2>&1 | tee -a $(CHECKLOG))
 	@# The fuzzers take one CPU each in turn, the race checks another:
 	@# side by side, their logs one after the other.
@@ -202,10 +207,9 @@ install: all
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(CLIENT_LIBS) $(DESTDIR)$(LIBDIR)/gleam
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)
-	install -m 644 lib/hcodec.h lib/hreduce.h lib/auth.h lib/proto.h \
-	    $(DESTDIR)$(PREFIX)/include/gleam
-	for pc in gleam-hcodec gleam-hreduce; do \
-	    sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/$$pc.pc.in \
+	install -m 644 $(CODEC_HEADERS) $(DESTDIR)$(PREFIX)/include/gleam
+	for pc in $(CODEC_PC); do \
+	    sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/codec/$$pc.pc.in \
 	    >$(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc || exit 1; done
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
@@ -214,12 +218,9 @@ install: all
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
 	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hcodec.pc \
-	    $(DESTDIR)$(LIBDIR)/pkgconfig/gleam-hreduce.pc \
-	    $(DESTDIR)$(PREFIX)/include/gleam/hcodec.h \
-	    $(DESTDIR)$(PREFIX)/include/gleam/hreduce.h \
-	    $(DESTDIR)$(PREFIX)/include/gleam/auth.h \
-	    $(DESTDIR)$(PREFIX)/include/gleam/proto.h
+	    $(CODEC_PC:%=$(DESTDIR)$(LIBDIR)/pkgconfig/%.pc) \
+	    $(CODEC_HEADERS:lib/codec/%=$(DESTDIR)$(PREFIX)/include/gleam/%)
+	-rmdir $(DESTDIR)$(LIBDIR)/gleam $(DESTDIR)$(PREFIX)/include/gleam 2>/dev/null
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
 
@@ -237,6 +238,7 @@ help:
 	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 10)"
 	@echo "make lint-man    mandoc -Tlint over every manual page"
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"
+	@echo "make check-install  the installed headers and pkg-config files, as a user builds with them"
 	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"
 	@echo "make install     install into DESTDIR/PREFIX (default /usr/local)"
 	@echo "make clean       remove build products"

@@ -9,7 +9,7 @@
  * the median over the steps of each stage, per worker (the bitmap and the
  * encode averaged over the W workers), in milliseconds.
  *
- *	cc -O2 -g -D_GNU_SOURCE -Ilib -o build/bench/reduce-codec \
+ *	cc -O2 -g -D_GNU_SOURCE -Ilib/common -Ilib/codec -o build/bench/reduce-codec \
  *	    bench/reduce-codec.c lib/libgleam.a -lpthread -lm
  *	build/bench/reduce-codec [n [density [W [reps [impl [threads]]]]]]
  *

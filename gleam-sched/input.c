@@ -13,7 +13,7 @@
 #include "proto.h"
 #include "status.h"
 
-/* The keys status_write (lib/status.c) writes, and what we add. */
+/* The keys status_write (lib/common/status.c) writes, and what we add. */
 static const char *const server_keys[] = { "host", "version", "protocol",
     "backend", "gpu_source", "uptime_s", "auth", "max_clients", "gpus",
     "nclients", "clients", "cache", "speed", "models", "medium", "queued",

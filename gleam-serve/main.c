@@ -98,7 +98,7 @@ main(int argc, char *argv[])
 
 	log_init(argv[0], LL_INFO);
 	catch_fatal_signals();
-	/* Each weight-cache entry in RAM holds a descriptor (lib/cbuf.c). */
+	/* Each weight-cache entry in RAM holds a descriptor (lib/common/cbuf.c). */
 	{
 		struct rlimit rl;
 

@@ -1,6 +1,6 @@
 /*
  * The weight cache in gleam-serve: the R_CACHE_* calls of a remoting
- * client, answered from the content store (lib/cstore.h) shared by every
+ * client, answered from the content store (lib/common/cstore.h) shared by every
  * client of the server, within the tenant of the key they connected with.
  *
  * Contract: bytes a client uploads are hashed here and stored only if

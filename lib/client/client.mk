@@ -12,12 +12,12 @@ CLIENT_SO	:= $(strip $(if $(filter build/default,$(BUILD)),\
 		    lib/libcuda.so.1, $(BUILD)/lib/libcuda.so.1))
 CLIENT_LIBS	+= $(CLIENT_SO)
 
-CLIENT_SRC	:= $(wildcard lib/client/*.c)
+CLIENT_SRC	:= $(wildcard lib/client/*.c lib/client/gen/*.c)
 CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 # The shared lib/ modules the library uses, already built -fPIC.
-CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/%.o,log conn net proto auth rpc util parse yamlio htab zframe cname)
+CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn net proto auth rpc util parse yamlio htab zframe cname)
 
-$(CLIENT_OBJ): CPPFLAGS += -I$(CUDA_INC)
+$(CLIENT_OBJ): CPPFLAGS += -Ilib/client -Ilib/client/gen -I$(CUDA_INC)
 $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
 
 # exports.map keeps everything but cu* local; -Bsymbolic makes the table
@@ -38,12 +38,12 @@ $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 # server: cudart's whole start-up with the integrity check, the device
 # queries, the primary-context slot.  A module listed here that comes to
 # need the remoting layer belongs in the full library only.
-CLIENT_LOCAL	:= cls device entry-points exporttable hooks integrity \
-		    procaddr stub stubs
+CLIENT_LOCAL	:= cls device gen/entry-points exporttable hooks integrity \
+		    procaddr stub gen/stubs
 CLIENT_LOCAL_SO	:= $(BUILD)/client-local/libcuda.so.1
 
 $(CLIENT_LOCAL_SO): $(CLIENT_LOCAL:%=$(BUILD)/lib/client/%.o) \
-    $(BUILD)/lib/log.o lib/client/exports.map
+    $(BUILD)/lib/common/log.o lib/client/exports.map
 	@mkdir -p $(@D)
 	$(client_link) -lpthread
 
@@ -69,7 +69,7 @@ CLIENT_TSV	?= $(firstword $(wildcard ref/cuda13-entry-points.tsv \
 client-gen:
 	@test -n "$(CLIENT_TSV)" || \
 	    { echo "client-gen: set CLIENT_TSV" >&2; exit 1; }
-	lib/client/gen-entry-points -c $(CUDA_INC) -o lib/client \
+	lib/client/gen-entry-points -c $(CUDA_INC) -o lib/client/gen \
 	    -r tests/unit/test_client_rows.h \
 	    -x lib/client/entry-points.extra $(CLIENT_TSV)
 

@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "client/cls.c"
+#include "../../lib/client/cls.c"
 #include "t.h"
 
 #define CTX(n)	((struct CUctx_st *)(uintptr_t)(0x1000 * (n)))

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* The hash itself, to recompute the integrity slot's answer here. */
-#include "client/integrity.c"
+#include "../../lib/client/integrity.c"
 #include "t.h"
 
 #define nitems(a)	(sizeof(a) / sizeof((a)[0]))

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "client/integrity.c"
+#include "../../lib/client/integrity.c"
 #include "t.h"
 
 static const char *

@@ -37,9 +37,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hreduce.h"		/* HR_DEFAULT_PORT, enum hr_op */
 #include "proto.h"
 
-#define HR_DEFAULT_PORT		7384
 #define HR_MAX_WORLD		1024
 #define HR_CHUNK_MIN		1024
 #define HR_CHUNK_DEFAULT	(256u << 10)
@@ -55,14 +55,6 @@ enum hr_msg {
 	HR_MSG_DONE = 69,
 	HR_MSG_FAIL = 70,
 	HR_MSG_ABORT = 71
-};
-
-/* How the aggregator merges a stream's chunks. */
-enum hr_op {
-	HR_OP_OR = 1,		/* bytes ORed; exponents merged by MAX */
-	HR_OP_SUM = 2,		/* wrapping integer sum of cell_bits cells */
-	HR_OP_FSUM = 3,		/* float32 sum, in arrival order (peers only) */
-	HR_OP_GATHER = 4	/* each rank's bytes relayed to the others */
 };
 
 /* Why a stream failed: FAIL's code. */

@@ -43,9 +43,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "auth.h"
+/* A loaded key: the toolkit's own programs pass one; others give keyfile. */
+struct auth_key;
 
+#define HR_DEFAULT_PORT	7384	/* gleam-reduce's */
 #define HR_WINDOW_MAX	64
+
+/* How the aggregator merges a round (hr_reduce_raw's op). */
+enum hr_op {
+	HR_OP_OR = 1,		/* bytes ORed; exponents merged by MAX */
+	HR_OP_SUM = 2,		/* wrapping integer sum of cell_bits cells */
+	HR_OP_FSUM = 3,		/* float32 sum, in arrival order (peers only) */
+	HR_OP_GATHER = 4	/* each rank's bytes relayed to the others */
+};
 
 enum hr_scheme {
 	HR_SCHEME_HOMO = 0,	/* ours: exact, homomorphic */
@@ -70,7 +80,8 @@ enum hr_rc {
 struct hr_opts {
 	const char	*host;
 	int		 port;		/* default HR_DEFAULT_PORT */
-	const struct auth_key *key;	/* NULL: none */
+	const char	*keyfile;	/* a key file, as gleam-reduce -k */
+	const struct auth_key *key;	/* loaded already; wins over keyfile */
 	const char	*name;		/* in the aggregator's logs */
 	int		 world;		/* ranks in the group, 1..1024 */
 	int		 rank;		/* 0..world-1 */
@@ -129,7 +140,7 @@ int		 hr_allreduce_many(struct hr_ctx *, float *const *grads,
 
 /*
  * One round alone, in place, for codecs outside this library (the CUDA
- * one of hcodec_cuda.h): op HR_OP_OR (hreduce_wire.h) ORs n bits and
+ * one of hcodec_cuda.h): op HR_OP_OR ORs n bits and
  * merges *exponent by MAX; HR_OP_SUM sums n cells of the context's
  * cell_bits at scale.  It takes a tensor's place in the stream numbering:
  * every rank must make the same calls in the same order.

@@ -1710,10 +1710,16 @@ hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
 	x->o.name = x->name;
 	if (o->key != NULL)
 		x->key = *o->key;
-	x->o.key = &x->key;
+	else if (o->keyfile != NULL && o->keyfile[0] != '\0' &&
+	    auth_key_load(&x->key, o->keyfile, err, errlen) == -1) {
+		free(x);
+		return HR_EAUTH;
+	}
+	x->o.key = x->key.set ? &x->key : NULL;
+	x->o.keyfile = NULL;
 	x->qtail = &x->qhead;
 	x->fd = -1;
-	if (conn_open(&x->c, o->host, o->port, o->key, x->name,
+	if (conn_open(&x->c, o->host, o->port, x->o.key, x->name,
 	    o->timeout_ms) == -1) {
 		snprintf(err, errlen, "%s", x->c.err);
 		rc = x->c.fail == CONN_AUTH ? HR_EAUTH : HR_ENET;
@@ -1753,7 +1759,6 @@ hr_open_addr(const char *addr, const char *keyfile, int world, int rank,
     int scheme, struct hr_ctx **out, char *err, size_t errlen)
 {
 	struct hr_opts o;
-	struct auth_key key;
 	char host[256];
 	const char *why;
 	int port = HR_DEFAULT_PORT;
@@ -1771,12 +1776,7 @@ hr_open_addr(const char *addr, const char *keyfile, int world, int rank,
 	o.world = world;
 	o.rank = rank;
 	o.scheme = scheme;
-	if (keyfile != NULL && keyfile[0] != '\0') {
-		if (auth_init() == -1 || auth_key_load(&key, keyfile, err,
-		    errlen) == -1)
-			return HR_EAUTH;
-		o.key = &key;
-	}
+	o.keyfile = keyfile;
 	return hr_open(&o, out, err, errlen);
 }
 

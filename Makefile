@@ -121,8 +121,9 @@ check: deps-check
 
 unit-bins: $(UNIT_BIN)
 
-unit: $(UNIT_BIN)
+unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/run-unit $(UNIT_BIN)
+	@tests/check-driver-truth $(CLIENT_SO)
 
 bats: $(PROG_BIN) cuda-tests
 	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats

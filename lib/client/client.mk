@@ -71,7 +71,8 @@ client-gen:
 	    { echo "client-gen: set CLIENT_TSV" >&2; exit 1; }
 	lib/client/gen-entry-points -c $(CUDA_INC) -o lib/client/gen \
 	    -r tests/unit/test_client_rows.h \
-	    -x lib/client/entry-points.extra $(CLIENT_TSV)
+	    -x lib/client/entry-points.extra \
+	    -e lib/client/ref/libcuda-exports.txt $(CLIENT_TSV)
 
 # The library's exports, then real cudart against it and against its local
 # half (skipped without nvcc).

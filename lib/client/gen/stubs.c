@@ -83,3304 +83,4222 @@ cuArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CU
 }
 
 STUB CUresult
-cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice_v1 dev)
+cuCheckpointProcessCheckpoint(int pid, CUcheckpointCheckpointArgs *args)
 {
 	return stub_unsupported(__func__, 12);
 }
 
 STUB CUresult
-cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice_v1 dev)
+cuCheckpointProcessGetRestoreThreadId(int pid, int *tid)
 {
 	return stub_unsupported(__func__, 13);
 }
 
 STUB CUresult
-cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice_v1 dev)
+cuCheckpointProcessGetState(int pid, CUprocessState *state)
 {
 	return stub_unsupported(__func__, 14);
 }
 
 STUB CUresult
-cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
+cuCheckpointProcessLock(int pid, CUcheckpointLockArgs *args)
 {
 	return stub_unsupported(__func__, 15);
 }
 
 STUB CUresult
-cuCtxDestroy(CUcontext ctx)
+cuCheckpointProcessRestore(int pid, CUcheckpointRestoreArgs *args)
 {
 	return stub_unsupported(__func__, 16);
 }
 
 STUB CUresult
-cuCtxDestroy_v2(CUcontext ctx)
+cuCheckpointProcessUnlock(int pid, CUcheckpointUnlockArgs *args)
 {
 	return stub_unsupported(__func__, 17);
 }
 
 STUB CUresult
-cuCtxDetach(CUcontext ctx)
+cuCoredumpGetAttribute(CUcoredumpSettings get, void *value, size_t *size)
 {
 	return stub_unsupported(__func__, 18);
 }
 
 STUB CUresult
-cuCtxDisablePeerAccess(CUcontext peerContext)
+cuCoredumpGetAttributeGlobal(CUcoredumpSettings get, void *value, size_t *size)
 {
 	return stub_unsupported(__func__, 19);
 }
 
 STUB CUresult
-cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
+cuCoredumpSetAttribute(CUcoredumpSettings set, void *value, size_t *size)
 {
 	return stub_unsupported(__func__, 20);
 }
 
 STUB CUresult
-cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
+cuCoredumpSetAttributeGlobal(CUcoredumpSettings set, void *value, size_t *size)
 {
 	return stub_unsupported(__func__, 21);
 }
 
 STUB CUresult
-cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+cuCtxAttach(CUcontext *pctx, unsigned int flags)
 {
 	return stub_unsupported(__func__, 22);
 }
 
 STUB CUresult
-cuCtxGetCacheConfig(CUfunc_cache *pconfig)
+cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 23);
 }
 
 STUB CUresult
-cuCtxGetCurrent(CUcontext *pctx)
+cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 24);
 }
 
 STUB CUresult
-cuCtxGetDevResource(CUcontext hCtx, CUdevResource *result, CUdevResourceType type)
+cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams, unsigned int flags, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 25);
 }
 
 STUB CUresult
-cuCtxGetDevice(CUdevice_v1 *device)
+cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
 	return stub_unsupported(__func__, 26);
 }
 
 STUB CUresult
-cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+cuCtxDestroy(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 27);
 }
 
 STUB CUresult
-cuCtxGetFlags(unsigned int *flags)
+cuCtxDestroy_v2(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 28);
 }
 
 STUB CUresult
-cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+cuCtxDetach(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 29);
 }
 
 STUB CUresult
-cuCtxGetLimit(size_t *pvalue, CUlimit limit)
+cuCtxDisablePeerAccess(CUcontext peerContext)
 {
 	return stub_unsupported(__func__, 30);
 }
 
 STUB CUresult
-cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
+cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 31);
 }
 
 STUB CUresult
-cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+cuCtxFromGreenCtx(CUcontext *pContext, CUgreenCtx hCtx)
 {
 	return stub_unsupported(__func__, 32);
 }
 
 STUB CUresult
-cuCtxPopCurrent(CUcontext *pctx)
+cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
 {
 	return stub_unsupported(__func__, 33);
 }
 
 STUB CUresult
-cuCtxPopCurrent_v2(CUcontext *pctx)
+cuCtxGetCacheConfig(CUfunc_cache *pconfig)
 {
 	return stub_unsupported(__func__, 34);
 }
 
 STUB CUresult
-cuCtxPushCurrent(CUcontext ctx)
+cuCtxGetCurrent(CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 35);
 }
 
 STUB CUresult
-cuCtxPushCurrent_v2(CUcontext ctx)
+cuCtxGetDevResource(CUcontext hCtx, CUdevResource *result, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 36);
 }
 
 STUB CUresult
-cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
+cuCtxGetDevice(CUdevice_v1 *device)
 {
 	return stub_unsupported(__func__, 37);
 }
 
 STUB CUresult
-cuCtxResetPersistingL2Cache(void)
+cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 38);
 }
 
 STUB CUresult
-cuCtxSetCacheConfig(CUfunc_cache config)
+cuCtxGetExecAffinity(CUexecAffinityParam *pExecAffinity, CUexecAffinityType type)
 {
 	return stub_unsupported(__func__, 39);
 }
 
 STUB CUresult
-cuCtxSetCurrent(CUcontext ctx)
+cuCtxGetFlags(unsigned int *flags)
 {
 	return stub_unsupported(__func__, 40);
 }
 
 STUB CUresult
-cuCtxSetLimit(CUlimit limit, size_t value)
+cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
 	return stub_unsupported(__func__, 41);
 }
 
 STUB CUresult
-cuCtxSetSharedMemConfig(CUsharedconfig config)
+cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 {
 	return stub_unsupported(__func__, 42);
 }
 
 STUB CUresult
-cuCtxSynchronize(void)
+cuCtxGetSharedMemConfig(CUsharedconfig *pConfig)
 {
 	return stub_unsupported(__func__, 43);
 }
 
 STUB CUresult
-cuCtxSynchronize_v2(CUcontext ctx)
+cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
 	return stub_unsupported(__func__, 44);
 }
 
 STUB CUresult
-cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
+cuCtxPopCurrent(CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 45);
 }
 
 STUB CUresult
-cuDestroyExternalMemory(CUexternalMemory extMem)
+cuCtxPopCurrent_v2(CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 46);
 }
 
 STUB CUresult
-cuDestroyExternalSemaphore(CUexternalSemaphore extSem)
+cuCtxPushCurrent(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 47);
 }
 
 STUB CUresult
-cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResource *resources, unsigned int nbResources)
+cuCtxPushCurrent_v2(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 48);
 }
 
 STUB CUresult
-cuDevSmResourceSplit(CUdevResource *result, unsigned int nbGroups, const CUdevResource *input, CUdevResource *remainder, unsigned int flags, void *groupParams)
+cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 49);
 }
 
 STUB CUresult
-cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remaining, unsigned int useFlags, unsigned int minCount)
+cuCtxResetPersistingL2Cache(void)
 {
 	return stub_unsupported(__func__, 50);
 }
 
 STUB CUresult
-cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice_v1 dev, CUdevice_v1 peerDev)
+cuCtxSetCacheConfig(CUfunc_cache config)
 {
 	return stub_unsupported(__func__, 51);
 }
 
 STUB CUresult
-cuDeviceGet(CUdevice_v1 *device, int ordinal)
+cuCtxSetCurrent(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 52);
 }
 
 STUB CUresult
-cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice_v1 dev)
+cuCtxSetFlags(unsigned int flags)
 {
 	return stub_unsupported(__func__, 53);
 }
 
 STUB CUresult
-cuDeviceGetByPCIBusId(CUdevice_v1 *dev, const char *pciBusId)
+cuCtxSetLimit(CUlimit limit, size_t value)
 {
 	return stub_unsupported(__func__, 54);
 }
 
 STUB CUresult
-cuDeviceGetCount(int *count)
+cuCtxSetSharedMemConfig(CUsharedconfig config)
 {
 	return stub_unsupported(__func__, 55);
 }
 
 STUB CUresult
-cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice_v1 dev)
+cuCtxSynchronize(void)
 {
 	return stub_unsupported(__func__, 56);
 }
 
 STUB CUresult
-cuDeviceGetDevResource(CUdevice dev, CUdevResource *result, CUdevResourceType type)
+cuCtxSynchronize_v2(CUcontext ctx)
 {
 	return stub_unsupported(__func__, 57);
 }
 
 STUB CUresult
-cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 58);
 }
 
 STUB CUresult
-cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev)
+cuDestroyExternalMemory(CUexternalMemory extMem)
 {
 	return stub_unsupported(__func__, 59);
 }
 
 STUB CUresult
-cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice_v1 dev)
+cuDestroyExternalSemaphore(CUexternalSemaphore extSem)
 {
 	return stub_unsupported(__func__, 60);
 }
 
 STUB CUresult
-cuDeviceGetName(char *name, int len, CUdevice_v1 dev)
+cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc, CUdevResource *resources, unsigned int nbResources)
 {
 	return stub_unsupported(__func__, 61);
 }
 
 STUB CUresult
-cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice_v1 dev, int flags)
+cuDevSmResourceSplit(CUdevResource *result, unsigned int nbGroups, const CUdevResource *input, CUdevResource *remainder, unsigned int flags, void *groupParams)
 {
 	return stub_unsupported(__func__, 62);
 }
 
 STUB CUresult
-cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice)
+cuDevSmResourceSplitByCount(CUdevResource *result, unsigned int *nbGroups, const CUdevResource *input, CUdevResource *remaining, unsigned int useFlags, unsigned int minCount)
 {
 	return stub_unsupported(__func__, 63);
 }
 
 STUB CUresult
-cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice_v1 srcDevice, CUdevice_v1 dstDevice)
+cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice_v1 dev, CUdevice_v1 peerDev)
 {
 	return stub_unsupported(__func__, 64);
 }
 
 STUB CUresult
-cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice_v1 dev)
+cuDeviceComputeCapability(int *major, int *minor, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 65);
 }
 
 STUB CUresult
-cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned numChannels, CUdevice_v1 dev)
+cuDeviceGet(CUdevice_v1 *device, int ordinal)
 {
 	return stub_unsupported(__func__, 66);
 }
 
 STUB CUresult
-cuDeviceGetUuid(CUuuid *uuid, CUdevice_v1 dev)
+cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 67);
 }
 
 STUB CUresult
-cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice_v1 dev)
+cuDeviceGetByPCIBusId(CUdevice_v1 *dev, const char *pciBusId)
 {
 	return stub_unsupported(__func__, 68);
 }
 
 STUB CUresult
-cuDeviceGraphMemTrim(CUdevice device)
+cuDeviceGetCount(int *count)
 {
 	return stub_unsupported(__func__, 69);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxGetState(CUdevice_v1 dev, unsigned int *flags, int *active)
+cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 70);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
+cuDeviceGetDevResource(CUdevice dev, CUdevResource *result, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 71);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRelease_v2(CUdevice_v1 dev)
+cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
 {
 	return stub_unsupported(__func__, 72);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxReset(CUdevice_v1 dev)
+cuDeviceGetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 73);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxReset_v2(CUdevice_v1 dev)
+cuDeviceGetHostAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice dev)
 {
 	return stub_unsupported(__func__, 74);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
+cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 75);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxSetFlags(CUdevice_v1 dev, unsigned int flags)
+cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 76);
 }
 
 STUB CUresult
-cuDevicePrimaryCtxSetFlags_v2(CUdevice_v1 dev, unsigned int flags)
+cuDeviceGetName(char *name, int len, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 77);
 }
 
 STUB CUresult
-cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback)
+cuDeviceGetNvSciSyncAttributes(void *nvSciSyncAttrList, CUdevice_v1 dev, int flags)
 {
 	return stub_unsupported(__func__, 78);
 }
 
 STUB CUresult
-cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
+cuDeviceGetP2PAtomicCapabilities(unsigned int *capabilities, const CUatomicOperation *operations, unsigned int count, CUdevice srcDevice, CUdevice dstDevice)
 {
 	return stub_unsupported(__func__, 79);
 }
 
 STUB CUresult
-cuDeviceSetMemPool(CUdevice_v1 dev, CUmemoryPool pool)
+cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice_v1 srcDevice, CUdevice_v1 dstDevice)
 {
 	return stub_unsupported(__func__, 80);
 }
 
 STUB CUresult
-cuDeviceTotalMem(unsigned int *bytes, CUdevice_v1 dev)
+cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 81);
 }
 
 STUB CUresult
-cuDeviceTotalMem_v2(size_t *bytes, CUdevice_v1 dev)
+cuDeviceGetProperties(CUdevprop_v1 *prop, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 82);
 }
 
 STUB CUresult
-cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback)
+cuDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthInElements, CUarray_format format, unsigned numChannels, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 83);
 }
 
 STUB CUresult
-cuDriverGetVersion(int *driverVersion)
+cuDeviceGetUuid(CUuuid *uuid, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 84);
 }
 
 STUB CUresult
-cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection *conn, CUgraphicsResource *pCudaResource, CUstream *pStream, unsigned int timeout)
+cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 85);
 }
 
 STUB CUresult
-cuEGLStreamConsumerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream)
+cuDeviceGraphMemTrim(CUdevice device)
 {
 	return stub_unsupported(__func__, 86);
 }
 
 STUB CUresult
-cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection *conn, EGLStreamKHR stream, unsigned int flags)
+cuDevicePrimaryCtxGetState(CUdevice_v1 dev, unsigned int *flags, int *active)
 {
 	return stub_unsupported(__func__, 87);
 }
 
 STUB CUresult
-cuEGLStreamConsumerDisconnect(CUeglStreamConnection *conn)
+cuDevicePrimaryCtxRelease(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 88);
 }
 
 STUB CUresult
-cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection *conn, CUgraphicsResource pCudaResource, CUstream *pStream)
+cuDevicePrimaryCtxRelease_v2(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 89);
 }
 
 STUB CUresult
-cuEGLStreamProducerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream, EGLint width, EGLint height)
+cuDevicePrimaryCtxReset(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 90);
 }
 
 STUB CUresult
-cuEGLStreamProducerDisconnect(CUeglStreamConnection *conn)
+cuDevicePrimaryCtxReset_v2(CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 91);
 }
 
 STUB CUresult
-cuEGLStreamProducerPresentFrame(CUeglStreamConnection *conn, CUeglFrame_v1 eglframe, CUstream *pStream)
+cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 92);
 }
 
 STUB CUresult
-cuEGLStreamProducerReturnFrame(CUeglStreamConnection *conn, CUeglFrame_v1 *eglframe, CUstream *pStream)
+cuDevicePrimaryCtxSetFlags(CUdevice_v1 dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 93);
 }
 
 STUB CUresult
-cuEventCreate(CUevent *phEvent, unsigned int Flags)
+cuDevicePrimaryCtxSetFlags_v2(CUdevice_v1 dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 94);
 }
 
 STUB CUresult
-cuEventDestroy(CUevent hEvent)
+cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc, void *userData, CUasyncCallbackHandle *callback)
 {
 	return stub_unsupported(__func__, 95);
 }
 
 STUB CUresult
-cuEventDestroy_v2(CUevent hEvent)
+cuDeviceSetGraphMemAttribute(CUdevice device, CUgraphMem_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 96);
 }
 
 STUB CUresult
-cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+cuDeviceSetMemPool(CUdevice_v1 dev, CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 97);
 }
 
 STUB CUresult
-cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+cuDeviceTotalMem(unsigned int *bytes, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 98);
 }
 
 STUB CUresult
-cuEventQuery(CUevent hEvent)
+cuDeviceTotalMem_v2(size_t *bytes, CUdevice_v1 dev)
 {
 	return stub_unsupported(__func__, 99);
 }
 
 STUB CUresult
-cuEventRecord(CUevent hEvent, CUstream hStream)
+cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback)
 {
 	return stub_unsupported(__func__, 100);
 }
 
 STUB CUresult
-cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
+cuDriverGetVersion(int *driverVersion)
 {
 	return stub_unsupported(__func__, 101);
 }
 
 STUB CUresult
-cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
+cuEGLApiInit(void)
 {
 	return stub_unsupported(__func__, 102);
 }
 
 STUB CUresult
-cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
+cuEGLStreamConsumerAcquireFrame(CUeglStreamConnection *conn, CUgraphicsResource *pCudaResource, CUstream *pStream, unsigned int timeout)
 {
 	return stub_unsupported(__func__, 103);
 }
 
 STUB CUresult
-cuEventSynchronize(CUevent hEvent)
+cuEGLStreamConsumerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream)
 {
 	return stub_unsupported(__func__, 104);
 }
 
 STUB CUresult
-cuExternalMemoryGetMappedBuffer(CUdeviceptr_v2 *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 *bufferDesc)
+cuEGLStreamConsumerConnectWithFlags(CUeglStreamConnection *conn, EGLStreamKHR stream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 105);
 }
 
 STUB CUresult
-cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 *mipmapDesc)
+cuEGLStreamConsumerDisconnect(CUeglStreamConnection *conn)
 {
 	return stub_unsupported(__func__, 106);
 }
 
 STUB CUresult
-cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
+cuEGLStreamConsumerReleaseFrame(CUeglStreamConnection *conn, CUgraphicsResource pCudaResource, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 107);
 }
 
 STUB CUresult
-cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+cuEGLStreamProducerConnect(CUeglStreamConnection *conn, EGLStreamKHR stream, EGLint width, EGLint height)
 {
 	return stub_unsupported(__func__, 108);
 }
 
 STUB CUresult
-cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+cuEGLStreamProducerDisconnect(CUeglStreamConnection *conn)
 {
 	return stub_unsupported(__func__, 109);
 }
 
 STUB CUresult
-cuFuncGetName(const char **name, CUfunction hfunc)
+cuEGLStreamProducerPresentFrame(CUeglStreamConnection *conn, CUeglFrame_v1 eglframe, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 110);
 }
 
 STUB CUresult
-cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+cuEGLStreamProducerReturnFrame(CUeglStreamConnection *conn, CUeglFrame_v1 *eglframe, CUstream *pStream)
 {
 	return stub_unsupported(__func__, 111);
 }
 
 STUB CUresult
-cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+cuEventCreate(CUevent *phEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 112);
 }
 
 STUB CUresult
-cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+cuEventDestroy(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 113);
 }
 
 STUB CUresult
-cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+cuEventDestroy_v2(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 114);
 }
 
 STUB CUresult
-cuGLCtxCreate(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
+cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
 	return stub_unsupported(__func__, 115);
 }
 
 STUB CUresult
-cuGLCtxCreate_v2(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
+cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
 	return stub_unsupported(__func__, 116);
 }
 
 STUB CUresult
-cuGLGetDevices(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
+cuEventQuery(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 117);
 }
 
 STUB CUresult
-cuGLGetDevices_v2(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
+cuEventRecord(CUevent hEvent, CUstream hStream)
 {
 	return stub_unsupported(__func__, 118);
 }
 
 STUB CUresult
-cuGLInit(void)
+cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 119);
 }
 
 STUB CUresult
-cuGLMapBufferObject(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer)
+cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
 {
 	return stub_unsupported(__func__, 120);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer, CUstream hStream)
+cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
 {
 	return stub_unsupported(__func__, 121);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
+cuEventSynchronize(CUevent hEvent)
 {
 	return stub_unsupported(__func__, 122);
 }
 
 STUB CUresult
-cuGLMapBufferObjectAsync_v2_ptsz(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
+cuExternalMemoryGetMappedBuffer(CUdeviceptr_v2 *devPtr, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 *bufferDesc)
 {
 	return stub_unsupported(__func__, 123);
 }
 
 STUB CUresult
-cuGLMapBufferObject_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
+cuExternalMemoryGetMappedMipmappedArray(CUmipmappedArray *mipmap, CUexternalMemory extMem, const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 *mipmapDesc)
 {
 	return stub_unsupported(__func__, 124);
 }
 
 STUB CUresult
-cuGLMapBufferObject_v2_ptds(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
+cuFlushGPUDirectRDMAWrites(CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope)
 {
 	return stub_unsupported(__func__, 125);
 }
 
 STUB CUresult
-cuGLRegisterBufferObject(GLuint buffer)
+cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 126);
 }
 
 STUB CUresult
-cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags)
+cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 127);
 }
 
 STUB CUresult
-cuGLUnmapBufferObject(GLuint buffer)
+cuFuncGetName(const char **name, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 128);
 }
 
 STUB CUresult
-cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream)
+cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
 	return stub_unsupported(__func__, 129);
 }
 
 STUB CUresult
-cuGLUnregisterBufferObject(GLuint buffer)
+cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 130);
 }
 
 STUB CUresult
-cuGetErrorName(CUresult error, const char **pStr)
+cuFuncLoad(CUfunction hfunc)
 {
 	return stub_unsupported(__func__, 131);
 }
 
 STUB CUresult
-cuGetErrorString(CUresult error, const char **pStr)
+cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
 	return stub_unsupported(__func__, 132);
 }
 
 STUB CUresult
-cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
 {
 	return stub_unsupported(__func__, 133);
 }
 
 STUB CUresult
-cuGetProcAddress(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags)
+cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
 {
 	return stub_unsupported(__func__, 134);
 }
 
 STUB CUresult
-cuGetProcAddress_v2(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolFound)
+cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
 {
 	return stub_unsupported(__func__, 135);
 }
 
 STUB CUresult
-cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
+cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes)
 {
 	return stub_unsupported(__func__, 136);
 }
 
 STUB CUresult
-cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
+cuGLCtxCreate(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 137);
 }
 
 STUB CUresult
-cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
+cuGLCtxCreate_v2(CUcontext *pCtx, unsigned int Flags, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 138);
 }
 
 STUB CUresult
-cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
+cuGLGetDevices(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
 {
 	return stub_unsupported(__func__, 139);
 }
 
 STUB CUresult
-cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
+cuGLGetDevices_v2(unsigned int *pCudaDeviceCount, CUdevice_v1 *pCudaDevices, unsigned int cudaDeviceCount, CUGLDeviceList deviceList)
 {
 	return stub_unsupported(__func__, 140);
 }
 
 STUB CUresult
-cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
+cuGLInit(void)
 {
 	return stub_unsupported(__func__, 141);
 }
 
 STUB CUresult
-cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGLMapBufferObject(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 142);
 }
 
 STUB CUresult
-cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGLMapBufferObjectAsync(CUdeviceptr_v1 *dptr, unsigned int *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 143);
 }
 
 STUB CUresult
-cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGLMapBufferObjectAsync_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 144);
 }
 
 STUB CUresult
-cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGLMapBufferObjectAsync_v2_ptsz(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 145);
 }
 
 STUB CUresult
-cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGLMapBufferObject_v2(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 146);
 }
 
 STUB CUresult
-cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
+cuGLMapBufferObject_v2_ptds(CUdeviceptr_v2 *dptr, size_t *size, GLuint buffer)
 {
 	return stub_unsupported(__func__, 147);
 }
 
 STUB CUresult
-cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
+cuGLRegisterBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 148);
 }
 
 STUB CUresult
-cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
+cuGLSetBufferObjectMapFlags(GLuint buffer, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 149);
 }
 
 STUB CUresult
-cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
+cuGLUnmapBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 150);
 }
 
 STUB CUresult
-cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphNodeParams *nodeParams)
+cuGLUnmapBufferObjectAsync(GLuint buffer, CUstream hStream)
 {
 	return stub_unsupported(__func__, 151);
 }
 
 STUB CUresult
-cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
+cuGLUnregisterBufferObject(GLuint buffer)
 {
 	return stub_unsupported(__func__, 152);
 }
 
 STUB CUresult
-cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
+cuGetErrorName(CUresult error, const char **pStr)
 {
 	return stub_unsupported(__func__, 153);
 }
 
 STUB CUresult
-cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
+cuGetErrorString(CUresult error, const char **pStr)
 {
 	return stub_unsupported(__func__, 154);
 }
 
 STUB CUresult
-cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags)
+cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
 	return stub_unsupported(__func__, 155);
 }
 
 STUB CUresult
-cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+cuGetProcAddress(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags)
 {
 	return stub_unsupported(__func__, 156);
 }
 
 STUB CUresult
-cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags)
+cuGetProcAddress_v2(const char *symbol, void **pfn, int driverVersion, cuuint64_t flags, CUdriverProcAddressQueryResult *symbolFound)
 {
 	return stub_unsupported(__func__, 157);
 }
 
 STUB CUresult
-cuGraphDestroy(CUgraph hGraph)
+cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
 {
 	return stub_unsupported(__func__, 158);
 }
 
 STUB CUresult
-cuGraphDestroyNode(CUgraphNode hNode)
+cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
 {
 	return stub_unsupported(__func__, 159);
 }
 
 STUB CUresult
-cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 160);
 }
 
 STUB CUresult
-cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
+cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 161);
 }
 
 STUB CUresult
-cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
+cuGraphAddEmptyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 162);
 }
 
 STUB CUresult
-cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
+cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
 {
 	return stub_unsupported(__func__, 163);
 }
 
 STUB CUresult
-cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph)
+cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUevent event)
 {
 	return stub_unsupported(__func__, 164);
 }
 
 STUB CUresult
-cuGraphExecDestroy(CUgraphExec hGraphExec)
+cuGraphAddExternalSemaphoresSignalNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 165);
 }
 
 STUB CUresult
-cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
+cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 166);
 }
 
 STUB CUresult
-cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
+cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 167);
 }
 
 STUB CUresult
-cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 168);
 }
 
 STUB CUresult
-cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 169);
 }
 
 STUB CUresult
-cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
+cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
 	return stub_unsupported(__func__, 170);
 }
 
 STUB CUresult
-cuGraphExecGetId(CUgraphExec hGraphExec, unsigned int *graphId)
+cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
 {
 	return stub_unsupported(__func__, 171);
 }
 
 STUB CUresult
-cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 172);
 }
 
 STUB CUresult
-cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 173);
 }
 
 STUB CUresult
-cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 174);
 }
 
 STUB CUresult
-cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
+cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 175);
 }
 
 STUB CUresult
-cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
+cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams_out)
 {
 	return stub_unsupported(__func__, 176);
 }
 
 STUB CUresult
-cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams)
+cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
 {
 	return stub_unsupported(__func__, 177);
 }
 
 STUB CUresult
-cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out)
+cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 178);
 }
 
 STUB CUresult
-cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
+cuGraphClone(CUgraph *phGraphClone, CUgraph originalGraph)
 {
 	return stub_unsupported(__func__, 179);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *params_out)
+cuGraphConditionalHandleCreate(CUgraphConditionalHandle *pHandle_out, CUgraph hGraph, CUcontext ctx, unsigned int defaultLaunchValue, unsigned int flags)
 {
 	return stub_unsupported(__func__, 180);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
+cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
 	return stub_unsupported(__func__, 181);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *params_out)
+cuGraphDebugDotPrint(CUgraph hGraph, const char *path, unsigned int flags)
 {
 	return stub_unsupported(__func__, 182);
 }
 
 STUB CUresult
-cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
+cuGraphDestroy(CUgraph hGraph)
 {
 	return stub_unsupported(__func__, 183);
 }
 
 STUB CUresult
-cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges)
+cuGraphDestroyNode(CUgraphNode hNode)
 {
 	return stub_unsupported(__func__, 184);
 }
 
 STUB CUresult
-cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges)
+cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 {
 	return stub_unsupported(__func__, 185);
 }
 
 STUB CUresult
-cuGraphGetId(CUgraph hGraph, unsigned int *graphId)
+cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 186);
 }
 
 STUB CUresult
-cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
+cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent *event_out)
 {
 	return stub_unsupported(__func__, 187);
 }
 
 STUB CUresult
-cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes)
+cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 188);
 }
 
 STUB CUresult
-cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecBatchMemOpNodeSetParams(CUgraphExec graphExec, CUgraphNode node, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
 {
 	return stub_unsupported(__func__, 189);
 }
 
 STUB CUresult
-cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph)
 {
 	return stub_unsupported(__func__, 190);
 }
 
 STUB CUresult
-cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
 	return stub_unsupported(__func__, 191);
 }
 
 STUB CUresult
-cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 192);
 }
 
 STUB CUresult
-cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
 {
 	return stub_unsupported(__func__, 193);
 }
 
 STUB CUresult
-cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+cuGraphExecExternalSemaphoresSignalNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 194);
 }
 
 STUB CUresult
-cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
+cuGraphExecExternalSemaphoresWaitNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 195);
 }
 
 STUB CUresult
-cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
+cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t *flags)
 {
 	return stub_unsupported(__func__, 196);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue_v1 *value_out)
+cuGraphExecGetId(CUgraphExec hGraphExec, unsigned int *graphId)
 {
 	return stub_unsupported(__func__, 197);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 198);
 }
 
 STUB CUresult
-cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 199);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue_v1 *value)
+cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 200);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *copyParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 201);
 }
 
 STUB CUresult
-cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
+cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *memsetParams, CUcontext ctx)
 {
 	return stub_unsupported(__func__, 202);
 }
 
 STUB CUresult
-cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
+cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 203);
 }
 
 STUB CUresult
-cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out)
 {
 	return stub_unsupported(__func__, 204);
 }
 
 STUB CUresult
-cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
+cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
 {
 	return stub_unsupported(__func__, 205);
 }
 
 STUB CUresult
-cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
+cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *params_out)
 {
 	return stub_unsupported(__func__, 206);
 }
 
 STUB CUresult
-cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams)
+cuGraphExternalSemaphoresSignalNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 207);
 }
 
 STUB CUresult
-cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *nodeParams)
+cuGraphExternalSemaphoresWaitNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *params_out)
 {
 	return stub_unsupported(__func__, 208);
 }
 
 STUB CUresult
-cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
+cuGraphExternalSemaphoresWaitNodeSetParams(CUgraphNode hNode, const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 209);
 }
 
 STUB CUresult
-cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
+cuGraphGetEdges(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, size_t *numEdges)
 {
 	return stub_unsupported(__func__, 210);
 }
 
 STUB CUresult
-cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
+cuGraphGetEdges_v2(CUgraph hGraph, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *edgeData, size_t *numEdges)
 {
 	return stub_unsupported(__func__, 211);
 }
 
 STUB CUresult
-cuGraphNodeGetContainingGraph(CUgraphNode hNode, CUgraph *phGraph)
+cuGraphGetId(CUgraph hGraph, unsigned int *graphId)
 {
 	return stub_unsupported(__func__, 212);
 }
 
 STUB CUresult
-cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies)
+cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
 {
 	return stub_unsupported(__func__, 213);
 }
 
 STUB CUresult
-cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies)
+cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode *rootNodes, size_t *numRootNodes)
 {
 	return stub_unsupported(__func__, 214);
 }
 
 STUB CUresult
-cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, size_t *numDependentNodes)
+cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 215);
 }
 
 STUB CUresult
-cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes)
+cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 216);
 }
 
 STUB CUresult
-cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled)
+cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
 	return stub_unsupported(__func__, 217);
 }
 
 STUB CUresult
-cuGraphNodeGetLocalId(CUgraphNode hNode, unsigned int *nodeId)
+cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 218);
 }
 
 STUB CUresult
-cuGraphNodeGetToolsId(CUgraphNode hNode, unsigned long long *toolsNodeId)
+cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return stub_unsupported(__func__, 219);
 }
 
 STUB CUresult
-cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
+cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
 	return stub_unsupported(__func__, 220);
 }
 
 STUB CUresult
-cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
+cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
 	return stub_unsupported(__func__, 221);
 }
 
 STUB CUresult
-cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
+cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src)
 {
 	return stub_unsupported(__func__, 222);
 }
 
 STUB CUresult
-cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
+cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue_v1 *value_out)
 {
 	return stub_unsupported(__func__, 223);
 }
 
 STUB CUresult
-cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
+cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 224);
 }
 
 STUB CUresult
-cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
+cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 225);
 }
 
 STUB CUresult
-cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags)
+cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 226);
 }
 
 STUB CUresult
-cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
+cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 227);
 }
 
 STUB CUresult
-cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 228);
 }
 
 STUB CUresult
-cuGraphicsEGLRegisterImage(CUgraphicsResource *pCudaResource, EGLImageKHR image, unsigned int flags)
+cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
 {
 	return stub_unsupported(__func__, 229);
 }
 
 STUB CUresult
-cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, GLuint buffer, unsigned int Flags)
+cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	return stub_unsupported(__func__, 230);
 }
 
 STUB CUresult
-cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, GLuint image, GLenum target, unsigned int Flags)
+cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
 {
 	return stub_unsupported(__func__, 231);
 }
 
 STUB CUresult
-cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
 {
 	return stub_unsupported(__func__, 232);
 }
 
 STUB CUresult
-cuGraphicsMapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 233);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedEglFrame(CUeglFrame_v1 *eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel)
+cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D_v2 *nodeParams)
 {
 	return stub_unsupported(__func__, 234);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource)
+cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 235);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedPointer(CUdeviceptr_v1 *pDevPtr, unsigned int *pSize, CUgraphicsResource resource)
+cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS_v1 *nodeParams)
 {
 	return stub_unsupported(__func__, 236);
 }
 
 STUB CUresult
-cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr_v2 *pDevPtr, size_t *pSize, CUgraphicsResource resource)
+cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
 {
 	return stub_unsupported(__func__, 237);
 }
 
 STUB CUresult
-cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags)
+cuGraphNodeGetContainingGraph(CUgraphNode hNode, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 238);
 }
 
 STUB CUresult
-cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags)
+cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode *dependencies, size_t *numDependencies)
 {
 	return stub_unsupported(__func__, 239);
 }
 
 STUB CUresult
-cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel)
+cuGraphNodeGetDependencies_v2(CUgraphNode hNode, CUgraphNode *dependencies, CUgraphEdgeData *edgeData, size_t *numDependencies)
 {
 	return stub_unsupported(__func__, 240);
 }
 
 STUB CUresult
-cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode *dependentNodes, size_t *numDependentNodes)
 {
 	return stub_unsupported(__func__, 241);
 }
 
 STUB CUresult
-cuGraphicsUnmapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
+cuGraphNodeGetDependentNodes_v2(CUgraphNode hNode, CUgraphNode *dependentNodes, CUgraphEdgeData *edgeData, size_t *numDependentNodes)
 {
 	return stub_unsupported(__func__, 242);
 }
 
 STUB CUresult
-cuGraphicsUnregisterResource(CUgraphicsResource resource)
+cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int *isEnabled)
 {
 	return stub_unsupported(__func__, 243);
 }
 
 STUB CUresult
-cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource *pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags)
+cuGraphNodeGetLocalId(CUgraphNode hNode, unsigned int *nodeId)
 {
 	return stub_unsupported(__func__, 244);
 }
 
 STUB CUresult
-cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource *pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags)
+cuGraphNodeGetToolsId(CUgraphNode hNode, unsigned long long *toolsNodeId)
 {
 	return stub_unsupported(__func__, 245);
 }
 
 STUB CUresult
-cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags)
+cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
 	return stub_unsupported(__func__, 246);
 }
 
 STUB CUresult
-cuGreenCtxDestroy(CUgreenCtx hCtx)
+cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
 {
 	return stub_unsupported(__func__, 247);
 }
 
 STUB CUresult
-cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *result, CUdevResourceType type)
+cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
 {
 	return stub_unsupported(__func__, 248);
 }
 
 STUB CUresult
-cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId)
+cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
 {
 	return stub_unsupported(__func__, 249);
 }
 
 STUB CUresult
-cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
+cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 250);
 }
 
 STUB CUresult
-cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
+cuGraphRemoveDependencies_v2(CUgraph hGraph, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *edgeData, size_t numDependencies)
 {
 	return stub_unsupported(__func__, 251);
 }
 
 STUB CUresult
-cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
+cuGraphRetainUserObject(CUgraph graph, CUuserObject object, unsigned int count, unsigned int flags)
 {
 	return stub_unsupported(__func__, 252);
 }
 
 STUB CUresult
-cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 *memHandleDesc)
+cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
 {
 	return stub_unsupported(__func__, 253);
 }
 
 STUB CUresult
-cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 *semHandleDesc)
+cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
 	return stub_unsupported(__func__, 254);
 }
 
 STUB CUresult
-cuInit(unsigned int Flags)
+cuGraphicsEGLRegisterImage(CUgraphicsResource *pCudaResource, EGLImageKHR image, unsigned int flags)
 {
 	return stub_unsupported(__func__, 255);
 }
 
 STUB CUresult
-cuIpcCloseMemHandle(CUdeviceptr_v2 dptr)
+cuGraphicsGLRegisterBuffer(CUgraphicsResource *pCudaResource, GLuint buffer, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 256);
 }
 
 STUB CUresult
-cuIpcGetEventHandle(CUipcEventHandle_v1 *pHandle, CUevent event)
+cuGraphicsGLRegisterImage(CUgraphicsResource *pCudaResource, GLuint image, GLenum target, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 257);
 }
 
 STUB CUresult
-cuIpcGetMemHandle(CUipcMemHandle_v1 *pHandle, CUdeviceptr_v2 dptr)
+cuGraphicsMapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 258);
 }
 
 STUB CUresult
-cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle_v1 handle)
+cuGraphicsMapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 259);
 }
 
 STUB CUresult
-cuIpcOpenMemHandle(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
+cuGraphicsResourceGetMappedEglFrame(CUeglFrame_v1 *eglFrame, CUgraphicsResource resource, unsigned int index, unsigned int mipLevel)
 {
 	return stub_unsupported(__func__, 260);
 }
 
 STUB CUresult
-cuIpcOpenMemHandle_v2(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
+cuGraphicsResourceGetMappedMipmappedArray(CUmipmappedArray *pMipmappedArray, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 261);
 }
 
 STUB CUresult
-cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+cuGraphicsResourceGetMappedPointer(CUdeviceptr_v1 *pDevPtr, unsigned int *pSize, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 262);
 }
 
 STUB CUresult
-cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr_v2 *pDevPtr, size_t *pSize, CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 263);
 }
 
 STUB CUresult
-cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
+cuGraphicsResourceSetMapFlags(CUgraphicsResource resource, unsigned int flags)
 {
 	return stub_unsupported(__func__, 264);
 }
 
 STUB CUresult
-cuKernelGetName(const char **name, CUkernel hfunc)
+cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags)
 {
 	return stub_unsupported(__func__, 265);
 }
 
 STUB CUresult
-cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+cuGraphicsSubResourceGetMappedArray(CUarray *pArray, CUgraphicsResource resource, unsigned int arrayIndex, unsigned int mipLevel)
 {
 	return stub_unsupported(__func__, 266);
 }
 
 STUB CUresult
-cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 267);
 }
 
 STUB CUresult
-cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
+cuGraphicsUnmapResources_ptsz(unsigned int count, CUgraphicsResource *resources, CUstream hStream)
 {
 	return stub_unsupported(__func__, 268);
 }
 
 STUB CUresult
-cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+cuGraphicsUnregisterResource(CUgraphicsResource resource)
 {
 	return stub_unsupported(__func__, 269);
 }
 
 STUB CUresult
-cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+cuGraphicsVDPAURegisterOutputSurface(CUgraphicsResource *pCudaResource, VdpOutputSurface vdpSurface, unsigned int flags)
 {
 	return stub_unsupported(__func__, 270);
 }
 
 STUB CUresult
-cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+cuGraphicsVDPAURegisterVideoSurface(CUgraphicsResource *pCudaResource, VdpVideoSurface vdpSurface, unsigned int flags)
 {
 	return stub_unsupported(__func__, 271);
 }
 
 STUB CUresult
-cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
+cuGreenCtxCreate(CUgreenCtx *phCtx, CUdevResourceDesc desc, CUdevice dev, unsigned int flags)
 {
 	return stub_unsupported(__func__, 272);
 }
 
 STUB CUresult
-cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+cuGreenCtxDestroy(CUgreenCtx hCtx)
 {
 	return stub_unsupported(__func__, 273);
 }
 
 STUB CUresult
-cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResource *result, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 274);
 }
 
 STUB CUresult
-cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+cuGreenCtxGetId(CUgreenCtx greenCtx, unsigned long long *greenCtxId)
 {
 	return stub_unsupported(__func__, 275);
 }
 
 STUB CUresult
-cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+cuGreenCtxRecordEvent(CUgreenCtx hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 276);
 }
 
 STUB CUresult
-cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
+cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx greenCtx, unsigned int flags, int priority)
 {
 	return stub_unsupported(__func__, 277);
 }
 
 STUB CUresult
-cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+cuGreenCtxWaitEvent(CUgreenCtx hCtx, CUevent hEvent)
 {
 	return stub_unsupported(__func__, 278);
 }
 
 STUB CUresult
-cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+cuImportExternalMemory(CUexternalMemory *extMem_out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 *memHandleDesc)
 {
 	return stub_unsupported(__func__, 279);
 }
 
 STUB CUresult
-cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
+cuImportExternalSemaphore(CUexternalSemaphore *extSem_out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 *semHandleDesc)
 {
 	return stub_unsupported(__func__, 280);
 }
 
 STUB CUresult
-cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+cuInit(unsigned int Flags)
 {
 	return stub_unsupported(__func__, 281);
 }
 
 STUB CUresult
-cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+cuIpcCloseMemHandle(CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 282);
 }
 
 STUB CUresult
-cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)
+cuIpcGetEventHandle(CUipcEventHandle_v1 *pHandle, CUevent event)
 {
 	return stub_unsupported(__func__, 283);
 }
 
 STUB CUresult
-cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+cuIpcGetMemHandle(CUipcMemHandle_v1 *pHandle, CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 284);
 }
 
 STUB CUresult
-cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle_v1 handle)
 {
 	return stub_unsupported(__func__, 285);
 }
 
 STUB CUresult
-cuLibraryUnload(CUlibrary library)
+cuIpcOpenMemHandle(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 286);
 }
 
 STUB CUresult
-cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuIpcOpenMemHandle_v2(CUdeviceptr_v2 *pdptr, CUipcMemHandle_v1 handle, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 287);
 }
 
 STUB CUresult
-cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
 {
 	return stub_unsupported(__func__, 288);
 }
 
 STUB CUresult
-cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
 	return stub_unsupported(__func__, 289);
 }
 
 STUB CUresult
-cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel)
 {
 	return stub_unsupported(__func__, 290);
 }
 
 STUB CUresult
-cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+cuKernelGetName(const char **name, CUkernel hfunc)
 {
 	return stub_unsupported(__func__, 291);
 }
 
 STUB CUresult
-cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
 	return stub_unsupported(__func__, 292);
 }
 
 STUB CUresult
-cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
 	return stub_unsupported(__func__, 293);
 }
 
 STUB CUresult
-cuLinkDestroy(CUlinkState state)
+cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config, CUdevice dev)
 {
 	return stub_unsupported(__func__, 294);
 }
 
 STUB CUresult
-cuLogsCurrent(CUlogIterator *iterator, unsigned int flags)
+cuLaunch(CUfunction f)
 {
 	return stub_unsupported(__func__, 295);
 }
 
 STUB CUresult
-cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags)
+cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
 {
 	return stub_unsupported(__func__, 296);
 }
 
 STUB CUresult
-cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
+cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS_v1 *launchParamsList, unsigned int numDevices, unsigned int flags)
 {
 	return stub_unsupported(__func__, 297);
 }
 
 STUB CUresult
-cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback)
+cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
 {
 	return stub_unsupported(__func__, 298);
 }
 
 STUB CUresult
-cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
+cuLaunchGrid(CUfunction f, int grid_width, int grid_height)
 {
 	return stub_unsupported(__func__, 299);
 }
 
 STUB CUresult
-cuMemAdvise(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUdevice_v1 device)
+cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 300);
 }
 
 STUB CUresult
-cuMemAdvise_v2(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUmemLocation_v1 location)
+cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return stub_unsupported(__func__, 301);
 }
 
 STUB CUresult
-cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
 {
 	return stub_unsupported(__func__, 302);
 }
 
 STUB CUresult
-cuMemAllocAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
+cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 303);
 }
 
 STUB CUresult
-cuMemAllocAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
+cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 304);
 }
 
 STUB CUresult
-cuMemAllocFromPoolAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 305);
 }
 
 STUB CUresult
-cuMemAllocFromPoolAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
 {
 	return stub_unsupported(__func__, 306);
 }
 
 STUB CUresult
-cuMemAllocHost(void **pp, unsigned int bytesize)
+cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
 {
 	return stub_unsupported(__func__, 307);
 }
 
 STUB CUresult
-cuMemAllocHost_v2(void **pp, size_t bytesize)
+cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 308);
 }
 
 STUB CUresult
-cuMemAllocManaged(CUdeviceptr_v2 *dptr, size_t bytesize, unsigned int flags)
+cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 309);
 }
 
 STUB CUresult
-cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height, unsigned int ElementSizeBytes)
+cuLibraryGetKernelCount(unsigned int *count, CUlibrary lib)
 {
 	return stub_unsupported(__func__, 310);
 }
 
 STUB CUresult
-cuMemAllocPitch_v2(CUdeviceptr_v2 *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
 	return stub_unsupported(__func__, 311);
 }
 
 STUB CUresult
-cuMemAlloc_v2(CUdeviceptr_v2 *dptr, size_t bytesize)
+cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
 	return stub_unsupported(__func__, 312);
 }
 
 STUB CUresult
-cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuLibraryGetUnifiedFunction(void **fptr, CUlibrary library, const char *symbol)
 {
 	return stub_unsupported(__func__, 313);
 }
 
 STUB CUresult
-cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
 {
 	return stub_unsupported(__func__, 314);
 }
 
 STUB CUresult
-cuMemDiscardBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
+cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
 {
 	return stub_unsupported(__func__, 315);
 }
 
 STUB CUresult
-cuMemDiscardBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
+cuLibraryUnload(CUlibrary library)
 {
 	return stub_unsupported(__func__, 316);
 }
 
 STUB CUresult
-cuMemFree(CUdeviceptr_v1 dptr)
+cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 317);
 }
 
 STUB CUresult
-cuMemFreeAsync(CUdeviceptr_v2 dptr, CUstream hStream)
+cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 318);
 }
 
 STUB CUresult
-cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream)
+cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 319);
 }
 
 STUB CUresult
-cuMemFreeHost(void *p)
+cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 320);
 }
 
 STUB CUresult
-cuMemFree_v2(CUdeviceptr_v2 dptr)
+cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
 {
 	return stub_unsupported(__func__, 321);
 }
 
 STUB CUresult
-cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
+cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
 	return stub_unsupported(__func__, 322);
 }
 
 STUB CUresult
-cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dptr)
+cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
 {
 	return stub_unsupported(__func__, 323);
 }
 
 STUB CUresult
-cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuLinkDestroy(CUlinkState state)
 {
 	return stub_unsupported(__func__, 324);
 }
 
 STUB CUresult
-cuMemGetInfo(unsigned int *free, unsigned int *total)
+cuLogsCurrent(CUlogIterator *iterator, unsigned int flags)
 {
 	return stub_unsupported(__func__, 325);
 }
 
 STUB CUresult
-cuMemGetInfo_v2(size_t *free, size_t *total)
+cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFile, unsigned int flags)
 {
 	return stub_unsupported(__func__, 326);
 }
 
 STUB CUresult
-cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuLogsDumpToMemory(CUlogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
 {
 	return stub_unsupported(__func__, 327);
 }
 
 STUB CUresult
-cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback)
 {
 	return stub_unsupported(__func__, 328);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
+cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
 {
 	return stub_unsupported(__func__, 329);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
+cuMemAddressFree(CUdeviceptr_v2 ptr, size_t size)
 {
 	return stub_unsupported(__func__, 330);
 }
 
 STUB CUresult
-cuMemHostGetFlags(unsigned int *pFlags, void *p)
+cuMemAddressReserve(CUdeviceptr_v2 *ptr, size_t size, size_t alignment, CUdeviceptr_v2 addr, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 331);
 }
 
 STUB CUresult
-cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+cuMemAdvise(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUdevice_v1 device)
 {
 	return stub_unsupported(__func__, 332);
 }
 
 STUB CUresult
-cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+cuMemAdvise_v2(CUdeviceptr_v2 devPtr, size_t count, CUmem_advise advice, CUmemLocation_v1 location)
 {
 	return stub_unsupported(__func__, 333);
 }
 
 STUB CUresult
-cuMemHostUnregister(void *p)
+cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
 	return stub_unsupported(__func__, 334);
 }
 
 STUB CUresult
-cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
+cuMemAllocAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
 {
 	return stub_unsupported(__func__, 335);
 }
 
 STUB CUresult
-cuMemPoolDestroy(CUmemoryPool pool)
+cuMemAllocAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUstream hStream)
 {
 	return stub_unsupported(__func__, 336);
 }
 
 STUB CUresult
-cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
+cuMemAllocFromPoolAsync(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
 	return stub_unsupported(__func__, 337);
 }
 
 STUB CUresult
-cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemAllocFromPoolAsync_ptsz(CUdeviceptr_v2 *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
 {
 	return stub_unsupported(__func__, 338);
 }
 
 STUB CUresult
-cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
+cuMemAllocHost(void **pp, unsigned int bytesize)
 {
 	return stub_unsupported(__func__, 339);
 }
 
 STUB CUresult
-cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemAllocHost_v2(void **pp, size_t bytesize)
 {
 	return stub_unsupported(__func__, 340);
 }
 
 STUB CUresult
-cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemAllocManaged(CUdeviceptr_v2 *dptr, size_t bytesize, unsigned int flags)
 {
 	return stub_unsupported(__func__, 341);
 }
 
 STUB CUresult
-cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
+cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height, unsigned int ElementSizeBytes)
 {
 	return stub_unsupported(__func__, 342);
 }
 
 STUB CUresult
-cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
+cuMemAllocPitch_v2(CUdeviceptr_v2 *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
 	return stub_unsupported(__func__, 343);
 }
 
 STUB CUresult
-cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemAlloc_v2(CUdeviceptr_v2 *dptr, size_t bytesize)
 {
 	return stub_unsupported(__func__, 344);
 }
 
 STUB CUresult
-cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+cuMemBatchDecompressAsync(CUmemDecompressParams *paramsArray, size_t count, unsigned int flags, size_t *errorIndex, CUstream stream)
 {
 	return stub_unsupported(__func__, 345);
 }
 
 STUB CUresult
-cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemBatchDecompressAsync_ptsz(CUmemDecompressParams *paramsArray, size_t count, unsigned int flags, size_t *errorIndex, CUstream stream)
 {
 	return stub_unsupported(__func__, 346);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemCreate(CUmemGenericAllocationHandle_v1 *handle, size_t size, const CUmemAllocationProp_v1 *prop, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 347);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 348);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemDiscardAndPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 349);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemDiscardBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 350);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemDiscardBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 351);
 }
 
 STUB CUresult
-cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
+cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle_v1 handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 352);
 }
 
 STUB CUresult
-cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
+cuMemFree(CUdeviceptr_v1 dptr)
 {
 	return stub_unsupported(__func__, 353);
 }
 
 STUB CUresult
-cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
+cuMemFreeAsync(CUdeviceptr_v2 dptr, CUstream hStream)
 {
 	return stub_unsupported(__func__, 354);
 }
 
 STUB CUresult
-cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream)
 {
 	return stub_unsupported(__func__, 355);
 }
 
 STUB CUresult
-cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemFreeHost(void *p)
 {
 	return stub_unsupported(__func__, 356);
 }
 
 STUB CUresult
-cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+cuMemFree_v2(CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 357);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemGetAccess(unsigned long long *flags, const CUmemLocation_v1 *location, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 358);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
 {
 	return stub_unsupported(__func__, 359);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dptr)
 {
 	return stub_unsupported(__func__, 360);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp_v1 *prop, CUmemAllocationGranularity_flags option)
 {
 	return stub_unsupported(__func__, 361);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp_v1 *prop, CUmemGenericAllocationHandle_v1 handle)
 {
 	return stub_unsupported(__func__, 362);
 }
 
 STUB CUresult
-cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemGetAttribute(void)
 {
 	return stub_unsupported(__func__, 363);
 }
 
 STUB CUresult
-cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemGetAttribute_v2(void)
 {
 	return stub_unsupported(__func__, 364);
 }
 
 STUB CUresult
-cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 365);
 }
 
 STUB CUresult
-cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 366);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
 	return stub_unsupported(__func__, 367);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	return stub_unsupported(__func__, 368);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 369);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 370);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 371);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 372);
 }
 
 STUB CUresult
-cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
 	return stub_unsupported(__func__, 373);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 374);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 375);
 }
 
 STUB CUresult
-cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemHostUnregister(void *p)
 {
 	return stub_unsupported(__func__, 376);
 }
 
 STUB CUresult
-cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemImportFromShareableHandle(CUmemGenericAllocationHandle_v1 *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
 {
 	return stub_unsupported(__func__, 377);
 }
 
 STUB CUresult
-cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemMap(CUdeviceptr_v2 ptr, size_t size, size_t offset, CUmemGenericAllocationHandle_v1 handle, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 378);
 }
 
 STUB CUresult
-cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemMapArrayAsync(CUarrayMapInfo_v1 *mapInfoList, unsigned int count, CUstream hStream)
 {
 	return stub_unsupported(__func__, 379);
 }
 
 STUB CUresult
-cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemMapArrayAsync_ptsz(CUarrayMapInfo_v1 *mapInfoList, unsigned int count, CUstream hStream)
 {
 	return stub_unsupported(__func__, 380);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
 {
 	return stub_unsupported(__func__, 381);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemPoolDestroy(CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 382);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 383);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 384);
 }
 
 STUB CUresult
-cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
 {
 	return stub_unsupported(__func__, 385);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 386);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 387);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
 {
 	return stub_unsupported(__func__, 388);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
 {
 	return stub_unsupported(__func__, 389);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 390);
 }
 
 STUB CUresult
-cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	return stub_unsupported(__func__, 391);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 392);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 393);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 394);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 395);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 396);
 }
 
 STUB CUresult
-cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
+cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 397);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
+cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 398);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 399);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemRelease(CUmemGenericAllocationHandle_v1 handle)
 {
 	return stub_unsupported(__func__, 400);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemRetainAllocationHandle(CUmemGenericAllocationHandle_v1 *handle, void *addr)
 {
 	return stub_unsupported(__func__, 401);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemSetAccess(CUdeviceptr_v2 ptr, size_t size, const CUmemAccessDesc_v1 *desc, size_t count)
 {
 	return stub_unsupported(__func__, 402);
 }
 
 STUB CUresult
-cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 403);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemUnmap(CUdeviceptr_v2 ptr, size_t size)
 {
 	return stub_unsupported(__func__, 404);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 405);
 }
 
 STUB CUresult
-cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 406);
 }
 
 STUB CUresult
-cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 407);
 }
 
 STUB CUresult
-cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
+cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 408);
 }
 
 STUB CUresult
-cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 409);
 }
 
 STUB CUresult
-cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 410);
 }
 
 STUB CUresult
-cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 411);
 }
 
 STUB CUresult
-cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 412);
 }
 
 STUB CUresult
-cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
+cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 413);
 }
 
 STUB CUresult
-cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 414);
 }
 
 STUB CUresult
-cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 415);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 416);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 417);
 }
 
 STUB CUresult
-cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
+cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 418);
 }
 
 STUB CUresult
-cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 419);
 }
 
 STUB CUresult
-cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 420);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 421);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 422);
 }
 
 STUB CUresult
-cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
+cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 423);
 }
 
 STUB CUresult
-cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 424);
 }
 
 STUB CUresult
-cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 425);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 426);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 427);
 }
 
 STUB CUresult
-cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
+cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 428);
 }
 
 STUB CUresult
-cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 429);
 }
 
 STUB CUresult
-cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 430);
 }
 
 STUB CUresult
-cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemcpyAtoA(CUarray dstArray, unsigned int dstOffset, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 431);
 }
 
 STUB CUresult
-cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemcpyAtoA_v2(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 432);
 }
 
 STUB CUresult
-cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
+cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 433);
 }
 
 STUB CUresult
-cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemcpyAtoD(CUdeviceptr_v1 dstDevice, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 434);
 }
 
 STUB CUresult
-cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemcpyAtoD_v2(CUdeviceptr_v2 dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 435);
 }
 
 STUB CUresult
-cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemcpyAtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 436);
 }
 
 STUB CUresult
-cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemcpyAtoH(void *dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 437);
 }
 
 STUB CUresult
-cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
+cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 438);
 }
 
 STUB CUresult
-cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 439);
 }
 
 STUB CUresult
-cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
+cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 440);
 }
 
 STUB CUresult
-cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
+cuMemcpyAtoH_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 441);
 }
 
 STUB CUresult
-cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
+cuMemcpyAtoH_v2_ptds(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 442);
 }
 
 STUB CUresult
-cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 443);
 }
 
 STUB CUresult
-cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
+cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 444);
 }
 
 STUB CUresult
-cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
+cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 445);
 }
 
 STUB CUresult
-cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
+cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 446);
 }
 
 STUB CUresult
-cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+cuMemcpyDtoA(CUarray dstArray, unsigned int dstOffset, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 447);
 }
 
 STUB CUresult
-cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
+cuMemcpyDtoA_v2(CUarray dstArray, size_t dstOffset, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 448);
 }
 
 STUB CUresult
-cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
+cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 449);
 }
 
 STUB CUresult
-cuModuleLoad(CUmodule *module, const char *fname)
+cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 450);
 }
 
 STUB CUresult
-cuModuleLoadData(CUmodule *module, const void *image)
+cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 451);
 }
 
 STUB CUresult
-cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 452);
 }
 
 STUB CUresult
-cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 453);
 }
 
 STUB CUresult
-cuModuleUnload(CUmodule hmod)
+cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 454);
 }
 
 STUB CUresult
-cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
+cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 455);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 456);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
+cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 457);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 458);
 }
 
 STUB CUresult
-cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 459);
 }
 
 STUB CUresult
-cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
+cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 460);
 }
 
 STUB CUresult
-cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
+cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 461);
 }
 
 STUB CUresult
-cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
+cuMemcpyHtoA(CUarray dstArray, unsigned int dstOffset, const void *srcHost, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 462);
 }
 
 STUB CUresult
-cuProfilerStart(void)
+cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffset, const void *srcHost, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 463);
 }
 
 STUB CUresult
-cuProfilerStop(void)
+cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 464);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 465);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuMemcpyHtoA_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 466);
 }
 
 STUB CUresult
-cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 467);
 }
 
 STUB CUresult
-cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 468);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 469);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 470);
 }
 
 STUB CUresult
-cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 471);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
+cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 472);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 473);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 474);
 }
 
 STUB CUresult
-cuStreamBeginCapture(CUstream hStream)
+cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 475);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 476);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 477);
 }
 
 STUB CUresult
-cuStreamBeginCapture_ptsz(CUstream hStream)
+cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 478);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
 	return stub_unsupported(__func__, 479);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 480);
 }
 
 STUB CUresult
-cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
+cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 481);
 }
 
 STUB CUresult
-cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 482);
 }
 
 STUB CUresult
-cuStreamCreate(CUstream *phStream, unsigned int Flags)
+cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 483);
 }
 
 STUB CUresult
-cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 484);
 }
 
 STUB CUresult
-cuStreamDestroy(CUstream hStream)
+cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 485);
 }
 
 STUB CUresult
-cuStreamDestroy_v2(CUstream hStream)
+cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 486);
 }
 
 STUB CUresult
-cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 487);
 }
 
 STUB CUresult
-cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 488);
 }
 
 STUB CUresult
-cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
+cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 489);
 }
 
 STUB CUresult
-cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
+cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 490);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 491);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 492);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 493);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 494);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 495);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 496);
 }
 
 STUB CUresult
-cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 497);
 }
 
 STUB CUresult
-cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 498);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
 	return stub_unsupported(__func__, 499);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 500);
 }
 
 STUB CUresult
-cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 501);
 }
 
 STUB CUresult
-cuStreamGetDevResource_ptsz(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 502);
 }
 
 STUB CUresult
-cuStreamGetDevice(CUstream hStream, CUdevice *device)
+cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 503);
 }
 
 STUB CUresult
-cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
 	return stub_unsupported(__func__, 504);
 }
 
 STUB CUresult
-cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 505);
 }
 
 STUB CUresult
-cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
+cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 506);
 }
 
 STUB CUresult
-cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 507);
 }
 
 STUB CUresult
-cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 508);
 }
 
 STUB CUresult
-cuStreamGetPriority(CUstream hStream, int *priority)
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
 {
 	return stub_unsupported(__func__, 509);
 }
 
 STUB CUresult
-cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 {
 	return stub_unsupported(__func__, 510);
 }
 
 STUB CUresult
-cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
 {
 	return stub_unsupported(__func__, 511);
 }
 
 STUB CUresult
-cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
 {
 	return stub_unsupported(__func__, 512);
 }
 
 STUB CUresult
-cuStreamQuery(CUstream hStream)
+cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
 {
 	return stub_unsupported(__func__, 513);
 }
 
 STUB CUresult
-cuStreamQuery_ptsz(CUstream hStream)
+cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod)
 {
 	return stub_unsupported(__func__, 514);
 }
 
 STUB CUresult
-cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
+cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 515);
 }
 
 STUB CUresult
-cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
+cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
 {
 	return stub_unsupported(__func__, 516);
 }
 
 STUB CUresult
-cuStreamSynchronize(CUstream hStream)
+cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 517);
 }
 
 STUB CUresult
-cuStreamSynchronize_ptsz(CUstream hStream)
+cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 518);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
 	return stub_unsupported(__func__, 519);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 520);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 521);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuModuleLoad(CUmodule *module, const char *fname)
 {
 	return stub_unsupported(__func__, 522);
 }
 
 STUB CUresult
-cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuModuleLoadData(CUmodule *module, const void *image)
 {
 	return stub_unsupported(__func__, 523);
 }
 
 STUB CUresult
-cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 524);
 }
 
 STUB CUresult
-cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	return stub_unsupported(__func__, 525);
 }
 
 STUB CUresult
-cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuModuleUnload(CUmodule hmod)
 {
 	return stub_unsupported(__func__, 526);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev)
 {
 	return stub_unsupported(__func__, 527);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUdeviceptr memptr, size_t size, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 528);
 }
 
 STUB CUresult
-cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset, CUmemGenericAllocationHandle memHandle, size_t memOffset, size_t size, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 529);
 }
 
 STUB CUresult
-cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuMulticastCreate(CUmemGenericAllocationHandle *mcHandle, const CUmulticastObjectProp *prop)
 {
 	return stub_unsupported(__func__, 530);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuMulticastGetGranularity(size_t *granularity, const CUmulticastObjectProp *prop, CUmulticastGranularity_flags option)
 {
 	return stub_unsupported(__func__, 531);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev, size_t mcOffset, size_t size)
 {
 	return stub_unsupported(__func__, 532);
 }
 
 STUB CUresult
-cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
 {
 	return stub_unsupported(__func__, 533);
 }
 
 STUB CUresult
-cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
 {
 	return stub_unsupported(__func__, 534);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
 {
 	return stub_unsupported(__func__, 535);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 536);
 }
 
 STUB CUresult
-cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit)
 {
 	return stub_unsupported(__func__, 537);
 }
 
 STUB CUresult
-cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags)
 {
 	return stub_unsupported(__func__, 538);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 539);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
 {
 	return stub_unsupported(__func__, 540);
 }
 
 STUB CUresult
-cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
+cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef)
 {
 	return stub_unsupported(__func__, 541);
 }
 
 STUB CUresult
-cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
+cuParamSetf(CUfunction hfunc, int offset, float value)
 {
 	return stub_unsupported(__func__, 542);
 }
 
 STUB CUresult
-cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
+cuParamSeti(CUfunction hfunc, int offset, unsigned int value)
 {
 	return stub_unsupported(__func__, 543);
 }
 
 STUB CUresult
-cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes)
 {
 	return stub_unsupported(__func__, 544);
 }
 
 STUB CUresult
-cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 545);
 }
 
 STUB CUresult
-cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 546);
 }
 
 STUB CUresult
-cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
+cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 547);
 }
 
 STUB CUresult
-cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
+cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
 {
 	return stub_unsupported(__func__, 548);
 }
 
 STUB CUresult
-cuTexObjectDestroy(CUtexObject_v1 texObject)
+cuProfilerStart(void)
 {
 	return stub_unsupported(__func__, 549);
 }
 
 STUB CUresult
-cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
+cuProfilerStop(void)
 {
 	return stub_unsupported(__func__, 550);
 }
 
 STUB CUresult
-cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
+cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 551);
 }
 
 STUB CUresult
-cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
+cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 552);
 }
 
 STUB CUresult
-cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 553);
 }
 
 STUB CUresult
-cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
+cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 554);
 }
 
 STUB CUresult
-cuUserObjectRelease(CUuserObject object, unsigned int count)
+cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 555);
 }
 
 STUB CUresult
-cuUserObjectRetain(CUuserObject object, unsigned int count)
+cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 556);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 557);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 558);
 }
 
 STUB CUresult
-cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 559);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 560);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuStreamBeginCapture(CUstream hStream)
 {
 	return stub_unsupported(__func__, 561);
 }
 
-const int stub_count = 562;
-int stub_said[562];
+STUB CUresult
+cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+{
+	return stub_unsupported(__func__, 562);
+}
+
+STUB CUresult
+cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+{
+	return stub_unsupported(__func__, 563);
+}
+
+STUB CUresult
+cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+	return stub_unsupported(__func__, 564);
+}
+
+STUB CUresult
+cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+	return stub_unsupported(__func__, 565);
+}
+
+STUB CUresult
+cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+	return stub_unsupported(__func__, 566);
+}
+
+STUB CUresult
+cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
+{
+	return stub_unsupported(__func__, 567);
+}
+
+STUB CUresult
+cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+{
+	return stub_unsupported(__func__, 568);
+}
+
+STUB CUresult
+cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 569);
+}
+
+STUB CUresult
+cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+	return stub_unsupported(__func__, 570);
+}
+
+STUB CUresult
+cuStreamDestroy(CUstream hStream)
+{
+	return stub_unsupported(__func__, 571);
+}
+
+STUB CUresult
+cuStreamDestroy_v2(CUstream hStream)
+{
+	return stub_unsupported(__func__, 572);
+}
+
+STUB CUresult
+cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+	return stub_unsupported(__func__, 573);
+}
+
+STUB CUresult
+cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+	return stub_unsupported(__func__, 574);
+}
+
+STUB CUresult
+cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
+{
+	return stub_unsupported(__func__, 575);
+}
+
+STUB CUresult
+cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
+{
+	return stub_unsupported(__func__, 576);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+{
+	return stub_unsupported(__func__, 577);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+{
+	return stub_unsupported(__func__, 578);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+	return stub_unsupported(__func__, 579);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+{
+	return stub_unsupported(__func__, 580);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+	return stub_unsupported(__func__, 581);
+}
+
+STUB CUresult
+cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+	return stub_unsupported(__func__, 582);
+}
+
+STUB CUresult
+cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
+	return stub_unsupported(__func__, 583);
+}
+
+STUB CUresult
+cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+{
+	return stub_unsupported(__func__, 584);
+}
+
+STUB CUresult
+cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+{
+	return stub_unsupported(__func__, 585);
+}
+
+STUB CUresult
+cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+{
+	return stub_unsupported(__func__, 586);
+}
+
+STUB CUresult
+cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+{
+	return stub_unsupported(__func__, 587);
+}
+
+STUB CUresult
+cuStreamGetDevResource_ptsz(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+{
+	return stub_unsupported(__func__, 588);
+}
+
+STUB CUresult
+cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
+	return stub_unsupported(__func__, 589);
+}
+
+STUB CUresult
+cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+{
+	return stub_unsupported(__func__, 590);
+}
+
+STUB CUresult
+cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
+	return stub_unsupported(__func__, 591);
+}
+
+STUB CUresult
+cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
+{
+	return stub_unsupported(__func__, 592);
+}
+
+STUB CUresult
+cuStreamGetGreenCtx(CUstream hStream, CUgreenCtx *phCtx)
+{
+	return stub_unsupported(__func__, 593);
+}
+
+STUB CUresult
+cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
+	return stub_unsupported(__func__, 594);
+}
+
+STUB CUresult
+cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+{
+	return stub_unsupported(__func__, 595);
+}
+
+STUB CUresult
+cuStreamGetPriority(CUstream hStream, int *priority)
+{
+	return stub_unsupported(__func__, 596);
+}
+
+STUB CUresult
+cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+{
+	return stub_unsupported(__func__, 597);
+}
+
+STUB CUresult
+cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+	return stub_unsupported(__func__, 598);
+}
+
+STUB CUresult
+cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+{
+	return stub_unsupported(__func__, 599);
+}
+
+STUB CUresult
+cuStreamQuery(CUstream hStream)
+{
+	return stub_unsupported(__func__, 600);
+}
+
+STUB CUresult
+cuStreamQuery_ptsz(CUstream hStream)
+{
+	return stub_unsupported(__func__, 601);
+}
+
+STUB CUresult
+cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
+{
+	return stub_unsupported(__func__, 602);
+}
+
+STUB CUresult
+cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
+{
+	return stub_unsupported(__func__, 603);
+}
+
+STUB CUresult
+cuStreamSynchronize(CUstream hStream)
+{
+	return stub_unsupported(__func__, 604);
+}
+
+STUB CUresult
+cuStreamSynchronize_ptsz(CUstream hStream)
+{
+	return stub_unsupported(__func__, 605);
+}
+
+STUB CUresult
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+{
+	return stub_unsupported(__func__, 606);
+}
+
+STUB CUresult
+cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+{
+	return stub_unsupported(__func__, 607);
+}
+
+STUB CUresult
+cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+{
+	return stub_unsupported(__func__, 608);
+}
+
+STUB CUresult
+cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+{
+	return stub_unsupported(__func__, 609);
+}
+
+STUB CUresult
+cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 610);
+}
+
+STUB CUresult
+cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 611);
+}
+
+STUB CUresult
+cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 612);
+}
+
+STUB CUresult
+cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 613);
+}
+
+STUB CUresult
+cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 614);
+}
+
+STUB CUresult
+cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 615);
+}
+
+STUB CUresult
+cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 616);
+}
+
+STUB CUresult
+cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 617);
+}
+
+STUB CUresult
+cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 618);
+}
+
+STUB CUresult
+cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 619);
+}
+
+STUB CUresult
+cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 620);
+}
+
+STUB CUresult
+cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 621);
+}
+
+STUB CUresult
+cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 622);
+}
+
+STUB CUresult
+cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 623);
+}
+
+STUB CUresult
+cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 624);
+}
+
+STUB CUresult
+cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 625);
+}
+
+STUB CUresult
+cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 626);
+}
+
+STUB CUresult
+cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+{
+	return stub_unsupported(__func__, 627);
+}
+
+STUB CUresult
+cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
+{
+	return stub_unsupported(__func__, 628);
+}
+
+STUB CUresult
+cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
+{
+	return stub_unsupported(__func__, 629);
+}
+
+STUB CUresult
+cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
+{
+	return stub_unsupported(__func__, 630);
+}
+
+STUB CUresult
+cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef)
+{
+	return stub_unsupported(__func__, 631);
+}
+
+STUB CUresult
+cuSurfRefSetArray(CUsurfref hSurfRef, CUarray hArray, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 632);
+}
+
+STUB CUresult
+cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+	return stub_unsupported(__func__, 633);
+}
+
+STUB CUresult
+cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+	return stub_unsupported(__func__, 634);
+}
+
+STUB CUresult
+cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+	return stub_unsupported(__func__, 635);
+}
+
+STUB CUresult
+cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
+{
+	return stub_unsupported(__func__, 636);
+}
+
+STUB CUresult
+cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
+{
+	return stub_unsupported(__func__, 637);
+}
+
+STUB CUresult
+cuTexObjectDestroy(CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 638);
+}
+
+STUB CUresult
+cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 639);
+}
+
+STUB CUresult
+cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 640);
+}
+
+STUB CUresult
+cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
+{
+	return stub_unsupported(__func__, 641);
+}
+
+STUB CUresult
+cuTexRefCreate(CUtexref *pTexRef)
+{
+	return stub_unsupported(__func__, 642);
+}
+
+STUB CUresult
+cuTexRefDestroy(CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 643);
+}
+
+STUB CUresult
+cuTexRefGetAddress(CUdeviceptr_v1 *pdptr, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 644);
+}
+
+STUB CUresult
+cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref hTexRef, int dim)
+{
+	return stub_unsupported(__func__, 645);
+}
+
+STUB CUresult
+cuTexRefGetAddress_v2(CUdeviceptr_v2 *pdptr, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 646);
+}
+
+STUB CUresult
+cuTexRefGetArray(CUarray *phArray, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 647);
+}
+
+STUB CUresult
+cuTexRefGetBorderColor(float *pBorderColor, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 648);
+}
+
+STUB CUresult
+cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 649);
+}
+
+STUB CUresult
+cuTexRefGetFlags(unsigned int *pFlags, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 650);
+}
+
+STUB CUresult
+cuTexRefGetFormat(CUarray_format *pFormat, int *pNumChannels, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 651);
+}
+
+STUB CUresult
+cuTexRefGetMaxAnisotropy(int *pmaxAniso, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 652);
+}
+
+STUB CUresult
+cuTexRefGetMipmapFilterMode(CUfilter_mode *pfm, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 653);
+}
+
+STUB CUresult
+cuTexRefGetMipmapLevelBias(float *pbias, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 654);
+}
+
+STUB CUresult
+cuTexRefGetMipmapLevelClamp(float *pminMipmapLevelClamp, float *pmaxMipmapLevelClamp, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 655);
+}
+
+STUB CUresult
+cuTexRefGetMipmappedArray(CUmipmappedArray *phMipmappedArray, CUtexref hTexRef)
+{
+	return stub_unsupported(__func__, 656);
+}
+
+STUB CUresult
+cuTexRefSetAddress(unsigned int *ByteOffset, CUtexref hTexRef, CUdeviceptr_v1 dptr, unsigned int bytes)
+{
+	return stub_unsupported(__func__, 657);
+}
+
+STUB CUresult
+cuTexRefSetAddress2D(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR_v1 *desc, CUdeviceptr_v1 dptr, unsigned int Pitch)
+{
+	return stub_unsupported(__func__, 658);
+}
+
+STUB CUresult
+cuTexRefSetAddress2D_v2(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR_v2 *desc, CUdeviceptr_v2 dptr, size_t Pitch)
+{
+	return stub_unsupported(__func__, 659);
+}
+
+STUB CUresult
+cuTexRefSetAddress2D_v3(CUtexref hTexRef, const CUDA_ARRAY_DESCRIPTOR_v2 *desc, CUdeviceptr_v2 dptr, size_t Pitch)
+{
+	return stub_unsupported(__func__, 660);
+}
+
+STUB CUresult
+cuTexRefSetAddressMode(CUtexref hTexRef, int dim, CUaddress_mode am)
+{
+	return stub_unsupported(__func__, 661);
+}
+
+STUB CUresult
+cuTexRefSetAddress_v2(size_t *ByteOffset, CUtexref hTexRef, CUdeviceptr_v2 dptr, size_t bytes)
+{
+	return stub_unsupported(__func__, 662);
+}
+
+STUB CUresult
+cuTexRefSetArray(CUtexref hTexRef, CUarray hArray, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 663);
+}
+
+STUB CUresult
+cuTexRefSetBorderColor(CUtexref hTexRef, float *pBorderColor)
+{
+	return stub_unsupported(__func__, 664);
+}
+
+STUB CUresult
+cuTexRefSetFilterMode(CUtexref hTexRef, CUfilter_mode fm)
+{
+	return stub_unsupported(__func__, 665);
+}
+
+STUB CUresult
+cuTexRefSetFlags(CUtexref hTexRef, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 666);
+}
+
+STUB CUresult
+cuTexRefSetFormat(CUtexref hTexRef, CUarray_format fmt, int NumPackedComponents)
+{
+	return stub_unsupported(__func__, 667);
+}
+
+STUB CUresult
+cuTexRefSetMaxAnisotropy(CUtexref hTexRef, unsigned int maxAniso)
+{
+	return stub_unsupported(__func__, 668);
+}
+
+STUB CUresult
+cuTexRefSetMipmapFilterMode(CUtexref hTexRef, CUfilter_mode fm)
+{
+	return stub_unsupported(__func__, 669);
+}
+
+STUB CUresult
+cuTexRefSetMipmapLevelBias(CUtexref hTexRef, float bias)
+{
+	return stub_unsupported(__func__, 670);
+}
+
+STUB CUresult
+cuTexRefSetMipmapLevelClamp(CUtexref hTexRef, float minMipmapLevelClamp, float maxMipmapLevelClamp)
+{
+	return stub_unsupported(__func__, 671);
+}
+
+STUB CUresult
+cuTexRefSetMipmappedArray(CUtexref hTexRef, CUmipmappedArray hMipmappedArray, unsigned int Flags)
+{
+	return stub_unsupported(__func__, 672);
+}
+
+STUB CUresult
+cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	return stub_unsupported(__func__, 673);
+}
+
+STUB CUresult
+cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
+{
+	return stub_unsupported(__func__, 674);
+}
+
+STUB CUresult
+cuUserObjectRelease(CUuserObject object, unsigned int count)
+{
+	return stub_unsupported(__func__, 675);
+}
+
+STUB CUresult
+cuUserObjectRetain(CUuserObject object, unsigned int count)
+{
+	return stub_unsupported(__func__, 676);
+}
+
+STUB CUresult
+cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 677);
+}
+
+STUB CUresult
+cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 678);
+}
+
+STUB CUresult
+cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+{
+	return stub_unsupported(__func__, 679);
+}
+
+STUB CUresult
+cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+{
+	return stub_unsupported(__func__, 680);
+}
+
+STUB CUresult
+cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+{
+	return stub_unsupported(__func__, 681);
+}
+
+STUB CUresult
+cudbgApiAttach(void)
+{
+	return stub_unsupported(__func__, 682);
+}
+
+STUB CUresult
+cudbgApiClientPid(void)
+{
+	return stub_unsupported(__func__, 683);
+}
+
+STUB CUresult
+cudbgApiClientRevision(void)
+{
+	return stub_unsupported(__func__, 684);
+}
+
+STUB CUresult
+cudbgApiDetach(void)
+{
+	return stub_unsupported(__func__, 685);
+}
+
+STUB CUresult
+cudbgApiInit(void)
+{
+	return stub_unsupported(__func__, 686);
+}
+
+STUB CUresult
+cudbgAttachHandlerAvailable(void)
+{
+	return stub_unsupported(__func__, 687);
+}
+
+STUB CUresult
+cudbgDebuggerCapabilities(void)
+{
+	return stub_unsupported(__func__, 688);
+}
+
+STUB CUresult
+cudbgDebuggerInitialized(void)
+{
+	return stub_unsupported(__func__, 689);
+}
+
+STUB CUresult
+cudbgDetachSuspendedDevicesMask(void)
+{
+	return stub_unsupported(__func__, 690);
+}
+
+STUB CUresult
+cudbgEnableIntegratedMemcheck(void)
+{
+	return stub_unsupported(__func__, 691);
+}
+
+STUB CUresult
+cudbgEnableLaunchBlocking(void)
+{
+	return stub_unsupported(__func__, 692);
+}
+
+STUB CUresult
+cudbgEnablePreemptionDebugging(void)
+{
+	return stub_unsupported(__func__, 693);
+}
+
+STUB CUresult
+cudbgGetAPI(void)
+{
+	return stub_unsupported(__func__, 694);
+}
+
+STUB CUresult
+cudbgGetAPIVersion(void)
+{
+	return stub_unsupported(__func__, 695);
+}
+
+STUB CUresult
+cudbgInjectionPath(void)
+{
+	return stub_unsupported(__func__, 696);
+}
+
+STUB CUresult
+cudbgIpcFlag(void)
+{
+	return stub_unsupported(__func__, 697);
+}
+
+STUB CUresult
+cudbgMain(void)
+{
+	return stub_unsupported(__func__, 698);
+}
+
+STUB CUresult
+cudbgReportDriverApiError(void)
+{
+	return stub_unsupported(__func__, 699);
+}
+
+STUB CUresult
+cudbgReportDriverApiErrorFlags(void)
+{
+	return stub_unsupported(__func__, 700);
+}
+
+STUB CUresult
+cudbgReportDriverInternalError(void)
+{
+	return stub_unsupported(__func__, 701);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorCode(void)
+{
+	return stub_unsupported(__func__, 702);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorFuncNameAddr(void)
+{
+	return stub_unsupported(__func__, 703);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorFuncNameSize(void)
+{
+	return stub_unsupported(__func__, 704);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorNameAddr(void)
+{
+	return stub_unsupported(__func__, 705);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorNameSize(void)
+{
+	return stub_unsupported(__func__, 706);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorSource(void)
+{
+	return stub_unsupported(__func__, 707);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorStringAddr(void)
+{
+	return stub_unsupported(__func__, 708);
+}
+
+STUB CUresult
+cudbgReportedDriverApiErrorStringSize(void)
+{
+	return stub_unsupported(__func__, 709);
+}
+
+STUB CUresult
+cudbgReportedDriverInternalErrorCode(void)
+{
+	return stub_unsupported(__func__, 710);
+}
+
+STUB CUresult
+cudbgResumeForAttachDetach(void)
+{
+	return stub_unsupported(__func__, 711);
+}
+
+STUB CUresult
+cudbgRpcEnabled(void)
+{
+	return stub_unsupported(__func__, 712);
+}
+
+STUB CUresult
+cudbgSessionId(void)
+{
+	return stub_unsupported(__func__, 713);
+}
+
+STUB CUresult
+cudbgUseExternalDebugger(void)
+{
+	return stub_unsupported(__func__, 714);
+}
+
+const int stub_count = 715;
+int stub_said[715];

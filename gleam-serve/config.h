@@ -2,6 +2,7 @@
 #ifndef SERVE_CONFIG_H
 #define SERVE_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "auth.h"
@@ -49,6 +50,9 @@ void	config_defaults(struct config *);
  */
 int	config_load(struct config *, const char *path, int missing_ok,
 	    char *err, size_t errlen);
+/* As config_load, from a buffer; name stands for the file in messages. */
+int	config_parse(struct config *, const char *name, const void *,
+	    size_t, char *err, size_t errlen);
 /* Loads the key named by key_file, if any. */
 int	config_load_key(struct config *, char *err, size_t errlen);
 

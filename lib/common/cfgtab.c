@@ -246,6 +246,8 @@ cfg_get(struct ydoc *d, yaml_node_t *map, const struct cfg_key *k,
 	case CFG_STR:
 		if (yget_str(d, n, k->name, p, k->len, err) == -1)
 			return -1;
+		if ((k->flags & CFG_NONEMPTY) && *p == '\0')
+			return yerr_at(d, n, k->name, err, "empty");
 		if (k->choices != NULL && cfg_choice(d, n, k, p, err) == -1)
 			return -1;
 		break;

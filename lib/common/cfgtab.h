@@ -42,6 +42,7 @@ enum cfg_type {
 #define CFG_ASDBL	0x04	/* CFG_INT, CFG_SIZE: the field is a double */
 #define CFG_GTMIN	0x08	/* the value must be more than lo (or min) */
 #define CFG_SAYVAL	0x10	/* why follows the value: "'0': must be ..." */
+#define CFG_NONEMPTY	0x20	/* CFG_STR: "" is an error ("key: empty") */
 
 struct cfg_key;
 /* A CFG_FUNC row's parser: base is the struct being filled. */

@@ -42,6 +42,10 @@ struct config {
 	double		 port_rate;	/* its link's bit/s for the status; 0 */
 };
 
+/*
+ * A new key is a field here, its default in config_defaults, a row of
+ * config_keys (config.c) and an entry in gleam-serve.yaml(5).
+ */
 void	config_defaults(struct config *);
 /*
  * Reads path into c (which holds defaults).  Errors name file, line and

@@ -71,6 +71,8 @@ static const struct cfg_key rows[] = {
 static const struct cfg_key need[] = {
 	{ "must", CFG_INT, CFG_FIELD(struct conf, count),
 	    .flags = CFG_REQUIRED },
+	{ "label", CFG_STR, CFG_FIELD(struct conf, name),
+	    .flags = CFG_NONEMPTY },
 	{ NULL }
 };
 
@@ -241,6 +243,12 @@ test_kinds(void)
 	CHECK_STR(err.msg, "t.yaml:1: must: missing");
 	CHECK(read_text("t.yaml", "must: 3\n", need, &c, &err) == 0);
 	CHECK(c.count == 3);
+	CHECK(read_text("t.yaml", "must: 3\nlabel: ''\n", need, &c,
+	    &err) == -1);
+	CHECK_STR(err.msg, "t.yaml:2: label: empty");
+	CHECK(read_text("t.yaml", "must: 3\nlabel: x\n", need, &c,
+	    &err) == 0);
+	CHECK_STR(c.name, "x");
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cfgtab.h"
 #include "exitcode.h"
 #include "log.h"
 #include "run.h"
@@ -74,17 +75,32 @@ run_prepend(const char *name, const char *value)
 	return rc;
 }
 
-/* The server and key from the configuration file, if the flags gave none. */
+/* gleam-run's configuration file: where the values go while it is read. */
+struct run_conf {
+	char	server[300];
+	char	key_file[PATH_MAX];
+};
+
+#define F(f)	CFG_FIELD(struct run_conf, f)
+static const struct cfg_key run_keys[] = {
+	{ "server",	CFG_STR,	F(server) },
+	{ "key_file",	CFG_STR,	F(key_file) },
+	{ NULL }
+};
+#undef F
+
+/*
+ * The server and key from the configuration file, if the flags gave none;
+ * a key the flags gave is not read, so a flag also overrides a bad value.
+ */
 static int
-run_config(const char **server, const char **key, char *sbuf, size_t slen,
-    char *kbuf, size_t klen)
+run_config(const char **server, const char **key, struct run_conf *rc)
 {
 	const char *path = getenv("GLEAM_RUN_CONFIG");
-	static const char *const keys[] = { "server", "key_file", NULL };
 	struct ydoc d;
 	struct yerr err;
-	yaml_node_t *root, *n;
-	int rc = 0;
+	yaml_node_t *root;
+	int r = -1;
 
 	if (path == NULL)
 		path = RUN_CONFIG;
@@ -94,40 +110,42 @@ run_config(const char **server, const char **key, char *sbuf, size_t slen,
 		log_error("%s", err.msg);
 		return -1;
 	}
-	if ((root = ydoc_root(&d)) == NULL)
-		goto out;
-	if (ymap_check_keys(&d, root, "configuration", keys, &err) == -1) {
-		log_error("%s", err.msg);
-		rc = -1;
+	memset(rc, 0, sizeof *rc);
+	if ((root = ydoc_root(&d)) == NULL) {
+		r = 0;
 		goto out;
 	}
-	if (*server == NULL && (n = ymap_get(&d, root, "server")) != NULL) {
-		if (yget_str(&d, n, "server", sbuf, slen, &err) == -1) {
-			log_error("%s", err.msg);
-			rc = -1;
+	if (cfg_check(&d, root, "configuration", run_keys, NULL, &err) == -1)
+		goto out;
+	if (*server == NULL) {
+		if (cfg_get(&d, root, cfg_find(run_keys, "server"), rc,
+		    &err) == -1)
 			goto out;
-		}
-		*server = sbuf;
+		if (ymap_get(&d, root, "server") != NULL)
+			*server = rc->server;
 	}
-	if (*key == NULL && (n = ymap_get(&d, root, "key_file")) != NULL) {
-		if (yget_str(&d, n, "key_file", kbuf, klen, &err) == -1) {
-			log_error("%s", err.msg);
-			rc = -1;
+	if (*key == NULL) {
+		if (cfg_get(&d, root, cfg_find(run_keys, "key_file"), rc,
+		    &err) == -1)
 			goto out;
-		}
-		*key = kbuf;
+		if (ymap_get(&d, root, "key_file") != NULL)
+			*key = rc->key_file;
 	}
+	r = 0;
 out:
+	if (r == -1)
+		log_error("%s", err.msg);
 	ydoc_free(&d);
-	return rc;
+	return r;
 }
 
 int
 run_exec(const struct run_opts *o, char **argv)
 {
-	char dir[PATH_MAX], lib[PATH_MAX + 32], sbuf[300], kbuf[PATH_MAX];
+	char dir[PATH_MAX], lib[PATH_MAX + 32];
 	char cwd[PATH_MAX], abs[PATH_MAX * 2], placed[300];
 	const char *server = o->server, *key = o->key_file, *e, *task;
+	struct run_conf conf;
 	struct stat st;
 	int rc;
 
@@ -135,8 +153,7 @@ run_exec(const struct run_opts *o, char **argv)
 		server = e;
 	if (key == NULL && (e = getenv("GLEAM_KEY_FILE")) != NULL && *e)
 		key = e;
-	if (run_config(&server, &key, sbuf, sizeof sbuf, kbuf,
-	    sizeof kbuf) == -1)
+	if (run_config(&server, &key, &conf) == -1)
 		return EXIT_CONFIG;
 	if (o->sched != NULL) {
 		/* The daemon picks: its answer wins over the rest. */

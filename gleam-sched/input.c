@@ -8,21 +8,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgtab.h"
 #include "input.h"
 #include "parse.h"
 #include "proto.h"
 #include "status.h"
 
-/* The keys status_write (lib/common/status.c) writes, and what we add. */
-static const char *const server_keys[] = { "host", "version", "protocol",
-    "backend", "gpu_source", "uptime_s", "auth", "max_clients", "gpus",
-    "nclients", "clients", "cache", "speed", "models", "medium", "queued",
-    "address", "port",
-    NULL };
+static cfg_fn	server_models, server_address;
 
-static const char *const task_keys[] = { "name", "client", "model",
-    "model_size", "memory", "requests", "rate", "burstiness", "gpu_time",
-    "input", "output", "round_trips", "window", "server", "movable", NULL };
+/*
+ * What a server's entry adds to the keys of a status (status_keys in
+ * lib/common/status.c), read in this order after the status.
+ */
+#define F(f)	CFG_FIELD(struct sched_server, f)
+static const struct cfg_key server_rows[] = {
+	{ "speed",	CFG_DBL,	F(speed), .lo = 0.001, .hi = 1000 },
+	{ "models",	CFG_FUNC,	F(models), .fn = server_models },
+	{ "queued",	CFG_DURATION,	F(queued) },
+	{ "address",	CFG_FUNC,	F(address), .fn = server_address },
+	{ "medium",	CFG_NONE },	/* get_medium */
+	{ NULL }
+};
+#undef F
+
+/*
+ * A task's keys, read in this order; name, client, model and model_size
+ * come first (task_read), server and movable last (task_running).
+ */
+#define F(f)	CFG_FIELD(struct sched_task, f)
+static const struct cfg_key task_rows[] = {
+	{ "name",	CFG_NONE },
+	{ "client",	CFG_NONE },
+	{ "model",	CFG_NONE },
+	{ "model_size",	CFG_NONE },
+	{ "memory",	CFG_SIZE,	F(memory) },
+	{ "requests",	CFG_INT,	F(requests),
+	    .flags = CFG_REQUIRED | CFG_ASDBL, .min = 1, .max = 1000000000 },
+	{ "rate",	CFG_DBL,	F(rate), .flags = CFG_REQUIRED,
+	    .lo = 1e-6, .hi = 1e6 },
+	{ "burstiness",	CFG_DBL,	F(burst), .lo = 0, .hi = 1000 },
+	{ "round_trips", CFG_DBL,	F(round_trips), .lo = 0, .hi = 1e6 },
+	{ "gpu_time",	CFG_DURATION,	F(gpu_time),
+	    .flags = CFG_REQUIRED | CFG_GTMIN | CFG_SAYVAL,
+	    .why = "must be more than 0" },
+	{ "input",	CFG_SIZE,	F(in), .flags = CFG_REQUIRED | CFG_ASDBL },
+	{ "output",	CFG_SIZE,	F(out), .flags = CFG_REQUIRED | CFG_ASDBL },
+	{ "window",	CFG_INT,	F(window), .min = 1, .max = 1000000 },
+	{ "server",	CFG_NONE },
+	{ "movable",	CFG_NONE },
+	{ NULL }
+};
+#undef F
 
 /* The document's root, which must be a mapping with only these keys. */
 static yaml_node_t *
@@ -67,10 +103,12 @@ get_name(struct ydoc *d, yaml_node_t *n, const char *key, char *out,
 	return 0;
 }
 
+/* The models a server holds besides those its cache reports. */
 static int
-server_models(struct ydoc *d, yaml_node_t *n, struct sched_server *sv,
-    struct yerr *err)
+server_models(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
 {
+	struct sched_server *sv = base;
 	char name[SCHED_NAME_MAX];
 	size_t i;
 
@@ -86,6 +124,26 @@ server_models(struct ydoc *d, yaml_node_t *n, struct sched_server *sv,
 			return yerr_at(d, n, "models", err, "more than %d "
 			    "models", SCHED_MAX_MODELS);
 	}
+	return 0;
+}
+
+/* host:port, the host required. */
+static int
+server_address(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
+{
+	struct sched_server *sv = base;
+	char host[SCHED_ADDR_MAX];
+	const char *why;
+	int port = PROTO_DEFAULT_PORT;
+
+	if (yget_str(d, n, "address", sv->address, sizeof sv->address,
+	    err) == -1)
+		return -1;
+	if (parse_hostport(sv->address, host, sizeof host, &port,
+	    &why) == -1 || (host[0] == '\0' && (why = "no host")))
+		return yerr_at(d, n, "address", err, "%s: %s", sv->address,
+		    why);
 	return 0;
 }
 
@@ -114,13 +172,10 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 {
 	struct sched_server *sv = &s->servers[s->nservers];
 	struct server_status st;
-	yaml_node_t *v;
-	char host[SCHED_ADDR_MAX];
-	const char *why;
 	double util = 0;
-	int i, nutil = 0, other, port = PROTO_DEFAULT_PORT;
+	int i, nutil = 0, other;
 
-	if (ymap_check_keys(d, n, "servers", server_keys, err) == -1 ||
+	if (cfg_check(d, n, "servers", server_rows, status_keys, err) == -1 ||
 	    status_read(d, n, &st, err) == -1)
 		return -1;
 	memset(sv, 0, sizeof *sv);
@@ -163,27 +218,11 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		}
 	status_free(&st);
 	sv->speed = 1;
+	snprintf(sv->address, sizeof sv->address, "%s:%d", sv->name,
+	    PROTO_DEFAULT_PORT);
 	s->nservers++;
-	if ((v = ymap_get(d, n, "speed")) != NULL &&
-	    yget_dbl(d, v, "speed", 0.001, 1000, &sv->speed, err) == -1)
+	if (cfg_fill(d, n, server_rows, sv, err) == -1)
 		return -1;
-	if ((v = ymap_get(d, n, "models")) != NULL &&
-	    server_models(d, v, sv, err) == -1)
-		return -1;
-	if ((v = ymap_get(d, n, "queued")) != NULL &&
-	    yget_duration(d, v, "queued", &sv->queued, err) == -1)
-		return -1;
-	if ((v = ymap_get(d, n, "address")) != NULL) {
-		if (yget_str(d, v, "address", sv->address, sizeof sv->address,
-		    err) == -1)
-			return -1;
-		if (parse_hostport(sv->address, host, sizeof host, &port,
-		    &why) == -1 || (host[0] == '\0' && (why = "no host")))
-			return yerr_at(d, v, "address", err, "%s: %s",
-			    sv->address, why);
-	} else
-		snprintf(sv->address, sizeof sv->address, "%s:%d", sv->name,
-		    PROTO_DEFAULT_PORT);
 	return get_medium(s, d, n, &sv->medium, err);
 }
 
@@ -419,32 +458,6 @@ task_model(struct ydoc *d, yaml_node_t *n, struct sched_task *t,
 	return 0;
 }
 
-/* An optional number; the default stays if the key is absent. */
-static int
-opt_dbl(struct ydoc *d, yaml_node_t *map, const char *key, double min,
-    double max, double *out, struct yerr *err)
-{
-	yaml_node_t *n = ymap_get(d, map, key);
-
-	if (n == NULL)
-		return 0;
-	return yget_dbl(d, n, key, min, max, out, err);
-}
-
-static int
-req_size(struct ydoc *d, yaml_node_t *map, const char *key, double *out,
-    struct yerr *err)
-{
-	yaml_node_t *n;
-	uint64_t v;
-
-	if ((n = need(d, map, key, err)) == NULL ||
-	    yget_size(d, n, key, &v, err) == -1)
-		return -1;
-	*out = (double)v;
-	return 0;
-}
-
 /*
  * A task that runs already: its server, whether the plan may move it.
  * Its server's status counted its memory as used, and its weights are
@@ -493,7 +506,6 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	struct sched_task *t = &s->tasks[s->ntasks];
 	char client[SCHED_NAME_MAX];
 	yaml_node_t *v;
-	long long ll;
 	int other;
 
 	memset(t, 0, sizeof *t);
@@ -501,7 +513,7 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	t->burst = 1;
 	t->round_trips = 1;
 	t->line = ynode_line(n);
-	if (ymap_check_keys(d, n, "tasks", task_keys, err) == -1 ||
+	if (cfg_check(d, n, "tasks", task_rows, NULL, err) == -1 ||
 	    (v = need(d, n, "name", err)) == NULL ||
 	    get_name(d, v, "name", t->name, err) == -1)
 		return -1;
@@ -516,32 +528,8 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		    "in %s)", client, links_path);
 	if (task_model(d, n, t, err) == -1)
 		return -1;
-	if ((v = ymap_get(d, n, "memory")) != NULL &&
-	    yget_size(d, v, "memory", &t->memory, err) == -1)
+	if (cfg_fill(d, n, task_rows, t, err) == -1)
 		return -1;
-	if ((v = need(d, n, "requests", err)) == NULL ||
-	    yget_int(d, v, "requests", 1, 1000000000, &ll, err) == -1)
-		return -1;
-	t->requests = (double)ll;
-	if ((v = need(d, n, "rate", err)) == NULL ||
-	    yget_dbl(d, v, "rate", 1e-6, 1e6, &t->rate, err) == -1 ||
-	    opt_dbl(d, n, "burstiness", 0, 1000, &t->burst, err) == -1 ||
-	    opt_dbl(d, n, "round_trips", 0, 1e6, &t->round_trips, err) == -1)
-		return -1;
-	if ((v = need(d, n, "gpu_time", err)) == NULL ||
-	    yget_duration(d, v, "gpu_time", &t->gpu_time, err) == -1)
-		return -1;
-	if (t->gpu_time <= 0)
-		return yerr_at(d, v, "gpu_time", err, "'%s': must be more "
-		    "than 0", yscalar(v));
-	if (req_size(d, n, "input", &t->in, err) == -1 ||
-	    req_size(d, n, "output", &t->out, err) == -1)
-		return -1;
-	if ((v = ymap_get(d, n, "window")) != NULL) {
-		if (yget_int(d, v, "window", 1, 1000000, &ll, err) == -1)
-			return -1;
-		t->window = (int)ll;
-	}
 	if (task_running(s, d, n, t, err) == -1)
 		return -1;
 	s->ntasks++;

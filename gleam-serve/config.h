@@ -2,6 +2,7 @@
 #ifndef SERVE_CONFIG_H
 #define SERVE_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "auth.h"
@@ -41,6 +42,10 @@ struct config {
 	double		 port_rate;	/* its link's bit/s for the status; 0 */
 };
 
+/*
+ * A new key is a field here, its default in config_defaults, a row of
+ * config_keys (config.c) and an entry in gleam-serve.yaml(5).
+ */
 void	config_defaults(struct config *);
 /*
  * Reads path into c (which holds defaults).  Errors name file, line and
@@ -49,6 +54,9 @@ void	config_defaults(struct config *);
  */
 int	config_load(struct config *, const char *path, int missing_ok,
 	    char *err, size_t errlen);
+/* As config_load, from a buffer; name stands for the file in messages. */
+int	config_parse(struct config *, const char *name, const void *,
+	    size_t, char *err, size_t errlen);
 /* Loads the key named by key_file, if any. */
 int	config_load_key(struct config *, char *err, size_t errlen);
 

@@ -30,6 +30,7 @@
 #include <xxhash.h>
 
 #include "cbuf.h"
+#include "cfgtab.h"
 #include "cname.h"
 #include "cstore.h"
 #include "log.h"
@@ -663,14 +664,26 @@ cstore_scan(const char *dir, const char *tenant, struct cstore_file **out,
 	X(write_errors) X(ram_bytes) X(ram_entries) X(gpu_bytes)	\
 	X(gpu_entries) X(disk_bytes) X(disk_entries)
 
+#define X(k)	{ #k, CFG_SIZE, CFG_FIELD(struct cstore_counters, k) },
+static const struct cfg_key cstore_counter_keys[] = {
+	COUNTER_KEYS(X)
+	{ "updated", CFG_DBL, CFG_FIELD(struct cstore_counters, updated),
+	    .lo = 0, .hi = 1e12 },
+	{ NULL }
+};
+#undef X
+
+/*
+ * Leniently: another writer's counters are advice, so a key that does not
+ * read (a newer or broken writer) is skipped rather than failing the rest.
+ */
 int
 cstore_parse_counters(const void *p, size_t len, struct cstore_counters *c)
 {
+	const struct cfg_key *k;
 	struct ydoc d;
 	struct yerr err;
-	yaml_node_t *root, *n;
-	uint64_t v;
-	const char *why;
+	yaml_node_t *root;
 
 	memset(c, 0, sizeof *c);
 	if (ydoc_load_mem(&d, "counters", p, len, &err) == -1)
@@ -680,14 +693,8 @@ cstore_parse_counters(const void *p, size_t len, struct cstore_counters *c)
 		ydoc_free(&d);
 		return -1;
 	}
-#define X(k)								\
-	if ((n = ymap_get(&d, root, #k)) != NULL && yscalar(n) != NULL &&	\
-	    parse_size(yscalar(n), &v, &why) == 0)			\
-		c->k = v;
-	COUNTER_KEYS(X)
-#undef X
-	if ((n = ymap_get(&d, root, "updated")) != NULL && yscalar(n) != NULL)
-		parse_double(yscalar(n), 0, 1e12, &c->updated, &why);
+	for (k = cstore_counter_keys; k->name != NULL; k++)
+		(void)cfg_get(&d, root, k, c, &err);
 	ydoc_free(&d);
 	return 0;
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgtab.h"
 #include "schedwire.h"
 #include "yamlio.h"
 
@@ -59,26 +60,41 @@ place_rep_enc(const struct place_rep *r, size_t *len)
 	return finish(w, len);
 }
 
-/* A name: present, not empty, no longer than the buffer. */
-static int
-get_name(struct ydoc *d, yaml_node_t *m, const char *key, char *out,
-    size_t len, struct yerr *err)
-{
-	yaml_node_t *n;
+/* Names are present, not empty and no longer than their buffers. */
+#define NAME(k, f)	{ k, CFG_STR, f, .flags = CFG_REQUIRED | CFG_NONEMPTY }
 
-	if ((n = ymap_get(d, m, key)) == NULL)
-		return yerr_at(d, m, key, err, "missing");
-	if (yget_str(d, n, key, out, len, err) == -1)
-		return -1;
-	if (out[0] == '\0')
-		return yerr_at(d, n, key, err, "empty");
-	return 0;
-}
+static const struct cfg_key place_req_keys[] = {
+	NAME("client", CFG_FIELD(struct place_req, client)),
+	NAME("task", CFG_FIELD(struct place_req, task)),
+	{ NULL }
+};
+
+/* A placement; then the keys of the one kind or the other. */
+#define F(f)	CFG_FIELD(struct place_rep, f)
+static const struct cfg_key place_rep_keys[] = {
+	NAME("task", F(task)),
+	NAME("client", F(client)),
+	NAME("server", F(server)),
+	NAME("address", F(address)),
+	{ "latency_ms",	CFG_DBL, F(latency_ms), .flags = CFG_REQUIRED,
+	    .lo = 0, .hi = 1e15 },
+	{ "reason",	CFG_STR, F(reason) },
+	{ NULL }
+};
+
+static const struct cfg_key place_err_keys[] = {
+	NAME("task", F(task)),
+	NAME("client", F(client)),
+	NAME("error", F(error)),
+	{ NULL }
+};
+#undef F
+#undef NAME
 
 /* The document's root mapping with only the known keys. */
 static yaml_node_t *
 load(struct ydoc *d, const char *what, const void *buf, size_t len,
-    const char *const *keys, struct yerr *err)
+    const struct cfg_key *tab, struct yerr *err)
 {
 	yaml_node_t *root;
 
@@ -92,7 +108,7 @@ load(struct ydoc *d, const char *what, const void *buf, size_t len,
 		yerr_at(d, root, what, err, "expected a mapping");
 		return NULL;
 	}
-	if (ymap_check_keys(d, root, what, keys, err) == -1)
+	if (cfg_check(d, root, what, tab, NULL, err) == -1)
 		return NULL;
 	return root;
 }
@@ -101,7 +117,6 @@ int
 place_req_dec(const void *buf, size_t len, struct place_req *r, char *errbuf,
     size_t errlen)
 {
-	static const char *const keys[] = { "client", "task", NULL };
 	struct ydoc d;
 	struct yerr err;
 	yaml_node_t *root;
@@ -109,10 +124,9 @@ place_req_dec(const void *buf, size_t len, struct place_req *r, char *errbuf,
 
 	memset(r, 0, sizeof *r);
 	memset(&d, 0, sizeof d);
-	if ((root = load(&d, "place", buf, len, keys, &err)) != NULL &&
-	    get_name(&d, root, "client", r->client, sizeof r->client,
-	    &err) == 0 &&
-	    get_name(&d, root, "task", r->task, sizeof r->task, &err) == 0)
+	if ((root = load(&d, "place", buf, len, place_req_keys,
+	    &err)) != NULL &&
+	    cfg_fill(&d, root, place_req_keys, r, &err) == 0)
 		rc = 0;
 	if (rc == -1)
 		snprintf(errbuf, errlen, "%s", err.msg);
@@ -124,13 +138,10 @@ int
 place_rep_dec(const void *buf, size_t len, struct place_rep *r, char *errbuf,
     size_t errlen)
 {
-	static const char *const keys[] = { "task", "client", "server",
-	    "address", "latency_ms", "reason", NULL };
-	static const char *const ekeys[] = { "task", "client", "error",
-	    NULL };
+	const struct cfg_key *tab;
 	struct ydoc d;
 	struct yerr err;
-	yaml_node_t *root, *n;
+	yaml_node_t *root;
 	int rc = -1, e;
 
 	memset(r, 0, sizeof *r);
@@ -142,34 +153,9 @@ place_rep_dec(const void *buf, size_t len, struct place_rep *r, char *errbuf,
 	e = root != NULL && root->type == YAML_MAPPING_NODE &&
 	    ymap_get(&d, root, "error") != NULL;
 	ydoc_free(&d);
-	if ((root = load(&d, "placement", buf, len, e ? ekeys : keys,
-	    &err)) == NULL)
-		goto out;
-	if (get_name(&d, root, "task", r->task, sizeof r->task, &err) == -1 ||
-	    get_name(&d, root, "client", r->client, sizeof r->client,
-	    &err) == -1)
-		goto out;
-	if (e) {
-		if (get_name(&d, root, "error", r->error, sizeof r->error,
-		    &err) == 0)
-			rc = 0;
-		goto out;
-	}
-	if (get_name(&d, root, "server", r->server, sizeof r->server,
-	    &err) == -1 ||
-	    get_name(&d, root, "address", r->address, sizeof r->address,
-	    &err) == -1)
-		goto out;
-	if ((n = ymap_get(&d, root, "latency_ms")) == NULL) {
-		yerr_at(&d, root, "latency_ms", &err, "missing");
-		goto out;
-	}
-	if (yget_dbl(&d, n, "latency_ms", 0, 1e15, &r->latency_ms,
-	    &err) == -1)
-		goto out;
-	if ((n = ymap_get(&d, root, "reason")) != NULL &&
-	    yget_str(&d, n, "reason", r->reason, sizeof r->reason,
-	    &err) == -1)
+	tab = e ? place_err_keys : place_rep_keys;
+	if ((root = load(&d, "placement", buf, len, tab, &err)) == NULL ||
+	    cfg_fill(&d, root, tab, r, &err) == -1)
 		goto out;
 	rc = 0;
 out:

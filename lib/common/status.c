@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfgtab.h"
 #include "status.h"
 
 void
@@ -99,96 +100,94 @@ status_write(struct yw *w, const struct server_status *s)
 	yw_end(w);
 }
 
-static int
-get_u64(struct ydoc *d, yaml_node_t *map, const char *key, uint64_t *out,
-    struct yerr *err)
-{
-	yaml_node_t *n = ymap_get(d, map, key);
-	long long v;
+/*
+ * The keys of a status, a row each, read in this order.  Strings may be
+ * null (an unknown value reads as ""); counters are integers that fit in
+ * 63 bits on any machine we will meet.
+ */
+#define U64(f, k)	{ k, CFG_INT, f, .flags = CFG_REQUIRED, \
+			    .min = 0, .max = INT64_MAX }
+#define F(f)		CFG_FIELD(struct server_status, f)
+const struct cfg_key status_keys[] = {
+	{ "host",	CFG_STR,	F(host),
+	    .flags = CFG_REQUIRED | CFG_NULLOK },
+	{ "version",	CFG_STR,	F(version), .flags = CFG_NULLOK },
+	{ "protocol",	CFG_INT,	F(protocol), .flags = CFG_REQUIRED,
+	    .min = 0, .max = 65535 },
+	{ "backend",	CFG_STR,	F(backend),
+	    .flags = CFG_REQUIRED | CFG_NULLOK },
+	{ "gpu_source",	CFG_STR,	F(gpu_source), .flags = CFG_NULLOK },
+	{ "max_clients", CFG_INT,	F(max_clients), .flags = CFG_REQUIRED,
+	    .min = 0, .max = 1 << 20 },
+	{ "uptime_s",	CFG_DBL,	F(uptime_s), .lo = 0, .hi = 1e12 },
+	{ "auth",	CFG_BOOL,	F(auth) },
+	/* Null where the server does not know it. */
+	{ "port",	CFG_RATE,	F(port_bps), .flags = CFG_NULLOK },
+	{ "gpus",	CFG_NONE },
+	{ "clients",	CFG_NONE },
+	{ "nclients",	CFG_NONE },
+	{ "cache",	CFG_NONE },
+	{ NULL }
+};
+#undef F
 
-	if (n == NULL)
-		return yerr_at(d, map, key, err, "missing");
-	/* Memory sizes fit in 63 bits on any machine we will meet. */
-	if (yget_int(d, n, key, 0, INT64_MAX, &v, err) == -1)
-		return -1;
-	*out = (uint64_t)v;
-	return 0;
-}
+#define F(f)		CFG_FIELD(struct gpu_status, f)
+static const struct cfg_key status_gpu_keys[] = {
+	{ "index",	CFG_INT,	F(index), .flags = CFG_REQUIRED,
+	    .min = 0, .max = STATUS_MAX_GPUS - 1 },
+	{ "name",	CFG_STR,	F(name),
+	    .flags = CFG_REQUIRED | CFG_NULLOK },
+	U64(F(memory_total), "memory_total"),
+	U64(F(memory_free), "memory_free"),
+	{ "utilization", CFG_INT,	F(utilization), .flags = CFG_NULLOK,
+	    .min = 0, .max = 100 },
+	{ NULL }
+};
+#undef F
 
-static int
-get_str(struct ydoc *d, yaml_node_t *map, const char *key, char *out,
-    size_t len, int required, struct yerr *err)
-{
-	yaml_node_t *n = ymap_get(d, map, key);
+#define F(f)		CFG_FIELD(struct client_status, f)
+static const struct cfg_key status_client_keys[] = {
+	{ "address",	CFG_STR,	F(address),
+	    .flags = CFG_REQUIRED | CFG_NULLOK },
+	{ "name",	CFG_STR,	F(name), .flags = CFG_NULLOK },
+	U64(F(bytes_in), "bytes_in"),
+	U64(F(bytes_out), "bytes_out"),
+	{ "connected_s", CFG_DBL,	F(connected_s), .flags = CFG_REQUIRED,
+	    .lo = 0, .hi = 1e12 },
+	{ NULL }
+};
+#undef F
 
-	if (n == NULL) {
-		if (required)
-			return yerr_at(d, map, key, err, "missing");
-		out[0] = '\0';
-		return 0;
-	}
-	if (yis_null(n)) {
-		out[0] = '\0';
-		return 0;
-	}
-	return yget_str(d, n, key, out, len, err);
-}
-
-static int
-get_int(struct ydoc *d, yaml_node_t *map, const char *key, long long min,
-    long long max, int *out, struct yerr *err)
-{
-	yaml_node_t *n = ymap_get(d, map, key);
-	long long v;
-
-	if (n == NULL)
-		return yerr_at(d, map, key, err, "missing");
-	if (yget_int(d, n, key, min, max, &v, err) == -1)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
+#define F(f)		CFG_FIELD(struct cache_status, f)
+static const struct cfg_key status_cache_keys[] = {
+	U64(F(entries), "entries"),
+	U64(F(ram_bytes), "ram_bytes"),
+	U64(F(disk_bytes), "disk_bytes"),
+	U64(F(gpu_bytes), "gpu_bytes"),
+	U64(F(hits), "hits"),
+	U64(F(misses), "misses"),
+	{ NULL }
+};
+#undef F
+#undef U64
 
 static int
 status_read_gpu(struct ydoc *d, yaml_node_t *n, struct gpu_status *g,
     struct yerr *err)
 {
-	yaml_node_t *u;
-	long long v;
-
 	if (n == NULL || n->type != YAML_MAPPING_NODE)
 		return yerr_at(d, n, "gpus", err, "expected a mapping");
-	if (get_int(d, n, "index", 0, STATUS_MAX_GPUS - 1, &g->index, err) ||
-	    get_str(d, n, "name", g->name, sizeof g->name, 1, err) ||
-	    get_u64(d, n, "memory_total", &g->memory_total, err) ||
-	    get_u64(d, n, "memory_free", &g->memory_free, err))
-		return -1;
-	u = ymap_get(d, n, "utilization");
 	g->utilization = -1;
-	if (u != NULL && !yis_null(u)) {
-		if (yget_int(d, u, "utilization", 0, 100, &v, err) == -1)
-			return -1;
-		g->utilization = (int)v;
-	}
-	return 0;
+	return cfg_fill(d, n, status_gpu_keys, g, err);
 }
 
 static int
 status_read_client(struct ydoc *d, yaml_node_t *n, struct client_status *c,
     struct yerr *err)
 {
-	yaml_node_t *v;
-
 	if (n == NULL || n->type != YAML_MAPPING_NODE)
 		return yerr_at(d, n, "clients", err, "expected a mapping");
-	if (get_str(d, n, "address", c->address, sizeof c->address, 1, err) ||
-	    get_str(d, n, "name", c->name, sizeof c->name, 0, err) ||
-	    get_u64(d, n, "bytes_in", &c->bytes_in, err) ||
-	    get_u64(d, n, "bytes_out", &c->bytes_out, err))
-		return -1;
-	if ((v = ymap_get(d, n, "connected_s")) == NULL)
-		return yerr_at(d, n, "connected_s", err, "missing");
-	return yget_dbl(d, v, "connected_s", 0, 1e12, &c->connected_s, err);
+	return cfg_fill(d, n, status_client_keys, c, err);
 }
 
 int
@@ -197,29 +196,14 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 {
 	yaml_node_t *n;
 	size_t i, len;
-	int count, rc;
+	long long count;
+	int rc;
 
 	memset(s, 0, sizeof *s);
 	if (m == NULL || m->type != YAML_MAPPING_NODE)
 		return yerr_at(d, m, NULL, err, "status: expected a mapping%s",
 		    m == NULL ? ", got an empty document" : "");
-	if (get_str(d, m, "host", s->host, sizeof s->host, 1, err) ||
-	    get_str(d, m, "version", s->version, sizeof s->version, 0, err) ||
-	    get_int(d, m, "protocol", 0, 65535, &s->protocol, err) ||
-	    get_str(d, m, "backend", s->backend, sizeof s->backend, 1, err) ||
-	    get_str(d, m, "gpu_source", s->gpu_source, sizeof s->gpu_source,
-	    0, err) ||
-	    get_int(d, m, "max_clients", 0, 1 << 20, &s->max_clients, err))
-		return -1;
-	if ((n = ymap_get(d, m, "uptime_s")) != NULL &&
-	    yget_dbl(d, n, "uptime_s", 0, 1e12, &s->uptime_s, err) == -1)
-		return -1;
-	if ((n = ymap_get(d, m, "auth")) != NULL &&
-	    yget_bool(d, n, "auth", &s->auth, err) == -1)
-		return -1;
-	/* Optional, null where the server does not know it. */
-	if ((n = ymap_get(d, m, "port")) != NULL && !yis_null(n) &&
-	    yget_rate(d, n, "port", &s->port_bps, err) == -1)
+	if (cfg_fill(d, m, status_keys, s, err) == -1)
 		return -1;
 	n = ymap_get(d, m, "gpus");
 	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
@@ -253,11 +237,11 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 	}
 	s->nclients = (int)len;
 	if ((n = ymap_get(d, m, "nclients")) != NULL) {
-		rc = get_int(d, m, "nclients", 0, 1 << 20, &count, err);
+		rc = yget_int(d, n, "nclients", 0, 1 << 20, &count, err);
 		/* clients holds nclients entries: another count overruns it. */
 		if (rc == 0 && count != s->nclients)
 			rc = yerr_at(d, n, "nclients", err,
-			    "%d, but %d clients listed", count, s->nclients);
+			    "%lld, but %d clients listed", count, s->nclients);
 		if (rc == -1) {
 			status_free(s);
 			return -1;
@@ -266,12 +250,7 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 	/* Optional: older servers have no cache key. */
 	if ((n = ymap_get(d, m, "cache")) != NULL && !yis_null(n)) {
 		if (n->type != YAML_MAPPING_NODE ||
-		    get_u64(d, n, "entries", &s->cache.entries, err) ||
-		    get_u64(d, n, "ram_bytes", &s->cache.ram_bytes, err) ||
-		    get_u64(d, n, "disk_bytes", &s->cache.disk_bytes, err) ||
-		    get_u64(d, n, "gpu_bytes", &s->cache.gpu_bytes, err) ||
-		    get_u64(d, n, "hits", &s->cache.hits, err) ||
-		    get_u64(d, n, "misses", &s->cache.misses, err)) {
+		    cfg_fill(d, n, status_cache_keys, &s->cache, err) == -1) {
 			if (n->type != YAML_MAPPING_NODE)
 				yerr_at(d, n, "cache", err,
 				    "expected a mapping");

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "cfgtab.h"
 #include "yamlio.h"
 
 #define STATUS_MAX_GPUS		64
@@ -59,6 +60,12 @@ struct server_status {
 	int		 has_cache;	/* the server keeps a weight cache */
 	struct cache_status cache;
 };
+
+/*
+ * The keys of a status mapping, a row each (cfgtab.h); gpus, clients,
+ * nclients and cache are read by status_read itself.
+ */
+extern const struct cfg_key status_keys[];
 
 /* Writes the status as a YAML mapping at the writer's current position. */
 void	status_write(struct yw *, const struct server_status *);

@@ -8,13 +8,13 @@
 
 #include "agg.h"
 #include "hreduce_wire.h"
+#include "hshake.h"
 #include "log.h"
 #include "peer.h"
 #include "proto.h"
 
 enum pstate {
-	P_HELLO,	/* waiting for HELLO */
-	P_AUTH,		/* CHALLENGE sent, waiting for AUTH */
+	P_HANDSHAKE,	/* lib/common/hshake.c has it */
 	P_READY,	/* handshake done: a member of the aggregator */
 	P_CLOSED	/* nothing more is read */
 };
@@ -24,11 +24,8 @@ struct peer {
 	enum pstate	 state;
 	struct evbuffer	*out;
 	struct agg_member *member;
-	char		 addr[64];
+	struct hshake	 hs;
 	char		 name[PROTO_NAME_MAX + 1 + 80];	/* "name (addr)" */
-	uint16_t	 version;
-	uint8_t		 nonce[PROTO_NONCE_LEN];
-	uint8_t		 cnonce[PROTO_NONCE_LEN];
 };
 
 static uint64_t peer_next_session = 1;
@@ -42,8 +39,8 @@ peer_new(const struct peer_env *env, const char *addr, struct evbuffer *out)
 		return NULL;
 	p->env = env;
 	p->out = out;
-	p->state = P_HELLO;
-	snprintf(p->addr, sizeof p->addr, "%s", addr);
+	p->state = P_HANDSHAKE;
+	hshake_init(&p->hs, &env->hs, addr, peer_next_session++);
 	snprintf(p->name, sizeof p->name, "%s", addr);
 	return p;
 }
@@ -60,20 +57,6 @@ peer_free(struct peer *p)
 int peer_ready(const struct peer *p) { return p->state == P_READY; }
 const char *peer_name(const struct peer *p) { return p->name; }
 
-static void
-peer_frame(struct peer *p, uint16_t type, uint16_t flags, struct pw *w)
-{
-	struct frame_hdr h = { 0, type, flags, 0 };
-	uint8_t hb[PROTO_HDR_LEN];
-
-	if (!w->bad) {
-		h.len = (uint32_t)w->len;
-		proto_hdr_encode(hb, &h);
-		evbuffer_add(p->out, hb, sizeof hb);
-		evbuffer_add(p->out, w->p, w->len);
-	}
-	pw_free(w);
-}
 
 /* ERROR, then the end: the peer leaves its group first. */
 static int
@@ -84,7 +67,6 @@ static int
 peer_error(struct peer *p, uint32_t code, const char *fmt, ...)
 {
 	struct msg_error e;
-	struct pw w;
 	va_list ap;
 
 	memset(&e, 0, sizeof e);
@@ -96,88 +78,24 @@ peer_error(struct peer *p, uint32_t code, const char *fmt, ...)
 	    e.text);
 	agg_member_free(p->env->agg, p->member);
 	p->member = NULL;
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	peer_frame(p, MSG_ERROR, FL_REPLY, &w);
+	hshake_error(&p->hs, p->out, 0, code, e.text);
 	p->state = P_CLOSED;
 	return PEER_CLOSE;
 }
 
+/* Joins the aggregator once the handshake is done. */
 static int
-peer_welcome(struct peer *p, int with_proof)
+peer_welcomed(struct peer *p)
 {
-	struct msg_welcome wel;
-	struct pw w;
+	const struct hshake_result *r = &p->hs.res;
 
+	snprintf(p->name, sizeof p->name, "%s (%s)", r->name[0] ? r->name :
+	    "worker", p->hs.peer);
 	if ((p->member = agg_member_new(p->env->agg, p->out, p->name)) ==
 	    NULL)
 		return peer_error(p, PERR_INTERNAL, "out of memory");
-	memset(&wel, 0, sizeof wel);
-	if (with_proof) {
-		wel.has_proof = 1;
-		auth_proof(p->env->key, 1, p->version, p->nonce, p->cnonce,
-		    wel.proof);
-	}
-	wel.session = peer_next_session++;
-	pw_init(&w);
-	msg_welcome_enc(&w, &wel);
-	peer_frame(p, MSG_WELCOME, FL_REPLY, &w);
 	p->state = P_READY;
-	log_debug("worker %s: connected", p->name);
 	return PEER_OK;
-}
-
-static int
-peer_hello(struct peer *p, const uint8_t *b, size_t len)
-{
-	struct msg_hello m;
-	struct msg_challenge ch;
-	struct pw w;
-	int auth = p->env->key != NULL && p->env->key->set;
-
-	if (msg_hello_dec(b, len, &m) == -1 || m.magic != PROTO_MAGIC)
-		return peer_error(p, PERR_MALFORMED, "bad HELLO");
-	if (m.vmax < PROTO_VERSION_MIN || m.vmin > PROTO_VERSION_MAX)
-		return peer_error(p, PERR_VERSION, "worker speaks %u to %u, "
-		    "aggregator %d to %d", m.vmin, m.vmax, PROTO_VERSION_MIN,
-		    PROTO_VERSION_MAX);
-	if (p->env->draining)
-		return peer_error(p, PERR_SHUTDOWN, "not accepting workers");
-	p->version = m.vmax < PROTO_VERSION_MAX ? m.vmax : PROTO_VERSION_MAX;
-	memcpy(p->cnonce, m.nonce, sizeof p->cnonce);
-	snprintf(p->name, sizeof p->name, "%s (%s)", m.name[0] ? m.name :
-	    "worker", p->addr);
-	auth_nonce(p->nonce);
-	memset(&ch, 0, sizeof ch);
-	ch.version = p->version;
-	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
-	memcpy(ch.nonce, p->nonce, sizeof ch.nonce);
-	snprintf(ch.name, sizeof ch.name, "%s", p->env->name);
-	ch.max_frame = p->env->max_frame;
-	pw_init(&w);
-	msg_challenge_enc(&w, &ch);
-	peer_frame(p, MSG_CHALLENGE, FL_REPLY, &w);
-	if (auth) {
-		p->state = P_AUTH;
-		return PEER_OK;
-	}
-	return peer_welcome(p, 0);
-}
-
-static int
-peer_auth(struct peer *p, const uint8_t *b, size_t len)
-{
-	struct msg_auth m;
-	uint8_t expect[PROTO_PROOF_LEN];
-
-	if (msg_auth_dec(b, len, &m) == -1)
-		return peer_error(p, PERR_MALFORMED, "bad AUTH");
-	auth_proof(p->env->key, 0, p->version, p->cnonce, p->nonce, expect);
-	if (auth_equal(expect, m.proof) != 0) {
-		log_warn("worker %s: wrong key", p->name);
-		return peer_error(p, PERR_AUTH, "wrong key");
-	}
-	return peer_welcome(p, 1);
 }
 
 static int
@@ -185,25 +103,25 @@ peer_dispatch(struct peer *p, const struct frame_hdr *h, const uint8_t *b)
 {
 	char err[512];
 
+	if (p->state == P_CLOSED)
+		return PEER_CLOSE;
+	switch (hshake_input(&p->hs, h, b, p->out)) {
+	case HSHAKE_OK:
+		return PEER_OK;
+	case HSHAKE_WELCOMED:
+		return peer_welcomed(p);
+	case HSHAKE_PASS:
+		break;
+	default:
+		/* The ERROR is queued: leave the group before it goes. */
+		agg_member_free(p->env->agg, p->member);
+		p->member = NULL;
+		p->state = P_CLOSED;
+		return PEER_CLOSE;
+	}
 	if (h->flags != 0)
 		return peer_error(p, PERR_MALFORMED, "unexpected flags 0x%x",
 		    h->flags);
-	switch (p->state) {
-	case P_HELLO:
-		if (h->type != MSG_HELLO)
-			return peer_error(p, PERR_STATE, "expected HELLO, "
-			    "got %s", hr_msg_name(h->type));
-		return peer_hello(p, b, h->len);
-	case P_AUTH:
-		if (h->type != MSG_AUTH)
-			return peer_error(p, PERR_AUTH, "expected AUTH, got %s",
-			    hr_msg_name(h->type));
-		return peer_auth(p, b, h->len);
-	case P_READY:
-		break;
-	case P_CLOSED:
-		return PEER_CLOSE;
-	}
 	switch (h->type) {
 	case MSG_BYE:
 		p->state = P_CLOSED;
@@ -242,11 +160,12 @@ peer_input(struct peer *p, struct evbuffer *in)
 			return PEER_OK;
 		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
-		if (h.len > p->env->max_frame ||
-		    (p->state != P_READY && h.len > PROTO_MAX_FRAME_MIN))
-			return peer_error(p, PERR_TOOBIG, "frame of %u bytes "
-			    "over the limit%s", h.len, p->state != P_READY ?
-			    " (not a Gleam worker?)" : "");
+		if (hshake_header(&p->hs, &h, p->out) == HSHAKE_CLOSE) {
+			agg_member_free(p->env->agg, p->member);
+			p->member = NULL;
+			p->state = P_CLOSED;
+			return PEER_CLOSE;
+		}
 		if (avail < PROTO_HDR_LEN + (size_t)h.len)
 			return PEER_OK;
 		if (h.type == HR_MSG_CHUNK && h.flags == 0 &&
@@ -273,4 +192,14 @@ peer_input(struct peer *p, struct evbuffer *in)
 			return PEER_CLOSE;
 	}
 	return PEER_CLOSE;
+}
+
+/* The handshake timer fired: ERROR 10; the server closes after it. */
+void
+peer_timeout(struct peer *p)
+{
+	if (p->state != P_HANDSHAKE)
+		return;
+	hshake_timeout(&p->hs, p->out);
+	p->state = P_CLOSED;
 }

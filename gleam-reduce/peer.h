@@ -4,6 +4,8 @@
  * gleam-reduce's messages, handed to the aggregator.  Sockets stay in the
  * server, so that the fuzz target can drive a peer with bytes alone.
  *
+ * The handshake is lib/common/hshake.c's.
+ *
  * Lifecycle: peer_new at accept; peer_input after each read; once it
  * returns PEER_CLOSE the server flushes the output and closes, feeding it
  * nothing more; peer_free when the connection ends.  A peer that breaks
@@ -17,16 +19,13 @@
 #include <event2/buffer.h>
 
 #include "agg.h"
-#include "auth.h"
+#include "hshake.h"
 
 struct peer;
 
 struct peer_env {
-	const struct auth_key	*key;		/* NULL or unset: no auth */
-	uint32_t		 max_frame;
-	const char		*name;		/* ours, in CHALLENGE */
+	struct hshake_conf	 hs;		/* key, max_frame, our name */
 	struct agg		*agg;
-	int			 draining;
 };
 
 enum peer_rc {
@@ -40,5 +39,7 @@ void		 peer_free(struct peer *);
 int		 peer_input(struct peer *, struct evbuffer *in);
 int		 peer_ready(const struct peer *);
 const char	*peer_name(const struct peer *);
+/* The handshake timed out: ERROR 10 is queued; close after it. */
+void		 peer_timeout(struct peer *);
 
 #endif

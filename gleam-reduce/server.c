@@ -36,7 +36,6 @@
 #include "server.h"
 #include "util.h"
 
-#define HANDSHAKE_TIMEOUT	10	/* seconds */
 #define SINGLE_IO		(4u << 20)	/* most bytes written at once */
 #define READ_PIECE		(256u << 10)	/* room asked for a read */
 #define READ_BURST		(4u << 20)	/* most read from one at once */
@@ -253,8 +252,8 @@ worker_hs_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct worker *w = arg;
 
-	log_info("worker %s: handshake timed out, closing", w->addr);
-	worker_free(w);
+	peer_timeout(w->peer);
+	worker_close_after_flush(w);
 }
 
 static void
@@ -262,7 +261,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
 {
 	struct server *srv = arg;
-	struct timeval tv = { HANDSHAKE_TIMEOUT, 0 };
+	struct timeval tv = { HSHAKE_TIMEOUT_DEFAULT, 0 };
 	struct worker *w;
 	char addr[64];
 
@@ -404,9 +403,12 @@ server_run(const struct server_opts *o)
 		rc = EXIT_SOFTWARE;
 		goto out;
 	}
-	srv.env.key = &o->key;
-	srv.env.max_frame = o->limits.max_frame;
-	srv.env.name = "gleam-reduce";
+	srv.env.hs.key = &o->key;
+	srv.env.hs.max_frame = o->limits.max_frame;
+	srv.env.hs.name = "gleam-reduce";
+	srv.env.hs.peer_kind = "worker";
+	srv.env.hs.self_kind = "aggregator";
+	srv.env.hs.type_name = hr_msg_name;
 	srv.env.agg = srv.agg;
 	srv.ev_term = evsignal_new(srv.base, SIGTERM, server_signal, &srv);
 	srv.ev_int = evsignal_new(srv.base, SIGINT, server_signal, &srv);

@@ -35,6 +35,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "exitcode.h"
+#include "hshake.h"
 #include "input.h"
 #include "log.h"
 #include "net.h"
@@ -77,7 +78,7 @@ struct target {
 	char		 address[SCHED_ADDR_MAX];
 };
 
-struct dconn;
+struct client;
 
 struct daemon {
 	const struct daemon_opts *o;
@@ -88,8 +89,9 @@ struct daemon {
 	struct sched	 cfg;		/* servers, clients, links, catalog */
 	struct assign	*as;
 	int		 nas;
+	struct hshake_conf hs;		/* what its handshakes ask */
 	uint64_t	 next_session;
-	int		 nconns;
+	int		 nclients;
 
 	pthread_t	 thr;
 	int		 thr_started;
@@ -103,16 +105,13 @@ struct daemon {
 	unsigned long	 rounds;	/* under mu */
 };
 
-enum cstate { C_HELLO, C_AUTH, C_READY, C_CLOSING };
-
-struct dconn {
+/* A connection to the daemon (gleam-run -S, gleam-probe). */
+struct client {
 	struct daemon	*d;
 	struct bufferevent *bev;
-	enum cstate	 state;
-	char		 peer[64];
-	uint16_t	 version;
-	uint8_t		 nonce[PROTO_NONCE_LEN], cnonce[PROTO_NONCE_LEN];
-	uint64_t	 session;
+	struct event	*hs_timer;	/* until WELCOME */
+	struct hshake	 hs;		/* its peer, what it agreed */
+	int		 closing;	/* read nothing more; close once sent */
 };
 
 static double
@@ -533,129 +532,45 @@ daemon_status(struct daemon *d, size_t *len)
 	return out;
 }
 
-/* ---- connections ------------------------------------------------------ */
+/* ---- clients: the daemon's own connections ---------------------------- */
+
+/*
+ * The daemon's side of a connection (the poller's, to the servers, is
+ * lib/common/conn.c's conn_*).  The handshake is lib/common/hshake.c's;
+ * a client is closed once its output has drained after `closing` is set.
+ */
 
 static void
-conn_frame(struct dconn *c, uint16_t type, uint16_t flags, uint64_t id,
+client_frame(struct client *c, uint16_t type, uint16_t flags, uint64_t id,
     const void *p, size_t len)
 {
-	struct frame_hdr h = { (uint32_t)len, type, flags, id };
-	uint8_t hb[PROTO_HDR_LEN];
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-
-	proto_hdr_encode(hb, &h);
-	evbuffer_add(out, hb, sizeof hb);
-	if (len > 0)
-		evbuffer_add(out, p, len);
+	hshake_frame(&c->hs, bufferevent_get_output(c->bev), type, flags, id,
+	    p, len);
 }
 
-static void
-conn_pw(struct dconn *c, uint16_t type, uint64_t id, struct pw *w)
-{
-	if (!w->bad)
-		conn_frame(c, type, FL_REPLY, id, w->p, w->len);
-	pw_free(w);
-}
-
-static void	conn_free(struct dconn *);
+static void	client_free(struct client *);
 
 /* ERROR; a fatal one closes once it is sent. */
 static void __attribute__((format(printf, 5, 6)))
-conn_fail(struct dconn *c, uint64_t id, uint32_t code, int fatal_err,
+client_fail(struct client *c, uint64_t id, uint32_t code, int fatal_err,
     const char *fmt, ...)
 {
-	struct msg_error e;
-	struct pw w;
+	char text[sizeof ((struct msg_error *)0)->text];
 	va_list ap;
 
-	memset(&e, 0, sizeof e);
-	e.code = code;
 	va_start(ap, fmt);
-	vsnprintf(e.text, sizeof e.text, fmt, ap);
+	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	log_info("client %s: %s: %s", c->peer, proto_err_name(code), e.text);
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	conn_pw(c, MSG_ERROR, id, &w);
+	log_info("client %s: %s: %s%s", c->hs.peer, proto_err_name(code), text,
+	    fatal_err ? ", closing" : "");
+	hshake_error(&c->hs, bufferevent_get_output(c->bev), id, code, text);
 	if (fatal_err)
-		c->state = C_CLOSING;
+		c->closing = 1;
 }
 
+/* A request after the handshake: PLACE or STATUS, one reply each. */
 static void
-conn_welcome(struct dconn *c, uint64_t id, int proof)
-{
-	struct msg_welcome wel;
-	struct pw w;
-
-	memset(&wel, 0, sizeof wel);
-	wel.session = c->session;
-	if (proof) {
-		wel.has_proof = 1;
-		auth_proof(&c->d->key, 1, c->version, c->nonce, c->cnonce,
-		    wel.proof);
-	}
-	pw_init(&w);
-	msg_welcome_enc(&w, &wel);
-	conn_pw(c, MSG_WELCOME, id, &w);
-	c->state = C_READY;
-}
-
-static void
-conn_hello(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
-{
-	struct msg_hello m;
-	struct msg_challenge ch;
-	struct pw w;
-
-	if (h->type != MSG_HELLO || msg_hello_dec(p, h->len, &m) == -1) {
-		conn_fail(c, h->id, PERR_MALFORMED, 1, "expected HELLO");
-		return;
-	}
-	if (m.vmax < PROTO_VERSION_MIN || m.vmin > PROTO_VERSION_MAX) {
-		conn_fail(c, h->id, PERR_VERSION, 1, "client speaks %u to %u, "
-		    "scheduler %d to %d", m.vmin, m.vmax, PROTO_VERSION_MIN,
-		    PROTO_VERSION_MAX);
-		return;
-	}
-	c->version = m.vmax < PROTO_VERSION_MAX ? m.vmax : PROTO_VERSION_MAX;
-	memcpy(c->cnonce, m.nonce, sizeof c->cnonce);
-	auth_nonce(c->nonce);
-	memset(&ch, 0, sizeof ch);
-	ch.version = c->version;
-	ch.auth = c->d->key.set ? AUTH_HMAC_SHA256 : AUTH_NONE;
-	memcpy(ch.nonce, c->nonce, sizeof ch.nonce);
-	snprintf(ch.name, sizeof ch.name, "gleam-sched");
-	ch.max_frame = D_MAX_FRAME;
-	pw_init(&w);
-	msg_challenge_enc(&w, &ch);
-	conn_pw(c, MSG_CHALLENGE, h->id, &w);
-	if (c->d->key.set)
-		c->state = C_AUTH;
-	else
-		conn_welcome(c, h->id, 0);
-}
-
-static void
-conn_auth(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
-{
-	struct msg_auth m;
-	uint8_t expect[PROTO_PROOF_LEN];
-
-	if (h->type != MSG_AUTH || msg_auth_dec(p, h->len, &m) == -1) {
-		conn_fail(c, h->id, PERR_MALFORMED, 1, "expected AUTH");
-		return;
-	}
-	auth_proof(&c->d->key, 0, c->version, c->cnonce, c->nonce, expect);
-	if (auth_equal(expect, m.proof) != 0) {
-		log_warn("client %s: wrong key", c->peer);
-		conn_fail(c, h->id, PERR_AUTH, 1, "wrong key");
-		return;
-	}
-	conn_welcome(c, h->id, 1);
-}
-
-static void
-conn_ready(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
+client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 {
 	struct place_req rq;
 	struct place_rep rp;
@@ -665,7 +580,7 @@ conn_ready(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
 	switch (h->type) {
 	case MSG_PLACE:
 		if (place_req_dec(p, h->len, &rq, err, sizeof err) == -1) {
-			conn_fail(c, h->id, PERR_MALFORMED, 0, "%s", err);
+			client_fail(c, h->id, PERR_MALFORMED, 0, "%s", err);
 			return;
 		}
 		if (daemon_place(c->d, &rq, &rp, err, sizeof err) == -1) {
@@ -677,103 +592,131 @@ conn_ready(struct dconn *c, const struct frame_hdr *h, const uint8_t *p)
 			log_info("not placed: %s", err);
 		}
 		if ((doc = place_rep_enc(&rp, &len)) == NULL) {
-			conn_fail(c, h->id, PERR_INTERNAL, 0, "out of memory");
+			client_fail(c, h->id, PERR_INTERNAL, 0,
+			    "out of memory");
 			return;
 		}
-		conn_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
+		client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
 		free(doc);
 		return;
 	case MSG_STATUS:
 		if (h->len != 0) {
-			conn_fail(c, h->id, PERR_MALFORMED, 1,
+			client_fail(c, h->id, PERR_MALFORMED, 1,
 			    "STATUS takes no payload");
 			return;
 		}
 		if ((doc = daemon_status(c->d, &len)) == NULL) {
-			conn_fail(c, h->id, PERR_INTERNAL, 0, "out of memory");
+			client_fail(c, h->id, PERR_INTERNAL, 0,
+			    "out of memory");
 			return;
 		}
-		conn_frame(c, MSG_STATUS, FL_REPLY, h->id, doc, len);
+		client_frame(c, MSG_STATUS, FL_REPLY, h->id, doc, len);
 		free(doc);
 		return;
 	case MSG_BYE:
-		c->state = C_CLOSING;
+	case MSG_ERROR:
+		c->closing = 1;
 		return;
 	default:
-		conn_fail(c, h->id, PERR_UNKNOWN, 0, "%s: not a scheduler "
+		client_fail(c, h->id, PERR_UNKNOWN, 0, "%s: not a scheduler "
 		    "request", proto_type_name(h->type));
 	}
 }
 
+/* Closing: stop reading, close once the output has drained. */
+static void
+client_close(struct client *c)
+{
+	bufferevent_disable(c->bev, EV_READ);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		client_free(c);
+}
+
 /* Whole frames from the input, while the connection lasts. */
 static void
-conn_read(struct bufferevent *bev, void *arg)
+client_read(struct bufferevent *bev, void *arg)
 {
-	struct dconn *c = arg;
+	struct client *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
 	uint8_t hb[PROTO_HDR_LEN];
 	struct frame_hdr h;
 	const uint8_t *p;
 
-	while (c->state != C_CLOSING) {
+	while (!c->closing) {
 		if (evbuffer_get_length(in) < PROTO_HDR_LEN)
 			return;
 		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
-		if (h.len > D_MAX_FRAME) {
-			conn_fail(c, h.id, PERR_TOOBIG, 1, "frame of %u bytes "
-			    "over the limit of %u", h.len, D_MAX_FRAME);
+		if (hshake_header(&c->hs, &h, out) == HSHAKE_CLOSE) {
+			c->closing = 1;
 			break;
 		}
 		if (evbuffer_get_length(in) < PROTO_HDR_LEN + (size_t)h.len)
 			return;
 		if ((p = evbuffer_pullup(in, PROTO_HDR_LEN +
 		    (ssize_t)h.len)) == NULL) {
-			conn_fail(c, h.id, PERR_INTERNAL, 1, "out of memory");
+			client_fail(c, h.id, PERR_INTERNAL, 1, "out of memory");
 			break;
 		}
 		p += PROTO_HDR_LEN;
-		if (h.type == MSG_ERROR || h.type == MSG_BYE)
-			c->state = C_CLOSING;
-		else if (c->state == C_HELLO)
-			conn_hello(c, &h, p);
-		else if (c->state == C_AUTH)
-			conn_auth(c, &h, p);
-		else
-			conn_ready(c, &h, p);
+		switch (hshake_input(&c->hs, &h, p, out)) {
+		case HSHAKE_OK:
+			break;
+		case HSHAKE_WELCOMED:
+			if (c->hs_timer != NULL) {
+				event_free(c->hs_timer);
+				c->hs_timer = NULL;
+			}
+			break;
+		case HSHAKE_PASS:
+			client_request(c, &h, p);
+			break;
+		default:
+			c->closing = 1;
+		}
 		evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
 	}
-	/* Closing: stop reading, close once the output has drained. */
-	bufferevent_disable(bev, EV_READ);
-	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-		conn_free(c);
+	client_close(c);
 }
 
 static void
-conn_write(struct bufferevent *bev, void *arg)
+client_write(struct bufferevent *bev, void *arg)
 {
-	struct dconn *c = arg;
+	struct client *c = arg;
 
-	if (c->state == C_CLOSING)
-		conn_free(c);
+	if (c->closing)
+		client_free(c);
 }
 
 static void
-conn_event(struct bufferevent *bev, short what, void *arg)
+client_event(struct bufferevent *bev, short what, void *arg)
 {
-	struct dconn *c = arg;
+	struct client *c = arg;
 
 	if (what & BEV_EVENT_TIMEOUT)
-		log_info("client %s: idle, closing", c->peer);
+		log_info("client %s: idle, closing", c->hs.peer);
 	else if (what & BEV_EVENT_ERROR)
-		log_info("client %s: %s", c->peer, strerror(errno));
-	conn_free(c);
+		log_info("client %s: %s", c->hs.peer, strerror(errno));
+	client_free(c);
 }
 
 static void
-conn_free(struct dconn *c)
+client_hs_timeout(evutil_socket_t fd, short what, void *arg)
 {
-	c->d->nconns--;
+	struct client *c = arg;
+
+	hshake_timeout(&c->hs, bufferevent_get_output(c->bev));
+	c->closing = 1;
+	client_close(c);
+}
+
+static void
+client_free(struct client *c)
+{
+	c->d->nclients--;
+	if (c->hs_timer != NULL)
+		event_free(c->hs_timer);
 	bufferevent_free(c->bev);
 	free(c);
 }
@@ -784,15 +727,17 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 {
 	struct daemon *d = arg;
 	struct timeval idle = { D_IDLE_S, 0 };
-	struct dconn *c;
+	struct timeval hs = { HSHAKE_TIMEOUT_DEFAULT, 0 };
+	struct client *c;
+	char peer[64];
 
 	if ((c = calloc(1, sizeof *c)) == NULL) {
 		evutil_closesocket(fd);
 		return;
 	}
 	c->d = d;
-	c->session = d->next_session++;
-	net_addr_str(sa, c->peer, sizeof c->peer);
+	net_addr_str(sa, peer, sizeof peer);
+	hshake_init(&c->hs, &d->hs, peer, d->next_session++);
 	net_nodelay(fd);
 	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
@@ -800,11 +745,18 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 		free(c);
 		return;
 	}
-	d->nconns++;
-	bufferevent_setcb(c->bev, conn_read, conn_write, conn_event, c);
+	if ((c->hs_timer = evtimer_new(d->base, client_hs_timeout, c)) ==
+	    NULL) {
+		bufferevent_free(c->bev);
+		free(c);
+		return;
+	}
+	d->nclients++;
+	bufferevent_setcb(c->bev, client_read, client_write, client_event, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	log_debug("client %s: connected", c->peer);
+	evtimer_add(c->hs_timer, &hs);
+	log_debug("client %s: connected", peer);
 }
 
 /* ---- configuration, signals, main ------------------------------------ */
@@ -908,6 +860,11 @@ daemon_main(const struct daemon_opts *o)
 	}
 	if (daemon_load(o, &d.cfg) == -1)
 		return EXIT_CONFIG;
+	d.hs.key = &d.key;
+	d.hs.max_frame = D_MAX_FRAME;
+	d.hs.name = "gleam-sched";
+	d.hs.peer_kind = "client";
+	d.hs.self_kind = "scheduler";
 	if ((d.as = calloc(D_MAX_ASSIGN, sizeof *d.as)) == NULL ||
 	    (d.base = event_base_new()) == NULL) {
 		log_error("out of memory");

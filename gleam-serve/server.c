@@ -612,8 +612,7 @@ client_hs_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *c = arg;
 
-	log_info("client %s: handshake timed out, closing", c->addr);
-	client_error(c, PERR_TIMEOUT, "handshake not finished in time");
+	session_timeout(c->sess, bufferevent_get_output(c->bev));
 	client_close_after_flush(c);
 }
 
@@ -744,10 +743,12 @@ server_bind(struct server *srv, const char *host, int port, char *bound,
 static void
 server_env_update(struct server *srv)
 {
-	srv->env.key = &srv->cfg.key;
-	srv->env.max_frame = (uint32_t)srv->cfg.max_frame;
-	srv->env.name = srv->cfg.name;
-	srv->env.draining = srv->draining;
+	srv->env.hs.key = &srv->cfg.key;
+	srv->env.hs.max_frame = (uint32_t)srv->cfg.max_frame;
+	srv->env.hs.name = srv->cfg.name;
+	srv->env.hs.peer_kind = "client";
+	srv->env.hs.self_kind = "server";
+	srv->env.hs.draining = srv->draining;
 	srv->env.status = server_status;
 	srv->env.arg = srv;
 	srv->env.remote_ok = srv->be != NULL;
@@ -916,7 +917,7 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 	}
 	log_info("signal %d: draining %d clients", (int)sig, srv->nclients);
 	srv->draining = 1;
-	srv->env.draining = 1;
+	srv->env.hs.draining = 1;
 	if (srv->listener != NULL) {
 		evconnlistener_free(srv->listener);
 		srv->listener = NULL;

@@ -5,17 +5,12 @@
 
 #include <event2/buffer.h>
 
+#include "hshake.h"
 #include "log.h"
 #include "proto.h"
 #include "session.h"
 #include "util.h"
 
-enum sstate {
-	S_HELLO,	/* waiting for HELLO */
-	S_AUTH,		/* CHALLENGE sent, waiting for AUTH */
-	S_READY,	/* handshake done */
-	S_CLOSED	/* refused or said BYE: nothing more is read */
-};
 
 #define BULK_SRC_LEN	(1u << 20)
 #define FILL_TARGET	(2u << 20)	/* bytes queued per session_fill */
@@ -23,14 +18,9 @@ enum sstate {
 
 struct session {
 	const struct session_env *env;
-	enum sstate	 state;
-	char		 peer[64];
-	char		 name[PROTO_NAME_MAX + 1];
-	uint16_t	 version;
-	uint32_t	 max_frame;	/* as announced in our CHALLENGE */
-	uint64_t	 id;
-	uint8_t		 nonce[PROTO_NONCE_LEN];	/* ours */
-	uint8_t		 cnonce[PROTO_NONCE_LEN];	/* the client's */
+	struct hshake	 hs;		/* what it agreed: hs.res */
+	int		 closed;	/* refused or said BYE: nothing more
+					   is read */
 
 	/* BULK_DATA being received. */
 	uint64_t	 rx_bytes;
@@ -75,10 +65,7 @@ session_new(const struct session_env *env, const char *peer)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return NULL;
 	s->env = env;
-	s->max_frame = env->max_frame;
-	s->state = S_HELLO;
-	s->id = session_next_id++;
-	snprintf(s->peer, sizeof s->peer, "%s", peer);
+	hshake_init(&s->hs, &env->hs, peer, session_next_id++);
 	return s;
 }
 
@@ -88,7 +75,7 @@ session_free(struct session *s)
 	free(s);
 }
 
-int session_ready(const struct session *s) { return s->state == S_READY; }
+int session_ready(const struct session *s) { return hshake_done(&s->hs); }
 int
 session_busy(const struct session *s)
 {
@@ -96,29 +83,23 @@ session_busy(const struct session *s)
 	return s->tx_active || s->rx_bytes > 0;
 }
 
-const char *session_client_name(const struct session *s) { return s->name; }
-const char *session_peer(const struct session *s) { return s->peer; }
-uint64_t session_id(const struct session *s) { return s->id; }
+const char *session_client_name(const struct session *s) { return s->hs.res.name; }
+const char *session_peer(const struct session *s) { return s->hs.peer; }
+uint64_t session_id(const struct session *s) { return s->hs.res.session; }
 
 static void
-session_frame(struct evbuffer *out, uint16_t type, uint16_t flags, uint64_t id,
-    const void *p, size_t len)
+session_frame(struct session *s, struct evbuffer *out, uint16_t type,
+    uint16_t flags, uint64_t id, const void *p, size_t len)
 {
-	struct frame_hdr h = { (uint32_t)len, type, flags, id };
-	uint8_t hb[PROTO_HDR_LEN];
-
-	proto_hdr_encode(hb, &h);
-	evbuffer_add(out, hb, sizeof hb);
-	if (len > 0)
-		evbuffer_add(out, p, len);
+	hshake_frame(&s->hs, out, type, flags, id, p, len);
 }
 
 static void
-session_pw(struct evbuffer *out, uint16_t type, uint16_t flags, uint64_t id,
-    struct pw *w)
+session_pw(struct session *s, struct evbuffer *out, uint16_t type,
+    uint16_t flags, uint64_t id, struct pw *w)
 {
 	if (!w->bad)
-		session_frame(out, type, flags, id, w->p, w->len);
+		session_frame(s, out, type, flags, id, w->p, w->len);
 	pw_free(w);
 }
 
@@ -141,97 +122,16 @@ session_error(struct session *s, struct evbuffer *out, uint64_t id,
 	va_start(ap, fmt);
 	vsnprintf(e.text, sizeof e.text, fmt, ap);
 	va_end(ap);
-	log_info("client %s: %s: %s%s", s->peer, proto_err_name(code), e.text,
+	log_info("client %s: %s: %s%s", s->hs.peer, proto_err_name(code), e.text,
 	    fatal_err ? ", closing" : "");
 	pw_init(&w);
 	msg_error_enc(&w, &e);
-	session_pw(out, MSG_ERROR, FL_REPLY, id, &w);
+	session_pw(s, out, MSG_ERROR, FL_REPLY, id, &w);
 	if (fatal_err) {
-		s->state = S_CLOSED;
+		s->closed = 1;
 		s->tx_active = 0;
 		return SESSION_CLOSE;
 	}
-	return SESSION_OK;
-}
-
-static int
-session_hello(struct session *s, const struct frame_hdr *h, const uint8_t *p,
-    struct evbuffer *out)
-{
-	struct msg_hello m;
-	struct msg_challenge ch;
-	struct msg_welcome wel;
-	struct pw w;
-	int auth = s->env->key != NULL && s->env->key->set;
-
-	if (msg_hello_dec(p, h->len, &m) == -1)
-		return session_error(s, out, h->id, PERR_MALFORMED, 1,
-		    "bad HELLO");
-	if (m.vmax < PROTO_VERSION_MIN || m.vmin > PROTO_VERSION_MAX)
-		return session_error(s, out, h->id, PERR_VERSION, 1,
-		    "client speaks %u to %u, server %d to %d", m.vmin, m.vmax,
-		    PROTO_VERSION_MIN, PROTO_VERSION_MAX);
-	if (s->env->draining)
-		return session_error(s, out, h->id, PERR_SHUTDOWN, 1,
-		    "not accepting new clients");
-	s->version = m.vmax < PROTO_VERSION_MAX ? m.vmax : PROTO_VERSION_MAX;
-	memcpy(s->cnonce, m.nonce, sizeof s->cnonce);
-	snprintf(s->name, sizeof s->name, "%s", m.name);
-	auth_nonce(s->nonce);
-
-	memset(&ch, 0, sizeof ch);
-	ch.version = s->version;
-	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
-	memcpy(ch.nonce, s->nonce, sizeof ch.nonce);
-	snprintf(ch.name, sizeof ch.name, "%s", s->env->name);
-	/* A reload may change the limit; this client keeps the one it got. */
-	s->max_frame = s->env->max_frame;
-	ch.max_frame = s->max_frame;
-	pw_init(&w);
-	msg_challenge_enc(&w, &ch);
-	session_pw(out, MSG_CHALLENGE, FL_REPLY, h->id, &w);
-	if (auth) {
-		s->state = S_AUTH;
-		return SESSION_OK;
-	}
-	memset(&wel, 0, sizeof wel);
-	wel.session = s->id;
-	pw_init(&w);
-	msg_welcome_enc(&w, &wel);
-	session_pw(out, MSG_WELCOME, FL_REPLY, h->id, &w);
-	s->state = S_READY;
-	log_debug("client %s (%s): connected, protocol %u", s->peer, s->name,
-	    s->version);
-	return SESSION_OK;
-}
-
-static int
-session_auth(struct session *s, const struct frame_hdr *h, const uint8_t *p,
-    struct evbuffer *out)
-{
-	struct msg_auth m;
-	struct msg_welcome wel;
-	uint8_t expect[PROTO_PROOF_LEN];
-	struct pw w;
-
-	if (msg_auth_dec(p, h->len, &m) == -1)
-		return session_error(s, out, h->id, PERR_MALFORMED, 1,
-		    "bad AUTH");
-	auth_proof(s->env->key, 0, s->version, s->cnonce, s->nonce, expect);
-	if (auth_equal(expect, m.proof) != 0) {
-		log_warn("client %s (%s): wrong key", s->peer, s->name);
-		return session_error(s, out, h->id, PERR_AUTH, 1, "wrong key");
-	}
-	memset(&wel, 0, sizeof wel);
-	wel.has_proof = 1;
-	auth_proof(s->env->key, 1, s->version, s->nonce, s->cnonce, wel.proof);
-	wel.session = s->id;
-	pw_init(&w);
-	msg_welcome_enc(&w, &wel);
-	session_pw(out, MSG_WELCOME, FL_REPLY, h->id, &w);
-	s->state = S_READY;
-	log_debug("client %s (%s): authenticated, protocol %u", s->peer,
-	    s->name, s->version);
 	return SESSION_OK;
 }
 
@@ -247,7 +147,7 @@ session_bulk_get(struct session *s, const struct frame_hdr *h,
 	if (s->tx_active)
 		return session_error(s, out, h->id, PERR_STATE, 1,
 		    "BULK_GET while one is running");
-	if (m.chunk > s->max_frame || m.chunk > BULK_SRC_LEN)
+	if (m.chunk > s->hs.res.max_frame || m.chunk > BULK_SRC_LEN)
 		return session_error(s, out, h->id, PERR_MALFORMED, 1,
 		    "chunk of %u bytes too large", m.chunk);
 	/* Tiny chunks would cost us a frame header per byte or so. */
@@ -300,7 +200,7 @@ session_fill(struct session *s, struct evbuffer *out)
 	r.elapsed_ns = now_ns() - s->tx_start;
 	pw_init(&w);
 	msg_bulk_result_enc(&w, &r);
-	session_pw(out, MSG_BULK_END, FL_REPLY, s->tx_id, &w);
+	session_pw(s, out, MSG_BULK_END, FL_REPLY, s->tx_id, &w);
 	s->tx_active = 0;
 	return 0;
 }
@@ -317,7 +217,7 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 
 	switch (h->type) {
 	case MSG_ECHO:
-		session_frame(out, MSG_ECHO, FL_REPLY, h->id, p, h->len);
+		session_frame(s, out, MSG_ECHO, FL_REPLY, h->id, p, h->len);
 		return SESSION_OK;
 	case MSG_STATUS:
 		if (h->len != 0)
@@ -326,12 +226,12 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 		if ((doc = s->env->status(s->env->arg, &len)) == NULL)
 			return session_error(s, out, h->id, PERR_INTERNAL, 0,
 			    "status unavailable");
-		if (len > s->max_frame) {
+		if (len > s->hs.res.max_frame) {
 			free(doc);
 			return session_error(s, out, h->id, PERR_INTERNAL, 0,
 			    "status of %zu bytes over the frame limit", len);
 		}
-		session_frame(out, MSG_STATUS, FL_REPLY, h->id, doc, len);
+		session_frame(s, out, MSG_STATUS, FL_REPLY, h->id, doc, len);
 		free(doc);
 		return SESSION_OK;
 	case MSG_BULK_DATA:
@@ -350,55 +250,42 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 		s->rx_bytes = 0;
 		pw_init(&w);
 		msg_bulk_result_enc(&w, &r);
-		session_pw(out, MSG_BULK_END, FL_REPLY, h->id, &w);
+		session_pw(s, out, MSG_BULK_END, FL_REPLY, h->id, &w);
 		return SESSION_OK;
 	case MSG_BULK_GET:
 		return session_bulk_get(s, h, p, out);
 	case MSG_BYE:
-		s->state = S_CLOSED;
+		s->closed = 1;
 		return SESSION_CLOSE;
 	case MSG_ERROR:
-		log_info("client %s (%s): sent an error, closing", s->peer,
-		    s->name);
-		s->state = S_CLOSED;
+		log_info("client %s (%s): sent an error, closing", s->hs.peer,
+		    s->hs.res.name);
+		s->closed = 1;
 		return SESSION_CLOSE;
-	case MSG_HELLO:
-	case MSG_AUTH:
-	case MSG_CHALLENGE:
-	case MSG_WELCOME:
-		return session_error(s, out, h->id, PERR_STATE, 1,
-		    "%s after the handshake", proto_type_name(h->type));
 	}
 	return session_error(s, out, h->id, PERR_UNKNOWN, 0,
 	    "message type %u", h->type);
 }
 
-/* One whole frame. */
+/* One whole frame: the handshake's, or a request once it is done. */
 static int
 session_dispatch(struct session *s, const struct frame_hdr *h,
     const uint8_t *p, struct evbuffer *out)
 {
+	switch (hshake_input(&s->hs, h, p, out)) {
+	case HSHAKE_OK:
+	case HSHAKE_WELCOMED:
+		return SESSION_OK;
+	case HSHAKE_PASS:
+		break;
+	default:
+		s->closed = 1;
+		return SESSION_CLOSE;
+	}
 	if (h->flags != 0)
 		return session_error(s, out, h->id, PERR_MALFORMED, 1,
 		    "unexpected flags 0x%x", h->flags);
-	switch (s->state) {
-	case S_HELLO:
-		if (h->type != MSG_HELLO)
-			return session_error(s, out, h->id, PERR_STATE, 1,
-			    "expected HELLO, got %s",
-			    proto_type_name(h->type));
-		return session_hello(s, h, p, out);
-	case S_AUTH:
-		if (h->type != MSG_AUTH)
-			return session_error(s, out, h->id, PERR_AUTH, 1,
-			    "expected AUTH, got %s", proto_type_name(h->type));
-		return session_auth(s, h, p, out);
-	case S_READY:
-		return session_ready_msg(s, h, p, out);
-	case S_CLOSED:
-		break;
-	}
-	return SESSION_CLOSE;
+	return session_ready_msg(s, h, p, out);
 }
 
 int
@@ -410,20 +297,18 @@ session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
 	size_t avail;
 	int rc;
 
-	while (s->state != S_CLOSED) {
+	while (!s->closed) {
 		avail = evbuffer_get_length(in);
 		if (avail < PROTO_HDR_LEN)
 			return SESSION_OK;
 		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
-		if (h.len > s->max_frame) {
-			/* Before the handshake, likely not our protocol at all. */
-			return session_error(s, out, h.id, PERR_TOOBIG, 1,
-			    "frame of %u bytes over the limit of %u%s", h.len,
-			    s->max_frame, s->state == S_HELLO ?
-			    " (not a Gleam client?)" : "");
+		if (hshake_header(&s->hs, &h, out) == HSHAKE_CLOSE) {
+			s->closed = 1;
+			s->tx_active = 0;
+			return SESSION_CLOSE;
 		}
-		if (s->state == S_READY && h.type >= MSG_REMOTE_FIRST) {
+		if (hshake_done(&s->hs) && h.type >= MSG_REMOTE_FIRST) {
 			if (s->env->remote_ok)
 				return SESSION_REMOTE;
 			return session_error(s, out, h.id, PERR_UNKNOWN, 1,
@@ -432,7 +317,7 @@ session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
 		}
 		if (avail < PROTO_HDR_LEN + (size_t)h.len)
 			return SESSION_OK;
-		if (h.type == MSG_BULK_DATA && s->state == S_READY &&
+		if (h.type == MSG_BULK_DATA && hshake_done(&s->hs) &&
 		    h.flags == 0) {
 			/* Counted and dropped without a copy. */
 			evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
@@ -449,4 +334,12 @@ session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
 			return SESSION_CLOSE;
 	}
 	return SESSION_CLOSE;
+}
+
+/* The handshake timer fired: ERROR 10; the server closes after it. */
+void
+session_timeout(struct session *s, struct evbuffer *out)
+{
+	hshake_timeout(&s->hs, out);
+	s->closed = 1;
 }

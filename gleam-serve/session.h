@@ -5,7 +5,9 @@
  *
  * Lifecycle: session_new at accept; session_input after each read;
  * session_fill whenever the output has drained (it streams BULK_GET
- * replies a piece at a time); session_free when the connection closes.
+ * replies a piece at a time); session_timeout if the handshake is not
+ * done in time; session_free when the connection closes.  The handshake
+ * itself is lib/common/hshake.c's.
  * Once session_input returns SESSION_CLOSE the server flushes the output,
  * closes, and feeds the session nothing more.
  */
@@ -17,16 +19,13 @@
 
 #include <event2/buffer.h>
 
-#include "auth.h"
+#include "hshake.h"
 
 struct session;
 
 /* What a session needs from the server; owned by the server. */
 struct session_env {
-	const struct auth_key	*key;		/* NULL or unset: no auth */
-	uint32_t		 max_frame;
-	const char		*name;
-	int			 draining;
+	struct hshake_conf	 hs;		/* key, max_frame, name, draining */
 	int			 remote_ok;	/* a backend serves CUDA calls */
 	const char		*remote_why;	/* why not, if not */
 	/* A status document (malloc'd YAML text) or NULL on failure. */
@@ -45,6 +44,8 @@ struct session	*session_new(const struct session_env *, const char *peer);
 void		 session_free(struct session *);
 int		 session_input(struct session *, struct evbuffer *in,
 		    struct evbuffer *out);
+/* The handshake timed out: ERROR 10 is queued; close after it. */
+void		 session_timeout(struct session *, struct evbuffer *out);
 /* Appends more of a BULK_GET stream; returns 1 while more is to come. */
 int		 session_fill(struct session *, struct evbuffer *out);
 int		 session_ready(const struct session *);

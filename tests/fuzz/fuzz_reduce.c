@@ -194,8 +194,10 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 	a = agg_new(&lim);
 	ENSURE(a != NULL);
 	memset(&env, 0, sizeof env);
-	env.max_frame = PROTO_MAX_FRAME_MIN;
-	env.name = "fuzz";
+	env.hs.max_frame = PROTO_MAX_FRAME_MIN;
+	env.hs.name = "fuzz";
+	env.hs.peer_kind = "worker";
+	env.hs.type_name = hr_msg_name;
 	env.agg = a;
 	for (w = 0; w < W; w++)
 		fpeer_open(&f[w], &env, w, W, raw);

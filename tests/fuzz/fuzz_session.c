@@ -1,6 +1,7 @@
 /*
  * libFuzzer target: the server's per-client state machine
- * (gleam-serve/session.c) fed hostile bytes in pieces of varying size.
+ * (gleam-serve/session.c, with the handshake of lib/common/hshake.c) fed
+ * hostile bytes in pieces of varying size.
  *
  * The first input byte sets the scene:
  *	bits 0-3  pieces are 1 to 2^n bytes long (sizes from a PRNG it seeds)
@@ -186,10 +187,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 
 	memset(&env, 0, sizeof env);
-	env.key = sel & 0x10 ? &key : NULL;
-	env.max_frame = MAX_FRAME;
-	env.name = "fuzz";
-	env.draining = (sel & 0xc0) == 0xc0;
+	env.hs.key = sel & 0x10 ? &key : NULL;
+	env.hs.max_frame = MAX_FRAME;
+	env.hs.name = "fuzz";
+	env.hs.draining = (sel & 0xc0) == 0xc0;
 	env.remote_ok = (sel & 0xc0) == 0x40;
 	env.remote_why = "no backend in the fuzz target";
 	env.status = fuzz_status;
@@ -209,7 +210,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > size - off)
 			n = size - off;
 		/* Stop short of the AUTH until its proof can be forged. */
-		if (env.key != NULL && f.auth_off != 0 && !forged &&
+		if (env.hs.key != NULL && f.auth_off != 0 && !forged &&
 		    off < f.auth_off && off + n > f.auth_off - PROTO_HDR_LEN)
 			n = f.auth_off - PROTO_HDR_LEN - off;
 		if (n == 0 && !forged) {

@@ -1,0 +1,316 @@
+/* The server half of the handshake, shared by the daemons. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "hshake.h"
+#include "log.h"
+
+static uint16_t
+hshake_vmin(const struct hshake *hs)
+{
+	return hs->conf->vmin ? hs->conf->vmin : PROTO_VERSION_MIN;
+}
+
+static uint16_t
+hshake_vmax(const struct hshake *hs)
+{
+	return hs->conf->vmax ? hs->conf->vmax : PROTO_VERSION_MAX;
+}
+
+static const char *
+hshake_kind(const struct hshake *hs)
+{
+	return hs->conf->peer_kind ? hs->conf->peer_kind : "client";
+}
+
+static const char *
+hshake_type(const struct hshake *hs, uint16_t type)
+{
+	return hs->conf->type_name ? hs->conf->type_name(type) :
+	    proto_type_name(type);
+}
+
+/* "addr" or "addr (name)" once HELLO named the peer, for logs. */
+static const char *
+hshake_who(const struct hshake *hs, char *buf, size_t len)
+{
+	if (hs->res.name[0] == '\0')
+		return hs->peer;
+	snprintf(buf, len, "%s (%s)", hs->peer, hs->res.name);
+	return buf;
+}
+
+void
+hshake_init(struct hshake *hs, const struct hshake_conf *conf,
+    const char *peer, uint64_t session)
+{
+	memset(hs, 0, sizeof *hs);
+	hs->conf = conf;
+	hs->state = HSHAKE_S_HELLO;
+	snprintf(hs->peer, sizeof hs->peer, "%s", peer);
+	hs->res.session = session;
+	hs->res.max_frame = PROTO_MAX_FRAME_MIN;
+}
+
+int
+hshake_done(const struct hshake *hs)
+{
+	return hs->state == HSHAKE_S_DONE;
+}
+
+uint32_t
+hshake_limit(const struct hshake *hs)
+{
+	/* HELLO and AUTH are small: a big frame before is not our protocol. */
+	return hs->state == HSHAKE_S_DONE ? hs->res.max_frame :
+	    PROTO_MAX_FRAME_MIN;
+}
+
+void
+hshake_frame(struct hshake *hs, struct evbuffer *out, uint16_t type,
+    uint16_t flags, uint64_t id, const void *p, size_t len)
+{
+	struct frame_hdr h = { (uint32_t)len, type, flags, id };
+	uint8_t hb[PROTO_HDR_LEN];
+
+	proto_hdr_encode(hb, &h);
+	evbuffer_add(out, hb, sizeof hb);
+	if (len > 0)
+		evbuffer_add(out, p, len);
+}
+
+/* A payload from a writer, if it could be written. */
+static void
+hshake_pw(struct hshake *hs, struct evbuffer *out, uint16_t type,
+    uint64_t id, struct pw *w)
+{
+	if (!w->bad)
+		hshake_frame(hs, out, type, FL_REPLY, id, w->p, w->len);
+	pw_free(w);
+}
+
+void
+hshake_error(struct hshake *hs, struct evbuffer *out, uint64_t id,
+    uint32_t code, const char *text)
+{
+	struct msg_error e;
+	struct pw w;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	snprintf(e.text, sizeof e.text, "%s", text);
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	hshake_pw(hs, out, MSG_ERROR, id, &w);
+}
+
+/* Refuses the peer: logs, queues ERROR, reads nothing more. */
+static int
+hshake_fail(struct hshake *hs, struct evbuffer *out, uint64_t id,
+    uint32_t code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int
+hshake_fail(struct hshake *hs, struct evbuffer *out, uint64_t id,
+    uint32_t code, const char *fmt, ...)
+{
+	char text[sizeof ((struct msg_error *)0)->text];
+	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	log_info("%s %s: %s: %s, closing", hshake_kind(hs),
+	    hshake_who(hs, who, sizeof who), proto_err_name(code), text);
+	hshake_error(hs, out, id, code, text);
+	hs->state = HSHAKE_S_FAILED;
+	return HSHAKE_CLOSE;
+}
+
+int
+hshake_header(struct hshake *hs, const struct frame_hdr *h,
+    struct evbuffer *out)
+{
+	uint32_t limit = hshake_limit(hs);
+
+	if (h->len <= limit)
+		return HSHAKE_OK;
+	return hshake_fail(hs, out, h->id, PERR_TOOBIG,
+	    "frame of %u bytes over the limit of %u%s%s%s", h->len, limit,
+	    hs->state == HSHAKE_S_DONE ? "" : " (not a Gleam ",
+	    hs->state == HSHAKE_S_DONE ? "" : hshake_kind(hs),
+	    hs->state == HSHAKE_S_DONE ? "" : "?)");
+}
+
+/* The name as shown in logs and status: no control characters. */
+static void
+hshake_name(char *dst, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] != '\0' && i < PROTO_NAME_MAX; i++)
+		dst[i] = (unsigned char)src[i] < 0x20 || src[i] == 0x7f ?
+		    '?' : src[i];
+	dst[i] = '\0';
+}
+
+/* WELCOME, with our proof if the peer proved the key. */
+static int
+hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
+{
+	struct msg_welcome wel;
+	struct pw w;
+	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+
+	memset(&wel, 0, sizeof wel);
+	if (hs->res.authed) {
+		wel.has_proof = 1;
+		auth_proof(hs->conf->key, 1, hs->res.version, hs->res.snonce,
+		    hs->res.cnonce, wel.proof);
+	}
+	wel.session = hs->res.session;
+	pw_init(&w);
+	msg_welcome_enc(&w, &wel);
+	if (w.bad) {
+		pw_free(&w);
+		return hshake_fail(hs, out, id, PERR_INTERNAL,
+		    "out of memory");
+	}
+	hshake_pw(hs, out, MSG_WELCOME, id, &w);
+	hs->state = HSHAKE_S_DONE;
+	log_debug("%s %s: connected, protocol %u%s", hshake_kind(hs),
+	    hshake_who(hs, who, sizeof who), hs->res.version,
+	    hs->res.authed ? ", authenticated" : "");
+	return HSHAKE_WELCOMED;
+}
+
+/* HELLO: a version both speak, then CHALLENGE, and WELCOME without a key. */
+static int
+hshake_hello(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
+    struct evbuffer *out)
+{
+	const struct hshake_conf *cf = hs->conf;
+	struct msg_hello m;
+	struct msg_challenge ch;
+	struct pw w;
+	uint16_t vmin = hshake_vmin(hs), vmax = hshake_vmax(hs);
+	int auth = cf->key != NULL && cf->key->set;
+
+	if (msg_hello_dec(p, h->len, &m) == -1)
+		return hshake_fail(hs, out, h->id, PERR_MALFORMED,
+		    "bad HELLO");
+	hshake_name(hs->res.name, m.name);
+	if (m.vmax < vmin || m.vmin > vmax)
+		return hshake_fail(hs, out, h->id, PERR_VERSION,
+		    "%s speaks %u to %u, %s %u to %u", hshake_kind(hs),
+		    m.vmin, m.vmax, cf->self_kind ? cf->self_kind : "server",
+		    vmin, vmax);
+	if (cf->draining)
+		return hshake_fail(hs, out, h->id, PERR_SHUTDOWN,
+		    "not accepting new %ss", hshake_kind(hs));
+	hs->res.version = m.vmax < vmax ? m.vmax : vmax;
+	memcpy(hs->res.cnonce, m.nonce, sizeof hs->res.cnonce);
+	auth_nonce(hs->res.snonce);
+	/* A reload may change the limit; this peer keeps the one it got. */
+	hs->res.max_frame = cf->max_frame;
+
+	memset(&ch, 0, sizeof ch);
+	ch.version = hs->res.version;
+	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
+	memcpy(ch.nonce, hs->res.snonce, sizeof ch.nonce);
+	snprintf(ch.name, sizeof ch.name, "%s", cf->name ? cf->name : "");
+	ch.max_frame = hs->res.max_frame;
+	pw_init(&w);
+	msg_challenge_enc(&w, &ch);
+	if (w.bad) {
+		pw_free(&w);
+		return hshake_fail(hs, out, h->id, PERR_INTERNAL,
+		    "out of memory");
+	}
+	hshake_pw(hs, out, MSG_CHALLENGE, h->id, &w);
+	if (auth) {
+		hs->state = HSHAKE_S_AUTH;
+		return HSHAKE_OK;
+	}
+	return hshake_welcome(hs, out, h->id);
+}
+
+/* AUTH: the proof over both nonces, compared in constant time. */
+static int
+hshake_auth(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
+    struct evbuffer *out)
+{
+	struct msg_auth m;
+	uint8_t expect[PROTO_PROOF_LEN];
+	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+
+	if (msg_auth_dec(p, h->len, &m) == -1)
+		return hshake_fail(hs, out, h->id, PERR_MALFORMED,
+		    "bad AUTH");
+	auth_proof(hs->conf->key, 0, hs->res.version, hs->res.cnonce,
+	    hs->res.snonce, expect);
+	if (auth_equal(expect, m.proof) != 0) {
+		log_warn("%s %s: wrong key", hshake_kind(hs),
+		    hshake_who(hs, who, sizeof who));
+		return hshake_fail(hs, out, h->id, PERR_AUTH, "wrong key");
+	}
+	hs->res.authed = 1;
+	return hshake_welcome(hs, out, h->id);
+}
+
+int
+hshake_input(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
+    struct evbuffer *out)
+{
+	switch (hs->state) {
+	case HSHAKE_S_HELLO:
+	case HSHAKE_S_AUTH:
+		if (h->flags != 0)
+			return hshake_fail(hs, out, h->id, PERR_MALFORMED,
+			    "unexpected flags 0x%x", h->flags);
+		if (hs->state == HSHAKE_S_HELLO) {
+			if (h->type != MSG_HELLO)
+				return hshake_fail(hs, out, h->id, PERR_STATE,
+				    "expected HELLO, got %s",
+				    hshake_type(hs, h->type));
+			return hshake_hello(hs, h, p, out);
+		}
+		/* Anything but the proof is a failure to give it. */
+		if (h->type != MSG_AUTH)
+			return hshake_fail(hs, out, h->id, PERR_AUTH,
+			    "expected AUTH, got %s", hshake_type(hs, h->type));
+		return hshake_auth(hs, h, p, out);
+	case HSHAKE_S_DONE:
+		switch (h->type) {
+		case MSG_HELLO:
+		case MSG_CHALLENGE:
+		case MSG_AUTH:
+		case MSG_WELCOME:
+			return hshake_fail(hs, out, h->id, PERR_STATE,
+			    "%s after the handshake",
+			    hshake_type(hs, h->type));
+		}
+		return HSHAKE_PASS;
+	case HSHAKE_S_FAILED:
+		break;
+	}
+	return HSHAKE_CLOSE;
+}
+
+void
+hshake_timeout(struct hshake *hs, struct evbuffer *out)
+{
+	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+
+	if (hs->state == HSHAKE_S_DONE || hs->state == HSHAKE_S_FAILED)
+		return;
+	log_info("%s %s: handshake timed out, closing", hshake_kind(hs),
+	    hshake_who(hs, who, sizeof who));
+	hshake_error(hs, out, 0, PERR_TIMEOUT,
+	    "handshake not finished in time");
+	hs->state = HSHAKE_S_FAILED;
+}

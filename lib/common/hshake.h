@@ -1,0 +1,107 @@
+/*
+ * The server half of the handshake (gleam-protocol(5), Handshake): HELLO,
+ * version choice, CHALLENGE, AUTH, WELCOME and the ERROR frames that
+ * refuse them, once for every daemon.  It is a state machine fed with
+ * whole decoded frames; sockets, timers and the requests after WELCOME
+ * stay in the daemon, so that a fuzz target can drive it with bytes alone.
+ *
+ * Lifecycle: hshake_init at accept.  For each frame, hshake_header once
+ * its header is in (it refuses a frame over hshake_limit before its
+ * payload is read), then hshake_input with the whole payload.  Before
+ * WELCOME every frame is the handshake's; after it hshake_input refuses
+ * the handshake's own messages and answers HSHAKE_PASS for the others,
+ * which are the daemon's.  hshake_timeout when the daemon's handshake
+ * timer fires.  Once a call returns HSHAKE_CLOSE the daemon flushes the
+ * output (an ERROR is in it), closes, and feeds nothing more.
+ *
+ * Every frame in and out is meant to pass here (hshake_input,
+ * hshake_frame): the place where the session layer (sequence numbers and
+ * acknowledgements for resume, AEAD keyed from struct hshake_result) is
+ * to go.  Neither exists yet.
+ */
+#ifndef GLEAM_HSHAKE_H
+#define GLEAM_HSHAKE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/buffer.h>
+
+#include "auth.h"
+#include "proto.h"
+
+#define HSHAKE_TIMEOUT_DEFAULT	10	/* seconds from accept to WELCOME */
+
+/*
+ * What a daemon asks of its handshakes; owned by the daemon, which may
+ * change it (a reload, draining): each HELLO reads it afresh.
+ */
+struct hshake_conf {
+	const struct auth_key	*key;		/* NULL or unset: no key asked */
+	uint16_t		 vmin, vmax;	/* accepted; 0: PROTO_VERSION_* */
+	uint32_t		 max_frame;	/* announced in CHALLENGE */
+	const char		*name;		/* ours, in CHALLENGE */
+	const char		*peer_kind;	/* "client", "worker": logs */
+	const char		*self_kind;	/* "server": version errors */
+	int			 draining;	/* refuse HELLO with ERROR 8 */
+	/* Names frame types in errors; NULL: proto_type_name. */
+	const char		*(*type_name)(uint16_t);
+};
+
+/*
+ * What the handshake agreed, kept for the connection's life: what a
+ * session layer derives its keys from and resumes with.
+ */
+struct hshake_result {
+	uint16_t	 version;
+	uint32_t	 max_frame;	/* announced: the limit on its frames */
+	uint64_t	 session;	/* in WELCOME */
+	int		 authed;	/* the peer proved the key */
+	uint8_t		 cnonce[PROTO_NONCE_LEN];	/* the client's */
+	uint8_t		 snonce[PROTO_NONCE_LEN];	/* ours */
+	/* The name from HELLO, control characters as '?'; may be empty. */
+	char		 name[PROTO_NAME_MAX + 1];
+};
+
+enum hshake_state {
+	HSHAKE_S_HELLO,		/* waiting for HELLO */
+	HSHAKE_S_AUTH,		/* CHALLENGE sent, waiting for AUTH */
+	HSHAKE_S_DONE,		/* WELCOME sent */
+	HSHAKE_S_FAILED		/* ERROR sent: nothing more is read */
+};
+
+struct hshake {
+	const struct hshake_conf *conf;
+	enum hshake_state	 state;
+	char			 peer[64];	/* its address, for logs */
+	struct hshake_result	 res;
+};
+
+enum hshake_rc {
+	HSHAKE_OK = 0,		/* handled; the handshake goes on */
+	HSHAKE_WELCOMED = 1,	/* handled: WELCOME sent, it is done */
+	HSHAKE_PASS = 2,	/* after WELCOME: the frame is the daemon's */
+	HSHAKE_CLOSE = 3	/* ERROR queued: flush it and close */
+};
+
+void	hshake_init(struct hshake *, const struct hshake_conf *,
+	    const char *peer, uint64_t session);
+int	hshake_done(const struct hshake *);
+/* The largest payload accepted now: 64 KiB before WELCOME. */
+uint32_t hshake_limit(const struct hshake *);
+/* HSHAKE_OK, or HSHAKE_CLOSE with ERROR 4 queued for an oversized frame. */
+int	hshake_header(struct hshake *, const struct frame_hdr *,
+	    struct evbuffer *out);
+/* One whole frame whose header passed hshake_header; enum hshake_rc. */
+int	hshake_input(struct hshake *, const struct frame_hdr *,
+	    const uint8_t *payload, struct evbuffer *out);
+/* The handshake took too long: ERROR 10; the daemon then closes. */
+void	hshake_timeout(struct hshake *, struct evbuffer *out);
+/* Queues one frame of the connection. */
+void	hshake_frame(struct hshake *, struct evbuffer *out, uint16_t type,
+	    uint16_t flags, uint64_t id, const void *, size_t);
+/* Queues an ERROR frame (a reply to request id) with its text. */
+void	hshake_error(struct hshake *, struct evbuffer *out, uint64_t id,
+	    uint32_t code, const char *text);
+
+#endif

@@ -76,6 +76,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 
 # The host backend's unit test drives gleam-serve's own modules.
 HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
+		   $(BUILD)/gleam-serve/check.o \
 		   $(BUILD)/gleam-serve/copy3d.o $(BUILD)/gleam-serve/wcache.o \
 		   $(BUILD)/gleam-serve/pool.o $(BUILD)/gleam-serve/lanes.o
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \

@@ -76,10 +76,19 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 
 # The host backend's unit test drives gleam-serve's own modules.
 HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
+		   $(BUILD)/gleam-serve/check.o \
 		   $(BUILD)/gleam-serve/copy3d.o $(BUILD)/gleam-serve/wcache.o \
 		   $(BUILD)/gleam-serve/pool.o $(BUILD)/gleam-serve/lanes.o
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
     $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \
+	    $(LIBA) $(LDLIBS)
+
+# The wire checks' unit test drives them, and the host backend's table.
+$(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \
+    $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \

@@ -86,6 +86,8 @@ struct backend {
 	int		(*client_new)(struct rclient *);
 	/* Frees everything the client still holds. */
 	void		(*client_free)(struct rclient *);
+	/* Each entry runs check_call before the backend's own code, by
+	 * check_dispatch (check.h): a backend checks only its state. */
 	backend_fn	 call[RPC_NCALLS];
 	/*
 	 * The weight cache's GPU tier (gleam-serve/wcache.c), where the

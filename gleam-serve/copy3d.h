@@ -1,8 +1,7 @@
 /*
- * R_MEM_3D's descriptor, checked once for both backends: every byte that
- * either side of the copy reaches must lie in the request's host blob, in
- * the reply's, or in one of the client's ranges (backend.h), with no
- * arithmetic that can wrap.
+ * R_MEM_3D's descriptor, for both backends: check_copy3d (check.h) has
+ * checked its values before dispatch; here every byte that a device side
+ * of the copy reaches must lie in one of the client's ranges (backend.h).
  */
 #ifndef SERVE_COPY3D_H
 #define SERVE_COPY3D_H
@@ -12,8 +11,8 @@
 #include "backend.h"
 
 /*
- * Decodes c->in[3] (the descriptor) against c->in[4] (the host blob) into
- * *m.  A host source points into the request; a host destination is
+ * Decodes c->in[3] (the descriptor), which check_call passed, into *m.
+ * A host source points into the request; a host destination is
  * c->scratch, zeroed, which becomes the reply's blob (c->out[0]).
  * Returns CUDA_SUCCESS with *empty = 0 when there is a copy to make,
  * CUDA_SUCCESS with *empty = 1 when there is nothing to copy, or the

@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "check.h"
 #include "pool.h"
 #include "copy3d.h"
 #include "log.h"
@@ -548,7 +549,7 @@ cuda_ctx_create(struct rcall *c, int primary)
 	int dev = (int)c->in[1].u;	/* both calls: id, device, ... */
 	unsigned flags = primary ? 0 : (unsigned)c->in[2].u;
 
-	if (dev < 0 || dev >= drv_ndev)
+	if (dev >= drv_ndev)	/* check_call refused a negative one */
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (primary && (o = robj_get(c->cl, id, RK_CTX)) != NULL) {
 		o->refs++;
@@ -898,7 +899,7 @@ c_mem_dtoh(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1, s);
-	if (n > (1u << 30) || rmem_check(c->cl, c->in[3].u, n) == -1)
+	if (rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* A piece lands in pinned memory (by DMA) that the reply is packed
 	 * from before the next call; a larger one in memory of its own. */
@@ -947,14 +948,11 @@ c_memset(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1, s);
-	if (el != 1 && el != 2 && el != 4)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (h == 0 || w == 0)
 		return CUDA_SUCCESS;
-	if (h > 1 && pitch < w * el)
-		return CUDA_ERROR_INVALID_VALUE;
-	span = h > 1 ? (uint64_t)pitch * (h - 1) + w * el : (uint64_t)w * el;
-	if (w > UINT64_MAX / 4 / (h ? h : 1) || rmem_check(c->cl, p, span))
+	/* check_call passed the element, pitch and span. */
+	if (check_memset_span(c, &span) == -1 ||
+	    rmem_check(c->cl, p, span) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (h == 1) {
 		switch (el) {
@@ -1079,8 +1077,6 @@ c_module_load(struct rcall *c)
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[2].len == 0)
-		return CUDA_ERROR_INVALID_IMAGE;
 	if ((rc = drv.ModuleLoadData(&mod, c->in[2].p)) != CUDA_SUCCESS)
 		return rc;
 	if ((o = robj_new(c->cl, c->in[1].u, RK_MODULE, mod)) == NULL) {
@@ -1195,8 +1191,6 @@ c_library_load(struct rcall *c)
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[2].len == 0)
-		return CUDA_ERROR_INVALID_IMAGE;
 	if ((rc = drv.LibraryLoadData(&lib, c->in[2].p, NULL, NULL, 0, NULL,
 	    NULL, 0)) != CUDA_SUCCESS)
 		return rc;
@@ -1304,8 +1298,6 @@ c_stream_create(struct rcall *c)
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[1].u <= 2)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = drv.StreamCreateWithPriority(&s, (unsigned)c->in[2].u,
 	    (int)(int64_t)c->in[3].u)) != CUDA_SUCCESS)
 		return rc;
@@ -1622,8 +1614,8 @@ c_tmap_encode(struct rcall *c)
 	void *m, *a;
 	CUresult rc;
 
-	if (c->in[2].u >= TMAP_BYTES || c->in[3].len != TMAP_BYTES ||
-	    rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p, c->in[4].len, &t) ==
+	/* check_call passed it: decoded again, for its fields. */
+	if (rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p, c->in[4].len, &t) ==
 	    -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	CTX(c, 0);
@@ -1682,49 +1674,34 @@ c_tmap_encode(struct rcall *c)
 
 /*
  * Launch attributes from a blob (each a u32 id and the 64 bytes of its
- * value) into attrs[16].  Returns their number, 17 for one we do not take
- * from a client (its value holds a handle or pointer), 18 if malformed.
+ * value) into attrs[CHECK_ATTRS_MAX]: their number, or 17 and *rc.
+ * check_call passed the blob (check_attrs): its ids are ones we take
+ * from a client, whose values hold no handle or pointer.
  */
 static unsigned
-cuda_attrs(const struct rpc_val *v, CUlaunchAttribute *attrs)
+cuda_attrs(const struct rpc_val *v, CUlaunchAttribute *attrs, int *rc)
 {
 	struct pr r;
-	unsigned i, n;
+	int i, n;
 
-	if (v->len % (4 + sizeof attrs[0].value) != 0)
-		return 18;
-	n = v->len / (4 + (unsigned)sizeof attrs[0].value);
-	if (n > 16)
-		return 18;
-	memset(attrs, 0, 16 * sizeof *attrs);
+	_Static_assert(sizeof attrs[0].value == CHECK_ATTR_LEN - 4,
+	    "a launch attribute's value");
+	if ((n = check_attrs(v, rc)) == -1)
+		return 17;
+	memset(attrs, 0, CHECK_ATTRS_MAX * sizeof *attrs);
 	pr_init(&r, v->p, v->len);
 	for (i = 0; i < n; i++) {
 		attrs[i].id = (CUlaunchAttributeID)pr_u32(&r);
 		pr_bytes(&r, &attrs[i].value, sizeof attrs[i].value);
-		switch (attrs[i].id) {
-		case CU_LAUNCH_ATTRIBUTE_IGNORE:
-		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
-		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
-		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
-		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
-		case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-			break;
-		default:
-			return 17;
-		}
 	}
-	return n;
+	return (unsigned)n;
 }
 
 /* in: ctx, function, grid[3], block[3], shmem, stream, attributes, params */
 static int
 c_launch_ex(struct rcall *c)
 {
-	CUlaunchAttribute attrs[16];
+	CUlaunchAttribute attrs[CHECK_ATTRS_MAX];
 	CUlaunchConfig cfg;
 	struct robj *f;
 	CUstream s;
@@ -1732,6 +1709,7 @@ c_launch_ex(struct rcall *c)
 	const uint8_t *args = c->in[11].p;
 	unsigned n;
 	uint32_t i;
+	int rc;
 
 	CTX(c, 0);
 	STREAM(c, 9, s);
@@ -1739,8 +1717,8 @@ c_launch_ex(struct rcall *c)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (f->nparams > 1024 || c->in[11].len != f->argbytes)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((n = cuda_attrs(&c->in[10], attrs)) > 16)
-		return n == 17 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	if ((n = cuda_attrs(&c->in[10], attrs, &rc)) > CHECK_ATTRS_MAX)
+		return rc;
 	for (i = 0; i < f->nparams; i++)
 		argp[i] = (void *)(args + f->offset[i]);
 	memset(&cfg, 0, sizeof cfg);
@@ -1765,18 +1743,17 @@ c_launch_ex(struct rcall *c)
 static int
 c_occ_clusters(struct rcall *c)
 {
-	CUlaunchAttribute attrs[16];
+	CUlaunchAttribute attrs[CHECK_ATTRS_MAX];
 	CUlaunchConfig cfg;
 	struct robj *f = cuda_func(c, c->in[1].u);
 	unsigned n;
-	int v;
-	CUresult rc;
+	int v, rc;
 
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	memset(&cfg, 0, sizeof cfg);
-	if ((n = cuda_attrs(&c->in[9], attrs)) > 16)
-		return n == 17 ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	if ((n = cuda_attrs(&c->in[9], attrs, &rc)) > CHECK_ATTRS_MAX)
+		return rc;
 	cfg.gridDimX = (unsigned)c->in[2].u;
 	cfg.gridDimY = (unsigned)c->in[3].u;
 	cfg.gridDimZ = (unsigned)c->in[4].u;
@@ -1795,7 +1772,7 @@ c_occ_clusters(struct rcall *c)
 	return rc;
 }
 
-#define F(t, fn) [t - R_OPEN] = fn
+#define F(t, fn) [t - R_OPEN] = fn,
 /* ---- the weight cache's GPU tier ------------------------------------- */
 
 /*
@@ -2030,6 +2007,66 @@ cuda_ctx_device(struct rcall *c)
 	return o != NULL && o->h != NULL ? o->device : -1;
 }
 
+/* The cuda backend's calls, each behind check_call (check_dispatch). */
+#define CUDA_CALLS(F) \
+	F(R_CTX_CREATE, c_ctx_create) \
+	F(R_CTX_DESTROY, c_ctx_destroy) \
+	F(R_PRIMARY_RETAIN, c_primary_retain) \
+	F(R_PRIMARY_RELEASE, c_primary_release) \
+	F(R_PRIMARY_RESET, c_primary_reset) \
+	F(R_CTX_SYNC, c_ctx_sync) \
+	F(R_CTX_SET_LIMIT, c_ctx_set_limit) \
+	F(R_MEM_ALLOC, c_mem_alloc) \
+	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
+	F(R_MEM_FREE, c_mem_free) \
+	F(R_MEM_GET_INFO, c_mem_get_info) \
+	F(R_MEM_POOL, c_mem_pool) \
+	F(R_MEM_MAP, c_mem_pool) \
+	F(R_MEM_TRIM, c_mem_pool) \
+	F(R_MEM_HTOD, c_mem_htod) \
+	F(R_MEM_DTOH, c_mem_dtoh) \
+	F(R_MEM_DTOD, c_mem_dtod) \
+	F(R_MEM_3D, c_mem_3d) \
+	F(R_MEMSET, c_memset) \
+	F(R_MODULE_LOAD, c_module_load) \
+	F(R_MODULE_UNLOAD, c_module_unload) \
+	F(R_MODULE_GET_FUNC, c_module_get_func) \
+	F(R_MODULE_GET_GLOBAL, c_module_get_global) \
+	F(R_LIBRARY_LOAD, c_library_load) \
+	F(R_LIBRARY_UNLOAD, c_library_unload) \
+	F(R_LIBRARY_GET_KERNEL, c_library_get_kernel) \
+	F(R_LIBRARY_GET_GLOBAL, c_library_get_global) \
+	F(R_LAUNCH, c_launch) \
+	F(R_STREAM_CREATE, c_stream_create) \
+	F(R_STREAM_DESTROY, c_stream_destroy) \
+	F(R_STREAM_SYNC, c_stream_sync) \
+	F(R_STREAM_QUERY, c_stream_query) \
+	F(R_STREAM_WAIT_EVENT, c_stream_wait_event) \
+	F(R_EVENT_CREATE, c_event_create) \
+	F(R_EVENT_DESTROY, c_event_destroy) \
+	F(R_EVENT_RECORD, c_event_record) \
+	F(R_EVENT_SYNC, c_event_sync) \
+	F(R_EVENT_QUERY, c_event_query) \
+	F(R_EVENT_ELAPSED, c_event_elapsed) \
+	F(R_FUNC_SET_ATTR, c_func_set_attr) \
+	F(R_FUNC_SET_CACHE, c_func_set_cache) \
+	F(R_OCCUPANCY, c_occupancy) \
+	F(R_OCC_SMEM, c_occ_smem) \
+	F(R_OCC_CLUSTERS, c_occ_clusters) \
+	F(R_LAUNCH_EX, c_launch_ex) \
+	F(R_TPC_MAP, c_tpc_map) \
+	F(R_TMAP_ENCODE, c_tmap_encode)
+
+static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
+
+static int
+cuda_call(struct rcall *c)
+{
+	return check_dispatch(c, cuda_fn);
+}
+
+#define G(t, fn) [t - R_OPEN] = cuda_call,
+
 const struct backend backend_cuda = {
 	.name = "cuda",
 	.gpu_keep = cuda_gpu_keep,
@@ -2044,54 +2081,7 @@ const struct backend backend_cuda = {
 	.describe = cuda_describe,
 	.client_new = cuda_client_new,
 	.client_free = cuda_client_free,
-	.call = {
-		F(R_CTX_CREATE, c_ctx_create),
-		F(R_CTX_DESTROY, c_ctx_destroy),
-		F(R_PRIMARY_RETAIN, c_primary_retain),
-		F(R_PRIMARY_RELEASE, c_primary_release),
-		F(R_PRIMARY_RESET, c_primary_reset),
-		F(R_CTX_SYNC, c_ctx_sync),
-		F(R_CTX_SET_LIMIT, c_ctx_set_limit),
-		F(R_MEM_ALLOC, c_mem_alloc),
-		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
-		F(R_MEM_FREE, c_mem_free),
-		F(R_MEM_GET_INFO, c_mem_get_info),
-		F(R_MEM_POOL, c_mem_pool),
-		F(R_MEM_MAP, c_mem_pool),
-		F(R_MEM_TRIM, c_mem_pool),
-		F(R_MEM_HTOD, c_mem_htod),
-		F(R_MEM_DTOH, c_mem_dtoh),
-		F(R_MEM_DTOD, c_mem_dtod),
-		F(R_MEM_3D, c_mem_3d),
-		F(R_MEMSET, c_memset),
-		F(R_MODULE_LOAD, c_module_load),
-		F(R_MODULE_UNLOAD, c_module_unload),
-		F(R_MODULE_GET_FUNC, c_module_get_func),
-		F(R_MODULE_GET_GLOBAL, c_module_get_global),
-		F(R_LIBRARY_LOAD, c_library_load),
-		F(R_LIBRARY_UNLOAD, c_library_unload),
-		F(R_LIBRARY_GET_KERNEL, c_library_get_kernel),
-		F(R_LIBRARY_GET_GLOBAL, c_library_get_global),
-		F(R_LAUNCH, c_launch),
-		F(R_STREAM_CREATE, c_stream_create),
-		F(R_STREAM_DESTROY, c_stream_destroy),
-		F(R_STREAM_SYNC, c_stream_sync),
-		F(R_STREAM_QUERY, c_stream_query),
-		F(R_STREAM_WAIT_EVENT, c_stream_wait_event),
-		F(R_EVENT_CREATE, c_event_create),
-		F(R_EVENT_DESTROY, c_event_destroy),
-		F(R_EVENT_RECORD, c_event_record),
-		F(R_EVENT_SYNC, c_event_sync),
-		F(R_EVENT_QUERY, c_event_query),
-		F(R_EVENT_ELAPSED, c_event_elapsed),
-		F(R_FUNC_SET_ATTR, c_func_set_attr),
-		F(R_FUNC_SET_CACHE, c_func_set_cache),
-		F(R_OCCUPANCY, c_occupancy),
-		F(R_OCC_SMEM, c_occ_smem),
-		F(R_OCC_CLUSTERS, c_occ_clusters),
-		F(R_LAUNCH_EX, c_launch_ex),
-		F(R_TPC_MAP, c_tpc_map),
-		F(R_TMAP_ENCODE, c_tmap_encode),
-	},
+	.call = { CUDA_CALLS(G) },
 };
 #undef F
+#undef G

@@ -34,6 +34,7 @@
 #include <cuda.h>
 
 #include "backend.h"
+#include "check.h"
 #include "pool.h"
 #include "copy3d.h"
 #include "gleam-host-kernel.h"
@@ -47,7 +48,7 @@
 #define HOST_ARGMAX	32764		/* bytes of parameters, CUDA 12.1+ */
 #define HOST_PALIGN	256		/* the largest parameter alignment */
 #define HOST_MAXPARAMS	4096		/* the client's limit */
-#define HOST_COPYMAX	(1u << 30)	/* the largest device-to-host reply */
+#define HOST_COPYMAX	(1u << 30)	/* the largest global */
 
 /*
  * What an H200 (SXM, compute capability 9.0) reports, by attribute, as one
@@ -971,8 +972,6 @@ c_mem_alloc(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[1].u == 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = host_mem_new(c, ctx, c->in[1].u, &p)) != CUDA_SUCCESS)
 		return rc;
 	c->out[0].u = p;
@@ -985,13 +984,10 @@ c_mem_alloc_pitch(struct rcall *c)
 {
 	struct robj *ctx;
 	uint64_t w = c->in[1].u, h = c->in[2].u, pitch, p;
-	unsigned el = (unsigned)c->in[3].u;
 	int rc;
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (w == 0 || h == 0 || (el != 4 && el != 8 && el != 16))
-		return CUDA_ERROR_INVALID_VALUE;
 	if (w > host.budget || h > host.budget)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pitch = (w + HOST_PITCH - 1) & ~(uint64_t)(HOST_PITCH - 1);
@@ -1083,7 +1079,7 @@ c_mem_dtoh(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1);
-	if (n > HOST_COPYMAX || rmem_check(c->cl, c->in[3].u, n) == -1)
+	if (rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (c->into == NULL && (c->scratch = malloc(n ? n : 1)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -1142,20 +1138,11 @@ c_memset(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1);
-	if (el != 1 && el != 2 && el != 4)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (h == 0 || w == 0)
 		return CUDA_SUCCESS;
-	if (h > 1 && pitch < w * el)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (w > UINT64_MAX / 4 / h)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (h > 1 && (__builtin_mul_overflow(pitch, h - 1, &span) ||
-	    __builtin_add_overflow(span, w * el, &span)))
-		return CUDA_ERROR_INVALID_VALUE;
-	if (h == 1)
-		span = w * el;
-	if (rmem_check(c->cl, p, span) == -1)
+	/* check_call passed the element, pitch and span. */
+	if (check_memset_span(c, &span) == -1 ||
+	    rmem_check(c->cl, p, span) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (r = 0; r < h; r++)
 		host_fill((uint8_t *)(uintptr_t)(p + r * pitch), v, el, w);
@@ -1474,8 +1461,6 @@ host_load_image(struct rcall *c, int library)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[2].len == 0)
-		return CUDA_ERROR_INVALID_IMAGE;
 	if ((m = hmod_new(c->in[2].p, c->in[2].len)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	o = robj_new(c->cl, c->in[1].u, library ? RK_LIBRARY : RK_MODULE, m);
@@ -1740,12 +1725,8 @@ c_launch(struct rcall *c)
 	    (unsigned)c->in[3].u, (unsigned)c->in[4].u };
 	block = (struct gleam_host_dim){ (unsigned)c->in[5].u,
 	    (unsigned)c->in[6].u, (unsigned)c->in[7].u };
-	if (grid.x == 0 || grid.y == 0 || grid.z == 0 || block.x == 0 ||
-	    block.y == 0 || block.z == 0 || grid.x > 2147483647u ||
-	    grid.y > 65535 || grid.z > 65535 || block.x > 1024 ||
-	    block.y > 1024 || block.z > 64 ||
-	    (uint64_t)block.x * block.y * block.z > 1024 ||
-	    shmem > (uint64_t)hf->maxdyn)
+	/* check_call bounded the geometry; this function's own limit: */
+	if (shmem > (uint64_t)hf->maxdyn)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((c->in[10].u & 1) && (uint64_t)grid.x * grid.y * grid.z >
 	    (uint64_t)host_occupancy(hf, (uint64_t)block.x * block.y *
@@ -1803,8 +1784,6 @@ c_stream_create(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if (c->in[1].u <= 2 || c->in[2].u > CU_STREAM_NON_BLOCKING)
-		return CUDA_ERROR_INVALID_VALUE;
 	/* Executed at once: a stream is only an id, its handle its context. */
 	if ((o = robj_new(c->cl, c->in[1].u, RK_STREAM, ctx)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1840,8 +1819,6 @@ c_stream_wait_event(struct rcall *c)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (c->in[3].u == CU_EVENT_WAIT_EXTERNAL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* only in a capture */
-	if (c->in[3].u != 0)
-		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 
@@ -1856,11 +1833,6 @@ c_event_create(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if ((flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC |
-	    CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)) != 0 ||
-	    ((flags & CU_EVENT_INTERPROCESS) &&
-	    !(flags & CU_EVENT_DISABLE_TIMING)))
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->flags = flags;
@@ -1946,26 +1918,19 @@ c_func_set_attr(struct rcall *c)
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	hf = f->h;
+	/* check_call passed the attribute and its range; the device's: */
 	switch (c->in[1].u) {
 	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-		if (v < 0 || v > host_attr[
+		if (v > host_attr[
 		    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
 			return CUDA_ERROR_INVALID_VALUE;
 		hf->maxdyn = v;
-		return CUDA_SUCCESS;
+		break;
 	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
-		if (v < -1 || v > 100)
-			return CUDA_ERROR_INVALID_VALUE;
 		hf->carveout = v;
-		return CUDA_SUCCESS;
-	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
-	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
-	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
-	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
-	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
-		return CUDA_SUCCESS;
+		break;
 	}
-	return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 /* in: function, config */
@@ -1974,8 +1939,6 @@ c_func_set_cache(struct rcall *c)
 {
 	if (host_func(c, c->in[0].u) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (c->in[1].u > CU_FUNC_CACHE_PREFER_EQUAL)
-		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 
@@ -1987,9 +1950,6 @@ c_occupancy(struct rcall *c)
 
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (c->in[1].u == 0 ||
-	    c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
-		return CUDA_ERROR_INVALID_VALUE;
 	c->out[0].u = (uint32_t)host_occupancy(f->h, c->in[1].u, c->in[2].u);
 	return CUDA_SUCCESS;
 }
@@ -1997,23 +1957,17 @@ c_occupancy(struct rcall *c)
 /*
  * in: ctx, which, map offset, map, arguments.  The encoders' format is the
  * real driver's secret, so there is no map to give (CUDA_ERROR_NOT_SUPPORTED,
- * as for a driver without them); the request is checked as the cuda
- * backend checks it first, so that a malformed one fails the same on both.
+ * as for a driver without them); check_call refused a malformed request
+ * first, as for the cuda backend.
  */
 static int
 c_tmap_encode(struct rcall *c)
 {
-	struct rpc_tmap t;
-
-	if (c->in[2].u >= TMAP_BYTES || c->in[3].len != TMAP_BYTES ||
-	    rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p, c->in[4].len, &t) ==
-	    -1)
-		return CUDA_ERROR_INVALID_VALUE;
 	CTX(c, 0);
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-#define F(t, fn) [t - R_OPEN] = fn
+#define F(t, fn) [t - R_OPEN] = fn,
 /*
  * The weight cache's GPU tier under isolation: process, emulated: an
  * entry's "device memory" is a memfd of the server's host memory (not
@@ -2075,6 +2029,62 @@ host_ctx_device(struct rcall *c)
 	return host_ctx(c, c->in[0].u, &rc) != NULL ? 0 : -1;
 }
 
+/* The host backend's calls, each behind check_call (check_dispatch). */
+#define HOST_CALLS(F) \
+	F(R_CTX_CREATE, c_ctx_create) \
+	F(R_CTX_DESTROY, c_ctx_destroy) \
+	F(R_PRIMARY_RETAIN, c_primary_retain) \
+	F(R_PRIMARY_RELEASE, c_primary_release) \
+	F(R_PRIMARY_RESET, c_primary_reset) \
+	F(R_CTX_SYNC, c_ctx_sync) \
+	F(R_CTX_SET_LIMIT, c_ctx_set_limit) \
+	F(R_MEM_ALLOC, c_mem_alloc) \
+	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
+	F(R_MEM_FREE, c_mem_free) \
+	F(R_MEM_GET_INFO, c_mem_get_info) \
+	F(R_MEM_POOL, c_mem_pool) \
+	F(R_MEM_MAP, c_mem_pool) \
+	F(R_MEM_TRIM, c_mem_pool) \
+	F(R_MEM_HTOD, c_mem_htod) \
+	F(R_MEM_DTOH, c_mem_dtoh) \
+	F(R_MEM_DTOD, c_mem_dtod) \
+	F(R_MEM_3D, c_mem_3d) \
+	F(R_MEMSET, c_memset) \
+	F(R_MODULE_LOAD, c_module_load) \
+	F(R_MODULE_UNLOAD, c_module_unload) \
+	F(R_MODULE_GET_FUNC, c_module_get_func) \
+	F(R_MODULE_GET_GLOBAL, c_module_get_global) \
+	F(R_LIBRARY_LOAD, c_library_load) \
+	F(R_LIBRARY_UNLOAD, c_library_unload) \
+	F(R_LIBRARY_GET_KERNEL, c_library_get_kernel) \
+	F(R_LIBRARY_GET_GLOBAL, c_library_get_global) \
+	F(R_LAUNCH, c_launch) \
+	F(R_STREAM_CREATE, c_stream_create) \
+	F(R_STREAM_DESTROY, c_stream_destroy) \
+	F(R_STREAM_SYNC, c_stream_sync) \
+	F(R_STREAM_QUERY, c_stream_sync) \
+	F(R_STREAM_WAIT_EVENT, c_stream_wait_event) \
+	F(R_EVENT_CREATE, c_event_create) \
+	F(R_EVENT_DESTROY, c_event_destroy) \
+	F(R_EVENT_RECORD, c_event_record) \
+	F(R_EVENT_SYNC, c_event_sync) \
+	F(R_EVENT_QUERY, c_event_sync) \
+	F(R_EVENT_ELAPSED, c_event_elapsed) \
+	F(R_FUNC_SET_ATTR, c_func_set_attr) \
+	F(R_FUNC_SET_CACHE, c_func_set_cache) \
+	F(R_OCCUPANCY, c_occupancy) \
+	F(R_TMAP_ENCODE, c_tmap_encode)
+
+static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
+
+static int
+host_call(struct rcall *c)
+{
+	return check_dispatch(c, host_fn);
+}
+
+#define G(t, fn) [t - R_OPEN] = host_call,
+
 const struct backend backend_host = {
 	.name = "host",
 	.gpu_export = host_gpu_export,
@@ -2084,50 +2094,7 @@ const struct backend backend_host = {
 	.describe = host_describe,
 	.client_new = host_client_new,
 	.client_free = host_client_free,
-	.call = {
-		F(R_CTX_CREATE, c_ctx_create),
-		F(R_CTX_DESTROY, c_ctx_destroy),
-		F(R_PRIMARY_RETAIN, c_primary_retain),
-		F(R_PRIMARY_RELEASE, c_primary_release),
-		F(R_PRIMARY_RESET, c_primary_reset),
-		F(R_CTX_SYNC, c_ctx_sync),
-		F(R_CTX_SET_LIMIT, c_ctx_set_limit),
-		F(R_MEM_ALLOC, c_mem_alloc),
-		F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch),
-		F(R_MEM_FREE, c_mem_free),
-		F(R_MEM_GET_INFO, c_mem_get_info),
-		F(R_MEM_POOL, c_mem_pool),
-		F(R_MEM_MAP, c_mem_pool),
-		F(R_MEM_TRIM, c_mem_pool),
-		F(R_MEM_HTOD, c_mem_htod),
-		F(R_MEM_DTOH, c_mem_dtoh),
-		F(R_MEM_DTOD, c_mem_dtod),
-		F(R_MEM_3D, c_mem_3d),
-		F(R_MEMSET, c_memset),
-		F(R_MODULE_LOAD, c_module_load),
-		F(R_MODULE_UNLOAD, c_module_unload),
-		F(R_MODULE_GET_FUNC, c_module_get_func),
-		F(R_MODULE_GET_GLOBAL, c_module_get_global),
-		F(R_LIBRARY_LOAD, c_library_load),
-		F(R_LIBRARY_UNLOAD, c_library_unload),
-		F(R_LIBRARY_GET_KERNEL, c_library_get_kernel),
-		F(R_LIBRARY_GET_GLOBAL, c_library_get_global),
-		F(R_LAUNCH, c_launch),
-		F(R_STREAM_CREATE, c_stream_create),
-		F(R_STREAM_DESTROY, c_stream_destroy),
-		F(R_STREAM_SYNC, c_stream_sync),
-		F(R_STREAM_QUERY, c_stream_sync),
-		F(R_STREAM_WAIT_EVENT, c_stream_wait_event),
-		F(R_EVENT_CREATE, c_event_create),
-		F(R_EVENT_DESTROY, c_event_destroy),
-		F(R_EVENT_RECORD, c_event_record),
-		F(R_EVENT_SYNC, c_event_sync),
-		F(R_EVENT_QUERY, c_event_sync),
-		F(R_EVENT_ELAPSED, c_event_elapsed),
-		F(R_FUNC_SET_ATTR, c_func_set_attr),
-		F(R_FUNC_SET_CACHE, c_func_set_cache),
-		F(R_OCCUPANCY, c_occupancy),
-		F(R_TMAP_ENCODE, c_tmap_encode),
-	},
+	.call = { HOST_CALLS(G) },
 };
 #undef F
+#undef G

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "check.h"
 #include "log.h"
 #include "util.h"
 #include "lanes.h"
@@ -591,9 +592,11 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			return -1;
 		}
 	}
-	else if (wcache_owns(h->type))
-		rc = wcache_call(&r->wc, r->env->be, &c);
-	else
+	else if (wcache_owns(h->type)) {
+		/* Not through the backend's table: checked here. */
+		if ((rc = check_call(&c)) == 0)
+			rc = wcache_call(&r->wc, r->env->be, &c);
+	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 	if (staged == 1)
 		stage_free(r, c.in[1].u);

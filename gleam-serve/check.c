@@ -1,0 +1,315 @@
+/* Wire arguments, checked once before dispatch, whatever the backend. */
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "proto.h"
+#include "rpc.h"
+
+int
+check_memset_span(const struct rcall *c, uint64_t *span)
+{
+	uint64_t pitch = c->in[4].u, w = c->in[7].u, h = c->in[8].u, row, t;
+
+	if (__builtin_mul_overflow(w, c->in[6].u, &row))
+		return -1;
+	if (h <= 1) {
+		*span = row;
+		return 0;
+	}
+	if (__builtin_mul_overflow(pitch, h - 1, &t) ||
+	    __builtin_add_overflow(t, row, &t))
+		return -1;
+	*span = t;
+	return 0;
+}
+
+/* in: ctx, stream, async, dptr, pitch, value, element, width, height */
+static int
+check_memset(const struct rcall *c)
+{
+	uint64_t el = c->in[6].u, w = c->in[7].u, h = c->in[8].u, span;
+
+	if (el != 1 && el != 2 && el != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (w == 0 || h == 0)
+		return CUDA_SUCCESS;		/* nothing to set */
+	/* Rows may not overlap: the driver refuses a pitch under a row. */
+	if (h > 1 && c->in[4].u / el < w)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (check_memset_span(c, &span) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The bytes that one side's addressing reaches from its origin:
+ * ((z + depth - 1) * height + y + rows - 1) * pitch + x + width.
+ * -1 if that does not fit in 64 bits.
+ */
+static int
+check_span3d(uint64_t x, uint64_t y, uint64_t z, uint64_t pitch,
+    uint64_t height, const CUDA_MEMCPY3D *m, uint64_t *span)
+{
+	uint64_t t;
+
+	if (__builtin_add_overflow(z, m->Depth - 1, &t) ||
+	    __builtin_mul_overflow(t, height, &t) ||
+	    __builtin_add_overflow(t, y, &t) ||
+	    __builtin_add_overflow(t, m->Height - 1, &t) ||
+	    __builtin_mul_overflow(t, pitch, &t) ||
+	    __builtin_add_overflow(t, x, &t) ||
+	    __builtin_add_overflow(t, m->WidthInBytes, &t))
+		return -1;
+	*span = t;
+	return 0;
+}
+
+int
+check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m, uint64_t *srcspan,
+    uint64_t *dstspan, int *empty)
+{
+	struct pr r;
+	uint64_t f[20];
+	int i;
+
+	*empty = 1;
+	memset(m, 0, sizeof *m);
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < 20; i++)
+		f[i] = pr_u64(&r);
+	if (pr_done(&r) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* f: srcType, srcX, srcY, srcZ, srcPtr, srcPitch, srcHeight,
+	 *    dstType, dstX, dstY, dstZ, dstPtr, dstPitch, dstHeight,
+	 *    width, height, depth, and three zeros. */
+	if (f[14] == 0 || f[15] == 0 || f[16] == 0)
+		return CUDA_SUCCESS;
+	if ((f[0] != CU_MEMORYTYPE_HOST && f[0] != CU_MEMORYTYPE_DEVICE) ||
+	    (f[7] != CU_MEMORYTYPE_HOST && f[7] != CU_MEMORYTYPE_DEVICE) ||
+	    f[14] > CHECK_COPY_MAX || f[15] > CHECK_COPY_MAX ||
+	    f[16] > CHECK_COPY_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	m->srcMemoryType = (CUmemorytype)f[0];
+	m->srcXInBytes = f[1]; m->srcY = f[2]; m->srcZ = f[3];
+	m->srcDevice = f[4];
+	m->srcPitch = f[5]; m->srcHeight = f[6];
+	m->dstMemoryType = (CUmemorytype)f[7];
+	m->dstXInBytes = f[8]; m->dstY = f[9]; m->dstZ = f[10];
+	m->dstDevice = f[11];
+	m->dstPitch = f[12]; m->dstHeight = f[13];
+	m->WidthInBytes = f[14]; m->Height = f[15]; m->Depth = f[16];
+	if (m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes ||
+	    (m->Depth > 1 && (m->srcHeight < m->Height ||
+	    m->dstHeight < m->Height)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (check_span3d(m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
+	    m->srcHeight, m, srcspan) == -1 ||
+	    check_span3d(m->dstXInBytes, m->dstY, m->dstZ, m->dstPitch,
+	    m->dstHeight, m, dstspan) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A host side is the request's blob, or the reply's, from 0. */
+	if (f[0] == CU_MEMORYTYPE_HOST && (f[4] != 0 || *srcspan >
+	    c->in[4].len))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (f[7] == CU_MEMORYTYPE_HOST && (f[11] != 0 ||
+	    *dstspan > CHECK_COPY_MAX))
+		return CUDA_ERROR_INVALID_VALUE;
+	*empty = 0;
+	return CUDA_SUCCESS;
+}
+
+/* in[first..first+5]: grid and block, as every GPU so far bounds them. */
+static int
+check_geometry(const struct rcall *c, int first)
+{
+	uint64_t gx = c->in[first].u, gy = c->in[first + 1].u,
+	    gz = c->in[first + 2].u, bx = c->in[first + 3].u,
+	    by = c->in[first + 4].u, bz = c->in[first + 5].u;
+
+	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (gx > 2147483647u || gy > 65535 || gz > 65535 || bx > 1024 ||
+	    by > 1024 || bz > 64 || bx * by * bz > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+int
+check_attrs(const struct rpc_val *v, int *rc)
+{
+	struct pr r;
+	uint32_t id;
+	int i, n;
+
+	*rc = CUDA_ERROR_INVALID_VALUE;
+	if (v->len % CHECK_ATTR_LEN != 0 ||
+	    v->len / CHECK_ATTR_LEN > CHECK_ATTRS_MAX)
+		return -1;
+	n = (int)(v->len / CHECK_ATTR_LEN);
+	pr_init(&r, v->p, v->len);
+	for (i = 0; i < n; i++) {
+		id = pr_u32(&r);
+		(void)pr_take(&r, CHECK_ATTR_LEN - 4);
+		switch (id) {
+		case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+			break;
+		default:
+			*rc = CUDA_ERROR_NOT_SUPPORTED;
+			return -1;
+		}
+	}
+	*rc = CUDA_SUCCESS;
+	return n;
+}
+
+/*
+ * in: ctx, function, grid[3], block[3], shmem, stream, then flags or
+ * attributes, then params (both launches).
+ */
+static int
+check_launch(const struct rcall *c, int ex)
+{
+	int rc;
+
+	if ((rc = check_geometry(c, 2)) != CUDA_SUCCESS)
+		return rc;
+	if (c->in[8].u > CHECK_SHMEM_MAX || c->in[11].len > CHECK_ARGMAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ex && check_attrs(&c->in[10], &rc) == -1)
+		return rc;
+	return CUDA_SUCCESS;
+}
+
+/* in: function, attribute, value: the attributes a client may set. */
+static int
+check_func_attr(const struct rcall *c)
+{
+	int64_t v = (int64_t)c->in[2].u;
+
+	switch (c->in[1].u) {
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		return v < 0 || v > CHECK_SHMEM_MAX ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+		return v < -1 || v > 100 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+	case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+	case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+	case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;	/* read-only, or no attribute */
+}
+
+int
+check_call(const struct rcall *c)
+{
+	struct rpc_tmap t;
+	CUDA_MEMCPY3D m;
+	uint64_t a, b;
+	unsigned f;
+	int rc, empty;
+
+	switch (c->d->type) {
+	case R_CTX_CREATE:
+	case R_PRIMARY_RETAIN:
+		/* A CUdevice is an int. */
+		return (int32_t)c->in[1].u < 0 ? CUDA_ERROR_INVALID_DEVICE :
+		    CUDA_SUCCESS;
+	case R_MEM_ALLOC:
+		return c->in[1].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_MEM_ALLOC_PITCH:
+		f = (unsigned)c->in[3].u;
+		if (c->in[1].u == 0 || c->in[2].u == 0 ||
+		    (f != 4 && f != 8 && f != 16))
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_MEM_POOL:
+		return c->in[1].u == 0 || c->in[1].u > c->in[2].u ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_MEM_MAP:
+		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_MEM_DTOH:
+		return c->in[4].u > CHECK_COPY_MAX ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_MEM_3D:
+		return check_copy3d(c, &m, &a, &b, &empty);
+	case R_MEMSET:
+		return check_memset(c);
+	case R_MODULE_LOAD:
+	case R_LIBRARY_LOAD:
+		/* After remote.c put a staged or cached image in its place. */
+		return c->in[2].len == 0 ? CUDA_ERROR_INVALID_IMAGE :
+		    CUDA_SUCCESS;
+	case R_LAUNCH:
+		return check_launch(c, 0);
+	case R_LAUNCH_EX:
+		return check_launch(c, 1);
+	case R_OCC_CLUSTERS:
+		/* what: 0 max active clusters, 1 max potential cluster size */
+		if (c->in[0].u > 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_attrs(&c->in[9], &rc) == -1 ? rc : CUDA_SUCCESS;
+	case R_STREAM_CREATE:
+		/* Ids 0, 1 and 2 are the special streams. */
+		if (c->in[1].u <= 2 || (c->in[2].u & ~(uint64_t)
+		    CU_STREAM_NON_BLOCKING) != 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_STREAM_WAIT_EVENT:
+		return c->in[3].u != 0 && c->in[3].u != CU_EVENT_WAIT_EXTERNAL ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_EVENT_CREATE:
+		f = (unsigned)c->in[2].u;
+		if ((f & ~(unsigned)(CU_EVENT_BLOCKING_SYNC |
+		    CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)) != 0 ||
+		    ((f & CU_EVENT_INTERPROCESS) &&
+		    !(f & CU_EVENT_DISABLE_TIMING)))
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_FUNC_SET_ATTR:
+		return check_func_attr(c);
+	case R_FUNC_SET_CACHE:
+		return c->in[1].u > CU_FUNC_CACHE_PREFER_EQUAL ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_OCCUPANCY:
+		/* in: function, block size (an int), shmem, flags */
+		if ((int32_t)c->in[1].u <= 0 ||
+		    c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_TMAP_ENCODE:
+		/* The map's offset from 128-byte alignment, the map, and
+		 * arguments of the rank that sizes every array read. */
+		if (c->in[2].u >= TMAP_BYTES || c->in[3].len != TMAP_BYTES ||
+		    rpc_tmap_dec((uint32_t)c->in[1].u, c->in[4].p,
+		    c->in[4].len, &t) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	}
+	return CUDA_SUCCESS;
+}
+
+int
+check_dispatch(struct rcall *c, const backend_fn *fn)
+{
+	int rc;
+
+	if ((rc = check_call(c)) != CUDA_SUCCESS)
+		return rc;
+	return fn[c->d->type - R_OPEN](c);
+}

@@ -1,0 +1,57 @@
+/*
+ * What a client sent, checked once, before any backend sees it: sizes,
+ * pitches, extents, element sizes, launch geometry, flags, 3D copy
+ * descriptors and blobs whose length the call fixes, each with the
+ * CUresult the real driver gives for such a value, with no arithmetic
+ * that can wrap.  What depends on a backend's state (an object's id, a
+ * pointer in the client's memory, a function's parameter layout or
+ * shared memory limit, a device's number) stays in the backend.
+ */
+#ifndef SERVE_CHECK_H
+#define SERVE_CHECK_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+
+#define CHECK_COPY_MAX	(1u << 30)	/* a copy's reply, a 3D extent */
+#define CHECK_ARGMAX	32764		/* bytes of parameters, CUDA 12.1+ */
+#define CHECK_SHMEM_MAX	232448		/* shared memory a block may opt in
+					   to on any GPU so far (227 KiB) */
+#define CHECK_ATTRS_MAX	16		/* launch attributes in a call */
+#define CHECK_ATTR_LEN	68		/* each: u32 id, 64 bytes of value */
+
+/* CUDA_SUCCESS if c's arguments may go to a backend, else its CUresult. */
+int	check_call(const struct rcall *c);
+/*
+ * The backends' dispatch: check_call, then fn[] for c's call (which the
+ * backend must have).  Every backend's call table goes through it.
+ */
+int	check_dispatch(struct rcall *c, const backend_fn *fn);
+
+/*
+ * The bytes an R_MEMSET reaches from its pointer: pitch * (height - 1) +
+ * width * element, or width * element for one row.  -1 if that does not
+ * fit in 64 bits (check_call refuses such a call).
+ */
+int	check_memset_span(const struct rcall *c, uint64_t *span);
+
+/*
+ * R_MEM_3D's descriptor (c->in[3]) decoded into *m, without its pointers,
+ * with the bytes each side reaches from its origin (src and dst span):
+ * CUDA_SUCCESS, *empty = 1 when there is nothing to copy, or the CUresult
+ * to answer.  A host source must lie in the request's blob (c->in[4]).
+ */
+int	check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m,
+	    uint64_t *srcspan, uint64_t *dstspan, int *empty);
+
+/*
+ * A launch attributes blob: the number of attributes, or -1 with *rc the
+ * CUresult (CUDA_ERROR_NOT_SUPPORTED for an attribute whose value holds a
+ * handle or a pointer, which no client may send).
+ */
+int	check_attrs(const struct rpc_val *v, int *rc);
+
+#endif

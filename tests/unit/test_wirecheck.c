@@ -1,0 +1,424 @@
+/*
+ * gleam-serve's wire checks (check.c): hostile arguments of every kind
+ * are refused with the real driver's CUresult before any backend code
+ * runs, through check_call, through check_dispatch (a spy backend that
+ * counts what reaches it) and through the host backend's own call table,
+ * where a context the client never made shows that the backend was not
+ * reached (it would answer CUDA_ERROR_INVALID_CONTEXT).
+ */
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+#include "backend.h"
+#include "check.h"
+#include "log.h"
+#include "t.h"
+
+#define U(x)	((uint64_t)(x))
+#define NOCTX	U(99)		/* a context the client never made */
+
+static struct rclient	 cl;
+static struct rcall	 c;
+static struct pw	 req;
+static int		 spied;
+
+static int
+spy(struct rcall *rc)
+{
+	(void)rc;
+	spied++;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Packs and unpacks type's request from the arguments (uint64_t for
+ * numbers, a pointer and an unsigned length for blobs and strings) into
+ * c, as remote.c decodes a frame.  -1 if it does not pack.
+ */
+static int
+decode(int type, va_list ap)
+{
+	const struct rpc_desc *d = rpc_lookup((uint16_t)type);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	int i;
+
+	free(c.scratch);
+	pw_free(&c.blob);
+	pw_free(&req);
+	memset(&c, 0, sizeof c);
+	memset(v, 0, sizeof v);
+	for (i = 0; d->req[i] != '\0'; i++) {
+		if (d->req[i] == 'B' || d->req[i] == 'S') {
+			v[i].p = va_arg(ap, const void *);
+			v[i].len = va_arg(ap, unsigned);
+		} else
+			v[i].u = va_arg(ap, uint64_t);
+	}
+	pw_init(&req);
+	if (rpc_pack(&req, d->req, v) == -1 ||
+	    rpc_unpack(req.p, req.len, d->req, c.in) == -1)
+		return -1;
+	c.cl = &cl;
+	c.d = d;
+	pw_init(&c.blob);
+	return 0;
+}
+
+/* check_call's answer for the call. */
+static int
+chk(int type, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, type);
+	rc = decode(type, ap);
+	va_end(ap);
+	return rc == -1 ? -1 : check_call(&c);
+}
+
+/* check_dispatch to the spy: the answer, -2 if it reached the spy and
+ * still failed (it never does). */
+static int
+dispatch(int type, ...)
+{
+	static backend_fn fns[RPC_NCALLS];
+	va_list ap;
+	int i, rc, before = spied;
+
+	for (i = 0; i < RPC_NCALLS; i++)
+		fns[i] = spy;
+	va_start(ap, type);
+	rc = decode(type, ap);
+	va_end(ap);
+	if (rc == -1)
+		return -1;
+	rc = check_dispatch(&c, fns);
+	if (rc != CUDA_SUCCESS && spied != before)
+		return -2;
+	return rc;
+}
+
+/* Through the host backend's table, as remote.c dispatches. */
+static int
+host(int type, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, type);
+	rc = decode(type, ap);
+	va_end(ap);
+	if (rc == -1 || backend_host.call[type - R_OPEN] == NULL)
+		return -1;
+	return backend_host.call[type - R_OPEN](&c);
+}
+
+/* A 3D copy descriptor's 20 fields (check_copy3d). */
+static void
+desc3d(uint8_t *out, const uint64_t f[20])
+{
+	int i, j;
+
+	for (i = 0; i < 20; i++)
+		for (j = 0; j < 8; j++)
+			out[i * 8 + j] = (uint8_t)(f[i] >> (8 * j));
+}
+
+static void
+test_memset(void)
+{
+	/* ctx, stream, async, dptr, pitch, value, element, width, height */
+#define MS(fn, pitch, el, w, h) fn(R_MEMSET, NOCTX, U(0), U(0),	\
+	U(0x10000), U(pitch), U(0), U(el), U(w), U(h))
+	/* pitch * (h - 1) + w * el wraps around 2^64 */
+	CHECK(MS(chk, 1ull << 62, 1, 16, 5) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, UINT64_MAX / 2 + 1, 4, 1, 3) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* the product alone wraps to something small */
+	CHECK(MS(chk, 1ull << 63, 1, 1, 3) == CUDA_ERROR_INVALID_VALUE);
+	/* pitch * (h - 1) fits, the row on top of it does not */
+	CHECK(MS(chk, UINT64_MAX - 8, 4, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	/* w * el wraps: a "small" row under the pitch */
+	CHECK(MS(chk, 64, 4, 1ull << 62, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, 0, 2, (1ull << 63) + 1, 1) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* element size not 1, 2 or 4 */
+	CHECK(MS(chk, 64, 0, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, 64, 3, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, 64, 8, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, 64, U(1) << 32, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	/* a width over the pitch */
+	CHECK(MS(chk, 64, 1, 65, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(chk, 64, 4, 17, 2) == CUDA_ERROR_INVALID_VALUE);
+	/* what is fine: one row ignores the pitch; empty sets nothing */
+	CHECK(MS(chk, 64, 4, 16, 2) == CUDA_SUCCESS);
+	CHECK(MS(chk, 0, 1, 100, 1) == CUDA_SUCCESS);
+	CHECK(MS(chk, 0, 1, 0, 9) == CUDA_SUCCESS);
+	CHECK(MS(chk, 1ull << 62, 1, 16, 0) == CUDA_SUCCESS);
+	/* refused before the backend: no spy, no context asked for */
+	CHECK(MS(dispatch, 1ull << 62, 1, 16, 5) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(dispatch, 64, 3, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(host, 1ull << 62, 1, 16, 5) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(host, 64, 1, 65, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(host, 64, 3, 4, 2) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(MS(host, 64, 4, 16, 2) == CUDA_ERROR_INVALID_CONTEXT);
+	{
+		uint64_t span;
+
+		CHECK(MS(chk, 256, 4, 10, 3) == CUDA_SUCCESS);
+		CHECK(check_memset_span(&c, &span) == 0 && span == 552);
+	}
+#undef MS
+}
+
+static void
+test_copy3d(void)
+{
+	uint8_t d[160], host8[64];
+	uint64_t f[20];
+
+#define C3(fn, blob, n) fn(R_MEM_3D, NOCTX, U(0), U(0), d,		\
+	(unsigned)sizeof d, (blob), (unsigned)(n))
+	/* device to device, 1 KiB rows, as a base to spoil */
+#define BASE() do {							\
+	memset(f, 0, sizeof f);						\
+	f[0] = CU_MEMORYTYPE_DEVICE; f[4] = 0x10000;			\
+	f[5] = 1024; f[6] = 8;						\
+	f[7] = CU_MEMORYTYPE_DEVICE; f[11] = 0x20000;			\
+	f[12] = 1024; f[13] = 8;					\
+	f[14] = 512; f[15] = 8; f[16] = 2;				\
+} while (0)
+	BASE();
+	desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_SUCCESS);
+	CHECK(C3(host, NULL, 0) == CUDA_ERROR_INVALID_CONTEXT);
+	/* huge extents */
+	BASE(); f[14] = f[5] = f[12] = 1ull << 40; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[15] = UINT64_MAX; f[6] = f[13] = UINT64_MAX; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[16] = (1u << 30) + 1; desc3d(d, f);
+	CHECK(C3(dispatch, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* extents that fit, with addressing that wraps around 2^64 */
+	BASE(); f[3] = UINT64_MAX; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[5] = 1ull << 40; f[6] = 1ull << 30; f[16] = 1u << 20;
+	desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[8] = UINT64_MAX - 100; desc3d(d, f);
+	CHECK(C3(host, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* a width over a pitch, rows over a height */
+	BASE(); f[5] = 511; desc3d(d, f);
+	CHECK(C3(host, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[13] = 7; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* no such memory type */
+	BASE(); f[0] = CU_MEMORYTYPE_ARRAY; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[7] = 0; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* a host source longer than the blob that carries it */
+	BASE(); f[0] = CU_MEMORYTYPE_HOST; f[4] = 0; f[5] = 8; f[6] = 8;
+	f[14] = 8; f[15] = 8; f[16] = 1; desc3d(d, f);
+	memset(host8, 0, sizeof host8);
+	CHECK(C3(chk, host8, 64) == CUDA_SUCCESS);
+	CHECK(C3(chk, host8, 63) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(C3(host, host8, 63) == CUDA_ERROR_INVALID_VALUE);
+	/* a host side is the blob itself: no pointer of the client's */
+	f[4] = 0x1000; desc3d(d, f);
+	CHECK(C3(chk, host8, 64) == CUDA_ERROR_INVALID_VALUE);
+	/* a host destination over the reply's limit */
+	BASE(); f[7] = CU_MEMORYTYPE_HOST; f[11] = 0; f[12] = 1u << 20;
+	f[13] = 1u << 10; f[16] = 2; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* a descriptor that is not 160 bytes */
+	CHECK(chk(R_MEM_3D, NOCTX, U(0), U(0), d, 159u, NULL, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* nothing to copy */
+	BASE(); f[15] = 0; f[5] = 0; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_SUCCESS);
+#undef BASE
+#undef C3
+}
+
+static void
+test_launch(void)
+{
+	static uint8_t params[CHECK_ARGMAX + 4];
+	uint8_t attrs[3 * CHECK_ATTR_LEN];
+
+	/* ctx, function, grid[3], block[3], shmem, stream, flags, params */
+#define L(fn, gx, gy, gz, bx, by, bz, sh, n) fn(R_LAUNCH, NOCTX, U(5),	\
+	U(gx), U(gy), U(gz), U(bx), U(by), U(bz), U(sh), U(0), U(0),	\
+	params, (unsigned)(n))
+	CHECK(L(chk, 1, 1, 1, 32, 1, 1, 0, 8) == CUDA_SUCCESS);
+	CHECK(L(host, 1, 1, 1, 32, 1, 1, 0, 8) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(L(chk, 0, 1, 1, 32, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 0, 1, 32, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 0, 32, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 0, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1, 0, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(host, 1, 1, 1, 1, 1, 0, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 2147483648u, 1, 1, 1, 1, 1, 0, 8) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 2147483647u, 65535, 65535, 1, 1, 1, 0, 8) ==
+	    CUDA_SUCCESS);
+	CHECK(L(chk, 1, 65536, 1, 1, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 65536, 1, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1025, 1, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1, 1025, 1, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1, 1, 65, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 32, 32, 2, 0, 8) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(dispatch, 1, 1, 1, 1024, 1024, 64, 0, 8) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1024, 1, 1, 0, 8) == CUDA_SUCCESS);
+	/* shared memory over any GPU's limit */
+	CHECK(L(chk, 1, 1, 1, 1, 1, 1, CHECK_SHMEM_MAX, 8) == CUDA_SUCCESS);
+	CHECK(L(host, 1, 1, 1, 1, 1, 1, CHECK_SHMEM_MAX + 1, 8) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(L(chk, 1, 1, 1, 1, 1, 1, UINT32_MAX, 8) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* parameters over the driver's limit */
+	CHECK(L(chk, 1, 1, 1, 1, 1, 1, 0, CHECK_ARGMAX) == CUDA_SUCCESS);
+	CHECK(L(host, 1, 1, 1, 1, 1, 1, 0, CHECK_ARGMAX + 4) ==
+	    CUDA_ERROR_INVALID_VALUE);
+#undef L
+
+	/* cuLaunchKernelEx: the same geometry, and its attributes */
+	memset(attrs, 0, sizeof attrs);
+#define LX(fn, bx, n) fn(R_LAUNCH_EX, NOCTX, U(5), U(1), U(1), U(1),	\
+	U(bx), U(1), U(1), U(0), U(0), attrs, (unsigned)(n), params, 8u)
+	CHECK(LX(chk, 32, 0) == CUDA_SUCCESS);
+	CHECK(LX(chk, 32, 3 * CHECK_ATTR_LEN) == CUDA_SUCCESS);
+	CHECK(LX(chk, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(LX(dispatch, 2048, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* a blob that is not whole attributes */
+	CHECK(LX(chk, 32, CHECK_ATTR_LEN - 1) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(LX(dispatch, 32, 2 * CHECK_ATTR_LEN + 4) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* an attribute whose value is a handle: never from a client */
+	attrs[CHECK_ATTR_LEN] = CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+	CHECK(LX(chk, 32, 2 * CHECK_ATTR_LEN) == CUDA_ERROR_NOT_SUPPORTED);
+	attrs[CHECK_ATTR_LEN] = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+	CHECK(LX(chk, 32, 2 * CHECK_ATTR_LEN) == CUDA_SUCCESS);
+#undef LX
+	{
+		/* more attributes than a call takes */
+		static uint8_t many[(CHECK_ATTRS_MAX + 1) * CHECK_ATTR_LEN];
+
+		CHECK(chk(R_LAUNCH_EX, NOCTX, U(5), U(1), U(1), U(1), U(1),
+		    U(1), U(1), U(0), U(0), many, (unsigned)sizeof many,
+		    params, 8u) == CUDA_ERROR_INVALID_VALUE);
+		CHECK(chk(R_OCC_CLUSTERS, U(0), U(5), U(1), U(1), U(1), U(1),
+		    U(1), U(1), U(0), many, (unsigned)sizeof many) ==
+		    CUDA_ERROR_INVALID_VALUE);
+		CHECK(chk(R_OCC_CLUSTERS, U(2), U(5), U(1), U(1), U(1), U(1),
+		    U(1), U(1), U(0), many, 0u) == CUDA_ERROR_INVALID_VALUE);
+	}
+}
+
+static void
+test_others(void)
+{
+	uint8_t map[TMAP_BYTES], args[8];
+
+	/* allocations */
+	CHECK(chk(R_MEM_ALLOC, NOCTX, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_MEM_ALLOC, NOCTX, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_MEM_ALLOC, NOCTX, U(1)) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(host(R_MEM_ALLOC_PITCH, NOCTX, U(0), U(8), U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_ALLOC_PITCH, NOCTX, U(64), U(0), U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_ALLOC_PITCH, NOCTX, U(64), U(8), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_ALLOC_PITCH, NOCTX, U(64), U(8), U(16)) ==
+	    CUDA_SUCCESS);
+	CHECK(dispatch(R_MEM_POOL, NOCTX, U(0), U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_POOL, NOCTX, U(5), U(4)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_MAP, NOCTX, U(0x1000), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* a copy back larger than a reply */
+	CHECK(host(R_MEM_DTOH, NOCTX, U(0), U(0), U(0x1000),
+	    U(CHECK_COPY_MAX) + 1) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MEM_DTOH, NOCTX, U(0), U(0), U(0x1000), UINT64_MAX) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* devices, streams, events, functions */
+	CHECK(chk(R_CTX_CREATE, U(3), U(0xffffffff), U(0)) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(host(R_PRIMARY_RETAIN, U(3), U(0x80000000)) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(host(R_STREAM_CREATE, NOCTX, U(2), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_STREAM_CREATE, NOCTX, U(3), U(2), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_STREAM_CREATE, NOCTX, U(3), U(1), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(chk(R_STREAM_WAIT_EVENT, NOCTX, U(0), U(4), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_EVENT_CREATE, NOCTX, U(4), U(0x10)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_EVENT_CREATE, NOCTX, U(4), U(CU_EVENT_INTERPROCESS)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_FUNC_SET_ATTR, U(5), U(CU_FUNC_ATTRIBUTE_NUM_REGS),
+	    U(1)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_FUNC_SET_ATTR, U(5),
+	    U(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+	    U(0xffffffff)) == CUDA_ERROR_INVALID_VALUE);	/* -1 */
+	CHECK(chk(R_FUNC_SET_ATTR, U(5),
+	    U(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), U(101)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_FUNC_SET_ATTR, U(5),
+	    U(CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT), U(50)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(host(R_FUNC_SET_CACHE, U(5), U(9)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_OCCUPANCY, U(5), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_OCCUPANCY, U(5), U(0x80000000), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_OCCUPANCY, U(5), U(128), U(0), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* images and tensor maps: blobs whose length the call fixes */
+	CHECK(host(R_MODULE_LOAD, NOCTX, U(6), NULL, 0u) ==
+	    CUDA_ERROR_INVALID_IMAGE);
+	CHECK(chk(R_LIBRARY_LOAD, NOCTX, U(6), NULL, 0u) ==
+	    CUDA_ERROR_INVALID_IMAGE);
+	memset(map, 0, sizeof map);
+	memset(args, 0, sizeof args);
+	CHECK(host(R_TMAP_ENCODE, NOCTX, U(TMAP_REPLACE), U(0), map,
+	    (unsigned)sizeof map, args, 8u) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(host(R_TMAP_ENCODE, NOCTX, U(TMAP_REPLACE), U(0), map,
+	    (unsigned)sizeof map - 1, args, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TMAP_ENCODE, NOCTX, U(TMAP_REPLACE), U(TMAP_BYTES), map,
+	    (unsigned)sizeof map, args, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_TMAP_ENCODE, NOCTX, U(TMAP_REPLACE), U(0), map,
+	    (unsigned)sizeof map, args, 7u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TMAP_ENCODE, NOCTX, U(7), U(0), map,
+	    (unsigned)sizeof map, args, 8u) == CUDA_ERROR_INVALID_VALUE);
+}
+
+int
+main(void)
+{
+	log_init("test_wirecheck", LL_ERROR);
+	htab_init(&cl.objs);
+	snprintf(cl.addr, sizeof cl.addr, "test");
+	test_memset();
+	test_copy3d();
+	test_launch();
+	test_others();
+	/* What passed reached the spy; what failed never did. */
+	CHECK(spied == 0);
+	free(c.scratch);
+	pw_free(&c.blob);
+	pw_free(&req);
+	htab_free(&cl.objs);
+	return t_done("wirecheck");
+}

@@ -381,3 +381,68 @@ cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs,
 	}
 	return CUDA_SUCCESS;
 }
+
+/*
+ * cuMemGetAllocationGranularity: JAX and ggml ask before each reservation.
+ * The answer depends only on the properties and the option, so each is
+ * asked once and kept (GRAN_MAX of them; past that every one asks).
+ */
+#define GRAN_MAX	32
+#define GRAN_KEY	8		/* the request's fields */
+
+static pthread_mutex_t	 gran_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	uint64_t	 key[GRAN_KEY];
+	uint64_t	 bytes;
+} grans[GRAN_MAX];
+static int		 ngrans;
+
+CUresult
+cuMemGetAllocationGranularity(size_t *granularity,
+    const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags option)
+{
+	struct rpc_val in[GRAN_KEY], out[1];
+	void *keep;
+	CUresult rc;
+	int i, j;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (granularity == NULL || prop == NULL ||
+	    (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
+	    option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(in, 0, sizeof in);
+	in[0].u = (uint32_t)option;
+	in[1].u = (uint32_t)prop->type;
+	in[2].u = (uint32_t)prop->location.type;
+	in[3].u = (uint64_t)(int64_t)prop->location.id;
+	in[4].u = (uint32_t)prop->requestedHandleTypes;
+	in[5].u = prop->allocFlags.compressionType;
+	in[6].u = prop->allocFlags.gpuDirectRDMACapable;
+	in[7].u = prop->allocFlags.usage;
+	pthread_mutex_lock(&gran_lock);
+	for (i = 0; i < ngrans; i++) {
+		for (j = 0; j < GRAN_KEY && grans[i].key[j] == in[j].u; j++)
+			;
+		if (j == GRAN_KEY) {
+			*granularity = (size_t)grans[i].bytes;
+			pthread_mutex_unlock(&gran_lock);
+			return CUDA_SUCCESS;
+		}
+	}
+	pthread_mutex_unlock(&gran_lock);
+	rc = remote_call(R_MEM_GRANULARITY, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*granularity = (size_t)out[0].u;
+	pthread_mutex_lock(&gran_lock);
+	if (ngrans < GRAN_MAX) {
+		for (j = 0; j < GRAN_KEY; j++)
+			grans[ngrans].key[j] = in[j].u;
+		grans[ngrans++].bytes = out[0].u;
+	}
+	pthread_mutex_unlock(&gran_lock);
+	return CUDA_SUCCESS;
+}

@@ -895,6 +895,7 @@ static const char *const client_exports[] = {
 	"cuMemFree_v2",
 	"cuMemGetAddressRange",
 	"cuMemGetAddressRange_v2",
+	"cuMemGetAllocationGranularity",
 	"cuMemGetDefaultMemPool",
 	"cuMemGetInfo",
 	"cuMemGetInfo_v2",

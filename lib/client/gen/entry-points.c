@@ -336,6 +336,7 @@ const struct ep_row ep_table[] = {
 	{ "cuMemFreeHost", 2000, EP_DEFAULT, FN(cuMemFreeHost) },
 	{ "cuMemGetAddressRange", 2000, EP_DEFAULT, FN(cuMemGetAddressRange) },
 	{ "cuMemGetAddressRange", 3020, EP_DEFAULT, FN(cuMemGetAddressRange_v2) },
+	{ "cuMemGetAllocationGranularity", 10020, EP_DEFAULT, FN(cuMemGetAllocationGranularity) },
 	{ "cuMemGetDefaultMemPool", 13000, EP_DEFAULT, FN(cuMemGetDefaultMemPool) },
 	{ "cuMemGetInfo", 2000, EP_DEFAULT, FN(cuMemGetInfo) },
 	{ "cuMemGetInfo", 3020, EP_DEFAULT, FN(cuMemGetInfo_v2) },
@@ -576,4 +577,4 @@ const struct ep_row ep_table[] = {
 	{ "cuWaitExternalSemaphoresAsync", 10000, EP_PT, FN(cuWaitExternalSemaphoresAsync_ptsz) },
 };
 
-const size_t ep_rows = 562;
+const size_t ep_rows = 563;

@@ -336,6 +336,7 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr_v2 dptr, CUstream hStream);
 CUresult cuMemFreeHost(void *p);
 CUresult cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr);
 CUresult cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dptr);
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp_v1 *prop, CUmemAllocationGranularity_flags option);
 CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type);
 CUresult cuMemGetInfo(unsigned int *free, unsigned int *total);
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total);

@@ -1955,1432 +1955,1438 @@ cuMemGetAddressRange_v2(CUdeviceptr_v2 *pbase, size_t *psize, CUdeviceptr_v2 dpt
 }
 
 STUB CUresult
-cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp_v1 *prop, CUmemAllocationGranularity_flags option)
 {
 	return stub_unsupported(__func__, 324);
 }
 
 STUB CUresult
-cuMemGetInfo(unsigned int *free, unsigned int *total)
+cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 325);
 }
 
 STUB CUresult
-cuMemGetInfo_v2(size_t *free, size_t *total)
+cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
 	return stub_unsupported(__func__, 326);
 }
 
 STUB CUresult
-cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
+cuMemGetInfo_v2(size_t *free, size_t *total)
 {
 	return stub_unsupported(__func__, 327);
 }
 
 STUB CUresult
-cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+cuMemGetMemPool(CUmemoryPool *pool_out, CUmemLocation *location, CUmemAllocationType type)
 {
 	return stub_unsupported(__func__, 328);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
+cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 329);
 }
 
 STUB CUresult
-cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
+cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 330);
 }
 
 STUB CUresult
-cuMemHostGetFlags(unsigned int *pFlags, void *p)
+cuMemHostGetDevicePointer_v2(CUdeviceptr_v2 *pdptr, void *p, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 331);
 }
 
 STUB CUresult
-cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+cuMemHostGetFlags(unsigned int *pFlags, void *p)
 {
 	return stub_unsupported(__func__, 332);
 }
 
 STUB CUresult
-cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 333);
 }
 
 STUB CUresult
-cuMemHostUnregister(void *p)
+cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 334);
 }
 
 STUB CUresult
-cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
+cuMemHostUnregister(void *p)
 {
 	return stub_unsupported(__func__, 335);
 }
 
 STUB CUresult
-cuMemPoolDestroy(CUmemoryPool pool)
+cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps_v1 *poolProps)
 {
 	return stub_unsupported(__func__, 336);
 }
 
 STUB CUresult
-cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
+cuMemPoolDestroy(CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 337);
 }
 
 STUB CUresult
-cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemPoolExportPointer(CUmemPoolPtrExportData_v1 *shareData_out, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 338);
 }
 
 STUB CUresult
-cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
+cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool pool, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 339);
 }
 
 STUB CUresult
-cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool memPool, CUmemLocation_v1 *location)
 {
 	return stub_unsupported(__func__, 340);
 }
 
 STUB CUresult
-cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
+cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 341);
 }
 
 STUB CUresult
-cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
+cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle, CUmemAllocationHandleType handleType, unsigned long long flags)
 {
 	return stub_unsupported(__func__, 342);
 }
 
 STUB CUresult
-cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
+cuMemPoolImportPointer(CUdeviceptr_v2 *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData_v1 *shareData)
 {
 	return stub_unsupported(__func__, 343);
 }
 
 STUB CUresult
-cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc_v1 *map, size_t count)
 {
 	return stub_unsupported(__func__, 344);
 }
 
 STUB CUresult
-cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
+cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	return stub_unsupported(__func__, 345);
 }
 
 STUB CUresult
-cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep)
 {
 	return stub_unsupported(__func__, 346);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
+cuMemPrefetchAsync(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 347);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemPrefetchAsync_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUdevice_v1 dstDevice, CUstream hStream)
 {
 	return stub_unsupported(__func__, 348);
 }
 
 STUB CUresult
-cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
+cuMemPrefetchAsync_v2(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 349);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemPrefetchAsync_v2_ptsz(CUdeviceptr_v2 devPtr, size_t count, CUmemLocation_v1 location, unsigned int flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 350);
 }
 
 STUB CUresult
-cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
+cuMemPrefetchBatchAsync(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 351);
 }
 
 STUB CUresult
-cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
+cuMemPrefetchBatchAsync_ptsz(CUdeviceptr_v2 *dptrs, size_t *sizes, size_t count, CUmemLocation_v1 *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 352);
 }
 
 STUB CUresult
-cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
+cuMemRangeGetAttribute(void *data, size_t dataSize, CUmem_range_attribute attribute, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 353);
 }
 
 STUB CUresult
-cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
+cuMemRangeGetAttributes(void **data, size_t *dataSizes, CUmem_range_attribute *attributes, size_t numAttributes, CUdeviceptr_v2 devPtr, size_t count)
 {
 	return stub_unsupported(__func__, 354);
 }
 
 STUB CUresult
-cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemSetMemPool(CUmemLocation *location, CUmemAllocationType type, CUmemoryPool pool)
 {
 	return stub_unsupported(__func__, 355);
 }
 
 STUB CUresult
-cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemcpy(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 356);
 }
 
 STUB CUresult
-cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
+cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 357);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 358);
 }
 
 STUB CUresult
-cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
+cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 359);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
+cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 360);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 361);
 }
 
 STUB CUresult
-cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 362);
 }
 
 STUB CUresult
-cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 363);
 }
 
 STUB CUresult
-cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
+cuMemcpy2D_v2(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 364);
 }
 
 STUB CUresult
-cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
+cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 365);
 }
 
 STUB CUresult
-cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
+cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 366);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 367);
 }
 
 STUB CUresult
-cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
+cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 368);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D_v2 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 369);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
+cuMemcpy3DBatchAsync(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 370);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemcpy3DBatchAsync_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, size_t *failIdx, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 371);
 }
 
 STUB CUresult
-cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
+cuMemcpy3DBatchAsync_v2(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 372);
 }
 
 STUB CUresult
-cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemcpy3DBatchAsync_v2_ptsz(size_t numParams, CUDA_MEMCPY3D_BATCH_OP_v1 *opList, unsigned long long flags, CUstream hStream)
 {
 	return stub_unsupported(__func__, 373);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 374);
 }
 
 STUB CUresult
-cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
+cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 375);
 }
 
 STUB CUresult
-cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
+cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER_v1 *pCopy, CUstream hStream)
 {
 	return stub_unsupported(__func__, 376);
 }
 
 STUB CUresult
-cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER_v1 *pCopy)
 {
 	return stub_unsupported(__func__, 377);
 }
 
 STUB CUresult
-cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
+cuMemcpy3D_v2(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 378);
 }
 
 STUB CUresult
-cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D_v2 *pCopy)
 {
 	return stub_unsupported(__func__, 379);
 }
 
 STUB CUresult
-cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
+cuMemcpyAsync(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 380);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemcpyAsync_ptsz(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 381);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
+cuMemcpyBatchAsync(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 382);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemcpyBatchAsync_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
 {
 	return stub_unsupported(__func__, 383);
 }
 
 STUB CUresult
-cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
+cuMemcpyBatchAsync_v2(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 384);
 }
 
 STUB CUresult
-cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr_v2 *dsts, CUdeviceptr_v2 *srcs, size_t *sizes, size_t count, CUmemcpyAttributes_v1 *attrs, size_t *attrIdxs, size_t numAttrs, CUstream hStream)
 {
 	return stub_unsupported(__func__, 385);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 386);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 387);
 }
 
 STUB CUresult
-cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoDAsync_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 388);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 389);
 }
 
 STUB CUresult
-cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoD_v2(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 390);
 }
 
 STUB CUresult
-cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
+cuMemcpyDtoD_v2_ptds(CUdeviceptr_v2 dstDevice, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 391);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
+cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 392);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 393);
 }
 
 STUB CUresult
-cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
+cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 394);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 395);
 }
 
 STUB CUresult
-cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
+cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 396);
 }
 
 STUB CUresult
-cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
+cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr_v2 srcDevice, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 397);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
+cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
 {
 	return stub_unsupported(__func__, 398);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 399);
 }
 
 STUB CUresult
-cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+cuMemcpyHtoDAsync_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 400);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 401);
 }
 
 STUB CUresult
-cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
+cuMemcpyHtoD_v2(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 402);
 }
 
 STUB CUresult
-cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemcpyHtoD_v2_ptds(CUdeviceptr_v2 dstDevice, const void *srcHost, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 403);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemcpyPeer(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 404);
 }
 
 STUB CUresult
-cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
+cuMemcpyPeerAsync(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 405);
 }
 
 STUB CUresult
-cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
+cuMemcpyPeerAsync_ptsz(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream)
 {
 	return stub_unsupported(__func__, 406);
 }
 
 STUB CUresult
-cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
+cuMemcpyPeer_ptds(CUdeviceptr_v2 dstDevice, CUcontext dstContext, CUdeviceptr_v2 srcDevice, CUcontext srcContext, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 407);
 }
 
 STUB CUresult
-cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
+cuMemcpy_ptds(CUdeviceptr_v2 dst, CUdeviceptr_v2 src, size_t ByteCount)
 {
 	return stub_unsupported(__func__, 408);
 }
 
 STUB CUresult
-cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
 	return stub_unsupported(__func__, 409);
 }
 
 STUB CUresult
-cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
+cuMemsetD16Async(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 410);
 }
 
 STUB CUresult
-cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemsetD16Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 411);
 }
 
 STUB CUresult
-cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
+cuMemsetD16_v2(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 412);
 }
 
 STUB CUresult
-cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
+cuMemsetD16_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned short us, size_t N)
 {
 	return stub_unsupported(__func__, 413);
 }
 
 STUB CUresult
-cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 414);
 }
 
 STUB CUresult
-cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D16Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 415);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemsetD2D16Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 416);
 }
 
 STUB CUresult
-cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
+cuMemsetD2D16_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 417);
 }
 
 STUB CUresult
-cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
+cuMemsetD2D16_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 418);
 }
 
 STUB CUresult
-cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 419);
 }
 
 STUB CUresult
-cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D32Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 420);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemsetD2D32Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 421);
 }
 
 STUB CUresult
-cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
+cuMemsetD2D32_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 422);
 }
 
 STUB CUresult
-cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
+cuMemsetD2D32_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 423);
 }
 
 STUB CUresult
-cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc, unsigned int Width, unsigned int Height)
 {
 	return stub_unsupported(__func__, 424);
 }
 
 STUB CUresult
-cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
+cuMemsetD2D8Async(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 425);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemsetD2D8Async_ptsz(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream)
 {
 	return stub_unsupported(__func__, 426);
 }
 
 STUB CUresult
-cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
+cuMemsetD2D8_v2(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 427);
 }
 
 STUB CUresult
-cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
+cuMemsetD2D8_v2_ptds(CUdeviceptr_v2 dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height)
 {
 	return stub_unsupported(__func__, 428);
 }
 
 STUB CUresult
-cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
 	return stub_unsupported(__func__, 429);
 }
 
 STUB CUresult
-cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
+cuMemsetD32Async(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 430);
 }
 
 STUB CUresult
-cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemsetD32Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 431);
 }
 
 STUB CUresult
-cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
+cuMemsetD32_v2(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 432);
 }
 
 STUB CUresult
-cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
+cuMemsetD32_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned int ui, size_t N)
 {
 	return stub_unsupported(__func__, 433);
 }
 
 STUB CUresult
-cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
 	return stub_unsupported(__func__, 434);
 }
 
 STUB CUresult
-cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
+cuMemsetD8Async(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 435);
 }
 
 STUB CUresult
-cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemsetD8Async_ptsz(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
 	return stub_unsupported(__func__, 436);
 }
 
 STUB CUresult
-cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
+cuMemsetD8_v2(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 437);
 }
 
 STUB CUresult
-cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
+cuMemsetD8_v2_ptds(CUdeviceptr_v2 dstDevice, unsigned char uc, size_t N)
 {
 	return stub_unsupported(__func__, 438);
 }
 
 STUB CUresult
-cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
+cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v2 *pMipmappedArrayDesc, unsigned int numMipmapLevels)
 {
 	return stub_unsupported(__func__, 439);
 }
 
 STUB CUresult
-cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
+cuMipmappedArrayDestroy(CUmipmappedArray hMipmappedArray)
 {
 	return stub_unsupported(__func__, 440);
 }
 
 STUB CUresult
-cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
+cuMipmappedArrayGetLevel(CUarray *pLevelArray, CUmipmappedArray hMipmappedArray, unsigned int level)
 {
 	return stub_unsupported(__func__, 441);
 }
 
 STUB CUresult
-cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
+cuMipmappedArrayGetMemoryRequirements(CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 *memoryRequirements, CUmipmappedArray mipmap, CUdevice device)
 {
 	return stub_unsupported(__func__, 442);
 }
 
 STUB CUresult
-cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+cuMipmappedArrayGetSparseProperties(CUDA_ARRAY_SPARSE_PROPERTIES_v1 *sparseProperties, CUmipmappedArray mipmap)
 {
 	return stub_unsupported(__func__, 443);
 }
 
 STUB CUresult
-cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
+cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 444);
 }
 
 STUB CUresult
-cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
+cuModuleGetFunctionCount(unsigned int *count, CUmodule hmod)
 {
 	return stub_unsupported(__func__, 445);
 }
 
 STUB CUresult
-cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
+cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 446);
 }
 
 STUB CUresult
-cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+cuModuleGetGlobal_v2(CUdeviceptr_v2 *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 447);
 }
 
 STUB CUresult
-cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
+cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
 	return stub_unsupported(__func__, 448);
 }
 
 STUB CUresult
-cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
+cuModuleGetSurfRef(CUsurfref *pSurfRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 449);
 }
 
 STUB CUresult
-cuModuleLoad(CUmodule *module, const char *fname)
+cuModuleGetTexRef(CUtexref *pTexRef, CUmodule hmod, const char *name)
 {
 	return stub_unsupported(__func__, 450);
 }
 
 STUB CUresult
-cuModuleLoadData(CUmodule *module, const void *image)
+cuModuleLoad(CUmodule *module, const char *fname)
 {
 	return stub_unsupported(__func__, 451);
 }
 
 STUB CUresult
-cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
+cuModuleLoadData(CUmodule *module, const void *image)
 {
 	return stub_unsupported(__func__, 452);
 }
 
 STUB CUresult
-cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
 	return stub_unsupported(__func__, 453);
 }
 
 STUB CUresult
-cuModuleUnload(CUmodule hmod)
+cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
 {
 	return stub_unsupported(__func__, 454);
 }
 
 STUB CUresult
-cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
+cuModuleUnload(CUmodule hmod)
 {
 	return stub_unsupported(__func__, 455);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
+cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks, int blockSize)
 {
 	return stub_unsupported(__func__, 456);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
+cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize)
 {
 	return stub_unsupported(__func__, 457);
 }
 
 STUB CUresult
-cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags)
 {
 	return stub_unsupported(__func__, 458);
 }
 
 STUB CUresult
-cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 459);
 }
 
 STUB CUresult
-cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
+cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
 {
 	return stub_unsupported(__func__, 460);
 }
 
 STUB CUresult
-cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
+cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 461);
 }
 
 STUB CUresult
-cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
+cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes, void **data, CUdeviceptr_v2 ptr)
 {
 	return stub_unsupported(__func__, 462);
 }
 
 STUB CUresult
-cuProfilerStart(void)
+cuProfilerInitialize(const char *configFile, const char *outputFile, CUoutput_mode outputMode)
 {
 	return stub_unsupported(__func__, 463);
 }
 
 STUB CUresult
-cuProfilerStop(void)
+cuProfilerStart(void)
 {
 	return stub_unsupported(__func__, 464);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuProfilerStop(void)
 {
 	return stub_unsupported(__func__, 465);
 }
 
 STUB CUresult
-cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuSignalExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 466);
 }
 
 STUB CUresult
-cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 467);
 }
 
 STUB CUresult
-cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 468);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
 {
 	return stub_unsupported(__func__, 469);
 }
 
 STUB CUresult
-cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
+cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 470);
 }
 
 STUB CUresult
-cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuStreamAttachMemAsync_ptsz(CUstream hStream, CUdeviceptr_v2 dptr, size_t length, unsigned int flags)
 {
 	return stub_unsupported(__func__, 471);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
+cuStreamBatchMemOp(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 472);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams_v1 *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 473);
 }
 
 STUB CUresult
-cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 474);
 }
 
 STUB CUresult
-cuStreamBeginCapture(CUstream hStream)
+cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
 {
 	return stub_unsupported(__func__, 475);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuStreamBeginCapture(CUstream hStream)
 {
 	return stub_unsupported(__func__, 476);
 }
 
 STUB CUresult
-cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 477);
 }
 
 STUB CUresult
-cuStreamBeginCapture_ptsz(CUstream hStream)
+cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 478);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+cuStreamBeginCapture_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 479);
 }
 
 STUB CUresult
-cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 480);
 }
 
 STUB CUresult
-cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
+cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
 	return stub_unsupported(__func__, 481);
 }
 
 STUB CUresult
-cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
+cuStreamCopyAttributes(CUstream dstStream, CUstream srcStream)
 {
 	return stub_unsupported(__func__, 482);
 }
 
 STUB CUresult
-cuStreamCreate(CUstream *phStream, unsigned int Flags)
+cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src)
 {
 	return stub_unsupported(__func__, 483);
 }
 
 STUB CUresult
-cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 484);
 }
 
 STUB CUresult
-cuStreamDestroy(CUstream hStream)
+cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
 	return stub_unsupported(__func__, 485);
 }
 
 STUB CUresult
-cuStreamDestroy_v2(CUstream hStream)
+cuStreamDestroy(CUstream hStream)
 {
 	return stub_unsupported(__func__, 486);
 }
 
 STUB CUresult
-cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+cuStreamDestroy_v2(CUstream hStream)
 {
 	return stub_unsupported(__func__, 487);
 }
 
 STUB CUresult
-cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 488);
 }
 
 STUB CUresult
-cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
+cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
 	return stub_unsupported(__func__, 489);
 }
 
 STUB CUresult
-cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
+cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 490);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue_v1 *value_out)
 {
 	return stub_unsupported(__func__, 491);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
+cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
 {
 	return stub_unsupported(__func__, 492);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
 {
 	return stub_unsupported(__func__, 493);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
+cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 494);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 495);
 }
 
 STUB CUresult
-cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
+cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 496);
 }
 
 STUB CUresult
-cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
 {
 	return stub_unsupported(__func__, 497);
 }
 
 STUB CUresult
-cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
+cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 498);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx)
 {
 	return stub_unsupported(__func__, 499);
 }
 
 STUB CUresult
-cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
+cuStreamGetCtx_v2(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
 {
 	return stub_unsupported(__func__, 500);
 }
 
 STUB CUresult
-cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pctx, CUgreenCtx *pGreenCtx)
 {
 	return stub_unsupported(__func__, 501);
 }
 
 STUB CUresult
-cuStreamGetDevResource_ptsz(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
+cuStreamGetDevResource(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 502);
 }
 
 STUB CUresult
-cuStreamGetDevice(CUstream hStream, CUdevice *device)
+cuStreamGetDevResource_ptsz(CUstream hStream, CUdevResource *resource, CUdevResourceType type)
 {
 	return stub_unsupported(__func__, 503);
 }
 
 STUB CUresult
-cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
+cuStreamGetDevice(CUstream hStream, CUdevice *device)
 {
 	return stub_unsupported(__func__, 504);
 }
 
 STUB CUresult
-cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+cuStreamGetDevice_ptsz(CUstream hStream, CUdevice *device)
 {
 	return stub_unsupported(__func__, 505);
 }
 
 STUB CUresult
-cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
+cuStreamGetFlags(CUstream hStream, unsigned int *flags)
 {
 	return stub_unsupported(__func__, 506);
 }
 
 STUB CUresult
-cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+cuStreamGetFlags_ptsz(CUstream hStream, unsigned int *flags)
 {
 	return stub_unsupported(__func__, 507);
 }
 
 STUB CUresult
-cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
+cuStreamGetId(CUstream hStream, unsigned long long *streamId)
 {
 	return stub_unsupported(__func__, 508);
 }
 
 STUB CUresult
-cuStreamGetPriority(CUstream hStream, int *priority)
+cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId)
 {
 	return stub_unsupported(__func__, 509);
 }
 
 STUB CUresult
-cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
+cuStreamGetPriority(CUstream hStream, int *priority)
 {
 	return stub_unsupported(__func__, 510);
 }
 
 STUB CUresult
-cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuStreamGetPriority_ptsz(CUstream hStream, int *priority)
 {
 	return stub_unsupported(__func__, 511);
 }
 
 STUB CUresult
-cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
+cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	return stub_unsupported(__func__, 512);
 }
 
 STUB CUresult
-cuStreamQuery(CUstream hStream)
+cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
 	return stub_unsupported(__func__, 513);
 }
 
 STUB CUresult
-cuStreamQuery_ptsz(CUstream hStream)
+cuStreamQuery(CUstream hStream)
 {
 	return stub_unsupported(__func__, 514);
 }
 
 STUB CUresult
-cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
+cuStreamQuery_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 515);
 }
 
 STUB CUresult
-cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
+cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *param)
 {
 	return stub_unsupported(__func__, 516);
 }
 
 STUB CUresult
-cuStreamSynchronize(CUstream hStream)
+cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue_v1 *value)
 {
 	return stub_unsupported(__func__, 517);
 }
 
 STUB CUresult
-cuStreamSynchronize_ptsz(CUstream hStream)
+cuStreamSynchronize(CUstream hStream)
 {
 	return stub_unsupported(__func__, 518);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuStreamSynchronize_ptsz(CUstream hStream)
 {
 	return stub_unsupported(__func__, 519);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
+cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 520);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 521);
 }
 
 STUB CUresult
-cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
+cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 522);
 }
 
 STUB CUresult
-cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags)
 {
 	return stub_unsupported(__func__, 523);
 }
 
 STUB CUresult
-cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
+cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 524);
 }
 
 STUB CUresult
-cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, unsigned int Flags)
 {
 	return stub_unsupported(__func__, 525);
 }
 
 STUB CUresult
-cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 526);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 527);
 }
 
 STUB CUresult
-cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 528);
 }
 
 STUB CUresult
-cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 529);
 }
 
 STUB CUresult
-cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 530);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 531);
 }
 
 STUB CUresult
-cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 532);
 }
 
 STUB CUresult
-cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 533);
 }
 
 STUB CUresult
-cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWriteValue32(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 534);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 535);
 }
 
 STUB CUresult
-cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
+cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 536);
 }
 
 STUB CUresult
-cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint32_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 537);
 }
 
 STUB CUresult
-cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWriteValue64(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 538);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 539);
 }
 
 STUB CUresult
-cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
+cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 540);
 }
 
 STUB CUresult
-cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
+cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr_v2 addr, cuuint64_t value, unsigned int flags)
 {
 	return stub_unsupported(__func__, 541);
 }
 
 STUB CUresult
-cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
+cuSurfObjectCreate(CUsurfObject_v1 *pSurfObject, const CUDA_RESOURCE_DESC_v1 *pResDesc)
 {
 	return stub_unsupported(__func__, 542);
 }
 
 STUB CUresult
-cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
+cuSurfObjectDestroy(CUsurfObject_v1 surfObject)
 {
 	return stub_unsupported(__func__, 543);
 }
 
 STUB CUresult
-cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUsurfObject_v1 surfObject)
 {
 	return stub_unsupported(__func__, 544);
 }
 
 STUB CUresult
-cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuTensorMapEncodeIm2col(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner, const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 545);
 }
 
 STUB CUresult
-cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+cuTensorMapEncodeIm2colWide(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, int pixelBoxLowerCornerWidth, int pixelBoxUpperCornerWidth, cuuint32_t channelsPerPixel, cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapIm2ColWideMode mode, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 546);
 }
 
 STUB CUresult
-cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
+cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides, const cuuint32_t *boxDim, const cuuint32_t *elementStrides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
 {
 	return stub_unsupported(__func__, 547);
 }
 
 STUB CUresult
-cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
+cuTensorMapReplaceAddress(CUtensorMap *tensorMap, void *globalAddress)
 {
 	return stub_unsupported(__func__, 548);
 }
 
 STUB CUresult
-cuTexObjectDestroy(CUtexObject_v1 texObject)
+cuTexObjectCreate(CUtexObject_v1 *pTexObject, const CUDA_RESOURCE_DESC_v1 *pResDesc, const CUDA_TEXTURE_DESC_v1 *pTexDesc, const CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc)
 {
 	return stub_unsupported(__func__, 549);
 }
 
 STUB CUresult
-cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
+cuTexObjectDestroy(CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 550);
 }
 
 STUB CUresult
-cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
+cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC_v1 *pResDesc, CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 551);
 }
 
 STUB CUresult
-cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
+cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC_v1 *pResViewDesc, CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 552);
 }
 
 STUB CUresult
-cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+cuTexObjectGetTextureDesc(CUDA_TEXTURE_DESC_v1 *pTexDesc, CUtexObject_v1 texObject)
 {
 	return stub_unsupported(__func__, 553);
 }
 
 STUB CUresult
-cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
+cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 {
 	return stub_unsupported(__func__, 554);
 }
 
 STUB CUresult
-cuUserObjectRelease(CUuserObject object, unsigned int count)
+cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
 {
 	return stub_unsupported(__func__, 555);
 }
 
 STUB CUresult
-cuUserObjectRetain(CUuserObject object, unsigned int count)
+cuUserObjectRelease(CUuserObject object, unsigned int count)
 {
 	return stub_unsupported(__func__, 556);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuUserObjectRetain(CUuserObject object, unsigned int count)
 {
 	return stub_unsupported(__func__, 557);
 }
 
 STUB CUresult
-cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuVDPAUCtxCreate(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
 {
 	return stub_unsupported(__func__, 558);
 }
 
 STUB CUresult
-cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
+cuVDPAUCtxCreate_v2(CUcontext *pCtx, unsigned int flags, CUdevice_v1 device, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
 {
 	return stub_unsupported(__func__, 559);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuVDPAUGetDevice(CUdevice_v1 *pDevice, VdpDevice vdpDevice, VdpGetProcAddress *vdpGetProcAddress)
 {
 	return stub_unsupported(__func__, 560);
 }
 
 STUB CUresult
-cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
 {
 	return stub_unsupported(__func__, 561);
 }
 
-const int stub_count = 562;
-int stub_said[562];
+STUB CUresult
+cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaphore *extSemArray, const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 *paramsArray, unsigned int numExtSems, CUstream stream)
+{
+	return stub_unsupported(__func__, 562);
+}
+
+const int stub_count = 563;
+int stub_said[563];

@@ -743,6 +743,33 @@ c_mem_get_info(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: option, type, location type, location id, handle types,
+ * compression, RDMA capable, usage -> bytes: the driver's answer for that
+ * CUmemAllocationProp.
+ */
+static int
+c_mem_granularity(struct rcall *c)
+{
+	CUmemAllocationProp p;
+	size_t g = 0;
+	CUresult rc;
+
+	memset(&p, 0, sizeof p);
+	p.type = (CUmemAllocationType)c->in[1].u;
+	p.location.type = (CUmemLocationType)c->in[2].u;
+	p.location.id = (int)c->in[3].u;
+	p.requestedHandleTypes = (CUmemAllocationHandleType)c->in[4].u;
+	p.allocFlags.compressionType = (unsigned char)c->in[5].u;
+	p.allocFlags.gpuDirectRDMACapable = (unsigned char)c->in[6].u;
+	p.allocFlags.usage = (unsigned short)c->in[7].u;
+	if ((rc = drv.MemGetAllocationGranularity(&g, &p,
+	    (CUmemAllocationGranularity_flags)c->in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = g;
+	return CUDA_SUCCESS;
+}
+
 /* ---- one-way allocation (pool.c) -------------------------------------- */
 
 static void
@@ -2020,6 +2047,7 @@ cuda_ctx_device(struct rcall *c)
 	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
 	F(R_MEM_FREE, c_mem_free) \
 	F(R_MEM_GET_INFO, c_mem_get_info) \
+	F(R_MEM_GRANULARITY, c_mem_granularity) \
 	F(R_MEM_POOL, c_mem_pool) \
 	F(R_MEM_MAP, c_mem_pool) \
 	F(R_MEM_TRIM, c_mem_pool) \

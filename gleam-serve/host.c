@@ -1044,6 +1044,24 @@ c_mem_get_info(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: option, type, location type, location id, handle types,
+ * compression, RDMA capable, usage -> bytes.  2 MiB both ways, as an H200
+ * answers, for pinned memory on the one device.
+ */
+static int
+c_mem_granularity(struct rcall *c)
+{
+	if (c->in[0].u > CU_MEM_ALLOC_GRANULARITY_RECOMMENDED ||
+	    c->in[1].u != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    c->in[2].u != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[3].u != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	c->out[0].u = 2u << 20;
+	return CUDA_SUCCESS;
+}
+
 /* memPool, memMap, memTrim: pool.c, in the context named first. */
 static int
 c_mem_pool(struct rcall *c)
@@ -2042,6 +2060,7 @@ host_ctx_device(struct rcall *c)
 	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
 	F(R_MEM_FREE, c_mem_free) \
 	F(R_MEM_GET_INFO, c_mem_get_info) \
+	F(R_MEM_GRANULARITY, c_mem_granularity) \
 	F(R_MEM_POOL, c_mem_pool) \
 	F(R_MEM_MAP, c_mem_pool) \
 	F(R_MEM_TRIM, c_mem_pool) \

@@ -1,8 +1,178 @@
-/* What the client library's own modules share. */
+/*
+ * The client library's internal API: what its modules share.  The
+ * remoting half holds one connection to gleam-serve (io.h), the objects
+ * the program created, and the calls that forward to the server, which
+ * answer through rpc.h's call table.  lib/client/README says how to add
+ * a remoted call.
+ *
+ * Objects the program holds (contexts, modules, functions, streams,
+ * events) are client structs whose address is both the handle the program
+ * sees and the id the server knows them by, so creating one needs no
+ * server-chosen value.
+ */
 #ifndef GLEAM_CLIENT_CLIENT_H
 #define GLEAM_CLIENT_CLIENT_H
 
+#include <pthread.h>
+#include <stdint.h>
+
+#include "driver.h"
+#include "rpc.h"
+
+#define GOBJ_MAGIC	0x676c6d6fu	/* "glmo" */
+
+enum gobj_kind {
+	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
+	GK_EVENT
+};
+
+struct gobj {
+	uint32_t	 magic;
+	uint32_t	 kind;		/* enum gobj_kind */
+};
+
+struct gctx {
+	struct gobj	 o;
+	int		 device;
+	int		 primary;
+	unsigned	 flags;
+	int		 refs;		/* primary: retain count */
+	int		 live;		/* the server holds a context for it */
+	uint64_t	 life;		/* which of its lives on the server:
+					   per-thread streams belong to one */
+	CUresult	 sticky;	/* a fault that ends the context's use */
+	struct cpool	*pool;		/* one-way allocation (pool.c) */
+};
+
+/* A function's description: an entry of the server's function table. */
+#define gfinfo rpc_func
+
+struct gmodule {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	uint32_t	 nfunc;
+	struct gfinfo	*funcs;
+	int		 library;	/* a CUlibrary rather than a CUmodule */
+};
+
+struct gfunc {
+	struct gobj	 o;
+	struct gmodule	*mod;
+	const struct gfinfo *fi;
+	struct gfinfo	*own;		/* its entry, when the load's had none */
+	uint32_t	 nown;
+};
+
+struct gstream {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	unsigned	 flags;
+	int		 priority;
+};
+
+struct gevent {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	unsigned	 flags;
+};
+
+/* A handle's object if it is one of ours of that kind, else NULL. */
+void		*gobj_check(const void *, int kind);
+/*
+ * Marks a new object valid, once all its fields are set.  Programs pass
+ * handles between threads through code of their own (cudart's caches);
+ * the release here and the acquire in gobj_check order the fields'
+ * writes before any other thread's use.
+ */
+void		 gobj_publish(void *);
+uint64_t	 gobj_id(const void *);
+
 /* CUDA_SUCCESS once cuInit(0) has succeeded, else why it has not. */
 CUresult	 client_initialized(void);
+
+/*
+ * The calls the modules make (call.c), above the transport (io.h).
+ *
+ * remote_call sends a call and waits for its reply.  in[] per the call's
+ * request signature; on CUDA_SUCCESS out[] per its reply signature, with
+ * blobs in *keep (malloc'd; the caller frees it, also on failure).  An
+ * error that an earlier one-way call met is returned here if this call
+ * itself succeeded.  A lost server fails every call from then on with
+ * CUDA_ERROR_DEVICE_UNAVAILABLE.  Where the call's row says the host
+ * waits for the device or polls it, mapped host memory comes back with
+ * it.
+ */
+CUresult	 remote_call(uint16_t type, const struct rpc_val *in,
+		    struct rpc_val *out, void **keep);
+/*
+ * A one-way call (stream-ordered work the client has validated): returns
+ * once queued (flags: io.h's RP_*).  With GLEAM_SYNC=1 it waits for the
+ * reply like remote_call.
+ */
+CUresult	 rpost(uint16_t type, const struct rpc_val *in, int flags);
+
+/*
+ * A fault that makes the context unusable (an illegal address, say): it is
+ * the answer to every later call in that context until it is destroyed or
+ * reset, as with the real driver, calls answered here included.
+ */
+int		 rc_sticky(CUresult);
+
+/* Forgets the occupancy answers kept (a function's attributes changed). */
+void		 occ_forget(void);
+
+/*
+ * A stream handle's id on the wire: 0 for NULL (2 in a _ptsz/_ptds call,
+ * the per-thread stream), 1 for CU_STREAM_LEGACY, 2 for
+ * CU_STREAM_PER_THREAD, else the stream's own id.
+ */
+CUresult	 stream_id(CUstream, int ptsz, uint64_t *id);
+
+/* A new life number for a context the server has just made. */
+uint64_t	 ctx_new_life(void);
+
+/* The calling thread's context, or the error to return. */
+CUresult	 ctx_need(struct gctx **);
+struct gctx	*ctx_current(void);
+
+/*
+ * The allocation registry (alloc.c): device memory the program allocated
+ * and host memory it pinned, for unified copies and pointer queries with
+ * no round trip.
+ */
+#define WR_MAX	8		/* written ranges kept per allocation */
+struct wrange {
+	uint64_t	 lo, hi;	/* offsets in the allocation, [lo, hi) */
+};
+struct alloc {
+	uint64_t	 base, size;
+	struct gctx	*ctx;
+	int		 host;		/* pinned or registered host memory */
+	unsigned	 flags;
+	int		 nw;
+	struct wrange	 w[WR_MAX];	/* what host-to-device copies wrote */
+};
+int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
+int		 mem_rewritten(CUdeviceptr, size_t);
+/* host: 0 device memory, 1 pinned or mapped host memory, 2 registered
+ * host memory.  mem_add returns -1 when out of memory. */
+int		 mem_add(uint64_t base, uint64_t size, struct gctx *, int host,
+		    unsigned flags);
+int		 mem_del(uint64_t base, int host);
+/* The allocation holding p, copied to *out: 0, or -1 if none. */
+int		 mem_lookup(uint64_t p, struct alloc *out);
+
+/*
+ * Statistics for gleam-run (stats.c, written at exit when GLEAM_STATS is
+ * set): a call queued (one-way or not; one that waits for the device, by
+ * its row's RPC_F_WAITS, counts as a synchronization), a call that waited
+ * for its reply, bytes on the wire each way, bytes compression saved.
+ */
+void		 stats_call(uint16_t type, int oneway, int beside);
+void		 stats_sync(uint16_t, uint64_t);
+void		 stats_local_sync(void);
+void		 stats_bytes(uint64_t out, uint64_t in);
+void		 stats_saved(uint64_t);
+void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 
 #endif

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
 #include "client.h"
+#include "pool.h"
 #include "cls.h"
 #include "hooks.h"
 
@@ -118,7 +118,7 @@ ctx_call1(uint16_t type, uint64_t id)
 	CUresult rc;
 
 	in[0].u = id;
-	rc = rcall(type, in, out, &keep);
+	rc = remote_call(type, in, out, &keep);
 	free(keep);
 	return rc;
 }
@@ -141,12 +141,12 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (p->refs == 0) {
 		in[0].u = gobj_id(p);
 		in[1].u = (uint64_t)dev;
-		rc = rcall(R_PRIMARY_RETAIN, in, out, &keep);
+		rc = remote_call(R_PRIMARY_RETAIN, in, out, &keep);
 		free(keep);
 		p->live = rc == CUDA_SUCCESS;
 		if (p->live) {
 			p->life = ctx_new_life();
-			mem_pool_start(p);
+			pool_start(p);
 		}
 		p->sticky = CUDA_SUCCESS;	/* a fresh context */
 	}
@@ -164,7 +164,7 @@ ctx_drop(struct gctx *p, uint16_t type)
 {
 	cls_destroy((struct CUctx_st *)p);
 	p->live = 0;
-	mem_pool_drop(p);
+	pool_drop(p);
 	return ctx_call1(type, gobj_id(p));
 }
 
@@ -288,7 +288,7 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	in[0].u = gobj_id(c);
 	in[1].u = (uint64_t)dev;
 	in[2].u = flags;
-	rc = rcall(R_CTX_CREATE, in, out, &keep);
+	rc = remote_call(R_CTX_CREATE, in, out, &keep);
 	free(keep);
 	if (rc != CUDA_SUCCESS) {
 		free(c);
@@ -297,7 +297,7 @@ cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	c->live = 1;
 	c->life = ctx_new_life();
 	gobj_publish(c);
-	mem_pool_start(c);
+	pool_start(c);
 	ctx_push(c);
 	*pctx = (CUcontext)c;
 	return CUDA_SUCCESS;
@@ -576,7 +576,7 @@ cuCtxSetLimit(CUlimit limit, size_t value)
 	in[0].u = gobj_id(c);
 	in[1].u = (uint64_t)limit;
 	in[2].u = value;
-	rc = rcall(R_CTX_SET_LIMIT, in, out, &keep);
+	rc = remote_call(R_CTX_SET_LIMIT, in, out, &keep);
 	free(keep);
 	if (rc == CUDA_SUCCESS)
 		ctx_limits[limit] = value;
@@ -651,7 +651,7 @@ client_tpc_map(uint8_t **vgpc, uint8_t **mtpc)
 	pthread_mutex_lock(&tpc_lock);
 	if (tpc[d].state == 0) {
 		in[0].u = gobj_id(c);
-		rc = rcall(R_TPC_MAP, in, out, &keep);
+		rc = remote_call(R_TPC_MAP, in, out, &keep);
 		if (rc == CUDA_SUCCESS && (out[0].len != out[1].len ||
 		    out[0].len == 0 || out[0].len > 4096))
 			rc = CUDA_ERROR_NOT_SUPPORTED;

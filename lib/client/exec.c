@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
+#include "io.h"
 #include "client.h"
 #include "hooks.h"
 #include "log.h"
@@ -361,7 +361,7 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 		stats_local_sync();
 		return c->sticky;
 	}
-	rc = rcall(type, in, out, &keep);
+	rc = remote_call(type, in, out, &keep);
 	free(keep);
 	return rc;
 }
@@ -569,7 +569,7 @@ exec_event1(uint16_t type, CUevent h)
 	in[0].u = gobj_id(e);
 	if (type == R_EVENT_DESTROY)
 		return rpost(type, in, 0);
-	rc = rcall(type, in, out, &keep);
+	rc = remote_call(type, in, out, &keep);
 	free(keep);
 	return rc;
 }
@@ -643,7 +643,7 @@ cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(ea);
 	in[1].u = gobj_id(eb);
-	rc = rcall(R_EVENT_ELAPSED, in, out, &keep);
+	rc = remote_call(R_EVENT_ELAPSED, in, out, &keep);
 	free(keep);
 	if (rc != CUDA_SUCCESS)
 		return rc;
@@ -740,7 +740,7 @@ cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f,
 	in[1].u = (uint64_t)block;
 	in[2].u = shmem;
 	in[3].u = flags;
-	rc = rcall(R_OCCUPANCY, in, out, &keep);
+	rc = remote_call(R_OCCUPANCY, in, out, &keep);
 	free(keep);
 	if (rc == CUDA_SUCCESS) {
 		*n = (int)out[0].u;
@@ -779,7 +779,7 @@ cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction f, int blocks,
 	in[0].u = fid;
 	in[1].u = (uint64_t)blocks;
 	in[2].u = (uint64_t)block;
-	rc = rcall(R_OCC_SMEM, in, out, &keep);
+	rc = remote_call(R_OCC_SMEM, in, out, &keep);
 	free(keep);
 	if (rc == CUDA_SUCCESS) {
 		*n = (size_t)out[0].u;
@@ -887,7 +887,7 @@ exec_occ_clusters(int what, int *out, CUfunction f, const CUlaunchConfig *cfg)
 	in[8].u = cfg->sharedMemBytes;
 	in[9].p = attrs.p;
 	in[9].len = (uint32_t)attrs.len;
-	rc = rcall(R_OCC_CLUSTERS, in, rep, &keep);
+	rc = remote_call(R_OCC_CLUSTERS, in, rep, &keep);
 	pw_free(&attrs);
 	free(keep);
 	if (rc == CUDA_SUCCESS)

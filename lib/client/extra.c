@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
 #include "client.h"
 #include "hooks.h"
 

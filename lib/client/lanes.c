@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "lanes.h"
-#include "remote.h"
+#include "client.h"
+#include "io.h"
 #include "log.h"
 #include "net.h"
 #include "parse.h"
@@ -292,7 +293,7 @@ lanes_init(void)
 	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
 		return;
 	in[0].u = want;
-	if (rcall(R_LANES, in, out, &keep) != CUDA_SUCCESS) {
+	if (remote_call(R_LANES, in, out, &keep) != CUDA_SUCCESS) {
 		free(keep);
 		return;
 	}
@@ -308,7 +309,7 @@ lanes_init(void)
 		free(keep);
 		log_warn("lanes: a malformed offer: none");
 		in[0].u = 0;
-		if (rcall(R_LANES_UP, in, out, &keep) == CUDA_SUCCESS)
+		if (remote_call(R_LANES_UP, in, out, &keep) == CUDA_SUCCESS)
 			free(keep);
 		return;
 	}
@@ -324,7 +325,7 @@ lanes_init(void)
 	free(keep);
 	keep = NULL;
 	in[0].u = i == k ? k : 0;
-	if (rcall(R_LANES_UP, in, out, &keep) != CUDA_SUCCESS ||
+	if (remote_call(R_LANES_UP, in, out, &keep) != CUDA_SUCCESS ||
 	    i < k || (uint32_t)out[0].u != k) {
 		if (i == k)
 			log_warn("lanes: the server did not take them: none");

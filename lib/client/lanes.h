@@ -34,7 +34,7 @@ unsigned	 lanes_count(void);
 int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
 		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
 /*
- * For a copy of n bytes (mem.c; dtoh: device to host, which stays off the
+ * For a copy of n bytes (copy.c; dtoh: device to host, which stays off the
  * lanes with GLEAM_LANES_DTOH=0): 1 if it
  * goes over the lanes, which are then this thread's, in call order, until
  * lanes_release; 0 when they do not take it (as for lanes_htod).  While

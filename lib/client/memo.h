@@ -1,7 +1,7 @@
 /*
  * What the client library keeps across runs, under $XDG_CACHE_HOME/gleam
  * (or ~/.cache/gleam): function tables (module.c), the names of the last
- * run's copies (wcache.c) and its pool's peak (mem.c).  Every file is
+ * run's copies (wcache.c) and its pool's peak (pool.c).  Every file is
  * written whole and renamed into place, so a reader sees the old file or
  * the new one; each reader checks what it reads and ignores a file that
  * does not check out.

@@ -15,7 +15,7 @@
 #include <xxhash.h>
 
 #include "memo.h"
-#include "remote.h"
+#include "io.h"
 #include "client.h"
 #include "log.h"
 #include "hooks.h"
@@ -97,7 +97,7 @@ static CUresult
 module_stage(uint64_t id, const void *image, size_t n)
 {
 	struct rpc_val in[3], rep[1];
-	size_t off, k, max = rcall_max_payload();
+	size_t off, k, max = io_max_payload();
 	void *keep;
 	CUresult rc;
 
@@ -107,7 +107,7 @@ module_stage(uint64_t id, const void *image, size_t n)
 		in[1].u = off;
 		in[2].p = (const char *)image + off;
 		in[2].len = (uint32_t)k;
-		rc = rcall(R_STAGE_PUT, in, rep, &keep);
+		rc = remote_call(R_STAGE_PUT, in, rep, &keep);
 		free(keep);
 		if (rc != CUDA_SUCCESS)
 			return rc;
@@ -249,7 +249,7 @@ module_load(struct gmodule **out, const void *image, int library)
 			return rc;
 		}
 		in[2].len = 0;
-	} else if (n > rcall_max_payload()) {
+	} else if (n > io_max_payload()) {
 		/* Ahead in pieces; the load then names it by the module's id. */
 		if ((rc = module_stage(gobj_id(m), image, n)) != CUDA_SUCCESS) {
 			module_free(m);
@@ -262,7 +262,7 @@ module_load(struct gmodule **out, const void *image, int library)
 		rc = rpost(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, 0);
 		keep = NULL;
 	} else {
-		rc = rcall(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, rep,
+		rc = remote_call(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, rep,
 		    &keep);
 		if (rc == CUDA_SUCCESS && rpc_ftab_dec(rep[0].p, rep[0].len,
 		    &m->funcs, &m->nfunc) == -1)
@@ -319,7 +319,7 @@ module_unload(void *h, int library)
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(m);
-	rc = rcall(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, out,
+	rc = remote_call(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, out,
 	    &keep);
 	free(keep);
 	/* Function handles of the module die with it, as with the driver;
@@ -372,7 +372,7 @@ module_get_func(void **out, void *h, const char *name, int library)
 		    in, 0);
 		keep = NULL;
 	} else
-		rc = rcall(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC,
+		rc = remote_call(library ? R_LIBRARY_GET_KERNEL : R_MODULE_GET_FUNC,
 		    in, rep, &keep);
 	if (rc == CUDA_SUCCESS && fi == NULL) {
 		/* Not in the load's table: the reply's own entry. */
@@ -476,12 +476,12 @@ global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
 		in[1].u = gobj_id(m);
 		in[2].p = name;
 		in[2].len = (uint32_t)strlen(name);
-		rc = rcall(R_LIBRARY_GET_GLOBAL, in, rep, &keep);
+		rc = remote_call(R_LIBRARY_GET_GLOBAL, in, rep, &keep);
 	} else {
 		in[0].u = gobj_id(m);
 		in[1].p = name;
 		in[1].len = (uint32_t)strlen(name);
-		rc = rcall(R_MODULE_GET_GLOBAL, in, rep, &keep);
+		rc = remote_call(R_MODULE_GET_GLOBAL, in, rep, &keep);
 	}
 	free(keep);
 	if (rc != CUDA_SUCCESS)
@@ -579,7 +579,7 @@ func_set_attr(void *h, CUfunction_attribute a, int v)
 		rc = rpost(R_FUNC_SET_ATTR, in, 0);
 		keep = NULL;
 	} else {
-		rc = rcall(R_FUNC_SET_ATTR, in, rep, &keep);
+		rc = remote_call(R_FUNC_SET_ATTR, in, rep, &keep);
 		free(keep);
 	}
 	if (rc == CUDA_SUCCESS)
@@ -612,7 +612,7 @@ func_set_cache(void *h, CUfunc_cache config)
 	in[0].u = gobj_id(f);
 	in[1].u = (uint64_t)config;
 	occ_forget();
-	rc = rcall(R_FUNC_SET_CACHE, in, rep, &keep);
+	rc = remote_call(R_FUNC_SET_CACHE, in, rep, &keep);
 	free(keep);
 	return rc;
 }

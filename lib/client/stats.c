@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "remote.h"
 #include "client.h"
 #include "log.h"
 #include "util.h"
@@ -36,19 +35,20 @@ static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
 void
 stats_call(uint16_t type, int oneway, int beside)
 {
+	const struct rpc_desc *d;
+
 	pthread_mutex_lock(&st_lock);
 	if (type >= R_OPEN && type < R_CALL_END)
 		st.calls[type - R_OPEN]++;
 	if (oneway)
 		st.one_way++;
-	/* Where the program waits for the GPU: a synchronization (not a
-	 * mapped buffer's pull that goes with one, nor the one-way one that
-	 * freeing a slab's piece sends). */
+	/* Where the program waits for the GPU (RPC_F_WAITS): a
+	 * synchronization or a copy back (not a mapped buffer's pull that
+	 * goes with one, nor the one-way one that freeing a slab's piece
+	 * sends). */
 	if (beside || oneway)
 		;
-	else if (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
-	    type == R_EVENT_SYNC || type == R_MEM_DTOH || type == R_MEM_3D ||
-	    type == R_MEM_DTOH_LANES)
+	else if ((d = rpc_lookup(type)) != NULL && (d->flags & RPC_F_WAITS))
 		st.syncs++;
 	pthread_mutex_unlock(&st_lock);
 }

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "remote.h"
 #include "client.h"
 
 /*
@@ -55,7 +54,7 @@ tmap_call(void *map, const struct rpc_tmap *t)
 	in[3].len = TMAP_BYTES;
 	in[4].p = w.p;
 	in[4].len = (uint32_t)w.len;
-	rc = rcall(R_TMAP_ENCODE, in, out, &keep);
+	rc = remote_call(R_TMAP_ENCODE, in, out, &keep);
 	pw_free(&w);
 	if (rc == CUDA_SUCCESS && out[0].len != TMAP_BYTES)
 		rc = CUDA_ERROR_INVALID_VALUE;	/* a server gone wrong */

@@ -30,7 +30,7 @@
 #include <xxhash.h>
 
 #include "memo.h"
-#include "remote.h"
+#include "io.h"
 #include "client.h"
 #include "log.h"
 #include "parse.h"
@@ -97,7 +97,7 @@ static int		 wc_on;		/* the server may have a cache */
 static uint64_t		 wc_min = WC_MIN_DEFAULT;
 
 /*
- * rcall with a waiter whose every field starts zeroed.  (rcall's own
+ * remote_call with a waiter whose every field starts zeroed.  (Its own
  * waiter is left uninitialised, so that a reply of one u32 of 0, such as
  * "send it", can be taken for a device-to-host delivery of no bytes and
  * its field left unset.)
@@ -218,7 +218,7 @@ names_ahead(void)
 	struct wname *list = NULL;
 	uint8_t hdr[12];
 	uint32_t count, i, j, batch, nb;
-	size_t max = rcall_max_payload() / 24 - 1;
+	size_t max = io_max_payload() / 24 - 1;
 	FILE *f;
 
 	if ((f = fopen(names_path, "rb")) == NULL)
@@ -438,7 +438,7 @@ wc_upload(const uint8_t h[16], const void *p, size_t n)
 {
 	struct rwait w[WC_AHEAD];
 	struct rpc_val in[4], out[1];
-	size_t max = rcall_max_payload(), off = 0, k;
+	size_t max = io_max_payload(), off = 0, k;
 	unsigned head = 0, tail = 0;	/* sent, answered */
 	void *keep;
 	CUresult rc = CUDA_SUCCESS, rc2;
@@ -531,7 +531,7 @@ wc_plain(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
     const void *src, size_t n)
 {
 	struct rpc_val in[5], out[1];
-	size_t max = rcall_max_payload(), k;
+	size_t max = io_max_payload(), k;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "remote.h"
+#include "client.h"
 
 int	wcache_htod(struct gctx *, uint64_t sid, int async, CUdeviceptr dst,
 	    const void *src, size_t n, CUresult *rc);

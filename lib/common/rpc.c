@@ -4,68 +4,89 @@
 
 #include "rpc.h"
 
+/*
+ * Per call: its name, request and reply signatures, and what it does to
+ * memory (rpc.h's RPC_F_*; 0: nothing the client must know of).
+ */
+#define RD	RPC_F_READS_DEV
+#define WR	RPC_F_WRITES_DEV
+#define FH	RPC_F_FROM_HOST
+#define DR	RPC_F_DST_RANGE
+#define WT	RPC_F_WAITS
+#define PL	RPC_F_POLLS
+#define TH	RPC_F_TO_HOST
+#define NS	RPC_F_NO_STREAM
 static const struct rpc_desc rpc_table[RPC_NCALLS] = {
-#define C(t, n, q, r) [t - R_OPEN] = { t, n, q, r }
-	C(R_OPEN,		"open",			"I",		"IB"),
-	C(R_CTX_CREATE,		"cuCtxCreate",		"QII",		""),
-	C(R_CTX_DESTROY,	"cuCtxDestroy",		"Q",		""),
-	C(R_PRIMARY_RETAIN,	"cuDevicePrimaryCtxRetain", "QI",	""),
-	C(R_PRIMARY_RELEASE,	"cuDevicePrimaryCtxRelease", "Q",	""),
-	C(R_PRIMARY_RESET,	"cuDevicePrimaryCtxReset", "Q",		""),
-	C(R_CTX_SYNC,		"cuCtxSynchronize",	"Q",		""),
-	C(R_CTX_SET_LIMIT,	"cuCtxSetLimit",	"QIQ",		""),
-	C(R_MEM_ALLOC,		"cuMemAlloc",		"QQ",		"Q"),
-	C(R_MEM_ALLOC_PITCH,	"cuMemAllocPitch",	"QQQI",		"QQ"),
-	C(R_MEM_FREE,		"cuMemFree",		"QQ",		""),
-	C(R_MEM_GET_INFO,	"cuMemGetInfo",		"Q",		"QQ"),
-	C(R_MEM_HTOD,		"cuMemcpyHtoD",		"QQIQB",	""),
-	C(R_MEM_DTOH,		"cuMemcpyDtoH",		"QQIQQ",	"B"),
-	C(R_MEM_DTOD,		"cuMemcpyDtoD",		"QQIQQQ",	""),
-	C(R_MEM_3D,		"cuMemcpy3D",		"QQIBB",	"B"),
-	C(R_MEMSET,		"cuMemset",		"QQIQQIIQQ",	""),
-	C(R_MODULE_LOAD,	"cuModuleLoadData",	"QQB",		"B"),
-	C(R_MODULE_UNLOAD,	"cuModuleUnload",	"Q",		""),
-	C(R_MODULE_GET_FUNC,	"cuModuleGetFunction",	"QQS",		"B"),
-	C(R_MODULE_GET_GLOBAL,	"cuModuleGetGlobal",	"QS",		"QQ"),
-	C(R_LIBRARY_LOAD,	"cuLibraryLoadData",	"QQB",		"B"),
-	C(R_LIBRARY_UNLOAD,	"cuLibraryUnload",	"Q",		""),
-	C(R_LIBRARY_GET_KERNEL,	"cuLibraryGetKernel",	"QQS",		"B"),
-	C(R_LIBRARY_GET_GLOBAL,	"cuLibraryGetGlobal",	"QQS",		"QQ"),
-	C(R_LAUNCH,		"cuLaunchKernel",	"QQIIIIIIIQIB",	""),
-	C(R_STREAM_CREATE,	"cuStreamCreate",	"QQIi",		""),
-	C(R_STREAM_DESTROY,	"cuStreamDestroy",	"Q",		""),
-	C(R_STREAM_SYNC,	"cuStreamSynchronize",	"QQ",		""),
-	C(R_STREAM_QUERY,	"cuStreamQuery",	"QQ",		""),
-	C(R_STREAM_WAIT_EVENT,	"cuStreamWaitEvent",	"QQQI",		""),
-	C(R_EVENT_CREATE,	"cuEventCreate",	"QQI",		""),
-	C(R_EVENT_DESTROY,	"cuEventDestroy",	"Q",		""),
-	C(R_EVENT_RECORD,	"cuEventRecord",	"QQQ",		""),
-	C(R_EVENT_SYNC,		"cuEventSynchronize",	"Q",		""),
-	C(R_EVENT_QUERY,	"cuEventQuery",		"Q",		""),
-	C(R_EVENT_ELAPSED,	"cuEventElapsedTime",	"QQ",		"I"),
-	C(R_FUNC_SET_ATTR,	"cuFuncSetAttribute",	"QIi",		""),
-	C(R_FUNC_SET_CACHE,	"cuFuncSetCacheConfig",	"QI",		""),
-	C(R_OCCUPANCY,		"cuOccupancyMaxActiveBlocksPerMultiprocessor", "QIQI", "I"),
-	C(R_STAGE_PUT,		"stage",		"QQB",		""),
-	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q"),
-	C(R_OCC_CLUSTERS,	"cuOccupancyMaxActiveClusters", "IQIIIIIIIB", "I"),
-	C(R_LAUNCH_EX,		"cuLaunchKernelEx",	"QQIIIIIIIQBB",	""),
-	C(R_CACHE_HTOD,		"cacheHtoD",		"QQIQBQ",	"I"),
-	C(R_CACHE_PUT,		"cachePut",		"BQQB",		"I"),
-	C(R_CACHE_IMAGE,	"cacheImage",		"QBQ",		"I"),
-	C(R_TPC_MAP,		"tpcMap",		"Q",		"BB"),
-	C(R_CACHE_HAVE,		"cacheHave",		"B",		"B"),
-	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	""),
-	C(R_TMAP_ENCODE,	"cuTensorMapEncode",	"QIIBB",	"B"),
-	C(R_MODEL,		"model",		"S",		""),
-	C(R_MEM_POOL,		"memPool",		"QQQ",		"QQQQ"),
-	C(R_MEM_MAP,		"memMap",		"QQQ",		""),
-	C(R_MEM_TRIM,		"memTrim",		"QQ",		""),
-	C(R_LANES,		"lanes",		"I",		"IIBIB"),
-	C(R_LANES_UP,		"lanesUp",		"I",		"I"),
-	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	""),
-	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	""),
+#define C(t, n, q, r, f) [t - R_OPEN] = { t, n, q, r, f }
+	C(R_OPEN,		"open",			"I",		"IB", 0),
+	C(R_CTX_CREATE,		"cuCtxCreate",		"QII",		"", 0),
+	C(R_CTX_DESTROY,	"cuCtxDestroy",		"Q",		"", 0),
+	C(R_PRIMARY_RETAIN,	"cuDevicePrimaryCtxRetain", "QI",	"", 0),
+	C(R_PRIMARY_RELEASE,	"cuDevicePrimaryCtxRelease", "Q",	"", 0),
+	C(R_PRIMARY_RESET,	"cuDevicePrimaryCtxReset", "Q",		"", 0),
+	C(R_CTX_SYNC,		"cuCtxSynchronize",	"Q",		"", WT),
+	C(R_CTX_SET_LIMIT,	"cuCtxSetLimit",	"QIQ",		"", 0),
+	C(R_MEM_ALLOC,		"cuMemAlloc",		"QQ",		"Q", 0),
+	C(R_MEM_ALLOC_PITCH,	"cuMemAllocPitch",	"QQQI",		"QQ", 0),
+	C(R_MEM_FREE,		"cuMemFree",		"QQ",		"", 0),
+	C(R_MEM_GET_INFO,	"cuMemGetInfo",		"Q",		"QQ", 0),
+	C(R_MEM_HTOD,		"cuMemcpyHtoD",		"QQIQB",	"", WR|FH|DR),
+	C(R_MEM_DTOH,		"cuMemcpyDtoH",		"QQIQQ",	"B", RD|WT|TH),
+	C(R_MEM_DTOD,		"cuMemcpyDtoD",		"QQIQQQ",	"", RD|WR),
+	C(R_MEM_3D,		"cuMemcpy3D",		"QQIBB",	"B", RD|WR|WT|TH),
+	C(R_MEMSET,		"cuMemset",		"QQIQQIIQQ",	"", WR),
+	C(R_MODULE_LOAD,	"cuModuleLoadData",	"QQB",		"B", 0),
+	C(R_MODULE_UNLOAD,	"cuModuleUnload",	"Q",		"", 0),
+	C(R_MODULE_GET_FUNC,	"cuModuleGetFunction",	"QQS",		"B", 0),
+	C(R_MODULE_GET_GLOBAL,	"cuModuleGetGlobal",	"QS",		"QQ", 0),
+	C(R_LIBRARY_LOAD,	"cuLibraryLoadData",	"QQB",		"B", 0),
+	C(R_LIBRARY_UNLOAD,	"cuLibraryUnload",	"Q",		"", 0),
+	C(R_LIBRARY_GET_KERNEL,	"cuLibraryGetKernel",	"QQS",		"B", 0),
+	C(R_LIBRARY_GET_GLOBAL,	"cuLibraryGetGlobal",	"QQS",		"QQ", 0),
+	C(R_LAUNCH,		"cuLaunchKernel",	"QQIIIIIIIQIB",	"", RD|WR),
+	C(R_STREAM_CREATE,	"cuStreamCreate",	"QQIi",		"", 0),
+	C(R_STREAM_DESTROY,	"cuStreamDestroy",	"Q",		"", 0),
+	C(R_STREAM_SYNC,	"cuStreamSynchronize",	"QQ",		"", WT),
+	C(R_STREAM_QUERY,	"cuStreamQuery",	"QQ",		"", PL),
+	C(R_STREAM_WAIT_EVENT,	"cuStreamWaitEvent",	"QQQI",		"", 0),
+	C(R_EVENT_CREATE,	"cuEventCreate",	"QQI",		"", 0),
+	C(R_EVENT_DESTROY,	"cuEventDestroy",	"Q",		"", 0),
+	C(R_EVENT_RECORD,	"cuEventRecord",	"QQQ",		"", 0),
+	C(R_EVENT_SYNC,		"cuEventSynchronize",	"Q",		"", WT),
+	C(R_EVENT_QUERY,	"cuEventQuery",		"Q",		"", PL),
+	C(R_EVENT_ELAPSED,	"cuEventElapsedTime",	"QQ",		"I", 0),
+	C(R_FUNC_SET_ATTR,	"cuFuncSetAttribute",	"QIi",		"", 0),
+	C(R_FUNC_SET_CACHE,	"cuFuncSetCacheConfig",	"QI",		"", 0),
+	C(R_OCCUPANCY,		"cuOccupancyMaxActiveBlocksPerMultiprocessor", "QIQI", "I", 0),
+	C(R_STAGE_PUT,		"stage",		"QQB",		"", 0),
+	C(R_OCC_SMEM,		"cuOccupancyAvailableDynamicSMemPerBlock", "QII", "Q", 0),
+	C(R_OCC_CLUSTERS,	"cuOccupancyMaxActiveClusters", "IQIIIIIIIB", "I", 0),
+	C(R_LAUNCH_EX,		"cuLaunchKernelEx",	"QQIIIIIIIQBB",	"", RD|WR),
+	C(R_CACHE_HTOD,		"cacheHtoD",		"QQIQBQ",	"I", WR|FH),
+	C(R_CACHE_PUT,		"cachePut",		"BQQB",		"I", 0),
+	C(R_CACHE_IMAGE,	"cacheImage",		"QBQ",		"I", 0),
+	C(R_TPC_MAP,		"tpcMap",		"Q",		"BB", 0),
+	C(R_CACHE_HAVE,		"cacheHave",		"B",		"B", 0),
+	C(R_CACHE_HELD,		"cacheHeld",		"QQIQBQ",	"", WR|FH),
+	C(R_TMAP_ENCODE,	"cuTensorMapEncode",	"QIIBB",	"B", 0),
+	C(R_MODEL,		"model",		"S",		"", 0),
+	C(R_MEM_POOL,		"memPool",		"QQQ",		"QQQQ", NS),
+	C(R_MEM_MAP,		"memMap",		"QQQ",		"", NS),
+	C(R_MEM_TRIM,		"memTrim",		"QQ",		"", NS),
+	C(R_LANES,		"lanes",		"I",		"IIBIB", 0),
+	C(R_LANES_UP,		"lanesUp",		"I",		"I", 0),
+	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	"", WR|FH|DR),
+	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	"", RD|WT|TH),
+	C(R_MEM_GRANULARITY,	"cuMemGetAllocationGranularity", "IIIiIIII", "Q", 0),
 #undef C
+#undef RD
+#undef WR
+#undef FH
+#undef DR
+#undef WT
+#undef PL
+#undef TH
+#undef NS
 };
 
 const struct rpc_desc *

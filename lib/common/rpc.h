@@ -112,17 +112,50 @@ enum rpc_call {
 	R_MEM_DTOH_LANES,	/* ctx, stream, async, dptr, bytes: a
 				   device-to-host copy whose bytes go back in
 				   stripes over the lanes, before the reply */
+	R_MEM_GRANULARITY,	/* option, type, location type, location id,
+				   handle types, compression, RDMA capable,
+				   usage -> bytes: cuMemGetAllocationGranularity
+				   for that CUmemAllocationProp */
 	R_CALL_END		/* one past the last */
 };
 
 #define RPC_NCALLS	(R_CALL_END - R_OPEN)
 #define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
 
+/*
+ * What a call does to memory, beside its wire format: the client's
+ * transport, its mapped host memory (kept coherent by copies each way,
+ * lib/client/mapped.c) and its statistics read these flags and keep no
+ * lists of their own.  A new call that touches memory says so here.
+ */
+#define RPC_F_READS_DEV	0x01	/* reads device memory: host writes to
+				   mapped memory go to the device first */
+#define RPC_F_WRITES_DEV 0x02	/* may write device memory, a mapped
+				   buffer's device side among it */
+#define RPC_F_FROM_HOST	0x04	/* what it writes is the host's bytes (a
+				   copy from the host, by value or by name):
+				   host writes to mapped memory need not go
+				   first */
+#define RPC_F_DST_RANGE	0x08	/* writes only at field 3 (an address) for
+				   field 4's bytes (a count, or a blob) */
+#define RPC_F_WAITS	0x10	/* the host waits for the device's earlier
+				   work: a synchronization, or a copy back
+				   (the statistics count these) */
+#define RPC_F_POLLS	0x20	/* the host may learn that the device's
+				   earlier work is done (a query) */
+#define RPC_F_TO_HOST	0x40	/* device bytes come back in the reply; the
+				   caller brings mapped memory back with its
+				   last piece */
+#define RPC_F_NO_STREAM	0x80	/* no stream's work (the one-way
+				   allocation's calls): a stream found idle
+				   stays idle */
+
 struct rpc_desc {
 	uint16_t	 type;
 	const char	*name;		/* for logs and statistics */
 	const char	*req;		/* request signature */
 	const char	*rep;		/* reply signature after the CUresult */
+	unsigned	 flags;		/* RPC_F_* */
 };
 
 /* One decoded field. */

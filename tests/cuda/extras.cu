@@ -1,12 +1,14 @@
 // extras: entry points the client library answers from what it has: the
 // PCI bus id, the shared-memory bank configuration, host functions and
 // stream callbacks in stream order, and the stream-ordered allocator
-// (cudaMallocAsync, cudaFreeAsync, the default pool's attributes).
+// (cudaMallocAsync, cudaFreeAsync, the default pool's attributes), and
+// the allocation granularity through cuGetProcAddress (as JAX asks it).
 // Output is the same locally and remotely on one GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #define NAME	"extras"
@@ -107,6 +109,34 @@ main(void)
 	CK(cudaStreamSynchronize(s));
 	CK(cudaStreamDestroy(s));
 	free(h);
+
+	{
+		CUresult (*gran)(size_t *, const CUmemAllocationProp *,
+		    CUmemAllocationGranularity_flags) = NULL;
+		cudaDriverEntryPointQueryResult q;
+		CUmemAllocationProp prop;
+		size_t g = 0, g2 = 0;
+
+		CK(cudaGetDriverEntryPointByVersion(
+		    "cuMemGetAllocationGranularity", (void **)&gran, 12000,
+		    cudaEnableDefault, &q));
+		memset(&prop, 0, sizeof prop);
+		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = 0;
+		bad = q != cudaDriverEntryPointSuccess || gran == NULL ||
+		    gran(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+		    CUDA_SUCCESS ||
+		    gran(&g2, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+		    CUDA_SUCCESS || g != g2 || g == 0 || (g & (g - 1)) != 0 ||
+		    gran(NULL, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+		    CUDA_ERROR_INVALID_VALUE ||
+		    gran(&g, NULL, CU_MEM_ALLOC_GRANULARITY_MINIMUM) !=
+		    CUDA_ERROR_INVALID_VALUE;
+		printf("allocation granularity: %s, %zu KiB\n",
+		    bad ? "WRONG" : "ok", g >> 10);
+		fail += bad != 0;
+	}
 	if (fail) {
 		printf(NAME ": FAIL %d\n", fail);
 		return 1;

@@ -207,6 +207,26 @@ test_contexts(void)
 }
 
 /* Allocation, copies, frees and the budget. */
+/* cuMemGetAllocationGranularity: 2 MiB both ways on the one device. */
+static void
+test_granularity(void)
+{
+	CHECK(call(R_MEM_GRANULARITY, U(CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 2u << 20);
+	CHECK(call(R_MEM_GRANULARITY, U(CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	CHECK(c.out[0].u == 2u << 20);
+	CHECK(call(R_MEM_GRANULARITY, U(2), U(CU_MEM_ALLOCATION_TYPE_PINNED),
+	    U(CU_MEM_LOCATION_TYPE_DEVICE), U(0), U(0), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_GRANULARITY, U(0), U(CU_MEM_ALLOCATION_TYPE_PINNED),
+	    U(CU_MEM_LOCATION_TYPE_DEVICE), U(7), U(0), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+}
+
 /* One-way allocation's calls (pool.c over the host backend's mmap). */
 static void
 test_pool(void)
@@ -1038,6 +1058,7 @@ main(int argc, char *argv[])
 	test_contexts();
 	test_memory(&da, &db, &dc);
 	test_pool();
+	test_granularity();
 	test_pitch();
 	test_modules();
 	test_launch(da, db, dc);

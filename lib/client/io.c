@@ -1,12 +1,13 @@
 /*
- * The connection to gleam-serve and the device list it describes.
+ * The transport: the connection to gleam-serve, its I/O thread and its
+ * send queue (io.h).
  *
  * Contract: one connection per process, opened by cuInit(0), shared by all
  * threads.  One I/O thread owns the socket: the program's threads append
  * encoded frames to a send queue and the I/O thread sends whatever has
  * gathered in one send(2), so calls from many threads coalesce and keep the
- * order in which they were queued.  A call that needs an answer (rcall)
- * waits for its reply, which the I/O thread hands over by request id; a
+ * order in which they were queued.  A call that needs an answer (rsend with
+ * a waiter, then rwait) waits for its reply, which the I/O thread hands over by request id; a
  * one-way call (rpost: stream-ordered work) returns once queued.  The
  * server answers a one-way call only when it failed; that error is kept
  * and returned by the next call that waits for a reply (CUDA's deferred
@@ -40,15 +41,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lanes.h"
-#include "remote.h"
-#include "wcache.h"
 #include "client.h"
+#include "io.h"
 #include "auth.h"
 #include "conn.h"
-#include "hooks.h"
 #include "log.h"
-#include "parse.h"
 #include "util.h"
 #include "zframe.h"
 
@@ -89,7 +86,7 @@ static double		 zip_Bps;	/* compression's pace, raw bytes */
  * virtual machine).  GLEAM_SPIN=0 never spins, 1 spins whatever the host; GLEAM_SYNC=1
  * does not spin.
  */
-static int		 spin_ok;	/* set once by remote_init */
+static int		 spin_ok;	/* set once by io_start */
 static unsigned		 nspinning;	/* threads spinning in rwait (atomic) */
 static int		 rlost;		/* rstate left R_UP (atomic) */
 #define SPIN_MAX_NS	(50ull * 1000000)	/* then it sleeps after all */
@@ -100,40 +97,12 @@ static struct {				/* an idle stream: ridle_set */
 	int		 valid;
 } sidle;
 
-static struct client_device *rdevs;
-static int		 rndev;
-static uint32_t		 rdriver;	/* the server's driver version */
-
-void *
-gobj_check(const void *h, int kind)
-{
-	const struct gobj *o = h;
-
-	if (o == NULL || (uintptr_t)o < 4096 || ((uintptr_t)o & 7) != 0)
-		return NULL;
-	/* Acquire: pairs with gobj_publish, wherever the handle travelled. */
-	if (__atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) != GOBJ_MAGIC ||
-	    (int)o->kind != kind)
-		return NULL;
-	return (void *)(uintptr_t)o;
-}
-
-void
-gobj_publish(void *h)
-{
-	__atomic_store_n(&((struct gobj *)h)->magic, GOBJ_MAGIC,
-	    __ATOMIC_RELEASE);
-}
-
-uint64_t
-gobj_id(const void *h)
-{
-	return (uint64_t)(uintptr_t)h;
-}
+/* The memory layer's calls before each call is queued (io_hook). */
+static void		(*send_hook)(uint16_t, const struct rpc_val *);
 
 /* In the child of a fork: the socket is the parent's; leave it alone. */
 static void
-remote_atfork_child(void)
+io_atfork_child(void)
 {
 	pthread_mutex_init(&tlock, NULL);
 	pthread_cond_init(&tcond, NULL);
@@ -152,7 +121,7 @@ remote_atfork_child(void)
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
 static void
-remote_lost_locked(const char *why)
+io_lost_locked(const char *why)
 {
 	if (rstate == R_UP) {
 		log_error("server %s lost: %s", rconn.peer, why);
@@ -171,7 +140,7 @@ state_error(void)
 }
 
 size_t
-rcall_max_payload(void)
+io_max_payload(void)
 {
 	/* Room for a call's other fields beside its blob. */
 	return rconn.max_frame > 4096 ? rconn.max_frame - 1024 : 4096;
@@ -205,7 +174,7 @@ void
 rlost_because(const char *why)
 {
 	pthread_mutex_lock(&tlock);
-	remote_lost_locked(why);
+	io_lost_locked(why);
 	pthread_mutex_unlock(&tlock);
 }
 
@@ -308,7 +277,7 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 
 	if (h->type == MSG_ERROR) {
 		conn_error_frame(&rconn, p, h->len);
-		remote_lost_locked(rconn.err);
+		io_lost_locked(rconn.err);
 		return;
 	}
 	if (!(h->flags & FL_REPLY))
@@ -382,7 +351,7 @@ io_direct(const uint8_t *rb, size_t *rlen)
 	pthread_mutex_lock(&tlock);
 	w->filling = 0;
 	if (got < w->dstlen) {
-		remote_lost_locked(n == 0 ? "connection closed by the server" :
+		io_lost_locked(n == 0 ? "connection closed by the server" :
 		    strerror(errno));
 		pthread_mutex_unlock(&tlock);
 		return -1;
@@ -394,185 +363,255 @@ io_direct(const uint8_t *rb, size_t *rlen)
 	return 1;
 }
 
+/* The I/O thread's own state: the batch being sent, the bytes received. */
+struct io {
+	struct pw	 out;		/* being sent */
+	size_t		 off;		/* of it sent */
+	uint64_t	 t0;		/* when it was taken */
+	int		 waited;	/* it had to wait on the link */
+	uint8_t		*rb;		/* received, not yet a whole frame */
+	size_t		 rlen, rcap, rmax;
+	uint64_t	 last_io;	/* the last bytes sent or received */
+};
+
+/* Says why the connection is gone, from the I/O thread. */
+static void
+io_lost(const char *why)
+{
+	pthread_mutex_lock(&tlock);
+	io_lost_locked(why);
+	pthread_mutex_unlock(&tlock);
+}
+
+/*
+ * Takes what the program's threads queued, once the batch before it is
+ * out (the two buffers swap, so their pages stay touched).  -1 once the
+ * connection is down.
+ */
+static int
+io_take(struct io *io)
+{
+	pthread_mutex_lock(&tlock);
+	if (rstate != R_UP) {
+		pthread_mutex_unlock(&tlock);
+		return -1;
+	}
+	if (io->off == io->out.len && sendq.len > 0) {
+		struct pw t = io->out;
+
+		io->out = sendq;
+		sendq = t;
+		sendq.len = 0;
+		io->off = 0;
+		taken += io->out.len;
+		io->t0 = now_ns();
+		io->waited = 0;
+		pthread_cond_broadcast(&tcond);
+	}
+	io_busy = io->off < io->out.len;
+	pthread_mutex_unlock(&tlock);
+	return 0;
+}
+
+/* Sends what the socket takes without blocking.  -1: the connection broke. */
+static int
+io_send(struct io *io)
+{
+	ssize_t n;
+
+	while (io->off < io->out.len) {
+		n = send(rconn.fd, io->out.p + io->off, io->out.len - io->off,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0) {
+			io->off += (size_t)n;
+			__atomic_add_fetch(&sent, (uint64_t)n,
+			    __ATOMIC_RELAXED);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			io->waited = 1;
+			break;
+		}
+		io_lost(strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A batch is all out: a big one that had to wait on the link measures the
+ * link's pace (compression weighs against it).  1 if one ended so.
+ */
+static int
+io_sent(struct io *io)
+{
+	uint64_t dt;
+
+	if (io->off != io->out.len || io->out.len == 0)
+		return 0;
+	dt = now_ns() - io->t0;
+	if (io->waited && io->out.len >= (1u << 20) && dt > 0) {
+		double r = (double)io->out.len * 1e9 / (double)dt;
+
+		pthread_mutex_lock(&tlock);
+		drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps + 0.3 * r : r;
+		pthread_mutex_unlock(&tlock);
+	}
+	stats_bytes(io->out.len, 0);
+	io->out.len = 0;
+	io->off = 0;
+	/* Kept unless a huge frame blew it up. */
+	if (io->out.cap > 4 * (size_t)SENDQ_MAX + rconn.max_frame) {
+		pw_free(&io->out);
+		pw_init(&io->out);
+	}
+	return 1;
+}
+
+/*
+ * Waits for the socket or a wake-up: without sleeping while a caller
+ * spins for its reply, or shortly after the last bytes went or came.
+ * 1: the socket has something; 0: look again; -1: poll failed.
+ */
+static int
+io_poll(struct io *io)
+{
+	struct pollfd pf[2];
+	uint64_t v;
+	int n;
+
+	pf[0].fd = rconn.fd;
+	pf[0].events = POLLIN | (io->off < io->out.len ? POLLOUT : 0);
+	pf[1].fd = evfd;
+	pf[1].events = POLLIN;
+	if ((n = poll(pf, 2, spin_ok && (__atomic_load_n(&nspinning,
+	    __ATOMIC_ACQUIRE) > 0 || now_ns() - io->last_io <
+	    IO_LINGER_NS) ? 0 : -1)) == -1) {
+		if (errno == EINTR)
+			return 0;
+		io_lost(strerror(errno));
+		return -1;
+	}
+	if (n == 0) {
+		cpu_relax();
+		return 0;
+	}
+	if (spin_ok)
+		io->last_io = now_ns();
+	if ((pf[1].revents & POLLIN) && read(evfd, &v, sizeof v) == -1 &&
+	    errno != EAGAIN)
+		log_debug("eventfd: %s", strerror(errno));
+	return (pf[0].revents & (POLLIN | POLLERR | POLLHUP)) ? 1 : 0;
+}
+
+/* Room in the receive buffer for what is coming.  -1: too big, or no memory. */
+static int
+io_recv_room(struct io *io, size_t *want)
+{
+	struct frame_hdr h;
+	uint8_t *nb;
+
+	*want = 1u << 16;
+	if (io->rlen >= PROTO_HDR_LEN) {
+		proto_hdr_decode(io->rb, &h);
+		if (PROTO_HDR_LEN + (size_t)h.len > io->rmax) {
+			io_lost("reply over the frame limit");
+			return -1;
+		}
+		if (PROTO_HDR_LEN + (size_t)h.len > io->rlen + *want)
+			*want = PROTO_HDR_LEN + h.len - io->rlen;
+	}
+	if (io->rcap - io->rlen < *want) {
+		if ((nb = realloc(io->rb, io->rlen + *want)) == NULL) {
+			io_lost("out of memory");
+			return -1;
+		}
+		io->rb = nb;
+		io->rcap = io->rlen + *want;
+	}
+	return 0;
+}
+
+/* Hands every whole frame received to its waiter, keeping the rest. */
+static void
+io_frames(struct io *io)
+{
+	struct frame_hdr h;
+	size_t used = 0;
+
+	pthread_mutex_lock(&tlock);
+	while (io->rlen - used >= PROTO_HDR_LEN) {
+		proto_hdr_decode(io->rb + used, &h);
+		if (io->rlen - used < PROTO_HDR_LEN + (size_t)h.len)
+			break;
+		io_frame(&h, io->rb + used + PROTO_HDR_LEN);
+		used += PROTO_HDR_LEN + h.len;
+	}
+	pthread_mutex_unlock(&tlock);
+	memmove(io->rb, io->rb + used, io->rlen - used);
+	io->rlen -= used;
+}
+
+/* Receives everything there is, then every whole frame in it.  -1: lost. */
+static int
+io_recv(struct io *io)
+{
+	size_t want;
+	ssize_t n;
+
+	for (;;) {
+		if (io_recv_room(io, &want) == -1)
+			return -1;
+		n = recv(rconn.fd, io->rb + io->rlen, io->rcap - io->rlen,
+		    MSG_DONTWAIT);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			io_lost(n == 0 ? "connection closed by the server" :
+			    strerror(errno));
+			return -1;
+		}
+		io->rlen += (size_t)n;
+		stats_bytes(0, (uint64_t)n);
+		io_frames(io);
+		if (io_direct(io->rb, &io->rlen) == -1)
+			return -1;
+		/* A big buffer is not kept once the big reply is out. */
+		if (io->rlen == 0 && io->rcap > (64u << 20)) {
+			free(io->rb);
+			io->rb = NULL;
+			io->rcap = 0;
+		}
+	}
+}
+
+/* The I/O thread: sends what was queued, receives what comes back. */
 static void *
 io_main(void *arg)
 {
-	struct pw out;			/* being sent */
-	size_t off = 0, rlen = 0, rcap = 0, rmax;
-	uint8_t *rb = NULL;
-	uint64_t t0 = 0, last_io = 0;
-	int waited = 0;
+	struct io io;
+	int n;
 
 	(void)arg;
-	pw_init(&out);
-	rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
+	memset(&io, 0, sizeof io);
+	pw_init(&io.out);
+	io.rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
 	for (;;) {
-		struct pollfd pf[2];
-		ssize_t n;
-
-		pthread_mutex_lock(&tlock);
-		if (rstate != R_UP) {
-			pthread_mutex_unlock(&tlock);
+		if (io_take(&io) == -1 || io_send(&io) == -1)
 			break;
-		}
-		if (off == out.len && sendq.len > 0) {
-			struct pw t = out;
-
-			out = sendq;
-			sendq = t;
-			sendq.len = 0;
-			off = 0;
-			taken += out.len;
-			t0 = now_ns();
-			waited = 0;
-			pthread_cond_broadcast(&tcond);
-		}
-		io_busy = off < out.len;
-		pthread_mutex_unlock(&tlock);
-
-		while (off < out.len) {
-			n = send(rconn.fd, out.p + off, out.len - off,
-			    MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n > 0) {
-				off += (size_t)n;
-				__atomic_add_fetch(&sent, (uint64_t)n,
-				    __ATOMIC_RELAXED);
-				continue;
-			}
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && (errno == EAGAIN || errno ==
-			    EWOULDBLOCK)) {
-				waited = 1;
-				break;
-			}
-			pthread_mutex_lock(&tlock);
-			remote_lost_locked(strerror(errno));
-			pthread_mutex_unlock(&tlock);
-			goto out;
-		}
-		if (off == out.len && out.len > 0) {
-			/* A big batch that had to wait on the link times it. */
-			uint64_t dt = now_ns() - t0;
-
-			if (waited && out.len >= (1u << 20) && dt > 0) {
-				double r = (double)out.len * 1e9 / (double)dt;
-
-				pthread_mutex_lock(&tlock);
-				drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps +
-				    0.3 * r : r;
-				pthread_mutex_unlock(&tlock);
-			}
-			stats_bytes(out.len, 0);
-			out.len = 0;
-			off = 0;
-			/* Kept unless a huge frame blew it up. */
-			if (out.cap > 4 * (size_t)SENDQ_MAX + rconn.max_frame) {
-				pw_free(&out);
-				pw_init(&out);
-			}
+		if (io_sent(&io))
 			continue;	/* more may have been queued */
-		}
-
-		pf[0].fd = rconn.fd;
-		pf[0].events = POLLIN | (off < out.len ? POLLOUT : 0);
-		pf[1].fd = evfd;
-		pf[1].events = POLLIN;
-		/* Without sleeping while a caller spins for its reply, or
-		 * shortly after the last bytes went or came. */
-		if ((n = poll(pf, 2, spin_ok && (__atomic_load_n(&nspinning,
-		    __ATOMIC_ACQUIRE) > 0 || now_ns() - last_io <
-		    IO_LINGER_NS) ? 0 : -1)) == -1) {
-			if (errno == EINTR)
-				continue;
-			pthread_mutex_lock(&tlock);
-			remote_lost_locked(strerror(errno));
-			pthread_mutex_unlock(&tlock);
+		if ((n = io_poll(&io)) == -1)
 			break;
-		}
-		if (n == 0) {
-			cpu_relax();
-			continue;
-		}
-		if (spin_ok)
-			last_io = now_ns();
-		if (pf[1].revents & POLLIN) {
-			uint64_t v;
-			if (read(evfd, &v, sizeof v) == -1 && errno != EAGAIN)
-				log_debug("eventfd: %s", strerror(errno));
-		}
-		if (!(pf[0].revents & (POLLIN | POLLERR | POLLHUP)))
-			continue;
-		/* Everything there is, then every whole frame in it. */
-		for (;;) {
-			size_t want = 1u << 16, used;
-			struct frame_hdr h;
-
-			if (rlen >= PROTO_HDR_LEN) {
-				proto_hdr_decode(rb, &h);
-				if (PROTO_HDR_LEN + (size_t)h.len > rmax) {
-					pthread_mutex_lock(&tlock);
-					remote_lost_locked("reply over the "
-					    "frame limit");
-					pthread_mutex_unlock(&tlock);
-					goto out;
-				}
-				if (PROTO_HDR_LEN + (size_t)h.len > rlen + want)
-					want = PROTO_HDR_LEN + h.len - rlen;
-			}
-			if (rcap - rlen < want) {
-				uint8_t *nb = realloc(rb, rlen + want);
-				if (nb == NULL) {
-					pthread_mutex_lock(&tlock);
-					remote_lost_locked("out of memory");
-					pthread_mutex_unlock(&tlock);
-					goto out;
-				}
-				rb = nb;
-				rcap = rlen + want;
-			}
-			n = recv(rconn.fd, rb + rlen, rcap - rlen,
-			    MSG_DONTWAIT);
-			if (n == -1 && errno == EINTR)
-				continue;
-			if (n == -1 && (errno == EAGAIN || errno ==
-			    EWOULDBLOCK))
-				break;
-			if (n <= 0) {
-				pthread_mutex_lock(&tlock);
-				remote_lost_locked(n == 0 ?
-				    "connection closed by the server" :
-				    strerror(errno));
-				pthread_mutex_unlock(&tlock);
-				goto out;
-			}
-			rlen += (size_t)n;
-			stats_bytes(0, (uint64_t)n);
-			used = 0;
-			pthread_mutex_lock(&tlock);
-			while (rlen - used >= PROTO_HDR_LEN) {
-				proto_hdr_decode(rb + used, &h);
-				if (rlen - used < PROTO_HDR_LEN + (size_t)h.len)
-					break;
-				io_frame(&h, rb + used + PROTO_HDR_LEN);
-				used += PROTO_HDR_LEN + h.len;
-			}
-			pthread_mutex_unlock(&tlock);
-			memmove(rb, rb + used, rlen - used);
-			rlen -= used;
-			if (io_direct(rb, &rlen) == -1)
-				goto out;
-			/* A big buffer is not kept once the big reply is out. */
-			if (rlen == 0 && rcap > (64u << 20)) {
-				free(rb);
-				rb = NULL;
-				rcap = 0;
-			}
-		}
+		if (n == 1 && io_recv(&io) == -1)
+			break;
 	}
-out:
-	free(rb);
-	pw_free(&out);
+	free(io.rb);
+	pw_free(&io.out);
 	return NULL;
 }
 
@@ -724,17 +763,19 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
  * error it meets, which the copy only shares with the whole device, would
  * be reported at the next call that waits instead of at this sync: as if
  * the fault had come a moment later.  The one-way allocation's calls
- * (memPool, memMap, memTrim) are no stream's work and keep the mark too:
+ * (memPool, memMap, memTrim: RPC_F_NO_STREAM) keep the mark too:
  * a loader that allocates between a tensor's copy and its sync still
  * syncs here.
  */
 static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
+	const struct rpc_desc *d = rpc_lookup(type);
+
 	if (!sidle.valid || sidle.mark != q0)
 		return;
 	/* The pool's calls are no stream's work: a stream stays idle. */
-	if (type == R_MEM_POOL || type == R_MEM_MAP || type == R_MEM_TRIM ||
+	if ((d != NULL && (d->flags & RPC_F_NO_STREAM)) ||
 	    ((flags & RP_KEEPIDLE) && sidle.ctx == in[0].u &&
 	    sidle.sid == in[1].u))
 		sidle.mark = queued;
@@ -808,12 +849,9 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	CUresult rc = CUDA_SUCCESS;
 	int zip = 0, beside = w != NULL && w->beside;
 
-	/* Work that may read mapped host memory sees its host writes. */
-	if (type == R_LAUNCH || type == R_LAUNCH_EX || type == R_MEM_DTOH ||
-	    type == R_MEM_DTOH_LANES || type == R_MEM_DTOD ||
-	    type == R_MEM_3D || type == R_MEMSET)
-		client_mapped_push();
-	client_mapped_touch(type, in);
+	/* The memory layer's own calls go first (mapped.c). */
+	if (send_hook != NULL)
+		send_hook(type, in);
 
 	if (w != NULL) {
 		void *dst = w->dst;
@@ -994,40 +1032,6 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 }
 
 CUresult
-rcall(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
-    void **keep)
-{
-	struct rwait w = { 0 };		/* no destination for a blob */
-	struct mpull mp;
-	uint64_t mark;
-	CUresult rc;
-	int pull;
-
-	*keep = NULL;
-	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
-		return rc;
-	/*
-	 * The host waits for the device: mapped memory shows its writes.
-	 * The pull goes with the call, read by the server after it.
-	 */
-	pull = (type == R_CTX_SYNC || type == R_STREAM_SYNC ||
-	    type == R_EVENT_SYNC || type == R_STREAM_QUERY ||
-	    type == R_EVENT_QUERY || type == R_MEM_DTOH) &&
-	    client_mapped_pull_begin(&mp);
-	rc = rwait(&w, out, keep);
-	mark = w.qend;
-	if (pull)
-		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
-	if (rc == CUDA_SUCCESS && mark != 0) {
-		if (type == R_STREAM_SYNC)
-			ridle_set(in[0].u, in[1].u, mark);
-		else if (type == R_CTX_SYNC)
-			ridle_set(in[0].u, RIDLE_ALL, mark);
-	}
-	return rc;
-}
-
-CUresult
 rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
     size_t len)
 {
@@ -1089,23 +1093,9 @@ rdrain_detached(void)
 	pthread_mutex_unlock(&tlock);
 }
 
-CUresult
-rpost(uint16_t type, const struct rpc_val *in, int flags)
-{
-	struct rpc_val out[RPC_MAX_FIELDS];
-	void *keep;
-	CUresult rc;
-
-	if (!sync_mode)
-		return rsend(type, in, flags, NULL);
-	rc = rcall(type, in, out, &keep);
-	free(keep);
-	return rc;
-}
-
 /* At exit: what was queued still reaches the server (bounded wait). */
 static void
-remote_drain_at_exit(void)
+io_drain_at_exit(void)
 {
 	uint64_t until = now_ns() + 5000000000ull;
 	struct timespec ts;
@@ -1124,67 +1114,9 @@ remote_drain_at_exit(void)
 	pthread_mutex_unlock(&tlock);
 }
 
-/*
- * GLEAM_MODEL names the model the program loads: the server then lists it
- * in its status as resident while the cache holds all that this run
- * loaded (gleam-sched places by it).  One-way; a bad name is only
- * logged.
- */
-static void
-remote_model(void)
-{
-	struct rpc_val in[1];
-	const char *m = getenv("GLEAM_MODEL");
-	size_t i, n;
-
-	if (m == NULL || *m == '\0')
-		return;
-	n = strlen(m);
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)m[i]) &&
-		    strchr("._:/+-", m[i]) == NULL)
-			break;
-	if (n > RPC_MODEL_MAX || i < n) {
-		log_warn("GLEAM_MODEL: '%s': expected at most %d letters, "
-		    "digits and ._:/+-: not sent", m, RPC_MODEL_MAX);
-		return;
-	}
-	memset(in, 0, sizeof in);
-	in[0].p = m;
-	in[0].len = (uint32_t)n;
-	rpost(R_MODEL, in, 0);
-}
-
-/* Decodes R_OPEN's device list into the hooks' descriptions. */
-static int
-remote_devices(const void *blob, size_t len)
-{
-	struct rpc_device *d;
-	uint32_t n, i;
-	int a;
-
-	if (rpc_devices_dec(blob, len, &d, &n) == -1)
-		return -1;
-	if ((rdevs = calloc(n, sizeof *rdevs)) == NULL) {
-		free(d);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(rdevs[i].name, sizeof rdevs[i].name, "%s", d[i].name);
-		memcpy(rdevs[i].uuid.bytes, d[i].uuid, sizeof d[i].uuid);
-		rdevs[i].totalmem = (size_t)d[i].totalmem;
-		for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX &&
-		    a < RPC_DEV_ATTR_MAX; a++)
-			rdevs[i].attr[a] = d[i].attr[a];
-	}
-	free(d);
-	rndev = (int)n;
-	return 0;
-}
-
 /* Dead servers are noticed in seconds, even without a FIN. */
 static void
-remote_keepalive(int fd)
+io_keepalive(int fd)
 {
 	int on = 1, idle = 2, intvl = 1, cnt = 3;
 
@@ -1194,48 +1126,39 @@ remote_keepalive(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 }
 
-CUresult
-client_init(void)
+/* The I/O thread, its signals blocked: theirs are the program's threads'. */
+static int
+io_thread_start(void)
 {
-	struct auth_key key, *kp = NULL;
-	struct rpc_val in[1], out[2];
-	const char *server, *keyfile, *why, *s;
-	char host[256], err[1200];
-	void *keep;
-	int port = PROTO_DEFAULT_PORT, level = LL_WARN;
-	long long ll;
-	CUresult rc;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t tid;
+	int e;
 
-	if ((s = getenv("GLEAM_DEBUG")) != NULL &&
-	    parse_int(s, 0, 4, &ll, &why) == 0)
-		level = LL_WARN + (int)ll;
-	log_init("gleam", level);
-	pthread_atfork(NULL, NULL, remote_atfork_child);
-	if ((server = getenv("GLEAM_SERVER")) == NULL || *server == '\0') {
-		log_error("no server: set GLEAM_SERVER (gleam-run -s does)");
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	if (parse_hostport(server, host, sizeof host, &port, &why) == -1 ||
-	    port == 0 || host[0] == '\0') {
-		log_error("GLEAM_SERVER=%s: %s", server,
-		    port == 0 ? "port 0" : host[0] ? why : "no host");
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	if (auth_init() == -1)
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
-		if (auth_key_load(&key, keyfile, err, sizeof err) == -1) {
-			log_error("%s", err);
-			return CUDA_ERROR_NO_DEVICE;
-		}
-		kp = &key;
-	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	e = pthread_create(&tid, &attr, io_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (e != 0)
+		log_error("cannot start the I/O thread: %s", strerror(e));
+	return e == 0 ? 0 : -1;
+}
+
+CUresult
+io_start(const char *host, int port, const struct auth_key *kp)
+{
+	const char *s;
+
+	pthread_atfork(NULL, NULL, io_atfork_child);
 	if (conn_open(&rconn, host, port, kp, program_invocation_short_name,
 	    5000) == -1) {
 		log_error("cannot use server %s", rconn.err);
 		return CUDA_ERROR_NO_DEVICE;
 	}
-	remote_keepalive(rconn.fd);
+	io_keepalive(rconn.fd);
 	/* Calls may wait as long as the GPU works; keepalive finds the dead. */
 	rconn.timeout_ms = -1;
 	spin_ok = sysconf(_SC_NPROCESSORS_ONLN) >= 4;
@@ -1255,69 +1178,29 @@ client_init(void)
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
 	rstate = R_UP;
-	{
-		pthread_attr_t attr;
-		sigset_t all, old;
-		pthread_t tid;
-		int e;
-
-		/* The program's signals are for the program's threads. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		e = pthread_create(&tid, &attr, io_main, NULL);
-		pthread_attr_destroy(&attr);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		if (e != 0) {
-			log_error("cannot start the I/O thread: %s",
-			    strerror(e));
-			rstate = R_NONE;
-			conn_close(&rconn);
-			return CUDA_ERROR_OPERATING_SYSTEM;
-		}
+	if (io_thread_start() == -1) {
+		rstate = R_NONE;
+		conn_close(&rconn);
+		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
-	atexit(remote_drain_at_exit);
-	in[0].u = 0;
-	rc = rcall(R_OPEN, in, out, &keep);
-	if (rc == CUDA_SUCCESS)
-		rdriver = (uint32_t)out[0].u;
-	if (rc == CUDA_SUCCESS && remote_devices(out[1].p, out[1].len) == -1) {
-		log_error("server %s: malformed device list", rconn.peer);
-		rc = CUDA_ERROR_NO_DEVICE;
-	}
-	free(keep);
-	if (rc != CUDA_SUCCESS) {
-		if (rc != CUDA_ERROR_DEVICE_UNAVAILABLE)
-			log_error("server %s: %s", rconn.peer,
-			    rc == CUDA_ERROR_NOT_SUPPORTED ?
-			    "it serves no GPU" : "open failed");
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	log_debug("connected to %s (%s): %d device(s), %s", rconn.peer,
-	    rconn.server_name, rndev, rdevs[0].name);
-	remote_model();
-	lanes_init();
-	wcache_early();
+	atexit(io_drain_at_exit);
 	return CUDA_SUCCESS;
 }
 
-uint32_t
-client_server_driver(void)
+const char *
+io_peer(void)
 {
-	return rdriver;
+	return rconn.peer;
 }
 
-int
-client_device_count(void)
+const char *
+io_server_name(void)
 {
-	return rndev;
+	return rconn.server_name;
 }
 
-const struct client_device *
-client_device(int ordinal)
+void
+io_hook(void (*fn)(uint16_t, const struct rpc_val *))
 {
-	if (ordinal < 0 || ordinal >= rndev)
-		return NULL;
-	return &rdevs[ordinal];
+	send_hook = fn;
 }

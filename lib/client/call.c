@@ -1,0 +1,63 @@
+/*
+ * The calls the client's modules make, one layer above the transport
+ * (io.c): a round trip, and a one-way call.  What a call does to memory
+ * is its row's flags in the call table (rpc.c); mapped host memory
+ * (mapped.c) goes to the device before the call through the transport's
+ * hook, and comes back here after a call that waited for the device.
+ */
+#include <stdlib.h>
+
+#include "client.h"
+#include "io.h"
+#include "mapped.h"
+
+/* A round trip; mapped memory comes back where the host waited. */
+CUresult
+remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
+    void **keep)
+{
+	const struct rpc_desc *d = rpc_lookup(type);
+	struct rwait w = { 0 };		/* no destination for a blob */
+	struct mpull mp;
+	uint64_t mark;
+	CUresult rc;
+	int pull;
+
+	*keep = NULL;
+	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
+		return rc;
+	/*
+	 * The host waits for the device: mapped memory shows its writes.
+	 * The pull goes with the call, read by the server after it.  A
+	 * copy back (RPC_F_TO_HOST) is its caller's to pull (copy.c's
+	 * device-to-host copies do, with their last piece).
+	 */
+	pull = d != NULL && (d->flags & (RPC_F_WAITS | RPC_F_POLLS)) &&
+	    !(d->flags & RPC_F_TO_HOST) && client_mapped_pull_begin(&mp);
+	rc = rwait(&w, out, keep);
+	mark = w.qend;
+	if (pull)
+		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
+	if (rc == CUDA_SUCCESS && mark != 0) {
+		if (type == R_STREAM_SYNC)
+			ridle_set(in[0].u, in[1].u, mark);
+		else if (type == R_CTX_SYNC)
+			ridle_set(in[0].u, RIDLE_ALL, mark);
+	}
+	return rc;
+}
+
+/* A one-way call, a round trip under GLEAM_SYNC=1. */
+CUresult
+rpost(uint16_t type, const struct rpc_val *in, int flags)
+{
+	struct rpc_val out[RPC_MAX_FIELDS];
+	void *keep;
+	CUresult rc;
+
+	if (!rsync_mode())
+		return rsend(type, in, flags, NULL);
+	rc = remote_call(type, in, out, &keep);
+	free(keep);
+	return rc;
+}

@@ -1,0 +1,702 @@
+/*
+ * Copies and memsets: cut into frames the server accepts, pipelined,
+ * one-way where the memory is known; large ones by name (the weight
+ * cache, wcache.h) or over the bulk lanes (lanes.h).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "io.h"
+#include "lanes.h"
+#include "mapped.h"
+#include "wcache.h"
+#include "log.h"
+
+/*
+ * Is [p, p + n) inside device memory this client allocated?  Then stream-
+ * ordered work on it cannot fail for its address and goes one-way; other
+ * addresses (a module's globals, say) wait for the server's answer.
+ */
+static int
+dev_range_known(CUdeviceptr p, size_t n)
+{
+	size_t base, size;
+
+	return mem_is_device(p, &base, &size) && p - base <= size &&
+	    n <= size - (p - base);
+}
+
+/*
+ * Copies go in pieces of this size, pipelined.  Host-to-device pieces are
+ * smaller: the first leaves once it is queued, so a copy of a few MiB (a
+ * batch of inputs) is on the wire while the rest is still being queued,
+ * and the server copies one piece to the device while the next arrives.
+ */
+#define BULK_CHUNK	(4u << 20)
+#define HTOD_CHUNK	(1u << 20)
+
+static CUresult
+copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
+    const void *src, size_t n)
+{
+	struct rpc_val in[5], out[1];
+	size_t max = io_max_payload(), k;
+	int known = dev_range_known(dst, n);
+	void *keep;
+	CUresult rc = CUDA_SUCCESS;
+
+	/* Large copies by name first: the weight cache (wcache.c). */
+	if (wcache_htod(c, sid, async, dst, src, n, &rc))
+		return rc;
+	/* Large ones over the bulk lanes, where there are any. */
+	if (known && lanes_htod(gobj_id(c), sid, async, dst, src, n, &rc))
+		return rc;
+	if (max > HTOD_CHUNK)
+		max = HTOD_CHUNK;
+	while (n > 0) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = dst;
+		in[4].p = src;
+		in[4].len = (uint32_t)k;
+		/* The bytes are copied into the queue: src is free again. */
+		if (known)
+			rc = rpost(R_MEM_HTOD, in, RP_BULK | RP_KEEPIDLE);
+		else {
+			rc = remote_call(R_MEM_HTOD, in, out, &keep);
+			free(keep);
+		}
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		dst += k;
+		src = (const char *)src + k;
+		n -= k;
+	}
+	return rc;
+}
+
+/* Device-to-host pieces asked for ahead of the one being received. */
+#define DTOH_AHEAD	8
+#define DTOH_SPLIT	4		/* pieces of a copy at least */
+#define DTOH_PIECE_MIN	(256u << 10)	/* bytes: no smaller pieces */
+
+/*
+ * An asynchronous copy into pinned memory, as on a GPU, returns at once:
+ * each piece's reply lands in the buffer when it comes, ahead of the reply
+ * to any later synchronization (one connection keeps the order).
+ */
+static CUresult
+copy_dtoh_pinned(struct gctx *c, uint64_t sid, void *dst, CUdeviceptr src,
+    size_t n)
+{
+	struct rpc_val in[5];
+	size_t max = io_max_payload(), k;
+	CUresult rc;
+
+	if (max > BULK_CHUNK)
+		max = BULK_CHUNK;
+	while (n > 0) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = 1;
+		in[3].u = src;
+		in[4].u = k;
+		if ((rc = rsend_detached(R_MEM_DTOH, in, dst, k)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		dst = (char *)dst + k;
+		src += k;
+		n -= k;
+	}
+	return CUDA_SUCCESS;
+}
+
+/*
+ * The end of a device-to-host copy whose last piece's reply was queued at
+ * last: mapped memory pulled (mp, if the copy began a pull), and the
+ * stream marked idle.  The stream was done with everything before the
+ * last piece: the server waited for it (an async copy) or the copy did (a
+ * sync one, in the NULL or per-thread stream, as a GPU's does).
+ */
+static CUresult
+dtoh_finish(struct gctx *c, uint64_t sid, CUresult rc, struct mpull *mp,
+    uint64_t last)
+{
+	uint64_t mark = last;
+
+	if (mp != NULL)
+		client_mapped_pull_end(mp, rc == CUDA_SUCCESS, last, &mark);
+	if (rc == CUDA_SUCCESS && mark != 0)
+		ridle_set(gobj_id(c), sid, mark);
+	return rc;
+}
+
+/*
+ * A large copy out of known device memory over the bulk lanes (lanes.h),
+ * held by the caller: each piece's call, then its stripes, then its
+ * reply; mapped memory and the stream's idle mark as for copy_dtoh.
+ */
+static CUresult
+copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rpc_val in[5], out[1];
+	struct rwait w;
+	struct mpull mp;
+	uint64_t last = 0;
+	size_t k, off;
+	int pull = 0;
+	void *keep;
+	CUresult rc = CUDA_SUCCESS, rc2;
+
+	for (off = 0; off < n && rc == CUDA_SUCCESS; off += k) {
+		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
+		memset(in, 0, sizeof in);
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = (uint64_t)async;
+		in[3].u = src + off;
+		in[4].u = k;
+		memset(&w, 0, sizeof w);
+		/* One wait for the program, as for the pieces of copy_dtoh. */
+		w.beside = off > 0;
+		if ((rc = rsend(R_MEM_DTOH_LANES, in, 0, &w)) != CUDA_SUCCESS)
+			break;
+		if (off + k == n)
+			pull = client_mapped_pull_begin(&mp);
+		if (lanes_in((char *)dst + off, k) != 0)
+			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
+		keep = NULL;
+		rc2 = rwait(&w, out, &keep);
+		free(keep);
+		if (rc == CUDA_SUCCESS)
+			rc = rc2;
+		last = w.qend;
+	}
+	return dtoh_finish(c, sid, rc, pull ? &mp : NULL, last);
+}
+
+static CUresult
+copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rwait w[DTOH_AHEAD];
+	size_t len[DTOH_AHEAD];
+	char *at[DTOH_AHEAD];
+	struct rpc_val in[5], out[1];
+	size_t max = io_max_payload();
+	unsigned head = 0, tail = 0;	/* sent, received */
+	CUresult rc = CUDA_SUCCESS, rc2;
+	uint64_t last = 0;
+	struct mpull mp;
+	int pull = 0;
+	void *keep;
+
+	if (async && !rsync_mode() && n > 0 && dev_range_known(src, n)) {
+		struct alloc a;
+
+		if (mem_lookup((uintptr_t)dst, &a) == 0 && a.host &&
+		    (uintptr_t)dst - a.base <= a.size &&
+		    n <= a.size - ((uintptr_t)dst - a.base))
+			return copy_dtoh_pinned(c, sid, dst, src, n);
+	}
+	/* Large ones over the bulk lanes, where there are any. */
+	if (!rsync_mode() && n > 0 && dev_range_known(src, n) &&
+	    lanes_hold(n, 1)) {
+		rc = copy_dtoh_lanes(c, sid, async, dst, src, n);
+		lanes_release();
+		return rc;
+	}
+	if (max > BULK_CHUNK)
+		max = BULK_CHUNK;
+	/*
+	 * A copy of a few MiB (a step's outputs) in four pieces at least:
+	 * the server copies a piece off the device while the link carries
+	 * another (which the I/O thread receives straight into dst).
+	 */
+	if (n / DTOH_SPLIT < max)
+		max = n / DTOH_SPLIT < DTOH_PIECE_MIN ? DTOH_PIECE_MIN :
+		    (n / DTOH_SPLIT + 4095) & ~(size_t)4095;
+	while (tail < head || n > 0) {
+		/* Keep several pieces in flight: the link stays busy. */
+		while (n > 0 && head - tail < DTOH_AHEAD &&
+		    rc == CUDA_SUCCESS) {
+			size_t k = n < max ? n : max;
+			unsigned i = head % DTOH_AHEAD;
+
+			in[0].u = gobj_id(c);
+			in[1].u = sid;
+			in[2].u = (uint64_t)async;
+			in[3].u = src;
+			in[4].u = k;
+			memset(&w[i], 0, sizeof w[i]);
+			w[i].dst = dst;
+			w[i].dstlen = k;
+			/* One wait for the program, one round trip in the
+			 * statistics: the later pieces stream in behind. */
+			w[i].beside = head > 0;
+			if ((rc = rsend(R_MEM_DTOH, in, 0, &w[i])) !=
+			    CUDA_SUCCESS)
+				break;
+			len[i] = k;
+			at[i] = dst;
+			head++;
+			dst = (char *)dst + k;
+			src += k;
+			n -= k;
+			/* The host will have waited: mapped memory comes back
+			 * with the last piece. */
+			if (n == 0)
+				pull = client_mapped_pull_begin(&mp);
+		}
+		if (tail == head)
+			break;
+		{
+			unsigned i = tail % DTOH_AHEAD;
+
+			rc2 = rwait(&w[i], out, &keep);
+			if (rc2 == CUDA_SUCCESS && out[0].len != len[i])
+				rc2 = CUDA_ERROR_UNKNOWN;
+			if (rc2 == CUDA_SUCCESS && out[0].p != at[i])
+				memcpy(at[i], out[0].p, len[i]);
+			free(keep);
+			if (rc == CUDA_SUCCESS)
+				rc = rc2;
+			last = w[i].qend;
+			tail++;
+		}
+		if (rc != CUDA_SUCCESS)
+			n = 0;	/* collect what is in flight, then fail */
+	}
+	return dtoh_finish(c, sid, rc, pull ? &mp : NULL, last);
+}
+
+static CUresult
+copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
+    CUdeviceptr src, size_t n)
+{
+	struct rpc_val in[6], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (n == 0)
+		return CUDA_SUCCESS;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].u = dst;
+	in[4].u = src;
+	in[5].u = n;
+	if (dev_range_known(dst, n) && dev_range_known(src, n))
+		return rpost(R_MEM_DTOD, in, 0);
+	rc = remote_call(R_MEM_DTOD, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+/* The context and stream id of a copy. */
+static CUresult
+copy_prep(CUstream s, int ptsz, struct gctx **c, uint64_t *sid)
+{
+	CUresult rc;
+
+	if ((rc = ctx_need(c)) != CUDA_SUCCESS)
+		return rc;
+	return stream_id(s, ptsz, sid);
+}
+
+#define COPY_FNS(suffix, ptsz)						\
+CUresult								\
+cuMemcpyHtoD##suffix(CUdeviceptr dst, const void *src, size_t n)	\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_htod(c, sid, 0, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoH##suffix(void *dst, CUdeviceptr src, size_t n)		\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtoh(c, sid, 0, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoD##suffix(CUdeviceptr dst, CUdeviceptr src, size_t n)	\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(NULL, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtod(c, sid, 0, dst, src, n);			\
+}
+COPY_FNS(_v2, 0)
+COPY_FNS(_v2_ptds, 1)
+
+#define ACOPY_FNS(suffix, ptsz)						\
+CUresult								\
+cuMemcpyHtoDAsync##suffix(CUdeviceptr dst, const void *src, size_t n,	\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_htod(c, sid, 1, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoHAsync##suffix(void *dst, CUdeviceptr src, size_t n,		\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtoh(c, sid, 1, dst, src, n);			\
+}									\
+CUresult								\
+cuMemcpyDtoDAsync##suffix(CUdeviceptr dst, CUdeviceptr src, size_t n,	\
+    CUstream s)								\
+{									\
+	struct gctx *c; uint64_t sid; CUresult rc;			\
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)	\
+		return rc;						\
+	return copy_dtod(c, sid, 1, dst, src, n);			\
+}
+ACOPY_FNS(_v2, 0)
+ACOPY_FNS(_v2_ptsz, 1)
+
+/* cuMemcpy: the direction from the addresses, as unified addressing does. */
+static CUresult
+copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s,
+    int async, int ptsz)
+{
+	struct gctx *c;
+	uint64_t sid;
+	int dd, sd;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	dd = mem_is_device(dst, NULL, NULL);
+	sd = mem_is_device(src, NULL, NULL);
+	if (dd && sd)
+		return copy_dtod(c, sid, async, dst, src, n);
+	if (dd)
+		return copy_htod(c, sid, async, dst, (const void *)src, n);
+	if (sd)
+		return copy_dtoh(c, sid, async, (void *)dst, src, n);
+	/* Host to host: the stream's earlier work cannot touch it. */
+	if (async && sid != 0) {
+		/* Order after earlier work on the stream, as the driver does. */
+		struct rpc_val in[2], out[1];
+		void *keep;
+
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		rc = remote_call(R_STREAM_SYNC, in, out, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	memmove((void *)dst, (const void *)src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_unified(d, s, n, NULL, 0, 0); }
+CUresult cuMemcpy_ptds(CUdeviceptr d, CUdeviceptr s, size_t n) { return copy_unified(d, s, n, NULL, 0, 1); }
+CUresult cuMemcpyAsync(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_unified(d, s, n, st, 1, 0); }
+CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { return copy_unified(d, s, n, st, 1, 1); }
+
+/*
+ * 2D and 3D copies.  Host sides travel packed (rows of WidthInBytes, no
+ * pitch), in batches of whole rows that fit a frame; the server sees a
+ * descriptor whose host side starts at offset 0 of the frame's blob.
+ */
+struct side {
+	int		 dev;		/* device memory */
+	uint64_t	 dptr;		/* device: base */
+	char		*hptr;		/* host: base */
+	size_t		 x, y, z, pitch, height;
+};
+
+static CUresult
+side_of(CUmemorytype t, CUdeviceptr d, const void *h, CUarray a, size_t x,
+    size_t y, size_t z, size_t pitch, size_t height, struct side *s)
+{
+	memset(s, 0, sizeof *s);
+	s->x = x;
+	s->y = y;
+	s->z = z;
+	s->pitch = pitch;
+	s->height = height;
+	switch (t) {
+	case CU_MEMORYTYPE_HOST:
+		s->hptr = (char *)(uintptr_t)h;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_DEVICE:
+		s->dev = 1;
+		s->dptr = d;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_UNIFIED:
+		if (mem_is_device(d, NULL, NULL)) {
+			s->dev = 1;
+			s->dptr = d;
+		} else
+			s->hptr = (char *)(uintptr_t)d;
+		return CUDA_SUCCESS;
+	case CU_MEMORYTYPE_ARRAY:
+	default:
+		(void)a;
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+/* Host address of row (y, z) of a side, at its x offset. */
+static char *
+side_row(const struct side *s, size_t y, size_t z)
+{
+	return s->hptr + ((s->z + z) * s->height + s->y + y) * s->pitch + s->x;
+}
+
+/* One call: rows [y0, y0+rows) of slice z, or the whole copy if no host. */
+static CUresult
+copy3d_call(struct gctx *c, uint64_t sid, int async, const struct side *src,
+    const struct side *dst, size_t w, size_t h, size_t d, size_t z,
+    size_t y0, size_t rows, size_t x0, size_t cols)
+{
+	struct rpc_val in[5], out[1];
+	uint64_t f[20];
+	struct pw desc;
+	char *blob = NULL;
+	void *keep;
+	size_t i, n;
+	CUresult rc;
+	int whole = src->dev && dst->dev;
+
+	memset(f, 0, sizeof f);
+	if (whole) {
+		rows = h;
+		cols = w;
+	}
+	/* Source. */
+	f[0] = src->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	if (src->dev) {
+		f[1] = src->x + x0; f[2] = src->y + y0; f[3] = src->z + z;
+		f[4] = src->dptr; f[5] = src->pitch; f[6] = src->height;
+	} else {
+		f[5] = cols;
+		f[6] = rows;
+	}
+	f[7] = dst->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	if (dst->dev) {
+		f[8] = dst->x + x0; f[9] = dst->y + y0; f[10] = dst->z + z;
+		f[11] = dst->dptr; f[12] = dst->pitch; f[13] = dst->height;
+	} else {
+		f[12] = cols;
+		f[13] = rows;
+	}
+	f[14] = cols;
+	f[15] = rows;
+	f[16] = whole ? d : 1;
+	n = rows * cols;
+	if (!src->dev) {
+		if ((blob = malloc(n ? n : 1)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		for (i = 0; i < rows; i++)
+			memcpy(blob + i * cols, side_row(src, y0 + i, z) + x0,
+			    cols);
+	}
+	pw_init(&desc);
+	for (i = 0; i < 20; i++)
+		pw_u64(&desc, f[i]);
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].p = desc.p;
+	in[3].len = (uint32_t)desc.len;
+	in[4].p = blob;
+	in[4].len = src->dev ? 0 : (uint32_t)n;
+	rc = remote_call(R_MEM_3D, in, out, &keep);
+	pw_free(&desc);
+	free(blob);
+	if (rc == CUDA_SUCCESS && !dst->dev) {
+		if (out[0].len != n)
+			rc = CUDA_ERROR_UNKNOWN;
+		else
+			for (i = 0; i < rows; i++)
+				memcpy(side_row(dst, y0 + i, z) + x0,
+				    (const char *)out[0].p + i * cols, cols);
+	}
+	free(keep);
+	return rc;
+}
+
+static CUresult
+copy3d(const struct side *src, const struct side *dst, size_t w, size_t h,
+    size_t d, CUstream s, int async, int ptsz)
+{
+	struct gctx *c;
+	uint64_t sid;
+	size_t max = io_max_payload(), z, y, rows, x, cols;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if (w == 0 || h == 0 || d == 0)
+		return CUDA_SUCCESS;
+	if (!src->dev && !dst->dev) {
+		for (z = 0; z < d; z++)
+			for (y = 0; y < h; y++)
+				memmove(side_row(dst, y, z), side_row(src, y,
+				    z), w);
+		return CUDA_SUCCESS;
+	}
+	if (src->dev && dst->dev)
+		return copy3d_call(c, sid, async, src, dst, w, h, d, 0, 0, h,
+		    0, w);
+	for (z = 0; z < d; z++) {
+		if (w > max) {
+			/* Rows wider than a frame: a row at a time, in pieces. */
+			for (y = 0; y < h; y++)
+				for (x = 0; x < w; x += cols) {
+					cols = w - x < max ? w - x : max;
+					rc = copy3d_call(c, sid, async, src,
+					    dst, w, h, d, z, y, 1, x, cols);
+					if (rc != CUDA_SUCCESS)
+						return rc;
+				}
+			continue;
+		}
+		for (y = 0; y < h; y += rows) {
+			rows = max / w;
+			if (rows > h - y)
+				rows = h - y;
+			rc = copy3d_call(c, sid, async, src, dst, w, h, d, z, y,
+			    rows, 0, w);
+			if (rc != CUDA_SUCCESS)
+				return rc;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+copy_desc3d(const CUDA_MEMCPY3D *m, CUstream s, int async, int ptsz)
+{
+	struct side src, dst;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = side_of(m->srcMemoryType, m->srcDevice, m->srcHost,
+	    m->srcArray, m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
+	    m->srcHeight, &src)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = side_of(m->dstMemoryType, m->dstDevice, m->dstHost,
+	    m->dstArray, m->dstXInBytes, m->dstY, m->dstZ, m->dstPitch,
+	    m->dstHeight, &dst)) != CUDA_SUCCESS)
+		return rc;
+	if ((m->Height > 1 || m->Depth > 1) && (src.pitch < m->WidthInBytes ||
+	    dst.pitch < m->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m->Depth > 1 && (src.height < m->Height || dst.height < m->Height))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy3d(&src, &dst, m->WidthInBytes, m->Height, m->Depth, s,
+	    async, ptsz);
+}
+
+static CUresult
+copy_desc2d(const CUDA_MEMCPY2D *m, CUstream s, int async, int ptsz)
+{
+	CUDA_MEMCPY3D d;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&d, 0, sizeof d);
+	d.srcXInBytes = m->srcXInBytes; d.srcY = m->srcY;
+	d.srcMemoryType = m->srcMemoryType; d.srcHost = m->srcHost;
+	d.srcDevice = m->srcDevice; d.srcArray = m->srcArray;
+	d.srcPitch = m->srcPitch; d.srcHeight = m->srcY + m->Height;
+	d.dstXInBytes = m->dstXInBytes; d.dstY = m->dstY;
+	d.dstMemoryType = m->dstMemoryType; d.dstHost = m->dstHost;
+	d.dstDevice = m->dstDevice; d.dstArray = m->dstArray;
+	d.dstPitch = m->dstPitch; d.dstHeight = m->dstY + m->Height;
+	d.WidthInBytes = m->WidthInBytes;
+	d.Height = m->Height;
+	d.Depth = 1;
+	if (m->Height > 1 && (m->srcPitch < m->WidthInBytes ||
+	    m->dstPitch < m->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy_desc3d(&d, s, async, ptsz);
+}
+
+CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 0); }
+CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 1); }
+CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 0); }
+CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *m) { return copy_desc2d(m, NULL, 0, 1); }
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *m, CUstream s) { return copy_desc2d(m, s, 1, 0); }
+CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *m, CUstream s) { return copy_desc2d(m, s, 1, 1); }
+CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 0); }
+CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 1); }
+CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 0); }
+CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 1); }
+
+/* ---- memset ------------------------------------------------------------ */
+
+static CUresult
+mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
+    size_t h, CUstream s, int async, int ptsz)
+{
+	struct rpc_val in[9], out[1];
+	struct gctx *c;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+
+	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = (uint64_t)async;
+	in[3].u = p;
+	in[4].u = pitch;
+	in[5].u = v;
+	in[6].u = el;
+	in[7].u = w;
+	in[8].u = h;
+	if (w > 0 && h > 0 && el > 0 && (h == 1 || pitch >= w * el) &&
+	    dev_range_known(p, (h - 1) * pitch + w * el))
+		return rpost(R_MEMSET, in, 0);
+	rc = remote_call(R_MEMSET, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n) { return mset(p, 0, v, 1, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short v, size_t n) { return mset(p, 0, v, 2, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n) { return mset(p, 0, v, 4, n, 1, NULL, 0, 0); }
+CUresult cuMemsetD8_v2_ptds(CUdeviceptr p, unsigned char v, size_t n) { return mset(p, 0, v, 1, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD16_v2_ptds(CUdeviceptr p, unsigned short v, size_t n) { return mset(p, 0, v, 2, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD32_v2_ptds(CUdeviceptr p, unsigned int v, size_t n) { return mset(p, 0, v, 4, n, 1, NULL, 0, 1); }
+CUresult cuMemsetD2D8_v2(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h) { return mset(p, pitch, v, 1, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D16_v2(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h) { return mset(p, pitch, v, 2, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D32_v2(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h) { return mset(p, pitch, v, 4, w, h, NULL, 0, 0); }
+CUresult cuMemsetD2D8_v2_ptds(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h) { return mset(p, pitch, v, 1, w, h, NULL, 0, 1); }
+CUresult cuMemsetD2D16_v2_ptds(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h) { return mset(p, pitch, v, 2, w, h, NULL, 0, 1); }
+CUresult cuMemsetD2D32_v2_ptds(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h) { return mset(p, pitch, v, 4, w, h, NULL, 0, 1); }
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return mset(p, 0, v, 1, n, 1, s, 1, 0); }
+CUresult cuMemsetD16Async(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return mset(p, 0, v, 2, n, 1, s, 1, 0); }
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return mset(p, 0, v, 4, n, 1, s, 1, 0); }
+CUresult cuMemsetD8Async_ptsz(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return mset(p, 0, v, 1, n, 1, s, 1, 1); }
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr p, unsigned short v, size_t n, CUstream s) { return mset(p, 0, v, 2, n, 1, s, 1, 1); }
+CUresult cuMemsetD32Async_ptsz(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return mset(p, 0, v, 4, n, 1, s, 1, 1); }
+CUresult cuMemsetD2D8Async(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 1, w, h, s, 1, 0); }
+CUresult cuMemsetD2D16Async(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 2, w, h, s, 1, 0); }
+CUresult cuMemsetD2D32Async(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 4, w, h, s, 1, 0); }
+CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr p, size_t pitch, unsigned char v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 1, w, h, s, 1, 1); }
+CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr p, size_t pitch, unsigned short v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 2, w, h, s, 1, 1); }
+CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr p, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s) { return mset(p, pitch, v, 4, w, h, s, 1, 1); }

@@ -1,0 +1,164 @@
+/*
+ * cuInit's remoting half: the connection to the server named by
+ * GLEAM_SERVER (with GLEAM_KEY_FILE's key), and the device list it
+ * describes, fetched once at connect (the hooks' answers, hooks.h).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "io.h"
+#include "hooks.h"
+#include "lanes.h"
+#include "mapped.h"
+#include "wcache.h"
+#include "auth.h"
+#include "log.h"
+#include "parse.h"
+
+static struct client_device *rdevs;
+static int		 rndev;
+static uint32_t		 rdriver;	/* the server's driver version */
+
+/*
+ * GLEAM_MODEL names the model the program loads: the server then lists it
+ * in its status as resident while the cache holds all that this run
+ * loaded (gleam-sched places by it).  One-way; a bad name is only
+ * logged.
+ */
+static void
+remote_model(void)
+{
+	struct rpc_val in[1];
+	const char *m = getenv("GLEAM_MODEL");
+	size_t i, n;
+
+	if (m == NULL || *m == '\0')
+		return;
+	n = strlen(m);
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)m[i]) &&
+		    strchr("._:/+-", m[i]) == NULL)
+			break;
+	if (n > RPC_MODEL_MAX || i < n) {
+		log_warn("GLEAM_MODEL: '%s': expected at most %d letters, "
+		    "digits and ._:/+-: not sent", m, RPC_MODEL_MAX);
+		return;
+	}
+	memset(in, 0, sizeof in);
+	in[0].p = m;
+	in[0].len = (uint32_t)n;
+	rpost(R_MODEL, in, 0);
+}
+
+/* Decodes R_OPEN's device list into the hooks' descriptions. */
+static int
+remote_devices(const void *blob, size_t len)
+{
+	struct rpc_device *d;
+	uint32_t n, i;
+	int a;
+
+	if (rpc_devices_dec(blob, len, &d, &n) == -1)
+		return -1;
+	if ((rdevs = calloc(n, sizeof *rdevs)) == NULL) {
+		free(d);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(rdevs[i].name, sizeof rdevs[i].name, "%s", d[i].name);
+		memcpy(rdevs[i].uuid.bytes, d[i].uuid, sizeof d[i].uuid);
+		rdevs[i].totalmem = (size_t)d[i].totalmem;
+		for (a = 0; a < CU_DEVICE_ATTRIBUTE_MAX &&
+		    a < RPC_DEV_ATTR_MAX; a++)
+			rdevs[i].attr[a] = d[i].attr[a];
+	}
+	free(d);
+	rndev = (int)n;
+	return 0;
+}
+
+CUresult
+client_init(void)
+{
+	struct auth_key key, *kp = NULL;
+	struct rpc_val in[1], out[2];
+	const char *server, *keyfile, *why, *s;
+	char host[256], err[1200];
+	void *keep;
+	int port = PROTO_DEFAULT_PORT, level = LL_WARN;
+	long long ll;
+	CUresult rc;
+
+	if ((s = getenv("GLEAM_DEBUG")) != NULL &&
+	    parse_int(s, 0, 4, &ll, &why) == 0)
+		level = LL_WARN + (int)ll;
+	log_init("gleam", level);
+	if ((server = getenv("GLEAM_SERVER")) == NULL || *server == '\0') {
+		log_error("no server: set GLEAM_SERVER (gleam-run -s does)");
+		return CUDA_ERROR_NO_DEVICE;
+	}
+	if (parse_hostport(server, host, sizeof host, &port, &why) == -1 ||
+	    port == 0 || host[0] == '\0') {
+		log_error("GLEAM_SERVER=%s: %s", server,
+		    port == 0 ? "port 0" : host[0] ? why : "no host");
+		return CUDA_ERROR_NO_DEVICE;
+	}
+	if (auth_init() == -1)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
+		if (auth_key_load(&key, keyfile, err, sizeof err) == -1) {
+			log_error("%s", err);
+			return CUDA_ERROR_NO_DEVICE;
+		}
+		kp = &key;
+	}
+	/* Mapped host memory's calls go before the work that needs them. */
+	io_hook(mapped_before_send);
+	if ((rc = io_start(host, port, kp)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = 0;
+	rc = remote_call(R_OPEN, in, out, &keep);
+	if (rc == CUDA_SUCCESS)
+		rdriver = (uint32_t)out[0].u;
+	if (rc == CUDA_SUCCESS && remote_devices(out[1].p, out[1].len) == -1) {
+		log_error("server %s: malformed device list", io_peer());
+		rc = CUDA_ERROR_NO_DEVICE;
+	}
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		if (rc != CUDA_ERROR_DEVICE_UNAVAILABLE)
+			log_error("server %s: %s", io_peer(),
+			    rc == CUDA_ERROR_NOT_SUPPORTED ?
+			    "it serves no GPU" : "open failed");
+		return CUDA_ERROR_NO_DEVICE;
+	}
+	log_debug("connected to %s (%s): %d device(s), %s", io_peer(),
+	    io_server_name(), rndev, rdevs[0].name);
+	remote_model();
+	lanes_init();
+	wcache_early();
+	return CUDA_SUCCESS;
+}
+
+uint32_t
+client_server_driver(void)
+{
+	return rdriver;
+}
+
+int
+client_device_count(void)
+{
+	return rndev;
+}
+
+const struct client_device *
+client_device(int ordinal)
+{
+	if (ordinal < 0 || ordinal >= rndev)
+		return NULL;
+	return &rdevs[ordinal];
+}

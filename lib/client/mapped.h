@@ -1,0 +1,42 @@
+/*
+ * Mapped host memory (mapped.c): a device allocation on the server with a
+ * host copy here, kept coherent by copies each way where the call table's
+ * flags (rpc.h) say the device or the host may look.
+ */
+#ifndef GLEAM_CLIENT_MAPPED_H
+#define GLEAM_CLIENT_MAPPED_H
+
+#include <stdint.h>
+
+#include "io.h"
+
+/*
+ * The transport's hook (io_hook), before each call is queued: host writes
+ * go to the device first where the call reads device memory, or writes it
+ * with bytes other than the host's (RPC_F_READS_DEV, RPC_F_WRITES_DEV
+ * without RPC_F_FROM_HOST); a call that may write a mapped buffer
+ * (RPC_F_WRITES_DEV, where RPC_F_DST_RANGE says where) makes the next
+ * pull fetch it.
+ */
+void		 mapped_before_send(uint16_t type, const struct rpc_val *in);
+
+/*
+ * The pull, sent beside a call that waits (after it, in the same send) and
+ * collected after it: begin returns 1 if it sent requests, which end then
+ * collects (writing them to the host only if ok) and reports in *qend the
+ * queue position after the last of them, or 0 if another call came between
+ * (see ridle_set).  Nothing is pulled if no device work that could have
+ * written a mapped buffer was sent since the last pull.
+ */
+#define MAPPED_N	64		/* mapped buffers at most */
+struct mpull {
+	struct rwait	 w[MAPPED_N];
+	int		 idx[MAPPED_N];
+	int		 n;
+	uint64_t	 gen;
+};
+int		 client_mapped_pull_begin(struct mpull *);
+void		 client_mapped_pull_end(struct mpull *, int ok,
+		    uint64_t qstart, uint64_t *qend);
+
+#endif

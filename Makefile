@@ -64,6 +64,9 @@ $(LIBA): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
+# Programs' objects are built through a pattern rule: keep them, or make
+# deletes them as intermediates and relinks every program each time.
+.SECONDARY:
 .SECONDEXPANSION:
 $(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
 	@mkdir -p $(@D)

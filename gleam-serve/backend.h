@@ -25,7 +25,9 @@ enum robj_kind {
 	RK_LIBRARY,
 	RK_KERNEL,
 	RK_STREAM,
-	RK_EVENT
+	RK_EVENT,
+	RK_GRAPH,		/* graphs (issue 24) */
+	RK_GEXEC
 };
 
 /* An object a client created, in the client's id table. */
@@ -40,6 +42,9 @@ struct robj {
 	uint32_t	*offset, *size;
 	uint32_t	 argbytes;	/* bytes of the packed parameters */
 	struct rpool	*pool;		/* contexts: one-way allocation (pool.h) */
+	void		*cap;		/* streams: the graph capturing them
+					   (host backend); graphs: nonzero while
+					   a capture builds them */
 };
 
 /* A device memory range the client may name in copies and memsets. */

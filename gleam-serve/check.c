@@ -292,6 +292,29 @@ check_call(const struct rcall *c)
 		    c->in[3].u > CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE)
 			return CUDA_ERROR_INVALID_VALUE;
 		return CUDA_SUCCESS;
+	case R_CAPTURE_BEGIN:
+		/* The legacy and per-thread streams are never captured here
+		 * (the client gives each thread a stream of its own). */
+		if (c->in[1].u <= 2)
+			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		return c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED ||
+		    c->in[3].u == 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_GRAPH_CREATE:
+		return c->in[0].u == 0 || c->in[1].u != 0 ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_GRAPH_INSTANTIATE:
+		return c->in[1].u == 0 || (c->in[3].u & ~(uint64_t)(
+		    CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+		    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD |
+		    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH |
+		    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)) != 0 ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_GRAPH_CLONE:
+		return c->in[0].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_GRAPH_COUNT:
+		return c->in[1].u > 2 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
 	case R_TMAP_ENCODE:
 		/* The map's offset from 128-byte alignment, the map, and
 		 * arguments of the rank that sizes every array read. */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -146,6 +147,26 @@ static struct {
 	    size_t);
 	CUresult (*MemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr,
 	    CUcontext, size_t, CUstream);
+	/* graphs (issue 24) */
+	CUresult (*StreamBeginCapture)(CUstream, CUstreamCaptureMode);
+	CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+	CUresult (*StreamGetCaptureInfo)(CUstream, CUstreamCaptureStatus *,
+	    cuuint64_t *, CUgraph *, const CUgraphNode **, size_t *);
+	CUresult (*GraphCreate)(CUgraph *, unsigned);
+	CUresult (*GraphDestroy)(CUgraph);
+	CUresult (*GraphClone)(CUgraph *, CUgraph);
+	CUresult (*GraphInstantiateWithParams)(CUgraphExec *, CUgraph,
+	    CUDA_GRAPH_INSTANTIATE_PARAMS *);
+	CUresult (*GraphExecDestroy)(CUgraphExec);
+	CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+	CUresult (*GraphUpload)(CUgraphExec, CUstream);
+	CUresult (*GraphExecUpdate)(CUgraphExec, CUgraph,
+	    CUgraphExecUpdateResultInfo *);
+	CUresult (*GraphGetNodes)(CUgraph, CUgraphNode *, size_t *);
+	CUresult (*GraphGetRootNodes)(CUgraph, CUgraphNode *, size_t *);
+	CUresult (*GraphGetEdges)(CUgraph, CUgraphNode *, CUgraphNode *,
+	    size_t *);
+	CUresult (*GraphDebugDotPrint)(CUgraph, const char *, unsigned);
 } drv;
 
 static struct {
@@ -249,6 +270,21 @@ static struct {
 	S(OccClusters, "cuOccupancyMaxActiveClusters", 11080),
 	S(LaunchKernelEx, "cuLaunchKernelEx", 11060),
 	S(OccClusterSize, "cuOccupancyMaxPotentialClusterSize", 11080),
+	S(StreamBeginCapture, "cuStreamBeginCapture", 10010),
+	S(StreamEndCapture, "cuStreamEndCapture", 10000),
+	S(StreamGetCaptureInfo, "cuStreamGetCaptureInfo", 11030),
+	S(GraphCreate, "cuGraphCreate", 10000),
+	S(GraphDestroy, "cuGraphDestroy", 10000),
+	S(GraphClone, "cuGraphClone", 10000),
+	S(GraphInstantiateWithParams, "cuGraphInstantiateWithParams", 12000),
+	S(GraphExecDestroy, "cuGraphExecDestroy", 10000),
+	S(GraphLaunch, "cuGraphLaunch", 10000),
+	S(GraphUpload, "cuGraphUpload", 11010),
+	S(GraphExecUpdate, "cuGraphExecUpdate", 12000),
+	S(GraphGetNodes, "cuGraphGetNodes", 10000),
+	S(GraphGetRootNodes, "cuGraphGetRootNodes", 10000),
+	S(GraphGetEdges, "cuGraphGetEdges", 10000),
+	S(GraphDebugDotPrint, "cuGraphDebugDotPrint", 11030),
 #undef S
 };
 
@@ -461,6 +497,7 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 }
 
 static void	cuda_pool_drop(struct rclient *, struct robj *);
+static void	cuda_graphs_free(struct rclient *);
 static const struct pool_ops cuda_pool;
 
 /* Destroying a context frees its memory, modules, streams and events. */
@@ -477,6 +514,7 @@ cuda_client_free(struct rclient *cl)
 		if (o->kind == RK_LIBRARY && o->h != NULL)
 			drv.LibraryUnload(o->h);
 	}
+	cuda_graphs_free(cl);
 	i = 0;
 	cuda_pins_drop(cl, NULL);
 	while (htab_next(&cl->objs, &i, &id, &v)) {
@@ -1799,6 +1837,285 @@ c_occ_clusters(struct rcall *c)
 	return rc;
 }
 
+/* ---- graphs (issue 24) ------------------------------------------------ */
+
+/*
+ * A capture runs here in relaxed mode whatever the program asked: every
+ * thread of the client is this one thread, so the modes' rules between
+ * threads are the client's to apply (lib/client/graph.c).  The capture's
+ * graph is known by the client's id from its start; the stream keeps it
+ * in cap until the capture ends.
+ */
+static int
+c_capture_begin(struct rcall *c)
+{
+	struct robj *so, *g;
+	CUstreamCaptureStatus st;
+	cuuint64_t cid;
+	CUgraph h;
+	CUstream s;
+	CUresult rc;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = drv.StreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	h = NULL;
+	if ((rc = drv.StreamGetCaptureInfo(s, &st, &cid, &h, NULL, NULL)) !=
+	    CUDA_SUCCESS || h == NULL ||
+	    (g = robj_new(c->cl, c->in[3].u, RK_GRAPH, h)) == NULL) {
+		if (drv.StreamEndCapture(s, &h) == CUDA_SUCCESS && h != NULL)
+			drv.GraphDestroy(h);
+		return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_INVALID_VALUE;
+	}
+	g->cap = so;
+	so->cap = g;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_capture_end(struct rcall *c)
+{
+	struct robj *so, *g = NULL;
+	uint64_t id;
+	size_t i = 0;
+	void *v;
+	CUgraph h = NULL;
+	CUstream s;
+	CUresult rc;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) != NULL)
+		g = so->cap;
+	rc = drv.StreamEndCapture(s, &h);
+	if (g == NULL)
+		return rc;
+	so->cap = NULL;
+	g->cap = NULL;
+	if (rc != CUDA_SUCCESS || h != g->h || c->in[2].u == 0) {
+		if (rc == CUDA_SUCCESS && h != NULL)
+			drv.GraphDestroy(h);
+		/* Its id goes (the driver freed a failed capture's graph). */
+		while (htab_next(&c->cl->objs, &i, &id, &v))
+			if (v == g) {
+				robj_del(c->cl, id);
+				break;
+			}
+	}
+	return rc;
+}
+
+static int
+c_graph_create(struct rcall *c)
+{
+	CUgraph h;
+	CUresult rc;
+
+	if ((rc = drv.GraphCreate(&h, (unsigned)c->in[1].u)) != CUDA_SUCCESS)
+		return rc;
+	if (robj_new(c->cl, c->in[0].u, RK_GRAPH, h) == NULL) {
+		drv.GraphDestroy(h);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static int
+c_graph_destroy(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
+	rc = drv.GraphDestroy(g->h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+static int
+c_graph_clone(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	CUgraph h;
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphClone(&h, g->h)) != CUDA_SUCCESS)
+		return rc;
+	if (robj_new(c->cl, c->in[0].u, RK_GRAPH, h) == NULL) {
+		drv.GraphDestroy(h);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static int
+c_graph_instantiate(struct rcall *c)
+{
+	CUDA_GRAPH_INSTANTIATE_PARAMS p;
+	struct robj *ctx, *g, *o;
+	CUgraphExec e;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((g = robj_get(c->cl, c->in[2].u, RK_GRAPH)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&p, 0, sizeof p);
+	p.flags = c->in[3].u;
+	STREAM(c, 4, p.hUploadStream);
+	if ((rc = drv.GraphInstantiateWithParams(&e, g->h, &p)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_GEXEC, e)) == NULL) {
+		drv.GraphExecDestroy(e);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_gexec_destroy(struct rcall *c)
+{
+	struct robj *e = robj_get(c->cl, c->in[0].u, RK_GEXEC);
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = drv.GraphExecDestroy(e->h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+/* R_GRAPH_LAUNCH and R_GRAPH_UPLOAD: ctx, exec, stream. */
+static int
+c_graph_launch(struct rcall *c)
+{
+	struct robj *e;
+	CUstream s;
+
+	CTX(c, 0);
+	if ((e = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	STREAM(c, 2, s);
+	if (c->d->type == R_GRAPH_UPLOAD)
+		return drv.GraphUpload(e->h, s);
+	return drv.GraphLaunch(e->h, s);
+}
+
+static int
+c_gexec_update(struct rcall *c)
+{
+	CUgraphExecUpdateResultInfo info;
+	struct robj *e = robj_get(c->cl, c->in[0].u, RK_GEXEC);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	CUresult rc;
+
+	memset(&info, 0, sizeof info);
+	if (e == NULL || g == NULL) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+		info.result = CU_GRAPH_EXEC_UPDATE_ERROR;
+	} else if ((rc = drv.CtxSetCurrent(e->ctx->h)) == CUDA_SUCCESS)
+		rc = drv.GraphExecUpdate(e->h, g->h, &info);
+	c->out[0].u = (uint32_t)rc;
+	c->out[1].u = (uint32_t)info.result;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_graph_count(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	size_t n = 0;
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[1].u == 0)
+		rc = drv.GraphGetNodes(g->h, NULL, &n);
+	else if (c->in[1].u == 1)
+		rc = drv.GraphGetRootNodes(g->h, NULL, &n);
+	else
+		rc = drv.GraphGetEdges(g->h, NULL, NULL, &n);
+	c->out[0].u = n;
+	return rc;
+}
+
+/* The driver writes the dot file here; its text goes to the client. */
+static int
+c_graph_dot(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	char path[] = "/tmp/gleam-dot.XXXXXX";
+	FILE *f;
+	char buf[8192];
+	size_t n;
+	CUresult rc;
+	int fd;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((fd = mkstemp(path)) == -1)
+		return CUDA_ERROR_OPERATING_SYSTEM;
+	close(fd);
+	rc = drv.GraphDebugDotPrint(g->h, path, (unsigned)c->in[1].u);
+	if (rc == CUDA_SUCCESS && (f = fopen(path, "r")) != NULL) {
+		while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+			pw_bytes(&c->blob, buf, n);
+		fclose(f);
+	} else if (rc == CUDA_SUCCESS)
+		rc = CUDA_ERROR_OPERATING_SYSTEM;
+	unlink(path);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return rc;
+}
+
+/* Graphs outlive contexts in the driver: a gone client's go first. */
+static void
+cuda_graphs_free(struct rclient *cl)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+	CUgraph h;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_STREAM && o->cap != NULL && o->ctx != NULL &&
+		    o->ctx->h != NULL &&
+		    drv.CtxSetCurrent(o->ctx->h) == CUDA_SUCCESS) {
+			h = NULL;
+			if (drv.StreamEndCapture(o->h, &h) == CUDA_SUCCESS &&
+			    h != NULL)
+				drv.GraphDestroy(h);
+			((struct robj *)o->cap)->h = NULL;
+			o->cap = NULL;
+		} else if (o->kind == RK_GEXEC && o->h != NULL) {
+			drv.GraphExecDestroy(o->h);
+			o->h = NULL;
+		}
+	}
+	i = 0;
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_GRAPH && o->h != NULL && o->cap == NULL) {
+			drv.GraphDestroy(o->h);
+			o->h = NULL;
+		}
+	}
+}
+
 #define F(t, fn) [t - R_OPEN] = fn,
 /* ---- the weight cache's GPU tier ------------------------------------- */
 
@@ -2083,7 +2400,19 @@ cuda_ctx_device(struct rcall *c)
 	F(R_OCC_CLUSTERS, c_occ_clusters) \
 	F(R_LAUNCH_EX, c_launch_ex) \
 	F(R_TPC_MAP, c_tpc_map) \
-	F(R_TMAP_ENCODE, c_tmap_encode)
+	F(R_TMAP_ENCODE, c_tmap_encode) \
+	F(R_CAPTURE_BEGIN, c_capture_begin) \
+	F(R_CAPTURE_END, c_capture_end) \
+	F(R_GRAPH_CREATE, c_graph_create) \
+	F(R_GRAPH_DESTROY, c_graph_destroy) \
+	F(R_GRAPH_INSTANTIATE, c_graph_instantiate) \
+	F(R_GEXEC_DESTROY, c_gexec_destroy) \
+	F(R_GRAPH_LAUNCH, c_graph_launch) \
+	F(R_GRAPH_UPLOAD, c_graph_launch) \
+	F(R_GEXEC_UPDATE, c_gexec_update) \
+	F(R_GRAPH_CLONE, c_graph_clone) \
+	F(R_GRAPH_COUNT, c_graph_count) \
+	F(R_GRAPH_DOT, c_graph_dot)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

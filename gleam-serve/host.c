@@ -275,6 +275,8 @@ struct hevent {
 	unsigned	 flags;
 	int		 recorded;
 	struct timespec	 t;
+	uint64_t	 capgraph;	/* the graph a capture recorded it in */
+	uint64_t	 capid;		/* and which capture */
 };
 
 static struct {
@@ -736,6 +738,9 @@ host_client_new(struct rclient *cl)
 	return CUDA_SUCCESS;
 }
 
+struct hgraph;
+static void	hgraph_free(struct hgraph *);
+
 static void
 host_client_free(struct rclient *cl)
 {
@@ -753,6 +758,10 @@ host_client_free(struct rclient *cl)
 			break;
 		case RK_EVENT:
 			free(o->h);
+			break;
+		case RK_GRAPH:
+		case RK_GEXEC:
+			hgraph_free(o->h);
 			break;
 		case RK_CTX:
 			pool_drop(cl, o, &host_pool);
@@ -2047,6 +2056,468 @@ host_ctx_device(struct rcall *c)
 	return host_ctx(c, c->in[0].u, &rc) != NULL ? 0 : -1;
 }
 
+/* ---- graphs (issue 24) ------------------------------------------------ */
+
+/*
+ * A graph here is the list of one-way calls that a capture recorded, in
+ * order, each with its own copy of its fields; a launch replays them on
+ * the launch's stream (all work here is done at once, in order, so a list
+ * keeps every dependency a real graph has).  Explicit nodes are not
+ * built here.  Counts answer as the driver would for a capture on one
+ * stream: a node per call but event records and waits, a chain of edges.
+ */
+struct hop {
+	uint16_t	 type;
+	int		 sf;		/* the field naming the stream */
+	struct rpc_val	 in[RPC_MAX_FIELDS];
+};
+
+struct hgraph {
+	struct hop	*op;
+	size_t		 n, cap;
+	uint64_t	 capid;		/* nonzero while a capture records */
+	uint64_t	 id;		/* the client's id of a captured graph */
+	int		 invalid;	/* that capture met an illegal call */
+};
+
+static uint64_t	 hgraph_capseq;
+
+static int	host_call(struct rcall *);
+
+/* The field of a recordable call that names its stream, else -1. */
+static int
+hgraph_sfield(uint16_t type)
+{
+	switch (type) {
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+		return 9;
+	case R_MEM_HTOD:
+	case R_MEM_DTOD:
+	case R_MEM_3D:
+	case R_MEMSET:
+	case R_STREAM_WAIT_EVENT:
+		return 1;
+	case R_EVENT_RECORD:
+	case R_GRAPH_LAUNCH:
+		return 2;
+	}
+	return -1;
+}
+
+static int
+hgraph_is_node(uint16_t type)
+{
+	return type != R_EVENT_RECORD && type != R_STREAM_WAIT_EVENT;
+}
+
+static void
+hop_clear(struct hop *o, const char *sig)
+{
+	int i;
+
+	for (i = 0; sig[i] != '\0'; i++)
+		if (sig[i] == 'B' || sig[i] == 'S')
+			free((void *)o->in[i].p);
+}
+
+static void
+hgraph_free(struct hgraph *g)
+{
+	size_t i;
+
+	if (g == NULL)
+		return;
+	for (i = 0; i < g->n; i++)
+		hop_clear(&g->op[i], rpc_lookup(g->op[i].type)->req);
+	free(g->op);
+	free(g);
+}
+
+/* A copy of one recorded call into g: 0, or -1 when out of memory. */
+static int
+hgraph_add(struct hgraph *g, uint16_t type, int sf, const struct rpc_val *in)
+{
+	const char *sig = rpc_lookup(type)->req;
+	struct hop *o;
+	void *p;
+	int i;
+
+	if (g->n == g->cap) {
+		size_t ncap = g->cap ? g->cap * 2 : 16;
+
+		if ((o = realloc(g->op, ncap * sizeof *o)) == NULL)
+			return -1;
+		g->op = o;
+		g->cap = ncap;
+	}
+	o = &g->op[g->n];
+	memset(o, 0, sizeof *o);
+	o->type = type;
+	o->sf = sf;
+	for (i = 0; sig[i] != '\0'; i++) {
+		o->in[i] = in[i];
+		if (sig[i] != 'B' && sig[i] != 'S')
+			continue;
+		if ((p = malloc(in[i].len ? in[i].len : 1)) == NULL) {
+			o->in[i].p = NULL;
+			hop_clear(o, sig);
+			return -1;
+		}
+		memcpy(p, in[i].p, in[i].len);
+		o->in[i].p = p;
+	}
+	g->n++;
+	return 0;
+}
+
+static struct hgraph *
+hgraph_clone(const struct hgraph *g)
+{
+	struct hgraph *n = calloc(1, sizeof *n);
+	size_t i;
+
+	if (n == NULL)
+		return NULL;
+	for (i = 0; i < g->n; i++)
+		if (hgraph_add(n, g->op[i].type, g->op[i].sf, g->op[i].in) ==
+		    -1) {
+			hgraph_free(n);
+			return NULL;
+		}
+	return n;
+}
+
+/* Ends every capture recording into g: its streams record no more. */
+static void
+hgraph_unjoin(struct rclient *cl, struct hgraph *g)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_STREAM &&
+		    ((struct robj *)v)->cap == g)
+			((struct robj *)v)->cap = NULL;
+	g->capid = 0;
+}
+
+/*
+ * Before dispatch: a call on a capturing stream is recorded (1, *rc its
+ * answer), a synchronization of one fails and spoils the capture, as the
+ * driver's do; else 0, and the call runs.
+ */
+static int
+hgraph_intercept(struct rcall *c, int *rc)
+{
+	uint16_t type = c->d->type;
+	struct robj *so = NULL, *eo, *go;
+	struct hgraph *g;
+	struct hevent *e;
+	int sf = hgraph_sfield(type);
+
+	if (type == R_STREAM_SYNC || type == R_STREAM_QUERY) {
+		if (c->in[1].u > 2 && (so = robj_get(c->cl, c->in[1].u,
+		    RK_STREAM)) != NULL && so->cap != NULL) {
+			((struct hgraph *)so->cap)->invalid = 1;
+			*rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+			return 1;
+		}
+		return 0;
+	}
+	if (sf == -1 || c->in[sf].u <= 2 ||
+	    (so = robj_get(c->cl, c->in[sf].u, RK_STREAM)) == NULL)
+		return 0;
+	if (type == R_STREAM_WAIT_EVENT && so->cap == NULL) {
+		/* Waiting on an event a capture recorded joins it. */
+		if ((eo = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
+			return 0;
+		e = eo->h;
+		if (e->capid != 0 && (go = robj_get(c->cl, e->capgraph,
+		    RK_GRAPH)) != NULL &&
+		    ((struct hgraph *)go->h)->capid == e->capid) {
+			so->cap = go->h;
+			*rc = CUDA_SUCCESS;
+			return 1;
+		}
+		return 0;
+	}
+	if ((g = so->cap) == NULL) {
+		if (type == R_EVENT_RECORD && (eo = robj_get(c->cl,
+		    c->in[1].u, RK_EVENT)) != NULL)
+			((struct hevent *)eo->h)->capid = 0;
+		return 0;
+	}
+	if ((*rc = check_call(c)) != CUDA_SUCCESS) {
+		g->invalid = 1;
+		return 1;
+	}
+	if (type == R_EVENT_RECORD) {
+		if ((eo = robj_get(c->cl, c->in[1].u, RK_EVENT)) == NULL) {
+			*rc = CUDA_ERROR_INVALID_HANDLE;
+			return 1;
+		}
+		e = eo->h;
+		e->capgraph = g->id;
+		e->capid = g->capid;
+	}
+	if (hgraph_add(g, type, sf, c->in) == -1) {
+		g->invalid = 1;
+		*rc = CUDA_ERROR_OUT_OF_MEMORY;
+	} else
+		*rc = CUDA_SUCCESS;
+	return 1;
+}
+
+/* in: ctx, stream, mode, graph id */
+static int
+c_capture_begin(struct rcall *c)
+{
+	struct robj *so, *go;
+	struct hgraph *g;
+
+	CTX(c, 0);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (so->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((go = robj_new(c->cl, c->in[3].u, RK_GRAPH, g)) == NULL) {
+		free(g);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	g->capid = ++hgraph_capseq;
+	g->id = c->in[3].u;
+	go->cap = so;
+	so->cap = g;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, keep */
+static int
+c_capture_end(struct rcall *c)
+{
+	struct robj *so, *go = NULL;
+	struct hgraph *g;
+	size_t i = 0;
+	uint64_t id = 0;
+	void *v;
+	int rc = CUDA_SUCCESS;
+
+	CTX(c, 0);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return c->in[1].u <= 2 ? CUDA_ERROR_ILLEGAL_STATE :
+		    CUDA_ERROR_INVALID_HANDLE;
+	if ((g = so->cap) == NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	while (htab_next(&c->cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_GRAPH &&
+		    ((struct robj *)v)->h == g) {
+			go = v;
+			break;
+		}
+	if (go == NULL || go->cap != so)
+		return CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+	hgraph_unjoin(c->cl, g);
+	go->cap = NULL;
+	if (g->invalid)
+		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	if (rc != CUDA_SUCCESS || c->in[2].u == 0) {
+		hgraph_free(g);
+		robj_del(c->cl, id);
+	}
+	return rc;
+}
+
+/* in: id, flags */
+static int
+c_graph_create(struct rcall *c)
+{
+	struct hgraph *g = calloc(1, sizeof *g);
+
+	if (g == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (robj_new(c->cl, c->in[0].u, RK_GRAPH, g) == NULL) {
+		free(g);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* R_GRAPH_DESTROY and R_GEXEC_DESTROY: id */
+static int
+c_graph_destroy(struct rcall *c)
+{
+	int kind = c->d->type == R_GRAPH_DESTROY ? RK_GRAPH : RK_GEXEC;
+	struct robj *o = robj_get(c->cl, c->in[0].u, kind);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (o->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	hgraph_free(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* R_GRAPH_CLONE (new id, graph) and R_GRAPH_INSTANTIATE (ctx, exec id,
+ * graph, flags, upload stream) */
+static int
+c_graph_clone(struct rcall *c)
+{
+	int inst = c->d->type == R_GRAPH_INSTANTIATE;
+	struct robj *go, *o;
+	struct hgraph *n;
+
+	if (inst)
+		CTX(c, 0);
+	go = robj_get(c->cl, c->in[inst ? 2 : 1].u, RK_GRAPH);
+	if (go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (inst && go->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if (inst)
+		STREAM(c, 4);
+	if ((n = hgraph_clone(go->h)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((o = robj_new(c->cl, c->in[inst ? 1 : 0].u, inst ? RK_GEXEC :
+	    RK_GRAPH, n)) == NULL) {
+		hgraph_free(n);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* R_GRAPH_LAUNCH and R_GRAPH_UPLOAD: ctx, exec, stream */
+static int
+c_graph_launch(struct rcall *c)
+{
+	struct robj *eo;
+	struct hgraph *g;
+	struct rcall r;
+	size_t i;
+	int rc;
+
+	CTX(c, 0);
+	if ((eo = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	STREAM(c, 2);
+	if (c->d->type == R_GRAPH_UPLOAD)
+		return CUDA_SUCCESS;
+	g = eo->h;
+	for (i = 0; i < g->n; i++) {
+		memset(&r, 0, sizeof r);
+		r.cl = c->cl;
+		r.d = rpc_lookup(g->op[i].type);
+		memcpy(r.in, g->op[i].in, sizeof r.in);
+		r.in[g->op[i].sf].u = c->in[2].u;
+		pw_init(&r.blob);
+		rc = host_call(&r);
+		free(r.scratch);
+		pw_free(&r.blob);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+static size_t
+hgraph_nodes(const struct hgraph *g)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->n; i++)
+		n += hgraph_is_node(g->op[i].type);
+	return n;
+}
+
+/* in: exec, graph -> CUresult, update result */
+static int
+c_gexec_update(struct rcall *c)
+{
+	struct robj *eo = robj_get(c->cl, c->in[0].u, RK_GEXEC);
+	struct robj *go = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	struct hgraph *e, *g, *n;
+	size_t i;
+	int rc = CUDA_SUCCESS, res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+
+	if (eo == NULL || go == NULL) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+		res = CU_GRAPH_EXEC_UPDATE_ERROR;
+		goto out;
+	}
+	e = eo->h;
+	g = go->h;
+	/* The same nodes in the same order, parameters aside. */
+	if (e->n != g->n)
+		res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+	for (i = 0; res == 0 && i < e->n; i++)
+		if (e->op[i].type != g->op[i].type)
+			res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+	if (res == 0 && (n = hgraph_clone(g)) != NULL) {
+		hgraph_free(e);
+		eo->h = n;
+	} else if (res == 0) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		res = CU_GRAPH_EXEC_UPDATE_ERROR;
+	} else
+		rc = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+out:
+	c->out[0].u = (uint32_t)rc;
+	c->out[1].u = (uint32_t)res;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, what -> count */
+static int
+c_graph_count(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	size_t n;
+
+	if (go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	n = hgraph_nodes(go->h);
+	c->out[0].u = c->in[1].u == 0 ? n : c->in[1].u == 1 ? n > 0 :
+	    n > 0 ? n - 1 : 0;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, flags -> a dot file: a node per line, then the chain. */
+static int
+c_graph_dot(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	const struct hgraph *g;
+	char line[160];
+	size_t i, k = 0;
+	int len;
+
+	if (go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = go->h;
+	pw_bytes(&c->blob, "digraph dot {\n", 14);
+	for (i = 0; i < g->n; i++) {
+		if (!hgraph_is_node(g->op[i].type))
+			continue;
+		len = snprintf(line, sizeof line, "\"node%zu\" [label=\"%s\"];\n",
+		    k, rpc_lookup(g->op[i].type)->name);
+		pw_bytes(&c->blob, line, (size_t)len);
+		if (k > 0) {
+			len = snprintf(line, sizeof line,
+			    "\"node%zu\" -> \"node%zu\";\n", k - 1, k);
+			pw_bytes(&c->blob, line, (size_t)len);
+		}
+		k++;
+	}
+	pw_bytes(&c->blob, "}\n", 2);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* The host backend's calls, each behind check_call (check_dispatch). */
 #define HOST_CALLS(F) \
 	F(R_CTX_CREATE, c_ctx_create) \
@@ -2092,13 +2563,29 @@ host_ctx_device(struct rcall *c)
 	F(R_FUNC_SET_ATTR, c_func_set_attr) \
 	F(R_FUNC_SET_CACHE, c_func_set_cache) \
 	F(R_OCCUPANCY, c_occupancy) \
-	F(R_TMAP_ENCODE, c_tmap_encode)
+	F(R_TMAP_ENCODE, c_tmap_encode) \
+	F(R_CAPTURE_BEGIN, c_capture_begin) \
+	F(R_CAPTURE_END, c_capture_end) \
+	F(R_GRAPH_CREATE, c_graph_create) \
+	F(R_GRAPH_DESTROY, c_graph_destroy) \
+	F(R_GRAPH_INSTANTIATE, c_graph_clone) \
+	F(R_GEXEC_DESTROY, c_graph_destroy) \
+	F(R_GRAPH_LAUNCH, c_graph_launch) \
+	F(R_GRAPH_UPLOAD, c_graph_launch) \
+	F(R_GEXEC_UPDATE, c_gexec_update) \
+	F(R_GRAPH_CLONE, c_graph_clone) \
+	F(R_GRAPH_COUNT, c_graph_count) \
+	F(R_GRAPH_DOT, c_graph_dot)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 
 static int
 host_call(struct rcall *c)
 {
+	int rc;
+
+	if (hgraph_intercept(c, &rc))
+		return rc;
 	return check_dispatch(c, host_fn);
 }
 

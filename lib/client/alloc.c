@@ -190,6 +190,8 @@ cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 		return rc;
 	if (size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = capture_gate()) != CUDA_SUCCESS)
+		return rc;
 	if (pool_alloc(c, size, &pa, &rc)) {
 		if (rc != CUDA_SUCCESS)
 			return rc;
@@ -223,6 +225,8 @@ cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
+	if ((rc = capture_gate()) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = width;
 	in[2].u = height;
@@ -248,6 +252,8 @@ cuMemFree_v2(CUdeviceptr p)
 		return rc;
 	if (p == 0)
 		return CUDA_SUCCESS;
+	if ((rc = capture_gate()) != CUDA_SUCCESS)
+		return rc;
 	/* The allocation's own context, which need not be current. */
 	if (mem_lookup(p, &a) == -1 || a.host || a.base != p)
 		return CUDA_ERROR_INVALID_VALUE;

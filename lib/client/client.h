@@ -23,7 +23,7 @@
 
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
-	GK_EVENT
+	GK_EVENT, GK_GRAPH, GK_GEXEC
 };
 
 struct gobj {
@@ -63,18 +63,43 @@ struct gfunc {
 	uint32_t	 nown;
 };
 
+struct gcap;
+
 struct gstream {
 	struct gobj	 o;
 	struct gctx	*ctx;
 	unsigned	 flags;
 	int		 priority;
+	struct gcap	*cap;		/* the capture it is in (graph.c) */
 };
 
 struct gevent {
 	struct gobj	 o;
 	struct gctx	*ctx;
 	unsigned	 flags;
+	uint64_t	 capseq;	/* the capture that last recorded it */
 };
+
+/*
+ * Stream capture's rules, kept here so that most answers need no round
+ * trip (graph.c).  capture_gate: a call the capture modes forbid from
+ * this thread (an allocation, say) gets its error.  capture_work: work
+ * for stream sid in c (host: a copy from or to host memory) gets the
+ * error the driver gives during a capture (the legacy stream's while a
+ * blocking stream captures), or one of ours for a host copy captured
+ * (a graph's host pointer would be the client's).  capture_record and
+ * capture_wait follow events between streams (a wait on an event
+ * recorded in a capture joins it); capture_saw takes a call's answer
+ * (a capture error spoils the captures of c); capture_busy says whether
+ * stream sid captures; capture_forget drops a destroyed stream.
+ */
+CUresult	 capture_gate(void);
+CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
+void		 capture_record(struct gevent *, uint64_t sid);
+void		 capture_wait(struct gevent *, uint64_t sid);
+void		 capture_saw(struct gctx *c, CUresult);
+int		 capture_busy(uint64_t sid);
+void		 capture_forget(struct gstream *);
 
 /* A handle's object if it is one of ours of that kind, else NULL. */
 void		*gobj_check(const void *, int kind);

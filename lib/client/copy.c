@@ -47,6 +47,8 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
+	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
+		return rc;
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
@@ -197,6 +199,9 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	int pull = 0;
 	void *keep;
 
+	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
+		return rc;
+
 	if (async && !rsync_mode() && n > 0 && dev_range_known(src, n)) {
 		struct alloc a;
 
@@ -284,6 +289,8 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc;
 
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+		return rc;
 	if (n == 0)
 		return CUDA_SUCCESS;
 	in[0].u = gobj_id(c);
@@ -546,6 +553,9 @@ copy3d(const struct side *src, const struct side *dst, size_t w, size_t h,
 
 	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
 		return rc;
+	if ((rc = capture_work(c, sid, !(src->dev && dst->dev))) !=
+	    CUDA_SUCCESS)
+		return rc;
 	if (w == 0 || h == 0 || d == 0)
 		return CUDA_SUCCESS;
 	if (!src->dev && !dst->dev) {
@@ -658,6 +668,8 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 	CUresult rc;
 
 	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = sid;

@@ -480,7 +480,9 @@ cuCtxSynchronize(void)
 
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
-	return ctx_call1(R_CTX_SYNC, gobj_id(c));
+	rc = ctx_call1(R_CTX_SYNC, gobj_id(c));
+	capture_saw(c, rc);
+	return rc;
 }
 
 CUresult

@@ -219,6 +219,8 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	if ((rc = exec_geometry(c, fi, gx, gy, gz, bx, by, bz, shmem)) !=
 	    CUDA_SUCCESS)
 		return rc;
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = exec_args(fi, params, extra, &args)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = gobj_id(c);
@@ -357,12 +359,14 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 	 * Nothing sent since a wait that left this stream idle (a copy to
 	 * the host, say): the answer is known, and mapped memory is current.
 	 */
-	if (type == R_STREAM_SYNC && ridle_check(in[0].u, sid)) {
+	if (type == R_STREAM_SYNC && !capture_busy(sid) &&
+	    ridle_check(in[0].u, sid)) {
 		stats_local_sync();
 		return c->sticky;
 	}
 	rc = remote_call(type, in, out, &keep);
 	free(keep);
+	capture_saw(c, rc);
 	return rc;
 }
 
@@ -417,6 +421,7 @@ cuStreamDestroy_v2(CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	in[0].u = gobj_id(g);
 	rc = rpost(R_STREAM_DESTROY, in, 0);
+	capture_forget(g);
 	g->o.magic = 0;
 	free(g);
 	return rc;
@@ -447,7 +452,9 @@ exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 	in[1].u = sid;
 	in[2].u = gobj_id(ev);
 	in[3].u = flags;
-	return rpost(R_STREAM_WAIT_EVENT, in, 0);
+	if ((rc = rpost(R_STREAM_WAIT_EVENT, in, 0)) == CUDA_SUCCESS)
+		capture_wait(ev, sid);
+	return rc;
 }
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 0); }
@@ -607,10 +614,14 @@ exec_record(CUevent h, CUstream s, int ptsz)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = sid;
-	return rpost(R_EVENT_RECORD, in, 0);
+	if ((rc = rpost(R_EVENT_RECORD, in, 0)) == CUDA_SUCCESS)
+		capture_record(e, sid);
+	return rc;
 }
 
 CUresult cuEventRecord(CUevent e, CUstream s) { return exec_record(e, s, 0); }
@@ -787,75 +798,6 @@ cuOccupancyAvailableDynamicSMemPerBlock(size_t *n, CUfunction f, int blocks,
 		    out[0].u);
 	}
 	return rc;
-}
-
-/*
- * Stream capture is not remoted: no stream is ever capturing, which is
- * what frameworks ask before they choose to capture.
- */
-static CUresult
-exec_capture_status(CUstream s, CUstreamCaptureStatus *st)
-{
-	struct gstream *g;
-	CUresult rc;
-
-	if (st == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
-		return rc;
-	*st = CU_STREAM_CAPTURE_STATUS_NONE;
-	return CUDA_SUCCESS;
-}
-
-CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { return exec_capture_status(s, st); }
-CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return exec_capture_status(s, st); }
-
-CUresult
-cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st,
-    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
-{
-	if (ndeps != NULL)
-		*ndeps = 0;
-	return exec_capture_status(s, st);
-}
-
-CUresult
-cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *st,
-    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
-{
-	return cuStreamGetCaptureInfo_v2(s, st, id, graph, deps, ndeps);
-}
-
-CUresult
-cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
-    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
-    const CUgraphEdgeData **edges, size_t *ndeps)
-{
-	if (ndeps != NULL)
-		*ndeps = 0;
-	return exec_capture_status(s, st);
-}
-
-CUresult
-cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st,
-    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
-    const CUgraphEdgeData **edges, size_t *ndeps)
-{
-	return cuStreamGetCaptureInfo_v3(s, st, id, graph, deps, edges, ndeps);
-}
-
-CUresult
-cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
-{
-	static __thread CUstreamCaptureMode cur = CU_STREAM_CAPTURE_MODE_GLOBAL;
-	CUstreamCaptureMode old;
-
-	if (mode == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	old = cur;
-	cur = *mode;
-	*mode = old;
-	return CUDA_SUCCESS;
 }
 
 /* The cluster occupancy queries, with the launch configuration's values. */

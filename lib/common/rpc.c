@@ -78,6 +78,19 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	"", WR|FH|DR),
 	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	"", RD|WT|TH),
 	C(R_MEM_GRANULARITY,	"cuMemGetAllocationGranularity", "IIIiIIII", "Q", 0),
+	/* graphs (issue 24) */
+	C(R_CAPTURE_BEGIN,	"cuStreamBeginCapture",	"QQIQ",		"", 0),
+	C(R_CAPTURE_END,	"cuStreamEndCapture",	"QQI",		"", 0),
+	C(R_GRAPH_CREATE,	"cuGraphCreate",	"QI",		"", 0),
+	C(R_GRAPH_DESTROY,	"cuGraphDestroy",	"Q",		"", 0),
+	C(R_GRAPH_INSTANTIATE,	"cuGraphInstantiate",	"QQQQQ",	"", 0),
+	C(R_GEXEC_DESTROY,	"cuGraphExecDestroy",	"Q",		"", 0),
+	C(R_GRAPH_LAUNCH,	"cuGraphLaunch",	"QQQ",		"", RD|WR),
+	C(R_GRAPH_UPLOAD,	"cuGraphUpload",	"QQQ",		"", 0),
+	C(R_GEXEC_UPDATE,	"cuGraphExecUpdate",	"QQ",		"II", 0),
+	C(R_GRAPH_CLONE,	"cuGraphClone",		"QQ",		"", 0),
+	C(R_GRAPH_COUNT,	"cuGraphGetNodes",	"QI",		"Q", 0),
+	C(R_GRAPH_DOT,		"cuGraphDebugDotPrint",	"QI",		"B", 0),
 #undef C
 #undef RD
 #undef WR

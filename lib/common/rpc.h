@@ -116,6 +116,23 @@ enum rpc_call {
 				   handle types, compression, RDMA capable,
 				   usage -> bytes: cuMemGetAllocationGranularity
 				   for that CUmemAllocationProp */
+	/* graphs (issue 24) */
+	R_CAPTURE_BEGIN,	/* ctx, stream, mode, graph id: the capture's
+				   graph is known by that id from here on */
+	R_CAPTURE_END,		/* ctx, stream, keep: 0 drops the graph */
+	R_GRAPH_CREATE,		/* id, flags */
+	R_GRAPH_DESTROY,	/* id */
+	R_GRAPH_INSTANTIATE,	/* ctx, exec id, graph, flags, upload stream
+				   (0 none) */
+	R_GEXEC_DESTROY,	/* id */
+	R_GRAPH_LAUNCH,		/* ctx, exec, stream */
+	R_GRAPH_UPLOAD,		/* ctx, exec, stream */
+	R_GEXEC_UPDATE,		/* exec, graph -> CUresult, update result
+				   (the call itself always succeeds) */
+	R_GRAPH_CLONE,		/* new id, graph */
+	R_GRAPH_COUNT,		/* graph, what: 0 nodes, 1 roots, 2 edges
+				   -> count */
+	R_GRAPH_DOT,		/* graph, flags -> the dot file's text */
 	R_CALL_END		/* one past the last */
 };
 

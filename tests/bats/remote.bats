@@ -72,6 +72,19 @@ run_prog() {
 	done
 }
 
+@test "graphs: stream capture, instantiate, launch, update, capture rules" {
+	for k in static shared; do
+		run_prog $k graphs
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs: ok" ]
+		# ten launches with changed inputs: ten different results
+		[ "$(printf '%s\n' "${lines[@]}" | grep '^launch ' | sort -u | wc -l)" -eq 10 ]
+		[[ "$output" == *"update same shape: result 0"* ]]
+		[[ "$output" == *"cudaMalloc                   cudaErrorStreamCaptureUnsupported, end cudaErrorStreamCaptureInvalidated"* ]]
+		[[ "$output" == *"thread-local                 other thread's cudaMalloc cudaSuccess"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

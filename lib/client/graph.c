@@ -1,0 +1,771 @@
+/*
+ * Stream capture and graphs.  A graph lives on the server under an id the
+ * client chose (the address of its struct here), so creating, capturing
+ * into, destroying and launching one need no reply: a launch is one
+ * one-way message however many nodes the graph has.
+ *
+ * While a stream captures, the one-way work sent on it is recorded by the
+ * server's driver into the graph.  The server captures in relaxed mode:
+ * all of a client's threads are one thread there, so the capture modes'
+ * rules between threads are applied here, with what the client knows of
+ * each capture (its mode, thread, streams, and whether an illegal call
+ * spoiled it).  Copies between a capturing stream and host memory are
+ * refused: a graph's host pointer would name the client's memory, which
+ * the server cannot read when the graph runs.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "log.h"
+
+#define CAP_MAX		64	/* captures at once */
+#define CAP_STREAMS	32	/* streams joined to one capture */
+
+struct ggraph {
+	struct gobj	 o;
+};
+
+struct gexec {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	cuuint64_t	 flags;
+};
+
+struct gcap {
+	uint64_t	 seq;		/* its capture id, never 0 */
+	struct gctx	*ctx;
+	struct ggraph	*graph;
+	struct gstream	*s[CAP_STREAMS];	/* [0]: where it began */
+	int		 ns;
+	CUstreamCaptureMode mode;
+	pthread_t	 thread;
+	int		 invalid;
+};
+
+static pthread_mutex_t	 cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gcap	*cap_live[CAP_MAX];
+static uint64_t		 cap_seq;
+static __thread CUstreamCaptureMode cap_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+static struct gstream *
+cap_stream(uint64_t sid)
+{
+	return sid > 2 ? (struct gstream *)(uintptr_t)sid : NULL;
+}
+
+/* Ends cp: its streams capture no more (cap_lock held). */
+static void
+cap_end(struct gcap *cp)
+{
+	int i;
+
+	for (i = 0; i < cp->ns; i++)
+		if (cp->s[i] != NULL)
+			cp->s[i]->cap = NULL;
+	for (i = 0; i < CAP_MAX; i++)
+		if (cap_live[i] == cp)
+			cap_live[i] = NULL;
+	free(cp);
+}
+
+/* Is any capture of c on a blocking stream (cap_lock held)? */
+static int
+cap_blocking(struct gctx *c, int spoil)
+{
+	int i, j, hit = 0;
+
+	for (i = 0; i < CAP_MAX; i++) {
+		struct gcap *cp = cap_live[i];
+
+		if (cp == NULL || cp->ctx != c)
+			continue;
+		for (j = 0; j < cp->ns; j++)
+			if (cp->s[j] != NULL &&
+			    !(cp->s[j]->flags & CU_STREAM_NON_BLOCKING)) {
+				hit = 1;
+				if (spoil)
+					cp->invalid = 1;
+			}
+	}
+	return hit;
+}
+
+CUresult
+capture_gate(void)
+{
+	pthread_t self = pthread_self();
+	CUresult rc = CUDA_SUCCESS;
+	int i;
+
+	if (cap_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_SUCCESS;
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX; i++) {
+		struct gcap *cp = cap_live[i];
+		int own;
+
+		if (cp == NULL || cp->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+			continue;
+		own = pthread_equal(cp->thread, self);
+		if (own || (cap_mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+		    cp->mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+			cp->invalid = 1;
+			rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return rc;
+}
+
+CUresult
+capture_work(struct gctx *c, uint64_t sid, int host)
+{
+	struct gstream *g = cap_stream(sid);
+	CUresult rc = CUDA_SUCCESS;
+
+	pthread_mutex_lock(&cap_lock);
+	if (sid <= 1 && cap_blocking(c, 1))
+		rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+	else if (g != NULL && g->cap != NULL && host) {
+		log_warn("a copy with host memory on a capturing stream: "
+		    "not supported remotely (the graph would hold a pointer "
+		    "to this process's memory)");
+		g->cap->invalid = 1;
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	return rc;
+}
+
+void
+capture_record(struct gevent *e, uint64_t sid)
+{
+	struct gstream *g = cap_stream(sid);
+
+	pthread_mutex_lock(&cap_lock);
+	e->capseq = g != NULL && g->cap != NULL ? g->cap->seq : 0;
+	pthread_mutex_unlock(&cap_lock);
+}
+
+void
+capture_wait(struct gevent *e, uint64_t sid)
+{
+	struct gstream *g = cap_stream(sid);
+	int i;
+
+	if (e->capseq == 0 || g == NULL)
+		return;
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; g->cap == NULL && i < CAP_MAX; i++) {
+		struct gcap *cp = cap_live[i];
+
+		if (cp != NULL && cp->seq == e->capseq &&
+		    cp->ns < CAP_STREAMS) {
+			cp->s[cp->ns++] = g;
+			g->cap = cp;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+void
+capture_saw(struct gctx *c, CUresult rc)
+{
+	int i;
+
+	if (rc < CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED ||
+	    rc > CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD)
+		return;
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX; i++)
+		if (cap_live[i] != NULL && cap_live[i]->ctx == c)
+			cap_live[i]->invalid = 1;
+	pthread_mutex_unlock(&cap_lock);
+}
+
+int
+capture_busy(uint64_t sid)
+{
+	struct gstream *g = cap_stream(sid);
+	int busy;
+
+	if (g == NULL)
+		return 0;
+	pthread_mutex_lock(&cap_lock);
+	busy = g->cap != NULL;
+	pthread_mutex_unlock(&cap_lock);
+	return busy;
+}
+
+void
+capture_forget(struct gstream *g)
+{
+	struct gcap *cp;
+	int i;
+
+	pthread_mutex_lock(&cap_lock);
+	if ((cp = g->cap) != NULL) {
+		for (i = 0; i < cp->ns; i++)
+			if (cp->s[i] == g)
+				cp->s[i] = NULL;
+		cp->invalid = 1;
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
+/* ---- capture ------------------------------------------------------------ */
+
+static CUresult
+cap_begin(CUstream s, CUstreamCaptureMode mode, int ptsz)
+{
+	struct rpc_val in[4];
+	struct ggraph *gr;
+	struct gstream *g;
+	struct gcap *cp;
+	struct gctx *c;
+	uint64_t sid;
+	CUresult rc;
+	int i;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((g = cap_stream(sid)) == NULL)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if ((gr = calloc(1, sizeof *gr)) == NULL ||
+	    (cp = calloc(1, sizeof *cp)) == NULL) {
+		free(gr);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	gr->o.kind = GK_GRAPH;
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX && cap_live[i] != NULL; i++)
+		;
+	if (g->cap != NULL || i == CAP_MAX) {
+		rc = g->cap != NULL ? CUDA_ERROR_ILLEGAL_STATE :
+		    CUDA_ERROR_OUT_OF_MEMORY;
+		pthread_mutex_unlock(&cap_lock);
+		free(gr);
+		free(cp);
+		return rc;
+	}
+	in[0].u = gobj_id(g->ctx);
+	in[1].u = sid;
+	in[2].u = (uint64_t)mode;
+	in[3].u = gobj_id(gr);
+	/* Checked here: one-way, like the work it will record. */
+	if ((rc = rpost(R_CAPTURE_BEGIN, in, 0)) != CUDA_SUCCESS) {
+		pthread_mutex_unlock(&cap_lock);
+		free(gr);
+		free(cp);
+		return rc;
+	}
+	gobj_publish(gr);
+	cp->seq = ++cap_seq;
+	cp->ctx = g->ctx;
+	cp->graph = gr;
+	cp->s[0] = g;
+	cp->ns = 1;
+	cp->mode = mode;
+	cp->thread = pthread_self();
+	cap_live[i] = cp;
+	g->cap = cp;
+	pthread_mutex_unlock(&cap_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture(CUstream s) { return cap_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); }
+CUresult cuStreamBeginCapture_ptsz(CUstream s) { return cap_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, 1); }
+CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return cap_begin(s, m, 0); }
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode m) { return cap_begin(s, m, 1); }
+
+static CUresult
+cap_end_call(CUstream s, CUgraph *pg, int ptsz)
+{
+	struct rpc_val in[3], out[1];
+	struct ggraph *gr;
+	struct gstream *g;
+	struct gcap *cp;
+	struct gctx *c;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+	int invalid;
+
+	if (pg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((g = cap_stream(sid)) == NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	pthread_mutex_lock(&cap_lock);
+	if ((cp = g->cap) == NULL)
+		rc = CUDA_ERROR_ILLEGAL_STATE;
+	else if (cp->s[0] != g)
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+	else if (cp->mode != CU_STREAM_CAPTURE_MODE_RELAXED &&
+	    !pthread_equal(cp->thread, pthread_self()))
+		rc = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+	if (rc != CUDA_SUCCESS) {
+		pthread_mutex_unlock(&cap_lock);
+		return rc;
+	}
+	invalid = cp->invalid;
+	gr = cp->graph;
+	cap_end(cp);
+	pthread_mutex_unlock(&cap_lock);
+	in[0].u = gobj_id(g->ctx);
+	in[1].u = sid;
+	in[2].u = !invalid;
+	rc = remote_call(R_CAPTURE_END, in, out, &keep);
+	free(keep);
+	if (invalid && (rc == CUDA_SUCCESS ||
+	    rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED))
+		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+	if (rc != CUDA_SUCCESS) {
+		gr->o.magic = 0;
+		free(gr);
+		*pg = NULL;
+		return rc;
+	}
+	*pg = (CUgraph)gr;
+	return CUDA_SUCCESS;
+}
+
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g) { return cap_end_call(s, g, 0); }
+CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return cap_end_call(s, g, 1); }
+
+/* What a stream's capture is, answered here. */
+static CUresult
+cap_info(CUstream s, int ptsz, CUstreamCaptureStatus *st, cuuint64_t *id,
+    CUgraph *graph, const CUgraphNode **deps, const CUgraphEdgeData **edges,
+    size_t *ndeps)
+{
+	struct gstream *g;
+	struct gctx *c;
+	uint64_t sid;
+	CUresult rc;
+
+	if (st == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&cap_lock);
+	g = cap_stream(sid);
+	if (g == NULL) {
+		if (cap_blocking(c, 0))
+			rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+		*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	} else if (g->cap == NULL)
+		*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	else {
+		*st = g->cap->invalid ? CU_STREAM_CAPTURE_STATUS_INVALIDATED :
+		    CU_STREAM_CAPTURE_STATUS_ACTIVE;
+		if (id != NULL)
+			*id = g->cap->seq;
+		if (graph != NULL)
+			*graph = (CUgraph)g->cap->graph;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	/* The capture's open ends are the server's: none are named here. */
+	if (deps != NULL)
+		*deps = NULL;
+	if (edges != NULL)
+		*edges = NULL;
+	if (ndeps != NULL)
+		*ndeps = 0;
+	return rc;
+}
+
+CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st) { return cap_info(s, 0, st, NULL, NULL, NULL, NULL, NULL); }
+CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cap_info(s, 1, st, NULL, NULL, NULL, NULL, NULL); }
+CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id) { return cap_info(s, 0, st, id, NULL, NULL, NULL, NULL); }
+CUresult cuStreamGetCaptureInfo_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id) { return cap_info(s, 1, st, id, NULL, NULL, NULL, NULL); }
+
+CUresult
+cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	return cap_info(s, 0, st, id, graph, deps, NULL, ndeps);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps, size_t *ndeps)
+{
+	return cap_info(s, 1, st, id, graph, deps, NULL, ndeps);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+    const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	return cap_info(s, 0, st, id, graph, deps, edges, ndeps);
+}
+
+CUresult
+cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st,
+    cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+    const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	return cap_info(s, 1, st, id, graph, deps, edges, ndeps);
+}
+
+CUresult
+cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+	CUstreamCaptureMode old;
+
+	if (mode == NULL || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	old = cap_mode;
+	cap_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
+/* ---- graphs ------------------------------------------------------------- */
+
+static struct ggraph *
+graph_new(void)
+{
+	struct ggraph *g = calloc(1, sizeof *g);
+
+	if (g != NULL)
+		g->o.kind = GK_GRAPH;
+	return g;
+}
+
+CUresult
+cuGraphCreate(CUgraph *pg, unsigned int flags)
+{
+	struct rpc_val in[2];
+	struct ggraph *g;
+	CUresult rc;
+
+	if (pg == NULL || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if ((g = graph_new()) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	in[0].u = gobj_id(g);
+	in[1].u = flags;
+	if ((rc = rpost(R_GRAPH_CREATE, in, 0)) != CUDA_SUCCESS) {
+		free(g);
+		return rc;
+	}
+	gobj_publish(g);
+	*pg = (CUgraph)g;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphDestroy(CUgraph h)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[1];
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(g);
+	rc = rpost(R_GRAPH_DESTROY, in, 0);
+	g->o.magic = 0;
+	free(g);
+	return rc;
+}
+
+CUresult
+cuGraphClone(CUgraph *pg, CUgraph h)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH), *n;
+	struct rpc_val in[2], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (pg == NULL || g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((n = graph_new()) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	in[0].u = gobj_id(n);
+	in[1].u = gobj_id(g);
+	rc = remote_call(R_GRAPH_CLONE, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		free(n);
+		return rc;
+	}
+	gobj_publish(n);
+	*pg = (CUgraph)n;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[5], out[1];
+	struct gexec *e;
+	struct gctx *c;
+	uint64_t sid = 0;
+	void *keep;
+	CUresult rc;
+
+	if (pe == NULL || g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) &&
+	    (rc = stream_id(up, 0, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	e->o.kind = GK_GEXEC;
+	e->ctx = c;
+	e->flags = flags;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(e);
+	in[2].u = gobj_id(g);
+	in[3].u = flags;
+	in[4].u = sid;
+	rc = remote_call(R_GRAPH_INSTANTIATE, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		free(e);
+		return rc;
+	}
+	gobj_publish(e);
+	*pe = (CUgraphExec)e;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphInstantiate(CUgraphExec *pe, CUgraph g, CUgraphNode *err, char *log,
+    size_t loglen)
+{
+	if (err != NULL)
+		*err = NULL;
+	if (log != NULL && loglen > 0)
+		log[0] = '\0';
+	return gexec_new(pe, g, 0, NULL);
+}
+
+CUresult
+cuGraphInstantiate_v2(CUgraphExec *pe, CUgraph g, CUgraphNode *err,
+    char *log, size_t loglen)
+{
+	return cuGraphInstantiate(pe, g, err, log, loglen);
+}
+
+CUresult
+cuGraphInstantiateWithFlags(CUgraphExec *pe, CUgraph g,
+    unsigned long long flags)
+{
+	/* Upload needs a stream: only WithParams takes one. */
+	if (flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+		return CUDA_ERROR_INVALID_VALUE;
+	return gexec_new(pe, g, flags, NULL);
+}
+
+static CUresult
+gexec_params(CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p)
+{
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = gexec_new(pe, g, p->flags, p->hUploadStream);
+	p->hErrNode_out = NULL;
+	p->result_out = rc == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS :
+	    CUDA_GRAPH_INSTANTIATE_ERROR;
+	return rc;
+}
+
+CUresult cuGraphInstantiateWithParams(CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p) { return gexec_params(pe, g, p); }
+CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *pe, CUgraph g, CUDA_GRAPH_INSTANTIATE_PARAMS *p) { return gexec_params(pe, g, p); }
+
+CUresult
+cuGraphExecDestroy(CUgraphExec h)
+{
+	struct gexec *e = gobj_check(h, GK_GEXEC);
+	struct rpc_val in[1];
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(e);
+	rc = rpost(R_GEXEC_DESTROY, in, 0);
+	e->o.magic = 0;
+	free(e);
+	return rc;
+}
+
+CUresult
+cuGraphExecGetFlags(CUgraphExec h, cuuint64_t *flags)
+{
+	struct gexec *e = gobj_check(h, GK_GEXEC);
+
+	if (e == NULL || flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*flags = e->flags;
+	return CUDA_SUCCESS;
+}
+
+/* A launch or an upload: one one-way message, errors deferred. */
+static CUresult
+gexec_run(uint16_t type, CUgraphExec h, CUstream s, int ptsz)
+{
+	struct gexec *e = gobj_check(h, GK_GEXEC);
+	struct rpc_val in[3];
+	struct gctx *c;
+	uint64_t sid;
+	CUresult rc;
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(e->ctx);
+	in[1].u = gobj_id(e);
+	in[2].u = sid;
+	return rpost(type, in, 0);
+}
+
+CUresult cuGraphLaunch(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_LAUNCH, e, s, 0); }
+CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_LAUNCH, e, s, 1); }
+CUresult cuGraphUpload(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_UPLOAD, e, s, 0); }
+CUresult cuGraphUpload_ptsz(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_UPLOAD, e, s, 1); }
+
+static CUresult
+gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
+{
+	struct gexec *e = gobj_check(he, GK_GEXEC);
+	struct ggraph *g = gobj_check(hg, GK_GRAPH);
+	struct rpc_val in[2], out[2];
+	void *keep;
+	CUresult rc;
+
+	if (e == NULL || g == NULL || res == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(e);
+	in[1].u = gobj_id(g);
+	rc = remote_call(R_GEXEC_UPDATE, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		*res = CU_GRAPH_EXEC_UPDATE_ERROR;
+		return rc;
+	}
+	*res = (CUgraphExecUpdateResult)out[1].u;
+	return (CUresult)out[0].u;
+}
+
+CUresult
+cuGraphExecUpdate(CUgraphExec e, CUgraph g, CUgraphNode *err,
+    CUgraphExecUpdateResult *res)
+{
+	if (err != NULL)
+		*err = NULL;
+	return gexec_update(e, g, res);
+}
+
+CUresult
+cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g,
+    CUgraphExecUpdateResultInfo *info)
+{
+	if (info == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(info, 0, sizeof *info);
+	return gexec_update(e, g, &info->result);
+}
+
+/*
+ * Counts of a graph's nodes, roots or edges.  Nodes are the server's and
+ * have no handles here: asked for the nodes themselves, this answers
+ * CUDA_ERROR_NOT_SUPPORTED.
+ */
+static CUresult
+graph_count(CUgraph h, uint32_t what, const void *arr, size_t *n)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[2], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (g == NULL || n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (arr != NULL) {
+		log_warn("cuGraphGetNodes & co.: node handles are not "
+		    "remoted, only counts");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	in[0].u = gobj_id(g);
+	in[1].u = what;
+	rc = remote_call(R_GRAPH_COUNT, in, out, &keep);
+	free(keep);
+	if (rc == CUDA_SUCCESS)
+		*n = (size_t)out[0].u;
+	return rc;
+}
+
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return graph_count(g, 0, nodes, n); }
+CUresult cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return graph_count(g, 1, nodes, n); }
+
+CUresult
+cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *n)
+{
+	return graph_count(g, 2, from != NULL ? (void *)from : (void *)to, n);
+}
+
+CUresult
+cuGraphGetEdges_v2(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+    CUgraphEdgeData *data, size_t *n)
+{
+	if (data != NULL && from == NULL && to == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return graph_count(g, 2, from != NULL ? (void *)from : (void *)to, n);
+}
+
+/* The server's driver writes the dot text; the file is written here. */
+CUresult
+cuGraphDebugDotPrint(CUgraph h, const char *path, unsigned int flags)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[2], out[1];
+	void *keep;
+	FILE *f;
+	CUresult rc;
+
+	if (g == NULL || path == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(g);
+	in[1].u = flags;
+	rc = remote_call(R_GRAPH_DOT, in, out, &keep);
+	if (rc == CUDA_SUCCESS) {
+		if ((f = fopen(path, "w")) == NULL)
+			rc = CUDA_ERROR_OPERATING_SYSTEM;
+		else {
+			if (fwrite(out[0].p, 1, out[0].len, f) != out[0].len)
+				rc = CUDA_ERROR_OPERATING_SYSTEM;
+			if (fclose(f) != 0)
+				rc = CUDA_ERROR_OPERATING_SYSTEM;
+		}
+	}
+	free(keep);
+	return rc;
+}

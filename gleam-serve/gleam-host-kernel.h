@@ -52,6 +52,17 @@
  * (a compressed image, or not a real one), from gleam_host_globals[].
  * NULL for a name that neither declares.
  *
+ * A kernel prints as a device's printf does with gleam_host_printf(fmt,
+ * ...): into its client's output, written at the client's next call that
+ * flushes a GPU's printf buffer (a synchronization, a blocking copy, an
+ * unload, the context's end), through gleam-serve's stdout, which a worker
+ * process forwards to its client (gleam-serve(8)).  A failed assert(3)
+ * is gleam_host_assert_fail(msg): msg goes the same way to stderr, and the
+ * launch ends its context with CUDA_ERROR_ASSERT, sticky, as on a GPU
+ * (the kernel returns after it).  Both are set only for an object built
+ * with this header's GLEAM_HOST_KERNEL_LIBRARY, and do nothing outside a
+ * launch.
+ *
  * Every launch runs to completion, one at a time per client, on the
  * client's thread in gleam-serve: a kernel must not keep pointers beyond
  * its return.  Different clients' launches may run at the same time.
@@ -97,10 +108,10 @@ struct gleam_host_global {
 };
 
 /*
- * The object's exports: gleam_host_kernel_abi, gleam_host_access and
- * gleam_host_global_ptr come from GLEAM_HOST_KERNEL_LIBRARY, written once
- * at file scope (the backend sets the two pointers when it loads the
- * object); gleam_host_kernels is required, gleam_host_globals optional.
+ * The object's exports: gleam_host_kernel_abi, gleam_host_access,
+ * gleam_host_global_ptr, gleam_host_printf and gleam_host_assert_fail
+ * come from GLEAM_HOST_KERNEL_LIBRARY, written once at file scope (the
+ * backend sets the pointers when it loads the object); gleam_host_kernels is required, gleam_host_globals optional.
  */
 extern const unsigned			 gleam_host_kernel_abi;
 extern const struct gleam_host_kernel	 gleam_host_kernels[];
@@ -110,11 +121,18 @@ extern int	(*gleam_host_access)(const void *p, unsigned long long len);
 /* During a launch: the module's instance of a global, or NULL. */
 extern void	*(*gleam_host_global_ptr)(const char *name);
 
+/* During a launch: the device's printf, and a failed device assert. */
+extern int	(*gleam_host_printf)(const char *fmt, ...)
+		    __attribute__((format(printf, 1, 2)));
+extern void	(*gleam_host_assert_fail)(const char *msg);
+
 #define GLEAM_HOST_OK(p, len)	gleam_host_access((const void *)(p), (len))
 
 #define GLEAM_HOST_KERNEL_LIBRARY					\
 	const unsigned gleam_host_kernel_abi = GLEAM_HOST_KERNEL_ABI;	\
 	int (*gleam_host_access)(const void *, unsigned long long);	\
-	void *(*gleam_host_global_ptr)(const char *)
+	void *(*gleam_host_global_ptr)(const char *);			\
+	int (*gleam_host_printf)(const char *, ...);			\
+	void (*gleam_host_assert_fail)(const char *)
 
 #endif

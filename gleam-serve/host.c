@@ -24,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,7 +234,7 @@ struct halloc {
 /* A context: the allocations it owns. */
 struct hctx {
 	struct htab	 allocs;	/* device pointer -> struct halloc */
-	int		 fault;		/* a kernel faulted: sticky */
+	int		 fault;		/* a kernel faulted: its sticky error */
 };
 
 /* One kernel of a module or library, as a CUfunction or CUkernel. */
@@ -297,7 +298,20 @@ static __thread struct {
 	struct hmod	*m;
 	const void	*ctx;
 	int		 fault;		/* the kernel reached outside */
+	int		 assert_;	/* it failed an assert */
 } host_cur;
+
+/*
+ * A client's device output (gleam_host_printf, gleam_host_assert_fail):
+ * records of u8 stream (1 stdout, 2 stderr), u32 length and the bytes,
+ * written out with this process's stdio at the client's next
+ * synchronizing call, as the driver flushes its printf buffer.
+ */
+#define HOST_OUTMAX	(8u << 20)	/* bytes held, as a printf FIFO */
+
+struct hclient {
+	struct pw	 out;
+};
 
 void
 host_backend_configure(const char *kernels, uint64_t budget)
@@ -620,6 +634,10 @@ host_kern(const char *name)
 }
 
 static int host_access(const void *, unsigned long long);
+static int host_printf(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+static void host_assert_fail(const char *);
+static void host_out_flush(struct rclient *);
 static void *host_global_ptr(const char *);
 
 /* Loads the kernel library and checks every entry of its tables. */
@@ -631,6 +649,8 @@ host_load(char *err, size_t errlen)
 	const unsigned *abi;
 	void *(**gp)(const char *);
 	int (**ap)(const void *, unsigned long long);
+	int (**pp)(const char *, ...);
+	void (**fp)(const char *);
 	size_t n, i, j;
 
 	if ((host.dl = dlopen(host.path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
@@ -642,6 +662,8 @@ host_load(char *err, size_t errlen)
 	gs = dlsym(host.dl, "gleam_host_globals");
 	gp = dlsym(host.dl, "gleam_host_global_ptr");
 	ap = dlsym(host.dl, "gleam_host_access");
+	pp = dlsym(host.dl, "gleam_host_printf");
+	fp = dlsym(host.dl, "gleam_host_assert_fail");
 	if (abi == NULL || ks == NULL || ap == NULL) {
 		snprintf(err, errlen, "%s: not a kernel library (no %s)",
 		    host.path, abi == NULL ? "gleam_host_kernel_abi" :
@@ -696,6 +718,10 @@ host_load(char *err, size_t errlen)
 	*ap = host_access;
 	if (gp != NULL)
 		*gp = host_global_ptr;
+	if (pp != NULL)
+		*pp = host_printf;
+	if (fp != NULL)
+		*fp = host_assert_fail;
 	log_info("host backend: %zu kernels, %zu globals from %s", host.nk,
 	    host.nglobals, host.path);
 	return 0;
@@ -734,7 +760,13 @@ host_describe(struct pw *w, uint32_t *ndev, uint32_t *version)
 static int
 host_client_new(struct rclient *cl)
 {
-	cl->be = NULL;		/* everything lives in the object table */
+	struct hclient *hc;
+
+	/* Everything else lives in the object table. */
+	if ((hc = calloc(1, sizeof *hc)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pw_init(&hc->out);
+	cl->be = hc;
 	return CUDA_SUCCESS;
 }
 
@@ -774,6 +806,13 @@ host_client_free(struct rclient *cl)
 	}
 	/* Nothing is left for the ranges to name. */
 	cl->nranges = 0;
+	/* The contexts' end flushes, as the driver's does at exit. */
+	if (cl->be != NULL) {
+		host_out_flush(cl);
+		pw_free(&((struct hclient *)cl->be)->out);
+		free(cl->be);
+		cl->be = NULL;
+	}
 }
 
 /* ---- contexts ---------------------------------------------------------- */
@@ -792,7 +831,7 @@ host_ctx(struct rcall *c, uint64_t id, int *rc)
 		return NULL;
 	}
 	if (((struct hctx *)o->h)->fault) {
-		*rc = CUDA_ERROR_ILLEGAL_ADDRESS;
+		*rc = ((struct hctx *)o->h)->fault;
 		return NULL;
 	}
 	return o;
@@ -808,7 +847,7 @@ host_event(struct rcall *c, uint64_t id, struct hevent **e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (o->ctx != NULL && o->ctx->h != NULL &&
 	    ((struct hctx *)o->ctx->h)->fault)
-		return CUDA_ERROR_ILLEGAL_ADDRESS;
+		return ((struct hctx *)o->ctx->h)->fault;
 	*e = o->h;
 	return CUDA_SUCCESS;
 }
@@ -1635,6 +1674,111 @@ host_access(const void *p, unsigned long long len)
 	return 0;
 }
 
+/* Appends len bytes for stream to the launching client's device output. */
+static void
+host_out(int stream, const char *p, size_t len)
+{
+	struct hclient *hc;
+
+	if (host_cur.cl == NULL || (hc = host_cur.cl->be) == NULL || len == 0)
+		return;
+	if (hc->out.len + len + 5 > HOST_OUTMAX)
+		return;		/* a full FIFO drops, as a GPU's does */
+	pw_u8(&hc->out, (uint8_t)stream);
+	pw_u32(&hc->out, (uint32_t)len);
+	pw_bytes(&hc->out, p, len);
+}
+
+/* gleam_host_printf: a device printf. */
+static int
+host_printf(const char *fmt, ...)
+{
+	char buf[4096], *p = buf;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= sizeof buf) {
+		if ((p = malloc((size_t)n + 1)) == NULL)
+			return -1;
+		va_start(ap, fmt);
+		vsnprintf(p, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	host_out(1, p, (size_t)n);
+	if (p != buf)
+		free(p);
+	return n;
+}
+
+/* gleam_host_assert_fail: a failed device assert. */
+static void
+host_assert_fail(const char *msg)
+{
+	if (msg != NULL)
+		host_out(2, msg, strlen(msg));
+	host_cur.assert_ = 1;
+}
+
+/*
+ * Writes the client's device output with this process's stdio (a worker's
+ * is its client's: output.h), at the calls where the driver flushes its
+ * printf buffer: synchronizations, blocking copies, unloads, a context's
+ * end.
+ */
+static void
+host_out_flush(struct rclient *cl)
+{
+	struct hclient *hc = cl->be;
+	struct pr r;
+	uint32_t n;
+	uint8_t s;
+	const void *b;
+
+	if (hc == NULL || hc->out.len == 0)
+		return;
+	pr_init(&r, hc->out.p, hc->out.len);
+	while (r.off < r.len) {
+		s = pr_u8(&r);
+		n = pr_u32(&r);
+		if ((b = pr_take(&r, n)) == NULL)
+			break;
+		(void)!fwrite(b, 1, n, s == 2 ? stderr : stdout);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	hc->out.len = 0;
+	if (hc->out.cap > (1u << 20)) {
+		pw_free(&hc->out);
+		pw_init(&hc->out);
+	}
+}
+
+/* Does call c flush the device's output, as the driver's does? */
+static int
+host_flushes(const struct rcall *c)
+{
+	switch (c->d->type) {
+	case R_CTX_SYNC:
+	case R_STREAM_SYNC:
+	case R_EVENT_SYNC:
+	case R_MODULE_UNLOAD:
+	case R_LIBRARY_UNLOAD:
+	case R_CTX_DESTROY:
+	case R_PRIMARY_RELEASE:
+	case R_PRIMARY_RESET:
+		return 1;
+	case R_MEM_HTOD:
+	case R_MEM_DTOH:
+		return c->in[2].u == 0;		/* blocking copies */
+	}
+	return 0;
+}
+
 /* gleam_host_global_ptr: the launching module's instance of a global. */
 static void *
 host_global_ptr(const char *name)
@@ -1785,17 +1929,20 @@ c_launch(struct rcall *c)
 	host_cur.ctx = f->kind == RK_KERNEL ? (const void *)ctx :
 	    f->parent->ctx;
 	host_cur.fault = 0;
+	host_cur.assert_ = 0;
 	k->fn(&grid, &block, (unsigned)shmem, args);
-	fault = host_cur.fault;
+	fault = host_cur.assert_ ? CUDA_ERROR_ASSERT : host_cur.fault ?
+	    CUDA_ERROR_ILLEGAL_ADDRESS : 0;
 	memset(&host_cur, 0, sizeof host_cur);
 	if (args != argp)
 		free(args);
 	free(heap);
 	/* A GPU's launch succeeds; the fault shows at the next call. */
 	if (fault) {
-		((struct hctx *)ctx->h)->fault = 1;
-		log_info("client %s: kernel %s: illegal address, context lost",
-		    c->cl->addr, k->name);
+		((struct hctx *)ctx->h)->fault = fault;
+		log_info("client %s: kernel %s: %s, context lost",
+		    c->cl->addr, k->name, fault == CUDA_ERROR_ASSERT ?
+		    "device assert" : "illegal address");
 	}
 	return CUDA_SUCCESS;
 }
@@ -2586,7 +2733,10 @@ host_call(struct rcall *c)
 
 	if (hgraph_intercept(c, &rc))
 		return rc;
-	return check_dispatch(c, host_fn);
+	rc = check_dispatch(c, host_fn);
+	if (host_flushes(c))
+		host_out_flush(c->cl);
+	return rc;
 }
 
 #define G(t, fn) [t - R_OPEN] = host_call,

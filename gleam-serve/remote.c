@@ -15,6 +15,7 @@
 #include "log.h"
 #include "util.h"
 #include "lanes.h"
+#include "output.h"
 #include "remote.h"
 #include "wcache.h"
 #include "zframe.h"
@@ -618,6 +619,12 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		    c.d->name, rc);
 		return 0;
 	}
+	/*
+	 * What the device printed in this call (or in one-way calls before
+	 * it) goes ahead of the reply: the client writes it out before the
+	 * call returns, where a local run prints it.
+	 */
+	output_collect(&r->out);
 	/*
 	 * The reply is packed in place: a large one is copied once, or not
 	 * at all where its last field is a large blob (the tail), which is

@@ -37,6 +37,7 @@
 #include "net.h"
 #include "parse.h"
 #include "proto.h"
+#include "output.h"
 #include "remote.h"
 #include "server.h"
 #include "session.h"
@@ -320,6 +321,8 @@ worker_main(struct client *c, int fd, int cfd, const uint8_t *in,
 		cfd = 4;
 	}
 	closefrom(cfd == -1 ? 4 : 5);
+	/* What the driver prints (device printf, asserts) is the client's. */
+	(void)output_capture();
 	if (!srv->be_ready && srv->be->init(err, sizeof err) == -1) {
 		/* The server's probe passed: this is rare (GPU gone). */
 		log_error("client %s: %s backend: %s", c->addr, srv->be->name,

@@ -69,6 +69,7 @@ static struct rwait	*waiters;	/* calls waiting for their replies */
 static unsigned		 ndetached;	/* detached calls not yet answered */
 static CUresult		 deferred;	/* a one-way call's error, unreported */
 static uint16_t		 deferred_type;
+static struct pw	 outq;		/* MSG_OUTPUT records, not yet written */
 static int		 sync_mode;	/* GLEAM_SYNC=1 */
 static int		 zmode = -1;	/* GLEAM_ZSTD: -1 auto, 0 off, 1 on */
 static double		 zratio = 1;	/* compressed / raw, last trial */
@@ -117,6 +118,7 @@ io_atfork_child(void)
 	waiters = NULL;
 	ndetached = 0;
 	sendq.len = 0;
+	outq.len = 0;
 }
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
@@ -269,12 +271,74 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 	pthread_cond_broadcast(&tcond);
 }
 
+/*
+ * Under tlock: device output (MSG_OUTPUT) for this process's stdout or
+ * stderr, kept for the program's thread: the I/O thread never writes it,
+ * so that it lands in the program's stdio buffer in the order a local run
+ * has, by the thread whose call flushed it.
+ */
+static void
+io_output(const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_output m;
+
+	if (h->flags != 0 || msg_output_dec(p, h->len, &m) == -1) {
+		log_debug("server %s: malformed output frame", rconn.peer);
+		return;
+	}
+	pw_u8(&outq, m.stream);
+	pw_u32(&outq, m.len);
+	pw_bytes(&outq, m.data, m.len);
+	if (outq.bad) {
+		pw_free(&outq);
+		pw_init(&outq);
+	}
+}
+
+/*
+ * Writes the device output received so far where the driver would, with
+ * the C library's stdout and stderr (the program's own printf's buffer:
+ * its order with the program's output is a local run's).  Not under
+ * tlock: stdio's lock may be held by a thread that waits for tlock.
+ */
+static void
+io_output_write(void)
+{
+	struct pw q;
+	struct pr r;
+	uint32_t n;
+	uint8_t s;
+	const void *b;
+
+	pthread_mutex_lock(&tlock);
+	if (outq.len == 0) {
+		pthread_mutex_unlock(&tlock);
+		return;
+	}
+	q = outq;
+	pw_init(&outq);
+	pthread_mutex_unlock(&tlock);
+	pr_init(&r, q.p, q.len);
+	while (r.off < r.len) {
+		s = pr_u8(&r);
+		n = pr_u32(&r);
+		if ((b = pr_take(&r, n)) == NULL)
+			break;
+		(void)!fwrite(b, 1, n, s == OUTPUT_STDERR ? stderr : stdout);
+	}
+	pw_free(&q);
+}
+
 /* One whole frame from the server. */
 static void
 io_frame(const struct frame_hdr *h, const uint8_t *p)
 {
 	struct rwait *w;
 
+	if (h->type == MSG_OUTPUT) {
+		io_output(h, p);
+		return;
+	}
 	if (h->type == MSG_ERROR) {
 		conn_error_frame(&rconn, p, h->len);
 		io_lost_locked(rconn.err);
@@ -989,6 +1053,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		waiter_unlink(w);
 		rc = state_error();
 		pthread_mutex_unlock(&tlock);
+		io_output_write();
 		return (CUresult)rc;
 	}
 	if (deferred != CUDA_SUCCESS && !w->ahead) {
@@ -996,6 +1061,8 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		deferred = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&tlock);
+	/* What the device printed came ahead of the reply: out before it. */
+	io_output_write();
 	if (!w->beside && (!w->ahead || waited))
 		stats_sync(w->type, now_ns() - t0);
 	b = w->buf;
@@ -1112,6 +1179,7 @@ io_drain_at_exit(void)
 		pthread_cond_timedwait(&tcond, &tlock, &ts);
 	}
 	pthread_mutex_unlock(&tlock);
+	io_output_write();
 }
 
 /* Dead servers are noticed in seconds, even without a FIN. */

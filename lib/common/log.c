@@ -12,6 +12,7 @@
 static const char *log_name = "gleam";
 static int log_level = LL_WARN;
 static int log_to_syslog;
+static FILE *log_fp;		/* NULL: stderr */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
@@ -50,6 +51,14 @@ log_syslog(int on)
 }
 
 void
+log_file(FILE *fp)
+{
+	pthread_mutex_lock(&log_lock);
+	log_fp = fp;
+	pthread_mutex_unlock(&log_lock);
+}
+
+void
 log_setlevel(int level)
 {
 	log_level = level;
@@ -83,8 +92,8 @@ log_vmsg(int level, const char *fmt, va_list ap)
 	}
 	/* One write per line so that threads do not interleave. */
 	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "%s: %s\n", log_name, buf);
-	fflush(stderr);
+	fprintf(log_fp != NULL ? log_fp : stderr, "%s: %s\n", log_name, buf);
+	fflush(log_fp != NULL ? log_fp : stderr);
 	pthread_mutex_unlock(&log_lock);
 }
 

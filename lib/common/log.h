@@ -7,6 +7,7 @@
 #define GLEAM_LOG_H
 
 #include <stdarg.h>
+#include <stdio.h>
 
 enum log_level { LL_QUIET = -1, LL_ERROR = 0, LL_WARN = 1, LL_INFO = 2,
     LL_DEBUG = 3, LL_TRACE = 4 };
@@ -14,6 +15,8 @@ enum log_level { LL_QUIET = -1, LL_ERROR = 0, LL_WARN = 1, LL_INFO = 2,
 void	log_init(const char *progname, int level);
 void	log_syslog(int on);		/* after daemon(3) */
 void	log_setlevel(int level);
+/* Lines go to fp from now on, not stderr (NULL: stderr again). */
+void	log_file(FILE *fp);
 int	log_getlevel(void);
 const char *log_progname(void);
 

@@ -76,6 +76,7 @@ proto_type_name(uint16_t t)
 	case MSG_BULK_DATA: return "BULK_DATA";
 	case MSG_BULK_END: return "BULK_END";
 	case MSG_BULK_GET: return "BULK_GET";
+	case MSG_OUTPUT: return "OUTPUT";
 	}
 	return t >= MSG_REMOTE_FIRST ? "REMOTE" : "unknown";
 }
@@ -444,5 +445,29 @@ msg_bulk_result_dec(const void *p, size_t len, struct msg_bulk_result *m)
 	pr_init(&r, p, len);
 	m->bytes = pr_u64(&r);
 	m->elapsed_ns = pr_u64(&r);
+	return pr_done(&r);
+}
+
+void
+msg_output_enc(struct pw *w, const struct msg_output *m)
+{
+	pw_u8(w, m->stream);
+	pw_u32(w, m->len);
+	pw_bytes(w, m->data, m->len);
+}
+
+int
+msg_output_dec(const void *p, size_t len, struct msg_output *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->stream = pr_u8(&r);
+	m->len = pr_u32(&r);
+	if (r.bad || (m->stream != OUTPUT_STDOUT &&
+	    m->stream != OUTPUT_STDERR) || m->len == 0 ||
+	    m->len > OUTPUT_MAX)
+		return -1;
+	m->data = pr_take(&r, m->len);
 	return pr_done(&r);
 }

@@ -45,6 +45,9 @@ enum msg_type {
 	MSG_BULK_DATA = 18,	/* either way: bytes counted and dropped */
 	MSG_BULK_END = 19,	/* c->s after BULK_DATA; the reply: bulk_result */
 	MSG_BULK_GET = 20,	/* c->s: the server sends BULK_DATA then BULK_END */
+	MSG_OUTPUT = 21,	/* s->c, one-way: the client's device printf or
+				   assert output (msg_output), sent before the
+				   reply of the call that flushed it */
 	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
 };
 
@@ -115,6 +118,18 @@ struct msg_bulk_get {
 	uint64_t	max_bytes;	/* stop after this many bytes */
 	uint32_t	duration_ms;	/* or after this long, whichever first */
 	uint32_t	chunk;		/* bytes per BULK_DATA frame */
+};
+
+/* MSG_OUTPUT: bytes the device printed, for the client's fd 1 or 2. */
+#define OUTPUT_STDOUT	1
+#define OUTPUT_STDERR	2
+#define OUTPUT_MAX	(60u << 10)	/* bytes a frame carries at most: under
+					   any max_frame (PROTO_MAX_FRAME_MIN) */
+
+struct msg_output {
+	uint8_t		 stream;	/* OUTPUT_STDOUT or OUTPUT_STDERR */
+	const uint8_t	*data;		/* into the decoded payload */
+	uint32_t	 len;		/* 1 to OUTPUT_MAX */
 };
 
 struct msg_bulk_result {
@@ -217,5 +232,7 @@ void	msg_bulk_get_enc(struct pw *, const struct msg_bulk_get *);
 int	msg_bulk_get_dec(const void *, size_t, struct msg_bulk_get *);
 void	msg_bulk_result_enc(struct pw *, const struct msg_bulk_result *);
 int	msg_bulk_result_dec(const void *, size_t, struct msg_bulk_result *);
+void	msg_output_enc(struct pw *, const struct msg_output *);
+int	msg_output_dec(const void *, size_t, struct msg_output *);
 
 #endif

@@ -534,3 +534,80 @@ lanes_ok() {
 	lanes_ok after 4
 	kill -0 "$SERVE_PID"
 }
+
+# printf_expected: what printf.cu prints in a local run.
+printf_expected() {
+	local k i
+	printf '%s\n' "host: start" "host: launched hello" \
+	    "dev: hello 7 2.500 literal" "host: after cudaDeviceSynchronize"
+	for i in 0 1 2 3; do echo "dev: round 1 block $i of 4, 32 threads"; done
+	printf '%s\n' "host: after round 1" "host: round 2 queued on a stream"
+	for i in 0 1 2 3; do echo "dev: round 2 block $i of 4, 64 threads"; done
+	printf '%s\n' "host: after cudaStreamSynchronize" "host: event recorded" \
+	    "dev: hello 8 0.250 literal" "host: after cudaEventSynchronize" \
+	    "host: before a blocking copy" "dev: hello 9 -1.500 literal" \
+	    "host: after a blocking copy, turn 4"
+	for k in 1 2 3 4; do
+		for ((i = 0; i < 8000; i++)); do
+			printf 'dev: spew %d line %05d value %08x\n' $k $i \
+			    $(( ((k * 2654435761) ^ (i * 40503)) & 0xffffffff ))
+		done
+		echo "host: spew $k done"
+	done
+	printf '%s\n' "host: before cudaDeviceReset" "dev: hello 10 1000.000 literal" \
+	    "host: after cudaDeviceReset" "printf: ok"
+}
+
+@test "device printf reaches the program's stdout where a local run has it, over 1 MiB of it too" {
+	printf_expected >"$BATS_TEST_TMPDIR/expected"
+	[ "$(wc -c <"$BATS_TEST_TMPDIR/expected")" -gt 1048576 ]
+	for k in static shared; do
+		# Into a file: fully buffered, as in tests/gpu/run.
+		timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+		    "$CUDA_BIN/$k/printf" >"$BATS_TEST_TMPDIR/out" \
+		    2>"$BATS_TEST_TMPDIR/err"
+		cmp "$BATS_TEST_TMPDIR/expected" "$BATS_TEST_TMPDIR/out"
+		# Nothing of the server's log reaches the program.
+		[ ! -s "$BATS_TEST_TMPDIR/err" ]
+	done
+	# GLEAM_SYNC=1, into a pipe: the same bytes.
+	GLEAM_SYNC=1 run_prog static printf
+	[ "$status" -eq 0 ]
+	[ "$output" = "$(cat "$BATS_TEST_TMPDIR/expected")" ]
+}
+
+@test "a device assert: its message on the program's stderr, cudaErrorAssert sticky" {
+	for k in static shared; do
+		run_prog $k assert
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "launch                       0 cudaSuccess" ]
+		[ "${lines[1]}" = "host: before sync" ]
+		[ "${lines[2]}" = "dev: checking 8 values" ]
+		[ "${lines[3]}" = "sync after the assert        710 cudaErrorAssert" ]
+		[ "${lines[4]}" = "sync again                   710 cudaErrorAssert" ]
+		[ "${lines[-1]}" = "assert: ok" ]
+		[ "$stderr" = "tests/cuda/assert.cu:35: void check_vals(const unsigned int *, int): block: [0,0,0], thread: [5,0,0] Assertion \`p[i] != 3u\` failed." ]
+	done
+	# The server logs it, and serves the next client.
+	grep -q "device assert, context lost" "$SERVE_LOG"
+	run_prog static vecadd
+	[ "$status" -eq 0 ]
+}
+
+@test "isolation: thread: device printf goes to the server's stdout" {
+	serve_kill
+	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
+	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
+	"$GLEAM_BIN/gleam-serve" -d -f "$BATS_TEST_TMPDIR/t.yaml" -l 127.0.0.1:0 \
+	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$SERVE_LOG" 3>&- &
+	SERVE_PID=$!
+	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")
+	SERVE_ADDR=127.0.0.1:$SERVE_PORT
+	run_prog static assert
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "assert: ok" ]
+	[[ "$output" != *"dev: checking"* ]]
+	[ -z "$stderr" ]
+	grep -qx "dev: checking 8 values" "$BATS_TEST_TMPDIR/serve.out"
+	grep -q "Assertion \`p\[i\] != 3u\` failed" "$SERVE_LOG"
+}

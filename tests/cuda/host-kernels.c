@@ -6,12 +6,15 @@
  * checks every access with GLEAM_HOST_OK first, as a GPU would fault.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gleam-host-kernel.h"
 
 GLEAM_HOST_KERNEL_LIBRARY;
+
+#define ASSERT_LINE	35	/* of the assert in assert.cu */
 
 typedef struct gleam_host_dim dim;
 
@@ -684,6 +687,84 @@ static const struct gleam_host_param soak_inc_p[] = {
 	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(size_t)
 };
 
+/* ---- printf.cu and assert.cu: device output ------------------------- */
+
+static void
+pf_hello(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	FOR_EACH_THREAD(g, b)
+		gleam_host_printf("dev: hello %d %.3f %s\n", ARG(int, 0),
+		    (double)ARG(float, 1), "literal");
+}
+
+static const struct gleam_host_param pf_hello_p[] = {
+	GLEAM_HOST_PARAM(int), GLEAM_HOST_PARAM(float)
+};
+
+/* Blocks take turns through *turn; thread 0 of each prints. */
+static void
+pf_ordered(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *turn = ARG(unsigned *, 0);
+	int round = ARG(int, 1);
+
+	FOR_EACH_THREAD(g, b) {
+		if (tx_ != 0 || ty_ != 0 || tz_ != 0 || !OK(turn, 4) ||
+		    *turn != bx_)
+			continue;
+		gleam_host_printf("dev: round %d block %u of %u, %u "
+		    "threads\n", round, bx_, g->x, b->x);
+		(*turn)++;
+	}
+}
+
+static const struct gleam_host_param pf_ordered_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(int)
+};
+
+static void
+pf_spew(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	int launch = ARG(int, 0), n = ARG(int, 1);
+
+	FOR_EACH_THREAD(g, b)
+		for (int k = 0; k < n; k++)
+			gleam_host_printf("dev: spew %d line %05d value "
+			    "%08x\n", launch, k, (unsigned)launch *
+			    2654435761u ^ (unsigned)k * 40503u);
+}
+
+static const struct gleam_host_param p_int_int[] = {
+	GLEAM_HOST_PARAM(int), GLEAM_HOST_PARAM(int)
+};
+
+/* assert(p[i] != 3u), with the message a GPU prints. */
+static void
+check_vals(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const unsigned *p = ARG(const unsigned *, 0);
+	int n = ARG(int, 1);
+	char msg[256];
+
+	FOR_EACH_THREAD(g, b) {
+		if (i == 0)
+			gleam_host_printf("dev: checking %d values\n", n);
+		if (i < (unsigned)n && OK(&p[i], 4) && p[i] == 3u) {
+			snprintf(msg, sizeof msg, "tests/cuda/assert.cu:%d: "
+			    "void check_vals(const unsigned int *, int): "
+			    "block: [%u,%u,%u], thread: [%u,%u,%u] "
+			    "Assertion `p[i] != 3u` failed.\n", ASSERT_LINE,
+			    bx_, by_, bz_, tx_, ty_, tz_);
+			gleam_host_assert_fail(msg);
+			return;
+		}
+	}
+}
+
+static const struct gleam_host_param check_vals_p[] = {
+	GLEAM_HOST_PARAM(const unsigned *), GLEAM_HOST_PARAM(int)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -718,6 +799,10 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z7softmaxPfiif", infer_softmax_p, infer_softmax),
 	K("_Z10gemm_tiledPKfixS0_ixiPfixiii", infer_gemm_p, infer_gemm),
 	K("_Z7soakIncPjm", soak_inc_p, soak_inc),
+	K("_Z8pf_helloif", pf_hello_p, pf_hello),
+	K("_Z10pf_orderedPji", pf_ordered_p, pf_ordered),
+	K("_Z7pf_spewii", p_int_int, pf_spew),
+	K("_Z10check_valsPKji", check_vals_p, check_vals),
 	{ NULL, 0, NULL, NULL }
 };
 

@@ -75,6 +75,7 @@ fuzz_small(const uint8_t *data, size_t size)
 	struct msg_error e, eg;
 	struct msg_bulk_get b, bg;
 	struct msg_bulk_result r, rg;
+	struct msg_output o, og;
 	struct pw w;
 
 	if (msg_auth_dec(data, size, &a) == 0) {
@@ -122,6 +123,17 @@ fuzz_small(const uint8_t *data, size_t size)
 		same_bytes(&w, data, size);
 		ENSURE(msg_bulk_result_dec(w.p, w.len, &rg) == 0);
 		ENSURE(rg.bytes == r.bytes && rg.elapsed_ns == r.elapsed_ns);
+		pw_free(&w);
+	}
+	if (msg_output_dec(data, size, &o) == 0) {
+		ENSURE(o.len > 0 && o.len <= OUTPUT_MAX &&
+		    o.data + o.len == data + size);
+		pw_init(&w);
+		msg_output_enc(&w, &o);
+		same_bytes(&w, data, size);
+		ENSURE(msg_output_dec(w.p, w.len, &og) == 0);
+		ENSURE(og.stream == o.stream && og.len == o.len &&
+		    memcmp(og.data, o.data, o.len) == 0);
 		pw_free(&w);
 	}
 }

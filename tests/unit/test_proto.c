@@ -587,9 +587,37 @@ test_lanes(void)
 	CHECK(off == 3600384 && cnt == 1199616);
 }
 
+/* MSG_OUTPUT: a stream, a length, the bytes; nothing else decodes. */
+static void
+test_output(void)
+{
+	struct msg_output o = { OUTPUT_STDERR, (const uint8_t *)"abc\n", 4 };
+	struct msg_output og;
+	struct pw w;
+	static const uint8_t bad_stream[] = { 3, 1, 0, 0, 0, 'x' };
+	static const uint8_t empty[] = { 1, 0, 0, 0, 0 };
+	static const uint8_t short_[] = { 1, 2, 0, 0, 0, 'x' };
+	static const uint8_t trailing[] = { 1, 1, 0, 0, 0, 'x', 'y' };
+
+	pw_init(&w);
+	msg_output_enc(&w, &o);
+	CHECK(w.len == 9);
+	CHECK(msg_output_dec(w.p, w.len, &og) == 0);
+	CHECK(og.stream == OUTPUT_STDERR && og.len == 4 &&
+	    memcmp(og.data, "abc\n", 4) == 0);
+	pw_free(&w);
+	CHECK(msg_output_dec(bad_stream, sizeof bad_stream, &og) == -1);
+	CHECK(msg_output_dec(empty, sizeof empty, &og) == -1);
+	CHECK(msg_output_dec(short_, sizeof short_, &og) == -1);
+	CHECK(msg_output_dec(trailing, sizeof trailing, &og) == -1);
+	CHECK(msg_output_dec("", 0, &og) == -1);
+	CHECK(strcmp(proto_type_name(MSG_OUTPUT), "OUTPUT") == 0);
+}
+
 int
 main(void)
 {
+	test_output();
 	test_lanes();
 	test_header();
 	test_reader_writer();

@@ -53,6 +53,7 @@ struct gmodule {
 	uint32_t	 nfunc;
 	struct gfinfo	*funcs;
 	int		 library;	/* a CUlibrary rather than a CUmodule */
+	void		**enumed;	/* handles enumerated, by table index */
 };
 
 struct gfunc {

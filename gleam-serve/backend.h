@@ -25,7 +25,8 @@ enum robj_kind {
 	RK_LIBRARY,
 	RK_KERNEL,
 	RK_STREAM,
-	RK_EVENT
+	RK_EVENT,
+	RK_LINK				/* a JIT link state (R_LINK_*) */
 };
 
 /* An object a client created, in the client's id table. */

@@ -78,6 +78,12 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	"", WR|FH|DR),
 	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	"", RD|WT|TH),
 	C(R_MEM_GRANULARITY,	"cuMemGetAllocationGranularity", "IIIiIIII", "Q", 0),
+	/* modules and launch */
+	C(R_STREAM_MEMOP,	"cuStreamBatchMemOp",	"QQIB",		"", RD|WR),
+	C(R_LINK_CREATE,	"cuLinkCreate",		"QQB",		"", 0),
+	C(R_LINK_ADD,		"cuLinkAddData",	"QIBSB",	"IBB", 0),
+	C(R_LINK_COMPLETE,	"cuLinkComplete",	"Q",		"IBB", 0),
+	C(R_LINK_DESTROY,	"cuLinkDestroy",	"Q",		"", 0),
 #undef C
 #undef RD
 #undef WR

@@ -23,7 +23,7 @@
 
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
-	GK_EVENT
+	GK_EVENT, GK_LINK
 };
 
 struct gobj {

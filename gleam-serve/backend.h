@@ -27,7 +27,8 @@ enum robj_kind {
 	RK_STREAM,
 	RK_EVENT,
 	RK_GRAPH,		/* graphs (issue 24) */
-	RK_GEXEC
+	RK_GEXEC,
+	RK_LINK				/* a JIT link state (R_LINK_*) */
 };
 
 /* An object a client created, in the client's id table. */

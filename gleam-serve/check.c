@@ -214,8 +214,67 @@ check_func_attr(const struct rcall *c)
 }
 
 int
+check_jit_opts(const struct rpc_val *v, int *opt, uint64_t *val,
+    unsigned *n)
+{
+	struct pr r;
+	unsigned i;
+
+	if (v->len % RPC_JIT_OPT_LEN != 0 ||
+	    v->len / RPC_JIT_OPT_LEN > RPC_JIT_OPTS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = v->len / RPC_JIT_OPT_LEN;
+	pr_init(&r, v->p, v->len);
+	for (i = 0; i < *n; i++) {
+		opt[i] = (int)pr_u32(&r);
+		val[i] = pr_u64(&r);
+		switch (opt[i]) {
+		case CU_JIT_GLOBAL_SYMBOL_NAMES:
+		case CU_JIT_GLOBAL_SYMBOL_ADDRESSES:
+		case CU_JIT_REFERENCED_KERNEL_NAMES:
+		case CU_JIT_REFERENCED_VARIABLE_NAMES:
+			/* Their values point into the client. */
+			return CUDA_ERROR_INVALID_VALUE;
+		case CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES:
+		case CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES:
+			if (val[i] > RPC_JIT_LOG_MAX)
+				return CUDA_ERROR_INVALID_VALUE;
+			break;
+		}
+		if (opt[i] < 0 || opt[i] >= CU_JIT_NUM_OPTIONS)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, flags, operations */
+static int
+check_memops(const struct rcall *c)
+{
+	struct pr r;
+	uint32_t i, n, type;
+
+	if (c->in[3].len == 0 || c->in[3].len % RPC_MEMOP_LEN != 0 ||
+	    c->in[3].len / RPC_MEMOP_LEN > RPC_MEMOPS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	n = c->in[3].len / RPC_MEMOP_LEN;
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < n; i++) {
+		type = pr_u32(&r);
+		(void)pr_take(&r, RPC_MEMOP_LEN - 4);
+		if (type < CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+		    type > CU_STREAM_MEM_OP_BARRIER)
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+int
 check_call(const struct rcall *c)
 {
+	int jo[RPC_JIT_OPTS_MAX];
+	uint64_t jv[RPC_JIT_OPTS_MAX];
+	unsigned jn;
 	struct rpc_tmap t;
 	CUDA_MEMCPY3D m;
 	uint64_t a, b;
@@ -315,6 +374,15 @@ check_call(const struct rcall *c)
 	case R_GRAPH_COUNT:
 		return c->in[1].u > 2 ? CUDA_ERROR_INVALID_VALUE :
 		    CUDA_SUCCESS;
+	case R_STREAM_MEMOP:
+		return check_memops(c);
+	case R_LINK_CREATE:
+		return check_jit_opts(&c->in[2], jo, jv, &jn);
+	case R_LINK_ADD:
+		/* After remote.c put a staged input in its place. */
+		if (c->in[1].u >= CU_JIT_NUM_INPUT_TYPES || c->in[2].len == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_jit_opts(&c->in[4], jo, jv, &jn);
 	case R_TMAP_ENCODE:
 		/* The map's offset from 128-byte alignment, the map, and
 		 * arguments of the rank that sizes every array read. */

@@ -54,4 +54,13 @@ int	check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m,
  */
 int	check_attrs(const struct rpc_val *v, int *rc);
 
+/*
+ * A JIT option list (rpc.h's R_LINK_* format) decoded into opt[] and
+ * val[], RPC_JIT_OPTS_MAX at most, *n of them: CUDA_SUCCESS, or
+ * CUDA_ERROR_INVALID_VALUE for a malformed list, an unknown option, one
+ * whose value points into the client, or a log over RPC_JIT_LOG_MAX.
+ */
+int	check_jit_opts(const struct rpc_val *v, int *opt, uint64_t *val,
+	    unsigned *n);
+
 #endif

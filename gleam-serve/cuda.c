@@ -167,6 +167,14 @@ static struct {
 	CUresult (*GraphGetEdges)(CUgraph, CUgraphNode *, CUgraphNode *,
 	    size_t *);
 	CUresult (*GraphDebugDotPrint)(CUgraph, const char *, unsigned);
+	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
+	    CUlinkState *);
+	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
+	    const char *, unsigned, CUjit_option *, void **);
+	CUresult (*LinkComplete)(CUlinkState, void **, size_t *);
+	CUresult (*LinkDestroy)(CUlinkState);
+	CUresult (*StreamBatchMemOp)(CUstream, unsigned,
+	    CUstreamBatchMemOpParams *, unsigned);
 } drv;
 
 static struct {
@@ -285,6 +293,11 @@ static struct {
 	S(GraphGetRootNodes, "cuGraphGetRootNodes", 10000),
 	S(GraphGetEdges, "cuGraphGetEdges", 10000),
 	S(GraphDebugDotPrint, "cuGraphDebugDotPrint", 11030),
+	S(LinkCreate, "cuLinkCreate", 6050),
+	S(LinkAddData, "cuLinkAddData", 6050),
+	S(LinkComplete, "cuLinkComplete", 5050),
+	S(LinkDestroy, "cuLinkDestroy", 5050),
+	S(StreamBatchMemOp, "cuStreamBatchMemOp", 11070),
 #undef S
 };
 
@@ -498,6 +511,7 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 
 static void	cuda_pool_drop(struct rclient *, struct robj *);
 static void	cuda_graphs_free(struct rclient *);
+static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
 
 /* Destroying a context frees its memory, modules, streams and events. */
@@ -513,6 +527,8 @@ cuda_client_free(struct rclient *cl)
 		o = v;
 		if (o->kind == RK_LIBRARY && o->h != NULL)
 			drv.LibraryUnload(o->h);
+		if (o->kind == RK_LINK && o->h != NULL)
+			cuda_link_free(o->h);
 	}
 	cuda_graphs_free(cl);
 	i = 0;
@@ -2351,6 +2367,268 @@ cuda_ctx_device(struct rcall *c)
 	return o != NULL && o->h != NULL ? o->device : -1;
 }
 
+/* ---- the JIT linker and stream memory operations ----------------------- */
+
+/*
+ * JIT options as the driver takes them, with log buffers of the server's
+ * own (the client's stay in the client: their text goes back).
+ */
+struct cjit {
+	unsigned	 n;
+	CUjit_option	 opt[RPC_JIT_OPTS_MAX];
+	void		*val[RPC_JIT_OPTS_MAX];
+	char		*log[RPC_JIT_OPTS_MAX];
+	size_t		 logsz[RPC_JIT_OPTS_MAX];
+};
+
+struct clink {
+	CUlinkState	 st;
+	uint64_t	 ctx;		/* the client's id of its context */
+	struct cjit	 jo;		/* the create's, kept for its life */
+};
+
+static void
+cjit_free(struct cjit *j)
+{
+	unsigned i;
+
+	for (i = 0; i < j->n; i++)
+		free(j->log[i]);
+	j->n = 0;
+}
+
+/* check_call passed the list. */
+static int
+cjit_make(struct cjit *j, const struct rpc_val *v)
+{
+	int opt[RPC_JIT_OPTS_MAX];
+	uint64_t val[RPC_JIT_OPTS_MAX];
+	unsigned i, k, n;
+	int size;
+
+	memset(j, 0, sizeof *j);
+	if (check_jit_opts(v, opt, val, &n) != CUDA_SUCCESS)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < n; i++) {
+		j->opt[i] = (CUjit_option)opt[i];
+		j->val[i] = (void *)(uintptr_t)val[i];
+	}
+	j->n = n;
+	for (i = 0; i < n; i++) {
+		if (opt[i] == CU_JIT_INFO_LOG_BUFFER)
+			size = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+		else if (opt[i] == CU_JIT_ERROR_LOG_BUFFER)
+			size = CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+		else
+			continue;
+		for (k = 0; k < n; k++)
+			if (opt[k] == size)
+				j->logsz[i] = (size_t)val[k];
+		if ((j->log[i] = calloc(1, j->logsz[i] + 1)) == NULL) {
+			cjit_free(j);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		j->val[i] = j->log[i];
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The options' values after a call, and the logs' text (rpc.h). */
+static void
+cjit_outs(struct pw *w, const struct cjit *j)
+{
+	size_t len;
+	unsigned i;
+
+	for (i = 0; i < j->n; i++) {
+		if (j->log[i] != NULL) {
+			pw_u64(w, 0);
+			len = strnlen(j->log[i], j->logsz[i]);
+			pw_u32(w, (uint32_t)len);
+			pw_bytes(w, j->log[i], len);
+		} else
+			pw_u64(w, (uint64_t)(uintptr_t)j->val[i]);
+	}
+}
+
+static void
+cuda_link_free(void *h)
+{
+	struct clink *l = h;
+
+	if (l->st != NULL)
+		drv.LinkDestroy(l->st);
+	cjit_free(&l->jo);
+	free(l);
+}
+
+/* in: ctx, id, options */
+static int
+c_link_create(struct rcall *c)
+{
+	struct clink *l;
+	CUresult rc;
+
+	CTX(c, 0);
+	if ((l = calloc(1, sizeof *l)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	l->ctx = c->in[0].u;
+	if ((rc = cjit_make(&l->jo, &c->in[2])) != CUDA_SUCCESS ||
+	    (rc = drv.LinkCreate(l->jo.n, l->jo.opt, l->jo.val, &l->st)) !=
+	    CUDA_SUCCESS) {
+		cuda_link_free(l);
+		return rc;
+	}
+	/* No context's: a link outlives them, as in the driver. */
+	if (robj_new(c->cl, c->in[1].u, RK_LINK, l) == NULL) {
+		cuda_link_free(l);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The link named by in[0], in its context where that still lives. */
+static struct clink *
+cuda_link(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_LINK);
+	struct clink *l;
+	CUresult rc;
+
+	if (o == NULL)
+		return NULL;
+	l = o->h;
+	(void)cuda_ctx(c, l->ctx, &rc);
+	return l;
+}
+
+/* in: link, type, data, name, options -> result, create's, own outputs */
+static int
+c_link_add(struct rcall *c)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct clink *l;
+	struct cjit j;
+	size_t first;
+	CUresult rc;
+
+	if ((l = cuda_link(c)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (rval_str(&c->in[3], name, sizeof name) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = cjit_make(&j, &c->in[4])) != CUDA_SUCCESS)
+		return rc;
+	/* The driver reads the input; it does not keep it. */
+	c->out[0].u = drv.LinkAddData(l->st, (CUjitInputType)c->in[1].u,
+	    (void *)(uintptr_t)c->in[2].p, c->in[2].len, name, j.n, j.opt,
+	    j.val);
+	cjit_outs(&c->blob, &l->jo);
+	first = c->blob.len;
+	cjit_outs(&c->blob, &j);
+	cjit_free(&j);
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)first;
+	c->out[2].p = c->blob.p + first;
+	c->out[2].len = (uint32_t)(c->blob.len - first);
+	return CUDA_SUCCESS;
+}
+
+/* in: link -> result, cubin, create's outputs */
+static int
+c_link_complete(struct rcall *c)
+{
+	struct clink *l;
+	void *cubin = NULL;
+	size_t n = 0;
+
+	if ((l = cuda_link(c)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	c->out[0].u = drv.LinkComplete(l->st, &cubin, &n);
+	if (c->out[0].u != CUDA_SUCCESS || n > UINT32_MAX)
+		cubin = NULL, n = 0;
+	/* The link state owns it, and lives past the reply. */
+	c->out[1].p = cubin;
+	c->out[1].len = (uint32_t)n;
+	cjit_outs(&c->blob, &l->jo);
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[2].p = c->blob.p;
+	c->out[2].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+static int
+c_link_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_LINK);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	cuda_link_free(o->h);
+	o->h = NULL;
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, flags, operations (check_call passed their types) */
+static int
+c_stream_memop(struct rcall *c)
+{
+	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
+	struct pr r;
+	uint32_t i, n = c->in[3].len / RPC_MEMOP_LEN, type, flags;
+	uint64_t addr, val;
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	memset(ops, 0, n * sizeof *ops);
+	for (i = 0; i < n; i++) {
+		type = pr_u32(&r);
+		flags = pr_u32(&r);
+		addr = pr_u64(&r);
+		val = pr_u64(&r);
+		ops[i].operation = (CUstreamBatchMemOpType)type;
+		switch (type) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			/* Only the client's memory, mapped host memory's
+			 * device side among it. */
+			if (rmem_check(c->cl, addr, type ==
+			    CU_STREAM_MEM_OP_WAIT_VALUE_64 || type ==
+			    CU_STREAM_MEM_OP_WRITE_VALUE_64 ? 8 : 4) == -1)
+				return CUDA_ERROR_INVALID_VALUE;
+			break;
+		}
+		switch (type) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			ops[i].waitValue.address = addr;
+			ops[i].waitValue.value64 = val;
+			ops[i].waitValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			ops[i].writeValue.address = addr;
+			ops[i].writeValue.value64 = val;
+			ops[i].writeValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			ops[i].flushRemoteWrites.flags = flags;
+			break;
+		default:
+			ops[i].memoryBarrier.flags = flags;
+			break;
+		}
+	}
+	return drv.StreamBatchMemOp(s, n, ops, (unsigned)c->in[2].u);
+}
+
 /* The cuda backend's calls, each behind check_call (check_dispatch). */
 #define CUDA_CALLS(F) \
 	F(R_CTX_CREATE, c_ctx_create) \
@@ -2412,7 +2690,12 @@ cuda_ctx_device(struct rcall *c)
 	F(R_GEXEC_UPDATE, c_gexec_update) \
 	F(R_GRAPH_CLONE, c_graph_clone) \
 	F(R_GRAPH_COUNT, c_graph_count) \
-	F(R_GRAPH_DOT, c_graph_dot)
+	F(R_GRAPH_DOT, c_graph_dot) \
+	F(R_STREAM_MEMOP, c_stream_memop) \
+	F(R_LINK_CREATE, c_link_create) \
+	F(R_LINK_ADD, c_link_add) \
+	F(R_LINK_COMPLETE, c_link_complete) \
+	F(R_LINK_DESTROY, c_link_destroy)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -1527,6 +1527,11 @@ host_load_image(struct rcall *c, int library)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
+	/* PTX text (no cubin in it) needs a JIT compiler: none here. */
+	if (memmem(c->in[2].p, c->in[2].len, ELFMAG, SELFMAG) == NULL &&
+	    memmem(c->in[2].p, c->in[2].len, ".version", 8) != NULL &&
+	    memmem(c->in[2].p, c->in[2].len, ".target", 7) != NULL)
+		return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
 	if ((m = hmod_new(c->in[2].p, c->in[2].len)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	o = robj_new(c->cl, c->in[1].u, library ? RK_LIBRARY : RK_MODULE, m);
@@ -2665,6 +2670,91 @@ c_graph_dot(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* ---- the JIT linker and stream memory operations ----------------------- */
+
+/*
+ * No JIT here: a link, like a PTX image, is refused with the code the
+ * driver gives when its PTX compiler is missing.
+ */
+static int
+c_link(struct rcall *c)
+{
+	return CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
+}
+
+/* Does a wait's condition hold (the flags' low bits say which)? */
+static int
+host_wait_holds(uint64_t v, uint64_t want, uint32_t flags, int wide)
+{
+	if (!wide) {
+		v = (uint32_t)v;
+		want = (uint32_t)want;
+	}
+	switch (flags & 3) {
+	case CU_STREAM_WAIT_VALUE_GEQ:
+		/* Cyclic, as the driver compares. */
+		return wide ? (int64_t)(v - want) >= 0 :
+		    (int32_t)(uint32_t)(v - want) >= 0;
+	case CU_STREAM_WAIT_VALUE_EQ:
+		return v == want;
+	case CU_STREAM_WAIT_VALUE_AND:
+		return (v & want) != 0;
+	default:	/* NOR */
+		return ((wide ? ~(v | ~want) : (uint32_t)~(v | ~want))) != 0;
+	}
+}
+
+/*
+ * in: ctx, stream, flags, operations.  Stream work runs here at once, in
+ * the connection's order: a write lands now, and a wait whose condition
+ * does not hold yet never would (nothing runs beside it), so it is logged
+ * and passed rather than hung on.
+ */
+static int
+c_stream_memop(struct rcall *c)
+{
+	struct pr r;
+	uint32_t i, n = c->in[3].len / RPC_MEMOP_LEN, type, flags, v32;
+	uint64_t addr, val, v64;
+	int wide;
+
+	CTX(c, 0);
+	STREAM(c, 1);
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < n; i++) {
+		type = pr_u32(&r);
+		flags = pr_u32(&r);
+		addr = pr_u64(&r);
+		val = pr_u64(&r);
+		if (type == CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES ||
+		    type == CU_STREAM_MEM_OP_BARRIER)
+			continue;
+		wide = type == CU_STREAM_MEM_OP_WAIT_VALUE_64 ||
+		    type == CU_STREAM_MEM_OP_WRITE_VALUE_64;
+		if (rmem_check(c->cl, addr, wide ? 8 : 4) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (type == CU_STREAM_MEM_OP_WRITE_VALUE_32) {
+			v32 = (uint32_t)val;
+			memcpy((void *)(uintptr_t)addr, &v32, 4);
+			continue;
+		}
+		if (type == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
+			memcpy((void *)(uintptr_t)addr, &val, 8);
+			continue;
+		}
+		if (wide)
+			memcpy(&v64, (void *)(uintptr_t)addr, 8);
+		else {
+			memcpy(&v32, (void *)(uintptr_t)addr, 4);
+			v64 = v32;
+		}
+		if (!host_wait_holds(v64, val, flags, wide))
+			log_debug("client %s: a stream wait that would never "
+			    "end, passed", c->cl->addr);
+	}
+	return CUDA_SUCCESS;
+}
+
 /* The host backend's calls, each behind check_call (check_dispatch). */
 #define HOST_CALLS(F) \
 	F(R_CTX_CREATE, c_ctx_create) \
@@ -2722,7 +2812,12 @@ c_graph_dot(struct rcall *c)
 	F(R_GEXEC_UPDATE, c_gexec_update) \
 	F(R_GRAPH_CLONE, c_graph_clone) \
 	F(R_GRAPH_COUNT, c_graph_count) \
-	F(R_GRAPH_DOT, c_graph_dot)
+	F(R_GRAPH_DOT, c_graph_dot) \
+	F(R_STREAM_MEMOP, c_stream_memop) \
+	F(R_LINK_CREATE, c_link) \
+	F(R_LINK_ADD, c_link) \
+	F(R_LINK_COMPLETE, c_link) \
+	F(R_LINK_DESTROY, c_link)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -504,6 +504,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	const struct rpc_val *tail = NULL;	/* a reply's large last blob */
 	const char *why;
 	size_t plen;
+	uint64_t sid;
 	int rc, staged, sent;
 
 	if (h->type == MSG_BYE)
@@ -559,9 +560,11 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	fn = r->env->be->call[h->type - R_OPEN];
 	pw_init(&c.blob);
 	staged = 0;
-	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD) &&
-	    c.in[2].len == 0 && (st = htab_get(&r->stages, c.in[1].u)) !=
-	    NULL) {
+	/* A link's input: in pieces under the link's id (field 0). */
+	sid = h->type == R_LINK_ADD ? c.in[0].u : c.in[1].u;
+	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD ||
+	    h->type == R_LINK_ADD) && c.in[2].len == 0 &&
+	    (st = htab_get(&r->stages, sid)) != NULL) {
 		/* The image came ahead in pieces. */
 		c.in[2].p = st->buf;
 		c.in[2].len = (uint32_t)st->len;
@@ -600,7 +603,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 	if (staged == 1)
-		stage_free(r, c.in[1].u);
+		stage_free(r, sid);
 	else if (staged == 2)
 		wcache_image_done(r->wc, c.in[1].u);
 	free(zbuf);

@@ -23,7 +23,7 @@
 
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
-	GK_EVENT, GK_GRAPH, GK_GEXEC
+	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK
 };
 
 struct gobj {
@@ -53,6 +53,7 @@ struct gmodule {
 	uint32_t	 nfunc;
 	struct gfinfo	*funcs;
 	int		 library;	/* a CUlibrary rather than a CUmodule */
+	void		**enumed;	/* handles enumerated, by table index */
 };
 
 struct gfunc {

@@ -88,6 +88,7 @@ static void
 module_free(struct gmodule *m)
 {
 	rpc_ftab_free(m->funcs, m->nfunc);
+	free(m->enumed);
 	m->o.magic = 0;
 	free(m);
 }
@@ -698,4 +699,155 @@ cuLibraryGetKernelCount(unsigned int *n, CUlibrary h)
 		return CUDA_ERROR_INVALID_HANDLE;
 	*n = m->nfunc;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * An image from a file, read here (the server never sees the client's
+ * files), NUL-terminated as PTX text must be and padded so that
+ * image_size never reads past the buffer's end.  Checked to hold what its
+ * header claims; the driver judges the rest.
+ */
+#define FILE_PAD	256
+
+static CUresult
+module_file(const char *path, void **out)
+{
+	uint8_t *buf = NULL, *nb;
+	size_t len = 0, cap = 0, n;
+	const void *img;
+	uint32_t n32;
+	FILE *f;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	for (;;) {
+		if (cap - len < 65536 + FILE_PAD) {
+			cap = cap ? cap * 2 : 65536 + FILE_PAD;
+			if (cap > IMAGE_MAX + FILE_PAD ||
+			    (nb = realloc(buf, cap)) == NULL) {
+				free(buf);
+				fclose(f);
+				return cap > IMAGE_MAX + FILE_PAD ?
+				    CUDA_ERROR_INVALID_IMAGE :
+				    CUDA_ERROR_OUT_OF_MEMORY;
+			}
+			buf = nb;
+		}
+		n = fread(buf + len, 1, cap - len - FILE_PAD, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return CUDA_ERROR_FILE_NOT_FOUND;
+	}
+	fclose(f);
+	memset(buf + len, 0, cap - len);
+	img = buf;
+	/* cudart's wrapper holds a pointer: no file holds one. */
+	memcpy(&n32, buf, sizeof n32);
+	if (n32 == FATBIN_WRAPPER_MAGIC) {
+		free(buf);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	/* An ELF file must hold its headers before image_size reads them. */
+	if (len >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, buf, sizeof eh);
+		if (len < sizeof eh || buf[EI_CLASS] != ELFCLASS64 ||
+		    eh.e_shoff > len || (uint64_t)eh.e_shnum *
+		    eh.e_shentsize > len - eh.e_shoff) {
+			free(buf);
+			return CUDA_ERROR_INVALID_IMAGE;
+		}
+	}
+	n = image_size(&img);
+	if (img != buf || n == 0 || n > len + 1) {
+		free(buf);
+		return CUDA_ERROR_INVALID_IMAGE;
+	}
+	*out = buf;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleLoad(CUmodule *mod, const char *path)
+{
+	struct gctx *c;
+	void *img;
+	CUresult rc;
+
+	if (mod == NULL || path == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = module_file(path, &img)) != CUDA_SUCCESS)
+		return rc;
+	rc = module_load((struct gmodule **)mod, img, 0);
+	free(img);
+	return rc;
+}
+
+CUresult
+cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo,
+    void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
+    unsigned int nl)
+{
+	void *img;
+	CUresult rc;
+
+	if (lib == NULL || path == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = module_file(path, &img)) != CUDA_SUCCESS)
+		return rc;
+	rc = module_load((struct gmodule **)lib, img, 1);
+	free(img);
+	return rc;
+}
+
+/*
+ * Handles for the functions of a load's table, in its order (the
+ * driver's enumeration order); made once per module and kept.
+ */
+static CUresult
+module_enum(void **out, unsigned n, void *h, int library)
+{
+	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
+	unsigned i;
+	CUresult rc;
+
+	if (out == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (n > m->nfunc)
+		n = m->nfunc;
+	if (m->enumed == NULL && n > 0 &&
+	    (m->enumed = calloc(m->nfunc, sizeof *m->enumed)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (i = 0; i < n; i++) {
+		if (m->enumed[i] == NULL && (rc = module_get_func(
+		    &m->enumed[i], m, m->funcs[i].name, library)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		out[i] = m->enumed[i];
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuModuleEnumerateFunctions(CUfunction *fs, unsigned int n, CUmodule m)
+{
+	return module_enum((void **)fs, n, m, 0);
+}
+
+CUresult
+cuLibraryEnumerateKernels(CUkernel *ks, unsigned int n, CUlibrary l)
+{
+	return module_enum((void **)ks, n, l, 1);
 }

@@ -91,6 +91,12 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_GRAPH_CLONE,	"cuGraphClone",		"QQ",		"", 0),
 	C(R_GRAPH_COUNT,	"cuGraphGetNodes",	"QI",		"Q", 0),
 	C(R_GRAPH_DOT,		"cuGraphDebugDotPrint",	"QI",		"B", 0),
+	/* modules and launch */
+	C(R_STREAM_MEMOP,	"cuStreamBatchMemOp",	"QQIB",		"", RD|WR),
+	C(R_LINK_CREATE,	"cuLinkCreate",		"QQB",		"", 0),
+	C(R_LINK_ADD,		"cuLinkAddData",	"QIBSB",	"IBB", 0),
+	C(R_LINK_COMPLETE,	"cuLinkComplete",	"Q",		"IBB", 0),
+	C(R_LINK_DESTROY,	"cuLinkDestroy",	"Q",		"", 0),
 #undef C
 #undef RD
 #undef WR

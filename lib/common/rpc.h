@@ -133,6 +133,20 @@ enum rpc_call {
 	R_GRAPH_COUNT,		/* graph, what: 0 nodes, 1 roots, 2 edges
 				   -> count */
 	R_GRAPH_DOT,		/* graph, flags -> the dot file's text */
+	/* modules and launch (issue 24) */
+	R_STREAM_MEMOP,		/* ctx, stream, flags, operations (24 bytes
+				   each: u32 type, u32 flags, u64 address,
+				   u64 value): cuStreamBatchMemOp */
+	R_LINK_CREATE,		/* ctx, id, JIT options (u32 option, u64
+				   value each) */
+	R_LINK_ADD,		/* link, input type, data (or empty: staged
+				   under the link's id), name, JIT options
+				   -> the driver's result, outputs of the
+				   create's options, of these options (so
+				   that a failure's log comes back too) */
+	R_LINK_COMPLETE,	/* link -> the driver's result, cubin,
+				   outputs of the create's options */
+	R_LINK_DESTROY,		/* link */
 	R_CALL_END		/* one past the last */
 };
 
@@ -287,5 +301,19 @@ void	rpc_tmap_enc(struct pw *, const struct rpc_tmap *);
  * entries past the rank are 0).  Returns 0, or -1 if malformed.
  */
 int	rpc_tmap_dec(uint32_t which, const void *, size_t, struct rpc_tmap *);
+
+/*
+ * R_LINK_*: JIT options go as (u32 option, u64 value) each.  A log
+ * buffer's value is not sent (the server keeps one of the size its size
+ * option gives); options whose values point elsewhere are refused.  The
+ * outputs, in the options' order: u64 value each (what the driver left
+ * there), and after a log buffer's u32 length and its text.
+ * R_STREAM_MEMOP: operations of RPC_MEMOP_LEN bytes.
+ */
+#define RPC_JIT_OPT_LEN		12
+#define RPC_JIT_OPTS_MAX	64
+#define RPC_JIT_LOG_MAX		(16u << 20)
+#define RPC_MEMOP_LEN		24
+#define RPC_MEMOPS_MAX		256
 
 #endif

@@ -610,4 +610,54 @@ printf_expected() {
 	[ -z "$stderr" ]
 	grep -qx "dev: checking 8 values" "$BATS_TEST_TMPDIR/serve.out"
 	grep -q "Assertion \`p\[i\] != 3u\` failed" "$SERVE_LOG"
+@test "modules from files: cuModuleLoad, cuLibraryLoadFromFile, enumeration, globals, attributes" {
+	for k in static shared; do
+		run_prog $k modules
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "missing file: error 301" ]
+		[ "${lines[2]}" = "library from a missing file: error 301" ]
+		[[ "$output" == *"fatbin: g_bias 4 bytes, 7"* ]]
+		[[ "$output" == *"cubin: g_bias 4 bytes, 7"* ]]
+		[[ "$output" == *"library: g_bias 4 bytes, 7"* ]]
+		[[ "$output" == *"fatbin: mk_ functions enumerated 3"* ]]
+		[[ "$output" == *"library: mk_ kernels enumerated 3"* ]]
+		# No JIT compiler on the host backend.
+		[[ "$output" == *"ptx: load 221"* ]]
+		[ "${lines[-1]}" = "modules: ok" ]
+	done
+}
+
+@test "the JIT linker: the host backend has none, and says so" {
+	for k in static shared; do
+		run_prog $k jitlink
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "jitlink: skipped, no JIT compiler (error 221)" ]
+	done
+}
+
+@test "cuOccupancyMaxPotentialBlockSize runs the program's callback here" {
+	for k in static shared; do
+		run_prog $k occupancy
+		[ "$status" -eq 0 ]
+		[ "${lines[-3]}" = "NULL minGridSize: error 1" ]
+		[ "${lines[-1]}" = "occupancy: ok" ]
+	done
+}
+
+@test "profiler control with no profiler: answered locally" {
+	for k in static shared; do
+		run_prog $k profiler
+		[ "$status" -eq 0 ]
+		[ "${lines[0]}" = "cudaProfilerStart: 0" ]
+		[[ "$output" == *"cuProfilerInitialize: 801"* ]]
+		[ "${lines[-1]}" = "profiler: ok" ]
+	done
+}
+
+@test "stream memory operations: waits and writes of 32- and 64-bit values" {
+	for k in static shared; do
+		run_prog $k streammem
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "streammem: ok" ]
+	done
 }

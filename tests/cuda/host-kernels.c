@@ -765,6 +765,38 @@ static const struct gleam_host_param check_vals_p[] = {
 	GLEAM_HOST_PARAM(const unsigned *), GLEAM_HOST_PARAM(int)
 };
 
+/* ---- modules.cu -------------------------------------------------------- */
+
+/* p[i] += g_bias + i, i < n */
+static void
+mk_add(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), *bias = global("g_bias");
+	int n = ARG(int, 1);
+
+	if (bias == NULL)
+		return;
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] += *bias + i;
+}
+
+/* p[i] *= k, i < n */
+static void
+mk_scale(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), k = ARG(unsigned, 1);
+	int n = ARG(int, 2);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] *= k;
+}
+
+static const struct gleam_host_param mk_add_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(int)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -772,6 +804,8 @@ static const struct gleam_host_param check_vals_p[] = {
 
 const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z6vecAddPKfS0_Pfi", vec_add_p, vec_add),
+	K("mk_add", mk_add_p, mk_add),
+	K("mk_scale", p_u32_u32_int, mk_scale),
 	K("_Z7set_u32Pjji", p_u32_u32_int, set_u32),
 	K("_Z8smem_revPj", p_ptr, smem_rev),
 	K("_Z8poke_u32Pjj", p_ptr_u32, poke_u32),

@@ -404,6 +404,69 @@ test_others(void)
 	    (unsigned)sizeof map, args, 8u) == CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Stream memory operations and the JIT linker's option lists. */
+static void
+test_memops_jit(void)
+{
+	uint8_t ops[2 * RPC_MEMOP_LEN], opts[3 * RPC_JIT_OPT_LEN];
+	uint32_t t;
+	uint64_t v;
+
+	memset(ops, 0, sizeof ops);
+	t = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	memcpy(ops, &t, 4);
+	t = CU_STREAM_MEM_OP_BARRIER;
+	memcpy(ops + RPC_MEMOP_LEN, &t, 4);
+	CHECK(chk(R_STREAM_MEMOP, NOCTX, U(0), U(0), ops,
+	    (unsigned)sizeof ops) == CUDA_SUCCESS);
+	CHECK(chk(R_STREAM_MEMOP, NOCTX, U(0), U(0), ops, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_STREAM_MEMOP, NOCTX, U(0), U(0), ops,
+	    (unsigned)sizeof ops - 1) == CUDA_ERROR_INVALID_VALUE);
+	t = 7;
+	memcpy(ops + RPC_MEMOP_LEN, &t, 4);
+	CHECK(chk(R_STREAM_MEMOP, NOCTX, U(0), U(0), ops,
+	    (unsigned)sizeof ops) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_STREAM_MEMOP, NOCTX, U(0), U(0), ops,
+	    (unsigned)RPC_MEMOP_LEN) == CUDA_ERROR_INVALID_CONTEXT);
+
+	/* An info log of 100 bytes, and the verbose flag. */
+	t = CU_JIT_INFO_LOG_BUFFER; v = 0;
+	memcpy(opts, &t, 4); memcpy(opts + 4, &v, 8);
+	t = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES; v = 100;
+	memcpy(opts + 12, &t, 4); memcpy(opts + 16, &v, 8);
+	t = CU_JIT_LOG_VERBOSE; v = 1;
+	memcpy(opts + 24, &t, 4); memcpy(opts + 28, &v, 8);
+	CHECK(chk(R_LINK_CREATE, NOCTX, U(8), opts, (unsigned)sizeof opts) ==
+	    CUDA_SUCCESS);
+	CHECK(chk(R_LINK_CREATE, NOCTX, U(8), opts,
+	    (unsigned)sizeof opts - 1) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_LINK_ADD, U(8), U(CU_JIT_INPUT_PTX), "x", 1u, "n", 1u,
+	    opts, (unsigned)sizeof opts) == CUDA_SUCCESS);
+	CHECK(chk(R_LINK_ADD, U(8), U(CU_JIT_NUM_INPUT_TYPES), "x", 1u, "n",
+	    1u, opts, (unsigned)sizeof opts) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_LINK_ADD, U(8), U(CU_JIT_INPUT_PTX), "x", 0u, "n", 1u,
+	    opts, (unsigned)sizeof opts) == CUDA_ERROR_INVALID_VALUE);
+	/* A log too large, an option that points into the client, none. */
+	v = RPC_JIT_LOG_MAX + 1ull;
+	memcpy(opts + 16, &v, 8);
+	CHECK(chk(R_LINK_CREATE, NOCTX, U(8), opts, (unsigned)sizeof opts) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	v = 100;
+	memcpy(opts + 16, &v, 8);
+	t = CU_JIT_GLOBAL_SYMBOL_NAMES;
+	memcpy(opts + 24, &t, 4);
+	CHECK(chk(R_LINK_CREATE, NOCTX, U(8), opts, (unsigned)sizeof opts) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	t = CU_JIT_NUM_OPTIONS;
+	memcpy(opts + 24, &t, 4);
+	CHECK(chk(R_LINK_CREATE, NOCTX, U(8), opts, (unsigned)sizeof opts) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* The host backend has no JIT. */
+	CHECK(host(R_LINK_CREATE, NOCTX, U(8), opts, 0u) ==
+	    CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
+}
+
 int
 main(void)
 {
@@ -414,6 +477,7 @@ main(void)
 	test_copy3d();
 	test_launch();
 	test_others();
+	test_memops_jit();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

@@ -1,0 +1,134 @@
+/*
+ * Stream memory operations: waits on and writes of 32- and 64-bit values
+ * at device addresses, in a stream's order.  Stream-ordered work the
+ * server checks against the client's memory: one-way, its error reported
+ * by the next call that waits.  Each call goes as one batch (rpc.h's
+ * R_STREAM_MEMOP).
+ */
+#include <string.h>
+
+#include "io.h"
+#include "client.h"
+
+static CUresult
+memop_post(CUstream s, int ptsz, unsigned count,
+    const CUstreamBatchMemOpParams *ops, unsigned flags)
+{
+	struct rpc_val in[4];
+	struct gctx *c;
+	struct pw w;
+	uint64_t sid, addr, val;
+	uint32_t oflags;
+	unsigned i, k, n;
+	CUresult rc;
+
+	if (count > 0 && ops == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if (count == 0)
+		return CUDA_SUCCESS;
+	/* In order, RPC_MEMOPS_MAX a batch. */
+	for (i = 0; i < count; i += n) {
+		n = count - i < RPC_MEMOPS_MAX ? count - i : RPC_MEMOPS_MAX;
+		pw_init(&w);
+		for (k = i; k < i + n; k++) {
+			const CUstreamBatchMemOpParams *o = &ops[k];
+
+			addr = val = 0;
+			switch (o->operation) {
+			case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+			case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+				addr = o->waitValue.address;
+				val = o->operation ==
+				    CU_STREAM_MEM_OP_WAIT_VALUE_32 ?
+				    o->waitValue.value : o->waitValue.value64;
+				oflags = o->waitValue.flags;
+				break;
+			case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+			case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+				addr = o->writeValue.address;
+				val = o->operation ==
+				    CU_STREAM_MEM_OP_WRITE_VALUE_32 ?
+				    o->writeValue.value : o->writeValue.value64;
+				oflags = o->writeValue.flags;
+				break;
+			case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+				oflags = o->flushRemoteWrites.flags;
+				break;
+			case CU_STREAM_MEM_OP_BARRIER:
+				oflags = o->memoryBarrier.flags;
+				break;
+			default:
+				pw_free(&w);
+				return CUDA_ERROR_INVALID_VALUE;
+			}
+			pw_u32(&w, (uint32_t)o->operation);
+			pw_u32(&w, oflags);
+			pw_u64(&w, addr);
+			pw_u64(&w, val);
+		}
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		in[2].u = flags;
+		in[3].p = w.p;
+		in[3].len = (uint32_t)w.len;
+		rc = w.bad ? CUDA_ERROR_OUT_OF_MEMORY :
+		    rpost(R_STREAM_MEMOP, in, 0);
+		pw_free(&w);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* One operation of the single-value calls. */
+static CUresult
+memop_one(CUstream s, int ptsz, CUstreamBatchMemOpType type,
+    CUdeviceptr addr, uint64_t v, unsigned flags)
+{
+	CUstreamBatchMemOpParams op;
+
+	memset(&op, 0, sizeof op);
+	op.operation = type;
+	if (type == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+	    type == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
+		op.waitValue.address = addr;
+		op.waitValue.value64 = v;
+		op.waitValue.flags = flags;
+	} else {
+		op.writeValue.address = addr;
+		op.writeValue.value64 = v;
+		op.writeValue.flags = flags;
+	}
+	return memop_post(s, ptsz, 1, &op, 0);
+}
+
+#define W32	CU_STREAM_MEM_OP_WAIT_VALUE_32
+#define W64	CU_STREAM_MEM_OP_WAIT_VALUE_64
+#define S32	CU_STREAM_MEM_OP_WRITE_VALUE_32
+#define S64	CU_STREAM_MEM_OP_WRITE_VALUE_64
+
+CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, W32, a, v, f); }
+CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, W32, a, v, f); }
+CUresult cuStreamWaitValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, W32, a, v, f); }
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, W32, a, v, f); }
+CUresult cuStreamWaitValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, W64, a, v, f); }
+CUresult cuStreamWaitValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, W64, a, v, f); }
+CUresult cuStreamWaitValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, W64, a, v, f); }
+CUresult cuStreamWaitValue64_v2_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, W64, a, v, f); }
+CUresult cuStreamWriteValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, S32, a, v, f); }
+CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, S32, a, v, f); }
+CUresult cuStreamWriteValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, S32, a, v, f); }
+CUresult cuStreamWriteValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, S32, a, v, f); }
+CUresult cuStreamWriteValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, S64, a, v, f); }
+CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, S64, a, v, f); }
+CUresult cuStreamWriteValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, S64, a, v, f); }
+CUresult cuStreamWriteValue64_v2_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, S64, a, v, f); }
+
+CUresult cuStreamBatchMemOp(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 0, n, ops, f); }
+CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 0, n, ops, f); }
+CUresult cuStreamBatchMemOp_ptsz(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 1, n, ops, f); }
+CUresult cuStreamBatchMemOp_v2_ptsz(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 1, n, ops, f); }

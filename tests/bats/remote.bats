@@ -610,6 +610,8 @@ printf_expected() {
 	[ -z "$stderr" ]
 	grep -qx "dev: checking 8 values" "$BATS_TEST_TMPDIR/serve.out"
 	grep -q "Assertion \`p\[i\] != 3u\` failed" "$SERVE_LOG"
+}
+
 @test "modules from files: cuModuleLoad, cuLibraryLoadFromFile, enumeration, globals, attributes" {
 	for k in static shared; do
 		run_prog $k modules

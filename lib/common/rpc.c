@@ -78,6 +78,15 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_HTOD_LANES,	"lanesHtoD",	"QQIQQ",	"", WR|FH|DR),
 	C(R_MEM_DTOH_LANES,	"lanesDtoH",	"QQIQQ",	"", RD|WT|TH),
 	C(R_MEM_GRANULARITY,	"cuMemGetAllocationGranularity", "IIIiIIII", "Q", 0),
+	/* virtual memory management */
+	C(R_VMM_RESERVE,	"cuMemAddressReserve",	"QQQQQ",	"Q", NS),
+	C(R_VMM_FREE,		"cuMemAddressFree",	"QQQ",		"", NS),
+	C(R_VMM_CREATE,		"cuMemCreate",		"QQQQIIiIIII",	"", NS),
+	C(R_VMM_RELEASE,	"cuMemRelease",		"QQ",		"", NS),
+	C(R_VMM_MAP,		"cuMemMap",		"QQQQQQ",	"", NS),
+	C(R_VMM_UNMAP,		"cuMemUnmap",		"QQQ",		"", NS),
+	C(R_VMM_SET_ACCESS,	"cuMemSetAccess",	"QQQB",		"", NS),
+	C(R_VMM_GET_ACCESS,	"cuMemGetAccess",	"QIiQ",		"Q", NS),
 #undef C
 #undef RD
 #undef WR

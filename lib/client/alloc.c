@@ -249,7 +249,8 @@ cuMemFree_v2(CUdeviceptr p)
 	if (p == 0)
 		return CUDA_SUCCESS;
 	/* The allocation's own context, which need not be current. */
-	if (mem_lookup(p, &a) == -1 || a.host || a.base != p)
+	if (mem_lookup(p, &a) == -1 || a.host || a.base != p ||
+	    (a.flags & MEM_F_VMM))
 		return CUDA_ERROR_INVALID_VALUE;
 	c = a.ctx;
 	if (!c->live)

@@ -214,6 +214,22 @@ run_prog() {
 	done
 }
 
+@test "virtual memory management: reserve, create, map, access, remap, refused arguments" {
+	for k in static shared; do
+		run_prog $k vmm
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"access: 3"* ]]
+		[[ "$output" == *"retained the second: 1"* ]]
+		# The bytes follow their allocation to its new address.
+		local first second
+		first=$(sed -n 's/^first: \([0-9a-f]*\) second: .*/\1/p' <<<"$output")
+		second=$(sed -n 's/^first: [0-9a-f]* second: //p' <<<"$output")
+		[ -n "$first" ] && [ "$first" != "$second" ]
+		[[ "$output" == *"swapped: first $second second $first"* ]]
+		[ "${lines[-1]}" = "vmm: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

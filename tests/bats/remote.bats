@@ -230,6 +230,17 @@ run_prog() {
 	done
 }
 
+@test "memory pools: create, attributes, allocation from a pool, trim, the device's current pool" {
+	for k in static shared; do
+		run_prog $k mempool
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"in use after the free: 0 high >= 1 MiB: 1"* ]]
+		[[ "$output" == *"cudaMallocAsync takes from it: 1"* ]]
+		[[ "$output" == *"current is the default again: 1"* ]]
+		[ "${lines[-1]}" = "mempool: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -38,6 +38,7 @@ struct mapped {
 	size_t		 size;
 	struct gctx	*ctx;
 	int		 fixed;		/* host == dev: mmap'd there */
+	int		 reg;		/* host is the program's, registered */
 };
 
 static pthread_mutex_t	 map_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -287,7 +288,9 @@ mapped_free(void *p)
 		cuMemFree_v2(m.dev);
 	else
 		mem_del(m.dev, 0);
-	if (m.fixed)
+	if (m.reg)
+		mem_del((uintptr_t)m.host, 2);
+	else if (m.fixed)
 		munmap(m.host, (m.size + 4095) & ~(size_t)4095);
 	else {
 		mem_del((uintptr_t)m.host, 1);
@@ -295,6 +298,74 @@ mapped_free(void *p)
 	}
 	free(m.shadow);
 	return 0;
+}
+
+/*
+ * Registered host memory mapped for the device (cuMemHostRegister with
+ * CU_MEMHOSTREGISTER_DEVICEMAP): as mapped memory of cuMemHostAlloc, but
+ * the host side is the program's own memory, whose bytes go to the
+ * device buffer first; the device pointer differs from the host one.
+ */
+static CUresult
+mapped_register(void *p, size_t size, unsigned flags)
+{
+	size_t len = (size + 4095) & ~(size_t)4095;
+	struct rpc_val in[5];
+	struct mapped m;
+	CUresult rc;
+
+	memset(&m, 0, sizeof m);
+	if ((rc = ctx_need(&m.ctx)) != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&map_lock);
+	if (nmaps == MAPPED_N || mapped_bytes + len > MAPPED_MAX) {
+		pthread_mutex_unlock(&map_lock);
+		log_warn("cuMemHostRegister: mapped host memory is emulated "
+		    "for %u buffers and %u MiB in all: refused", MAPPED_N,
+		    MAPPED_MAX >> 20);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pthread_mutex_unlock(&map_lock);
+	if ((rc = cuMemAlloc_v2(&m.dev, len)) != CUDA_SUCCESS)
+		return rc;
+	m.size = size;
+	m.host = p;
+	m.reg = 1;
+	if ((m.shadow = malloc(len)) == NULL ||
+	    mem_add((uintptr_t)p, size, m.ctx, 2, flags) == -1) {
+		free(m.shadow);
+		cuMemFree_v2(m.dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(m.shadow, p, size);
+	pthread_mutex_lock(&map_lock);
+	maps[nmaps++] = m;
+	mapped_bytes += len;
+	__atomic_store_n(&mapped_on, 1, __ATOMIC_RELEASE);
+	in_mapped = 1;
+	in[0].u = gobj_id(m.ctx);
+	in[1].u = 0;
+	in[2].u = 0;
+	in[3].u = m.dev;
+	in[4].p = m.shadow;
+	in[4].len = (uint32_t)m.size;
+	rpost(R_MEM_HTOD, in, 0);
+	in_mapped = 0;
+	pthread_mutex_unlock(&map_lock);
+	return CUDA_SUCCESS;
+}
+
+/* Is p the start of registered memory mapped for the device? */
+static int
+mapped_is_reg(void *p)
+{
+	int i, r = 0;
+
+	pthread_mutex_lock(&map_lock);
+	for (i = 0; i < nmaps && !r; i++)
+		r = maps[i].reg && maps[i].host == p;
+	pthread_mutex_unlock(&map_lock);
+	return r;
 }
 
 CUresult
@@ -367,7 +438,7 @@ cuMemFreeHost(void *p)
 {
 	/* Copies on their way into it land first. */
 	rdrain_detached();
-	if (mapped_free(p) == 0)
+	if (!mapped_is_reg(p) && mapped_free(p) == 0)
 		return CUDA_SUCCESS;
 	if (mem_del((uintptr_t)p, 1) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -391,12 +462,20 @@ cuMemHostRegister_v2(void *p, size_t size, unsigned int flags)
 {
 	struct alloc a;
 
-	if (p == NULL || size == 0)
+	if (p == NULL || size == 0 || (flags & ~(unsigned)(
+	    CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+	    CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (flags & (CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY))
+	if (flags & CU_MEMHOSTREGISTER_IOMEMORY) {
+		log_warn("cuMemHostRegister: I/O memory cannot be mapped for "
+		    "a GPU on another machine");
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (mem_lookup((uintptr_t)p, &a) == 0)
+	}
+	if (mem_lookup((uintptr_t)p, &a) == 0 ||
+	    mem_lookup((uintptr_t)p + size - 1, &a) == 0)
 		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	if (flags & CU_MEMHOSTREGISTER_DEVICEMAP)
+		return mapped_register(p, size, flags);
 	if (mem_add((uintptr_t)p, size, ctx_current(), 2, flags) == -1)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	return CUDA_SUCCESS;
@@ -412,6 +491,9 @@ CUresult
 cuMemHostUnregister(void *p)
 {
 	rdrain_detached();
+	/* Device writes were brought back at the last synchronization. */
+	if (mapped_is_reg(p) && mapped_free(p) == 0)
+		return CUDA_SUCCESS;
 	if (mem_del((uintptr_t)p, 2) == -1)
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 	return CUDA_SUCCESS;

@@ -241,6 +241,20 @@ run_prog() {
 	done
 }
 
+@test "registered host memory mapped for the device: kernel writes seen after a sync, host writes seen by the next kernel" {
+	for k in static shared; do
+		run_prog $k hostreg
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"host sees the kernel's writes: ok"* ]]
+		# The device read what the host wrote last.
+		local dev copy
+		dev=$(sed -n "s/^device read the host's new bytes: //p" <<<"$output")
+		copy=$(sed -n 's/^copied from registered memory: //p' <<<"$output")
+		[ -n "$dev" ] && [ "$dev" = "$copy" ]
+		[ "${lines[-1]}" = "hostreg: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -255,6 +255,16 @@ run_prog() {
 	done
 }
 
+@test "peer access refused on one device, peer copies as device-to-device copies, address ranges" {
+	for k in static shared; do
+		run_prog $k peer
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"device 0 can access itself as a peer: 0"* ]]
+		[[ "$output" == *"its base: +0 size >= pitch * 64: 1"* ]]
+		[ "${lines[-1]}" = "peer: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -47,6 +47,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
+	mapped_host_write(dst, src, n);
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;

@@ -265,6 +265,17 @@ run_prog() {
 	done
 }
 
+@test "managed memory: one pointer for host and kernels, coherent at synchronizations and copies" {
+	for k in static shared; do
+		run_prog $k managed
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"host read the kernel's writes: ok"* ]]
+		[[ "$output" == *"host sees the copy: 1"* ]]
+		[[ "$output" == *"pointer: type 3 device pointer is it 1 host pointer is it 1"* ]]
+		[ "${lines[-1]}" = "managed: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

@@ -478,8 +478,8 @@ hv_reserve(uint64_t size, uint64_t align, uint64_t hint, uint64_t flags,
 {
 	void *p;
 
-	if (size % HOST_GRAN != 0 || flags != 0 || (align != 0 &&
-	    align % HOST_GRAN != 0 && HOST_GRAN % align != 0))
+	/* check_call took only powers of two (or 0) for align. */
+	if (size % HOST_GRAN != 0 || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (align < HOST_GRAN)
 		align = HOST_GRAN;

@@ -99,12 +99,17 @@ vmm_forget(struct gvmem *g)
 			hs[i] = hs[--nhs];
 			break;
 		}
-	if ((c = vmm_ctx(g)) != NULL) {
-		in[0].u = gobj_id(c);
-		in[1].u = (uintptr_t)g;
-		vcall(R_VMM_RELEASE, in, NULL);
-	}
 	g->magic = 0;
+	/*
+	 * With no live context to name, the server keeps it until the
+	 * client goes; so does this struct, whose address is its id there
+	 * and must not name a new allocation.
+	 */
+	if ((c = vmm_ctx(g)) == NULL)
+		return;
+	in[0].u = gobj_id(c);
+	in[1].u = (uintptr_t)g;
+	vcall(R_VMM_RELEASE, in, NULL);
 	free(g);
 }
 

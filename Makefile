@@ -82,7 +82,7 @@ HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
 		   $(BUILD)/gleam-serve/check.o \
 		   $(BUILD)/gleam-serve/copy3d.o $(BUILD)/gleam-serve/wcache.o \
 		   $(BUILD)/gleam-serve/pool.o $(BUILD)/gleam-serve/lanes.o \
-		   $(BUILD)/gleam-serve/output.o
+		   $(BUILD)/gleam-serve/output.o $(BUILD)/gleam-serve/vmm.o
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
     $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
 	@mkdir -p $(@D)

@@ -63,6 +63,7 @@ struct rclient {
 	void		*be;		/* the backend's own state */
 	char		 addr[64];
 	char		 name[PROTO_NAME_MAX + 1];
+	struct vmm	*vmm;		/* cuMemAddressReserve & co. (vmm.h) */
 };
 
 /* One call in progress. */

@@ -213,6 +213,54 @@ check_func_attr(const struct rcall *c)
 	return CUDA_ERROR_INVALID_VALUE;	/* read-only, or no attribute */
 }
 
+/*
+ * Virtual memory management: sizes that are not zero and ranges that do
+ * not wrap; no flags where the driver reserves them (must be 0); access
+ * descriptors of 12 bytes each, VMM_ACCESS_MAX at most.
+ */
+static int
+check_vmm(const struct rcall *c)
+{
+	uint64_t t;
+
+	switch (c->d->type) {
+	case R_VMM_RESERVE:
+		/* in: ctx, size, alignment, address hint, flags */
+		if (c->in[1].u == 0 || (c->in[2].u & (c->in[2].u - 1)) != 0 ||
+		    __builtin_add_overflow(c->in[1].u, c->in[2].u, &t))
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case R_VMM_FREE:
+	case R_VMM_UNMAP:
+		/* in: ctx, va, size */
+		if (c->in[1].u == 0 || c->in[2].u == 0 ||
+		    __builtin_add_overflow(c->in[1].u, c->in[2].u, &t))
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case R_VMM_CREATE:
+		/* in: ctx, handle id, size, flags, ... */
+		if (c->in[1].u == 0 || c->in[2].u == 0 || c->in[3].u != 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case R_VMM_MAP:
+		/* in: ctx, va, size, offset, handle id, flags */
+		if (c->in[1].u == 0 || c->in[2].u == 0 || c->in[5].u != 0 ||
+		    __builtin_add_overflow(c->in[1].u, c->in[2].u, &t) ||
+		    __builtin_add_overflow(c->in[3].u, c->in[2].u, &t))
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case R_VMM_SET_ACCESS:
+		/* in: ctx, va, size, descriptors */
+		if (c->in[1].u == 0 || c->in[2].u == 0 ||
+		    __builtin_add_overflow(c->in[1].u, c->in[2].u, &t) ||
+		    c->in[3].len == 0 || c->in[3].len % CHECK_ACCESS_LEN != 0 ||
+		    c->in[3].len / CHECK_ACCESS_LEN > CHECK_ACCESS_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	}
+	return CUDA_SUCCESS;
+}
+
 int
 check_jit_opts(const struct rpc_val *v, int *opt, uint64_t *val,
     unsigned *n)
@@ -391,6 +439,13 @@ check_call(const struct rcall *c)
 		    c->in[4].len, &t) == -1)
 			return CUDA_ERROR_INVALID_VALUE;
 		return CUDA_SUCCESS;
+	case R_VMM_RESERVE:
+	case R_VMM_FREE:
+	case R_VMM_CREATE:
+	case R_VMM_MAP:
+	case R_VMM_UNMAP:
+	case R_VMM_SET_ACCESS:
+		return check_vmm(c);
 	}
 	return CUDA_SUCCESS;
 }

@@ -22,6 +22,8 @@
 					   to on any GPU so far (227 KiB) */
 #define CHECK_ATTRS_MAX	16		/* launch attributes in a call */
 #define CHECK_ATTR_LEN	68		/* each: u32 id, 64 bytes of value */
+#define CHECK_ACCESS_MAX 64		/* cuMemSetAccess descriptors */
+#define CHECK_ACCESS_LEN 12		/* each: u32 type, i32 id, u32 flags */
 
 /* CUDA_SUCCESS if c's arguments may go to a backend, else its CUresult. */
 int	check_call(const struct rcall *c);

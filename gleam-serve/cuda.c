@@ -21,6 +21,7 @@
 #include "check.h"
 #include "pool.h"
 #include "copy3d.h"
+#include "vmm.h"
 #include "log.h"
 
 /* The entry points we use, each asked for at the version whose ABI we call. */
@@ -175,6 +176,8 @@ static struct {
 	CUresult (*LinkDestroy)(CUlinkState);
 	CUresult (*StreamBatchMemOp)(CUstream, unsigned,
 	    CUstreamBatchMemOpParams *, unsigned);
+	CUresult (*MemGetAccess)(unsigned long long *, const CUmemLocation *,
+	    CUdeviceptr);
 } drv;
 
 static struct {
@@ -298,6 +301,7 @@ static struct {
 	S(LinkComplete, "cuLinkComplete", 5050),
 	S(LinkDestroy, "cuLinkDestroy", 5050),
 	S(StreamBatchMemOp, "cuStreamBatchMemOp", 11070),
+	S(MemGetAccess, "cuMemGetAccess", 10020),
 #undef S
 };
 
@@ -388,6 +392,8 @@ cuda_describe(struct pw *w, uint32_t *ndev, uint32_t *version)
 	}
 	return w->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 }
+
+static const struct vmm_ops cuda_vmm;
 
 static int
 cuda_client_new(struct rclient *cl)
@@ -533,6 +539,7 @@ cuda_client_free(struct rclient *cl)
 	cuda_graphs_free(cl);
 	i = 0;
 	cuda_pins_drop(cl, NULL);
+	vmm_drop(cl, &cuda_vmm);
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
 		if (o->kind == RK_CTX && o->h != NULL) {
@@ -822,6 +829,111 @@ c_mem_granularity(struct rcall *c)
 		return rc;
 	c->out[0].u = g;
 	return CUDA_SUCCESS;
+}
+
+
+/* ---- virtual memory management (vmm.c): the driver's own calls --------- */
+
+static int
+cv_reserve(uint64_t size, uint64_t align, uint64_t hint, uint64_t flags,
+    uint64_t *va)
+{
+	CUdeviceptr p = 0;
+	CUresult rc;
+
+	rc = drv.MemAddressReserve(&p, size, align, hint, flags);
+	*va = p;
+	return rc;
+}
+
+static int
+cv_free(uint64_t va, uint64_t size)
+{
+	return drv.MemAddressFree(va, size);
+}
+
+static int
+cv_create(uint64_t size, const struct vmm_prop *v, void **h)
+{
+	CUmemGenericAllocationHandle g = 0;
+	CUmemAllocationProp p;
+	CUresult rc;
+
+	memset(&p, 0, sizeof p);
+	p.type = (CUmemAllocationType)v->type;
+	p.location.type = (CUmemLocationType)v->loctype;
+	p.location.id = v->locid;
+	p.requestedHandleTypes = (CUmemAllocationHandleType)v->htypes;
+	p.allocFlags.compressionType = (unsigned char)v->compression;
+	p.allocFlags.gpuDirectRDMACapable = (unsigned char)v->rdma;
+	p.allocFlags.usage = (unsigned short)v->usage;
+	rc = drv.MemCreate(&g, size, &p, 0);
+	*h = (void *)(uintptr_t)g;
+	return rc;
+}
+
+static void
+cv_release(void *h, uint64_t size)
+{
+	(void)size;
+	drv.MemRelease((CUmemGenericAllocationHandle)(uintptr_t)h);
+}
+
+static int
+cv_map(uint64_t va, uint64_t size, uint64_t off, void *h)
+{
+	return drv.MemMap(va, size, off,
+	    (CUmemGenericAllocationHandle)(uintptr_t)h, 0);
+}
+
+static int
+cv_unmap(uint64_t va, uint64_t size)
+{
+	return drv.MemUnmap(va, size);
+}
+
+static int
+cv_set_access(uint64_t va, uint64_t size, const struct vmm_access *d,
+    size_t n)
+{
+	CUmemAccessDesc a[CHECK_ACCESS_MAX];
+	size_t i;
+
+	for (i = 0; i < n && i < CHECK_ACCESS_MAX; i++) {
+		memset(&a[i], 0, sizeof a[i]);
+		a[i].location.type = (CUmemLocationType)d[i].type;
+		a[i].location.id = d[i].id;
+		a[i].flags = (CUmemAccess_flags)d[i].flags;
+	}
+	return drv.MemSetAccess(va, size, a, i);
+}
+
+static int
+cv_get_access(const struct vmm_access *w, uint64_t va, uint64_t *flags)
+{
+	CUmemLocation l;
+	unsigned long long f = 0;
+	CUresult rc;
+
+	memset(&l, 0, sizeof l);
+	l.type = (CUmemLocationType)w->type;
+	l.id = w->id;
+	rc = drv.MemGetAccess(&f, &l, va);
+	*flags = f;
+	return rc;
+}
+
+static const struct vmm_ops cuda_vmm = {
+	cv_reserve, cv_free, cv_create, cv_release, cv_map, cv_unmap,
+	cv_set_access, cv_get_access
+};
+
+/* R_VMM_*: vmm.c, with the client's context current. */
+static int
+c_vmm(struct rcall *c)
+{
+	CTX(c, 0);
+	return vmm_call(c, &cuda_vmm);
 }
 
 /* ---- one-way allocation (pool.c) -------------------------------------- */
@@ -2695,7 +2807,15 @@ c_stream_memop(struct rcall *c)
 	F(R_LINK_CREATE, c_link_create) \
 	F(R_LINK_ADD, c_link_add) \
 	F(R_LINK_COMPLETE, c_link_complete) \
-	F(R_LINK_DESTROY, c_link_destroy)
+	F(R_LINK_DESTROY, c_link_destroy) \
+	F(R_VMM_RESERVE, c_vmm) \
+	F(R_VMM_FREE, c_vmm) \
+	F(R_VMM_CREATE, c_vmm) \
+	F(R_VMM_RELEASE, c_vmm) \
+	F(R_VMM_MAP, c_vmm) \
+	F(R_VMM_UNMAP, c_vmm) \
+	F(R_VMM_SET_ACCESS, c_vmm) \
+	F(R_VMM_GET_ACCESS, c_vmm)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -40,6 +40,7 @@
 #include "copy3d.h"
 #include "gleam-host-kernel.h"
 #include "host.h"
+#include "vmm.h"
 #include "log.h"
 
 #define HOST_NAME	"Gleam host backend (H200 attributes)"
@@ -474,6 +475,135 @@ static const struct pool_ops host_pool = {
 	hp_release, hp_map, hp_access, hp_unmap
 };
 
+/*
+ * ---- virtual memory management (vmm.c) ----------------------------------
+ * A reservation is a PROT_NONE mapping of host addresses; an allocation is
+ * a memory file of its size, budget taken, so that its bytes outlive a
+ * mapping and show through every mapping of it (as physical memory does);
+ * a mapping maps the file there, shared.  Sizes, addresses and offsets
+ * are multiples of the granule (2 MiB), as an H200's driver requires.
+ */
+struct hvmem {
+	int		 fd;
+	uint64_t	 size;
+};
+
+static int
+hv_reserve(uint64_t size, uint64_t align, uint64_t hint, uint64_t flags,
+    uint64_t *va)
+{
+	void *p;
+
+	/* check_call took only powers of two (or 0) for align. */
+	if (size % HOST_GRAN != 0 || flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (align < HOST_GRAN)
+		align = HOST_GRAN;
+	/* The hint where it is free and aligned, else anywhere. */
+	if (hint != 0 && hint % align == 0) {
+		p = mmap((void *)(uintptr_t)hint, size, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		    MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && (uintptr_t)p == hint) {
+			*va = hint;
+			return CUDA_SUCCESS;
+		}
+		if (p != MAP_FAILED)
+			munmap(p, size);
+	}
+	return hp_reserve(NULL, size, align, va);
+}
+
+static int
+hv_free(uint64_t va, uint64_t size)
+{
+	munmap((void *)(uintptr_t)va, size);
+	return CUDA_SUCCESS;
+}
+
+static int
+hv_create(uint64_t size, const struct vmm_prop *p, void **h)
+{
+	struct hvmem *m;
+
+	if (p->type != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    p->loctype != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->locid != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (size % HOST_GRAN != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((m = malloc(sizeof *m)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (host_reserve(size) == -1) {
+		free(m);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if ((m->fd = memfd_create("gleam-vmm", MFD_CLOEXEC)) == -1 ||
+	    ftruncate(m->fd, (off_t)size) == -1) {
+		if (m->fd != -1)
+			close(m->fd);
+		host_unreserve(size);
+		free(m);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	m->size = size;
+	*h = m;
+	return CUDA_SUCCESS;
+}
+
+/* Mappings keep the file's pages; the budget goes back now. */
+static void
+hv_release(void *h, uint64_t size)
+{
+	struct hvmem *m = h;
+
+	close(m->fd);
+	host_unreserve(m->size);
+	free(m);
+}
+
+static int
+hv_map(uint64_t va, uint64_t size, uint64_t off, void *h)
+{
+	struct hvmem *m = h;
+
+	if (va % HOST_GRAN != 0 || size % HOST_GRAN != 0 ||
+	    off % HOST_GRAN != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return mmap((void *)(uintptr_t)va, size, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_FIXED, m->fd, (off_t)off) == MAP_FAILED ?
+	    CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+static int
+hv_unmap(uint64_t va, uint64_t size)
+{
+	hp_unmap(NULL, va, size);
+	return CUDA_SUCCESS;
+}
+
+static int
+hv_set_access(uint64_t va, uint64_t size, const struct vmm_access *d,
+    size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (d[i].type != CU_MEM_LOCATION_TYPE_DEVICE ||
+		    d[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (d[i].id != 0)
+			return CUDA_ERROR_INVALID_DEVICE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static const struct vmm_ops host_vmm = {
+	hv_reserve, hv_free, hv_create, hv_release, hv_map, hv_unmap,
+	hv_set_access, NULL
+};
+
 /* ---- objects ----------------------------------------------------------- */
 
 static void
@@ -804,6 +934,7 @@ host_client_free(struct rclient *cl)
 		}
 		o->h = NULL;
 	}
+	vmm_drop(cl, &host_vmm);
 	/* Nothing is left for the ranges to name. */
 	cl->nranges = 0;
 	/* The contexts' end flushes, as the driver's does at exit. */
@@ -1120,6 +1251,14 @@ c_mem_pool(struct rcall *c)
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	return pool_call(c, ctx, &host_pool);
+}
+
+/* R_VMM_*: vmm.c, for a client with that context. */
+static int
+c_vmm(struct rcall *c)
+{
+	CTX(c, 0);
+	return vmm_call(c, &host_vmm);
 }
 
 /* in: ctx, stream, async, dptr, data */
@@ -2817,7 +2956,15 @@ c_stream_memop(struct rcall *c)
 	F(R_LINK_CREATE, c_link) \
 	F(R_LINK_ADD, c_link) \
 	F(R_LINK_COMPLETE, c_link) \
-	F(R_LINK_DESTROY, c_link)
+	F(R_LINK_DESTROY, c_link) \
+	F(R_VMM_RESERVE, c_vmm) \
+	F(R_VMM_FREE, c_vmm) \
+	F(R_VMM_CREATE, c_vmm) \
+	F(R_VMM_RELEASE, c_vmm) \
+	F(R_VMM_MAP, c_vmm) \
+	F(R_VMM_UNMAP, c_vmm) \
+	F(R_VMM_SET_ACCESS, c_vmm) \
+	F(R_VMM_GET_ACCESS, c_vmm)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "mapped.h"
 #include "pool.h"
 
 /*
@@ -255,11 +256,14 @@ cuMemFree_v2(CUdeviceptr p)
 	if ((rc = capture_gate()) != CUDA_SUCCESS)
 		return rc;
 	/* The allocation's own context, which need not be current. */
-	if (mem_lookup(p, &a) == -1 || a.host || a.base != p)
+	if (mem_lookup(p, &a) == -1 || a.host || a.base != p ||
+	    (a.flags & MEM_F_VMM))
 		return CUDA_ERROR_INVALID_VALUE;
 	c = a.ctx;
 	if (!c->live)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if ((a.flags & MEM_F_MANAGED) && mapped_managed_free(p) == 0)
+		return CUDA_SUCCESS;
 	if ((rc = pool_free(c, p, a.size)) == CUDA_SUCCESS)
 		mem_del(p, 0);
 	return rc;
@@ -326,11 +330,15 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		*(CUdeviceptr *)data = found ? p : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		if (found && !a.host)
+		/* Managed memory's host side is at its address. */
+		if (found && !a.host && !(a.flags & MEM_F_MANAGED))
 			return CUDA_ERROR_INVALID_VALUE;
 		*(void **)data = found ? (void *)p : NULL;
 		break;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+		*(int *)data = found && !a.host &&
+		    (a.flags & MEM_F_MANAGED) != 0;
+		break;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
 		*(int *)data = found && attr == CU_POINTER_ATTRIBUTE_MAPPED ?

@@ -49,6 +49,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
+	mapped_host_write(dst, src, n);
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;

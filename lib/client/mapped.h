@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "client.h"
 #include "io.h"
 
 /*
@@ -28,6 +29,21 @@ void		 mapped_before_send(uint16_t type, const struct rpc_val *in);
  * (see ridle_set).  Nothing is pulled if no device work that could have
  * written a mapped buffer was sent since the last pull.
  */
+/*
+ * A copy from the host of n bytes of src to device address dst (before it
+ * is sent): the host side of any mapped buffer it meets gets them now, so
+ * that the host reads them before the next synchronization, as on a GPU.
+ */
+void		 mapped_host_write(CUdeviceptr dst, const void *src, size_t n);
+
+/*
+ * Managed memory (cuMemAllocManaged): a mapped buffer whose host side is
+ * at its device address.  mapped_managed_free frees one (cuMemFree of a
+ * registry entry with MEM_F_MANAGED); -1 if p starts none.
+ */
+CUresult	 mapped_managed_alloc(CUdeviceptr *, size_t, unsigned flags);
+int		 mapped_managed_free(CUdeviceptr p);
+
 #define MAPPED_N	64		/* mapped buffers at most */
 struct mpull {
 	struct rwait	 w[MAPPED_N];

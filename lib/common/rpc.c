@@ -97,6 +97,15 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_LINK_ADD,		"cuLinkAddData",	"QIBSB",	"IBB", 0),
 	C(R_LINK_COMPLETE,	"cuLinkComplete",	"Q",		"IBB", 0),
 	C(R_LINK_DESTROY,	"cuLinkDestroy",	"Q",		"", 0),
+	/* virtual memory management */
+	C(R_VMM_RESERVE,	"cuMemAddressReserve",	"QQQQQ",	"Q", NS),
+	C(R_VMM_FREE,		"cuMemAddressFree",	"QQQ",		"", NS),
+	C(R_VMM_CREATE,		"cuMemCreate",		"QQQQIIiIIII",	"", NS),
+	C(R_VMM_RELEASE,	"cuMemRelease",		"QQ",		"", NS),
+	C(R_VMM_MAP,		"cuMemMap",		"QQQQQQ",	"", NS),
+	C(R_VMM_UNMAP,		"cuMemUnmap",		"QQQ",		"", NS),
+	C(R_VMM_SET_ACCESS,	"cuMemSetAccess",	"QQQB",		"", NS),
+	C(R_VMM_GET_ACCESS,	"cuMemGetAccess",	"QIiQ",		"Q", NS),
 #undef C
 #undef RD
 #undef WR

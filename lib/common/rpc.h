@@ -147,6 +147,23 @@ enum rpc_call {
 	R_LINK_COMPLETE,	/* link -> the driver's result, cubin,
 				   outputs of the create's options */
 	R_LINK_DESTROY,		/* link */
+	/* virtual memory management (cuMem* VMM): handles are client ids */
+	R_VMM_RESERVE,		/* ctx, size, alignment, address hint, flags
+				   -> va: cuMemAddressReserve */
+	R_VMM_FREE,		/* ctx, va, size: cuMemAddressFree */
+	R_VMM_CREATE,		/* ctx, handle id, size, flags, type,
+				   location type, location id, handle types,
+				   compression, RDMA capable, usage:
+				   cuMemCreate */
+	R_VMM_RELEASE,		/* ctx, handle id: cuMemRelease */
+	R_VMM_MAP,		/* ctx, va, size, offset, handle id, flags:
+				   cuMemMap */
+	R_VMM_UNMAP,		/* ctx, va, size: cuMemUnmap */
+	R_VMM_SET_ACCESS,	/* ctx, va, size, descriptors (u32 location
+				   type, i32 id, u32 flags each):
+				   cuMemSetAccess */
+	R_VMM_GET_ACCESS,	/* ctx, location type, location id, va ->
+				   flags: cuMemGetAccess */
 	R_CALL_END		/* one past the last */
 };
 

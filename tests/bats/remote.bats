@@ -227,6 +227,68 @@ run_prog() {
 	done
 }
 
+@test "virtual memory management: reserve, create, map, access, remap, refused arguments" {
+	for k in static shared; do
+		run_prog $k vmm
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"access: 3"* ]]
+		[[ "$output" == *"retained the second: 1"* ]]
+		# The bytes follow their allocation to its new address.
+		local first second
+		first=$(sed -n 's/^first: \([0-9a-f]*\) second: .*/\1/p' <<<"$output")
+		second=$(sed -n 's/^first: [0-9a-f]* second: //p' <<<"$output")
+		[ -n "$first" ] && [ "$first" != "$second" ]
+		[[ "$output" == *"swapped: first $second second $first"* ]]
+		[ "${lines[-1]}" = "vmm: ok" ]
+	done
+}
+
+@test "memory pools: create, attributes, allocation from a pool, trim, the device's current pool" {
+	for k in static shared; do
+		run_prog $k mempool
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"in use after the free: 0 high >= 1 MiB: 1"* ]]
+		[[ "$output" == *"cudaMallocAsync takes from it: 1"* ]]
+		[[ "$output" == *"current is the default again: 1"* ]]
+		[ "${lines[-1]}" = "mempool: ok" ]
+	done
+}
+
+@test "registered host memory mapped for the device: kernel writes seen after a sync, host writes seen by the next kernel" {
+	for k in static shared; do
+		run_prog $k hostreg
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"host sees the kernel's writes: ok"* ]]
+		# The device read what the host wrote last.
+		local dev copy
+		dev=$(sed -n "s/^device read the host's new bytes: //p" <<<"$output")
+		copy=$(sed -n 's/^copied from registered memory: //p' <<<"$output")
+		[ -n "$dev" ] && [ "$dev" = "$copy" ]
+		[ "${lines[-1]}" = "hostreg: ok" ]
+	done
+}
+
+@test "peer access refused on one device, peer copies as device-to-device copies, address ranges" {
+	for k in static shared; do
+		run_prog $k peer
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"device 0 can access itself as a peer: 0"* ]]
+		[[ "$output" == *"its base: +0 size >= pitch * 64: 1"* ]]
+		[ "${lines[-1]}" = "peer: ok" ]
+	done
+}
+
+@test "managed memory: one pointer for host and kernels, coherent at synchronizations and copies" {
+	for k in static shared; do
+		run_prog $k managed
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"host read the kernel's writes: ok"* ]]
+		[[ "$output" == *"host sees the copy: 1"* ]]
+		[[ "$output" == *"pointer: type 3 device pointer is it 1 host pointer is it 1"* ]]
+		[ "${lines[-1]}" = "managed: ok" ]
+	done
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

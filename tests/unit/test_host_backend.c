@@ -387,6 +387,93 @@ test_memory(uint64_t *da, uint64_t *db, uint64_t *dc)
 }
 
 /* Pitched memory, 2D memsets and a 2D copy through R_MEM_3D. */
+/*
+ * Virtual memory management (vmm.c over the host backend's memory
+ * files): mappings are the client's memory, adjacent ones as one range;
+ * bytes stay with their allocation when it is mapped elsewhere.
+ */
+static void
+test_vmm(void)
+{
+	const uint64_t g = 2u << 20;
+	uint8_t acc[12] = { CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0, 0, 0, 0, 0,
+	    CU_MEM_ACCESS_FLAGS_PROT_READWRITE, 0, 0, 0 };
+	uint64_t va, before;
+
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	before = c.out[0].u;
+
+	CHECK(call(R_VMM_RESERVE, U(1), U(g + 4096), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_RESERVE, U(1), U(4 * g), U(0), U(0), U(0)) == 0);
+	va = c.out[0].u;
+	CHECK(va % g == 0);
+	CHECK(call(R_VMM_CREATE, U(1), U(500), U(2 * g), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	CHECK(call(R_VMM_CREATE, U(1), U(500), U(2 * g), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_CREATE, U(1), U(501), U(2 * g), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(3), U(0), U(0), U(0), U(0)) == CUDA_ERROR_INVALID_DEVICE);
+	CHECK(call(R_VMM_CREATE, U(1), U(501), U(g + 1), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_CREATE, U(1), U(501), U(2 * g), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	/* Only into the client's reservation, of its allocations. */
+	CHECK(call(R_VMM_MAP, U(1), U(va + 4 * g), U(g), U(0), U(500),
+	    U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_MAP, U(1), U(va), U(g), U(0), U(502), U(0)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_VMM_MAP, U(1), U(va), U(4 * g), U(0), U(500), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_MAP, U(1), U(va + 4096), U(g), U(0), U(500),
+	    U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_MAP, U(1), U(va), U(2 * g), U(0), U(500), U(0)) ==
+	    0);
+	CHECK(call(R_VMM_MAP, U(1), U(va + g), U(2 * g), U(0), U(501),
+	    U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(rmem_check(&cl, va, 2 * g) == 0);
+	CHECK(rmem_check(&cl, va, 2 * g + 1) == -1);
+	CHECK(call(R_VMM_MAP, U(1), U(va + 2 * g), U(2 * g), U(0), U(501),
+	    U(0)) == 0);
+	CHECK(rmem_check(&cl, va + g, 2 * g) == 0);
+	CHECK(call(R_VMM_SET_ACCESS, U(1), U(va), U(4 * g), acc, 12u) == 0);
+	CHECK(call(R_VMM_GET_ACCESS, U(1), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(va + 3 * g)) == 0);
+	CHECK(c.out[0].u == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+	memset((void *)(uintptr_t)va, 0x11, 2 * g);
+	memset((void *)(uintptr_t)(va + 2 * g), 0x22, 2 * g);
+	/* cuMemFree does not free a mapping. */
+	CHECK(call(R_MEM_FREE, U(1), U(va)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_UNMAP, U(1), U(va), U(g)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_FREE, U(1), U(va), U(4 * g)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* Released while mapped: the bytes stay until unmapped. */
+	CHECK(call(R_VMM_RELEASE, U(1), U(500)) == 0);
+	CHECK(call(R_VMM_RELEASE, U(1), U(500)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(((uint8_t *)(uintptr_t)va)[g] == 0x11);
+	CHECK(call(R_VMM_UNMAP, U(1), U(va), U(4 * g)) == 0);
+	CHECK(rmem_check(&cl, va, 1) == -1);
+	CHECK(rmem_check(&cl, va + 2 * g, 1) == -1);
+	CHECK(call(R_VMM_MAP, U(1), U(va + g), U(g), U(g), U(501), U(0)) ==
+	    0);
+	CHECK(((uint8_t *)(uintptr_t)(va + g))[5] == 0x22);
+	CHECK(call(R_VMM_FREE, U(1), U(va), U(4 * g)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_UNMAP, U(1), U(va + g), U(g)) == 0);
+	CHECK(call(R_VMM_RELEASE, U(1), U(501)) == 0);
+	CHECK(call(R_VMM_FREE, U(1), U(va), U(2 * g)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_VMM_FREE, U(1), U(va), U(4 * g)) == 0);
+	CHECK(call(R_MEM_GET_INFO, U(1)) == 0);
+	CHECK(c.out[0].u == before);	/* the budget is back */
+}
+
 static void
 test_pitch(void)
 {
@@ -1036,7 +1123,7 @@ main(int argc, char *argv[])
 {
 	char path[4096], err[256];
 	const char *k = getenv("GLEAM_HOST_KERNELS");
-	uint64_t da, db, dc;
+	uint64_t da, db, dc, va;
 
 	log_init("test_host_backend", LL_ERROR);
 	if (k == NULL) {
@@ -1059,6 +1146,7 @@ main(int argc, char *argv[])
 	test_memory(&da, &db, &dc);
 	test_pool();
 	test_granularity();
+	test_vmm();
 	test_pitch();
 	test_modules();
 	test_launch(da, db, dc);
@@ -1074,6 +1162,16 @@ main(int argc, char *argv[])
 	CHECK(call(R_EVENT_CREATE, U(7), U(75), U(0)) == 0);
 	CHECK(call(R_MODULE_LOAD, U(7), U(76), STR("x")) == 0);
 	CHECK(call(R_MODULE_GET_GLOBAL, U(76), STR("g_table")) == 0);
+	CHECK(call(R_VMM_RESERVE, U(7), U(4u << 20), U(0), U(0), U(0)) == 0);
+	va = c.out[0].u;
+	CHECK(call(R_VMM_CREATE, U(7), U(77), U(2u << 20), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	CHECK(call(R_VMM_CREATE, U(7), U(78), U(2u << 20), U(0),
+	    U(CU_MEM_ALLOCATION_TYPE_PINNED), U(CU_MEM_LOCATION_TYPE_DEVICE),
+	    U(0), U(0), U(0), U(0), U(0)) == 0);
+	CHECK(call(R_VMM_MAP, U(7), U(va), U(2u << 20), U(0), U(77), U(0)) ==
+	    0);
 	free(c.scratch);
 	c.scratch = NULL;
 	pw_free(&c.blob);

@@ -323,6 +323,45 @@ test_launch(void)
 	}
 }
 
+/* Virtual memory management: sizes, wrapping ranges, reserved flags. */
+static void
+test_vmm(void)
+{
+	uint8_t acc[13] = { 0 };
+
+	CHECK(chk(R_VMM_RESERVE, NOCTX, U(0), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_RESERVE, NOCTX, U(2 << 20), U(3), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_RESERVE, NOCTX, U(2 << 20), U(0), U(0), U(0)) ==
+	    CUDA_SUCCESS);
+	CHECK(chk(R_VMM_FREE, NOCTX, U(1 << 21), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_UNMAP, NOCTX, U(UINT64_MAX - 1), U(4)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_CREATE, NOCTX, U(0), U(1 << 21), U(0), U(1), U(1),
+	    U(0), U(0), U(0), U(0), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_VMM_CREATE, NOCTX, U(5), U(1 << 21), U(1), U(1),
+	    U(1), U(0), U(0), U(0), U(0), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_CREATE, NOCTX, U(5), U(1 << 21), U(0), U(1), U(1),
+	    U(0), U(0), U(0), U(0), U(0)) == CUDA_SUCCESS);
+	CHECK(chk(R_VMM_MAP, NOCTX, U(1 << 21), U(1 << 21), U(UINT64_MAX),
+	    U(5), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_MAP, NOCTX, U(1 << 21), U(1 << 21), U(0), U(5),
+	    U(1)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_MAP, NOCTX, U(1 << 21), U(1 << 21), U(0), U(5),
+	    U(0)) == CUDA_SUCCESS);
+	CHECK(chk(R_VMM_SET_ACCESS, NOCTX, U(1 << 21), U(1 << 21), acc,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_SET_ACCESS, NOCTX, U(1 << 21), U(1 << 21), acc,
+	    13u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_VMM_SET_ACCESS, NOCTX, U(1 << 21), U(1 << 21), acc,
+	    12u) == CUDA_SUCCESS);
+	/* The host backend: no such context. */
+	CHECK(host(R_VMM_RESERVE, NOCTX, U(2 << 20), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+}
+
 static void
 test_others(void)
 {
@@ -478,6 +517,7 @@ main(void)
 	test_launch();
 	test_others();
 	test_memops_jit();
+	test_vmm();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

@@ -104,6 +104,7 @@ static struct {
 	CUresult (*FuncGetName)(const char **, CUfunction);
 	CUresult (*FuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
 	CUresult (*FuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*FuncLoad)(CUfunction);
 	CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
 	CUresult (*FuncSetCacheConfig)(CUfunction, CUfunc_cache);
 	CUresult (*LibraryLoadData)(CUlibrary *, const void *, CUjit_option *,
@@ -249,6 +250,7 @@ static struct {
 	S(FuncGetName, "cuFuncGetName", 12030),
 	S(FuncGetParamInfo, "cuFuncGetParamInfo", 12040),
 	S(FuncGetAttribute, "cuFuncGetAttribute", 2020),
+	S(FuncLoad, "cuFuncLoad", 12040),
 	S(FuncSetAttribute, "cuFuncSetAttribute", 9000),
 	S(FuncSetCacheConfig, "cuFuncSetCacheConfig", 3000),
 	S(LibraryLoadData, "cuLibraryLoadData", 12000),
@@ -1237,6 +1239,7 @@ cuda_ftab_one(struct pw *w, void *h, int kernel, int dev)
 	struct robj tmp;
 	const char *name = NULL;
 	int32_t attr[CU_FUNC_ATTRIBUTE_MAX];
+	CUresult rc;
 	int a, v;
 
 	memset(&tmp, 0, sizeof tmp);
@@ -1246,11 +1249,22 @@ cuda_ftab_one(struct pw *w, void *h, int kernel, int dev)
 		drv.FuncGetName(&name, h);
 	cuda_params(&tmp, h, kernel);
 	for (a = 0; a < CU_FUNC_ATTRIBUTE_MAX; a++) {
-		if ((kernel ? drv.KernelGetAttribute(&v,
-		    (CUfunction_attribute)a, h, dev) : drv.FuncGetAttribute(&v,
-		    (CUfunction_attribute)a, h)) != CUDA_SUCCESS)
-			v = 0;
-		attr[a] = v;
+		if (kernel)
+			rc = drv.KernelGetAttribute(&v, (CUfunction_attribute)a,
+			    h, dev);
+		else if ((rc = drv.FuncGetAttribute(&v,
+		    (CUfunction_attribute)a, h)) ==
+		    CUDA_ERROR_FUNCTION_NOT_LOADED && drv.FuncLoad(h) ==
+		    CUDA_SUCCESS)
+			/*
+			 * A module's functions load lazily: three attributes
+			 * (the thread limit among them, which Triton checks)
+			 * need the function loaded, as the program's own
+			 * query would load it.
+			 */
+			rc = drv.FuncGetAttribute(&v, (CUfunction_attribute)a,
+			    h);
+		attr[a] = rc == CUDA_SUCCESS ? v : 0;
 	}
 	ftab_add(w, name ? name : "", tmp.nparams, tmp.offset, tmp.size,
 	    CU_FUNC_ATTRIBUTE_MAX, attr);

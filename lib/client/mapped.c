@@ -438,18 +438,39 @@ CUresult
 cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
 {
 	uint8_t *b = p;
-	int i;
+	struct alloc a;
+	int i, tries;
 
 	if (d == NULL || p == NULL || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	pthread_mutex_lock(&map_lock);
-	for (i = 0; i < nmaps; i++)
-		if (b >= maps[i].host && b < maps[i].host + maps[i].size) {
-			*d = maps[i].dev + (CUdeviceptr)(b - maps[i].host);
-			pthread_mutex_unlock(&map_lock);
-			return CUDA_SUCCESS;
+	for (tries = 0; tries < 2; tries++) {
+		pthread_mutex_lock(&map_lock);
+		for (i = 0; i < nmaps; i++)
+			if (b >= maps[i].host &&
+			    b < maps[i].host + maps[i].size) {
+				*d = maps[i].dev +
+				    (CUdeviceptr)(b - maps[i].host);
+				pthread_mutex_unlock(&map_lock);
+				return CUDA_SUCCESS;
+			}
+		pthread_mutex_unlock(&map_lock);
+		/*
+		 * On a GPU with unified addressing every registration is
+		 * mapped, DEVICEMAP or not (the H200's driver gives the
+		 * pointer): one registered without it becomes mapped
+		 * memory when its device pointer is first asked for, so
+		 * registrations for copies alone stay cheap.
+		 */
+		if (tries > 0 || mem_lookup((uintptr_t)p, &a) == -1 ||
+		    a.host != 2 || mem_del(a.base, 2) == -1)
+			break;
+		if (mapped_register((void *)(uintptr_t)a.base, a.size,
+		    a.flags | CU_MEMHOSTREGISTER_DEVICEMAP) != CUDA_SUCCESS) {
+			/* Too large to mirror: registered as before. */
+			mem_add(a.base, a.size, a.ctx, 2, a.flags);
+			break;
 		}
-	pthread_mutex_unlock(&map_lock);
+	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
 

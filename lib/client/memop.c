@@ -46,6 +46,10 @@ memop_post(CUstream s, int ptsz, unsigned count,
 				    CU_STREAM_MEM_OP_WAIT_VALUE_32 ?
 				    o->waitValue.value : o->waitValue.value64;
 				oflags = o->waitValue.flags;
+				if (oflags & CU_STREAM_WAIT_VALUE_FLUSH) {
+					pw_free(&w);
+					return CUDA_ERROR_INVALID_VALUE;
+				}
 				break;
 			case CU_STREAM_MEM_OP_WRITE_VALUE_32:
 			case CU_STREAM_MEM_OP_WRITE_VALUE_64:
@@ -54,6 +58,15 @@ memop_post(CUstream s, int ptsz, unsigned count,
 				    CU_STREAM_MEM_OP_WRITE_VALUE_32 ?
 				    o->writeValue.value : o->writeValue.value64;
 				oflags = o->writeValue.flags;
+				/*
+				 * "Not supported in the v2 API": the H200's
+				 * driver refuses it at once, and a wait that
+				 * counted on the write would hang.
+				 */
+				if (oflags & CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) {
+					pw_free(&w);
+					return CUDA_ERROR_INVALID_VALUE;
+				}
 				break;
 			case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
 				oflags = o->flushRemoteWrites.flags;

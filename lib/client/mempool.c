@@ -238,9 +238,10 @@ cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props)
 		    "supported by Gleam");
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
+	/* A location that is no device is a bad value to the real driver. */
 	if (client_device(props->location.id) == NULL ||
 	    props->location.id >= POOL_DEVS)
-		return CUDA_ERROR_INVALID_DEVICE;
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pool_setup(g, props->location.id);

@@ -64,8 +64,8 @@ cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	if (flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	return p->device == c->device ? CUDA_ERROR_INVALID_DEVICE :
-	    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+	/* The real driver (580, one H200) answers 217 for its own device too. */
+	return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
 
 CUresult

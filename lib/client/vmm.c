@@ -249,6 +249,9 @@ cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
 		return rc;
 	if (ptr == 0 || size == 0 || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* The H200's driver (580) maps an allocation only from its start. */
+	if (offset != 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	pthread_mutex_lock(&vmm_lock);
 	g = vmm_handle(h);
 	if (g == NULL || (c = vmm_ctx(g)) == NULL) {

@@ -75,10 +75,11 @@ sum_dev(CUdeviceptr d, size_t n)
 	return s;
 }
 
-static void
+static CUresult
 code(const char *what, CUresult rc)
 {
 	printf("%-48s %d\n", what, (int)rc);
+	return rc;
 }
 
 int
@@ -187,18 +188,21 @@ main(void)
 	printf("swapped: first %016llx second %016llx\n",
 	    (unsigned long long)sum_dev(va, 2 * g),
 	    (unsigned long long)sum_dev(va + 2 * g, 2 * g));
-	// Half of one allocation mapped elsewhere: an offset into it.
+	// Half of one allocation mapped elsewhere, at an offset into it: the
+	// H200's driver (580) refuses any offset but 0 (NOT_SUPPORTED).
 	CK(cuMemAddressReserve(&va2, 2 * g, 0, 0, 0));
-	CK(cuMemMap(va2, g, g, h2, 0));
-	CK(cuMemSetAccess(va2, g, &acc, 1));
-	set_u32<<<(int)(g / 4 / 256), 256>>>((unsigned *)va2, 4,
-	    (int)(g / 4));
-	RT(cudaDeviceSynchronize());
-	printf("offset mapping: %016llx through the first: %016llx\n",
-	    (unsigned long long)sum_dev(va2, g),
-	    (unsigned long long)sum_dev(va + g, g));
+	if (code("map at an offset into an allocation",
+	    cuMemMap(va2, g, g, h2, 0)) == CUDA_SUCCESS) {
+		CK(cuMemSetAccess(va2, g, &acc, 1));
+		set_u32<<<(int)(g / 4 / 256), 256>>>((unsigned *)va2, 4,
+		    (int)(g / 4));
+		RT(cudaDeviceSynchronize());
+		printf("offset mapping: %016llx through the first: %016llx\n",
+		    (unsigned long long)sum_dev(va2, g),
+		    (unsigned long long)sum_dev(va + g, g));
+		CK(cuMemUnmap(va2, g));
+	}
 
-	CK(cuMemUnmap(va2, g));
 	CK(cuMemUnmap(va, 2 * g));
 	CK(cuMemUnmap(va + 2 * g, 2 * g));
 	CK(cuMemRelease(h1));

@@ -1028,11 +1028,48 @@ cp_access(struct robj *ctx, uint64_t va, uint64_t size)
 	return drv.MemSetAccess(va, size, &d, 1);
 }
 
+/* The client whose call this thread runs (cuda_call sets it). */
+static __thread struct rclient *cp_client;
+
+/*
+ * While one of the client's streams captures, a context synchronization
+ * is illegal and would end the capture on the driver, where the
+ * program's cuMemFree would not: then only the streams that do not
+ * capture are waited for.  1 if so, 0 if nothing captures.
+ */
+static int
+cp_sync_capturing(struct robj *ctx)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+	int capturing = 0;
+
+	if (cp_client == NULL)
+		return 0;
+	while (htab_next(&cp_client->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_STREAM &&
+		    ((struct robj *)v)->cap != NULL)
+			capturing = 1;
+	if (!capturing)
+		return 0;
+	i = 0;
+	while (htab_next(&cp_client->objs, &i, &id, &v)) {
+		o = v;
+		if (o->kind == RK_STREAM && o->cap == NULL && o->h != NULL &&
+		    o->ctx == ctx)
+			drv.StreamSynchronize(o->h);
+	}
+	return 1;
+}
+
 /* As cuMemFree, which waits for the device's work on the memory first. */
 static void
 cp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
 {
-	drv.CtxSynchronize();
+	if (!cp_sync_capturing(ctx))
+		drv.CtxSynchronize();
 	drv.MemUnmap(va, size);
 }
 
@@ -2836,7 +2873,12 @@ static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 static int
 cuda_call(struct rcall *c)
 {
-	return check_dispatch(c, cuda_fn);
+	int rc;
+
+	cp_client = c->cl;
+	rc = check_dispatch(c, cuda_fn);
+	cp_client = NULL;
+	return rc;
 }
 
 #define G(t, fn) [t - R_OPEN] = cuda_call,

@@ -426,6 +426,13 @@ check_call(const struct rcall *c)
 		return check_memops(c);
 	case R_LINK_CREATE:
 		return check_jit_opts(&c->in[2], jo, jv, &jn);
+	case R_MODULE_LOAD_EX:
+		/* After remote.c put a staged or cached image in its place. */
+		if (c->in[2].len == 0)
+			return CUDA_ERROR_INVALID_IMAGE;
+		if (c->in[3].u > 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_jit_opts(&c->in[4], jo, jv, &jn);
 	case R_LINK_ADD:
 		/* After remote.c put a staged input in its place. */
 		if (c->in[1].u >= CU_JIT_NUM_INPUT_TYPES || c->in[2].len == 0)

@@ -95,6 +95,8 @@ static struct {
 	CUresult (*MemsetD2D32Async)(CUdeviceptr, size_t, unsigned, size_t,
 	    size_t, CUstream);
 	CUresult (*ModuleLoadData)(CUmodule *, const void *);
+	CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned,
+	    CUjit_option *, void **);
 	CUresult (*ModuleUnload)(CUmodule);
 	CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
 	CUresult (*ModuleGetGlobal)(CUdeviceptr *, size_t *, CUmodule,
@@ -242,6 +244,7 @@ static struct {
 	S(MemsetD2D16Async, "cuMemsetD2D16Async", 3020),
 	S(MemsetD2D32Async, "cuMemsetD2D32Async", 3020),
 	S(ModuleLoadData, "cuModuleLoadData", 2000),
+	S(ModuleLoadDataEx, "cuModuleLoadDataEx", 2010),
 	S(ModuleUnload, "cuModuleUnload", 2000),
 	S(ModuleGetFunction, "cuModuleGetFunction", 2000),
 	S(ModuleGetGlobal, "cuModuleGetGlobal", 3020),
@@ -1309,34 +1312,65 @@ cuda_ftab_one(struct pw *w, void *h, int kernel, int dev)
 	free(tmp.size);
 }
 
-/* in: ctx, id, image -> function table */
-static int
-c_module_load(struct rcall *c)
+/*
+ * Loads the image in[2] under the id in[1] in the context in[0], with JIT
+ * options (n of them) or none, the function table into the reply's blob.
+ */
+static CUresult
+cuda_load(struct rcall *c, int library, unsigned nj, CUjit_option *jo,
+    void **jv)
 {
 	struct robj *ctx, *o;
-	CUmodule mod;
-	CUfunction *fs = NULL;
+	CUmodule mod = NULL;
+	CUlibrary lib = NULL;
+	void **fs = NULL;
 	CUresult rc;
 	unsigned n = 0, i;
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if ((rc = drv.ModuleLoadData(&mod, c->in[2].p)) != CUDA_SUCCESS)
+	if (library)
+		rc = drv.LibraryLoadData(&lib, c->in[2].p, jo, jv, nj, NULL,
+		    NULL, 0);
+	else if (nj > 0)
+		rc = drv.ModuleLoadDataEx(&mod, c->in[2].p, nj, jo, jv);
+	else
+		rc = drv.ModuleLoadData(&mod, c->in[2].p);
+	if (rc != CUDA_SUCCESS)
 		return rc;
-	if ((o = robj_new(c->cl, c->in[1].u, RK_MODULE, mod)) == NULL) {
-		drv.ModuleUnload(mod);
+	o = robj_new(c->cl, c->in[1].u, library ? RK_LIBRARY : RK_MODULE,
+	    library ? (void *)lib : (void *)mod);
+	if (o == NULL) {
+		if (library)
+			drv.LibraryUnload(lib);
+		else
+			drv.ModuleUnload(mod);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	o->ctx = ctx;
-	if (drv.ModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS)
+	if ((library ? drv.LibraryGetKernelCount(&n, lib) :
+	    drv.ModuleGetFunctionCount(&n, mod)) != CUDA_SUCCESS)
 		n = 0;
 	if (n > 0 && (fs = calloc(n, sizeof *fs)) != NULL &&
-	    drv.ModuleEnumerateFunctions(fs, n, mod) != CUDA_SUCCESS)
+	    (library ? drv.LibraryEnumerateKernels((CUkernel *)fs, n, lib) :
+	    drv.ModuleEnumerateFunctions((CUfunction *)fs, n, mod)) !=
+	    CUDA_SUCCESS)
 		n = 0;
 	ftab_begin(&c->blob, fs != NULL ? n : 0);
 	for (i = 0; fs != NULL && i < n; i++)
-		cuda_ftab_one(&c->blob, fs[i], 0, ctx->device);
+		cuda_ftab_one(&c->blob, fs[i], library, ctx->device);
 	free(fs);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, id, image -> function table */
+static int
+c_module_load(struct rcall *c)
+{
+	CUresult rc;
+
+	if ((rc = cuda_load(c, 0, 0, NULL, NULL)) != CUDA_SUCCESS)
+		return rc;
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 	return CUDA_SUCCESS;
@@ -1427,31 +1461,10 @@ c_module_get_global(struct rcall *c)
 static int
 c_library_load(struct rcall *c)
 {
-	struct robj *ctx, *o;
-	CUlibrary lib;
-	CUkernel *ks = NULL;
 	CUresult rc;
-	unsigned n = 0, i;
 
-	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+	if ((rc = cuda_load(c, 1, 0, NULL, NULL)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = drv.LibraryLoadData(&lib, c->in[2].p, NULL, NULL, 0, NULL,
-	    NULL, 0)) != CUDA_SUCCESS)
-		return rc;
-	if ((o = robj_new(c->cl, c->in[1].u, RK_LIBRARY, lib)) == NULL) {
-		drv.LibraryUnload(lib);
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	o->ctx = ctx;
-	if (drv.LibraryGetKernelCount(&n, lib) != CUDA_SUCCESS)
-		n = 0;
-	if (n > 0 && (ks = calloc(n, sizeof *ks)) != NULL &&
-	    drv.LibraryEnumerateKernels(ks, n, lib) != CUDA_SUCCESS)
-		n = 0;
-	ftab_begin(&c->blob, ks != NULL ? n : 0);
-	for (i = 0; ks != NULL && i < n; i++)
-		cuda_ftab_one(&c->blob, ks[i], 1, ctx->device);
-	free(ks);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 	return CUDA_SUCCESS;
@@ -2722,6 +2735,34 @@ c_link_complete(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: ctx, id, image, library, options -> result, function table, outputs
+ * (the outputs also when the load failed: a compile's error log)
+ */
+static int
+c_module_load_ex(struct rcall *c)
+{
+	struct cjit j;
+	size_t first;
+	CUresult rc;
+
+	if ((rc = cjit_make(&j, &c->in[4])) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = cuda_load(c, (int)c->in[3].u, j.n, j.opt, j.val);
+	if (c->out[0].u != CUDA_SUCCESS)
+		c->blob.len = 0;
+	first = c->blob.len;
+	cjit_outs(&c->blob, &j);
+	cjit_free(&j);
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)first;
+	c->out[2].p = c->blob.p + first;
+	c->out[2].len = (uint32_t)(c->blob.len - first);
+	return CUDA_SUCCESS;
+}
+
 static int
 c_link_destroy(struct rcall *c)
 {
@@ -2866,7 +2907,9 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_MAP, c_vmm) \
 	F(R_VMM_UNMAP, c_vmm) \
 	F(R_VMM_SET_ACCESS, c_vmm) \
-	F(R_VMM_GET_ACCESS, c_vmm)
+	F(R_VMM_GET_ACCESS, c_vmm) \
+	/* loads with JIT options */ \
+	F(R_MODULE_LOAD_EX, c_module_load_ex)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

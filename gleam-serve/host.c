@@ -1687,6 +1687,43 @@ host_load_image(struct rcall *c, int library)
 static int c_module_load(struct rcall *c) { return host_load_image(c, 0); }
 static int c_library_load(struct rcall *c) { return host_load_image(c, 1); }
 
+/*
+ * in: ctx, id, image, library, options -> result, function table, outputs.
+ * No JIT here: the options' values come back as they went, the logs empty.
+ */
+static int
+c_module_load_ex(struct rcall *c)
+{
+	int opt[RPC_JIT_OPTS_MAX];
+	uint64_t val[RPC_JIT_OPTS_MAX];
+	unsigned i, n;
+	size_t first;
+	int rc;
+
+	if ((rc = check_jit_opts(&c->in[4], opt, val, &n)) != CUDA_SUCCESS)
+		return rc;
+	rc = host_load_image(c, (int)c->in[3].u);
+	c->out[0].u = (uint64_t)rc;
+	if (rc != CUDA_SUCCESS)
+		c->blob.len = 0;
+	first = c->blob.len;
+	for (i = 0; i < n; i++) {
+		if (opt[i] == CU_JIT_INFO_LOG_BUFFER ||
+		    opt[i] == CU_JIT_ERROR_LOG_BUFFER) {
+			pw_u64(&c->blob, 0);
+			pw_u32(&c->blob, 0);
+		} else
+			pw_u64(&c->blob, val[i]);
+	}
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)first;
+	c->out[2].p = c->blob.p + first;
+	c->out[2].len = (uint32_t)(c->blob.len - first);
+	return CUDA_SUCCESS;
+}
+
 /* in: id (both calls) */
 static int
 host_unload(struct rcall *c, int kind)
@@ -2964,7 +3001,9 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_MAP, c_vmm) \
 	F(R_VMM_UNMAP, c_vmm) \
 	F(R_VMM_SET_ACCESS, c_vmm) \
-	F(R_VMM_GET_ACCESS, c_vmm)
+	F(R_VMM_GET_ACCESS, c_vmm) \
+	/* loads with JIT options */ \
+	F(R_MODULE_LOAD_EX, c_module_load_ex)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -563,14 +563,16 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	/* A link's input: in pieces under the link's id (field 0). */
 	sid = h->type == R_LINK_ADD ? c.in[0].u : c.in[1].u;
 	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD ||
-	    h->type == R_LINK_ADD) && c.in[2].len == 0 &&
+	    h->type == R_MODULE_LOAD_EX || h->type == R_LINK_ADD) &&
+	    c.in[2].len == 0 &&
 	    (st = htab_get(&r->stages, sid)) != NULL) {
 		/* The image came ahead in pieces. */
 		c.in[2].p = st->buf;
 		c.in[2].len = (uint32_t)st->len;
 		staged = 1;
-	} else if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD) &&
-	    c.in[2].len == 0 && wcache_image(r->wc, c.in[1].u, &c.in[2]))
+	} else if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD ||
+	    h->type == R_MODULE_LOAD_EX) && c.in[2].len == 0 &&
+	    wcache_image(r->wc, c.in[1].u, &c.in[2]))
 		staged = 2;	/* the weight cache had it */
 	if (h->type == R_STAGE_PUT)
 		rc = stage_put(r, &c);

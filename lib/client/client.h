@@ -54,6 +54,8 @@ struct gmodule {
 	struct gfinfo	*funcs;
 	int		 library;	/* a CUlibrary rather than a CUmodule */
 	void		**enumed;	/* handles enumerated, by table index */
+	struct gmodule	*lib;		/* a library's module: the library */
+	struct gmodule	*mod;		/* a library: its module, once asked */
 };
 
 struct gfunc {
@@ -62,6 +64,7 @@ struct gfunc {
 	const struct gfinfo *fi;
 	struct gfinfo	*own;		/* its entry, when the load's had none */
 	uint32_t	 nown;
+	struct gfunc	*asfunc;	/* a kernel: its function, once asked */
 };
 
 struct gcap;
@@ -159,6 +162,15 @@ uint64_t	 ctx_new_life(void);
 
 /* The calling thread's context, or the error to return. */
 CUresult	 ctx_need(struct gctx **);
+
+/* JIT options (jit.c): encoded, noting each log buffer's size; a reply's
+ * outputs written back into the program's arrays. */
+struct pw;
+struct rpc_val;
+CUresult	 jit_enc(struct pw *, unsigned n, const CUjit_option *,
+		    void **vals, size_t *logsz);
+void		 jit_dec(const struct rpc_val *, unsigned n,
+		    const CUjit_option *, void **vals, const size_t *logsz);
 struct gctx	*ctx_current(void);
 
 /*

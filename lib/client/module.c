@@ -204,10 +204,19 @@ ftab_write(const char *path, const void *blob, size_t len)
 	(void)memo_write(path, hdr, sizeof hdr, blob, len);
 }
 
+/*
+ * Loads an image.  With JIT options (cuModuleLoadDataEx, cuLibraryLoadData)
+ * the load waits for R_MODULE_LOAD_EX's reply, whose outputs (logs, wall
+ * time) go into the program's arrays whether the load worked or not: a
+ * PTX compile's error log is most wanted when it failed.
+ */
 static CUresult
-module_load(struct gmodule **out, const void *image, int library)
+module_load(struct gmodule **out, const void *image, int library,
+    unsigned nj, CUjit_option *jo, void **jv)
 {
-	struct rpc_val in[3], rep[1];
+	struct rpc_val in[5], rep[3];
+	size_t *logsz = NULL;
+	struct pw w;
 	struct gmodule *m;
 	struct gctx *c;
 	void *keep, *blob;
@@ -224,8 +233,21 @@ module_load(struct gmodule **out, const void *image, int library)
 		return rc;
 	if ((n = image_size(&image)) == 0)
 		return CUDA_ERROR_INVALID_IMAGE;
-	if ((m = calloc(1, sizeof *m)) == NULL)
+	pw_init(&w);
+	if (nj > 0) {
+		if ((logsz = calloc(nj, sizeof *logsz)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if ((rc = jit_enc(&w, nj, jo, jv, logsz)) != CUDA_SUCCESS) {
+			pw_free(&w);
+			free(logsz);
+			return rc;
+		}
+	}
+	if ((m = calloc(1, sizeof *m)) == NULL) {
+		pw_free(&w);
+		free(logsz);
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	m->o.kind = library ? GK_LIBRARY : GK_MODULE;
 	m->ctx = c;
 	m->library = library;
@@ -239,26 +261,37 @@ module_load(struct gmodule **out, const void *image, int library)
 		known = ftab_path(ih, library, c->device, path, sizeof path) ==
 		    0;
 	}
-	if (known && (blob = ftab_read(path, &blen)) != NULL) {
+	if (known && nj == 0 && (blob = ftab_read(path, &blen)) != NULL) {
 		have = rpc_ftab_dec(blob, blen, &m->funcs, &m->nfunc) == 0;
 		free(blob);
 	}
 	if (wcache_image(gobj_id(m), image, n, ih, &rc)) {
 		/* The weight cache readied it for the load that names m. */
-		if (rc != CUDA_SUCCESS) {
-			module_free(m);
-			return rc;
-		}
+		if (rc != CUDA_SUCCESS)
+			goto fail;
 		in[2].len = 0;
 	} else if (n > io_max_payload()) {
 		/* Ahead in pieces; the load then names it by the module's id. */
-		if ((rc = module_stage(gobj_id(m), image, n)) != CUDA_SUCCESS) {
-			module_free(m);
-			return rc;
-		}
+		if ((rc = module_stage(gobj_id(m), image, n)) != CUDA_SUCCESS)
+			goto fail;
 		in[2].len = 0;
 	}
-	if (have) {
+	if (nj > 0) {
+		/* Options: their outputs come back, success or not. */
+		in[3].u = (uint64_t)library;
+		in[4].p = w.p;
+		in[4].len = (uint32_t)w.len;
+		rc = remote_call(R_MODULE_LOAD_EX, in, rep, &keep);
+		if (rc == CUDA_SUCCESS) {
+			jit_dec(&rep[2], nj, jo, jv, logsz);
+			rc = (CUresult)rep[0].u;
+		}
+		if (rc == CUDA_SUCCESS && rpc_ftab_dec(rep[1].p, rep[1].len,
+		    &m->funcs, &m->nfunc) == -1)
+			rc = CUDA_ERROR_UNKNOWN;
+		if (rc == CUDA_SUCCESS && known)
+			ftab_write(path, rep[1].p, rep[1].len);
+	} else if (have) {
 		/* The table of an earlier run: nothing to wait for. */
 		rc = rpost(library ? R_LIBRARY_LOAD : R_MODULE_LOAD, in, 0);
 		keep = NULL;
@@ -272,33 +305,37 @@ module_load(struct gmodule **out, const void *image, int library)
 			ftab_write(path, rep[0].p, rep[0].len);
 	}
 	free(keep);
-	if (rc != CUDA_SUCCESS) {
-		module_free(m);
-		return rc;
-	}
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	pw_free(&w);
+	free(logsz);
 	gobj_publish(m);
 	*out = m;
 	return CUDA_SUCCESS;
+fail:
+	pw_free(&w);
+	free(logsz);
+	module_free(m);
+	return rc;
 }
 
 CUresult
 cuModuleLoadData(CUmodule *mod, const void *image)
 {
-	return module_load((struct gmodule **)mod, image, 0);
+	return module_load((struct gmodule **)mod, image, 0, 0, NULL, NULL);
 }
 
 CUresult
 cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
     CUjit_option *opts, void **vals)
 {
-	/* JIT options tune or log the compile; the server compiles as it will. */
-	return module_load((struct gmodule **)mod, image, 0);
+	return module_load((struct gmodule **)mod, image, 0, n, opts, vals);
 }
 
 CUresult
 cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 {
-	return module_load((struct gmodule **)mod, fatbin, 0);
+	return module_load((struct gmodule **)mod, fatbin, 0, 0, NULL, NULL);
 }
 
 CUresult
@@ -306,7 +343,8 @@ cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo,
     void **jv, unsigned int nj, CUlibraryOption *lo, void **lv,
     unsigned int nl)
 {
-	return module_load((struct gmodule **)lib, code, 1);
+	/* The library options (lazy loading, ...) are the server's affair. */
+	return module_load((struct gmodule **)lib, code, 1, nj, jo, jv);
 }
 
 static CUresult
@@ -317,8 +355,11 @@ module_unload(void *h, int library)
 	void *keep;
 	CUresult rc;
 
-	if (m == NULL)
+	/* A library's module goes with the library, not alone. */
+	if (m == NULL || m->lib != NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (m->mod != NULL)
+		module_free(m->mod);
 	in[0].u = gobj_id(m);
 	rc = remote_call(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, out,
 	    &keep);
@@ -343,12 +384,18 @@ module_find(const struct gmodule *m, const char *name)
 	return NULL;
 }
 
+/*
+ * A function of a library's module (cuLibraryGetModule) is the library's
+ * kernel on the server, asked for under the function's id: launched,
+ * queried and set like any function there.
+ */
 static CUresult
 module_get_func(void **out, void *h, const char *name, int library)
 {
 	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
 	struct rpc_val in[3], rep[1];
 	const struct gfinfo *fi;
+	struct gmodule *t;
 	struct gfunc *f;
 	void *keep;
 	CUresult rc;
@@ -357,13 +404,16 @@ module_get_func(void **out, void *h, const char *name, int library)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	fi = module_find(m, name);
+	t = m->lib != NULL ? m->lib : m;
+	if (m->lib != NULL)
+		library = 1;
+	fi = module_find(t, name);
 	if ((f = calloc(1, sizeof *f)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	f->o.kind = library ? GK_KERNEL : GK_FUNC;
+	f->o.kind = library && m->lib == NULL ? GK_KERNEL : GK_FUNC;
 	f->mod = m;
 	f->fi = fi;
-	in[0].u = gobj_id(m);
+	in[0].u = gobj_id(t);
 	in[1].u = gobj_id(f);
 	in[2].p = name;
 	in[2].len = (uint32_t)strlen(name);
@@ -431,15 +481,58 @@ func_info(const void *h, uint64_t *id)
 	return f->fi;
 }
 
+/*
+ * A library's module: a client handle standing for it, made on first ask
+ * (one per library, whichever context asks), its functions and globals
+ * the library's kernels and globals.
+ */
 CUresult
-cuKernelGetFunction(CUfunction *pf, CUkernel k)
+cuLibraryGetModule(CUmodule *pm, CUlibrary h)
 {
+	struct gmodule *l = gobj_check(h, GK_LIBRARY), *m;
+	struct gctx *c;
+	CUresult rc;
+
+	if (pm == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (l == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if (l->mod == NULL) {
+		if ((m = calloc(1, sizeof *m)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		m->o.kind = GK_MODULE;
+		m->ctx = c;
+		m->lib = l;
+		gobj_publish(m);
+		l->mod = m;
+	}
+	*pm = (CUmodule)l->mod;
+	return CUDA_SUCCESS;
+}
+
+/* The kernel's function in its library's module, made once. */
+CUresult
+cuKernelGetFunction(CUfunction *pf, CUkernel h)
+{
+	struct gfunc *k = gobj_check(h, GK_KERNEL);
+	CUmodule lm;
+	void *f;
+	CUresult rc;
+
 	if (pf == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (gobj_check(k, GK_KERNEL) == NULL)
+	if (k == NULL || gobj_check(k->mod, GK_LIBRARY) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	/* Our launches take kernels and functions alike. */
-	*pf = (CUfunction)k;
+	if (k->asfunc == NULL) {
+		if ((rc = cuLibraryGetModule(&lm, (CUlibrary)k->mod)) !=
+		    CUDA_SUCCESS || (rc = module_get_func(&f, lm, k->fi->name,
+		    0)) != CUDA_SUCCESS)
+			return rc;
+		k->asfunc = f;
+	}
+	*pf = (CUfunction)k->asfunc;
 	return CUDA_SUCCESS;
 }
 
@@ -470,6 +563,11 @@ global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (m->lib != NULL) {
+		/* A library's module: the library's globals. */
+		m = m->lib;
+		library = 1;
+	}
 	if (library) {
 		if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 			return rc;
@@ -684,7 +782,7 @@ cuModuleGetFunctionCount(unsigned int *n, CUmodule h)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	*n = m->nfunc;
+	*n = m->lib != NULL ? m->lib->nfunc : m->nfunc;
 	return CUDA_SUCCESS;
 }
 
@@ -786,7 +884,7 @@ cuModuleLoad(CUmodule *mod, const char *path)
 		return rc;
 	if ((rc = module_file(path, &img)) != CUDA_SUCCESS)
 		return rc;
-	rc = module_load((struct gmodule **)mod, img, 0);
+	rc = module_load((struct gmodule **)mod, img, 0, 0, NULL, NULL);
 	free(img);
 	return rc;
 }
@@ -805,7 +903,7 @@ cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jo,
 		return rc;
 	if ((rc = module_file(path, &img)) != CUDA_SUCCESS)
 		return rc;
-	rc = module_load((struct gmodule **)lib, img, 1);
+	rc = module_load((struct gmodule **)lib, img, 1, nj, jo, jv);
 	free(img);
 	return rc;
 }
@@ -818,6 +916,7 @@ static CUresult
 module_enum(void **out, unsigned n, void *h, int library)
 {
 	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
+	const struct gmodule *t;
 	unsigned i;
 	CUresult rc;
 
@@ -825,14 +924,15 @@ module_enum(void **out, unsigned n, void *h, int library)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (n > m->nfunc)
-		n = m->nfunc;
+	t = m->lib != NULL ? m->lib : m;
+	if (n > t->nfunc)
+		n = t->nfunc;
 	if (m->enumed == NULL && n > 0 &&
-	    (m->enumed = calloc(m->nfunc, sizeof *m->enumed)) == NULL)
+	    (m->enumed = calloc(t->nfunc, sizeof *m->enumed)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (i = 0; i < n; i++) {
 		if (m->enumed[i] == NULL && (rc = module_get_func(
-		    &m->enumed[i], m, m->funcs[i].name, library)) !=
+		    &m->enumed[i], m, t->funcs[i].name, library)) !=
 		    CUDA_SUCCESS)
 			return rc;
 		out[i] = m->enumed[i];

@@ -164,6 +164,12 @@ enum rpc_call {
 				   cuMemSetAccess */
 	R_VMM_GET_ACCESS,	/* ctx, location type, location id, va ->
 				   flags: cuMemGetAccess */
+	/* loads with JIT options */
+	R_MODULE_LOAD_EX,	/* ctx, id, image (or empty: staged or
+				   cached), library (0 or 1), JIT options
+				   (as R_LINK_*) -> the driver's result,
+				   function table, JIT outputs:
+				   cuModuleLoadDataEx, cuLibraryLoadData */
 	R_CALL_END		/* one past the last */
 };
 
@@ -320,10 +326,10 @@ void	rpc_tmap_enc(struct pw *, const struct rpc_tmap *);
 int	rpc_tmap_dec(uint32_t which, const void *, size_t, struct rpc_tmap *);
 
 /*
- * R_LINK_*: JIT options go as (u32 option, u64 value) each.  A log
- * buffer's value is not sent (the server keeps one of the size its size
- * option gives); options whose values point elsewhere are refused.  The
- * outputs, in the options' order: u64 value each (what the driver left
+ * R_LINK_* and R_MODULE_LOAD_EX: JIT options go as (u32 option, u64
+ * value) each.  A log buffer's value is not sent (the server keeps one
+ * of the size its size option gives); options whose values point
+ * elsewhere are refused.  The outputs, in the options' order: u64 value each (what the driver left
  * there), and after a log buffer's u32 length and its text.
  * R_STREAM_MEMOP: operations of RPC_MEMOP_LEN bytes.
  */

@@ -7,6 +7,11 @@
 // names); the global g_bias by cuModuleGetGlobal and cuLibraryGetGlobal;
 // every attribute of the three mk_ kernels by cuFuncGetAttribute and
 // cuKernelGetAttribute; mk_add run from each load (p[i] += g_bias + i).
+// cuModuleLoadDataEx and cuLibraryLoadData with log options: the fat
+// binary (run), and broken PTX: its code and whether the error log the
+// driver wrote into the program's buffer says something (host backend:
+// skipped, 221).  cuLibraryGetModule: mk_add and g_bias through the
+// library's module; cuKernelGetFunction's function and its module.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +67,15 @@ static const char ptx[] =
     "	mov.u32 %r1, 42;\n"
     "	st.global.u32 [%rd2], %r1;\n"
     "	ret;\n"
+    "}\n";
+
+static const char ptx_bad[] =
+    ".version 8.0\n"
+    ".target sm_90\n"
+    ".address_size 64\n"
+    ".visible .entry mk_broken()\n"
+    "{\n"
+    "	this is not an instruction;\n"
     "}\n";
 
 static int fails;
@@ -255,9 +269,55 @@ show_module(const char *what, CUmodule m, CUdeviceptr d)
 	attrs(buf, f, 0);
 }
 
+// A load with log options: the code, and whether the logs say something.
+static void
+load_ex(const char *what, const void *img, int library, CUdeviceptr d)
+{
+	static char info[8192], err[8192];
+	CUjit_option o[5] = { CU_JIT_INFO_LOG_BUFFER,
+	    CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+	    CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE };
+	void *v[5];
+	CUmodule m = NULL;
+	CUlibrary l = NULL;
+	CUfunction f;
+	CUkernel k;
+	CUresult rc;
+
+	info[0] = err[0] = '\0';
+	v[0] = info;
+	v[1] = (void *)(uintptr_t)sizeof info;
+	v[2] = err;
+	v[3] = (void *)(uintptr_t)sizeof err;
+	v[4] = (void *)(uintptr_t)1;
+	rc = library ? cuLibraryLoadData(&l, img, o, v, 5, NULL, NULL, 0) :
+	    cuModuleLoadDataEx(&m, img, 5, o, v);
+	if (rc == CUDA_ERROR_JIT_COMPILER_NOT_FOUND) {
+		printf("%s: skipped, no JIT compiler (error %d)\n", what,
+		    (int)rc);
+		return;
+	}
+	printf("%s: load %d, error log nonempty %d, error size <= buffer "
+	    "%d\n", what, (int)rc, err[0] != '\0',
+	    (size_t)(uintptr_t)v[3] <= sizeof err);
+	if (rc != CUDA_SUCCESS)
+		return;
+	if (library) {
+		CK(cuLibraryGetKernel(&k, l, "mk_add"));
+		CK(cuKernelGetFunction(&f, k));
+	} else
+		CK(cuModuleGetFunction(&f, m, "mk_add"));
+	run_add(what, f, d);
+	if (library)
+		CK(cuLibraryUnload(l));
+	else
+		CK(cuModuleUnload(m));
+}
+
 int
 main(void)
 {
+	CUmodule lm, fm;
 	unsigned char *exe;
 	const unsigned char *fb, *cb;
 	size_t exelen, fblen, cblen, gsz;
@@ -316,6 +376,11 @@ main(void)
 		CK(cuModuleUnload(m));
 	}
 
+	load_ex("ex fatbin", fb, 0, d);
+	load_ex("ex broken ptx", ptx_bad, 0, d);
+	load_ex("library ex fatbin", fb, 1, d);
+	load_ex("library ex broken ptx", ptx_bad, 1, d);
+
 	CK(cuLibraryLoadFromFile(&l, fbpath, NULL, NULL, 0, NULL, NULL, 0));
 	CK(cuLibraryGetKernelCount(&n, l));
 	if (n > 4096)
@@ -339,6 +404,25 @@ main(void)
 	CK(cuLibraryGetKernel(&k, l, "mk_add"));
 	CK(cuKernelGetFunction(&f, k));
 	run_add("library", f, d);
+	// The library's module, and the module of a kernel's function.
+	rc = cuLibraryGetModule(&lm, l);
+	printf("library module: %d\n", (int)rc);
+	if (rc == CUDA_SUCCESS) {
+		CK(cuModuleGetFunction(&f, lm, "mk_add"));
+		run_add("library module", f, d);
+		CK(cuModuleGetGlobal(&g, &gsz, lm, "g_bias"));
+		gv = 0;
+		CK(cuMemcpyDtoH(&gv, g, sizeof gv));
+		printf("library module: g_bias %zu bytes, %u\n", gsz, gv);
+		printf("library module: missing function: error %d\n",
+		    (int)cuModuleGetFunction(&f, lm, "mk_nope"));
+		CK(cuKernelGetFunction(&f, k));
+		rc = cuFuncGetModule(&fm, f);
+		printf("kernel's function: module %d, the library's %d\n",
+		    (int)rc, rc == CUDA_SUCCESS && fm == lm);
+		CK(cuFuncGetName(&name, f));
+		printf("kernel's function: name %s\n", name);
+	}
 	CK(cuLibraryUnload(l));
 
 	unlink(fbpath);

@@ -687,6 +687,20 @@ printf_expected() {
 		[[ "$output" == *"library: mk_ kernels enumerated 3"* ]]
 		# No JIT compiler on the host backend.
 		[[ "$output" == *"ptx: load 221"* ]]
+		# JIT options: the fat binary loads and runs, broken PTX has
+		# no compiler to fail in.
+		[[ "$output" == *"ex fatbin: load 0, error log nonempty 0, error size <= buffer 1"* ]]
+		[[ "$output" == *"ex fatbin mk_add: 0 wrong"* ]]
+		[[ "$output" == *"ex broken ptx: skipped, no JIT compiler (error 221)"* ]]
+		[[ "$output" == *"library ex fatbin mk_add: 0 wrong"* ]]
+		[[ "$output" == *"library ex broken ptx: skipped, no JIT compiler (error 221)"* ]]
+		# The library's module and a kernel's function.
+		[[ "$output" == *"library module: 0"* ]]
+		[[ "$output" == *"library module mk_add: 0 wrong"* ]]
+		[[ "$output" == *"library module: g_bias 4 bytes, 7"* ]]
+		[[ "$output" == *"library module: missing function: error 500"* ]]
+		[[ "$output" == *"kernel's function: module 0, the library's 1"* ]]
+		[[ "$output" == *"kernel's function: name mk_add"* ]]
 		[ "${lines[-1]}" = "modules: ok" ]
 	done
 }

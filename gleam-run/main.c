@@ -24,7 +24,7 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-run [-v] [-k keyfile] [-o stats.yaml] "
+	    "usage: gleam-run [-Fv] [-k keyfile] [-o stats.yaml] "
 	    "[-s host[:port] | -S host[:port]] [-t task] "
 	    "-- prog [args ...]\n");
 	exit(code);
@@ -34,14 +34,17 @@ int
 main(int argc, char *argv[])
 {
 	struct run_opts o;
-	const char *why;
+	const char *why, *e;
 	char host[256];
 	int ch, port = PROTO_DEFAULT_PORT;
 
 	log_init("gleam-run", LL_WARN);
 	memset(&o, 0, sizeof o);
-	while ((ch = getopt(argc, argv, "+hk:o:S:s:t:v")) != -1) {
+	while ((ch = getopt(argc, argv, "+Fhk:o:S:s:t:v")) != -1) {
 		switch (ch) {
+		case 'F':
+			o.fallback = 1;
+			break;
 		case 'h':
 			usage(EXIT_OK);
 		case 'k':
@@ -90,6 +93,13 @@ main(int argc, char *argv[])
 	if (o.task != NULL && o.sched == NULL) {
 		log_error("-t: only with -S");
 		usage(EXIT_USAGE);
+	}
+	if (!o.fallback && (e = getenv("GLEAM_FALLBACK")) != NULL && *e) {
+		if (strcmp(e, "local") == 0)
+			o.fallback = 2;
+		else
+			log_warn("GLEAM_FALLBACK=%s: expected 'local': ignored",
+			    e);
 	}
 	return run_exec(&o, argv);
 }

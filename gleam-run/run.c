@@ -12,6 +12,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "run.h"
+#include "util.h"
 #include "yamlio.h"
 
 #ifndef GLEAM_LIBDIR
@@ -139,11 +140,66 @@ out:
 	return r;
 }
 
+/* Execs argv; returns only with the status for why it could not. */
+static int
+run_execvp(char **argv)
+{
+	execvp(argv[0], argv);
+	log_error("%s: %s", argv[0], strerror(errno));
+	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
+
+/*
+ * -o when the program runs without the library: the keys that say why,
+ * written now, since no library will write them at its exit.
+ */
+static void
+run_local_stats(const char *path, const char *prog, const char *server,
+    const char *why)
+{
+	struct yw *w;
+	const char *text, *p;
+	char err[512];
+	size_t len;
+
+	if ((w = yw_new()) == NULL)
+		return;
+	yw_map(w);
+	yw_kstr(w, "program", (p = strrchr(prog, '/')) != NULL ? p + 1 : prog);
+	yw_kstr(w, "server", server);
+	yw_kstr(w, "error", why);
+	yw_key(w, "exit");
+	yw_null(w);
+	yw_kstr(w, "fallback", "local");
+	yw_end(w);
+	if ((text = yw_finish(w, &len)) != NULL &&
+	    file_write_atomic(path, text, len, err, sizeof err) == -1)
+		log_warn("statistics: %s", err);
+	yw_free(w);
+}
+
+/*
+ * -F or GLEAM_FALLBACK=local: the server could not be used (why, a
+ * phrase naming it), and the program runs anyway without the client
+ * library, on the real driver if there is one; one line says so.
+ */
+static int
+run_local(const struct run_opts *o, char **argv, const char *server,
+    const char *why)
+{
+	log_warn("%s: running %s without it (%s)", why, argv[0],
+	    o->fallback == 2 ? "GLEAM_FALLBACK=local" : "-F");
+	if (o->stats != NULL)
+		run_local_stats(o->stats, argv[0], server, why);
+	return run_execvp(argv);
+}
+
 int
 run_exec(const struct run_opts *o, char **argv)
 {
 	char dir[PATH_MAX], lib[PATH_MAX + 32];
-	char cwd[PATH_MAX], abs[PATH_MAX * 2], placed[300];
+	char cwd[PATH_MAX], abs[PATH_MAX * 2], placed[300], why[1200];
+	char pid[32];
 	const char *server = o->server, *key = o->key_file, *e, *task;
 	struct run_conf conf;
 	struct stat st;
@@ -161,8 +217,14 @@ run_exec(const struct run_opts *o, char **argv)
 			task = (task = strrchr(argv[0], '/')) != NULL ?
 			    task + 1 : argv[0];
 		if ((rc = run_ask(o->sched, key, task, placed,
-		    sizeof placed)) != 0)
-			return rc;
+		    sizeof placed)) != 0) {
+			if (!o->fallback || (rc != EXIT_NET && rc != EXIT_AUTH &&
+			    rc != EXIT_FAIL))
+				return rc;
+			snprintf(why, sizeof why, "scheduler %s: no server",
+			    o->sched);
+			return run_local(o, argv, NULL, why);
+		}
 		server = placed;
 	}
 	if (server == NULL) {
@@ -180,14 +242,26 @@ run_exec(const struct run_opts *o, char **argv)
 		log_error("key file %s: %s", key, strerror(errno));
 		return EXIT_CONFIG;
 	}
+	/* Before the program runs: a server it cannot use is our failure. */
+	if ((rc = run_check(server, key, why, sizeof why)) != 0) {
+		if (rc == EXIT_NOSERVER && o->fallback) {
+			snprintf(abs, sizeof abs, "cannot use server %s", why);
+			return run_local(o, argv, server, abs);
+		}
+		log_error("cannot use server %s", why);
+		return rc;
+	}
 	/* The library reads these; relative paths must survive a chdir. */
 	if (key != NULL && key[0] != '/' && getcwd(cwd, sizeof cwd) != NULL) {
 		snprintf(abs, sizeof abs, "%s/%s", cwd, key);
 		key = abs;
 	}
+	/* exec keeps our pid: the program's, and only its, statistics. */
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
 	if (setenv("GLEAM_SERVER", server, 1) == -1 ||
 	    (key != NULL && setenv("GLEAM_KEY_FILE", key, 1) == -1) ||
 	    (o->stats != NULL && setenv("GLEAM_STATS", o->stats, 1) == -1) ||
+	    setenv("GLEAM_STATS_PID", pid, 1) == -1 ||
 	    (o->verbose > 0 && setenv("GLEAM_VERBOSE", "1", 1) == -1) ||
 	    (o->verbose > 1 && setenv("GLEAM_DEBUG", o->verbose > 2 ? "2" :
 	    "1", 1) == -1) ||
@@ -196,7 +270,5 @@ run_exec(const struct run_opts *o, char **argv)
 		log_error("environment: %s", strerror(errno));
 		return EXIT_IO;
 	}
-	execvp(argv[0], argv);
-	log_error("%s: %s", argv[0], strerror(errno));
-	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	return run_execvp(argv);
 }

@@ -9,6 +9,7 @@ struct run_opts {
 	const char	*key_file;	/* -k, or NULL */
 	const char	*stats;		/* -o, or NULL */
 	int		 verbose;	/* -v, repeated */
+	int		 fallback;	/* 1: -F, 2: GLEAM_FALLBACK=local */
 };
 
 /* Execs argv[0] with the client library; returns only on failure. */
@@ -20,5 +21,13 @@ int	run_exec(const struct run_opts *, char **argv);
  */
 int	run_ask(const char *addr, const char *key_file, const char *task,
 	    char *server, size_t len);
+
+/*
+ * Connects to server and shakes hands with the key in key_file (NULL: no
+ * key), then says goodbye.  Returns 0, or an exit status with the reason
+ * in why: EXIT_NOSERVER when the server could not be used.
+ */
+int	run_check(const char *server, const char *key_file, char *why,
+	    size_t len);
 
 #endif

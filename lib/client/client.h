@@ -215,5 +215,8 @@ void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
+/* Why the server could not be used or was lost: the first reason is kept. */
+void		 stats_error(const char *fmt, ...)
+		    __attribute__((format(printf, 1, 2)));
 
 #endif

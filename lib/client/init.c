@@ -98,12 +98,14 @@ client_init(void)
 	log_init("gleam", level);
 	if ((server = getenv("GLEAM_SERVER")) == NULL || *server == '\0') {
 		log_error("no server: set GLEAM_SERVER (gleam-run -s does)");
+		stats_error("no server: GLEAM_SERVER is not set");
 		return CUDA_ERROR_NO_DEVICE;
 	}
 	if (parse_hostport(server, host, sizeof host, &port, &why) == -1 ||
 	    port == 0 || host[0] == '\0') {
-		log_error("GLEAM_SERVER=%s: %s", server,
-		    port == 0 ? "port 0" : host[0] ? why : "no host");
+		why = port == 0 ? "port 0" : host[0] ? why : "no host";
+		log_error("GLEAM_SERVER=%s: %s", server, why);
+		stats_error("GLEAM_SERVER=%s: %s", server, why);
 		return CUDA_ERROR_NO_DEVICE;
 	}
 	if (auth_init() == -1)
@@ -111,6 +113,7 @@ client_init(void)
 	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
 		if (auth_key_load(&key, keyfile, err, sizeof err) == -1) {
 			log_error("%s", err);
+			stats_error("%s", err);
 			return CUDA_ERROR_NO_DEVICE;
 		}
 		kp = &key;
@@ -129,10 +132,12 @@ client_init(void)
 	}
 	free(keep);
 	if (rc != CUDA_SUCCESS) {
+		why = rc == CUDA_ERROR_NOT_SUPPORTED ? "it serves no GPU" :
+		    rc == CUDA_ERROR_DEVICE_UNAVAILABLE ? "lost while opening" :
+		    "open failed";
 		if (rc != CUDA_ERROR_DEVICE_UNAVAILABLE)
-			log_error("server %s: %s", io_peer(),
-			    rc == CUDA_ERROR_NOT_SUPPORTED ?
-			    "it serves no GPU" : "open failed");
+			log_error("server %s: %s", io_peer(), why);
+		stats_error("server %s: %s", io_peer(), why);
 		return CUDA_ERROR_NO_DEVICE;
 	}
 	log_debug("connected to %s (%s): %d device(s), %s", io_peer(),

@@ -127,6 +127,7 @@ io_lost_locked(const char *why)
 {
 	if (rstate == R_UP) {
 		log_error("server %s lost: %s", rconn.peer, why);
+		stats_error("server %s lost: %s", rconn.peer, why);
 		rstate = R_LOST;
 		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
 		shutdown(rconn.fd, SHUT_RDWR);
@@ -1223,7 +1224,13 @@ io_start(const char *host, int port, const struct auth_key *kp)
 	pthread_atfork(NULL, NULL, io_atfork_child);
 	if (conn_open(&rconn, host, port, kp, program_invocation_short_name,
 	    5000) == -1) {
-		log_error("cannot use server %s", rconn.err);
+		/* What to do, since the program may hide cuInit's code. */
+		log_error("cannot use server %s (%s)", rconn.err,
+		    rconn.fail == CONN_AUTH ? "check GLEAM_KEY_FILE against "
+		    "the server's key" : "check that gleam-serve runs there "
+		    "and GLEAM_SERVER names it; gleam-run checks before the "
+		    "program starts");
+		stats_error("cannot use server %s", rconn.err);
 		return CUDA_ERROR_NO_DEVICE;
 	}
 	io_keepalive(rconn.fd);

@@ -4,13 +4,16 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "client.h"
+#include "io.h"
 #include "log.h"
+#include "parse.h"
 #include "util.h"
 #include "wcache.h"
 #include "yamlio.h"
@@ -29,6 +32,8 @@ static struct {
 	uint64_t	 lane_bytes;	/* bytes over them, both ways */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
+	int		 writer;	/* this process writes GLEAM_STATS */
+	char		 error[600];	/* stats_error's first reason */
 } st;
 static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -105,6 +110,20 @@ stats_saved(uint64_t n)
 	pthread_mutex_unlock(&st_lock);
 }
 
+void
+stats_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&st_lock);
+	if (st.error[0] == '\0') {
+		va_start(ap, fmt);
+		vsnprintf(st.error, sizeof st.error, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&st_lock);
+}
+
 /* gleam-run -v: a summary on stderr. */
 static void
 stats_print(void)
@@ -154,9 +173,12 @@ rt_map(struct yw *w, const char *key, int secs)
 	yw_end(w);
 }
 
-/* Runs at exit: the statistics, if asked for. */
+/*
+ * Runs at exit (on_exit: status is what the program passed to exit or
+ * returned from main): the statistics, if asked for.
+ */
 static void
-stats_write(void)
+stats_write(int status, void *arg)
 {
 	if (getpid() == st.pid && getenv("GLEAM_VERBOSE") != NULL)
 		stats_print();
@@ -170,11 +192,20 @@ stats_write(void)
 	int i;
 
 	if (path == NULL || *path == '\0' || getpid() != st.pid ||
-	    (w = yw_new()) == NULL)
+	    !st.writer || (w = yw_new()) == NULL)
 		return;
 	pthread_mutex_lock(&st_lock);
 	yw_map(w);
 	yw_kstr(w, "program", program_invocation_short_name);
+	{
+		const char *srv = io_peer();
+
+		if (srv == NULL || *srv == '\0')
+			srv = getenv("GLEAM_SERVER");
+		yw_kstr(w, "server", srv != NULL && *srv != '\0' ? srv : NULL);
+	}
+	yw_kstr(w, "error", st.error[0] != '\0' ? st.error : NULL);
+	yw_kint(w, "exit", status);
 	yw_kdbl(w, "wall_s", (double)(now_ns() - st.start) / 1e9, 3);
 	wcache_stats(&wc);
 	{
@@ -234,11 +265,37 @@ stats_write(void)
 	yw_free(w);
 }
 
+/*
+ * Only one process writes the statistics: the one whose pid is
+ * GLEAM_STATS_PID (gleam-run's, which the program it exec'd keeps).  With
+ * no GLEAM_STATS_PID, the first process to load the library sets it to its
+ * own, so the children it starts (fork and exec: compilers, worker
+ * processes) inherit it and write nothing over its file.
+ */
+static void
+stats_writer(void)
+{
+	const char *e = getenv("GLEAM_STATS_PID"), *why;
+	char buf[32];
+	long long pid;
+
+	if (e != NULL && parse_int(e, 1, INT32_MAX, &pid, &why) == 0) {
+		st.writer = (pid_t)pid == st.pid;
+		return;
+	}
+	snprintf(buf, sizeof buf, "%ld", (long)st.pid);
+	st.writer = setenv("GLEAM_STATS_PID", buf, 1) == 0;
+}
+
 __attribute__((constructor)) static void
 stats_start(void)
 {
+	const char *e = getenv("GLEAM_STATS");
+
 	st.start = now_ns();
 	st.pid = getpid();
-	if (getenv("GLEAM_STATS") != NULL || getenv("GLEAM_VERBOSE") != NULL)
-		atexit(stats_write);
+	if (e != NULL && *e != '\0')
+		stats_writer();
+	if (e != NULL || getenv("GLEAM_VERBOSE") != NULL)
+		on_exit(stats_write, NULL);
 }

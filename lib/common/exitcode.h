@@ -14,6 +14,9 @@ enum gl_exit {
 	EXIT_AUTH = 5,		/* the peer refused us: wrong key, no common protocol version */
 	EXIT_IO = 6,		/* a local file or system resource failed */
 	EXIT_SOFTWARE = 70,	/* an internal error (a bug): please report it */
+	EXIT_NOSERVER = 125,	/* gleam-run: the server could not be used
+				 * (unreachable, refused the key, timed
+				 * out): the program did not run */
 	EXIT_NOEXEC = 126,	/* gleam-run: the program was found but could not be run */
 	EXIT_NOTFOUND = 127,	/* gleam-run: the program was not found */
 	EXIT_SIGBASE = 128	/* gleam-run: the program was killed by signal N: 128+N */

@@ -3,11 +3,35 @@
 
 load test_helper
 
-USAGE="usage: gleam-run [-v] [-k keyfile] [-o stats.yaml] [-s host[:port] | -S host[:port]] [-t task] -- prog [args ...]"
+USAGE="usage: gleam-run [-Fv] [-k keyfile] [-o stats.yaml] [-s host[:port] | -S host[:port]] [-t task] -- prog [args ...]"
+
+# keyed_start KEYFILE: a second server, demanding the key; KEYED_ADDR.
+keyed_start() {
+	local pid=$SERVE_PID addr=$SERVE_ADDR
+	serve_start -f "$BATS_FILE_TMPDIR/host.yaml" -k "$1"
+	KEYED_PID=$SERVE_PID KEYED_ADDR=$SERVE_ADDR
+	SERVE_PID=$pid SERVE_ADDR=$addr
+}
+
+# gleam-run checks the server before the program runs: one on a private
+# port for the tests about something else.
+setup_file() {
+	printf 'backend: host\n' >"$BATS_FILE_TMPDIR/host.yaml"
+	serve_start -f "$BATS_FILE_TMPDIR/host.yaml"
+	export SERVE_PID SERVE_ADDR
+}
+
+teardown_file() {
+	serve_kill
+}
 
 setup() {
-	unset GLEAM_SERVER GLEAM_KEY_FILE
+	unset GLEAM_SERVER GLEAM_KEY_FILE GLEAM_FALLBACK GLEAM_STATS GLEAM_STATS_PID
 	export GLEAM_RUN_CONFIG=$BATS_TEST_TMPDIR/none.yaml
+}
+
+teardown() {
+	if [ -n "${KEYED_PID:-}" ]; then { kill -KILL "$KEYED_PID" && wait "$KEYED_PID"; } 2>/dev/null || true; fi
 }
 
 @test "-h prints usage on stdout and exits 0" {
@@ -34,38 +58,44 @@ setup() {
 }
 
 @test "the program's exit status passes through" {
-	run -0 "$GLEAM_BIN/gleam-run" -s h -- true
-	run -1 "$GLEAM_BIN/gleam-run" -s h -- false
-	run -42 "$GLEAM_BIN/gleam-run" -s h -- sh -c 'exit 42'
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- true
+	run -1 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- false
+	run -42 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- sh -c 'exit 42'
+	# Also when it ran without the library.
+	run -42 "$GLEAM_BIN/gleam-run" -F -s 127.0.0.1:1 -- sh -c 'exit 42'
 }
 
 @test "a program killed by a signal reads as 128+N" {
-	run -143 "$GLEAM_BIN/gleam-run" -s h -- sh -c 'kill -TERM $$'
+	run -143 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- sh -c 'kill -TERM $$'
 }
 
 @test "a missing program exits 127, one that cannot run 126" {
-	run -127 --separate-stderr "$GLEAM_BIN/gleam-run" -s h -- "$BATS_TEST_TMPDIR/nope"
+	run -127 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$BATS_TEST_TMPDIR/nope"
 	[[ "$stderr" == *"nope: No such file or directory" ]]
 	printf 'data\n' >"$BATS_TEST_TMPDIR/plain"
 	chmod 644 "$BATS_TEST_TMPDIR/plain"
-	run -126 --separate-stderr "$GLEAM_BIN/gleam-run" -s h -- "$BATS_TEST_TMPDIR/plain"
+	run -126 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$BATS_TEST_TMPDIR/plain"
 }
 
 @test "the library comes first in LD_LIBRARY_PATH and LD_PRELOAD" {
-	run -0 env LD_LIBRARY_PATH=/x LD_PRELOAD= "$GLEAM_BIN/gleam-run" -s gpu1:9 -- \
+	run -0 env LD_LIBRARY_PATH=/x LD_PRELOAD= "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_SERVER|$LD_LIBRARY_PATH|$LD_PRELOAD"'
-	[[ "$output" == "gpu1:9|"*"/lib:/x|"*"/lib/libcuda.so.1" ]]
+	[[ "$output" == "$SERVE_ADDR|"*"/lib:/x|"*"/lib/libcuda.so.1" ]]
 }
 
 @test "-s beats GLEAM_SERVER, which beats the configuration" {
-	printf 'server: from-config\n' >"$BATS_TEST_TMPDIR/run.yaml"
+	# The server checked is the one named: three that are not there.
+	printf 'server: 127.0.0.1:1\n' >"$BATS_TEST_TMPDIR/run.yaml"
 	export GLEAM_RUN_CONFIG=$BATS_TEST_TMPDIR/run.yaml
-	run -0 "$GLEAM_BIN/gleam-run" -- sh -c 'echo $GLEAM_SERVER'
-	[ "$output" = from-config ]
-	run -0 env GLEAM_SERVER=from-env "$GLEAM_BIN/gleam-run" -- sh -c 'echo $GLEAM_SERVER'
-	[ "$output" = from-env ]
-	run -0 env GLEAM_SERVER=from-env "$GLEAM_BIN/gleam-run" -s from-flag -- sh -c 'echo $GLEAM_SERVER'
-	[ "$output" = from-flag ]
+	run -125 --separate-stderr "$GLEAM_BIN/gleam-run" -- true
+	[[ "$stderr" == "gleam-run: cannot use server 127.0.0.1:1: "* ]]
+	run -125 --separate-stderr env GLEAM_SERVER=127.0.0.1:2 "$GLEAM_BIN/gleam-run" -- true
+	[[ "$stderr" == "gleam-run: cannot use server 127.0.0.1:2: "* ]]
+	run -125 --separate-stderr env GLEAM_SERVER=127.0.0.1:2 "$GLEAM_BIN/gleam-run" -s 127.0.0.1:3 -- true
+	[[ "$stderr" == "gleam-run: cannot use server 127.0.0.1:3: "* ]]
+	# And the program sees it.
+	run -0 env GLEAM_SERVER=127.0.0.1:2 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- sh -c 'echo $GLEAM_SERVER'
+	[ "$output" = "$SERVE_ADDR" ]
 }
 
 @test "a bad configuration names file, line and key" {
@@ -76,11 +106,12 @@ setup() {
 }
 
 @test "an unreadable key file exits 3; a relative one is made absolute" {
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-run" -s h -k "$BATS_TEST_TMPDIR/none" -- true
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -k "$BATS_TEST_TMPDIR/none" -- true
 	[[ "$stderr" == *"key file $BATS_TEST_TMPDIR/none: No such file or directory" ]]
 	make_key "$BATS_TEST_TMPDIR/key"
+	keyed_start "$BATS_TEST_TMPDIR/key"
 	cd "$BATS_TEST_TMPDIR"
-	run -0 "$GLEAM_BIN/gleam-run" -s h -k key -- sh -c 'echo $GLEAM_KEY_FILE'
+	run -0 "$GLEAM_BIN/gleam-run" -s "$KEYED_ADDR" -k key -- sh -c 'echo $GLEAM_KEY_FILE'
 	[ "$output" = "$BATS_TEST_TMPDIR/key" ]
 }
 
@@ -90,7 +121,7 @@ setup() {
 }
 
 @test "-o and -v reach the library" {
-	run -0 "$GLEAM_BIN/gleam-run" -v -o "$BATS_TEST_TMPDIR/s.yaml" -s h -- \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -v -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_STATS $GLEAM_VERBOSE"'
 	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml 1" ]
 }
@@ -112,4 +143,100 @@ setup() {
 	    sh -c 'echo ran'
 	[ -z "$output" ]
 	[[ "$stderr" == "gleam-run: scheduler 127.0.0.1:1: "* ]]
+}
+
+@test "an unreachable server: exit 125 naming it, the program does not run" {
+	SECONDS=0
+	run -125 --separate-stderr "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- \
+	    touch "$BATS_TEST_TMPDIR/ran"
+	[ "$stderr" = "gleam-run: cannot use server 127.0.0.1:1: Connection refused" ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	[ "$SECONDS" -le 5 ]
+}
+
+@test "a server that does not answer: exit 125 after GLEAM_CHECK_TIMEOUT" {
+	# A listener that never shakes hands.
+	python3 -c 'import socket,time,sys
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(4)
+print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port" 3>&- &
+	KEYED_PID=$!
+	local i
+	for i in $(seq 1 100); do [ -s "$BATS_TEST_TMPDIR/port" ] && break; sleep 0.05; done
+	SECONDS=0
+	GLEAM_CHECK_TIMEOUT=1 run -125 --separate-stderr "$GLEAM_BIN/gleam-run" \
+	    -s "127.0.0.1:$(cat "$BATS_TEST_TMPDIR/port")" -- touch "$BATS_TEST_TMPDIR/ran"
+	[[ "$stderr" == "gleam-run: cannot use server 127.0.0.1:"* ]]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	[ "$SECONDS" -le 3 ]
+	GLEAM_CHECK_TIMEOUT=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- true
+	[[ "$stderr" == "gleam-run: GLEAM_CHECK_TIMEOUT=0: "* ]]
+}
+
+@test "a wrong key or none: exit 125 naming the server, the program does not run" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	make_key "$BATS_TEST_TMPDIR/other" "another key entirely, not the one"
+	keyed_start "$BATS_TEST_TMPDIR/key"
+	run -125 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$KEYED_ADDR" -k "$BATS_TEST_TMPDIR/other" -- \
+	    touch "$BATS_TEST_TMPDIR/ran"
+	[ "$stderr" = "gleam-run: cannot use server $KEYED_ADDR: authentication failed: wrong key" ]
+	run -125 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$KEYED_ADDR" -- touch "$BATS_TEST_TMPDIR/ran"
+	[ "$stderr" = "gleam-run: cannot use server $KEYED_ADDR: server requires a key" ]
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+	run -0 "$GLEAM_BIN/gleam-run" -s "$KEYED_ADDR" -k "$BATS_TEST_TMPDIR/key" -- touch "$BATS_TEST_TMPDIR/ran"
+	[ -e "$BATS_TEST_TMPDIR/ran" ]
+}
+
+@test "-F and GLEAM_FALLBACK=local run the program without the library, saying so" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -F -o "$BATS_TEST_TMPDIR/s.yaml" -s 127.0.0.1:1 -- \
+	    sh -c 'echo "ran|$LD_PRELOAD|${GLEAM_SERVER:-none}"'
+	[ "$output" = "ran||none" ]
+	[ "$stderr" = "gleam-run: cannot use server 127.0.0.1:1: Connection refused: running sh without it (-F)" ]
+	# -o holds why.
+	grep -qx 'server: 127.0.0.1:1' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx "error: 'cannot use server 127.0.0.1:1: Connection refused'" "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'fallback: local' "$BATS_TEST_TMPDIR/s.yaml"
+	GLEAM_FALLBACK=local run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- \
+	    touch "$BATS_TEST_TMPDIR/ran"
+	[ "$stderr" = "gleam-run: cannot use server 127.0.0.1:1: Connection refused: running touch without it (GLEAM_FALLBACK=local)" ]
+	[ -e "$BATS_TEST_TMPDIR/ran" ]
+	# Any other value is ignored, with a word.
+	GLEAM_FALLBACK=yes run -125 --separate-stderr "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- true
+	[ "${stderr_lines[0]}" = "gleam-run: GLEAM_FALLBACK=yes: expected 'local': ignored" ]
+	# With a server there, -F changes nothing.
+	run -0 "$GLEAM_BIN/gleam-run" -F -s "$SERVE_ADDR" -- sh -c 'echo "$GLEAM_SERVER"'
+	[ "$output" = "$SERVE_ADDR" ]
+}
+
+@test "-S and -F: with no scheduler there the program runs without the library" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -F -S 127.0.0.1:1 -- echo ran
+	[ "$output" = ran ]
+	[[ "${stderr_lines[-1]}" == "gleam-run: scheduler 127.0.0.1:1: no server: running echo without it (-F)" ]]
+}
+
+@test "statistics: written once, by the program gleam-run ran, not by its children" {
+	# bash is the program (the library is preloaded into it too; bash,
+	# unlike dash, leaves by exit(3)); its child bash, exec'd later and
+	# exiting last, loads the library but writes nothing.
+	run -7 "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+	    bash -c '(sleep 0.3; bash -c "exit 3") & exit 7'
+	sleep 1
+	grep -qx 'program: bash' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx "server: $SERVE_ADDR" "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'error: null' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'exit: 7' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'round_trips: 0' "$BATS_TEST_TMPDIR/s.yaml"
+	# A shell that execs the program leaves it the pid: the program writes.
+	rm "$BATS_TEST_TMPDIR/s.yaml"
+	run -5 "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+	    bash -c 'exec bash -c "exit 5"'
+	grep -qx 'exit: 5' "$BATS_TEST_TMPDIR/s.yaml"
+}
+
+@test "statistics without gleam-run: the first process to load the library writes" {
+	lib=$(cd "$GLEAM_BIN/../lib" && pwd)/libcuda.so.1
+	run -7 env GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" LD_PRELOAD="$lib" \
+	    bash -c '(sleep 0.3; bash -c "exit 3") & exit 7'
+	sleep 1
+	grep -qx 'exit: 7' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'server: null' "$BATS_TEST_TMPDIR/s.yaml"
 }

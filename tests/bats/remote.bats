@@ -297,6 +297,9 @@ run_prog() {
 	grep -Eq '^  (cuMemcpyHtoD|cacheHtoD): [1-9]' "$BATS_TEST_TMPDIR/s.yaml"
 	# Round trips by call: they sum to round_trips, each with its time.
 	local rt sum
+	grep -qx "server: $SERVE_ADDR" "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'error: null' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'exit: 0' "$BATS_TEST_TMPDIR/s.yaml"
 	rt=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/s.yaml")
 	sum=$(awk '/^round_trip_calls:/ { on = 1; next } /^[^ ]/ { on = 0 }
 	    on { n += $2 } END { print n + 0 }' "$BATS_TEST_TMPDIR/s.yaml")
@@ -341,11 +344,20 @@ run_prog() {
 }
 
 @test "an unreachable server: a CUDA error at once, naming the server" {
+	# gleam-run checks first: the program does not run.
+	run -125 --separate-stderr timeout 30 "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- "$CUDA_BIN/static/vecadd"
+	[ "$stderr" = "gleam-run: cannot use server 127.0.0.1:1: Connection refused" ]
+	# The library alone: cuInit's error, a line saying what to check, and
+	# the reason in the statistics.
 	SECONDS=0
-	run --separate-stderr timeout 30 "$GLEAM_BIN/gleam-run" -s 127.0.0.1:1 -- "$CUDA_BIN/static/vecadd"
+	run --separate-stderr timeout 30 env LD_PRELOAD="$(cd "$GLEAM_BIN/../lib" && pwd)/libcuda.so.1" \
+	    GLEAM_SERVER=127.0.0.1:1 GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" "$CUDA_BIN/static/vecadd"
 	[ "$status" -eq 2 ]
-	[[ "$stderr" == *"gleam: cannot use server 127.0.0.1:1: Connection refused"* ]]
+	[[ "$stderr" == *"gleam: cannot use server 127.0.0.1:1: Connection refused (check that gleam-serve runs there"* ]]
 	[ "$SECONDS" -le 5 ]
+	grep -qx 'server: 127.0.0.1:1' "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx "error: 'cannot use server 127.0.0.1:1: Connection refused'" "$BATS_TEST_TMPDIR/s.yaml"
+	grep -qx 'exit: 2' "$BATS_TEST_TMPDIR/s.yaml"
 }
 
 @test "a server without a CUDA backend: a CUDA error naming the reason" {

@@ -169,6 +169,7 @@ static struct {
 	CUresult (*GraphGetEdges)(CUgraph, CUgraphNode *, CUgraphNode *,
 	    size_t *);
 	CUresult (*GraphDebugDotPrint)(CUgraph, const char *, unsigned);
+	CUresult (*GraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -298,6 +299,7 @@ static struct {
 	S(GraphGetRootNodes, "cuGraphGetRootNodes", 10000),
 	S(GraphGetEdges, "cuGraphGetEdges", 10000),
 	S(GraphDebugDotPrint, "cuGraphDebugDotPrint", 11030),
+	S(GraphNodeGetType, "cuGraphNodeGetType", 10000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -2295,6 +2297,74 @@ cuda_graphs_free(struct rclient *cl)
 	}
 }
 
+/* ---- graph nodes (issue 24) ------------------------------------------- */
+
+/* The index of node h in v[0..n), or n. */
+static size_t
+node_index(const CUgraphNode *v, size_t n, CUgraphNode h)
+{
+	size_t i;
+
+	for (i = 0; i < n && v[i] != h; i++)
+		;
+	return i;
+}
+
+/*
+ * in: graph -> u32 nodes (u64 handle, u32 type each), u32 roots (u32
+ * index each), u32 edges (u32 from, u32 to each), in the driver's orders.
+ */
+static int
+c_graph_nodes(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	CUgraphNode *v = NULL, *r = NULL, *from = NULL, *to = NULL;
+	CUgraphNodeType type;
+	size_t n = 0, nr = 0, ne = 0, i;
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphGetNodes(g->h, NULL, &n)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetRootNodes(g->h, NULL, &nr)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetEdges(g->h, NULL, NULL, &ne)) != CUDA_SUCCESS)
+		return rc;
+	if ((v = calloc(n + 1, sizeof *v)) == NULL ||
+	    (r = calloc(nr + 1, sizeof *r)) == NULL ||
+	    (from = calloc(ne + 1, sizeof *from)) == NULL ||
+	    (to = calloc(ne + 1, sizeof *to)) == NULL) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if ((rc = drv.GraphGetNodes(g->h, v, &n)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetRootNodes(g->h, r, &nr)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetEdges(g->h, from, to, &ne)) != CUDA_SUCCESS)
+		goto out;
+	pw_u32(&c->blob, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		if ((rc = drv.GraphNodeGetType(v[i], &type)) != CUDA_SUCCESS)
+			goto out;
+		pw_u64(&c->blob, (uint64_t)(uintptr_t)v[i]);
+		pw_u32(&c->blob, (uint32_t)type);
+	}
+	pw_u32(&c->blob, (uint32_t)nr);
+	for (i = 0; i < nr; i++)
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, r[i]));
+	pw_u32(&c->blob, (uint32_t)ne);
+	for (i = 0; i < ne; i++) {
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, from[i]));
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, to[i]));
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+out:
+	free(v);
+	free(r);
+	free(from);
+	free(to);
+	return rc;
+}
+
 #define F(t, fn) [t - R_OPEN] = fn,
 /* ---- the weight cache's GPU tier ------------------------------------- */
 
@@ -2866,7 +2936,8 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_MAP, c_vmm) \
 	F(R_VMM_UNMAP, c_vmm) \
 	F(R_VMM_SET_ACCESS, c_vmm) \
-	F(R_VMM_GET_ACCESS, c_vmm)
+	F(R_VMM_GET_ACCESS, c_vmm) \
+	F(R_GRAPH_NODES, c_graph_nodes)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -2809,6 +2809,58 @@ c_graph_dot(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* ---- graph nodes (issue 24) ------------------------------------------- */
+
+/* The driver's type of a recorded call's node. */
+static uint32_t
+hgraph_node_type(uint16_t type)
+{
+	switch (type) {
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+		return CU_GRAPH_NODE_TYPE_KERNEL;
+	case R_MEMSET:
+		return CU_GRAPH_NODE_TYPE_MEMSET;
+	case R_GRAPH_LAUNCH:
+		return CU_GRAPH_NODE_TYPE_GRAPH;
+	}
+	return CU_GRAPH_NODE_TYPE_MEMCPY;
+}
+
+/*
+ * in: graph -> the listing (rpc.h): node k's handle is k + 1; the chain
+ * of c_graph_count, its first node the root.
+ */
+static int
+c_graph_nodes(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	const struct hgraph *g;
+	size_t i, k = 0, n;
+
+	if (go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = go->h;
+	n = hgraph_nodes(g);
+	pw_u32(&c->blob, (uint32_t)n);
+	for (i = 0; i < g->n; i++)
+		if (hgraph_is_node(g->op[i].type)) {
+			pw_u64(&c->blob, ++k);
+			pw_u32(&c->blob, hgraph_node_type(g->op[i].type));
+		}
+	pw_u32(&c->blob, n > 0);
+	if (n > 0)
+		pw_u32(&c->blob, 0);
+	pw_u32(&c->blob, (uint32_t)(n > 0 ? n - 1 : 0));
+	for (k = 1; k < n; k++) {
+		pw_u32(&c->blob, (uint32_t)(k - 1));
+		pw_u32(&c->blob, (uint32_t)k);
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* ---- the JIT linker and stream memory operations ----------------------- */
 
 /*
@@ -2964,7 +3016,8 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_MAP, c_vmm) \
 	F(R_VMM_UNMAP, c_vmm) \
 	F(R_VMM_SET_ACCESS, c_vmm) \
-	F(R_VMM_GET_ACCESS, c_vmm)
+	F(R_VMM_GET_ACCESS, c_vmm) \
+	F(R_GRAPH_NODES, c_graph_nodes)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -106,6 +106,8 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_VMM_UNMAP,		"cuMemUnmap",		"QQQ",		"", NS),
 	C(R_VMM_SET_ACCESS,	"cuMemSetAccess",	"QQQB",		"", NS),
 	C(R_VMM_GET_ACCESS,	"cuMemGetAccess",	"QIiQ",		"Q", NS),
+	/* graph nodes */
+	C(R_GRAPH_NODES,	"graphNodes",		"Q",		"B", 0),
 #undef C
 #undef RD
 #undef WR

@@ -164,6 +164,12 @@ enum rpc_call {
 				   cuMemSetAccess */
 	R_VMM_GET_ACCESS,	/* ctx, location type, location id, va ->
 				   flags: cuMemGetAccess */
+	/* graph nodes (issue 24) */
+	R_GRAPH_NODES,		/* graph -> listing: u32 nodes, each u64 the
+				   server's handle and u32 type; u32 roots,
+				   each u32 node index; u32 edges, each u32
+				   from and u32 to index (the driver's
+				   orders) */
 	R_CALL_END		/* one past the last */
 };
 

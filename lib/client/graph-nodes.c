@@ -15,11 +15,14 @@
 #include "log.h"
 #include "proto.h"
 
+const struct gfinfo *func_info(const void *, uint64_t *);
+
 struct gnode {
 	struct gobj	 o;
 	struct ggraph	*g;
 	uint64_t	 h;		/* the server's handle */
 	CUgraphNodeType	 type;
+	void		*kbuf;		/* kernel: the last parameters read */
 	struct gnode	*next;
 };
 
@@ -41,6 +44,7 @@ graph_nodes_free(struct ggraph *g)
 	for (n = g->nodes; n != NULL; n = next) {
 		next = n->next;
 		n->o.magic = 0;
+		free(n->kbuf);
 		free(n);
 	}
 	g->nodes = NULL;
@@ -292,3 +296,528 @@ CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *d, size_t *n) { 
 CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 1, d, e, n); }
 CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 0, d, NULL, n); }
 CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 0, d, e, n); }
+
+/* ---- explicit construction ---------------------------------------------- */
+
+/* The node of g that handle h names, else NULL. */
+static struct gnode *
+node_of(const void *h, const struct ggraph *g)
+{
+	struct gnode *n = gobj_check(h, GK_GNODE);
+
+	return n != NULL && (g == NULL || n->g == g) ? n : NULL;
+}
+
+/*
+ * Adds a node of type to graph h after deps; the call whose request
+ * (req, by call's signature) describes it, none for 0; ctx: the context
+ * it runs in (0 for none).  One round trip.
+ */
+static CUresult
+node_add(CUgraphNode *pn, CUgraph h, const CUgraphNode *deps, size_t nd,
+    CUgraphNodeType type, uint64_t ctx, uint16_t call,
+    const struct rpc_val *req, const struct pw *raw)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[5], out[1];
+	struct gnode *n, *d;
+	struct pw dw, rw;
+	void *keep;
+	size_t i;
+	CUresult rc;
+
+	if (pn == NULL || g == NULL || (deps == NULL && nd > 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&dw);
+	pw_init(&rw);
+	for (i = 0; i < nd; i++) {
+		if ((d = node_of(deps[i], g)) == NULL) {
+			pw_free(&dw);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		pw_u64(&dw, d->h);
+	}
+	if (call != 0)
+		rpc_pack(&rw, rpc_lookup(call)->req, req);
+	else if (raw != NULL)
+		pw_bytes(&rw, raw->p, raw->len);
+	in[0].u = ctx;
+	in[1].u = gobj_id(g);
+	in[2].u = (uint64_t)type;
+	in[3].p = dw.p;
+	in[3].len = (uint32_t)dw.len;
+	in[4].p = rw.p;
+	in[4].len = (uint32_t)rw.len;
+	rc = remote_call(R_GRAPH_ADD, in, out, &keep);
+	pw_free(&dw);
+	pw_free(&rw);
+	if (rc != CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	pthread_mutex_lock(&node_lock);
+	n = node_for(g, out[0].u, (uint32_t)type);
+	pthread_mutex_unlock(&node_lock);
+	free(keep);
+	if (n == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*pn = (CUgraphNode)n;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddEmptyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd)
+{
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EMPTY, 0, 0, NULL,
+	    NULL);
+}
+
+static CUresult
+knode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
+    CUfunction f, const unsigned *geo, void **params, void **extra)
+{
+	struct rpc_val in[12];
+	char *args;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
+	    geo[5], geo[6], params, extra, in, &args)) == CUDA_SUCCESS)
+		rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL,
+		    in[0].u, R_LAUNCH, in, NULL);
+	free(args);
+	return rc;
+}
+
+#define KGEO(p)	{ (p)->gridDimX, (p)->gridDimY, (p)->gridDimZ, \
+		  (p)->blockDimX, (p)->blockDimY, (p)->blockDimZ, \
+		  (p)->sharedMemBytes }
+
+CUresult
+cuGraphAddKernelNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_add(pn, g, deps, nd, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_add(pn, g, deps, nd, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}
+
+/* The context a node runs in: h, else the current one. */
+static CUresult
+node_ctx(CUcontext h, uint64_t *id)
+{
+	struct gctx *c;
+	CUresult rc;
+
+	if (h != NULL) {
+		if ((c = gobj_check(h, GK_CTX)) == NULL)
+			return CUDA_ERROR_INVALID_CONTEXT;
+	} else if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	*id = gobj_id(c);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMSET_NODE_PARAMS_v1 *p, CUcontext ctx)
+{
+	struct rpc_val in[9];
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].u = p->dst;
+	in[4].u = p->pitch;
+	in[5].u = p->value;
+	in[6].u = p->elementSize;
+	in[7].u = p->width;
+	in[8].u = p->height;
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMSET, in[0].u,
+	    R_MEMSET, in, NULL);
+}
+
+/* A device side of a copy node, else 0 (host memory: the client's). */
+static int
+node_dev(CUmemorytype t, CUdeviceptr d)
+{
+	return t == CU_MEMORYTYPE_DEVICE ||
+	    (t == CU_MEMORYTYPE_UNIFIED && mem_is_device(d, NULL, NULL));
+}
+
+CUresult
+cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMCPY3D_v2 *m, CUcontext ctx)
+{
+	struct rpc_val in[5];
+	uint64_t f[20];
+	struct pw desc;
+	CUresult rc;
+	int i;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if (!node_dev(m->srcMemoryType, m->srcDevice) ||
+	    !node_dev(m->dstMemoryType, m->dstDevice)) {
+		log_warn("cuGraphAddMemcpyNode: only device-to-device copy "
+		    "nodes are supported remotely (a node's host pointer "
+		    "would name this process's memory)");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	memset(f, 0, sizeof f);
+	f[0] = CU_MEMORYTYPE_DEVICE;
+	f[1] = m->srcXInBytes; f[2] = m->srcY; f[3] = m->srcZ;
+	f[4] = m->srcDevice; f[5] = m->srcPitch; f[6] = m->srcHeight;
+	f[7] = CU_MEMORYTYPE_DEVICE;
+	f[8] = m->dstXInBytes; f[9] = m->dstY; f[10] = m->dstZ;
+	f[11] = m->dstDevice; f[12] = m->dstPitch; f[13] = m->dstHeight;
+	f[14] = m->WidthInBytes;
+	f[15] = m->Height;
+	f[16] = m->Depth;
+	pw_init(&desc);
+	for (i = 0; i < 20; i++)
+		pw_u64(&desc, f[i]);
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].p = desc.p;
+	in[3].len = (uint32_t)desc.len;
+	in[4].p = NULL;
+	in[4].len = 0;
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMCPY, in[0].u,
+	    R_MEM_3D, in, NULL);
+	pw_free(&desc);
+	return rc;
+}
+
+static CUresult
+enode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
+    CUevent h, int wait)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+	struct rpc_val in[4];
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(e->ctx);
+	if (wait) {
+		in[1].u = 0;
+		in[2].u = gobj_id(e);
+		in[3].u = 0;
+		return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+		    in[0].u, R_STREAM_WAIT_EVENT, in, NULL);
+	}
+	in[1].u = gobj_id(e);
+	in[2].u = 0;
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+	    in[0].u, R_EVENT_RECORD, in, NULL);
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 0); }
+CUresult cuGraphAddEventWaitNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 1); }
+
+CUresult
+cuGraphAddChildGraphNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUgraph child)
+{
+	struct ggraph *c = gobj_check(child, GK_GRAPH);
+	struct pw w;
+	CUresult rc;
+
+	if (c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&w);
+	pw_u64(&w, gobj_id(c));
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_GRAPH, 0, 0, NULL,
+	    &w);
+	pw_free(&w);
+	return rc;
+}
+
+/* Edges added (add) or removed between from[i] and to[i]. */
+static CUresult
+edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
+    const CUgraphEdgeData *data, size_t n, int add)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[3], out[1];
+	static const CUgraphEdgeData zero;
+	struct gnode *a, *b;
+	struct pw w;
+	void *keep;
+	size_t i;
+	CUresult rc;
+
+	if (g == NULL || (n > 0 && (from == NULL || to == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; data != NULL && i < n; i++)
+		if (memcmp(&data[i], &zero, sizeof zero) != 0) {
+			log_warn("graph edges with data (ports, types) are not "
+			    "supported remotely");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	pw_init(&w);
+	for (i = 0; i < n; i++) {
+		if ((a = node_of(from[i], g)) == NULL ||
+		    (b = node_of(to[i], g)) == NULL) {
+			pw_free(&w);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		pw_u64(&w, a->h);
+		pw_u64(&w, b->h);
+	}
+	in[0].u = gobj_id(g);
+	in[1].u = (uint64_t)add;
+	in[2].p = w.p;
+	in[2].len = (uint32_t)w.len;
+	rc = remote_call(R_GRAPH_EDGES, in, out, &keep);
+	free(keep);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n) { return edges_change(g, from, to, NULL, n, 1); }
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *d, size_t n) { return edges_change(g, from, to, d, n, 1); }
+CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n) { return edges_change(g, from, to, NULL, n, 0); }
+CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *d, size_t n) { return edges_change(g, from, to, d, n, 0); }
+
+CUresult
+cuGraphDestroyNode(CUgraphNode h)
+{
+	struct gnode *n = node_of(h, NULL), **pp;
+	struct rpc_val in[2], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	rc = remote_call(R_GRAPH_NODE_DESTROY, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&node_lock);
+	for (pp = &n->g->nodes; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	pthread_mutex_unlock(&node_lock);
+	n->o.magic = 0;
+	free(n->kbuf);
+	free(n);
+	return CUDA_SUCCESS;
+}
+
+/* ---- kernel node parameters -------------------------------------------- */
+
+/*
+ * A kernel node's parameters: the function is the handle this process
+ * launched it with (or gave the node); kernelParams point into a buffer
+ * kept with the node until the next read or the graph's end.
+ */
+static CUresult
+knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[2], out[9];
+	const struct gfinfo *fi;
+	void *f, *keep, **pv;
+	uint64_t id;
+	char *buf;
+	uint32_t i;
+	CUresult rc;
+
+	if (n == NULL || p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) != CUDA_SUCCESS)
+		return rc;
+	f = gobj_check((void *)(uintptr_t)out[0].u, GK_FUNC);
+	if (f == NULL)
+		f = gobj_check((void *)(uintptr_t)out[0].u, GK_KERNEL);
+	if (f == NULL || (fi = func_info(f, &id)) == NULL ||
+	    out[8].len != fi->argbytes) {
+		free(keep);
+		log_warn("cuGraphKernelNodeGetParams: the node's function is "
+		    "not one this process knows");
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	pv = malloc(fi->nparams * sizeof *pv + fi->argbytes + 1);
+	if (pv == NULL) {
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	buf = (char *)(pv + fi->nparams);
+	memcpy(buf, out[8].p, fi->argbytes);
+	for (i = 0; i < fi->nparams; i++)
+		pv[i] = buf + fi->offset[i];
+	memset(p, 0, sizeof *p);
+	p->func = (CUfunction)f;
+	p->gridDimX = (unsigned)out[1].u;
+	p->gridDimY = (unsigned)out[2].u;
+	p->gridDimZ = (unsigned)out[3].u;
+	p->blockDimX = (unsigned)out[4].u;
+	p->blockDimY = (unsigned)out[5].u;
+	p->blockDimZ = (unsigned)out[6].u;
+	p->sharedMemBytes = (unsigned)out[7].u;
+	p->kernelParams = pv;
+	free(keep);
+	pthread_mutex_lock(&node_lock);
+	free(n->kbuf);
+	n->kbuf = pv;
+	pthread_mutex_unlock(&node_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphKernelNodeGetParams_v2(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	return knode_get(h, p);
+}
+
+CUresult
+cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	CUDA_KERNEL_NODE_PARAMS_v2 q;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = knode_get(h, &q)) != CUDA_SUCCESS)
+		return rc;
+	memset(p, 0, sizeof *p);
+	p->func = q.func;
+	p->gridDimX = q.gridDimX;
+	p->gridDimY = q.gridDimY;
+	p->gridDimZ = q.gridDimZ;
+	p->blockDimX = q.blockDimX;
+	p->blockDimY = q.blockDimY;
+	p->blockDimZ = q.blockDimZ;
+	p->sharedMemBytes = q.sharedMemBytes;
+	p->kernelParams = q.kernelParams;
+	return CUDA_SUCCESS;
+}
+
+/* New parameters for a kernel node of a graph, or of exec's copy of it. */
+static CUresult
+knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
+    void **params, void **extra)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[4], out[1], req[12];
+	uint64_t eid = 0;
+	struct pw w;
+	char *args;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || f == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (he != NULL) {
+		void *e = gobj_check(he, GK_GEXEC);
+
+		if (e == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		eid = gobj_id(e);
+	}
+	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
+	    geo[5], geo[6], params, extra, req, &args)) != CUDA_SUCCESS) {
+		free(args);
+		return rc;
+	}
+	pw_init(&w);
+	rpc_pack(&w, rpc_lookup(R_LAUNCH)->req, req);
+	free(args);
+	in[0].u = gobj_id(n->g);
+	in[1].u = eid;
+	in[2].u = n->h;
+	in[3].p = w.p;
+	in[3].len = (uint32_t)w.len;
+	rc = remote_call(R_KNODE_SET, in, out, &keep);
+	free(keep);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult
+cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(NULL, h, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(NULL, h, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}
+
+CUresult
+cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode h,
+    const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(e, h, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode h,
+    const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(e, h, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}

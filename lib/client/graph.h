@@ -14,4 +14,10 @@ struct ggraph {
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
 
+/* exec.c: the R_LAUNCH request of a kernel node, on no stream. */
+CUresult	launch_request(CUfunction, unsigned gx, unsigned gy, unsigned gz,
+		    unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+		    void **params, void **extra, struct rpc_val *in,
+		    char **args);
+
 #endif

@@ -3075,8 +3075,6 @@ c_graph_add(struct rcall *c)
 			f = robj_get(c->cl, sub.in[1].u, RK_KERNEL);
 		if (f == NULL)
 			return CUDA_ERROR_INVALID_HANDLE;
-		if (sub.in[11].len != f->argbytes)
-			return CUDA_ERROR_INVALID_VALUE;
 		break;
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
@@ -3236,8 +3234,6 @@ c_knode_set(struct rcall *c)
 		f = robj_get(c->cl, sub.in[1].u, RK_KERNEL);
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (sub.in[11].len != f->argbytes)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((p = malloc(sub.in[11].len + 1)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	memcpy(p, sub.in[11].p, sub.in[11].len);

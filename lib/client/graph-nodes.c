@@ -501,6 +501,20 @@ cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	f[14] = m->WidthInBytes;
 	f[15] = m->Height;
 	f[16] = m->Depth;
+	/*
+	 * One row (cudaGraphAddMemcpyNode1D's): the driver takes pitches
+	 * and heights of 0, which only rows and slices after the first use;
+	 * the server's checks want them to hold the row.
+	 */
+	if (m->Height <= 1 && m->Depth <= 1)
+		for (i = 0; i < 2; i++) {
+			uint64_t *sd = &f[i * 7];
+
+			if (sd[5] == 0 && sd[2] == 0 && sd[3] == 0)
+				sd[5] = sd[1] + m->WidthInBytes;
+			if (sd[6] == 0 && sd[3] == 0)
+				sd[6] = m->Height;
+		}
 	pw_init(&desc);
 	for (i = 0; i < 20; i++)
 		pw_u64(&desc, f[i]);
@@ -682,6 +696,9 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 		pv[i] = buf + fi->offset[i];
 	memset(p, 0, sizeof *p);
 	p->func = (CUfunction)f;
+	/* Our kernels are functions too (cuKernelGetFunction). */
+	if (gobj_check(f, GK_KERNEL) != NULL)
+		p->kern = (CUkernel)f;
 	p->gridDimX = (unsigned)out[1].u;
 	p->gridDimY = (unsigned)out[2].u;
 	p->gridDimZ = (unsigned)out[3].u;

@@ -2564,7 +2564,11 @@ knode_params(struct rcall *sub, CUDA_KERNEL_NODE_PARAMS *p, void **argp,
 	for (i = 0; i < f->nparams; i++)
 		argp[i] = (void *)(args + f->offset[i]);
 	memset(p, 0, sizeof *p);
-	p->func = (CUfunction)f->h;
+	/* A library's kernel goes as one, run in the current context. */
+	if (f->kind == RK_KERNEL)
+		p->kern = (CUkernel)f->h;
+	else
+		p->func = (CUfunction)f->h;
 	p->gridDimX = (unsigned)sub->in[2].u;
 	p->gridDimY = (unsigned)sub->in[3].u;
 	p->gridDimZ = (unsigned)sub->in[4].u;

@@ -563,6 +563,7 @@ static void	cuda_pool_drop(struct rclient *, struct robj *);
 static void	cuda_graphs_free(struct rclient *);
 static void	knode_captured(struct rcall *, CUstream);
 static void	knode_forget(struct rclient *);
+static void	knode_drop(struct rclient *, CUgraph);
 static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
 
@@ -2165,6 +2166,7 @@ c_graph_destroy(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (g->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
+	knode_drop(c->cl, g->h);
 	rc = drv.GraphDestroy(g->h);
 	robj_del(c->cl, c->in[0].u);
 	return rc;
@@ -2479,6 +2481,29 @@ knode_forget(struct rclient *cl)
 		else
 			i++;
 	pthread_mutex_unlock(&knode_lock);
+}
+
+/* Forgets the kernel nodes of graph g, about to be destroyed. */
+static void
+knode_drop(struct rclient *cl, CUgraph g)
+{
+	CUgraphNode *v;
+	size_t n = 0, i;
+
+	if (drv.GraphGetNodes(g, NULL, &n) != CUDA_SUCCESS ||
+	    (v = calloc(n + 1, sizeof *v)) == NULL)
+		return;
+	if (drv.GraphGetNodes(g, v, &n) == CUDA_SUCCESS) {
+		pthread_mutex_lock(&knode_lock);
+		for (i = 0; i < knode_n; )
+			if (knode_fns[i].cl == cl &&
+			    node_index(v, n, knode_fns[i].node) < n)
+				knode_fns[i] = knode_fns[--knode_n];
+			else
+				i++;
+		pthread_mutex_unlock(&knode_lock);
+	}
+	free(v);
 }
 
 /* After a launch on s: the node a capture made of it, if s captures. */

@@ -317,6 +317,64 @@ check_memops(const struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A graph node's request, field f of c, decoded into *sub as a call of
+ * type (on no stream) and checked as one: CUDA_SUCCESS or the CUresult.
+ * sub NULL: checked only.
+ */
+int
+check_graph_sub(const struct rcall *c, int f, uint16_t type,
+    struct rcall *sub)
+{
+	struct rcall tmp;
+	int sf = type == R_LAUNCH ? 9 : type == R_EVENT_RECORD ? 2 : 1;
+
+	if (sub == NULL)
+		sub = &tmp;
+	memset(sub, 0, sizeof *sub);
+	sub->cl = c->cl;
+	sub->d = rpc_lookup(type);
+	if (rpc_unpack(c->in[f].p, c->in[f].len, sub->d->req, sub->in) ==
+	    -1 || sub->in[sf].u != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A copy node's sides are device memory: no host data travels. */
+	if (type == R_MEM_3D && sub->in[4].len != 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return check_call(sub);
+}
+
+/* The call a node of graph-node type t stands for, or 0. */
+uint16_t
+check_graph_call(uint64_t t)
+{
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:		return R_LAUNCH;
+	case CU_GRAPH_NODE_TYPE_MEMSET:		return R_MEMSET;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:		return R_MEM_3D;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:	return R_EVENT_RECORD;
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:	return R_STREAM_WAIT_EVENT;
+	}
+	return 0;
+}
+
+static int
+check_graph_add(const struct rcall *c)
+{
+	uint16_t call = check_graph_call(c->in[2].u);
+
+	if (c->in[3].len % 8 != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (call != 0)
+		return check_graph_sub(c, 4, call, NULL);
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_EMPTY)
+		return c->in[4].len == 0 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_GRAPH)
+		return c->in[4].len == 8 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 int
 check_call(const struct rcall *c)
 {
@@ -422,6 +480,13 @@ check_call(const struct rcall *c)
 	case R_GRAPH_COUNT:
 		return c->in[1].u > 2 ? CUDA_ERROR_INVALID_VALUE :
 		    CUDA_SUCCESS;
+	case R_GRAPH_ADD:
+		return check_graph_add(c);
+	case R_GRAPH_EDGES:
+		return c->in[1].u > 1 || c->in[2].len % 16 != 0 ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_KNODE_SET:
+		return check_graph_sub(c, 3, R_LAUNCH, NULL);
 	case R_STREAM_MEMOP:
 		return check_memops(c);
 	case R_LINK_CREATE:

@@ -28,6 +28,14 @@
 /* CUDA_SUCCESS if c's arguments may go to a backend, else its CUresult. */
 int	check_call(const struct rcall *c);
 /*
+ * Graph nodes: the request in field f of c, decoded into *sub (if not
+ * NULL) as a call of type on no stream, and checked as one; the call a
+ * node of a CUgraphNodeType stands for (R_LAUNCH &c.), or 0.
+ */
+int	check_graph_sub(const struct rcall *c, int f, uint16_t type,
+	    struct rcall *sub);
+uint16_t check_graph_call(uint64_t nodetype);
+/*
  * The backends' dispatch: check_call, then fn[] for c's call (which the
  * backend must have).  Every backend's call table goes through it.
  */

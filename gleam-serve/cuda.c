@@ -171,6 +171,33 @@ static struct {
 	CUresult (*GraphGetEdges)(CUgraph, CUgraphNode *, CUgraphNode *,
 	    size_t *);
 	CUresult (*GraphDebugDotPrint)(CUgraph, const char *, unsigned);
+	CUresult (*GraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
+	CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*GraphAddMemsetNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, const CUDA_MEMSET_NODE_PARAMS *,
+	    CUcontext);
+	CUresult (*GraphAddMemcpyNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, const CUDA_MEMCPY3D *, CUcontext);
+	CUresult (*GraphAddEmptyNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t);
+	CUresult (*GraphAddEventRecordNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, CUevent);
+	CUresult (*GraphAddEventWaitNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, CUevent);
+	CUresult (*GraphAddChildGraphNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, CUgraph);
+	CUresult (*GraphAddDependencies)(CUgraph, const CUgraphNode *,
+	    const CUgraphNode *, size_t);
+	CUresult (*GraphRemoveDependencies)(CUgraph, const CUgraphNode *,
+	    const CUgraphNode *, size_t);
+	CUresult (*GraphDestroyNode)(CUgraphNode);
+	CUresult (*GraphKernelNodeGetParams)(CUgraphNode,
+	    CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*GraphKernelNodeSetParams)(CUgraphNode,
+	    const CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
+	    const CUDA_KERNEL_NODE_PARAMS *);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -301,6 +328,21 @@ static struct {
 	S(GraphGetRootNodes, "cuGraphGetRootNodes", 10000),
 	S(GraphGetEdges, "cuGraphGetEdges", 10000),
 	S(GraphDebugDotPrint, "cuGraphDebugDotPrint", 11030),
+	S(GraphNodeGetType, "cuGraphNodeGetType", 10000),
+	S(GraphAddKernelNode, "cuGraphAddKernelNode", 12000),
+	S(GraphAddMemsetNode, "cuGraphAddMemsetNode", 10000),
+	S(GraphAddMemcpyNode, "cuGraphAddMemcpyNode", 10000),
+	S(GraphAddEmptyNode, "cuGraphAddEmptyNode", 10000),
+	S(GraphAddEventRecordNode, "cuGraphAddEventRecordNode", 11010),
+	S(GraphAddEventWaitNode, "cuGraphAddEventWaitNode", 11010),
+	S(GraphAddChildGraphNode, "cuGraphAddChildGraphNode", 10000),
+	S(GraphAddDependencies, "cuGraphAddDependencies", 10000),
+	S(GraphRemoveDependencies, "cuGraphRemoveDependencies", 10000),
+	S(GraphDestroyNode, "cuGraphDestroyNode", 10000),
+	S(GraphKernelNodeGetParams, "cuGraphKernelNodeGetParams", 12000),
+	S(GraphKernelNodeSetParams, "cuGraphKernelNodeSetParams", 12000),
+	S(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams",
+	    12000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -522,6 +564,9 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 
 static void	cuda_pool_drop(struct rclient *, struct robj *);
 static void	cuda_graphs_free(struct rclient *);
+static void	knode_captured(struct rcall *, CUstream);
+static void	knode_forget(struct rclient *);
+static void	knode_drop(struct rclient *, CUgraph);
 static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
 
@@ -542,6 +587,7 @@ cuda_client_free(struct rclient *cl)
 			cuda_link_free(o->h);
 	}
 	cuda_graphs_free(cl);
+	knode_forget(cl);
 	i = 0;
 	cuda_pins_drop(cl, NULL);
 	vmm_drop(cl, &cuda_vmm);
@@ -1523,6 +1569,7 @@ c_launch(struct rcall *c)
 	void *argp[1024];
 	const uint8_t *args = c->in[11].p;
 	uint32_t i;
+	CUresult rc;
 
 	CTX(c, 0);
 	STREAM(c, 9, s);
@@ -1536,14 +1583,18 @@ c_launch(struct rcall *c)
 	for (i = 0; i < f->nparams; i++)
 		argp[i] = (void *)(args + f->offset[i]);
 	if (c->in[10].u & 1)
-		return drv.LaunchCooperativeKernel(f->h, (unsigned)c->in[2].u,
+		rc = drv.LaunchCooperativeKernel(f->h, (unsigned)c->in[2].u,
 		    (unsigned)c->in[3].u, (unsigned)c->in[4].u,
 		    (unsigned)c->in[5].u, (unsigned)c->in[6].u,
 		    (unsigned)c->in[7].u, (unsigned)c->in[8].u, s, argp);
-	return drv.LaunchKernel(f->h, (unsigned)c->in[2].u,
-	    (unsigned)c->in[3].u, (unsigned)c->in[4].u, (unsigned)c->in[5].u,
-	    (unsigned)c->in[6].u, (unsigned)c->in[7].u, (unsigned)c->in[8].u,
-	    s, argp, NULL);
+	else
+		rc = drv.LaunchKernel(f->h, (unsigned)c->in[2].u,
+		    (unsigned)c->in[3].u, (unsigned)c->in[4].u,
+		    (unsigned)c->in[5].u, (unsigned)c->in[6].u,
+		    (unsigned)c->in[7].u, (unsigned)c->in[8].u, s, argp, NULL);
+	if (rc == CUDA_SUCCESS)
+		knode_captured(c, s);
+	return rc;
 }
 
 static int
@@ -1989,7 +2040,9 @@ c_launch_ex(struct rcall *c)
 	cfg.hStream = s;
 	cfg.attrs = n > 0 ? attrs : NULL;
 	cfg.numAttrs = n;
-	return drv.LaunchKernelEx(&cfg, f->h, argp, NULL);
+	if ((rc = drv.LaunchKernelEx(&cfg, f->h, argp, NULL)) == CUDA_SUCCESS)
+		knode_captured(c, s);
+	return rc;
 }
 
 /*
@@ -2126,6 +2179,7 @@ c_graph_destroy(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (g->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
+	knode_drop(c->cl, g->h);
 	rc = drv.GraphDestroy(g->h);
 	robj_del(c->cl, c->in[0].u);
 	return rc;
@@ -2306,6 +2360,474 @@ cuda_graphs_free(struct rclient *cl)
 			o->h = NULL;
 		}
 	}
+}
+
+/* ---- graph nodes (issue 24) ------------------------------------------- */
+
+/* The index of node h in v[0..n), or n. */
+static size_t
+node_index(const CUgraphNode *v, size_t n, CUgraphNode h)
+{
+	size_t i;
+
+	for (i = 0; i < n && v[i] != h; i++)
+		;
+	return i;
+}
+
+/*
+ * in: graph -> u32 nodes (u64 handle, u32 type each), u32 roots (u32
+ * index each), u32 edges (u32 from, u32 to each), in the driver's orders.
+ */
+static int
+c_graph_nodes(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	CUgraphNode *v = NULL, *r = NULL, *from = NULL, *to = NULL;
+	CUgraphNodeType type;
+	size_t n = 0, nr = 0, ne = 0, i;
+	CUresult rc;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphGetNodes(g->h, NULL, &n)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetRootNodes(g->h, NULL, &nr)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetEdges(g->h, NULL, NULL, &ne)) != CUDA_SUCCESS)
+		return rc;
+	if ((v = calloc(n + 1, sizeof *v)) == NULL ||
+	    (r = calloc(nr + 1, sizeof *r)) == NULL ||
+	    (from = calloc(ne + 1, sizeof *from)) == NULL ||
+	    (to = calloc(ne + 1, sizeof *to)) == NULL) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if ((rc = drv.GraphGetNodes(g->h, v, &n)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetRootNodes(g->h, r, &nr)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphGetEdges(g->h, from, to, &ne)) != CUDA_SUCCESS)
+		goto out;
+	pw_u32(&c->blob, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		if ((rc = drv.GraphNodeGetType(v[i], &type)) != CUDA_SUCCESS)
+			goto out;
+		pw_u64(&c->blob, (uint64_t)(uintptr_t)v[i]);
+		pw_u32(&c->blob, (uint32_t)type);
+	}
+	pw_u32(&c->blob, (uint32_t)nr);
+	for (i = 0; i < nr; i++)
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, r[i]));
+	pw_u32(&c->blob, (uint32_t)ne);
+	for (i = 0; i < ne; i++) {
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, from[i]));
+		pw_u32(&c->blob, (uint32_t)node_index(v, n, to[i]));
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+out:
+	free(v);
+	free(r);
+	free(from);
+	free(to);
+	return rc;
+}
+
+/*
+ * Kernel nodes' functions: the driver names a node's function by its own
+ * handle, which several of a client's ids may share (or none, for a
+ * library's kernel); so the client's id of the function a captured
+ * launch or a node's parameters named is kept per node, with the
+ * driver's function then, which must still be the node's for the entry
+ * to hold (a node freed, its address reused).
+ */
+struct knode_fn {
+	struct rclient	*cl;
+	CUgraphNode	 node;
+	CUfunction	 func;
+	uint64_t	 fid;
+};
+static struct knode_fn	*knode_fns;
+static size_t		 knode_n, knode_cap;
+static pthread_mutex_t	 knode_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+knode_note(struct rclient *cl, CUgraphNode node, uint64_t fid)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	struct knode_fn *v;
+	size_t i;
+
+	memset(&p, 0, sizeof p);
+	if (drv.GraphKernelNodeGetParams == NULL ||
+	    drv.GraphKernelNodeGetParams(node, &p) != CUDA_SUCCESS)
+		return;
+	pthread_mutex_lock(&knode_lock);
+	for (i = 0; i < knode_n; i++)
+		if (knode_fns[i].cl == cl && knode_fns[i].node == node)
+			break;
+	if (i == knode_n && knode_n == knode_cap) {
+		size_t ncap = knode_cap ? knode_cap * 2 : 64;
+
+		if ((v = realloc(knode_fns, ncap * sizeof *v)) == NULL) {
+			pthread_mutex_unlock(&knode_lock);
+			return;
+		}
+		knode_fns = v;
+		knode_cap = ncap;
+	}
+	if (i == knode_n)
+		knode_n++;
+	knode_fns[i].cl = cl;
+	knode_fns[i].node = node;
+	knode_fns[i].func = p.func;
+	knode_fns[i].fid = fid;
+	pthread_mutex_unlock(&knode_lock);
+}
+
+static void
+knode_forget(struct rclient *cl)
+{
+	size_t i;
+
+	pthread_mutex_lock(&knode_lock);
+	for (i = 0; i < knode_n; )
+		if (knode_fns[i].cl == cl)
+			knode_fns[i] = knode_fns[--knode_n];
+		else
+			i++;
+	pthread_mutex_unlock(&knode_lock);
+}
+
+/* Forgets the kernel nodes of graph g, about to be destroyed. */
+static void
+knode_drop(struct rclient *cl, CUgraph g)
+{
+	CUgraphNode *v;
+	size_t n = 0, i;
+
+	if (drv.GraphGetNodes(g, NULL, &n) != CUDA_SUCCESS ||
+	    (v = calloc(n + 1, sizeof *v)) == NULL)
+		return;
+	if (drv.GraphGetNodes(g, v, &n) == CUDA_SUCCESS) {
+		pthread_mutex_lock(&knode_lock);
+		for (i = 0; i < knode_n; )
+			if (knode_fns[i].cl == cl &&
+			    node_index(v, n, knode_fns[i].node) < n)
+				knode_fns[i] = knode_fns[--knode_n];
+			else
+				i++;
+		pthread_mutex_unlock(&knode_lock);
+	}
+	free(v);
+}
+
+/* After a launch on s: the node a capture made of it, if s captures. */
+static void
+knode_captured(struct rcall *c, CUstream s)
+{
+	struct robj *so;
+	CUstreamCaptureStatus st;
+	const CUgraphNode *deps = NULL;
+	size_t n = 0;
+
+	if (c->in[9].u <= 2 || (so = robj_get(c->cl, c->in[9].u,
+	    RK_STREAM)) == NULL || so->cap == NULL)
+		return;
+	if (drv.StreamGetCaptureInfo(s, &st, NULL, NULL, &deps, &n) ==
+	    CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_ACTIVE && n == 1)
+		knode_note(c->cl, deps[0], c->in[1].u);
+}
+
+/* The client's id of node's function p->func, or 0. */
+static uint64_t
+knode_fid(struct rclient *cl, CUgraphNode node,
+    const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	uint64_t fid = 0, id;
+	size_t i;
+	void *v;
+
+	pthread_mutex_lock(&knode_lock);
+	for (i = 0; i < knode_n; i++)
+		if (knode_fns[i].cl == cl && knode_fns[i].node == node &&
+		    knode_fns[i].func == p->func)
+			fid = knode_fns[i].fid;
+	pthread_mutex_unlock(&knode_lock);
+	if (fid != 0 && (robj_get(cl, fid, RK_FUNC) != NULL ||
+	    robj_get(cl, fid, RK_KERNEL) != NULL))
+		return fid;
+	i = 0;
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		struct robj *o = v;
+
+		if ((o->kind == RK_FUNC && o->h == (void *)p->func) ||
+		    (o->kind == RK_KERNEL && (o->h == (void *)p->kern ||
+		    o->h == (void *)p->func)))
+			return id;
+	}
+	return 0;
+}
+
+/* Is h one of graph g's nodes (a handle from a client is checked)? */
+static int
+node_in(CUgraph g, uint64_t h)
+{
+	CUgraphNode *v;
+	size_t n = 0;
+	int found;
+
+	if (h == 0 || drv.GraphGetNodes(g, NULL, &n) != CUDA_SUCCESS ||
+	    (v = calloc(n + 1, sizeof *v)) == NULL)
+		return 0;
+	found = drv.GraphGetNodes(g, v, &n) == CUDA_SUCCESS &&
+	    node_index(v, n, (CUgraphNode)(uintptr_t)h) < n;
+	free(v);
+	return found;
+}
+
+/* A kernel node's parameters from an R_LAUNCH request sub (checked). */
+static int
+knode_params(struct rcall *sub, CUDA_KERNEL_NODE_PARAMS *p, void **argp,
+    struct robj **fo)
+{
+	struct robj *f;
+	const uint8_t *args = sub->in[11].p;
+	uint32_t i;
+
+	f = robj_get(sub->cl, sub->in[1].u, RK_FUNC);
+	if (f == NULL)
+		f = robj_get(sub->cl, sub->in[1].u, RK_KERNEL);
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->nparams > 1024 || sub->in[11].len != f->argbytes)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < f->nparams; i++)
+		argp[i] = (void *)(args + f->offset[i]);
+	memset(p, 0, sizeof *p);
+	/* A library's kernel goes as one, run in the current context. */
+	if (f->kind == RK_KERNEL)
+		p->kern = (CUkernel)f->h;
+	else
+		p->func = (CUfunction)f->h;
+	p->gridDimX = (unsigned)sub->in[2].u;
+	p->gridDimY = (unsigned)sub->in[3].u;
+	p->gridDimZ = (unsigned)sub->in[4].u;
+	p->blockDimX = (unsigned)sub->in[5].u;
+	p->blockDimY = (unsigned)sub->in[6].u;
+	p->blockDimZ = (unsigned)sub->in[7].u;
+	p->sharedMemBytes = (unsigned)sub->in[8].u;
+	p->kernelParams = argp;
+	*fo = f;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, graph, node type, dependencies, request -> node */
+static int
+c_graph_add(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH), *ctx = NULL;
+	struct robj *o, *f;
+	uint16_t call = check_graph_call(c->in[2].u);
+	CUDA_KERNEL_NODE_PARAMS kp;
+	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_MEMCPY3D m;
+	CUgraphNode *deps = NULL, node = NULL;
+	struct rcall sub;
+	struct pr r;
+	void *argp[1024];
+	uint64_t span;
+	size_t nd = c->in[3].len / 8, i;
+	CUresult rc;
+	int empty;
+
+	if (g == NULL || g->cap != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[0].u != 0 && (ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (call != 0 && ctx == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((deps = calloc(nd + 1, sizeof *deps)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < nd; i++) {
+		uint64_t h = pr_u64(&r);
+
+		if (!node_in(g->h, h)) {
+			free(deps);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		deps[i] = (CUgraphNode)(uintptr_t)h;
+	}
+	rc = CUDA_ERROR_INVALID_VALUE;
+	if (call != 0 && (rc = check_graph_sub(c, 4, call, &sub)) !=
+	    CUDA_SUCCESS)
+		goto out;
+	switch (c->in[2].u) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		if ((rc = knode_params(&sub, &kp, argp, &f)) != CUDA_SUCCESS)
+			break;
+		if ((rc = drv.GraphAddKernelNode(&node, g->h, deps, nd, &kp)) ==
+		    CUDA_SUCCESS)
+			knode_note(c->cl, node, sub.in[1].u);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		if (check_memset_span(&sub, &span) == -1 ||
+		    rmem_check(c->cl, sub.in[3].u, span) == -1)
+			break;
+		memset(&mp, 0, sizeof mp);
+		mp.dst = sub.in[3].u;
+		mp.pitch = sub.in[4].u;
+		mp.value = (unsigned)sub.in[5].u;
+		mp.elementSize = (unsigned)sub.in[6].u;
+		mp.width = sub.in[7].u;
+		mp.height = sub.in[8].u;
+		rc = drv.GraphAddMemsetNode(&node, g->h, deps, nd, &mp, ctx->h);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty)) !=
+		    CUDA_SUCCESS)
+			break;
+		rc = drv.GraphAddMemcpyNode(&node, g->h, deps, nd, &m, ctx->h);
+		break;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		o = robj_get(c->cl, sub.in[call == R_EVENT_RECORD ? 1 : 2].u,
+		    RK_EVENT);
+		if (o == NULL) {
+			rc = CUDA_ERROR_INVALID_HANDLE;
+			break;
+		}
+		rc = call == R_EVENT_RECORD ? drv.GraphAddEventRecordNode(&node,
+		    g->h, deps, nd, o->h) : drv.GraphAddEventWaitNode(&node,
+		    g->h, deps, nd, o->h);
+		break;
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		rc = drv.GraphAddEmptyNode(&node, g->h, deps, nd);
+		break;
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		pr_init(&r, c->in[4].p, c->in[4].len);
+		o = robj_get(c->cl, pr_u64(&r), RK_GRAPH);
+		rc = o == NULL || o->cap != NULL ? CUDA_ERROR_INVALID_VALUE :
+		    drv.GraphAddChildGraphNode(&node, g->h, deps, nd, o->h);
+		break;
+	}
+out:
+	free(deps);
+	c->out[0].u = (uint64_t)(uintptr_t)node;
+	return rc;
+}
+
+/* in: graph, add, pairs (u64 from, u64 to) */
+static int
+c_graph_edges(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	size_t n = c->in[2].len / 16, i;
+	CUgraphNode *from, *to;
+	struct pr r;
+	uint64_t a, b;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	from = calloc(n + 1, sizeof *from);
+	to = calloc(n + 1, sizeof *to);
+	if (from == NULL || to == NULL)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	pr_init(&r, c->in[2].p, c->in[2].len);
+	for (i = 0; rc == CUDA_SUCCESS && i < n; i++) {
+		a = pr_u64(&r);
+		b = pr_u64(&r);
+		if (!node_in(g->h, a) || !node_in(g->h, b))
+			rc = CUDA_ERROR_INVALID_VALUE;
+		from[i] = (CUgraphNode)(uintptr_t)a;
+		to[i] = (CUgraphNode)(uintptr_t)b;
+	}
+	if (rc == CUDA_SUCCESS)
+		rc = c->in[1].u ? drv.GraphAddDependencies(g->h, from, to, n) :
+		    drv.GraphRemoveDependencies(g->h, from, to, n);
+	free(from);
+	free(to);
+	return rc;
+}
+
+/* in: graph, node */
+static int
+c_graph_node_destroy(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	return drv.GraphDestroyNode((CUgraphNode)(uintptr_t)c->in[1].u);
+}
+
+/* in: graph, node -> function id, grid, block, shmem, arguments */
+static int
+c_knode_get(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *f;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUDA_KERNEL_NODE_PARAMS p;
+	uint64_t fid;
+	uint32_t i;
+	char *buf;
+	CUresult rc;
+
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&p, 0, sizeof p);
+	if ((rc = drv.GraphKernelNodeGetParams(node, &p)) != CUDA_SUCCESS)
+		return rc;
+	if ((fid = knode_fid(c->cl, node, &p)) == 0 ||
+	    ((f = robj_get(c->cl, fid, RK_FUNC)) == NULL &&
+	    (f = robj_get(c->cl, fid, RK_KERNEL)) == NULL))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (f->nparams > 0 && p.kernelParams == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;	/* extra: not ours */
+	if ((buf = calloc(1, f->argbytes + 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (i = 0; i < f->nparams; i++)
+		memcpy(buf + f->offset[i], p.kernelParams[i], f->size[i]);
+	c->scratch = buf;
+	c->out[0].u = fid;
+	c->out[1].u = p.gridDimX;
+	c->out[2].u = p.gridDimY;
+	c->out[3].u = p.gridDimZ;
+	c->out[4].u = p.blockDimX;
+	c->out[5].u = p.blockDimY;
+	c->out[6].u = p.blockDimZ;
+	c->out[7].u = p.sharedMemBytes;
+	c->out[8].p = buf;
+	c->out[8].len = f->argbytes;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, exec (0: the graph's node), node, R_LAUNCH request */
+static int
+c_knode_set(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *e = NULL, *f;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[2].u;
+	CUDA_KERNEL_NODE_PARAMS p;
+	struct rcall sub;
+	void *argp[1024];
+	CUresult rc;
+
+	if (g == NULL || !node_in(g->h, c->in[2].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[1].u != 0 &&
+	    (e = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_graph_sub(c, 3, R_LAUNCH, &sub)) != CUDA_SUCCESS)
+		return rc;
+	if (cuda_ctx(c, sub.in[0].u, &rc) == NULL)
+		return rc;
+	if ((rc = knode_params(&sub, &p, argp, &f)) != CUDA_SUCCESS)
+		return rc;
+	if (e != NULL)
+		return drv.GraphExecKernelNodeSetParams(e->h, node, &p);
+	if ((rc = drv.GraphKernelNodeSetParams(node, &p)) == CUDA_SUCCESS)
+		knode_note(c->cl, node, sub.in[1].u);
+	return rc;
 }
 
 #define F(t, fn) [t - R_OPEN] = fn,
@@ -2909,7 +3431,13 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_SET_ACCESS, c_vmm) \
 	F(R_VMM_GET_ACCESS, c_vmm) \
 	/* loads with JIT options */ \
-	F(R_MODULE_LOAD_EX, c_module_load_ex)
+	F(R_MODULE_LOAD_EX, c_module_load_ex) \
+	F(R_GRAPH_NODES, c_graph_nodes) \
+	F(R_GRAPH_ADD, c_graph_add) \
+	F(R_GRAPH_EDGES, c_graph_edges) \
+	F(R_GRAPH_NODE_DESTROY, c_graph_node_destroy) \
+	F(R_KNODE_GET, c_knode_get) \
+	F(R_KNODE_SET, c_knode_set)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

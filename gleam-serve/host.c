@@ -2387,22 +2387,37 @@ host_ctx_device(struct rcall *c)
 /* ---- graphs (issue 24) ------------------------------------------------ */
 
 /*
- * A graph here is the list of one-way calls that a capture recorded, in
- * order, each with its own copy of its fields; a launch replays them on
- * the launch's stream (all work here is done at once, in order, so a list
- * keeps every dependency a real graph has).  Explicit nodes are not
- * built here.  Counts answer as the driver would for a capture on one
- * stream: a node per call but event records and waits, a chain of edges.
+ * A graph here is the list of one-way calls that a capture recorded, or
+ * that explicit nodes stand for, in order, each with its own copy of its
+ * fields, and the edges between its nodes; a launch replays them on the
+ * launch's stream in an order the edges allow, list order first (all
+ * work here is done at once, so that keeps every dependency a real graph
+ * has).  A capture makes a node of each call but event records and waits
+ * (as the driver does on one stream), each node after the last; nodes
+ * are numbered from 1 per graph, their handles, kept by a clone.
  */
+#define HOP_EMPTY	R_CALL_END		/* an empty node */
+#define HOP_CHILD	(R_CALL_END + 1)	/* a child graph node */
+
 struct hop {
 	uint16_t	 type;
 	int		 sf;		/* the field naming the stream */
 	struct rpc_val	 in[RPC_MAX_FIELDS];
+	uint64_t	 node;		/* its node's number, 0 if none */
+	struct hgraph	*child;		/* HOP_CHILD: its own copy */
+};
+
+struct hedge {
+	uint64_t	 from, to;	/* node numbers */
 };
 
 struct hgraph {
 	struct hop	*op;
 	size_t		 n, cap;
+	struct hedge	*e;
+	size_t		 ne, ecap;
+	uint64_t	 nodes;		/* node numbers given */
+	uint64_t	 last;		/* a capture's last node */
 	uint64_t	 capid;		/* nonzero while a capture records */
 	uint64_t	 id;		/* the client's id of a captured graph */
 	int		 invalid;	/* that capture met an illegal call */
@@ -2439,6 +2454,12 @@ hgraph_is_node(uint16_t type)
 	return type != R_EVENT_RECORD && type != R_STREAM_WAIT_EVENT;
 }
 
+static const char *
+hop_sig(uint16_t type)
+{
+	return type >= R_CALL_END ? "" : rpc_lookup(type)->req;
+}
+
 static void
 hop_clear(struct hop *o, const char *sig)
 {
@@ -2447,6 +2468,8 @@ hop_clear(struct hop *o, const char *sig)
 	for (i = 0; sig[i] != '\0'; i++)
 		if (sig[i] == 'B' || sig[i] == 'S')
 			free((void *)o->in[i].p);
+	hgraph_free(o->child);
+	o->child = NULL;
 }
 
 static void
@@ -2457,16 +2480,37 @@ hgraph_free(struct hgraph *g)
 	if (g == NULL)
 		return;
 	for (i = 0; i < g->n; i++)
-		hop_clear(&g->op[i], rpc_lookup(g->op[i].type)->req);
+		hop_clear(&g->op[i], hop_sig(g->op[i].type));
 	free(g->op);
+	free(g->e);
 	free(g);
+}
+
+/* An edge of g: 0, or -1 when out of memory. */
+static int
+hgraph_edge(struct hgraph *g, uint64_t from, uint64_t to)
+{
+	struct hedge *e;
+
+	if (g->ne == g->ecap) {
+		size_t ncap = g->ecap ? g->ecap * 2 : 16;
+
+		if ((e = realloc(g->e, ncap * sizeof *e)) == NULL)
+			return -1;
+		g->e = e;
+		g->ecap = ncap;
+	}
+	g->e[g->ne].from = from;
+	g->e[g->ne].to = to;
+	g->ne++;
+	return 0;
 }
 
 /* A copy of one recorded call into g: 0, or -1 when out of memory. */
 static int
 hgraph_add(struct hgraph *g, uint16_t type, int sf, const struct rpc_val *in)
 {
-	const char *sig = rpc_lookup(type)->req;
+	const char *sig = hop_sig(type);
 	struct hop *o;
 	void *p;
 	int i;
@@ -2507,13 +2551,39 @@ hgraph_clone(const struct hgraph *g)
 
 	if (n == NULL)
 		return NULL;
-	for (i = 0; i < g->n; i++)
+	for (i = 0; i < g->n; i++) {
 		if (hgraph_add(n, g->op[i].type, g->op[i].sf, g->op[i].in) ==
 		    -1) {
 			hgraph_free(n);
 			return NULL;
 		}
+		n->op[i].node = g->op[i].node;
+		if (g->op[i].child != NULL &&
+		    (n->op[i].child = hgraph_clone(g->op[i].child)) == NULL) {
+			hgraph_free(n);
+			return NULL;
+		}
+	}
+	for (i = 0; i < g->ne; i++)
+		if (hgraph_edge(n, g->e[i].from, g->e[i].to) == -1) {
+			hgraph_free(n);
+			return NULL;
+		}
+	n->nodes = g->nodes;
+	n->last = g->last;
 	return n;
+}
+
+/* The op of g that node number h is, or NULL. */
+static struct hop *
+hgraph_op(const struct hgraph *g, uint64_t h)
+{
+	size_t i;
+
+	for (i = 0; h != 0 && i < g->n; i++)
+		if (g->op[i].node == h)
+			return &g->op[i];
+	return NULL;
 }
 
 /* Ends every capture recording into g: its streams record no more. */
@@ -2593,8 +2663,17 @@ hgraph_intercept(struct rcall *c, int *rc)
 	if (hgraph_add(g, type, sf, c->in) == -1) {
 		g->invalid = 1;
 		*rc = CUDA_ERROR_OUT_OF_MEMORY;
-	} else
-		*rc = CUDA_SUCCESS;
+		return 1;
+	}
+	*rc = CUDA_SUCCESS;
+	if (hgraph_is_node(type)) {
+		g->op[g->n - 1].node = ++g->nodes;
+		if (g->last != 0 && hgraph_edge(g, g->last, g->nodes) == -1) {
+			g->invalid = 1;
+			*rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		g->last = g->nodes;
+	}
 	return 1;
 }
 
@@ -2718,15 +2797,70 @@ c_graph_clone(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* Is every edge into op o's node from a node done? */
+static int
+hgraph_ready(const struct hgraph *g, const struct hop *o, const char *done)
+{
+	size_t i, k;
+
+	for (i = 0; o->node != 0 && i < g->ne; i++) {
+		if (g->e[i].to != o->node)
+			continue;
+		for (k = 0; k < g->n && g->op[k].node != g->e[i].from; k++)
+			;
+		if (k < g->n && !done[k])
+			return 0;
+	}
+	return 1;
+}
+
+/* Runs g's calls on stream sid, in an order its edges allow. */
+static int
+hgraph_run(struct rclient *cl, struct hgraph *g, uint64_t sid)
+{
+	struct rcall r;
+	struct hop *o;
+	char *done;
+	size_t i, left;
+	int rc = CUDA_SUCCESS;
+
+	if ((done = calloc(g->n + 1, 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (left = g->n; left > 0 && rc == CUDA_SUCCESS; left--) {
+		for (i = 0; i < g->n && (done[i] ||
+		    !hgraph_ready(g, &g->op[i], done)); i++)
+			;
+		if (i == g->n) {
+			rc = CUDA_ERROR_INVALID_VALUE;	/* a cycle */
+			break;
+		}
+		done[i] = 1;
+		o = &g->op[i];
+		if (o->type == HOP_EMPTY)
+			continue;
+		if (o->type == HOP_CHILD) {
+			rc = hgraph_run(cl, o->child, sid);
+			continue;
+		}
+		memset(&r, 0, sizeof r);
+		r.cl = cl;
+		r.d = rpc_lookup(o->type);
+		memcpy(r.in, o->in, sizeof r.in);
+		r.in[o->sf].u = sid;
+		pw_init(&r.blob);
+		rc = host_call(&r);
+		free(r.scratch);
+		pw_free(&r.blob);
+	}
+	free(done);
+	return rc;
+}
+
 /* R_GRAPH_LAUNCH and R_GRAPH_UPLOAD: ctx, exec, stream */
 static int
 c_graph_launch(struct rcall *c)
 {
 	struct robj *eo;
-	struct hgraph *g;
-	struct rcall r;
-	size_t i;
-	int rc;
 
 	CTX(c, 0);
 	if ((eo = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
@@ -2734,21 +2868,7 @@ c_graph_launch(struct rcall *c)
 	STREAM(c, 2);
 	if (c->d->type == R_GRAPH_UPLOAD)
 		return CUDA_SUCCESS;
-	g = eo->h;
-	for (i = 0; i < g->n; i++) {
-		memset(&r, 0, sizeof r);
-		r.cl = c->cl;
-		r.d = rpc_lookup(g->op[i].type);
-		memcpy(r.in, g->op[i].in, sizeof r.in);
-		r.in[g->op[i].sf].u = c->in[2].u;
-		pw_init(&r.blob);
-		rc = host_call(&r);
-		free(r.scratch);
-		pw_free(&r.blob);
-		if (rc != CUDA_SUCCESS)
-			return rc;
-	}
-	return CUDA_SUCCESS;
+	return hgraph_run(c->cl, eo->h, c->in[2].u);
 }
 
 static size_t
@@ -2757,7 +2877,29 @@ hgraph_nodes(const struct hgraph *g)
 	size_t i, n = 0;
 
 	for (i = 0; i < g->n; i++)
-		n += hgraph_is_node(g->op[i].type);
+		n += g->op[i].node != 0;
+	return n;
+}
+
+/* Has node h an edge into it? */
+static int
+hgraph_has_in(const struct hgraph *g, uint64_t h)
+{
+	size_t i;
+
+	for (i = 0; i < g->ne; i++)
+		if (g->e[i].to == h)
+			return 1;
+	return 0;
+}
+
+static size_t
+hgraph_roots(const struct hgraph *g)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < g->n; i++)
+		n += g->op[i].node != 0 && !hgraph_has_in(g, g->op[i].node);
 	return n;
 }
 
@@ -2808,8 +2950,8 @@ c_graph_count(struct rcall *c)
 	if (go == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	n = hgraph_nodes(go->h);
-	c->out[0].u = c->in[1].u == 0 ? n : c->in[1].u == 1 ? n > 0 :
-	    n > 0 ? n - 1 : 0;
+	c->out[0].u = c->in[1].u == 0 ? n : c->in[1].u == 1 ?
+	    hgraph_roots(go->h) : ((struct hgraph *)go->h)->ne;
 	return CUDA_SUCCESS;
 }
 
@@ -2828,21 +2970,315 @@ c_graph_dot(struct rcall *c)
 	g = go->h;
 	pw_bytes(&c->blob, "digraph dot {\n", 14);
 	for (i = 0; i < g->n; i++) {
-		if (!hgraph_is_node(g->op[i].type))
+		if (g->op[i].node == 0)
 			continue;
-		len = snprintf(line, sizeof line, "\"node%zu\" [label=\"%s\"];\n",
-		    k, rpc_lookup(g->op[i].type)->name);
+		len = snprintf(line, sizeof line,
+		    "\"node%llu\" [label=\"%s\"];\n",
+		    (unsigned long long)g->op[i].node,
+		    g->op[i].type >= R_CALL_END ? "node" :
+		    rpc_lookup(g->op[i].type)->name);
 		pw_bytes(&c->blob, line, (size_t)len);
-		if (k > 0) {
-			len = snprintf(line, sizeof line,
-			    "\"node%zu\" -> \"node%zu\";\n", k - 1, k);
-			pw_bytes(&c->blob, line, (size_t)len);
-		}
-		k++;
+	}
+	for (k = 0; k < g->ne; k++) {
+		len = snprintf(line, sizeof line,
+		    "\"node%llu\" -> \"node%llu\";\n",
+		    (unsigned long long)g->e[k].from,
+		    (unsigned long long)g->e[k].to);
+		pw_bytes(&c->blob, line, (size_t)len);
 	}
 	pw_bytes(&c->blob, "}\n", 2);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* ---- graph nodes (issue 24) ------------------------------------------- */
+
+/* The driver's type of an op's node. */
+static uint32_t
+hgraph_node_type(uint16_t type)
+{
+	switch (type) {
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+		return CU_GRAPH_NODE_TYPE_KERNEL;
+	case R_MEMSET:
+		return CU_GRAPH_NODE_TYPE_MEMSET;
+	case R_GRAPH_LAUNCH:
+	case HOP_CHILD:
+		return CU_GRAPH_NODE_TYPE_GRAPH;
+	case HOP_EMPTY:
+		return CU_GRAPH_NODE_TYPE_EMPTY;
+	case R_EVENT_RECORD:
+		return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+	case R_STREAM_WAIT_EVENT:
+		return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+	}
+	return CU_GRAPH_NODE_TYPE_MEMCPY;
+}
+
+/* The index among g's nodes of node number h. */
+static uint32_t
+hgraph_index(const struct hgraph *g, uint64_t h)
+{
+	size_t i;
+	uint32_t k = 0;
+
+	for (i = 0; i < g->n; i++)
+		if (g->op[i].node == h)
+			break;
+		else
+			k += g->op[i].node != 0;
+	return k;
+}
+
+/* in: graph -> the listing (rpc.h): a node's handle is its number. */
+static int
+c_graph_nodes(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	const struct hgraph *g;
+	uint32_t k = 0;
+	size_t i;
+
+	if (go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = go->h;
+	pw_u32(&c->blob, (uint32_t)hgraph_nodes(g));
+	for (i = 0; i < g->n; i++)
+		if (g->op[i].node != 0) {
+			pw_u64(&c->blob, g->op[i].node);
+			pw_u32(&c->blob, hgraph_node_type(g->op[i].type));
+		}
+	pw_u32(&c->blob, (uint32_t)hgraph_roots(g));
+	for (i = 0; i < g->n; i++)
+		if (g->op[i].node != 0) {
+			if (!hgraph_has_in(g, g->op[i].node))
+				pw_u32(&c->blob, k);
+			k++;
+		}
+	pw_u32(&c->blob, (uint32_t)g->ne);
+	for (i = 0; i < g->ne; i++) {
+		pw_u32(&c->blob, hgraph_index(g, g->e[i].from));
+		pw_u32(&c->blob, hgraph_index(g, g->e[i].to));
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* A graph robj of c's that no capture builds, else NULL. */
+static struct hgraph *
+hgraph_get(struct rcall *c, uint64_t id)
+{
+	struct robj *go = robj_get(c->cl, id, RK_GRAPH);
+
+	return go == NULL || go->cap != NULL ? NULL : go->h;
+}
+
+/* in: ctx, graph, node type, dependencies, request -> node */
+static int
+c_graph_add(struct rcall *c)
+{
+	struct hgraph *g = hgraph_get(c, c->in[1].u), *child = NULL;
+	uint16_t call = check_graph_call(c->in[2].u), type = call;
+	struct robj *f;
+	struct rcall sub;
+	struct pr r;
+	size_t nd = c->in[3].len / 8, i;
+	uint64_t h;
+	int rc, sf = -1;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[0].u != 0)
+		CTX(c, 0);
+	else if (call != 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < nd; i++)
+		if (hgraph_op(g, pr_u64(&r)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(&sub, 0, sizeof sub);
+	if (call != 0) {
+		if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
+			return rc;
+		sf = hgraph_sfield(call);
+	}
+	switch (c->in[2].u) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		f = robj_get(c->cl, sub.in[1].u, RK_FUNC);
+		if (f == NULL)
+			f = robj_get(c->cl, sub.in[1].u, RK_KERNEL);
+		if (f == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		break;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		if (robj_get(c->cl, sub.in[call == R_EVENT_RECORD ? 1 : 2].u,
+		    RK_EVENT) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		break;
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		type = HOP_EMPTY;
+		break;
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		pr_init(&r, c->in[4].p, c->in[4].len);
+		if ((g == NULL) || (child = hgraph_get(c, pr_u64(&r))) ==
+		    NULL || child == g)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((child = hgraph_clone(child)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		type = HOP_CHILD;
+		break;
+	}
+	if (hgraph_add(g, type, sf, sub.in) == -1) {
+		hgraph_free(child);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	h = ++g->nodes;
+	g->op[g->n - 1].node = h;
+	g->op[g->n - 1].child = child;
+	pr_init(&r, c->in[3].p, c->in[3].len);
+	for (i = 0; i < nd; i++)
+		if (hgraph_edge(g, pr_u64(&r), h) == -1)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].u = h;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, add, pairs (u64 from, u64 to) */
+static int
+c_graph_edges(struct rcall *c)
+{
+	struct hgraph *g = hgraph_get(c, c->in[0].u);
+	size_t n = c->in[2].len / 16, i, k;
+	struct pr r;
+	uint64_t a, b;
+
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* All checked before any change, as the driver does. */
+	pr_init(&r, c->in[2].p, c->in[2].len);
+	for (i = 0; i < n; i++) {
+		a = pr_u64(&r);
+		b = pr_u64(&r);
+		if (hgraph_op(g, a) == NULL || hgraph_op(g, b) == NULL ||
+		    a == b)
+			return CUDA_ERROR_INVALID_VALUE;
+		for (k = 0; k < g->ne; k++)
+			if (g->e[k].from == a && g->e[k].to == b)
+				break;
+		if ((k < g->ne) == (c->in[1].u != 0))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	pr_init(&r, c->in[2].p, c->in[2].len);
+	for (i = 0; i < n; i++) {
+		a = pr_u64(&r);
+		b = pr_u64(&r);
+		if (c->in[1].u) {
+			if (hgraph_edge(g, a, b) == -1)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			continue;
+		}
+		for (k = 0; k < g->ne; k++)
+			if (g->e[k].from == a && g->e[k].to == b) {
+				memmove(&g->e[k], &g->e[k + 1],
+				    (g->ne - k - 1) * sizeof *g->e);
+				g->ne--;
+				break;
+			}
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, node */
+static int
+c_graph_node_destroy(struct rcall *c)
+{
+	struct hgraph *g = hgraph_get(c, c->in[0].u);
+	struct hop *o;
+	size_t k;
+
+	if (g == NULL || (o = hgraph_op(g, c->in[1].u)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	hop_clear(o, hop_sig(o->type));
+	k = (size_t)(o - g->op);
+	memmove(o, o + 1, (g->n - k - 1) * sizeof *o);
+	g->n--;
+	for (k = 0; k < g->ne; )
+		if (g->e[k].from == c->in[1].u || g->e[k].to == c->in[1].u) {
+			memmove(&g->e[k], &g->e[k + 1],
+			    (g->ne - k - 1) * sizeof *g->e);
+			g->ne--;
+		} else
+			k++;
+	if (g->last == c->in[1].u)
+		g->last = 0;
+	return CUDA_SUCCESS;
+}
+
+/* The kernel node h of graph (or exec's graph) id: its op, or NULL. */
+static struct hop *
+hgraph_kop(struct rcall *c, uint64_t id, int kind, uint64_t h)
+{
+	struct robj *o = robj_get(c->cl, id, kind);
+	struct hop *op;
+
+	if (o == NULL || (op = hgraph_op(o->h, h)) == NULL ||
+	    (op->type != R_LAUNCH && op->type != R_LAUNCH_EX))
+		return NULL;
+	return op;
+}
+
+/* in: graph, node -> function id, grid, block, shmem, arguments */
+static int
+c_knode_get(struct rcall *c)
+{
+	struct hop *o = hgraph_kop(c, c->in[0].u, RK_GRAPH, c->in[1].u);
+	int i;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 1; i <= 8; i++)
+		c->out[i - 1].u = o->in[i].u;
+	c->out[8].p = o->in[11].p;
+	c->out[8].len = o->in[11].len;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, exec (0: the graph's node), node, R_LAUNCH request */
+static int
+c_knode_set(struct rcall *c)
+{
+	struct hop *o;
+	struct robj *f;
+	struct rcall sub;
+	void *p;
+	int rc, i;
+
+	if (hgraph_kop(c, c->in[0].u, RK_GRAPH, c->in[2].u) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o = c->in[1].u == 0 ? hgraph_kop(c, c->in[0].u, RK_GRAPH, c->in[2].u) :
+	    hgraph_kop(c, c->in[1].u, RK_GEXEC, c->in[2].u);
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_graph_sub(c, 3, R_LAUNCH, &sub)) != CUDA_SUCCESS)
+		return rc;
+	CTX(&sub, 0);
+	f = robj_get(c->cl, sub.in[1].u, RK_FUNC);
+	if (f == NULL)
+		f = robj_get(c->cl, sub.in[1].u, RK_KERNEL);
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((p = malloc(sub.in[11].len + 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(p, sub.in[11].p, sub.in[11].len);
+	for (i = 0; i <= 8; i++)
+		o->in[i].u = sub.in[i].u;
+	free((void *)o->in[11].p);
+	o->in[11].p = p;
+	o->in[11].len = sub.in[11].len;
 	return CUDA_SUCCESS;
 }
 
@@ -3003,7 +3439,13 @@ c_stream_memop(struct rcall *c)
 	F(R_VMM_SET_ACCESS, c_vmm) \
 	F(R_VMM_GET_ACCESS, c_vmm) \
 	/* loads with JIT options */ \
-	F(R_MODULE_LOAD_EX, c_module_load_ex)
+	F(R_MODULE_LOAD_EX, c_module_load_ex) \
+	F(R_GRAPH_NODES, c_graph_nodes) \
+	F(R_GRAPH_ADD, c_graph_add) \
+	F(R_GRAPH_EDGES, c_graph_edges) \
+	F(R_GRAPH_NODE_DESTROY, c_graph_node_destroy) \
+	F(R_KNODE_GET, c_knode_get) \
+	F(R_KNODE_SET, c_knode_set)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -10,6 +10,7 @@
 #include "io.h"
 #include "client.h"
 #include "hooks.h"
+#include "graph.h"
 #include "log.h"
 
 const struct gfinfo *func_info(const void *, uint64_t *);
@@ -848,4 +849,41 @@ cuOccupancyMaxPotentialClusterSize(int *n, CUfunction f,
     const CUlaunchConfig *cfg)
 {
 	return exec_occ_clusters(1, n, f, cfg);
+}
+
+/*
+ * The R_LAUNCH request of a kernel graph node (graph-nodes.c): checked as
+ * a launch is, on no stream; *args (the packed arguments, in in[11]) is
+ * the caller's to free.
+ */
+CUresult
+launch_request(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+    unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **params,
+    void **extra, struct rpc_val *in, char **args)
+{
+	const struct gfinfo *fi;
+	struct gctx *c;
+	uint64_t fid;
+	CUresult rc;
+
+	*args = NULL;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((fi = func_info(f, &fid)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = exec_geometry(c, fi, gx, gy, gz, bx, by, bz, shmem)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	if ((rc = exec_args(fi, params, extra, args)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = fid;
+	in[2].u = gx; in[3].u = gy; in[4].u = gz;
+	in[5].u = bx; in[6].u = by; in[7].u = bz;
+	in[8].u = shmem;
+	in[9].u = 0;
+	in[10].u = 0;
+	in[11].p = *args;
+	in[11].len = fi->argbytes;
+	return CUDA_SUCCESS;
 }

@@ -19,14 +19,11 @@
 #include <string.h>
 
 #include "client.h"
+#include "graph.h"
 #include "log.h"
 
 #define CAP_MAX		64	/* captures at once */
 #define CAP_STREAMS	32	/* streams joined to one capture */
-
-struct ggraph {
-	struct gobj	 o;
-};
 
 struct gexec {
 	struct gobj	 o;
@@ -482,6 +479,7 @@ cuGraphDestroy(CUgraph h)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(g);
 	rc = rpost(R_GRAPH_DESTROY, in, 0);
+	graph_nodes_free(g);
 	g->o.magic = 0;
 	free(g);
 	return rc;
@@ -692,53 +690,6 @@ cuGraphExecUpdate_v2(CUgraphExec e, CUgraph g,
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(info, 0, sizeof *info);
 	return gexec_update(e, g, &info->result);
-}
-
-/*
- * Counts of a graph's nodes, roots or edges.  Nodes are the server's and
- * have no handles here: asked for the nodes themselves, this answers
- * CUDA_ERROR_NOT_SUPPORTED.
- */
-static CUresult
-graph_count(CUgraph h, uint32_t what, const void *arr, size_t *n)
-{
-	struct ggraph *g = gobj_check(h, GK_GRAPH);
-	struct rpc_val in[2], out[1];
-	void *keep;
-	CUresult rc;
-
-	if (g == NULL || n == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (arr != NULL) {
-		log_warn("cuGraphGetNodes & co.: node handles are not "
-		    "remoted, only counts");
-		return CUDA_ERROR_NOT_SUPPORTED;
-	}
-	in[0].u = gobj_id(g);
-	in[1].u = what;
-	rc = remote_call(R_GRAPH_COUNT, in, out, &keep);
-	free(keep);
-	if (rc == CUDA_SUCCESS)
-		*n = (size_t)out[0].u;
-	return rc;
-}
-
-CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return graph_count(g, 0, nodes, n); }
-CUresult cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return graph_count(g, 1, nodes, n); }
-
-CUresult
-cuGraphGetEdges(CUgraph g, CUgraphNode *from, CUgraphNode *to, size_t *n)
-{
-	return graph_count(g, 2, from != NULL ? (void *)from : (void *)to, n);
-}
-
-CUresult
-cuGraphGetEdges_v2(CUgraph g, CUgraphNode *from, CUgraphNode *to,
-    CUgraphEdgeData *data, size_t *n)
-{
-	if (data != NULL && from == NULL && to == NULL)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	return graph_count(g, 2, from != NULL ? (void *)from : (void *)to, n);
 }
 
 /* The server's driver writes the dot text; the file is written here. */

@@ -108,6 +108,13 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_VMM_GET_ACCESS,	"cuMemGetAccess",	"QIiQ",		"Q", NS),
 	/* loads with JIT options */
 	C(R_MODULE_LOAD_EX,	"cuModuleLoadDataEx",	"QQBIB",	"IBB", 0),
+	/* graph nodes */
+	C(R_GRAPH_NODES,	"graphNodes",		"Q",		"B", 0),
+	C(R_GRAPH_ADD,		"cuGraphAddNode",	"QQIBB",	"Q", 0),
+	C(R_GRAPH_EDGES,	"cuGraphAddDependencies", "QIB",	"", 0),
+	C(R_GRAPH_NODE_DESTROY,	"cuGraphDestroyNode",	"QQ",		"", 0),
+	C(R_KNODE_GET,		"cuGraphKernelNodeGetParams", "QQ",	"QIIIIIIIB", 0),
+	C(R_KNODE_SET,		"cuGraphKernelNodeSetParams", "QQQB",	"", 0),
 #undef C
 #undef RD
 #undef WR

@@ -170,6 +170,27 @@ enum rpc_call {
 				   (as R_LINK_*) -> the driver's result,
 				   function table, JIT outputs:
 				   cuModuleLoadDataEx, cuLibraryLoadData */
+	/* graph nodes (issue 24) */
+	R_GRAPH_NODES,		/* graph -> listing: u32 nodes, each u64 the
+				   server's handle and u32 type; u32 roots,
+				   each u32 node index; u32 edges, each u32
+				   from and u32 to index (the driver's
+				   orders) */
+	R_GRAPH_ADD,		/* ctx (0 none), graph, node type, its
+				   dependencies (u64 server handles), the
+				   request of the call it stands for
+				   (R_LAUNCH, R_MEMSET, R_MEM_3D on no
+				   stream, R_EVENT_RECORD,
+				   R_STREAM_WAIT_EVENT; a child graph: u64
+				   its id; empty: nothing) -> its handle */
+	R_GRAPH_EDGES,		/* graph, add (1) or remove (0), pairs (u64
+				   from, u64 to handles) */
+	R_GRAPH_NODE_DESTROY,	/* graph, node */
+	R_KNODE_GET,		/* graph, kernel node -> function id (the
+				   client's), grid[3], block[3], shmem,
+				   packed arguments */
+	R_KNODE_SET,		/* graph, exec (0: the graph's node), node,
+				   R_LAUNCH request on no stream */
 	R_CALL_END		/* one past the last */
 };
 

@@ -85,6 +85,20 @@ run_prog() {
 	done
 }
 
+@test "graphs_nodes: node handles, kernel node parameters, explicit graphs" {
+	for k in static shared; do
+		run_prog $k graphs_nodes
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_nodes: ok" ]
+		[[ "$output" == *"captured: 4 nodes, 1 roots, 3 edges"* ]]
+		[[ "$output" == *"kernel vecAdd grid 4,1,1 block 256,1,1 shmem 0 args da db dc 1024"* ]]
+		[[ "$output" == *"explicit: 6 nodes, 1 roots, 5 edges"* ]]
+		[[ "$output" == *"host-pointer memcpy node: ok or refused"* ]]
+		# the client said why it refused the host-pointer memcpy node
+		[[ "$stderr" == *"only device-to-device copy nodes"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

@@ -1,0 +1,840 @@
+/*
+ * A graph's nodes.  Nodes are the server's: each has a handle here, made
+ * the first time a listing names it and kept with its graph until the
+ * graph is destroyed, so that the same node is the same handle however
+ * often it is asked for.  A listing of all of a graph's nodes (their
+ * server handles and types, the roots and the edges, in the driver's
+ * orders) comes in one round trip, and every query answers from one.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "graph.h"
+#include "log.h"
+#include "proto.h"
+
+const struct gfinfo *func_info(const void *, uint64_t *);
+
+struct gnode {
+	struct gobj	 o;
+	struct ggraph	*g;
+	uint64_t	 h;		/* the server's handle */
+	CUgraphNodeType	 type;
+	void		*kbuf;		/* kernel: the last parameters read */
+	struct gnode	*next;
+};
+
+struct glist {
+	uint32_t	 n, nroot, nedge;
+	struct gnode	**node;
+	uint32_t	*root;
+	uint32_t	*from, *to;
+};
+
+static pthread_mutex_t	 node_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+graph_nodes_free(struct ggraph *g)
+{
+	struct gnode *n, *next;
+
+	pthread_mutex_lock(&node_lock);
+	for (n = g->nodes; n != NULL; n = next) {
+		next = n->next;
+		n->o.magic = 0;
+		free(n->kbuf);
+		free(n);
+	}
+	g->nodes = NULL;
+	pthread_mutex_unlock(&node_lock);
+}
+
+/* g's handle for the server's node h, made if new (node_lock held). */
+static struct gnode *
+node_for(struct ggraph *g, uint64_t h, uint32_t type)
+{
+	struct gnode *n;
+
+	for (n = g->nodes; n != NULL; n = n->next)
+		if (n->h == h) {
+			n->type = (CUgraphNodeType)type;
+			return n;
+		}
+	if ((n = calloc(1, sizeof *n)) == NULL)
+		return NULL;
+	n->o.kind = GK_GNODE;
+	n->g = g;
+	n->h = h;
+	n->type = (CUgraphNodeType)type;
+	n->next = g->nodes;
+	g->nodes = n;
+	gobj_publish(n);
+	return n;
+}
+
+static void
+glist_free(struct glist *l)
+{
+	free(l->node);
+	free(l->root);
+	free(l->from);
+	free(l->to);
+	memset(l, 0, sizeof *l);
+}
+
+/* The listing of g's nodes, roots and edges. */
+static CUresult
+glist_get(struct ggraph *g, struct glist *l)
+{
+	struct rpc_val in[1], out[1];
+	struct pr r;
+	void *keep;
+	uint32_t i, type;
+	uint64_t h;
+	CUresult rc;
+
+	memset(l, 0, sizeof *l);
+	in[0].u = gobj_id(g);
+	if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) != CUDA_SUCCESS)
+		return rc;
+	pr_init(&r, out[0].p, out[0].len);
+	rc = CUDA_ERROR_INVALID_VALUE;
+	l->n = pr_u32(&r);
+	if (r.bad || l->n > out[0].len / 12 ||
+	    (l->node = calloc(l->n + 1, sizeof *l->node)) == NULL)
+		goto bad;
+	pthread_mutex_lock(&node_lock);
+	for (i = 0; i < l->n && !r.bad; i++) {
+		h = pr_u64(&r);
+		type = pr_u32(&r);
+		if ((l->node[i] = node_for(g, h, type)) == NULL)
+			r.bad = 1;
+	}
+	pthread_mutex_unlock(&node_lock);
+	l->nroot = pr_u32(&r);
+	if (r.bad || l->nroot > l->n ||
+	    (l->root = calloc(l->nroot + 1, sizeof *l->root)) == NULL)
+		goto bad;
+	for (i = 0; i < l->nroot; i++)
+		if ((l->root[i] = pr_u32(&r)) >= l->n)
+			r.bad = 1;
+	l->nedge = pr_u32(&r);
+	if (r.bad || l->nedge > out[0].len / 8 ||
+	    (l->from = calloc(l->nedge + 1, sizeof *l->from)) == NULL ||
+	    (l->to = calloc(l->nedge + 1, sizeof *l->to)) == NULL)
+		goto bad;
+	for (i = 0; i < l->nedge; i++) {
+		l->from[i] = pr_u32(&r);
+		l->to[i] = pr_u32(&r);
+		if (l->from[i] >= l->n || l->to[i] >= l->n)
+			r.bad = 1;
+	}
+	if (r.bad || pr_done(&r) != 0)
+		goto bad;
+	free(keep);
+	return CUDA_SUCCESS;
+bad:
+	if (r.bad)
+		log_warn("graphNodes: a malformed listing");
+	else
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	free(keep);
+	glist_free(l);
+	return rc;
+}
+
+/*
+ * The driver's array convention: with no array, *n gets how many there
+ * are; with one, *n entries are filled, those past the count with NULL,
+ * and *n becomes the count when it was larger.
+ */
+static void
+fill(CUgraphNode *arr, size_t *n, struct gnode **have, size_t count)
+{
+	size_t i;
+
+	if (arr == NULL) {
+		*n = count;
+		return;
+	}
+	for (i = 0; i < *n; i++)
+		arr[i] = i < count ? (CUgraphNode)have[i] : NULL;
+	if (*n > count)
+		*n = count;
+}
+
+static CUresult
+nodes_of(CUgraph h, int roots, CUgraphNode *arr, size_t *n)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct gnode **v;
+	struct glist l;
+	uint32_t i;
+	CUresult rc;
+
+	if (g == NULL || n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = glist_get(g, &l)) != CUDA_SUCCESS)
+		return rc;
+	if (!roots)
+		fill(arr, n, l.node, l.n);
+	else if ((v = calloc(l.nroot + 1, sizeof *v)) == NULL)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	else {
+		for (i = 0; i < l.nroot; i++)
+			v[i] = l.node[l.root[i]];
+		fill(arr, n, v, l.nroot);
+		free(v);
+	}
+	glist_free(&l);
+	return rc;
+}
+
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return nodes_of(g, 0, nodes, n); }
+CUresult cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return nodes_of(g, 1, nodes, n); }
+
+/*
+ * Edges, all of a graph's (node NULL) or those into (in) or out of a
+ * node: the ends in from/to, default edge data in data.  A node's
+ * dependencies (in) fill the from side, its dependents the to side.
+ */
+static CUresult
+edges_of(struct ggraph *g, struct gnode *node, int in, CUgraphNode *from,
+    CUgraphNode *to, CUgraphEdgeData *data, size_t *n)
+{
+	struct gnode **a, **b;
+	struct glist l;
+	size_t i, k = 0;
+	CUresult rc;
+
+	if ((rc = glist_get(g, &l)) != CUDA_SUCCESS)
+		return rc;
+	a = calloc(l.nedge + 1, sizeof *a);
+	b = calloc(l.nedge + 1, sizeof *b);
+	if (a == NULL || b == NULL) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	for (i = 0; i < l.nedge; i++) {
+		struct gnode *f = l.node[l.from[i]], *t = l.node[l.to[i]];
+
+		if (node != NULL && (in ? t : f) != node)
+			continue;
+		a[k] = f;
+		b[k] = t;
+		k++;
+	}
+	if (from == NULL && to == NULL && data == NULL)
+		*n = k;
+	else {
+		for (i = 0; i < *n; i++) {
+			if (from != NULL)
+				from[i] = i < k ? (CUgraphNode)a[i] : NULL;
+			if (to != NULL)
+				to[i] = i < k ? (CUgraphNode)b[i] : NULL;
+			if (data != NULL)
+				memset(&data[i], 0, sizeof data[i]);
+		}
+		if (*n > k)
+			*n = k;
+	}
+out:
+	free(a);
+	free(b);
+	glist_free(&l);
+	return rc;
+}
+
+CUresult
+cuGraphGetEdges(CUgraph h, CUgraphNode *from, CUgraphNode *to, size_t *n)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+
+	if (g == NULL || n == NULL || (from == NULL) != (to == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return edges_of(g, NULL, 0, from, to, NULL, n);
+}
+
+CUresult
+cuGraphGetEdges_v2(CUgraph h, CUgraphNode *from, CUgraphNode *to,
+    CUgraphEdgeData *data, size_t *n)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+
+	if (g == NULL || n == NULL || (from == NULL) != (to == NULL) ||
+	    (data != NULL && from == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return edges_of(g, NULL, 0, from, to, data, n);
+}
+
+CUresult
+cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *type)
+{
+	struct gnode *n = gobj_check(h, GK_GNODE);
+
+	if (n == NULL || type == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*type = n->type;
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+node_edges(CUgraphNode h, int in, CUgraphNode *arr, CUgraphEdgeData *data,
+    size_t *n)
+{
+	struct gnode *node = gobj_check(h, GK_GNODE);
+
+	if (node == NULL || n == NULL || (data != NULL && arr == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	return edges_of(node->g, node, in, in ? arr : NULL, in ? NULL : arr,
+	    data, n);
+}
+
+CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 1, d, NULL, n); }
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 1, d, e, n); }
+CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 0, d, NULL, n); }
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 0, d, e, n); }
+
+/* ---- explicit construction ---------------------------------------------- */
+
+/* The node of g that handle h names, else NULL. */
+static struct gnode *
+node_of(const void *h, const struct ggraph *g)
+{
+	struct gnode *n = gobj_check(h, GK_GNODE);
+
+	return n != NULL && (g == NULL || n->g == g) ? n : NULL;
+}
+
+/*
+ * Adds a node of type to graph h after deps; the call whose request
+ * (req, by call's signature) describes it, none for 0; ctx: the context
+ * it runs in (0 for none).  One round trip.
+ */
+static CUresult
+node_add(CUgraphNode *pn, CUgraph h, const CUgraphNode *deps, size_t nd,
+    CUgraphNodeType type, uint64_t ctx, uint16_t call,
+    const struct rpc_val *req, const struct pw *raw)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[5], out[1];
+	struct gnode *n, *d;
+	struct pw dw, rw;
+	void *keep;
+	size_t i;
+	CUresult rc;
+
+	if (pn == NULL || g == NULL || (deps == NULL && nd > 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&dw);
+	pw_init(&rw);
+	for (i = 0; i < nd; i++) {
+		if ((d = node_of(deps[i], g)) == NULL) {
+			pw_free(&dw);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		pw_u64(&dw, d->h);
+	}
+	if (call != 0)
+		rpc_pack(&rw, rpc_lookup(call)->req, req);
+	else if (raw != NULL)
+		pw_bytes(&rw, raw->p, raw->len);
+	in[0].u = ctx;
+	in[1].u = gobj_id(g);
+	in[2].u = (uint64_t)type;
+	in[3].p = dw.p;
+	in[3].len = (uint32_t)dw.len;
+	in[4].p = rw.p;
+	in[4].len = (uint32_t)rw.len;
+	rc = remote_call(R_GRAPH_ADD, in, out, &keep);
+	pw_free(&dw);
+	pw_free(&rw);
+	if (rc != CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	pthread_mutex_lock(&node_lock);
+	n = node_for(g, out[0].u, (uint32_t)type);
+	pthread_mutex_unlock(&node_lock);
+	free(keep);
+	if (n == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*pn = (CUgraphNode)n;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddEmptyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd)
+{
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EMPTY, 0, 0, NULL,
+	    NULL);
+}
+
+static CUresult
+knode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
+    CUfunction f, const unsigned *geo, void **params, void **extra)
+{
+	struct rpc_val in[12];
+	char *args;
+	CUresult rc;
+
+	if (f == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
+	    geo[5], geo[6], params, extra, in, &args)) == CUDA_SUCCESS)
+		rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL,
+		    in[0].u, R_LAUNCH, in, NULL);
+	free(args);
+	return rc;
+}
+
+#define KGEO(p)	{ (p)->gridDimX, (p)->gridDimY, (p)->gridDimZ, \
+		  (p)->blockDimX, (p)->blockDimY, (p)->blockDimZ, \
+		  (p)->sharedMemBytes }
+
+CUresult
+cuGraphAddKernelNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_add(pn, g, deps, nd, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphAddKernelNode_v2(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_add(pn, g, deps, nd, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}
+
+/* The context a node runs in: h, else the current one. */
+static CUresult
+node_ctx(CUcontext h, uint64_t *id)
+{
+	struct gctx *c;
+	CUresult rc;
+
+	if (h != NULL) {
+		if ((c = gobj_check(h, GK_CTX)) == NULL)
+			return CUDA_ERROR_INVALID_CONTEXT;
+	} else if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	*id = gobj_id(c);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMSET_NODE_PARAMS_v1 *p, CUcontext ctx)
+{
+	struct rpc_val in[9];
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].u = p->dst;
+	in[4].u = p->pitch;
+	in[5].u = p->value;
+	in[6].u = p->elementSize;
+	in[7].u = p->width;
+	in[8].u = p->height;
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMSET, in[0].u,
+	    R_MEMSET, in, NULL);
+}
+
+/* A device side of a copy node, else 0 (host memory: the client's). */
+static int
+node_dev(CUmemorytype t, CUdeviceptr d)
+{
+	return t == CU_MEMORYTYPE_DEVICE ||
+	    (t == CU_MEMORYTYPE_UNIFIED && mem_is_device(d, NULL, NULL));
+}
+
+CUresult
+cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMCPY3D_v2 *m, CUcontext ctx)
+{
+	struct rpc_val in[5];
+	uint64_t f[20];
+	struct pw desc;
+	CUresult rc;
+	int i;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if (!node_dev(m->srcMemoryType, m->srcDevice) ||
+	    !node_dev(m->dstMemoryType, m->dstDevice)) {
+		log_warn("cuGraphAddMemcpyNode: only device-to-device copy "
+		    "nodes are supported remotely (a node's host pointer "
+		    "would name this process's memory)");
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+	memset(f, 0, sizeof f);
+	f[0] = CU_MEMORYTYPE_DEVICE;
+	f[1] = m->srcXInBytes; f[2] = m->srcY; f[3] = m->srcZ;
+	f[4] = m->srcDevice; f[5] = m->srcPitch; f[6] = m->srcHeight;
+	f[7] = CU_MEMORYTYPE_DEVICE;
+	f[8] = m->dstXInBytes; f[9] = m->dstY; f[10] = m->dstZ;
+	f[11] = m->dstDevice; f[12] = m->dstPitch; f[13] = m->dstHeight;
+	f[14] = m->WidthInBytes;
+	f[15] = m->Height;
+	f[16] = m->Depth;
+	/*
+	 * One row (cudaGraphAddMemcpyNode1D's): the driver takes pitches
+	 * and heights of 0, which only rows and slices after the first use;
+	 * the server's checks want them to hold the row.
+	 */
+	if (m->Height <= 1 && m->Depth <= 1)
+		for (i = 0; i < 2; i++) {
+			uint64_t *sd = &f[i * 7];
+
+			if (sd[5] == 0 && sd[2] == 0 && sd[3] == 0)
+				sd[5] = sd[1] + m->WidthInBytes;
+			if (sd[6] == 0 && sd[3] == 0)
+				sd[6] = m->Height;
+		}
+	pw_init(&desc);
+	for (i = 0; i < 20; i++)
+		pw_u64(&desc, f[i]);
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].p = desc.p;
+	in[3].len = (uint32_t)desc.len;
+	in[4].p = NULL;
+	in[4].len = 0;
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMCPY, in[0].u,
+	    R_MEM_3D, in, NULL);
+	pw_free(&desc);
+	return rc;
+}
+
+static CUresult
+enode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
+    CUevent h, int wait)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+	struct rpc_val in[4];
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(e->ctx);
+	if (wait) {
+		in[1].u = 0;
+		in[2].u = gobj_id(e);
+		in[3].u = 0;
+		return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+		    in[0].u, R_STREAM_WAIT_EVENT, in, NULL);
+	}
+	in[1].u = gobj_id(e);
+	in[2].u = 0;
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+	    in[0].u, R_EVENT_RECORD, in, NULL);
+}
+
+CUresult cuGraphAddEventRecordNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 0); }
+CUresult cuGraphAddEventWaitNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 1); }
+
+CUresult
+cuGraphAddChildGraphNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUgraph child)
+{
+	struct ggraph *c = gobj_check(child, GK_GRAPH);
+	struct pw w;
+	CUresult rc;
+
+	if (c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&w);
+	pw_u64(&w, gobj_id(c));
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_GRAPH, 0, 0, NULL,
+	    &w);
+	pw_free(&w);
+	return rc;
+}
+
+/* Edges added (add) or removed between from[i] and to[i]. */
+static CUresult
+edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
+    const CUgraphEdgeData *data, size_t n, int add)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+	struct rpc_val in[3], out[1];
+	static const CUgraphEdgeData zero;
+	struct gnode *a, *b;
+	struct pw w;
+	void *keep;
+	size_t i;
+	CUresult rc;
+
+	if (g == NULL || (n > 0 && (from == NULL || to == NULL)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; data != NULL && i < n; i++)
+		if (memcmp(&data[i], &zero, sizeof zero) != 0) {
+			log_warn("graph edges with data (ports, types) are not "
+			    "supported remotely");
+			return CUDA_ERROR_NOT_SUPPORTED;
+		}
+	pw_init(&w);
+	for (i = 0; i < n; i++) {
+		if ((a = node_of(from[i], g)) == NULL ||
+		    (b = node_of(to[i], g)) == NULL) {
+			pw_free(&w);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		pw_u64(&w, a->h);
+		pw_u64(&w, b->h);
+	}
+	in[0].u = gobj_id(g);
+	in[1].u = (uint64_t)add;
+	in[2].p = w.p;
+	in[2].len = (uint32_t)w.len;
+	rc = remote_call(R_GRAPH_EDGES, in, out, &keep);
+	free(keep);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult cuGraphAddDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n) { return edges_change(g, from, to, NULL, n, 1); }
+CUresult cuGraphAddDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *d, size_t n) { return edges_change(g, from, to, d, n, 1); }
+CUresult cuGraphRemoveDependencies(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, size_t n) { return edges_change(g, from, to, NULL, n, 0); }
+CUresult cuGraphRemoveDependencies_v2(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *d, size_t n) { return edges_change(g, from, to, d, n, 0); }
+
+CUresult
+cuGraphDestroyNode(CUgraphNode h)
+{
+	struct gnode *n = node_of(h, NULL), **pp;
+	struct rpc_val in[2], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	rc = remote_call(R_GRAPH_NODE_DESTROY, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pthread_mutex_lock(&node_lock);
+	for (pp = &n->g->nodes; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == n) {
+			*pp = n->next;
+			break;
+		}
+	pthread_mutex_unlock(&node_lock);
+	n->o.magic = 0;
+	free(n->kbuf);
+	free(n);
+	return CUDA_SUCCESS;
+}
+
+/* ---- kernel node parameters -------------------------------------------- */
+
+/*
+ * A kernel node's parameters: the function is the handle this process
+ * launched it with (or gave the node); kernelParams point into a buffer
+ * kept with the node until the next read or the graph's end.
+ */
+static CUresult
+knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[2], out[9];
+	const struct gfinfo *fi;
+	void *f, *keep, **pv;
+	uint64_t id;
+	char *buf;
+	uint32_t i;
+	CUresult rc;
+
+	if (n == NULL || p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) != CUDA_SUCCESS)
+		return rc;
+	f = gobj_check((void *)(uintptr_t)out[0].u, GK_FUNC);
+	if (f == NULL)
+		f = gobj_check((void *)(uintptr_t)out[0].u, GK_KERNEL);
+	if (f == NULL || (fi = func_info(f, &id)) == NULL ||
+	    out[8].len != fi->argbytes) {
+		free(keep);
+		log_warn("cuGraphKernelNodeGetParams: the node's function is "
+		    "not one this process knows");
+		return CUDA_ERROR_INVALID_HANDLE;
+	}
+	pv = malloc(fi->nparams * sizeof *pv + fi->argbytes + 1);
+	if (pv == NULL) {
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	buf = (char *)(pv + fi->nparams);
+	memcpy(buf, out[8].p, fi->argbytes);
+	for (i = 0; i < fi->nparams; i++)
+		pv[i] = buf + fi->offset[i];
+	memset(p, 0, sizeof *p);
+	p->func = (CUfunction)f;
+	/* Our kernels are functions too (cuKernelGetFunction). */
+	if (gobj_check(f, GK_KERNEL) != NULL)
+		p->kern = (CUkernel)f;
+	p->gridDimX = (unsigned)out[1].u;
+	p->gridDimY = (unsigned)out[2].u;
+	p->gridDimZ = (unsigned)out[3].u;
+	p->blockDimX = (unsigned)out[4].u;
+	p->blockDimY = (unsigned)out[5].u;
+	p->blockDimZ = (unsigned)out[6].u;
+	p->sharedMemBytes = (unsigned)out[7].u;
+	p->kernelParams = pv;
+	free(keep);
+	pthread_mutex_lock(&node_lock);
+	free(n->kbuf);
+	n->kbuf = pv;
+	pthread_mutex_unlock(&node_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphKernelNodeGetParams_v2(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	return knode_get(h, p);
+}
+
+CUresult
+cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	CUDA_KERNEL_NODE_PARAMS_v2 q;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = knode_get(h, &q)) != CUDA_SUCCESS)
+		return rc;
+	memset(p, 0, sizeof *p);
+	p->func = q.func;
+	p->gridDimX = q.gridDimX;
+	p->gridDimY = q.gridDimY;
+	p->gridDimZ = q.gridDimZ;
+	p->blockDimX = q.blockDimX;
+	p->blockDimY = q.blockDimY;
+	p->blockDimZ = q.blockDimZ;
+	p->sharedMemBytes = q.sharedMemBytes;
+	p->kernelParams = q.kernelParams;
+	return CUDA_SUCCESS;
+}
+
+/* New parameters for a kernel node of a graph, or of exec's copy of it. */
+static CUresult
+knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
+    void **params, void **extra)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[4], out[1], req[12];
+	uint64_t eid = 0;
+	struct pw w;
+	char *args;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || f == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (he != NULL) {
+		void *e = gobj_check(he, GK_GEXEC);
+
+		if (e == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		eid = gobj_id(e);
+	}
+	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
+	    geo[5], geo[6], params, extra, req, &args)) != CUDA_SUCCESS) {
+		free(args);
+		return rc;
+	}
+	pw_init(&w);
+	rpc_pack(&w, rpc_lookup(R_LAUNCH)->req, req);
+	free(args);
+	in[0].u = gobj_id(n->g);
+	in[1].u = eid;
+	in[2].u = n->h;
+	in[3].p = w.p;
+	in[3].len = (uint32_t)w.len;
+	rc = remote_call(R_KNODE_SET, in, out, &keep);
+	free(keep);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult
+cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(NULL, h, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(NULL, h, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}
+
+CUresult
+cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode h,
+    const CUDA_KERNEL_NODE_PARAMS_v1 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(e, h, p->func, geo, p->kernelParams,
+		    p->extra);
+	}
+}
+
+CUresult
+cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode h,
+    const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	{
+		unsigned geo[7] = KGEO(p);
+
+		return knode_set(e, h, p->func != NULL ? p->func :
+		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
+	}
+}

@@ -1,0 +1,23 @@
+/* Graphs and their nodes, between graph.c and graph-nodes.c. */
+#ifndef GLEAM_CLIENT_GRAPH_H
+#define GLEAM_CLIENT_GRAPH_H
+
+#include "client.h"
+
+struct gnode;
+
+struct ggraph {
+	struct gobj	 o;
+	struct gnode	*nodes;		/* handles given out, by server's */
+};
+
+/* Frees the node handles of g (before g itself goes). */
+void	graph_nodes_free(struct ggraph *);
+
+/* exec.c: the R_LAUNCH request of a kernel node, on no stream. */
+CUresult	launch_request(CUfunction, unsigned gx, unsigned gy, unsigned gz,
+		    unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+		    void **params, void **extra, struct rpc_val *in,
+		    char **args);
+
+#endif

@@ -65,6 +65,7 @@ struct gfunc {
 	struct gfinfo	*own;		/* its entry, when the load's had none */
 	uint32_t	 nown;
 	struct gfunc	*asfunc;	/* a kernel: its function, once asked */
+	struct gfunc	*askernel;	/* that function: its kernel */
 };
 
 struct gcap;

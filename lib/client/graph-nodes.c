@@ -696,9 +696,15 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 		pv[i] = buf + fi->offset[i];
 	memset(p, 0, sizeof *p);
 	p->func = (CUfunction)f;
-	/* Our kernels are functions too (cuKernelGetFunction). */
+	/*
+	 * Our kernels are functions too; a function that stands for a
+	 * library's kernel (cuKernelGetFunction) names it, as cudart finds
+	 * its host function by the kernel.
+	 */
 	if (gobj_check(f, GK_KERNEL) != NULL)
 		p->kern = (CUkernel)f;
+	else if (((struct gfunc *)f)->askernel != NULL)
+		p->kern = (CUkernel)((struct gfunc *)f)->askernel;
 	p->gridDimX = (unsigned)out[1].u;
 	p->gridDimY = (unsigned)out[2].u;
 	p->gridDimZ = (unsigned)out[3].u;

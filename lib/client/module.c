@@ -531,6 +531,7 @@ cuKernelGetFunction(CUfunction *pf, CUkernel h)
 		    0)) != CUDA_SUCCESS)
 			return rc;
 		k->asfunc = f;
+		k->asfunc->askernel = k;
 	}
 	*pf = (CUfunction)k->asfunc;
 	return CUDA_SUCCESS;

@@ -233,7 +233,9 @@ print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port"
 }
 
 @test "statistics without gleam-run: the first process to load the library writes" {
-	lib=$(cd "$GLEAM_BIN/../lib" && pwd)/libcuda.so.1
+	# The library gleam-run would use (the sanitizer stage's is not
+	# preloadable into an uninstrumented shell).
+	lib=$(cd "${GLEAM_LIBDIR:-$GLEAM_BIN/../lib}" && pwd)/libcuda.so.1
 	run -7 env GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" LD_PRELOAD="$lib" \
 	    bash -c '(sleep 0.3; bash -c "exit 3") & exit 7'
 	sleep 1

@@ -75,6 +75,7 @@ struct gstream {
 	struct gctx	*ctx;
 	unsigned	 flags;
 	int		 priority;
+	uint64_t	 seq;		/* its cuStreamGetId */
 	struct gcap	*cap;		/* the capture it is in (graph.c) */
 };
 

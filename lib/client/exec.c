@@ -371,6 +371,10 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 	return rc;
 }
 
+/* Streams' ids (cuStreamGetId), never reused; below 16 are the special
+ * streams' (streaminfo.c). */
+static uint64_t	 stream_seq = 15;
+
 CUresult
 cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 {
@@ -386,6 +390,7 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	g->o.kind = GK_STREAM;
+	g->seq = __atomic_add_fetch(&stream_seq, 1, __ATOMIC_RELAXED);
 	g->ctx = c;
 	g->flags = flags;
 	/* Clamped to the device's range, as the driver does. */
@@ -460,76 +465,6 @@ exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 0); }
 CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return exec_wait_event(s, e, f, 1); }
-
-static CUresult
-exec_stream_obj(CUstream s, struct gstream **g)
-{
-	*g = NULL;
-	if (s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD)
-		return CUDA_SUCCESS;
-	if ((*g = gobj_check(s, GK_STREAM)) == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return CUDA_SUCCESS;
-}
-
-CUresult
-cuStreamGetFlags(CUstream s, unsigned int *flags)
-{
-	struct gstream *g;
-	CUresult rc;
-
-	if (flags == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
-		return rc;
-	*flags = g != NULL ? g->flags : 0;
-	return CUDA_SUCCESS;
-}
-
-CUresult
-cuStreamGetPriority(CUstream s, int *prio)
-{
-	struct gstream *g;
-	CUresult rc;
-
-	if (prio == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
-		return rc;
-	*prio = g != NULL ? g->priority : 0;
-	return CUDA_SUCCESS;
-}
-
-CUresult
-cuStreamGetCtx(CUstream s, CUcontext *pctx)
-{
-	struct gstream *g;
-	CUresult rc;
-
-	if (pctx == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
-		return rc;
-	if (g != NULL) {
-		*pctx = (CUcontext)g->ctx;
-		return CUDA_SUCCESS;
-	}
-	return cuCtxGetCurrent(pctx);
-}
-
-CUresult
-cuStreamGetId(CUstream s, unsigned long long *id)
-{
-	struct gstream *g;
-	CUresult rc;
-
-	if (id == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = exec_stream_obj(s, &g)) != CUDA_SUCCESS)
-		return rc;
-	*id = g != NULL ? gobj_id(g) : (unsigned long long)(uintptr_t)s;
-	return CUDA_SUCCESS;
-}
 
 /* ---- events ------------------------------------------------------------ */
 

@@ -765,3 +765,15 @@ printf_expected() {
 		[ "${lines[-1]}" = "streammem: ok" ]
 	done
 }
+
+@test "stream queries answered here: flags, priority, device, context, ids" {
+	for k in static shared; do
+		run_prog $k streaminfo
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"CU_STREAM_LEGACY       codes 0 0 0 0 0 0 0 flags 0 priority 0 device 0 ctx current yes v2 ctx current yes green NULL yes id stable yes"* ]]
+		[[ "$output" == *"non-blocking           codes 0 0 0 0 0 0 0 flags 1 priority 0 device 0"* ]]
+		[[ "$output" == *"driver id classes: 0 0 2 3 4 5 6 3"* ]]
+		[[ "$output" == *"ptsz id classes: 0 1 0 3 4 5 6 3"* ]]
+		[ "${lines[-1]}" = "streaminfo: ok" ]
+	done
+}

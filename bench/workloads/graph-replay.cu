@@ -470,6 +470,9 @@ main(int argc, char *argv[])
 	nout = rows * d < IO_BYTES / (int)sizeof(float) ? rows * d :
 	    IO_BYTES / (int)sizeof(float);
 
+	hn.d = d;
+	hn.layers = layers;
+	hn.rows = rows;
 	net_host(&hn, seed);
 	if (mode != M_REFERENCE) {
 		cudaDeviceProp prop;

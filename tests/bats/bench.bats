@@ -7,7 +7,11 @@ load test_helper
 
 ROOT=$BATS_TEST_DIRNAME/../..
 
-SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
+teardown() {
+	serve_kill
+}
+
+SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy reduce-bench
     reduce-correctness reduce-nccl sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
@@ -73,3 +77,26 @@ SCRIPTS="bulk cache-load hr-trace infer infer-gpu link-accuracy reduce-bench
 	run -2 --separate-stderr "$ROOT/bench/reduce-nccl" -d 0
 	[[ "$stderr" == *"densities in (0, 1]"* ]]
 }
+
+@test "graph-replay on the host backend: graph, eager and the CPU reference agree; a replay is 3 messages, 1 round trip" {
+	prog=${GLEAM_GRAPH_REPLAY:-$ROOT/build/workloads/graph-replay}
+	hk=${GLEAM_HOST_KERNELS:-$ROOT/build/tests/host-kernels.so}
+	[ -x "$prog" ] || skip "graph-replay not built (make cuda-tests)"
+	[ -f "$hk" ] || skip "no host kernels (make cuda-tests)"
+	run -0 "$prog" -R -d 48 -l 2 -b 3 -n 6 -w 1
+	want=$(sed -n 's/^checksum: //p' <<<"$output")
+	run -0 --separate-stderr timeout 120 "$ROOT/bench/graph-replay" \
+	    -H "$hk" -d 48 -l 2 -b 3 -n 6 -w 1 -r 2 "$GLEAM_BIN" "$prog"
+	echo "$output" >&2
+	[[ "${lines[2]}" == "graph  remote "*" 3.00 "*" 1.00 same" ]]
+	[[ "${lines[3]}" == "eager  remote "*" 13.00 "*" 1.00 same" ]]
+	[[ "$output" == *"cuGraphLaunch messages per replay: 1.00 (want 1): met"* ]]
+	# The remote checksum is the CPU reference's.
+	printf 'backend: host\nhost_kernels: %s\n' "$hk" >"$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+	    "$prog" -d 48 -l 2 -b 3 -n 6 -w 1
+	[ "$(sed -n 's/^checksum: //p' <<<"$output")" = "$want" ]
+	serve_kill
+}
+

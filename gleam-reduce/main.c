@@ -274,6 +274,7 @@ main(int argc, char *argv[])
 		misuse("-l: %s: %s", laddr, why);
 	if (keyfile != NULL)
 		key_load(&o.key, keyfile);
+	o.keyfile = keyfile;
 	log_setlevel(LL_WARN + verbose);
 	return server_run(&o);
 }

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sodium.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -68,9 +70,10 @@ struct server {
 	struct agg		*agg;
 	struct peer_env		 env;
 	const struct server_opts *opts;
+	struct auth_key		 key;		/* env.hs's, reloaded on SIGHUP */
 	TAILQ_HEAD(, worker)	 workers;
 	int			 nworkers;
-	struct event		*ev_term, *ev_int, *ev_tick;
+	struct event		*ev_term, *ev_int, *ev_hup, *ev_tick;
 };
 
 static void
@@ -335,6 +338,31 @@ server_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(srv->base, NULL);
 }
 
+/*
+ * SIGHUP reads the key file again: the next handshakes prove the new key,
+ * workers already joined stay; a file that no longer reads keeps the old
+ * key, with a warning.
+ */
+static void
+server_hup(evutil_socket_t sig, short what, void *arg)
+{
+	struct server *srv = arg;
+	struct auth_key k;
+	char err[512];
+
+	if (srv->opts->keyfile == NULL) {
+		log_info("SIGHUP: no key file to read again");
+		return;
+	}
+	if (auth_key_load(&k, srv->opts->keyfile, err, sizeof err) == -1) {
+		log_warn("SIGHUP: %s: keeping the key in use", err);
+		return;
+	}
+	srv->key = k;
+	sodium_memzero(&k, sizeof k);
+	log_info("SIGHUP: key read again from %s", srv->opts->keyfile);
+}
+
 static int
 server_bind(struct server *srv)
 {
@@ -403,7 +431,8 @@ server_run(const struct server_opts *o)
 		rc = EXIT_SOFTWARE;
 		goto out;
 	}
-	srv.env.hs.key = &o->key;
+	srv.key = o->key;
+	srv.env.hs.key = &srv.key;
 	srv.env.hs.max_frame = o->limits.max_frame;
 	srv.env.hs.name = "gleam-reduce";
 	srv.env.hs.peer_kind = "worker";
@@ -412,13 +441,16 @@ server_run(const struct server_opts *o)
 	srv.env.agg = srv.agg;
 	srv.ev_term = evsignal_new(srv.base, SIGTERM, server_signal, &srv);
 	srv.ev_int = evsignal_new(srv.base, SIGINT, server_signal, &srv);
+	srv.ev_hup = evsignal_new(srv.base, SIGHUP, server_hup, &srv);
 	srv.ev_tick = event_new(srv.base, -1, EV_PERSIST, server_tick, &srv);
-	if (srv.ev_term == NULL || srv.ev_int == NULL || srv.ev_tick == NULL) {
+	if (srv.ev_term == NULL || srv.ev_int == NULL || srv.ev_hup == NULL ||
+	    srv.ev_tick == NULL) {
 		rc = EXIT_SOFTWARE;
 		goto out;
 	}
 	evsignal_add(srv.ev_term, NULL);
 	evsignal_add(srv.ev_int, NULL);
+	evsignal_add(srv.ev_hup, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (server_bind(&srv) == -1)
 		goto out;
@@ -440,6 +472,8 @@ out:
 		event_free(srv.ev_tick);
 	if (srv.ev_int != NULL)
 		event_free(srv.ev_int);
+	if (srv.ev_hup != NULL)
+		event_free(srv.ev_hup);
 	if (srv.ev_term != NULL)
 		event_free(srv.ev_term);
 	if (srv.listener != NULL)

@@ -11,13 +11,17 @@ struct server_opts {
 	char		 host[256];	/* listen address, "" for every one */
 	int		 port;		/* 0: any free port */
 	struct auth_key	 key;
+	const char	*keyfile;	/* the key's file, read again on SIGHUP */
 	struct agg_limits limits;
 	int		 max_workers;	/* connections at once */
 	int		 foreground;
 	int		 ready_fd;	/* -1, or a pipe: "port\n" once bound */
 };
 
-/* Runs until SIGTERM or SIGINT; returns an exit code (exitcode.h). */
+/*
+ * Runs until SIGTERM or SIGINT (SIGHUP reads the key file again); returns
+ * an exit code (exitcode.h).
+ */
 int	server_run(const struct server_opts *);
 
 #endif

@@ -386,7 +386,8 @@ stage_put(struct remote *r, struct rcall *c)
 		st->buf = nb;
 		st->cap = cap;
 	}
-	memcpy(st->buf + st->len, c->in[2].p, len);
+	if (len > 0)	/* an empty piece may point nowhere */
+		memcpy(st->buf + st->len, c->in[2].p, len);
 	st->len += len;
 	r->staged += len;
 	return 0;

@@ -175,6 +175,37 @@ teardown() {
 	reduce_stop
 }
 
+@test "SIGHUP reads the key file again; the daemon lives on" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	make_key "$BATS_TEST_TMPDIR/old"
+	reduce_start -v -w 2 -k "$BATS_TEST_TMPDIR/key"
+	make_key "$BATS_TEST_TMPDIR/key" "the rotated secret, long enough too"
+	kill -HUP "$RED_PID"
+	for i in $(seq 50); do
+		grep -q "SIGHUP: key read again" "$RED_LOG" && break
+		sleep 0.1
+	done
+	grep -q "SIGHUP: key read again from $BATS_TEST_TMPDIR/key" "$RED_LOG"
+	kill -0 "$RED_PID"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/old"
+	[[ "$stderr" == *"aggregator refused us"* ]]
+	# A file that no longer reads keeps the key in use.
+	rm "$BATS_TEST_TMPDIR/key"
+	kill -HUP "$RED_PID"
+	for i in $(seq 50); do
+		grep -q "keeping the key in use" "$RED_LOG" && break
+		sleep 0.1
+	done
+	grep -q "keeping the key in use" "$RED_LOG"
+	make_key "$BATS_TEST_TMPDIR/key" "the rotated secret, long enough too"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
+	reduce_stop
+}
+
 @test "a group of another size is refused with a reason" {
 	reduce_start -w 3
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 -n 1000 \

@@ -79,8 +79,18 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 		sodium_memzero(buf, sizeof buf);
 		return -1;
 	}
-	if (st.st_mode & (S_IROTH | S_IWOTH))
-		log_warn("key file %s: readable by others", path);
+	/*
+	 * As ssh does with a private key: a secret others can read is no
+	 * secret, and one others can write lets them choose it (a group
+	 * that may read it, such as a service's, is allowed).
+	 */
+	if (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP)) {
+		snprintf(err, errlen, "key file %s: %s by others (chmod 600 "
+		    "it)", path, st.st_mode & (S_IWOTH | S_IWGRP) ?
+		    "writable" : "readable");
+		sodium_memzero(buf, sizeof buf);
+		return -1;
+	}
 	auth_key_from(key, buf, len);
 	sodium_memzero(buf, sizeof buf);
 	return 0;

@@ -103,6 +103,15 @@ teardown() {
 	[ "$stderr" = "gleam-serve: -l 127.0.0.1:http: bad port" ]
 }
 
+@test "a key file others can read or write exits 3, as ssh refuses one" {
+	make_key "$BATS_TEST_TMPDIR/k"
+	chmod 644 "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	[[ "$stderr" == *"key file $BATS_TEST_TMPDIR/k: readable by others (chmod 600 it)" ]]
+	chmod 640 "$BATS_TEST_TMPDIR/k"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+}
+
 @test "a key file that is too short or missing exits 3" {
 	printf 'short\n' >"$BATS_TEST_TMPDIR/k"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"

@@ -227,6 +227,27 @@ test_load(void)
 	snprintf(msg, sizeof msg, "key file %s: not a regular file", dir);
 	CHECK_STR(err, msg);
 
+	/* Refused as ssh refuses: others may not read it, nor others or
+	 * the group write it; the group may read it. */
+	p = put("open", secret, strlen(secret));
+	CHECK(chmod(p, 0644) == 0);
+	k.set = 1;
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	CHECK(k.set == 0);
+	snprintf(msg, sizeof msg, "key file %s: readable by others (chmod "
+	    "600 it)", p);
+	CHECK_STR(err, msg);
+	CHECK(chmod(p, 0620) == 0);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s: writable by others (chmod "
+	    "600 it)", p);
+	CHECK_STR(err, msg);
+	CHECK(chmod(p, 0602) == 0);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	CHECK(chmod(p, 0640) == 0);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+
 	big = malloc(AUTH_KEY_MAX + 2);
 	memset(big, 'k', AUTH_KEY_MAX + 2);
 	p = put("max", big, AUTH_KEY_MAX);
@@ -254,7 +275,7 @@ cleanup(void)
 {
 	static const char *const f[] = { "plain", "newline", "crlf", "lead",
 	    "short", "sixteen", "empty", "blank", "max", "toolong", "huge",
-	    "short2", NULL };
+	    "short2", "open", NULL };
 	char path[512];
 	int i;
 

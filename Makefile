@@ -13,7 +13,7 @@ WARNFLAGS	 = -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 		   -Wmissing-prototypes -Wformat=2 -Wno-format-nonliteral \
 		   -Wno-unused-parameter -Wno-missing-field-initializers
 CPPFLAGS	+= -D_GNU_SOURCE -Ilib/common -Ilib/codec
-LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lzstd -lpthread -lm -ldl
+LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lcrypto -lzstd -lpthread -lm -ldl
 
 # Where this build's objects, programs and library go.  The sanitizer build
 # (make asan) reuses these rules with other values.

@@ -15,7 +15,7 @@ CLIENT_LIBS	+= $(CLIENT_SO)
 CLIENT_SRC	:= $(wildcard lib/client/*.c lib/client/gen/*.c)
 CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 # The shared lib/ modules the library uses, already built -fPIC.
-CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn net proto auth rpc util parse yamlio htab zframe cname)
+CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn chan net proto auth rpc util parse yamlio htab zframe cname)
 
 $(CLIENT_OBJ): CPPFLAGS += -Ilib/client -Ilib/client/gen -I$(CUDA_INC)
 $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
@@ -30,7 +30,7 @@ client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared \
 
 $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 	@mkdir -p $(@D)
-	$(client_link) -lsodium -lyaml -lzstd -lpthread
+	$(client_link) -lsodium -lcrypto -lyaml -lzstd -lpthread
 
 # The local half alone: the same objects, with the hooks' local defaults
 # (hooks.c) in place of the remoting layer, so one placeholder device and

@@ -10,6 +10,20 @@
 #include "conn.h"
 #include "net.h"
 
+static void
+conn_free_bufs(struct conn *c)
+{
+	chan_fini(&c->ch);
+	c->ch.on = 0;
+	free(c->rbuf);
+	free(c->rec);
+	free(c->sbuf);
+	free(c->fbuf);
+	c->rbuf = c->rec = c->sbuf = c->fbuf = NULL;
+	c->rcap = c->reccap = c->scap = c->fcap = 0;
+	c->rpos = c->rend = 0;
+}
+
 static int
 conn_fail(struct conn *c, int kind, const char *fmt, ...)
 {
@@ -41,7 +55,7 @@ conn_wait(struct conn *c, short events)
 }
 
 static int
-conn_write(struct conn *c, const void *buf, size_t len)
+wire_write(struct conn *c, const void *buf, size_t len)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -64,7 +78,7 @@ conn_write(struct conn *c, const void *buf, size_t len)
 }
 
 static int
-conn_read(struct conn *c, void *buf, size_t len)
+wire_read(struct conn *c, void *buf, size_t len)
 {
 	char *p = buf;
 	ssize_t n;
@@ -89,6 +103,94 @@ conn_read(struct conn *c, void *buf, size_t len)
 	return 0;
 }
 
+/* Room for n bytes in buffer *b of capacity *cap. */
+static int
+conn_room(struct conn *c, uint8_t **b, size_t *cap, size_t n)
+{
+	uint8_t *nb;
+
+	if (*cap >= n)
+		return 0;
+	if ((nb = realloc(*b, n)) == NULL)
+		return conn_fail(c, CONN_NET, "%s: out of memory", c->peer);
+	*b = nb;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * Sends len bytes of whole frames (or the rest of one), in records once
+ * the handshake is done.
+ */
+int
+conn_write(struct conn *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	size_t n, w;
+
+	if (!c->ch.on)
+		return wire_write(c, buf, len);
+	do {
+		n = len > CHAN_BODY_MAX ? CHAN_BODY_MAX : len;
+		w = chan_wire(&c->ch, n);
+		if (conn_room(c, &c->sbuf, &c->scap, w) == -1)
+			return -1;
+		chan_seal(&c->ch, c->sbuf, p, n);
+		if (wire_write(c, c->sbuf, w) == -1)
+			return -1;
+		p += n;
+		len -= n;
+	} while (len > 0);
+	return 0;
+}
+
+/* Reads and opens the next record into c->rec. */
+static int
+conn_record(struct conn *c)
+{
+	uint8_t hdr[CHAN_HDR];
+	ssize_t len;
+	size_t n;
+
+	if (wire_read(c, hdr, sizeof hdr) == -1)
+		return -1;
+	if ((len = chan_hdr(&c->ch, hdr)) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: %s", c->peer, c->ch.err);
+	if (conn_room(c, &c->rec, &c->reccap, CHAN_HDR + (size_t)len) == -1)
+		return -1;
+	memcpy(c->rec, hdr, sizeof hdr);
+	if (len > 0 && wire_read(c, c->rec + CHAN_HDR, (size_t)len) == -1)
+		return -1;
+	if (chan_open(&c->ch, c->rec, CHAN_HDR + (size_t)len, &n) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: %s", c->peer, c->ch.err);
+	c->rpos = CHAN_HDR;
+	c->rend = CHAN_HDR + n;
+	return 0;
+}
+
+/* Reads len bytes of the frame stream: out of records once they are on. */
+int
+conn_read(struct conn *c, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	size_t n;
+
+	if (!c->ch.on)
+		return wire_read(c, buf, len);
+	while (len > 0) {
+		if (c->rpos == c->rend && conn_record(c) == -1)
+			return -1;
+		n = c->rend - c->rpos;
+		if (n > len)
+			n = len;
+		memcpy(p, c->rec + c->rpos, n);
+		c->rpos += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int
 conn_send(struct conn *c, uint16_t type, uint16_t flags, uint64_t id,
     const void *p, size_t len)
@@ -100,6 +202,15 @@ conn_send(struct conn *c, uint16_t type, uint16_t flags, uint64_t id,
 		return conn_fail(c, CONN_PROTO, "%s: frame of %zu bytes over "
 		    "the server's limit of %u", c->peer, len, c->max_frame);
 	proto_hdr_encode(hb, &h);
+	if (c->ch.on && len + sizeof hb <= CHAN_BODY_MAX) {
+		/* One record for a frame that fits. */
+		if (conn_room(c, &c->fbuf, &c->fcap, sizeof hb + len) == -1)
+			return -1;
+		memcpy(c->fbuf, hb, sizeof hb);
+		if (len > 0)
+			memcpy(c->fbuf + sizeof hb, p, len);
+		return conn_write(c, c->fbuf, sizeof hb + len);
+	}
 	if (conn_write(c, hb, sizeof hb) == -1)
 		return -1;
 	return len > 0 ? conn_write(c, p, len) : 0;
@@ -246,6 +357,10 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 			    "prove the key", c->peer);
 	}
 	c->session = wel.session;
+	/* From here on, records: sealed with keys from this handshake. */
+	if (chan_init(&c->ch, ch.auth == AUTH_HMAC_SHA256 ? key : NULL, 0,
+	    hello.nonce, ch.nonce) == -1)
+		return conn_fail(c, CONN_PROTO, "%s: %s", c->peer, c->ch.err);
 	return 0;
 }
 
@@ -276,8 +391,7 @@ conn_open(struct conn *c, const char *host, int port,
 	if (conn_handshake(c, key, name) == -1) {
 		close(c->fd);
 		c->fd = -1;
-		free(c->rbuf);
-		c->rbuf = NULL;
+		conn_free_bufs(c);
 		return -1;
 	}
 	return 0;
@@ -289,16 +403,19 @@ conn_close(struct conn *c)
 	if (c->fd != -1) {
 		/* Best effort: a polite goodbye, never waited for. */
 		struct frame_hdr h = { 0, MSG_BYE, 0, 0 };
-		uint8_t hb[PROTO_HDR_LEN];
+		uint8_t rec[CHAN_HDR + PROTO_HDR_LEN + CHAN_TAG];
+		uint8_t *hb = rec + CHAN_HDR;
+		size_t n = PROTO_HDR_LEN;
 
 		proto_hdr_encode(hb, &h);
-		(void)send(c->fd, hb, sizeof hb, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (c->ch.on)
+			n = chan_seal(&c->ch, rec, hb, PROTO_HDR_LEN);
+		(void)send(c->fd, c->ch.on ? rec : hb, n,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
 		close(c->fd);
 	}
 	c->fd = -1;
-	free(c->rbuf);
-	c->rbuf = NULL;
-	c->rcap = 0;
+	conn_free_bufs(c);
 }
 
 int

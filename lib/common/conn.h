@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "proto.h"
 
 enum conn_fail {
@@ -32,6 +33,11 @@ struct conn {
 	uint64_t	 bytes_in, bytes_out;
 	uint8_t		*rbuf;		/* payload of the last frame read */
 	size_t		 rcap;
+	struct chan	 ch;		/* records, after the handshake */
+	uint8_t		*rec;		/* the record being read */
+	size_t		 reccap, rpos, rend;	/* its plaintext: [rpos, rend) */
+	uint8_t		*sbuf, *fbuf;	/* sealing; a frame to seal */
+	size_t		 scap, fcap;
 	int		 fail;		/* enum conn_fail of the last error */
 	char		 err[600];	/* its reason, for messages */
 };
@@ -44,6 +50,14 @@ struct conn {
 int	conn_open(struct conn *, const char *host, int port,
 	    const struct auth_key *, const char *client_name, int timeout_ms);
 void	conn_close(struct conn *);
+/*
+ * The frame stream itself, for clients that frame their own (a payload
+ * streamed in pieces): conn_write sends len bytes, in records after the
+ * handshake (each call at least one record); conn_read reads exactly len
+ * bytes out of them.  -1 on error.
+ */
+int	conn_write(struct conn *, const void *, size_t);
+int	conn_read(struct conn *, void *, size_t);
 /* Sends one frame; returns -1 on error. */
 int	conn_send(struct conn *, uint16_t type, uint16_t flags, uint64_t id,
 	    const void *, size_t);

@@ -75,11 +75,75 @@ hshake_frame(struct hshake *hs, struct evbuffer *out, uint16_t type,
 {
 	struct frame_hdr h = { (uint32_t)len, type, flags, id };
 	uint8_t hb[PROTO_HDR_LEN];
+	struct evbuffer_iovec v;
+	size_t n, want;
 
 	proto_hdr_encode(hb, &h);
-	evbuffer_add(out, hb, sizeof hb);
+	if (!hs->chan.on || len + PROTO_HDR_LEN > CHAN_BODY_MAX) {
+		if (hs->chan.on) {
+			/* Larger than a record: through a buffer. */
+			struct evbuffer *b = evbuffer_new();
+
+			if (b == NULL)
+				return;
+			evbuffer_add(b, hb, sizeof hb);
+			evbuffer_add(b, p, len);
+			(void)chan_ev_seal(&hs->chan, b, out);
+			evbuffer_free(b);
+			return;
+		}
+		evbuffer_add(out, hb, sizeof hb);
+		if (len > 0)
+			evbuffer_add(out, p, len);
+		return;
+	}
+	/* One record: header, then payload, sealed in place. */
+	n = PROTO_HDR_LEN + len;
+	want = chan_wire(&hs->chan, n);
+	if (evbuffer_reserve_space(out, (ssize_t)want, &v, 1) != 1 ||
+	    v.iov_len < want)
+		return;
+	memcpy((uint8_t *)v.iov_base + CHAN_HDR, hb, sizeof hb);
 	if (len > 0)
-		evbuffer_add(out, p, len);
+		memcpy((uint8_t *)v.iov_base + CHAN_HDR + sizeof hb, p, len);
+	chan_seal(&hs->chan, v.iov_base, (uint8_t *)v.iov_base + CHAN_HDR,
+	    n);
+	v.iov_len = want;
+	evbuffer_commit_space(out, &v, 1);
+}
+
+struct evbuffer *
+hshake_open(struct hshake *hs, struct evbuffer *raw)
+{
+	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+
+	if (!hs->chan.on)
+		return raw;
+	if (chan_ev_open(&hs->chan, raw, hs->plain) == -1) {
+		log_warn("%s %s: %s, closing", hshake_kind(hs),
+		    hshake_who(hs, who, sizeof who), hs->chan.err);
+		hs->state = HSHAKE_S_FAILED;
+		return NULL;
+	}
+	return hs->plain;
+}
+
+int
+hshake_seal(struct hshake *hs, struct evbuffer *plain, struct evbuffer *out)
+{
+	if (!hs->chan.on)
+		return evbuffer_add_buffer(out, plain);
+	return chan_ev_seal(&hs->chan, plain, out);
+}
+
+void
+hshake_fini(struct hshake *hs)
+{
+	chan_fini(&hs->chan);
+	hs->chan.on = 0;
+	if (hs->plain != NULL)
+		evbuffer_free(hs->plain);
+	hs->plain = NULL;
 }
 
 /* A payload from a writer, if it could be written. */
@@ -181,10 +245,20 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		    "out of memory");
 	}
 	hshake_pw(hs, out, MSG_WELCOME, id, &w);
+	/* From here on, records: sealed if the peer proved the key. */
+	if ((hs->plain = evbuffer_new()) == NULL ||
+	    chan_init(&hs->chan, hs->res.authed ? hs->conf->key : NULL, 1,
+	    hs->res.cnonce, hs->res.snonce) == -1) {
+		log_warn("%s %s: %s", hshake_kind(hs),
+		    hshake_who(hs, who, sizeof who), hs->plain == NULL ?
+		    "out of memory" : hs->chan.err);
+		hs->state = HSHAKE_S_FAILED;
+		return HSHAKE_CLOSE;
+	}
 	hs->state = HSHAKE_S_DONE;
 	log_debug("%s %s: connected, protocol %u%s", hshake_kind(hs),
 	    hshake_who(hs, who, sizeof who), hs->res.version,
-	    hs->res.authed ? ", authenticated" : "");
+	    hs->res.authed ? ", authenticated, sealed" : "");
 	return HSHAKE_WELCOMED;
 }
 

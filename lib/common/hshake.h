@@ -14,10 +14,12 @@
  * timer fires.  Once a call returns HSHAKE_CLOSE the daemon flushes the
  * output (an ERROR is in it), closes, and feeds nothing more.
  *
- * Every frame in and out is meant to pass here (hshake_input,
- * hshake_frame): the place where the session layer (sequence numbers and
- * acknowledgements for resume, AEAD keyed from struct hshake_result) is
- * to go.  Neither exists yet.
+ * After WELCOME the connection carries records (chan.h): sealed when the
+ * peer proved the key.  Every frame out goes through hshake_frame (or a
+ * plaintext evbuffer of whole frames through hshake_seal); every byte in
+ * goes through hshake_open, which returns the buffer to parse frames
+ * from: the socket's input before WELCOME, the opened records' plaintext
+ * after.  hshake_fini at close.
  */
 #ifndef GLEAM_HSHAKE_H
 #define GLEAM_HSHAKE_H
@@ -28,6 +30,7 @@
 #include <event2/buffer.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "proto.h"
 
 #define HSHAKE_TIMEOUT_DEFAULT	10	/* seconds from accept to WELCOME */
@@ -75,6 +78,8 @@ struct hshake {
 	enum hshake_state	 state;
 	char			 peer[64];	/* its address, for logs */
 	struct hshake_result	 res;
+	struct chan		 chan;		/* after WELCOME */
+	struct evbuffer		*plain;		/* opened, not yet parsed */
 };
 
 enum hshake_rc {
@@ -97,6 +102,16 @@ int	hshake_input(struct hshake *, const struct frame_hdr *,
 	    const uint8_t *payload, struct evbuffer *out);
 /* The handshake took too long: ERROR 10; the daemon then closes. */
 void	hshake_timeout(struct hshake *, struct evbuffer *out);
+/*
+ * The buffer to parse frames from: raw itself before WELCOME; after it,
+ * the plaintext of the whole records in raw (moved out of raw).  NULL: a
+ * record did not open (logged); close without sending anything more.
+ */
+struct evbuffer *hshake_open(struct hshake *, struct evbuffer *raw);
+/* Appends the whole frames in plain to out, sealed after WELCOME. */
+int	hshake_seal(struct hshake *, struct evbuffer *plain,
+	    struct evbuffer *out);
+void	hshake_fini(struct hshake *);
 /* Queues one frame of the connection. */
 void	hshake_frame(struct hshake *, struct evbuffer *out, uint16_t type,
 	    uint16_t flags, uint64_t id, const void *, size_t);

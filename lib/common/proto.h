@@ -11,7 +11,8 @@
  *
  * then len bytes of payload.  A connection starts with the handshake
  * HELLO -> CHALLENGE [-> AUTH] -> WELCOME; anything else before WELCOME is
- * refused.  Every decoder here treats its input as hostile: lengths are
+ * refused.  After WELCOME the frames travel inside records (chan.h),
+ * sealed when the key was proven.  Every decoder here treats its input as hostile: lengths are
  * checked before use, strings must be NUL-free, and trailing bytes are an
  * error.
  */
@@ -22,8 +23,8 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC		0x314d4c47u	/* "GLM1" as bytes on the wire */
-#define PROTO_VERSION_MIN	1
-#define PROTO_VERSION_MAX	1
+#define PROTO_VERSION_MIN	2	/* 2: records after WELCOME (chan.h) */
+#define PROTO_VERSION_MAX	2
 #define PROTO_HDR_LEN		16
 #define PROTO_NONCE_LEN		32
 #define PROTO_PROOF_LEN		32

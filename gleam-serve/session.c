@@ -72,8 +72,13 @@ session_new(const struct session_env *env, const char *peer)
 void
 session_free(struct session *s)
 {
+	if (s == NULL)
+		return;
+	hshake_fini(&s->hs);
 	free(s);
 }
+
+struct hshake *session_hshake(struct session *s) { return &s->hs; }
 
 int session_ready(const struct session *s) { return hshake_done(&s->hs); }
 int
@@ -178,21 +183,27 @@ session_fill(struct session *s, struct evbuffer *out)
 
 	if (!s->tx_active)
 		return 0;
+	struct evbuffer *plain = evbuffer_new();
+
+	if (plain == NULL)
+		return 1;	/* again when the output drains */
 	while (s->tx_left > 0 && now_ns() < s->tx_deadline &&
 	    queued < FILL_TARGET) {
 		n = s->tx_left < s->tx_chunk ? (uint32_t)s->tx_left :
 		    s->tx_chunk;
-		/* The payload is referenced, not copied. */
+		/* The payload is referenced, not copied (but sealed). */
 		struct frame_hdr fh = { n, MSG_BULK_DATA, FL_REPLY, s->tx_id };
 		uint8_t hb[PROTO_HDR_LEN];
 
 		proto_hdr_encode(hb, &fh);
-		evbuffer_add(out, hb, sizeof hb);
-		evbuffer_add_reference(out, bulk_src, n, NULL, NULL);
+		evbuffer_add(plain, hb, sizeof hb);
+		evbuffer_add_reference(plain, bulk_src, n, NULL, NULL);
 		s->tx_left -= n;
 		s->tx_sent += n;
 		queued += n + PROTO_HDR_LEN;
 	}
+	(void)hshake_seal(&s->hs, plain, out);
+	evbuffer_free(plain);
 	if (s->tx_left > 0 && now_ns() < s->tx_deadline)
 		return 1;
 	memset(&r, 0, sizeof r);
@@ -289,15 +300,22 @@ session_dispatch(struct session *s, const struct frame_hdr *h,
 }
 
 int
-session_input(struct session *s, struct evbuffer *in, struct evbuffer *out)
+session_input(struct session *s, struct evbuffer *raw, struct evbuffer *out)
 {
 	uint8_t hb[PROTO_HDR_LEN];
 	struct frame_hdr h;
+	struct evbuffer *in;
 	const uint8_t *p;
 	size_t avail;
 	int rc;
 
 	while (!s->closed) {
+		/* The socket's bytes before WELCOME, the records' after. */
+		if ((in = hshake_open(&s->hs, raw)) == NULL) {
+			s->closed = 1;
+			s->tx_active = 0;
+			return SESSION_CLOSE;
+		}
 		avail = evbuffer_get_length(in);
 		if (avail < PROTO_HDR_LEN)
 			return SESSION_OK;

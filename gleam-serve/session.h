@@ -54,5 +54,10 @@ int		 session_busy(const struct session *);
 const char	*session_client_name(const struct session *);
 const char	*session_peer(const struct session *);
 uint64_t	 session_id(const struct session *);
+/*
+ * The handshake's state: after SESSION_REMOTE, its records (chan) and the
+ * plaintext opened but not yet parsed (plain) go with the connection.
+ */
+struct hshake	*session_hshake(struct session *);
 
 #endif

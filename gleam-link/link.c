@@ -67,6 +67,15 @@ struct link {
 	struct addrinfo		*target;
 	TAILQ_HEAD(, link_conn)	 conns;
 	uint64_t		 nextid;
+	/* Faults: link_config's, with their state here. */
+	struct link_fault	 fault[LINK_FAULTS_MAX];
+	int			 nfault;
+	uint64_t		 crossed;	/* bytes, all connections */
+	uint64_t		 first;		/* ns: first connection */
+	uint64_t		 hole_end;	/* ns: a black hole lasts */
+	struct event		*fault_ev;	/* fires what is due */
+	struct event		*hole_ev;	/* the hole ends */
+	struct event		*time_ev;	/* the next timed fault */
 };
 
 static const char *side_name[] = { "client", "target" };
@@ -165,12 +174,237 @@ link_write_cb(struct bufferevent *bev, void *arg)
 		shaper_drained(c->sh[!side]);
 }
 
+/* ---- faults -------------------------------------------------------- */
+
+static const char *fault_name[] = { "cut", "reset", "black hole" };
+
+int
+link_fault_parse(const char *arg, struct link_fault *f, const char **why)
+{
+	char buf[128], *at, *plus;
+	double d;
+
+	memset(f, 0, sizeof *f);
+	if ((size_t)snprintf(buf, sizeof buf, "%s", arg) >= sizeof buf) {
+		*why = "too long";
+		return -1;
+	}
+	if ((at = strchr(buf, '@')) == NULL) {
+		*why = "expected kind@trigger, e.g. cut@1m or hole@2s+2s";
+		return -1;
+	}
+	*at++ = '\0';
+	if (strcmp(buf, "cut") == 0)
+		f->kind = FAULT_CUT;
+	else if (strcmp(buf, "reset") == 0)
+		f->kind = FAULT_RESET;
+	else if (strcmp(buf, "hole") == 0)
+		f->kind = FAULT_HOLE;
+	else {
+		*why = "unknown fault (cut, reset or hole)";
+		return -1;
+	}
+	if ((plus = strchr(at, '+')) != NULL)
+		*plus++ = '\0';
+	if ((plus != NULL) != (f->kind == FAULT_HOLE)) {
+		*why = f->kind == FAULT_HOLE ? "a hole needs +duration" :
+		    "only a hole takes +duration";
+		return -1;
+	}
+	if (plus != NULL) {
+		if (parse_duration(plus, &f->hold, why) == -1)
+			return -1;
+		if (f->hold <= 0 || f->hold > 3600) {
+			*why = "duration not between 0 and 1h";
+			return -1;
+		}
+	}
+	/* A time has a unit of time; a byte count does not. */
+	if (*at != '\0' && strpbrk(at, "s") != NULL) {
+		if (parse_duration(at, &d, why) == -1)
+			return -1;
+		if (d < 0 || d > 86400) {
+			*why = "time not between 0 and 1d";
+			return -1;
+		}
+		f->by_time = 1;
+		f->at = d;
+		return 0;
+	}
+	return parse_size(at, &f->bytes, why);
+}
+
+static void	link_time_arm(struct link *);
+
+/* Whether a hole holds the link now. */
+static int
+link_in_hole(struct link *lk)
+{
+	return lk->hole_end != 0 && now_ns() < lk->hole_end;
+}
+
+/* Of n bytes ready to cross, how many may: up to the next byte fault. */
+static size_t
+link_gate(struct shaper *sh, size_t n, void *arg)
+{
+	struct link_conn *c = arg;
+	struct link *lk = c->link;
+	uint64_t room;
+	int i;
+
+	if (c->closing || link_in_hole(lk))
+		return 0;
+	for (i = 0; i < lk->nfault; i++) {
+		if (lk->fault[i].fired || lk->fault[i].by_time)
+			continue;
+		room = lk->fault[i].bytes > lk->crossed ?
+		    lk->fault[i].bytes - lk->crossed : 0;
+		if (n > room)
+			n = (size_t)room;
+	}
+	return n;
+}
+
+/* Counts what crossed; a byte fault reached fires from the loop. */
+static void
+link_delivered(struct shaper *sh, size_t n, void *arg)
+{
+	struct link_conn *c = arg;
+	struct link *lk = c->link;
+	int i;
+
+	lk->crossed += n;
+	for (i = 0; i < lk->nfault; i++)
+		if (!lk->fault[i].fired && !lk->fault[i].by_time &&
+		    lk->crossed >= lk->fault[i].bytes)
+			event_active(lk->fault_ev, EV_TIMEOUT, 1);
+}
+
+/* Every open connection ends: FIN to both ends, or a reset. */
+static void
+link_fault_end(struct link *lk, int reset)
+{
+	struct link_conn *c;
+	struct linger lg = { 1, 0 };
+	int i, fd;
+
+	TAILQ_FOREACH(c, &lk->conns, entry) {
+		if (c->closing)
+			continue;
+		for (i = 0; i < 2; i++) {
+			if (c->bev[i] == NULL)
+				continue;
+			fd = bufferevent_getfd(c->bev[i]);
+			if (reset)
+				setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg,
+				    sizeof lg);
+			else
+				shutdown(fd, SHUT_RDWR);
+		}
+		link_conn_close(c, NULL, reset ? "fault: reset" :
+		    "fault: cut");
+	}
+}
+
+static void
+link_hole_end_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *lk = arg;
+	struct link_conn *c;
+	int i;
+
+	if (link_in_hole(lk)) {
+		struct timeval tv = { 0, 1000 };
+
+		evtimer_add(lk->hole_ev, &tv);
+		return;
+	}
+	log_info("fault: the black hole ends, traffic goes on");
+	lk->hole_end = 0;
+	TAILQ_FOREACH(c, &lk->conns, entry)
+		for (i = 0; i < 2 && !c->closing; i++)
+			if (c->sh[i] != NULL)
+				shaper_kick(c->sh[i]);
+}
+
+static void
+link_fault_fire(struct link *lk, struct link_fault *f)
+{
+	struct timeval tv;
+
+	f->fired = 1;
+	if (f->by_time)
+		log_info("fault: %s at %.3f s, after %llu bytes",
+		    fault_name[f->kind], f->at,
+		    (unsigned long long)lk->crossed);
+	else
+		log_info("fault: %s after %llu bytes", fault_name[f->kind],
+		    (unsigned long long)lk->crossed);
+	switch (f->kind) {
+	case FAULT_CUT:
+	case FAULT_RESET:
+		link_fault_end(lk, f->kind == FAULT_RESET);
+		break;
+	case FAULT_HOLE:
+		lk->hole_end = now_ns() + (uint64_t)(f->hold * 1e9);
+		tv.tv_sec = (time_t)f->hold;
+		tv.tv_usec = (suseconds_t)((f->hold - (double)tv.tv_sec) * 1e6);
+		evtimer_add(lk->hole_ev, &tv);
+		break;
+	}
+}
+
+/* Fires every fault that is due. */
+static void
+link_fault_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct link *lk = arg;
+	double t = lk->first ? (double)(now_ns() - lk->first) / 1e9 : -1;
+	int i;
+
+	for (i = 0; i < lk->nfault; i++) {
+		struct link_fault *f = &lk->fault[i];
+
+		if (f->fired)
+			continue;
+		if (f->by_time ? (t >= 0 && t + 1e-4 >= f->at) :
+		    lk->crossed >= f->bytes)
+			link_fault_fire(lk, f);
+	}
+	link_time_arm(lk);
+}
+
+/* The timer for the next timed fault, once the first connection came. */
+static void
+link_time_arm(struct link *lk)
+{
+	double next = -1, t;
+	struct timeval tv;
+	int i;
+
+	if (lk->first == 0)
+		return;
+	for (i = 0; i < lk->nfault; i++)
+		if (!lk->fault[i].fired && lk->fault[i].by_time &&
+		    (next < 0 || lk->fault[i].at < next))
+			next = lk->fault[i].at;
+	if (next < 0)
+		return;
+	t = next - (double)(now_ns() - lk->first) / 1e9;
+	if (t < 0)
+		t = 0;
+	tv.tv_sec = (time_t)t;
+	tv.tv_usec = (suseconds_t)((t - (double)tv.tv_sec) * 1e6);
+	evtimer_add(lk->time_ev, &tv);
+}
+
 /* The target answered: start both directions. */
 static void
 link_conn_start(struct link_conn *c)
 {
 	const struct link_config *cfg = c->link->cfg;
-	struct shaper_cb cb = { link_conn_done, link_conn_fail, c };
+	struct shaper_cb cb = { link_conn_done, link_conn_fail, link_gate,
+	    link_delivered, c };
 	char addr[80];
 	uint64_t seed;
 	int i;
@@ -308,6 +542,11 @@ link_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	c->link = lk;
 	c->id = ++lk->nextid;
+	if (lk->first == 0) {
+		/* Timed faults count from here. */
+		lk->first = now_ns();
+		link_time_arm(lk);
+	}
 	c->ai = lk->target;
 	net_addr_str(sa, c->peer, sizeof c->peer);
 	TAILQ_INSERT_TAIL(&lk->conns, c, entry);
@@ -468,6 +707,13 @@ link_run(const struct link_config *cfg)
 	lk.sigint = evsignal_new(lk.base, SIGINT, link_signal_cb, &lk);
 	lk.sigterm = evsignal_new(lk.base, SIGTERM, link_signal_cb, &lk);
 	lk.relisten = evtimer_new(lk.base, link_relisten_cb, &lk);
+	memcpy(lk.fault, cfg->fault, sizeof lk.fault);
+	lk.nfault = cfg->nfault;
+	lk.fault_ev = event_new(lk.base, -1, 0, link_fault_cb, &lk);
+	lk.time_ev = evtimer_new(lk.base, link_fault_cb, &lk);
+	lk.hole_ev = evtimer_new(lk.base, link_hole_end_cb, &lk);
+	if (lk.fault_ev == NULL || lk.time_ev == NULL || lk.hole_ev == NULL)
+		fatalx(EXIT_SOFTWARE, "cannot set up fault events");
 	if (lk.sigint == NULL || lk.sigterm == NULL || lk.relisten == NULL ||
 	    evsignal_add(lk.sigint, NULL) == -1 ||
 	    evsignal_add(lk.sigterm, NULL) == -1)
@@ -479,6 +725,9 @@ link_run(const struct link_config *cfg)
 	while ((c = TAILQ_FIRST(&lk.conns)) != NULL)
 		link_conn_free(c);
 	event_free(lk.relisten);
+	event_free(lk.fault_ev);
+	event_free(lk.time_ev);
+	event_free(lk.hole_ev);
 	event_free(lk.sigterm);
 	event_free(lk.sigint);
 	evconnlistener_free(lk.listener);

@@ -24,8 +24,8 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] "
-	    "[-j jitter[/jitter]] [-q size] [-S seed] -l address:port "
-	    "target:port\n");
+	    "[-F fault] [-j jitter[/jitter]] [-q size] [-S seed] "
+	    "-l address:port target:port\n");
 	exit(code);
 }
 
@@ -101,13 +101,22 @@ main(int argc, char *argv[])
 	memset(&cfg, 0, sizeof cfg);
 	cfg.seed = 1;
 	opterr = 0;
-	while ((ch = getopt(argc, argv, ":b:d:hj:l:q:S:v")) != -1) {
+	while ((ch = getopt(argc, argv, ":b:d:F:hj:l:q:S:v")) != -1) {
 		switch (ch) {
 		case 'b':
 			pair_parse('b', optarg, parse_rate, rate);
 			break;
 		case 'd':
 			pair_parse('d', optarg, parse_duration, delay);
+			break;
+		case 'F':
+			if (cfg.nfault == LINK_FAULTS_MAX)
+				misuse("-F: more than %d faults",
+				    LINK_FAULTS_MAX);
+			if (link_fault_parse(optarg, &cfg.fault[cfg.nfault],
+			    &why) == -1)
+				misuse("-F: %s: %s", optarg, why);
+			cfg.nfault++;
 			break;
 		case 'h':
 			usage(EXIT_OK);

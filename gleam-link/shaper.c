@@ -101,6 +101,8 @@ struct shaper {
 	uint64_t		 last_at;
 	uint64_t		 rng;
 	uint64_t		 delivered;
+	size_t			 due;		/* arrived, held by the gate */
+	int			 fin_due;	/* the FIN, behind them */
 
 	struct event		*read_ev;
 	struct event		*deliver_ev;
@@ -445,20 +447,33 @@ shaper_deliver(struct shaper *sh, uint64_t now)
 {
 	struct evbuffer *out = bufferevent_get_output(sh->dst);
 	struct chunk *c;
-	size_t n = 0;
+	size_t n;
 	int moved = 0, fin = 0, w;
 
 	while (sh->count > 0) {
 		c = &sh->ring[sh->head];
 		if (c->at > now + (c->lone ? 0 : DELIVER_AHEAD))
 			break;
-		n += c->len;
-		fin |= c->fin;
+		sh->due += c->len;
+		sh->fin_due |= c->fin;
 		sh->head = (sh->head + 1) % sh->cap;
 		sh->count--;
 		moved = 1;
 	}
+	/* A fault may hold back some or all of it. */
+	n = sh->due;
+	if (n > 0 && sh->cb.gate != NULL)
+		n = sh->cb.gate(sh, n, sh->cb.arg);
+	if (sh->stopped)
+		return 0;
+	sh->due -= n;
+	if (sh->due == 0 && sh->fin_due) {
+		fin = 1;
+		sh->fin_due = 0;
+	}
 	sh->delivered += n;
+	if (n > 0 && sh->cb.delivered != NULL)
+		sh->cb.delivered(sh, n, sh->cb.arg);
 	if (n > 0 && evbuffer_get_length(out) == 0) {
 		/* A failed write fails again in the bufferevent, which says. */
 		w = evbuffer_write_atmost(sh->held, bufferevent_getfd(sh->dst),
@@ -681,6 +696,13 @@ shaper_resume_cb(evutil_socket_t fd, short what, void *arg)
 
 	sh->resume_at = 0;
 	shaper_run(sh);
+}
+
+void
+shaper_kick(struct shaper *sh)
+{
+	if (!sh->stopped)
+		shaper_run(sh);
 }
 
 void

@@ -33,6 +33,13 @@ struct shaper_params {
 struct shaper_cb {
 	void	(*done)(struct shaper *, void *);
 	void	(*fail)(struct shaper *, const char *, void *);
+	/*
+	 * Optional (faults): of n > 0 bytes that have arrived, how many may
+	 * be written now; the rest wait for shaper_kick.  delivered tells
+	 * the owner how many went out.  Neither may stop or free a shaper.
+	 */
+	size_t	(*gate)(struct shaper *, size_t n, void *);
+	void	(*delivered)(struct shaper *, size_t n, void *);
 	void	*arg;
 };
 
@@ -47,6 +54,8 @@ struct shaper	*shaper_new(struct event_base *, const struct shaper_params *,
 /* Starts reading the source. */
 void		 shaper_start(struct shaper *);
 void		 shaper_drained(struct shaper *);
+/* The gate may have opened: deliver what waits. */
+void		 shaper_kick(struct shaper *);
 /* Stops reading and cancels the timers: nothing moves afterwards. */
 void		 shaper_stop(struct shaper *);
 void		 shaper_free(struct shaper *);

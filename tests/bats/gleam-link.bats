@@ -6,7 +6,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] [-j jitter[/jitter]] [-q size] [-S seed] -l address:port target:port"
+USAGE="usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] [-F fault] [-j jitter[/jitter]] [-q size] [-S seed] -l address:port target:port"
 
 setup_file() {
 	cat >"$BATS_FILE_TMPDIR/link.py" <<'EOF'
@@ -17,7 +17,9 @@ setup_file() {
 #   echo N: send N random bytes, read the echo; "ok SECONDS" if identical
 #   count N: send N bytes, end, read the reply; "COUNT SECONDS"
 #   ping K: K one-byte round trips; "MIN MAX" in seconds
-import os, socket, sys, threading, time
+#   fault N: send N bytes (errors ignored), read to the end; "eof K" or
+#     "reset K" with K the bytes received
+import errno, os, socket, sys, threading, time
 
 def upstream(mode, portfile, port):
     ls = socket.socket()
@@ -63,6 +65,26 @@ def client(mode, port, arg):
                 sys.exit("ping: bad echo")
             times.append(time.monotonic() - t0)
         print("%.4f %.4f" % (min(times), max(times)))
+        return
+    if mode == "fault":
+        def push():
+            try:
+                s.sendall(os.urandom(arg))
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        th = threading.Thread(target=push, daemon=True)
+        th.start()
+        k, how = 0, "eof"
+        try:
+            while True:
+                d = s.recv(1 << 16)
+                if not d:
+                    break
+                k += len(d)
+        except ConnectionResetError:
+            how = "reset"
+        print("%s %d" % (how, k))
         return
     data = os.urandom(arg)
     def send():
@@ -351,4 +373,68 @@ link_client() {
 	echo "echo of 500000 bytes in $secs s"
 	[ "$ok" = ok ]
 	python3 -c "import sys; sys.exit(not (0.45 <= $secs <= 0.65))"
+}
+
+@test "-F: bad faults are usage errors naming the value" {
+	run -2 "$GLEAM_BIN/gleam-link" -F nope@1 -l 127.0.0.1:0 127.0.0.1:1
+	[[ "$output" == *"-F: nope@1: unknown fault"* ]]
+	run -2 "$GLEAM_BIN/gleam-link" -F cut -l 127.0.0.1:0 127.0.0.1:1
+	[[ "$output" == *"-F: cut: expected kind@trigger"* ]]
+	run -2 "$GLEAM_BIN/gleam-link" -F hole@1m -l 127.0.0.1:0 127.0.0.1:1
+	[[ "$output" == *"a hole needs +duration"* ]]
+	run -2 "$GLEAM_BIN/gleam-link" -F cut@1m+1s -l 127.0.0.1:0 127.0.0.1:1
+	[[ "$output" == *"only a hole takes +duration"* ]]
+	run -2 "$GLEAM_BIN/gleam-link" -F reset@zz -l 127.0.0.1:0 127.0.0.1:1
+	[[ "$output" == *"-F: reset@zz:"* ]]
+}
+
+@test "-F cut@N: exactly N bytes cross, both ends see the end; the next connection is whole" {
+	link_need_python
+	link_upstream echo
+	link_start -v -F cut@100000 "127.0.0.1:$LINK_UP_PORT"
+	run -0 link_client fault 1000000
+	[[ "$output" == "eof "* ]]
+	for i in $(seq 1 100); do
+		grep -q "connection 1: closed" "$LINK_LOG" && break
+		sleep 0.05
+	done
+	grep -q "fault: cut after 100000 bytes" "$LINK_LOG"
+	local up down
+	up=$(sed -n 's/.*connection 1: closed.*, \([0-9]*\) bytes up, \([0-9]*\) bytes down.*/\1/p' "$LINK_LOG")
+	down=$(sed -n 's/.*connection 1: closed.*, \([0-9]*\) bytes up, \([0-9]*\) bytes down.*/\2/p' "$LINK_LOG")
+	[ "$((up + down))" -eq 100000 ]
+	# A fault fires once: a new connection goes through whole.
+	run -0 link_client echo 300000
+	[[ "$output" == "ok "* ]]
+}
+
+@test "-F reset@N: both ends see a reset" {
+	link_need_python
+	link_upstream echo
+	link_start -v -F reset@50000 "127.0.0.1:$LINK_UP_PORT"
+	run -0 link_client fault 1000000
+	[[ "$output" == "reset "* ]]
+	grep -q "fault: reset after 50000 bytes" "$LINK_LOG"
+}
+
+@test "-F cut@T: a timed cut ends every open connection" {
+	link_need_python
+	link_upstream echo
+	link_start -v -b 8mbit -F cut@300ms "127.0.0.1:$LINK_UP_PORT"
+	# 1 MB at 8 Mbit/s would take a second: the cut comes first.
+	run -0 link_client fault 1000000
+	[[ "$output" == "eof "* ]]
+	grep -q "fault: cut at 0.300 s" "$LINK_LOG"
+}
+
+@test "-F hole@N+D: nothing crosses for D, then the stream goes on intact" {
+	link_need_python
+	link_upstream echo
+	link_start -v -F hole@1000+1s "127.0.0.1:$LINK_UP_PORT"
+	run -0 link_client echo 200000
+	[[ "$output" == "ok "* ]]
+	local secs=${output#ok }
+	python3 -c "import sys; sys.exit(not (1.0 <= $secs < 3))"
+	grep -q "fault: black hole after 1000 bytes" "$LINK_LOG"
+	grep -q "the black hole ends" "$LINK_LOG"
 }

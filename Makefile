@@ -23,7 +23,7 @@ BUILD		?= build/default
 BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
-PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache gleam-reduce
+PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache gleam-reduce gleam-key
 LIB_SRC		:= $(wildcard lib/common/*.c lib/codec/*.c)
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)

@@ -15,23 +15,41 @@
 
 #include "proto.h"
 
-#define AUTH_KEY_MIN	16	/* bytes of secret a key file must hold */
-#define AUTH_KEY_MAX	4096
+#define AUTH_KEY_BYTES	32	/* random bytes of a key */
+#define AUTH_KEY_MAX	4096	/* bytes of a key file */
+#define AUTH_PASS_MIN	8	/* characters of a passphrase */
+#define AUTH_NAME_MAX	63	/* an identity's name */
+/* Argon2id's cost for a passphrase: about 0.1 s and 64 MiB a load. */
+#define AUTH_PASS_OPS	2
+#define AUTH_PASS_MEM	(64u << 20)
 
 struct auth_key {
-	uint8_t		k[32];	/* SHA-256 of the file's secret */
+	uint8_t		k[AUTH_KEY_BYTES];
 	int		set;
+	char		name[AUTH_NAME_MAX + 1];	/* "" if none */
 };
 
 /* Calls sodium_init(); returns -1 if the library cannot start. */
 int	auth_init(void);
 /*
- * Reads a key file: its bytes, less trailing whitespace, are the secret.
+ * Reads a key file (gleam-key(1)): comments, blank lines and one key, a
+ * line "[name] KEY" with KEY 32 bytes in base64 or hex, or a line
+ * "passphrase TEXT" from which Argon2id derives it.  The file must not be
+ * readable by others, nor writable by its group or others.
  * On error writes a reason naming the file into err.
  */
 int	auth_key_load(struct auth_key *, const char *path, char *err,
 	    size_t errlen);
 void	auth_key_from(struct auth_key *, const void *secret, size_t len);
+/* The text of a key file (modified); path names it in errors. */
+int	auth_key_parse(struct auth_key *, char *text, size_t len,
+	    const char *path, char *err, size_t errlen);
+/* 32 bytes from base64 or 64 hex digits; -1 if s is not that. */
+int	auth_key_decode(struct auth_key *, const char *s);
+/* The key of a passphrase (Argon2id); -1 if it cannot be derived. */
+int	auth_key_passphrase(struct auth_key *, const char *, size_t);
+/* 0 if s is a valid identity name. */
+int	auth_name_check(const char *s);
 void	auth_nonce(uint8_t nonce[PROTO_NONCE_LEN]);
 void	auth_proof(const struct auth_key *, int server, uint16_t version,
 	    const uint8_t own[PROTO_NONCE_LEN],

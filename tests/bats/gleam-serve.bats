@@ -112,10 +112,23 @@ teardown() {
 	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
 }
 
-@test "a key file that is too short or missing exits 3" {
+@test "a key file that is not a key, a weak passphrase or missing exits 3" {
 	printf 'short\n' >"$BATS_TEST_TMPDIR/k"
+	chmod 600 "$BATS_TEST_TMPDIR/k"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
-	[[ "$stderr" == *"secret shorter than 16 bytes" ]]
+	[[ "$stderr" == *"k:1: not a key (32 random bytes in base64 or hex, as gleam-key prints"* ]]
+	# A 16-byte key is too short: 32 random bytes or a passphrase.
+	printf '0123456789abcdef0123456789abcdef\n' >"$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	[[ "$stderr" == *"not a key"* ]]
+	printf 'passphrase short\n' >"$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	[[ "$stderr" == *"k:1: passphrase shorter than 8 characters" ]]
+	printf '# nothing\n\n' >"$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	[[ "$stderr" == *"no key in it (make one with gleam-key)" ]]
+	"$GLEAM_BIN/gleam-key" >"$BATS_TEST_TMPDIR/k"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/none"
 	[[ "$stderr" == *"none: No such file or directory" ]]
 }
@@ -233,7 +246,8 @@ teardown() {
 
 @test "the key never crosses the wire" {
 	command -v strace >/dev/null || skip "strace not installed"
-	make_key "$BATS_TEST_TMPDIR/key" "do-not-leak-this-secret-XYZ"
+	printf 'passphrase do-not-leak-this-secret-XYZ\n' >"$BATS_TEST_TMPDIR/key"
+	chmod 600 "$BATS_TEST_TMPDIR/key"
 	serve_start -k "$BATS_TEST_TMPDIR/key"
 	# LeakSanitizer cannot run under ptrace.
 	run -0 env ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=sendto,write,sendmsg -s 4096 -o "$BATS_TEST_TMPDIR/trace" \

@@ -177,30 +177,64 @@ put(const char *name, const void *data, size_t len)
 static void
 test_load(void)
 {
-	static const char secret[] = "0123456789abcdef-secret";
+	/* 32 bytes 0x00..0x1f, in base64 and in hex. */
+	static const char b64[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+	static const char hex[] = "000102030405060708090a0b0c0d0e0f"
+	    "101112131415161718191a1b1c1d1e1f";
 	struct auth_key k, want;
-	char err[600], msg[700], path[512], *big;
+	char err[600], msg[700], path[512], text[256], *big;
 	const char *p;
+	int i;
 
-	auth_key_from(&want, secret, strlen(secret));
+	memset(&want, 0, sizeof want);
+	for (i = 0; i < 32; i++)
+		want.k[i] = (uint8_t)i;
 
-	p = put("plain", secret, strlen(secret));
+	p = put("plain", b64, strlen(b64));
 	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
-	CHECK(k.set == 1 && memcmp(k.k, want.k, 32) == 0);
+	CHECK(k.set == 1 && memcmp(k.k, want.k, 32) == 0 && k.name[0] == 0);
 
-	p = put("newline", "0123456789abcdef-secret\n", strlen(secret) + 1);
-	memset(&k, 0, sizeof k);
-	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
-	CHECK(k.set == 1 && memcmp(k.k, want.k, 32) == 0);
-
-	p = put("crlf", "0123456789abcdef-secret \t\r\n\n", strlen(secret) + 5);
+	p = put("hex", hex, strlen(hex));
 	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
 	CHECK(memcmp(k.k, want.k, 32) == 0);
 
-	/* Leading whitespace is part of the secret. */
-	p = put("lead", " 0123456789abcdef-secret", strlen(secret) + 1);
+	/* Comments, blank lines, CRLF, spaces around: all the same key. */
+	snprintf(text, sizeof text, "# made by gleam-key\r\n\n  %s \t\r\n\n",
+	    b64);
+	p = put("crlf", text, strlen(text));
 	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
-	CHECK(memcmp(k.k, want.k, 32) != 0);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+
+	/* An identity's name before the key. */
+	snprintf(text, sizeof text, "alice@lab  %s\n", b64);
+	p = put("named", text, strlen(text));
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+	CHECK_STR(k.name, "alice@lab");
+	snprintf(text, sizeof text, "al/ice %s\n", b64);
+	p = put("badname", text, strlen(text));
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "badname:1: bad identity name") != NULL);
+
+	/* A passphrase: Argon2id, as documented. */
+	p = put("pass", "passphrase correct horse battery\n", 33);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	CHECK(auth_key_passphrase(&want, "correct horse battery", 21) == 0);
+	CHECK(memcmp(k.k, want.k, 32) == 0);
+	{
+		static const uint8_t salt[16] = { 'g', 'l', 'e', 'a', 'm',
+		    ' ', 'p', 'a', 's', 's', 'p', 'h', 'r', 'a', 's', 'e' };
+		uint8_t out[32];
+
+		CHECK(crypto_pwhash(out, 32, "correct horse battery", 21,
+		    salt, 2, 64u << 20, crypto_pwhash_ALG_ARGON2ID13) == 0);
+		CHECK(memcmp(out, k.k, 32) == 0);
+	}
+	p = put("shortpass", "passphrase 1234567\n", 19);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s:1: passphrase shorter than 8 "
+	    "characters", p);
+	CHECK_STR(err, msg);
 
 	snprintf(path, sizeof path, "%s/missing", dir);
 	k.set = 1;
@@ -209,18 +243,35 @@ test_load(void)
 	snprintf(msg, sizeof msg, "key file %s: %s", path, strerror(ENOENT));
 	CHECK_STR(err, msg);
 
-	/* 15 bytes (16 with the newline) is too short; 16 is enough. */
-	p = put("short", "0123456789abcde\n", 16);
+	/* What is not 32 bytes of key is refused: no short secrets. */
+	p = put("short", "0123456789abcdef\n", 17);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
-	snprintf(msg, sizeof msg, "key file %s: secret shorter than 16 bytes",
+	snprintf(msg, sizeof msg, "key file %s:1: not a key (32 random bytes "
+	    "in base64 or hex, as gleam-key prints; or \"passphrase TEXT\")",
 	    p);
 	CHECK_STR(err, msg);
 	CHECK(k.set == 0);
-	p = put("sixteen", "0123456789abcdef", 16);
-	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	p = put("hex31", hex, 62);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	p = put("b64x", "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=x", 45);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	p = put("words", "correct horse battery staple\n", 29);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
 	p = put("empty", "", 0);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
-	p = put("blank", "                    \n", 21);
+	snprintf(msg, sizeof msg, "key file %s: no key in it (make one with "
+	    "gleam-key)", p);
+	CHECK_STR(err, msg);
+	p = put("blank", "   \n# only a comment\n", 21);
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(text, sizeof text, "%s\n%s\n", b64, hex);
+	p = put("two", text, strlen(text));
+	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s:2: a second key (a file holds "
+	    "one)", p);
+	CHECK_STR(err, msg);
+	CHECK(k.set == 0);
+	p = put("nul", "AAEC\0AwQF", 9);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
 
 	CHECK(auth_key_load(&k, dir, err, sizeof err) == -1);
@@ -229,7 +280,7 @@ test_load(void)
 
 	/* Refused as ssh refuses: others may not read it, nor others or
 	 * the group write it; the group may read it. */
-	p = put("open", secret, strlen(secret));
+	p = put("open", b64, strlen(b64));
 	CHECK(chmod(p, 0644) == 0);
 	k.set = 1;
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
@@ -246,17 +297,22 @@ test_load(void)
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
 	CHECK(chmod(p, 0640) == 0);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
+	for (i = 0; i < 32; i++)
+		want.k[i] = (uint8_t)i;
 	CHECK(memcmp(k.k, want.k, 32) == 0);
 
+	/* Comments may fill the file up to its limit, not beyond. */
 	big = malloc(AUTH_KEY_MAX + 2);
-	memset(big, 'k', AUTH_KEY_MAX + 2);
-	p = put("max", big, AUTH_KEY_MAX);
+	memset(big, '#', AUTH_KEY_MAX + 2);
+	big[AUTH_KEY_MAX - 100] = '\n';
+	memcpy(big + AUTH_KEY_MAX - 99, b64, strlen(b64));
+	big[AUTH_KEY_MAX - 99 + strlen(b64)] = '\n';
+	p = put("max", big, AUTH_KEY_MAX - 98 + strlen(b64));
 	CHECK(auth_key_load(&k, p, err, sizeof err) == 0);
-	auth_key_from(&want, big, AUTH_KEY_MAX);
 	CHECK(memcmp(k.k, want.k, 32) == 0);
-	p = put("toolong", big, AUTH_KEY_MAX + 1);
+	p = put("toolong", big, AUTH_KEY_MAX);
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
-	snprintf(msg, sizeof msg, "key file %s: secret longer than 4096 bytes", p);
+	snprintf(msg, sizeof msg, "key file %s: longer than 4096 bytes", p);
 	CHECK_STR(err, msg);
 	CHECK(k.set == 0);
 	p = put("huge", big, AUTH_KEY_MAX + 2);
@@ -273,8 +329,9 @@ test_load(void)
 static void
 cleanup(void)
 {
-	static const char *const f[] = { "plain", "newline", "crlf", "lead",
-	    "short", "sixteen", "empty", "blank", "max", "toolong", "huge",
+	static const char *const f[] = { "plain", "hex", "crlf", "named",
+	    "badname", "pass", "shortpass", "short", "hex31", "b64x", "words",
+	    "empty", "blank", "two", "nul", "max", "toolong", "huge",
 	    "short2", "open", NULL };
 	char path[512];
 	int i;

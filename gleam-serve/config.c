@@ -45,8 +45,12 @@ config_listen(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 	if (parse_hostport(buf, c->listen_host, sizeof c->listen_host,
 	    &c->listen_port, &why) == -1)
 		return yerr_at(d, n, k->name, err, "'%s': %s", buf, why);
+	c->listen_set = 1;
 	return 0;
 }
+
+/* In the order of AUTH_KEYED and AUTH_OFF. */
+static const char *const config_auths[] = { "key", "off", NULL };
 
 static const char *const config_backends[] = { "auto", "cuda", "host",
     "none", NULL };
@@ -63,6 +67,9 @@ static const struct cfg_key config_keys[] = {
 	    .fn = config_listen },
 	{ "name",		CFG_STR,	F(name) },
 	{ "key_file",		CFG_PATH,	F(key_file) },
+	{ "auth",		CFG_ENUM,	F(auth),
+	    .choices = config_auths },
+	{ "user",		CFG_STR,	F(user) },
 	{ "max_clients",	CFG_INT,	F(max_clients),
 	    .min = 1, .max = 65536 },
 	{ "max_frame",		CFG_SIZE,	F(max_frame),

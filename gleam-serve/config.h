@@ -18,10 +18,19 @@
  */
 enum { ISO_PROCESS, ISO_THREAD };
 
+/*
+ * auth: key (the default) serves beyond this host only clients that
+ * prove the key; off is the explicit choice to serve anyone, unsealed.
+ */
+enum { AUTH_KEYED, AUTH_OFF };
+
 struct config {
 	char		 path[1024];	/* "" when none was read */
 	char		 listen_host[256];
 	int		 listen_port;
+	int		 listen_set;	/* by listen: or -l, not the default */
+	int		 auth;		/* AUTH_KEYED or AUTH_OFF */
+	char		 user[64];	/* to run as after binding; "" */
 	char		 name[256];	/* reported as host */
 	char		 key_file[1024];
 	struct auth_key	 key;

@@ -3,7 +3,10 @@
  */
 #include <sys/resource.h>
 
+#include <errno.h>
 #include <execinfo.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +90,47 @@ abspath(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * user: in the configuration: become that user (its groups too) once the
+ * port is bound; as root without it, say so.
+ */
+static int
+drop_user(const char *user)
+{
+	struct passwd *pw;
+
+	if (user[0] == '\0') {
+		if (geteuid() == 0)
+			log_warn("running as root: a flaw in serving clients "
+			    "would give them the host; set user: in the "
+			    "configuration to drop to an unprivileged user");
+		return 0;
+	}
+	if ((pw = getpwnam(user)) == NULL) {
+		log_error("user: %s: no such user", user);
+		return EXIT_CONFIG;
+	}
+	if (geteuid() != 0) {
+		if (pw->pw_uid == geteuid())
+			return 0;
+		log_error("user: %s: only root can become another user", user);
+		return EXIT_CONFIG;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) == -1 ||
+	    setgid(pw->pw_gid) == -1 || setuid(pw->pw_uid) == -1) {
+		log_error("user: %s: %s", user, strerror(errno));
+		return EXIT_IO;
+	}
+	/* Gone for good: root must not come back. */
+	if (pw->pw_uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) {
+		log_error("user: %s: root could be regained", user);
+		return EXIT_SOFTWARE;
+	}
+	log_info("running as %s (uid %u)", pw->pw_name,
+	    (unsigned)pw->pw_uid);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -157,6 +201,9 @@ main(int argc, char *argv[])
 	}
 	/* Bind before detaching, so that "address in use" reaches the user. */
 	if ((srv = server_new(&cfg, &ov, &rc)) == NULL)
+		return rc;
+	/* Then no more root than binding needed. */
+	if ((rc = drop_user(cfg.user)) != 0)
 		return rc;
 	wcache_init(&cfg);
 	if (!dflag) {

@@ -117,11 +117,35 @@ server_configure(struct config *c, const struct overrides *ov)
 		log_error("-l %s: %s", ov->listen, why);
 		return EXIT_USAGE;
 	}
+	if (ov->listen != NULL)
+		c->listen_set = 1;
 	if (ov->key_file != NULL)
 		snprintf(c->key_file, sizeof c->key_file, "%s", ov->key_file);
 	if (config_load_key(c, err, sizeof err) == -1) {
 		log_error("%s", err);
 		return EXIT_CONFIG;
+	}
+	if (c->auth == AUTH_OFF && c->key.set) {
+		log_error("%s: auth: off and a key: choose one",
+		    c->path[0] ? c->path : "configuration");
+		return EXIT_CONFIG;
+	}
+	/*
+	 * Without a key only this host is served, unless the configuration
+	 * says in words that anyone may be (as Redis's protected mode).
+	 */
+	if (!c->key.set && c->auth != AUTH_OFF) {
+		if (!c->listen_set)
+			snprintf(c->listen_host, sizeof c->listen_host,
+			    "127.0.0.1");
+		else if (!net_is_loopback(c->listen_host)) {
+			log_error("no key, and listening on %s: anyone who "
+			    "reaches it could use the GPU and read what "
+			    "clients send; set key_file (gleam-key makes "
+			    "one), listen on 127.0.0.1, or write auth: off",
+			    c->listen_host);
+			return EXIT_CONFIG;
+		}
 	}
 	return 0;
 }

@@ -15,6 +15,8 @@
 int	net_connect(const char *host, int port, int timeout_ms, char *err,
 	    size_t errlen);
 int	net_nodelay(int fd);
+/* Whether host (a name or address, as in "listen") is this host only. */
+int	net_is_loopback(const char *host);
 /* "1.2.3.4:80" or "[::1]:80" */
 const char *net_addr_str(const struct sockaddr *, char *, size_t);
 /*

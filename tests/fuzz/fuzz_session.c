@@ -71,7 +71,7 @@ struct forge {
 	uint8_t		 snonce[PROTO_NONCE_LEN];
 	size_t		 hs_end;	/* the client's handshake ends, or 0 */
 	const struct auth_key *key;	/* the server's */
-	struct chan	 cc;		/* the client's records, after WELCOME */
+	struct chan	 cc;		/* the client's, after WELCOME */
 	struct evbuffer	*plain;		/* the server's, opened */
 };
 
@@ -126,7 +126,8 @@ check_output(struct evbuffer *out, struct forge *f)
 			memcpy(f->snonce, ch.nonce, sizeof f->snonce);
 			break;
 		case MSG_WELCOME:
-			ENSURE(!f->cc.on && f->have_cnonce && f->have_challenge);
+			ENSURE(!f->cc.on && f->have_cnonce &&
+			    f->have_challenge);
 			ENSURE(msg_welcome_dec(p, h.len, &wel) == 0);
 			ENSURE(wel.has_proof == (f->key != NULL));
 			/* From here on, records, as the client's are. */

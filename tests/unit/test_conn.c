@@ -36,7 +36,7 @@ enum mode {
 	M_CLOSE,	/* reads HELLO and closes */
 	M_BIGFRAME,	/* a CHALLENGE header claiming a huge payload */
 	M_TAMPER,	/* answers the first ECHO with a record flipped */
-	M_REPLAY,	/* answers the first ECHO, then with that record again */
+	M_REPLAY,	/* answers the first ECHO, then that record again */
 	M_RAW		/* answers the first ECHO with a frame, no record */
 };
 
@@ -59,7 +59,7 @@ struct srv {
 	int		 proof_ok;	/* the client's AUTH proof was right */
 	int		 echo_ok;
 	int		 big_ok;	/* the big ECHO came whole */
-	int		 pieces_ok;	/* the frame conn_write sent in pieces */
+	int		 pieces_ok;	/* conn_write's frame in pieces */
 	int		 bye;
 	uint64_t	 acked;		/* the client's ack at its BYE */
 };

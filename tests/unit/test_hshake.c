@@ -27,7 +27,7 @@ struct cl {
 	uint8_t		 cnonce[PROTO_NONCE_LEN];
 	struct msg_challenge ch;
 	const struct auth_key *key;	/* the one AUTH proved, if any */
-	struct chan	 cc;		/* the client's records, after WELCOME */
+	struct chan	 cc;		/* the client's, after WELCOME */
 	struct evbuffer	*plain;		/* opened from out */
 };
 

@@ -11,10 +11,19 @@
  *		  is draining
  * The rest is what the client sends, until the session answers anything
  * but SESSION_OK (SESSION_REMOTE hands the connection to code not under
- * test here).  Every output is checked to be whole, well-formed frames.
- * With a key, an AUTH frame right after the HELLO whose proof is all zero
- * bytes is replaced by the right proof once the server's CHALLENGE is
- * seen, so that the fuzzer gets past authentication.
+ * test here).  With a key, an AUTH frame right after the HELLO whose
+ * proof is all zero bytes is replaced by the right proof once the
+ * server's CHALLENGE is seen, so that the fuzzer gets past
+ * authentication.
+ *
+ * After the client's handshake (the HELLO, and that AUTH with a key),
+ * one byte r says how the rest goes once the server has sent WELCOME:
+ * r = 0, as it is (the fuzzer's own records, or garbage); else it is the
+ * frame stream, sealed here into the client's records (in the clear
+ * without a key) of at most 16 * r bytes, an empty record before each
+ * when r is odd.  Every output is checked to be whole records that open
+ * with the client's keys (after WELCOME) holding whole, well-formed
+ * frames.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +32,7 @@
 #include <event2/buffer.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "log.h"
 #include "proto.h"
 #include "session.h"
@@ -35,7 +45,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define MAX_FILLS	2	/* session_fill calls per input: each may queue 2 MiB */
 
 static const char status_doc[] =
-    "host: fuzz\nprotocol: 1\nbackend: none\nmax_clients: 4\n"
+    "host: fuzz\nprotocol: 2\nbackend: none\nmax_clients: 4\n"
     "gpus: []\nnclients: 0\nclients: []\n";
 static int status_fails;
 
@@ -59,11 +69,16 @@ struct forge {
 	int		 have_challenge;
 	uint16_t	 version;
 	uint8_t		 snonce[PROTO_NONCE_LEN];
+	size_t		 hs_end;	/* the client's handshake ends, or 0 */
+	const struct auth_key *key;	/* the server's */
+	struct chan	 cc;		/* the client's, after WELCOME */
+	struct evbuffer	*plain;		/* the server's, opened */
 };
 
 /*
- * Checks that out holds whole frames that decode, notes a CHALLENGE, and
- * drains it all.
+ * Checks that out holds whole frames (in whole records that open, after
+ * WELCOME) that decode, notes a CHALLENGE, starts the client's records
+ * at WELCOME, and drains it all.
  */
 static void
 check_output(struct evbuffer *out, struct forge *f)
@@ -75,11 +90,20 @@ check_output(struct evbuffer *out, struct forge *f)
 	struct msg_welcome wel;
 	struct msg_error e;
 	struct msg_bulk_result r;
+	struct evbuffer *in;
 	size_t len;
 
-	while ((len = evbuffer_get_length(out)) > 0) {
+	for (;;) {
+		in = out;
+		if (f->cc.on) {
+			ENSURE(chan_ev_open(&f->cc, out, f->plain) == 0);
+			ENSURE(evbuffer_get_length(out) == 0);
+			in = f->plain;
+		}
+		if ((len = evbuffer_get_length(in)) == 0)
+			break;
 		ENSURE(len >= PROTO_HDR_LEN);
-		evbuffer_copyout(out, hb, sizeof hb);
+		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
 		ENSURE(h.len <= MAX_FRAME);
 		ENSURE(len >= PROTO_HDR_LEN + (size_t)h.len);
@@ -87,38 +111,49 @@ check_output(struct evbuffer *out, struct forge *f)
 		p = NULL;
 		if (h.type != MSG_BULK_DATA && h.type != MSG_ECHO &&
 		    h.type != MSG_STATUS) {
-			p = evbuffer_pullup(out, PROTO_HDR_LEN + (ssize_t)h.len);
+			p = evbuffer_pullup(in, PROTO_HDR_LEN + (ssize_t)h.len);
 			ENSURE(p != NULL);
 			p += PROTO_HDR_LEN;
 		}
 		switch (h.type) {
 		case MSG_CHALLENGE:
+			ENSURE(!f->cc.on);
 			ENSURE(msg_challenge_dec(p, h.len, &ch) == 0);
 			ENSURE(ch.max_frame == MAX_FRAME);
+			ENSURE(ch.version == PROTO_VERSION_MAX);
 			f->have_challenge = 1;
 			f->version = ch.version;
 			memcpy(f->snonce, ch.nonce, sizeof f->snonce);
 			break;
 		case MSG_WELCOME:
+			ENSURE(!f->cc.on && f->have_cnonce &&
+			    f->have_challenge);
 			ENSURE(msg_welcome_dec(p, h.len, &wel) == 0);
+			ENSURE(wel.has_proof == (f->key != NULL));
+			/* From here on, records, as the client's are. */
+			ENSURE(chan_init(&f->cc, f->key, 0, f->cnonce,
+			    f->snonce) == 0);
 			break;
 		case MSG_ERROR:
 			ENSURE(msg_error_dec(p, h.len, &e) == 0);
 			ENSURE(e.code >= PERR_VERSION && e.code <= PERR_TIMEOUT);
 			break;
 		case MSG_BULK_END:
+			ENSURE(f->cc.on);
 			ENSURE(msg_bulk_result_dec(p, h.len, &r) == 0);
 			break;
 		case MSG_BULK_DATA:
+			ENSURE(f->cc.on);
 			ENSURE(h.len > 0);
 			break;
 		case MSG_ECHO:
 		case MSG_STATUS:
+			ENSURE(f->cc.on);
 			break;
 		default:
 			ENSURE(!"unexpected frame type from the server");
 		}
-		evbuffer_drain(out, PROTO_HDR_LEN + (size_t)h.len);
+		evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
 	}
 }
 
@@ -131,7 +166,6 @@ forge_scan(struct forge *f, const uint8_t *in, size_t len)
 	struct msg_hello m;
 	size_t off;
 
-	memset(f, 0, sizeof *f);
 	if (len < PROTO_HDR_LEN)
 		return;
 	proto_hdr_decode(in, &h);
@@ -141,12 +175,17 @@ forge_scan(struct forge *f, const uint8_t *in, size_t len)
 	f->have_cnonce = 1;
 	memcpy(f->cnonce, m.nonce, sizeof f->cnonce);
 	off = PROTO_HDR_LEN + h.len;
+	if (f->key == NULL)
+		f->hs_end = off;
 	if (len - off < PROTO_HDR_LEN + PROTO_PROOF_LEN)
 		return;
 	proto_hdr_decode(in + off, &h);
 	if (h.type == MSG_AUTH && h.len == PROTO_PROOF_LEN &&
-	    memcmp(in + off + PROTO_HDR_LEN, zero, PROTO_PROOF_LEN) == 0)
+	    memcmp(in + off + PROTO_HDR_LEN, zero, PROTO_PROOF_LEN) == 0) {
 		f->auth_off = off + PROTO_HDR_LEN;
+		if (f->key != NULL)
+			f->hs_end = f->auth_off + PROTO_PROOF_LEN;
+	}
 }
 
 static uint32_t
@@ -167,10 +206,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct session *s;
 	struct evbuffer *in, *out;
 	struct forge f;
+	static uint8_t rec[CHAN_HDR + (1u << 15) + CHAN_TAG];
 	uint8_t *buf, sel;
 	uint32_t seed, maxp;
 	size_t off, n;
-	int rc = SESSION_OK, forged = 0, fills = 0;
+	int rc = SESSION_OK, forged = 0, fills = 0, mode = -1;
 
 	if (!inited) {
 		log_init("fuzz", LL_QUIET);
@@ -197,6 +237,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	status_fails = (sel & 0x20) != 0;
 	seed = 0x9e3779b9u ^ sel;
 	maxp = 1u << (sel & 0x0f);
+	memset(&f, 0, sizeof f);
+	f.key = env.hs.key;
+	f.plain = evbuffer_new();
+	ENSURE(f.plain != NULL);
 	forge_scan(&f, buf, size);
 
 	s = session_new(&env, "fuzz:1");
@@ -220,7 +264,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			forged = 1;
 			continue;
 		}
-		evbuffer_add(in, buf + off, n);
+		/* The handshake ends a piece; the byte after it is r. */
+		if (f.hs_end != 0 && off < f.hs_end && off + n > f.hs_end)
+			n = f.hs_end - off;
+		if (f.hs_end != 0 && off == f.hs_end && mode == -1) {
+			mode = buf[off];
+			n = 1;
+			continue;
+		}
+		if (mode > 0 && f.cc.on) {
+			if (n > 16 * (size_t)mode)
+				n = 16 * (size_t)mode;
+			if (mode & 1)
+				evbuffer_add(in, rec, chan_seal(&f.cc, rec,
+				    NULL, 0));
+			evbuffer_add(in, rec, chan_seal(&f.cc, rec, buf + off,
+			    n));
+		} else {
+			/*
+			 * The fuzzer's own records: at most n bytes of
+			 * plaintext that the server may acknowledge.
+			 */
+			if (f.cc.on)
+				f.cc.tx_bytes += n;
+			evbuffer_add(in, buf + off, n);
+		}
 		rc = session_input(s, in, out);
 		check_output(out, &f);
 		while (rc == SESSION_OK && session_busy(s) &&
@@ -233,6 +301,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)session_peer(s);
 	(void)session_id(s);
 	session_free(s);
+	chan_fini(&f.cc);
+	evbuffer_free(f.plain);
 	evbuffer_free(in);
 	evbuffer_free(out);
 	free(buf);

@@ -1,7 +1,8 @@
 /*
  * Unit tests for lib/conn.c and lib/net.c against a scripted server: a
  * thread on 127.0.0.1 that speaks just enough of the handshake, right or
- * wrong on purpose, with plain blocking sockets.
+ * wrong on purpose, with plain blocking sockets, then records (chan.h),
+ * clear or sealed, cut at places of its choosing.
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "conn.h"
 #include "net.h"
 #include "proto.h"
@@ -23,29 +25,43 @@
 #include "t.h"
 
 enum mode {
-	M_OK,		/* no auth; then one ECHO and the BYE */
+	M_OK,		/* no auth; then the ECHOs of srv_serve and the BYE */
 	M_GARBAGE,	/* an HTTP answer */
-	M_AUTH,		/* requires a key and proves it */
+	M_AUTH,		/* requires a key and proves it; then as M_OK */
 	M_BADPROOF,	/* requires a key, WELCOME with a wrong proof */
 	M_NOPROOF,	/* requires a key, WELCOME without a proof */
 	M_WRONGKEY,	/* requires a key, refuses the client's proof */
-	M_VERSION,	/* chooses version 2 */
+	M_VERSION,	/* chooses version 3 */
 	M_BUSY,		/* ERROR busy instead of CHALLENGE */
 	M_CLOSE,	/* reads HELLO and closes */
-	M_BIGFRAME	/* a CHALLENGE header claiming a huge payload */
+	M_BIGFRAME,	/* a CHALLENGE header claiming a huge payload */
+	M_TAMPER,	/* answers the first ECHO with a record flipped */
+	M_REPLAY,	/* answers the first ECHO, then that record again */
+	M_RAW		/* answers the first ECHO with a frame, no record */
 };
+
+/* The fake server's frame limit: room for a frame over CHAN_BODY_MAX. */
+#define SRV_MAX_FRAME	(32u << 20)
+#define BIG		(CHAN_BODY_MAX + 1000)
 
 struct srv {
 	int		 lfd;
 	int		 port;
 	enum mode	 mode;
+	int		 keyed;		/* requires the key */
 	struct auth_key	 key;
 	pthread_t	 th;
+	struct chan	 ch;		/* records, after WELCOME */
+	uint8_t		*rec;		/* the record being read */
+	size_t		 rpos, rend;	/* its plaintext */
 	/* What the server saw. */
 	int		 hello_ok;	/* HELLO decoded, name "unit" */
 	int		 proof_ok;	/* the client's AUTH proof was right */
 	int		 echo_ok;
+	int		 big_ok;	/* the big ECHO came whole */
+	int		 pieces_ok;	/* conn_write's frame in pieces */
 	int		 bye;
+	uint64_t	 acked;		/* the client's ack at its BYE */
 };
 
 static const char secret[] = "a secret of some length";
@@ -66,42 +82,112 @@ read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
+/* The next record, into s->rec: its plaintext is [rpos, rend). */
+static int
+srv_record(struct srv *s, int fd)
+{
+	ssize_t len;
+	size_t n;
+
+	if (read_full(fd, s->rec, CHAN_HDR) == -1 ||
+	    (len = chan_hdr(&s->ch, s->rec)) == -1 ||
+	    (len > 0 && read_full(fd, s->rec + CHAN_HDR, (size_t)len) == -1) ||
+	    chan_open(&s->ch, s->rec, CHAN_HDR + (size_t)len, &n) == -1)
+		return -1;
+	s->rpos = CHAN_HDR;
+	s->rend = CHAN_HDR + n;
+	return 0;
+}
+
+/* len bytes of the frame stream: the socket's, or out of records. */
+static int
+srv_read(struct srv *s, int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+	size_t n;
+
+	if (!s->ch.on)
+		return read_full(fd, buf, len);
+	while (len > 0) {
+		if (s->rpos == s->rend && srv_record(s, fd) == -1)
+			return -1;
+		n = s->rend - s->rpos < len ? s->rend - s->rpos : len;
+		memcpy(p, s->rec + s->rpos, n);
+		s->rpos += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
 /* Reads one frame whose payload fits buf. */
 static int
-read_frame(int fd, struct frame_hdr *h, uint8_t *buf, size_t cap)
+read_frame(struct srv *s, int fd, struct frame_hdr *h, uint8_t *buf,
+    size_t cap)
 {
 	uint8_t hb[PROTO_HDR_LEN];
 
-	if (read_full(fd, hb, sizeof hb) == -1)
+	if (srv_read(s, fd, hb, sizeof hb) == -1)
 		return -1;
 	proto_hdr_decode(hb, h);
 	if (h->len > cap)
 		return -1;
-	return h->len > 0 ? read_full(fd, buf, h->len) : 0;
+	return h->len > 0 ? srv_read(s, fd, buf, h->len) : 0;
+}
+
+/*
+ * Sends len bytes of the frame stream: raw before WELCOME, then in
+ * records of at most piece bytes each (0: CHAN_BODY_MAX).
+ */
+static void
+srv_write(struct srv *s, int fd, const void *p, size_t len, size_t piece)
+{
+	const uint8_t *b = p;
+	uint8_t *rec;
+	size_t n;
+
+	if (!s->ch.on) {
+		(void)send(fd, p, len, MSG_NOSIGNAL);
+		return;
+	}
+	if (piece == 0 || piece > CHAN_BODY_MAX)
+		piece = CHAN_BODY_MAX;
+	if ((rec = malloc(chan_wire(&s->ch, piece))) == NULL)
+		return;
+	do {
+		n = len < piece ? len : piece;
+		(void)send(fd, rec, chan_seal(&s->ch, rec, b, n), MSG_NOSIGNAL);
+		b += n;
+		len -= n;
+	} while (len > 0);
+	free(rec);
 }
 
 static void
-send_frame(int fd, uint16_t type, uint16_t flags, uint64_t id,
-    const void *p, size_t len)
+send_frame(struct srv *s, int fd, uint16_t type, uint16_t flags,
+    uint64_t id, const void *p, size_t len)
 {
 	struct frame_hdr h = { (uint32_t)len, type, flags, id };
-	uint8_t hb[PROTO_HDR_LEN];
+	uint8_t *f;
 
-	proto_hdr_encode(hb, &h);
-	(void)send(fd, hb, sizeof hb, MSG_NOSIGNAL);
+	if ((f = malloc(PROTO_HDR_LEN + len)) == NULL)
+		return;
+	proto_hdr_encode(f, &h);
 	if (len > 0)
-		(void)send(fd, p, len, MSG_NOSIGNAL);
+		memcpy(f + PROTO_HDR_LEN, p, len);
+	srv_write(s, fd, f, PROTO_HDR_LEN + len, 0);
+	free(f);
 }
 
 static void
-send_pw(int fd, uint16_t type, uint64_t id, struct pw *w)
+send_pw(struct srv *s, int fd, uint16_t type, uint64_t id, struct pw *w)
 {
-	send_frame(fd, type, FL_REPLY, id, w->p, w->len);
+	send_frame(s, fd, type, FL_REPLY, id, w->p, w->len);
 	pw_free(w);
 }
 
 static void
-send_error(int fd, uint32_t code, const char *text)
+send_error(struct srv *s, int fd, uint32_t code, const char *text)
 {
 	struct msg_error e;
 	struct pw w;
@@ -111,22 +197,92 @@ send_error(int fd, uint32_t code, const char *text)
 	snprintf(e.text, sizeof e.text, "%s", text);
 	pw_init(&w);
 	msg_error_enc(&w, &e);
-	send_pw(fd, MSG_ERROR, 0, &w);
+	send_pw(s, fd, MSG_ERROR, 0, &w);
 }
 
-/* After the handshake: one ECHO, answered after a stray reply; then BYE. */
+/* The byte at i of the big ECHO. */
+static uint8_t
+big_byte(size_t i)
+{
+	return (uint8_t)(i * 7 + (i >> 13));
+}
+
+/*
+ * After the handshake: one ECHO, answered after a stray reply in the
+ * same record; a big ECHO (over CHAN_BODY_MAX), answered after an empty
+ * record, in records cut at odd places; an ECHO the client wrote in
+ * pieces; then BYE.  The bad modes spoil the first answer.
+ */
 static void
 srv_serve(struct srv *s, int fd, uint8_t *buf, size_t cap)
 {
-	struct frame_hdr h;
+	struct frame_hdr h = { 5, MSG_ECHO, FL_REPLY, 0 };
+	uint8_t two[2 * PROTO_HDR_LEN + 10], *rec;
+	size_t i, n, cut[] = { 1, PROTO_HDR_LEN - 3, 4095, 0 };
+	const uint8_t *b;
 
-	if (read_frame(fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
+	if (read_frame(s, fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
 		return;
 	s->echo_ok = h.len == 5 && memcmp(buf, "ping!", 5) == 0;
-	send_frame(fd, MSG_ECHO, FL_REPLY, h.id + 100, "stray", 5);
-	send_frame(fd, MSG_ECHO, FL_REPLY, h.id, buf, h.len);
-	if (read_frame(fd, &h, buf, cap) == 0 && h.type == MSG_BYE)
+	/* Two frames in one record. */
+	h.flags = FL_REPLY;
+	h.id += 100;
+	proto_hdr_encode(two, &h);
+	memcpy(two + PROTO_HDR_LEN, "stray", 5);
+	h.id -= 100;
+	proto_hdr_encode(two + PROTO_HDR_LEN + 5, &h);
+	memcpy(two + 2 * PROTO_HDR_LEN + 5, buf, 5);
+	rec = malloc(chan_wire(&s->ch, sizeof two));
+	n = chan_seal(&s->ch, rec, two, sizeof two);
+	switch (s->mode) {
+	case M_TAMPER:
+		/* Sealed, a bit of the body; clear, the kind. */
+		if (s->ch.sealed)
+			rec[CHAN_HDR + 20] ^= 4;
+		else
+			rec[4] = 1;
+		break;
+	case M_REPLAY:
+		(void)send(fd, rec, n, MSG_NOSIGNAL);
+		break;
+	case M_RAW:
+		(void)send(fd, two, sizeof two, MSG_NOSIGNAL);
+		free(rec);
+		return;
+	default:
+		break;
+	}
+	(void)send(fd, rec, n, MSG_NOSIGNAL);
+	free(rec);
+	if (s->mode != M_OK && s->mode != M_AUTH)
+		return;
+
+	if (read_frame(s, fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
+		return;
+	s->big_ok = h.len == BIG;
+	for (i = 0; i < h.len && s->big_ok; i++)
+		s->big_ok = buf[i] == big_byte(i);
+	/* An empty record acknowledges only. */
+	srv_write(s, fd, "", 0, 0);
+	/* The answer's frame header cut over records; then the rest. */
+	n = PROTO_HDR_LEN + h.len;
+	memmove(buf + PROTO_HDR_LEN, buf, h.len);
+	h.flags = FL_REPLY;
+	proto_hdr_encode(buf, &h);
+	for (b = buf, i = 0; cut[i] != 0; b += cut[i], n -= cut[i], i++)
+		srv_write(s, fd, b, cut[i], 0);
+	srv_write(s, fd, b, n, 0);
+
+	if (read_frame(s, fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
+		return;
+	s->pieces_ok = h.len == 3000;
+	for (i = 0; i < h.len && s->pieces_ok; i++)
+		s->pieces_ok = buf[i] == (uint8_t)i;
+	send_frame(s, fd, MSG_ECHO, FL_REPLY, h.id, buf, h.len);
+	if (read_frame(s, fd, &h, buf, cap) == 0 && h.type == MSG_BYE) {
 		s->bye = 1;
+		s->acked = s->ch.peer_ack;
+	}
 }
 
 static void *
@@ -139,14 +295,21 @@ srv_main(void *arg)
 	struct msg_auth au;
 	struct msg_welcome wel;
 	struct frame_hdr h;
-	uint8_t buf[4096], expect[PROTO_PROOF_LEN];
+	uint8_t *buf, expect[PROTO_PROOF_LEN];
+	size_t cap = BIG + 4096;
 	struct pw w;
 	int fd, auth;
 
 	if ((fd = accept(s->lfd, NULL, NULL)) == -1)
 		return NULL;
+	if ((buf = malloc(cap)) == NULL ||
+	    (s->rec = malloc(CHAN_HDR + CHAN_BODY_MAX + CHAN_TAG)) == NULL) {
+		free(buf);
+		close(fd);
+		return NULL;
+	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-	if (read_frame(fd, &h, buf, sizeof buf) == -1 || h.type != MSG_HELLO)
+	if (read_frame(s, fd, &h, buf, cap) == -1 || h.type != MSG_HELLO)
 		goto done;
 	s->hello_ok = msg_hello_dec(buf, h.len, &hello) == 0 &&
 	    hello.vmin == PROTO_VERSION_MIN &&
@@ -158,10 +321,12 @@ srv_main(void *arg)
 		    MSG_NOSIGNAL);
 		goto done;
 	case M_BUSY:
-		send_error(fd, PERR_BUSY, "64 clients");
+		send_error(s, fd, PERR_BUSY, "64 clients");
 		goto done;
 	case M_CLOSE:
 		close(fd);
+		free(s->rec);
+		free(buf);
 		return NULL;
 	case M_BIGFRAME: {
 		struct frame_hdr big = { 1u << 20, MSG_CHALLENGE, FL_REPLY, 0 };
@@ -174,34 +339,34 @@ srv_main(void *arg)
 	default:
 		break;
 	}
-	auth = s->mode == M_AUTH || s->mode == M_BADPROOF ||
+	auth = s->keyed || s->mode == M_AUTH || s->mode == M_BADPROOF ||
 	    s->mode == M_NOPROOF || s->mode == M_WRONGKEY;
 	memset(&ch, 0, sizeof ch);
-	ch.version = s->mode == M_VERSION ? 2 : 1;
+	ch.version = s->mode == M_VERSION ? 3 : 2;
 	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
 	auth_nonce(ch.nonce);
 	strcpy(ch.name, "fake");
-	ch.max_frame = 1u << 20;
+	ch.max_frame = SRV_MAX_FRAME;
 	pw_init(&w);
 	msg_challenge_enc(&w, &ch);
-	send_pw(fd, MSG_CHALLENGE, h.id, &w);
+	send_pw(s, fd, MSG_CHALLENGE, h.id, &w);
 	if (s->mode == M_VERSION)
 		goto done;
 	memset(&wel, 0, sizeof wel);
 	wel.session = 42;
 	if (auth) {
-		if (read_frame(fd, &h, buf, sizeof buf) == -1 ||
+		if (read_frame(s, fd, &h, buf, cap) == -1 ||
 		    h.type != MSG_AUTH || msg_auth_dec(buf, h.len, &au) == -1)
 			goto done;
-		auth_proof(&s->key, 0, 1, hello.nonce, ch.nonce, expect);
+		auth_proof(&s->key, 0, 2, hello.nonce, ch.nonce, expect);
 		s->proof_ok = auth_equal(expect, au.proof) == 0;
 		if (s->mode == M_WRONGKEY) {
-			send_error(fd, PERR_AUTH, "wrong key");
+			send_error(s, fd, PERR_AUTH, "wrong key");
 			goto done;
 		}
 		if (s->mode != M_NOPROOF) {
 			wel.has_proof = 1;
-			auth_proof(&s->key, 1, 1, ch.nonce, hello.nonce,
+			auth_proof(&s->key, 1, 2, ch.nonce, hello.nonce,
 			    wel.proof);
 		}
 		if (s->mode == M_BADPROOF)
@@ -209,13 +374,19 @@ srv_main(void *arg)
 	}
 	pw_init(&w);
 	msg_welcome_enc(&w, &wel);
-	send_pw(fd, MSG_WELCOME, h.id, &w);
-	srv_serve(s, fd, buf, sizeof buf);
+	send_pw(s, fd, MSG_WELCOME, h.id, &w);
+	/* From here on, records, as gleam-serve's. */
+	if (chan_init(&s->ch, auth ? &s->key : NULL, 1, hello.nonce,
+	    ch.nonce) == 0)
+		srv_serve(s, fd, buf, cap);
 done:
 	/* Wait for the client to hang up, so it sees what we sent. */
-	while (recv(fd, buf, sizeof buf, 0) > 0)
+	while (recv(fd, buf, cap, 0) > 0)
 		;
 	close(fd);
+	chan_fini(&s->ch);
+	free(s->rec);
+	free(buf);
 	return NULL;
 }
 
@@ -243,11 +414,13 @@ listen_any(int *port)
 	return fd;
 }
 
+/* A server in mode; keyed: it requires the key whatever the mode. */
 static int
-srv_start(struct srv *s, enum mode mode)
+srv_start_keyed(struct srv *s, enum mode mode, int keyed)
 {
 	memset(s, 0, sizeof *s);
 	s->mode = mode;
+	s->keyed = keyed;
 	auth_key_from(&s->key, secret, strlen(secret));
 	if ((s->lfd = listen_any(&s->port)) == -1)
 		return -1;
@@ -256,6 +429,12 @@ srv_start(struct srv *s, enum mode mode)
 		return -1;
 	}
 	return 0;
+}
+
+static int
+srv_start(struct srv *s, enum mode mode)
+{
+	return srv_start_keyed(s, mode, 0);
 }
 
 static void
@@ -298,37 +477,139 @@ err_is(const struct conn *c, int port, const char *want)
 	return 1;
 }
 
+/*
+ * A whole session, clear or sealed (keyed): frames in records both ways,
+ * several in a record, one over CHAN_BODY_MAX, one written in pieces.
+ */
 static void
-test_ok(void)
+test_session(int keyed)
 {
+	struct auth_key key;
+	struct srv s;
+	struct conn c;
+	struct frame_hdr h = { 3000, MSG_ECHO, 0, 77 };
+	const uint8_t *reply;
+	uint8_t *big, hb[PROTO_HDR_LEN], piece[3000];
+	size_t i, len;
+
+	auth_key_from(&key, secret, strlen(secret));
+	if (srv_start(&s, keyed ? M_AUTH : M_OK) == -1) {
+		CHECK(!"server start");
+		return;
+	}
+	CHECK(conn_open(&c, "127.0.0.1", s.port, keyed ? &key : NULL, "unit",
+	    5000) == 0);
+	CHECK(c.fail == CONN_OK);
+	CHECK(c.session == 42);
+	CHECK(c.version == 2);
+	CHECK(c.max_frame == SRV_MAX_FRAME);
+	CHECK_STR(c.server_name, "fake");
+	CHECK(c.bytes_out > 0 && c.bytes_in > 0);
+	CHECK(c.ch.on && c.ch.sealed == keyed);
+	/* The reply comes after a stray one, in the same record. */
+	CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply, &len) == 0);
+	CHECK(len == 5 && memcmp(reply, "ping!", 5) == 0);
+	CHECK(c.ch.rx_rec == 1);
+	CHECK(c.ch.peer_ack == c.ch.tx_bytes);
+	/* Over a record: in two each way, and an empty one before. */
+	big = malloc(BIG);
+	for (i = 0; i < BIG; i++)
+		big[i] = big_byte(i);
+	CHECK(conn_call(&c, MSG_ECHO, big, BIG, MSG_ECHO, &reply, &len) == 0);
+	CHECK(len == BIG && memcmp(reply, big, BIG) == 0);
+	/* Ours: the header, then the payload in two; its: see srv_serve. */
+	CHECK(c.ch.tx_rec == 4 && c.ch.rx_rec == 6);
+	CHECK(c.ch.rx_bytes == 2 * PROTO_HDR_LEN + 10 + PROTO_HDR_LEN + BIG);
+	free(big);
+	/* A frame of the client's own framing, written in pieces. */
+	for (i = 0; i < sizeof piece; i++)
+		piece[i] = (uint8_t)i;
+	proto_hdr_encode(hb, &h);
+	CHECK(conn_write(&c, hb, 5) == 0);
+	CHECK(conn_write(&c, hb + 5, sizeof hb - 5) == 0);
+	CHECK(conn_write(&c, piece, 1000) == 0);
+	CHECK(conn_write(&c, piece + 1000, 2000) == 0);
+	CHECK(c.ch.tx_rec == 8);
+	CHECK(conn_read(&c, hb, 3) == 0 && conn_read(&c, hb + 3, 13) == 0);
+	proto_hdr_decode(hb, &h);
+	CHECK(h.type == MSG_ECHO && h.len == 3000 && h.flags == FL_REPLY);
+	memset(piece, 0, sizeof piece);
+	CHECK(conn_read(&c, piece, 3000) == 0);
+	for (i = 0; i < sizeof piece && piece[i] == (uint8_t)i; i++)
+		;
+	CHECK(i == sizeof piece);
+	/* Over the server's limit: refused before anything is sent. */
+	CHECK(conn_send(&c, MSG_ECHO, 0, 9, NULL, SRV_MAX_FRAME + 1) == -1);
+	CHECK(c.fail == CONN_PROTO);
+	len = c.ch.tx_bytes + PROTO_HDR_LEN;	/* with the BYE */
+	conn_close(&c);
+	CHECK(c.fd == -1 && !c.ch.on && c.rec == NULL);
+	conn_close(&c);		/* twice is harmless */
+	srv_stop(&s);
+	CHECK(s.hello_ok);
+	CHECK(s.echo_ok);
+	CHECK(s.big_ok);
+	CHECK(s.pieces_ok);
+	CHECK(s.bye);
+	/* The BYE's record acknowledged all the server sent. */
+	CHECK(s.acked == s.ch.tx_bytes);
+	CHECK(s.ch.rx_bytes == len);
+}
+
+/*
+ * Answers that do not open, or come without a record: CONN_PROTO, the
+ * peer named.  In the clear a replayed record cannot be told.
+ */
+static void
+test_bad_records(int keyed)
+{
+	struct auth_key key;
 	struct srv s;
 	struct conn c;
 	const uint8_t *reply;
 	size_t len;
 
-	if (srv_start(&s, M_OK) == -1) {
+	auth_key_from(&key, secret, strlen(secret));
+	if (srv_start_keyed(&s, M_TAMPER, keyed) == 0) {
+		CHECK(conn_open(&c, "127.0.0.1", s.port, keyed ? &key : NULL,
+		    "unit", 5000) == 0);
+		CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply,
+		    &len) == -1);
+		CHECK(c.fail == CONN_PROTO);
+		CHECK(err_is(&c, s.port, keyed ? "record 0 does not "
+		    "authenticate (tampered with, replayed or forged)" :
+		    "record of unknown kind 1"));
+		conn_close(&c);
+		srv_stop(&s);
+	} else
 		CHECK(!"server start");
-		return;
+
+	if (keyed && srv_start_keyed(&s, M_REPLAY, keyed) == 0) {
+		CHECK(conn_open(&c, "127.0.0.1", s.port, &key, "unit",
+		    5000) == 0);
+		CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply,
+		    &len) == 0);
+		CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply,
+		    &len) == -1);
+		CHECK(c.fail == CONN_PROTO);
+		CHECK(err_is(&c, s.port, "record 1 does not authenticate "
+		    "(tampered with, replayed or forged)"));
+		conn_close(&c);
+		srv_stop(&s);
 	}
-	CHECK(conn_open(&c, "127.0.0.1", s.port, NULL, "unit", 5000) == 0);
-	CHECK(c.fail == CONN_OK);
-	CHECK(c.session == 42);
-	CHECK(c.version == 1);
-	CHECK(c.max_frame == 1u << 20);
-	CHECK_STR(c.server_name, "fake");
-	CHECK(c.bytes_out > 0 && c.bytes_in > 0);
-	CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply, &len) == 0);
-	CHECK(len == 5 && memcmp(reply, "ping!", 5) == 0);
-	/* Over the server's limit: refused before anything is sent. */
-	CHECK(conn_send(&c, MSG_ECHO, 0, 9, NULL, (1u << 20) + 1) == -1);
-	CHECK(c.fail == CONN_PROTO);
-	conn_close(&c);
-	CHECK(c.fd == -1);
-	conn_close(&c);		/* twice is harmless */
-	srv_stop(&s);
-	CHECK(s.hello_ok);
-	CHECK(s.echo_ok);
-	CHECK(s.bye);
+
+	/* A frame header read as a record's: kind ECHO (16). */
+	if (srv_start_keyed(&s, M_RAW, keyed) == 0) {
+		CHECK(conn_open(&c, "127.0.0.1", s.port, keyed ? &key : NULL,
+		    "unit", 5000) == 0);
+		CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO, &reply,
+		    &len) == -1);
+		CHECK(c.fail == CONN_PROTO);
+		CHECK(err_is(&c, s.port, "record of unknown kind 16"));
+		conn_close(&c);
+		srv_stop(&s);
+	} else
+		CHECK(!"server start");
 }
 
 static void
@@ -435,7 +716,7 @@ test_failures(void)
 	CHECK(try_mode(M_VERSION, NULL, &c, &s) == -1);
 	CHECK(c.fail == CONN_AUTH);
 	CHECK(err_is(&c, s.port,
-	    "server chose protocol version 2, we speak 1 to 1"));
+	    "server chose protocol version 3, we speak 2 to 2"));
 
 	CHECK(try_mode(M_BUSY, NULL, &c, &s) == -1);
 	CHECK(c.fail == CONN_NET);
@@ -525,7 +806,10 @@ int
 main(void)
 {
 	CHECK(auth_init() == 0);
-	test_ok();
+	test_session(0);
+	test_session(1);
+	test_bad_records(0);
+	test_bad_records(1);
 	test_auth();
 	test_error_frame();
 	test_failures();

@@ -1,8 +1,12 @@
 /*
- * hreduce: the worker side of gleam-reduce.  One thread drives a
- * non-blocking socket: an output queue of messages and of streams (a
- * buffer sent as chunk frames straight from where it lies), and an input
- * buffer whose frames are handed to the tensors in flight.
+ * hreduce: the worker side of gleam-reduce.  One thread drives the
+ * connection (conn.h), whose records carry the frames after the
+ * handshake, sealed when the aggregator has a key: an output queue of
+ * messages and of streams (a buffer sent as chunk frames straight from
+ * where it lies, the frame's header and bytes in one record, so that
+ * sealing is the one pass over them), written whole while the socket
+ * takes more; and the frames read, a chunk's bytes from the opened record
+ * straight to their place, the others handed to the tensors in flight.
  *
  * Stream ids are fixed by the order of submission alone: the t-th tensor
  * since the last JOIN uses 2t-1 for round 1 and 2t for round 2, so that
@@ -11,8 +15,8 @@
  * chunk i back only once it has all of this worker's chunk i.
  *
  * A tensor is finished when its result is known and no queued output
- * still points into its buffers; a failing tensor's current chunk frame
- * is completed first, so that the framing stays whole.
+ * still points into its buffers; frames go out whole, so a failing
+ * tensor's queued ones are simply dropped.
  *
  * A gradient on a device (hreduce_dev.h) has its codec work done by a
  * thread of the context's own, one job at a time in the order queued, so
@@ -20,7 +24,6 @@
  * wakes the driving thread's poll when a job is done, and the tensor
  * goes on from there.  Only that thread calls the device's hooks.
  */
-#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <errno.h>

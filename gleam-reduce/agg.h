@@ -2,7 +2,8 @@
  * The aggregator's group and its streams, apart from sockets so that the
  * fuzz target can drive it with messages alone.  The server hands it each
  * decoded frame of gleam-reduce's own types; it appends its answers to
- * the members' output buffers.  It merges chunks (OR, SUM, FSUM) or relays
+ * the members' output buffers (plaintext frames, which the peer seals;
+ * merged chunks by reference).  It merges chunks (OR, SUM, FSUM) or relays
  * them (GATHER) and never decodes a sketch.
  *
  * Lifecycle: agg_member_new at the end of a connection's handshake,

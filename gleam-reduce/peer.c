@@ -22,7 +22,9 @@ enum pstate {
 struct peer {
 	const struct peer_env *env;
 	enum pstate	 state;
-	struct evbuffer	*out;
+	int		 mute;		/* a record did not open: send nothing */
+	struct evbuffer	*out;		/* the socket's: records after WELCOME */
+	struct evbuffer	*plain;		/* frames for out, until peer_flush */
 	struct agg_member *member;
 	struct hshake	 hs;
 	char		 name[PROTO_NAME_MAX + 1 + 80];	/* "name (addr)" */
@@ -40,6 +42,10 @@ peer_new(const struct peer_env *env, const char *addr, struct evbuffer *out)
 	p->env = env;
 	p->out = out;
 	p->state = P_HANDSHAKE;
+	if ((p->plain = evbuffer_new()) == NULL) {
+		free(p);
+		return NULL;
+	}
 	hshake_init(&p->hs, &env->hs, addr, peer_next_session++);
 	snprintf(p->name, sizeof p->name, "%s", addr);
 	return p;
@@ -51,7 +57,38 @@ peer_free(struct peer *p)
 	if (p == NULL)
 		return;
 	agg_member_free(p->env->agg, p->member);
+	hshake_fini(&p->hs);
+	evbuffer_free(p->plain);
 	free(p);
+}
+
+int
+peer_flush(struct peer *p)
+{
+	if (p->mute) {
+		evbuffer_drain(p->plain, evbuffer_get_length(p->plain));
+		return 0;
+	}
+	if (evbuffer_get_length(p->plain) == 0)
+		return 0;
+	if (hshake_seal(&p->hs, p->plain, p->out) == -1) {
+		log_warn("worker %s: out of memory sealing its frames",
+		    p->name);
+		p->mute = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The socket's buffer, for a frame the handshake writes there itself:
+ * what the aggregator queued goes first, in order.
+ */
+static struct evbuffer *
+peer_out(struct peer *p)
+{
+	(void)peer_flush(p);
+	return p->out;
 }
 
 int peer_ready(const struct peer *p) { return p->state == P_READY; }
@@ -78,7 +115,7 @@ peer_error(struct peer *p, uint32_t code, const char *fmt, ...)
 	    e.text);
 	agg_member_free(p->env->agg, p->member);
 	p->member = NULL;
-	hshake_error(&p->hs, p->out, 0, code, e.text);
+	hshake_error(&p->hs, peer_out(p), 0, code, e.text);
 	p->state = P_CLOSED;
 	return PEER_CLOSE;
 }
@@ -91,7 +128,7 @@ peer_welcomed(struct peer *p)
 
 	snprintf(p->name, sizeof p->name, "%s (%s)", r->name[0] ? r->name :
 	    "worker", p->hs.peer);
-	if ((p->member = agg_member_new(p->env->agg, p->out, p->name)) ==
+	if ((p->member = agg_member_new(p->env->agg, p->plain, p->name)) ==
 	    NULL)
 		return peer_error(p, PERR_INTERNAL, "out of memory");
 	p->state = P_READY;
@@ -105,7 +142,7 @@ peer_dispatch(struct peer *p, const struct frame_hdr *h, const uint8_t *b)
 
 	if (p->state == P_CLOSED)
 		return PEER_CLOSE;
-	switch (hshake_input(&p->hs, h, b, p->out)) {
+	switch (hshake_input(&p->hs, h, b, peer_out(p))) {
 	case HSHAKE_OK:
 		return PEER_OK;
 	case HSHAKE_WELCOMED:
@@ -145,8 +182,12 @@ peer_dispatch(struct peer *p, const struct frame_hdr *h, const uint8_t *b)
 	    h->type);
 }
 
-int
-peer_input(struct peer *p, struct evbuffer *in)
+/*
+ * The whole frames of in; PEER_CLOSE, PEER_OK, or -1 when WELCOME went
+ * out while in was the socket's buffer: what follows there is records.
+ */
+static int
+peer_frames(struct peer *p, struct evbuffer *in, struct evbuffer *raw)
 {
 	uint8_t hb[PROTO_HDR_LEN];
 	struct frame_hdr h;
@@ -155,12 +196,14 @@ peer_input(struct peer *p, struct evbuffer *in)
 	int rc;
 
 	while (p->state != P_CLOSED) {
+		if (in == raw && hshake_done(&p->hs))
+			return -1;
 		avail = evbuffer_get_length(in);
 		if (avail < PROTO_HDR_LEN)
 			return PEER_OK;
 		evbuffer_copyout(in, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
-		if (hshake_header(&p->hs, &h, p->out) == HSHAKE_CLOSE) {
+		if (hshake_header(&p->hs, &h, peer_out(p)) == HSHAKE_CLOSE) {
 			agg_member_free(p->env->agg, p->member);
 			p->member = NULL;
 			p->state = P_CLOSED;
@@ -172,7 +215,7 @@ peer_input(struct peer *p, struct evbuffer *in)
 		    p->state == P_READY && h.len >= HR_CHUNK_HDR) {
 			/*
 			 * The bytes of a chunk, a MiB or more, are merged or
-			 * copied from where the input buffer holds them.
+			 * copied from where the opened records left them.
 			 */
 			uint8_t ch[PROTO_HDR_LEN + HR_CHUNK_HDR];
 
@@ -190,6 +233,28 @@ peer_input(struct peer *p, struct evbuffer *in)
 		evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
 		if (rc == PEER_CLOSE)
 			return PEER_CLOSE;
+	}
+	return PEER_CLOSE;
+}
+
+int
+peer_input(struct peer *p, struct evbuffer *raw)
+{
+	struct evbuffer *in;
+	int rc;
+
+	while (p->state != P_CLOSED) {
+		if ((in = hshake_open(&p->hs, raw)) == NULL) {
+			/* Forged or cut: nothing more goes to it. */
+			p->mute = 1;
+			agg_member_free(p->env->agg, p->member);
+			p->member = NULL;
+			p->state = P_CLOSED;
+			evbuffer_drain(raw, evbuffer_get_length(raw));
+			return PEER_CLOSE;
+		}
+		if ((rc = peer_frames(p, in, raw)) != -1)
+			return rc;
 	}
 	return PEER_CLOSE;
 }

@@ -7,6 +7,11 @@
  * after its peer asked to close.  Freeing it makes it leave the group,
  * which queues FAIL at the other members.  All workers are freed before
  * the aggregator, whose chunk buffers their output buffers reference.
+ *
+ * What the aggregator queues for a worker waits in its peer's plaintext
+ * buffer until server_flush seals it into the bufferevent's output: after
+ * each read, each tick and each worker's leaving, so that a read's worth
+ * of frames to one worker goes out as one record where it fits.
  */
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -48,7 +53,7 @@
  * A worker's connection.  The bufferevent only writes (merged chunks go
  * out by reference); reading is ours, one readv a time into in, without
  * the FIONREAD that libevent asks first, and with SO_RCVLOWAT set to what
- * the frame being read still lacks, so that a chunk arriving in the
+ * the frame or record being read still lacks, so that a chunk arriving in the
  * pieces of a shaped link wakes the aggregator once, not once a piece.
  */
 struct worker {
@@ -76,6 +81,23 @@ struct server {
 	struct event		*ev_term, *ev_int, *ev_hup, *ev_tick;
 };
 
+static void worker_free(struct worker *);
+
+/* Seals what the aggregator queued for every worker. */
+static void
+server_flush(struct server *srv)
+{
+	struct worker *w;
+
+again:
+	TAILQ_FOREACH(w, &srv->workers, entry)
+		if (peer_flush(w->peer) == -1) {
+			/* Its stream is broken: it goes, the others learn. */
+			worker_free(w);
+			goto again;
+		}
+}
+
 static void
 worker_free(struct worker *w)
 {
@@ -95,6 +117,8 @@ worker_free(struct worker *w)
 		evbuffer_free(w->in);
 	log_debug("worker %s: closed", w->addr);
 	free(w);
+	/* The FAILs of its leaving, to the others. */
+	server_flush(srv);
 }
 
 /* 1 if w is gone already. */
@@ -128,7 +152,11 @@ lowat_init(void)
 		lowat_max = LOWAT_OLD;
 }
 
-/* Wake up once the frame being read is whole, or lowat_max more came. */
+/*
+ * Wake up once the frame being read is whole (before WELCOME) or the
+ * record (after), or lowat_max more came: both headers are 16 bytes and
+ * begin with the length of what follows.
+ */
 static void
 worker_lowat(struct worker *w)
 {
@@ -161,8 +189,10 @@ worker_input(struct worker *w)
 		evbuffer_drain(w->in, evbuffer_get_length(w->in));
 		return 0;
 	}
-	if (peer_input(w->peer, w->in) == PEER_CLOSE)
+	if (peer_input(w->peer, w->in) == PEER_CLOSE) {
+		server_flush(w->srv);
 		return worker_close_after_flush(w);
+	}
 	if (peer_ready(w->peer) && w->hs_timer != NULL) {
 		event_free(w->hs_timer);
 		w->hs_timer = NULL;
@@ -220,8 +250,11 @@ worker_readable(evutil_socket_t fd, short what, void *arg)
 		if ((size_t)n < want)
 			break;
 	}
-	if (got > 0 && worker_input(w))
-		return;
+	if (got > 0) {
+		if (worker_input(w))
+			return;
+		server_flush(w->srv);
+	}
 	if (eof) {
 		log_debug("worker %s: disconnected", peer_name(w->peer));
 		worker_free(w);
@@ -323,6 +356,7 @@ server_tick(evutil_socket_t fd, short what, void *arg)
 	struct server *srv = arg;
 
 	agg_expire(srv->agg, now_ns());
+	server_flush(srv);
 }
 
 static void

@@ -1,8 +1,12 @@
 /*
- * hreduce: the worker side of gleam-reduce.  One thread drives a
- * non-blocking socket: an output queue of messages and of streams (a
- * buffer sent as chunk frames straight from where it lies), and an input
- * buffer whose frames are handed to the tensors in flight.
+ * hreduce: the worker side of gleam-reduce.  One thread drives the
+ * connection (conn.h), whose records carry the frames after the
+ * handshake, sealed when the aggregator has a key: an output queue of
+ * messages and of streams (a buffer sent as chunk frames straight from
+ * where it lies, the frame's header and bytes in one record, so that
+ * sealing is the one pass over them), written whole while the socket
+ * takes more; and the frames read, a chunk's bytes from the opened record
+ * straight to their place, the others handed to the tensors in flight.
  *
  * Stream ids are fixed by the order of submission alone: the t-th tensor
  * since the last JOIN uses 2t-1 for round 1 and 2t for round 2, so that
@@ -11,8 +15,8 @@
  * chunk i back only once it has all of this worker's chunk i.
  *
  * A tensor is finished when its result is known and no queued output
- * still points into its buffers; a failing tensor's current chunk frame
- * is completed first, so that the framing stays whole.
+ * still points into its buffers; frames go out whole, so a failing
+ * tensor's queued ones are simply dropped.
  *
  * A gradient on a device (hreduce_dev.h) has its codec work done by a
  * thread of the context's own, one job at a time in the order queued, so
@@ -20,7 +24,6 @@
  * wakes the driving thread's poll when a job is done, and the tensor
  * goes on from there.  Only that thread calls the device's hooks.
  */
-#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <errno.h>
@@ -69,7 +72,6 @@ struct seg {
 	uint32_t	 chunk;
 	uint64_t	 index, nchunks;
 	uint8_t		 hdr[PROTO_HDR_LEN + HR_CHUNK_HDR];
-	size_t		 off;		/* bytes of the current frame sent */
 };
 
 enum tphase { T_ROUND1 = 1, T_ROUND2 = 2, T_DONE = 3 };
@@ -411,8 +413,8 @@ seg_free(struct seg *s)
 }
 
 /*
- * A failed tensor's streams stop after the frame being written: queued
- * ones go, the current one ends with its current chunk.
+ * A failed tensor's streams stop: frames go out whole, so what is queued
+ * of them goes.
  */
 static void
 q_cancel(struct hr_ctx *x, struct tensor *t)
@@ -421,11 +423,6 @@ q_cancel(struct hr_ctx *x, struct tensor *t)
 
 	while ((s = *pp) != NULL) {
 		if (s->t != t) {
-			pp = &s->next;
-			continue;
-		}
-		if (s == x->qhead && s->off > 0) {
-			s->nchunks = s->index + 1;
 			pp = &s->next;
 			continue;
 		}
@@ -440,74 +437,76 @@ q_cancel(struct hr_ctx *x, struct tensor *t)
 static void ctx_die(struct hr_ctx *, int rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Writes what the socket takes; 0, or -1 once the context is dead. */
+/* Whether the socket takes more now, or has bytes for us. */
+static int
+fd_ready(struct hr_ctx *x, short events)
+{
+	struct pollfd pfd = { .fd = x->fd, .events = events };
+	int rc;
+
+	while ((rc = poll(&pfd, 1, 0)) == -1 && errno == EINTR)
+		;
+	return rc == 1;
+}
+
+/*
+ * Writes queued frames, whole, through the connection's records: the
+ * messages at the head and the chunk frame after them, header and bytes
+ * from where they lie, in one record.  Goes on while the socket takes
+ * more; 0, or -1 once the context is dead.
+ */
 static int
 q_write(struct hr_ctx *x)
 {
-	struct iovec iov[2];
-	struct msghdr mh;
-	struct seg *s;
+	struct iovec iov[CONN_IOV_MAX];
+	struct seg *s, *next;
 	const uint8_t *d;
-	uint64_t dlen = 0;
-	size_t hl;
-	ssize_t n;
+	uint64_t dlen, out0;
 	int niov;
 
-	while ((s = x->qhead) != NULL) {
-		memset(&mh, 0, sizeof mh);
-		if (s->msg != NULL) {
-			iov[0].iov_base = s->msg + s->off;
-			iov[0].iov_len = s->msglen - s->off;
-			niov = 1;
-		} else {
-			hl = sizeof s->hdr;
-			d = seg_bytes(s, &dlen);
-			niov = 0;
-			if (s->off < hl) {
-				iov[niov].iov_base = s->hdr + s->off;
-				iov[niov++].iov_len = hl - s->off;
-				iov[niov].iov_base = (void *)d;
-				iov[niov++].iov_len = (size_t)dlen;
-			} else {
-				iov[niov].iov_base = (void *)(d + (s->off -
-				    hl));
-				iov[niov++].iov_len = (size_t)dlen -
-				    (s->off - hl);
-			}
-		}
-		mh.msg_iov = iov;
-		mh.msg_iovlen = (size_t)niov;
-		n = sendmsg(x->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n == -1) {
-			if (errno == EINTR)
+	while (x->qhead != NULL) {
+		niov = 0;
+		for (s = x->qhead; s != NULL && niov < CONN_IOV_MAX - 1;
+		    s = s->next) {
+			if (s->msg != NULL) {
+				iov[niov].iov_base = s->msg;
+				iov[niov++].iov_len = s->msglen;
 				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			ctx_die(x, HR_ENET, "%s: %s", x->c.peer,
-			    strerror(errno));
+			}
+			d = seg_bytes(s, &dlen);
+			iov[niov].iov_base = s->hdr;
+			iov[niov++].iov_len = sizeof s->hdr;
+			iov[niov].iov_base = (void *)d;
+			iov[niov++].iov_len = (size_t)dlen;
+			break;
+		}
+		out0 = x->c.bytes_out;
+		if (conn_writev(&x->c, iov, niov) == -1) {
+			ctx_die(x, HR_ENET, "%s", x->c.err);
 			return -1;
 		}
-		x->st.bytes_sent += (uint64_t)n;
-		s->off += (size_t)n;
-		if (s->msg != NULL) {
-			if (s->off < s->msglen)
-				return 0;
-		} else {
-			if (s->off < sizeof s->hdr + dlen)
-				return 0;
-			s->off = 0;
-			if (++s->index < s->nchunks) {
-				seg_hdr(s);
-				continue;
-			}
+		x->st.bytes_sent += x->c.bytes_out - out0;
+		/* The frames written: the messages, and one chunk. */
+		for (s = x->qhead; s != NULL && niov > 0; s = next) {
+			next = s->next;
+			if (s->msg == NULL) {
+				niov -= 2;
+				if (++s->index < s->nchunks) {
+					seg_hdr(s);
+					break;
+				}
+			} else
+				niov--;
+			x->qhead = next;
+			if (x->qhead == NULL)
+				x->qtail = &x->qhead;
+			if (s->t != NULL)
+				trace(x, s->t, s->t->phase == T_ROUND1 ?
+				    "sent1" : "sent2");
+			seg_free(s);
 		}
-		x->qhead = s->next;
-		if (x->qhead == NULL)
-			x->qtail = &x->qhead;
-		if (s->t != NULL)
-			trace(x, s->t, s->t->phase == T_ROUND1 ? "sent1" :
-			    "sent2");
-		seg_free(s);
+		if (x->qhead != NULL && !fd_ready(x, POLLOUT))
+			break;
 	}
 	return 0;
 }
@@ -1137,65 +1136,83 @@ out:
 	free(rd);
 }
 
-static void
-on_chunk(struct hr_ctx *x, const uint8_t *p, size_t len)
+/*
+ * Where the ch->len bytes of a CHUNK go, once its header is checked; NULL
+ * if it is dropped or failed its tensor.  *zip: they are zstd frames that
+ * inflate to *want bytes there; else *want is ch->len.
+ */
+static uint8_t *
+chunk_dest(struct hr_ctx *x, const struct hr_chunk *ch, struct tensor **tp,
+    uint64_t *want, int *zip)
 {
-	struct hr_chunk ch;
 	struct tensor *t;
-	uint64_t off, want, base;
-	size_t n;
+	uint64_t off, base;
 	uint32_t r;
 
-	if (hr_chunk_dec(p, len, &ch) == -1) {
-		ctx_die(x, HR_ENET, "%s: malformed CHUNK", x->c.peer);
-		return;
-	}
-	if ((t = t_find(x, ch.id)) == NULL)
-		return;
+	if ((t = t_find(x, ch->id)) == NULL)
+		return NULL;
 	if (!t->ready) {
 		t_abort(x, t, t->id, HR_EROUND, "chunk before READY");
-		return;
+		return NULL;
 	}
-	r = ch.rank;
+	*tp = t;
+	*zip = 0;
+	r = ch->rank;
 	if (t->scheme == HR_SCHEME_GATHER && t->phase == T_ROUND1) {
 		if (r >= (uint32_t)x->o.world || (int)r == x->o.rank ||
-		    (uint64_t)ch.index * x->o.chunk != t->rgot[r]) {
+		    (uint64_t)ch->index * x->o.chunk != t->rgot[r]) {
 			t_abort(x, t, t->id, HR_EROUND, "relayed chunk out of "
 			    "order");
-			return;
+			return NULL;
 		}
 		base = t->roff[r];
 		off = t->rgot[r];
-		want = t->rsz[r] - off < x->o.chunk ? t->rsz[r] - off :
+		*want = t->rsz[r] - off < x->o.chunk ? t->rsz[r] - off :
 		    x->o.chunk;
-		if (ch.len != want) {
+		if (ch->len != *want) {
 			t_abort(x, t, t->id, HR_EROUND, "relayed chunk too "
 			    "long");
-			return;
+			return NULL;
 		}
-		memcpy(t->rbuf + base + off, ch.data, ch.len);
-		t->rgot[r] += ch.len;
-		t->got += ch.len;
-		return;
+		return t->rbuf + base + off;
 	}
-	off = (uint64_t)ch.index * x->o.chunk;
-	want = t->rtotal - off < x->o.chunk ? t->rtotal - off : x->o.chunk;
-	if (r != 0 || off >= t->rtotal || off != t->got || ch.len > want ||
-	    (ch.len < want && !t->zround)) {
+	off = (uint64_t)ch->index * x->o.chunk;
+	*want = t->rtotal - off < x->o.chunk ? t->rtotal - off : x->o.chunk;
+	if (r != 0 || off >= t->rtotal || off != t->got || ch->len > *want ||
+	    (ch->len < *want && !t->zround)) {
 		t_abort(x, t, t->id, HR_EROUND, "merged chunk out of order or "
 		    "of the wrong size");
-		return;
+		return NULL;
 	}
-	if (ch.len == want)
-		memcpy(t->rbuf + off, ch.data, ch.len);
-	else if ((x->zd == NULL && (x->zd = ZSTD_createDCtx()) == NULL) ||
-	    (n = ZSTD_decompressDCtx(x->zd, t->rbuf + off, (size_t)want,
-	    ch.data, ch.len), ZSTD_isError(n) || n != want)) {
+	*zip = ch->len < *want;
+	return t->rbuf + off;
+}
+
+/* The chunk's bytes are in place: counted. */
+static void
+chunk_landed(struct hr_ctx *x, struct tensor *t, const struct hr_chunk *ch,
+    uint64_t want)
+{
+	if (t->scheme == HR_SCHEME_GATHER && t->phase == T_ROUND1)
+		t->rgot[ch->rank] += ch->len;
+	t->got += want;
+}
+
+/* A merged chunk's zstd frames at p inflated into dst; -1 if they do not. */
+static int
+chunk_inflate(struct hr_ctx *x, struct tensor *t, uint8_t *dst,
+    uint64_t want, const uint8_t *p, size_t len)
+{
+	size_t n;
+
+	if ((x->zd == NULL && (x->zd = ZSTD_createDCtx()) == NULL) ||
+	    (n = ZSTD_decompressDCtx(x->zd, dst, (size_t)want, p, len),
+	    ZSTD_isError(n) || n != want)) {
 		t_abort(x, t, t->id, HR_EROUND, "a merged chunk is not zstd "
 		    "frames of its length");
-		return;
+		return -1;
 	}
-	t->got += want;
+	return 0;
 }
 
 static void
@@ -1270,9 +1287,6 @@ dispatch(struct hr_ctx *x, const struct frame_hdr *h, const uint8_t *p)
 	case HR_MSG_READY:
 		on_ready(x, p, h->len);
 		return;
-	case HR_MSG_CHUNK:
-		on_chunk(x, p, h->len);
-		return;
 	case HR_MSG_DONE:
 		on_done(x, p, h->len);
 		return;
@@ -1289,62 +1303,92 @@ dispatch(struct hr_ctx *x, const struct frame_hdr *h, const uint8_t *p)
 	    hr_msg_name(h->type));
 }
 
-/* Reads what is there and handles every whole frame. */
+/* The next bytes of the frame stream; -1 once the context is dead. */
+static int
+r_get(struct hr_ctx *x, void *p, size_t len)
+{
+	uint64_t in0 = x->c.bytes_in;
+	int rc;
+
+	rc = conn_read(&x->c, p, len);
+	x->st.bytes_received += x->c.bytes_in - in0;
+	if (rc == -1)
+		ctx_die(x, HR_ENET, "%s", x->c.err);
+	return rc;
+}
+
+/*
+ * One frame.  A chunk's bytes go from the opened record straight to
+ * where they belong (a copy the old framing made too); others through
+ * x->rb.
+ */
+static int
+r_frame(struct hr_ctx *x)
+{
+	uint8_t hb[PROTO_HDR_LEN];
+	struct frame_hdr h;
+	struct hr_chunk ch;
+	struct tensor *t = NULL;
+	uint64_t want;
+	uint8_t *dst;
+	int zip;
+
+	if (r_get(x, hb, sizeof hb) == -1)
+		return -1;
+	proto_hdr_decode(hb, &h);
+	if (h.len > x->rcap) {
+		ctx_die(x, HR_ENET, "%s: frame of %u bytes too large",
+		    x->c.peer, h.len);
+		return -1;
+	}
+	if (h.type == HR_MSG_CHUNK && h.len < HR_CHUNK_HDR) {
+		ctx_die(x, HR_ENET, "%s: malformed CHUNK", x->c.peer);
+		return -1;
+	}
+	if (h.type != HR_MSG_CHUNK) {
+		if (h.len > 0 && r_get(x, x->rb, h.len) == -1)
+			return -1;
+		dispatch(x, &h, x->rb);
+		return x->dead ? -1 : 0;
+	}
+	if (r_get(x, x->rb, HR_CHUNK_HDR) == -1)
+		return -1;
+	(void)hr_chunk_dec(x->rb, HR_CHUNK_HDR, &ch);
+	ch.len = h.len - HR_CHUNK_HDR;
+	if ((dst = chunk_dest(x, &ch, &t, &want, &zip)) != NULL && !zip) {
+		if (r_get(x, dst, ch.len) == -1)
+			return -1;
+		chunk_landed(x, t, &ch, want);
+		return 0;
+	}
+	/* Dropped, or zstd frames to inflate: through x->rb. */
+	if (ch.len > 0 && r_get(x, x->rb + HR_CHUNK_HDR, ch.len) == -1)
+		return -1;
+	if (dst != NULL && chunk_inflate(x, t, dst, want, x->rb +
+	    HR_CHUNK_HDR, ch.len) == 0)
+		chunk_landed(x, t, &ch, want);
+	return x->dead ? -1 : 0;
+}
+
+/*
+ * Handles every frame there is: in the records read already, or at the
+ * socket (a frame begun is read to its end).
+ */
 static int
 r_read(struct hr_ctx *x)
 {
-	struct frame_hdr h;
-	size_t off;
-	ssize_t n;
-
-	for (;;) {
-		n = recv(x->fd, x->rb + x->rlen, x->rcap - x->rlen,
-		    MSG_DONTWAIT);
-		if (n == 0) {
-			ctx_die(x, HR_ENET, "%s: connection closed by the "
-			    "aggregator", x->c.peer);
+	do {
+		if (r_frame(x) == -1)
 			return -1;
-		}
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				return 0;
-			ctx_die(x, HR_ENET, "%s: %s", x->c.peer,
-			    strerror(errno));
+		/*
+		 * What the frame queued (a round 2, after a layout of some
+		 * milliseconds) goes now, not after every frame the socket
+		 * holds has been handled too.
+		 */
+		if (x->qhead != NULL && q_write(x) == -1)
 			return -1;
-		}
-		x->st.bytes_received += (uint64_t)n;
-		x->rlen += (size_t)n;
-		off = 0;
-		while (x->rlen - off >= PROTO_HDR_LEN) {
-			proto_hdr_decode(x->rb + off, &h);
-			if (h.len > x->rcap - PROTO_HDR_LEN) {
-				ctx_die(x, HR_ENET, "%s: frame of %u bytes "
-				    "too large", x->c.peer, h.len);
-				return -1;
-			}
-			if (x->rlen - off < PROTO_HDR_LEN + (size_t)h.len)
-				break;
-			dispatch(x, &h, x->rb + off + PROTO_HDR_LEN);
-			if (x->dead)
-				return -1;
-			/*
-			 * What the frame queued (a round 2, after a layout of
-			 * some milliseconds) goes now, not after every frame
-			 * the socket holds has been handled too.
-			 */
-			if (x->qhead != NULL && q_write(x) == -1)
-				return -1;
-			off += PROTO_HDR_LEN + h.len;
-		}
-		if (off > 0) {
-			memmove(x->rb, x->rb + off, x->rlen - off);
-			x->rlen -= off;
-		}
-		if ((size_t)n < 4096)
-			return 0;
-	}
+	} while (x->c.rpos < x->c.rend || fd_ready(x, POLLIN));
+	return 0;
 }
 
 /* ---- the device's thread ------------------------------------------------ */
@@ -1622,6 +1666,9 @@ progress(struct hr_ctx *x)
 		return -1;
 	if (x->qhead != NULL && q_write(x) == -1)
 		return -1;
+	/* Frames in a record read already: no poll would say so. */
+	if (x->c.rpos < x->c.rend)
+		return r_read(x);
 	pfd[0].fd = x->fd;
 	pfd[0].events = POLLIN | (x->qhead != NULL ? POLLOUT : 0);
 	pfd[0].revents = 0;
@@ -1735,7 +1782,6 @@ hr_open(const struct hr_opts *o, struct hr_ctx **out, char *err,
 		snprintf(err, errlen, "out of memory");
 		return HR_ENOMEM;
 	}
-	fcntl(x->fd, F_SETFL, fcntl(x->fd, F_GETFL) | O_NONBLOCK);
 	if ((rc = join(x)) != 0) {
 		hr_close(x);
 		snprintf(err, errlen, "out of memory");
@@ -1788,24 +1834,19 @@ hr_close(struct hr_ctx *x)
 	if (x == NULL)
 		return;
 	if (!x->dead && x->fd != -1) {
-		/* BYE tells the aggregator we leave on purpose. */
-		struct frame_hdr h = { 0, MSG_BYE, 0, 0 };
-		uint8_t hb[PROTO_HDR_LEN];
+		struct frame_hdr h;
+		const uint8_t *p;
 
-		struct pollfd pfd = { .fd = x->fd, .events = POLLIN };
-		uint8_t sink[4096];
-		ssize_t n;
-
-		proto_hdr_encode(hb, &h);
 		/*
-		 * Then waits (a second at most) for the aggregator to close:
-		 * once we return it has seen us leave, and a worker that takes
-		 * our rank next cannot be taken for us.
+		 * BYE tells the aggregator we leave on purpose.  Then waits
+		 * (a second at most) for it to close: once we return it has
+		 * seen us leave, and a worker that takes our rank next cannot
+		 * be taken for us.
 		 */
 		ctx_die(x, HR_ENET, "closed");
-		if (send(x->fd, hb, sizeof hb, MSG_NOSIGNAL) == sizeof hb)
-			while (poll(&pfd, 1, 1000) == 1 && (n = recv(x->fd,
-			    sink, sizeof sink, 0)) > 0)
+		x->c.timeout_ms = 1000;
+		if (conn_send(&x->c, MSG_BYE, 0, 0, NULL, 0) == 0)
+			while (conn_recv(&x->c, &h, &p) == 0)
 				;
 	}
 	ctx_die(x, HR_ENET, "closed");

@@ -1,4 +1,7 @@
 /* Client connections: connect, handshake, framed blocking I/O. */
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -118,6 +121,108 @@ conn_room(struct conn *c, uint8_t **b, size_t *cap, size_t n)
 	return 0;
 }
 
+/* Writes the pieces as they lie, advancing over what each send took. */
+static int
+wire_writev(struct conn *c, struct iovec *v, int nv)
+{
+	struct msghdr mh;
+	size_t n;
+	ssize_t k;
+
+	while (nv > 0) {
+		if (v->iov_len == 0) {
+			v++;
+			nv--;
+			continue;
+		}
+		if (conn_wait(c, POLLOUT) == -1)
+			return -1;
+		memset(&mh, 0, sizeof mh);
+		mh.msg_iov = v;
+		mh.msg_iovlen = (size_t)nv;
+		k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k == -1) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return conn_fail(c, CONN_NET, "%s: %s", c->peer,
+			    strerror(errno));
+		}
+		c->bytes_out += (uint64_t)k;
+		for (n = (size_t)k; nv > 0 && n >= v->iov_len; v++, nv--)
+			n -= v->iov_len;
+		if (n > 0) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+		}
+	}
+	return 0;
+}
+
+int
+conn_writev(struct conn *c, const struct iovec *iov, int niov)
+{
+	struct iovec v[CONN_IOV_MAX + 1];
+	uint8_t hdr[CHAN_HDR];
+	size_t left = 0, n, fill, take, off = 0;
+	int i = 0, nv;
+
+	if (niov < 0 || niov > CONN_IOV_MAX)
+		return conn_fail(c, CONN_PROTO, "%s: %d pieces to write",
+		    c->peer, niov);
+	for (nv = 0; nv < niov; nv++)
+		left += iov[nv].iov_len;
+	if (!c->ch.on) {
+		memcpy(v, iov, (size_t)niov * sizeof *v);
+		return wire_writev(c, v, niov);
+	}
+	/* Records of CHAN_BODY_MAX at most; [i, off) is where we are. */
+	do {
+		n = left > CHAN_BODY_MAX ? CHAN_BODY_MAX : left;
+		left -= n;
+		if (c->ch.sealed) {
+			/* The cipher's pass is the only one over the bytes. */
+			if (conn_room(c, &c->sbuf, &c->scap,
+			    chan_wire(&c->ch, n)) == -1)
+				return -1;
+			chan_seal_begin(&c->ch, c->sbuf, n);
+			for (fill = 0; fill < n; fill += take) {
+				take = iov[i].iov_len - off;
+				if (take > n - fill)
+					take = n - fill;
+				chan_seal_update(&c->ch, c->sbuf + CHAN_HDR +
+				    fill, (const uint8_t *)iov[i].iov_base +
+				    off, take);
+				if ((off += take) == iov[i].iov_len) {
+					i++;
+					off = 0;
+				}
+			}
+			chan_seal_final(&c->ch, c->sbuf + CHAN_HDR + n);
+			if (wire_write(c, c->sbuf, chan_wire(&c->ch, n)) == -1)
+				return -1;
+			continue;
+		}
+		/* In the clear: the header, then the pieces where they lie. */
+		chan_seal_begin(&c->ch, hdr, n);
+		v[0].iov_base = hdr;
+		v[0].iov_len = sizeof hdr;
+		for (nv = 1, fill = 0; fill < n; fill += take) {
+			take = iov[i].iov_len - off;
+			if (take > n - fill)
+				take = n - fill;
+			v[nv].iov_base = (uint8_t *)iov[i].iov_base + off;
+			v[nv++].iov_len = take;
+			if ((off += take) == iov[i].iov_len) {
+				i++;
+				off = 0;
+			}
+		}
+		if (wire_writev(c, v, nv) == -1)
+			return -1;
+	} while (left > 0);
+	return 0;
+}
+
 /*
  * Sends len bytes of whole frames (or the rest of one), in records once
  * the handshake is done.
@@ -125,23 +230,9 @@ conn_room(struct conn *c, uint8_t **b, size_t *cap, size_t n)
 int
 conn_write(struct conn *c, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-	size_t n, w;
+	struct iovec v = { (void *)buf, len };
 
-	if (!c->ch.on)
-		return wire_write(c, buf, len);
-	do {
-		n = len > CHAN_BODY_MAX ? CHAN_BODY_MAX : len;
-		w = chan_wire(&c->ch, n);
-		if (conn_room(c, &c->sbuf, &c->scap, w) == -1)
-			return -1;
-		chan_seal(&c->ch, c->sbuf, p, n);
-		if (wire_write(c, c->sbuf, w) == -1)
-			return -1;
-		p += n;
-		len -= n;
-	} while (len > 0);
-	return 0;
+	return conn_writev(c, &v, 1);
 }
 
 /* Reads and opens the next record into c->rec. */

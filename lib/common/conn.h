@@ -57,6 +57,14 @@ void	conn_close(struct conn *);
  * bytes out of them.  -1 on error.
  */
 int	conn_write(struct conn *, const void *, size_t);
+/*
+ * The same for pieces (CONN_IOV_MAX at most) that make one record where
+ * they fit: a frame's header and its payload from where each lies, in
+ * one pass of the cipher when sealed, without a copy in the clear.
+ */
+#define CONN_IOV_MAX	16
+struct iovec;
+int	conn_writev(struct conn *, const struct iovec *, int);
 int	conn_read(struct conn *, void *, size_t);
 /* Sends one frame; returns -1 on error. */
 int	conn_send(struct conn *, uint16_t type, uint16_t flags, uint64_t id,

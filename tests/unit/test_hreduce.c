@@ -45,8 +45,10 @@ struct tcase {
 	int		dev;		/* odd ranks through the fake device */
 };
 
-static int agg_port;
-static pid_t agg_pid;
+static int agg_port, plain_port, key_port;
+static pid_t agg_pid, key_pid;
+/* The key workers prove, where agg_port is key_port. */
+static struct auth_key *worker_key, test_key;
 
 #define rnd splitmix64
 
@@ -146,6 +148,7 @@ open_worker(int W, int rank, int bits, struct hr_ctx **x)
 	o.timeout_ms = 20000;
 	o.seed = 7;
 	o.name = "test";
+	o.key = worker_key;
 	/*
 	 * Ranks of one group with 1, 2 and 3 codec threads: the sums must
 	 * not depend on it (cases of 2^18 values and more split the work).
@@ -466,7 +469,8 @@ raw_open(struct conn *c, int W, int rank)
 	const uint8_t *p;
 	struct pw w;
 
-	if (conn_open(c, "127.0.0.1", agg_port, NULL, "raw", 5000) == -1)
+	if (conn_open(c, "127.0.0.1", agg_port, worker_key, "raw", 5000) ==
+	    -1)
 		return -1;
 	pw_init(&w);
 	hr_join_enc(&w, &j);
@@ -667,7 +671,8 @@ bad_rank1(const struct badcase *bc)
 			memset(fr, 0, sizeof fr);
 			proto_hdr_encode(fr, &fh);
 			hr_chunk_hdr_enc(fr + PROTO_HDR_LEN, 1, 0, 0);
-			if (write(c.fd, fr, sizeof fr) != (ssize_t)sizeof fr)
+			/* A whole record of it: the frame is what is cut. */
+			if (conn_write(&c, fr, sizeof fr) == -1)
 				_exit(5);
 		}
 		_exit(0);	/* the connection closes with the process */
@@ -801,6 +806,7 @@ zindex_worker(const void *arg, int w)
 		hr_opts_init(&o);
 		o.host = "127.0.0.1";
 		o.port = agg_port;
+		o.key = worker_key;
 		o.world = c.W;
 		o.rank = w;
 		o.seed = 7;
@@ -981,8 +987,9 @@ check_auth(void)
 	CHECK(o.threads == 1);
 }
 
-static void
-agg_start(double timeout)
+/* An aggregator in a child, with key k if not NULL; its port. */
+static int
+agg_start(double timeout, const struct auth_key *k, pid_t *pid)
 {
 	struct server_opts so;
 	char line[32];
@@ -990,7 +997,7 @@ agg_start(double timeout)
 	ssize_t n;
 
 	CHECK(pipe(p) == 0);
-	if ((agg_pid = fork()) == 0) {
+	if ((*pid = fork()) == 0) {
 		close(p[0]);
 		memset(&so, 0, sizeof so);
 		snprintf(so.host, sizeof so.host, "127.0.0.1");
@@ -1001,6 +1008,8 @@ agg_start(double timeout)
 		so.max_workers = 64;
 		so.foreground = 1;
 		so.ready_fd = p[1];
+		if (k != NULL)
+			so.key = *k;
 		auth_init();
 		log_setlevel(LL_ERROR);
 		if (freopen("/dev/null", "w", stderr) == NULL)
@@ -1012,17 +1021,220 @@ agg_start(double timeout)
 	close(p[0]);
 	CHECK(n > 0);
 	line[n > 0 ? n : 0] = '\0';
-	agg_port = atoi(line);
+	return atoi(line);
 }
 
 static void
-agg_stop(void)
+agg_stop(pid_t pid)
 {
 	int st;
 
-	kill(agg_pid, SIGTERM);
-	CHECK(waitpid(agg_pid, &st, 0) == agg_pid && WIFEXITED(st) &&
+	kill(pid, SIGTERM);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
 	    WEXITSTATUS(st) == 0);
+}
+
+/* ---- sealed connections ------------------------------------------------ */
+
+static int
+open_at(int port, const struct auth_key *k, int W, int rank, int scheme,
+    struct hr_ctx **x, char *err, size_t errlen)
+{
+	struct hr_opts o;
+
+	hr_opts_init(&o);
+	o.host = "127.0.0.1";
+	o.port = port;
+	o.key = k;
+	o.world = W;
+	o.rank = rank;
+	o.scheme = scheme;
+	o.chunk = 4096;
+	o.timeout_ms = 20000;
+	o.seed = 7;
+	o.name = "test";
+	o.zindex = rank == 0;
+	return hr_open(&o, x, err, errlen);
+}
+
+/*
+ * Every scheme's round through the aggregator without a key and through
+ * the one with: the very same bits.  The exact schemes with W of 3; the
+ * float sums at the aggregator (dense, float) with W of 2, since a sum of
+ * three floats depends on the order the chunks come in, key or not.
+ */
+static void
+same_worker(const void *arg, int w)
+{
+	static const int exact[] = { HR_SCHEME_HOMO, HR_SCHEME_GATHER,
+	    HR_SCHEME_OMNI, -1 }, fsum[] = { HR_SCHEME_DENSE,
+	    HR_SCHEME_FLOAT, -1 };
+	struct tcase c = { 70001, 3, 0.03, SUP_RANDOM, 32, 1, 11, 0 };
+	const int *schemes;
+	struct hr_stats st[2];
+	struct hr_ctx *x;
+	float *g[2];
+	char err[256];
+	size_t i;
+	int k, bad = 0;
+
+	c.W = *(const int *)arg;
+	schemes = c.W == 2 ? fsum : exact;
+	g[0] = malloc(c.n * sizeof *g[0]);
+	g[1] = malloc(c.n * sizeof *g[1]);
+	for (i = 0; schemes[i] != -1; i++) {
+		for (k = 0; k < 2; k++) {
+			gen(&c, w, (int)i, g[k], c.n);
+			if (open_at(k ? key_port : plain_port, k ? &test_key :
+			    NULL, c.W, w, schemes[i], &x, err, sizeof err) !=
+			    0 || hr_allreduce(x, g[k], c.n) != 0) {
+				fprintf(stderr, "sealed %d: %s rank %d: %s\n",
+				    k, hr_scheme_name(schemes[i]), w,
+				    x != NULL ? hr_errmsg(x) : err);
+				_exit(2);
+			}
+			hr_get_stats(x, &st[k]);
+			hr_close(x);
+			x = NULL;
+		}
+		if (memcmp(g[0], g[1], c.n * sizeof *g[0]) != 0) {
+			fprintf(stderr, "sealed: %s rank %d: sums differ\n",
+			    hr_scheme_name(schemes[i]), w);
+			bad++;
+		}
+		/* Tags (16 bytes a record) cost next to nothing. */
+		if (st[1].bytes_sent < st[0].bytes_sent ||
+		    st[1].bytes_sent > st[0].bytes_sent + st[0].bytes_sent /
+		    20 + 4096) {
+			fprintf(stderr, "sealed: %s rank %d: %llu bytes sent, "
+			    "%llu in the clear\n", hr_scheme_name(schemes[i]),
+			    w, (unsigned long long)st[1].bytes_sent,
+			    (unsigned long long)st[0].bytes_sent);
+			bad++;
+		}
+	}
+	_exit(bad ? 1 : 0);
+}
+
+/*
+ * Rank 1 first comes with the wrong key, then with none: refused both
+ * times, and rank 0 never hears of it; with the key it joins and the
+ * round is summed.
+ */
+static void
+wrongkey_worker(const void *arg, int w)
+{
+	struct auth_key bad;
+	struct hr_ctx *x = NULL;
+	char err[256];
+	float g[100];
+	int i, rc;
+
+	(void)arg;
+	for (i = 0; i < 100; i++)
+		g[i] = i % 3 == 0 ? 0.5f * (float)(w + 1) : 0;
+	if (w == 1) {
+		auth_key_from(&bad, "a key, but not the aggregator's", 31);
+		rc = open_at(key_port, &bad, 2, 1, HR_SCHEME_HOMO, &x, err,
+		    sizeof err);
+		if (rc != HR_EAUTH || x != NULL ||
+		    strstr(err, "wrong key") == NULL) {
+			fprintf(stderr, "wrong key: %d: %s\n", rc, err);
+			_exit(1);
+		}
+		rc = open_at(key_port, NULL, 2, 1, HR_SCHEME_HOMO, &x, err,
+		    sizeof err);
+		if (rc != HR_EAUTH || x != NULL ||
+		    strstr(err, "requires a key") == NULL) {
+			fprintf(stderr, "no key: %d: %s\n", rc, err);
+			_exit(1);
+		}
+	}
+	if (open_at(key_port, &test_key, 2, w, HR_SCHEME_HOMO, &x, err,
+	    sizeof err) != 0 || hr_allreduce(x, g, 100) != 0) {
+		fprintf(stderr, "wrong key: rank %d: %s\n", w,
+		    x != NULL ? hr_errmsg(x) : err);
+		_exit(2);
+	}
+	for (i = 0; i < 100; i++)
+		if (g[i] != (i % 3 == 0 ? 1.5f : 0.0f))
+			_exit(3);
+	hr_close(x);
+	_exit(0);
+}
+
+/*
+ * A record that does not open ends its connection, without a word: one
+ * with a byte changed, and one sent again.
+ */
+static void
+check_forged(void)
+{
+	struct hr_join j = { 2, 0 };
+	uint8_t rec[CHAN_HDR + PROTO_HDR_LEN + 64 + CHAN_TAG];
+	struct frame_hdr h = { 0, HR_MSG_JOIN, 0, 0 }, rh;
+	const uint8_t *p;
+	struct conn c;
+	struct pw w;
+	size_t n;
+	int how;
+
+	for (how = 0; how < 2; how++) {
+		CHECK(conn_open(&c, "127.0.0.1", key_port, &test_key, "forger",
+		    5000) == 0);
+		CHECK(c.ch.sealed);
+		pw_init(&w);
+		hr_join_enc(&w, &j);
+		h.len = (uint32_t)w.len;
+		proto_hdr_encode(rec + CHAN_HDR, &h);
+		memcpy(rec + CHAN_HDR + PROTO_HDR_LEN, w.p, w.len);
+		n = chan_seal(&c.ch, rec, rec + CHAN_HDR,
+		    PROTO_HDR_LEN + w.len);
+		pw_free(&w);
+		if (how == 0)
+			rec[CHAN_HDR + 3] ^= 0x20;	/* in the frame's type */
+		else {
+			/* Once as it is: JOINED comes; then again. */
+			CHECK(write(c.fd, rec, n) == (ssize_t)n);
+			CHECK(conn_recv(&c, &rh, &p) == 0 &&
+			    rh.type == HR_MSG_JOINED);
+		}
+		CHECK(write(c.fd, rec, n) == (ssize_t)n);
+		CHECK(conn_recv(&c, &rh, &p) == -1 && c.fail == CONN_NET);
+		conn_close(&c);
+	}
+}
+
+/*
+ * Sealed connections, to an aggregator with a key: the correctness cases
+ * through it, sums checked bit for bit; every scheme the same bits as in
+ * the clear; the wrong key refused; forged records.
+ */
+static void
+check_sealed(void)
+{
+	auth_key_from(&test_key, "the aggregator's test key, long enough",
+	    38);
+	key_port = agg_start(1.0, &test_key, &key_pid);
+	agg_port = key_port;
+	worker_key = &test_key;
+	memset(&fake, 0, sizeof fake);	/* as the forks before left it */
+	check_case(1 << 20, 3, 0.01, SUP_RANDOM, 32, 1);
+	check_case(200003, 4, 0.05, SUP_RANDOM, 32, 1);
+	check_case(20011, 2, 0.5, SUP_RANDOM, 64, 1);
+	check_case(50000, 3, 0.02, SUP_RANDOM, 32, 12);
+	check_case_dev(50000, 3, 0.02, SUP_RANDOM, 32, 6, 1);
+	CHECK(run_workers(3, raw_worker, NULL) == 0);
+	CHECK(run_workers(2, zindex_worker, NULL) == 0);
+	CHECK(run_workers(3, same_worker, (int []){ 3 }) == 0);
+	CHECK(run_workers(2, same_worker, (int []){ 2 }) == 0);
+	CHECK(run_workers(2, wrongkey_worker, NULL) == 0);
+	check_forged();
+	/* It still serves. */
+	check_case(3000, 2, 0.01, SUP_RANDOM, 32, 1);
+	worker_key = NULL;
+	agg_port = plain_port;
+	agg_stop(key_pid);
 }
 
 /* The payload of the last CHUNK frame in out, and whether a FAIL came. */
@@ -1226,7 +1438,7 @@ main(void)
 	signal(SIGPIPE, SIG_IGN);
 	auth_init();
 	test_agg_pieces();
-	agg_start(1.0);
+	agg_port = plain_port = agg_start(1.0, NULL, &agg_pid);
 
 	/* make tsan: only the device's cases, whose thread it checks. */
 	if (getenv("HR_TEST_DEV_ONLY") != NULL) {
@@ -1234,7 +1446,7 @@ main(void)
 		check_case_dev(3000, 2, 0, SUP_ZERO, 32, 2, 1);
 		CHECK(run_workers(3, devfail_worker, NULL) == 0);
 		check_dev_refused();
-		agg_stop();
+		agg_stop(agg_pid);
 		return t_done("test_hreduce");
 	}
 
@@ -1283,6 +1495,7 @@ main(void)
 		check_serving();
 	}
 	check_auth();
-	agg_stop();
+	check_sealed();
+	agg_stop(agg_pid);
 	return t_done("test_hreduce");
 }

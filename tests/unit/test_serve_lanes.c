@@ -206,12 +206,15 @@ htod(struct cli *c, enum how how, uint32_t bad, struct putlog *pl)
 	return r;
 }
 
+static int srv_rc;
+
+/* The server's side of a device-to-host copy of LEN bytes from src. */
 static void *
 srv_send(void *arg)
 {
 	struct cli *c = arg;
 
-	CHECK(lanes_send(c->ls, src, LEN) == 0);
+	srv_rc = lanes_send(c->ls, src, LEN);
 	return NULL;
 }
 
@@ -240,6 +243,7 @@ test_lanes(const struct auth_key *k)
 			    NULL) == 0);
 		}
 		pthread_join(t, NULL);
+		CHECK(srv_rc == 0);
 		CHECK(memcmp(got, src, LEN) == 0);
 	}
 	/* A stripe flipped on its way: sealed, not handed on. */

@@ -81,8 +81,8 @@ lane_move(struct lanes *ls, struct lane *l, uint64_t off, uint64_t cnt)
 	    l->stage) : stripe_recv(&l->ch, l->fd, ls->buf + off, (size_t)cnt,
 	    NULL);
 	if (e == EBADMSG)
-		log_warn("client %s: bulk lane %u: %s", l->peer, (unsigned)l->idx,
-		    l->ch.err);
+		log_warn("client %s: bulk lane %u: %s", l->peer,
+		    (unsigned)l->idx, l->ch.err);
 	return e == 0 ? 0 : -1;
 }
 

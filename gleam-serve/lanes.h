@@ -54,8 +54,10 @@ uint32_t lanes_count(const struct lanes *);
  * R_MEM_HTOD_LANES: receives len bytes (at most LANES_COPY_MAX) striped
  * over the lanes and calls put(arg, offset, bytes, n) for each stripe as
  * it lands (the bytes stay valid until put returns), on the calling
- * thread, after lanes_prepare.  put's first non-zero result is kept in
- * *rc; the stripes are received all the same.  Returns -1 if a lane broke (the session ends).
+ * thread, after lanes_prepare, once its records opened.  put's first
+ * non-zero result is kept in *rc; the stripes are received all the same.
+ * Returns -1 if a lane broke or a record did not open (the session ends;
+ * no later stripe is handed on).
  */
 int	lanes_recv(struct lanes *, size_t len,
 	    int (*put)(void *arg, size_t off, const void *p, size_t n),

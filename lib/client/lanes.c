@@ -36,7 +36,7 @@ static struct {
 	unsigned	 n;		/* lanes up; 0: none */
 	int		 fd[PROTO_LANES_MAX];
 	struct chan	 ch[PROTO_LANES_MAX];	/* each lane's records */
-	uint8_t		*stage[PROTO_LANES_MAX];	/* sealing, when sealed */
+	uint8_t		*stage[PROTO_LANES_MAX];	/* sealing, if sealed */
 	pthread_t	 t[PROTO_LANES_MAX];
 	int		 spin;
 	int		 dtoh;		/* not GLEAM_LANES_DTOH=0 */

@@ -61,7 +61,7 @@ stripe_send(struct chan *c, int fd, const void *p, size_t n, uint8_t *stage)
 				return e;
 			continue;
 		}
-		/* The header goes with the first piece, the tag with the last. */
+		/* The header goes with the first piece, the tag the last. */
 		chan_seal_begin(c, stage, k);
 		o = CHAN_HDR;
 		for (done = 0; done < k; done += m) {

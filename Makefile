@@ -90,6 +90,14 @@ $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \
 	    $(LIBA) $(LDLIBS)
 
+# The server's bulk lanes, driven by a scripted client.
+$(BUILD)/tests/test_serve_lanes: tests/unit/test_serve_lanes.c \
+    $(BUILD)/gleam-serve/lanes.o $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(BUILD)/gleam-serve/lanes.o $(LIBA) $(LDLIBS)
+
 # The wire checks' unit test drives them, and the host backend's table.
 $(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \
     $(LIBA)

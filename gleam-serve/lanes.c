@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "lanes.h"
 #include "log.h"
 #include "net.h"
 #include "proto.h"
+#include "stripe.h"
 #include "util.h"
 
 #define ACCEPT_MS	1000	/* for all the lanes to come and say hello */
@@ -22,6 +24,9 @@ struct lane {
 	struct lanes	*ls;
 	int		 fd;
 	uint32_t	 idx;
+	char		 peer[64];	/* the client's end, for messages */
+	struct chan	 ch;		/* its records (stripe.h) */
+	uint8_t		*stage;		/* sealing, when sealed */
 	int		 started;	/* its thread runs (lanes 1 and up) */
 	pthread_t	 t;
 	uint64_t	 done;		/* the last job it finished (atomic) */
@@ -55,6 +60,30 @@ lane_close(struct lane *l)
 		close(l->fd);
 		l->fd = -1;
 	}
+	chan_fini(&l->ch);
+	free(l->stage);
+	l->stage = NULL;
+}
+
+/*
+ * Lane l's stripe of the job, [off, off + cnt), out of src or into the
+ * buffer: 0, or -1 when the lane broke or a record did not open (said
+ * here: the session ends, and none of the stripe is used).
+ */
+static int
+lane_move(struct lanes *ls, struct lane *l, uint64_t off, uint64_t cnt)
+{
+	int e;
+
+	if (cnt == 0)
+		return 0;
+	e = ls->out ? stripe_send(&l->ch, l->fd, ls->src + off, (size_t)cnt,
+	    l->stage) : stripe_recv(&l->ch, l->fd, ls->buf + off, (size_t)cnt,
+	    NULL);
+	if (e == EBADMSG)
+		log_warn("client %s: bulk lane %u: %s", l->peer,
+		    (unsigned)l->idx, l->ch.err);
+	return e == 0 ? 0 : -1;
 }
 
 /* Waits for a job after seen: its number, or 0 to quit. */
@@ -76,8 +105,7 @@ lane_main(void *arg)
 
 	while ((g = lane_wait(ls, g)) != 0) {
 		proto_lane_stripe(ls->len, ls->n, l->idx, &off, &cnt);
-		if (cnt > 0 && (ls->out ? net_send_all(l->fd, ls->src + off,
-		    cnt) : net_recv_all(l->fd, ls->buf + off, cnt, NULL)) != 0)
+		if (lane_move(ls, l, off, cnt) == -1)
 			__atomic_store_n(&l->err, 1, __ATOMIC_RELEASE);
 		pthread_mutex_lock(&ls->mu);
 		__atomic_store_n(&l->done, g, __ATOMIC_RELEASE);
@@ -221,6 +249,8 @@ static int
 lane_take(struct lanes *ls, uint64_t until)
 {
 	uint8_t hello[PROTO_LANE_HELLO];
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
 	struct timeval tv = { 1, 0 };
 	struct pollfd pf;
 	uint32_t idx;
@@ -233,7 +263,8 @@ lane_take(struct lanes *ls, uint64_t until)
 	pf.events = POLLIN;
 	if (poll(&pf, 1, ms) != 1)
 		return -1;
-	if ((fd = accept4(ls->lfd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+	if ((fd = accept4(ls->lfd, (struct sockaddr *)&ss, &sl,
+	    SOCK_CLOEXEC)) == -1)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	if (net_recv_all(fd, hello, sizeof hello, NULL) != 0 ||
@@ -245,11 +276,34 @@ lane_take(struct lanes *ls, uint64_t until)
 	tv.tv_sec = 0;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	ls->lane[idx].fd = fd;
+	net_addr_str((struct sockaddr *)&ss, ls->lane[idx].peer,
+	    sizeof ls->lane[idx].peer);
 	return (int)idx;
 }
 
+/* Each lane's records, keyed from the main connection's: 0, or -1. */
+static int
+lanes_chans(struct lanes *ls, uint32_t n, const struct chan *parent)
+{
+	struct lane *l;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		l = &ls->lane[i];
+		if (chan_init_lane(&l->ch, parent, i) == -1) {
+			log_warn("client %s: lanes: %s", l->peer, l->ch.err);
+			return -1;
+		}
+		if (l->ch.sealed && (l->stage = malloc(STRIPE_STAGE)) == NULL) {
+			log_warn("client %s: lanes: out of memory", l->peer);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 uint32_t
-lanes_accept(struct lanes *ls, uint32_t n)
+lanes_accept(struct lanes *ls, uint32_t n, const struct chan *parent)
 {
 	uint64_t until = now_ns() + ACCEPT_MS * 1000000ull;
 	uint32_t i;
@@ -271,6 +325,10 @@ lanes_accept(struct lanes *ls, uint32_t n)
 	ls->offered = 0;
 	if (i < n) {
 		log_warn("client: %u of %u lanes came: none taken", i, n);
+		lanes_stop(ls);
+		return 0;
+	}
+	if (lanes_chans(ls, n, parent) == -1) {
 		lanes_stop(ls);
 		return 0;
 	}
@@ -328,7 +386,7 @@ lanes_send(struct lanes *ls, const void *p, size_t len)
 	pthread_cond_broadcast(&ls->go);
 	pthread_mutex_unlock(&ls->mu);
 	proto_lane_stripe(len, ls->n, 0, &off, &cnt);
-	if (cnt > 0 && net_send_all(ls->lane[0].fd, ls->src + off, cnt) != 0)
+	if (lane_move(ls, &ls->lane[0], off, cnt) == -1)
 		broke = 1;
 	for (i = 1; i < ls->n; i++)
 		if (lane_join(ls, &ls->lane[i], g) == -1)
@@ -359,8 +417,7 @@ lanes_recv(struct lanes *ls, size_t len,
 
 		proto_lane_stripe(len, ls->n, i, &off, &cnt);
 		if (i == 0) {
-			if (cnt > 0 && net_recv_all(l->fd, ls->buf + off, cnt,
-			    NULL) != 0)
+			if (lane_move(ls, l, off, cnt) == -1)
 				broke = 1;
 		} else {
 			if (lane_join(ls, l, g) == -1)

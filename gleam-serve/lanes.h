@@ -17,7 +17,9 @@
  * way, before the call's reply.
  *
  * Lanes carry nothing but those bytes, each way in the order of the calls
- * on the main connection; a lane that breaks ends the session.
+ * on the main connection, as records of their own (stripe.h), sealed when
+ * the main connection is; a lane that breaks, or whose record does not
+ * open, ends the session.
  */
 #ifndef SERVE_LANES_H
 #define SERVE_LANES_H
@@ -27,6 +29,7 @@
 
 #include "backend.h"
 
+struct chan;
 #define LANES_COPY_MAX	(16u << 20)	/* bytes of one copy over the lanes */
 
 struct lanes;
@@ -40,18 +43,21 @@ struct lanes;
 void	lanes_offer(struct lanes **lp, int fd, uint32_t want, uint32_t max,
 	    uint64_t spin_ns, struct rcall *c);
 /*
- * R_LANES_UP: accepts n lanes (n as offered), each within a second.
+ * R_LANES_UP: accepts n lanes (n as offered), each within a second, their
+ * records keyed from parent's (the main connection's: chan_init_lane).
  * Returns the lanes taken: n, or 0 (none kept) if any did not come or
  * came wrong.
  */
-uint32_t lanes_accept(struct lanes *, uint32_t n);
+uint32_t lanes_accept(struct lanes *, uint32_t n, const struct chan *parent);
 uint32_t lanes_count(const struct lanes *);
 /*
  * R_MEM_HTOD_LANES: receives len bytes (at most LANES_COPY_MAX) striped
  * over the lanes and calls put(arg, offset, bytes, n) for each stripe as
  * it lands (the bytes stay valid until put returns), on the calling
- * thread, after lanes_prepare.  put's first non-zero result is kept in
- * *rc; the stripes are received all the same.  Returns -1 if a lane broke (the session ends).
+ * thread, after lanes_prepare, once its records opened.  put's first
+ * non-zero result is kept in *rc; the stripes are received all the same.
+ * Returns -1 if a lane broke or a record did not open (the session ends;
+ * no later stripe is handed on).
  */
 int	lanes_recv(struct lanes *, size_t len,
 	    int (*put)(void *arg, size_t off, const void *p, size_t n),

@@ -161,6 +161,12 @@ rconn_fd(void)
 	return rconn.fd;
 }
 
+const struct chan *
+io_chan(void)
+{
+	return &rconn.ch;
+}
+
 int
 rspin_ok(void)
 {

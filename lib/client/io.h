@@ -15,6 +15,7 @@
 #include "rpc.h"
 
 struct auth_key;
+struct chan;
 
 /*
  * Connects to host:port (with kp's key, if any), reads GLEAM_SPIN,
@@ -101,6 +102,8 @@ int		 rconn_fd(void);
 int		 rspin_ok(void);
 int		 rzstd_forced(void);
 void		 rlost_because(const char *why);
+/* The main connection's records: the parent of the lanes' (chan_init_lane). */
+const struct chan *io_chan(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
 

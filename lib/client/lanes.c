@@ -12,12 +12,14 @@
 #include <unistd.h>
 
 #include "lanes.h"
+#include "chan.h"
 #include "client.h"
 #include "io.h"
 #include "log.h"
 #include "net.h"
 #include "parse.h"
 #include "proto.h"
+#include "stripe.h"
 #include "util.h"
 
 #define LANE_MIN	(256u << 10)	/* smaller copies: the main way */
@@ -33,6 +35,8 @@ static struct {
 	pthread_mutex_t	 order;		/* one copy at a time, in call order */
 	unsigned	 n;		/* lanes up; 0: none */
 	int		 fd[PROTO_LANES_MAX];
+	struct chan	 ch[PROTO_LANES_MAX];	/* each lane's records */
+	uint8_t		*stage[PROTO_LANES_MAX];	/* sealing, if sealed */
 	pthread_t	 t[PROTO_LANES_MAX];
 	int		 spin;
 	int		 dtoh;		/* not GLEAM_LANES_DTOH=0 */
@@ -55,6 +59,17 @@ static struct {
 	.fin = PTHREAD_COND_INITIALIZER,
 };
 
+/* Lane i's stripe of the job, [off, off + cnt): 0, or an errno. */
+static int
+lane_move(unsigned i, uint64_t off, uint64_t cnt, uint64_t *first)
+{
+	if (cnt == 0)
+		return 0;
+	return L.in ? stripe_recv(&L.ch[i], L.fd[i], L.dst + off,
+	    (size_t)cnt, first) : stripe_send(&L.ch[i], L.fd[i], L.src + off,
+	    (size_t)cnt, L.stage[i]);
+}
+
 static void *
 lane_main(void *arg)
 {
@@ -67,9 +82,7 @@ lane_main(void *arg)
 		    &L.mu, &L.go);
 		seen = g;
 		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
-		e = cnt == 0 ? 0 : L.in ? net_recv_all(L.fd[i], L.dst + off,
-		    (size_t)cnt, NULL) : net_send_all(L.fd[i], L.src + off,
-		    (size_t)cnt);
+		e = lane_move(i, off, cnt, NULL);
 		pthread_mutex_lock(&L.mu);
 		__atomic_store_n(&L.err[i], e, __ATOMIC_RELEASE);
 		__atomic_store_n(&L.done[i], g, __ATOMIC_RELEASE);
@@ -84,7 +97,7 @@ static int
 lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 {
 	uint64_t g, off, cnt, t0 = 0;
-	unsigned i;
+	unsigned i, bad = 0;
 	int e, first = 0;
 
 	L.in = dst != NULL;
@@ -96,9 +109,7 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	pthread_cond_broadcast(&L.go);
 	pthread_mutex_unlock(&L.mu);
 	proto_lane_stripe(len, L.n, 0, &off, &cnt);
-	e = cnt == 0 ? 0 : dst != NULL ? net_recv_all(L.fd[0], dst + off,
-	    (size_t)cnt, &t0) : net_send_all(L.fd[0], src + off, (size_t)cnt);
-	if (e != 0)
+	if ((e = lane_move(0, off, cnt, &t0)) != 0)
 		first = e;
 	/* Every thread is done with the buffer before it is the program's
 	 * again. */
@@ -106,13 +117,21 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 		spin_wait(&L.done[i], g, 0, NULL, L.spin ? LINGER_NS : 0,
 		    &L.mu, &L.fin);
 		if ((e = __atomic_load_n(&L.err[i], __ATOMIC_ACQUIRE)) != 0 &&
-		    first == 0)
+		    first == 0) {
 			first = e;
+			bad = i;
+		}
 	}
 	if (first != 0) {
-		char why[128];
+		char why[256];
 
-		snprintf(why, sizeof why, "a bulk lane: %s", strerror(first));
+		/* A record that did not open: the copy's bytes are not used. */
+		if (first == EBADMSG)
+			snprintf(why, sizeof why, "bulk lane %u: %s", bad,
+			    L.ch[bad].err);
+		else
+			snprintf(why, sizeof why, "bulk lane %u: %s", bad,
+			    strerror(first));
 		rlost_because(why);
 		return first;
 	}
@@ -198,6 +217,41 @@ lanes_count(void)
 	return __atomic_load_n(&L.n, __ATOMIC_ACQUIRE);
 }
 
+/* Forgets lanes 0 to k-1's records. */
+static void
+lanes_unchan(uint32_t k)
+{
+	while (k-- > 0) {
+		chan_fini(&L.ch[k]);
+		free(L.stage[k]);
+		L.stage[k] = NULL;
+	}
+}
+
+/* Lanes 0 to k-1's records, and sealing buffers: 0, or -1 (none kept). */
+static int
+lanes_chans(uint32_t k)
+{
+	uint32_t i;
+
+	for (i = 0; i < k; i++) {
+		if (chan_init_lane(&L.ch[i], io_chan(), i) == -1) {
+			log_warn("lanes: %s: none", L.ch[i].err);
+			break;
+		}
+		if (L.ch[i].sealed && (L.stage[i] = malloc(STRIPE_STAGE)) ==
+		    NULL) {
+			log_warn("lanes: out of memory: none");
+			chan_fini(&L.ch[i]);
+			break;
+		}
+	}
+	if (i == k)
+		return 0;
+	lanes_unchan(i);
+	return -1;
+}
+
 static void
 lanes_atfork_child(void)
 {
@@ -209,6 +263,7 @@ lanes_atfork_child(void)
 	pthread_cond_init(&L.fin, NULL);
 	for (i = 0; i < L.n; i++)
 		close(L.fd[i]);
+	lanes_unchan(L.n);
 	L.n = 0;
 }
 
@@ -315,13 +370,14 @@ lanes_init(void)
 	}
 	memcpy(token, out[2].p, sizeof token);
 	i = 0;
-	if (lanes_direct(&peer, (uint32_t)out[3].u, &out[4])) {
+	if (!lanes_direct(&peer, (uint32_t)out[3].u, &out[4]))
+		log_debug("lanes: a proxy between us and the server: none");
+	else if (lanes_chans(k) == 0) {
 		for (; i < k; i++)
 			if ((fd[i] = lane_connect(&peer, sl, port, i, token)) ==
 			    -1)
 				break;
-	} else
-		log_debug("lanes: a proxy between us and the server: none");
+	}
 	free(keep);
 	keep = NULL;
 	in[0].u = i == k ? k : 0;
@@ -331,6 +387,7 @@ lanes_init(void)
 			log_warn("lanes: the server did not take them: none");
 		while (i-- > 0)
 			close(fd[i]);
+		lanes_unchan(k);
 		free(keep);
 		return;
 	}

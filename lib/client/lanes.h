@@ -8,7 +8,10 @@
  * one-way on the main connection, in its order; the stripes of one copy
  * follow each other on every lane in the order of those calls.  Large
  * device-to-host copies can come back the same way (R_MEM_DTOH_LANES,
- * which waits for its reply after its stripes).
+ * which waits for its reply after its stripes).  Each lane carries
+ * records of its own (stripe.h), sealed when the main connection is, by
+ * its own thread; a record that does not open loses the server, and the
+ * copy fails.
  */
 #ifndef GLEAM_CLIENT_LANES_H
 #define GLEAM_CLIENT_LANES_H

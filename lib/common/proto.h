@@ -195,14 +195,18 @@ int	msg_welcome_dec(const void *, size_t, struct msg_welcome *);
 
 /*
  * A bulk lane (R_LANES): a second TCP connection that carries only the
- * stripes of R_MEM_HTOD_LANES copies, raw, in the order of those calls on
- * the main connection.  It opens with 24 bytes: "GLLN", the lane's index
- * (u32) and the 16-byte token of R_LANES's reply; nothing else is framed.
+ * stripes of R_MEM_HTOD_LANES and R_MEM_DTOH_LANES copies, in the order
+ * of those calls on the main connection.  It opens with 24 bytes, not a
+ * record: "GLLN", the lane's index (u32) and the 16-byte token of
+ * R_LANES's reply (secret: that reply is sealed).  Then each stripe goes
+ * as the records of the lane's own chan (chan_init_lane), of
+ * PROTO_LANE_REC plaintext bytes but the last (stripe.h); no frames.
  */
 #define PROTO_LANE_MAGIC	0x4e4c4c47u	/* "GLLN" as bytes on the wire */
 #define PROTO_LANE_TOKEN	16
 #define PROTO_LANE_HELLO	(8 + PROTO_LANE_TOKEN)
 #define PROTO_LANES_MAX		16
+#define PROTO_LANE_REC		(1u << 20)
 
 /*
  * Lane i's stripe of a copy of len bytes over n lanes: [*off, *off + *cnt),

@@ -343,3 +343,45 @@ teardown() {
 	printf 'isolation: thread\n' >"$CONF"
 	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
 }
+
+@test "without a key only loopback is served, unless auth: off says so" {
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '*:0'
+	[[ "$stderr" == *"no key, and listening on *: anyone who reaches it could use the GPU"*"or write auth: off" ]]
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '0.0.0.0:0'
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '[::]:0'
+	printf 'auth: off\nlisten: "*:0"\n' >"$CONF"
+	serve_start -f "$CONF" -l '0.0.0.0:0'
+	serve_stop
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_start -l '0.0.0.0:0' -k "$BATS_TEST_TMPDIR/key"
+	serve_stop
+	printf 'auth: off\nkey_file: %s\n' "$BATS_TEST_TMPDIR/key" >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == *"auth: off and a key: choose one" ]]
+	printf 'auth: maybe\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+}
+
+@test "user: drops root after binding; a missing user stops it; root is warned about" {
+	printf 'user: no-such-user-here\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f "$CONF" -l 127.0.0.1:0
+	[[ "$stderr" == *"user: no-such-user-here: no such user" ]]
+	if [ "$(id -u)" -ne 0 ]; then
+		printf 'user: root\n' >"$CONF"
+		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f "$CONF" -l 127.0.0.1:0
+		[[ "$stderr" == *"only root can become another user" ]]
+		skip "not root: the drop itself is not tested"
+	fi
+	serve_start -l 127.0.0.1:0
+	grep -q "running as root: " "$SERVE_LOG"
+	serve_stop
+	id nobody >/dev/null 2>&1 || skip "no user nobody"
+	printf 'user: nobody\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	grep -q "running as nobody" "$SERVE_LOG"
+	! grep -q "running as root: " "$SERVE_LOG"
+	# The server's process is nobody's now.
+	[ "$(ps -o user= -p "$SERVE_PID")" = nobody ]
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	serve_stop
+}

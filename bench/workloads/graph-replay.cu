@@ -3,9 +3,10 @@
 // GELU MLP with a residual add (x += gelu(layernorm(x) W1 + b1) W2 + b2),
 // d x d weights, on B rows.  Its kernels (embed, layernorm, the tiled GEMM,
 // bias+GELU, bias+residual) are bench/workloads/infer.cu's -K kernels, with
-// the same names and arithmetic (infer-math.h), so that their host
-// implementations in tests/cuda/host-kernels.c run it on gleam-serve's
-// host backend, and -R, the same network on the CPU, agrees bit for bit.
+// the same code (infer-kernels.cuh, arithmetic in infer-math.h), so their
+// host implementations in tests/cuda/host-kernels.c run it on
+// gleam-serve's host backend, and -R, the same network on the CPU,
+// agrees bit for bit.
 //
 // Every step copies 4 KiB of token ids in (cudaMemcpyAsync host to
 // device), runs the network, copies 4 KiB of the output back
@@ -138,116 +139,9 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-// ---- kernels: infer.cu's, by name, signature and arithmetic ------------
+// ---- kernels: infer.cu's own (infer-kernels.cuh) ----------------------
 
-__global__ void
-embed(float *x, const int *ids, const float *tok, const float *pos,
-    int ntok, int seq, int d, int vocab)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < ntok * d) {
-		int t = i / d, j = i % d;
-		unsigned id = (unsigned)ids[t] % (unsigned)vocab;
-
-		x[i] = im_add(tok[(size_t)id * d + j], pos[(t % seq) * d + j]);
-	}
-}
-
-__global__ void
-bias_gelu(float *y, const float *b, int rows, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < rows * n)
-		y[i] = im_gelu(im_add(y[i], b[i % n]));
-}
-
-__global__ void
-bias_residual(float *x, const float *y, const float *b, int rows, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < rows * n)
-		x[i] = im_add(x[i], im_add(y[i], b[i % n]));
-}
-
-__device__ static void
-block_tree(float *part)
-{
-	int t = threadIdx.x;
-
-	__syncthreads();
-	for (int s = IM_RED_THREADS / 2; s > 0; s >>= 1) {
-		if (t < s)
-			part[t] = im_add(part[t], part[t + s]);
-		__syncthreads();
-	}
-}
-
-__global__ void
-layernorm(const float *in, int in_stride, float *out, const float *g,
-    const float *b, int rows, int n)
-{
-	__shared__ float part[IM_RED_THREADS];
-	int r = blockIdx.x, t = threadIdx.x, j;
-	const float *x = in + (size_t)r * in_stride;
-	float *y = out + (size_t)r * n, s, mean, rstd, d;
-
-	if (blockDim.x != IM_RED_THREADS || r >= rows)
-		return;
-	for (s = 0.0f, j = t; j < n; j += IM_RED_THREADS)
-		s = im_add(s, x[j]);
-	part[t] = s;
-	block_tree(part);
-	mean = im_div(part[0], (float)n);
-	__syncthreads();
-	for (s = 0.0f, j = t; j < n; j += IM_RED_THREADS) {
-		d = im_sub(x[j], mean);
-		s = im_add(s, im_mul(d, d));
-	}
-	part[t] = s;
-	block_tree(part);
-	rstd = im_div(1.0f, im_sqrt(im_add(im_div(part[0], (float)n),
-	    IM_LN_EPS)));
-	for (j = t; j < n; j += IM_RED_THREADS)
-		y[j] = im_add(im_mul(im_mul(im_sub(x[j], mean), rstd), g[j]),
-		    b[j]);
-}
-
-__global__ void
-gemm_tiled(const float *A, int lda, long long sa, const float *B, int ldb,
-    long long sb, int transb, float *C, int ldc, long long sc, int M, int N,
-    int K)
-{
-	__shared__ float as[IM_TILE][IM_TILE], bs[IM_TILE][IM_TILE + 1];
-	int tx = threadIdx.x, ty = threadIdx.y;
-	int row = blockIdx.y * IM_TILE + ty, col = blockIdx.x * IM_TILE + tx;
-	float acc = 0.0f;
-
-	if (blockDim.x != IM_TILE || blockDim.y != IM_TILE)
-		return;
-	A += blockIdx.z * sa;
-	B += blockIdx.z * sb;
-	C += blockIdx.z * sc;
-	for (int k0 = 0; k0 < K; k0 += IM_TILE) {
-		int ka = k0 + tx, kb = k0 + ty, kend = K - k0;
-
-		as[ty][tx] = row < M && ka < K ? A[(size_t)row * lda + ka] :
-		    0.0f;
-		bs[ty][tx] = kb < K && col < N ? (transb ?
-		    B[(size_t)col * ldb + kb] : B[(size_t)kb * ldb + col]) :
-		    0.0f;
-		__syncthreads();
-		if (kend > IM_TILE)
-			kend = IM_TILE;
-		for (int kk = 0; kk < kend; kk++)
-			acc = im_add(acc, im_mul(as[ty][kk], bs[kk][tx]));
-		__syncthreads();
-	}
-	if (row < M && col < N)
-		C[(size_t)row * ldc + col] = acc;
-}
+#include "infer-kernels.cuh"
 
 // ---- the network ---------------------------------------------------------
 

@@ -39,7 +39,7 @@ A_TASK='tasks:
   output: 1k'
 
 A_STATUS='- host: gpu9
-  protocol: 1
+  protocol: 2
   backend: cuda
   max_clients: 64
   gpus:
@@ -405,7 +405,7 @@ bad() {
 
 # A server entry in servers.yaml: NAME ADDRESS SPEED.
 server_entry() {
-	printf -- '- host: %s\n  address: %s\n  protocol: 1\n  backend: host\n' "$1" "$2"
+	printf -- '- host: %s\n  address: %s\n  protocol: 2\n  backend: host\n' "$1" "$2"
 	printf '  max_clients: 64\n  gpus:\n'
 	printf '  - {index: 0, name: G, memory_total: 17179869184, memory_free: 17179869184, utilization: 0}\n'
 	printf '  clients: []\n  speed: %s\n' "$3"

@@ -296,20 +296,13 @@ teardown() {
 	command -v python3 >/dev/null || skip "python3 not installed"
 	printf 'backend: none\n' >"$CONF"
 	serve_start -f "$CONF"
-	run -0 python3 - "$SERVE_PORT" <<-'PY'
-	import os, socket, struct, sys
-	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-	def frame(t, p, i=0): return struct.pack("<IHHQ", len(p), t, 0, i) + p
-	def rd():
-	    h = b""
-	    while len(h) < 16: h += s.recv(16 - len(h))
-	    n, t, f, i = struct.unpack("<IHHQ", h); p = b""
-	    while len(p) < n: p += s.recv(n - len(p))
-	    return t, p
-	s.sendall(frame(1, struct.pack("<IHHI", 0x314D4C47, 1, 1, 0) + os.urandom(32) + b"\0\0"))
-	rd(); rd()
-	s.sendall(frame(256, struct.pack("<I", 0), 7))
-	t, p = rd()
+	run -0 env PYTHONPATH="$BATS_TEST_DIRNAME" python3 - "$SERVE_PORT" <<-'PY'
+	import socket, struct, sys
+	from gleamwire import Conn
+	c = Conn(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5))
+	c.handshake()
+	c.send(256, struct.pack("<I", 0), 7)
+	t, _, _, p = c.frame()
 	print(t, p[6:].decode())
 	PY
 	[ "$output" = "5 this server runs no CUDA backend (disabled)" ]

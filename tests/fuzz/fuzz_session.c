@@ -11,10 +11,16 @@
  *		  is draining
  * The rest is what the client sends, until the session answers anything
  * but SESSION_OK (SESSION_REMOTE hands the connection to code not under
- * test here).  Every output is checked to be whole, well-formed frames.
- * With a key, an AUTH frame right after the HELLO whose proof is all zero
- * bytes is replaced by the right proof once the server's CHALLENGE is
- * seen, so that the fuzzer gets past authentication.
+ * test here).  With a key, an AUTH frame right after the HELLO whose
+ * proof is all zero bytes is replaced by the right proof once the
+ * server's CHALLENGE is seen, so that the fuzzer gets past
+ * authentication; after WELCOME each piece of the input is then sealed
+ * as one record, which the fuzzer could not forge.  Without a key the
+ * input after the handshake is the records themselves, in the clear.
+ *
+ * Every output is checked: whole, well-formed frames before WELCOME;
+ * after it whole records that open (with the client's keys) into frames
+ * that decode.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +29,7 @@
 #include <event2/buffer.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "log.h"
 #include "proto.h"
 #include "session.h"
@@ -35,7 +42,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 #define MAX_FILLS	2	/* session_fill calls per input: each may queue 2 MiB */
 
 static const char status_doc[] =
-    "host: fuzz\nprotocol: 1\nbackend: none\nmax_clients: 4\n"
+    "host: fuzz\nprotocol: 2\nbackend: none\nmax_clients: 4\n"
     "gpus: []\nnclients: 0\nclients: []\n";
 static int status_fails;
 
@@ -51,7 +58,9 @@ fuzz_status(void *arg, size_t *len)
 	return s;
 }
 
-/* What the handshake needs to forge the client's proof. */
+static struct auth_key key;
+
+/* What the handshake needs to forge the client's proof, and its records. */
 struct forge {
 	int		 have_cnonce;
 	uint8_t		 cnonce[PROTO_NONCE_LEN];
@@ -59,11 +68,37 @@ struct forge {
 	int		 have_challenge;
 	uint16_t	 version;
 	uint8_t		 snonce[PROTO_NONCE_LEN];
+	int		 welcomed;	/* records from here on */
+	struct chan	 cc;		/* the client's side of them */
+	struct evbuffer	*plain;		/* opened, frames not yet checked */
 };
 
+/* WELCOME: its proof if it has one, and the client's records start. */
+static void
+check_welcome(struct forge *f, const struct msg_welcome *wel)
+{
+	uint8_t expect[PROTO_PROOF_LEN];
+
+	ENSURE(f->have_cnonce && f->have_challenge);
+	if (wel->has_proof) {
+		auth_proof(&key, 1, f->version, f->snonce, f->cnonce, expect);
+		ENSURE(auth_equal(expect, wel->proof) == 0);
+	}
+	ENSURE(chan_init(&f->cc, wel->has_proof ? &key : NULL, 0, f->cnonce,
+	    f->snonce) == 0);
+	/*
+	 * In the clear the fuzzer wrote the records, not f->cc: the server
+	 * acknowledges bytes f->cc never counted.
+	 */
+	if (!wel->has_proof)
+		f->cc.tx_bytes = UINT64_MAX;
+	f->welcomed = 1;
+}
+
 /*
- * Checks that out holds whole frames that decode, notes a CHALLENGE, and
- * drains it all.
+ * Checks that out holds whole frames that decode (after WELCOME, whole
+ * records that open into them), notes CHALLENGE and WELCOME, and drains
+ * it all; a frame cut by a record's end waits in f->plain.
  */
 static void
 check_output(struct evbuffer *out, struct forge *f)
@@ -75,19 +110,35 @@ check_output(struct evbuffer *out, struct forge *f)
 	struct msg_welcome wel;
 	struct msg_error e;
 	struct msg_bulk_result r;
+	struct evbuffer *b = out;
 	size_t len;
 
-	while ((len = evbuffer_get_length(out)) > 0) {
+	for (;;) {
+		if (f->welcomed && b == out) {
+			ENSURE(chan_ev_open(&f->cc, out, f->plain) == 0);
+			ENSURE(evbuffer_get_length(out) == 0);
+			b = f->plain;
+		}
+		if ((len = evbuffer_get_length(b)) == 0)
+			break;
+		if (b == f->plain && len < PROTO_HDR_LEN)
+			break;
 		ENSURE(len >= PROTO_HDR_LEN);
-		evbuffer_copyout(out, hb, sizeof hb);
+		evbuffer_copyout(b, hb, sizeof hb);
 		proto_hdr_decode(hb, &h);
 		ENSURE(h.len <= MAX_FRAME);
+		if (b == f->plain && len < PROTO_HDR_LEN + (size_t)h.len)
+			break;
 		ENSURE(len >= PROTO_HDR_LEN + (size_t)h.len);
 		ENSURE(h.flags == FL_REPLY);
+		/* The handshake's frames are never in records, nor others out. */
+		ENSURE((b == out) == (h.type == MSG_CHALLENGE ||
+		    h.type == MSG_WELCOME || (h.type == MSG_ERROR &&
+		    !f->welcomed)));
 		p = NULL;
 		if (h.type != MSG_BULK_DATA && h.type != MSG_ECHO &&
 		    h.type != MSG_STATUS) {
-			p = evbuffer_pullup(out, PROTO_HDR_LEN + (ssize_t)h.len);
+			p = evbuffer_pullup(b, PROTO_HDR_LEN + (ssize_t)h.len);
 			ENSURE(p != NULL);
 			p += PROTO_HDR_LEN;
 		}
@@ -101,6 +152,7 @@ check_output(struct evbuffer *out, struct forge *f)
 			break;
 		case MSG_WELCOME:
 			ENSURE(msg_welcome_dec(p, h.len, &wel) == 0);
+			check_welcome(f, &wel);
 			break;
 		case MSG_ERROR:
 			ENSURE(msg_error_dec(p, h.len, &e) == 0);
@@ -118,7 +170,7 @@ check_output(struct evbuffer *out, struct forge *f)
 		default:
 			ENSURE(!"unexpected frame type from the server");
 		}
-		evbuffer_drain(out, PROTO_HDR_LEN + (size_t)h.len);
+		evbuffer_drain(b, PROTO_HDR_LEN + (size_t)h.len);
 	}
 }
 
@@ -161,15 +213,15 @@ rnd(uint32_t *x)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct auth_key key;
 	static int inited;
+	static uint8_t rec[CHAN_HDR + (1u << 15) + CHAN_TAG];
 	struct session_env env;
 	struct session *s;
 	struct evbuffer *in, *out;
 	struct forge f;
 	uint8_t *buf, sel;
 	uint32_t seed, maxp;
-	size_t off, n;
+	size_t off, n, auth_end;
 	int rc = SESSION_OK, forged = 0, fills = 0;
 
 	if (!inited) {
@@ -198,11 +250,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	seed = 0x9e3779b9u ^ sel;
 	maxp = 1u << (sel & 0x0f);
 	forge_scan(&f, buf, size);
+	auth_end = f.auth_off != 0 ? f.auth_off + PROTO_PROOF_LEN : 0;
+	f.plain = evbuffer_new();
 
 	s = session_new(&env, "fuzz:1");
 	in = evbuffer_new();
 	out = evbuffer_new();
-	ENSURE(s != NULL && in != NULL && out != NULL);
+	ENSURE(s != NULL && in != NULL && out != NULL && f.plain != NULL);
 	ENSURE(!session_ready(s) && !session_busy(s));
 
 	for (off = 0; off < size && rc == SESSION_OK; off += n) {
@@ -220,7 +274,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			forged = 1;
 			continue;
 		}
-		evbuffer_add(in, buf + off, n);
+		/* And end a piece with the AUTH: records follow it. */
+		if (env.hs.key != NULL && off < auth_end && off + n > auth_end)
+			n = auth_end - off;
+		if (f.welcomed && f.cc.sealed)
+			evbuffer_add(in, rec, chan_seal(&f.cc, rec, buf + off,
+			    n));
+		else
+			evbuffer_add(in, buf + off, n);
 		rc = session_input(s, in, out);
 		check_output(out, &f);
 		while (rc == SESSION_OK && session_busy(s) &&
@@ -235,6 +296,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	session_free(s);
 	evbuffer_free(in);
 	evbuffer_free(out);
+	evbuffer_free(f.plain);
+	chan_fini(&f.cc);
 	free(buf);
 	return 0;
 }

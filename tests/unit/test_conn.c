@@ -1,7 +1,8 @@
 /*
  * Unit tests for lib/conn.c and lib/net.c against a scripted server: a
  * thread on 127.0.0.1 that speaks just enough of the handshake, right or
- * wrong on purpose, with plain blocking sockets.
+ * wrong on purpose, and then records (chan.c), with plain blocking
+ * sockets.
  */
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "chan.h"
 #include "conn.h"
 #include "net.h"
 #include "proto.h"
@@ -29,10 +31,11 @@ enum mode {
 	M_BADPROOF,	/* requires a key, WELCOME with a wrong proof */
 	M_NOPROOF,	/* requires a key, WELCOME without a proof */
 	M_WRONGKEY,	/* requires a key, refuses the client's proof */
-	M_VERSION,	/* chooses version 2 */
+	M_VERSION,	/* chooses version 3 */
 	M_BUSY,		/* ERROR busy instead of CHALLENGE */
 	M_CLOSE,	/* reads HELLO and closes */
-	M_BIGFRAME	/* a CHALLENGE header claiming a huge payload */
+	M_BIGFRAME,	/* a CHALLENGE header claiming a huge payload */
+	M_TAMPER	/* as M_AUTH, but the ECHO's record is tampered with */
 };
 
 struct srv {
@@ -46,6 +49,11 @@ struct srv {
 	int		 proof_ok;	/* the client's AUTH proof was right */
 	int		 echo_ok;
 	int		 bye;
+	/* After WELCOME: records, and the plaintext they brought. */
+	struct chan	 ch;
+	uint8_t		 rec[CHAN_HDR + 8192 + CHAN_TAG];
+	uint8_t		 pbuf[8192];
+	size_t		 plen;
 };
 
 static const char secret[] = "a secret of some length";
@@ -114,18 +122,77 @@ send_error(int fd, uint32_t code, const char *text)
 	send_pw(fd, MSG_ERROR, 0, &w);
 }
 
+/* Reads and opens one record; its plaintext goes after s->pbuf's. */
+static int
+srv_record(struct srv *s, int fd)
+{
+	ssize_t len;
+	size_t n;
+
+	if (read_full(fd, s->rec, CHAN_HDR) == -1 ||
+	    (len = chan_hdr(&s->ch, s->rec)) == -1 ||
+	    (size_t)len > sizeof s->rec - CHAN_HDR ||
+	    (len > 0 && read_full(fd, s->rec + CHAN_HDR, (size_t)len) == -1) ||
+	    chan_open(&s->ch, s->rec, CHAN_HDR + (size_t)len, &n) == -1 ||
+	    n > sizeof s->pbuf - s->plen)
+		return -1;
+	memcpy(s->pbuf + s->plen, s->rec + CHAN_HDR, n);
+	s->plen += n;
+	return 0;
+}
+
+/* One frame out of the records, its payload in buf. */
+static int
+rec_frame(struct srv *s, int fd, struct frame_hdr *h, uint8_t *buf,
+    size_t cap)
+{
+	size_t n;
+
+	while (s->plen < PROTO_HDR_LEN)
+		if (srv_record(s, fd) == -1)
+			return -1;
+	proto_hdr_decode(s->pbuf, h);
+	if (h->len > cap)
+		return -1;
+	n = PROTO_HDR_LEN + h->len;
+	while (s->plen < n)
+		if (srv_record(s, fd) == -1)
+			return -1;
+	memcpy(buf, s->pbuf + PROTO_HDR_LEN, h->len);
+	memmove(s->pbuf, s->pbuf + n, s->plen - n);
+	s->plen -= n;
+	return 0;
+}
+
+/* A reply in a record of its own; tamper flips a bit of its body. */
+static void
+rec_send(struct srv *s, int fd, uint64_t id, const void *p, size_t len,
+    int tamper)
+{
+	struct frame_hdr h = { (uint32_t)len, MSG_ECHO, FL_REPLY, id };
+	uint8_t *b = s->rec + CHAN_HDR;
+	size_t n;
+
+	proto_hdr_encode(b, &h);
+	memcpy(b + PROTO_HDR_LEN, p, len);
+	n = chan_seal(&s->ch, s->rec, b, PROTO_HDR_LEN + len);
+	if (tamper)
+		b[2] ^= 1;
+	(void)send(fd, s->rec, n, MSG_NOSIGNAL);
+}
+
 /* After the handshake: one ECHO, answered after a stray reply; then BYE. */
 static void
 srv_serve(struct srv *s, int fd, uint8_t *buf, size_t cap)
 {
 	struct frame_hdr h;
 
-	if (read_frame(fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
+	if (rec_frame(s, fd, &h, buf, cap) == -1 || h.type != MSG_ECHO)
 		return;
 	s->echo_ok = h.len == 5 && memcmp(buf, "ping!", 5) == 0;
-	send_frame(fd, MSG_ECHO, FL_REPLY, h.id + 100, "stray", 5);
-	send_frame(fd, MSG_ECHO, FL_REPLY, h.id, buf, h.len);
-	if (read_frame(fd, &h, buf, cap) == 0 && h.type == MSG_BYE)
+	rec_send(s, fd, h.id + 100, "stray", 5, 0);
+	rec_send(s, fd, h.id, buf, h.len, s->mode == M_TAMPER);
+	if (rec_frame(s, fd, &h, buf, cap) == 0 && h.type == MSG_BYE)
 		s->bye = 1;
 }
 
@@ -175,9 +242,10 @@ srv_main(void *arg)
 		break;
 	}
 	auth = s->mode == M_AUTH || s->mode == M_BADPROOF ||
-	    s->mode == M_NOPROOF || s->mode == M_WRONGKEY;
+	    s->mode == M_NOPROOF || s->mode == M_WRONGKEY ||
+	    s->mode == M_TAMPER;
 	memset(&ch, 0, sizeof ch);
-	ch.version = s->mode == M_VERSION ? 2 : 1;
+	ch.version = s->mode == M_VERSION ? 3 : PROTO_VERSION_MAX;
 	ch.auth = auth ? AUTH_HMAC_SHA256 : AUTH_NONE;
 	auth_nonce(ch.nonce);
 	strcpy(ch.name, "fake");
@@ -193,7 +261,8 @@ srv_main(void *arg)
 		if (read_frame(fd, &h, buf, sizeof buf) == -1 ||
 		    h.type != MSG_AUTH || msg_auth_dec(buf, h.len, &au) == -1)
 			goto done;
-		auth_proof(&s->key, 0, 1, hello.nonce, ch.nonce, expect);
+		auth_proof(&s->key, 0, ch.version, hello.nonce, ch.nonce,
+		    expect);
 		s->proof_ok = auth_equal(expect, au.proof) == 0;
 		if (s->mode == M_WRONGKEY) {
 			send_error(fd, PERR_AUTH, "wrong key");
@@ -201,8 +270,8 @@ srv_main(void *arg)
 		}
 		if (s->mode != M_NOPROOF) {
 			wel.has_proof = 1;
-			auth_proof(&s->key, 1, 1, ch.nonce, hello.nonce,
-			    wel.proof);
+			auth_proof(&s->key, 1, ch.version, ch.nonce,
+			    hello.nonce, wel.proof);
 		}
 		if (s->mode == M_BADPROOF)
 			wel.proof[7] ^= 1;
@@ -210,7 +279,11 @@ srv_main(void *arg)
 	pw_init(&w);
 	msg_welcome_enc(&w, &wel);
 	send_pw(fd, MSG_WELCOME, h.id, &w);
-	srv_serve(s, fd, buf, sizeof buf);
+	/* Records from here on: sealed if the client proved the key. */
+	if (chan_init(&s->ch, auth ? &s->key : NULL, 1, hello.nonce,
+	    ch.nonce) == 0)
+		srv_serve(s, fd, buf, sizeof buf);
+	chan_fini(&s->ch);
 done:
 	/* Wait for the client to hang up, so it sees what we sent. */
 	while (recv(fd, buf, sizeof buf, 0) > 0)
@@ -313,7 +386,8 @@ test_ok(void)
 	CHECK(conn_open(&c, "127.0.0.1", s.port, NULL, "unit", 5000) == 0);
 	CHECK(c.fail == CONN_OK);
 	CHECK(c.session == 42);
-	CHECK(c.version == 1);
+	CHECK(c.version == PROTO_VERSION_MAX);
+	CHECK(c.ch.on && !c.ch.sealed);
 	CHECK(c.max_frame == 1u << 20);
 	CHECK_STR(c.server_name, "fake");
 	CHECK(c.bytes_out > 0 && c.bytes_in > 0);
@@ -345,6 +419,7 @@ test_auth(void)
 	CHECK(try_mode(M_AUTH, &key, &c, &s) == 0);
 	CHECK(s.proof_ok);
 	CHECK(c.session == 42);
+	CHECK(c.ch.sealed);
 
 	/* No key, or a key struct never loaded. */
 	CHECK(try_mode(M_AUTH, NULL, &c, &s) == -1);
@@ -376,6 +451,46 @@ test_auth(void)
 	    "cannot prove it is the one we hold a key for"));
 	/* An unset key is no key. */
 	CHECK(try_mode(M_OK, &unset, &c, &s) == 0);
+}
+
+/* Sealed: a reply tampered with on the way is an error, never an answer. */
+static void
+test_sealed(void)
+{
+	struct auth_key key;
+	struct srv s;
+	struct conn c;
+	const uint8_t *reply;
+	size_t len;
+
+	auth_key_from(&key, secret, strlen(secret));
+	for (int tamper = 0; tamper < 2; tamper++) {
+		if (srv_start(&s, tamper ? M_TAMPER : M_AUTH) == -1) {
+			CHECK(!"server start");
+			return;
+		}
+		CHECK(conn_open(&c, "127.0.0.1", s.port, &key, "unit",
+		    5000) == 0);
+		CHECK(c.ch.on && c.ch.sealed);
+		reply = NULL;
+		len = 0;
+		if (!tamper) {
+			CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO,
+			    &reply, &len) == 0);
+			CHECK(len == 5 && memcmp(reply, "ping!", 5) == 0);
+		} else {
+			CHECK(conn_call(&c, MSG_ECHO, "ping!", 5, MSG_ECHO,
+			    &reply, &len) == -1);
+			CHECK(c.fail == CONN_PROTO);
+			CHECK(err_is(&c, s.port, "record 1 does not "
+			    "authenticate (tampered with, replayed or "
+			    "forged)"));
+		}
+		conn_close(&c);
+		srv_stop(&s);
+		CHECK(s.echo_ok);
+		CHECK(tamper || s.bye);
+	}
 }
 
 static void
@@ -435,7 +550,7 @@ test_failures(void)
 	CHECK(try_mode(M_VERSION, NULL, &c, &s) == -1);
 	CHECK(c.fail == CONN_AUTH);
 	CHECK(err_is(&c, s.port,
-	    "server chose protocol version 2, we speak 1 to 1"));
+	    "server chose protocol version 3, we speak 2 to 2"));
 
 	CHECK(try_mode(M_BUSY, NULL, &c, &s) == -1);
 	CHECK(c.fail == CONN_NET);
@@ -527,6 +642,7 @@ main(void)
 	CHECK(auth_init() == 0);
 	test_ok();
 	test_auth();
+	test_sealed();
 	test_error_frame();
 	test_failures();
 	test_net();

@@ -77,14 +77,15 @@ run_ask(const char *addr, const char *key_file, const char *task,
 	}
 	if (conn_open(&c, host, port, key.set ? &key : NULL, "gleam-run",
 	    ASK_TIMEOUT_MS) == -1) {
-		log_error("scheduler %s: %s", addr, c.err);
+		/* c.err begins with the peer: "host:port: reason". */
+		log_error("scheduler %s", c.err);
 		free(doc);
 		return c.fail == CONN_AUTH ? EXIT_AUTH : EXIT_NET;
 	}
 	rc = conn_call(&c, MSG_PLACE, doc, dlen, MSG_PLACE, &reply, &rlen);
 	free(doc);
 	if (rc == -1) {
-		log_error("scheduler %s: %s", addr, c.err);
+		log_error("scheduler %s", c.err);
 		conn_close(&c);
 		return c.fail == CONN_REMOTE ? EXIT_FAIL : EXIT_NET;
 	}

@@ -632,18 +632,27 @@ client_close(struct client *c)
 		client_free(c);
 }
 
-/* Whole frames from the input, while the connection lasts. */
+/*
+ * Whole frames from the input, while the connection lasts: the socket's
+ * bytes before WELCOME, the opened records' after (hshake_open).
+ */
 static void
 client_read(struct bufferevent *bev, void *arg)
 {
 	struct client *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
+	struct evbuffer *raw = bufferevent_get_input(bev);
 	struct evbuffer *out = bufferevent_get_output(bev);
+	struct evbuffer *in;
 	uint8_t hb[PROTO_HDR_LEN];
 	struct frame_hdr h;
 	const uint8_t *p;
 
 	while (!c->closing) {
+		if ((in = hshake_open(&c->hs, raw)) == NULL) {
+			/* Logged; a forged record gets no answer. */
+			c->closing = 1;
+			break;
+		}
 		if (evbuffer_get_length(in) < PROTO_HDR_LEN)
 			return;
 		evbuffer_copyout(in, hb, sizeof hb);
@@ -718,6 +727,7 @@ client_free(struct client *c)
 	if (c->hs_timer != NULL)
 		event_free(c->hs_timer);
 	bufferevent_free(c->bev);
+	hshake_fini(&c->hs);
 	free(c);
 }
 

@@ -39,7 +39,7 @@ A_TASK='tasks:
   output: 1k'
 
 A_STATUS='- host: gpu9
-  protocol: 1
+  protocol: 2
   backend: cuda
   max_clients: 64
   gpus:
@@ -405,7 +405,7 @@ bad() {
 
 # A server entry in servers.yaml: NAME ADDRESS SPEED.
 server_entry() {
-	printf -- '- host: %s\n  address: %s\n  protocol: 1\n  backend: host\n' "$1" "$2"
+	printf -- '- host: %s\n  address: %s\n  protocol: 2\n  backend: host\n' "$1" "$2"
 	printf '  max_clients: 64\n  gpus:\n'
 	printf '  - {index: 0, name: G, memory_total: 17179869184, memory_free: 17179869184, utilization: 0}\n'
 	printf '  clients: []\n  speed: %s\n' "$3"
@@ -469,6 +469,7 @@ daemon_teardown() {
 
 teardown() {
 	daemon_teardown
+	mitm_kill
 }
 
 @test "daemon flags: -d excludes -x and -o, -L -k -i -v need -d" {
@@ -565,6 +566,73 @@ teardown() {
 	[[ "$stderr" == "gleam-run: scheduler $SCHED_ADDR: "* ]]
 	run -0 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t a
 	[ "$output" = "$FAST" ]
+}
+
+# ---- the daemon's sealed channel, attacked by tests/bats/mitm.py ---------
+
+# sealed_fleet: the fleet and the daemon with a key, the proxy in front of
+# the daemon (MITM-ARGS); ask goes through it.
+sealed_fleet() {
+	make_key "$BATS_TEST_TMPDIR/key"
+	fleet -k "$BATS_TEST_TMPDIR/key"
+	daemon_start -k "$BATS_TEST_TMPDIR/key"
+	DAEMON_ADDR=$SCHED_ADDR
+	sealed_via "$@"
+}
+
+# sealed_via [MITM-ARGS...]: a new proxy in front of the daemon.
+sealed_via() {
+	mitm_kill
+	mitm_start "${DAEMON_ADDR##*:}" "$@"
+	SCHED_ADDR=$MITM_ADDR
+}
+
+@test "sealed: a record tampered with either way ends the daemon's connection; gleam-run runs nothing" {
+	sealed_fleet -f c2s:20
+	run -4 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t a
+	[ -z "$output" ]
+	[[ "$stderr" == "gleam-run: scheduler $SCHED_ADDR: "* ]]
+	grep -q "client 127.0.0.1:[0-9]* (gleam-run): record 0 does not authenticate (tampered with, replayed or forged), closing" "$SCHED_LOG"
+	! grep -q "placed a of c1" "$SCHED_LOG"
+	# The daemon's answer, tampered with: placed there, never taken here.
+	sealed_via -f s2c:40
+	run -4 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t a
+	[ -z "$output" ]
+	[ "$stderr" = "gleam-run: scheduler $SCHED_ADDR: record 0 does not authenticate (tampered with, replayed or forged)" ]
+}
+
+@test "sealed: with a key the daemon's answer cannot be read on the way; without one it can" {
+	sealed_fleet -c "$BATS_TEST_TMPDIR/sealed"
+	run -0 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t chat
+	[ "$output" = "$FAST" ]
+	[ -s "$BATS_TEST_TMPDIR/sealed.c2s" ]
+	[ -s "$BATS_TEST_TMPDIR/sealed.s2c" ]
+	! grep -a -q -e "$FAST" -e chat -e c1 "$BATS_TEST_TMPDIR/sealed.c2s" "$BATS_TEST_TMPDIR/sealed.s2c"
+	daemon_teardown
+	mitm_kill
+	fleet
+	daemon_start
+	DAEMON_ADDR=$SCHED_ADDR
+	sealed_via -c "$BATS_TEST_TMPDIR/clear"
+	run -0 --separate-stderr ask -t chat
+	[ "$output" = "$FAST" ]
+	grep -a -q chat "$BATS_TEST_TMPDIR/clear.c2s"
+	grep -a -q "$FAST" "$BATS_TEST_TMPDIR/clear.s2c"
+}
+
+@test "sealed: a request replayed to the daemon, from another connection or twice in one, does not open" {
+	sealed_fleet -c "$BATS_TEST_TMPDIR/cap"
+	run -0 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t first
+	sealed_via -r "$BATS_TEST_TMPDIR/cap.c2s"
+	run -4 --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t second
+	[ -z "$output" ]
+	grep -q "record 0 does not authenticate" "$SCHED_LOG"
+	! grep -q "placed second of c1" "$SCHED_LOG"
+	[ "$(grep -c "placed first of c1" "$SCHED_LOG")" -eq 1 ]
+	sealed_via -d
+	run --separate-stderr ask -k "$BATS_TEST_TMPDIR/key" -t third
+	grep -q "record 1 does not authenticate" "$SCHED_LOG"
+	[ "$(grep -c "placed third of c1" "$SCHED_LOG")" -le 1 ]
 }
 
 @test "a daemon that is not there: exit 4" {

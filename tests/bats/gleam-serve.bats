@@ -9,6 +9,7 @@ setup() {
 
 teardown() {
 	serve_kill
+	mitm_kill
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 }
 
@@ -281,6 +282,76 @@ teardown() {
 	serve_stop
 }
 
+# ---- the sealed channel, attacked by tests/bats/mitm.py -------------------
+
+# probe_via [ARGS...]: gleam-probe's status and one echo through the proxy.
+probe_via() {
+	"$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$@" "$MITM_ADDR"
+}
+
+@test "sealed: a record tampered with on its way to the server ends the connection there; the client gets no answer" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_start -k "$BATS_TEST_TMPDIR/key"
+	# Byte 20 is in the first record's body: the STATUS request.
+	mitm_start "$SERVE_PORT" -f c2s:20
+	run -4 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	[[ "$output" == *"ok: false"* ]]
+	[[ "$output" != *"max_clients"* ]]
+	grep -q "client 127.0.0.1:[0-9]* (gleam-probe): record 0 does not authenticate (tampered with, replayed or forged), closing" "$SERVE_LOG"
+	serve_stop
+}
+
+@test "sealed: a record tampered with on its way to the client is refused there with the reason" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_start -k "$BATS_TEST_TMPDIR/key"
+	# The status reply's first record.
+	mitm_start "$SERVE_PORT" -f s2c:100
+	run -1 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	[ "$stderr" = "gleam-probe: $MITM_ADDR: record 0 does not authenticate (tampered with, replayed or forged)" ]
+	[[ "$output" == *"ok: false"* ]]
+	[[ "$output" != *"max_clients"* ]]
+	serve_stop
+}
+
+@test "sealed: with a key nothing after the handshake reads in the clear; without one the status does" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	printf 'name: plain-sight-host\n' >"$CONF"
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/key"
+	mitm_start "$SERVE_PORT" -c "$BATS_TEST_TMPDIR/sealed"
+	run -0 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	[[ "$output" == *"host: plain-sight-host"* ]]
+	mitm_kill
+	serve_stop
+	# The status went by, and not one of its words can be read.
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/sealed.s2c")" -gt 200 ]
+	[ -s "$BATS_TEST_TMPDIR/sealed.c2s" ]
+	! grep -a -q -e plain-sight-host -e max_clients -e gleam-probe "$BATS_TEST_TMPDIR/sealed.s2c" "$BATS_TEST_TMPDIR/sealed.c2s"
+	serve_start -f "$CONF"
+	mitm_start "$SERVE_PORT" -c "$BATS_TEST_TMPDIR/clear"
+	run -0 --separate-stderr probe_via
+	grep -a -q plain-sight-host "$BATS_TEST_TMPDIR/clear.s2c"
+	grep -a -q max_clients "$BATS_TEST_TMPDIR/clear.s2c"
+	serve_stop
+}
+
+@test "sealed: a record replayed, from another connection or twice in its own, does not open" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_start -k "$BATS_TEST_TMPDIR/key"
+	mitm_start "$SERVE_PORT" -c "$BATS_TEST_TMPDIR/cap"
+	run -0 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	mitm_kill
+	# The earlier connection's STATUS request in place of this one's.
+	mitm_start "$SERVE_PORT" -r "$BATS_TEST_TMPDIR/cap.c2s"
+	run -4 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	[[ "$output" != *"max_clients"* ]]
+	grep -q "record 0 does not authenticate" "$SERVE_LOG"
+	mitm_kill
+	mitm_start "$SERVE_PORT" -d
+	run -4 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
+	grep -q "record 1 does not authenticate" "$SERVE_LOG"
+	serve_stop
+}
+
 @test "a client holding a key refuses a server that asks for none" {
 	make_key "$BATS_TEST_TMPDIR/key"
 	serve_start
@@ -310,20 +381,13 @@ teardown() {
 	command -v python3 >/dev/null || skip "python3 not installed"
 	printf 'backend: none\n' >"$CONF"
 	serve_start -f "$CONF"
-	run -0 python3 - "$SERVE_PORT" <<-'PY'
-	import os, socket, struct, sys
-	s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
-	def frame(t, p, i=0): return struct.pack("<IHHQ", len(p), t, 0, i) + p
-	def rd():
-	    h = b""
-	    while len(h) < 16: h += s.recv(16 - len(h))
-	    n, t, f, i = struct.unpack("<IHHQ", h); p = b""
-	    while len(p) < n: p += s.recv(n - len(p))
-	    return t, p
-	s.sendall(frame(1, struct.pack("<IHHI", 0x314D4C47, 1, 1, 0) + os.urandom(32) + b"\0\0"))
-	rd(); rd()
-	s.sendall(frame(256, struct.pack("<I", 0), 7))
-	t, p = rd()
+	run -0 env PYTHONPATH="$BATS_TEST_DIRNAME" python3 - "$SERVE_PORT" <<-'PY'
+	import socket, struct, sys
+	from gleamwire import Conn
+	c = Conn(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5))
+	c.handshake()
+	c.send(256, struct.pack("<I", 0), 7)
+	t, _, _, p = c.frame()
 	print(t, p[6:].decode())
 	PY
 	[ "$output" = "5 this server runs no CUDA backend (disabled)" ]

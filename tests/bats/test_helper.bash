@@ -64,3 +64,20 @@ serve_kill() {
 	{ kill -KILL "$SERVE_PID" && wait "$SERVE_PID"; } 2>/dev/null || true
 	SERVE_PID=
 }
+
+# mitm_start TARGET-PORT [MITM-ARGS...]: tests/bats/mitm.py between the
+# clients and a server, to attack its records; sets MITM_PID, MITM_ADDR.
+mitm_start() {
+	local port=$1 log=$BATS_TEST_TMPDIR/mitm.$$.$RANDOM.log
+	shift
+	python3 "$BATS_TEST_DIRNAME/mitm.py" "$@" "$port" 2>"$log" 3>&- &
+	MITM_PID=$!
+	MITM_ADDR=127.0.0.1:$(wait_listen "$log" "$MITM_PID") || return 1
+}
+
+# mitm_kill: for teardown, and between two proxies in a test.
+mitm_kill() {
+	[ -n "${MITM_PID:-}" ] || return 0
+	{ kill -KILL "$MITM_PID" && wait "$MITM_PID"; } 2>/dev/null || true
+	MITM_PID=
+}

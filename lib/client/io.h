@@ -101,6 +101,12 @@ int		 rconn_fd(void);
 int		 rspin_ok(void);
 int		 rzstd_forced(void);
 void		 rlost_because(const char *why);
+/*
+ * The main connection's records (chan.h), for bulk lanes' keys
+ * (chan_init_lane); constant once io_start succeeded.
+ */
+struct chan;
+const struct chan *io_chan(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
 

@@ -495,6 +495,8 @@ io_direct(struct io *io)
 	pthread_mutex_lock(&tlock);
 	w->filling = 0;
 	w->direct = 1;
+	log_trace("reply %llu: %zu bytes straight to their place",
+	    (unsigned long long)h.id, got);
 	waiter_answer(w, &h, rb + PROTO_HDR_LEN);
 	pthread_mutex_unlock(&tlock);
 	/* The frame's header is done with: what follows is the next record. */

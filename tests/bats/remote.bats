@@ -437,6 +437,37 @@ run_prog() {
 	[ -z "$(pgrep -P "$SERVE_PID")" ]
 }
 
+@test "a server that demands a key: the calls in sealed records, the same output as without, both isolations" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	local p iso nth=0
+	local -a want
+	for p in vecadd memcpy printf; do
+		run_prog static $p
+		[ "$status" -eq 0 ]
+		want[$nth]=$output
+		nth=$((nth + 1))
+	done
+	for iso in process thread; do
+		serve_kill
+		{ cat "$SERVE_CONF"; echo "isolation: $iso"; } >"$BATS_TEST_TMPDIR/k.yaml"
+		serve_start -f "$BATS_TEST_TMPDIR/k.yaml" -k "$BATS_TEST_TMPDIR/key"
+		nth=0
+		for p in vecadd memcpy printf; do
+			run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+			    -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/$p"
+			[ "$status" -eq 0 ]
+			# (Threads print the device's output on the server's.)
+			[ $p = printf ] && [ $iso = thread ] || [ "$output" = "${want[$nth]}" ]
+			nth=$((nth + 1))
+		done
+		# Large device-to-host copies, received straight into place.
+		GLEAM_CACHE=0 run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" \
+		    -s "$SERVE_ADDR" -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/cacheload" -m 64
+		[ "${lines[-1]}" = "cacheload: ok" ]
+		if grep "authenticate" "$SERVE_LOG"; then false; fi
+	done
+}
+
 @test "the server killed mid-run: the program gets a CUDA error within seconds" {
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" \
 	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &

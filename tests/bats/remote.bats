@@ -538,6 +538,81 @@ run_prog() {
 	grep -q "acknowledgement of 1099511627776 bytes out of order, closing" "$SERVE_LOG"
 }
 
+# tamper_proxy DIR: relays 127.0.0.1:$PROXY_PORT to the server, changing
+# one bit in the middle of the first record of 64 KiB or more that goes in
+# direction DIR (s2c or c2s) after the handshake (of a key).
+tamper_proxy() {
+	python3 - "$SERVE_PORT" "$1" "$BATS_TEST_TMPDIR/proxy.port" <<-'PY' 3>&- &
+	import socket, struct, sys, threading
+	sport, mode, pf = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+	ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+	open(pf, "w").write(str(ls.getsockname()[1]))
+	def pump(src, dst, tamper):
+	    try: relay(src, dst, tamper)
+	    except OSError: pass
+	    for x in (src, dst): x.close()
+	def relay(src, dst, tamper):
+	    buf = b""; frames = True; done = False; off = 0
+	    while True:
+	        d = src.recv(1 << 20)
+	        if not d: return
+	        if tamper and not done:
+	            buf += d
+	            # Walk frames until AUTH or WELCOME, then records' headers.
+	            while True:
+	                if len(buf) - off < 16: break
+	                n, t = struct.unpack("<IH", buf[off:off + 6])
+	                if frames:
+	                    if len(buf) - off < 16 + n: break
+	                    off += 16 + n
+	                    frames = t not in (3, 4)	# AUTH, WELCOME
+	                    continue
+	                if n >= 1 << 16:
+	                    if len(buf) < off + 16 + n // 2 + 1: break
+	                    buf = bytearray(buf); buf[off + 16 + n // 2] ^= 1; buf = bytes(buf)
+	                    done = True
+	                    break
+	                if len(buf) - off < 16 + n: break
+	                off += 16 + n
+	            if done or off > 0:
+	                k = len(buf) if done else off
+	                dst.sendall(buf[:k]); buf = buf[k:]; off = 0
+	            continue
+	        dst.sendall(d)
+	while True:	# gleam-run's check first, then the program
+	    a, _ = ls.accept(); b = socket.create_connection(("127.0.0.1", sport))
+	    threading.Thread(target=pump, args=(a, b, mode == "c2s"), daemon=True).start()
+	    threading.Thread(target=pump, args=(b, a, mode == "s2c"), daemon=True).start()
+	PY
+	PROXY_PID=$!
+	local n=0
+	while [ ! -s "$BATS_TEST_TMPDIR/proxy.port" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	PROXY_PORT=$(cat "$BATS_TEST_TMPDIR/proxy.port")
+}
+
+@test "a sealed record changed on the way: the connection ends, the program gets an error, never the bytes" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_kill
+	serve_start -f "$SERVE_CONF" -k "$BATS_TEST_TMPDIR/key"
+	local dir
+	for dir in s2c c2s; do
+		rm -f "$BATS_TEST_TMPDIR/proxy.port"
+		tamper_proxy $dir
+		GLEAM_CACHE=0 run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" \
+		    -s "127.0.0.1:$PROXY_PORT" -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/cacheload" -m 16
+		{ kill "$PROXY_PID" && wait "$PROXY_PID"; } 2>/dev/null || true
+		echo "$dir: $status: $stderr"
+		[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+		[[ "$output" != *"cacheload: ok"* ]]
+		if [ $dir = s2c ]; then
+			[[ "$stderr" == *"gleam: server 127.0.0.1:$PROXY_PORT lost: record "*" does not authenticate (tampered with, replayed or forged)"* ]]
+		else
+			grep -q "does not authenticate (tampered with, replayed or forged), closing" "$SERVE_LOG"
+		fi
+	done
+}
+
 @test "the server killed mid-run: the program gets a CUDA error within seconds" {
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" \
 	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &

@@ -857,10 +857,7 @@ remote_drain(struct remote *r)
 	return 0;
 }
 
-/*
- * Reads what is there (at least one byte) and opens the records it
- * completes; -1 on EOF, error, or a record that does not open.
- */
+/* Reads what is there (at least one byte); -1 on EOF or error. */
 static int
 remote_read(struct remote *r)
 {
@@ -906,7 +903,7 @@ remote_read(struct remote *r)
 		return -1;
 	r->rd.raw += (size_t)n;
 	__atomic_add_fetch(&r->stats->bytes_in, (uint64_t)n, __ATOMIC_RELAXED);
-	return remote_open_records(r);
+	return 0;
 }
 
 static void *
@@ -914,7 +911,7 @@ remote_main(void *arg)
 {
 	struct remote *r = arg;
 
-	/* What the handoff left unopened (a record's start, normally). */
+	/* Records are opened as they come, the handoff's first. */
 	for (;;) {
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1)
 			break;

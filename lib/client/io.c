@@ -575,6 +575,8 @@ io_plain_at(const struct io *io, size_t off)
 static int
 io_take(struct io *io)
 {
+	int fresh = 0;
+
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
 		pthread_mutex_unlock(&tlock);
@@ -586,27 +588,23 @@ io_take(struct io *io)
 		io->out = sendq;
 		sendq = t;
 		sendq.len = 0;
-		io->off = 0;
 		taken += io->out.len;
 		io->t0 = now_ns();
 		io->waited = 0;
+		fresh = 1;
 		pthread_cond_broadcast(&tcond);
-		if (io_seal(io) == -1) {
-			io_lost_locked("out of memory");
-			pthread_mutex_unlock(&tlock);
-			return -1;
-		}
 	} else if (io->off == io->wlen && chan_ack_due(&rconn.ch)) {
 		/* Nothing to say, but that much came in: acknowledged. */
 		io->out.len = 0;
-		if (io_seal(io) == -1) {
-			io_lost_locked("out of memory");
-			pthread_mutex_unlock(&tlock);
-			return -1;
-		}
+		fresh = 1;
 	}
-	io_busy = io->off < io->wlen;
+	io_busy = fresh || io->off < io->wlen;
 	pthread_mutex_unlock(&tlock);
+	/* The batch is the I/O thread's now: sealed without the lock. */
+	if (fresh && io_seal(io) == -1) {
+		io_lost("out of memory");
+		return -1;
+	}
 	return 0;
 }
 

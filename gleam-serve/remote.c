@@ -12,6 +12,7 @@
 
 #include "backend.h"
 #include "chan.h"
+#include "chanrd.h"
 #include "check.h"
 #include "log.h"
 #include "util.h"
@@ -37,9 +38,16 @@ struct remote {
 	struct remote_stats	*stats;
 	void			*token;
 	struct rclient		 cl;
+	struct chan		 ch;		/* the connection's records */
 	uint8_t			*in;		/* bytes read, not yet served */
-	size_t			 inlen, incap;
-	struct pw		 out;		/* replies not yet sent */
+	struct chanrd		 rd;		/* what they are (chanrd.h) */
+	size_t			 incap;
+	struct pw		 out;		/* replies not yet sent: frames */
+	/* Where a record must start in out: before (and after) a large
+	 * reply, so that the client may take it straight to its place. */
+	size_t			 brk[16];
+	unsigned		 nbrk;
+	uint8_t			*seal;		/* a sealed tail's pieces */
 	int			 opened;
 	int			 pin;		/* 1: try to pin r->in, 0: don't */
 	struct wclient		*wc;		/* its weight cache state */
@@ -55,12 +63,26 @@ struct remote {
 #define PIN_MAX		(64u << 20)
 #define READ_MIN	(1u << 16)	/* bytes a read asks for at least */
 #define REPLY_DIRECT	(256u << 10)	/* a blob this large is not copied */
+/*
+ * A reply this large starts a record of its own, which it fills: the
+ * client library receives it straight into its destination (io.c,
+ * DIRECT_MIN).
+ */
+#define REPLY_OWN	(64u << 10)
+/*
+ * The client library's records hold at most this much (io.c, IO_REC_MAX);
+ * a record is all in before any of it is used, so the input has room for
+ * one beside a frame.  Larger ones (other clients) grow the buffer.
+ */
+#define REC_ROOM	((1u << 20) + 2 * CHAN_HDR + CHAN_TAG)
+#define SEAL_PIECE	(1u << 20)	/* a sealed tail goes in pieces */
 
 static void
 remote_pin(struct remote *r)
 {
 	const struct backend *be = r->env->be;
-	size_t cap = PROTO_HDR_LEN + (size_t)r->env->max_frame + READ_MIN;
+	size_t cap = PROTO_HDR_LEN + (size_t)r->env->max_frame + REC_ROOM +
+	    READ_MIN;
 	uint8_t *nb;
 
 	if (!r->pin || !r->opened)
@@ -76,7 +98,7 @@ remote_pin(struct remote *r)
 			r->pin = 0;
 			return;
 		}
-		memcpy(nb, r->in, r->inlen);
+		memcpy(nb, r->in, chanrd_used(&r->rd));
 		free(r->in);
 		r->in = nb;
 		r->incap = cap;
@@ -260,48 +282,156 @@ remote_error(struct remote *r, uint64_t id, uint32_t code, const char *text)
 	    proto_err_name(code), text);
 }
 
-/*
- * Sends what is queued, then len bytes at p (if any) in the same sendmsg:
- * a large reply's payload goes from where the backend put it (a pinned
- * scratch, say), not copied into the queue first.  -1 when the client is
- * gone.
- */
-static int
-remote_flush_with(struct remote *r, const void *p, size_t len)
+/* A record must start at off of the output (if there is room to say so). */
+static void
+remote_brk(struct remote *r, size_t off)
 {
-	struct iovec iov[2];
-	struct msghdr m;
-	size_t total = r->out.len + len;
-	ssize_t n;
+	if (off > 0 && r->nbrk < sizeof r->brk / sizeof r->brk[0] &&
+	    (r->nbrk == 0 || r->brk[r->nbrk - 1] < off))
+		r->brk[r->nbrk++] = off;
+}
 
-	if (r->out.bad)
-		return -1;
-	iov[0].iov_base = r->out.p;
-	iov[0].iov_len = r->out.len;
-	iov[1].iov_base = (void *)p;
-	iov[1].iov_len = len;
-	memset(&m, 0, sizeof m);
-	m.msg_iov = iov;
-	m.msg_iovlen = 2;
-	while (iov[0].iov_len + iov[1].iov_len > 0) {
-		n = sendmsg(r->fd, &m, MSG_NOSIGNAL);
-		if (n == -1) {
+#define IOV_N	48	/* iovecs a sendmsg takes from us at most */
+
+/* What a flush writes: iovecs, and the records' headers and tags. */
+struct rwire {
+	struct iovec	 iov[IOV_N];
+	uint8_t		 ht[IOV_N / 3][CHAN_HDR + CHAN_TAG];
+	int		 n, k;
+};
+
+/* Writes all of w; -1 when the client is gone. */
+static int
+remote_writev(struct remote *r, struct rwire *w)
+{
+	struct iovec *iov = w->iov;
+	struct msghdr m;
+	size_t total = 0;
+	ssize_t n;
+	int i, left = w->n;
+
+	for (i = 0; i < w->n; i++)
+		total += w->iov[i].iov_len;
+	while (left > 0) {
+		memset(&m, 0, sizeof m);
+		m.msg_iov = iov;
+		m.msg_iovlen = (size_t)left;
+		if ((n = sendmsg(r->fd, &m, MSG_NOSIGNAL)) == -1) {
 			if (errno == EINTR)
 				continue;
 			return -1;
 		}
-		if ((size_t)n >= iov[0].iov_len) {
-			n -= (ssize_t)iov[0].iov_len;
-			iov[0].iov_len = 0;
-			iov[1].iov_base = (char *)iov[1].iov_base + n;
-			iov[1].iov_len -= (size_t)n;
-		} else {
-			iov[0].iov_base = (char *)iov[0].iov_base + n;
-			iov[0].iov_len -= (size_t)n;
+		while (left > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			left--;
+		}
+		if (left > 0) {
+			iov->iov_base = (char *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
 		}
 	}
 	__atomic_add_fetch(&r->stats->bytes_out, total, __ATOMIC_RELAXED);
+	w->n = w->k = 0;
+	return 0;
+}
+
+static void
+rwire_add(struct rwire *w, const void *p, size_t len)
+{
+	if (len > 0) {
+		w->iov[w->n].iov_base = (void *)p;
+		w->iov[w->n].iov_len = len;
+		w->n++;
+	}
+}
+
+/*
+ * One record of the output's [off, off + alen), in place, then blen bytes
+ * of the tail at b: from where they lie in the clear; sealed, in pieces
+ * through r->seal (the tail is the backend's: it may be device memory).
+ */
+static int
+remote_record(struct remote *r, struct rwire *w, size_t off, size_t alen,
+    const uint8_t *b, size_t blen)
+{
+	uint8_t *ht;
+	size_t k;
+	int bounced = r->ch.sealed && blen > 0;
+
+	if ((w->n + 5 > IOV_N || w->k == IOV_N / 3) &&
+	    remote_writev(r, w) == -1)
+		return -1;
+	ht = w->ht[w->k++];
+	chan_seal_begin(&r->ch, ht, alen + blen);
+	chan_seal_update(&r->ch, r->out.p + off, r->out.p + off, alen);
+	rwire_add(w, ht, CHAN_HDR);
+	rwire_add(w, r->out.p + off, alen);
+	if (!r->ch.sealed)
+		rwire_add(w, b, blen);
+	else if (blen > 0) {
+		if (r->seal == NULL && (r->seal = malloc(SEAL_PIECE)) == NULL)
+			return -1;
+		for (; blen > 0; b += k, blen -= k) {
+			k = blen < SEAL_PIECE ? blen : SEAL_PIECE;
+			chan_seal_update(&r->ch, r->seal, b, k);
+			rwire_add(w, r->seal, k);
+			if (blen > k && remote_writev(r, w) == -1)
+				return -1;
+		}
+	}
+	rwire_add(w, ht + CHAN_HDR, chan_seal_final(&r->ch, ht + CHAN_HDR));
+	/* r->seal is used again by the next record. */
+	return bounced ? remote_writev(r, w) : 0;
+}
+
+/*
+ * Sends the output, in records, then (if any) the last len bytes of its
+ * last frame from p: a large reply's payload goes from where the backend
+ * put it (a pinned scratch, say), not copied into the output first.
+ * Nothing to send, but much read since our last word: an empty record
+ * acknowledges it.  -1 when the client is gone.
+ */
+static int
+remote_flush_with(struct remote *r, const void *p, size_t len)
+{
+	struct rwire w;
+	const uint8_t *tail = p;
+	size_t off = 0, end, a;
+	unsigned b = 0;
+
+	w.n = w.k = 0;
+	if (r->out.bad)
+		return -1;
+	if (r->out.len == 0 && len == 0) {
+		if (!chan_ack_due(&r->ch))
+			return 0;
+		return remote_record(r, &w, 0, 0, NULL, 0) == -1 ? -1 :
+		    remote_writev(r, &w);
+	}
+	while (off < r->out.len || len > 0) {
+		/* Up to the next break, CHAN_BODY_MAX at most. */
+		while (b < r->nbrk && r->brk[b] <= off)
+			b++;
+		end = b < r->nbrk ? r->brk[b] : r->out.len;
+		a = end - off < CHAN_BODY_MAX ? end - off : CHAN_BODY_MAX;
+		if (end == r->out.len && len > 0) {
+			/* The last frame and its tail. */
+			size_t t = CHAN_BODY_MAX - a;
+
+			t = len < t ? len : t;
+			if (remote_record(r, &w, off, a, tail, t) == -1)
+				return -1;
+			tail += t;
+			len -= t;
+		} else if (remote_record(r, &w, off, a, NULL, 0) == -1)
+			return -1;
+		off += a;
+	}
+	if (remote_writev(r, &w) == -1)
+		return -1;
 	r->out.len = 0;
+	r->nbrk = 0;
 	/* A large reply's buffer is not kept for the life of the client. */
 	if (r->out.cap > (64u << 20)) {
 		pw_free(&r->out);
@@ -494,18 +624,11 @@ remote_dtoh_lanes(struct remote *r, struct rcall *c, int *rc)
 	return 0;
 }
 
-/*
- * The client's records, the parent of its lanes'.  XXX until this
- * connection speaks records (the main connection's conversion): lanes in
- * the clear.  Then: return &r->ch (whatever holds its struct chan).
- */
+/* The client's records, the parent of its lanes'. */
 static const struct chan *
 remote_chan(struct remote *r)
 {
-	static const struct chan clear = { .on = 1, .server = 1 };
-
-	(void)r;
-	return &clear;
+	return &r->ch;
 }
 
 /* One whole frame; returns -1 to end the session. */
@@ -687,6 +810,12 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		} else {
 			rh.len = (uint32_t)len;
 			proto_hdr_encode(r->out.p + at, &rh);
+			/* On a record of its own: see REPLY_OWN. */
+			if (tail != NULL || len >= REPLY_OWN) {
+				remote_brk(r, at);
+				if (tail == NULL)
+					remote_brk(r, r->out.len);
+			}
 		}
 	}
 	sent = tail != NULL ? remote_flush_with(r, tail->p, tail->len) : 0;
@@ -696,6 +825,18 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	return sent;
 }
 
+/* Opens the whole records read; -1: one did not, the session ends. */
+static int
+remote_open_records(struct remote *r)
+{
+	if (chanrd_open(&r->ch, r->in, &r->rd) == -1) {
+		log_warn("client %s (%s): %s, closing", r->cl.addr, r->cl.name,
+		    r->ch.err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Serves every whole frame in the input; -1 to end the session. */
 static int
 remote_drain(struct remote *r)
@@ -703,13 +844,13 @@ remote_drain(struct remote *r)
 	struct frame_hdr h;
 	size_t off = 0;
 
-	while (r->inlen - off >= PROTO_HDR_LEN) {
+	while (r->rd.plain - off >= PROTO_HDR_LEN) {
 		proto_hdr_decode(r->in + off, &h);
 		if (h.len > r->env->max_frame) {
 			remote_error(r, h.id, PERR_TOOBIG, "frame over the limit");
 			return -1;
 		}
-		if (r->inlen - off < PROTO_HDR_LEN + (size_t)h.len)
+		if (r->rd.plain - off < PROTO_HDR_LEN + (size_t)h.len)
 			break;
 		if (remote_serve(r, &h, r->in + off + PROTO_HDR_LEN) == -1)
 			return -1;
@@ -721,8 +862,7 @@ remote_drain(struct remote *r)
 		if (r->out.len >= (1u << 20) && remote_flush(r) == -1)
 			return -1;
 	}
-	memmove(r->in, r->in + off, r->inlen - off);
-	r->inlen -= off;
+	chanrd_consume(r->in, &r->rd, off);
 	return 0;
 }
 
@@ -730,24 +870,19 @@ remote_drain(struct remote *r)
 static int
 remote_read(struct remote *r)
 {
-	struct frame_hdr h;
-	size_t want = READ_MIN;
+	size_t used = chanrd_used(&r->rd);
+	size_t want = chanrd_ask(&r->ch, &r->rd, READ_MIN);
 	uint8_t *nb;
 	ssize_t n;
 
-	if (r->inlen >= PROTO_HDR_LEN) {
-		proto_hdr_decode(r->in, &h);
-		if (PROTO_HDR_LEN + (size_t)h.len > r->inlen + want)
-			want = PROTO_HDR_LEN + (size_t)h.len - r->inlen;
-	}
-	if (r->incap - r->inlen < want) {
+	if (r->incap - used < want) {
 		/* Not when pinned (it is large enough then), but be safe. */
-		if (r->env->be->host_unpin != NULL && r->opened)
+		if (r->env->be->host_unpin != NULL && r->opened && r->in != NULL)
 			r->env->be->host_unpin(&r->cl, r->in);
-		if ((nb = realloc(r->in, r->inlen + want)) == NULL)
+		if ((nb = realloc(r->in, used + want)) == NULL)
 			return -1;
 		r->in = nb;
-		r->incap = r->inlen + want;
+		r->incap = used + want;
 	}
 	/*
 	 * For a moment after the last input, poll rather than sleep: the
@@ -760,8 +895,7 @@ remote_read(struct remote *r)
 		unsigned k = 0;
 
 		for (;;) {
-			n = recv(r->fd, r->in + r->inlen, r->incap - r->inlen,
-			    MSG_DONTWAIT);
+			n = recv(r->fd, r->in + used, want, MSG_DONTWAIT);
 			if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR) || now_ns() - t0 >= r->env->spin_ns)
 				break;
@@ -772,12 +906,11 @@ remote_read(struct remote *r)
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR || r->env->spin_ns == 0))
 		do
-			n = recv(r->fd, r->in + r->inlen,
-			    r->incap - r->inlen, 0);
+			n = recv(r->fd, r->in + used, want, 0);
 		while (n == -1 && errno == EINTR);
 	if (n <= 0)
 		return -1;
-	r->inlen += (size_t)n;
+	r->rd.raw += (size_t)n;
 	__atomic_add_fetch(&r->stats->bytes_in, (uint64_t)n, __ATOMIC_RELAXED);
 	return 0;
 }
@@ -787,8 +920,9 @@ remote_main(void *arg)
 {
 	struct remote *r = arg;
 
+	/* Records are opened as they come, the handoff's first. */
 	for (;;) {
-		if (remote_drain(r) == -1)
+		if (remote_open_records(r) == -1 || remote_drain(r) == -1)
 			break;
 		remote_pin(r);
 		/* Everything answered so far leaves in one send. */
@@ -833,18 +967,21 @@ remote_main(void *arg)
 	}
 	free(r->cl.ranges);
 	free(r->in);
+	free(r->seal);
 	pw_free(&r->out);
+	chan_fini(&r->ch);
 	r->env->done(r->env->arg, r->token);
 	free(r);
 	return NULL;
 }
 
 static struct remote *
-remote_new(int fd, const char *addr, const char *name, const void *pending,
-    size_t len, const struct remote_env *env, struct remote_stats *stats,
-    void *token)
+remote_new(int fd, const char *addr, const char *name,
+    struct remote_handoff *ho, const struct remote_env *env,
+    struct remote_stats *stats, void *token)
 {
 	struct remote *r;
+	size_t len = ho->plainlen + ho->rawlen;
 
 	if ((r = calloc(1, sizeof *r)) == NULL)
 		return NULL;
@@ -863,46 +1000,62 @@ remote_new(int fd, const char *addr, const char *name, const void *pending,
 			free(r);
 			return NULL;
 		}
-		memcpy(r->in, pending, len);
-		r->inlen = r->incap = len;
+		if (ho->plainlen > 0)
+			memcpy(r->in, ho->plain, ho->plainlen);
+		if (ho->rawlen > 0)
+			memcpy(r->in + ho->plainlen, ho->raw, ho->rawlen);
+		r->incap = len;
+		r->rd.plain = ho->plainlen;
+		r->rd.raw = ho->rawlen;
 	}
+	/* The records' state is the thread's from here on. */
+	r->ch = ho->ch;
+	memset(&ho->ch, 0, sizeof ho->ch);
 	return r;
 }
 
+/* remote_new undone, the records' state given back. */
+static void
+remote_unnew(struct remote *r, struct remote_handoff *ho)
+{
+	ho->ch = r->ch;
+	htab_free(&r->cl.objs);
+	htab_free(&r->stages);
+	free(r->in);
+	free(r);
+}
+
 int
-remote_start(int fd, const char *addr, const char *name, const void *pending,
-    size_t len, const struct remote_env *env, struct remote_stats *stats,
-    void *token)
+remote_start(int fd, const char *addr, const char *name,
+    struct remote_handoff *ho, const struct remote_env *env,
+    struct remote_stats *stats, void *token)
 {
 	pthread_attr_t attr;
 	pthread_t tid;
 	struct remote *r;
 	int rc;
 
-	if ((r = remote_new(fd, addr, name, pending, len, env, stats,
-	    token)) == NULL)
+	if ((r = remote_new(fd, addr, name, ho, env, stats, token)) == NULL)
 		return -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&tid, &attr, remote_main, r);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
-		free(r->in);
-		free(r);
+		remote_unnew(r, ho);
 		return -1;
 	}
 	return 0;
 }
 
 int
-remote_run(int fd, const char *addr, const char *name, const void *pending,
-    size_t len, const struct remote_env *env, struct remote_stats *stats,
-    void *token)
+remote_run(int fd, const char *addr, const char *name,
+    struct remote_handoff *ho, const struct remote_env *env,
+    struct remote_stats *stats, void *token)
 {
 	struct remote *r;
 
-	if ((r = remote_new(fd, addr, name, pending, len, env, stats,
-	    token)) == NULL)
+	if ((r = remote_new(fd, addr, name, ho, env, stats, token)) == NULL)
 		return -1;
 	remote_main(r);
 	return 0;

@@ -5,7 +5,8 @@
  *
  * Lifecycle: the event loop does the handshake; at the client's first
  * remoting frame, server.c takes the socket out of libevent and calls
- * remote_start with the bytes it had already read.  The thread serves the
+ * remote_start with the connection's records (their ciphers and counters)
+ * and the bytes it had already read.  The thread serves the
  * client until it disconnects or sends something hostile, frees every GPU
  * resource the client held through the backend, closes the socket, and
  * calls env->done from its own thread (the server wakes its loop).
@@ -17,6 +18,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "chan.h"
 
 struct remote_stats {
 	/* Updated by the client's thread, read by status with atomics. */
@@ -33,12 +35,25 @@ struct remote_env {
 };
 
 /*
- * Starts serving fd; pending holds len bytes read already.  client is the
- * server's token, passed back to done.  Returns -1 if no thread could be
- * started (the caller still owns fd).
+ * What the event loop hands over with the socket.  ch is moved: once
+ * remote_start or remote_run took it, ho->ch is zeroed and the thread
+ * frees its ciphers; after a failure ho->ch is the caller's again.
+ */
+struct remote_handoff {
+	struct chan	 ch;		/* the session's records */
+	const void	*plain;		/* opened, not yet served: frames, */
+	size_t		 plainlen;	/* the first remoting call first */
+	const void	*raw;		/* read, not yet opened: the start */
+	size_t		 rawlen;	/* of a record */
+};
+
+/*
+ * Starts serving fd.  client is the server's token, passed back to done.
+ * Returns -1 if no thread could be started (the caller still owns fd and
+ * ho->ch).
  */
 int	remote_start(int fd, const char *addr, const char *name,
-	    const void *pending, size_t len, const struct remote_env *,
+	    struct remote_handoff *, const struct remote_env *,
 	    struct remote_stats *, void *client);
 
 /*
@@ -47,7 +62,7 @@ int	remote_start(int fd, const char *addr, const char *name,
  * could not start.
  */
 int	remote_run(int fd, const char *addr, const char *name,
-	    const void *pending, size_t len, const struct remote_env *,
+	    struct remote_handoff *, const struct remote_env *,
 	    struct remote_stats *, void *client);
 
 #endif

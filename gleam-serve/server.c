@@ -32,6 +32,7 @@
 
 #include "exitcode.h"
 #include "gpu.h"
+#include "hshake.h"
 #include "host.h"
 #include "log.h"
 #include "net.h"
@@ -95,8 +96,8 @@ struct server {
 static void client_read(struct bufferevent *, void *);
 static void client_say_shutdown(struct client *);
 static void client_go_remote(struct client *);
-static void client_fork_worker(struct client *, int, const uint8_t *,
-    size_t);
+static void client_fork_worker(struct client *, int,
+    struct remote_handoff *);
 static void server_accept(struct evconnlistener *, evutil_socket_t,
     struct sockaddr *, int, void *);
 
@@ -316,8 +317,8 @@ worker_done(void *arg, void *token)
  * signals that ask the server to drain: the server waits for it.
  */
 static void __attribute__((noreturn))
-worker_main(struct client *c, int fd, int cfd, const uint8_t *in,
-    size_t inlen, pid_t server)
+worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
+    pid_t server)
 {
 	struct server *srv = c->srv;
 	struct remote_env env = srv->renv;
@@ -355,16 +356,19 @@ worker_main(struct client *c, int fd, int cfd, const uint8_t *in,
 	}
 	wcache_worker(cfd);
 	env.done = worker_done;
-	if (remote_run(fd, c->addr, session_client_name(c->sess), in, inlen,
-	    &env, c->rs, c) == -1)
+	if (remote_run(fd, c->addr, session_client_name(c->sess), ho, &env,
+	    c->rs, c) == -1)
 		_exit(EXIT_SOFTWARE);
 	wcache_fini();
 	_exit(EXIT_OK);
 }
 
-/* Starts the client's worker process; the server keeps no descriptor. */
+/*
+ * Starts the client's worker process; the server keeps no descriptor, nor
+ * the records' ciphers (the worker has its copy).
+ */
 static void
-client_fork_worker(struct client *c, int fd, const uint8_t *in, size_t inlen)
+client_fork_worker(struct client *c, int fd, struct remote_handoff *ho)
 {
 	struct remote_stats *rs;
 	pid_t pid, self = getpid();
@@ -375,6 +379,7 @@ client_fork_worker(struct client *c, int fd, const uint8_t *in, size_t inlen)
 	if (rs == MAP_FAILED) {
 		log_warn("client %s: %s", c->addr, strerror(errno));
 		close(fd);
+		chan_fini(&ho->ch);
 		client_free(c);
 		return;
 	}
@@ -392,6 +397,7 @@ client_fork_worker(struct client *c, int fd, const uint8_t *in, size_t inlen)
 		    strerror(errno));
 		munmap(rs, sizeof *rs);
 		close(fd);
+		chan_fini(&ho->ch);
 		if (sv[0] != -1) {
 			close(sv[0]);
 			close(sv[1]);
@@ -403,9 +409,10 @@ client_fork_worker(struct client *c, int fd, const uint8_t *in, size_t inlen)
 		c->rs = rs;
 		if (sv[0] != -1)
 			close(sv[0]);
-		worker_main(c, fd, sv[1], in, inlen, self);
+		worker_main(c, fd, sv[1], ho, self);
 	}
 	close(fd);
+	chan_fini(&ho->ch);
 	if (sv[0] != -1) {
 		close(sv[1]);
 		if (wcache_channel(sv[0]) == -1)
@@ -450,16 +457,22 @@ server_reap(evutil_socket_t sig, short what, void *arg)
 
 /*
  * The client's next frame is a remoting call: the socket leaves libevent
- * for a thread of its own, with what we had read and not yet served.
+ * for a thread of its own, with the session's records (moved: the
+ * session keeps none of its ciphers), the plaintext opened and not yet
+ * parsed (it starts with that call), and what was read of the next
+ * record.
  */
 static void
 client_go_remote(struct client *c)
 {
 	struct server *srv = c->srv;
+	struct hshake *hs = session_hshake(c->sess);
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	size_t inlen = evbuffer_get_length(in), outlen;
-	uint8_t *inbuf = NULL, *outbuf = NULL;
+	struct remote_handoff ho;
+	size_t rawlen = evbuffer_get_length(in), outlen;
+	size_t plainlen = evbuffer_get_length(hs->plain);
+	uint8_t *raw = NULL, *plain = NULL, *outbuf = NULL;
 	int fd = -1;
 
 	if (c->hs_timer != NULL) {
@@ -468,11 +481,13 @@ client_go_remote(struct client *c)
 	}
 	c->done_ev = event_new(srv->base, -1, 0, client_remote_done, c);
 	outlen = evbuffer_get_length(out);
-	if (c->done_ev == NULL || (inbuf = malloc(inlen + 1)) == NULL ||
+	if (c->done_ev == NULL || (raw = malloc(rawlen + 1)) == NULL ||
+	    (plain = malloc(plainlen + 1)) == NULL ||
 	    (outbuf = malloc(outlen + 1)) == NULL ||
 	    (fd = dup(bufferevent_getfd(c->bev))) == -1)
 		goto fail;
-	evbuffer_remove(in, inbuf, inlen);
+	evbuffer_remove(in, raw, rawlen);
+	evbuffer_remove(hs->plain, plain, plainlen);
 	evbuffer_remove(out, outbuf, outlen);
 	c->bytes_out += outlen;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -483,28 +498,39 @@ client_go_remote(struct client *c)
 	bufferevent_free(c->bev);	/* closes the original descriptor */
 	c->bev = NULL;
 	c->remote = 1;
+	memset(&ho, 0, sizeof ho);
+	ho.ch = hs->chan;
+	memset(&hs->chan, 0, sizeof hs->chan);
+	ho.plain = plain;
+	ho.plainlen = plainlen;
+	ho.raw = raw;
+	ho.rawlen = rawlen;
 	if (srv->iso == ISO_PROCESS) {
-		client_fork_worker(c, fd, inbuf, inlen);
-		free(inbuf);
+		client_fork_worker(c, fd, &ho);
+		free(raw);
+		free(plain);
 		free(outbuf);
 		return;
 	}
-	if (remote_start(fd, c->addr, session_client_name(c->sess), inbuf,
-	    inlen, &srv->renv, &c->rstats, c) == -1) {
+	if (remote_start(fd, c->addr, session_client_name(c->sess), &ho,
+	    &srv->renv, &c->rstats, c) == -1) {
 		log_warn("client %s: cannot start a thread", c->addr);
+		chan_fini(&ho.ch);
 		close(fd);
 		client_free(c);
 	} else
 		log_debug("client %s (%s): remoting", c->addr,
 		    session_client_name(c->sess));
-	free(inbuf);
+	free(raw);
+	free(plain);
 	free(outbuf);
 	return;
 fail:
 	log_warn("client %s: cannot hand over: %s", c->addr, strerror(errno));
 	if (fd != -1)
 		close(fd);
-	free(inbuf);
+	free(raw);
+	free(plain);
 	free(outbuf);
 	client_free(c);
 }

@@ -44,6 +44,7 @@
 #include "client.h"
 #include "io.h"
 #include "auth.h"
+#include "chanrd.h"
 #include "conn.h"
 #include "log.h"
 #include "util.h"
@@ -377,73 +378,139 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 #define DIRECT_MIN	(64u << 10)
 
 /*
- * rb holds the start of one frame (rlen bytes, not all of it).  If it is
- * such a reply, receives the rest into the waiter's destination and
- * answers the waiter: 1 (rb is then empty).  0: the frame goes the usual
- * way; -1: the connection is gone.  While it fills the destination the
- * waiter is marked (filling), and rwait does not return before that ends,
- * even if the connection is lost meanwhile.
+ * The records this side seals hold at most this much: gleam-serve opens a
+ * record whole before it uses any of it, and keeps room for one beside
+ * its largest frame (remote.c, REC_ROOM).
+ */
+#define IO_REC_MAX	(1u << 20)
+
+/* The I/O thread's own state: the batch being sent, the bytes received. */
+struct io {
+	struct pw	 out;		/* being sent: plaintext frames */
+	uint8_t		(*ht)[CHAN_HDR + CHAN_TAG];	/* its records' */
+	size_t		 nrec, htcap;	/* headers and tags */
+	size_t		 wlen;		/* its bytes on the wire */
+	size_t		 off;		/* of them sent */
+	uint64_t	 t0;		/* when it was taken */
+	int		 waited;	/* it had to wait on the link */
+	uint8_t		*rb;		/* received (chanrd.h) */
+	struct chanrd	 rd;
+	size_t		 rcap, rmax;
+	uint64_t	 last_io;	/* the last bytes sent or received */
+};
+
+/* Reads exactly n bytes (blocking).  -1: lost, said so. */
+static int
+io_read_all(void *buf, size_t n)
+{
+	ssize_t k;
+
+	while (n > 0) {
+		k = recv(rconn.fd, buf, n, MSG_WAITALL);
+		if (k == -1 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			rlost_because(k == 0 ? "connection closed by the "
+			    "server" : strerror(errno));
+			return -1;
+		}
+		buf = (uint8_t *)buf + k;
+		n -= (size_t)k;
+		stats_bytes(0, (uint64_t)k);
+	}
+	return 0;
+}
+
+/*
+ * A large record has begun (its header taken), with nothing received
+ * before it left to parse: rb holds the first rd.raw bytes of its body
+ * and maybe more.  If the record is one reply frame whose one blob a
+ * waiter wants at w->dst (a device-to-host piece, see DIRECT_MIN), its
+ * body is decrypted straight there as it comes, and the waiter answered
+ * only once the record's tag checked: 1.  0: it goes the usual way (the
+ * frame's header, opened, is pending in rb).  -1: the connection is gone
+ * (a tag that fails too: then the waiter gets an error, never the bytes).
+ * While it fills the destination the waiter is marked (filling), and
+ * rwait does not return before that ends.
  */
 static int
-io_direct(const uint8_t *rb, size_t *rlen)
+io_direct(struct io *io)
 {
-	const uint8_t *p = rb + PROTO_HDR_LEN;
+	struct chan *ch = &rconn.ch;
+	const size_t head = PROTO_HDR_LEN + 8;
+	size_t body = ch->rx_left, tl = ch->sealed ? CHAN_TAG : 0, k, got;
+	uint8_t *rb = io->rb, tag[CHAN_TAG];
 	struct frame_hdr h;
 	struct rwait *w;
-	size_t got;
-	ssize_t n = 1;
 	char *dst;
 
-	if (*rlen < PROTO_HDR_LEN + 8)
-		return 0;
+	if (io->rd.raw < head) {
+		if (io_read_all(rb + io->rd.raw, head - io->rd.raw) == -1)
+			return -1;
+		io->rd.raw = head;
+	}
+	/* Not trusted yet: only to pick the waiter, checked at the end. */
+	chan_open_update(ch, rb, rb, head);
+	io->rd.pend = head;
+	io->rd.raw -= head;
 	proto_hdr_decode(rb, &h);
-	if (h.len < DIRECT_MIN || h.flags != FL_REPLY ||
-	    *rlen >= PROTO_HDR_LEN + (size_t)h.len)
+	if (h.flags != FL_REPLY || PROTO_HDR_LEN + (size_t)h.len != body)
 		return 0;
 	pthread_mutex_lock(&tlock);
-	if ((w = waiter_find(&h)) == NULL || !waiter_wants(w, &h, p)) {
+	if ((w = waiter_find(&h)) == NULL ||
+	    !waiter_wants(w, &h, rb + PROTO_HDR_LEN)) {
 		pthread_mutex_unlock(&tlock);
 		return 0;
 	}
 	w->filling = 1;
 	pthread_mutex_unlock(&tlock);
 	dst = w->dst;
-	got = *rlen - PROTO_HDR_LEN - 8;
-	memcpy(dst, p + 8, got);
-	while (got < w->dstlen) {
-		n = recv(rconn.fd, dst + got, w->dstlen - got, MSG_WAITALL);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		stats_bytes(0, (uint64_t)n);
+	/* What came with the header, then the rest where it goes. */
+	k = io->rd.raw < ch->rx_left ? io->rd.raw : ch->rx_left;
+	chan_open_update(ch, (uint8_t *)dst, rb + head, k);
+	got = k;
+	memmove(rb + head, rb + head + k, io->rd.raw - k);
+	io->rd.raw -= k;
+	while (ch->rx_left > 0) {
+		k = ch->rx_left;
+		if (io_read_all(dst + got, k) == -1)
+			goto lost;
+		chan_open_update(ch, (uint8_t *)dst + got,
+		    (uint8_t *)dst + got, k);
+		got += k;
 	}
-	pthread_mutex_lock(&tlock);
-	w->filling = 0;
-	if (got < w->dstlen) {
-		io_lost_locked(n == 0 ? "connection closed by the server" :
-		    strerror(errno));
+	k = io->rd.raw < tl ? io->rd.raw : tl;
+	memcpy(tag, rb + head, k);
+	memmove(rb + head, rb + head + k, io->rd.raw - k);
+	io->rd.raw -= k;
+	if (k < tl && io_read_all(tag + k, tl - k) == -1)
+		goto lost;
+	if (chan_open_final(ch, tl ? tag : NULL) == -1) {
+		pthread_mutex_lock(&tlock);
+		w->filling = 0;
+		io_lost_locked(ch->err);
 		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
+	pthread_mutex_lock(&tlock);
+	w->filling = 0;
 	w->direct = 1;
-	waiter_answer(w, &h, p);
+	log_trace("reply %llu: %zu bytes straight to their place",
+	    (unsigned long long)h.id, got);
+	waiter_answer(w, &h, rb + PROTO_HDR_LEN);
 	pthread_mutex_unlock(&tlock);
-	*rlen = 0;
+	/* The frame's header is done with: what follows is the next record. */
+	memmove(rb, rb + head, io->rd.raw);
+	io->rd.pend = 0;
+	io->rd.inrec = 0;
 	return 1;
+lost:
+	pthread_mutex_lock(&tlock);
+	w->filling = 0;
+	pthread_cond_broadcast(&tcond);
+	pthread_mutex_unlock(&tlock);
+	return -1;
 }
-
-/* The I/O thread's own state: the batch being sent, the bytes received. */
-struct io {
-	struct pw	 out;		/* being sent */
-	size_t		 off;		/* of it sent */
-	uint64_t	 t0;		/* when it was taken */
-	int		 waited;	/* it had to wait on the link */
-	uint8_t		*rb;		/* received, not yet a whole frame */
-	size_t		 rlen, rcap, rmax;
-	uint64_t	 last_io;	/* the last bytes sent or received */
-};
 
 /* Says why the connection is gone, from the I/O thread. */
 static void
@@ -455,6 +522,52 @@ io_lost(const char *why)
 }
 
 /*
+ * Seals the batch in io->out into records of IO_REC_MAX at most, in place:
+ * their headers and tags aside (io->ht), sent between the bodies.  An
+ * empty batch is one empty record (an acknowledgement).
+ */
+static int
+io_seal(struct io *io)
+{
+	size_t i, n, off = 0;
+	void *nh;
+
+	io->nrec = io->out.len == 0 ? 1 :
+	    (io->out.len + IO_REC_MAX - 1) / IO_REC_MAX;
+	if (io->nrec > io->htcap) {
+		if ((nh = reallocarray(io->ht, io->nrec, sizeof *io->ht)) ==
+		    NULL)
+			return -1;
+		io->ht = nh;
+		io->htcap = io->nrec;
+	}
+	for (i = 0; i < io->nrec; i++) {
+		n = io->out.len - off < IO_REC_MAX ? io->out.len - off :
+		    IO_REC_MAX;
+		chan_seal_begin(&rconn.ch, io->ht[i], n);
+		chan_seal_update(&rconn.ch, io->out.p + off, io->out.p + off,
+		    n);
+		chan_seal_final(&rconn.ch, io->ht[i] + CHAN_HDR);
+		off += n;
+	}
+	io->wlen = chan_wire(&rconn.ch, 0) * io->nrec + io->out.len;
+	io->off = 0;
+	return 0;
+}
+
+/* The plaintext bytes of the batch in its first off bytes on the wire. */
+static size_t
+io_plain_at(const struct io *io, size_t off)
+{
+	size_t rw = chan_wire(&rconn.ch, IO_REC_MAX), in = off % rw, b;
+
+	b = in < CHAN_HDR ? 0 : in - CHAN_HDR;
+	b = b < IO_REC_MAX ? b : IO_REC_MAX;
+	b += off / rw * IO_REC_MAX;
+	return b < io->out.len ? b : io->out.len;
+}
+
+/*
  * Takes what the program's threads queued, once the batch before it is
  * out (the two buffers swap, so their pages stay touched).  -1 once the
  * connection is down.
@@ -462,25 +575,36 @@ io_lost(const char *why)
 static int
 io_take(struct io *io)
 {
+	int fresh = 0;
+
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
 		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
-	if (io->off == io->out.len && sendq.len > 0) {
+	if (io->off == io->wlen && sendq.len > 0) {
 		struct pw t = io->out;
 
 		io->out = sendq;
 		sendq = t;
 		sendq.len = 0;
-		io->off = 0;
 		taken += io->out.len;
 		io->t0 = now_ns();
 		io->waited = 0;
+		fresh = 1;
 		pthread_cond_broadcast(&tcond);
+	} else if (io->off == io->wlen && chan_ack_due(&rconn.ch)) {
+		/* Nothing to say, but that much came in: acknowledged. */
+		io->out.len = 0;
+		fresh = 1;
 	}
-	io_busy = io->off < io->out.len;
+	io_busy = fresh || io->off < io->wlen;
 	pthread_mutex_unlock(&tlock);
+	/* The batch is the I/O thread's now: sealed without the lock. */
+	if (fresh && io_seal(io) == -1) {
+		io_lost("out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -488,15 +612,48 @@ io_take(struct io *io)
 static int
 io_send(struct io *io)
 {
+	struct iovec iov[48];
+	struct msghdr m;
+	size_t tl = rconn.ch.sealed ? CHAN_TAG : 0, at, i, k, n0, p0;
 	ssize_t n;
+	int ni;
 
-	while (io->off < io->out.len) {
-		n = send(rconn.fd, io->out.p + io->off, io->out.len - io->off,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (io->off < io->wlen) {
+		/* The records from where the last send stopped. */
+		ni = 0;
+		at = 0;
+		for (i = 0; i < io->nrec && ni + 3 <= 48; i++) {
+			size_t bo = i * IO_REC_MAX;
+			size_t bl = io->out.len - bo < IO_REC_MAX ?
+			    io->out.len - bo : IO_REC_MAX;
+			struct { const void *p; size_t len; } seg[3] = {
+				{ io->ht[i], CHAN_HDR },
+				{ io->out.p + bo, bl },
+				{ io->ht[i] + CHAN_HDR, tl } };
+
+			for (k = 0; k < 3; k++) {
+				if (at + seg[k].len > io->off && seg[k].len > 0) {
+					size_t skip = io->off > at ?
+					    io->off - at : 0;
+
+					iov[ni].iov_base = (uint8_t *)seg[k].p +
+					    skip;
+					iov[ni].iov_len = seg[k].len - skip;
+					ni++;
+				}
+				at += seg[k].len;
+			}
+		}
+		memset(&m, 0, sizeof m);
+		m.msg_iov = iov;
+		m.msg_iovlen = (size_t)ni;
+		n = sendmsg(rconn.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
+			n0 = io->off;
+			p0 = io_plain_at(io, n0);
 			io->off += (size_t)n;
-			__atomic_add_fetch(&sent, (uint64_t)n,
-			    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&sent, (uint64_t)(io_plain_at(io,
+			    io->off) - p0), __ATOMIC_RELAXED);
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -520,7 +677,7 @@ io_sent(struct io *io)
 {
 	uint64_t dt;
 
-	if (io->off != io->out.len || io->out.len == 0)
+	if (io->off != io->wlen || io->wlen == 0)
 		return 0;
 	dt = now_ns() - io->t0;
 	if (io->waited && io->out.len >= (1u << 20) && dt > 0) {
@@ -530,9 +687,9 @@ io_sent(struct io *io)
 		drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps + 0.3 * r : r;
 		pthread_mutex_unlock(&tlock);
 	}
-	stats_bytes(io->out.len, 0);
+	stats_bytes(io->wlen, 0);
 	io->out.len = 0;
-	io->off = 0;
+	io->off = io->wlen = 0;
 	/* Kept unless a huge frame blew it up. */
 	if (io->out.cap > 4 * (size_t)SENDQ_MAX + rconn.max_frame) {
 		pw_free(&io->out);
@@ -554,7 +711,7 @@ io_poll(struct io *io)
 	int n;
 
 	pf[0].fd = rconn.fd;
-	pf[0].events = POLLIN | (io->off < io->out.len ? POLLOUT : 0);
+	pf[0].events = POLLIN | (io->off < io->wlen ? POLLOUT : 0);
 	pf[1].fd = evfd;
 	pf[1].events = POLLIN;
 	if ((n = poll(pf, 2, spin_ok && (__atomic_load_n(&nspinning,
@@ -582,25 +739,24 @@ static int
 io_recv_room(struct io *io, size_t *want)
 {
 	struct frame_hdr h;
+	size_t used = chanrd_used(&io->rd);
 	uint8_t *nb;
 
-	*want = 1u << 16;
-	if (io->rlen >= PROTO_HDR_LEN) {
+	*want = chanrd_ask(&rconn.ch, &io->rd, 1u << 16);
+	if (io->rd.plain >= PROTO_HDR_LEN) {
 		proto_hdr_decode(io->rb, &h);
 		if (PROTO_HDR_LEN + (size_t)h.len > io->rmax) {
 			io_lost("reply over the frame limit");
 			return -1;
 		}
-		if (PROTO_HDR_LEN + (size_t)h.len > io->rlen + *want)
-			*want = PROTO_HDR_LEN + h.len - io->rlen;
 	}
-	if (io->rcap - io->rlen < *want) {
-		if ((nb = realloc(io->rb, io->rlen + *want)) == NULL) {
+	if (io->rcap - used < *want) {
+		if ((nb = realloc(io->rb, used + *want)) == NULL) {
 			io_lost("out of memory");
 			return -1;
 		}
 		io->rb = nb;
-		io->rcap = io->rlen + *want;
+		io->rcap = used + *want;
 	}
 	return 0;
 }
@@ -613,16 +769,38 @@ io_frames(struct io *io)
 	size_t used = 0;
 
 	pthread_mutex_lock(&tlock);
-	while (io->rlen - used >= PROTO_HDR_LEN) {
+	while (io->rd.plain - used >= PROTO_HDR_LEN) {
 		proto_hdr_decode(io->rb + used, &h);
-		if (io->rlen - used < PROTO_HDR_LEN + (size_t)h.len)
+		if (io->rd.plain - used < PROTO_HDR_LEN + (size_t)h.len)
 			break;
 		io_frame(&h, io->rb + used + PROTO_HDR_LEN);
 		used += PROTO_HDR_LEN + h.len;
 	}
 	pthread_mutex_unlock(&tlock);
-	memmove(io->rb, io->rb + used, io->rlen - used);
-	io->rlen -= used;
+	chanrd_consume(io->rb, &io->rd, used);
+}
+
+/*
+ * Opens the records received and hands their frames over; a large record
+ * that starts where a frame does may go straight to a waiter (io_direct).
+ * -1: lost.
+ */
+static int
+io_open(struct io *io)
+{
+	int rc;
+
+	for (;;) {
+		if ((rc = chanrd_open(&rconn.ch, io->rb, &io->rd)) == -1) {
+			io_lost(rconn.ch.err);
+			return -1;
+		}
+		io_frames(io);
+		if (rc == 0)
+			return 0;
+		if (io->rd.plain == 0 && io_direct(io) == -1)
+			return -1;
+	}
 }
 
 /* Receives everything there is, then every whole frame in it.  -1: lost. */
@@ -635,7 +813,7 @@ io_recv(struct io *io)
 	for (;;) {
 		if (io_recv_room(io, &want) == -1)
 			return -1;
-		n = recv(rconn.fd, io->rb + io->rlen, io->rcap - io->rlen,
+		n = recv(rconn.fd, io->rb + chanrd_used(&io->rd), want,
 		    MSG_DONTWAIT);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -646,13 +824,12 @@ io_recv(struct io *io)
 			    strerror(errno));
 			return -1;
 		}
-		io->rlen += (size_t)n;
+		io->rd.raw += (size_t)n;
 		stats_bytes(0, (uint64_t)n);
-		io_frames(io);
-		if (io_direct(io->rb, &io->rlen) == -1)
+		if (io_open(io) == -1)
 			return -1;
 		/* A big buffer is not kept once the big reply is out. */
-		if (io->rlen == 0 && io->rcap > (64u << 20)) {
+		if (chanrd_used(&io->rd) == 0 && io->rcap > (64u << 20)) {
 			free(io->rb);
 			io->rb = NULL;
 			io->rcap = 0;
@@ -671,6 +848,8 @@ io_main(void *arg)
 	memset(&io, 0, sizeof io);
 	pw_init(&io.out);
 	io.rmax = (size_t)rconn.max_frame + (1u << 20) + PROTO_HDR_LEN;
+	/* A record this large may be a reply to take straight to its place. */
+	io.rd.stop = PROTO_HDR_LEN + 8 + DIRECT_MIN;
 	for (;;) {
 		if (io_take(&io) == -1 || io_send(&io) == -1)
 			break;
@@ -682,6 +861,7 @@ io_main(void *arg)
 			break;
 	}
 	free(io.rb);
+	free(io.ht);
 	pw_free(&io.out);
 	return NULL;
 }

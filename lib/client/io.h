@@ -102,7 +102,11 @@ int		 rconn_fd(void);
 int		 rspin_ok(void);
 int		 rzstd_forced(void);
 void		 rlost_because(const char *why);
-/* The main connection's records: the parent of the lanes' (chan_init_lane). */
+/*
+ * The main connection's records (chan.h), for bulk lanes' keys
+ * (chan_init_lane); constant once io_start succeeded.
+ */
+struct chan;
 const struct chan *io_chan(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);

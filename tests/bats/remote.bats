@@ -437,6 +437,182 @@ run_prog() {
 	[ -z "$(pgrep -P "$SERVE_PID")" ]
 }
 
+@test "a server that demands a key: the calls in sealed records, the same output as without, both isolations" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	local p iso nth=0
+	local -a want
+	for p in vecadd memcpy printf; do
+		run_prog static $p
+		[ "$status" -eq 0 ]
+		want[$nth]=$output
+		nth=$((nth + 1))
+	done
+	for iso in process thread; do
+		serve_kill
+		{ cat "$SERVE_CONF"; echo "isolation: $iso"; } >"$BATS_TEST_TMPDIR/k.yaml"
+		serve_start -f "$BATS_TEST_TMPDIR/k.yaml" -k "$BATS_TEST_TMPDIR/key"
+		nth=0
+		for p in vecadd memcpy printf; do
+			run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
+			    -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/$p"
+			[ "$status" -eq 0 ]
+			# (Threads print the device's output on the server's.)
+			[ $p = printf ] && [ $iso = thread ] || [ "$output" = "${want[$nth]}" ]
+			nth=$((nth + 1))
+		done
+		# Large device-to-host copies, received straight into place
+		# once their records authenticated.
+		GLEAM_DEBUG=4 GLEAM_CACHE=0 run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" \
+		    -s "$SERVE_ADDR" -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/cacheload" -m 64
+		[ "${lines[-1]}" = "cacheload: ok" ]
+		[[ "$stderr" == *"bytes straight to their place"* ]]
+		if grep "authenticate" "$SERVE_LOG"; then false; fi
+	done
+}
+
+@test "the remoting connection's records: frames cut across records either way; a bad record ends it, logged" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	run -0 python3 - "$SERVE_PORT" <<-'PY'
+	import os, socket, struct, sys
+	port = int(sys.argv[1])
+	def frame(t, p, i=0, f=0): return struct.pack("<IHHQ", len(p), t, f, i) + p
+	def rec(b, kind=0, ack=0, n=None):
+	    return struct.pack("<IHHQ", len(b) if n is None else n, kind, 0, ack) + b
+	class C:
+	    def __init__(self):
+	        self.s = socket.create_connection(("127.0.0.1", port), timeout=5)
+	        self.plain = b""
+	        self.s.sendall(frame(1, struct.pack("<IHHI", 0x314D4C47, 2, 2, 0) + os.urandom(32) + b"\0\0"))
+	        for want in (2, 4):	# CHALLENGE, WELCOME: before the records
+	            h = self.get(16); t = struct.unpack("<IHHQ", h)[1]; self.get(struct.unpack("<I", h[:4])[0])
+	            assert t == want, t
+	    def get(self, n):
+	        b = b""
+	        while len(b) < n:
+	            k = self.s.recv(n - len(b))
+	            if not k: raise EOFError
+	            b += k
+	        return b
+	    def frame(self):
+	        while True:
+	            if len(self.plain) >= 16:
+	                n, t, f, i = struct.unpack("<IHHQ", self.plain[:16])
+	                if len(self.plain) >= 16 + n:
+	                    p = self.plain[16:16 + n]; self.plain = self.plain[16 + n:]
+	                    return t, f, i, p
+	            h = self.get(16)
+	            n, kind, z, ack = struct.unpack("<IHHQ", h)
+	            assert kind == 0 and z == 0
+	            self.plain += self.get(n)
+	    def closed(self):
+	        try:
+	            while self.s.recv(65536): pass
+	        except ConnectionResetError: pass
+	        return True
+	# The stream cut anywhere: one byte a record, then big and empty ones.
+	c = C()
+	blob = os.urandom(300000)
+	data = frame(256, struct.pack("<I", 0), 1) + frame(16, blob, 2) + frame(16, b"x", 3)
+	out = b"".join(rec(data[k:k + 1]) for k in range(40))
+	out += rec(b"") + rec(data[40:200000]) + rec(b"") + rec(data[200000:])
+	c.s.sendall(out)
+	t, f, i, p = c.frame(); assert (t, i) == (256, 1) and struct.unpack("<I", p[:4])[0] == 0, (t, i, p[:4])
+	t, f, i, p = c.frame(); assert (t, i, p) == (16, 2, blob)
+	t, f, i, p = c.frame(); assert (t, i, p) == (16, 3, b"x")
+	print("cut: ok")
+	# A record of a kind not defined: the end.
+	c.s.sendall(rec(frame(16, b"y", 4), kind=5))
+	print("kind:", c.closed())
+	# Too long a record, an acknowledgement of what was never sent.
+	for bad in (rec(b"", n=0xffffffff), rec(frame(16, b"z", 5), ack=1 << 40)):
+	    c = C()
+	    c.s.sendall(rec(frame(256, struct.pack("<I", 0), 1)))
+	    assert c.frame()[0] == 256
+	    c.s.sendall(bad)
+	    print("bad:", c.closed())
+	PY
+	[ "${lines[*]}" = "cut: ok kind: True bad: True bad: True" ]
+	sleep 0.2
+	grep -q "record of unknown kind 5, closing" "$SERVE_LOG"
+	grep -q "record of 4294967295 bytes, closing" "$SERVE_LOG"
+	grep -q "acknowledgement of 1099511627776 bytes out of order, closing" "$SERVE_LOG"
+}
+
+# tamper_proxy DIR: relays 127.0.0.1:$PROXY_PORT to the server, changing
+# one bit in the middle of the first record of 64 KiB or more that goes in
+# direction DIR (s2c or c2s) after the handshake (of a key).
+tamper_proxy() {
+	python3 - "$SERVE_PORT" "$1" "$BATS_TEST_TMPDIR/proxy.port" <<-'PY' 3>&- &
+	import socket, struct, sys, threading
+	sport, mode, pf = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+	ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+	open(pf, "w").write(str(ls.getsockname()[1]))
+	def pump(src, dst, tamper):
+	    try: relay(src, dst, tamper)
+	    except OSError: pass
+	    for x in (src, dst): x.close()
+	def relay(src, dst, tamper):
+	    buf = b""; frames = True; done = False; off = 0
+	    while True:
+	        d = src.recv(1 << 20)
+	        if not d: return
+	        if tamper and not done:
+	            buf += d
+	            # Walk frames until AUTH or WELCOME, then records' headers.
+	            while True:
+	                if len(buf) - off < 16: break
+	                n, t = struct.unpack("<IH", buf[off:off + 6])
+	                if frames:
+	                    if len(buf) - off < 16 + n: break
+	                    off += 16 + n
+	                    frames = t not in (3, 4)	# AUTH, WELCOME
+	                    continue
+	                if n >= 1 << 16:
+	                    if len(buf) < off + 16 + n // 2 + 1: break
+	                    buf = bytearray(buf); buf[off + 16 + n // 2] ^= 1; buf = bytes(buf)
+	                    done = True
+	                    break
+	                if len(buf) - off < 16 + n: break
+	                off += 16 + n
+	            if done or off > 0:
+	                k = len(buf) if done else off
+	                dst.sendall(buf[:k]); buf = buf[k:]; off = 0
+	            continue
+	        dst.sendall(d)
+	while True:	# gleam-run's check first, then the program
+	    a, _ = ls.accept(); b = socket.create_connection(("127.0.0.1", sport))
+	    threading.Thread(target=pump, args=(a, b, mode == "c2s"), daemon=True).start()
+	    threading.Thread(target=pump, args=(b, a, mode == "s2c"), daemon=True).start()
+	PY
+	PROXY_PID=$!
+	local n=0
+	while [ ! -s "$BATS_TEST_TMPDIR/proxy.port" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done
+	PROXY_PORT=$(cat "$BATS_TEST_TMPDIR/proxy.port")
+}
+
+@test "a sealed record changed on the way: the connection ends, the program gets an error, never the bytes" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	make_key "$BATS_TEST_TMPDIR/key"
+	serve_kill
+	serve_start -f "$SERVE_CONF" -k "$BATS_TEST_TMPDIR/key"
+	local dir
+	for dir in s2c c2s; do
+		rm -f "$BATS_TEST_TMPDIR/proxy.port"
+		tamper_proxy $dir
+		GLEAM_CACHE=0 run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" \
+		    -s "127.0.0.1:$PROXY_PORT" -k "$BATS_TEST_TMPDIR/key" -- "$CUDA_BIN/static/cacheload" -m 16
+		{ kill "$PROXY_PID" && wait "$PROXY_PID"; } 2>/dev/null || true
+		echo "$dir: $status: $stderr"
+		[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+		[[ "$output" != *"cacheload: ok"* ]]
+		if [ $dir = s2c ]; then
+			[[ "$stderr" == *"gleam: server 127.0.0.1:$PROXY_PORT lost: record "*" does not authenticate (tampered with, replayed or forged)"* ]]
+		else
+			grep -q "does not authenticate (tampered with, replayed or forged), closing" "$SERVE_LOG"
+		fi
+	done
+}
+
 @test "the server killed mid-run: the program gets a CUDA error within seconds" {
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" \
 	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &

@@ -633,23 +633,9 @@ client_event(struct bufferevent *bev, short what, void *arg)
 static void
 client_error(struct client *c, uint32_t code, const char *text)
 {
-	struct msg_error e;
-	struct frame_hdr h;
-	uint8_t hb[PROTO_HDR_LEN];
-	struct pw w;
-
-	memset(&e, 0, sizeof e);
-	e.code = code;
-	snprintf(e.text, sizeof e.text, "%s", text);
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	if (!w.bad) {
-		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
-		proto_hdr_encode(hb, &h);
-		bufferevent_write(c->bev, hb, sizeof hb);
-		bufferevent_write(c->bev, w.p, w.len);
-	}
-	pw_free(&w);
+	/* In a record once the handshake is done, as every frame. */
+	hshake_error(session_hshake(c->sess), bufferevent_get_output(c->bev),
+	    0, code, text);
 }
 
 /* Draining: the client's request is answered; tell it why we go. */

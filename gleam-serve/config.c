@@ -19,6 +19,8 @@ config_defaults(struct config *c)
 	if (gethostname(c->name, sizeof c->name) == -1)
 		snprintf(c->name, sizeof c->name, "localhost");
 	c->max_clients = 64;
+	c->max_handshakes = 32;
+	c->max_handshakes_addr = 4;
 	c->max_frame = PROTO_MAX_FRAME_DEFAULT;
 	c->handshake_timeout = 10;
 	c->drain_timeout = 10;
@@ -70,6 +72,12 @@ static const struct cfg_key config_keys[] = {
 	{ "auth",		CFG_ENUM,	F(auth),
 	    .choices = config_auths },
 	{ "user",		CFG_STR,	F(user) },
+	{ "max_handshakes",	CFG_INT,	F(max_handshakes),
+	    .min = 1, .max = 65536 },
+	{ "max_handshakes_per_address", CFG_INT, F(max_handshakes_addr),
+	    .min = 1, .max = 65536 },
+	{ "idle_timeout",	CFG_DURATION,	F(idle_timeout),
+	    .hi = 30 * 86400 },
 	{ "max_clients",	CFG_INT,	F(max_clients),
 	    .min = 1, .max = 65536 },
 	{ "max_frame",		CFG_SIZE,	F(max_frame),

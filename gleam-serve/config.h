@@ -35,6 +35,9 @@ struct config {
 	char		 key_file[1024];
 	struct auth_key	 key;
 	int		 max_clients;
+	int		 max_handshakes;	/* connections before WELCOME */
+	int		 max_handshakes_addr;	/* of them, from one address */
+	double		 idle_timeout;	/* a remoting client's; 0: none */
 	uint64_t	 max_frame;
 	double		 handshake_timeout;
 	double		 drain_timeout;

@@ -908,6 +908,10 @@ remote_read(struct remote *r)
 		do
 			n = recv(r->fd, r->in + used, want, 0);
 		while (n == -1 && errno == EINTR);
+	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+	    r->env->idle_s > 0)
+		log_info("client %s (%s): idle for %g s, closing", r->cl.addr,
+		    r->cl.name, r->env->idle_s);
 	if (n <= 0)
 		return -1;
 	r->rd.raw += (size_t)n;
@@ -986,6 +990,15 @@ remote_new(int fd, const char *addr, const char *name,
 	if ((r = calloc(1, sizeof *r)) == NULL)
 		return NULL;
 	r->fd = fd;
+	if (env->idle_s > 0) {
+		/* A read that waits this long ends the session. */
+		struct timeval tv;
+
+		tv.tv_sec = (time_t)env->idle_s;
+		tv.tv_usec = (suseconds_t)((env->idle_s - (double)tv.tv_sec) *
+		    1e6);
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	}
 	r->pin = 1;
 	r->env = env;
 	r->stats = stats;

@@ -30,6 +30,7 @@ struct remote_env {
 	uint32_t		 max_frame;
 	uint64_t		 spin_ns;	/* polling after input: config spin */
 	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
+	double			 idle_s;	/* config idle_timeout; 0 */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };

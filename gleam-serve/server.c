@@ -70,6 +70,8 @@ struct client {
 	int			 closing;	/* free once output drains */
 	int			 shut;		/* our write side is shut */
 	int			 paused;	/* reading stopped: output full */
+	int			 pending;	/* still in the handshake */
+	char			 host[48];	/* addr less the port */
 };
 
 struct server {
@@ -84,6 +86,8 @@ struct server {
 	struct remote_env	 renv;
 	TAILQ_HEAD(, client)	 clients;
 	int			 nclients;
+	int			 npending;	/* of them, in the handshake */
+	uint64_t		 busy_logged;	/* ns: the last refusal logged */
 	uint64_t		 start;
 	struct event		*ev_hup, *ev_term, *ev_int, *ev_drain;
 	struct event		*ev_chld;
@@ -218,6 +222,19 @@ server_status(void *arg, size_t *len)
 	return copy;
 }
 
+/* Connections from host still in their handshake. */
+static int
+server_pending_from(struct server *srv, const char *host)
+{
+	struct client *c;
+	int n = 0;
+
+	TAILQ_FOREACH(c, &srv->clients, entry)
+		if (c->pending && strcmp(c->host, host) == 0)
+			n++;
+	return n;
+}
+
 static void
 client_free(struct client *c)
 {
@@ -229,6 +246,8 @@ client_free(struct client *c)
 	    (unsigned long long)c->rs->calls);
 	TAILQ_REMOVE(&srv->clients, c, entry);
 	srv->nclients--;
+	if (c->pending)
+		srv->npending--;
 	if (c->hs_timer != NULL)
 		event_free(c->hs_timer);
 	if (c->linger != NULL)
@@ -568,10 +587,17 @@ client_read(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
 	}
+	/* The clients that proved the key are limited to max_clients. */
+	c->srv->env.hs.full = c->srv->nclients - c->srv->npending >=
+	    c->srv->cfg.max_clients;
 	rc = session_input(c->sess, in, out);
 	if (session_ready(c->sess) && c->hs_timer != NULL) {
 		event_free(c->hs_timer);
 		c->hs_timer = NULL;
+	}
+	if (c->pending && session_ready(c->sess)) {
+		c->pending = 0;
+		c->srv->npending--;
 	}
 	if (rc == SESSION_CLOSE) {
 		client_close_after_flush(c);
@@ -687,20 +713,33 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct server *srv = arg;
 	struct client *c;
 	struct timeval tv;
-	char addr[64];
+	char addr[64], host[48];
 
 	net_addr_str(sa, addr, sizeof addr);
 	if (srv->draining) {
 		server_refuse(fd, PERR_SHUTDOWN, "no new clients accepted");
 		return;
 	}
-	if (srv->nclients >= srv->cfg.max_clients) {
-		log_warn("client %s: refused, %d clients already", addr,
-		    srv->nclients);
-		server_refuse(fd, PERR_BUSY, "too many clients");
+	/*
+	 * Connections in the handshake have limits of their own, overall
+	 * and per address, so that those who do not hold the key never
+	 * take the slots of those who do (max_clients counts those).
+	 */
+	net_host_str(sa, host, sizeof host);
+	if (srv->npending >= srv->cfg.max_handshakes ||
+	    server_pending_from(srv, host) >= srv->cfg.max_handshakes_addr) {
+		if (now_ns() - srv->busy_logged > 1000000000ull) {
+			log_warn("client %s: refused, %d handshakes under way "
+			    "(%d from its address)", addr, srv->npending,
+			    server_pending_from(srv, host));
+			srv->busy_logged = now_ns();
+		}
+		server_refuse(fd, PERR_BUSY, "too many handshakes under way");
 		return;
 	}
 	net_nodelay(fd);
+	/* A client host that vanishes is noticed within two minutes. */
+	(void)net_keepalive(fd, 60, 10, 6);
 	if ((c = calloc(1, sizeof *c)) == NULL) {
 		evutil_closesocket(fd);
 		return;
@@ -709,6 +748,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	c->rs = &c->rstats;
 	c->since = now_ns();
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
+	snprintf(c->host, sizeof c->host, "%s", host);
 	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->sess = session_new(&srv->env, addr);
 	c->hs_timer = evtimer_new(srv->base, client_hs_timeout, c);
@@ -727,6 +767,8 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	}
 	TAILQ_INSERT_TAIL(&srv->clients, c, entry);
 	srv->nclients++;
+	c->pending = 1;
+	srv->npending++;
 	evbuffer_add_cb(bufferevent_get_output(c->bev), client_out_cb, c);
 	evbuffer_add_cb(bufferevent_get_input(c->bev), client_in_cb, c);
 	bufferevent_setcb(c->bev, client_read, client_write, client_event, c);
@@ -796,6 +838,7 @@ server_env_update(struct server *srv)
 	srv->renv.max_frame = (uint32_t)srv->cfg.max_frame;
 	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
 	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
+	srv->renv.idle_s = srv->cfg.idle_timeout;
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
 }

@@ -286,6 +286,9 @@ hshake_hello(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
 	if (cf->draining)
 		return hshake_fail(hs, out, h->id, PERR_SHUTDOWN,
 		    "not accepting new %ss", hshake_kind(hs));
+	if (cf->full)
+		return hshake_fail(hs, out, h->id, PERR_BUSY,
+		    "too many %ss", hshake_kind(hs));
 	hs->res.version = m.vmax < vmax ? m.vmax : vmax;
 	memcpy(hs->res.cnonce, m.nonce, sizeof hs->res.cnonce);
 	auth_nonce(hs->res.snonce);

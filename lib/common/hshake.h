@@ -47,6 +47,7 @@ struct hshake_conf {
 	const char		*peer_kind;	/* "client", "worker": logs */
 	const char		*self_kind;	/* "server": version errors */
 	int			 draining;	/* refuse HELLO with ERROR 8 */
+	int			 full;		/* refuse HELLO with ERROR 7 */
 	/* Names frame types in errors; NULL: proto_type_name. */
 	const char		*(*type_name)(uint16_t);
 };

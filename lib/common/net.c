@@ -127,6 +127,21 @@ net_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+net_host_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	const void *a = NULL;
+
+	if (sa->sa_family == AF_INET)
+		a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+	else if (sa->sa_family == AF_INET6)
+		a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+	if (a == NULL || inet_ntop(sa->sa_family, a, buf, (socklen_t)len) ==
+	    NULL)
+		snprintf(buf, len, "unknown");
+	return buf;
+}
+
 int
 net_resolve(const char *host, int port, int passive,
     struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
@@ -277,6 +292,23 @@ net_link_rate(const char *host)
 	if (res != NULL)
 		freeaddrinfo(res);
 	return best;
+}
+
+int
+net_keepalive(int fd, int idle, int intvl, int cnt)
+{
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one) == -1)
+		return -1;
+#ifdef TCP_KEEPIDLE
+	if (setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle) ==
+	    -1 || setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl,
+	    sizeof intvl) == -1 || setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT,
+	    &cnt, sizeof cnt) == -1)
+		return -1;
+#endif
+	return 0;
 }
 
 int

@@ -15,10 +15,17 @@
 int	net_connect(const char *host, int port, int timeout_ms, char *err,
 	    size_t errlen);
 int	net_nodelay(int fd);
+/*
+ * TCP keepalive: after idle seconds without traffic, a probe every intvl
+ * seconds; cnt unanswered end the connection.
+ */
+int	net_keepalive(int fd, int idle, int intvl, int cnt);
 /* Whether host (a name or address, as in "listen") is this host only. */
 int	net_is_loopback(const char *host);
 /* "1.2.3.4:80" or "[::1]:80" */
 const char *net_addr_str(const struct sockaddr *, char *, size_t);
+/* The address alone, without the port. */
+const char *net_host_str(const struct sockaddr *, char *, size_t);
 /*
  * All of [p, p + n) to or from a blocking socket, through EINTR: 0, or an
  * errno (EPIPE or ECONNRESET where the peer closed).  net_recv_all sets

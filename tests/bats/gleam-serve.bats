@@ -449,3 +449,74 @@ probe_via() {
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
 	serve_stop
 }
+
+@test "pre-authentication: handshakes are capped per address, and never take the clients' slots" {
+	printf 'max_handshakes_per_address: 4\nmax_handshakes: 8\nmax_clients: 2\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	# 10 connections from 127.0.0.2 that never say HELLO: 4 are held,
+	# the others refused at once with a reason.
+	python3 - "$SERVE_PORT" >"$BATS_TEST_TMPDIR/flood.out" <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+held, refused = [], 0
+for i in range(10):
+    s = socket.socket()
+    s.bind(("127.0.0.2", 0))
+    s.connect(("127.0.0.1", port))
+    held.append(s)
+time.sleep(0.5)
+for s in held:
+    s.setblocking(False)
+    try:
+        d = s.recv(4096)
+        if b"too many handshakes" in d:
+            refused += 1
+    except BlockingIOError:
+        pass
+print("refused", refused, flush=True)
+time.sleep(3)
+PY
+	BG_PID=$!
+	local i
+	for i in $(seq 1 50); do
+		grep -q refused "$BATS_TEST_TMPDIR/flood.out" && break
+		sleep 0.1
+	done
+	grep -q "refused 6" "$BATS_TEST_TMPDIR/flood.out"
+	grep -q "handshakes under way (4 from its address)" "$SERVE_LOG"
+	# Meanwhile a client from another address is served at once.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	kill "$BG_PID" 2>/dev/null || true
+	wait "$BG_PID" 2>/dev/null || true
+	BG_PID=
+	serve_stop
+}
+
+@test "idle_timeout ends a remoting client that sends nothing" {
+	printf 'idle_timeout: 300ms\nbackend: host\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
+import socket, struct, sys, time
+sys.path.insert(0, sys.argv[2])
+import gleamwire as gw
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+c = gw.Conn(s)
+c.handshake()
+# Opening a remoting session hands it to its worker; then silence.
+c.send(256, struct.pack("<I", 0), fid=1)
+t, f, i, p = c.frame()
+assert t == 256 and i == 1, (t, f, i, p)
+time.sleep(1.0)
+try:
+    c.frame()
+    sys.exit("still open after 1 s")
+except EOFError:
+    pass
+PY
+	for i in $(seq 1 30); do
+		grep -q "idle for 0.3 s, closing" "$SERVE_LOG" && break
+		sleep 0.1
+	done
+	grep -q "idle for 0.3 s, closing" "$SERVE_LOG"
+	serve_stop
+}

@@ -224,6 +224,12 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 }
 
 void
+auth_random(void *p, size_t n)
+{
+	randombytes_buf(p, n);
+}
+
+void
 auth_nonce(uint8_t nonce[PROTO_NONCE_LEN])
 {
 	randombytes_buf(nonce, PROTO_NONCE_LEN);

@@ -51,6 +51,8 @@ int	auth_key_passphrase(struct auth_key *, const char *, size_t);
 /* 0 if s is a valid identity name. */
 int	auth_name_check(const char *s);
 void	auth_nonce(uint8_t nonce[PROTO_NONCE_LEN]);
+/* n bytes from the system's generator. */
+void	auth_random(void *, size_t n);
 void	auth_proof(const struct auth_key *, int server, uint16_t version,
 	    const uint8_t own[PROTO_NONCE_LEN],
 	    const uint8_t peer[PROTO_NONCE_LEN], uint8_t out[PROTO_PROOF_LEN]);

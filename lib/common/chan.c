@@ -158,6 +158,15 @@ chan_fini(struct chan *c)
 	sodium_memzero(c->prk, sizeof c->prk);
 }
 
+void
+chan_resume(struct chan *c, const struct chan *old)
+{
+	c->tx_bytes = old->tx_bytes;
+	c->rx_bytes = old->rx_bytes;
+	c->peer_ack = old->peer_ack;
+	c->acked = old->acked;
+}
+
 static void
 nonce(uint8_t iv[12], uint64_t n)
 {

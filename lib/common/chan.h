@@ -85,6 +85,12 @@ int	chan_init(struct chan *, const struct auth_key *, int server,
  */
 int	chan_init_lane(struct chan *, const struct chan *parent, uint32_t idx);
 void	chan_fini(struct chan *);
+/*
+ * A resumed session's new connection (c, fresh from chan_init) goes on
+ * with the stream of the old one: its counts of bytes sent, received and
+ * acknowledged.  Record numbers start again from 0 under the new keys.
+ */
+void	chan_resume(struct chan *c, const struct chan *old);
 
 /* Bytes a record of n plaintext bytes takes on the wire. */
 static inline size_t

@@ -356,7 +356,8 @@ conn_remote_error(struct conn *c, const uint8_t *p, size_t len, int kind)
 }
 
 static int
-conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
+conn_handshake(struct conn *c, const struct auth_key *key, const char *name,
+    const struct conn_resume *rs)
 {
 	struct msg_hello hello;
 	struct msg_challenge ch;
@@ -374,6 +375,13 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 	hello.vmax = PROTO_VERSION_MAX;
 	auth_nonce(hello.nonce);
 	snprintf(hello.name, sizeof hello.name, "%s", name ? name : "");
+	if (rs != NULL && (rs->want || rs->session != 0))
+		hello.features |= FEAT_RESUME;
+	if (rs != NULL && rs->session != 0) {
+		hello.features |= FEAT_RESUMING;
+		hello.session = rs->session;
+		memcpy(hello.token, rs->token, sizeof hello.token);
+	}
 	pw_init(&w);
 	msg_hello_enc(&w, &hello);
 	rc = w.bad ? -1 : conn_send(c, MSG_HELLO, 0, 0, w.p, w.len);
@@ -447,7 +455,14 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name)
 			return conn_fail(c, CONN_AUTH, "%s: server failed to "
 			    "prove the key", c->peer);
 	}
+	if (rs != NULL && rs->session != 0 && (!(wel.features &
+	    FEAT_RESUMING) || wel.session != rs->session))
+		return conn_fail(c, CONN_PROTO, "%s: server did not resume "
+		    "session %llu", c->peer, (unsigned long long)rs->session);
 	c->session = wel.session;
+	c->features = wel.features;
+	memcpy(c->token, wel.token, sizeof c->token);
+	c->resume_ms = wel.resume_ms;
 	/* From here on, records: sealed with keys from this handshake. */
 	if (chan_init(&c->ch, ch.auth == AUTH_HMAC_SHA256 ? key : NULL, 0,
 	    hello.nonce, ch.nonce) == -1)
@@ -465,6 +480,14 @@ int
 conn_open(struct conn *c, const char *host, int port,
     const struct auth_key *key, const char *name, int timeout_ms)
 {
+	return conn_open_resume(c, host, port, key, name, timeout_ms, NULL);
+}
+
+int
+conn_open_resume(struct conn *c, const char *host, int port,
+    const struct auth_key *key, const char *name, int timeout_ms,
+    const struct conn_resume *rs)
+{
 	char err[256];
 
 	memset(c, 0, sizeof *c);
@@ -479,7 +502,7 @@ conn_open(struct conn *c, const char *host, int port,
 	c->fd = net_connect(host, port, timeout_ms, err, sizeof err);
 	if (c->fd == -1)
 		return conn_fail(c, CONN_NET, "%s: %s", c->peer, err);
-	if (conn_handshake(c, key, name) == -1) {
+	if (conn_handshake(c, key, name, rs) == -1) {
 		close(c->fd);
 		c->fd = -1;
 		conn_free_bufs(c);

@@ -21,11 +21,21 @@ enum conn_fail {
 	CONN_REMOTE	/* the server answered a request with ERROR */
 };
 
+/* What a connection asks of its session (gleam-protocol(5), Resume). */
+struct conn_resume {
+	int		 want;		/* ask that the session be resumable */
+	uint64_t	 session;	/* resume this one (0: a new session) */
+	uint8_t		 token[PROTO_TOKEN_LEN];	/* its token */
+};
+
 struct conn {
 	int		 fd;
 	uint16_t	 version;
 	uint32_t	 max_frame;	/* the server's limit on our frames */
 	uint64_t	 session;
+	uint32_t	 features;	/* WELCOME's: FEAT_RESUME, _RESUMING */
+	uint8_t		 token[PROTO_TOKEN_LEN];	/* with FEAT_RESUME */
+	uint32_t	 resume_ms;	/* how long the server waits */
 	uint64_t	 next_id;
 	int		 timeout_ms;	/* per read or write */
 	char		 peer[300];	/* "host:port" as given */
@@ -49,6 +59,14 @@ struct conn {
  */
 int	conn_open(struct conn *, const char *host, int port,
 	    const struct auth_key *, const char *client_name, int timeout_ms);
+/*
+ * The same, asking for resume, or resuming a session (rs->session): a
+ * server that no longer has that session fails it with CONN_REMOTE and
+ * its reason.
+ */
+int	conn_open_resume(struct conn *, const char *host, int port,
+	    const struct auth_key *, const char *client_name, int timeout_ms,
+	    const struct conn_resume *rs);
 void	conn_close(struct conn *);
 /*
  * The frame stream itself, for clients that frame their own (a payload

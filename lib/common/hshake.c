@@ -236,6 +236,27 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		auth_proof(hs->conf->key, 1, hs->res.version, hs->res.snonce,
 		    hs->res.cnonce, wel.proof);
 	}
+	if (hs->res.features & FEAT_RESUMING) {
+		/* Only now, the key proven: is the session there? */
+		if (hs->conf->resume_find == NULL ||
+		    hs->conf->resume_find(hs->conf->resume_arg,
+		    hs->res.session, hs->res.token) != 0)
+			return hshake_fail(hs, out, id, PERR_STATE,
+			    "no session %llu to resume (it ended, expired, "
+			    "or the server restarted)",
+			    (unsigned long long)hs->res.session);
+		hs->res.resuming = 1;
+		wel.features = FEAT_RESUME | FEAT_RESUMING;
+	} else if ((hs->res.features & FEAT_RESUME) &&
+	    hs->conf->resume_ms > 0) {
+		auth_random(hs->res.token, sizeof hs->res.token);
+		hs->res.resumable = 1;
+		wel.features = FEAT_RESUME;
+	}
+	if (wel.features & FEAT_RESUME) {
+		memcpy(wel.token, hs->res.token, sizeof wel.token);
+		wel.resume_ms = hs->conf->resume_ms;
+	}
 	wel.session = hs->res.session;
 	pw_init(&w);
 	msg_welcome_enc(&w, &wel);
@@ -286,9 +307,15 @@ hshake_hello(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
 	if (cf->draining)
 		return hshake_fail(hs, out, h->id, PERR_SHUTDOWN,
 		    "not accepting new %ss", hshake_kind(hs));
-	if (cf->full)
+	/* A session that resumes has its slot already. */
+	if (cf->full && !(m.features & FEAT_RESUMING))
 		return hshake_fail(hs, out, h->id, PERR_BUSY,
 		    "too many %ss", hshake_kind(hs));
+	hs->res.features = m.features;
+	if (m.features & FEAT_RESUMING) {
+		hs->res.session = m.session;
+		memcpy(hs->res.token, m.token, sizeof hs->res.token);
+	}
 	hs->res.version = m.vmax < vmax ? m.vmax : vmax;
 	memcpy(hs->res.cnonce, m.nonce, sizeof hs->res.cnonce);
 	auth_nonce(hs->res.snonce);

@@ -48,6 +48,16 @@ struct hshake_conf {
 	const char		*self_kind;	/* "server": version errors */
 	int			 draining;	/* refuse HELLO with ERROR 8 */
 	int			 full;		/* refuse HELLO with ERROR 7 */
+	/*
+	 * Resume (gleam-protocol(5), Resume): how long a session whose
+	 * client asked may wait for it (0: not offered), and whether a
+	 * session to resume is there: resume_find returns 0 when session
+	 * holds token and waits to be resumed.
+	 */
+	uint32_t		 resume_ms;
+	int			(*resume_find)(void *arg, uint64_t session,
+				    const uint8_t token[PROTO_TOKEN_LEN]);
+	void			*resume_arg;
 	/* Names frame types in errors; NULL: proto_type_name. */
 	const char		*(*type_name)(uint16_t);
 };
@@ -65,6 +75,12 @@ struct hshake_result {
 	uint8_t		 snonce[PROTO_NONCE_LEN];	/* ours */
 	/* The name from HELLO, control characters as '?'; may be empty. */
 	char		 name[PROTO_NAME_MAX + 1];
+	uint32_t	 features;	/* HELLO's */
+	/* Resume: granted (a token given), or this connection resumes
+	   session (then res.session is that one's). */
+	int		 resumable;
+	int		 resuming;
+	uint8_t		 token[PROTO_TOKEN_LEN];
 };
 
 enum hshake_state {

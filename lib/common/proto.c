@@ -266,6 +266,10 @@ msg_hello_enc(struct pw *w, const struct msg_hello *m)
 	pw_u32(w, m->features);
 	pw_bytes(w, m->nonce, sizeof m->nonce);
 	pw_str(w, m->name);
+	if (m->features & FEAT_RESUMING) {
+		pw_u64(w, m->session);
+		pw_bytes(w, m->token, sizeof m->token);
+	}
 }
 
 int
@@ -280,6 +284,12 @@ msg_hello_dec(const void *p, size_t len, struct msg_hello *m)
 	m->features = pr_u32(&r);
 	pr_bytes(&r, m->nonce, sizeof m->nonce);
 	pr_str(&r, m->name, PROTO_NAME_MAX);
+	m->session = 0;
+	memset(m->token, 0, sizeof m->token);
+	if (m->features & FEAT_RESUMING) {
+		m->session = pr_u64(&r);
+		pr_bytes(&r, m->token, sizeof m->token);
+	}
 	if (pr_done(&r) == -1 || m->magic != PROTO_MAGIC || m->vmin > m->vmax)
 		return -1;
 	return 0;
@@ -335,6 +345,13 @@ msg_welcome_enc(struct pw *w, const struct msg_welcome *m)
 	pw_u16(w, m->has_proof);
 	pw_bytes(w, m->proof, sizeof m->proof);
 	pw_u64(w, m->session);
+	if (m->features == 0)
+		return;
+	pw_u32(w, m->features);
+	if (m->features & FEAT_RESUME) {
+		pw_bytes(w, m->token, sizeof m->token);
+		pw_u32(w, m->resume_ms);
+	}
 }
 
 int
@@ -346,7 +363,18 @@ msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
 	m->has_proof = pr_u16(&r);
 	pr_bytes(&r, m->proof, sizeof m->proof);
 	m->session = pr_u64(&r);
-	if (pr_done(&r) == -1 || m->has_proof > 1)
+	m->features = 0;
+	memset(m->token, 0, sizeof m->token);
+	m->resume_ms = 0;
+	if (!r.bad && r.off < r.len) {
+		m->features = pr_u32(&r);
+		if (m->features & FEAT_RESUME) {
+			pr_bytes(&r, m->token, sizeof m->token);
+			m->resume_ms = pr_u32(&r);
+		}
+	}
+	if (pr_done(&r) == -1 || m->has_proof > 1 ||
+	    (m->features & ~(uint32_t)(FEAT_RESUME | FEAT_RESUMING)) != 0)
 		return -1;
 	return 0;
 }

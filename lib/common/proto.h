@@ -84,12 +84,26 @@ struct frame_hdr {
 	uint64_t	id;
 };
 
+/*
+ * HELLO's and WELCOME's features.  Resume (gleam-protocol(5), Resume): a
+ * client asks that its session outlive its connection (FEAT_RESUME) and
+ * the server's WELCOME grants it with a token; a later HELLO with
+ * FEAT_RESUMING names that session and token, and its WELCOME says
+ * FEAT_RESUMING when the session was found.
+ */
+#define FEAT_RESUME	0x1
+#define FEAT_RESUMING	0x2
+#define PROTO_TOKEN_LEN	16
+
 struct msg_hello {
 	uint32_t	magic;
 	uint16_t	vmin, vmax;
 	uint32_t	features;
 	uint8_t		nonce[PROTO_NONCE_LEN];
 	char		name[PROTO_NAME_MAX + 1];
+	/* With FEAT_RESUMING: the session to resume and its token. */
+	uint64_t	session;
+	uint8_t		token[PROTO_TOKEN_LEN];
 };
 
 struct msg_challenge {
@@ -108,6 +122,11 @@ struct msg_welcome {
 	uint16_t	has_proof;
 	uint8_t		proof[PROTO_PROOF_LEN];
 	uint64_t	session;
+	/* Optional on the wire: absent, they read as 0. */
+	uint32_t	features;	/* FEAT_RESUME granted, FEAT_RESUMING */
+	/* With FEAT_RESUME: the token and how long the session waits. */
+	uint8_t		token[PROTO_TOKEN_LEN];
+	uint32_t	resume_ms;
 };
 
 struct msg_error {

@@ -21,6 +21,8 @@ config_defaults(struct config *c)
 	c->max_clients = 64;
 	c->max_handshakes = 32;
 	c->max_handshakes_addr = 4;
+	c->resume = 30;
+	c->resume_buffer = 64ull << 20;
 	c->max_frame = PROTO_MAX_FRAME_DEFAULT;
 	c->handshake_timeout = 10;
 	c->drain_timeout = 10;
@@ -76,6 +78,10 @@ static const struct cfg_key config_keys[] = {
 	    .min = 1, .max = 65536 },
 	{ "max_handshakes_per_address", CFG_INT, F(max_handshakes_addr),
 	    .min = 1, .max = 65536 },
+	{ "resume",		CFG_DURATION,	F(resume),
+	    .hi = 86400 },
+	{ "resume_buffer",	CFG_SIZE,	F(resume_buffer),
+	    .min = 40ll << 20, .max = 16ll << 30 },
 	{ "idle_timeout",	CFG_DURATION,	F(idle_timeout),
 	    .hi = 30 * 86400 },
 	{ "max_clients",	CFG_INT,	F(max_clients),

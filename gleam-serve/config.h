@@ -38,6 +38,8 @@ struct config {
 	int		 max_handshakes;	/* connections before WELCOME */
 	int		 max_handshakes_addr;	/* of them, from one address */
 	double		 idle_timeout;	/* a remoting client's; 0: none */
+	double		 resume;	/* a dropped session waits; 0: none */
+	uint64_t	 resume_buffer;	/* its unacknowledged output, bytes */
 	uint64_t	 max_frame;
 	double		 handshake_timeout;
 	double		 drain_timeout;

@@ -13,8 +13,10 @@
 #include "backend.h"
 #include "chan.h"
 #include "chanrd.h"
+#include "keep.h"
 #include "check.h"
 #include "log.h"
+#include "net.h"
 #include "util.h"
 #include "lanes.h"
 #include "output.h"
@@ -52,6 +54,18 @@ struct remote {
 	int			 pin;		/* 1: try to pin r->in, 0: don't */
 	struct wclient		*wc;		/* its weight cache state */
 	struct lanes		*lanes;		/* its bulk lanes (lanes.h) */
+	/* Resume (gleam-protocol(5)): what the client has not yet
+	   acknowledged, the channel new connections come on, and why the
+	   connection broke (a link's failure, not the client's doing). */
+	int			 resumable;
+	uint32_t		 resume_ms;
+	int			 ctl;
+	struct keep		 keep;
+	int			 broken;
+	int			 first;		/* a resumed connection's first
+						   record is awaited */
+	char			 why[128];	/* why it broke */
+	uint64_t		 drops, resends, resent;
 };
 
 /*
@@ -300,6 +314,33 @@ struct rwire {
 	int		 n, k;
 };
 
+/* The connection broke (not the client's doing): resume may mend it. */
+static void
+remote_broke(struct remote *r, const char *why)
+{
+	if (!r->broken)
+		snprintf(r->why, sizeof r->why, "%s", why);
+	r->broken = 1;
+}
+
+static int	remote_read(struct remote *);
+static int	remote_open_records(struct remote *);
+static int	remote_resend(struct remote *);
+
+/*
+ * Room for n more bytes in what the client has not acknowledged: waits
+ * for its acknowledgements, reading (and opening, not serving) what it
+ * sends meanwhile.  -1 when the connection broke.
+ */
+static int
+remote_room(struct remote *r, size_t n)
+{
+	while (keep_room(&r->keep) < n)
+		if (remote_read(r) == -1 || remote_open_records(r) == -1)
+			return -1;
+	return 0;
+}
+
 /* Writes all of w; -1 when the client is gone. */
 static int
 remote_writev(struct remote *r, struct rwire *w)
@@ -319,6 +360,7 @@ remote_writev(struct remote *r, struct rwire *w)
 		if ((n = sendmsg(r->fd, &m, MSG_NOSIGNAL)) == -1) {
 			if (errno == EINTR)
 				continue;
+			remote_broke(r, strerror(errno));
 			return -1;
 		}
 		while (left > 0 && (size_t)n >= iov->iov_len) {
@@ -403,6 +445,21 @@ remote_flush_with(struct remote *r, const void *p, size_t len)
 	w.n = w.k = 0;
 	if (r->out.bad)
 		return -1;
+	if (r->resumable && (r->out.len > 0 || len > 0)) {
+		/*
+		 * Kept until acknowledged, all of it before any is sent: a
+		 * drop then loses nothing.  Without room, the tail becomes
+		 * part of the output, sent after the resume.
+		 */
+		if (remote_room(r, r->out.len + len) == -1) {
+			if (len > 0)
+				pw_bytes(&r->out, p, len);
+			return -1;
+		}
+		keep_add(&r->keep, r->out.p, r->out.len);
+		if (len > 0)
+			keep_add(&r->keep, p, len);
+	}
 	if (r->out.len == 0 && len == 0) {
 		if (!chan_ack_due(&r->ch))
 			return 0;
@@ -421,15 +478,15 @@ remote_flush_with(struct remote *r, const void *p, size_t len)
 
 			t = len < t ? len : t;
 			if (remote_record(r, &w, off, a, tail, t) == -1)
-				return -1;
+				goto fail;
 			tail += t;
 			len -= t;
 		} else if (remote_record(r, &w, off, a, NULL, 0) == -1)
-			return -1;
+			goto fail;
 		off += a;
 	}
 	if (remote_writev(r, &w) == -1)
-		return -1;
+		goto fail;
 	r->out.len = 0;
 	r->nbrk = 0;
 	/* A large reply's buffer is not kept for the life of the client. */
@@ -438,6 +495,13 @@ remote_flush_with(struct remote *r, const void *p, size_t len)
 		pw_init(&r->out);
 	}
 	return 0;
+fail:
+	/* Kept: the resume sends it again. */
+	if (r->resumable) {
+		r->out.len = 0;
+		r->nbrk = 0;
+	}
+	return -1;
 }
 
 /* Writes all of the output; -1 when the client is gone. */
@@ -829,10 +893,24 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 static int
 remote_open_records(struct remote *r)
 {
+	uint64_t before = r->ch.rx_rec;
+
 	if (chanrd_open(&r->ch, r->in, &r->rd) == -1) {
 		log_warn("client %s (%s): %s, closing", r->cl.addr, r->cl.name,
 		    r->ch.err);
 		return -1;
+	}
+	if (!r->resumable)
+		return 0;
+	/* What the client acknowledged need not be kept. */
+	if (keep_ack(&r->keep, r->ch.peer_ack) == -1) {
+		log_warn("client %s (%s): acknowledges bytes never sent, "
+		    "closing", r->cl.addr, r->cl.name);
+		return -1;
+	}
+	if (r->first && r->ch.rx_rec > before) {
+		r->first = 0;
+		return remote_resend(r);
 	}
 	return 0;
 }
@@ -904,18 +982,245 @@ remote_read(struct remote *r)
 		}
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR || r->env->spin_ns == 0))
+	    errno == EINTR || r->env->spin_ns == 0)) {
+		if (r->ctl != -1) {
+			/* Input, or a connection that resumes this session
+			 * (the client saw the drop before we did). */
+			struct pollfd pf[2];
+			int prc;
+
+			pf[0].fd = r->fd;
+			pf[0].events = POLLIN;
+			pf[1].fd = r->ctl;
+			pf[1].events = POLLIN;
+			do
+				prc = poll(pf, 2, r->env->idle_s > 0 ?
+				    (int)(r->env->idle_s * 1000) : -1);
+			while (prc == -1 && errno == EINTR);
+			if (prc == 0) {
+				errno = EAGAIN;
+				goto idle;
+			}
+			if (prc > 0 && pf[1].revents != 0 &&
+			    pf[0].revents == 0) {
+				remote_broke(r, "the client reconnected");
+				return -1;
+			}
+		}
 		do
 			n = recv(r->fd, r->in + used, want, 0);
 		while (n == -1 && errno == EINTR);
+	}
+idle:
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-	    r->env->idle_s > 0)
+	    r->env->idle_s > 0) {
 		log_info("client %s (%s): idle for %g s, closing", r->cl.addr,
 		    r->cl.name, r->env->idle_s);
-	if (n <= 0)
 		return -1;
+	}
+	if (n <= 0) {
+		remote_broke(r, n == 0 ? "closed without goodbye" :
+		    strerror(errno));
+		return -1;
+	}
 	r->rd.raw += (size_t)n;
 	__atomic_add_fetch(&r->stats->bytes_in, (uint64_t)n, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/*
+ * A resumed connection's first record came: its ack says where the
+ * client's stream stopped.  Everything kept from there goes again, in
+ * records under the new keys.
+ */
+static int
+remote_resend(struct remote *r)
+{
+	struct rwire w;
+	const uint8_t *p;
+	uint64_t from = r->ch.peer_ack, off;
+	size_t n, k;
+
+	if (from < r->keep.base || from > r->keep.end) {
+		log_warn("client %s (%s): cannot resume: it has the stream up "
+		    "to byte %llu, we keep %llu to %llu", r->cl.addr,
+		    r->cl.name, (unsigned long long)from,
+		    (unsigned long long)r->keep.base,
+		    (unsigned long long)r->keep.end);
+		return -1;
+	}
+	r->ch.tx_bytes = from;
+	w.n = w.k = 0;
+	for (off = from; (n = keep_peek(&r->keep, off, &p)) > 0; off += n) {
+		for (k = 0; k < n; k += CHAN_BODY_MAX)
+			if (remote_record(r, &w, 0, 0, p + k, n - k <
+			    CHAN_BODY_MAX ? n - k : CHAN_BODY_MAX) == -1)
+				return -1;
+	}
+	if (remote_writev(r, &w) == -1)
+		return -1;
+	r->resent += r->keep.end - from;
+	log_info("client %s (%s): resumed, %llu bytes sent again",
+	    r->cl.addr, r->cl.name, (unsigned long long)(r->keep.end - from));
+	/* What waited for the link goes now. */
+	return remote_flush(r);
+}
+
+int
+remote_resume_send(int ctl, int fd, const struct remote_resume *rr,
+    const void *raw)
+{
+	struct msghdr m;
+	struct iovec iov[2];
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct cmsghdr *c;
+	size_t left;
+	ssize_t n;
+
+	memset(&m, 0, sizeof m);
+	memset(&cm, 0, sizeof cm);
+	iov[0].iov_base = (void *)rr;
+	iov[0].iov_len = sizeof *rr;
+	m.msg_iov = iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cm.b;
+	m.msg_controllen = sizeof cm.b;
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	do
+		n = sendmsg(ctl, &m, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	if (n != (ssize_t)sizeof *rr)
+		return -1;
+	left = rr->rawlen;
+	return left == 0 || net_send_all(ctl, raw, left) == 0 ? 0 : -1;
+}
+
+/* Reads a resumed connection from ctl: 0, or -1 with nothing changed. */
+static int
+remote_take(struct remote *r)
+{
+	struct remote_resume rr;
+	struct msghdr m;
+	struct iovec iov;
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct cmsghdr *c;
+	struct chan nc;
+	int fd = -1;
+	ssize_t n;
+	size_t used;
+
+	memset(&m, 0, sizeof m);
+	iov.iov_base = &rr;
+	iov.iov_len = sizeof rr;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = cm.b;
+	m.msg_controllen = sizeof cm.b;
+	do
+		n = recvmsg(r->ctl, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	if ((c = CMSG_FIRSTHDR(&m)) != NULL && c->cmsg_level == SOL_SOCKET &&
+	    c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof fd);
+	if (n != (ssize_t)sizeof rr || fd == -1 || rr.rawlen > (64u << 20)) {
+		if (fd != -1)
+			close(fd);
+		/* The server closed the channel: it is going away. */
+		close(r->ctl);
+		r->ctl = -1;
+		return -1;
+	}
+	/* The connection's records, from its handshake's nonces. */
+	if (chan_init(&nc, rr.authed ? r->env->key : NULL, 1, rr.cnonce,
+	    rr.snonce) == -1) {
+		close(fd);
+		return -1;
+	}
+	chan_resume(&nc, &r->ch);
+	/* A record cut by the drop comes again; the plaintext stays. */
+	r->rd.pend = r->rd.raw = 0;
+	r->rd.inrec = 0;
+	used = r->rd.plain;
+	if (r->incap < used + rr.rawlen + READ_MIN) {
+		uint8_t *nb = realloc(r->in, used + rr.rawlen + READ_MIN);
+
+		if (nb == NULL) {
+			chan_fini(&nc);
+			close(fd);
+			return -1;
+		}
+		r->in = nb;
+		r->incap = used + rr.rawlen + READ_MIN;
+	}
+	if (rr.rawlen > 0 && net_recv_all(r->ctl, r->in + used, rr.rawlen,
+	    NULL) != 0) {
+		chan_fini(&nc);
+		close(fd);
+		return -1;
+	}
+	r->rd.raw = rr.rawlen;
+	chan_fini(&r->ch);
+	r->ch = nc;
+	shutdown(r->fd, SHUT_RDWR);
+	close(r->fd);
+	r->fd = fd;
+	r->broken = 0;
+	r->first = 1;
+	return 0;
+}
+
+/*
+ * The connection broke: wait for the client to resume, up to the window.
+ * 0 with the new connection in place and our first record sent; -1 when
+ * the window passed or the server went away.
+ */
+static int
+remote_await(struct remote *r)
+{
+	struct pollfd pf;
+	struct rwire w;
+	uint64_t t0 = now_ns(), left;
+	int rc;
+
+	r->drops++;
+	log_info("client %s (%s): connection lost (%s); its session waits "
+	    "%.1f s for it to resume", r->cl.addr, r->cl.name, r->why,
+	    r->resume_ms / 1000.0);
+	for (;;) {
+		left = (uint64_t)r->resume_ms * 1000000u;
+		if (now_ns() - t0 >= left || r->ctl == -1) {
+			log_info("client %s (%s): not resumed within %.1f s, "
+			    "closing", r->cl.addr, r->cl.name,
+			    r->resume_ms / 1000.0);
+			return -1;
+		}
+		left -= now_ns() - t0;
+		pf.fd = r->ctl;
+		pf.events = POLLIN;
+		rc = poll(&pf, 1, (int)(left / 1000000u) + 1);
+		if (rc == -1 && errno != EINTR)
+			return -1;
+		if (rc <= 0)
+			continue;
+		if (remote_take(r) == 0)
+			break;
+	}
+	r->resends++;
+	/* Our first record says what we have; the client's says the same. */
+	w.n = w.k = 0;
+	if (remote_record(r, &w, 0, 0, NULL, 0) == -1 ||
+	    remote_writev(r, &w) == -1)
+		return r->broken && r->ctl != -1 ? remote_await(r) : -1;
 	return 0;
 }
 
@@ -926,16 +1231,17 @@ remote_main(void *arg)
 
 	/* Records are opened as they come, the handoff's first. */
 	for (;;) {
-		if (remote_open_records(r) == -1 || remote_drain(r) == -1)
+		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
+		    (remote_pin(r), remote_flush(r)) == -1 ||
+		    remote_read(r) == -1) {
+			/* A link that broke may come back. */
+			if (r->broken && r->resumable && remote_await(r) == 0)
+				continue;
 			break;
-		remote_pin(r);
-		/* Everything answered so far leaves in one send. */
-		if (remote_flush(r) == -1)
-			break;
-		if (remote_read(r) == -1)
-			break;
+		}
 	}
-	remote_flush(r);
+	if (!r->broken)
+		remote_flush(r);
 	/* The lanes' buffer is pinned in the client's context: first. */
 	if (r->lanes != NULL && r->env->be->host_unpin != NULL && r->opened) {
 		size_t n;
@@ -974,6 +1280,9 @@ remote_main(void *arg)
 	free(r->seal);
 	pw_free(&r->out);
 	chan_fini(&r->ch);
+	keep_free(&r->keep);
+	if (r->ctl != -1)
+		close(r->ctl);
 	r->env->done(r->env->arg, r->token);
 	free(r);
 	return NULL;
@@ -1024,6 +1333,20 @@ remote_new(int fd, const char *addr, const char *name,
 	/* The records' state is the thread's from here on. */
 	r->ch = ho->ch;
 	memset(&ho->ch, 0, sizeof ho->ch);
+	r->ctl = -1;
+	if (ho->resumable && ho->ctl != -1) {
+		size_t kb = env->keep_bytes;
+
+		/* At least two of the largest flushes fit. */
+		if (kb < 2 * ((size_t)env->max_frame + (2u << 20)))
+			kb = 2 * ((size_t)env->max_frame + (2u << 20));
+		if (keep_init(&r->keep, kb) == 0) {
+			r->resumable = 1;
+			r->resume_ms = ho->resume_ms;
+			r->ctl = ho->ctl;
+			ho->ctl = -1;
+		}
+	}
 	return r;
 }
 

@@ -31,6 +31,8 @@ struct remote_env {
 	uint64_t		 spin_ns;	/* polling after input: config spin */
 	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
 	double			 idle_s;	/* config idle_timeout; 0 */
+	const struct auth_key	*key;		/* a resumed connection's */
+	size_t			 keep_bytes;	/* config resume_buffer */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };
@@ -46,7 +48,32 @@ struct remote_handoff {
 	size_t		 plainlen;	/* the first remoting call first */
 	const void	*raw;		/* read, not yet opened: the start */
 	size_t		 rawlen;	/* of a record */
+	/*
+	 * A resumable session (gleam-protocol(5), Resume): how long it
+	 * waits for its client, and its end of the channel on which the
+	 * server hands it the connections that resume it (remote_resume).
+	 */
+	int		 resumable;
+	uint32_t	 resume_ms;
+	int		 ctl;		/* -1: none */
 };
+
+/*
+ * What the server sends a session's worker on its channel with a
+ * connection that resumes it, just after WELCOME: the descriptor rides
+ * along (SCM_RIGHTS); the worker makes the connection's records from the
+ * nonces, and reads on from the raw bytes.
+ */
+struct remote_resume {
+	uint8_t		 cnonce[PROTO_NONCE_LEN];
+	uint8_t		 snonce[PROTO_NONCE_LEN];
+	uint32_t	 authed;
+	uint32_t	 rawlen;	/* bytes that follow */
+};
+
+/* Sends fd, rs and the raw bytes on ctl; -1 if the worker is gone. */
+int	remote_resume_send(int ctl, int fd, const struct remote_resume *,
+	    const void *raw);
 
 /*
  * Starts serving fd.  client is the server's token, passed back to done.

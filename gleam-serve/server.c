@@ -72,6 +72,11 @@ struct client {
 	int			 paused;	/* reading stopped: output full */
 	int			 pending;	/* still in the handshake */
 	char			 host[48];	/* addr less the port */
+	/* A resumable remoting session: its token, and the channel on
+	   which a connection that resumes it goes to its worker. */
+	int			 resumable;
+	uint8_t			 token[PROTO_TOKEN_LEN];
+	int			 ctl;		/* -1: none */
 };
 
 struct server {
@@ -246,6 +251,9 @@ client_free(struct client *c)
 	    (unsigned long long)c->rs->calls);
 	TAILQ_REMOVE(&srv->clients, c, entry);
 	srv->nclients--;
+	if (c->ctl != -1)
+		close(c->ctl);
+	c->ctl = -1;
 	if (c->pending)
 		srv->npending--;
 	if (c->hs_timer != NULL)
@@ -351,7 +359,11 @@ worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
-	/* The client's socket as 3, the cache's channel as 4. */
+	/* Out of the way of what follows: the resume channel. */
+	if (ho->ctl != -1 && (ho->ctl = fcntl(ho->ctl, F_DUPFD_CLOEXEC, 100)) ==
+	    -1)
+		_exit(EXIT_SOFTWARE);
+	/* The client's socket as 3, the cache's channel as 4, resume's 5. */
 	if (cfd == 3 && (cfd = dup(cfd)) == -1)
 		_exit(EXIT_SOFTWARE);
 	if (fd != 3) {
@@ -364,7 +376,15 @@ worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
 			_exit(EXIT_SOFTWARE);
 		cfd = 4;
 	}
-	closefrom(cfd == -1 ? 4 : 5);
+	if (cfd == -1)
+		close(4);
+	if (ho->ctl != -1) {
+		if (dup2(ho->ctl, 5) == -1)
+			_exit(EXIT_SOFTWARE);
+		ho->ctl = 5;
+	} else
+		close(5);
+	closefrom(6);
 	/* What the driver prints (device printf, asserts) is the client's. */
 	(void)output_capture();
 	if (!srv->be_ready && srv->be->init(err, sizeof err) == -1) {
@@ -507,7 +527,10 @@ client_go_remote(struct client *c)
 		goto fail;
 	evbuffer_remove(in, raw, rawlen);
 	evbuffer_remove(hs->plain, plain, plainlen);
-	evbuffer_remove(out, outbuf, outlen);
+	/* A bufferevent's output is frozen at its start: not any more. */
+	evbuffer_unfreeze(out, 1);
+	if (evbuffer_remove(out, outbuf, outlen) != (int)outlen)
+		outlen = 0;
 	c->bytes_out += outlen;
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -524,8 +547,29 @@ client_go_remote(struct client *c)
 	ho.plainlen = plainlen;
 	ho.raw = raw;
 	ho.rawlen = rawlen;
+	ho.ctl = -1;
+	if (hs->res.resumable) {
+		int sv[2];
+
+		/* Its worker waits on sv[1] for the connections that resume
+		 * it; ours is sv[0]. */
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) ==
+		    -1)
+			log_warn("client %s: cannot resume: %s", c->addr,
+			    strerror(errno));
+		else {
+			c->resumable = 1;
+			memcpy(c->token, hs->res.token, sizeof c->token);
+			c->ctl = sv[0];
+			ho.ctl = sv[1];
+			ho.resumable = 1;
+			ho.resume_ms = srv->env.hs.resume_ms;
+		}
+	}
 	if (srv->iso == ISO_PROCESS) {
 		client_fork_worker(c, fd, &ho);
+		if (ho.ctl != -1)
+			close(ho.ctl);
 		free(raw);
 		free(plain);
 		free(outbuf);
@@ -535,11 +579,16 @@ client_go_remote(struct client *c)
 	    &srv->renv, &c->rstats, c) == -1) {
 		log_warn("client %s: cannot start a thread", c->addr);
 		chan_fini(&ho.ch);
+		if (ho.ctl != -1)
+			close(ho.ctl);
 		close(fd);
 		client_free(c);
-	} else
+	} else {
+		if (ho.ctl != -1)
+			close(ho.ctl);	/* not taken: no resume */
 		log_debug("client %s (%s): remoting", c->addr,
 		    session_client_name(c->sess));
+	}
 	free(raw);
 	free(plain);
 	free(outbuf);
@@ -551,6 +600,90 @@ fail:
 	free(raw);
 	free(plain);
 	free(outbuf);
+	client_free(c);
+}
+
+/* The remoting client of session id, if it waits to be resumed. */
+static struct client *
+server_resumable(struct server *srv, uint64_t id)
+{
+	struct client *c;
+
+	TAILQ_FOREACH(c, &srv->clients, entry)
+		if (c->remote && c->resumable && c->ctl != -1 &&
+		    session_id(c->sess) == id)
+			return c;
+	return NULL;
+}
+
+/* hshake's resume_find: the session is there and the token is its. */
+static int
+server_resume_find(void *arg, uint64_t id, const uint8_t *token)
+{
+	struct client *c = server_resumable(arg, id);
+
+	return c != NULL && auth_equal16(c->token, token) == 0 ? 0 : -1;
+}
+
+/*
+ * WELCOME resumed a session: the connection, as it is, goes to that
+ * session's worker (or thread) on its channel, with what was read after
+ * the handshake; this client is done.
+ */
+static void
+client_resume(struct client *c)
+{
+	struct server *srv = c->srv;
+	struct hshake *hs = session_hshake(c->sess);
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct client *t = server_resumable(srv, hs->res.session);
+	struct remote_resume rr;
+	size_t outlen = evbuffer_get_length(out);
+	uint8_t *raw = NULL, *outbuf = NULL;
+	int fd = -1;
+
+	memset(&rr, 0, sizeof rr);
+	rr.rawlen = (uint32_t)evbuffer_get_length(in);
+	if (t == NULL || (raw = malloc(rr.rawlen + 1)) == NULL ||
+	    (outbuf = malloc(outlen + 1)) == NULL ||
+	    (fd = dup(bufferevent_getfd(c->bev))) == -1) {
+		log_warn("client %s: cannot resume session %llu: %s", c->addr,
+		    (unsigned long long)hs->res.session, t == NULL ?
+		    "it just ended" : strerror(errno));
+		goto done;
+	}
+	evbuffer_remove(in, raw, rr.rawlen);
+	/* A bufferevent's output is frozen at its start: not any more. */
+	evbuffer_unfreeze(out, 1);
+	if (evbuffer_remove(out, outbuf, outlen) != (int)outlen)
+		outlen = 0;
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	/* WELCOME first, if libevent had not sent it yet. */
+	if (net_send_all(fd, outbuf, outlen) != 0) {
+		log_info("client %s: gone before its resume was handed over",
+		    c->addr);
+		goto done;
+	}
+	memcpy(rr.cnonce, hs->res.cnonce, sizeof rr.cnonce);
+	memcpy(rr.snonce, hs->res.snonce, sizeof rr.snonce);
+	rr.authed = (uint32_t)hs->res.authed;
+	if (remote_resume_send(t->ctl, fd, &rr, raw) == -1) {
+		log_warn("client %s: cannot resume session %llu: its worker "
+		    "is gone", c->addr, (unsigned long long)hs->res.session);
+		goto done;
+	}
+	log_info("client %s (%s): resumes session %llu of %s", c->addr,
+	    session_client_name(c->sess), (unsigned long long)hs->res.session,
+	    t->addr);
+	/* The worker serves it from here on; the client's address is new. */
+	snprintf(t->addr, sizeof t->addr, "%s", c->addr);
+done:
+	if (fd != -1)
+		close(fd);
+	free(raw);
+	free(outbuf);
+	/* Our descriptor closes; the worker holds its own. */
 	client_free(c);
 }
 
@@ -605,6 +738,10 @@ client_read(struct bufferevent *bev, void *arg)
 	}
 	if (rc == SESSION_REMOTE) {
 		client_go_remote(c);
+		return;
+	}
+	if (rc == SESSION_RESUME) {
+		client_resume(c);
 		return;
 	}
 	if (c->srv->draining && !session_busy(c->sess)) {
@@ -747,6 +884,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	c->srv = srv;
 	c->rs = &c->rstats;
 	c->since = now_ns();
+	c->ctl = -1;
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	snprintf(c->host, sizeof c->host, "%s", host);
 	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -829,6 +967,9 @@ server_env_update(struct server *srv)
 	srv->env.hs.name = srv->cfg.name;
 	srv->env.hs.peer_kind = "client";
 	srv->env.hs.self_kind = "server";
+	srv->env.hs.resume_ms = (uint32_t)(srv->cfg.resume * 1000);
+	srv->env.hs.resume_find = server_resume_find;
+	srv->env.hs.resume_arg = srv;
 	srv->env.hs.draining = srv->draining;
 	srv->env.status = server_status;
 	srv->env.arg = srv;
@@ -839,6 +980,8 @@ server_env_update(struct server *srv)
 	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
 	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
 	srv->renv.idle_s = srv->cfg.idle_timeout;
+	srv->renv.key = &srv->cfg.key;
+	srv->renv.keep_bytes = (size_t)srv->cfg.resume_buffer;
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
 }
@@ -1008,6 +1151,11 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		if (!c->remote && !c->closing && !session_busy(c->sess))
 			client_say_shutdown(c);
+		/* Nothing resumes now: a session that waits for it ends. */
+		if (c->ctl != -1) {
+			close(c->ctl);
+			c->ctl = -1;
+		}
 	}
 	if (srv->nclients == 0) {
 		event_base_loopexit(srv->base, NULL);

@@ -285,8 +285,10 @@ session_dispatch(struct session *s, const struct frame_hdr *h,
 {
 	switch (hshake_input(&s->hs, h, p, out)) {
 	case HSHAKE_OK:
-	case HSHAKE_WELCOMED:
 		return SESSION_OK;
+	case HSHAKE_WELCOMED:
+		/* Nothing more is read here: the session's worker reads on. */
+		return s->hs.res.resuming ? SESSION_RESUME : SESSION_OK;
 	case HSHAKE_PASS:
 		break;
 	default:
@@ -348,8 +350,8 @@ session_input(struct session *s, struct evbuffer *raw, struct evbuffer *out)
 			rc = session_dispatch(s, &h, p + PROTO_HDR_LEN, out);
 			evbuffer_drain(in, PROTO_HDR_LEN + (size_t)h.len);
 		}
-		if (rc == SESSION_CLOSE)
-			return SESSION_CLOSE;
+		if (rc == SESSION_CLOSE || rc == SESSION_RESUME)
+			return rc;
 	}
 	return SESSION_CLOSE;
 }

@@ -36,6 +36,8 @@ struct session_env {
 enum session_rc {
 	SESSION_OK = 0,		/* keep going */
 	SESSION_CLOSE = 1,	/* flush the output, then close */
+	SESSION_RESUME = 3,	/* WELCOME resumed a session: hand the
+				   connection, as it is, to that session */
 	SESSION_REMOTE = 2	/* a remoting call is next in the input: hand
 				   the connection to a remoting thread */
 };

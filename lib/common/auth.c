@@ -264,6 +264,12 @@ auth_proof(const struct auth_key *key, int server, uint16_t version,
 }
 
 int
+auth_equal16(const uint8_t a[16], const uint8_t b[16])
+{
+	return sodium_memcmp(a, b, 16) == 0 ? 0 : -1;
+}
+
+int
 auth_equal(const uint8_t a[PROTO_PROOF_LEN], const uint8_t b[PROTO_PROOF_LEN])
 {
 	return sodium_memcmp(a, b, PROTO_PROOF_LEN) == 0 ? 0 : -1;

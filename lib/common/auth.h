@@ -56,6 +56,8 @@ void	auth_random(void *, size_t n);
 void	auth_proof(const struct auth_key *, int server, uint16_t version,
 	    const uint8_t own[PROTO_NONCE_LEN],
 	    const uint8_t peer[PROTO_NONCE_LEN], uint8_t out[PROTO_PROOF_LEN]);
+/* Constant-time comparison of 16 bytes (tokens); 0 when equal. */
+int	auth_equal16(const uint8_t a[16], const uint8_t b[16]);
 /* Constant-time comparison; 0 when equal. */
 int	auth_equal(const uint8_t a[PROTO_PROOF_LEN],
 	    const uint8_t b[PROTO_PROOF_LEN]);

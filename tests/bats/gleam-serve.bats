@@ -520,3 +520,65 @@ PY
 	grep -q "idle for 0.3 s, closing" "$SERVE_LOG"
 	serve_stop
 }
+
+@test "resume: a dropped session is taken up again, the lost reply sent again byte for byte; a wrong token resumes nothing" {
+	local iso
+	for iso in process thread; do
+		printf 'backend: host\nisolation: %s\n' "$iso" >"$CONF"
+		serve_start -f "$CONF" -v
+		run -0 python3 "$BATS_TEST_DIRNAME/resume-wire.py" "$SERVE_PORT" "$BATS_TEST_DIRNAME"
+		[ "$output" = "resume ok" ]
+		grep -q "its session waits 30.0 s for it to resume" "$SERVE_LOG"
+		grep -q "no session 1 to resume" "$SERVE_LOG"
+		grep -q "resumes session 1 of" "$SERVE_LOG"
+		grep -q "resumed, [0-9]* bytes sent again" "$SERVE_LOG"
+		# Draining ends a session that waits, at once.
+		local t0=$SECONDS
+		serve_stop
+		[ $((SECONDS - t0)) -lt 5 ]
+	done
+}
+
+@test "resume: the window passes and the session's resources are freed; resume: 0 offers none" {
+	printf 'backend: host\nresume: 300ms\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
+import socket, struct, sys, os
+sys.path.insert(0, sys.argv[2])
+import gleamwire as gw
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+b = (struct.pack("<IHHI", gw.MAGIC, 2, 2, 1) + os.urandom(32) +
+     struct.pack("<H", 1) + b"t")
+s.sendall(gw.frame(gw.HELLO, b))
+c = gw.Conn(s)
+c.frame(); t, f, i, p = c.frame()
+assert t == gw.WELCOME and struct.unpack("<I", p[42:46])[0] == 1
+c.on = True
+c.send(256, struct.pack("<I", 0), fid=1)
+c.frame()
+s.close()
+PY
+	for i in $(seq 1 40); do
+		grep -q "not resumed within 0.3 s, closing" "$SERVE_LOG" && break
+		sleep 0.1
+	done
+	grep -q "not resumed within 0.3 s, closing" "$SERVE_LOG"
+	serve_stop
+	printf 'backend: host\nresume: 0\n' >"$CONF"
+	serve_start -f "$CONF" -v
+	run -0 python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
+import socket, struct, sys, os
+sys.path.insert(0, sys.argv[2])
+import gleamwire as gw
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+b = (struct.pack("<IHHI", gw.MAGIC, 2, 2, 1) + os.urandom(32) +
+     struct.pack("<H", 1) + b"t")
+s.sendall(gw.frame(gw.HELLO, b))
+c = gw.Conn(s)
+c.frame(); t, f, i, p = c.frame()
+assert t == gw.WELCOME and len(p) == 42, len(p)
+print("none offered")
+PY
+	[ "$output" = "none offered" ]
+	serve_stop
+}

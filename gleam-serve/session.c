@@ -198,11 +198,16 @@ session_fill(struct session *s, struct evbuffer *out)
 		proto_hdr_encode(hb, &fh);
 		evbuffer_add(plain, hb, sizeof hb);
 		evbuffer_add_reference(plain, bulk_src, n, NULL, NULL);
+		/*
+		 * A record a frame: the client sees each as it comes, as it
+		 * would the frames alone, so that its clock starts with the
+		 * first (a record is whole before any of it is used).
+		 */
+		(void)hshake_seal(&s->hs, plain, out);
 		s->tx_left -= n;
 		s->tx_sent += n;
 		queued += n + PROTO_HDR_LEN;
 	}
-	(void)hshake_seal(&s->hs, plain, out);
 	evbuffer_free(plain);
 	if (s->tx_left > 0 && now_ns() < s->tx_deadline)
 		return 1;

@@ -45,6 +45,7 @@ prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 # The client library, libcuda.so.1, has its rules beside its sources.
 CLIENT_LIBS	:=
 -include lib/client/client.mk
+-include lib/nvml/nvml.mk
 -include lib/codec/codec.mk
 
 check-install: all

@@ -357,7 +357,9 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 		    m == NULL ? ", got an empty document" : "");
 	if (cfg_fill(d, m, status_keys, s, err) == -1)
 		return -1;
-	if (status_read_gpus(d, ymap_get(d, m, "gpus"), s, err) == -1)
+	if ((n = ymap_get(d, m, "gpus")) == NULL)
+		return yerr_at(d, m, "gpus", err, "expected a sequence");
+	if (status_read_gpus(d, n, s, err) == -1)
 		return -1;
 	n = ymap_get(d, m, "clients");
 	if (n == NULL || n->type != YAML_SEQUENCE_NODE)

@@ -47,6 +47,7 @@ static struct clenv	 nv_env;
 static struct server_status nv_st;
 static uint64_t		 nv_when;	/* now_ns() of nv_st */
 static struct nvmlDevice_st nv_dev[STATUS_MAX_GPUS];
+static int		 nv_warned;	/* failed fetches in a row */
 
 int
 nv_initialized(void)
@@ -61,7 +62,10 @@ nv_atfork_child(void)
 	pthread_mutex_init(&nv_lock, NULL);
 }
 
-/* The server's status into nv_st: 0, or -1 with the reason logged. */
+/*
+ * The server's status into nv_st: 0, or -1 with the reason logged (once
+ * in a row: a program that polls a server gone away says so once).
+ */
 static int
 nv_fetch(void)
 {
@@ -72,21 +76,29 @@ nv_fetch(void)
 	size_t len;
 	int rc = -1;
 
+	/* A failure too waits a second before the next try. */
+	nv_when = now_ns();
 	if (conn_open(&c, nv_env.host, nv_env.port, nv_env.kp,
 	    NV_CLIENT_NAME, NV_TIMEOUT_MS) == -1) {
-		log_warn("NVML: cannot use server %s", c.err);
+		if (!nv_warned++)
+			log_warn("NVML: cannot use server %s", c.err);
 		return -1;
 	}
 	if (conn_call(&c, MSG_STATUS, NULL, 0, MSG_STATUS, &reply,
-	    &len) == -1)
-		log_warn("NVML: server %s: status: %s", nv_env.server, c.err);
-	else if (status_parse(nv_env.server, reply, len, &st, &err) == -1)
-		log_warn("NVML: server %s: status: %s", nv_env.server,
-		    err.msg);
-	else {
+	    &len) == -1) {
+		if (!nv_warned++)
+			log_warn("NVML: server %s: status: %s", nv_env.server,
+			    c.err);
+	} else if (status_parse(nv_env.server, reply, len, &st,
+	    &err) == -1) {
+		if (!nv_warned++)
+			log_warn("NVML: server %s: status: %s", nv_env.server,
+			    err.msg);
+	} else {
 		status_free(&nv_st);
 		nv_st = st;
 		nv_when = now_ns();
+		nv_warned = 0;
 		rc = 0;
 	}
 	conn_close(&c);
@@ -188,6 +200,7 @@ nvmlInitWithFlags(unsigned int flags)
 	pthread_mutex_lock(&nv_lock);
 	if (nv_refs == 0) {
 		log_init("gleam", clenv_log_level());
+		nv_warned = 0;	/* who tries again hears why again */
 		if (clenv_read(&nv_env, err, sizeof err) == -1) {
 			log_warn("NVML: %s", err);
 			rc = NVML_ERROR_DRIVER_NOT_LOADED;

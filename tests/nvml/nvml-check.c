@@ -220,7 +220,7 @@ main(int argc, char *argv[])
 	nvmlDevice_t d;
 	char buf[1200];
 	unsigned int n, i;
-	int v;
+	int v = 0;
 
 	if (argc > 1 && strcmp(argv[1], "-c") == 0) {
 		int (*cuinit)(unsigned int);

@@ -134,14 +134,18 @@ nv_leave(nvmlReturn_t rc)
 static nvmlReturn_t
 nv_device(nvmlDevice_t d, const struct gpu_status **g)
 {
+	uintptr_t off;
 	nvmlReturn_t rc;
 
 	if ((rc = nv_enter()) != NVML_SUCCESS)
 		return rc;
-	if (d < nv_dev || d >= nv_dev + STATUS_MAX_GPUS ||
-	    d->i >= nv_st.ngpus)
+	/* A handle is ours only if it is one of nv_dev's, exactly. */
+	off = (uintptr_t)d - (uintptr_t)nv_dev;
+	if ((uintptr_t)d < (uintptr_t)nv_dev || off >= sizeof nv_dev ||
+	    off % sizeof nv_dev[0] != 0 ||
+	    (int)(off / sizeof nv_dev[0]) >= nv_st.ngpus)
 		return nv_leave(NVML_ERROR_INVALID_ARGUMENT);
-	*g = &nv_st.gpus[d->i];
+	*g = &nv_st.gpus[off / sizeof nv_dev[0]];
 	return NVML_SUCCESS;
 }
 

@@ -268,7 +268,8 @@ run_exec(const struct run_opts *o, char **argv)
 	    (o->verbose > 1 && setenv("GLEAM_DEBUG", o->verbose > 2 ? "2" :
 	    "1", 1) == -1) ||
 	    run_prepend("LD_LIBRARY_PATH", dir) == -1 ||
-	    (access(nvml, R_OK) == 0 && run_prepend("LD_PRELOAD", nvml) == -1) ||
+	    (access(nvml, R_OK) == 0 &&
+	    run_prepend("LD_PRELOAD", nvml) == -1) ||
 	    run_prepend("LD_PRELOAD", lib) == -1) {
 		log_error("environment: %s", strerror(errno));
 		return EXIT_IO;

@@ -16,7 +16,7 @@ struct clenv {
 	char		 host[256];
 	int		 port;
 	struct auth_key	 key;
-	struct auth_key	*kp;		/* &key, or NULL without a key */
+	struct auth_key	*kp;		/* &key, or NULL: no key */
 };
 
 /* The log level GLEAM_DEBUG asks for (LL_WARN and up). */

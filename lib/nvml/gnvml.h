@@ -168,7 +168,8 @@ nvmlReturn_t	nvmlDeviceGetUtilizationRates(nvmlDevice_t,
 nvmlReturn_t	nvmlDeviceGetTemperature(nvmlDevice_t,
 		    nvmlTemperatureSensors_t, unsigned int *);
 nvmlReturn_t	nvmlDeviceGetPowerUsage(nvmlDevice_t, unsigned int *);
-nvmlReturn_t	nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t, unsigned int *);
+nvmlReturn_t	nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t,
+		    unsigned int *);
 nvmlReturn_t	nvmlDeviceGetPowerManagementLimit(nvmlDevice_t,
 		    unsigned int *);
 nvmlReturn_t	nvmlDeviceGetPowerManagementMode(nvmlDevice_t,
@@ -204,7 +205,8 @@ nvmlReturn_t	nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t,
 nvmlReturn_t	nvmlDeviceGetCudaComputeCapability(nvmlDevice_t, int *,
 		    int *);
 nvmlReturn_t	nvmlDeviceGetFanSpeed(nvmlDevice_t, unsigned int *);
-nvmlReturn_t	nvmlDeviceGetPerformanceState(nvmlDevice_t, nvmlPstates_t *);
+nvmlReturn_t	nvmlDeviceGetPerformanceState(nvmlDevice_t,
+		    nvmlPstates_t *);
 nvmlReturn_t	nvmlDeviceGetPowerState(nvmlDevice_t, nvmlPstates_t *);
 nvmlReturn_t	nvmlDeviceGetBrand(nvmlDevice_t, nvmlBrandType_t *);
 nvmlReturn_t	nvmlDeviceGetArchitecture(nvmlDevice_t,

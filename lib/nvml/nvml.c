@@ -42,7 +42,7 @@ struct nvmlDevice_st {
  * count.
  */
 static pthread_mutex_t	 nv_lock = PTHREAD_MUTEX_INITIALIZER;
-static int		 nv_refs;	/* nvmlInit calls not yet shut down */
+static int		 nv_refs;	/* nvmlInit calls, less nvmlShutdown's */
 static struct clenv	 nv_env;
 static struct server_status nv_st;
 static uint64_t		 nv_when;	/* now_ns() of nv_st */

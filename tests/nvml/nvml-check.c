@@ -24,9 +24,8 @@
 #include "conn.h"
 #include "gnvml.h"
 
-/* Two that Gleam does not answer: NVML_ERROR_NOT_SUPPORTED. */
+/* One that Gleam does not answer: NVML_ERROR_NOT_SUPPORTED. */
 nvmlReturn_t	nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t, void *);
-nvmlReturn_t	nvmlDeviceGetVbiosVersion(nvmlDevice_t, char *, unsigned int);
 
 static int fails, real;
 
@@ -116,7 +115,8 @@ device(unsigned int i)
 		expect("by bus id", nvmlDeviceGetHandleByPciBusId_v2(bus,
 		    &d2), NVML_SUCCESS);
 		if (d2 != d)
-			fail("nvmlDeviceGetHandleByPciBusId_v2: another handle");
+			fail("nvmlDeviceGetHandleByPciBusId_v2: another "
+			    "handle");
 		expect("by legacy bus id", nvmlDeviceGetHandleByPciBusId(
 		    pci.busIdLegacy, &d2), NVML_SUCCESS);
 		if (d2 != d)

@@ -45,6 +45,7 @@ prog_obj	 = $(patsubst %.c,$(BUILD)/%.o,$(wildcard $(1)/*.c))
 # The client library, libcuda.so.1, has its rules beside its sources.
 CLIENT_LIBS	:=
 -include lib/client/client.mk
+-include lib/nvml/nvml.mk
 -include lib/codec/codec.mk
 
 check-install: all
@@ -146,7 +147,7 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/run-unit $(UNIT_BIN)
 	@tests/check-driver-truth $(CLIENT_SO)
 
-bats: $(PROG_BIN) cuda-tests
+bats: $(PROG_BIN) cuda-tests $(NVML_TEST)
 	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
 # The nvcc-built test programs (static and shared cudart) and the host
@@ -239,7 +240,8 @@ install: all
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
-	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
+	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 \
+	    $(DESTDIR)$(LIBDIR)/gleam/libnvidia-ml.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
 	    $(CODEC_PC:%=$(DESTDIR)$(LIBDIR)/pkgconfig/%.pc) \
 	    $(CODEC_HEADERS:lib/codec/%=$(DESTDIR)$(PREFIX)/include/gleam/%)
 	-rmdir $(DESTDIR)$(LIBDIR)/gleam $(DESTDIR)$(PREFIX)/include/gleam 2>/dev/null

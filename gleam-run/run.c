@@ -197,7 +197,7 @@ run_local(const struct run_opts *o, char **argv, const char *server,
 int
 run_exec(const struct run_opts *o, char **argv)
 {
-	char dir[PATH_MAX], lib[PATH_MAX + 32];
+	char dir[PATH_MAX], lib[PATH_MAX + 32], nvml[PATH_MAX + 32];
 	char cwd[PATH_MAX], abs[PATH_MAX * 2], placed[300], why[1200];
 	char pid[32];
 	const char *server = o->server, *key = o->key_file, *e, *task;
@@ -234,6 +234,8 @@ run_exec(const struct run_opts *o, char **argv)
 	}
 	run_libdir(dir, sizeof dir);
 	snprintf(lib, sizeof lib, "%s/libcuda.so.1", dir);
+	/* NVML's queries too, from the same server, where it is built. */
+	snprintf(nvml, sizeof nvml, "%s/libnvidia-ml.so.1", dir);
 	if (stat(lib, &st) == -1) {
 		log_error("%s: %s (set GLEAM_LIBDIR)", lib, strerror(errno));
 		return EXIT_IO;
@@ -266,6 +268,8 @@ run_exec(const struct run_opts *o, char **argv)
 	    (o->verbose > 1 && setenv("GLEAM_DEBUG", o->verbose > 2 ? "2" :
 	    "1", 1) == -1) ||
 	    run_prepend("LD_LIBRARY_PATH", dir) == -1 ||
+	    (access(nvml, R_OK) == 0 &&
+	    run_prepend("LD_PRELOAD", nvml) == -1) ||
 	    run_prepend("LD_PRELOAD", lib) == -1) {
 		log_error("environment: %s", strerror(errno));
 		return EXIT_IO;

@@ -1,5 +1,6 @@
 /* GPU inventory through NVML, loaded at run time so no GPU host needs it. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,12 @@
 typedef void *nvml_dev;
 struct nvml_memory { unsigned long long total, free, used; };
 struct nvml_util { unsigned int gpu, memory; };
+struct nvml_pci {
+	char		 bus_id_legacy[16];
+	unsigned int	 domain, bus, device, device_id, subsystem_id;
+	char		 bus_id[32];
+};
+typedef int (*nvml_uint_fn)(nvml_dev, unsigned int *);
 
 static struct {
 	void	*h;
@@ -24,12 +31,56 @@ static struct {
 	int	(*mem)(nvml_dev, struct nvml_memory *);
 	int	(*util)(nvml_dev, struct nvml_util *);
 	int	(*uuid)(nvml_dev, char *, unsigned int);
+	int	(*serial)(nvml_dev, char *, unsigned int);
+	int	(*pci)(nvml_dev, struct nvml_pci *);
+	int	(*cc)(nvml_dev, int *, int *);
+	int	(*temp)(nvml_dev, int, unsigned int *);
+	int	(*clock)(nvml_dev, int, unsigned int *);
+	int	(*maxclock)(nvml_dev, int, unsigned int *);
+	int	(*driver)(char *, unsigned int);
+	int	(*version)(char *, unsigned int);
+	int	(*cuda)(int *);
 } nv;
+
+/*
+ * The queries of one unsigned number (or an enum, the same size), each
+ * into an int of struct gpu_status; values above max mean "unknown" (the
+ * performance state's NVML_PSTATE_UNKNOWN, 32).
+ */
+static const struct {
+	const char	*sym;
+	size_t		 off;
+	unsigned int	 max;
+} gpu_uints[] = {
+	{ "nvmlDeviceGetMinorNumber", offsetof(struct gpu_status,
+	    minor_number), 1 << 20 },
+	{ "nvmlDeviceGetPowerUsage", offsetof(struct gpu_status, power_mw),
+	    100000000 },
+	{ "nvmlDeviceGetPowerManagementLimit", offsetof(struct gpu_status,
+	    power_limit_mw), 100000000 },
+	{ "nvmlDeviceGetEnforcedPowerLimit", offsetof(struct gpu_status,
+	    enforced_power_limit_mw), 100000000 },
+	{ "nvmlDeviceGetFanSpeed", offsetof(struct gpu_status, fan_percent),
+	    100 },
+	{ "nvmlDeviceGetPerformanceState", offsetof(struct gpu_status,
+	    pstate), 15 },
+	{ "nvmlDeviceGetComputeMode", offsetof(struct gpu_status,
+	    compute_mode), 3 },
+	{ "nvmlDeviceGetPersistenceMode", offsetof(struct gpu_status,
+	    persistence_mode), 1 },
+	{ "nvmlDeviceGetBrand", offsetof(struct gpu_status, brand), 1000 },
+	{ "nvmlDeviceGetArchitecture", offsetof(struct gpu_status,
+	    architecture), 1000 },
+};
+#define NUINTS	(sizeof gpu_uints / sizeof gpu_uints[0])
+static nvml_uint_fn uint_fns[NUINTS];
 
 /* Loads NVML once; remembers why it could not be. */
 static int
 gpu_load(void)
 {
+	size_t i;
+
 	if (nv.tried)
 		return nv.ok;
 	nv.tried = 1;
@@ -42,20 +93,27 @@ gpu_load(void)
 		snprintf(nv.why, sizeof nv.why, "no GPU");
 		return 0;
 	}
-	nv.init = (int (*)(void))dlsym(nv.h, "nvmlInit_v2");
-	nv.shutdown = (int (*)(void))dlsym(nv.h, "nvmlShutdown");
-	nv.count = (int (*)(unsigned int *))dlsym(nv.h,
-	    "nvmlDeviceGetCount_v2");
-	nv.handle = (int (*)(unsigned int, nvml_dev *))dlsym(nv.h,
-	    "nvmlDeviceGetHandleByIndex_v2");
-	nv.name = (int (*)(nvml_dev, char *, unsigned int))dlsym(nv.h,
-	    "nvmlDeviceGetName");
-	nv.mem = (int (*)(nvml_dev, struct nvml_memory *))dlsym(nv.h,
-	    "nvmlDeviceGetMemoryInfo");
-	nv.util = (int (*)(nvml_dev, struct nvml_util *))dlsym(nv.h,
-	    "nvmlDeviceGetUtilizationRates");
-	nv.uuid = (int (*)(nvml_dev, char *, unsigned int))dlsym(nv.h,
-	    "nvmlDeviceGetUUID");
+#define SYM(f, name)	(*(void **)&nv.f = dlsym(nv.h, name))
+	SYM(init, "nvmlInit_v2");
+	SYM(shutdown, "nvmlShutdown");
+	SYM(count, "nvmlDeviceGetCount_v2");
+	SYM(handle, "nvmlDeviceGetHandleByIndex_v2");
+	SYM(name, "nvmlDeviceGetName");
+	SYM(mem, "nvmlDeviceGetMemoryInfo");
+	SYM(util, "nvmlDeviceGetUtilizationRates");
+	SYM(uuid, "nvmlDeviceGetUUID");
+	SYM(serial, "nvmlDeviceGetSerial");
+	SYM(pci, "nvmlDeviceGetPciInfo_v3");
+	SYM(cc, "nvmlDeviceGetCudaComputeCapability");
+	SYM(temp, "nvmlDeviceGetTemperature");
+	SYM(clock, "nvmlDeviceGetClockInfo");
+	SYM(maxclock, "nvmlDeviceGetMaxClockInfo");
+	SYM(driver, "nvmlSystemGetDriverVersion");
+	SYM(version, "nvmlSystemGetNVMLVersion");
+	SYM(cuda, "nvmlSystemGetCudaDriverVersion_v2");
+#undef SYM
+	for (i = 0; i < NUINTS; i++)
+		*(void **)&uint_fns[i] = dlsym(nv.h, gpu_uints[i].sym);
 	if (nv.init == NULL || nv.count == NULL || nv.handle == NULL ||
 	    nv.name == NULL || nv.mem == NULL) {
 		snprintf(nv.why, sizeof nv.why, "no GPU (NVML incomplete)");
@@ -118,50 +176,162 @@ gpu_visible(const char *vis, unsigned int i, unsigned int n,
 	return -1;
 }
 
+/* All that NVML says of GPU i; -1 where it has no handle for it. */
+static int
+gpu_read(unsigned int i, struct gpu_status *g)
+{
+	struct nvml_memory m;
+	struct nvml_util u;
+	struct nvml_pci pci;
+	unsigned int v;
+	size_t k;
+	nvml_dev d;
+	int c;
+
+	status_gpu_init(g, (int)i);
+	if (nv.handle(i, &d) != 0)
+		return -1;
+	if (nv.name(d, g->name, sizeof g->name) != 0)
+		snprintf(g->name, sizeof g->name, "unknown");
+	if (nv.mem(d, &m) == 0) {
+		g->memory_total = m.total;
+		g->memory_free = m.free;
+	}
+	if (nv.util != NULL && nv.util(d, &u) == 0 && u.gpu <= 100 &&
+	    u.memory <= 100) {
+		g->utilization = (int)u.gpu;
+		g->utilization_memory = (int)u.memory;
+	}
+	if (nv.uuid != NULL && nv.uuid(d, g->uuid, sizeof g->uuid) != 0)
+		g->uuid[0] = '\0';
+	if (nv.serial != NULL &&
+	    nv.serial(d, g->serial, sizeof g->serial) != 0)
+		g->serial[0] = '\0';
+	if (nv.pci != NULL && nv.pci(d, &pci) == 0) {
+		snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%.*s",
+		    (int)sizeof pci.bus_id, pci.bus_id);
+		g->pci_device_id = pci.device_id;
+		g->pci_subsystem_id = pci.subsystem_id;
+	}
+	if (nv.cc != NULL && nv.cc(d, &g->cc_major, &g->cc_minor) != 0)
+		g->cc_major = g->cc_minor = -1;
+	/* NVML_TEMPERATURE_GPU is 0. */
+	if (nv.temp != NULL && nv.temp(d, 0, &v) == 0 && v <= 1000)
+		g->temperature_c = (int)v;
+	for (c = 0; c < STATUS_NCLK; c++) {
+		if (nv.clock != NULL && nv.clock(d, c, &v) == 0 && v <= 100000)
+			g->clock_mhz[c] = (int)v;
+		if (nv.maxclock != NULL && nv.maxclock(d, c, &v) == 0 &&
+		    v <= 100000)
+			g->max_clock_mhz[c] = (int)v;
+	}
+	for (k = 0; k < NUINTS; k++)
+		if (uint_fns[k] != NULL && uint_fns[k](d, &v) == 0 &&
+		    v <= gpu_uints[k].max)
+			*(int *)((char *)g + gpu_uints[k].off) = (int)v;
+	return 0;
+}
+
+/*
+ * GLEAM_TEST_GPUS names a YAML file whose GPUs the server reports in place
+ * of NVML's, for the tests of machines without a GPU (the client's
+ * libnvidia-ml.so.1 answers from them): a mapping with gpus (as in a
+ * status) and optionally driver_version, nvml_version, cuda_version.
+ * Read at each status, so a test may change it.  Returns the GPUs'
+ * count, or -1 with the reason logged.
+ */
+static int
+gpu_test_file(const char *path, struct server_status *all)
+{
+	static const struct cfg_key keys[] = {
+		{ "driver_version", CFG_STR,
+		    CFG_FIELD(struct server_status, driver_version) },
+		{ "nvml_version", CFG_STR,
+		    CFG_FIELD(struct server_status, nvml_version) },
+		{ "cuda_version", CFG_INT,
+		    CFG_FIELD(struct server_status, cuda_version),
+		    .min = 0, .max = 1000000 },
+		{ "gpus", CFG_NONE },
+		{ NULL }
+	};
+	struct ydoc d;
+	struct yerr err;
+	yaml_node_t *root;
+	int rc = -1;
+
+	if (ydoc_load_file(&d, path, &err) == -1) {
+		log_warn("GLEAM_TEST_GPUS: %s", err.msg);
+		return -1;
+	}
+	root = ydoc_root(&d);
+	if (root == NULL || root->type != YAML_MAPPING_NODE)
+		log_warn("GLEAM_TEST_GPUS: %s: expected a mapping", path);
+	else if (cfg_read(&d, root, "GLEAM_TEST_GPUS", keys, all,
+	    &err) == -1 || status_read_gpus(&d, ymap_get(&d, root, "gpus"),
+	    all, &err) == -1)
+		log_warn("GLEAM_TEST_GPUS: %s", err.msg);
+	else {
+		/* Numbered as NVML would, whatever the file says. */
+		for (rc = 0; rc < all->ngpus; rc++)
+			all->gpus[rc].index = rc;
+	}
+	ydoc_free(&d);
+	return rc;
+}
+
 void
 gpu_query(struct server_status *s)
 {
+	static struct server_status all;
 	static char uuids[STATUS_MAX_GPUS][96];
-	struct nvml_memory m;
-	struct nvml_util u;
-	struct gpu_status *g;
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES"), *test;
 	unsigned int n, i;
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-	nvml_dev d;
+	int count;
 
 	s->ngpus = 0;
-	if (!gpu_load()) {
-		snprintf(s->gpu_source, sizeof s->gpu_source, "%s", nv.why);
-		return;
-	}
-	snprintf(s->gpu_source, sizeof s->gpu_source, "nvml");
-	if (nv.count(&n) != 0)
-		n = 0;
-	if (n > STATUS_MAX_GPUS)
-		n = STATUS_MAX_GPUS;
-	for (i = 0; i < n; i++) {
-		uuids[i][0] = '\0';
-		if (vis != NULL && nv.uuid != NULL && nv.handle(i, &d) == 0)
-			(void)nv.uuid(d, uuids[i], sizeof uuids[i]);
-	}
-	/* Only what CUDA_VISIBLE_DEVICES leaves this server's clients. */
-	for (i = 0; i < n; i++) {
-		if (gpu_visible(vis, i, n, uuids) < 0 ||
-		    nv.handle(i, &d) != 0)
-			continue;
-		g = &s->gpus[s->ngpus++];
-		memset(g, 0, sizeof *g);
-		g->index = (int)i;
-		if (nv.name(d, g->name, sizeof g->name) != 0)
-			snprintf(g->name, sizeof g->name, "unknown");
-		if (nv.mem(d, &m) == 0) {
-			g->memory_total = m.total;
-			g->memory_free = m.free;
+	memset(&all, 0, sizeof all);
+	if ((test = getenv("GLEAM_TEST_GPUS")) != NULL && *test != '\0') {
+		if ((count = gpu_test_file(test, &all)) < 0) {
+			snprintf(s->gpu_source, sizeof s->gpu_source,
+			    "no GPU (GLEAM_TEST_GPUS unreadable)");
+			return;
 		}
-		g->utilization = -1;
-		if (nv.util != NULL && nv.util(d, &u) == 0)
-			g->utilization = (int)u.gpu;
+		n = (unsigned int)count;
+		snprintf(s->gpu_source, sizeof s->gpu_source, "test");
+	} else {
+		if (!gpu_load()) {
+			snprintf(s->gpu_source, sizeof s->gpu_source, "%s",
+			    nv.why);
+			return;
+		}
+		snprintf(s->gpu_source, sizeof s->gpu_source, "nvml");
+		if (nv.count(&n) != 0)
+			n = 0;
+		if (n > STATUS_MAX_GPUS)
+			n = STATUS_MAX_GPUS;
+		for (i = 0; i < n; i++)
+			if (gpu_read(i, &all.gpus[i]) == -1)
+				all.gpus[i].index = -1;
+		if (nv.driver != NULL && nv.driver(all.driver_version,
+		    sizeof all.driver_version) != 0)
+			all.driver_version[0] = '\0';
+		if (nv.version != NULL && nv.version(all.nvml_version,
+		    sizeof all.nvml_version) != 0)
+			all.nvml_version[0] = '\0';
+		if (nv.cuda != NULL && nv.cuda(&all.cuda_version) != 0)
+			all.cuda_version = 0;
 	}
+	for (i = 0; i < n; i++)
+		snprintf(uuids[i], sizeof uuids[i], "%s", all.gpus[i].uuid);
+	/* Only what CUDA_VISIBLE_DEVICES leaves this server's clients. */
+	for (i = 0; i < n; i++)
+		if (gpu_visible(vis, i, n, uuids) >= 0 &&
+		    all.gpus[i].index >= 0)
+			s->gpus[s->ngpus++] = all.gpus[i];
+	memcpy(s->driver_version, all.driver_version,
+	    sizeof s->driver_version);
+	memcpy(s->nvml_version, all.nvml_version, sizeof s->nvml_version);
+	s->cuda_version = all.cuda_version;
 	if (s->ngpus == 0)
 		snprintf(s->gpu_source, sizeof s->gpu_source, "%s", n == 0 ?
 		    "no GPU" : "no GPU (CUDA_VISIBLE_DEVICES hides them)");
@@ -175,4 +345,5 @@ gpu_shutdown(void)
 	if (nv.h != NULL)
 		dlclose(nv.h);
 	memset(&nv, 0, sizeof nv);
+	memset(uint_fns, 0, sizeof uint_fns);
 }

@@ -14,9 +14,8 @@
 #include "lanes.h"
 #include "mapped.h"
 #include "wcache.h"
-#include "auth.h"
+#include "clenv.h"
 #include "log.h"
-#include "parse.h"
 
 static struct client_device *rdevs;
 static int		 rndev;
@@ -83,44 +82,26 @@ remote_devices(const void *blob, size_t len)
 CUresult
 client_init(void)
 {
-	struct auth_key key, *kp = NULL;
+	struct clenv env;
 	struct rpc_val in[1], out[2];
-	const char *server, *keyfile, *why, *s;
-	char host[256], err[1200];
+	const char *why;
+	char err[1200];
 	void *keep;
-	int port = PROTO_DEFAULT_PORT, level = LL_WARN;
-	long long ll;
 	CUresult rc;
 
-	if ((s = getenv("GLEAM_DEBUG")) != NULL &&
-	    parse_int(s, 0, 4, &ll, &why) == 0)
-		level = LL_WARN + (int)ll;
-	log_init("gleam", level);
-	if ((server = getenv("GLEAM_SERVER")) == NULL || *server == '\0') {
-		log_error("no server: set GLEAM_SERVER (gleam-run -s does)");
-		stats_error("no server: GLEAM_SERVER is not set");
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	if (parse_hostport(server, host, sizeof host, &port, &why) == -1 ||
-	    port == 0 || host[0] == '\0') {
-		why = port == 0 ? "port 0" : host[0] ? why : "no host";
-		log_error("GLEAM_SERVER=%s: %s", server, why);
-		stats_error("GLEAM_SERVER=%s: %s", server, why);
-		return CUDA_ERROR_NO_DEVICE;
-	}
-	if (auth_init() == -1)
-		return CUDA_ERROR_OPERATING_SYSTEM;
-	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
-		if (auth_key_load(&key, keyfile, err, sizeof err) == -1) {
+	log_init("gleam", clenv_log_level());
+	if (clenv_read(&env, err, sizeof err) == -1) {
+		if (getenv("GLEAM_SERVER") == NULL || !*getenv("GLEAM_SERVER"))
+			log_error("no server: set GLEAM_SERVER (gleam-run -s "
+			    "does)");
+		else
 			log_error("%s", err);
-			stats_error("%s", err);
-			return CUDA_ERROR_NO_DEVICE;
-		}
-		kp = &key;
+		stats_error("%s", err);
+		return CUDA_ERROR_NO_DEVICE;
 	}
 	/* Mapped host memory's calls go before the work that needs them. */
 	io_hook(mapped_before_send);
-	if ((rc = io_start(host, port, kp)) != CUDA_SUCCESS)
+	if ((rc = io_start(env.host, env.port, env.kp)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = 0;
 	rc = remote_call(R_OPEN, in, out, &keep);

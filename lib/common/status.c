@@ -7,6 +7,69 @@
 #include "cfgtab.h"
 #include "status.h"
 
+static const char *const status_clk_names[STATUS_NCLK] = {
+	"graphics", "sm", "memory", "video"
+};
+
+/* key: n, or null where n is -1 (not known). */
+static void
+status_kint(struct yw *w, const char *key, long long n)
+{
+	yw_key(w, key);
+	if (n < 0)
+		yw_null(w);
+	else
+		yw_int(w, n);
+}
+
+/* key: s, or null where s is "" (not known). */
+static void
+status_kstr(struct yw *w, const char *key, const char *s)
+{
+	yw_key(w, key);
+	if (*s == '\0')
+		yw_null(w);
+	else
+		yw_str(w, s);
+}
+
+/* What a GPU's NVML told beyond name, memory and utilization. */
+static void
+status_write_gpu(struct yw *w, const struct gpu_status *g)
+{
+	char key[32];
+	int i;
+
+	status_kint(w, "utilization_memory", g->utilization_memory);
+	status_kstr(w, "uuid", g->uuid);
+	status_kstr(w, "serial", g->serial);
+	status_kstr(w, "pci_bus_id", g->pci_bus_id);
+	status_kint(w, "pci_device_id", g->pci_device_id);
+	status_kint(w, "pci_subsystem_id", g->pci_subsystem_id);
+	status_kint(w, "cc_major", g->cc_major);
+	status_kint(w, "cc_minor", g->cc_minor);
+	status_kint(w, "minor_number", g->minor_number);
+	status_kint(w, "temperature_c", g->temperature_c);
+	status_kint(w, "power_mw", g->power_mw);
+	status_kint(w, "power_limit_mw", g->power_limit_mw);
+	status_kint(w, "enforced_power_limit_mw", g->enforced_power_limit_mw);
+	status_kint(w, "fan_percent", g->fan_percent);
+	status_kint(w, "pstate", g->pstate);
+	status_kint(w, "compute_mode", g->compute_mode);
+	status_kint(w, "persistence_mode", g->persistence_mode);
+	status_kint(w, "brand", g->brand);
+	status_kint(w, "architecture", g->architecture);
+	for (i = 0; i < STATUS_NCLK; i++) {
+		snprintf(key, sizeof key, "clock_%s_mhz", status_clk_names[i]);
+		status_kint(w, key, g->clock_mhz[i]);
+	}
+	for (i = 0; i < STATUS_NCLK; i++) {
+		snprintf(key, sizeof key, "max_clock_%s_mhz",
+		    status_clk_names[i]);
+		status_kint(w, key, g->max_clock_mhz[i]);
+	}
+}
+
 void
 status_write(struct yw *w, const struct server_status *s)
 {
@@ -20,6 +83,10 @@ status_write(struct yw *w, const struct server_status *s)
 	yw_kint(w, "protocol", s->protocol);
 	yw_kstr(w, "backend", s->backend);
 	yw_kstr(w, "gpu_source", s->gpu_source);
+	status_kstr(w, "driver_version", s->driver_version);
+	status_kstr(w, "nvml_version", s->nvml_version);
+	status_kint(w, "cuda_version", s->cuda_version > 0 ?
+	    s->cuda_version : -1);
 	yw_kdbl(w, "uptime_s", s->uptime_s, 1);
 	yw_kbool(w, "auth", s->auth);
 	yw_kint(w, "max_clients", s->max_clients);
@@ -57,6 +124,7 @@ status_write(struct yw *w, const struct server_status *s)
 			yw_null(w);
 		else
 			yw_int(w, g->utilization);
+		status_write_gpu(w, g);
 		yw_end(w);
 	}
 	yw_end(w);
@@ -117,6 +185,10 @@ const struct cfg_key status_keys[] = {
 	{ "backend",	CFG_STR,	F(backend),
 	    .flags = CFG_REQUIRED | CFG_NULLOK },
 	{ "gpu_source",	CFG_STR,	F(gpu_source), .flags = CFG_NULLOK },
+	{ "driver_version", CFG_STR,	F(driver_version), .flags = CFG_NULLOK },
+	{ "nvml_version", CFG_STR,	F(nvml_version), .flags = CFG_NULLOK },
+	{ "cuda_version", CFG_INT,	F(cuda_version), .flags = CFG_NULLOK,
+	    .min = 0, .max = 1000000 },
 	{ "max_clients", CFG_INT,	F(max_clients), .flags = CFG_REQUIRED,
 	    .min = 0, .max = 1 << 20 },
 	{ "uptime_s",	CFG_DBL,	F(uptime_s), .lo = 0, .hi = 1e12 },
@@ -132,6 +204,8 @@ const struct cfg_key status_keys[] = {
 #undef F
 
 #define F(f)		CFG_FIELD(struct gpu_status, f)
+#define STAT_INT(f, lo, hi) { #f, CFG_INT, F(f), .flags = CFG_NULLOK, \
+			    .min = lo, .max = hi }
 static const struct cfg_key status_gpu_keys[] = {
 	{ "index",	CFG_INT,	F(index), .flags = CFG_REQUIRED,
 	    .min = 0, .max = STATUS_MAX_GPUS - 1 },
@@ -141,6 +215,46 @@ static const struct cfg_key status_gpu_keys[] = {
 	U64(F(memory_free), "memory_free"),
 	{ "utilization", CFG_INT,	F(utilization), .flags = CFG_NULLOK,
 	    .min = 0, .max = 100 },
+	/* Optional, null where unknown: what the client's NVML answers. */
+	{ "utilization_memory", CFG_INT, F(utilization_memory),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100 },
+	{ "uuid",	CFG_STR,	F(uuid), .flags = CFG_NULLOK },
+	{ "serial",	CFG_STR,	F(serial), .flags = CFG_NULLOK },
+	{ "pci_bus_id",	CFG_STR,	F(pci_bus_id), .flags = CFG_NULLOK },
+	{ "pci_device_id", CFG_INT,	F(pci_device_id), .flags = CFG_NULLOK,
+	    .min = 0, .max = UINT32_MAX },
+	{ "pci_subsystem_id", CFG_INT,	F(pci_subsystem_id),
+	    .flags = CFG_NULLOK, .min = 0, .max = UINT32_MAX },
+	STAT_INT(cc_major, 0, 99),
+	STAT_INT(cc_minor, 0, 99),
+	STAT_INT(minor_number, 0, 1 << 20),
+	STAT_INT(temperature_c, 0, 1000),
+	STAT_INT(power_mw, 0, 100000000),
+	STAT_INT(power_limit_mw, 0, 100000000),
+	STAT_INT(enforced_power_limit_mw, 0, 100000000),
+	STAT_INT(fan_percent, 0, 100),
+	STAT_INT(pstate, 0, 15),
+	STAT_INT(compute_mode, 0, 3),
+	STAT_INT(persistence_mode, 0, 1),
+	STAT_INT(brand, 0, 1000),
+	STAT_INT(architecture, 0, 1000),
+	{ "clock_graphics_mhz", CFG_INT, F(clock_mhz[STATUS_CLK_GRAPHICS]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "clock_sm_mhz", CFG_INT,	F(clock_mhz[STATUS_CLK_SM]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "clock_memory_mhz", CFG_INT,	F(clock_mhz[STATUS_CLK_MEM]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "clock_video_mhz", CFG_INT,	F(clock_mhz[STATUS_CLK_VIDEO]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "max_clock_graphics_mhz", CFG_INT,
+	    F(max_clock_mhz[STATUS_CLK_GRAPHICS]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "max_clock_sm_mhz", CFG_INT,	F(max_clock_mhz[STATUS_CLK_SM]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "max_clock_memory_mhz", CFG_INT, F(max_clock_mhz[STATUS_CLK_MEM]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
+	{ "max_clock_video_mhz", CFG_INT, F(max_clock_mhz[STATUS_CLK_VIDEO]),
+	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
 	{ NULL }
 };
 #undef F
@@ -170,6 +284,23 @@ static const struct cfg_key status_cache_keys[] = {
 };
 #undef F
 #undef U64
+#undef STAT_INT
+
+void
+status_gpu_init(struct gpu_status *g, int index)
+{
+	memset(g, 0, sizeof *g);
+	g->index = index;
+	g->utilization = g->utilization_memory = -1;
+	g->pci_device_id = g->pci_subsystem_id = -1;
+	g->cc_major = g->cc_minor = g->minor_number = -1;
+	g->temperature_c = g->power_mw = g->power_limit_mw = -1;
+	g->enforced_power_limit_mw = g->fan_percent = g->pstate = -1;
+	g->compute_mode = g->persistence_mode = -1;
+	g->brand = g->architecture = -1;
+	memset(g->clock_mhz, 0xff, sizeof g->clock_mhz);
+	memset(g->max_clock_mhz, 0xff, sizeof g->max_clock_mhz);
+}
 
 static int
 status_read_gpu(struct ydoc *d, yaml_node_t *n, struct gpu_status *g,
@@ -177,7 +308,7 @@ status_read_gpu(struct ydoc *d, yaml_node_t *n, struct gpu_status *g,
 {
 	if (n == NULL || n->type != YAML_MAPPING_NODE)
 		return yerr_at(d, n, "gpus", err, "expected a mapping");
-	g->utilization = -1;
+	status_gpu_init(g, 0);
 	return cfg_fill(d, n, status_gpu_keys, g, err);
 }
 
@@ -188,6 +319,27 @@ status_read_client(struct ydoc *d, yaml_node_t *n, struct client_status *c,
 	if (n == NULL || n->type != YAML_MAPPING_NODE)
 		return yerr_at(d, n, "clients", err, "expected a mapping");
 	return cfg_fill(d, n, status_client_keys, c, err);
+}
+
+int
+status_read_gpus(struct ydoc *d, yaml_node_t *n, struct server_status *s,
+    struct yerr *err)
+{
+	size_t i, len;
+
+	s->ngpus = 0;
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+		return yerr_at(d, n, "gpus", err, "expected a sequence");
+	len = yseq_len(n);
+	if (len > STATUS_MAX_GPUS)
+		return yerr_at(d, n, "gpus", err, "more than %d GPUs",
+		    STATUS_MAX_GPUS);
+	for (i = 0; i < len; i++)
+		if (status_read_gpu(d, yseq_get(d, n, i), &s->gpus[i],
+		    err) == -1)
+			return -1;
+	s->ngpus = (int)len;
+	return 0;
 }
 
 int
@@ -205,19 +357,10 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 		    m == NULL ? ", got an empty document" : "");
 	if (cfg_fill(d, m, status_keys, s, err) == -1)
 		return -1;
-	n = ymap_get(d, m, "gpus");
-	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
-		return yerr_at(d, n ? n : m, "gpus", err,
-		    "expected a sequence");
-	len = yseq_len(n);
-	if (len > STATUS_MAX_GPUS)
-		return yerr_at(d, n, "gpus", err, "more than %d GPUs",
-		    STATUS_MAX_GPUS);
-	for (i = 0; i < len; i++)
-		if (status_read_gpu(d, yseq_get(d, n, i), &s->gpus[i],
-		    err) == -1)
-			return -1;
-	s->ngpus = (int)len;
+	if ((n = ymap_get(d, m, "gpus")) == NULL)
+		return yerr_at(d, m, "gpus", err, "expected a sequence");
+	if (status_read_gpus(d, n, s, err) == -1)
+		return -1;
 	n = ymap_get(d, m, "clients");
 	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
 		return yerr_at(d, n ? n : m, "clients", err,

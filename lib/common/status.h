@@ -15,12 +15,42 @@
 #define STATUS_MAX_GPUS		64
 #define STATUS_MAX_CLIENTS	65536
 
+/* NVML's clock types, in its order (nvmlClockType_t). */
+enum { STATUS_CLK_GRAPHICS, STATUS_CLK_SM, STATUS_CLK_MEM, STATUS_CLK_VIDEO,
+	STATUS_NCLK };
+
+/*
+ * One GPU as the server's NVML reports it.  The numbers after utilization
+ * are -1 and the strings "" where the server does not know them (older
+ * servers, GPUs that do not say); they are what the client's
+ * libnvidia-ml.so.1 answers with.
+ */
 struct gpu_status {
 	int		 index;
 	char		 name[128];
 	uint64_t	 memory_total;	/* bytes */
 	uint64_t	 memory_free;	/* bytes */
 	int		 utilization;	/* percent, -1 if unknown */
+	int		 utilization_memory;	/* percent */
+	char		 uuid[96];	/* "GPU-8f3a..." */
+	char		 serial[32];
+	char		 pci_bus_id[32];	/* "00000000:17:00.0" */
+	int64_t		 pci_device_id;	/* device << 16 | vendor */
+	int64_t		 pci_subsystem_id;
+	int		 cc_major, cc_minor;	/* compute capability */
+	int		 minor_number;	/* of /dev/nvidiaN */
+	int		 temperature_c;
+	int		 power_mw;	/* drawn now */
+	int		 power_limit_mw;	/* the management limit */
+	int		 enforced_power_limit_mw;
+	int		 fan_percent;
+	int		 pstate;	/* 0 (P0) to 15 */
+	int		 compute_mode;	/* nvmlComputeMode_t */
+	int		 persistence_mode;	/* 0 or 1 */
+	int		 brand;		/* nvmlBrandType_t */
+	int		 architecture;	/* nvmlDeviceArchitecture_t */
+	int		 clock_mhz[STATUS_NCLK];	/* now */
+	int		 max_clock_mhz[STATUS_NCLK];
 };
 
 struct client_status {
@@ -49,6 +79,9 @@ struct server_status {
 	int		 protocol;
 	char		 backend[16];	/* "cuda", "host" or "none" */
 	char		 gpu_source[64]; /* "nvml", "driver", or why none */
+	char		 driver_version[32];	/* NVML's; "" unknown */
+	char		 nvml_version[32];
+	int		 cuda_version;	/* the driver's, 13000 for 13.0; 0 */
 	double		 uptime_s;
 	int		 auth;		/* a key is required */
 	int		 max_clients;
@@ -71,6 +104,11 @@ extern const struct cfg_key status_keys[];
 void	status_write(struct yw *, const struct server_status *);
 /* Reads a status mapping; unknown keys are ignored (newer servers). */
 int	status_read(struct ydoc *, yaml_node_t *, struct server_status *,
+	    struct yerr *);
+/* A GPU with nothing known of it but its index. */
+void	status_gpu_init(struct gpu_status *, int index);
+/* Reads a sequence of GPUs (a status's gpus) into s->gpus, s->ngpus. */
+int	status_read_gpus(struct ydoc *, yaml_node_t *, struct server_status *,
 	    struct yerr *);
 /* Parses a whole YAML document holding a status. */
 int	status_parse(const char *name, const void *, size_t,

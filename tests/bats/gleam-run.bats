@@ -80,7 +80,13 @@ teardown() {
 @test "the library comes first in LD_LIBRARY_PATH and LD_PRELOAD" {
 	run -0 env LD_LIBRARY_PATH=/x LD_PRELOAD= "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_SERVER|$LD_LIBRARY_PATH|$LD_PRELOAD"'
-	[[ "$output" == "$SERVE_ADDR|"*"/lib:/x|"*"/lib/libcuda.so.1" ]]
+	[[ "$output" == "$SERVE_ADDR|"*"/lib:/x|"*"/lib/libcuda.so.1:"*"/lib/libnvidia-ml.so.1" ]]
+	# Without the NVML library beside it, the client library alone.
+	mkdir "$BATS_TEST_TMPDIR/lib"
+	cp "$BATS_TEST_DIRNAME/../../lib/libcuda.so.1" "$BATS_TEST_TMPDIR/lib/"
+	run -0 env GLEAM_LIBDIR="$BATS_TEST_TMPDIR/lib" LD_PRELOAD= "$GLEAM_BIN/gleam-run" \
+	    -s "$SERVE_ADDR" -- sh -c 'echo "$LD_PRELOAD"'
+	[ "$output" = "$BATS_TEST_TMPDIR/lib/libcuda.so.1" ]
 }
 
 @test "-s beats GLEAM_SERVER, which beats the configuration" {

@@ -109,12 +109,25 @@ test_round_trip(void)
 	s.max_clients = 64;
 	s.port_bps = 10e9;
 	s.ngpus = 2;
-	s.gpus[0].index = 0;
+	status_gpu_init(&s.gpus[0], 0);
+	status_gpu_init(&s.gpus[1], 1);
+	strcpy(s.driver_version, "580.95.05");
+	s.cuda_version = 13000;
+	/* What NVML says beyond the first keys: the client's NVML answers. */
+	strcpy(s.gpus[0].uuid, "GPU-8f3a");
+	strcpy(s.gpus[0].pci_bus_id, "00000000:19:00.0");
+	s.gpus[0].pci_device_id = 0x233510de;
+	s.gpus[0].cc_major = 9;
+	s.gpus[0].cc_minor = 0;
+	s.gpus[0].temperature_c = 41;
+	s.gpus[0].power_mw = 118234;
+	s.gpus[0].pstate = 0;
+	s.gpus[0].clock_mhz[STATUS_CLK_MEM] = 3201;
+	s.gpus[0].max_clock_mhz[STATUS_CLK_VIDEO] = 1545;
 	strcpy(s.gpus[0].name, "NVIDIA H200");
 	s.gpus[0].memory_total = 150000000000ull;
 	s.gpus[0].memory_free = 149000000000ull;
 	s.gpus[0].utilization = -1;
-	s.gpus[1].index = 1;
 	strcpy(s.gpus[1].name, "true");
 	s.gpus[1].memory_total = (uint64_t)INT64_MAX;
 	s.gpus[1].utilization = 100;
@@ -148,6 +161,23 @@ test_round_trip(void)
 	CHECK(g.gpus[1].memory_total == (uint64_t)INT64_MAX);
 	CHECK(g.gpus[0].utilization == -1);
 	CHECK(g.gpus[1].utilization == 100);
+	CHECK_STR(g.driver_version, "580.95.05");
+	CHECK_STR(g.nvml_version, "");
+	CHECK(g.cuda_version == 13000);
+	CHECK_STR(g.gpus[0].uuid, "GPU-8f3a");
+	CHECK_STR(g.gpus[0].pci_bus_id, "00000000:19:00.0");
+	CHECK(g.gpus[0].pci_device_id == 0x233510de);
+	CHECK(g.gpus[0].pci_subsystem_id == -1);
+	CHECK(g.gpus[0].cc_major == 9 && g.gpus[0].cc_minor == 0);
+	CHECK(g.gpus[0].temperature_c == 41 && g.gpus[0].power_mw == 118234);
+	CHECK(g.gpus[0].pstate == 0 && g.gpus[0].fan_percent == -1);
+	CHECK(g.gpus[0].clock_mhz[STATUS_CLK_MEM] == 3201);
+	CHECK(g.gpus[0].clock_mhz[STATUS_CLK_SM] == -1);
+	CHECK(g.gpus[0].max_clock_mhz[STATUS_CLK_VIDEO] == 1545);
+	/* Unknown, they read back unknown: null on the wire. */
+	CHECK_STR(g.gpus[1].uuid, "");
+	CHECK(g.gpus[1].temperature_c == -1 && g.gpus[1].cc_major == -1);
+	CHECK(g.gpus[1].utilization_memory == -1);
 	CHECK(g.nclients == 2);
 	CHECK(g.clients != NULL);
 	if (g.clients != NULL && g.nclients == 2) {
@@ -328,6 +358,10 @@ test_errors(void)
 		}
 		CHECK(status_parse("st", base, strlen(base), &s, &err) == 0);
 		CHECK(s.gpus[0].utilization == 7);
+		/* An older server's GPU: nothing of NVML's beyond these. */
+		CHECK(s.gpus[0].temperature_c == -1 && s.gpus[0].uuid[0] == 0);
+		CHECK(s.gpus[0].max_clock_mhz[STATUS_CLK_GRAPHICS] == -1);
+		CHECK(s.cuda_version == 0 && s.driver_version[0] == 0);
 		CHECK(s.nclients == 1 && s.clients != NULL);
 		CHECK(s.clients[0].bytes_out == 2);
 		status_free(&s);

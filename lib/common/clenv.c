@@ -1,0 +1,51 @@
+/* The client libraries' environment: server, key, log level. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clenv.h"
+#include "log.h"
+#include "parse.h"
+#include "proto.h"
+
+int
+clenv_log_level(void)
+{
+	const char *s, *why;
+	long long ll;
+
+	if ((s = getenv("GLEAM_DEBUG")) != NULL &&
+	    parse_int(s, 0, 4, &ll, &why) == 0)
+		return LL_WARN + (int)ll;
+	return LL_WARN;
+}
+
+int
+clenv_read(struct clenv *e, char *err, size_t errlen)
+{
+	const char *server, *keyfile, *why;
+
+	memset(e, 0, sizeof *e);
+	e->port = PROTO_DEFAULT_PORT;
+	if ((server = getenv("GLEAM_SERVER")) == NULL || *server == '\0') {
+		snprintf(err, errlen, "no server: GLEAM_SERVER is not set");
+		return -1;
+	}
+	snprintf(e->server, sizeof e->server, "%s", server);
+	if (parse_hostport(server, e->host, sizeof e->host, &e->port,
+	    &why) == -1 || e->port == 0 || e->host[0] == '\0') {
+		why = e->port == 0 ? "port 0" : e->host[0] ? why : "no host";
+		snprintf(err, errlen, "GLEAM_SERVER=%s: %s", server, why);
+		return -1;
+	}
+	if (auth_init() == -1) {
+		snprintf(err, errlen, "libsodium cannot start");
+		return -1;
+	}
+	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
+		if (auth_key_load(&e->key, keyfile, err, errlen) == -1)
+			return -1;
+		e->kp = &e->key;
+	}
+	return 0;
+}

@@ -1,0 +1,8 @@
+/* Between nvml.c and stubs.c. */
+#ifndef GLEAM_NVMLINT_H
+#define GLEAM_NVMLINT_H
+
+/* Whether nvmlInit has been called more often than nvmlShutdown. */
+int	nv_initialized(void);
+
+#endif

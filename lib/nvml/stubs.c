@@ -1,0 +1,19 @@
+/*
+ * Every other function the real libnvidia-ml.so.1 exports (exports.h):
+ * NVML_ERROR_NOT_SUPPORTED, as a GPU without the feature answers, or
+ * NVML_ERROR_UNINITIALIZED before nvmlInit.  Weak, so that nvml.c's
+ * definitions take the place of the ones it answers.  Their arguments are
+ * not read: the calling conventions we build for let a caller pass any.
+ */
+#define GNVML_TYPES_ONLY
+#include "gnvml.h"
+#include "nvmlint.h"
+
+#define NVML_FN(name)							\
+	nvmlReturn_t name(void) __attribute__((weak));			\
+	nvmlReturn_t name(void)						\
+	{								\
+		return nv_initialized() ? NVML_ERROR_NOT_SUPPORTED :	\
+		    NVML_ERROR_UNINITIALIZED;				\
+	}
+#include "exports.h"

@@ -134,6 +134,7 @@ static int		 rport;
 static struct auth_key	 rkey;
 static int		 rkeyset;
 static int		 rdetect_s = RESUME_DETECT_S;
+static int		 rbye;		/* BYE queued at exit (atomic) */
 
 /* Under tlock: calls may be queued and waited for (up, or resuming). */
 static int
@@ -462,6 +463,15 @@ io_broken(struct io *io, const char *why)
 {
 	if (resume_ns == 0) {
 		rlost_because(why);
+		return -1;
+	}
+	if (__atomic_load_n(&rbye, __ATOMIC_ACQUIRE)) {
+		/* The server closes after our BYE: the end, not a drop. */
+		pthread_mutex_lock(&tlock);
+		rstate = R_LOST;
+		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&tcond);
+		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
 	snprintf(io->why, sizeof io->why, "%s", why);
@@ -1051,6 +1061,7 @@ io_resume(struct io *io)
 	 * on from there).  A reply that was being written straight to its
 	 * place (io_direct) comes again: its waiter is still waiting.
 	 */
+	stats_bytes(io->off, 0);	/* of the batch cut short */
 	io->out.len = 0;
 	io->off = io->wlen = 0;
 	io->resend = 0;
@@ -1668,7 +1679,11 @@ rdrain_detached(void)
 	pthread_mutex_unlock(&tlock);
 }
 
-/* At exit: what was queued still reaches the server (bounded wait). */
+/*
+ * At exit: what was queued still reaches the server (bounded wait).  A
+ * resumable session ends with BYE, so that the server does not keep it
+ * for the window as it would after a drop.
+ */
 static void
 io_drain_at_exit(void)
 {
@@ -1676,6 +1691,9 @@ io_drain_at_exit(void)
 	struct timespec ts;
 
 	pthread_mutex_lock(&tlock);
+	if (resume_ns > 0 && live() && queue_frame(MSG_BYE, 0, 0, NULL, 0,
+	    NULL, 0) == 0)
+		__atomic_store_n(&rbye, 1, __ATOMIC_RELEASE);
 	while (live() && (sendq.len > 0 || io_busy ||
 	    rstate == R_RESUMING) && now_ns() < until) {
 		clock_gettime(CLOCK_REALTIME, &ts);

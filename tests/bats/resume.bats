@@ -57,7 +57,7 @@ target_start() {
 	fi
 	FRONT_LOG=$BATS_TEST_TMPDIR/front.$RANDOM.log
 	FRONT_PORT=${1:-0} python3 "$BATS_TEST_DIRNAME/resumefront.py" \
-	    "$SERVE_PORT" 2>"$FRONT_LOG" 3>&- &
+	    ${KEY:+-k "$KEY"} "$SERVE_PORT" 2>"$FRONT_LOG" 3>&- &
 	FRONT_PID=$!
 	TARGET_PORT=$(wait_listen "$FRONT_LOG" "$FRONT_PID") || return 1
 	RESUME_LOG=$FRONT_LOG
@@ -119,7 +119,7 @@ run_linked() {
 	shift
 	ST=$BATS_TEST_TMPDIR/st.yaml
 	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" \
-	    -o "$ST" -- "$CUDA_BIN/static/$prog" "$@"
+	    ${KEY:+-k "$KEY"} -o "$ST" -- "$CUDA_BIN/static/$prog" "$@"
 }
 
 stat() {
@@ -129,8 +129,8 @@ stat() {
 # reference PROG [ARGS]: an uninterrupted run (after one that warms the
 # caches); sets REF (its output), TOTAL (the link's bytes) and WALL.
 reference() {
-	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$TARGET_PORT" -- \
-	    "$CUDA_BIN/static/$1" "${@:2}" >/dev/null 2>&1 3>&-
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$TARGET_PORT" ${KEY:+-k "$KEY"} \
+	    -- "$CUDA_BIN/static/$1" "${@:2}" >/dev/null 2>&1 3>&-
 	link_start
 	run_linked "$@"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
@@ -197,6 +197,31 @@ drops_ok() {
 
 @test "cacheload: a model upload by name, dropped at many points" {
 	drops_ok cacheload -m 16 -s 7
+}
+
+@test "sealed records (a key): memcpy dropped at many points, output identical" {
+	KEY=$BATS_TEST_TMPDIR/key
+	make_key "$KEY"
+	front_stop
+	serve_kill
+	if [ "$RESUME_FRONT" = 0 ]; then
+		serve_start -f "$SERVE_CONF" -k "$KEY"
+	else
+		serve_start -f "$SERVE_CONF"
+	fi
+	target_start
+	GLEAM_CACHE=0 drops_ok memcpy
+}
+
+@test "drops during the resume's own handshake: the next attempt resumes" {
+	reference memcpy
+	local h=$((TOTAL / 2))
+	link_start "cut@$h" "reset@$((h + 60))" "cut@$((h + 150))" "reset@$((h + 400))"
+	run_linked memcpy
+	[ "$status" -eq 0 ]
+	[ "$output" = "$REF" ]
+	[ "$(stat drops)" -ge 1 ]
+	[ "$(stat resumes)" = "$(stat drops)" ]
 }
 
 @test "a 2 s black hole costs about 2 s, and no drop" {

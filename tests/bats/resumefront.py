@@ -7,9 +7,15 @@ that comes back with the session's token, sends again from the client's
 acknowledgement and goes on; a session it does not know (it restarted) is
 refused with ERROR 6, as the server does.
 
-usage: resumefront.py [-w RESUME_MS] SERVER_PORT
+With -k, clients must prove the key in KEYFILE (64 hex digits, as
+make_key writes) and their records are sealed (AES-256-GCM), as with a
+server that has a key; the server itself has none.
+
+usage: resumefront.py [-k KEYFILE] [-w RESUME_MS] SERVER_PORT
 Prints "listening on 127.0.0.1:PORT" on stderr, then "resumed SESSION at
 ACK" for each resume."""
+import hashlib
+import hmac
 import os
 import socket
 import struct
@@ -23,6 +29,50 @@ FEAT_RESUME, FEAT_RESUMING = 1, 2
 PIECE = 1 << 20
 lock = threading.Lock()
 sessions = {}
+key = None
+
+
+def hm(k, *parts):
+    return hmac.new(k, b"".join(parts), hashlib.sha256).digest()
+
+
+class Chan:
+    """A client connection's records: in the clear, or sealed under the
+    keys of its handshake's nonces (gleam-protocol(5), Records)."""
+
+    def __init__(self, cnonce=None, snonce=None):
+        self.aead = None
+        if key is not None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+            prk = hm(key, b"gleam-v2 connection\0", cnonce, snonce)
+            self.tx = AESGCM(hm(prk, b"gleam-v2 server to client\0"))
+            self.rx = AESGCM(hm(prk, b"gleam-v2 client to server\0"))
+            self.aead = True
+        self.txn = self.rxn = 0
+
+    @staticmethod
+    def nonce(n):
+        return struct.pack("<QI", n, 0)
+
+    def seal(self, body, ack):
+        if self.aead is None:
+            return gw.record(body, ack=ack)
+        hdr = gw.HDR.pack(len(body) + 16, 0, 0, ack)
+        ct = self.tx.encrypt(self.nonce(self.txn), bytes(body), hdr)
+        self.txn += 1
+        return hdr + ct
+
+    def read(self, s):
+        """(ack, body) of the client's next record."""
+        hdr = gw.recv_exact(s, 16)
+        n, kind, zero, ack = gw.HDR.unpack(hdr)
+        if kind != 0 or zero != 0:
+            raise ValueError("record of kind %d" % kind)
+        body = gw.recv_exact(s, n)
+        if self.aead is not None:
+            body = self.rx.decrypt(self.nonce(self.rxn), body, hdr)
+            self.rxn += 1
+        return ack, body
 
 
 def log(msg):
@@ -46,6 +96,7 @@ class Session:
         self.up_rx = 0          # stream bytes from the server
         self.chal = chal        # the server's CHALLENGE payload
         self.down = None        # the client's socket, while connected
+        self.dc = None          # and its records
         self.keep = bytearray()  # sent to the client, not acknowledged
         self.base = 0           # the stream offset of keep[0]
         self.tx = 0             # stream bytes sent to the client
@@ -59,7 +110,7 @@ class Session:
         if self.down is None:
             return
         try:
-            self.down.sendall(gw.record(body, ack=self.rx))
+            self.down.sendall(self.dc.seal(body, self.rx))
         except OSError:
             self.down = None
 
@@ -85,11 +136,11 @@ class Session:
                     pass
             sessions.pop(self.sid, None)
 
-    def downstream(self, s):
+    def downstream(self, s, dc):
         """A client connection's records, to the server."""
         try:
             while True:
-                ack, body = read_record(s)
+                ack, body = dc.read(s)
                 with lock:
                     if s is not self.down:
                         return
@@ -103,7 +154,7 @@ class Session:
                 # Not under the lock: the server may be sending to us.
                 if rec is not None:
                     self.up.sendall(rec)
-        except (OSError, EOFError, ValueError):
+        except Exception:  # noqa: BLE001 (a tag that fails too)
             pass
         with lock:
             if s is self.down:
@@ -125,19 +176,19 @@ class Session:
             except OSError:
                 pass
 
-    def resume(self, s):
+    def resume(self, s, dc):
         """Under lock: s takes over: both sides send again what the other
         lacks."""
-        old, self.down = self.down, s
+        old, self.down, self.dc = self.down, s, dc
         self.gen += 1
         if old is not None:
             try:
                 old.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
-        s.sendall(gw.record(b"", ack=self.rx))
+        s.sendall(dc.seal(b"", self.rx))
         self.acked = self.rx
-        ack, body = read_record(s)
+        ack, body = dc.read(s)
         if ack < self.base or ack > self.tx:
             raise ValueError("client acknowledged %d, we keep %d to %d" %
                              (ack, self.base, self.tx))
@@ -148,7 +199,7 @@ class Session:
         if body:
             self.up.sendall(gw.record(body, ack=self.up_rx))
         for i in range(0, len(self.keep), PIECE):
-            s.sendall(gw.record(bytes(self.keep[i:i + PIECE]), ack=self.rx))
+            s.sendall(dc.seal(self.keep[i:i + PIECE], self.rx))
 
 
 def error(s, code, text):
@@ -157,8 +208,27 @@ def error(s, code, text):
     s.close()
 
 
-def welcome(sess, features):
-    return (struct.pack("<H", 0) + bytes(32) + struct.pack("<Q", sess.sid) +
+def handshake(s, chal, cnonce):
+    """CHALLENGE (ours, asking for the key if there is one), the client's
+    proof; returns WELCOME's proof part and the connection's Chan."""
+    ver, _ = struct.unpack_from("<HH", chal)
+    snonce = os.urandom(32)
+    s.sendall(gw.frame(gw.CHALLENGE, struct.pack("<HH", ver, key is not None)
+                       + snonce + chal[36:]))
+    if key is None:
+        return struct.pack("<H", 0) + bytes(32), Chan()
+    v = struct.pack("<H", ver)
+    n, t, _, _ = gw.HDR.unpack(gw.recv_exact(s, 16))
+    proof = gw.recv_exact(s, n)
+    if t != gw.AUTH or not hmac.compare_digest(
+            proof, hm(key, b"gleam-v1-client", v, cnonce, snonce)):
+        raise ValueError("the client did not prove the key")
+    return (struct.pack("<H", 1) + hm(key, b"gleam-v1-server", v, cnonce,
+                                        snonce), Chan(cnonce, snonce))
+
+
+def welcome(sess, features, proof):
+    return (proof + struct.pack("<Q", sess.sid) +
             struct.pack("<I", features) + sess.token +
             struct.pack("<I", resume_ms))
 
@@ -170,6 +240,7 @@ def client(s, server_port):
     if t != gw.HELLO:
         return error(s, 6, "expected HELLO")
     feat, = struct.unpack_from("<I", p, 8)
+    cnonce = p[12:44]
     nl, = struct.unpack_from("<H", p, 44)
     name = p[46:46 + nl]
     if feat & FEAT_RESUMING:
@@ -179,11 +250,11 @@ def client(s, server_port):
             sess = sessions.get(sid)
             if sess is None or sess.token != token:
                 return error(s, 6, "no session %d to resume" % sid)
-            s.sendall(gw.frame(gw.CHALLENGE, sess.chal))
-            s.sendall(gw.frame(gw.WELCOME, welcome(sess, 3)))
             try:
-                sess.resume(s)
-            except (OSError, EOFError, ValueError) as e:
+                proof, dc = handshake(s, sess.chal, cnonce)
+                s.sendall(gw.frame(gw.WELCOME, welcome(sess, 3, proof)))
+                sess.resume(s, dc)
+            except Exception as e:  # noqa: BLE001
                 log("resume of %d failed: %s" % (sid, e))
                 sess.down = None
                 s.close()
@@ -199,19 +270,23 @@ def client(s, server_port):
             sid = max(sessions, default=0) + 1
             sess = Session(sid, up, chal)
             sessions[sid] = sess
-            sess.down = s
-            s.sendall(gw.frame(gw.CHALLENGE, chal))
-            s.sendall(gw.frame(gw.WELCOME, welcome(sess, FEAT_RESUME)))
+            proof, dc = handshake(s, chal, cnonce)
+            sess.down, sess.dc = s, dc
+            s.sendall(gw.frame(gw.WELCOME, welcome(sess, FEAT_RESUME, proof)))
         threading.Thread(target=sess.upstream, daemon=True).start()
-    sess.downstream(s)
+    sess.downstream(s, dc)
 
 
 def main():
-    global resume_ms
+    global resume_ms, key
     args = sys.argv[1:]
     resume_ms = 30000
-    if args[:1] == ["-w"]:
-        resume_ms = int(args[1])
+    while args[:1] in (["-w"], ["-k"]):
+        if args[0] == "-w":
+            resume_ms = int(args[1])
+        else:
+            with open(args[1]) as f:
+                key = bytes.fromhex(f.read().strip())
         args = args[2:]
     server_port = int(args[0])
     ls = socket.socket()

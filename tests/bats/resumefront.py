@@ -228,9 +228,11 @@ def handshake(s, chal, cnonce):
 
 
 def welcome(sess, features, proof):
-    return (proof + struct.pack("<Q", sess.sid) +
-            struct.pack("<I", features) + sess.token +
-            struct.pack("<I", resume_ms))
+    w = proof + struct.pack("<Q", sess.sid)
+    if features:
+        w += struct.pack("<I", features) + sess.token + struct.pack(
+            "<I", resume_ms)
+    return w
 
 
 def client(s, server_port):
@@ -272,7 +274,8 @@ def client(s, server_port):
             sessions[sid] = sess
             proof, dc = handshake(s, chal, cnonce)
             sess.down, sess.dc = s, dc
-            s.sendall(gw.frame(gw.WELCOME, welcome(sess, FEAT_RESUME, proof)))
+            s.sendall(gw.frame(gw.WELCOME, welcome(sess, feat & FEAT_RESUME,
+                                                   proof)))
         threading.Thread(target=sess.upstream, daemon=True).start()
     sess.downstream(s, dc)
 

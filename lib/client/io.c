@@ -23,6 +23,21 @@
  * once with CUDA_ERROR_DEVICE_UNAVAILABLE, after one message naming the
  * server.  A child of fork(2) never touches the parent's connection: its
  * calls fail with CUDA_ERROR_NOT_INITIALIZED, as with the real driver.
+ *
+ * Resume (gleam-protocol(5), Resume).  Unless GLEAM_RESUME=0 the session
+ * is asked to be resumable; when the server grants it, the plaintext of
+ * every batch goes into a ring (keep.h) before it is sealed, and leaves
+ * it as the server acknowledges it; a batch that does not fit waits (the
+ * I/O thread still receives, so acknowledgements come).  When the link
+ * breaks (end of stream, reset, a timeout: never a record that does not
+ * open, nor an ERROR) the connection is "resuming": callers' calls wait
+ * as if the server were slow, and the I/O thread reconnects with backoff,
+ * resuming the session, until the window (GLEAM_RESUME, or the server's
+ * if shorter) has passed.  Then both sides send again what the other has
+ * not received, from the acknowledgement the other's first record
+ * carries; a frame cut by the drop goes on where it stopped.  A server
+ * that no longer has the session (it ended, expired, or restarted), or a
+ * window that passed, makes the connection lost as above.
  */
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -46,7 +61,9 @@
 #include "auth.h"
 #include "chanrd.h"
 #include "conn.h"
+#include "keep.h"
 #include "log.h"
+#include "parse.h"
 #include "util.h"
 #include "zframe.h"
 
@@ -61,7 +78,7 @@
 static pthread_mutex_t	 tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 tcond = PTHREAD_COND_INITIALIZER;
 static struct conn	 rconn;
-static enum { R_NONE, R_UP, R_LOST, R_FORKED } rstate;
+static enum { R_NONE, R_UP, R_RESUMING, R_LOST, R_FORKED } rstate;
 static struct pw	 sendq;		/* frames not yet taken for sending */
 static uint64_t		 queued, taken;	/* bytes ever queued, taken */
 static int		 evfd = -1;	/* wakes the I/O thread */
@@ -99,6 +116,33 @@ static struct {				/* an idle stream: ridle_set */
 	int		 valid;
 } sidle;
 
+/*
+ * Resume: the window (0: the session is not resumable), what the I/O
+ * thread needs to connect again, and the ring of what the server has not
+ * acknowledged (the I/O thread's alone).
+ */
+#define RESUME_DEFAULT_S	30
+#define RESUME_BUFFER_DEFAULT	(64u << 20)
+#define RESUME_DETECT_S		10	/* TCP_USER_TIMEOUT: a hole noticed */
+#define RESUME_BACKOFF_NS	(50ull * 1000000)	/* doubling, */
+#define RESUME_BACKOFF_MAX_NS	(1000ull * 1000000)	/* up to this */
+#define RESUME_TRY_MS		5000	/* an attempt, at most */
+static uint64_t		 resume_ns;
+static struct keep	 rkeep;
+static char		 rhost[256];
+static int		 rport;
+static struct auth_key	 rkey;
+static int		 rkeyset;
+static int		 rdetect_s = RESUME_DETECT_S;
+static int		 rbye;		/* BYE queued at exit (atomic) */
+
+/* Under tlock: calls may be queued and waited for (up, or resuming). */
+static int
+live(void)
+{
+	return rstate == R_UP || rstate == R_RESUMING;
+}
+
 /* The memory layer's calls before each call is queued (io_hook). */
 static void		(*send_hook)(uint16_t, const struct rpc_val *);
 
@@ -108,7 +152,7 @@ io_atfork_child(void)
 {
 	pthread_mutex_init(&tlock, NULL);
 	pthread_cond_init(&tcond, NULL);
-	if (rstate == R_UP || rstate == R_LOST) {
+	if (rstate == R_UP || rstate == R_RESUMING || rstate == R_LOST) {
 		close(rconn.fd);
 		rconn.fd = -1;
 		if (evfd != -1)
@@ -126,7 +170,7 @@ io_atfork_child(void)
 static void
 io_lost_locked(const char *why)
 {
-	if (rstate == R_UP) {
+	if (live()) {
 		log_error("server %s lost: %s", rconn.peer, why);
 		stats_error("server %s lost: %s", rconn.peer, why);
 		rstate = R_LOST;
@@ -169,6 +213,12 @@ io_chan(void)
 }
 
 int
+io_resumable(void)
+{
+	return resume_ns > 0;
+}
+
+int
 rspin_ok(void)
 {
 	return spin_ok;
@@ -189,6 +239,8 @@ rlost_because(const char *why)
 }
 
 /* ---- the I/O thread ------------------------------------------------------ */
+
+static void	io_keepalive(int);
 
 /* A little-endian u32, as frames carry them (a reply's CUresult). */
 static uint32_t
@@ -397,11 +449,39 @@ struct io {
 	struct chanrd	 rd;
 	size_t		 rcap, rmax;
 	uint64_t	 last_io;	/* the last bytes sent or received */
+	int		 resend;	/* the batch is the ring's, sent again */
+	int		 broke;		/* the link broke: io_resume */
+	char		 why[300];	/* how */
 };
 
-/* Reads exactly n bytes (blocking).  -1: lost, said so. */
+/*
+ * The link broke (end of stream, reset, a timeout): a resumable session
+ * is resumed (io_resume), any other is lost.  -1 either way.
+ */
 static int
-io_read_all(void *buf, size_t n)
+io_broken(struct io *io, const char *why)
+{
+	if (resume_ns == 0) {
+		rlost_because(why);
+		return -1;
+	}
+	if (__atomic_load_n(&rbye, __ATOMIC_ACQUIRE)) {
+		/* The server closes after our BYE: the end, not a drop. */
+		pthread_mutex_lock(&tlock);
+		rstate = R_LOST;
+		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&tcond);
+		pthread_mutex_unlock(&tlock);
+		return -1;
+	}
+	snprintf(io->why, sizeof io->why, "%s", why);
+	io->broke = 1;
+	return -1;
+}
+
+/* Reads exactly n bytes (blocking).  -1: lost or broken, said so. */
+static int
+io_read_all(struct io *io, void *buf, size_t n)
 {
 	ssize_t k;
 
@@ -409,11 +489,9 @@ io_read_all(void *buf, size_t n)
 		k = recv(rconn.fd, buf, n, MSG_WAITALL);
 		if (k == -1 && errno == EINTR)
 			continue;
-		if (k <= 0) {
-			rlost_because(k == 0 ? "connection closed by the "
-			    "server" : strerror(errno));
-			return -1;
-		}
+		if (k <= 0)
+			return io_broken(io, k == 0 ? "connection closed by "
+			    "the server" : strerror(errno));
 		buf = (uint8_t *)buf + k;
 		n -= (size_t)k;
 		stats_bytes(0, (uint64_t)k);
@@ -445,7 +523,7 @@ io_direct(struct io *io)
 	char *dst;
 
 	if (io->rd.raw < head) {
-		if (io_read_all(rb + io->rd.raw, head - io->rd.raw) == -1)
+		if (io_read_all(io, rb + io->rd.raw, head - io->rd.raw) == -1)
 			return -1;
 		io->rd.raw = head;
 	}
@@ -473,7 +551,7 @@ io_direct(struct io *io)
 	io->rd.raw -= k;
 	while (ch->rx_left > 0) {
 		k = ch->rx_left;
-		if (io_read_all(dst + got, k) == -1)
+		if (io_read_all(io, dst + got, k) == -1)
 			goto lost;
 		chan_open_update(ch, (uint8_t *)dst + got,
 		    (uint8_t *)dst + got, k);
@@ -483,7 +561,7 @@ io_direct(struct io *io)
 	memcpy(tag, rb + head, k);
 	memmove(rb + head, rb + head + k, io->rd.raw - k);
 	io->rd.raw -= k;
-	if (k < tl && io_read_all(tag + k, tl - k) == -1)
+	if (k < tl && io_read_all(io, tag + k, tl - k) == -1)
 		goto lost;
 	if (chan_open_final(ch, tl ? tag : NULL) == -1) {
 		pthread_mutex_lock(&tlock);
@@ -582,7 +660,11 @@ io_take(struct io *io)
 		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
-	if (io->off == io->wlen && sendq.len > 0) {
+	/* What the server acknowledged leaves the ring; a batch must fit. */
+	if (resume_ns > 0)
+		(void)keep_ack(&rkeep, rconn.ch.peer_ack);
+	if (io->off == io->wlen && sendq.len > 0 && (resume_ns == 0 ||
+	    sendq.len <= keep_room(&rkeep))) {
 		struct pw t = io->out;
 
 		io->out = sendq;
@@ -600,7 +682,9 @@ io_take(struct io *io)
 	}
 	io_busy = fresh || io->off < io->wlen;
 	pthread_mutex_unlock(&tlock);
-	/* The batch is the I/O thread's now: sealed without the lock. */
+	/* The batch is the I/O thread's now: kept, sealed without the lock. */
+	if (fresh && resume_ns > 0 && io->out.len > 0)
+		(void)keep_add(&rkeep, io->out.p, io->out.len);
 	if (fresh && io_seal(io) == -1) {
 		io_lost("out of memory");
 		return -1;
@@ -652,8 +736,9 @@ io_send(struct io *io)
 			n0 = io->off;
 			p0 = io_plain_at(io, n0);
 			io->off += (size_t)n;
-			__atomic_add_fetch(&sent, (uint64_t)(io_plain_at(io,
-			    io->off) - p0), __ATOMIC_RELAXED);
+			if (!io->resend)
+				__atomic_add_fetch(&sent, (uint64_t)(io_plain_at(
+				    io, io->off) - p0), __ATOMIC_RELAXED);
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -662,8 +747,7 @@ io_send(struct io *io)
 			io->waited = 1;
 			break;
 		}
-		io_lost(strerror(errno));
-		return -1;
+		return io_broken(io, strerror(errno));
 	}
 	return 0;
 }
@@ -680,7 +764,8 @@ io_sent(struct io *io)
 	if (io->off != io->wlen || io->wlen == 0)
 		return 0;
 	dt = now_ns() - io->t0;
-	if (io->waited && io->out.len >= (1u << 20) && dt > 0) {
+	if (io->waited && !io->resend && io->out.len >= (1u << 20) &&
+	    dt > 0) {
 		double r = (double)io->out.len * 1e9 / (double)dt;
 
 		pthread_mutex_lock(&tlock);
@@ -688,6 +773,7 @@ io_sent(struct io *io)
 		pthread_mutex_unlock(&tlock);
 	}
 	stats_bytes(io->wlen, 0);
+	io->resend = 0;
 	io->out.len = 0;
 	io->off = io->wlen = 0;
 	/* Kept unless a huge frame blew it up. */
@@ -819,11 +905,9 @@ io_recv(struct io *io)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
-		if (n <= 0) {
-			io_lost(n == 0 ? "connection closed by the server" :
-			    strerror(errno));
-			return -1;
-		}
+		if (n <= 0)
+			return io_broken(io, n == 0 ? "connection closed by "
+			    "the server" : strerror(errno));
 		io->rd.raw += (size_t)n;
 		stats_bytes(0, (uint64_t)n);
 		if (io_open(io) == -1)
@@ -835,6 +919,249 @@ io_recv(struct io *io)
 			io->rcap = 0;
 		}
 	}
+}
+
+/* A little-endian u64, as a record's ack. */
+static uint64_t
+le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* Reads exactly n bytes within ms.  -1 with err set. */
+static int
+read_timed(int fd, void *buf, size_t n, int ms, char *err, size_t errlen)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	uint8_t *p = buf;
+	ssize_t k;
+	int rc;
+
+	while (n > 0) {
+		if ((rc = poll(&pf, 1, ms)) == 0) {
+			snprintf(err, errlen, "timed out");
+			return -1;
+		}
+		if (rc == -1 && errno == EINTR)
+			continue;
+		k = rc == -1 ? -1 : recv(fd, p, n, MSG_DONTWAIT);
+		if (k == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k <= 0) {
+			snprintf(err, errlen, "%s", k == 0 ? "connection "
+			    "closed by the server" : strerror(errno));
+			return -1;
+		}
+		stats_bytes(0, (uint64_t)k);
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A conn of io_reconnect's that is not used: closed without a BYE. */
+static void
+conn_drop(struct conn *c)
+{
+	if (c->fd != -1)
+		close(c->fd);
+	c->fd = -1;
+	conn_close(c);
+}
+
+/*
+ * One attempt to resume the session on a new connection nc, with at most
+ * ms for it: the handshake, our empty record (its ack says what we have),
+ * then the header of the server's first record, whose ack *ack says what
+ * it has.  0: done, hdr holds that header (its body and tag still to
+ * come).  -1: try again (err says why).  -2: never again (err says why).
+ */
+static int
+io_reconnect(struct conn *nc, int ms, uint8_t hdr[CHAN_HDR], uint64_t *ack,
+    char *err, size_t errlen)
+{
+	struct conn_resume rs;
+	const uint8_t *p;
+
+	memset(&rs, 0, sizeof rs);
+	rs.want = 1;
+	rs.session = rconn.session;
+	memcpy(rs.token, rconn.token, sizeof rs.token);
+	if (conn_open_resume(nc, rhost, rport, rkeyset ? &rkey : NULL,
+	    program_invocation_short_name, ms, &rs) == -1) {
+		if (nc->fail == CONN_REMOTE) {
+			snprintf(err, errlen, "the server no longer has this "
+			    "session (restarted?): %s", nc->err);
+			return -2;
+		}
+		snprintf(err, errlen, "%s%s", nc->fail == CONN_NET ? "" :
+		    "cannot resume: ", nc->err);
+		return nc->fail == CONN_NET ? -1 : -2;
+	}
+	chan_resume(&nc->ch, &rconn.ch);
+	if (conn_write(nc, NULL, 0) == -1) {
+		snprintf(err, errlen, "%s", nc->err);
+		conn_drop(nc);
+		return -1;
+	}
+	if (read_timed(nc->fd, hdr, CHAN_HDR, ms, err, errlen) == -1) {
+		conn_drop(nc);
+		return -1;
+	}
+	if (chan_hdr(&nc->ch, hdr) == -1) {
+		snprintf(err, errlen, "cannot resume: %s", nc->ch.err);
+		conn_drop(nc);
+		return -2;
+	}
+	*ack = le64(hdr + 8);
+	if (keep_peek(&rkeep, *ack, &p) == (size_t)-1) {
+		snprintf(err, errlen, "cannot resume: the server has %llu "
+		    "bytes of ours, we keep %llu to %llu",
+		    (unsigned long long)*ack, (unsigned long long)rkeep.base,
+		    (unsigned long long)rkeep.end);
+		conn_drop(nc);
+		return -2;
+	}
+	return 0;
+}
+
+/*
+ * The link broke (io->why) and the session is resumable: reconnects with
+ * backoff until the window passes, then carries on from where each side
+ * stopped.  Callers wait meanwhile (R_RESUMING).  0: resumed; -1: lost.
+ */
+static int
+io_resume(struct io *io)
+{
+	struct conn nc, old;
+	struct timespec ts;
+	uint64_t t0 = now_ns(), until = t0 + resume_ns, back = RESUME_BACKOFF_NS;
+	uint64_t ack = 0, t, from;
+	uint8_t hdr[CHAN_HDR];
+	const uint8_t *p;
+	char last[700];
+	size_t n, resent;
+	int rc, ms;
+
+	io->broke = 0;
+	pthread_mutex_lock(&tlock);
+	if (rstate != R_UP) {
+		pthread_mutex_unlock(&tlock);
+		return -1;
+	}
+	rstate = R_RESUMING;
+	log_warn("server %s: connection dropped (%s): resuming", rconn.peer,
+	    io->why);
+	pthread_mutex_unlock(&tlock);
+	stats_drop();
+	shutdown(rconn.fd, SHUT_RDWR);
+	/*
+	 * What was being sent is in the ring; what was half received, not
+	 * authenticated, goes; the frames' plaintext stays (the stream goes
+	 * on from there).  A reply that was being written straight to its
+	 * place (io_direct) comes again: its waiter is still waiting.
+	 */
+	stats_bytes(io->off, 0);	/* of the batch cut short */
+	io->out.len = 0;
+	io->off = io->wlen = 0;
+	io->resend = 0;
+	io->rd.pend = io->rd.raw = 0;
+	io->rd.inrec = 0;
+	snprintf(last, sizeof last, "%s", io->why);
+	for (;;) {
+		pthread_mutex_lock(&tlock);
+		rc = rstate == R_RESUMING;
+		pthread_mutex_unlock(&tlock);
+		if (!rc)
+			return -1;	/* lost meanwhile (rlost_because) */
+		if ((t = now_ns()) >= until) {
+			char why[sizeof last + 64];
+
+			snprintf(why, sizeof why, "no resume within %.0f s: %s",
+			    (double)resume_ns / 1e9, last);
+			stats_resume_end(now_ns() - t0, 0, 0);
+			io_lost(why);
+			return -1;
+		}
+		ms = (int)((until - t) / 1000000) + 1;
+		if (ms > RESUME_TRY_MS)
+			ms = RESUME_TRY_MS;
+		if ((rc = io_reconnect(&nc, ms, hdr, &ack, last,
+		    sizeof last)) == 0)
+			break;
+		log_debug("server %s: resume: %s", rconn.peer, last);
+		if (rc == -2) {
+			stats_resume_end(now_ns() - t0, 0, 0);
+			io_lost(last);
+			return -1;
+		}
+		t = until - now_ns() < back ? until - now_ns() : back;
+		if ((int64_t)t > 0) {
+			ts.tv_sec = (time_t)(t / 1000000000);
+			ts.tv_nsec = (long)(t % 1000000000);
+			nanosleep(&ts, NULL);
+		}
+		back = back * 2 < RESUME_BACKOFF_MAX_NS ? back * 2 :
+		    RESUME_BACKOFF_MAX_NS;
+	}
+	io_keepalive(nc.fd);
+	pthread_mutex_lock(&tlock);
+	if (rstate != R_RESUMING) {
+		pthread_mutex_unlock(&tlock);
+		conn_drop(&nc);
+		return -1;
+	}
+	/* The new connection in place, with the session's counts. */
+	nc.next_id = rconn.next_id;
+	nc.timeout_ms = -1;
+	old = rconn;
+	rconn = nc;
+	rconn.ch.tx_bytes = ack;
+	(void)keep_ack(&rkeep, ack);
+	/* Everything taken will have been sent once what follows is. */
+	__atomic_store_n(&sent, taken, __ATOMIC_RELAXED);
+	rstate = R_UP;
+	pthread_cond_broadcast(&tcond);
+	pthread_mutex_unlock(&tlock);
+	close(old.fd);
+	old.fd = -1;
+	conn_close(&old);
+	/* What the server did not get, sealed again under the new keys. */
+	for (from = ack; (n = keep_peek(&rkeep, from, &p)) != 0 &&
+	    n != (size_t)-1; from += n)
+		pw_bytes(&io->out, p, n);
+	if (io->out.bad) {
+		io_lost("out of memory");
+		return -1;
+	}
+	resent = io->out.len;
+	if (resent > 0) {
+		io->t0 = now_ns();
+		io->waited = 0;
+		io->resend = 1;
+		if (io_seal(io) == -1) {
+			io_lost("out of memory");
+			return -1;
+		}
+	}
+	/* The server's first record, its header read: the rest to come. */
+	if (io->rcap < io->rd.plain + CHAN_HDR) {
+		uint8_t *nb = realloc(io->rb, io->rd.plain + CHAN_HDR);
+
+		if (nb == NULL) {
+			io_lost("out of memory");
+			return -1;
+		}
+		io->rb = nb;
+		io->rcap = io->rd.plain + CHAN_HDR;
+	}
+	memcpy(io->rb + io->rd.plain, hdr, CHAN_HDR);
+	io->rd.raw = CHAN_HDR;
+	t = now_ns() - t0;
+	stats_resume_end(t, resent, 1);
+	log_warn("server %s: resumed after %.3f s, %zu bytes sent again",
+	    rconn.peer, (double)t / 1e9, resent);
+	return 0;
 }
 
 /* The I/O thread: sends what was queued, receives what comes back. */
@@ -852,12 +1179,17 @@ io_main(void *arg)
 	io.rd.stop = PROTO_HDR_LEN + 8 + DIRECT_MIN;
 	for (;;) {
 		if (io_take(&io) == -1 || io_send(&io) == -1)
-			break;
+			goto down;
 		if (io_sent(&io))
 			continue;	/* more may have been queued */
 		if ((n = io_poll(&io)) == -1)
-			break;
+			goto down;
 		if (n == 1 && io_recv(&io) == -1)
+			goto down;
+		continue;
+down:
+		/* A link that broke is resumed where the session allows. */
+		if (!io.broke || io_resume(&io) == -1)
 			break;
 	}
 	free(io.rb);
@@ -876,9 +1208,9 @@ io_main(void *arg)
 static int
 queue_room(size_t need)
 {
-	while (rstate == R_UP && sendq.len > 0 && sendq.len + need > SENDQ_MAX)
+	while (live() && sendq.len > 0 && sendq.len + need > SENDQ_MAX)
 		pthread_cond_wait(&tcond, &tlock);
-	return rstate == R_UP ? 0 : -1;
+	return live() ? 0 : -1;
 }
 
 /* Under tlock: the first frame in an empty queue wakes the I/O thread. */
@@ -1150,7 +1482,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		}
 	}
 	pthread_mutex_lock(&tlock);
-	if (rstate != R_UP)
+	if (!live())
 		rc = state_error();
 	else if (plen > rconn.max_frame)
 		rc = CUDA_ERROR_INVALID_VALUE;
@@ -1166,7 +1498,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		if (queue_frame(type, ff, id, payload, plen, NULL, 0) == -1) {
 			if (w != NULL)
 				waiters = w->next;
-			rc = rstate == R_UP ? CUDA_ERROR_OUT_OF_MEMORY :
+			rc = live() ? CUDA_ERROR_OUT_OF_MEMORY :
 			    state_error();
 		} else {
 			idle_keep(type, flags, in, q0);
@@ -1212,7 +1544,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	*keep = NULL;
 	pthread_mutex_lock(&tlock);
 	waited = !w->done;
-	if (waited && rstate == R_UP && wait_spins()) {
+	if (waited && live() && wait_spins()) {
 		uint64_t one = 1;
 		int n = 0;
 
@@ -1234,7 +1566,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		pthread_mutex_lock(&tlock);
 	}
 	/* Not while the I/O thread writes the reply into w->dst. */
-	while ((!w->done && rstate == R_UP) || w->filling)
+	while ((!w->done && live()) || w->filling)
 		pthread_cond_wait(&tcond, &tlock);
 	if (!w->done) {
 		waiter_unlink(w);
@@ -1342,12 +1674,16 @@ void
 rdrain_detached(void)
 {
 	pthread_mutex_lock(&tlock);
-	while (ndetached > 0 && rstate == R_UP)
+	while (ndetached > 0 && live())
 		pthread_cond_wait(&tcond, &tlock);
 	pthread_mutex_unlock(&tlock);
 }
 
-/* At exit: what was queued still reaches the server (bounded wait). */
+/*
+ * At exit: what was queued still reaches the server (bounded wait).  A
+ * resumable session ends with BYE, so that the server does not keep it
+ * for the window as it would after a drop.
+ */
 static void
 io_drain_at_exit(void)
 {
@@ -1355,8 +1691,11 @@ io_drain_at_exit(void)
 	struct timespec ts;
 
 	pthread_mutex_lock(&tlock);
-	while (rstate == R_UP && (sendq.len > 0 || io_busy) &&
-	    now_ns() < until) {
+	if (resume_ns > 0 && live() && queue_frame(MSG_BYE, 0, 0, NULL, 0,
+	    NULL, 0) == 0)
+		__atomic_store_n(&rbye, 1, __ATOMIC_RELEASE);
+	while (live() && (sendq.len > 0 || io_busy ||
+	    rstate == R_RESUMING) && now_ns() < until) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 10000000;
 		if (ts.tv_nsec >= 1000000000) {
@@ -1369,12 +1708,23 @@ io_drain_at_exit(void)
 	io_output_write();
 }
 
-/* Dead servers are noticed in seconds, even without a FIN. */
+/*
+ * Dead servers are noticed in seconds, even without a FIN.  A resumable
+ * session is given longer (GLEAM_RESUME_DETECT), keepalive and
+ * unacknowledged data alike (TCP_USER_TIMEOUT): a link that goes silent
+ * for less is only a delay, one silent for longer is resumed.
+ */
 static void
 io_keepalive(int fd)
 {
 	int on = 1, idle = 2, intvl = 1, cnt = 3;
+	unsigned ut;
 
+	if (resume_ns > 0) {
+		cnt = rdetect_s > 3 ? rdetect_s - 2 : 1;
+		ut = (unsigned)rdetect_s * 1000;
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut, sizeof ut);
+	}
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
@@ -1402,14 +1752,100 @@ io_thread_start(void)
 	return e == 0 ? 0 : -1;
 }
 
+/* GLEAM_RESUME: the window asked for, in seconds (0: none). */
+static long long
+resume_want(void)
+{
+	const char *s = getenv("GLEAM_RESUME"), *why;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return RESUME_DEFAULT_S;
+	if (parse_int(s, 0, 86400, &v, &why) == -1) {
+		log_warn("GLEAM_RESUME=%s: %s (0 to 86400 seconds): %d s", s,
+		    why, RESUME_DEFAULT_S);
+		return RESUME_DEFAULT_S;
+	}
+	return v;
+}
+
+/*
+ * After WELCOME: the session is resumable if both sides want it, for the
+ * shorter of their windows.  The ring holds GLEAM_RESUME_BUFFER bytes,
+ * and at least two of the largest batches the I/O thread takes (the send
+ * queue's bound, or one frame of the server's largest), so that a batch
+ * always fits once the server acknowledged what it received (it does at
+ * least every CHAN_ACK_EVERY bytes).
+ */
+static void
+resume_setup(long long want_s)
+{
+	const char *s, *why;
+	uint64_t cap = RESUME_BUFFER_DEFAULT, batch;
+	long long v;
+
+	if (want_s == 0 || !(rconn.features & FEAT_RESUME) ||
+	    rconn.resume_ms == 0) {
+		if (want_s > 0)
+			log_debug("server %s: the session is not resumable",
+			    rconn.peer);
+		return;
+	}
+	if ((s = getenv("GLEAM_RESUME_BUFFER")) != NULL && *s != '\0') {
+		if (parse_size(s, &cap, &why) == -1 || cap == 0) {
+			log_warn("GLEAM_RESUME_BUFFER=%s: %s: %u MiB", s,
+			    cap == 0 && why == NULL ? "must be positive" : why,
+			    RESUME_BUFFER_DEFAULT >> 20);
+			cap = RESUME_BUFFER_DEFAULT;
+		}
+	}
+	batch = (rconn.max_frame > SENDQ_MAX ? rconn.max_frame : SENDQ_MAX) +
+	    PROTO_HDR_LEN;
+	if (cap < 2 * batch) {
+		log_debug("GLEAM_RESUME_BUFFER: %llu bytes, at least %llu",
+		    (unsigned long long)cap, (unsigned long long)(2 * batch));
+		cap = 2 * batch;
+	}
+	if ((s = getenv("GLEAM_RESUME_DETECT")) != NULL && *s != '\0') {
+		if (parse_int(s, 1, 3600, &v, &why) == -1)
+			log_warn("GLEAM_RESUME_DETECT=%s: %s (1 to 3600 "
+			    "seconds): %d s", s, why, RESUME_DETECT_S);
+		else
+			rdetect_s = (int)v;
+	}
+	if (cap > SIZE_MAX || keep_init(&rkeep, (size_t)cap) == -1) {
+		log_warn("server %s: no memory for a resume buffer of %llu "
+		    "bytes: the session will not resume", rconn.peer,
+		    (unsigned long long)cap);
+		return;
+	}
+	/* The ring counts the session's stream, from where it is now. */
+	rkeep.base = rkeep.end = rconn.ch.tx_bytes;
+	resume_ns = (uint64_t)want_s * 1000000000ull;
+	if ((uint64_t)rconn.resume_ms * 1000000ull < resume_ns)
+		resume_ns = (uint64_t)rconn.resume_ms * 1000000ull;
+	log_debug("server %s: resumable for %.3f s, %llu bytes kept",
+	    rconn.peer, (double)resume_ns / 1e9, (unsigned long long)cap);
+}
+
 CUresult
 io_start(const char *host, int port, const struct auth_key *kp)
 {
+	struct conn_resume rs;
 	const char *s;
+	long long want_s = resume_want();
 
 	pthread_atfork(NULL, NULL, io_atfork_child);
-	if (conn_open(&rconn, host, port, kp, program_invocation_short_name,
-	    5000) == -1) {
+	memset(&rs, 0, sizeof rs);
+	rs.want = want_s > 0;
+	snprintf(rhost, sizeof rhost, "%s", host);
+	rport = port;
+	if (kp != NULL) {
+		rkey = *kp;
+		rkeyset = 1;
+	}
+	if (conn_open_resume(&rconn, host, port, kp,
+	    program_invocation_short_name, 5000, &rs) == -1) {
 		/* What to do, since the program may hide cuInit's code. */
 		log_error("cannot use server %s (%s)", rconn.err,
 		    rconn.fail == CONN_AUTH ? "check GLEAM_KEY_FILE against "
@@ -1419,6 +1855,7 @@ io_start(const char *host, int port, const struct auth_key *kp)
 		stats_error("cannot use server %s", rconn.err);
 		return CUDA_ERROR_NO_DEVICE;
 	}
+	resume_setup(want_s);
 	io_keepalive(rconn.fd);
 	/* Calls may wait as long as the GPU works; keepalive finds the dead. */
 	rconn.timeout_ms = -1;

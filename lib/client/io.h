@@ -108,6 +108,11 @@ void		 rlost_because(const char *why);
  */
 struct chan;
 const struct chan *io_chan(void);
+/*
+ * Whether the session survives a dropped link (GLEAM_RESUME, granted by
+ * the server): then bulk lanes are not used, since they do not resume.
+ */
+int		 io_resumable(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
 

@@ -344,6 +344,12 @@ lanes_init(void)
 	/* One lane is the main connection's pace again: no gain. */
 	if (want < 2 || rsync_mode())
 		return;
+	/* Lanes do not resume yet: a resumable session sends on the main
+	 * connection only (gleam-client(7)). */
+	if (io_resumable()) {
+		log_debug("lanes: none, the session is resumable");
+		return;
+	}
 	if (getpeername(rconn_fd(), (struct sockaddr *)&peer, &sl) == -1 ||
 	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
 		return;

@@ -30,6 +30,10 @@ static struct {
 	uint64_t	 saved;		/* bytes compression kept off the wire */
 	uint64_t	 lanes;		/* bulk lanes up */
 	uint64_t	 lane_bytes;	/* bytes over them, both ways */
+	uint64_t	 drops;		/* the link broke, the session resumable */
+	uint64_t	 resumes;	/* and it resumed */
+	uint64_t	 resent;	/* bytes sent again after a resume */
+	uint64_t	 resume_ns;	/* time from drops to resumes (or loss) */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -99,6 +103,25 @@ stats_lanes(unsigned n, uint64_t out, uint64_t in)
 	st.lane_bytes += out + in;
 	st.bytes_out += out;
 	st.bytes_in += in;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_drop(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.drops++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_resume_end(uint64_t ns, uint64_t resent, int ok)
+{
+	pthread_mutex_lock(&st_lock);
+	if (ok)
+		st.resumes++;
+	st.resent += resent;
+	st.resume_ns += ns;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -244,6 +267,13 @@ stats_write(int status, void *arg)
 		}
 	}
 	yw_kdbl(w, "hash_s", (double)wc.hash_ns / 1e9, 6);
+	yw_key(w, "drops");
+	yw_uint(w, st.drops);
+	yw_key(w, "resumes");
+	yw_uint(w, st.resumes);
+	yw_key(w, "bytes_resent");
+	yw_uint(w, st.resent);
+	yw_kdbl(w, "resume_s", (double)st.resume_ns / 1e9, 6);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

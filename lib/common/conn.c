@@ -351,6 +351,9 @@ conn_remote_error(struct conn *c, const uint8_t *p, size_t len, int kind)
 		kind = CONN_AUTH;
 	if (e.code == PERR_BUSY || e.code == PERR_SHUTDOWN)
 		kind = CONN_NET;
+	/* Not the key: a session to resume that the server no longer has. */
+	if (e.code == PERR_STATE && kind == CONN_AUTH)
+		kind = CONN_REMOTE;
 	return conn_fail(c, kind, "%s: %s%s%s", c->peer,
 	    proto_err_name(e.code), e.text[0] ? ": " : "", e.text);
 }

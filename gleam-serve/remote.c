@@ -62,8 +62,6 @@ struct remote {
 	int			 ctl;
 	struct keep		 keep;
 	int			 broken;
-	int			 first;		/* a resumed connection's first
-						   record is awaited */
 	char			 why[128];	/* why it broke */
 	uint64_t		 drops, resends, resent;
 };
@@ -325,7 +323,7 @@ remote_broke(struct remote *r, const char *why)
 
 static int	remote_read(struct remote *);
 static int	remote_open_records(struct remote *);
-static int	remote_resend(struct remote *);
+static int	remote_resend(struct remote *, uint64_t);
 
 /*
  * Room for n more bytes in what the client has not acknowledged: waits
@@ -893,8 +891,6 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 static int
 remote_open_records(struct remote *r)
 {
-	uint64_t before = r->ch.rx_rec;
-
 	if (chanrd_open(&r->ch, r->in, &r->rd) == -1) {
 		log_warn("client %s (%s): %s, closing", r->cl.addr, r->cl.name,
 		    r->ch.err);
@@ -907,10 +903,6 @@ remote_open_records(struct remote *r)
 		log_warn("client %s (%s): acknowledges bytes never sent, "
 		    "closing", r->cl.addr, r->cl.name);
 		return -1;
-	}
-	if (r->first && r->ch.rx_rec > before) {
-		r->first = 0;
-		return remote_resend(r);
 	}
 	return 0;
 }
@@ -930,15 +922,26 @@ remote_drain(struct remote *r)
 		}
 		if (r->rd.plain - off < PROTO_HDR_LEN + (size_t)h.len)
 			break;
-		if (remote_serve(r, &h, r->in + off + PROTO_HDR_LEN) == -1)
+		if (remote_serve(r, &h, r->in + off + PROTO_HDR_LEN) == -1) {
+			/*
+			 * Served, but the link broke as its reply went: it is
+			 * done (the reply is kept), and must never be served
+			 * again after a resume.
+			 */
+			if (r->broken)
+				chanrd_consume(r->in, &r->rd,
+				    off + PROTO_HDR_LEN + h.len);
 			return -1;
+		}
 		off += PROTO_HDR_LEN + h.len;
 		/*
 		 * A large reply goes now: the link carries it while the next
 		 * request is served (device-to-host pieces asked for ahead).
 		 */
-		if (r->out.len >= (1u << 20) && remote_flush(r) == -1)
+		if (r->out.len >= (1u << 20) && remote_flush(r) == -1) {
+			chanrd_consume(r->in, &r->rd, off);
 			return -1;
+		}
 	}
 	chanrd_consume(r->in, &r->rd, off);
 	return 0;
@@ -1029,16 +1032,16 @@ idle:
 }
 
 /*
- * A resumed connection's first record came: its ack says where the
- * client's stream stopped.  Everything kept from there goes again, in
+ * A resumed connection's first record says, in its header's ack, where
+ * the client's stream stopped: everything kept from there goes again, in
  * records under the new keys.
  */
 static int
-remote_resend(struct remote *r)
+remote_resend(struct remote *r, uint64_t from)
 {
 	struct rwire w;
 	const uint8_t *p;
-	uint64_t from = r->ch.peer_ack, off;
+	uint64_t off;
 	size_t n, k;
 
 	if (from < r->keep.base || from > r->keep.end) {
@@ -1175,7 +1178,37 @@ remote_take(struct remote *r)
 	close(r->fd);
 	r->fd = fd;
 	r->broken = 0;
-	r->first = 1;
+	return 0;
+}
+
+/*
+ * The header of the client's first record on a resumed connection, read
+ * (it stays, raw, to be opened as any): its ack.  -1: the link broke again.
+ */
+static int
+remote_first_ack(struct remote *r, uint64_t *ack)
+{
+	const uint8_t *h;
+	ssize_t n;
+	size_t at = r->rd.plain;
+
+	while (r->rd.raw < CHAN_HDR) {
+		do
+			n = recv(r->fd, r->in + at + r->rd.raw,
+			    CHAN_HDR - r->rd.raw, 0);
+		while (n == -1 && errno == EINTR);
+		if (n <= 0) {
+			remote_broke(r, n == 0 ? "closed while resuming" :
+			    strerror(errno));
+			return -1;
+		}
+		r->rd.raw += (size_t)n;
+	}
+	h = r->in + at;
+	*ack = (uint64_t)h[8] | (uint64_t)h[9] << 8 | (uint64_t)h[10] << 16 |
+	    (uint64_t)h[11] << 24 | (uint64_t)h[12] << 32 |
+	    (uint64_t)h[13] << 40 | (uint64_t)h[14] << 48 |
+	    (uint64_t)h[15] << 56;
 	return 0;
 }
 
@@ -1189,7 +1222,7 @@ remote_await(struct remote *r)
 {
 	struct pollfd pf;
 	struct rwire w;
-	uint64_t t0 = now_ns(), left;
+	uint64_t t0 = now_ns(), left, ack;
 	int rc;
 
 	r->drops++;
@@ -1216,10 +1249,14 @@ remote_await(struct remote *r)
 			break;
 	}
 	r->resends++;
-	/* Our first record says what we have; the client's says the same. */
+	/*
+	 * Our first record says what we have; the client's first says the
+	 * same, and from there we send again what we keep.
+	 */
 	w.n = w.k = 0;
 	if (remote_record(r, &w, 0, 0, NULL, 0) == -1 ||
-	    remote_writev(r, &w) == -1)
+	    remote_writev(r, &w) == -1 || remote_first_ack(r, &ack) == -1 ||
+	    remote_resend(r, ack) == -1)
 		return r->broken && r->ctl != -1 ? remote_await(r) : -1;
 	return 0;
 }

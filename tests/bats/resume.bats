@@ -5,10 +5,6 @@
 # link between gleam-run's client and the server, at byte counts spread
 # over a run (measured first from the link's log, uninterrupted), on the
 # host backend as in remote.bats.
-#
-# Where the gleam-serve under test does not grant resumable sessions,
-# resumefront.py (beside this file) stands before it and plays the
-# server's side of resume: the client library is tested either way.
 
 load test_helper
 
@@ -22,15 +18,15 @@ setup_file() {
 	command -v python3 >/dev/null || skip "no python3"
 	export SERVE_CONF=$BATS_FILE_TMPDIR/host.yaml
 	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" >"$SERVE_CONF"
-	# Does the server itself grant resumable sessions?
+	# The server grants resumable sessions, or every test here fails.
 	serve_start -f "$SERVE_CONF"
-	RESUME_FRONT=1
-	if GLEAM_DEBUG=2 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
-	    "$CUDA_BIN/static/vecadd" 2>&1 3>&- | grep -q "resumable for"; then
-		RESUME_FRONT=0
-	fi
+	GLEAM_DEBUG=2 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+	    "$CUDA_BIN/static/vecadd" 2>&1 3>&- | grep -q "resumable for" || {
+		serve_kill
+		echo "gleam-serve granted no resumable session" >&2
+		return 1
+	}
 	serve_kill
-	export RESUME_FRONT
 }
 
 setup() {
@@ -41,48 +37,26 @@ setup() {
 
 teardown() {
 	link_stop
-	front_stop
 	serve_kill
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 }
 
-# target_start [PORT]: what the clients' link leads to: the server, or the
-# resuming front before it; sets TARGET_PORT and RESUME_LOG (where resumes
-# are logged).
+# target_start: what the clients' link leads to, the server; sets
+# TARGET_PORT and RESUME_LOG (where resumes are logged).
 target_start() {
-	if [ "$RESUME_FRONT" = 0 ]; then
-		TARGET_PORT=$SERVE_PORT
-		RESUME_LOG=$SERVE_LOG
-		return
-	fi
-	FRONT_LOG=$BATS_TEST_TMPDIR/front.$RANDOM.log
-	FRONT_PORT=${1:-0} python3 "$BATS_TEST_DIRNAME/resumefront.py" \
-	    ${KEY:+-k "$KEY"} "$SERVE_PORT" 2>"$FRONT_LOG" 3>&- &
-	FRONT_PID=$!
-	TARGET_PORT=$(wait_listen "$FRONT_LOG" "$FRONT_PID") || return 1
-	RESUME_LOG=$FRONT_LOG
+	TARGET_PORT=$SERVE_PORT
+	RESUME_LOG=$SERVE_LOG
 }
 
-front_stop() {
-	[ -n "${FRONT_PID:-}" ] || return 0
-	{ kill -KILL "$FRONT_PID" && wait "$FRONT_PID"; } 2>/dev/null || true
-	FRONT_PID=
-}
-
-# target_restart: the server side restarts on the same port, forgetting
-# every session (the front, where there is one: it holds them).
+# target_restart: the server restarts on the same port, forgetting every
+# session.
 target_restart() {
-	if [ "$RESUME_FRONT" = 0 ]; then
-		serve_kill
-		SERVE_LOG=$BATS_TEST_TMPDIR/serve2.log
-		"$GLEAM_BIN/gleam-serve" -d -f "$SERVE_CONF" \
-		    -l "127.0.0.1:$SERVE_PORT" 2>"$SERVE_LOG" 3>&- &
-		SERVE_PID=$!
-		wait_listen "$SERVE_LOG" "$SERVE_PID" >/dev/null
-	else
-		front_stop
-		target_start "$TARGET_PORT"
-	fi
+	serve_kill
+	SERVE_LOG=$BATS_TEST_TMPDIR/serve2.log
+	"$GLEAM_BIN/gleam-serve" -d -f "$SERVE_CONF" \
+	    -l "127.0.0.1:$SERVE_PORT" 2>"$SERVE_LOG" 3>&- &
+	SERVE_PID=$!
+	wait_listen "$SERVE_LOG" "$SERVE_PID" >/dev/null
 }
 
 # link_start [FAULT...]: gleam-link before the target, with these faults.
@@ -202,13 +176,8 @@ drops_ok() {
 @test "sealed records (a key): memcpy dropped at many points, output identical" {
 	KEY=$BATS_TEST_TMPDIR/key
 	make_key "$KEY"
-	front_stop
 	serve_kill
-	if [ "$RESUME_FRONT" = 0 ]; then
-		serve_start -f "$SERVE_CONF" -k "$KEY"
-	else
-		serve_start -f "$SERVE_CONF"
-	fi
+	serve_start -f "$SERVE_CONF" -k "$KEY"
 	target_start
 	GLEAM_CACHE=0 drops_ok memcpy
 }
@@ -272,7 +241,7 @@ drops_ok() {
 		sleep 0.02
 	done
 	# The server side goes and does not come back.
-	if [ "$RESUME_FRONT" = 0 ]; then serve_kill; else front_stop; fi
+	serve_kill
 	local rc=0
 	wait "$BG_PID" || rc=$?
 	BG_PID=

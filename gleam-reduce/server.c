@@ -387,15 +387,19 @@ server_hup(evutil_socket_t sig, short what, void *arg)
 	char err[512];
 
 	svc_reloading();
-	if (srv->opts->keyfile == NULL)
+	if (srv->opts->keyfile == NULL) {
 		log_info("SIGHUP: no key file to read again");
-	else if (auth_key_load(&k, srv->opts->keyfile, err, sizeof err) == -1)
-		log_warn("SIGHUP: %s: keeping the key in use", err);
-	else {
-		srv->key = k;
-		sodium_memzero(&k, sizeof k);
-		log_info("SIGHUP: key read again from %s", srv->opts->keyfile);
+		svc_ready(NULL);
+		return;
 	}
+	if (auth_key_load(&k, srv->opts->keyfile, err, sizeof err) == -1) {
+		log_warn("SIGHUP: %s: keeping the key in use", err);
+		svc_ready(NULL);
+		return;
+	}
+	srv->key = k;
+	sodium_memzero(&k, sizeof k);
+	log_info("SIGHUP: key read again from %s", srv->opts->keyfile);
 	svc_ready(NULL);
 }
 
@@ -490,10 +494,12 @@ server_run(const struct server_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	if (server_bind(&srv) == -1)
 		goto out;
-	if (!o->foreground && svc_detach() == -1) {
-		log_error("daemon: %s", strerror(errno));
-		rc = EXIT_IO;
-		goto out;
+	if (!o->foreground) {
+		if (svc_detach() == -1) {
+			log_error("daemon: %s", strerror(errno));
+			rc = EXIT_IO;
+			goto out;
+		}
 	}
 	svc_ready(NULL);
 	event_add(srv.ev_tick, &tick);

@@ -24,12 +24,22 @@ BINOUT		?= bin
 LIBA		?= lib/libgleam.a
 
 PROGS		 = gleam-serve gleam-probe gleam-link gleam-run gleam-sched gleam-cache gleam-reduce gleam-key
-LIB_SRC		:= $(wildcard lib/common/*.c lib/codec/*.c)
+# svc.c (readiness and the pid file) links libsystemd: only the daemons
+# take it, so that libgleam.a and what is made of it do not depend on it.
+LIB_SRC		:= $(filter-out lib/common/svc.c,\
+		    $(wildcard lib/common/*.c lib/codec/*.c))
 LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
 UNIT_BIN	:= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MANPAGES	:= $(wildcard man/*.[1-8])
 PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
+DAEMONS		 = gleam-serve gleam-sched gleam-reduce
+DAEMON_BIN	:= $(DAEMONS:%=$(BINOUT)/%)
+UNITS		 = gleam-serve@.service gleam-sched.service gleam-reduce.service
+# systemd looks in /usr/local/lib/systemd/system too; sysusers.d only
+# under /usr/lib and /etc (gleam-serve(8), SERVICE).
+UNITDIR		?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
 
 # gleam-serve's cuda backend compiles against the CUDA headers (it loads the
 # driver at run time).
@@ -72,6 +82,9 @@ $(LIBA): $(LIB_OBJ)
 $(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LDLIBS)
+
+$(DAEMON_BIN): $(BUILD)/lib/common/svc.o
+$(DAEMON_BIN): LDLIBS += -lsystemd
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(@D)
@@ -237,6 +250,11 @@ install: all
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \
 	    install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s; done
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR)
+	for u in $(UNITS); do \
+	    sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
+	    chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
+	install -m 644 systemd/gleam.sysusers $(DESTDIR)$(SYSUSERSDIR)/gleam.conf
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
@@ -247,6 +265,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBDIR)/gleam $(DESTDIR)$(PREFIX)/include/gleam 2>/dev/null
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
+	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/gleam.conf
 
 clean:
 	rm -rf build $(BINOUT)/gleam-* lib/libgleam.a

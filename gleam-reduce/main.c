@@ -18,6 +18,7 @@
 #include "log.h"
 #include "parse.h"
 #include "server.h"
+#include "svc.h"
 
 #define MAX_CONNECTIONS	(2 * HR_MAX_WORLD)
 
@@ -26,7 +27,7 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] "
-	    "[-m size] [-t timeout] [-w workers]\n"
+	    "[-m size] [-P pidfile] [-t timeout] [-w workers]\n"
 	    "       gleam-reduce bench [-gqV] [-b bits] [-c address:port] "
 	    "[-d density] [-j threads] [-k keyfile] [-n count] [-o format] "
 	    "[-O overlap] "
@@ -209,7 +210,7 @@ int
 main(int argc, char *argv[])
 {
 	struct server_opts o;
-	const char *why, *laddr = NULL, *keyfile = NULL;
+	const char *why, *laddr = NULL, *keyfile = NULL, *pidfile = NULL;
 	uint64_t sz;
 	double d;
 	int ch, verbose = 0;
@@ -226,7 +227,7 @@ main(int argc, char *argv[])
 	o.limits.timeout = 30;
 	o.max_workers = MAX_CONNECTIONS;
 	o.ready_fd = -1;
-	while ((ch = getopt(argc, argv, ":dhk:l:m:t:vw:")) != -1) {
+	while ((ch = getopt(argc, argv, ":dhk:l:m:P:t:vw:")) != -1) {
 		switch (ch) {
 		case 'd':
 			o.foreground = 1;
@@ -245,6 +246,9 @@ main(int argc, char *argv[])
 			if (sz < (1u << 20) || sz > ((uint64_t)1 << 40))
 				misuse("-m: %s: not between 1m and 1t", optarg);
 			o.limits.max_bytes = sz;
+			break;
+		case 'P':
+			pidfile = optarg;
 			break;
 		case 't':
 			if (parse_duration(optarg, &d, &why) == -1)
@@ -276,5 +280,7 @@ main(int argc, char *argv[])
 		key_load(&o.key, keyfile);
 	o.keyfile = keyfile;
 	log_setlevel(LL_WARN + verbose);
+	if (pidfile != NULL && svc_pidfile(pidfile) == -1)
+		return EXIT_IO;
 	return server_run(&o);
 }

@@ -41,6 +41,7 @@
 #include "peer.h"
 #include "proto.h"
 #include "server.h"
+#include "svc.h"
 #include "util.h"
 
 #define SINGLE_IO		(4u << 20)	/* most bytes written at once */
@@ -369,6 +370,7 @@ server_signal(evutil_socket_t sig, short what, void *arg)
 	log_info("signal %d: exiting after %llu rounds, %llu failed",
 	    (int)sig, (unsigned long long)st.rounds,
 	    (unsigned long long)st.failed);
+	svc_stopping();
 	event_base_loopexit(srv->base, NULL);
 }
 
@@ -384,17 +386,21 @@ server_hup(evutil_socket_t sig, short what, void *arg)
 	struct auth_key k;
 	char err[512];
 
+	svc_reloading();
 	if (srv->opts->keyfile == NULL) {
 		log_info("SIGHUP: no key file to read again");
+		svc_ready(NULL);
 		return;
 	}
 	if (auth_key_load(&k, srv->opts->keyfile, err, sizeof err) == -1) {
 		log_warn("SIGHUP: %s: keeping the key in use", err);
+		svc_ready(NULL);
 		return;
 	}
 	srv->key = k;
 	sodium_memzero(&k, sizeof k);
 	log_info("SIGHUP: key read again from %s", srv->opts->keyfile);
+	svc_ready(NULL);
 }
 
 static int
@@ -489,13 +495,13 @@ server_run(const struct server_opts *o)
 	if (server_bind(&srv) == -1)
 		goto out;
 	if (!o->foreground) {
-		if (daemon(0, 0) == -1) {
+		if (svc_detach() == -1) {
 			log_error("daemon: %s", strerror(errno));
 			rc = EXIT_IO;
 			goto out;
 		}
-		log_syslog(1);
 	}
+	svc_ready(NULL);
 	event_add(srv.ev_tick, &tick);
 	event_base_dispatch(srv.base);
 	rc = EXIT_OK;

@@ -46,6 +46,7 @@
 #include "sched.h"
 #include "schedwire.h"
 #include "status.h"
+#include "svc.h"
 
 #define D_MAX_FRAME	PROTO_MAX_FRAME_MIN
 #define D_IDLE_S	60	/* a connection silent this long is closed */
@@ -811,8 +812,10 @@ daemon_reload(evutil_socket_t sig, short what, void *arg)
 
 	log_info("reloading %s, %s%s%s", d->o->servers, d->o->links,
 	    d->o->tasks ? ", " : "", d->o->tasks ? d->o->tasks : "");
+	svc_reloading();
 	if (daemon_load(d->o, &ns) == -1) {
 		log_error("reload failed; keeping the running view");
+		svc_ready(NULL);
 		return;
 	}
 	sched_free(&d->cfg);
@@ -829,6 +832,7 @@ daemon_reload(evutil_socket_t sig, short what, void *arg)
 		log_error("reload: out of memory");
 	log_info("reloaded: %d servers, %d clients, %d tasks known",
 	    d->cfg.nservers, d->cfg.nclients, d->cfg.ntasks);
+	svc_ready(NULL);
 }
 
 static void
@@ -837,6 +841,7 @@ daemon_stop(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 
 	log_info("signal %d: exiting", (int)sig);
+	svc_stopping();
 	event_base_loopexit(d->base, NULL);
 }
 
@@ -918,6 +923,7 @@ daemon_main(const struct daemon_opts *o)
 	log_info("%d servers, %d clients, %d tasks known; status every %g s",
 	    d.cfg.nservers, d.cfg.nclients, d.cfg.ntasks, o->interval);
 	log_info("listening on %s", bound);
+	svc_ready(NULL);
 	event_base_dispatch(d.base);
 	rc = EXIT_OK;
 out:

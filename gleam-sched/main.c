@@ -17,6 +17,7 @@
 #include "place.h"
 #include "plan.h"
 #include "sched.h"
+#include "svc.h"
 
 static void __attribute__((noreturn))
 usage(int code)
@@ -25,7 +26,8 @@ usage(int code)
 	    "usage: gleam-sched [-x] [-o format] -l links.yaml "
 	    "-s servers.yaml -t tasks.yaml\n"
 	    "       gleam-sched -d [-v] [-i seconds] [-k keyfile] "
-	    "[-L host:port] -l links.yaml -s servers.yaml [-t tasks.yaml]\n");
+	    "[-L host:port] [-P pidfile] -l links.yaml -s servers.yaml "
+	    "[-t tasks.yaml]\n");
 	exit(code);
 }
 
@@ -49,13 +51,13 @@ main(int argc, char *argv[])
 	struct daemon_opts dopt;
 	struct yerr err;
 	const char *links = NULL, *servers = NULL, *tasks = NULL, *errstr;
-	const char *listen = NULL, *key = NULL;
+	const char *listen = NULL, *key = NULL, *pidfile = NULL;
 	double interval = 10;
 	int ch, explain = 0, table = 0, rc, i, daemon = 0, verbose = 0;
 	int oflag = 0, iflag = 0;
 
 	log_init("gleam-sched", LL_WARN);
-	while ((ch = getopt(argc, argv, "dhi:k:L:l:o:s:t:vx")) != -1) {
+	while ((ch = getopt(argc, argv, "dhi:k:L:l:o:P:s:t:vx")) != -1) {
 		switch (ch) {
 		case 'd':
 			daemon = 1;
@@ -86,6 +88,9 @@ main(int argc, char *argv[])
 			else
 				misuse("-o: %s: expected table or yaml",
 				    optarg);
+			break;
+		case 'P':
+			pidfile = optarg;
 			break;
 		case 's':
 			servers = optarg;
@@ -123,11 +128,13 @@ main(int argc, char *argv[])
 		dopt.key_file = key;
 		dopt.interval = interval;
 		dopt.verbose = verbose;
+		if (pidfile != NULL && svc_pidfile(pidfile) == -1)
+			return EXIT_IO;
 		return daemon_main(&dopt);
 	}
-	if (listen != NULL || key != NULL || verbose || iflag)
+	if (listen != NULL || key != NULL || verbose || iflag || pidfile)
 		misuse("-%s: only with -d", listen != NULL ? "L" : key != NULL ?
-		    "k" : verbose ? "v" : "i");
+		    "k" : verbose ? "v" : iflag ? "i" : "P");
 	if (tasks == NULL)
 		misuse("no tasks file given (-t)");
 

@@ -1,6 +1,7 @@
 /* Loading gleam-serve.yaml. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 void
 config_defaults(struct config *c)
 {
+	const char *cd;
+
 	memset(c, 0, sizeof *c);
 	snprintf(c->listen_host, sizeof c->listen_host, "*");
 	c->listen_port = PROTO_DEFAULT_PORT;
@@ -31,6 +34,10 @@ config_defaults(struct config *c)
 	c->cache_ram = 1ull << 30;
 	c->cache_disk = 64ull << 30;
 	c->cache_level = 1;
+	/* systemd's CacheDirectory= (gleam-serve@.service): one per instance. */
+	if ((cd = getenv("CACHE_DIRECTORY")) != NULL && cd[0] == '/')
+		snprintf(c->cache_dir, sizeof c->cache_dir, "%.*s",
+		    (int)strcspn(cd, ":"), cd);
 	c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200e-6 : 0;
 	c->lanes = 8;
 }
@@ -84,6 +91,7 @@ static const struct cfg_key config_keys[] = {
 	    .min = 40ll << 20, .max = 16ll << 30 },
 	{ "idle_timeout",	CFG_DURATION,	F(idle_timeout),
 	    .hi = 30 * 86400 },
+	{ "pid_file",		CFG_PATH,	F(pid_file) },
 	{ "max_clients",	CFG_INT,	F(max_clients),
 	    .min = 1, .max = 65536 },
 	{ "max_frame",		CFG_SIZE,	F(max_frame),

@@ -31,6 +31,7 @@ struct config {
 	int		 listen_set;	/* by listen: or -l, not the default */
 	int		 auth;		/* AUTH_KEYED or AUTH_OFF */
 	char		 user[64];	/* to run as after binding; "" */
+	char		 pid_file[1024]; /* written once listening; "" */
 	char		 name[256];	/* reported as host */
 	char		 key_file[1024];
 	struct auth_key	 key;

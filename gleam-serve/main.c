@@ -18,6 +18,7 @@
 #include "exitcode.h"
 #include "log.h"
 #include "server.h"
+#include "svc.h"
 #include "wcache.h"
 
 static void __attribute__((noreturn))
@@ -25,7 +26,7 @@ usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-serve [-dnv] [-f file] [-k keyfile] "
-	    "[-l address:port]\n");
+	    "[-l address:port] [-P pidfile]\n");
 	exit(code);
 }
 
@@ -138,6 +139,7 @@ main(int argc, char *argv[])
 	struct config cfg;
 	struct server *srv;
 	char cfgpath[4096], keypath[4096];
+	const char *pidfile = NULL;
 	int ch, dflag = 0, nflag = 0, verbose = 0, rc;
 
 	log_init(argv[0], LL_INFO);
@@ -152,7 +154,7 @@ main(int argc, char *argv[])
 			(void)setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	while ((ch = getopt(argc, argv, "df:hk:l:nv")) != -1) {
+	while ((ch = getopt(argc, argv, "df:hk:l:nP:v")) != -1) {
 		switch (ch) {
 		case 'd':
 			dflag = 1;
@@ -171,6 +173,9 @@ main(int argc, char *argv[])
 			break;
 		case 'n':
 			nflag = 1;
+			break;
+		case 'P':
+			pidfile = optarg;
 			break;
 		case 'v':
 			verbose++;
@@ -199,6 +204,11 @@ main(int argc, char *argv[])
 		fprintf(stdout, "configuration OK\n");
 		return EXIT_OK;
 	}
+	/* A second copy is refused before it binds. */
+	if (pidfile == NULL && cfg.pid_file[0] != '\0')
+		pidfile = cfg.pid_file;
+	if (pidfile != NULL && svc_pidfile(pidfile) == -1)
+		return EXIT_IO;
 	/* Bind before detaching, so that "address in use" reaches the user. */
 	if ((srv = server_new(&cfg, &ov, &rc)) == NULL)
 		return rc;
@@ -207,12 +217,12 @@ main(int argc, char *argv[])
 		return rc;
 	wcache_init(&cfg);
 	if (!dflag) {
-		if (daemon(0, 0) == -1)
+		if (svc_detach() == -1)
 			fatal(EXIT_IO, "daemon");
-		log_syslog(1);
 		if (server_after_fork(srv) == -1)
 			fatalx(EXIT_SOFTWARE, "event_reinit failed");
 	}
+	svc_ready(NULL);
 	rc = server_run(srv);
 	server_free(srv);
 	wcache_fini();

@@ -43,6 +43,7 @@
 #include "server.h"
 #include "session.h"
 #include "status.h"
+#include "svc.h"
 #include "util.h"
 #include "wcache.h"
 #include "yamlio.h"
@@ -1091,8 +1092,10 @@ server_reload(evutil_socket_t sig, short what, void *arg)
 	char bound[64];
 
 	log_info("reloading %s", srv->ov.config);
+	svc_reloading();
 	if (server_configure(&nc, &srv->ov) != 0) {
 		log_error("reload failed; keeping the running configuration");
+		svc_ready(NULL);
 		return;
 	}
 	if (!srv->draining && (strcmp(nc.listen_host, srv->cfg.listen_host)
@@ -1115,6 +1118,7 @@ server_reload(evutil_socket_t sig, short what, void *arg)
 	srv->cfg = nc;
 	server_env_update(srv);
 	log_info("configuration reloaded");
+	svc_ready(NULL);
 }
 
 static void
@@ -1141,6 +1145,7 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	log_info("signal %d: draining %d clients", (int)sig, srv->nclients);
+	svc_stopping();
 	srv->draining = 1;
 	srv->env.hs.draining = 1;
 	if (srv->listener != NULL) {

@@ -1,4 +1,6 @@
 /* Diagnostics to stderr or syslog. */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 static const char *log_name = "gleam";
 static int log_level = LL_WARN;
 static int log_to_syslog;
+static int log_journal;		/* stderr is journald's: "<prio>" first */
 static FILE *log_fp;		/* NULL: stderr */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
@@ -29,12 +32,33 @@ log_atfork(void)
 	pthread_atfork(log_fork_prepare, log_fork_done, log_fork_done);
 }
 
+/*
+ * Whether stderr is the stream journald gave us (JOURNAL_STREAM names its
+ * device and inode, sd-daemon(3)): then each line starts with its priority
+ * as "<N>", which journald takes off and keeps.  It adds the time too.
+ */
+static int
+log_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char c;
+
+	if (js == NULL || sscanf(js, "%llu:%llu%c", &dev, &ino, &c) != 2 ||
+	    fstat(2, &st) == -1)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
+
 void
 log_init(const char *progname, int level)
 {
 	const char *p;
 
 	pthread_once(&log_once, log_atfork);
+	log_journal = log_stderr_is_journal();
 	if (progname != NULL) {
 		p = strrchr(progname, '/');
 		log_name = p != NULL ? p + 1 : progname;
@@ -81,7 +105,7 @@ log_vmsg(int level, const char *fmt, va_list ap)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG,
 	    LOG_DEBUG };
-	char buf[2048];
+	char buf[2048], line[2200];
 
 	if (level > log_level)
 		return;
@@ -90,9 +114,14 @@ log_vmsg(int level, const char *fmt, va_list ap)
 		syslog(prio[level < 0 ? 0 : level > 4 ? 4 : level], "%s", buf);
 		return;
 	}
-	/* One write per line so that threads do not interleave. */
+	/* One write per line so that threads (and workers) do not interleave. */
+	if (log_journal && log_fp == NULL)
+		snprintf(line, sizeof line, "<%d>%s: %s\n", prio[level < 0 ? 0 :
+		    level > 4 ? 4 : level], log_name, buf);
+	else
+		snprintf(line, sizeof line, "%s: %s\n", log_name, buf);
 	pthread_mutex_lock(&log_lock);
-	fprintf(log_fp != NULL ? log_fp : stderr, "%s: %s\n", log_name, buf);
+	fputs(line, log_fp != NULL ? log_fp : stderr);
 	fflush(log_fp != NULL ? log_fp : stderr);
 	pthread_mutex_unlock(&log_lock);
 }

@@ -1,6 +1,9 @@
 /*
  * Diagnostics, in the manner of err(3): "prog: message" on stderr, or to
- * syslog once a daemon has detached.  Messages are lowercase, name the
+ * syslog once a daemon has detached (svc_detach: only where a syslog
+ * socket exists and no service manager reads stderr).  On journald's
+ * stream (JOURNAL_STREAM) each line starts with its priority, "<3>" to
+ * "<7>"; journald adds the time.  Messages are lowercase, name the
  * object, and carry no final period.
  */
 #ifndef GLEAM_LOG_H

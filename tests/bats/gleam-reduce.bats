@@ -7,7 +7,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] [-m size] [-t timeout] [-w workers]
+USAGE="usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] [-m size] [-P pidfile] [-t timeout] [-w workers]
        gleam-reduce bench [-gqV] [-b bits] [-c address:port] [-d density] [-j threads] [-k keyfile] [-n count] [-o format] [-O overlap] [-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] [-z chunk]"
 
 # reduce_start [ARGS...]: an aggregator on a free port; sets RED_PID,

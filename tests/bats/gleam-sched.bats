@@ -5,7 +5,7 @@
 load test_helper
 
 USAGE1="usage: gleam-sched [-x] [-o format] -l links.yaml -s servers.yaml -t tasks.yaml"
-USAGE2="       gleam-sched -d [-v] [-i seconds] [-k keyfile] [-L host:port] -l links.yaml -s servers.yaml [-t tasks.yaml]"
+USAGE2="       gleam-sched -d [-v] [-i seconds] [-k keyfile] [-L host:port] [-P pidfile] -l links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE="$USAGE1
 $USAGE2"
 SCHED=$BATS_TEST_DIRNAME/sched

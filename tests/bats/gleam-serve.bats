@@ -16,7 +16,7 @@ teardown() {
 @test "-h prints usage on stdout and exits 0" {
 	run --separate-stderr "$GLEAM_BIN/gleam-serve" -h
 	[ "$status" -eq 0 ]
-	[ "$output" = "usage: gleam-serve [-dnv] [-f file] [-k keyfile] [-l address:port]" ]
+	[ "$output" = "usage: gleam-serve [-dnv] [-f file] [-k keyfile] [-l address:port] [-P pidfile]" ]
 	[ -z "$stderr" ]
 }
 

@@ -91,6 +91,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
 	    -MMD -MP -MF $@.d -o $@ $< $(LIBA) $(LDLIBS)
 
+# test_hreduce includes gleam-reduce's server, a daemon's: svc.o too.
+$(BUILD)/tests/test_hreduce: tests/unit/test_hreduce.c $(LIBA) $(BUILD)/lib/common/svc.o
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
+	    -MMD -MP -MF $@.d -o $@ $< $(BUILD)/lib/common/svc.o $(LIBA) $(LDLIBS) -lsystemd
+
 # The host backend's unit test drives gleam-serve's own modules.
 HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
 		   $(BUILD)/gleam-serve/check.o \

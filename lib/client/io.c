@@ -994,6 +994,16 @@ io_reconnect(struct conn *nc, int ms, uint8_t hdr[CHAN_HDR], uint64_t *ack,
 			    "session (restarted?): %s", nc->err);
 			return -2;
 		}
+		/*
+		 * The host answers and nothing listens: the server process
+		 * is gone, and its sessions with it.  (A link that is down
+		 * does not refuse.)
+		 */
+		if (nc->refused) {
+			snprintf(err, errlen, "the server is gone, and this "
+			    "session with it: %s", nc->err);
+			return -2;
+		}
 		snprintf(err, errlen, "%s%s", nc->fail == CONN_NET ? "" :
 		    "cannot resume: ", nc->err);
 		return nc->fail == CONN_NET ? -1 : -2;

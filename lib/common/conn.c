@@ -503,8 +503,10 @@ conn_open_resume(struct conn *c, const char *host, int port,
 	else
 		snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
 	c->fd = net_connect(host, port, timeout_ms, err, sizeof err);
-	if (c->fd == -1)
+	if (c->fd == -1) {
+		c->refused = errno == ECONNREFUSED;
 		return conn_fail(c, CONN_NET, "%s: %s", c->peer, err);
+	}
 	if (conn_handshake(c, key, name, rs) == -1) {
 		close(c->fd);
 		c->fd = -1;

@@ -49,6 +49,7 @@ struct conn {
 	uint8_t		*sbuf, *fbuf;	/* sealing; a frame to seal */
 	size_t		 scap, fcap;
 	int		 fail;		/* enum conn_fail of the last error */
+	int		 refused;	/* nothing listens there (ECONNREFUSED) */
 	char		 err[600];	/* its reason, for messages */
 };
 

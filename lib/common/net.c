@@ -103,9 +103,11 @@ net_connect(const char *host, int port, int timeout_ms, char *err,
 		saved = errno;
 	}
 	freeaddrinfo(res);
-	if (fd == -1)
+	if (fd == -1) {
 		snprintf(err, errlen, "%s", saved == ETIMEDOUT ?
 		    "timed out" : strerror(saved));
+		errno = saved;
+	}
 	return fd;
 }
 

@@ -384,7 +384,9 @@ run_prog() {
 }
 
 @test "a client killed mid-run leaves the server serving others" {
-	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" >/dev/null 2>&1 3>&- &
+	# Not resumable: its session ends at once (a resumable one waits for
+	# the window: resume.bats).
+	GLEAM_RESUME=0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" >/dev/null 2>&1 3>&- &
 	BG_PID=$!
 	sleep 0.3
 	kill -9 "$BG_PID"
@@ -721,7 +723,8 @@ tamper_proxy() {
 # ways), the weight cache off (its copies go by name); statistics in
 # NAME.yaml.
 lanes_run() {
-	GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
+	# A resumable session opens no lanes (gleam-client(7)): not resumable.
+	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
 	    "$GLEAM_BIN/gleam-run" -s "${3:-$SERVE_ADDR}" \
 	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
@@ -758,7 +761,7 @@ lanes_ok() {
 	lanes_ok lanes 2
 	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
 	# With GLEAM_LANES_DTOH=0 copies come back the main way.
-	GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
+	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
 	    -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/up.yaml" -- "$CUDA_BIN/static/memcpy"
 	[ "${lines[-1]}" = "memcpy: ok" ]
 	grep -Eq '^  lanesHtoD: [1-9]' "$BATS_TEST_TMPDIR/up.yaml"
@@ -785,7 +788,7 @@ lanes_ok() {
 
 @test "bulk lanes: a client killed amid copies over its lanes leaves the server serving others" {
 	# memcpy over and over, killed a moment in: somewhere among its copies.
-	GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
+	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
 	    _ "$GLEAM_BIN/gleam-run" "$SERVE_ADDR" "$CUDA_BIN/static/memcpy" \
 	    >/dev/null 2>&1 3>&- &
 	BG_PID=$!

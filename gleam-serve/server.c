@@ -872,7 +872,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 			    server_pending_from(srv, host));
 			srv->busy_logged = now_ns();
 		}
-		server_refuse(fd, PERR_BUSY, "too many handshakes under way");
+		server_refuse(fd, PERR_AGAIN, "too many handshakes under way");
 		return;
 	}
 	net_nodelay(fd);

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
 #include "net.h"
+#include "util.h"
 
 static void
 conn_free_bufs(struct conn *c)
@@ -349,7 +351,9 @@ conn_remote_error(struct conn *c, const uint8_t *p, size_t len, int kind)
 		    c->peer);
 	if (e.code == PERR_AUTH || e.code == PERR_VERSION)
 		kind = CONN_AUTH;
-	if (e.code == PERR_BUSY || e.code == PERR_SHUTDOWN)
+	c->perr = e.code;
+	if (e.code == PERR_BUSY || e.code == PERR_SHUTDOWN ||
+	    e.code == PERR_AGAIN)
 		kind = CONN_NET;
 	/* Not the key: a session to resume that the server no longer has. */
 	if (e.code == PERR_STATE && kind == CONN_AUTH)
@@ -492,7 +496,10 @@ conn_open_resume(struct conn *c, const char *host, int port,
     const struct conn_resume *rs)
 {
 	char err[256];
+	uint64_t t0 = now_ns(), back = 10000000;	/* 10 ms */
+	struct timespec ts;
 
+again:
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
 	c->timeout_ms = timeout_ms;
@@ -511,6 +518,18 @@ conn_open_resume(struct conn *c, const char *host, int port,
 		close(c->fd);
 		c->fd = -1;
 		conn_free_bufs(c);
+		/*
+		 * Too many handshakes at the server for a moment (a burst
+		 * of clients): again, shortly, while the time allows.
+		 */
+		if (c->perr == PERR_AGAIN && (timeout_ms < 0 ||
+		    now_ns() - t0 + back < (uint64_t)timeout_ms * 1000000u)) {
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)back;
+			nanosleep(&ts, NULL);
+			back = back * 2 < 200000000 ? back * 2 : 200000000;
+			goto again;
+		}
 		return -1;
 	}
 	return 0;

@@ -50,6 +50,7 @@ struct conn {
 	size_t		 scap, fcap;
 	int		 fail;		/* enum conn_fail of the last error */
 	int		 refused;	/* nothing listens there (ECONNREFUSED) */
+	uint32_t	 perr;		/* the server's ERROR code, if any */
 	char		 err[600];	/* its reason, for messages */
 };
 

@@ -95,6 +95,7 @@ proto_err_name(uint32_t e)
 	case PERR_SHUTDOWN: return "server shutting down";
 	case PERR_INTERNAL: return "internal server error";
 	case PERR_TIMEOUT: return "timed out";
+	case PERR_AGAIN: return "server busy for a moment";
 	}
 	return "unknown error";
 }

@@ -69,7 +69,8 @@ enum proto_err {
 	PERR_BUSY = 7,		/* too many clients */
 	PERR_SHUTDOWN = 8,	/* the server is draining */
 	PERR_INTERNAL = 9,	/* the server failed; not the client's fault */
-	PERR_TIMEOUT = 10	/* the handshake took too long */
+	PERR_TIMEOUT = 10,	/* the handshake took too long */
+	PERR_AGAIN = 11		/* busy for a moment: connect again */
 };
 
 enum auth_kind {

@@ -197,6 +197,18 @@ rnd(uint32_t *x)
 	return *x;
 }
 
+/* hshake's lookup of a session to resume: one waits, session 7. */
+static int
+fuzz_resume_find(void *arg, uint64_t session, const uint8_t *token)
+{
+	static const uint8_t want[PROTO_TOKEN_LEN] = {
+		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
+		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
+
+	(void)arg;
+	return session == 7 && memcmp(token, want, sizeof want) == 0 ? 0 : -1;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -234,6 +246,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	env.remote_ok = (sel & 0xc0) == 0x40;
 	env.remote_why = "no backend in the fuzz target";
 	env.status = fuzz_status;
+	/* Resume offered; session 7 with a token of 0x11s waits for it. */
+	env.hs.resume_ms = 30000;
+	env.hs.resume_find = fuzz_resume_find;
 	status_fails = (sel & 0x20) != 0;
 	seed = 0x9e3779b9u ^ sel;
 	maxp = 1u << (sel & 0x0f);

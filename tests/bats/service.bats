@@ -107,7 +107,8 @@ notify_cycle() {
 # pid_cycle PIDFILE: the file names the daemon once it is ready, and is
 # gone once it has exited.
 pid_cycle() {
-	until_line "$NOTIFY_OUT" "READY=1"
+	# This daemon's READY (the file may hold an earlier daemon's too).
+	until_line "$NOTIFY_OUT" "READY=1 MAINPID=$DAEMON_PID"
 	[ "$(cat "$1")" = "$DAEMON_PID" ]
 	kill -TERM "$DAEMON_PID"
 	wait "$DAEMON_PID"

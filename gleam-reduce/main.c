@@ -16,6 +16,7 @@
 #include "hreduce.h"
 #include "hreduce_wire.h"
 #include "log.h"
+#include "net.h"
 #include "parse.h"
 #include "server.h"
 #include "svc.h"
@@ -26,7 +27,7 @@ static void __attribute__((noreturn))
 usage(int code)
 {
 	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] "
+	    "usage: gleam-reduce [-Adv] [-k keyfile] [-l address:port] "
 	    "[-m size] [-P pidfile] [-t timeout] [-w workers]\n"
 	    "       gleam-reduce bench [-gqV] [-b bits] [-c address:port] "
 	    "[-d density] [-j threads] [-k keyfile] [-n count] [-o format] "
@@ -213,7 +214,7 @@ main(int argc, char *argv[])
 	const char *why, *laddr = NULL, *keyfile = NULL, *pidfile = NULL;
 	uint64_t sz;
 	double d;
-	int ch, verbose = 0;
+	int ch, verbose = 0, aflag = 0;
 
 	log_init(argv[0], LL_WARN);
 	opterr = 0;
@@ -227,8 +228,11 @@ main(int argc, char *argv[])
 	o.limits.timeout = 30;
 	o.max_workers = MAX_CONNECTIONS;
 	o.ready_fd = -1;
-	while ((ch = getopt(argc, argv, ":dhk:l:m:P:t:vw:")) != -1) {
+	while ((ch = getopt(argc, argv, ":Adhk:l:m:P:t:vw:")) != -1) {
 		switch (ch) {
+		case 'A':
+			aflag = 1;
+			break;
 		case 'd':
 			o.foreground = 1;
 			break;
@@ -276,6 +280,18 @@ main(int argc, char *argv[])
 	if (laddr != NULL && parse_hostport(laddr, o.host, sizeof o.host,
 	    &o.port, &why) == -1)
 		misuse("-l: %s: %s", laddr, why);
+	/*
+	 * Without a key only this host is served, unless -A says that any
+	 * rank may join (as gleam-serve's auth: off).
+	 */
+	if (keyfile == NULL && !aflag) {
+		if (laddr == NULL)
+			snprintf(o.host, sizeof o.host, "127.0.0.1");
+		else if (!net_is_loopback(o.host))
+			misuse("-l %s without a key: anyone who reaches it "
+			    "could join a round and spoil it; give -k, listen "
+			    "on 127.0.0.1, or say -A", laddr);
+	}
 	if (keyfile != NULL)
 		key_load(&o.key, keyfile);
 	o.keyfile = keyfile;

@@ -13,6 +13,7 @@
 #include "exitcode.h"
 #include "input.h"
 #include "log.h"
+#include "net.h"
 #include "parse.h"
 #include "place.h"
 #include "plan.h"
@@ -25,7 +26,7 @@ usage(int code)
 	fprintf(code == 0 ? stdout : stderr,
 	    "usage: gleam-sched [-x] [-o format] -l links.yaml "
 	    "-s servers.yaml -t tasks.yaml\n"
-	    "       gleam-sched -d [-v] [-i seconds] [-k keyfile] "
+	    "       gleam-sched -d [-Av] [-i seconds] [-k keyfile] "
 	    "[-L host:port] [-P pidfile] -l links.yaml -s servers.yaml "
 	    "[-t tasks.yaml]\n");
 	exit(code);
@@ -54,10 +55,10 @@ main(int argc, char *argv[])
 	const char *listen = NULL, *key = NULL, *pidfile = NULL;
 	double interval = 10;
 	int ch, explain = 0, table = 0, rc, i, daemon = 0, verbose = 0;
-	int oflag = 0, iflag = 0;
+	int oflag = 0, iflag = 0, aflag = 0;
 
 	log_init("gleam-sched", LL_WARN);
-	while ((ch = getopt(argc, argv, "dhi:k:L:l:o:P:s:t:vx")) != -1) {
+	while ((ch = getopt(argc, argv, "Adhi:k:L:l:o:P:s:t:vx")) != -1) {
 		switch (ch) {
 		case 'd':
 			daemon = 1;
@@ -72,6 +73,9 @@ main(int argc, char *argv[])
 			break;
 		case 'k':
 			key = optarg;
+			break;
+		case 'A':
+			aflag = 1;
 			break;
 		case 'L':
 			listen = optarg;
@@ -124,7 +128,24 @@ main(int argc, char *argv[])
 		dopt.links = links;
 		dopt.servers = servers;
 		dopt.tasks = tasks;
-		dopt.listen = listen != NULL ? listen : "*:7384";
+		/*
+		 * Without a key only this host is served, unless -A says
+		 * that anyone may be (as gleam-serve's auth: off).
+		 */
+		dopt.listen = listen != NULL ? listen : key != NULL || aflag ?
+		    "*:7384" : "127.0.0.1:7384";
+		if (key == NULL && !aflag) {
+			char h[256];
+			int port;
+			const char *e;
+
+			if (parse_hostport(dopt.listen, h, sizeof h, &port,
+			    &e) == 0 && !net_is_loopback(h))
+				misuse("-L %s without a key: anyone who reaches "
+				    "it could read and steer the placements; "
+				    "give -k, listen on 127.0.0.1, or say -A",
+				    dopt.listen);
+		}
 		dopt.key_file = key;
 		dopt.interval = interval;
 		dopt.verbose = verbose;
@@ -132,9 +153,10 @@ main(int argc, char *argv[])
 			return EXIT_IO;
 		return daemon_main(&dopt);
 	}
-	if (listen != NULL || key != NULL || verbose || iflag || pidfile)
+	if (listen != NULL || key != NULL || verbose || iflag || pidfile ||
+	    aflag)
 		misuse("-%s: only with -d", listen != NULL ? "L" : key != NULL ?
-		    "k" : verbose ? "v" : iflag ? "i" : "P");
+		    "k" : verbose ? "v" : iflag ? "i" : pidfile ? "P" : "A");
 	if (tasks == NULL)
 		misuse("no tasks file given (-t)");
 

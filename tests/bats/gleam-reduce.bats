@@ -7,7 +7,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-reduce [-dv] [-k keyfile] [-l address:port] [-m size] [-P pidfile] [-t timeout] [-w workers]
+USAGE="usage: gleam-reduce [-Adv] [-k keyfile] [-l address:port] [-m size] [-P pidfile] [-t timeout] [-w workers]
        gleam-reduce bench [-gqV] [-b bits] [-c address:port] [-d density] [-j threads] [-k keyfile] [-n count] [-o format] [-O overlap] [-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] [-z chunk]"
 
 # reduce_start [ARGS...]: an aggregator on a free port; sets RED_PID,
@@ -278,4 +278,19 @@ teardown() {
 	GLEAM_HREDUCE_LIB=$BATS_TEST_TMPDIR/libgleam-hreduce.so \
 	    run -0 "$py" "$BATS_TEST_DIRNAME/../../python/test_ddp.py" "$GLEAM_BIN"
 	[[ "$output" == *"test_ddp: 14 passed, 0 failed"* ]]
+}
+
+@test "without a key only this host may join, unless -A says so" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d -l 0.0.0.0:0
+	[[ "$stderr" == *"-l 0.0.0.0:0 without a key: anyone who reaches it could join a round and spoil it; give -k, listen on 127.0.0.1, or say -A"* ]]
+	"$GLEAM_BIN/gleam-reduce" -d -A -l 0.0.0.0:0 2>"$BATS_TEST_TMPDIR/a.log" 3>&- &
+	local pid=$!
+	wait_listen "$BATS_TEST_TMPDIR/a.log" "$pid" >/dev/null
+	grep -q "listening on 0.0.0.0:" "$BATS_TEST_TMPDIR/a.log"
+	kill "$pid"; wait "$pid" || true
+	make_key "$BATS_TEST_TMPDIR/k"
+	"$GLEAM_BIN/gleam-reduce" -d -k "$BATS_TEST_TMPDIR/k" -l 0.0.0.0:0 2>"$BATS_TEST_TMPDIR/k.log" 3>&- &
+	pid=$!
+	wait_listen "$BATS_TEST_TMPDIR/k.log" "$pid" >/dev/null
+	kill "$pid"; wait "$pid" || true
 }

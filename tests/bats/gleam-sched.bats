@@ -5,7 +5,7 @@
 load test_helper
 
 USAGE1="usage: gleam-sched [-x] [-o format] -l links.yaml -s servers.yaml -t tasks.yaml"
-USAGE2="       gleam-sched -d [-v] [-i seconds] [-k keyfile] [-L host:port] [-P pidfile] -l links.yaml -s servers.yaml [-t tasks.yaml]"
+USAGE2="       gleam-sched -d [-Av] [-i seconds] [-k keyfile] [-L host:port] [-P pidfile] -l links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE="$USAGE1
 $USAGE2"
 SCHED=$BATS_TEST_DIRNAME/sched
@@ -650,4 +650,19 @@ sealed_via() {
 	run -0 --separate-stderr ask -t a
 	[ "$output" = "$FAST" ]
 	kill -0 "$SCHED_PID"
+}
+
+@test "the daemon without a key serves this host only, unless -A says so" {
+	fleet
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L '*:0' \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -L *:0 without a key: anyone who reaches it could read and steer the placements; give -k, listen on 127.0.0.1, or say -A" ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -A -l "$BATS_TEST_TMPDIR/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$BATS_TEST_TMPDIR/tasks.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -A: only with -d" ]]
+	"$GLEAM_BIN/gleam-sched" -d -A -L '*:0' -l "$BATS_TEST_TMPDIR/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" 2>"$BATS_TEST_TMPDIR/a.log" 3>&- &
+	local pid=$!
+	wait_listen "$BATS_TEST_TMPDIR/a.log" "$pid" >/dev/null
+	kill "$pid"; wait "$pid" || true
 }

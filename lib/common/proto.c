@@ -368,7 +368,9 @@ msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
 	memset(m->token, 0, sizeof m->token);
 	m->resume_ms = 0;
 	if (!r.bad && r.off < r.len) {
-		m->features = pr_u32(&r);
+		/* A tail says something: features 0 is written as none. */
+		if ((m->features = pr_u32(&r)) == 0)
+			r.bad = 1;
 		if (m->features & FEAT_RESUME) {
 			pr_bytes(&r, m->token, sizeof m->token);
 			m->resume_ms = pr_u32(&r);

@@ -375,6 +375,13 @@ test_resume_fields(void)
 	    memcmp(b.token, a.token, sizeof b.token) == 0);
 	CHECK(msg_welcome_dec(w.p, w.len - 1, &b) == -1);
 	pw_free(&w);
+	/* A tail of features 0: not how 0 is written, refused. */
+	a.features = 0;
+	pw_init(&w);
+	msg_welcome_enc(&w, &a);
+	pw_u32(&w, 0);
+	CHECK(msg_welcome_dec(w.p, w.len, &b) == -1);
+	pw_free(&w);
 	/* Unknown feature bits in WELCOME: refused. */
 	a.features = FEAT_RESUMING | 0x100;
 	pw_init(&w);

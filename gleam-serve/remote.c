@@ -1073,36 +1073,10 @@ int
 remote_resume_send(int ctl, int fd, const struct remote_resume *rr,
     const void *raw)
 {
-	struct msghdr m;
-	struct iovec iov[2];
-	union {
-		struct cmsghdr	 h;
-		char		 b[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct cmsghdr *c;
-	size_t left;
-	ssize_t n;
-
-	memset(&m, 0, sizeof m);
-	memset(&cm, 0, sizeof cm);
-	iov[0].iov_base = (void *)rr;
-	iov[0].iov_len = sizeof *rr;
-	m.msg_iov = iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cm.b;
-	m.msg_controllen = sizeof cm.b;
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	do
-		n = sendmsg(ctl, &m, MSG_NOSIGNAL);
-	while (n == -1 && errno == EINTR);
-	if (n != (ssize_t)sizeof *rr)
+	if (fd_sendmsg(ctl, rr, sizeof *rr, fd) == -1)
 		return -1;
-	left = rr->rawlen;
-	return left == 0 || net_send_all(ctl, raw, left) == 0 ? 0 : -1;
+	return rr->rawlen == 0 || net_send_all(ctl, raw, rr->rawlen) == 0 ?
+	    0 : -1;
 }
 
 /* Reads a resumed connection from ctl: 0, or -1 with nothing changed. */
@@ -1110,32 +1084,12 @@ static int
 remote_take(struct remote *r)
 {
 	struct remote_resume rr;
-	struct msghdr m;
-	struct iovec iov;
-	union {
-		struct cmsghdr	 h;
-		char		 b[CMSG_SPACE(sizeof(int))];
-	} cm;
-	struct cmsghdr *c;
 	struct chan nc;
 	int fd = -1;
-	ssize_t n;
 	size_t used;
 
-	memset(&m, 0, sizeof m);
-	iov.iov_base = &rr;
-	iov.iov_len = sizeof rr;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cm.b;
-	m.msg_controllen = sizeof cm.b;
-	do
-		n = recvmsg(r->ctl, &m, MSG_WAITALL | MSG_CMSG_CLOEXEC);
-	while (n == -1 && errno == EINTR);
-	if ((c = CMSG_FIRSTHDR(&m)) != NULL && c->cmsg_level == SOL_SOCKET &&
-	    c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	if (n != (ssize_t)sizeof rr || fd == -1 || rr.rawlen > (64u << 20)) {
+	if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1 || fd == -1 ||
+	    rr.rawlen > (64u << 20)) {
 		if (fd != -1)
 			close(fd);
 		/* The server closed the channel: it is going away. */

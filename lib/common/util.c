@@ -1,4 +1,5 @@
 /* Clocks, atomic file writes, statistics. */
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -209,4 +210,79 @@ spin_wait(const uint64_t *w, uint64_t v, int ne, const int *quit,
 		pthread_mutex_unlock(mu);
 	}
 	return got;
+}
+
+/* Sends [p, p + len) with descriptor mfd (SCM_RIGHTS); -1 on error. */
+int
+fd_sendmsg(int fd, const void *p, size_t len, int mfd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { (void *)(uintptr_t)p, len };
+	struct msghdr m;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	memset(&m, 0, sizeof m);
+	memset(&u, 0, sizeof u);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &mfd, sizeof mfd);
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	/* The descriptor went with the first byte; the rest plainly. */
+	return (size_t)n == len ? 0 : fd_write_all(fd, (const char *)p + n,
+	    len - (size_t)n);
+}
+
+/*
+ * Reads len bytes, the first with recvmsg so that a descriptor sent with
+ * them is received, in *mfd (-1 if none); -1 on error or EOF.
+ */
+int
+fd_recvmsg(int fd, void *p, size_t len, int *mfd)
+{
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec iov = { p, len };
+	struct msghdr m;
+	struct cmsghdr *c;
+	ssize_t n;
+
+	*mfd = -1;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.b;
+	m.msg_controllen = sizeof u.b;
+	do
+		n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	if (n <= 0)
+		return -1;
+	for (c = CMSG_FIRSTHDR(&m); c != NULL; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(mfd, CMSG_DATA(c), sizeof *mfd);
+	if ((size_t)n < len && fd_read_full(fd, (char *)p + n,
+	    len - (size_t)n) == -1) {
+		if (*mfd >= 0)
+			close(*mfd);
+		*mfd = -1;
+		return -1;
+	}
+	return 0;
 }

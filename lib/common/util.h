@@ -73,6 +73,13 @@ int		file_write_atomic(const char *path, const void *, size_t,
 
 /* All len bytes to or from a blocking descriptor; -1 on error or EOF. */
 int		fd_write_all(int fd, const void *, size_t);
+/*
+ * Over a unix socket: len bytes with descriptor mfd (SCM_RIGHTS) riding
+ * on the first; and reading them, the descriptor in *mfd (-1 if none
+ * came).  -1 on error or end of file.
+ */
+int		fd_sendmsg(int sock, const void *, size_t len, int mfd);
+int		fd_recvmsg(int sock, void *, size_t len, int *mfd);
 int		fd_read_full(int fd, void *, size_t);
 
 /* Sorts and picks: the q-quantile (0..1) of n doubles; sorts v in place. */

@@ -120,45 +120,7 @@ usage(FILE *f, int rc)
 	exit(rc);
 }
 
-// Prints "infer: " and the message on stderr, and exits with rc.
-__attribute__((format(printf, 2, 3))) static void
-fatal(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, NAME ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(rc);
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-// A decimal integer in [min, max], or a usage error naming the option.
-static long long
-num(const char *s, long long min, long long max, char opt)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < min || v > max) {
-		fprintf(stderr, NAME ": -%c %s: not a number from %lld to %lld\n",
-		    opt, s, min, max);
-		usage(stderr, EX_USAGE);
-	}
-	return v;
-}
+#include "workload.h"
 
 // A size in bytes with an optional k, m or g (powers of 1024).
 static uint64_t
@@ -241,16 +203,6 @@ model_layout(struct model *m)
 	}
 	m->data_bytes = total * sizeof(float);
 	return m->data_bytes > 64ULL << 30 ? -1 : 0;
-}
-
-static uint64_t
-splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 // Uniform in [-1, 1), from 24 random bits.
@@ -658,24 +610,6 @@ forward(const struct model *m, struct acts *a)
 	// Each sequence's last token, normalised.
 	op_layernorm(a->x + (size_t)(S - 1) * d, S * d, a->out,
 	    W(m, T_LNF_G(m)), W(m, T_LNF_B(m)), a->nseq, d);
-}
-
-static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int

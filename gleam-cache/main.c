@@ -106,9 +106,10 @@ main(int argc, char *argv[])
 			o.have_size = 1;
 			break;
 		case 't':
-			if (!cstore_tenant_valid(optarg))
-				misuse("-t %s: expected nokey or k and 16 hex "
-				    "digits", optarg);
+			if (!cstore_tenant_sel(optarg))
+				misuse("-t %s: expected an identity's name, "
+				    "g+GROUP, i+NAME+HEX, nokey, or k and 16 "
+				    "hex digits", optarg);
 			o.tenant = optarg;
 			break;
 		default:

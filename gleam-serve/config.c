@@ -60,6 +60,62 @@ config_listen(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 	return 0;
 }
 
+/*
+ * cache_share: a mapping of group names to lists of identities, e.g.
+ * "lab: [alice, bob]".  Names as in key files; an identity in one group.
+ */
+static int
+config_share(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
+{
+	struct config *c = base;
+	yaml_node_t *members, *m, *kn;
+	const char *group, *ident;
+	size_t i, j;
+	int x;
+
+	c->nshare = 0;
+	if (yis_null(n))
+		return 0;
+	if (n->type != YAML_MAPPING_NODE)
+		return yerr_at(d, n, k->name, err, "a mapping of groups to "
+		    "lists of identities (lab: [alice, bob])");
+	for (i = 0; i < ymap_len(n); i++) {
+		members = ymap_pair(d, n, i, &group, &kn);
+		if (group == NULL || auth_name_check(group) == -1)
+			return yerr_at(d, kn, k->name, err, "'%s': not a group "
+			    "name (letters, digits, '.', '_', '-', '@', at most "
+			    "%d)", group ? group : "", AUTH_NAME_MAX);
+		if (members == NULL || members->type != YAML_SEQUENCE_NODE)
+			return yerr_at(d, kn, k->name, err, "%s: a list of "
+			    "identities ([alice, bob])", group);
+		for (j = 0; j < yseq_len(members); j++) {
+			m = yseq_get(d, members, j);
+			if (m == NULL || (ident = yscalar(m)) == NULL ||
+			    auth_name_check(ident) == -1)
+				return yerr_at(d, m ? m : members, k->name, err,
+				    "%s: '%s': not an identity's name", group,
+				    m && yscalar(m) ? yscalar(m) : "");
+			for (x = 0; x < c->nshare; x++)
+				if (strcmp(c->share[x].ident, ident) == 0)
+					return yerr_at(d, m, k->name, err,
+					    "%s: %s is in group %s already (an "
+					    "identity shares with one group)",
+					    group, ident, c->share[x].group);
+			if (c->nshare == CONFIG_SHARE_MAX)
+				return yerr_at(d, m, k->name, err, "more than "
+				    "%d identities", CONFIG_SHARE_MAX);
+			snprintf(c->share[c->nshare].ident,
+			    sizeof c->share[c->nshare].ident, "%s", ident);
+			snprintf(c->share[c->nshare].group,
+			    sizeof c->share[c->nshare].group, "%s", group);
+			c->share[c->nshare].line = ynode_line(m);
+			c->nshare++;
+		}
+	}
+	return 0;
+}
+
 /* In the order of AUTH_KEYED and AUTH_OFF. */
 static const char *const config_auths[] = { "key", "off", NULL };
 
@@ -111,6 +167,8 @@ static const struct cfg_key config_keys[] = {
 	{ "cache_gpu",		CFG_SIZE,	F(cache_gpu) },
 	{ "cache_level",	CFG_INT,	F(cache_level),
 	    .min = 0, .max = 19 },
+	{ "cache_share",	CFG_FUNC,	F(nshare),
+	    .fn = config_share },
 	{ "spin",		CFG_DURATION,	F(spin),
 	    .hi = 0.1, .why = "at most 100ms" },
 	{ "lanes",		CFG_INT,	F(lanes),
@@ -173,8 +231,52 @@ config_parse(struct config *c, const char *name, const void *buf, size_t len,
 int
 config_load_key(struct config *c, char *err, size_t errlen)
 {
-	memset(&c->key, 0, sizeof c->key);
-	if (c->key_file[0] == '\0')
+	const char *where = c->path[0] ? c->path : "configuration";
+	size_t j;
+	int i;
+
+	memset(&c->keys, 0, sizeof c->keys);
+	if (c->key_file[0] == '\0') {
+		if (c->nshare > 0) {
+			snprintf(err, errlen, "%s:%d: cache_share: no key_file, "
+			    "so no identities to share", where,
+			    c->share[0].line);
+			return -1;
+		}
 		return 0;
-	return auth_key_load(&c->key, c->key_file, err, errlen);
+	}
+	if (auth_keys_load(&c->keys, c->key_file, err, errlen) == -1)
+		return -1;
+	/* A member the key file lacks is a typo, or one removed. */
+	for (i = 0; i < c->nshare; i++) {
+		for (j = 0; j < c->keys.n; j++)
+			if (strcmp(c->keys.v[j].name, c->share[i].ident) == 0)
+				break;
+		if (j == c->keys.n) {
+			snprintf(err, errlen, "%s:%d: cache_share: %s: no "
+			    "identity %s in key file %s", where,
+			    c->share[i].line, c->share[i].group,
+			    c->share[i].ident, c->key_file);
+			auth_keys_free(&c->keys);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+config_free(struct config *c)
+{
+	auth_keys_free(&c->keys);
+}
+
+const char *
+config_share_group(const struct config *c, const char *ident)
+{
+	int i;
+
+	for (i = 0; i < c->nshare; i++)
+		if (strcmp(c->share[i].ident, ident) == 0)
+			return c->share[i].group;
+	return NULL;
 }

@@ -8,6 +8,7 @@
 #include "auth.h"
 
 #define SERVE_CONFIG_DEFAULT	"/etc/gleam/gleam-serve.yaml"
+#define CONFIG_SHARE_MAX	256	/* identities in cache_share */
 
 /*
  * How remoting clients are kept apart: a worker process each (a kernel
@@ -34,7 +35,7 @@ struct config {
 	char		 pid_file[1024]; /* written once listening; "" */
 	char		 name[256];	/* reported as host */
 	char		 key_file[1024];
-	struct auth_key	 key;
+	struct auth_keys keys;		/* its identities; n 0: no key */
 	int		 max_clients;
 	int		 max_handshakes;	/* connections before WELCOME */
 	int		 max_handshakes_addr;	/* of them, from one address */
@@ -52,6 +53,17 @@ struct config {
 	uint64_t	 cache_disk;	/* bytes of the disk tier */
 	uint64_t	 cache_gpu;	/* bytes of the GPU tier per device */
 	int		 cache_level;	/* zstd level on disk; 0: raw */
+	/*
+	 * cache_share: the identities whose weight-cache entries are one
+	 * group's (each identity in one group at most); the others keep
+	 * theirs to themselves.
+	 */
+	struct {
+		char	 ident[AUTH_NAME_MAX + 1];
+		char	 group[AUTH_NAME_MAX + 1];
+		int	 line;		/* in the file, for errors */
+	}		 share[CONFIG_SHARE_MAX];
+	int		 nshare;
 	double		 spin;		/* seconds a client's thread polls */
 	int		 lanes;		/* bulk connections a client may open */
 	double		 port_rate;	/* its link's bit/s for the status; 0 */
@@ -72,7 +84,11 @@ int	config_load(struct config *, const char *path, int missing_ok,
 /* As config_load, from a buffer; name stands for the file in messages. */
 int	config_parse(struct config *, const char *name, const void *,
 	    size_t, char *err, size_t errlen);
-/* Loads the key named by key_file, if any. */
+/* Loads the identities of key_file, if any, and checks cache_share's. */
 int	config_load_key(struct config *, char *err, size_t errlen);
+/* Frees what config_load_key loaded. */
+void	config_free(struct config *);
+/* The group whose cache ident shares, or NULL. */
+const char *config_share_group(const struct config *, const char *ident);
 
 #endif

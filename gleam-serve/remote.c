@@ -53,6 +53,8 @@ struct remote {
 	int			 opened;
 	int			 pin;		/* 1: try to pin r->in, 0: don't */
 	struct wclient		*wc;		/* its weight cache state */
+	struct wscope		 scope;		/* and where its entries are */
+	struct auth_key		 key;		/* its identity's */
 	struct lanes		*lanes;		/* its bulk lanes (lanes.h) */
 	/* Resume (gleam-protocol(5)): what the client has not yet
 	   acknowledged, the channel new connections come on, and why the
@@ -803,7 +805,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	else if (wcache_owns(h->type)) {
 		/* Not through the backend's table: checked here. */
 		if ((rc = check_call(&c)) == 0)
-			rc = wcache_call(&r->wc, r->env->be, &c);
+			rc = wcache_call(&r->wc, &r->scope, r->env->be, &c);
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 	if (staged == 1)
@@ -1098,7 +1100,7 @@ remote_take(struct remote *r)
 		return -1;
 	}
 	/* The connection's records, from its handshake's nonces. */
-	if (chan_init(&nc, rr.authed ? r->env->key : NULL, 1, rr.cnonce,
+	if (chan_init(&nc, rr.authed ? &r->key : NULL, 1, rr.cnonce,
 	    rr.snonce) == -1) {
 		close(fd);
 		return -1;
@@ -1324,6 +1326,8 @@ remote_new(int fd, const char *addr, const char *name,
 	/* The records' state is the thread's from here on. */
 	r->ch = ho->ch;
 	memset(&ho->ch, 0, sizeof ho->ch);
+	r->key = ho->key;
+	r->scope = ho->scope;
 	r->ctl = -1;
 	if (ho->resumable && ho->ctl != -1) {
 		size_t kb = env->keep_bytes;

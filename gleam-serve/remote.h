@@ -18,7 +18,9 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "auth.h"
 #include "chan.h"
+#include "wcache.h"
 
 struct remote_stats {
 	/* Updated by the client's thread, read by status with atomics. */
@@ -31,7 +33,6 @@ struct remote_env {
 	uint64_t		 spin_ns;	/* polling after input: config spin */
 	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
 	double			 idle_s;	/* config idle_timeout; 0 */
-	const struct auth_key	*key;		/* a resumed connection's */
 	size_t			 keep_bytes;	/* config resume_buffer */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
@@ -56,6 +57,10 @@ struct remote_handoff {
 	int		 resumable;
 	uint32_t	 resume_ms;
 	int		 ctl;		/* -1: none */
+	/* Whose session: its identity's key (a resumed connection's
+	   records), and where its weight-cache entries live. */
+	struct auth_key	 key;
+	struct wscope	 scope;
 };
 
 /*

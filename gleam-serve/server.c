@@ -28,6 +28,8 @@
 #include <event2/listener.h>
 #include <event2/thread.h>
 
+#include <sodium.h>
+
 #include <fcntl.h>
 
 #include "exitcode.h"
@@ -78,6 +80,7 @@ struct client {
 	int			 resumable;
 	uint8_t			 token[PROTO_TOKEN_LEN];
 	int			 ctl;		/* -1: none */
+	char			 ident[PROTO_IDENT_MAX + 1];	/* whose */
 };
 
 struct server {
@@ -136,7 +139,7 @@ server_configure(struct config *c, const struct overrides *ov)
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
-	if (c->auth == AUTH_OFF && c->key.set) {
+	if (c->auth == AUTH_OFF && c->keys.n > 0) {
 		log_error("%s: auth: off and a key: choose one",
 		    c->path[0] ? c->path : "configuration");
 		return EXIT_CONFIG;
@@ -145,7 +148,7 @@ server_configure(struct config *c, const struct overrides *ov)
 	 * Without a key only this host is served, unless the configuration
 	 * says in words that anyone may be (as Redis's protected mode).
 	 */
-	if (!c->key.set && c->auth != AUTH_OFF) {
+	if (c->keys.n == 0 && c->auth != AUTH_OFF) {
 		if (!c->listen_set)
 			snprintf(c->listen_host, sizeof c->listen_host,
 			    "127.0.0.1");
@@ -181,7 +184,7 @@ server_status(void *arg, size_t *len)
 	snprintf(st.backend, sizeof st.backend, "%s",
 	    srv->be != NULL ? srv->be->name : "none");
 	st.uptime_s = (double)(now - srv->start) / 1e9;
-	st.auth = srv->cfg.key.set;
+	st.auth = srv->cfg.keys.n > 0;
 	st.max_clients = srv->cfg.max_clients;
 	st.port_bps = srv->cfg.port_rate > 0 ? srv->cfg.port_rate :
 	    net_link_rate(srv->cfg.listen_host);
@@ -355,6 +358,8 @@ worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != server)
 		_exit(EXIT_SOFTWARE);
+	/* A worker holds its client's key alone, not every identity's. */
+	config_free(&srv->cfg);
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
@@ -455,7 +460,7 @@ client_fork_worker(struct client *c, int fd, struct remote_handoff *ho)
 	chan_fini(&ho->ch);
 	if (sv[0] != -1) {
 		close(sv[1]);
-		if (wcache_channel(sv[0]) == -1)
+		if (wcache_channel(sv[0], &ho->scope) == -1)
 			close(sv[0]);
 	}
 	c->rs = rs;
@@ -549,6 +554,17 @@ client_go_remote(struct client *c)
 	ho.raw = raw;
 	ho.rawlen = rawlen;
 	ho.ctl = -1;
+	/* Whose session: its key (for the records of a resumed connection)
+	   and the scope of its weight-cache entries. */
+	ho.key = hs->res.key;
+	snprintf(c->ident, sizeof c->ident, "%s", hs->res.ident);
+	wcache_scope(hs->res.authed ? config_share_group(&srv->cfg,
+	    hs->res.ident) : NULL, hs->res.authed ? hs->res.ident : NULL,
+	    hs->res.authed ? &hs->res.key : NULL, &ho.scope);
+	if (hs->res.authed)
+		log_info("client %s (%s): identity %s, cache %s", c->addr,
+		    session_client_name(c->sess), hs->res.ident,
+		    ho.scope.tenant);
 	if (hs->res.resumable) {
 		int sv[2];
 
@@ -569,6 +585,7 @@ client_go_remote(struct client *c)
 	}
 	if (srv->iso == ISO_PROCESS) {
 		client_fork_worker(c, fd, &ho);
+		sodium_memzero(&ho.key, sizeof ho.key);
 		if (ho.ctl != -1)
 			close(ho.ctl);
 		free(raw);
@@ -578,6 +595,7 @@ client_go_remote(struct client *c)
 	}
 	if (remote_start(fd, c->addr, session_client_name(c->sess), &ho,
 	    &srv->renv, &c->rstats, c) == -1) {
+		sodium_memzero(&ho.key, sizeof ho.key);
 		log_warn("client %s: cannot start a thread", c->addr);
 		chan_fini(&ho.ch);
 		if (ho.ctl != -1)
@@ -617,13 +635,18 @@ server_resumable(struct server *srv, uint64_t id)
 	return NULL;
 }
 
-/* hshake's resume_find: the session is there and the token is its. */
+/*
+ * hshake's resume_find: the session is there, the token is its, and the
+ * identity that resumes it is the one that started it.
+ */
 static int
-server_resume_find(void *arg, uint64_t id, const uint8_t *token)
+server_resume_find(void *arg, uint64_t id, const uint8_t *token,
+    const char *ident)
 {
 	struct client *c = server_resumable(arg, id);
 
-	return c != NULL && auth_equal16(c->token, token) == 0 ? 0 : -1;
+	return c != NULL && (auth_equal16(c->token, token) == 0) &
+	    (strcmp(c->ident, ident) == 0) ? 0 : -1;
 }
 
 /*
@@ -963,7 +986,8 @@ server_bind(struct server *srv, const char *host, int port, char *bound,
 static void
 server_env_update(struct server *srv)
 {
-	srv->env.hs.key = &srv->cfg.key;
+	srv->env.hs.key = NULL;
+	srv->env.hs.keys = &srv->cfg.keys;
 	srv->env.hs.max_frame = (uint32_t)srv->cfg.max_frame;
 	srv->env.hs.name = srv->cfg.name;
 	srv->env.hs.peer_kind = "client";
@@ -981,7 +1005,6 @@ server_env_update(struct server *srv)
 	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
 	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
 	srv->renv.idle_s = srv->cfg.idle_timeout;
-	srv->renv.key = &srv->cfg.key;
 	srv->renv.keep_bytes = (size_t)srv->cfg.resume_buffer;
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
@@ -1094,6 +1117,7 @@ server_reload(evutil_socket_t sig, short what, void *arg)
 	log_info("reloading %s", srv->ov.config);
 	svc_reloading();
 	if (server_configure(&nc, &srv->ov) != 0) {
+		config_free(&nc);
 		log_error("reload failed; keeping the running configuration");
 		svc_ready(NULL);
 		return;
@@ -1115,6 +1139,7 @@ server_reload(evutil_socket_t sig, short what, void *arg)
 		if (l != NULL)
 			snprintf(srv->bound, sizeof srv->bound, "%s", bound);
 	}
+	config_free(&srv->cfg);
 	srv->cfg = nc;
 	server_env_update(srv);
 	log_info("configuration reloaded");

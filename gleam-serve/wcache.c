@@ -62,6 +62,7 @@ struct held {
  */
 struct mload {
 	char		 name[RPC_MODEL_MAX + 1];	/* "": none named */
+	char		 tenant[CSTORE_TENANT_MAX];	/* whose entries */
 	uint8_t		(*h)[CSTORE_HASH_LEN];
 	size_t		 n, cap;
 };
@@ -141,6 +142,7 @@ model_name_ok(const void *p, size_t n)
 }
 
 struct wclient {
+	struct wscope	 scope;		/* where its entries are */
 	struct htab	 held;		/* u64 of the name -> struct held */
 	uint64_t	 heldbytes;
 	struct upload	 up[UP_MAX];
@@ -152,19 +154,19 @@ struct wclient {
 };
 
 static struct cstore	*store;
-static char		 tenant[CSTORE_TENANT_MAX];
 
 /*
  * The GPU tier: entries kept in device memory of the server's own (the
- * backend's gpu_keep), served by a device-to-device copy.  All clients
- * share one tenant (one key per server), so an entry is one name, one
- * length and one device.  Contract: an entry with refs > 0 is being
+ * backend's gpu_keep), served by a device-to-device copy.  An entry is
+ * one tenant's (wcache_scope), one name, one length and one device; a
+ * client is served only its own tenant's.  Contract: an entry with refs > 0 is being
  * copied from and is not freed; eviction takes the least recently used
  * of a device until its bytes are within gpu_budget again.
  */
 #define GPU_DEVS	64
 
 struct gentry {
+	char		 tenant[CSTORE_TENANT_MAX];
 	uint8_t		 hash[CSTORE_HASH_LEN];
 	uint64_t	 len, kept;
 	int		 device, refs;
@@ -209,16 +211,21 @@ struct chgpu {
 
 #define GPU_FD_MIN	(2u << 20)
 
-static int	gpu_fd_find(const uint8_t *, uint64_t, int, uint64_t *);
-static void	gpu_fd_add(const uint8_t *, uint64_t, int, uint64_t, int);
+static int	gpu_fd_find(const char *, const uint8_t *, uint64_t, int,
+		    uint64_t *);
+static void	gpu_fd_add(const char *, const uint8_t *, uint64_t, int,
+		    uint64_t, int);
 static int	gpu_serve_fd(const struct backend *, struct rcall *,
 		    const uint8_t *, uint64_t);
 static void	gpu_add_fd(const struct backend *, struct rcall *,
 		    const uint8_t *, const struct cstore_ref *);
 
+/*
+ * No tenant on the channel: the server's end serves the one scope it was
+ * given for the worker's client (wcache_channel), whatever a worker says.
+ */
 struct chdr {
 	uint8_t		 op, pad[7];
-	char		 tenant[CSTORE_TENANT_MAX];
 	uint8_t		 hash[CSTORE_HASH_LEN];
 	uint64_t	 len;
 };
@@ -239,7 +246,6 @@ ch_send(uint8_t op, const uint8_t *h, uint64_t len, const void *p)
 
 	memset(&hd, 0, sizeof hd);
 	hd.op = op;
-	memcpy(hd.tenant, tenant, sizeof hd.tenant);
 	memcpy(hd.hash, h, CSTORE_HASH_LEN);
 	hd.len = len;
 	if (fd_write_all(chan, &hd, sizeof hd) == -1 ||
@@ -287,14 +293,14 @@ own_ref(void *buf, size_t len, int tier)
 }
 
 static struct cstore_ref *
-s_get(const uint8_t *h, uint64_t n)
+s_get(struct wclient *w, const uint8_t *h, uint64_t n)
 {
 	uint8_t found;
 	void *buf;
 	int mfd;
 
 	if (chan == -1)
-		return cstore_get(store, tenant, h, n);
+		return cstore_get(store, w->scope.tenant, h, n);
 	if (chan < 0 || ch_send(CH_GET, h, n, NULL) == -1)
 		return NULL;
 	if (ch_reply(chan, &found, &mfd) == -1)
@@ -339,10 +345,10 @@ gone:
 
 /* buf: malloc'd, verified; the ref takes it. */
 static struct cstore_ref *
-s_put(const uint8_t *h, void *buf, size_t len)
+s_put(struct wclient *w, const uint8_t *h, void *buf, size_t len)
 {
 	if (chan == -1)
-		return cstore_put(store, tenant, h, buf, len);
+		return cstore_put(store, w->scope.tenant, h, buf, len);
 	if (chan >= 0)
 		ch_send(CH_PUT, h, len, buf);
 	return own_ref(buf, len, CT_UPLOAD);
@@ -352,7 +358,7 @@ static void
 s_pin(struct wclient *w, const uint8_t *h)
 {
 	if (chan == -1) {
-		cstore_pin(store, w, tenant, h);
+		cstore_pin(store, w, w->scope.tenant, h);
 		mload_add(&w->ml, h);
 	} else if (chan >= 0)
 		ch_send(CH_PIN, h, 0, NULL);
@@ -365,11 +371,19 @@ s_flush(void)
 		cstore_flush(store, 0);
 }
 
+/* The server's end of one worker's channel: its socket, its scope. */
+struct chctx {
+	int		 fd;
+	char		 tenant[CSTORE_TENANT_MAX];
+};
+
 /* The server's end of one worker's channel, on a thread of its own. */
 static void *
 channel_main(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	struct chctx *cx = arg;
+	const char *tenant = cx->tenant;
+	int fd = cx->fd;
 	struct cstore_ref *r;
 	struct mload ml;
 	struct chdr hd;
@@ -379,7 +393,6 @@ channel_main(void *arg)
 
 	memset(&ml, 0, sizeof ml);
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
-		hd.tenant[sizeof hd.tenant - 1] = '\0';
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
 		    hd.op > CH_GMOVE)
 			break;
@@ -398,12 +411,12 @@ channel_main(void *arg)
 				break;		/* a confused worker */
 			}
 			if (hd.op == CH_GPUT) {
-				gpu_fd_add(hd.hash, hd.len, q.device, q.asize,
-				    f);
+				gpu_fd_add(tenant, hd.hash, hd.len, q.device,
+				    q.asize, f);
 				continue;
 			}
-			if ((f = gpu_fd_find(hd.hash, hd.len, q.device,
-			    &q.asize)) < 0) {
+			if ((f = gpu_fd_find(tenant, hd.hash, hd.len,
+			    q.device, &q.asize)) < 0) {
 				if (fd_write_all(fd, &no, 1) == -1)
 					break;
 				continue;
@@ -430,10 +443,11 @@ channel_main(void *arg)
 				break;
 			name[hd.len] = '\0';
 			memcpy(ml.name, name, sizeof ml.name);
+			snprintf(ml.tenant, sizeof ml.tenant, "%s", tenant);
 			continue;
 		}
 		if (hd.op == CH_GET) {
-			r = cstore_get(store, hd.tenant, hd.hash, hd.len);
+			r = cstore_get(store, tenant, hd.hash, hd.len);
 			if (r == NULL || r->len != hd.len) {
 				cstore_release(store, r);
 				if (fd_write_all(fd, &no, 1) == -1)
@@ -467,11 +481,11 @@ channel_main(void *arg)
 				cbuf_free(buf);
 				break;
 			}
-			cstore_release(store, cstore_put(store, hd.tenant,
+			cstore_release(store, cstore_put(store, tenant,
 			    hd.hash, buf, hd.len));
 			cstore_flush(store, 0);
 		} else {
-			cstore_pin(store, arg, hd.tenant, hd.hash);
+			cstore_pin(store, arg, tenant, hd.hash);
 			mload_add(&ml, hd.hash);
 		}
 	}
@@ -479,23 +493,45 @@ channel_main(void *arg)
 	cstore_unpin_all(store, arg);
 	cstore_flush(store, 0);
 	close(fd);
+	free(cx);
 	return NULL;
 }
 
 int
-wcache_channel(int fd)
+wcache_channel(int fd, const struct wscope *sc)
 {
 	pthread_attr_t attr;
 	pthread_t tid;
+	struct chctx *cx;
 	int rc;
 
-	if (!cstore_active(store))
+	if (!cstore_active(store) || (cx = calloc(1, sizeof *cx)) == NULL)
 		return -1;
+	cx->fd = fd;
+	snprintf(cx->tenant, sizeof cx->tenant, "%s", sc->tenant);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	rc = pthread_create(&tid, &attr, channel_main, (void *)(intptr_t)fd);
+	rc = pthread_create(&tid, &attr, channel_main, cx);
 	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		free(cx);
 	return rc == 0 ? 0 : -1;
+}
+
+void
+wcache_scope(const char *group, const char *ident,
+    const struct auth_key *key, struct wscope *sc)
+{
+	memset(sc, 0, sizeof *sc);
+	if (ident == NULL || key == NULL || !key->set) {
+		cstore_tenant(NULL, 0, sc->tenant);
+		return;
+	}
+	if (group != NULL) {
+		cstore_tenant_group(group, sc->tenant);
+		sc->shared = 1;
+	} else
+		cstore_tenant_ident(ident, key->k, sizeof key->k, sc->tenant);
 }
 
 void
@@ -509,17 +545,13 @@ wcache_init(const struct config *cfg)
 	cc.disk_budget = cfg->cache_disk;
 	cc.level = cfg->cache_level;
 	gpu_budget = cfg->cache_gpu;
-	/* One key per server: its clients are one tenant. */
-	if (cfg->key.set)
-		cstore_tenant(cfg->key.k, sizeof cfg->key.k, tenant);
-	else
-		cstore_tenant(NULL, 0, tenant);
 	if ((store = cstore_open(&cc)) == NULL)
 		log_error("cache: out of memory: serving without a cache");
 	else if (!cstore_active(store))
 		log_info("cache: off (cache_ram and cache_disk are 0)");
 	else
-		log_info("cache: tenant %s, RAM %llu bytes, disk %s", tenant,
+		log_info("cache: RAM %llu bytes, disk %s, entries kept per "
+		    "identity or cache_share group",
 		    (unsigned long long)cc.ram_budget, cc.dir[0] ? cc.dir :
 		    "none");
 }
@@ -578,7 +610,8 @@ wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max)
 		if (models[i].name[0] == '\0')
 			continue;
 		for (j = 0; j < models[i].n; j++)
-			if (!cstore_has(store, tenant, models[i].h[j]))
+			if (!cstore_has(store, models[i].tenant,
+			    models[i].h[j]))
 				break;
 		if (j == models[i].n)
 			memcpy(names[k++], models[i].name,
@@ -643,14 +676,14 @@ wc_find(struct wclient *w, const uint8_t *h, uint64_t n)
 
 	if ((r = ready_take(w, h, n)) != NULL)
 		return r;
-	return s_get(h, n);
+	return s_get(w, h, n);
 }
 
 /* Copies from a GPU entry of that name, if the client's device has one:
  * 0 done, -1 none, or a CUresult. */
 static int
-gpu_serve(const struct backend *be, struct rcall *c, const uint8_t *h,
-    uint64_t n)
+gpu_serve(struct wclient *w, const struct backend *be, struct rcall *c,
+    const uint8_t *h, uint64_t n)
 {
 	struct gentry *g;
 	uint64_t seen = 0;
@@ -665,7 +698,8 @@ gpu_serve(const struct backend *be, struct rcall *c, const uint8_t *h,
 		pthread_mutex_lock(&gpu_lock);
 		for (g = gpu_list; g != NULL; g = g->next)
 			if (g->len == n && memcmp(g->hash, h,
-			    CSTORE_HASH_LEN) == 0 && g->device >= 0 &&
+			    CSTORE_HASH_LEN) == 0 && strcmp(g->tenant,
+			    w->scope.tenant) == 0 && g->device >= 0 &&
 			    g->device < 64 && !(seen >> g->device & 1))
 				break;
 		if (g == NULL) {
@@ -721,8 +755,8 @@ gpu_trim(const struct backend *be, int dev)
 
 /* Keeps a copy on the client's GPU of bytes just served from RAM or disk. */
 static void
-gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
-    const struct cstore_ref *r)
+gpu_add(struct wclient *w, const struct backend *be, struct rcall *c,
+    const uint8_t *h, const struct cstore_ref *r)
 {
 	struct gentry *g;
 	uint64_t kept;
@@ -741,6 +775,7 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 		be->gpu_free(dev, kept);
 		return;
 	}
+	snprintf(g->tenant, sizeof g->tenant, "%s", w->scope.tenant);
 	memcpy(g->hash, h, CSTORE_HASH_LEN);
 	g->len = r->len;
 	g->kept = kept;
@@ -763,7 +798,8 @@ gpu_add(const struct backend *be, struct rcall *c, const uint8_t *h,
 
 /* In the server: a copy of the descriptor of that entry, or -1. */
 static int
-gpu_fd_find(const uint8_t *h, uint64_t len, int dev, uint64_t *asize)
+gpu_fd_find(const char *tenant, const uint8_t *h, uint64_t len, int dev,
+    uint64_t *asize)
 {
 	struct gentry *g;
 	int f = -1;
@@ -771,7 +807,8 @@ gpu_fd_find(const uint8_t *h, uint64_t len, int dev, uint64_t *asize)
 	pthread_mutex_lock(&gpu_lock);
 	for (g = gpu_list; g != NULL; g = g->next)
 		if (g->fd >= 0 && g->len == len && g->device == dev &&
-		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0)
+		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0 &&
+		    strcmp(g->tenant, tenant) == 0)
 			break;
 	if (g != NULL && (f = fcntl(g->fd, F_DUPFD_CLOEXEC, 0)) >= 0) {
 		g->used = ++gpu_clock;
@@ -783,14 +820,16 @@ gpu_fd_find(const uint8_t *h, uint64_t len, int dev, uint64_t *asize)
 
 /* In the server: a worker's entry, whose descriptor f it takes. */
 static void
-gpu_fd_add(const uint8_t *h, uint64_t len, int dev, uint64_t asize, int f)
+gpu_fd_add(const char *tenant, const uint8_t *h, uint64_t len, int dev,
+    uint64_t asize, int f)
 {
 	struct gentry *g;
 
 	pthread_mutex_lock(&gpu_lock);
 	for (g = gpu_list; g != NULL; g = g->next)
 		if (g->len == len && g->device == dev &&
-		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0)
+		    memcmp(g->hash, h, CSTORE_HASH_LEN) == 0 &&
+		    strcmp(g->tenant, tenant) == 0)
 			break;
 	if (g != NULL || asize > gpu_budget ||
 	    (g = calloc(1, sizeof *g)) == NULL) {
@@ -798,6 +837,7 @@ gpu_fd_add(const uint8_t *h, uint64_t len, int dev, uint64_t asize, int f)
 		close(f);		/* one there already, or no room */
 		return;
 	}
+	snprintf(g->tenant, sizeof g->tenant, "%s", tenant);
 	memcpy(g->hash, h, CSTORE_HASH_LEN);
 	g->len = len;
 	g->device = dev;
@@ -942,7 +982,7 @@ wc_have(struct wclient *w, struct rcall *c)
 			continue;
 		if (held_find(w, p, len) == NULL) {
 			if (w->heldbytes + len > max ||
-			    (r = s_get(p, len)) == NULL)
+			    (r = s_get(w, p, len)) == NULL)
 				continue;
 			if ((e = calloc(1, sizeof *e)) == NULL) {
 				cstore_release(store, r);
@@ -999,13 +1039,13 @@ wc_held(struct wclient *w, const struct backend *be, struct rcall *c)
 		return 1;
 	if ((e = held_find(w, c->in[4].p, n)) == NULL)
 		return 500;	/* CUDA_ERROR_NOT_FOUND: a client's bug */
-	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
+	if ((rc = gpu_serve(w, be, c, c->in[4].p, n)) != -1) {
 		if (rc == 0)
 			gpu_hit(c->in[4].p, n, 1);
 		return rc;
 	}
 	if ((rc = wc_copy(be, c, e->ref)) == 0)
-		gpu_add(be, c, c->in[4].p, e->ref);
+		gpu_add(w, be, c, c->in[4].p, e->ref);
 	return rc;
 }
 
@@ -1022,7 +1062,7 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	if (c->in[4].len != CSTORE_HASH_LEN || n == 0 ||
 	    n > CSTORE_ENTRY_MAX)
 		return 1;		/* CUDA_ERROR_INVALID_VALUE */
-	if ((rc = gpu_serve(be, c, c->in[4].p, n)) != -1) {
+	if ((rc = gpu_serve(w, be, c, c->in[4].p, n)) != -1) {
 		if (rc == 0) {
 			gpu_hit(c->in[4].p, n, 0);
 			s_pin(w, c->in[4].p);
@@ -1047,7 +1087,7 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	pw_free(&sub.blob);
 	free(sub.scratch);
 	if (rc == 0)
-		gpu_add(be, c, c->in[4].p, r);
+		gpu_add(w, be, c, c->in[4].p, r);
 	s_pin(w, c->in[4].p);
 	cstore_release(store, r);
 	s_flush();
@@ -1129,7 +1169,7 @@ wc_put(struct wclient *w, struct rcall *c)
 	nb = u->buf;
 	w->upbytes -= u->have;
 	memset(u, 0, sizeof *u);
-	if ((r = s_put(g, nb, total)) == NULL)
+	if ((r = s_put(w, g, nb, total)) == NULL)
 		return 2;
 	ready_add(w, g, r);
 	s_pin(w, g);
@@ -1163,7 +1203,8 @@ wc_image(struct wclient *w, struct rcall *c)
 }
 
 int
-wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
+wcache_call(struct wclient **wp, const struct wscope *sc,
+    const struct backend *be, struct rcall *c)
 {
 	struct wclient *w = *wp;
 	uint16_t type = c->d->type;
@@ -1190,6 +1231,7 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 			return 2;
 		htab_init(&w->images);
 		htab_init(&w->held);
+		w->scope = *sc;
 		*wp = w;
 	}
 	switch (type) {
@@ -1199,6 +1241,8 @@ wcache_call(struct wclient **wp, const struct backend *be, struct rcall *c)
 		if (chan == -1) {
 			memcpy(w->ml.name, c->in[0].p, c->in[0].len);
 			w->ml.name[c->in[0].len] = '\0';
+			snprintf(w->ml.tenant, sizeof w->ml.tenant, "%s",
+			    w->scope.tenant);
 		} else if (chan >= 0)
 			ch_send(CH_MODEL, zero_hash, c->in[0].len,
 			    c->in[0].p);

@@ -20,6 +20,21 @@
 
 struct wclient;
 
+/* Where a client's entries are: a tenant of the store (cstore.h). */
+struct wscope {
+	char	 tenant[CSTORE_TENANT_MAX];
+	int	 shared;	/* a cache_share group's */
+};
+
+/*
+ * The scope of identity ident with its key (NULL, NULL: a server without
+ * a key, one tenant): group's if it is in one (config_share_group), else
+ * its own, named
+ * by the identity and a keyed hash of its key, so that a new key (or a
+ * new holder of the name) starts afresh.
+ */
+void	wcache_scope(const char *group, const char *ident,
+	    const struct auth_key *, struct wscope *);
 /* Opens the store the configuration names; the cache is off if it fails. */
 void	wcache_init(const struct config *);
 void	wcache_fini(void);
@@ -28,13 +43,19 @@ void	wcache_fini(void);
  * other end the server serves with wcache_channel (see wcache.c).
  */
 void	wcache_worker(int fd);
-/* Serves a worker's channel on a thread; -1 if there is no cache. */
-int	wcache_channel(int fd);
+/*
+ * Serves a worker's channel on a thread, in the scope of the worker's
+ * client (whatever the worker asks); -1 if there is no cache.
+ */
+int	wcache_channel(int fd, const struct wscope *);
 /* 1 for the calls wcache_call serves. */
 int	wcache_owns(uint16_t type);
-/* Serves an R_CACHE_* call; *wc is created on first use.  A CUresult. */
-int	wcache_call(struct wclient **wc, const struct backend *,
-	    struct rcall *);
+/*
+ * Serves an R_CACHE_* call; *wc is created on first use, in scope sc.
+ * A CUresult.
+ */
+int	wcache_call(struct wclient **wc, const struct wscope *sc,
+	    const struct backend *, struct rcall *);
 /*
  * A module or library load that names id with an empty image: the image
  * R_CACHE_IMAGE readied for it, into *v; 0 if there is none.

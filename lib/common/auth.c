@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -63,18 +64,20 @@ auth_key_passphrase(struct auth_key *key, const char *pass, size_t len)
 }
 
 /*
- * A key file's text: comments (#) and blank lines, and one key: a line
- * "[name] KEY", KEY being 32 bytes in base64 (as gleam-key prints them)
- * or hex, or a line "passphrase TEXT".
+ * The lines of a key file: comments (#) and blank lines, and keys, each a
+ * line "[name] KEY", KEY being 32 bytes in base64 (as gleam-key prints
+ * them) or hex, or "[name] passphrase TEXT".  At most max of them;
+ * ks->v grows as they come, names as written ("" for none).
  */
-int
-auth_key_parse(struct auth_key *key, char *text, size_t len, const char *path,
-    char *err, size_t errlen)
+static int
+keys_lines(struct auth_keys *ks, size_t max, int *lines, char *text,
+    size_t len, const char *path, char *err, size_t errlen)
 {
 	char *line, *next, *end, *sp, *name, *word;
-	int lineno = 0, found = 0;
+	struct auth_key *k;
+	int lineno = 0;
+	size_t cap = 0;
 
-	memset(key, 0, sizeof *key);
 	if (memchr(text, '\0', len) != NULL) {
 		snprintf(err, errlen, "key file %s: not text (write it with "
 		    "gleam-key)", path);
@@ -91,66 +94,197 @@ auth_key_parse(struct auth_key *key, char *text, size_t len, const char *path,
 			line++;
 		if (*line == '\0' || *line == '#')
 			continue;
-		if (found) {
-			snprintf(err, errlen, "key file %s:%d: a second key "
-			    "(a file holds one)", path, lineno);
-			goto fail;
+		if (ks->n == max) {
+			if (max == 1)
+				snprintf(err, errlen, "key file %s:%d: a second "
+				    "key (a client's key file holds its one "
+				    "identity; only gleam-serve's lists several)",
+				    path, lineno);
+			else
+				snprintf(err, errlen, "key file %s:%d: more than "
+				    "%zu identities", path, lineno, max);
+			return -1;
 		}
-		found = 1;
-		if (strncmp(line, "passphrase", 10) == 0 &&
-		    (line[10] == ' ' || line[10] == '\t')) {
-			word = line + 10;
-			while (*word == ' ' || *word == '\t')
-				word++;
-			if (strlen(word) < AUTH_PASS_MIN) {
-				snprintf(err, errlen, "key file %s:%d: "
-				    "passphrase shorter than %d characters",
-				    path, lineno, AUTH_PASS_MIN);
-				goto fail;
+		if (ks->n == cap) {
+			size_t nc = cap ? 2 * cap : 4;
+			void *nv;
+
+			if (nc > max)
+				nc = max;
+			/* Not realloc: the keys moved must not stay behind. */
+			if ((nv = sodium_allocarray(nc, sizeof *ks->v)) ==
+			    NULL) {
+				snprintf(err, errlen, "key file %s: out of "
+				    "memory", path);
+				return -1;
 			}
-			if (auth_key_passphrase(key, word, strlen(word)) ==
-			    -1) {
-				snprintf(err, errlen, "key file %s:%d: cannot "
-				    "derive the key (out of memory?)", path,
-				    lineno);
-				goto fail;
-			}
-			continue;
+			if (ks->n > 0)
+				memcpy(nv, ks->v, ks->n * sizeof *ks->v);
+			if (ks->v != NULL)
+				sodium_free(ks->v);
+			ks->v = nv;
+			cap = nc;
 		}
+		k = &ks->v[ks->n];
+		memset(k, 0, sizeof *k);
+		if (lines != NULL)
+			lines[ks->n] = lineno;
+		ks->n++;
 		name = NULL;
 		word = line;
-		if ((sp = strpbrk(line, " \t")) != NULL) {
+		if (!(strncmp(line, "passphrase", 10) == 0 &&
+		    (line[10] == ' ' || line[10] == '\t')) &&
+		    (sp = strpbrk(line, " \t")) != NULL) {
 			*sp++ = '\0';
 			while (*sp == ' ' || *sp == '\t')
 				sp++;
 			name = line;
 			word = sp;
 		}
-		if (strpbrk(word, " \t") != NULL || auth_key_decode(key, word) ==
-		    -1) {
-			snprintf(err, errlen, "key file %s:%d: not a key (32 "
-			    "random bytes in base64 or hex, as gleam-key "
-			    "prints; or \"passphrase TEXT\")", path, lineno);
-			goto fail;
-		}
 		if (name != NULL && auth_name_check(name) == -1) {
 			snprintf(err, errlen, "key file %s:%d: bad identity "
 			    "name (letters, digits, '.', '_', '-', '@', at "
 			    "most %d)", path, lineno, AUTH_NAME_MAX);
-			goto fail;
+			return -1;
+		}
+		if (strncmp(word, "passphrase", 10) == 0 &&
+		    (word[10] == ' ' || word[10] == '\t')) {
+			word += 10;
+			while (*word == ' ' || *word == '\t')
+				word++;
+			if (strlen(word) < AUTH_PASS_MIN) {
+				snprintf(err, errlen, "key file %s:%d: "
+				    "passphrase shorter than %d characters",
+				    path, lineno, AUTH_PASS_MIN);
+				return -1;
+			}
+			if (auth_key_passphrase(k, word, strlen(word)) ==
+			    -1) {
+				snprintf(err, errlen, "key file %s:%d: cannot "
+				    "derive the key (out of memory?)", path,
+				    lineno);
+				return -1;
+			}
+		} else if (strpbrk(word, " \t") != NULL ||
+		    auth_key_decode(k, word) == -1) {
+			snprintf(err, errlen, "key file %s:%d: not a key (32 "
+			    "random bytes in base64 or hex, as gleam-key "
+			    "prints; or \"passphrase TEXT\")", path, lineno);
+			return -1;
 		}
 		if (name != NULL)
-			snprintf(key->name, sizeof key->name, "%s", name);
+			snprintf(k->name, sizeof k->name, "%s", name);
 	}
-	if (!found) {
+	if (ks->n == 0) {
 		snprintf(err, errlen, "key file %s: no key in it (make one "
 		    "with gleam-key)", path);
-		goto fail;
+		return -1;
 	}
 	return 0;
+}
+
+void
+auth_keys_free(struct auth_keys *ks)
+{
+	if (ks->v != NULL)
+		sodium_free(ks->v);	/* zeroed as it goes */
+	ks->v = NULL;
+	ks->n = 0;
+	sodium_memzero(&ks->dummy, sizeof ks->dummy);
+}
+
+int
+auth_key_parse(struct auth_key *key, char *text, size_t len, const char *path,
+    char *err, size_t errlen)
+{
+	struct auth_keys ks;
+	int rc;
+
+	memset(key, 0, sizeof *key);
+	memset(&ks, 0, sizeof ks);
+	if ((rc = keys_lines(&ks, 1, NULL, text, len, path, err, errlen)) == 0)
+		*key = ks.v[0];
+	auth_keys_free(&ks);
+	return rc;
+}
+
+int
+auth_keys_parse(struct auth_keys *ks, char *text, size_t len,
+    const char *path, char *err, size_t errlen)
+{
+	int *lines;
+	size_t i, j;
+
+	memset(ks, 0, sizeof *ks);
+	if ((lines = calloc(AUTH_IDENTS_MAX, sizeof *lines)) == NULL) {
+		snprintf(err, errlen, "key file %s: out of memory", path);
+		return -1;
+	}
+	if (keys_lines(ks, AUTH_IDENTS_MAX, lines, text, len, path, err,
+	    errlen) == -1)
+		goto fail;
+	for (i = 0; i < ks->n; i++) {
+		if (ks->v[i].name[0] == '\0')
+			snprintf(ks->v[i].name, sizeof ks->v[i].name, "%s",
+			    AUTH_DEFAULT);
+		for (j = 0; j < i; j++) {
+			if (strcmp(ks->v[i].name, ks->v[j].name) == 0) {
+				snprintf(err, errlen, "key file %s:%d: "
+				    "identity %s again (first on line %d)",
+				    path, lines[i], ks->v[i].name, lines[j]);
+				goto fail;
+			}
+			if (sodium_memcmp(ks->v[i].k, ks->v[j].k,
+			    sizeof ks->v[i].k) == 0) {
+				snprintf(err, errlen, "key file %s:%d: the same "
+				    "key as line %d (each identity needs its "
+				    "own)", path, lines[i], lines[j]);
+				goto fail;
+			}
+		}
+	}
+	free(lines);
+	/* An unknown name's key: random, so it proves nothing. */
+	randombytes_buf(ks->dummy.k, sizeof ks->dummy.k);
+	ks->dummy.set = 1;
+	return 0;
 fail:
-	sodium_memzero(key, sizeof *key);
+	free(lines);
+	auth_keys_free(ks);
 	return -1;
+}
+
+const struct auth_key *
+auth_keys_find(const struct auth_keys *ks, const char *ident, int *known)
+{
+	char want[AUTH_NAME_MAX + 1], have[AUTH_NAME_MAX + 1];
+	size_t i, pick = 0, m;
+	int found = 0, eq;
+
+	*known = 0;
+	if (ks->n == 0)
+		return &ks->dummy;
+	if (ks->n == 1) {
+		*known = 1;
+		return &ks->v[0];
+	}
+	/* Whole fixed-size buffers, every one: the time says nothing. */
+	memset(want, 0, sizeof want);
+	snprintf(want, sizeof want, "%s", ident[0] != '\0' ? ident :
+	    AUTH_DEFAULT);
+	if (strlen(ident) > AUTH_NAME_MAX)
+		want[0] = '\0';	/* no name is that long */
+	for (i = 0; i < ks->n; i++) {
+		memset(have, 0, sizeof have);
+		memcpy(have, ks->v[i].name, strlen(ks->v[i].name));
+		eq = sodium_memcmp(want, have, sizeof want) == 0;
+		m = (size_t)0 - (size_t)eq;
+		pick = (pick & ~m) | (i & m);
+		found |= eq;
+	}
+	sodium_memzero(have, sizeof have);
+	*known = found;
+	return found ? &ks->v[pick] : &ks->dummy;
 }
 
 int
@@ -165,16 +299,21 @@ auth_name_check(const char *s)
 	return i == 0 || i > AUTH_NAME_MAX ? -1 : 0;
 }
 
-int
-auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
+/*
+ * A key file's bytes, NUL-terminated, in *buf (sodium_malloc'd: freed
+ * zeroed), after the checks every program makes.
+ */
+static int
+keys_read(const char *path, size_t max, char **buf, size_t *lenp, char *err,
+    size_t errlen)
 {
-	unsigned char buf[AUTH_KEY_MAX + 64];
 	struct stat st;
 	ssize_t n;
 	size_t len = 0;
-	int fd, rc;
+	char *b;
+	int fd;
 
-	memset(key, 0, sizeof *key);
+	*buf = NULL;
 	memset(&st, 0, sizeof st);
 	/* O_NONBLOCK: a FIFO must not hang us before the check below. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
@@ -186,23 +325,29 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "key file %s: not a regular file", path);
 		return -1;
 	}
-	while (len < sizeof buf &&
-	    (n = read(fd, buf + len, sizeof buf - len)) != 0) {
+	if ((b = sodium_malloc(max + 64)) == NULL) {
+		close(fd);
+		snprintf(err, errlen, "key file %s: out of memory", path);
+		return -1;
+	}
+	while (len < max + 63 && (n = read(fd, b + len, max + 63 - len)) !=
+	    0) {
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			snprintf(err, errlen, "key file %s: %s", path,
 			    strerror(errno));
 			close(fd);
+			sodium_free(b);
 			return -1;
 		}
 		len += (size_t)n;
 	}
 	close(fd);
-	if (len >= AUTH_KEY_MAX) {
-		snprintf(err, errlen, "key file %s: longer than %d bytes",
-		    path, AUTH_KEY_MAX);
-		sodium_memzero(buf, sizeof buf);
+	if (len >= max) {
+		snprintf(err, errlen, "key file %s: longer than %zu bytes",
+		    path, max);
+		sodium_free(b);
 		return -1;
 	}
 	/*
@@ -214,12 +359,43 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "key file %s: %s by others (chmod 600 "
 		    "it)", path, st.st_mode & (S_IWOTH | S_IWGRP) ?
 		    "writable" : "readable");
-		sodium_memzero(buf, sizeof buf);
+		sodium_free(b);
 		return -1;
 	}
-	buf[len] = '\0';
-	rc = auth_key_parse(key, (char *)buf, len, path, err, errlen);
-	sodium_memzero(buf, sizeof buf);
+	b[len] = '\0';
+	*buf = b;
+	*lenp = len;
+	return 0;
+}
+
+int
+auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	memset(key, 0, sizeof *key);
+	if (keys_read(path, AUTH_KEY_MAX, &buf, &len, err, errlen) == -1)
+		return -1;
+	rc = auth_key_parse(key, buf, len, path, err, errlen);
+	sodium_free(buf);
+	return rc;
+}
+
+int
+auth_keys_load(struct auth_keys *ks, const char *path, char *err,
+    size_t errlen)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	memset(ks, 0, sizeof *ks);
+	if (keys_read(path, AUTH_KEYS_MAX, &buf, &len, err, errlen) == -1)
+		return -1;
+	rc = auth_keys_parse(ks, buf, len, path, err, errlen);
+	sodium_free(buf);
 	return rc;
 }
 

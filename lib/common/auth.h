@@ -18,7 +18,10 @@
 #define AUTH_KEY_BYTES	32	/* random bytes of a key */
 #define AUTH_KEY_MAX	4096	/* bytes of a key file */
 #define AUTH_PASS_MIN	8	/* characters of a passphrase */
-#define AUTH_NAME_MAX	63	/* an identity's name */
+#define AUTH_NAME_MAX	63	/* an identity's name (PROTO_IDENT_MAX) */
+#define AUTH_KEYS_MAX	(256u << 10)	/* bytes of a server's key file */
+#define AUTH_IDENTS_MAX	4096	/* identities in one */
+#define AUTH_DEFAULT	"default"	/* the identity of a key without a name */
 /* Argon2id's cost for a passphrase: about 0.1 s and 64 MiB a load. */
 #define AUTH_PASS_OPS	2
 #define AUTH_PASS_MEM	(64u << 20)
@@ -29,12 +32,23 @@ struct auth_key {
 	char		name[AUTH_NAME_MAX + 1];	/* "" if none */
 };
 
+/*
+ * A server's identities, as an authorized_keys file lists them: every
+ * line of its key file, each with its own key; a line without a name is
+ * the identity "default".  Names and keys are unique.
+ */
+struct auth_keys {
+	struct auth_key	*v;		/* names filled in: never "" */
+	size_t		 n;
+	struct auth_key	 dummy;		/* proves nothing: an unknown name's */
+};
+
 /* Calls sodium_init(); returns -1 if the library cannot start. */
 int	auth_init(void);
 /*
- * Reads a key file (gleam-key(1)): comments, blank lines and one key, a
- * line "[name] KEY" with KEY 32 bytes in base64 or hex, or a line
- * "passphrase TEXT" from which Argon2id derives it.  The file must not be
+ * Reads a client's key file (gleam-key(1)): comments, blank lines and one
+ * key, a line "[name] KEY" with KEY 32 bytes in base64 or hex, or a line
+ * "[name] passphrase TEXT" from which Argon2id derives it.  The file must not be
  * readable by others, nor writable by its group or others.
  * On error writes a reason naming the file into err.
  */
@@ -44,6 +58,24 @@ void	auth_key_from(struct auth_key *, const void *secret, size_t len);
 /* The text of a key file (modified); path names it in errors. */
 int	auth_key_parse(struct auth_key *, char *text, size_t len,
 	    const char *path, char *err, size_t errlen);
+/*
+ * A server's key file: one identity a line, "[name] KEY" or
+ * "[name] passphrase TEXT"; as auth_key_load, but at most AUTH_KEYS_MAX
+ * bytes.  Duplicate names or keys are refused, naming both lines.
+ */
+int	auth_keys_load(struct auth_keys *, const char *path, char *err,
+	    size_t errlen);
+int	auth_keys_parse(struct auth_keys *, char *text, size_t len,
+	    const char *path, char *err, size_t errlen);
+void	auth_keys_free(struct auth_keys *);
+/*
+ * The identity a client names in AUTH ("" for none: "default"); with one
+ * identity, that one whatever the name.  Every identity's name is read
+ * in constant time, and an unknown name gets the dummy key, whose proof
+ * then fails as a wrong key's does; *known says which it was (logs only).
+ */
+const struct auth_key *auth_keys_find(const struct auth_keys *,
+	    const char *ident, int *known);
 /* 32 bytes from base64 or 64 hex digits; -1 if s is not that. */
 int	auth_key_decode(struct auth_key *, const char *s);
 /* The key of a passphrase (Argon2id); -1 if it cannot be derived. */

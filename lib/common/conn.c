@@ -435,8 +435,11 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name,
 		if (key == NULL || !key->set)
 			return conn_fail(c, CONN_AUTH, "%s: server requires a "
 			    "key", c->peer);
+		memset(&au, 0, sizeof au);
 		auth_proof(key, 0, c->version, hello.nonce, ch.nonce,
 		    au.proof);
+		/* Whose key: the server looks it up by this name. */
+		snprintf(au.ident, sizeof au.ident, "%s", key->name);
 		pw_init(&w);
 		msg_auth_enc(&w, &au);
 		rc = w.bad ? -1 : conn_send(c, MSG_AUTH, 0, 0, w.p, w.len);

@@ -160,19 +160,84 @@ cstore_tenant(const void *key, size_t len, char out[CSTORE_TENANT_MAX])
 	snprintf(out, CSTORE_TENANT_MAX, "k%.16s", hex);
 }
 
-int
-cstore_tenant_valid(const char *t)
+void
+cstore_tenant_ident(const char *name, const void *key, size_t len,
+    char out[CSTORE_TENANT_MAX])
+{
+	char k[CSTORE_TENANT_MAX];
+
+	cstore_tenant(key, len, k);
+	snprintf(out, CSTORE_TENANT_MAX, "i+%.63s+%.16s", name, k + 1);
+}
+
+void
+cstore_tenant_group(const char *group, char out[CSTORE_TENANT_MAX])
+{
+	snprintf(out, CSTORE_TENANT_MAX, "g+%.63s", group);
+}
+
+/* Letters, digits, "._-@": an identity's or group's name (auth.h). */
+static int
+tenant_name(const char *s, size_t n)
 {
 	size_t i;
 
-	if (strcmp(t, "nokey") == 0)
-		return 1;
-	if (t[0] != 'k' || strlen(t) != 17)
+	if (n == 0 || n > 63)
 		return 0;
-	for (i = 1; i < 17; i++)
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    strchr("._-@", s[i]) != NULL) || s[i] == '\0')
+			return 0;
+	return 1;
+}
+
+static int
+tenant_hex(const char *t)
+{
+	size_t i;
+
+	if (strlen(t) != 16)
+		return 0;
+	for (i = 0; i < 16; i++)
 		if (hexval(t[i]) < 0)
 			return 0;
 	return 1;
+}
+
+int
+cstore_tenant_valid(const char *t)
+{
+	const char *p;
+
+	if (strcmp(t, "nokey") == 0)
+		return 1;
+	if (t[0] == 'k')
+		return tenant_hex(t + 1);
+	if (strncmp(t, "g+", 2) == 0)
+		return tenant_name(t + 2, strlen(t + 2));
+	if (strncmp(t, "i+", 2) == 0 && (p = strrchr(t + 2, '+')) != NULL)
+		return tenant_name(t + 2, (size_t)(p - t - 2)) &&
+		    tenant_hex(p + 1);
+	return 0;
+}
+
+int
+cstore_tenant_sel(const char *sel)
+{
+	return cstore_tenant_valid(sel) || tenant_name(sel, strlen(sel));
+}
+
+int
+cstore_tenant_match(const char *t, const char *sel)
+{
+	size_t n = strlen(sel);
+
+	if (strcmp(t, sel) == 0)
+		return 1;
+	return tenant_name(sel, n) && strncmp(t, "i+", 2) == 0 &&
+	    strncmp(t + 2, sel, n) == 0 && t[2 + n] == '+' &&
+	    strchr(t + 3 + n, '+') == NULL;
 }
 
 /* ---- entry files ------------------------------------------------------- */
@@ -501,7 +566,7 @@ cstore_parse_pins(const char *text, size_t len,
     void (*fn)(void *, const char *, const uint8_t *), void *arg,
     int check_pid)
 {
-	char line[128], tenant[CSTORE_TENANT_MAX], hex[CSTORE_HEX_LEN + 2];
+	char line[256], tenant[CSTORE_TENANT_MAX], hex[CSTORE_HEX_LEN + 2];
 	uint8_t h[CSTORE_HASH_LEN];
 	const char *p = text, *end = text + len, *nl;
 	long pid;
@@ -514,7 +579,7 @@ cstore_parse_pins(const char *text, size_t len,
 		if ((size_t)(nl - p) < sizeof line) {
 			memcpy(line, p, (size_t)(nl - p));
 			line[nl - p] = '\0';
-			if (sscanf(line, "%ld %23s %33s", &pid, tenant, hex) == 3 &&
+			if (sscanf(line, "%ld %95s %33s", &pid, tenant, hex) == 3 &&
 			    pid > 0 && cstore_tenant_valid(tenant) &&
 			    cstore_unhex(hex, h) == 0 && (!check_pid ||
 			    kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
@@ -589,7 +654,7 @@ cstore_scan(const char *dir, const char *tenant, struct cstore_file **out,
 	}
 	while ((td = readdir(dt)) != NULL) {
 		if (!cstore_tenant_valid(td->d_name) || (tenant != NULL &&
-		    strcmp(td->d_name, tenant) != 0))
+		    !cstore_tenant_match(td->d_name, tenant)))
 			continue;
 		snprintf(path, sizeof path, "%s/data/%s", dir, td->d_name);
 		if ((dx = opendir(path)) == NULL)
@@ -623,7 +688,7 @@ cstore_scan(const char *dir, const char *tenant, struct cstore_file **out,
 				}
 				memset(&f[n], 0, sizeof f[n]);
 				snprintf(f[n].tenant, sizeof f[n].tenant,
-				    "%.17s", td->d_name);
+				    "%.95s", td->d_name);
 				memcpy(f[n].hash, h, sizeof h);
 				if ((size_t)snprintf(f[n].path,
 				    sizeof f[n].path, "%.1100s/%.32s", path,

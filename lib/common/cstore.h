@@ -17,9 +17,11 @@
  *	data/TENANT/XX/HASH	one entry: a 64-byte header, then the bytes
  *			(zstd-compressed or raw)
  *
- * Tenants: entries uploaded under one key are stored and served under
- * that key's tenant ("k" and 16 hex digits of a keyed hash of the key,
- * or "nokey") and never served to another tenant.
+ * Tenants: entries uploaded in one tenant are stored and served in that
+ * tenant alone.  gleam-serve's tenants: "i+NAME+HEX" for identity NAME
+ * (HEX: 16 hex digits of a keyed hash of its key), "g+GROUP" for a
+ * cache_share group, "nokey" for a server without a key; "k" and 16 hex
+ * digits was a key's tenant before identities (still read, never made).
  *
  * Contract: every entry handed out was verified (its bytes hash to its
  * name) after it was read from disk; a corrupt file is removed and
@@ -36,7 +38,7 @@
 
 #define CSTORE_HASH_LEN		16
 #define CSTORE_HEX_LEN		(2 * CSTORE_HASH_LEN)
-#define CSTORE_TENANT_MAX	24	/* "nokey" or "k" + 16 hex, NUL */
+#define CSTORE_TENANT_MAX	96	/* "i+" name "+" 16 hex, NUL; see below */
 #define CSTORE_HDR_LEN		64
 #define CSTORE_ENTRY_MAX	(2ull << 30)	/* bytes of one entry */
 
@@ -83,6 +85,17 @@ int	 cstore_unhex(const char *, uint8_t out[CSTORE_HASH_LEN]);
 /* A tenant's name from a key's bytes, or "nokey" for NULL. */
 void	 cstore_tenant(const void *key, size_t len,
 	    char out[CSTORE_TENANT_MAX]);
+/* An identity's tenant, "i+NAME+HEX", and a group's, "g+GROUP". */
+void	 cstore_tenant_ident(const char *name, const void *key, size_t len,
+	    char out[CSTORE_TENANT_MAX]);
+void	 cstore_tenant_group(const char *group, char out[CSTORE_TENANT_MAX]);
+/*
+ * 1 if tenant t is selected by sel (gleam-cache -t): sel is t itself,
+ * or an identity's name, which selects "i+sel+" whatever the key.
+ */
+int	 cstore_tenant_match(const char *t, const char *sel);
+/* 1 if sel can select: a tenant's name or an identity's. */
+int	 cstore_tenant_sel(const char *sel);
 int	 cstore_tenant_valid(const char *);
 
 /*

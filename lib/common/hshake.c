@@ -5,6 +5,8 @@
 
 #include <event2/buffer.h>
 
+#include <sodium.h>
+
 #include "hshake.h"
 #include "log.h"
 
@@ -141,6 +143,7 @@ hshake_fini(struct hshake *hs)
 {
 	chan_fini(&hs->chan);
 	hs->chan.on = 0;
+	sodium_memzero(&hs->res.key, sizeof hs->res.key);
 	if (hs->plain != NULL)
 		evbuffer_free(hs->plain);
 	hs->plain = NULL;
@@ -233,14 +236,14 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 	memset(&wel, 0, sizeof wel);
 	if (hs->res.authed) {
 		wel.has_proof = 1;
-		auth_proof(hs->conf->key, 1, hs->res.version, hs->res.snonce,
+		auth_proof(&hs->res.key, 1, hs->res.version, hs->res.snonce,
 		    hs->res.cnonce, wel.proof);
 	}
 	if (hs->res.features & FEAT_RESUMING) {
 		/* Only now, the key proven: is the session there? */
 		if (hs->conf->resume_find == NULL ||
 		    hs->conf->resume_find(hs->conf->resume_arg,
-		    hs->res.session, hs->res.token) != 0)
+		    hs->res.session, hs->res.token, hs->res.ident) != 0)
 			return hshake_fail(hs, out, id, PERR_STATE,
 			    "no session %llu to resume (it ended, expired, "
 			    "or the server restarted)",
@@ -268,7 +271,7 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 	hshake_pw(hs, out, MSG_WELCOME, id, &w);
 	/* From here on, records: sealed if the peer proved the key. */
 	if ((hs->plain = evbuffer_new()) == NULL ||
-	    chan_init(&hs->chan, hs->res.authed ? hs->conf->key : NULL, 1,
+	    chan_init(&hs->chan, hs->res.authed ? &hs->res.key : NULL, 1,
 	    hs->res.cnonce, hs->res.snonce) == -1) {
 		log_warn("%s %s: %s", hshake_kind(hs),
 		    hshake_who(hs, who, sizeof who), hs->plain == NULL ?
@@ -277,9 +280,13 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		return HSHAKE_CLOSE;
 	}
 	hs->state = HSHAKE_S_DONE;
-	log_debug("%s %s: connected, protocol %u%s", hshake_kind(hs),
-	    hshake_who(hs, who, sizeof who), hs->res.version,
-	    hs->res.authed ? ", authenticated, sealed" : "");
+	if (hs->res.authed)
+		log_debug("%s %s: connected, protocol %u, identity %s, sealed",
+		    hshake_kind(hs), hshake_who(hs, who, sizeof who),
+		    hs->res.version, hs->res.ident);
+	else
+		log_debug("%s %s: connected, protocol %u", hshake_kind(hs),
+		    hshake_who(hs, who, sizeof who), hs->res.version);
 	return HSHAKE_WELCOMED;
 }
 
@@ -293,7 +300,8 @@ hshake_hello(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
 	struct msg_challenge ch;
 	struct pw w;
 	uint16_t vmin = hshake_vmin(hs), vmax = hshake_vmax(hs);
-	int auth = cf->key != NULL && cf->key->set;
+	int auth = (cf->keys != NULL && cf->keys->n > 0) ||
+	    (cf->key != NULL && cf->key->set);
 
 	if (msg_hello_dec(p, h->len, &m) == -1)
 		return hshake_fail(hs, out, h->id, PERR_MALFORMED,
@@ -343,25 +351,49 @@ hshake_hello(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
 	return hshake_welcome(hs, out, h->id);
 }
 
-/* AUTH: the proof over both nonces, compared in constant time. */
+/*
+ * AUTH: the proof over both nonces, against the key of the identity it
+ * names (auth_keys_find), compared in constant time.  An unknown name is
+ * checked against a dummy key, so that it fails as a wrong key does: the
+ * same answer after the same work; only our log tells them apart.
+ */
 static int
 hshake_auth(struct hshake *hs, const struct frame_hdr *h, const uint8_t *p,
     struct evbuffer *out)
 {
+	const struct hshake_conf *cf = hs->conf;
+	const struct auth_key *k;
+	struct auth_keys one;
 	struct msg_auth m;
 	uint8_t expect[PROTO_PROOF_LEN];
 	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+	char shown[PROTO_NAME_MAX + 1];
+	int known;
 
 	if (msg_auth_dec(p, h->len, &m) == -1)
 		return hshake_fail(hs, out, h->id, PERR_MALFORMED,
 		    "bad AUTH");
-	auth_proof(hs->conf->key, 0, hs->res.version, hs->res.cnonce,
-	    hs->res.snonce, expect);
-	if (auth_equal(expect, m.proof) != 0) {
-		log_warn("%s %s: wrong key", hshake_kind(hs),
-		    hshake_who(hs, who, sizeof who));
+	if (cf->keys != NULL && cf->keys->n > 0)
+		k = auth_keys_find(cf->keys, m.ident, &known);
+	else {
+		/* One key: the one identity, whatever the name. */
+		memset(&one, 0, sizeof one);
+		one.v = (struct auth_key *)cf->key;
+		one.n = 1;
+		k = auth_keys_find(&one, m.ident, &known);
+	}
+	auth_proof(k, 0, hs->res.version, hs->res.cnonce, hs->res.snonce,
+	    expect);
+	if ((auth_equal(expect, m.proof) != 0) | !known) {
+		hshake_name(shown, m.ident[0] ? m.ident : AUTH_DEFAULT);
+		log_warn("%s %s: %s %s", hshake_kind(hs),
+		    hshake_who(hs, who, sizeof who), known ?
+		    "wrong key for identity" : "unknown identity", shown);
 		return hshake_fail(hs, out, h->id, PERR_AUTH, "wrong key");
 	}
+	hs->res.key = *k;
+	snprintf(hs->res.ident, sizeof hs->res.ident, "%s",
+	    k->name[0] ? k->name : AUTH_DEFAULT);
 	hs->res.authed = 1;
 	return hshake_welcome(hs, out, h->id);
 }

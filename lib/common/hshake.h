@@ -41,6 +41,8 @@
  */
 struct hshake_conf {
 	const struct auth_key	*key;		/* NULL or unset: no key asked */
+	/* Several identities (a server's key file): used instead of key. */
+	const struct auth_keys	*keys;
 	uint16_t		 vmin, vmax;	/* accepted; 0: PROTO_VERSION_* */
 	uint32_t		 max_frame;	/* announced in CHALLENGE */
 	const char		*name;		/* ours, in CHALLENGE */
@@ -52,11 +54,13 @@ struct hshake_conf {
 	 * Resume (gleam-protocol(5), Resume): how long a session whose
 	 * client asked may wait for it (0: not offered), and whether a
 	 * session to resume is there: resume_find returns 0 when session
-	 * holds token and waits to be resumed.
+	 * holds token, belongs to identity ident ("" without a key) and
+	 * waits to be resumed.
 	 */
 	uint32_t		 resume_ms;
 	int			(*resume_find)(void *arg, uint64_t session,
-				    const uint8_t token[PROTO_TOKEN_LEN]);
+				    const uint8_t token[PROTO_TOKEN_LEN],
+				    const char *ident);
 	void			*resume_arg;
 	/* Names frame types in errors; NULL: proto_type_name. */
 	const char		*(*type_name)(uint16_t);
@@ -71,6 +75,9 @@ struct hshake_result {
 	uint32_t	 max_frame;	/* announced: the limit on its frames */
 	uint64_t	 session;	/* in WELCOME */
 	int		 authed;	/* the peer proved the key */
+	/* Whose: the identity (auth.h) and its key; "" and unset if none. */
+	char		 ident[PROTO_IDENT_MAX + 1];
+	struct auth_key	 key;
 	uint8_t		 cnonce[PROTO_NONCE_LEN];	/* the client's */
 	uint8_t		 snonce[PROTO_NONCE_LEN];	/* ours */
 	/* The name from HELLO, control characters as '?'; may be empty. */

@@ -328,6 +328,8 @@ void
 msg_auth_enc(struct pw *w, const struct msg_auth *m)
 {
 	pw_bytes(w, m->proof, sizeof m->proof);
+	if (m->ident[0] != '\0')
+		pw_str(w, m->ident);
 }
 
 int
@@ -337,6 +339,12 @@ msg_auth_dec(const void *p, size_t len, struct msg_auth *m)
 
 	pr_init(&r, p, len);
 	pr_bytes(&r, m->proof, sizeof m->proof);
+	m->ident[0] = '\0';
+	if (!r.bad && r.off < r.len) {
+		pr_str(&r, m->ident, PROTO_IDENT_MAX);
+		if (m->ident[0] == '\0')
+			return -1;	/* written as no identity */
+	}
 	return pr_done(&r);
 }
 

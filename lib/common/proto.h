@@ -37,7 +37,7 @@
 enum msg_type {
 	MSG_HELLO = 1,		/* c->s: magic, versions, nonce, name */
 	MSG_CHALLENGE = 2,	/* s->c: version, auth, nonce, name, max_frame */
-	MSG_AUTH = 3,		/* c->s: proof of the key */
+	MSG_AUTH = 3,		/* c->s: proof of the key, identity */
 	MSG_WELCOME = 4,	/* s->c: server's proof, session id */
 	MSG_ERROR = 5,		/* either way: code and message */
 	MSG_BYE = 6,		/* either way: closing cleanly */
@@ -115,8 +115,17 @@ struct msg_challenge {
 	uint32_t	max_frame;
 };
 
+/*
+ * AUTH: the proof, then (optional on the wire) the identity whose key it
+ * proves (gleam-key(1), KEY FILES); absent when the client's key has no
+ * name, which is the identity "default".  An identity given is never
+ * empty, so that the round trip is byte for byte.
+ */
+#define PROTO_IDENT_MAX		63
+
 struct msg_auth {
 	uint8_t		proof[PROTO_PROOF_LEN];
+	char		ident[PROTO_IDENT_MAX + 1];	/* "": none */
 };
 
 struct msg_welcome {

@@ -199,7 +199,8 @@ rnd(uint32_t *x)
 
 /* hshake's lookup of a session to resume: one waits, session 7. */
 static int
-fuzz_resume_find(void *arg, uint64_t session, const uint8_t *token)
+fuzz_resume_find(void *arg, uint64_t session, const uint8_t *token,
+    const char *ident)
 {
 	static const uint8_t want[PROTO_TOKEN_LEN] = {
 		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,

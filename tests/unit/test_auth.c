@@ -267,8 +267,9 @@ test_load(void)
 	snprintf(text, sizeof text, "%s\n%s\n", b64, hex);
 	p = put("two", text, strlen(text));
 	CHECK(auth_key_load(&k, p, err, sizeof err) == -1);
-	snprintf(msg, sizeof msg, "key file %s:2: a second key (a file holds "
-	    "one)", p);
+	snprintf(msg, sizeof msg, "key file %s:2: a second key (a client's key "
+	    "file holds its one identity; only gleam-serve's lists several)",
+	    p);
 	CHECK_STR(err, msg);
 	CHECK(k.set == 0);
 	p = put("nul", "AAEC\0AwQF", 9);
@@ -326,13 +327,155 @@ test_load(void)
 	CHECK(strlen(msg) == 9 && msg[10] == 'Z');
 }
 
+/* A server's key file: several identities, checked line by line. */
+static void
+test_keys(void)
+{
+	static const char b64[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+	static const char hex2[] = "ff0102030405060708090a0b0c0d0e0f"
+	    "101112131415161718191a1b1c1d1e1f";
+	struct auth_keys ks;
+	const struct auth_key *k;
+	char err[600], msg[700], text[1024], *big;
+	const char *p;
+	size_t off;
+	int known, i;
+
+	/* A bare key alone is the identity "default", found by any name. */
+	p = put("k1", b64, strlen(b64));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == 0);
+	CHECK(ks.n == 1);
+	CHECK_STR(ks.v[0].name, "default");
+	k = auth_keys_find(&ks, "", &known);
+	CHECK(k == &ks.v[0] && known);
+	k = auth_keys_find(&ks, "whoever", &known);
+	CHECK(k == &ks.v[0] && known);
+	auth_keys_free(&ks);
+	CHECK(ks.v == NULL && ks.n == 0);
+
+	/* Several, each found by its name; a bare one is "default". */
+	snprintf(text, sizeof text, "# lab\nalice %s\n\n  bob\t%s \n%s\n"
+	    "carol passphrase correct horse battery\n", b64, hex2,
+	    "AQECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=");
+	p = put("ring", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == 0);
+	CHECK(ks.n == 4);
+	CHECK_STR(ks.v[0].name, "alice");
+	CHECK_STR(ks.v[1].name, "bob");
+	CHECK_STR(ks.v[2].name, "default");
+	CHECK_STR(ks.v[3].name, "carol");
+	CHECK(ks.v[0].k[0] == 0 && ks.v[1].k[0] == 0xff && ks.v[2].k[0] == 1);
+	k = auth_keys_find(&ks, "bob", &known);
+	CHECK(k == &ks.v[1] && known);
+	k = auth_keys_find(&ks, "", &known);
+	CHECK(k == &ks.v[2] && known);
+	k = auth_keys_find(&ks, "carol", &known);
+	CHECK(k == &ks.v[3] && known);
+	{
+		struct auth_key want;
+
+		CHECK(auth_key_passphrase(&want, "correct horse battery", 21)
+		    == 0);
+		CHECK(memcmp(want.k, k->k, 32) == 0);
+	}
+	/* Unknown names, a prefix, an overlong one: the dummy, unknown. */
+	k = auth_keys_find(&ks, "mallory", &known);
+	CHECK(k == &ks.dummy && !known && k->set);
+	k = auth_keys_find(&ks, "ali", &known);
+	CHECK(k == &ks.dummy && !known);
+	memset(msg, 'a', 200);
+	msg[200] = '\0';
+	k = auth_keys_find(&ks, msg, &known);
+	CHECK(k == &ks.dummy && !known);
+	/* The dummy is no identity's key. */
+	for (i = 0; i < 4; i++)
+		CHECK(memcmp(ks.dummy.k, ks.v[i].k, 32) != 0);
+	auth_keys_free(&ks);
+
+	/* A client's loader refuses a server's file, naming the line. */
+	{
+		struct auth_key one;
+
+		CHECK(auth_key_load(&one, p, err, sizeof err) == -1);
+		snprintf(msg, sizeof msg, "key file %s:4: a second key", p);
+		CHECK(strncmp(err, msg, strlen(msg)) == 0);
+	}
+
+	/* Duplicate names, "default" twice, duplicate keys: refused. */
+	snprintf(text, sizeof text, "alice %s\nbob %s\nalice %s\n", b64, hex2,
+	    "AQECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=");
+	p = put("dupname", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s:3: identity alice again (first "
+	    "on line 1)", p);
+	CHECK_STR(err, msg);
+	CHECK(ks.v == NULL && ks.n == 0);
+	snprintf(text, sizeof text, "%s\n\ndefault %s\n", b64, hex2);
+	p = put("dupdef", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s:3: identity default again "
+	    "(first on line 1)", p);
+	CHECK_STR(err, msg);
+	snprintf(text, sizeof text, "alice %s\n# x\nbob %s\n", b64, b64);
+	p = put("dupkey", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	snprintf(msg, sizeof msg, "key file %s:3: the same key as line 1 "
+	    "(each identity needs its own)", p);
+	CHECK_STR(err, msg);
+	/* A bad line among good ones is named. */
+	snprintf(text, sizeof text, "alice %s\nb*b %s\n", b64, hex2);
+	p = put("badline", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "badline:2: bad identity name") != NULL);
+	snprintf(text, sizeof text, "alice %s\nbob %s x\n", b64, hex2);
+	p = put("badkey", text, strlen(text));
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "badkey:2: not a key") != NULL);
+	p = put("none", "# nobody\n", 9);
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "no key in it") != NULL);
+	p = put("ropen", b64, strlen(b64));
+	CHECK(chmod(p, 0604) == 0);
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "readable by others") != NULL);
+
+	/* Many identities, beyond a client's 4096 bytes. */
+	big = malloc(AUTH_KEYS_MAX + 2);
+	off = 0;
+	for (i = 0; i < 300; i++) {
+		uint8_t raw[32];
+		char kb[64];
+
+		memset(raw, 0, sizeof raw);
+		raw[0] = (uint8_t)i;
+		raw[1] = (uint8_t)(i >> 8);
+		raw[2] = 0x5a;
+		sodium_bin2base64(kb, sizeof kb, raw, sizeof raw,
+		    sodium_base64_VARIANT_ORIGINAL);
+		off += (size_t)snprintf(big + off, 128, "user%d %s\n", i, kb);
+	}
+	p = put("many", big, off);
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == 0);
+	CHECK(ks.n == 300);
+	k = auth_keys_find(&ks, "user299", &known);
+	CHECK(known && k == &ks.v[299] && k->k[0] == (uint8_t)299 &&
+	    k->k[1] == 1);
+	auth_keys_free(&ks);
+	memset(big, '#', AUTH_KEYS_MAX + 2);
+	p = put("huge2", big, AUTH_KEYS_MAX + 2);
+	CHECK(auth_keys_load(&ks, p, err, sizeof err) == -1);
+	CHECK(strstr(err, "longer than") != NULL);
+	free(big);
+}
+
 static void
 cleanup(void)
 {
 	static const char *const f[] = { "plain", "hex", "crlf", "named",
 	    "badname", "pass", "shortpass", "short", "hex31", "b64x", "words",
 	    "empty", "blank", "two", "nul", "max", "toolong", "huge",
-	    "short2", "open", NULL };
+	    "short2", "open", "k1", "ring", "dupname", "dupdef", "dupkey",
+	    "badline", "badkey", "none", "ropen", "many", "huge2", NULL };
 	char path[512];
 	int i;
 
@@ -355,6 +498,7 @@ main(void)
 	test_vectors();
 	test_proof();
 	test_load();
+	test_keys();
 	cleanup();
 	return t_done("auth");
 }

@@ -64,6 +64,7 @@ fake_free(int device, uint64_t kept)
 static struct backend fake = { .name = "fake" };
 
 static struct rclient cl = { .addr = "test", .name = "test" };
+static struct wscope scope;	/* of the clients start made */
 
 static int
 call(struct wclient **w, uint16_t type, struct rpc_val *in, uint64_t *state)
@@ -75,7 +76,7 @@ call(struct wclient **w, uint16_t type, struct rpc_val *in, uint64_t *state)
 	c.cl = &cl;
 	c.d = rpc_lookup(type);
 	memcpy(c.in, in, sizeof c.in);
-	rc = wcache_call(w, &fake, &c);
+	rc = wcache_call(w, &scope, &fake, &c);
 	if (state != NULL)
 		*state = c.out[0].u;
 	return rc;
@@ -123,11 +124,15 @@ start(const char *key)
 	cfg.cache_ram = 8 << 20;
 	snprintf(cfg.cache_dir, sizeof cfg.cache_dir, "%s", dir);
 	cfg.cache_disk = 8 << 20;
-	if (key != NULL) {
-		auth_key_from(&cfg.key, key, strlen(key));
-		cfg.key.set = 1;
-	}
 	wcache_init(&cfg);
+	if (key != NULL) {
+		struct auth_key k;
+
+		memset(&k, 0, sizeof k);
+		auth_key_from(&k, key, strlen(key));
+		wcache_scope(NULL, "test", &k, &scope);
+	} else
+		wcache_scope(NULL, NULL, NULL, &scope);
 }
 
 static void
@@ -246,13 +251,13 @@ main(void)
 			c.d = rpc_lookup(R_CACHE_HAVE);
 			memcpy(c.in, in, sizeof c.in);
 			/* data is kept, other was never sent, 5 bytes of h: no. */
-			CHECK(wcache_call(&w3, &fake, &c) == 0 &&
+			CHECK(wcache_call(&w3, &scope, &fake, &c) == 0 &&
 			    c.out[0].len == 1 &&
 			    ((const uint8_t *)c.out[0].p)[0] == 1);
 			free(c.scratch);
 			in[0].len = 23;
 			memcpy(c.in, in, sizeof c.in);
-			CHECK(wcache_call(&w3, &fake, &c) == 1);
+			CHECK(wcache_call(&w3, &scope, &fake, &c) == 1);
 		}
 		memset(in, 0, sizeof in);
 		in[3].u = 100;

@@ -495,14 +495,43 @@ test_small_msgs(void)
 	struct pw w;
 	char text[600];
 
+	memset(&a, 0, sizeof a);
 	fill(a.proof, sizeof a.proof, 3);
 	pw_init(&w);
 	msg_auth_enc(&w, &a);
 	CHECK(w.len == PROTO_PROOF_LEN);
 	CHECK(msg_auth_dec(w.p, w.len, &ag) == 0);
 	CHECK(memcmp(a.proof, ag.proof, sizeof a.proof) == 0);
+	CHECK(ag.ident[0] == '\0');
 	CHECK(strict(dec_auth, &w, &ag) == 0);
 	pw_free(&w);
+	/* With the identity: a string after the proof, never empty. */
+	snprintf(a.ident, sizeof a.ident, "alice@lab");
+	pw_init(&w);
+	msg_auth_enc(&w, &a);
+	CHECK(w.len == PROTO_PROOF_LEN + 2 + 9);
+	CHECK(msg_auth_dec(w.p, w.len, &ag) == 0);
+	CHECK_STR(ag.ident, "alice@lab");
+	CHECK(memcmp(a.proof, ag.proof, sizeof a.proof) == 0);
+	CHECK(dec_exact(dec_auth, w.p, w.len - 1, &ag) == -1);
+	CHECK(dec_exact(dec_auth, w.p, PROTO_PROOF_LEN + 1, &ag) == -1);
+	pw_free(&w);
+	{
+		uint8_t ab[PROTO_PROOF_LEN + 2 + 64];
+
+		/* An empty identity is written as none: refused. */
+		memset(ab, 0, sizeof ab);
+		CHECK(dec_exact(dec_auth, ab, PROTO_PROOF_LEN + 2, &ag) == -1);
+		/* 64 bytes of name: over PROTO_IDENT_MAX. */
+		ab[PROTO_PROOF_LEN] = 64;
+		memset(ab + PROTO_PROOF_LEN + 2, 'a', 64);
+		CHECK(dec_exact(dec_auth, ab, sizeof ab, &ag) == -1);
+		ab[PROTO_PROOF_LEN] = 63;
+		CHECK(dec_exact(dec_auth, ab, sizeof ab - 1, &ag) == 0);
+		CHECK(strlen(ag.ident) == 63);
+		ab[PROTO_PROOF_LEN + 5] = '\0';
+		CHECK(dec_exact(dec_auth, ab, sizeof ab - 1, &ag) == -1);
+	}
 
 	memset(&wl, 0, sizeof wl);
 	wl.has_proof = 1;

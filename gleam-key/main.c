@@ -1,7 +1,8 @@
 /*
  * gleam-key: makes keys, as wg genkey does, and checks key files.  A key
  * is 32 random bytes from the system's generator, printed in base64; a
- * key file holds one (gleam-key(1), "KEY FILES").
+ * client's key file holds one, a server's one a line for each identity
+ * (gleam-key(1), "KEY FILES").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,13 +38,31 @@ misuse(const char *fmt, ...)
 	usage(EXIT_USAGE);
 }
 
-/* Loads a key file as every program does, and says what it holds. */
+/*
+ * Loads a key file as every program does, and says what it holds: a key
+ * (a client's, or a server's one identity), or a server's identities.
+ */
 static int
 check(const char *path)
 {
+	struct auth_keys ks;
 	struct auth_key k;
 	char err[600];
+	size_t i;
 
+	if (auth_keys_load(&ks, path, err, sizeof err) == -1) {
+		log_error("%s", err);
+		return EXIT_CONFIG;
+	}
+	if (ks.n > 1) {
+		printf("%s: %zu identities: ", path, ks.n);
+		for (i = 0; i < ks.n; i++)
+			printf("%s%s", i ? ", " : "", ks.v[i].name);
+		printf("\n");
+		auth_keys_free(&ks);
+		return EXIT_OK;
+	}
+	auth_keys_free(&ks);
 	if (auth_key_load(&k, path, err, sizeof err) == -1) {
 		log_error("%s", err);
 		return EXIT_CONFIG;

@@ -208,7 +208,7 @@ small() {
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/a.key load_once
 	small "$first" "$SENT"
 	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
-	[ "$(grep -c '{tenant: k' <<<"$output")" -eq 2 ]
+	[ "$(grep -c '{tenant: i+default+' <<<"$output")" -eq 2 ]
 }
 
 @test "GLEAM_CACHE=0 sends everything and asks nothing" {
@@ -319,4 +319,73 @@ small() {
 	"$GLEAM_BIN/gleam-cache" -q -d "$DIR" -s 0 prune
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"models: []}"* ]]
+}
+
+# idents: a server key file with alice, bob and carol, and each one's own
+# key file as gleam-key -n writes it.
+idents() {
+	local n
+	: >"$BATS_TEST_TMPDIR/server.keys"
+	chmod 600 "$BATS_TEST_TMPDIR/server.keys"
+	for n in alice bob carol; do
+		"$GLEAM_BIN/gleam-key" -n "$n" -o "$BATS_TEST_TMPDIR/$n.key"
+		cat "$BATS_TEST_TMPDIR/$n.key" >>"$BATS_TEST_TMPDIR/server.keys"
+	done
+}
+
+@test "identities: one's entries are neither served to another nor held for its names ahead" {
+	idents
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/alice.key load_once
+	first=$SENT
+	grep -q "identity alice, cache i+alice+" "$SERVE_LOG"
+	# bob asks by the same names: every one misses, the bytes go again.
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/bob.key load_once
+	[ "$SENT" -gt $((first * 9 / 10)) ]
+	grep -q 'cacheHtoD: [1-9]' "$STATS"
+	# bob sends alice's names ahead (her names file): none is held.
+	rm -rf "$BATS_TEST_TMPDIR/xdg.bob"
+	cp -r "$XDG_CACHE_HOME" "$BATS_TEST_TMPDIR/xdg.bob"
+	XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg.bob GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/bob.key load_once -s 9
+	! grep -q 'cacheHeld: [1-9]' "$STATS"
+	# alice's own entries still serve her.
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/alice.key load_once
+	small "$first" "$SENT"
+	serve_stop
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
+	[ "$(grep -c '{tenant: i+alice+' <<<"$output")" -eq 1 ]
+	[ "$(grep -c '{tenant: i+bob+' <<<"$output")" -eq 1 ]
+	# -t with an identity's name: its entries alone.
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -t alice -o yaml ls
+	grep -q 'tenant: i+alice+' <<<"$output"
+	! grep -q 'tenant: i+bob+' <<<"$output"
+	run -2 "$GLEAM_BIN/gleam-cache" -d "$DIR" -t 'a/b' ls
+}
+
+@test "identities: cache_share makes a group's entries one tenant, the others stay apart" {
+	idents
+	conf "cache_share:
+  lab: [alice, carol]
+"
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/alice.key load_once
+	first=$SENT
+	grep -q "identity alice, cache g+lab" "$SERVE_LOG"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/carol.key load_once
+	small "$first" "$SENT"
+	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/bob.key load_once
+	[ "$SENT" -gt $((first * 9 / 10)) ]
+	serve_stop
+	# A member missing from the key file, or in two groups: refused.
+	conf "cache_share:
+  lab: [alice, dave]
+"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	[[ "$output" == *"cache_share: lab: no identity dave in key file"* ]]
+	conf "cache_share:
+  lab: [alice]
+  ml: [bob, alice]
+"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	[[ "$output" == *"ml: alice is in group lab already"* ]]
 }

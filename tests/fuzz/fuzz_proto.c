@@ -84,6 +84,7 @@ fuzz_small(const uint8_t *data, size_t size)
 		same_bytes(&w, data, size);
 		ENSURE(msg_auth_dec(w.p, w.len, &ag) == 0);
 		ENSURE(memcmp(a.proof, ag.proof, sizeof a.proof) == 0);
+		ENSURE(strcmp(a.ident, ag.ident) == 0);
 		pw_free(&w);
 	}
 	if (msg_welcome_dec(data, size, &wl) == 0) {

@@ -15,7 +15,7 @@ CLIENT_LIBS	+= $(CLIENT_SO)
 CLIENT_SRC	:= $(wildcard lib/client/*.c lib/client/gen/*.c)
 CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 # The shared lib/ modules the library uses, already built -fPIC.
-CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn chan chanrd stripe net proto auth rpc util parse yamlio htab zframe cname clenv keep)
+CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn chan chanrd stripe net proto auth rpc util parse yamlio htab zframe cname clenv keep meter)
 
 $(CLIENT_OBJ): CPPFLAGS += -Ilib/client -Ilib/client/gen -I$(CUDA_INC)
 $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden

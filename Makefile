@@ -28,6 +28,10 @@ Q		 = @
 say		 = @printf '  %-6s %s\n' '$(1)' '$(patsubst build/default/%,%,$(2))';
 MAKEFLAGS	+= --no-print-directory
 endif
+# make -s: not even those.
+ifneq ($(findstring s,$(filter-out ---%,$(firstword -$(MAKEFLAGS)))),)
+say		 = @
+endif
 
 # Where this build's objects, programs and library go.  The sanitizer build
 # (make asan) reuses these rules with other values.

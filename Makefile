@@ -80,7 +80,7 @@ check-install: all
 	@tests/check-install
 
 .PHONY: check-install all check unit unit-bins bats cuda-tests asan tsan fuzz lint-man synopsis emulator-check \
-	demo install uninstall clean help deps-check deps-demo
+	demo install uninstall clean help deps-check deps-demo plots
 
 all: $(PROG_BIN) $(CLIENT_LIBS)
 
@@ -253,6 +253,12 @@ deps-check:
 deps-demo:
 	@tests/deps demo
 
+# bench/RESULTS.md's figures, from the data files beside them; the SVGs
+# are committed.  gnuplot-nox is needed here only.
+plots:
+	@tests/deps plots
+	@bench/plot
+
 demo: deps-demo
 	$(Q)$(MAKE) all build/tests/host-kernels.so
 	@tests/demo $(BINOUT)
@@ -307,6 +313,7 @@ help:
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"
 	@echo "make check-install  the installed headers and pkg-config files, as a user builds with them"
 	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"
+	@echo "make plots       bench/plots/*.svg from their data (installs gnuplot-nox)"
 	@echo "make install     install into DESTDIR/PREFIX (default /usr/local)"
 	@echo "make clean       remove build products"
 	@echo "make V=1 ...     print each command in full, not a short line"

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "meter.h"
 #include "t.h"
 
@@ -115,6 +116,9 @@ test_draw(void)
 static void
 test_mode(void)
 {
+	char b[512];
+	FILE *lf;
+	size_t n;
 	int p[2];
 
 	if (pipe(p) == -1) {
@@ -134,8 +138,23 @@ test_mode(void)
 	CHECK(meter_mode(p[1], 0) == METER_OFF);
 	setenv("GLEAM_PROGRESS", "off", 1);
 	CHECK(meter_mode(p[1], 0) == METER_OFF);
-	setenv("GLEAM_PROGRESS", "yes", 1);		/* warned: auto */
+	/* Another value: warned of once, taken as auto. */
+	if ((lf = tmpfile()) == NULL) {
+		CHECK(0);
+		return;
+	}
+	log_file(lf);
+	setenv("GLEAM_PROGRESS", "yes", 1);
 	CHECK(meter_mode(p[1], 0) == METER_OFF);
+	CHECK(meter_mode(p[1], 0) == METER_OFF);
+	log_file(NULL);
+	rewind(lf);
+	n = fread(b, 1, sizeof b - 1, lf);
+	b[n] = '\0';
+	fclose(lf);
+	CHECK(strstr(b, "GLEAM_PROGRESS=yes: expected auto, 0, off, 1 or on: "
+	    "taken as auto\n") != NULL);
+	CHECK(strstr(b, "\n") == strrchr(b, '\n'));	/* once */
 	unsetenv("GLEAM_PROGRESS");
 	close(p[0]);
 	close(p[1]);

@@ -15,6 +15,24 @@ WARNFLAGS	 = -Wall -Wextra -Wshadow -Wpointer-arith -Wstrict-prototypes \
 CPPFLAGS	+= -D_GNU_SOURCE -Ilib/common -Ilib/codec
 LDLIBS		 = -levent -levent_pthreads -lyaml -lsodium -lcrypto -lzstd -lpthread -lm -ldl
 
+# Short lines while building ("CC gleam-serve/main.o", "LD bin/gleam-serve"),
+# as the kernel's and automake's silent rules; make V=1 prints every command
+# in full.  Nothing reads these lines: a failing command's own messages say
+# what failed.
+V		?= 0
+ifeq ($(V),1)
+Q		 =
+say		 =
+else
+Q		 = @
+say		 = @printf '  %-6s %s\n' '$(1)' '$(patsubst build/default/%,%,$(2))';
+MAKEFLAGS	+= --no-print-directory
+endif
+# make -s: not even those.
+ifneq ($(findstring s,$(filter-out ---%,$(firstword -$(MAKEFLAGS)))),)
+say		 = @
+endif
+
 # Where this build's objects, programs and library go.  The sanitizer build
 # (make asan) reuses these rules with other values.
 .DEFAULT_GOAL	:= all
@@ -62,18 +80,18 @@ check-install: all
 	@tests/check-install
 
 .PHONY: check-install all check unit unit-bins bats cuda-tests asan tsan fuzz lint-man synopsis emulator-check \
-	demo install uninstall clean help deps-check deps-demo
+	demo install uninstall clean help deps-check deps-demo plots
 
 all: $(PROG_BIN) $(CLIENT_LIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -fPIC -MMD -MP -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) -fPIC -MMD -MP -c -o $@ $<
 
 $(LIBA): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	$(AR) rcs $@ $^
+	@rm -f $@
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 # Programs' objects are built through a pattern rule: keep them, or make
 # deletes them as intermediates and relinks every program each time.
@@ -81,20 +99,20 @@ $(LIBA): $(LIB_OBJ)
 .SECONDEXPANSION:
 $(BINOUT)/%: $$(call prog_obj,%) $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIBA) $(LDLIBS)
 
 $(DAEMON_BIN): $(BUILD)/lib/common/svc.o
 $(DAEMON_BIN): LDLIBS += -lsystemd
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
 	    -MMD -MP -MF $@.d -o $@ $< $(LIBA) $(LDLIBS)
 
 # test_hreduce includes gleam-reduce's server, a daemon's: svc.o too.
 $(BUILD)/tests/test_hreduce: tests/unit/test_hreduce.c $(LIBA) $(BUILD)/lib/common/svc.o
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include $(CFLAGS) $(WARNFLAGS) -Itests/unit $(LDFLAGS) \
 	    -MMD -MP -MF $@.d -o $@ $< $(BUILD)/lib/common/svc.o $(LIBA) $(LDLIBS) -lsystemd
 
 # The host backend's unit test drives gleam-serve's own modules.
@@ -106,7 +124,7 @@ HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
     $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \
 	    $(LIBA) $(LDLIBS)
 
@@ -114,7 +132,7 @@ $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
 $(BUILD)/tests/test_serve_lanes: tests/unit/test_serve_lanes.c \
     $(BUILD)/gleam-serve/lanes.o $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(BUILD)/gleam-serve/lanes.o $(LIBA) $(LDLIBS)
 
@@ -122,7 +140,7 @@ $(BUILD)/tests/test_serve_lanes: tests/unit/test_serve_lanes.c \
 $(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \
     $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -I$(CUDA_HOME)/include -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(HOST_TEST_OBJ) \
 	    $(LIBA) $(LDLIBS)
 
@@ -143,20 +161,20 @@ timed		 = t0=$$(date +%s) && $(2) && \
 
 check: deps-check
 	@mkdir -p build && : >$(CHECKLOG) && : >$(CHECKTIMES)
-	$(call timed,all-build,$(MAKE) all unit-bins)
-	$(call timed,unit,$(MAKE) unit 2>&1 | tee -a $(CHECKLOG))
-	$(call timed,bats,$(MAKE) bats 2>&1 | tee -a $(CHECKLOG))
-	$(call timed,lint-man,$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG))
-	$(call timed,synopsis,$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG))
-	$(call timed,install,$(MAKE) check-install 2>&1 | tee -a $(CHECKLOG))
-	$(call timed,asan,$(MAKE) asan 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,build)$(call timed,all-build,$(MAKE) all unit-bins)
+	$(call say,CHECK,unit)$(call timed,unit,$(MAKE) unit 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,bats)$(call timed,bats,$(MAKE) bats 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,lint-man)$(call timed,lint-man,$(MAKE) lint-man 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,synopsis)$(call timed,synopsis,$(MAKE) synopsis 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,install)$(call timed,install,$(MAKE) check-install 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,asan)$(call timed,asan,$(MAKE) asan 2>&1 | tee -a $(CHECKLOG))
 	@# The fuzzers take one CPU each in turn, the race checks another:
 	@# side by side, their logs one after the other.
-	$(call timed,tsan+fuzz,{ $(MAKE) tsan >build/tsan.log 2>&1 & p=$$!; \
+	$(call say,CHECK,tsan+fuzz)$(call timed,tsan+fuzz,{ $(MAKE) tsan >build/tsan.log 2>&1 & p=$$!; \
 	    $(MAKE) fuzz >build/fuzz.log 2>&1; r=$$?; wait $$p; t=$$?; \
 	    cat build/tsan.log build/fuzz.log | tee -a $(CHECKLOG); \
 	    [ $$r -eq 0 ] && [ $$t -eq 0 ]; })
-	$(call timed,emulator-check,$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG))
+	$(call say,CHECK,emulator-check)$(call timed,emulator-check,$(MAKE) emulator-check 2>&1 | tee -a $(CHECKLOG))
 	@tr '\n' ' ' <$(CHECKTIMES); echo
 	@tests/summary $(CHECKLOG)
 
@@ -167,7 +185,7 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/check-driver-truth $(CLIENT_SO)
 
 bats: $(PROG_BIN) cuda-tests $(NVML_TEST)
-	GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
+	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
 # The nvcc-built test programs (static and shared cudart) and the host
 # kernels that let the host backend run them; skipped without nvcc.
@@ -182,37 +200,37 @@ cuda-tests: build/tests/host-kernels.so build/tests/fullfs.so
 build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-kernel.h \
     bench/workloads/infer-math.h
 	@mkdir -p $(@D)
-	$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
+	$(call say,CCLD,$@)$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
 	    tests/cuda/host-kernels.c -lm
 
 # A full disk for the cache tests: write(2) fails with ENOSPC under a
 # directory (tests/cuda/fullfs.c).
 build/tests/fullfs.so: tests/cuda/fullfs.c
 	@mkdir -p $(@D)
-	$(CC) -shared -fPIC -O2 $(WARNFLAGS) -o $@ tests/cuda/fullfs.c -ldl
+	$(call say,CCLD,$@)$(CC) -shared -fPIC -O2 $(WARNFLAGS) -o $@ tests/cuda/fullfs.c -ldl
 
 # The client library built with ThreadSanitizer, preloaded into the
 # many-thread and one-way test programs (its I/O thread and the program's
 # threads share the send queue and the replies); and the codec's threads.
 tsan: $(PROG_BIN) cuda-tests
-	$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
+	$(call say,MAKE,build/tsan)$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
 	    CC=cc CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec \
 	    build/tsan/tests/test_hreduce
 	@tests/tsan-client $(BINOUT) build/tsan/lib/libcuda.so.1
-	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HC_TEST_THREADS_ONLY=1 \
+	$(call say,TSAN,test_hcodec)TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HC_TEST_THREADS_ONLY=1 \
 	    build/tsan/tests/test_hcodec
-	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HR_TEST_DEV_ONLY=1 \
+	$(call say,TSAN,test_hreduce)TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HR_TEST_DEV_ONLY=1 \
 	    build/tsan/tests/test_hreduce
 
 # The unit and interface tests again, built with AddressSanitizer and UBSan.
 asan:
-	$(MAKE) BUILD=build/asan BINOUT=build/asan/bin LIBA=build/asan/libgleam.a \
+	$(call say,MAKE,build/asan)$(MAKE) BUILD=build/asan BINOUT=build/asan/bin LIBA=build/asan/libgleam.a \
 	    CC=cc CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	    LDFLAGS="-fsanitize=address,undefined" all unit-bins
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(call say,ASAN,unit)ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    tests/run-unit $(UNIT_SRC:tests/unit/%.c=build/asan/tests/%)
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	$(call say,ASAN,tests/bats)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    GLEAM_LIBDIR=$(CURDIR)/lib GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
 
 fuzz:
@@ -235,8 +253,14 @@ deps-check:
 deps-demo:
 	@tests/deps demo
 
+# bench/RESULTS.md's figures, from the data files beside them; the SVGs
+# are committed.  gnuplot-nox is needed here only.
+plots:
+	@tests/deps plots
+	@bench/plot
+
 demo: deps-demo
-	$(MAKE) all build/tests/host-kernels.so
+	$(Q)$(MAKE) all build/tests/host-kernels.so
 	@tests/demo $(BINOUT)
 
 # ---- installation ---------------------------------------------------------
@@ -289,5 +313,7 @@ help:
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"
 	@echo "make check-install  the installed headers and pkg-config files, as a user builds with them"
 	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"
+	@echo "make plots       bench/plots/*.svg from their data (installs gnuplot-nox)"
 	@echo "make install     install into DESTDIR/PREFIX (default /usr/local)"
 	@echo "make clean       remove build products"
+	@echo "make V=1 ...     print each command in full, not a short line"

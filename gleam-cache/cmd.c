@@ -9,6 +9,7 @@
 #include "cstore.h"
 #include "exitcode.h"
 #include "log.h"
+#include "meter.h"
 #include "parse.h"
 #include "util.h"
 #include "yamlio.h"
@@ -356,12 +357,18 @@ cmd_verify(const struct opts *o)
 {
 	struct cstore_file *f;
 	struct yw *w = NULL;
-	char why[256], err[1300], hex[CSTORE_HEX_LEN + 1];
+	struct meter m;
+	char why[256], err[1300], hex[CSTORE_HEX_LEN + 1], what[64], sz[32];
 	size_t n, i, nbad = 0, nrm = 0;
-	int lock = -1, tty = isatty(STDERR_FILENO) && !o->quiet;
+	uint64_t all = 0, done = 0, t;
+	int lock = -1;
 	int *bad;
 
 	f = scan(o, &n);
+	for (i = 0; i < n; i++)
+		all += f[i].len;
+	meter_start(&m, STDERR_FILENO, meter_mode(STDERR_FILENO, o->quiet),
+	    now_ns());
 	if ((bad = calloc(n + 1, sizeof *bad)) == NULL)
 		fatalx(EXIT_IO, "out of memory");
 	if (o->yaml) {
@@ -372,9 +379,11 @@ cmd_verify(const struct opts *o)
 		yw_key(w, "corrupt");
 		yw_seq(w);
 	}
-	for (i = 0; i < n; i++) {
-		if (tty)
-			fprintf(stderr, "\rverify: %zu/%zu", i + 1, n);
+	for (i = 0; i < n; done += f[i].len, i++) {
+		if (meter_due(&m, (t = now_ns()))) {
+			snprintf(what, sizeof what, "verify %zu/%zu:", i, n);
+			meter_show(&m, what, done, all, t);
+		}
 		if (cstore_verify_file(f[i].path, f[i].hash, why,
 		    sizeof why) == 0)
 			continue;
@@ -401,14 +410,14 @@ cmd_verify(const struct opts *o)
 			yw_kbool(w, "removed", bad[i] == 2);
 			yw_end(w);
 		} else {
-			if (tty)
-				fprintf(stderr, "\r");
+			/* On one terminal, the line would run into it. */
+			meter_done(&m);
 			printf("corrupt: %s/%s: %s%s\n", f[i].tenant, hex, why,
 			    bad[i] == 2 ? ": removed" : "");
+			fflush(stdout);
 		}
 	}
-	if (tty && n > 0)
-		fprintf(stderr, "\r\033[K");
+	meter_done(&m);
 	cstore_unlock(lock);
 	if (o->yaml) {
 		yw_end(w);
@@ -416,9 +425,9 @@ cmd_verify(const struct opts *o)
 		yw_kint(w, "removed", (long long)nrm);
 		yw_end(w);
 		emit(w);
-	} else if (!o->quiet && nbad > 0)
-		printf("checked %zu entries: %zu corrupt, %zu removed\n", n,
-		    nbad, nrm);
+	} else if (!o->quiet)
+		printf("verified %zu entries (%s): %zu corrupt, %zu removed\n",
+		    n, fmt_size(all, sz, sizeof sz), nbad, nrm);
 	free(bad);
 	free(f);
 	out_done();

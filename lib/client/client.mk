@@ -15,7 +15,7 @@ CLIENT_LIBS	+= $(CLIENT_SO)
 CLIENT_SRC	:= $(wildcard lib/client/*.c lib/client/gen/*.c)
 CLIENT_OBJ	:= $(CLIENT_SRC:%.c=$(BUILD)/%.o)
 # The shared lib/ modules the library uses, already built -fPIC.
-CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn chan chanrd stripe net proto auth rpc util parse yamlio htab zframe cname clenv keep)
+CLIENT_DEPS	:= $(patsubst %,$(BUILD)/lib/common/%.o,log conn chan chanrd stripe net proto auth rpc util parse yamlio htab zframe cname clenv keep meter)
 
 $(CLIENT_OBJ): CPPFLAGS += -Ilib/client -Ilib/client/gen -I$(CUDA_INC)
 $(CLIENT_OBJ): CFLAGS += -fvisibility=hidden
@@ -30,7 +30,7 @@ client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared \
 
 $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 	@mkdir -p $(@D)
-	$(client_link) -lsodium -lcrypto -lyaml -lzstd -lpthread
+	$(call say,LD,$@)$(client_link) -lsodium -lcrypto -lyaml -lzstd -lpthread
 
 # The local half alone: the same objects, with the hooks' local defaults
 # (hooks.c) in place of the remoting layer, so one placeholder device and
@@ -45,7 +45,7 @@ CLIENT_LOCAL_SO	:= $(BUILD)/client-local/libcuda.so.1
 $(CLIENT_LOCAL_SO): $(CLIENT_LOCAL:%=$(BUILD)/lib/client/%.o) \
     $(BUILD)/lib/common/log.o lib/client/exports.map
 	@mkdir -p $(@D)
-	$(client_link) -lpthread
+	$(call say,LD,$@)$(client_link) -lpthread
 
 # The client's unit tests dlopen the library (GLEAM_LIBCUDA, default
 # lib/libcuda.so.1) or its local half (GLEAM_LIBCUDA_LOCAL, default
@@ -90,7 +90,7 @@ client-gpu-check: $(BUILD)/cuda/against-driver $(CLIENT_LOCAL_SO)
 $(BUILD)/cuda/against-driver: tests/cuda/against-driver.c \
     lib/client/integrity.[ch] tests/unit/test_client_rows.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) -o $@ $< \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) -o $@ $< \
 	    -ldl -lpthread
 
 clean: client-clean

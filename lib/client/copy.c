@@ -11,6 +11,7 @@
 #include "io.h"
 #include "lanes.h"
 #include "mapped.h"
+#include "progress.h"
 #include "wcache.h"
 #include "log.h"
 
@@ -43,7 +44,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 {
 	struct rpc_val in[5], out[1];
 	size_t max = io_max_payload(), k;
-	int known = dev_range_known(dst, n);
+	int known = dev_range_known(dst, n), pg;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 
@@ -58,6 +59,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		return rc;
 	if (max > HTOD_CHUNK)
 		max = HTOD_CHUNK;
+	pg = progress_add(n);
 	while (n > 0) {
 		k = n < max ? n : max;
 		in[0].u = gobj_id(c);
@@ -73,8 +75,13 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 			rc = remote_call(R_MEM_HTOD, in, out, &keep);
 			free(keep);
 		}
-		if (rc != CUDA_SUCCESS)
+		if (rc != CUDA_SUCCESS) {
+			if (pg)
+				progress_drop(n);
 			return rc;
+		}
+		if (pg)
+			progress_sent(k, known ? PG_QUEUED : PG_WIRE);
 		dst += k;
 		src = (const char *)src + k;
 		n -= k;

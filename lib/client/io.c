@@ -64,6 +64,7 @@
 #include "keep.h"
 #include "log.h"
 #include "parse.h"
+#include "progress.h"
 #include "util.h"
 #include "zframe.h"
 
@@ -185,6 +186,17 @@ state_error(void)
 {
 	return rstate == R_LOST ? CUDA_ERROR_DEVICE_UNAVAILABLE :
 	    CUDA_ERROR_NOT_INITIALIZED;
+}
+
+uint64_t
+io_backlog(void)
+{
+	uint64_t b;
+
+	pthread_mutex_lock(&tlock);
+	b = queued - __atomic_load_n(&sent, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&tlock);
+	return b;
 }
 
 size_t
@@ -1190,6 +1202,7 @@ io_main(void *arg)
 	for (;;) {
 		if (io_take(&io) == -1 || io_send(&io) == -1)
 			goto down;
+		progress_tick();
 		if (io_sent(&io))
 			continue;	/* more may have been queued */
 		if ((n = io_poll(&io)) == -1)
@@ -1891,6 +1904,8 @@ io_start(const char *host, int port, const struct auth_key *kp)
 		conn_close(&rconn);
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
+	/* Before the drain's atexit: the drain runs first, the line moving. */
+	progress_init();
 	atexit(io_drain_at_exit);
 	return CUDA_SUCCESS;
 }

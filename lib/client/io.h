@@ -113,6 +113,11 @@ const struct chan *io_chan(void);
  * the server): then bulk lanes are not used, since they do not resume.
  */
 int		 io_resumable(void);
+/*
+ * Bytes queued and not yet sent (their headers too): how far behind the
+ * program's posting the link is (progress.c).
+ */
+uint64_t	 io_backlog(void);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
 

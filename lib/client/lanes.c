@@ -18,6 +18,7 @@
 #include "log.h"
 #include "net.h"
 #include "parse.h"
+#include "progress.h"
 #include "proto.h"
 #include "stripe.h"
 #include "util.h"
@@ -187,10 +188,12 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 {
 	struct rpc_val in[5];
 	size_t k, off;
+	int pg;
 
 	if (!lanes_hold(n, 0))
 		return 0;
 	*rc = CUDA_SUCCESS;
+	pg = progress_add(n);
 	for (off = 0; off < n; off += k) {
 		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
 		memset(in, 0, sizeof in);
@@ -206,7 +209,11 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 			*rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 			break;
 		}
+		if (pg)
+			progress_sent(k, PG_WIRE);
 	}
+	if (pg && off < n)
+		progress_drop(n - off);
 	lanes_release();
 	return 1;
 }

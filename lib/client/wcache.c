@@ -34,6 +34,7 @@
 #include "client.h"
 #include "log.h"
 #include "parse.h"
+#include "progress.h"
 #include "util.h"
 #include "cname.h"
 #include "wcache.h"
@@ -438,10 +439,12 @@ wc_upload(const uint8_t h[16], const void *p, size_t n)
 {
 	struct rwait w[WC_AHEAD];
 	struct rpc_val in[4], out[1];
-	size_t max = io_max_payload(), off = 0, k;
+	size_t max = io_max_payload(), off = 0, k, got = 0;
+	size_t len[WC_AHEAD];
 	unsigned head = 0, tail = 0;	/* sent, answered */
 	void *keep;
 	CUresult rc = CUDA_SUCCESS, rc2;
+	int pg = progress_add(n);
 
 	if (max > WC_PIECE)
 		max = WC_PIECE;
@@ -461,18 +464,26 @@ wc_upload(const uint8_t h[16], const void *p, size_t n)
 			if ((rc = rsend(R_CACHE_PUT, in, RP_BULK, wi)) !=
 			    CUDA_SUCCESS)
 				break;
+			len[head % WC_AHEAD] = k;
 			head++;
 			off += k;
 		}
 		if (tail == head)
 			break;
+		k = len[tail % WC_AHEAD];
 		rc2 = rwait(&w[tail++ % WC_AHEAD], out, &keep);
 		free(keep);
 		if (rc == CUDA_SUCCESS)
 			rc = rc2;
 		if (rc != CUDA_SUCCESS)
 			off = n;	/* collect what is in flight, then fail */
+		else if (pg) {
+			progress_sent(k, PG_WIRE);
+			got += k;
+		}
 	}
+	if (pg && got < n)
+		progress_drop(n - got);
 	return rc;
 }
 

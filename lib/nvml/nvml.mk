@@ -16,7 +16,7 @@ $(NVML_OBJ): CPPFLAGS += -Ilib/nvml
 
 $(NVML_SO): $(NVML_OBJ) $(NVML_DEPS) lib/nvml/exports.map
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 \
+	$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 \
 	    -Wl,-Bsymbolic -Wl,--version-script=lib/nvml/exports.map \
 	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lsodium -lcrypto -lyaml \
 	    -lpthread -lm
@@ -27,7 +27,7 @@ $(NVML_SO): $(NVML_OBJ) $(NVML_DEPS) lib/nvml/exports.map
 NVML_TEST	:= $(BUILD)/tests/nvml-check
 $(NVML_TEST): tests/nvml/nvml-check.c lib/nvml/gnvml.h $(NVML_SO) $(LIBA)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilib/nvml $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) \
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Ilib/nvml $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) \
 	    -o $@ $< -L$(dir $(NVML_SO)) -l:libnvidia-ml.so.1 $(LIBA) \
 	    $(LDLIBS)
 

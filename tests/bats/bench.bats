@@ -11,8 +11,8 @@ teardown() {
 	serve_kill
 }
 
-SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy reduce-bench
-    reduce-correctness reduce-nccl sched-gen sched-real sched-sim"
+SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy plot
+    reduce-bench reduce-correctness reduce-nccl sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
 	for s in $SCRIPTS; do
@@ -100,3 +100,33 @@ SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy red
 	serve_kill
 }
 
+
+@test "bench/plot draws every committed figure from its data" {
+	command -v gnuplot >/dev/null 2>&1 || skip "no gnuplot (make plots installs gnuplot-nox)"
+	src=$BATS_TEST_DIRNAME/../../bench/plots
+	d=$BATS_TEST_TMPDIR/plots
+	mkdir "$d"
+	cp "$src"/*.tsv "$d"
+	run -0 "$BATS_TEST_DIRNAME/../../bench/plot" "$d"
+	n=0
+	for f in "$src"/*.svg; do
+		g=$d/${f##*/}
+		[ -s "$g" ] || { echo "not drawn: ${f##*/}" >&2; return 1; }
+		grep -q '<svg' "$g"
+		# The same gnuplot draws the same bytes: the committed figure
+		# is the data's.
+		if [ "$(grep -m1 'Produced by' "$f")" = "$(grep -m1 'Produced by' "$g")" ]; then
+			cmp "$f" "$g"
+		fi
+		n=$((n + 1))
+	done
+	[ "$n" -eq "$(ls "$d"/*.svg | wc -l)" ]
+	# A data file missing or bad is an error, not a blank figure.
+	rm "$d/infer.tsv"
+	run -1 --separate-stderr "$BATS_TEST_DIRNAME/../../bench/plot" "$d"
+	[[ "$stderr" == *"infer.tsv: cannot read"* ]]
+	printf 'workload\tloopback\nx\t1\n' >"$d/infer.tsv"
+	run -1 --separate-stderr "$BATS_TEST_DIRNAME/../../bench/plot" "$d"
+	[[ "$stderr" == "plot: infer.svg: "* ]]
+	[ ! -e "$d/infer.svg" ]
+}

@@ -157,21 +157,64 @@ need_cache() {
 
 @test "verify finds a corrupt entry, -r removes it" {
 	need_cache
-	run -0 "$GLEAM_BIN/gleam-cache" -d "$C" verify
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$C" -q verify
 	[ -z "$output" ]
 	f=$(find "$C/data" -type f | head -n 1)
 	printf 'XXXX' | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null
 	run -1 "$GLEAM_BIN/gleam-cache" -d "$C" verify
 	[[ "${lines[0]}" == "corrupt: nokey/${f##*/}: "* ]]
-	[[ "${lines[-1]}" == "checked "*" entries: 1 corrupt, 0 removed" ]]
+	[[ "${lines[-1]}" == "verified "*" entries ("*"): 1 corrupt, 0 removed" ]]
 	run -1 "$GLEAM_BIN/gleam-cache" -d "$C" -o yaml verify
 	grep -q "hash: ${f##*/}" <<<"$output"
 	grep -q '^removed: 0$' <<<"$output"
 	run -0 "$GLEAM_BIN/gleam-cache" -d "$C" -r verify
 	[[ "${lines[0]}" == *": removed" ]]
+	[[ "${lines[-1]}" == "verified "*" entries ("*"): 1 corrupt, 1 removed" ]]
 	[ ! -e "$f" ]
-	run -0 "$GLEAM_BIN/gleam-cache" -d "$C" verify
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$C" -q verify
 	[ -z "$output" ]
+}
+
+@test "verify: a summary line when clean; -q, nothing" {
+	need_cache
+	n=$(find "$C/data" -type f | wc -l)
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-cache" -d "$C" verify
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" =~ ^verified\ $n\ entries\ \([0-9.]+\ MiB\):\ 0\ corrupt,\ 0\ removed$ ]]
+	# No terminal: no progress.
+	[ -z "$stderr" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-cache" -d "$C" -q verify
+	[ -z "$output" ] && [ -z "$stderr" ]
+	# Nothing to verify.
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$BATS_TEST_TMPDIR/empty" verify
+	[ "$output" = "verified 0 entries (0 B): 0 corrupt, 0 removed" ]
+}
+
+@test "verify: progress on stderr (GLEAM_PROGRESS=1), bytes of the total, erased; -q and 0 silence it" {
+	need_cache
+	n=$(find "$C/data" -type f | wc -l)
+	GLEAM_PROGRESS=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-cache" \
+	    -d "$C" verify
+	[[ "$output" == "verified $n entries"* ]]
+	[[ "$stderr" == $'\r'"verify 0/$n: 0 B/"*" MiB 0%"* ]]
+	[[ "$stderr" =~ $'\r'\ +$'\r'$ ]]
+	[[ "$stderr" != *$'\n'* ]]
+	GLEAM_PROGRESS=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-cache" \
+	    -d "$C" -q verify
+	[ -z "$output" ] && [ -z "$stderr" ]
+	GLEAM_PROGRESS=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-cache" \
+	    -d "$C" verify
+	[ -z "$stderr" ]
+}
+
+@test "verify on a terminal: nothing for work shorter than a second" {
+	need_cache
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run -0 python3 "$BATS_TEST_DIRNAME/ptyrun.py" "$BATS_TEST_TMPDIR/tty" \
+	    "$GLEAM_BIN/gleam-cache" -d "$C" verify
+	[[ "$output" == "verified "* ]]
+	[ ! -s "$BATS_TEST_TMPDIR/tty" ]
 }
 
 @test "rm removes named entries and says which were not there" {

@@ -175,6 +175,33 @@ cli_deprecated(const struct cli *c, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * After getopt_long failed on the option whose val is optopt: its entry
+ * if the word that failed was its long spelling.  (A short option that
+ * failed amid a cluster leaves optind on the cluster, so the word before
+ * it is looked at: it is a long spelling of the same option only if the
+ * command line said the option twice.)
+ */
+static const struct cli_opt *
+failed_long(const struct cli *c, int argc, char **argv)
+{
+	const struct cli_opt *o;
+	const char *w;
+	size_t n;
+
+	if (optopt == 0 || optind < 1 || optind > argc ||
+	    (o = canonical(c, optopt)) == NULL || o->name == NULL)
+		return NULL;
+	if (optopt == 'h' || optopt == 'V')
+		return NULL;
+	w = argv[optind - 1];
+	n = strlen(o->name);
+	if (strncmp(w, "--", 2) == 0 && strncmp(w + 2, o->name, n) == 0 &&
+	    (w[2 + n] == '\0' || w[2 + n] == '='))
+		return o;
+	return NULL;
+}
+
 int
 cli_next(struct cli *c, int argc, char **argv)
 {
@@ -196,18 +223,24 @@ cli_next(struct cli *c, int argc, char **argv)
 		printf("%s %s\n", c->prog, GLEAM_VERSION);
 		exit(EXIT_OK);
 	case '?':
+		if ((o = failed_long(c, argc, argv)) != NULL)
+			cli_bad(c, "option --%s takes no argument", o->name);
+		if ((optopt == 'h' || optopt == 'V') &&
+		    strncmp(argv[optind - 1], "--", 2) == 0)
+			cli_bad(c, "option --%s takes no argument",
+			    optopt == 'h' ? "help" : "version");
 		if (optopt != 0 && optopt < CLI_LONG)
 			cli_bad(c, "unknown option -%c", optopt);
 		cli_bad(c, "unknown option %s", argv[optind - 1]);
 	case ':':
-		if (optopt != 0 && optopt < CLI_LONG) {
-			o = find(c, optopt, 1);
-			o = canonical(c, o != NULL ? o->val : optopt);
-			cli_bad(c, "option -%c needs %s", optopt,
-			    o != NULL && o->arg != NULL ? o->arg :
-			    "an argument");
-		}
-		cli_bad(c, "option %s needs an argument", argv[optind - 1]);
+		if ((o = failed_long(c, argc, argv)) != NULL)
+			cli_bad(c, "option --%s needs an argument: %s", o->name,
+			    o->arg);
+		o = find(c, optopt, 1);
+		o = canonical(c, o != NULL ? o->val : optopt);
+		cli_bad(c, "option -%c needs an argument%s%s", optopt,
+		    o != NULL && o->arg != NULL ? ": " : "",
+		    o != NULL && o->arg != NULL ? o->arg : "");
 	}
 	if ((o = find(c, ch, 1)) != NULL) {
 		unsigned bit = (unsigned)ch & 255;

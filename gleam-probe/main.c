@@ -35,7 +35,7 @@ static const struct cli_opt opts[] = {
 
 static struct cli cli = { "gleam-probe",
     "gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]\n"
-    "            [-t time] server ...", opts, 0 };
+    "                   [-t time] server ...", opts, 0 };
 
 /* One line on stderr, rewritten in place; only on a terminal. */
 static void

@@ -38,7 +38,7 @@ static const struct cli_opt opts[] = {
 
 static struct cli cli = { "gleam-run",
     "gleam-run [-Fqv] [-k keyfile] [-O stats.yaml]\n"
-    "          [-s host[:port] | -S host[:port] [-t task]] [--] prog [args ...]",
+    "                 [-s host[:port] | -S host[:port] [-t task]] [--] prog [args ...]",
     opts, 1 };
 
 int

@@ -78,8 +78,9 @@ cli_usage(const struct cli *c, FILE *f)
 
 	do {
 		nl = strchr(p, '\n');
-		fprintf(f, "%s%.*s\n", first ? "usage: " : "       ",
-		    nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+		/* A line that begins with a blank goes on the one before. */
+		fprintf(f, "%s%.*s\n", first ? "usage: " : *p == ' ' ? "" :
+		    "       ", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
 		first = 0;
 		p = nl != NULL ? nl + 1 : NULL;
 	} while (p != NULL && *p != '\0');

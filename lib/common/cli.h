@@ -25,7 +25,9 @@ struct cli_opt {
 
 struct cli {
 	const char		*prog;	/* "gleam-serve" */
-	const char		*usage;	/* after "usage: ", lines joined by '\n' */
+	const char		*usage;	/* after "usage: ", forms joined by '\n'; a
+					 * line that starts with a blank wraps
+					 * the one before, as is */
 	const struct cli_opt	*opts;	/* ends with an entry whose val is 0 */
 	int			 stop;	/* stop at the first operand (gleam-run) */
 	/* filled in by cli_next */

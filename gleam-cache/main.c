@@ -9,32 +9,30 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "cli.h"
 #include "cstore.h"
 #include "exitcode.h"
 #include "log.h"
 #include "parse.h"
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-cache [-nqr] [-a age] [-d dir] [-o format] "
-	    "[-s size] [-t tenant]\n"
-	    "                   command [hash ...]\n");
-	exit(code);
-}
+static const struct cli_opt opts[] = {
+	{ 'd', "dir", "dir", "the cache directory (" CACHE_DIR_DEFAULT ")", 0 },
+	{ 'o', "format", "format", "table (default) or yaml", 0 },
+	{ 'q', "quiet", NULL, "no summary lines and no progress", 0 },
+	{ 't', "tenant", "tenant", "only this tenant's entries", 0 },
+	{ 'a', "max-age", "age", "prune: entries unused for longer than age", 0 },
+	{ 's', "max-size", "size", "prune: down to this total size", 0 },
+	{ 'n', "dry-run", NULL, "prune: say what would go, remove nothing", 0 },
+	{ 'r', "remove", NULL, "verify: remove the corrupt entries", 0 },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-cache",
+    "gleam-cache [-nqr] [-a age] [-d dir] [-o format] [-s size] [-t tenant]\n"
+    "                   command [hash ...]", opts, 0 };
 
 /* A one-line reason, then the usage. */
-static void __attribute__((noreturn, format(printf, 1, 2)))
-misuse(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	log_vmsg(LL_ERROR, fmt, ap);
-	va_end(ap);
-	usage(EXIT_USAGE);
-}
+#define misuse(...)	cli_bad(&cli, __VA_ARGS__)
 
 /* A duration as parse_duration reads it, or days: "14d". */
 static int
@@ -71,7 +69,7 @@ main(int argc, char *argv[])
 	memset(&o, 0, sizeof o);
 	o.dir = CACHE_DIR_DEFAULT;
 	o.age = -1;
-	while ((ch = getopt(argc, argv, "a:d:hno:qrs:t:")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'a':
 			if (parse_age(optarg, &o.age, &why) == -1)
@@ -80,8 +78,6 @@ main(int argc, char *argv[])
 		case 'd':
 			o.dir = optarg;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'n':
 			o.dry = 1;
 			break;
@@ -113,7 +109,7 @@ main(int argc, char *argv[])
 			o.tenant = optarg;
 			break;
 		default:
-			usage(EXIT_USAGE);
+			cli_usage_exit(&cli, EXIT_USAGE);
 		}
 	}
 	argc -= optind;

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,28 +14,24 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "cli.h"
 #include "exitcode.h"
 #include "log.h"
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-key [-n name] [-o file]\n"
-	    "       gleam-key -c file\n");
-	exit(code);
-}
+static const struct cli_opt opts[] = {
+	{ 'i', "identity", "name", "write the key as this identity's line", 0 },
+	{ 'i', NULL, "name", NULL, 'n' },
+	/* Spellings of earlier releases that are operands now. */
+	{ 'o', NULL, "file", NULL, 0 },
+	{ 'c', NULL, "file", NULL, 0 },
+	{ 0 }
+};
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-misuse(const char *fmt, ...)
-{
-	va_list ap;
+static struct cli cli = { "gleam-key",
+    "gleam-key [new] [-i name] [file]\n"
+    "gleam-key check file", opts, 0 };
 
-	va_start(ap, fmt);
-	log_vmsg(LL_ERROR, fmt, ap);
-	va_end(ap);
-	usage(EXIT_USAGE);
-}
+#define misuse(...)	cli_bad(&cli, __VA_ARGS__)
 
 /*
  * Loads a key file as every program does, and says what it holds: a key
@@ -116,38 +111,60 @@ make(const char *name, const char *out)
 int
 main(int argc, char *argv[])
 {
-	const char *name = NULL, *out = NULL, *chk = NULL;
+	const char *name = NULL, *out = NULL, *chk = NULL, *mode = "new";
 	int ch;
 
 	log_init(argv[0], LL_WARN);
-	opterr = 0;
-	while ((ch = getopt(argc, argv, ":c:hn:o:")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'c':
+			cli_deprecated(&cli, "-c is deprecated and will go; "
+			    "use gleam-key check %s", optarg);
+			mode = "check";
 			chk = optarg;
 			break;
-		case 'h':
-			usage(EXIT_OK);
-		case 'n':
+		case 'i':
 			if (auth_name_check(optarg) == -1)
-				misuse("-n %s: not a name (letters, digits, "
+				misuse("-i %s: not a name (letters, digits, "
 				    "'.', '_', '-', '@', at most %d)", optarg,
 				    AUTH_NAME_MAX);
 			name = optarg;
 			break;
 		case 'o':
+			cli_deprecated(&cli, "-o is deprecated and will go; "
+			    "give the file as an operand: gleam-key %s",
+			    optarg);
 			out = optarg;
 			break;
-		case ':':
-			misuse("-%c: missing argument", optopt);
 		default:
-			misuse("-%c: unknown option", optopt);
+			cli_usage_exit(&cli, EXIT_USAGE);
 		}
 	}
-	if (optind < argc)
-		misuse("unexpected argument: %s", argv[optind]);
-	if (chk != NULL && (name != NULL || out != NULL))
-		misuse("-c takes no other flag");
+	argc -= optind;
+	argv += optind;
+	if (argc > 0 && chk == NULL && (strcmp(argv[0], "new") == 0 ||
+	    strcmp(argv[0], "check") == 0)) {
+		mode = argv[0];
+		argc--;
+		argv++;
+	}
+	if (strcmp(mode, "check") == 0) {
+		if (chk == NULL && argc == 0)
+			misuse("check: which file?");
+		if (chk == NULL)
+			chk = *argv++, argc--;
+		if (argc > 0)
+			misuse("check: unexpected argument '%s'", argv[0]);
+		if (name != NULL || out != NULL)
+			misuse("check takes no other flag");
+	} else {
+		if (argc > 0 && out != NULL)
+			misuse("two files: -o %s and %s", out, argv[0]);
+		if (argc > 0)
+			out = *argv++, argc--;
+		if (argc > 0)
+			misuse("unexpected argument '%s'", argv[0]);
+	}
 	if (auth_init() == -1) {
 		log_error("libsodium cannot start");
 		return EXIT_SOFTWARE;

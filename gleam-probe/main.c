@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "cli.h"
 #include "conn.h"
 #include "exitcode.h"
 #include "log.h"
@@ -20,14 +21,21 @@
 static int show_progress;
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] "
-	    "[-T timeout] [-t time] server ...\n");
-	exit(code);
-}
+static const struct cli_opt opts[] = {
+	{ 'N', "count", "count", "round trips to time per server (20)", 0 },
+	{ 't', "time", "time", "how long to measure throughput each way (2s; 0: skip)", 0 },
+	{ 'T', "timeout", "timeout", "give up on a server after this long (3s)", 0 },
+	{ 'k', "key", "file", "prove this key file's key to the servers", 0 },
+	{ 'o', "format", "format", "table (default) or yaml", 0 },
+	{ 'q', "quiet", NULL, "no diagnostics and no progress", 0 },
+	{ 'v', "verbose", NULL, "say more", 0 },
+	{ 'N', NULL, "count", NULL, 'c' },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-probe",
+    "gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]\n"
+    "                   [-t time] server ...", opts, 0 };
 
 /* One line on stderr, rewritten in place; only on a terminal. */
 static void
@@ -91,27 +99,21 @@ main(int argc, char *argv[])
 	o.timeout_ms = 3000;
 	o.chunk = 256 << 10;
 	o.bulk_lock = &bulk_lock;
-	while ((ch = getopt(argc, argv, "c:hk:o:qT:t:v")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
-		case 'c':
-			if (parse_int(optarg, 1, 1000000, &ll, &why) == -1) {
-				log_error("-c: %s: %s", optarg, why);
-				usage(EXIT_USAGE);
-			}
+		case 'N':
+			if (parse_int(optarg, 1, 1000000, &ll, &why) == -1)
+				cli_bad(&cli, "-N: %s: %s", optarg, why);
 			o.count = (int)ll;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'k':
 			keyfile = optarg;
 			break;
 		case 'o':
 			if (strcmp(optarg, "table") != 0 &&
-			    strcmp(optarg, "yaml") != 0) {
-				log_error("-o: %s: expected table or yaml",
+			    strcmp(optarg, "yaml") != 0)
+				cli_bad(&cli, "-o: %s: expected table or yaml",
 				    optarg);
-				usage(EXIT_USAGE);
-			}
 			format = optarg;
 			break;
 		case 'q':
@@ -120,33 +122,27 @@ main(int argc, char *argv[])
 		case 'T':
 			if (parse_duration(optarg, &secs, &why) == -1 ||
 			    (secs < 0.001 && (why = "too small")) ||
-			    (secs > 3600 && (why = "too large"))) {
-				log_error("-T: %s: %s", optarg, why);
-				usage(EXIT_USAGE);
-			}
+			    (secs > 3600 && (why = "too large")))
+				cli_bad(&cli, "-T: %s: %s", optarg, why);
 			o.timeout_ms = (int)(secs * 1000);
 			break;
 		case 't':
 			if (parse_duration(optarg, &secs, &why) == -1 ||
-			    (secs > 600 && (why = "longer than 10 minutes"))) {
-				log_error("-t: %s: %s", optarg, why);
-				usage(EXIT_USAGE);
-			}
+			    (secs > 600 && (why = "longer than 10 minutes")))
+				cli_bad(&cli, "-t: %s: %s", optarg, why);
 			o.bulk_s = secs;
 			break;
 		case 'v':
 			verbose++;
 			break;
 		default:
-			usage(EXIT_USAGE);
+			cli_usage_exit(&cli, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0) {
-		log_error("no server given");
-		usage(EXIT_USAGE);
-	}
+	if (argc == 0)
+		cli_bad(&cli, "no server given");
 	log_setlevel(quiet ? LL_ERROR : LL_WARN + verbose);
 	show_progress = !quiet && isatty(STDOUT_FILENO) &&
 	    isatty(STDERR_FILENO);
@@ -172,10 +168,8 @@ main(int argc, char *argv[])
 		p->port = PROTO_DEFAULT_PORT;
 		if (parse_hostport(argv[i], p->host, sizeof p->host, &p->port,
 		    &why) == -1 || (p->port == 0 && (why = "port 0")) ||
-		    (p->host[0] == '\0' && (why = "no host"))) {
-			log_error("%s: %s", argv[i], why);
-			usage(EXIT_USAGE);
-		}
+		    (p->host[0] == '\0' && (why = "no host")))
+			cli_bad(&cli, "%s: %s", argv[i], why);
 	}
 	for (i = 0; i < n; i++) {
 		jobs[i].p = &probes[i];

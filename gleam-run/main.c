@@ -14,21 +14,32 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "exitcode.h"
 #include "log.h"
 #include "parse.h"
 #include "proto.h"
 #include "run.h"
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-run [-Fv] [-k keyfile] [-o stats.yaml] "
-	    "[-s host[:port] | -S host[:port]] [-t task] "
-	    "-- prog [args ...]\n");
-	exit(code);
-}
+enum { O_STATS = 'O' };
+
+static const struct cli_opt opts[] = {
+	{ 's', "server", "host[:port]", "use this gleam-serve (port 7383 unless given)", 0 },
+	{ 'S', "sched", "host[:port]", "ask this gleam-sched daemon which server to use", 0 },
+	{ 't', "task", "name", "with -S: the task's name for the daemon", 0 },
+	{ 'k', "key", "file", "prove this key file's key to the server", 0 },
+	{ 'O', "stats", "file", "the program writes its statistics here (YAML)", 0 },
+	{ 'F', "fallback", NULL, "if the server cannot be used, run without it", 0 },
+	{ 'q', "quiet", NULL, "no warnings and no upload progress", 0 },
+	{ 'v', "verbose", NULL, "say more (again: debug lines)", 0 },
+	{ 'O', NULL, "file", NULL, 'o' },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-run",
+    "gleam-run [-Fqv] [-k keyfile] [-O stats.yaml]\n"
+    "                 [-s host[:port] | -S host[:port] [-t task]] [--] prog [args ...]",
+    opts, 1 };
 
 int
 main(int argc, char *argv[])
@@ -40,60 +51,54 @@ main(int argc, char *argv[])
 
 	log_init("gleam-run", LL_WARN);
 	memset(&o, 0, sizeof o);
-	while ((ch = getopt(argc, argv, "+Fhk:o:S:s:t:v")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'F':
 			o.fallback = 1;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'k':
 			o.key_file = optarg;
 			break;
-		case 'o':
+		case 'O':
 			o.stats = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
 			break;
 		case 'S':
 		case 's':
 			if (parse_hostport(optarg, host, sizeof host, &port,
 			    &why) == -1 || (port == 0 && (why = "port 0")) ||
-			    (host[0] == '\0' && (why = "no host"))) {
-				log_error("-%c %s: %s", ch, optarg, why);
-				usage(EXIT_USAGE);
-			}
+			    (host[0] == '\0' && (why = "no host")))
+				cli_bad(&cli, "-%c %s: %s", ch, optarg, why);
 			if (ch == 's')
 				o.server = optarg;
 			else
 				o.sched = optarg;
 			break;
 		case 't':
-			if (optarg[0] == '\0' || strlen(optarg) > 127) {
-				log_error("-t: a task name of 1 to 127 bytes");
-				usage(EXIT_USAGE);
-			}
+			if (optarg[0] == '\0' || strlen(optarg) > 127)
+				cli_bad(&cli, "-t: a task name of 1 to 127 "
+				    "bytes");
 			o.task = optarg;
 			break;
 		case 'v':
 			o.verbose++;
 			break;
 		default:
-			usage(EXIT_USAGE);
+			cli_usage_exit(&cli, EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc == 0) {
-		log_error("no program given");
-		usage(EXIT_USAGE);
-	}
-	if (o.server != NULL && o.sched != NULL) {
-		log_error("-s and -S: give one");
-		usage(EXIT_USAGE);
-	}
-	if (o.task != NULL && o.sched == NULL) {
-		log_error("-t: only with -S");
-		usage(EXIT_USAGE);
-	}
+	if (argc == 0)
+		cli_bad(&cli, "no program given");
+	if (o.server != NULL && o.sched != NULL)
+		cli_bad(&cli, "-s and -S: give one");
+	if (o.task != NULL && o.sched == NULL)
+		cli_bad(&cli, "-t: only with -S");
+	if (o.quiet)
+		log_init("gleam-run", LL_ERROR);
 	if (!o.fallback && (e = getenv("GLEAM_FALLBACK")) != NULL && *e) {
 		if (strcmp(e, "local") == 0)
 			o.fallback = 2;

@@ -265,6 +265,7 @@ run_exec(const struct run_opts *o, char **argv)
 	    (o->stats != NULL && setenv("GLEAM_STATS", o->stats, 1) == -1) ||
 	    setenv("GLEAM_STATS_PID", pid, 1) == -1 ||
 	    (o->verbose > 0 && setenv("GLEAM_VERBOSE", "1", 1) == -1) ||
+	    (o->quiet && setenv("GLEAM_PROGRESS", "0", 1) == -1) ||
 	    (o->verbose > 1 && setenv("GLEAM_DEBUG", o->verbose > 2 ? "2" :
 	    "1", 1) == -1) ||
 	    run_prepend("LD_LIBRARY_PATH", dir) == -1 ||

@@ -7,8 +7,9 @@ struct run_opts {
 	const char	*sched;		/* -S: the gleam-sched daemon, or NULL */
 	const char	*task;		/* -t: the task's name for it, or NULL */
 	const char	*key_file;	/* -k, or NULL */
-	const char	*stats;		/* -o, or NULL */
+	const char	*stats;		/* -O, or NULL */
 	int		 verbose;	/* -v, repeated */
+	int		 quiet;		/* -q: no warnings, no progress */
 	int		 fallback;	/* 1: -F, 2: GLEAM_FALLBACK=local */
 };
 

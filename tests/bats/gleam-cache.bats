@@ -71,6 +71,15 @@ need_cache() {
 	[[ "$output" == *"counters_updated: null"* ]]
 }
 
+@test "long options, and options after the command" {
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run -0 "$GLEAM_BIN/gleam-cache" du --dir "$BATS_TEST_TMPDIR/empty" --format=yaml
+	[[ "$output" == *"disk: {entries: 0, bytes: 0, data_bytes: 0}"* ]]
+	run -0 "$GLEAM_BIN/gleam-cache" prune -d "$BATS_TEST_TMPDIR/empty" --max-size=1g --dry-run
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-cache" ls --max-age 1d -d "$BATS_TEST_TMPDIR/empty"
+	[[ "$stderr" == *"go with prune"* ]]
+}
+
 @test "ls lists every entry, table and YAML" {
 	need_cache
 	n=$(find "$C/data" -type f | wc -l)

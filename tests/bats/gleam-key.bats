@@ -3,23 +3,40 @@
 
 load test_helper
 
-USAGE="usage: gleam-key [-n name] [-o file]"
+USAGE="usage: gleam-key [new] [-i name] [file]"
 
 @test "-h prints usage on stdout and exits 0" {
 	run -0 "$GLEAM_BIN/gleam-key" -h
 	[ "${lines[0]}" = "$USAGE" ]
-	[ "${lines[1]}" = "       gleam-key -c file" ]
+	[ "${lines[1]}" = "       gleam-key check file" ]
+	[[ "$output" == *"  -i, --identity=name "* ]]
 }
 
 @test "bad flags and names are usage errors" {
 	run -2 "$GLEAM_BIN/gleam-key" -x
-	[[ "$output" == *"-x: unknown option"* ]]
-	run -2 "$GLEAM_BIN/gleam-key" -n "bad name"
-	[[ "$output" == *"-n bad name: not a name"* ]]
-	run -2 "$GLEAM_BIN/gleam-key" extra
-	[[ "$output" == *"unexpected argument: extra"* ]]
-	run -2 "$GLEAM_BIN/gleam-key" -c f -n x
-	[[ "$output" == *"-c takes no other flag"* ]]
+	[[ "$output" == *"unknown option -x"* ]]
+	run -2 "$GLEAM_BIN/gleam-key" -i "bad name"
+	[[ "$output" == *"-i bad name: not a name"* ]]
+	run -2 "$GLEAM_BIN/gleam-key" a b
+	[[ "$output" == *"unexpected argument 'b'"* ]]
+	run -2 "$GLEAM_BIN/gleam-key" check f -i x
+	[[ "$output" == *"check takes no other flag"* ]]
+	run -2 "$GLEAM_BIN/gleam-key" check
+	[[ "$output" == *"check: which file?"* ]]
+	run -2 "$GLEAM_BIN/gleam-key" check a b
+	[[ "$output" == *"check: unexpected argument 'b'"* ]]
+}
+
+@test "the spellings of earlier releases work, with a warning" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -n bob -o "$BATS_TEST_TMPDIR/k"
+	[[ "$(cat "$BATS_TEST_TMPDIR/k")" == "bob "* ]]
+	[ "${stderr_lines[0]}" = "gleam-key: -n is deprecated and will go; use -i (--identity)" ]
+	[ "${stderr_lines[1]}" = "gleam-key: -o is deprecated and will go; give the file as an operand: gleam-key $BATS_TEST_TMPDIR/k" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
+	[ "$output" = "$BATS_TEST_TMPDIR/k: a key, for bob" ]
+	[ "$stderr" = "gleam-key: -c is deprecated and will go; use gleam-key check $BATS_TEST_TMPDIR/k" ]
+	run -0 "$GLEAM_BIN/gleam-key" new --identity=carol "$BATS_TEST_TMPDIR/c"
+	[[ "$(cat "$BATS_TEST_TMPDIR/c")" == "carol "* ]]
 }
 
 @test "a key is 32 random bytes in base64, different each time" {
@@ -29,46 +46,46 @@ USAGE="usage: gleam-key [-n name] [-o file]"
 	[ "$(printf '%s' "$a" | base64 -d | wc -c)" -eq 32 ]
 	run -0 "$GLEAM_BIN/gleam-key"
 	[ "$output" != "$a" ]
-	run -0 "$GLEAM_BIN/gleam-key" -n alice@lab
+	run -0 "$GLEAM_BIN/gleam-key" -i alice@lab
 	[[ "$output" == "alice@lab "* ]]
 	[ "${#output}" -eq $((10 + 44)) ]
 }
 
-@test "-o writes mode 600 and never overwrites" {
-	run -0 "$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/k"
+@test "a file is written with mode 600 and never overwritten" {
+	run -0 "$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/k"
 	[ "$(stat -c %a "$BATS_TEST_TMPDIR/k")" = 600 ]
 	cp "$BATS_TEST_TMPDIR/k" "$BATS_TEST_TMPDIR/before"
-	run -6 "$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/k"
+	run -6 "$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/k"
 	[[ "$output" == *"k: File exists"* ]]
 	cmp "$BATS_TEST_TMPDIR/k" "$BATS_TEST_TMPDIR/before"
-	run -6 "$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/no/such/dir"
+	run -6 "$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/no/such/dir"
 }
 
-@test "-c reads a file as every program does" {
-	"$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/k"
-	run -0 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
+@test "check reads a file as every program does" {
+	"$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/k"
+	run -0 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/k"
 	[ "$output" = "$BATS_TEST_TMPDIR/k: a key" ]
-	"$GLEAM_BIN/gleam-key" -n bob -o "$BATS_TEST_TMPDIR/bob"
-	run -0 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/bob"
+	"$GLEAM_BIN/gleam-key" -i bob "$BATS_TEST_TMPDIR/bob"
+	run -0 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/bob"
 	[ "$output" = "$BATS_TEST_TMPDIR/bob: a key, for bob" ]
 	printf 'passphrase several unrelated words\n' >"$BATS_TEST_TMPDIR/p"
 	chmod 600 "$BATS_TEST_TMPDIR/p"
-	run -0 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/p"
+	run -0 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/p"
 	printf 'hunter2\n' >"$BATS_TEST_TMPDIR/weak"
 	chmod 600 "$BATS_TEST_TMPDIR/weak"
-	run -3 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/weak"
+	run -3 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/weak"
 	[[ "$output" == *"weak:1: not a key"* ]]
 	chmod 644 "$BATS_TEST_TMPDIR/k"
-	run -3 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
+	run -3 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/k"
 	[[ "$output" == *"readable by others (chmod 600 it)"* ]]
 }
 
 @test "a key it makes is accepted by a server and its clients" {
-	"$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/k"
+	"$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/k"
 	serve_start -k "$BATS_TEST_TMPDIR/k"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
-	"$GLEAM_BIN/gleam-key" -o "$BATS_TEST_TMPDIR/other"
-	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/other" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
+	"$GLEAM_BIN/gleam-key" "$BATS_TEST_TMPDIR/other"
+	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/other" "$SERVE_ADDR"
 	serve_stop
 }
 

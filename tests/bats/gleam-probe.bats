@@ -7,12 +7,23 @@ teardown() {
 	serve_kill
 }
 
-USAGE="usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] [-T timeout] [-t time] server ..."
+USAGE="usage: gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]"
 
-@test "-h prints usage on stdout and exits 0" {
+@test "-h prints usage and options on stdout and exits 0" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -h
-	[ "$output" = "$USAGE" ]
+	[ "${lines[0]}" = "$USAGE" ]
+	[[ "$output" == *"  -N, --count=count "* ]]
 	[ -z "$stderr" ]
+}
+
+@test "long options; -c is the deprecated spelling of -N" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" --count=0 h
+	[ "${stderr_lines[0]}" = "gleam-probe: -N: 0: too small" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 0 h
+	[ "${stderr_lines[0]}" = "gleam-probe: -c is deprecated and will go; use -N (--count)" ]
+	[ "${stderr_lines[1]}" = "gleam-probe: -N: 0: too small" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" --format json h
+	[ "${stderr_lines[0]}" = "gleam-probe: -o: json: expected table or yaml" ]
 }
 
 @test "no server is a usage error" {
@@ -23,10 +34,10 @@ USAGE="usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] [-T timeout]
 }
 
 @test "bad numbers name the flag and the value" {
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 0 h
-	[ "${stderr_lines[0]}" = "gleam-probe: -c: 0: too small" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 10x h
-	[ "${stderr_lines[0]}" = "gleam-probe: -c: 10x: not a number" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 0 h
+	[ "${stderr_lines[0]}" = "gleam-probe: -N: 0: too small" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 10x h
+	[ "${stderr_lines[0]}" = "gleam-probe: -N: 10x: not a number" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -t -1s h
 	[ "${stderr_lines[0]}" = "gleam-probe: -t: -1s: negative value" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 2fortnights h
@@ -53,7 +64,7 @@ USAGE="usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] [-T timeout]
 
 @test "the table has a row per server" {
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 5 -t 0.2 "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 5 -t 0.2 "$SERVE_ADDR"
 	[[ "${lines[0]}" == SERVER*"RTT MIN/MED/P99 (ms)"*"UP Mbit/s"*"DOWN Mbit/s"*CLIENTS*GPUS ]]
 	[[ "${lines[1]}" == "$SERVE_ADDR "*"no GPU" ]]
 	[ "${#lines[@]}" -eq 2 ]
@@ -63,7 +74,7 @@ USAGE="usage: gleam-probe [-qv] [-c count] [-k keyfile] [-o format] [-T timeout]
 
 @test "YAML output has the documented keys" {
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 5 -t 0.2 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 5 -t 0.2 -o yaml "$SERVE_ADDR"
 	[ "${lines[0]}" = "probes:" ]
 	[ "${lines[1]}" = "- server: $SERVE_ADDR" ]
 	[ "${lines[2]}" = "  ok: true" ]
@@ -88,7 +99,7 @@ assert p["status"]["gpus"] == []'
 
 @test "-t 0 skips the throughput test" {
 	serve_start
-	run -0 "$GLEAM_BIN/gleam-probe" -c 2 -t 0 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -N 2 -t 0 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"up_mbit_s: null"* ]]
 	[[ "$output" == *"down_mbit_s: null"* ]]
 	serve_stop
@@ -96,11 +107,11 @@ assert p["status"]["gpus"] == []'
 
 @test "an unreachable server is named, the others still reported, exit 4" {
 	serve_start
-	run -4 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 2 -t 0 -T 1s 127.0.0.1:1 "$SERVE_ADDR"
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 2 -t 0 -T 1s 127.0.0.1:1 "$SERVE_ADDR"
 	[ "$stderr" = "gleam-probe: 127.0.0.1:1: Connection refused" ]
 	[[ "${lines[1]}" == "127.0.0.1:1 "*"unreachable: Connection refused" ]]
 	[[ "${lines[2]}" == "$SERVE_ADDR "*"no GPU" ]]
-	run -4 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 2 -t 0 -o yaml 127.0.0.1:1 "$SERVE_ADDR"
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 2 -t 0 -o yaml 127.0.0.1:1 "$SERVE_ADDR"
 	[[ "$output" == *"- server: 127.0.0.1:1"*"  ok: false"*"  error: Connection refused"*"- server: $SERVE_ADDR"*"  ok: true"* ]]
 	serve_stop
 }
@@ -145,7 +156,7 @@ c, _ = s.accept(); c.recv(100); c.sendall(b"HTTP/1.0 400 Bad Request\r\n\r\n" + 
 
 @test "no progress lines when stdout is not a terminal" {
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 2 -t 0 "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 2 -t 0 "$SERVE_ADDR"
 	[ -z "$stderr" ]
 	serve_stop
 }

@@ -3,7 +3,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-run [-Fv] [-k keyfile] [-o stats.yaml] [-s host[:port] | -S host[:port]] [-t task] -- prog [args ...]"
+USAGE="usage: gleam-run [-Fqv] [-k keyfile] [-O stats.yaml]"
 
 # keyed_start KEYFILE: a second server, demanding the key; KEYED_ADDR.
 keyed_start() {
@@ -34,9 +34,61 @@ teardown() {
 	if [ -n "${KEYED_PID:-}" ]; then { kill -KILL "$KEYED_PID" && wait "$KEYED_PID"; } 2>/dev/null || true; fi
 }
 
-@test "-h prints usage on stdout and exits 0" {
+@test "-h and --help print the usage and every option on stdout and exit 0" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -h
-	[ "$output" = "$USAGE" ]
+	[ "${lines[0]}" = "$USAGE" ]
+	[ -z "$stderr" ]
+	for o in -s,--server= -S,--sched= -t,--task= -k,--key= -O,--stats= \
+	    -F,--fallback -q,--quiet -v,--verbose -h,--help -V,--version; do
+		[[ "$output" == *"  ${o%%,*}, ${o#*,}"* ]]
+	done
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" --help
+	[ "${lines[0]}" = "$USAGE" ]
+}
+
+@test "-V and --version print the version" {
+	v=$(sed -n 's/^#define GLEAM_VERSION[^"]*"\(.*\)"/\1/p' "$BATS_TEST_DIRNAME/../../lib/common/util.h")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -V
+	[ "$output" = "gleam-run $v" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" --version
+	[ "$output" = "gleam-run $v" ]
+}
+
+@test "long options, and options end at the program" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" --verbose --stats "$BATS_TEST_TMPDIR/s.yaml" --server="$SERVE_ADDR" \
+	    sh -c 'echo "$GLEAM_STATS $GLEAM_VERBOSE" "$@"' sh -v -x
+	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml 1 -v -x" ]
+}
+
+@test "-o is the deprecated spelling of -O: it works, with a warning" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+	    sh -c 'echo "$GLEAM_STATS"'
+	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml" ]
+	[ "$stderr" = "gleam-run: -o is deprecated and will go; use -O (--stats)" ]
+}
+
+@test "-q quiets the warnings and the library's progress" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -q -F -s 127.0.0.1:1 -- sh -c 'echo "[$GLEAM_PROGRESS]"'
+	[ "$output" = "[]" ]
+	[ -z "$stderr" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -q -s "$SERVE_ADDR" -- sh -c 'echo "[$GLEAM_PROGRESS]"'
+	[ "$output" = "[0]" ]
+}
+
+@test "an unknown option or a missing argument is a usage error" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -x -- true
+	[ "${stderr_lines[0]}" = "gleam-run: unknown option -x" ]
+	[ "${stderr_lines[1]}" = "$USAGE" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" --frobnicate -- true
+	[ "${stderr_lines[0]}" = "gleam-run: unknown option --frobnicate" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -s
+	[ "${stderr_lines[0]}" = "gleam-run: option -s needs an argument: host[:port]" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" --server
+	[ "${stderr_lines[0]}" = "gleam-run: option --server needs an argument: host[:port]" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" --fallback=yes -- true
+	[ "${stderr_lines[0]}" = "gleam-run: option --fallback takes no argument" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" --help=me
+	[ "${stderr_lines[0]}" = "gleam-run: option --help takes no argument" ]
 }
 
 @test "no program is a usage error" {
@@ -126,8 +178,8 @@ teardown() {
 	[[ "$stderr" == *"libcuda.so.1: No such file or directory (set GLEAM_LIBDIR)" ]]
 }
 
-@test "-o and -v reach the library" {
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -v -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+@test "-O and -v reach the library" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -v -O "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_STATS $GLEAM_VERBOSE"'
 	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml 1" ]
 }
@@ -193,7 +245,7 @@ print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port"
 }
 
 @test "-F and GLEAM_FALLBACK=local run the program without the library, saying so" {
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -F -o "$BATS_TEST_TMPDIR/s.yaml" -s 127.0.0.1:1 -- \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -F -O "$BATS_TEST_TMPDIR/s.yaml" -s 127.0.0.1:1 -- \
 	    sh -c 'echo "ran|$LD_PRELOAD|${GLEAM_SERVER:-none}"'
 	[ "$output" = "ran||none" ]
 	[ "$stderr" = "gleam-run: cannot use server 127.0.0.1:1: Connection refused: running sh without it (-F)" ]
@@ -223,7 +275,7 @@ print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port"
 	# bash is the program (the library is preloaded into it too; bash,
 	# unlike dash, leaves by exit(3)); its child bash, exec'd later and
 	# exiting last, loads the library but writes nothing.
-	run -7 "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+	run -7 "$GLEAM_BIN/gleam-run" -O "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
 	    bash -c '(sleep 0.3; bash -c "exit 3") & exit 7'
 	sleep 1
 	grep -qx 'program: bash' "$BATS_TEST_TMPDIR/s.yaml"
@@ -233,7 +285,7 @@ print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port"
 	grep -qx 'round_trips: 0' "$BATS_TEST_TMPDIR/s.yaml"
 	# A shell that execs the program leaves it the pid: the program writes.
 	rm "$BATS_TEST_TMPDIR/s.yaml"
-	run -5 "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
+	run -5 "$GLEAM_BIN/gleam-run" -O "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
 	    bash -c 'exec bash -c "exit 5"'
 	grep -qx 'exit: 5' "$BATS_TEST_TMPDIR/s.yaml"
 }

@@ -32,7 +32,7 @@ USAGE="usage: gleam-key [new] [-i name] [file]"
 	[[ "$(cat "$BATS_TEST_TMPDIR/k")" == "bob "* ]]
 	[ "${stderr_lines[0]}" = "gleam-key: -n is deprecated and will go; use -i (--identity)" ]
 	[ "${stderr_lines[1]}" = "gleam-key: -o is deprecated and will go; give the file as an operand: gleam-key $BATS_TEST_TMPDIR/k" ]
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/k"
 	[ "$output" = "$BATS_TEST_TMPDIR/k: a key, for bob" ]
 	[ "$stderr" = "gleam-key: -c is deprecated and will go; use gleam-key check $BATS_TEST_TMPDIR/k" ]
 	run -0 "$GLEAM_BIN/gleam-key" new --identity=carol "$BATS_TEST_TMPDIR/c"
@@ -94,21 +94,21 @@ USAGE="usage: gleam-key [new] [-i name] [file]"
 	: >"$BATS_TEST_TMPDIR/keys"
 	chmod 600 "$BATS_TEST_TMPDIR/keys"
 	for n in alice bob; do
-		"$GLEAM_BIN/gleam-key" -n "$n" -o "$BATS_TEST_TMPDIR/$n"
+		"$GLEAM_BIN/gleam-key" -i "$n" "$BATS_TEST_TMPDIR/$n"
 		cat "$BATS_TEST_TMPDIR/$n" >>"$BATS_TEST_TMPDIR/keys"
 	done
-	run -0 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/keys"
+	run -0 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/keys"
 	[ "$output" = "$BATS_TEST_TMPDIR/keys: 2 identities: alice, bob" ]
 	serve_start -k "$BATS_TEST_TMPDIR/keys" -v
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/alice" "$SERVE_ADDR"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/bob" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/alice" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/bob" "$SERVE_ADDR"
 	# mallory with a key of her own; alice's name with another key.
-	"$GLEAM_BIN/gleam-key" -n mallory -o "$BATS_TEST_TMPDIR/mallory"
-	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/mallory" "$SERVE_ADDR"
+	"$GLEAM_BIN/gleam-key" -i mallory "$BATS_TEST_TMPDIR/mallory"
+	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/mallory" "$SERVE_ADDR"
 	local unknown=$output
 	sed "s/^mallory /alice /" "$BATS_TEST_TMPDIR/mallory" >"$BATS_TEST_TMPDIR/fake"
 	chmod 600 "$BATS_TEST_TMPDIR/fake"
-	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/fake" "$SERVE_ADDR"
+	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/fake" "$SERVE_ADDR"
 	# The same answer: the client cannot tell a name from a key.
 	[ "$output" = "$unknown" ]
 	[[ "$output" == *"wrong key"* ]]
@@ -117,10 +117,10 @@ USAGE="usage: gleam-key [new] [-i name] [file]"
 	grep -q "unknown identity mallory" "$SERVE_LOG"
 	grep -q "wrong key for identity alice" "$SERVE_LOG"
 	# A client's key file holds one identity.
-	run -3 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/keys" 127.0.0.1:1
+	run -3 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/keys" 127.0.0.1:1
 	[[ "$output" == *"keys:2: a second key (a client's key file holds its one identity"* ]]
 	# Duplicates are refused, naming the lines.
 	cat "$BATS_TEST_TMPDIR/alice" >>"$BATS_TEST_TMPDIR/keys"
-	run -3 "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/keys"
+	run -3 "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/keys"
 	[[ "$output" == *"keys:3: identity alice again (first on line 1)"* ]]
 }

@@ -213,18 +213,27 @@ cli_next(struct cli *c, int argc, char **argv)
 		printf("%s %s\n", c->prog, GLEAM_VERSION);
 		exit(EXIT_OK);
 	case '?':
+		/* A known val here is a long option given an argument. */
+		if (optopt != 0 && (o = canonical(c, optopt)) != NULL &&
+		    o->name != NULL)
+			cli_bad(c, "option --%s takes no argument", o->name);
+		if (optopt == 'h' || optopt == 'V')
+			cli_bad(c, "option --%s takes no argument",
+			    optopt == 'h' ? "help" : "version");
 		if (optopt != 0 && optopt < CLI_LONG)
 			cli_bad(c, "unknown option -%c", optopt);
 		cli_bad(c, "unknown option %s", argv[optind - 1]);
 	case ':':
-		if (optopt != 0 && optopt < CLI_LONG) {
-			o = find(c, optopt, 1);
-			o = canonical(c, o != NULL ? o->val : optopt);
+		/* The option is the last argument, as it was written. */
+		o = find(c, optopt, 1);
+		o = canonical(c, o != NULL ? o->val : optopt);
+		if (optopt != 0 && optopt < CLI_LONG &&
+		    strncmp(argv[optind - 1], "--", 2) != 0)
 			cli_bad(c, "option -%c needs %s", optopt,
 			    o != NULL && o->arg != NULL ? o->arg :
 			    "an argument");
-		}
-		cli_bad(c, "option %s needs an argument", argv[optind - 1]);
+		cli_bad(c, "option %s needs %s", argv[optind - 1],
+		    o != NULL && o->arg != NULL ? o->arg : "an argument");
 	}
 	if ((o = find(c, ch, 1)) != NULL) {
 		unsigned bit = (unsigned)ch & 255;

@@ -865,7 +865,7 @@ printf_expected() {
 	serve_kill
 	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -d -f "$BATS_TEST_TMPDIR/t.yaml" -l 127.0.0.1:0 \
+	"$GLEAM_BIN/gleam-serve" -D -c "$BATS_TEST_TMPDIR/t.yaml" -l 127.0.0.1:0 \
 	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")

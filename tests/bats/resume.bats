@@ -53,7 +53,7 @@ target_start() {
 target_restart() {
 	serve_kill
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve2.log
-	"$GLEAM_BIN/gleam-serve" -d -f "$SERVE_CONF" \
+	"$GLEAM_BIN/gleam-serve" -D -c "$SERVE_CONF" \
 	    -l "127.0.0.1:$SERVE_PORT" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	wait_listen "$SERVE_LOG" "$SERVE_PID" >/dev/null

@@ -56,7 +56,7 @@ start() {
 	DAEMON_PID=$!
 }
 
-serve() { start "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 "$@"; }
+serve() { start "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@"; }
 sched() {
 	start "$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
 	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
@@ -96,7 +96,7 @@ notify_cycle() {
 
 @test "a reload that fails still ends with READY=1" {
 	printf 'max_clients: 4\n' >"$T/serve.yaml"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/serve.yaml" -l 127.0.0.1:0
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/serve.yaml" -l 127.0.0.1:0
 	until_line "$NOTIFY_OUT" "READY=1"
 	printf 'max_clients: many\n' >"$T/serve.yaml"
 	kill -HUP "$DAEMON_PID"
@@ -128,10 +128,10 @@ pid_cycle() {
 @test "pid_file: in gleam-serve.yaml, relative to the file; -P outranks it" {
 	mkdir "$T/conf"
 	printf 'pid_file: serve.pid\n' >"$T/conf/serve.yaml"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/conf/serve.yaml" \
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/conf/serve.yaml" \
 	    -l 127.0.0.1:0
 	pid_cycle "$T/conf/serve.pid"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/conf/serve.yaml" \
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/conf/serve.yaml" \
 	    -l 127.0.0.1:0 -P "$T/other.pid"
 	until_line "$NOTIFY_OUT" "READY=1"
 	[ ! -e "$T/conf/serve.pid" ]
@@ -141,7 +141,7 @@ pid_cycle() {
 @test "a second copy on the same pid file is refused (exit 6) and leaves the file alone" {
 	serve -P "$T/serve.pid"
 	until_line "$NOTIFY_OUT" "READY=1"
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 -P "$T/serve.pid"
 	[ "$stderr" = "gleam-serve: pid file $T/serve.pid: gleam-serve is already running as pid $DAEMON_PID" ]
 	[ "$(cat "$T/serve.pid")" = "$DAEMON_PID" ]
@@ -171,7 +171,7 @@ pid_cycle() {
 }
 
 @test "-P with a directory that does not exist exits 6 before binding" {
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 -P "$T/no/such.pid"
 	[[ "$stderr" == "gleam-serve: pid file $T/no/such.pid: No such file or directory" ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -P "$T/x.pid" \
@@ -182,7 +182,7 @@ pid_cycle() {
 @test "stderr that is journald's stream (JOURNAL_STREAM) gets each line's priority" {
 	: >"$T/j.log"
 	JOURNAL_STREAM=$(stat -c '%d:%i' "$T/j.log") \
-	    "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 \
+	    "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 \
 	    2>>"$T/j.log" 3>&- &
 	DAEMON_PID=$!
 	wait_listen "$T/j.log" "$DAEMON_PID" >/dev/null
@@ -194,7 +194,7 @@ pid_cycle() {
 	    [ "$(id -u)" -ne 0 ]
 	! grep -v '^<[0-7]>gleam-serve: ' "$T/j.log"
 	# Another file's stream: plain lines.
-	JOURNAL_STREAM=1:2 "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	JOURNAL_STREAM=1:2 "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 2>"$T/plain.log" 3>&- &
 	DAEMON_PID=$!
 	wait_listen "$T/plain.log" "$DAEMON_PID" >/dev/null
@@ -231,7 +231,7 @@ detached_cycle() {
 
 @test "detached without a syslog socket, the log stays on stderr" {
 	[ ! -S /dev/log ] || skip "this host has a syslog socket"
-	"$GLEAM_BIN/gleam-serve" -f /dev/null -l 127.0.0.1:0 \
+	"$GLEAM_BIN/gleam-serve" -c /dev/null -l 127.0.0.1:0 \
 	    -P "$T/serve.pid" </dev/null >/dev/null 2>"$T/d.log" 3>&-
 	detached_cycle "$T/d.log" "$T/serve.pid"
 }

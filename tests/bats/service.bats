@@ -61,7 +61,7 @@ sched() {
 	start "$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
 	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
 }
-reduce() { start "$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:0 "$@"; }
+reduce() { start "$GLEAM_BIN/gleam-reduce" -D -l 127.0.0.1:0 "$@"; }
 
 # notify_cycle: READY=1 naming the daemon's pid once it listens;
 # RELOADING=1 then READY=1 around a SIGHUP; STOPPING=1 on SIGTERM, then a
@@ -148,7 +148,7 @@ pid_cycle() {
 	OTHER_PID=$DAEMON_PID
 	reduce -P "$T/reduce.pid"
 	until_line "$NOTIFY_OUT" "READY=1 MAINPID=$DAEMON_PID"
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-reduce" -D \
 	    -l 127.0.0.1:0 -P "$T/reduce.pid"
 	[[ "$stderr" == *"gleam-reduce is already running as pid $DAEMON_PID" ]]
 }

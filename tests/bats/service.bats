@@ -58,8 +58,8 @@ start() {
 
 serve() { start "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@"; }
 sched() {
-	start "$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
+	start "$GLEAM_BIN/gleam-sched" serve -i 0.2 -l 127.0.0.1:0 \
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
 }
 reduce() { start "$GLEAM_BIN/gleam-reduce" -D -l 127.0.0.1:0 "$@"; }
 
@@ -84,7 +84,7 @@ notify_cycle() {
 	notify_cycle
 }
 
-@test "gleam-sched -d: READY=1, RELOADING=1 and READY=1 on SIGHUP, STOPPING=1 on SIGTERM" {
+@test "gleam-sched serve: READY=1, RELOADING=1 and READY=1 on SIGHUP, STOPPING=1 on SIGTERM" {
 	sched
 	notify_cycle
 }
@@ -175,8 +175,8 @@ pid_cycle() {
 	    -l 127.0.0.1:0 -P "$T/no/such.pid"
 	[[ "$stderr" == "gleam-serve: pid file $T/no/such.pid: No such file or directory" ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -P "$T/x.pid" \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
-	[[ "$stderr" == "gleam-sched: -P: only with -d"* ]]
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$stderr" == "gleam-sched: -P: only with serve"* ]]
 }
 
 @test "stderr that is journald's stream (JOURNAL_STREAM) gets each line's priority" {

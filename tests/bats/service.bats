@@ -224,7 +224,7 @@ detached_cycle() {
 
 @test "detached under a service manager (INVOCATION_ID), the log stays on stderr" {
 	INVOCATION_ID=0123456789abcdef "$GLEAM_BIN/gleam-serve" \
-	    -f /dev/null -l 127.0.0.1:0 -P "$T/serve.pid" \
+	    -c /dev/null -l 127.0.0.1:0 -P "$T/serve.pid" \
 	    </dev/null >/dev/null 2>"$T/d.log" 3>&-
 	detached_cycle "$T/d.log" "$T/serve.pid"
 }

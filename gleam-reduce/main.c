@@ -24,8 +24,8 @@
 
 #define MAX_CONNECTIONS	(2 * HR_MAX_WORLD)
 
-#define USAGE	"gleam-reduce [serve] [-ADv] [-k keyfile] [-l address:port] " \
-	"[-m size] [-P pidfile] [-T timeout] [-w workers]\n" \
+#define USAGE	"gleam-reduce [serve] [-ADv] [-k keyfile] " \
+	"[-l address:port] [-m size] [-P pidfile] [-T timeout] [-w workers]\n" \
 	"gleam-reduce bench [-gq] [--verify] [-b bits] [-d density] " \
 	"[-j threads] [-k keyfile] [-N count] [-o format] [-O overlap] " \
 	"[-r steps] [-s address:port] [-S seed] [-t tensors] [-w workers] " \
@@ -214,7 +214,8 @@ bench_main(int argc, char *argv[])
 				    &a->port, &why) == -1)
 					misuse("-s: %s: %s", one, why);
 				if (a->port == 0)
-					misuse("-s: %s: port out of range", one);
+					misuse("-s: %s: port out of range",
+					    one);
 				if (a->host[0] == '\0')
 					snprintf(a->host, sizeof a->host,
 					    "127.0.0.1");

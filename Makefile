@@ -32,6 +32,9 @@ endif
 ifneq ($(findstring s,$(filter-out ---%,$(firstword -$(MAKEFLAGS)))),)
 say		 = @
 endif
+# The version: GLEAM_VERSION in lib/common/util.h, the one place it is
+# written; the pkg-config files take it from there.
+VERSION		:= $(shell sed -n 's/^\#define GLEAM_VERSION[^"]*"\([^"]*\)".*/\1/p' lib/common/util.h)
 
 # Where this build's objects, programs and library go.  The sanitizer build
 # (make asan) reuses these rules with other values.
@@ -275,7 +278,8 @@ install: all
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)
 	install -m 644 $(CODEC_HEADERS) $(DESTDIR)$(PREFIX)/include/gleam
 	for pc in $(CODEC_PC); do \
-	    sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' lib/codec/$$pc.pc.in \
+	    sed 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
+	    lib/codec/$$pc.pc.in \
 	    >$(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc || exit 1; done
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    install -d $(DESTDIR)$(MANDIR)/man$$s && \

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "exitcode.h"
 #include "link.h"
 #include "log.h"
@@ -19,26 +20,39 @@
 #define QUEUE_DEFAULT	(64 * 1024)	/* at least */
 #define QUEUE_TIME	0.05		/* seconds at the rate, by default */
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] "
-	    "[-F fault] [-j jitter[/jitter]] [-q size] [-S seed] "
-	    "-l address:port target:port\n");
-	exit(code);
-}
+/* The options (gleam(7), COMMAND LINE), as gleam-link(1) has them. */
+static const struct cli_opt opts[] = {
+	{ 'b', "rate", "rate[/rate]", "bits per second (10mbit, 1gbit), "
+	    "up/down", 0 },
+	{ 'd', "delay", "delay[/delay]", "one-way delay (2ms), up/down", 0 },
+	{ 'F', "fault", "fault", "cut@T, reset@T or hole@T+D; "
+	    "repeatable", 0 },
+	{ 'j', "jitter", "jitter[/jitter]", "delay variation, at most the "
+	    "delay", 0 },
+	{ 'l', "listen", "address:port", "where clients connect (port 0: "
+	    "any)", 0 },
+	{ 'Q', "queue", "size", "the bottleneck queue, 1k to 1g", 0 },
+	{ 'S', "seed", "seed", "of the jitter's random numbers", 0 },
+	{ 'v', "verbose", NULL, "more diagnostics; may be repeated", 0 },
+	{ 'Q', NULL, "size", NULL, 'q' },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-link", "gleam-link [-v] [-b rate[/rate]] "
+    "[-d delay[/delay]] [-F fault] [-j jitter[/jitter]] [-Q size] "
+    "[-S seed] -l address:port target:port", opts, 0 };
 
 /* A one-line reason, then the usage. */
 static void __attribute__((noreturn, format(printf, 1, 2)))
 misuse(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vmsg(LL_ERROR, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	usage(EXIT_USAGE);
+	cli_bad(&cli, "%s", msg);
 }
 
 /*
@@ -100,8 +114,7 @@ main(int argc, char *argv[])
 	log_init(argv[0], LL_WARN);
 	memset(&cfg, 0, sizeof cfg);
 	cfg.seed = 1;
-	opterr = 0;
-	while ((ch = getopt(argc, argv, ":b:d:F:hj:l:q:S:v")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'b':
 			pair_parse('b', optarg, parse_rate, rate);
@@ -118,19 +131,17 @@ main(int argc, char *argv[])
 				misuse("-F: %s: %s", optarg, why);
 			cfg.nfault++;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'j':
 			pair_parse('j', optarg, parse_duration, jitter);
 			break;
 		case 'l':
 			laddr = optarg;
 			break;
-		case 'q':
+		case 'Q':
 			if (parse_size(optarg, &queue, &why) == -1)
-				misuse("-q: %s: %s", optarg, why);
+				misuse("-Q: %s: %s", optarg, why);
 			if (queue < QUEUE_MIN || queue > QUEUE_MAX)
-				misuse("-q: %s: not between 1k and 1g", optarg);
+				misuse("-Q: %s: not between 1k and 1g", optarg);
 			break;
 		case 'S':
 			if (parse_int(optarg, 0, LLONG_MAX, &ll, &why) == -1)
@@ -140,10 +151,6 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		case ':':
-			misuse("-%c: missing argument", optopt);
-		default:
-			misuse("-%c: unknown option", optopt);
 		}
 	}
 	argc -= optind;

@@ -116,7 +116,7 @@ verify(const struct bench_opts *o, float *const *res, struct wres *r)
 	goto out;
 nomem:
 	r->mismatches = o->n;
-	snprintf(r->err, sizeof r->err, "-V: out of memory");
+	snprintf(r->err, sizeof r->err, "--verify: out of memory");
 out:
 	if (g != NULL)
 		for (w = 0; w < o->workers; w++)

@@ -19,7 +19,7 @@ struct bench_opts {
 	char		 host[256];	/* "" : start our own aggregator */
 	int		 port;
 	/*
-	 * With -c a list: rank w connects to addr[w % naddr] (addr[0] is
+	 * With -s a list: rank w connects to addr[w % naddr] (addr[0] is
 	 * host and port), so that each worker can have a link of its own.
 	 */
 	struct bench_addr addr[BENCH_ADDR_MAX];

@@ -11,6 +11,7 @@
 
 #include "auth.h"
 #include "bench.h"
+#include "cli.h"
 #include "exitcode.h"
 #include "hcodec.h"
 #include "hreduce.h"
@@ -23,29 +24,81 @@
 
 #define MAX_CONNECTIONS	(2 * HR_MAX_WORLD)
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-reduce [-Adv] [-k keyfile] [-l address:port] "
-	    "[-m size] [-P pidfile] [-t timeout] [-w workers]\n"
-	    "       gleam-reduce bench [-gqV] [-b bits] [-c address:port] "
-	    "[-d density] [-j threads] [-k keyfile] [-n count] [-o format] "
-	    "[-O overlap] "
-	    "[-r steps] [-s scheme] [-S seed] [-t tensors] [-w workers] "
-	    "[-z chunk]\n");
-	exit(code);
-}
+#define USAGE	"gleam-reduce [serve] [-ADv] [-k keyfile] " \
+	"[-l address:port] [-m size] [-P pidfile] [-T timeout] [-w workers]\n" \
+	"gleam-reduce bench [-gq] [--verify] [-b bits] [-d density] " \
+	"[-j threads] [-k keyfile] [-N count] [-o format] [-O overlap] " \
+	"[-r steps] [-s address:port] [-S seed] [-t tensors] [-w workers] " \
+	"[-x scheme] [-z chunk]"
+
+/* The aggregator's options (gleam(7), COMMAND LINE; gleam-reduce(1)). */
+static const struct cli_opt serve_opts[] = {
+	{ 'A', "allow-any", NULL, "without -k, let ranks join from anywhere",
+	    0 },
+	{ 'D', "foreground", NULL, "do not detach; log to standard error", 0 },
+	{ 'k', "key", "keyfile", "workers must prove the key in keyfile", 0 },
+	{ 'l', "listen", "address:port", "where to listen (port 7385)", 0 },
+	{ 'm', "memory", "size", "the most chunk bytes held, 1m to 1t (1g)",
+	    0 },
+	{ 'P', "pid-file", "pidfile", "the pid file", 0 },
+	{ 'T', "timeout", "timeout", "the time a round may take (30s)", 0 },
+	{ 'v', "verbose", NULL, "more diagnostics; may be repeated", 0 },
+	{ 'w', "workers", "workers", "the group's size, 1 to 1024", 0 },
+	{ 'D', NULL, NULL, NULL, 'd' },
+	{ 'T', NULL, "timeout", NULL, 't' },
+	{ 0 }
+};
+
+enum { O_VERIFY = CLI_LONG };
+
+/* The benchmark's. */
+static const struct cli_opt bench_opts[] = {
+	{ 'b', "bits", "bits", "cells of 32 (default) or 64 bits", 0 },
+	{ 'd', "density", "density", "the chance of a nonzero value (0.01)",
+	    0 },
+	{ 'g', "gpu", NULL, "the gradients in GPU memory (a CUDA build)", 0 },
+	{ 'j', "threads", "threads", "codec threads per worker, 1 to 64", 0 },
+	{ 'k', "key", "keyfile", "the aggregator's key", 0 },
+	{ 'N', "count", "count", "values per tensor (1048576)", 0 },
+	{ 'o', "format", "format", "human (default) or yaml", 0 },
+	{ 'O', "overlap", "overlap", "the share of nonzeros alike at every "
+	    "worker (0)", 0 },
+	{ 'q', "quiet", NULL, "no diagnostics", 0 },
+	{ 'r', "steps", "steps", "timed steps (5)", 0 },
+	{ 's', "server", "address:port", "the aggregator, or a list, one per "
+	    "rank (default: one of its own)", 0 },
+	{ 'S', "seed", "seed", "of the gradients and the row hash (1)", 0 },
+	{ 't', "tensors", "tensors", "tensors per step (1)", 0 },
+	{ O_VERIFY, "verify", NULL, "check every result against the exact "
+	    "sum", 0 },
+	{ 'w', "workers", "workers", "worker processes (2)", 0 },
+	{ 'x', "scheme", "scheme", "homo (default), dense, gather, omni or "
+	    "float", 0 },
+	{ 'z', "chunk", "chunk", "bytes per chunk, 1k to 64m (256k)", 0 },
+	{ 's', NULL, "address:port", NULL, 'c' },
+	{ 'N', NULL, "count", NULL, 'n' },
+	{ 0 }
+};
+
+static struct cli serve_cli = { "gleam-reduce", USAGE, serve_opts, 0,
+    "The benchmark's options: gleam-reduce bench -h." };
+/* 0.1's bench -V was --verify: said beside other options, it is refused. */
+static struct cli bench_cli = { "gleam-reduce", USAGE, bench_opts, 0,
+    "The aggregator's options: gleam-reduce -h.\n"
+    "0.1's -s SCHEME (a scheme's name) is still taken, with a warning.",
+    "-V is the version now; --verify checks the sums" };
+static struct cli *cli = &serve_cli;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 misuse(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vmsg(LL_ERROR, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	usage(EXIT_USAGE);
+	cli_bad(cli, "%s", msg);
 }
 
 static long long
@@ -90,44 +143,13 @@ bench_main(int argc, char *argv[])
 	o.chunk = HR_CHUNK_DEFAULT;
 	o.seed = 1;
 	o.threads = 0;
-	optind = 1;
-	while ((ch = getopt(argc, argv, ":b:c:d:ghj:k:n:o:O:qr:s:S:t:Vw:z:")) !=
-	    -1) {
+	cli = &bench_cli;
+	while ((ch = cli_next(cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'b':
 			o.cell_bits = (int)num('b', optarg, 32, 64);
 			if (o.cell_bits != 32 && o.cell_bits != 64)
 				misuse("-b: %s: not 32 or 64", optarg);
-			break;
-		case 'c':
-			/* address:port, or a list of them, one per rank. */
-			o.naddr = 0;
-			for (p = optarg; ; p = comma + 1) {
-				struct bench_addr *a = &o.addr[o.naddr];
-				char one[300];
-
-				if (o.naddr == BENCH_ADDR_MAX)
-					misuse("-c: more than %d addresses",
-					    BENCH_ADDR_MAX);
-				if ((comma = strchr(p, ',')) == NULL)
-					comma = p + strlen(p);
-				snprintf(one, sizeof one, "%.*s",
-				    (int)(comma - p), p);
-				a->port = HR_DEFAULT_PORT;
-				if (parse_hostport(one, a->host, sizeof a->host,
-				    &a->port, &why) == -1)
-					misuse("-c: %s: %s", one, why);
-				if (a->port == 0)
-					misuse("-c: %s: port out of range", one);
-				if (a->host[0] == '\0')
-					snprintf(a->host, sizeof a->host,
-					    "127.0.0.1");
-				o.naddr++;
-				if (*comma == '\0')
-					break;
-			}
-			snprintf(o.host, sizeof o.host, "%s", o.addr[0].host);
-			o.port = o.addr[0].port;
 			break;
 		case 'd':
 			if (parse_double(optarg, 0, 1, &o.density, &why) == -1)
@@ -136,16 +158,14 @@ bench_main(int argc, char *argv[])
 		case 'g':
 			o.gpu = 1;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'j':
 			o.threads = (int)num('j', optarg, 1, HC_THREADS_MAX);
 			break;
 		case 'k':
 			keyfile = optarg;
 			break;
-		case 'n':
-			o.n = (size_t)num('n', optarg, 0, (long long)1 << 34);
+		case 'N':
+			o.n = (size_t)num('N', optarg, 0, (long long)1 << 34);
 			break;
 		case 'o':
 			if (strcmp(optarg, "yaml") == 0)
@@ -165,9 +185,46 @@ bench_main(int argc, char *argv[])
 			o.steps = (int)num('r', optarg, 1, 100000);
 			break;
 		case 's':
-			if ((o.scheme = hr_scheme_parse(optarg)) < 0)
-				misuse("-s: %s: not homo, dense, gather, omni "
-				    "or float", optarg);
+			/*
+			 * 0.1's -s SCHEME, for a release: no host of ours
+			 * is named as a scheme.
+			 */
+			if (hr_scheme_parse(optarg) >= 0) {
+				cli_deprecated(cli, "-s SCHEME is deprecated "
+				    "and will go; use -x %s (--scheme)",
+				    optarg);
+				o.scheme = hr_scheme_parse(optarg);
+				break;
+			}
+			/* address:port, or a list of them, one per rank. */
+			o.naddr = 0;
+			for (p = optarg; ; p = comma + 1) {
+				struct bench_addr *a = &o.addr[o.naddr];
+				char one[300];
+
+				if (o.naddr == BENCH_ADDR_MAX)
+					misuse("-s: more than %d addresses",
+					    BENCH_ADDR_MAX);
+				if ((comma = strchr(p, ',')) == NULL)
+					comma = p + strlen(p);
+				snprintf(one, sizeof one, "%.*s",
+				    (int)(comma - p), p);
+				a->port = HR_DEFAULT_PORT;
+				if (parse_hostport(one, a->host, sizeof a->host,
+				    &a->port, &why) == -1)
+					misuse("-s: %s: %s", one, why);
+				if (a->port == 0)
+					misuse("-s: %s: port out of range",
+					    one);
+				if (a->host[0] == '\0')
+					snprintf(a->host, sizeof a->host,
+					    "127.0.0.1");
+				o.naddr++;
+				if (*comma == '\0')
+					break;
+			}
+			snprintf(o.host, sizeof o.host, "%s", o.addr[0].host);
+			o.port = o.addr[0].port;
 			break;
 		case 'S':
 			o.seed = (uint64_t)num('S', optarg, 0, LLONG_MAX);
@@ -175,11 +232,16 @@ bench_main(int argc, char *argv[])
 		case 't':
 			o.tensors = (int)num('t', optarg, 1, 4096);
 			break;
-		case 'V':
+		case O_VERIFY:
 			o.verify = 1;
 			break;
 		case 'w':
 			o.workers = (int)num('w', optarg, 1, HR_MAX_WORLD);
+			break;
+		case 'x':
+			if ((o.scheme = hr_scheme_parse(optarg)) < 0)
+				misuse("-x: %s: not homo, dense, gather, omni "
+				    "or float", optarg);
 			break;
 		case 'z':
 			if (parse_size(optarg, &sz, &why) == -1)
@@ -189,10 +251,6 @@ bench_main(int argc, char *argv[])
 				    optarg);
 			o.chunk = (uint32_t)sz;
 			break;
-		case ':':
-			misuse("-%c: missing argument", optopt);
-		default:
-			misuse("-%c: unknown option", optopt);
 		}
 	}
 	if (optind != argc)
@@ -217,9 +275,13 @@ main(int argc, char *argv[])
 	int ch, verbose = 0, aflag = 0;
 
 	log_init(argv[0], LL_WARN);
-	opterr = 0;
+	/* The mode is the first word; serve when there is none. */
 	if (argc > 1 && strcmp(argv[1], "bench") == 0)
 		return bench_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "serve") == 0) {
+		argc--;
+		argv++;
+	}
 	memset(&o, 0, sizeof o);
 	o.port = HR_DEFAULT_PORT;
 	o.limits.max_frame = PROTO_MAX_FRAME_DEFAULT;
@@ -228,16 +290,14 @@ main(int argc, char *argv[])
 	o.limits.timeout = 30;
 	o.max_workers = MAX_CONNECTIONS;
 	o.ready_fd = -1;
-	while ((ch = getopt(argc, argv, ":Adhk:l:m:P:t:vw:")) != -1) {
+	while ((ch = cli_next(cli, argc, argv)) != -1) {
 		switch (ch) {
 		case 'A':
 			aflag = 1;
 			break;
-		case 'd':
+		case 'D':
 			o.foreground = 1;
 			break;
-		case 'h':
-			usage(EXIT_OK);
 		case 'k':
 			keyfile = optarg;
 			break;
@@ -254,11 +314,11 @@ main(int argc, char *argv[])
 		case 'P':
 			pidfile = optarg;
 			break;
-		case 't':
+		case 'T':
 			if (parse_duration(optarg, &d, &why) == -1)
-				misuse("-t: %s: %s", optarg, why);
+				misuse("-T: %s: %s", optarg, why);
 			if (d < 0.001 || d > 86400)
-				misuse("-t: %s: not between 1ms and 1 day",
+				misuse("-T: %s: not between 1ms and 1 day",
 				    optarg);
 			o.limits.timeout = d;
 			break;
@@ -269,10 +329,6 @@ main(int argc, char *argv[])
 			o.limits.world = (int)num('w', optarg, 1,
 			    HR_MAX_WORLD);
 			break;
-		case ':':
-			misuse("-%c: missing argument", optopt);
-		default:
-			misuse("-%c: unknown option", optopt);
 		}
 	}
 	if (optind != argc)

@@ -1,7 +1,7 @@
 /*
  * gleam-sched: pair clients with GPU servers by network and GPU
- * contention.  The one-shot mode reads links, servers and tasks and
- * prints a plan; with -d it is a daemon that gleam-run asks.
+ * contention.  The one-shot mode (plan) reads links, servers and tasks
+ * and prints a plan; serve is a daemon that gleam-run asks.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "daemon.h"
 #include "exitcode.h"
 #include "input.h"
@@ -20,28 +21,50 @@
 #include "sched.h"
 #include "svc.h"
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-sched [-x] [-o format] -l links.yaml "
-	    "-s servers.yaml -t tasks.yaml\n"
-	    "       gleam-sched -d [-Av] [-i seconds] [-k keyfile] "
-	    "[-L host:port] [-P pidfile] -l links.yaml -s servers.yaml "
-	    "[-t tasks.yaml]\n");
-	exit(code);
-}
+enum { O_OLDSERVE = CLI_LONG };
+
+/* The options of both modes (gleam(7), COMMAND LINE; gleam-sched(1)). */
+static const struct cli_opt opts[] = {
+	{ 'A', "allow-any", NULL, "serve: without -k, answer anyone", 0 },
+	{ 'D', "foreground", NULL, "serve: it always runs in the foreground",
+	    0 },
+	{ 'i', "interval", "seconds", "serve: read the servers' status this "
+	    "often (10)", 0 },
+	{ 'k', "key", "keyfile", "serve: the key clients and servers prove",
+	    0 },
+	{ 'l', "listen", "address:port", "serve: where to listen "
+	    "(127.0.0.1:7384)", 0 },
+	{ 'L', "links", "links.yaml", "the links from clients to servers", 0 },
+	{ 'o', "format", "format", "plan: yaml (default) or table", 0 },
+	{ 'P', "pid-file", "pidfile", "serve: the pid file", 0 },
+	{ 's', "servers", "servers.yaml", "the servers", 0 },
+	{ 't', "tasks", "tasks.yaml", "the tasks", 0 },
+	{ 'v', "verbose", NULL, "serve: log each connection and request", 0 },
+	{ 'x', "explain", NULL, "plan: say why each task goes where it goes",
+	    0 },
+	{ O_OLDSERVE, NULL, NULL, "gleam-sched serve (-l the address, -L the "
+	    "links)", 'd' },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-sched",
+    "gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml "
+    "-t tasks.yaml\n"
+    "gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] "
+    "[-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]", opts, 0,
+    "0.1's plan -l links.yaml is still taken, with a warning." };
 
 /* A one-line reason, then the usage. */
 static void __attribute__((noreturn, format(printf, 1, 2)))
 misuse(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vmsg(LL_ERROR, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	usage(EXIT_USAGE);
+	cli_bad(&cli, "%s", msg);
 }
 
 int
@@ -53,18 +76,21 @@ main(int argc, char *argv[])
 	struct yerr err;
 	const char *links = NULL, *servers = NULL, *tasks = NULL, *errstr;
 	const char *listen = NULL, *key = NULL, *pidfile = NULL;
+	const char *larg = NULL, *Larg = NULL;
+	char host[256];
 	double interval = 10;
 	int ch, explain = 0, table = 0, rc, i, daemon = 0, verbose = 0;
-	int oflag = 0, iflag = 0, aflag = 0;
+	int oflag = 0, iflag = 0, aflag = 0, fflag = 0, oldserve = 0, port;
 
 	log_init("gleam-sched", LL_WARN);
-	while ((ch = getopt(argc, argv, "Adhi:k:L:l:o:P:s:t:vx")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
-		case 'd':
-			daemon = 1;
+		case O_OLDSERVE:
+			oldserve = 1;
 			break;
-		case 'h':
-			usage(EXIT_OK);
+		case 'D':
+			fflag = 1;	/* the daemon never detaches */
+			break;
 		case 'i':
 			if (parse_double(optarg, 0.1, 86400, &interval,
 			    &errstr) == -1)
@@ -78,10 +104,10 @@ main(int argc, char *argv[])
 			aflag = 1;
 			break;
 		case 'L':
-			listen = optarg;
+			Larg = optarg;
 			break;
 		case 'l':
-			links = optarg;
+			larg = optarg;
 			break;
 		case 'o':
 			oflag = 1;
@@ -108,21 +134,42 @@ main(int argc, char *argv[])
 		case 'x':
 			explain = 1;
 			break;
-		default:
-			usage(EXIT_USAGE);
 		}
 	}
 	argc -= optind;
 	argv += optind;
-	if (argc > 0)
+	/* The mode: a word, plan by default; 0.1 said -d for serve. */
+	if (argc > 0 && strcmp(argv[0], "serve") == 0)
+		daemon = 1;
+	else if (argc > 0 && strcmp(argv[0], "plan") != 0)
 		misuse("unexpected argument '%s'", argv[0]);
+	if (argc > 1)
+		misuse("unexpected argument '%s'", argv[1]);
+	if (oldserve && argc > 0 && !daemon)
+		misuse("-d (serve) with plan");
+	if (oldserve && !daemon) {
+		/* 0.1's daemon: -L the address, -l the links. */
+		daemon = 1;
+		listen = Larg;
+		links = larg;
+	} else if (daemon) {
+		listen = larg;
+		links = Larg;
+	} else if (larg != NULL && Larg != NULL) {
+		misuse("-l and -L: the links file is -L");
+	} else if (larg != NULL) {
+		cli_deprecated(&cli, "-l links.yaml is deprecated and will "
+		    "go; use -L (--links)");
+		links = larg;
+	} else
+		links = Larg;
 	if (links == NULL)
-		misuse("no links file given (-l)");
+		misuse("no links file given (-L)");
 	if (servers == NULL)
 		misuse("no servers file given (-s)");
 	if (daemon) {
 		if (explain || oflag)
-			misuse("-%c: not with -d", explain ? 'x' : 'o');
+			misuse("-%c: only in plan mode", explain ? 'x' : 'o');
 		log_setlevel(verbose > 0 ? LL_DEBUG : LL_INFO);
 		memset(&dopt, 0, sizeof dopt);
 		dopt.links = links;
@@ -134,18 +181,13 @@ main(int argc, char *argv[])
 		 */
 		dopt.listen = listen != NULL ? listen : key != NULL || aflag ?
 		    "*:7384" : "127.0.0.1:7384";
-		if (key == NULL && !aflag) {
-			char h[256];
-			int port;
-			const char *e;
-
-			if (parse_hostport(dopt.listen, h, sizeof h, &port,
-			    &e) == 0 && !net_is_loopback(h))
-				misuse("-L %s without a key: anyone who reaches "
-				    "it could read and steer the placements; "
-				    "give -k, listen on 127.0.0.1, or say -A",
-				    dopt.listen);
-		}
+		if (parse_hostport(dopt.listen, host, sizeof host, &port,
+		    &errstr) == -1)
+			misuse("-l %s: %s", dopt.listen, errstr);
+		if (key == NULL && !aflag && !net_is_loopback(host))
+			misuse("-l %s without a key: anyone who reaches it "
+			    "could read and steer the placements; give -k, "
+			    "listen on 127.0.0.1, or say -A", dopt.listen);
 		dopt.key_file = key;
 		dopt.interval = interval;
 		dopt.verbose = verbose;
@@ -153,10 +195,9 @@ main(int argc, char *argv[])
 			return EXIT_IO;
 		return daemon_main(&dopt);
 	}
-	if (listen != NULL || key != NULL || verbose || iflag || pidfile ||
-	    aflag)
-		misuse("-%s: only with -d", listen != NULL ? "L" : key != NULL ?
-		    "k" : verbose ? "v" : iflag ? "i" : pidfile ? "P" : "A");
+	if (key != NULL || verbose || iflag || pidfile || aflag || fflag)
+		misuse("-%c: only with serve", key != NULL ? 'k' : verbose ?
+		    'v' : iflag ? 'i' : pidfile ? 'P' : aflag ? 'A' : 'D');
 	if (tasks == NULL)
 		misuse("no tasks file given (-t)");
 

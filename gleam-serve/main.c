@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "cli.h"
 #include "config.h"
 #include "exitcode.h"
 #include "log.h"
@@ -21,14 +22,23 @@
 #include "svc.h"
 #include "wcache.h"
 
-static void __attribute__((noreturn))
-usage(int code)
-{
-	fprintf(code == 0 ? stdout : stderr,
-	    "usage: gleam-serve [-dnv] [-f file] [-k keyfile] "
-	    "[-l address:port] [-P pidfile]\n");
-	exit(code);
-}
+/* The options (gleam(7), COMMAND LINE), as gleam-serve(8) has them. */
+static const struct cli_opt opts[] = {
+	{ 'c', "config", "file", "configuration file "
+	    "(" SERVE_CONFIG_DEFAULT ")", 0 },
+	{ 'D', "foreground", NULL, "do not detach; log to standard error", 0 },
+	{ 'k', "key", "keyfile", "the key file (key_file:)", 0 },
+	{ 'l', "listen", "address:port", "where to listen (listen:)", 0 },
+	{ 'n', "dry-run", NULL, "check the configuration and exit", 0 },
+	{ 'P', "pid-file", "pidfile", "the pid file (pid_file:)", 0 },
+	{ 'v', "verbose", NULL, "more diagnostics; may be repeated", 0 },
+	{ 'D', NULL, NULL, NULL, 'd' },
+	{ 'c', NULL, "file", NULL, 'f' },
+	{ 0 }
+};
+
+static struct cli cli = { "gleam-serve", "gleam-serve [-Dnv] [-c file] "
+    "[-k keyfile] [-l address:port] [-P pidfile]", opts, 0 };
 
 /*
  * A crash (in our code or in the driver) leaves one line naming the signal
@@ -154,17 +164,15 @@ main(int argc, char *argv[])
 			(void)setrlimit(RLIMIT_NOFILE, &rl);
 		}
 	}
-	while ((ch = getopt(argc, argv, "df:hk:l:nP:v")) != -1) {
+	while ((ch = cli_next(&cli, argc, argv)) != -1) {
 		switch (ch) {
-		case 'd':
-			dflag = 1;
-			break;
-		case 'f':
+		case 'c':
 			ov.config = optarg;
 			ov.config_missing_ok = 0;
 			break;
-		case 'h':
-			usage(EXIT_OK);
+		case 'D':
+			dflag = 1;
+			break;
 		case 'k':
 			ov.key_file = optarg;
 			break;
@@ -180,15 +188,10 @@ main(int argc, char *argv[])
 		case 'v':
 			verbose++;
 			break;
-		default:
-			usage(EXIT_USAGE);
 		}
 	}
-	argc -= optind;
-	if (argc != 0) {
-		log_error("unexpected argument: %s", argv[optind]);
-		usage(EXIT_USAGE);
-	}
+	if (optind != argc)
+		cli_bad(&cli, "unexpected argument: %s", argv[optind]);
 	log_setlevel(LL_INFO + verbose);
 	/* daemon(3) moves to /: keep the paths that a reload reads again. */
 	if ((ov.config = abspath(ov.config, cfgpath, sizeof cfgpath)) == NULL ||

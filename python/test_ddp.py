@@ -156,7 +156,7 @@ def main():
     gbin = sys.argv[1] if len(sys.argv) > 1 else "bin"
     tmp = tempfile.mkdtemp()
     log = open(os.path.join(tmp, "reduce.log"), "w+")
-    d = subprocess.Popen([os.path.join(gbin, "gleam-reduce"), "-d", "-w",
+    d = subprocess.Popen([os.path.join(gbin, "gleam-reduce"), "-D", "-w",
                           str(WORLD), "-l", "127.0.0.1:0"], stderr=log)
     port = None
     try:

@@ -46,7 +46,7 @@
 /* A loaded key: the toolkit's own programs pass one; others give keyfile. */
 struct auth_key;
 
-#define HR_DEFAULT_PORT	7384	/* gleam-reduce's */
+#define HR_DEFAULT_PORT	7385	/* gleam-reduce's (gleam-serve 7383, gleam-sched 7384) */
 #define HR_WINDOW_MAX	64
 
 /* How the aggregator merges a round (hr_reduce_raw's op). */

@@ -128,6 +128,24 @@ help_line(FILE *f, int letter, const char *name, const char *arg,
 		fprintf(f, "  %-24s  %s\n", lhs, help);
 }
 
+/* What replaces deprecated entry o: "-D or --foreground", or its help. */
+static void
+replacement(const struct cli *c, const struct cli_opt *o, FILE *f)
+{
+	const struct cli_opt *to = canonical(c, o->val);
+
+	if (o->help != NULL)
+		fputs(o->help, f);
+	else if (to == NULL)
+		fputs("nothing: it goes", f);
+	else if (to->val < CLI_LONG && to->name != NULL)
+		fprintf(f, "-%c or --%s", to->val, to->name);
+	else if (to->val < CLI_LONG)
+		fprintf(f, "-%c", to->val);
+	else
+		fprintf(f, "--%s", to->name);
+}
+
 void
 cli_help(const struct cli *c, FILE *f)
 {
@@ -142,10 +160,11 @@ cli_help(const struct cli *c, FILE *f)
 			    o->arg, o->help);
 	help_line(f, 'h', "help", NULL, "print this help and exit");
 	help_line(f, 'V', "version", NULL, "print the version and exit");
+	if (c->note != NULL)
+		fprintf(f, "\n%s%s", c->note,
+		    c->note[strlen(c->note) - 1] == '\n' ? "" : "\n");
 	for (o = c->opts; o->val != 0; o++)
 		if (o->old != 0) {
-			const struct cli_opt *to = canonical(c, o->val);
-
 			if (!any)
 				fprintf(f, "\nDeprecated, still accepted with a "
 				    "warning:\n");
@@ -153,11 +172,7 @@ cli_help(const struct cli *c, FILE *f)
 			fprintf(f, "  -%c%s%s   use ", o->old,
 			    o->arg != NULL ? " " : "",
 			    o->arg != NULL ? o->arg : "");
-			if (to != NULL && to->val < CLI_LONG)
-				fprintf(f, "-%c", to->val);
-			if (to != NULL && to->name != NULL)
-				fprintf(f, "%s--%s", to->val < CLI_LONG ?
-				    " or " : "", to->name);
+			replacement(c, o, f);
 			fputc('\n', f);
 		}
 	fprintf(f, "\nSee %s(%s) for the whole story.\n", c->prog,
@@ -206,7 +221,7 @@ failed_long(const struct cli *c, int argc, char **argv)
 int
 cli_next(struct cli *c, int argc, char **argv)
 {
-	const struct cli_opt *o, *to;
+	const struct cli_opt *o;
 	int ch, saved = opterr;
 
 	if (!c->built)
@@ -221,6 +236,8 @@ cli_next(struct cli *c, int argc, char **argv)
 		cli_help(c, stdout);
 		exit(EXIT_OK);
 	case 'V':
+		if (c->valone != NULL && argc > 2)
+			cli_bad(c, "%s", c->valone);
 		printf("%s %s\n", c->prog, GLEAM_VERSION);
 		exit(EXIT_OK);
 	case '?':
@@ -246,19 +263,12 @@ cli_next(struct cli *c, int argc, char **argv)
 	if ((o = find(c, ch, 1)) != NULL) {
 		unsigned bit = (unsigned)ch & 255;
 
-		to = canonical(c, o->val);
 		if ((c->warned[bit / 32] & 1u << (bit % 32)) == 0) {
 			c->warned[bit / 32] |= 1u << (bit % 32);
-			if (to != NULL && to->val < CLI_LONG && to->name)
-				cli_deprecated(c, "-%c is deprecated and will "
-				    "go; use -%c (--%s)", ch, to->val,
-				    to->name);
-			else if (to != NULL && to->name != NULL)
-				cli_deprecated(c, "-%c is deprecated and will "
-				    "go; use --%s", ch, to->name);
-			else
-				cli_deprecated(c, "-%c is deprecated and will "
-				    "go", ch);
+			fprintf(stderr, "%s: -%c is deprecated and will go; "
+			    "use ", c->prog, ch);
+			replacement(c, o, stderr);
+			fputc('\n', stderr);
 		}
 		return o->val;
 	}

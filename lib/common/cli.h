@@ -19,7 +19,9 @@ struct cli_opt {
 	int		 val;	/* what cli_next returns: the letter, or CLI_LONG+n */
 	const char	*name;	/* long name without "--"; NULL: no long form */
 	const char	*arg;	/* the argument as --help names it; NULL: none */
-	const char	*help;	/* one line for --help; NULL for a deprecated alias */
+	const char	*help;	/* one line for --help; for a deprecated alias,
+				 * NULL, or what to say instead where that is
+				 * not an option ("gleam-sched serve") */
 	int		 old;	/* a deprecated letter: seen, it warns and returns val */
 };
 
@@ -30,6 +32,9 @@ struct cli {
 					 * the one before, as is */
 	const struct cli_opt	*opts;	/* ends with an entry whose val is 0 */
 	int			 stop;	/* stop at the first operand (gleam-run) */
+	const char		*note;	/* NULL, or lines --help prints after the options */
+	const char		*valone;/* NULL, or why -V is refused beside other
+					 * arguments (it meant something else) */
 	/* filled in by cli_next */
 	char			 shortopts[128];
 	struct option		 longopts[64];
@@ -40,9 +45,11 @@ struct cli {
 /*
  * The next option of argv, as getopt_long: its val (the argument in
  * optarg), or -1 after the last.  -h/--help prints the help on standard
- * output and exits 0; -V/--version prints "PROG VERSION" and exits 0; an
- * unknown option or a missing argument prints one line saying so and the
- * usage on standard error and exits EXIT_USAGE.  argv[0] is not looked at.
+ * output and exits 0; -V/--version prints "PROG VERSION" and exits 0 (with
+ * valone set, only as the one argument: beside others it is a usage
+ * error); an unknown option or a missing argument prints one line saying
+ * so and the usage on standard error and exits EXIT_USAGE.  argv[0] is not
+ * looked at.
  */
 int		 cli_next(struct cli *, int, char **);
 /* The usage lines to f; cli_usage_exit(code) to stdout if 0, then exits. */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GLEAM_VERSION	"0.1.0"
+#define GLEAM_VERSION	"0.2.0"	/* the one place: the Makefile reads it too */
 
 /*
  * splitmix64: splitmix64_at is the number that follows state z, and

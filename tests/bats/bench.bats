@@ -93,7 +93,7 @@ SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy plo
 	[[ "$output" == *"cuGraphLaunch messages per replay: 1.00 (want 1): met"* ]]
 	# The remote checksum is the CPU reference's.
 	printf 'backend: host\nhost_kernels: %s\n' "$hk" >"$BATS_TEST_TMPDIR/host.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 	    "$prog" -d 48 -l 2 -b 3 -n 6 -w 1
 	[ "$(sed -n 's/^checksum: //p' <<<"$output")" = "$want" ]

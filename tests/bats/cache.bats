@@ -51,7 +51,7 @@ small() {
 }
 
 @test "a second load sends less than 1% of the first's bytes" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	[ "$first" -gt $((8 << 20)) ]
@@ -80,7 +80,7 @@ small() {
 @test "one copy of 150 MiB: named in pieces of 64 MiB, each a tree of hashes, all hit the second time" {
 	# In RAM: a worker maps each entry's memory file.
 	printf 'backend: host\nhost_kernels: %s\ncache_ram: 512m\n' "$HOST_KERNELS" >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once -w -m 150
 	first=$SENT
 	grep -qx 'cache_misses: 3' "$STATS"
@@ -92,7 +92,7 @@ small() {
 }
 
 @test "copies that overwrite what a copy wrote go whole, not by name" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	# The load hits; the 3 rewrites of the buffer, as a program's inputs
@@ -105,7 +105,7 @@ small() {
 }
 
 @test "a third load sends its names ahead and its copies one-way" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	grep -q '^round_trips: ' "$STATS"
 	first=$(sed -n 's/^round_trips: //p' "$STATS")
@@ -130,7 +130,7 @@ small() {
 @test "the GPU tier with worker processes: entries outlive their worker, within the budget" {
 	# The host backend emulates exported device memory with memory files.
 	conf $'cache_gpu: 12m\n'
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once -w		# uploaded; its worker exports a copy
 	first=$SENT
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
@@ -151,7 +151,7 @@ small() {
 	# Without the tier: no GPU hits.
 	rm -rf "$DIR"
 	conf
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once -w
 	load_once -w
 	serve_stop
@@ -160,11 +160,11 @@ small() {
 }
 
 @test "after a restart the disk tier serves, and du counts its hits" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	serve_stop
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	small "$first" "$SENT"
 	serve_stop
@@ -173,14 +173,14 @@ small() {
 }
 
 @test "corrupt entries on disk are dropped and fetched again, never served" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	serve_stop
 	for f in $(find "$DIR/data" -type f); do
 		printf 'ZZZZZZZZ' | dd of="$f" bs=1 seek=4096 conv=notrunc 2>/dev/null
 	done
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	# cacheload compares every byte it reads back with what it loaded.
 	load_once
 	[ "$SENT" -gt $((first * 9 / 10)) ]
@@ -196,15 +196,15 @@ small() {
 @test "tenants: entries stored under one key are not served under another" {
 	make_key "$BATS_TEST_TMPDIR/a.key" "the first tenant's secret key"
 	make_key "$BATS_TEST_TMPDIR/b.key" "the second tenant's secret key"
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/a.key load_once
 	first=$SENT
 	serve_stop
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/b.key"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/b.key"
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/b.key load_once
 	[ "$SENT" -gt $((first * 9 / 10)) ]
 	serve_stop
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/a.key"
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/a.key load_once
 	small "$first" "$SENT"
 	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -o yaml du
@@ -212,7 +212,7 @@ small() {
 }
 
 @test "GLEAM_CACHE=0 sends everything and asks nothing" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	GLEAM_CACHE=0 load_once
 	[ "$SENT" -gt $((8 << 20)) ]
@@ -224,7 +224,7 @@ small() {
 
 @test "a server without a cache: copies go whole, once each" {
 	printf 'backend: host\nhost_kernels: %s\ncache_ram: 0\n' "$HOST_KERNELS" >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	[ "$SENT" -gt $((8 << 20)) ] && [ "$SENT" -lt $((9 << 20)) ]
 	grep -q 'cacheHtoD: 1$' "$STATS"
@@ -234,7 +234,7 @@ small() {
 @test "an unusable cache directory: logged, served from RAM" {
 	: >"$BATS_TEST_TMPDIR/file"
 	DIR=$BATS_TEST_TMPDIR/file/sub conf
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	grep -q "going on without the disk tier" "$SERVE_LOG"
 	load_once
 	first=$SENT
@@ -249,7 +249,7 @@ small() {
 	: >"$DIR/full"
 	# Under the sanitizers the shim may come after their runtime.
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-	    LD_PRELOAD=$FULLFS GLEAM_FULLFS_DIR=$DIR serve_start -f "$CONF"
+	    LD_PRELOAD=$FULLFS GLEAM_FULLFS_DIR=$DIR serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	grep -q "No space left on device: entry not kept on disk" "$SERVE_LOG"
@@ -276,7 +276,7 @@ small() {
 	conf 'cache_disk: 6m
 '
 	sed -i '/^cache_disk: 1g$/d' "$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	load_once -s 9
 	bytes=$(find "$DIR/data" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
@@ -284,7 +284,7 @@ small() {
 }
 
 @test "prune during a load loses nothing the load needs" {
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	load_once
 	first=$SENT
 	( while :; do "$GLEAM_BIN/gleam-cache" -q -d "$DIR" -s 0 prune; sleep 0.02; done ) 3>&- &
@@ -301,7 +301,7 @@ small() {
 	# Disk only, so that a prune takes entries away.
 	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 0\ncache_disk: 1g\n' \
 	    "$HOST_KERNELS" "$DIR" >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"models: []}"* ]]
 	GLEAM_MODEL=llama-7b:q4 load_once

@@ -32,7 +32,7 @@ USAGE="usage: gleam-key [new] [-i name] [file]"
 	[[ "$(cat "$BATS_TEST_TMPDIR/k")" == "bob "* ]]
 	[ "${stderr_lines[0]}" = "gleam-key: -n is deprecated and will go; use -i (--identity)" ]
 	[ "${stderr_lines[1]}" = "gleam-key: -o is deprecated and will go; give the file as an operand: gleam-key $BATS_TEST_TMPDIR/k" ]
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" check "$BATS_TEST_TMPDIR/k"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
 	[ "$output" = "$BATS_TEST_TMPDIR/k: a key, for bob" ]
 	[ "$stderr" = "gleam-key: -c is deprecated and will go; use gleam-key check $BATS_TEST_TMPDIR/k" ]
 	run -0 "$GLEAM_BIN/gleam-key" new --identity=carol "$BATS_TEST_TMPDIR/c"

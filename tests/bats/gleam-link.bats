@@ -6,7 +6,7 @@
 
 load test_helper
 
-USAGE="usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] [-F fault] [-j jitter[/jitter]] [-q size] [-S seed] -l address:port target:port"
+USAGE="usage: gleam-link [-v] [-b rate[/rate]] [-d delay[/delay]] [-F fault] [-j jitter[/jitter]] [-Q size] [-S seed] -l address:port target:port"
 
 setup_file() {
 	cat >"$BATS_FILE_TMPDIR/link.py" <<'EOF'
@@ -180,20 +180,58 @@ link_client() {
 	python3 "$BATS_FILE_TMPDIR/link.py" client "$1" "$LINK_PORT" "$2"
 }
 
-@test "-h prints usage on stdout and exits 0" {
+@test "-h prints usage and every option with its long name on stdout, exits 0" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-link" -h
-	[ "$output" = "$USAGE" ]
+	[ "${lines[0]}" = "$USAGE" ]
+	for o in "-b, --rate=rate[/rate]" "-d, --delay=delay[/delay]" \
+	    "-F, --fault=fault" "-j, --jitter=jitter[/jitter]" \
+	    "-l, --listen=address:port" "-Q, --queue=size" "-S, --seed=seed" \
+	    "-v, --verbose" "-h, --help" "-V, --version" \
+	    "-q size   use -Q or --queue"; do
+		[[ "$output" == *"  $o"* ]] || { echo "no $o"; false; }
+	done
 	[ -z "$stderr" ]
+}
+
+@test "-V and --version print the version of lib/common/util.h" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-link" -V
+	[ "$output" = "gleam-link $(gleam_version)" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-link" --version
+	[ "$output" = "gleam-link $(gleam_version)" ]
 }
 
 @test "an unknown flag is a usage error" {
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -x -l :0 h:1
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "gleam-link: -x: unknown option" ]
+	[ "${stderr_lines[0]}" = "gleam-link: unknown option -x" ]
 	[ "${stderr_lines[1]}" = "$USAGE" ]
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -l
-	[ "${stderr_lines[0]}" = "gleam-link: -l: missing argument" ]
+	[ "${stderr_lines[0]}" = "gleam-link: option -l needs an argument: address:port" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" --listen
+	[ "${stderr_lines[0]}" = "gleam-link: option --listen needs an argument: address:port" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" --lisen=:0 h:1
+	[ "${stderr_lines[0]}" = "gleam-link: unknown option --lisen=:0" ]
+}
+
+@test "long options: --name=value and --name value, also after the target" {
+	link_need_python
+	link_upstream echo
+	LINK_LOG=$BATS_TEST_TMPDIR/link.log
+	"$GLEAM_BIN/gleam-link" "127.0.0.1:$LINK_UP_PORT" --listen 127.0.0.1:0 \
+	    --delay=20ms --rate 64mbit --queue=1m --seed 3 2>"$LINK_LOG" 3>&- &
+	LINK_PID=$!
+	LINK_PORT=$(link_port "$LINK_LOG" "$LINK_PID")
+	run -0 link_client ping 3
+	read -r min max <<<"$output"
+	python3 -c "import sys; sys.exit(not (0.040 <= $min and $max < 0.5))"
+	! grep -q deprecated "$LINK_LOG"
+}
+
+@test "the deprecated -q works, with a warning" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -q 100 -l :0 h:1
+	[ "${stderr_lines[0]}" = "gleam-link: -q is deprecated and will go; use -Q or --queue" ]
+	[ "${stderr_lines[1]}" = "gleam-link: -Q: 100: not between 1k and 1g" ]
 }
 
 @test "bad numbers name the flag and the value" {
@@ -214,10 +252,10 @@ link_client() {
 	[ "${stderr_lines[0]}" = "gleam-link: -d: 1ms/: empty value" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -d 1/2/3 -l :0 h:1
 	[ "${stderr_lines[0]}" = "gleam-link: -d: 1/2/3: more than two values" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -q 100 -l :0 h:1
-	[ "${stderr_lines[0]}" = "gleam-link: -q: 100: not between 1k and 1g" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -q 1x -l :0 h:1
-	[ "${stderr_lines[0]}" = "gleam-link: -q: 1x: unknown unit 'x'" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -Q 100 -l :0 h:1
+	[ "${stderr_lines[0]}" = "gleam-link: -Q: 100: not between 1k and 1g" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" --queue 1x -l :0 h:1
+	[ "${stderr_lines[0]}" = "gleam-link: -Q: 1x: unknown unit 'x'" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-link" -S 12ab -l :0 h:1
 	[ "${stderr_lines[0]}" = "gleam-link: -S: 12ab: not a number" ]
 }

@@ -4,15 +4,15 @@
 
 load test_helper
 
-USAGE1="usage: gleam-sched [-x] [-o format] -l links.yaml -s servers.yaml -t tasks.yaml"
-USAGE2="       gleam-sched -d [-Av] [-i seconds] [-k keyfile] [-L host:port] [-P pidfile] -l links.yaml -s servers.yaml [-t tasks.yaml]"
+USAGE1="usage: gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml -t tasks.yaml"
+USAGE2="       gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] [-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE="$USAGE1
 $USAGE2"
 SCHED=$BATS_TEST_DIRNAME/sched
 
 # sched [ARGS...]: gleam-sched on the fixed inputs.
 sched() {
-	"$GLEAM_BIN/gleam-sched" "$@" -l "$SCHED/links.yaml" \
+	"$GLEAM_BIN/gleam-sched" "$@" -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
 }
 
@@ -46,21 +46,62 @@ A_STATUS='- host: gpu9
   - {index: 0, name: G, memory_total: 8589934592, memory_free: 8589934592, utilization: 0}
   clients: []'
 
-@test "-h prints usage on stdout and exits 0" {
+@test "-h prints usage and every option with its long name on stdout, exits 0" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -h
-	[ "$output" = "$USAGE" ]
+	[ "$(sed '/^$/,$d' <<<"$output")" = "$USAGE" ]
+	for o in "-A, --allow-any" "-D, --foreground" "-i, --interval=seconds" \
+	    "-k, --key=keyfile" "-l, --listen=address:port" \
+	    "-L, --links=links.yaml" "-o, --format=format" \
+	    "-P, --pid-file=pidfile" "-s, --servers=servers.yaml" \
+	    "-t, --tasks=tasks.yaml" "-v, --verbose" "-x, --explain" \
+	    "-h, --help" "-V, --version" \
+	    "-d   use gleam-sched serve (-l the address, -L the links)"; do
+		[[ "$output" == *"  $o"* ]] || { echo "no $o"; false; }
+	done
 	[ -z "$stderr" ]
+}
+
+@test "-V and --version print the version of lib/common/util.h" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -V
+	[ "$output" = "gleam-sched $(gleam_version)" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" serve --version
+	[ "$output" = "gleam-sched $(gleam_version)" ]
+}
+
+@test "the mode word: plan by default, before or after the options" {
+	run -0 --separate-stderr sched -o yaml
+	cmp <(echo "$output") "$SCHED/plan.yaml"
+	run -0 --separate-stderr sched plan -o yaml
+	cmp <(echo "$output") "$SCHED/plan.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" plan \
+	    --links="$SCHED/links.yaml" --servers "$SCHED/servers.yaml" \
+	    --tasks="$SCHED/tasks.yaml" --format yaml
+	cmp <(echo "$output") "$SCHED/plan.yaml"
+	[ -z "$stderr" ]
+	run -2 --separate-stderr sched plan serve
+	[ "${stderr_lines[0]}" = "gleam-sched: unexpected argument 'serve'" ]
+	run -2 --separate-stderr sched bogus
+	[ "${stderr_lines[0]}" = "gleam-sched: unexpected argument 'bogus'" ]
+}
+
+@test "plan: the deprecated -l links.yaml works, with a warning" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	cmp <(echo "$output") "$SCHED/plan.yaml"
+	[ "$stderr" = "gleam-sched: -l links.yaml is deprecated and will go; use -L (--links)" ]
+	run -2 --separate-stderr sched -l "$SCHED/links.yaml"
+	[ "${stderr_lines[0]}" = "gleam-sched: -l and -L: the links file is -L" ]
 }
 
 @test "each input file is required" {
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched"
 	[ -z "$output" ]
-	[ "${stderr_lines[0]}" = "gleam-sched: no links file given (-l)" ]
+	[ "${stderr_lines[0]}" = "gleam-sched: no links file given (-L)" ]
 	[ "${stderr_lines[1]}" = "$USAGE1" ]
 	[ "${stderr_lines[2]}" = "$USAGE2" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l l.yaml
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -L l.yaml
 	[ "${stderr_lines[0]}" = "gleam-sched: no servers file given (-s)" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l l.yaml -s s.yaml
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -L l.yaml -s s.yaml
 	[ "${stderr_lines[0]}" = "gleam-sched: no tasks file given (-t)" ]
 }
 
@@ -69,9 +110,10 @@ A_STATUS='- host: gpu9
 	[ "${stderr_lines[0]}" = "gleam-sched: -o: json: expected table or yaml" ]
 	[ "${stderr_lines[1]}" = "$USAGE1" ]
 	[ "${stderr_lines[2]}" = "$USAGE2" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l a -s b -t c extra
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -L a -s b -t c extra
 	[ "${stderr_lines[0]}" = "gleam-sched: unexpected argument 'extra'" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -q
+	[ "${stderr_lines[0]}" = "gleam-sched: unknown option -q" ]
 	[ "${stderr_lines[1]}" = "$USAGE1" ]
 	[ "${stderr_lines[2]}" = "$USAGE2" ]
 }
@@ -131,18 +173,18 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 @test "a server's status can name its resident models (cache: models)" {
 	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$SCHED/servers.yaml")"
 	! grep -q '^  models:' "$BATS_TEST_TMPDIR/servers.yaml"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
 	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
 	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$SCHED/servers.yaml")"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
 	[[ "$stderr" == *"models: expected a sequence of at most 32 names"* ]]
 }
 
 @test "a task no GPU can hold is unplaced with the reason, exit 1" {
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 240g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$t"
 	[ -z "$stderr" ]
 	[[ "$output" == "plan: []"* ]]
@@ -161,10 +203,10 @@ laptop3:
   - {server: gpu1, ok: false, error: Connection timed out}"
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop3/')")
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -x \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
 	[[ "$output" == *"  reason: no link from laptop3 to any server"* ]]
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
 	[[ "${lines[1]}" == "t     laptop3  -       unplaced: no link from laptop3 to any server" ]]
 }
 
@@ -172,7 +214,7 @@ laptop3:
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop2/; s/model_size: 1g/model_size: 20g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: u/; s/client: desk1/client: laptop2/; s/model: m/model: n/; s/model_size: 1g/model_size: 70g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client: laptop2/; s/model: m/model: o/; s/model_size: 1g/model_size: 20g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$t"
 	[[ "$output" == *"unplaced:
 - task: u
@@ -182,7 +224,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 
 @test "an empty task list is an empty plan" {
 	t=$(tasks 'tasks: []')
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$t"
 	[ "${lines[0]}" = "plan: []" ]
 	[ "${lines[1]}" = "unplaced: []" ]
@@ -193,7 +235,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$SCHED/servers.yaml")"
 	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$SCHED/links.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
 	    -t "$SCHED/tasks.yaml"
 	[ -z "$stderr" ]
 	after=$(printf '%s\n' "$output" | sed -n '/task: speech/,/rtt_ms/p')
@@ -204,7 +246,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	[[ "$(sched)" == *"- server: gpu1
   tasks: 3"* ]]
 	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$SCHED/servers.yaml")"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
 	# Tasks leave it, and the chat that stays (its weights are there)
 	# waits behind the backlog.
@@ -218,7 +260,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 @test "re-planning: a running task stays, a movable one moves if it gains" {
 	# vision runs on gpu3 already: it stays, and its weights are there.
 	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$SCHED/tasks.yaml")")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$SCHED/links.yaml" \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$tf"
 	v=$(printf '%s\n' "$output" | sed -n '/^- task: vision$/,/^- task/p')
 	[[ "$v" == *"  server: gpu3
@@ -228,13 +270,13 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	# Movable, it stays where its weights are while that is best ...
 	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$SCHED/tasks.yaml")")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$tf"
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu3 "* ]]
 	[[ "$output" != *"moved from"* ]]
 	# ... and moves, saying whence, once a backlog there makes it worse.
 	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$SCHED/servers.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$SCHED/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
+	    -L "$SCHED/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu1 "*"
   moved from gpu3"* ]]
 }
@@ -260,7 +302,7 @@ bad() {
 	servers) s=$BAD ;;
 	tasks) t=$BAD ;;
 	esac
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$l" -s "$s" -t "$t"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$l" -s "$s" -t "$t"
 	[ -z "$output" ]
 	[ "$stderr" = "gleam-sched: $2" ]
 }
@@ -273,7 +315,7 @@ bad() {
 @test "invalid YAML names the file and line" {
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf 'tasks:\n- name: [unclosed\n' >"$BAD"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
 	    -s "$SCHED/servers.yaml" -t "$BAD"
 	[[ "$stderr" == "gleam-sched: $BAD:3: "* ]]
 	[ "${#stderr_lines[@]}" -eq 1 ]
@@ -343,7 +385,7 @@ bad() {
 	with links.yaml "$(cat "$SCHED/links.yaml")
   - {server: gpu9, ok: false, error: No route to host}"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" \
 	    -t "$SCHED/tasks.yaml"
 	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 }
@@ -391,7 +433,7 @@ bad() {
 	printf 'tasks:\n- {name: a, client: c1, model: m1, model_size: 2g, memory: 1g, requests: 100, rate: 1, gpu_time: 10ms, input: 1k, output: 1k, window: 1}\n- {name: b, client: c2, model: m2, model_size: 2g, memory: 1g, requests: 100, rate: 1, gpu_time: 10ms, input: 1k, output: 1k, window: 1}\n' >"$BATS_TEST_TMPDIR/t.yaml"
 	for port in '' '  port: 10gbit'; do
 		printf 'servers:\n%s\n%s\n' "$A_STATUS" "$port" >"$BATS_TEST_TMPDIR/s.yaml"
-		run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/l.yaml" \
+		run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$BATS_TEST_TMPDIR/l.yaml" \
 		    -s "$BATS_TEST_TMPDIR/s.yaml" -t "$BATS_TEST_TMPDIR/t.yaml"
 		printf '%s\n' "$output" | sed -n 's/^ *load_s: //p' | head -1 >>"$BATS_TEST_TMPDIR/load"
 	done
@@ -415,9 +457,9 @@ server_entry() {
 # 4) and "slow" (1), and the files that describe them and client c1.
 fleet() {
 	printf 'backend: host\n' >"$BATS_TEST_TMPDIR/host.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml" "$@"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml" "$@"
 	FAST_PID=$SERVE_PID FAST=$SERVE_ADDR
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml" "$@"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml" "$@"
 	SLOW_PID=$SERVE_PID SLOW=$SERVE_ADDR
 	SERVE_PID=
 	{ echo servers:; server_entry fast "$FAST" 4; server_entry slow "$SLOW" 1; } \
@@ -430,12 +472,12 @@ fleet() {
 	EOT
 }
 
-# daemon_start [ARGS...]: gleam-sched -d on a private port over the fleet's
+# daemon_start [ARGS...]: gleam-sched serve on a private port over the fleet's
 # files; sets SCHED_PID, SCHED_ADDR, SCHED_LOG.
 daemon_start() {
 	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
-	"$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	"$GLEAM_BIN/gleam-sched" serve -i 0.2 -l 127.0.0.1:0 \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
 	    "$@" 2>"$SCHED_LOG" 3>&- &
 	SCHED_PID=$!
 	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID") || return 1
@@ -472,16 +514,50 @@ teardown() {
 	mitm_kill
 }
 
-@test "daemon flags: -d excludes -x and -o, -L -k -i -v need -d" {
-	run -2 --separate-stderr sched -d -x
-	[ "${stderr_lines[0]}" = "gleam-sched: -x: not with -d" ]
-	run -2 --separate-stderr sched -L 127.0.0.1:0
-	[ "${stderr_lines[0]}" = "gleam-sched: -L: only with -d" ]
-	run -2 --separate-stderr sched -d -i 0
+@test "daemon flags: serve excludes -x and -o; -l -k -i -v -P -A -D need serve" {
+	run -2 --separate-stderr sched serve -x
+	[ "${stderr_lines[0]}" = "gleam-sched: -x: only in plan mode" ]
+	run -2 --separate-stderr sched -o table serve
+	[ "${stderr_lines[0]}" = "gleam-sched: -o: only in plan mode" ]
+	for f in "-k key" "-i 1" "-v" "-P p" "-A" "-D"; do
+		run -2 --separate-stderr sched $f
+		[ "${stderr_lines[0]}" = "gleam-sched: ${f%% *}: only with serve" ]
+	done
+	run -2 --separate-stderr sched serve -i 0
 	[[ "${stderr_lines[0]}" == "gleam-sched: -i 0: "* ]]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L nohost: \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
-	[[ "${stderr_lines[0]}" == "gleam-sched: -L nohost:: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l nohost: \
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -l nohost:: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l 0.0.0.0:0 \
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -l 0.0.0.0:0 without a key: "* ]]
+	run -2 --separate-stderr sched -d plan
+	[[ "$stderr" == *"gleam-sched: -d (serve) with plan"* ]]
+}
+
+@test "serve: long options, -D accepted; the deprecated -d grammar works with one warning" {
+	fleet
+	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
+	"$GLEAM_BIN/gleam-sched" --interval=0.2 --listen 127.0.0.1:0 -D \
+	    --links="$BATS_TEST_TMPDIR/links.yaml" serve \
+	    --servers "$BATS_TEST_TMPDIR/servers.yaml" 2>"$SCHED_LOG" 3>&- &
+	SCHED_PID=$!
+	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID")
+	! grep -q deprecated "$SCHED_LOG"
+	run -0 --separate-stderr ask -t chat
+	[ "$output" = "$FAST" ]
+	kill "$SCHED_PID"
+	wait "$SCHED_PID" || true
+	# 0.1: -d, -L the address, -l the links.
+	"$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	    2>"$SCHED_LOG" 3>&- &
+	SCHED_PID=$!
+	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID")
+	[ "$(grep -c deprecated "$SCHED_LOG")" -eq 1 ]
+	grep -q -- "-d is deprecated and will go; use gleam-sched serve (-l the address, -L the links)" "$SCHED_LOG"
+	run -0 --separate-stderr ask -t chat
+	[ "$output" = "$FAST" ]
 }
 
 @test "the daemon's bad files are named, exit 3, nothing listens" {
@@ -489,16 +565,16 @@ teardown() {
 	cp "$BATS_TEST_TMPDIR/links.yaml" "$BATS_TEST_TMPDIR/good-links.yaml"
 	printf 'c1:\n  probes:\n  - {server: gpu9, ok: true, rtt_ms: {median: 1}, up_mbit_s: 1, down_mbit_s: 1}\n' \
 	    >"$BATS_TEST_TMPDIR/links.yaml"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l 127.0.0.1:0 \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
 	[[ "$stderr" == *"links.yaml:3: server: gpu9: unknown server"* ]]
 	[[ "$stderr" != *"listening"* ]]
 	# Its tasks are a catalog: where they run is the daemon's to say.
 	cp "$BATS_TEST_TMPDIR/good-links.yaml" "$BATS_TEST_TMPDIR/links.yaml"
 	printf 'tasks:\n- name: a\n  client: c1\n  requests: 10\n  rate: 1\n  gpu_time: 1ms\n  input: 1k\n  output: 1k\n  server: fast\n' \
 	    >"$BATS_TEST_TMPDIR/tasks.yaml"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L 127.0.0.1:0 \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l 127.0.0.1:0 \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
 	    -t "$BATS_TEST_TMPDIR/tasks.yaml"
 	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/tasks.yaml:2: server: not in the daemon's tasks" ]
 }
@@ -654,13 +730,13 @@ sealed_via() {
 
 @test "the daemon without a key serves this host only, unless -A says so" {
 	fleet
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L '*:0' \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
-	[[ "${stderr_lines[0]}" == "gleam-sched: -L *:0 without a key: anyone who reaches it could read and steer the placements; give -k, listen on 127.0.0.1, or say -A" ]]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -A -l "$BATS_TEST_TMPDIR/links.yaml" \
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l '*:0' \
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml"
+	[[ "${stderr_lines[0]}" == "gleam-sched: -l *:0 without a key: anyone who reaches it could read and steer the placements; give -k, listen on 127.0.0.1, or say -A" ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -A -L "$BATS_TEST_TMPDIR/links.yaml" \
 	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$BATS_TEST_TMPDIR/tasks.yaml"
-	[[ "${stderr_lines[0]}" == "gleam-sched: -A: only with -d" ]]
-	"$GLEAM_BIN/gleam-sched" -d -A -L '*:0' -l "$BATS_TEST_TMPDIR/links.yaml" \
+	[[ "${stderr_lines[0]}" == "gleam-sched: -A: only with serve" ]]
+	"$GLEAM_BIN/gleam-sched" serve -A -l '*:0' -L "$BATS_TEST_TMPDIR/links.yaml" \
 	    -s "$BATS_TEST_TMPDIR/servers.yaml" 2>"$BATS_TEST_TMPDIR/a.log" 3>&- &
 	local pid=$!
 	wait_listen "$BATS_TEST_TMPDIR/a.log" "$pid" >/dev/null

@@ -13,17 +13,63 @@ teardown() {
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 }
 
-@test "-h prints usage on stdout and exits 0" {
-	run --separate-stderr "$GLEAM_BIN/gleam-serve" -h
-	[ "$status" -eq 0 ]
-	[ "$output" = "usage: gleam-serve [-dnv] [-f file] [-k keyfile] [-l address:port] [-P pidfile]" ]
+@test "-h prints usage and every option with its long name on stdout, exits 0" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" -h
+	[ "${lines[0]}" = "usage: gleam-serve [-Dnv] [-c file] [-k keyfile] [-l address:port] [-P pidfile]" ]
+	for o in "-c, --config=file" "-D, --foreground" "-k, --key=keyfile" \
+	    "-l, --listen=address:port" "-n, --dry-run" \
+	    "-P, --pid-file=pidfile" "-v, --verbose" "-h, --help" \
+	    "-V, --version" "-d   use -D or --foreground" \
+	    "-f file   use -c or --config"; do
+		[[ "$output" == *"  $o"* ]] || { echo "no $o"; false; }
+	done
 	[ -z "$stderr" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" --help
+	[ "${lines[0]}" = "usage: gleam-serve [-Dnv] [-c file] [-k keyfile] [-l address:port] [-P pidfile]" ]
 }
 
-@test "an unknown flag prints usage on stderr and exits 2" {
+@test "-V and --version print the version of lib/common/util.h" {
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" -V
+	[ "$output" = "gleam-serve $(gleam_version)" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" --version
+	[ "$output" = "gleam-serve $(gleam_version)" ]
+}
+
+@test "an unknown flag prints one line and the usage on stderr and exits 2" {
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -x
 	[ -z "$output" ]
-	[[ "$stderr" == *"usage: gleam-serve"* ]]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "gleam-serve: unknown option -x" ]
+	[[ "${stderr_lines[1]}" == "usage: gleam-serve"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" --frobnicate
+	[ "${stderr_lines[0]}" = "gleam-serve: unknown option --frobnicate" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" --config
+	[ "${stderr_lines[0]}" = "gleam-serve: option --config needs an argument: file" ]
+}
+
+@test "long options: --name=value and --name value, after operands too" {
+	echo 'name: long-one' >"$CONF"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" --dry-run --config="$CONF"
+	[ "$output" = "configuration OK" ]
+	[ -z "$stderr" ]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" --config "$CONF" --listen 127.0.0.1:0 --dry-run
+	[ "$output" = "configuration OK" ]
+	echo 'name: [' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" --dry-run --config "$CONF"
+	[[ "$stderr" == *"$CONF"* ]]
+}
+
+@test "the deprecated -f and -d work, each with one warning" {
+	echo 'name: old' >"$CONF"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$output" = "configuration OK" ]
+	[ "$stderr" = "gleam-serve: -f is deprecated and will go; use -c or --config" ]
+	"$GLEAM_BIN/gleam-serve" -d -d -f /dev/null -l 127.0.0.1:0 2>"$BATS_TEST_TMPDIR/log" 3>&- &
+	SERVE_PID=$!
+	wait_listen "$BATS_TEST_TMPDIR/log" "$SERVE_PID" >/dev/null
+	serve_stop
+	[ "$(grep -c 'is deprecated' "$BATS_TEST_TMPDIR/log")" -eq 2 ]
+	grep -q -- '-d is deprecated and will go; use -D or --foreground' "$BATS_TEST_TMPDIR/log"
 }
 
 @test "an extra argument is refused" {
@@ -40,110 +86,110 @@ teardown() {
 	handshake_timeout: 2s
 	drain_timeout: 500ms
 	EOF
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$output" = "configuration OK" ]
 }
 
 @test "-n accepts an empty configuration" {
 	: >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$output" = "configuration OK" ]
 }
 
 @test "invalid YAML names the file and line and exits 3" {
 	printf 'listen: 127.0.0.1:1\nname: [unclosed\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
 }
 
 @test "an unknown key names file, line and key" {
 	printf 'name: a\nlisten_port: 7000\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:2: configuration: unknown key 'listen_port'" ]
 }
 
 @test "a bad value names file, line and key" {
 	printf 'name: a\n\nlisten: 127.0.0.1:99999\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:3: listen: '127.0.0.1:99999': port out of range" ]
 	printf 'max_clients: lots\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == "gleam-serve: $CONF:1: max_clients: 'lots': not a number"* ]]
 	printf 'drain_timeout: -1s\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: drain_timeout: '-1s': negative value" ]
 	printf 'max_frame: 1k\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == *"max_frame: must be between 64k and 1g" ]]
 	printf 'spin: 1s\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: spin: at most 100ms" ]
 	printf 'spin: 0\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	printf 'lanes: 17\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == "gleam-serve: $CONF:1: lanes: "* ]]
 	printf 'lanes: 0\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	printf 'port_rate: fast\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: port_rate: 'fast': not a number" ]
 	printf -- '- a\n- b\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == *"configuration: expected a mapping" ]]
 }
 
-@test "a missing -f file is an error, the default file may be absent" {
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/nope.yaml"
+@test "a missing -c file is an error, the default file may be absent" {
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/nope.yaml"
 	[[ "$stderr" == *"nope.yaml: No such file or directory" ]]
 }
 
 @test "-l with a bad address exits 2" {
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -l 127.0.0.1:http
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -l 127.0.0.1:http
 	[ "$stderr" = "gleam-serve: -l 127.0.0.1:http: bad port" ]
 }
 
 @test "a key file others can read or write exits 3, as ssh refuses one" {
 	make_key "$BATS_TEST_TMPDIR/k"
 	chmod 644 "$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 	[[ "$stderr" == *"key file $BATS_TEST_TMPDIR/k: readable by others (chmod 600 it)" ]]
 	chmod 640 "$BATS_TEST_TMPDIR/k"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 }
 
 @test "a key file that is not a key, a weak passphrase or missing exits 3" {
 	printf 'short\n' >"$BATS_TEST_TMPDIR/k"
 	chmod 600 "$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 	[[ "$stderr" == *"k:1: not a key (32 random bytes in base64 or hex, as gleam-key prints"* ]]
 	# A 16-byte key is too short: 32 random bytes or a passphrase.
 	printf '0123456789abcdef0123456789abcdef\n' >"$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 	[[ "$stderr" == *"not a key"* ]]
 	printf 'passphrase short\n' >"$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 	[[ "$stderr" == *"k:1: passphrase shorter than 8 characters" ]]
 	printf '# nothing\n\n' >"$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
 	[[ "$stderr" == *"no key in it (make one with gleam-key)" ]]
 	"$GLEAM_BIN/gleam-key" >"$BATS_TEST_TMPDIR/k"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/k"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k "$BATS_TEST_TMPDIR/none"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/k"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k "$BATS_TEST_TMPDIR/none"
 	[[ "$stderr" == *"none: No such file or directory" ]]
 }
 
 @test "a port in use exits 4 with one clear line" {
 	serve_start
-	run -4 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l "$SERVE_ADDR"
+	run -4 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l "$SERVE_ADDR"
 	[ "$stderr" = "gleam-serve: listen 127.0.0.1:$SERVE_PORT: Address already in use" ]
 	serve_stop
 }
 
 @test "status reports host, no GPU and the connected client" {
 	printf 'name: test-gpu-host\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 3 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    host: test-gpu-host"* ]]
 	[[ "$output" == *"    gpus: []"* ]]
@@ -154,7 +200,7 @@ teardown() {
 
 @test "status reports the server's port rate: as configured, else null where the interface tells none (loopback)" {
 	printf 'port_rate: 10gbit\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    port: 10gbit"* ]]
 	serve_stop
@@ -166,7 +212,7 @@ teardown() {
 
 @test "SIGHUP reloads; a broken file keeps the running configuration" {
 	printf 'name: before\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	printf 'name: after\n' >"$CONF"
 	kill -HUP "$SERVE_PID"
 	for i in $(seq 50); do grep -q "configuration reloaded" "$SERVE_LOG" && break; sleep 0.1; done
@@ -215,7 +261,7 @@ teardown() {
 
 @test "max_clients refuses the extra client with a clear reason" {
 	printf 'max_clients: 1\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	"$GLEAM_BIN/gleam-probe" -c 1 -t 4 "$SERVE_ADDR" >/dev/null 2>&1 3>&- &
 	BG_PID=$!
 	# On a loaded machine the first probe may take a while to connect.
@@ -260,7 +306,7 @@ teardown() {
 
 @test "a client that never finishes the handshake is dropped" {
 	printf 'handshake_timeout: 300ms\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	exec 5<>/dev/tcp/127.0.0.1/"$SERVE_PORT"
 	sleep 0.8
 	grep -q "handshake timed out" "$SERVE_LOG"
@@ -316,7 +362,7 @@ probe_via() {
 @test "sealed: with a key nothing after the handshake reads in the clear; without one the status does" {
 	make_key "$BATS_TEST_TMPDIR/key"
 	printf 'name: plain-sight-host\n' >"$CONF"
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/key"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/key"
 	mitm_start "$SERVE_PORT" -c "$BATS_TEST_TMPDIR/sealed"
 	run -0 --separate-stderr probe_via -k "$BATS_TEST_TMPDIR/key"
 	[[ "$output" == *"host: plain-sight-host"* ]]
@@ -326,7 +372,7 @@ probe_via() {
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/sealed.s2c")" -gt 200 ]
 	[ -s "$BATS_TEST_TMPDIR/sealed.c2s" ]
 	! grep -a -q -e plain-sight-host -e max_clients -e gleam-probe "$BATS_TEST_TMPDIR/sealed.s2c" "$BATS_TEST_TMPDIR/sealed.c2s"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	mitm_start "$SERVE_PORT" -c "$BATS_TEST_TMPDIR/clear"
 	run -0 --separate-stderr probe_via
 	grep -a -q plain-sight-host "$BATS_TEST_TMPDIR/clear.s2c"
@@ -365,14 +411,14 @@ probe_via() {
 	make_key "$BATS_TEST_TMPDIR/etc/secret"
 	printf 'key_file: secret\n' >"$BATS_TEST_TMPDIR/etc/serve.yaml"
 	cd /
-	serve_start -f "$BATS_TEST_TMPDIR/etc/serve.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/etc/serve.yaml"
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/etc/secret" "$SERVE_ADDR"
 	serve_stop
 }
 
 @test "the smallest max_frame still serves the probe's bulk tests" {
 	printf 'max_frame: 64k\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 "$GLEAM_BIN/gleam-probe" -c 2 -t 0.2 "$SERVE_ADDR"
 	serve_stop
 }
@@ -380,7 +426,7 @@ probe_via() {
 @test "a remoting call to a server without a CUDA backend is refused clearly" {
 	command -v python3 >/dev/null || skip "python3 not installed"
 	printf 'backend: none\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 env PYTHONPATH="$BATS_TEST_DIRNAME" python3 - "$SERVE_PORT" <<-'PY'
 	import socket, struct, sys
 	from gleamwire import Conn
@@ -396,43 +442,43 @@ probe_via() {
 
 @test "backend: with an unknown value names the key" {
 	printf 'backend: gpu\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: backend: 'gpu': expected auto, cuda, host or none" ]
 }
 
 @test "isolation: with an unknown value names the key" {
 	printf 'isolation: none\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: isolation: 'none': expected process or thread" ]
 	printf 'isolation: thread\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 }
 
 @test "without a key only loopback is served, unless auth: off says so" {
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '*:0'
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l '*:0'
 	[[ "$stderr" == *"no key, and listening on *: anyone who reaches it could use the GPU"*"or write auth: off" ]]
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '0.0.0.0:0'
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l '[::]:0'
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l '0.0.0.0:0'
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l '[::]:0'
 	printf 'auth: off\nlisten: "*:0"\n' >"$CONF"
-	serve_start -f "$CONF" -l '0.0.0.0:0'
+	serve_start -c "$CONF" -l '0.0.0.0:0'
 	serve_stop
 	make_key "$BATS_TEST_TMPDIR/key"
 	serve_start -l '0.0.0.0:0' -k "$BATS_TEST_TMPDIR/key"
 	serve_stop
 	printf 'auth: off\nkey_file: %s\n' "$BATS_TEST_TMPDIR/key" >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == *"auth: off and a key: choose one" ]]
 	printf 'auth: maybe\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 }
 
 @test "user: drops root after binding; a missing user stops it; root is warned about" {
 	printf 'user: no-such-user-here\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f "$CONF" -l 127.0.0.1:0
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c "$CONF" -l 127.0.0.1:0
 	[[ "$stderr" == *"user: no-such-user-here: no such user" ]]
 	if [ "$(id -u)" -ne 0 ]; then
 		printf 'user: root\n' >"$CONF"
-		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f "$CONF" -l 127.0.0.1:0
+		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c "$CONF" -l 127.0.0.1:0
 		[[ "$stderr" == *"only root can become another user" ]]
 		skip "not root: the drop itself is not tested"
 	fi
@@ -441,7 +487,7 @@ probe_via() {
 	serve_stop
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	printf 'user: nobody\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	grep -q "running as nobody" "$SERVE_LOG"
 	! grep -q "running as root: " "$SERVE_LOG"
 	# The server's process is nobody's now.
@@ -452,7 +498,7 @@ probe_via() {
 
 @test "pre-authentication: handshakes are capped per address, and never take the clients' slots" {
 	printf 'max_handshakes_per_address: 4\nmax_handshakes: 8\nmax_clients: 2\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	# 10 connections from 127.0.0.2 that never say HELLO: 4 are held,
 	# the others refused at once with a reason.
 	python3 - "$SERVE_PORT" >"$BATS_TEST_TMPDIR/flood.out" <<'PY' &
@@ -494,7 +540,7 @@ PY
 
 @test "idle_timeout ends a remoting client that sends nothing" {
 	printf 'idle_timeout: 300ms\nbackend: host\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
 import socket, struct, sys, time
 sys.path.insert(0, sys.argv[2])
@@ -525,7 +571,7 @@ PY
 	local iso
 	for iso in process thread; do
 		printf 'backend: host\nisolation: %s\n' "$iso" >"$CONF"
-		serve_start -f "$CONF" -v
+		serve_start -c "$CONF" -v
 		run -0 python3 "$BATS_TEST_DIRNAME/resume-wire.py" "$SERVE_PORT" "$BATS_TEST_DIRNAME"
 		[ "$output" = "resume ok" ]
 		grep -q "its session waits 30.0 s for it to resume" "$SERVE_LOG"
@@ -541,7 +587,7 @@ PY
 
 @test "resume: the window passes and the session's resources are freed; resume: 0 offers none" {
 	printf 'backend: host\nresume: 300ms\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
 import socket, struct, sys, os
 sys.path.insert(0, sys.argv[2])
@@ -565,7 +611,7 @@ PY
 	grep -q "not resumed within 0.3 s, closing" "$SERVE_LOG"
 	serve_stop
 	printf 'backend: host\nresume: 0\n' >"$CONF"
-	serve_start -f "$CONF" -v
+	serve_start -c "$CONF" -v
 	run -0 python3 - "$SERVE_PORT" "$BATS_TEST_DIRNAME" <<'PY'
 import socket, struct, sys, os
 sys.path.insert(0, sys.argv[2])

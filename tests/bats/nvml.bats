@@ -41,7 +41,7 @@ nvml_run() {
 }
 
 @test "the server's status carries what NVML says of each GPU" {
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_source: test"* ]]
 	[[ "$output" == *"driver_version: 580.95.05"* ]]
@@ -54,7 +54,7 @@ nvml_run() {
 }
 
 @test "every call through gleam-run answers as the server reports" {
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	nvml_run
 	[ "$status" -eq 0 ]
 	diff -u "$NVML_DIR/expected" - <<<"$output"
@@ -62,7 +62,7 @@ nvml_run() {
 }
 
 @test "a process that is the server's client lists itself on its GPUs" {
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	nvml_run -k
 	[ "$status" -eq 0 ]
 	[ "$(grep -c '^  process: self memory n/a$' <<<"$output")" -eq 2 ]
@@ -70,7 +70,7 @@ nvml_run() {
 }
 
 @test "after cuInit, the program lists itself as a GPU process" {
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	nvml_run -c
 	[ "$status" -ne 2 ] || skip "cuInit fails against this server: $stderr"
 	[ "$status" -eq 0 ]
@@ -78,14 +78,14 @@ nvml_run() {
 }
 
 @test "the server's CUDA_VISIBLE_DEVICES is the client's view" {
-	CUDA_VISIBLE_DEVICES=1 serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	CUDA_VISIBLE_DEVICES=1 serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	nvml_run
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"count: 1"* ]]
 	[[ "$output" == *"name: NVIDIA Test GPU"* ]]
 	[[ "$output" != *"H200"* ]]
 	serve_kill
-	CUDA_VISIBLE_DEVICES=GPU-8f3a serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	CUDA_VISIBLE_DEVICES=GPU-8f3a serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	nvml_run
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"count: 1"* ]]
@@ -95,7 +95,7 @@ nvml_run() {
 
 @test "answers older than a second are fetched anew" {
 	command -v python3 >/dev/null || skip "no python3"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
 	    -- python3 "$NVML_DIR/refresh.py" "$GLEAM_TEST_GPUS"
 	[ "$status" -eq 0 ]
@@ -104,7 +104,7 @@ nvml_run() {
 
 @test "pynvml sees the server's GPUs" {
 	python3 -c 'import pynvml' 2>/dev/null || skip "no pynvml (python3-pynvml or nvidia-ml-py)"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
 	    -- python3 "$NVML_DIR/pynvml-check.py"
 	[ "$status" -eq 0 ]
@@ -115,7 +115,7 @@ nvml_run() {
 
 @test "with a key, the library reaches the server that demands it" {
 	make_key "$BATS_TEST_TMPDIR/key"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml" -k "$BATS_TEST_TMPDIR/key"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml" -k "$BATS_TEST_TMPDIR/key"
 	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
 	    -k "$BATS_TEST_TMPDIR/key" -- "$CHECK"
 	[ "$status" -eq 0 ]
@@ -143,7 +143,7 @@ nvml_run() {
 
 @test "a GPU file that does not read reports no GPU and says why" {
 	printf 'gpus:\n  - index: 0\n    name: x\n' >"$GLEAM_TEST_GPUS"
-	serve_start -f "$BATS_TEST_TMPDIR/host.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_source: no GPU (GLEAM_TEST_GPUS unreadable)"* ]]
 	[[ "$output" == *"gpus: []"* ]]

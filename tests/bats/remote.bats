@@ -18,7 +18,7 @@ setup_file() {
 
 setup() {
 	[ -x "$CUDA_BIN/static/vecadd" ] || skip "CUDA test programs not built (make cuda-tests)"
-	serve_start -f "$SERVE_CONF"
+	serve_start -c "$SERVE_CONF"
 }
 
 teardown() {
@@ -377,7 +377,7 @@ run_prog() {
 @test "a server without a CUDA backend: a CUDA error naming the reason" {
 	printf 'backend: none\n' >"$BATS_TEST_TMPDIR/none.yaml"
 	serve_stop
-	serve_start -f "$BATS_TEST_TMPDIR/none.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/none.yaml"
 	run --separate-stderr timeout 30 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/vecadd"
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"this server runs no CUDA backend (disabled)"* ]]
@@ -402,7 +402,7 @@ run_prog() {
 	# What a kernel fault or a crash in the driver does to a process is
 	# what kill -9 does to the worker here: only its client notices.
 	serve_kill
-	serve_start -f "$SERVE_CONF" -v
+	serve_start -c "$SERVE_CONF" -v
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/soak" 20 16 \
 	    >"$BATS_TEST_TMPDIR/a" 2>&1 3>&- &
 	BG_PID=$!
@@ -433,7 +433,7 @@ run_prog() {
 @test "isolation: thread serves clients on threads of the server" {
 	serve_kill
 	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/t.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/t.yaml"
 	run_prog static vecadd
 	[ "$status" -eq 0 ]
 	[ -z "$(pgrep -P "$SERVE_PID")" ]
@@ -452,7 +452,7 @@ run_prog() {
 	for iso in process thread; do
 		serve_kill
 		{ cat "$SERVE_CONF"; echo "isolation: $iso"; } >"$BATS_TEST_TMPDIR/k.yaml"
-		serve_start -f "$BATS_TEST_TMPDIR/k.yaml" -k "$BATS_TEST_TMPDIR/key"
+		serve_start -c "$BATS_TEST_TMPDIR/k.yaml" -k "$BATS_TEST_TMPDIR/key"
 		nth=0
 		for p in vecadd memcpy printf; do
 			run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
@@ -596,7 +596,7 @@ tamper_proxy() {
 	command -v python3 >/dev/null || skip "python3 not installed"
 	make_key "$BATS_TEST_TMPDIR/key"
 	serve_kill
-	serve_start -f "$SERVE_CONF" -k "$BATS_TEST_TMPDIR/key"
+	serve_start -c "$SERVE_CONF" -k "$BATS_TEST_TMPDIR/key"
 	local dir
 	for dir in s2c c2s; do
 		rm -f "$BATS_TEST_TMPDIR/proxy.port"
@@ -637,7 +637,7 @@ tamper_proxy() {
 	[ -x "$CUDA_BIN/static/cacheload" ] || skip "no cacheload"
 	for d in 0.5 1 1.5 2; do
 		serve_kill
-		serve_start -f "$SERVE_CONF"
+		serve_start -c "$SERVE_CONF"
 		GLEAM_CACHE=0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 		    "$CUDA_BIN/static/cacheload" -m 256 \
 		    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
@@ -756,7 +756,7 @@ lanes_ok() {
 @test "bulk lanes with isolation: thread, and two lanes" {
 	serve_kill
 	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/t.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/t.yaml"
 	lanes_run lanes 2
 	lanes_ok lanes 2
 	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
@@ -781,7 +781,7 @@ lanes_ok() {
 	grep -q '^lanes: 0$' "$BATS_TEST_TMPDIR/bad.yaml"
 	serve_kill
 	{ cat "$SERVE_CONF"; echo 'lanes: 0'; } >"$BATS_TEST_TMPDIR/n.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/n.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/n.yaml"
 	lanes_run refused 4
 	lanes_ok refused 0
 }
@@ -865,7 +865,7 @@ printf_expected() {
 	serve_kill
 	{ cat "$SERVE_CONF"; echo 'isolation: thread'; } >"$BATS_TEST_TMPDIR/t.yaml"
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -d -f "$BATS_TEST_TMPDIR/t.yaml" -l 127.0.0.1:0 \
+	"$GLEAM_BIN/gleam-serve" -D -c "$BATS_TEST_TMPDIR/t.yaml" -l 127.0.0.1:0 \
 	    >"$BATS_TEST_TMPDIR/serve.out" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")

@@ -19,7 +19,7 @@ setup_file() {
 	export SERVE_CONF=$BATS_FILE_TMPDIR/host.yaml
 	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" >"$SERVE_CONF"
 	# The server grants resumable sessions, or every test here fails.
-	serve_start -f "$SERVE_CONF"
+	serve_start -c "$SERVE_CONF"
 	GLEAM_DEBUG=2 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 	    "$CUDA_BIN/static/vecadd" 2>&1 3>&- | grep -q "resumable for" || {
 		serve_kill
@@ -31,7 +31,7 @@ setup_file() {
 
 setup() {
 	[ -x "$CUDA_BIN/static/vecadd" ] || skip "CUDA test programs not built (make cuda-tests)"
-	serve_start -f "$SERVE_CONF"
+	serve_start -c "$SERVE_CONF"
 	target_start
 }
 
@@ -53,7 +53,7 @@ target_start() {
 target_restart() {
 	serve_kill
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve2.log
-	"$GLEAM_BIN/gleam-serve" -d -f "$SERVE_CONF" \
+	"$GLEAM_BIN/gleam-serve" -D -c "$SERVE_CONF" \
 	    -l "127.0.0.1:$SERVE_PORT" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	wait_listen "$SERVE_LOG" "$SERVE_PID" >/dev/null
@@ -177,7 +177,7 @@ drops_ok() {
 	KEY=$BATS_TEST_TMPDIR/key
 	make_key "$KEY"
 	serve_kill
-	serve_start -f "$SERVE_CONF" -k "$KEY"
+	serve_start -c "$SERVE_CONF" -k "$KEY"
 	target_start
 	GLEAM_CACHE=0 drops_ok memcpy
 }

@@ -56,12 +56,12 @@ start() {
 	DAEMON_PID=$!
 }
 
-serve() { start "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 "$@"; }
+serve() { start "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@"; }
 sched() {
-	start "$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
+	start "$GLEAM_BIN/gleam-sched" serve -i 0.2 -l 127.0.0.1:0 \
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" "$@"
 }
-reduce() { start "$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:0 "$@"; }
+reduce() { start "$GLEAM_BIN/gleam-reduce" -D -l 127.0.0.1:0 "$@"; }
 
 # notify_cycle: READY=1 naming the daemon's pid once it listens;
 # RELOADING=1 then READY=1 around a SIGHUP; STOPPING=1 on SIGTERM, then a
@@ -84,7 +84,7 @@ notify_cycle() {
 	notify_cycle
 }
 
-@test "gleam-sched -d: READY=1, RELOADING=1 and READY=1 on SIGHUP, STOPPING=1 on SIGTERM" {
+@test "gleam-sched serve: READY=1, RELOADING=1 and READY=1 on SIGHUP, STOPPING=1 on SIGTERM" {
 	sched
 	notify_cycle
 }
@@ -96,7 +96,7 @@ notify_cycle() {
 
 @test "a reload that fails still ends with READY=1" {
 	printf 'max_clients: 4\n' >"$T/serve.yaml"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/serve.yaml" -l 127.0.0.1:0
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/serve.yaml" -l 127.0.0.1:0
 	until_line "$NOTIFY_OUT" "READY=1"
 	printf 'max_clients: many\n' >"$T/serve.yaml"
 	kill -HUP "$DAEMON_PID"
@@ -128,10 +128,10 @@ pid_cycle() {
 @test "pid_file: in gleam-serve.yaml, relative to the file; -P outranks it" {
 	mkdir "$T/conf"
 	printf 'pid_file: serve.pid\n' >"$T/conf/serve.yaml"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/conf/serve.yaml" \
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/conf/serve.yaml" \
 	    -l 127.0.0.1:0
 	pid_cycle "$T/conf/serve.pid"
-	start "$GLEAM_BIN/gleam-serve" -d -f "$T/conf/serve.yaml" \
+	start "$GLEAM_BIN/gleam-serve" -D -c "$T/conf/serve.yaml" \
 	    -l 127.0.0.1:0 -P "$T/other.pid"
 	until_line "$NOTIFY_OUT" "READY=1"
 	[ ! -e "$T/conf/serve.pid" ]
@@ -141,14 +141,14 @@ pid_cycle() {
 @test "a second copy on the same pid file is refused (exit 6) and leaves the file alone" {
 	serve -P "$T/serve.pid"
 	until_line "$NOTIFY_OUT" "READY=1"
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 -P "$T/serve.pid"
 	[ "$stderr" = "gleam-serve: pid file $T/serve.pid: gleam-serve is already running as pid $DAEMON_PID" ]
 	[ "$(cat "$T/serve.pid")" = "$DAEMON_PID" ]
 	OTHER_PID=$DAEMON_PID
 	reduce -P "$T/reduce.pid"
 	until_line "$NOTIFY_OUT" "READY=1 MAINPID=$DAEMON_PID"
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-reduce" -d \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-reduce" -D \
 	    -l 127.0.0.1:0 -P "$T/reduce.pid"
 	[[ "$stderr" == *"gleam-reduce is already running as pid $DAEMON_PID" ]]
 }
@@ -171,18 +171,18 @@ pid_cycle() {
 }
 
 @test "-P with a directory that does not exist exits 6 before binding" {
-	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	run -6 --separate-stderr "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 -P "$T/no/such.pid"
 	[[ "$stderr" == "gleam-serve: pid file $T/no/such.pid: No such file or directory" ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -P "$T/x.pid" \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
-	[[ "$stderr" == "gleam-sched: -P: only with -d"* ]]
+	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$stderr" == "gleam-sched: -P: only with serve"* ]]
 }
 
 @test "stderr that is journald's stream (JOURNAL_STREAM) gets each line's priority" {
 	: >"$T/j.log"
 	JOURNAL_STREAM=$(stat -c '%d:%i' "$T/j.log") \
-	    "$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 \
+	    "$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 \
 	    2>>"$T/j.log" 3>&- &
 	DAEMON_PID=$!
 	wait_listen "$T/j.log" "$DAEMON_PID" >/dev/null
@@ -194,7 +194,7 @@ pid_cycle() {
 	    [ "$(id -u)" -ne 0 ]
 	! grep -v '^<[0-7]>gleam-serve: ' "$T/j.log"
 	# Another file's stream: plain lines.
-	JOURNAL_STREAM=1:2 "$GLEAM_BIN/gleam-serve" -d -f /dev/null \
+	JOURNAL_STREAM=1:2 "$GLEAM_BIN/gleam-serve" -D -c /dev/null \
 	    -l 127.0.0.1:0 2>"$T/plain.log" 3>&- &
 	DAEMON_PID=$!
 	wait_listen "$T/plain.log" "$DAEMON_PID" >/dev/null
@@ -224,14 +224,14 @@ detached_cycle() {
 
 @test "detached under a service manager (INVOCATION_ID), the log stays on stderr" {
 	INVOCATION_ID=0123456789abcdef "$GLEAM_BIN/gleam-serve" \
-	    -f /dev/null -l 127.0.0.1:0 -P "$T/serve.pid" \
+	    -c /dev/null -l 127.0.0.1:0 -P "$T/serve.pid" \
 	    </dev/null >/dev/null 2>"$T/d.log" 3>&-
 	detached_cycle "$T/d.log" "$T/serve.pid"
 }
 
 @test "detached without a syslog socket, the log stays on stderr" {
 	[ ! -S /dev/log ] || skip "this host has a syslog socket"
-	"$GLEAM_BIN/gleam-serve" -f /dev/null -l 127.0.0.1:0 \
+	"$GLEAM_BIN/gleam-serve" -c /dev/null -l 127.0.0.1:0 \
 	    -P "$T/serve.pid" </dev/null >/dev/null 2>"$T/d.log" 3>&-
 	detached_cycle "$T/d.log" "$T/serve.pid"
 }

@@ -12,6 +12,13 @@ export GLEAM_NO_NVML=1
 # tests keep theirs out of the home directory.
 export XDG_CACHE_HOME=${BATS_RUN_TMPDIR:-${TMPDIR:-/tmp}}/xdg-cache
 
+# gleam_version: the version as lib/common/util.h has it, the one place
+# it is written (the tests read it there, never a copy).
+gleam_version() {
+	sed -n 's/^#define GLEAM_VERSION[^"]*"\([^"]*\)".*/\1/p' \
+	    "$BATS_TEST_DIRNAME/../../lib/common/util.h"
+}
+
 # wait_listen LOG PID: waits for "listening on HOST:PORT" in LOG and prints
 # PORT; fails if PID dies first or 10 s pass.
 wait_listen() {
@@ -33,7 +40,7 @@ wait_listen() {
 # port; sets SERVE_PID, SERVE_PORT, SERVE_ADDR and SERVE_LOG.
 serve_start() {
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.$$.$RANDOM.log
-	"$GLEAM_BIN/gleam-serve" -d -f /dev/null -l 127.0.0.1:0 "$@" \
+	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@" \
 	    2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID") || return 1

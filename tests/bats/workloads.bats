@@ -103,7 +103,7 @@ key() {
 }
 
 @test "infer -K through gleam-run on the host backend equals the CPU reference bit for bit" {
-	serve_start -f "$SERVE_CONF"
+	serve_start -c "$SERVE_CONF"
 	# Odd shapes too: tiles cut short, rows shorter than the block.
 	for shape in "$M32 -b 2 -q 16 -n 3 -w 1" "$M40 -b 3 -q 5 -n 2 -w 0 -S 9"; do
 		set -- $shape
@@ -125,7 +125,7 @@ key() {
 
 @test "infer -K: a dimension above the block's 256 threads, still bit for bit" {
 	"$INFER" -g -d 260 -l 1 -S 3 "$BATS_TEST_TMPDIR/m260.bin" >/dev/null
-	serve_start -f "$SERVE_CONF"
+	serve_start -c "$SERVE_CONF"
 	run -0 "$INFER" -R -b 1 -q 300 -n 1 -w 0 "$BATS_TEST_TMPDIR/m260.bin"
 	want=$(key checksum)
 	run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \

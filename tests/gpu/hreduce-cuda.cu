@@ -271,7 +271,7 @@ agg_start(const char *prog, int *p)
 		dup2(fd[1], 2);
 		close(fd[0]);
 		close(fd[1]);
-		execl(prog, prog, "-d", "-l", "127.0.0.1:0", (char *)NULL);
+		execl(prog, prog, "-D", "-l", "127.0.0.1:0", (char *)NULL);
 		perror(prog);
 		_exit(127);
 	}

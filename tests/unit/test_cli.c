@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "t.h"
 
-enum { O_STATS = CLI_LONG };
+enum { O_STATS = CLI_LONG, O_SERVE };
 
 static const struct cli_opt opts[] = {
 	{ 'c', "config", "file", "read this configuration", 0 },
@@ -21,6 +21,7 @@ static const struct cli_opt opts[] = {
 	{ O_STATS, "stats", "file", "write statistics here", 0 },
 	{ 'D', NULL, NULL, NULL, 'd' },
 	{ 'c', NULL, "file", NULL, 'f' },
+	{ O_SERVE, NULL, NULL, "gleam-test serve", 'x' },
 	{ 0 }
 };
 
@@ -44,7 +45,8 @@ parse(int stop, ...)
 	optind = 0;	/* glibc: start over */
 	arg[0] = '\0';
 	while ((ch = cli_next(&c, argc, argv)) != -1) {
-		seen[n++] = ch == O_STATS ? 'S' : (char)ch;
+		seen[n++] = ch == O_STATS ? 'S' : ch == O_SERVE ? 'X' :
+		    (char)ch;
 		if (optarg != NULL) {
 			strcat(arg, optarg);
 			strcat(arg, ";");
@@ -70,6 +72,9 @@ test_spellings(void)
 	parse(0, "-d", "-f", "old.yaml", "-d", NULL);
 	CHECK_STR(seen, "DcD");
 	CHECK_STR(arg, "old.yaml;");
+	/* One that is no option now comes back as its own value. */
+	parse(0, "-x", "-v", NULL);
+	CHECK_STR(seen, "Xv");
 	/* Permutation, unless told to stop at the first operand. */
 	parse(0, "x", "-v", "y", NULL);
 	CHECK_STR(seen, "v");
@@ -86,7 +91,7 @@ static void
 test_help(void)
 {
 	struct cli c = { "gleam-test", "gleam-test [-Dv] [-c file]\n"
-	    "gleam-test other", opts, 0 };
+	    "gleam-test other", opts, 0, "A note\nof two lines." };
 	char buf[4096];
 	FILE *f = fmemopen(buf, sizeof buf, "w");
 
@@ -101,6 +106,12 @@ test_help(void)
 	CHECK(strstr(buf, "  -h, --help") != NULL);
 	CHECK(strstr(buf, "  -d   use -D or --foreground\n") != NULL);
 	CHECK(strstr(buf, "  -f file   use -c or --config\n") != NULL);
+	CHECK(strstr(buf, "  -x   use gleam-test serve\n") != NULL);
+	/* The note after the options, before the deprecated ones. */
+	CHECK(strstr(buf, "print the version and exit\n\nA note\nof two "
+	    "lines.\n\nDeprecated") != NULL);
+	CHECK(strstr(buf, "\nSee gleam-test(1) for the whole story.\n") !=
+	    NULL);
 }
 
 int

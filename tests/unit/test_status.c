@@ -9,7 +9,7 @@
 /* A complete status with one GPU; tests change a line of it. */
 static const char base[] =
     "host: gpu1\n"			/* 1 */
-    "version: 0.1.0\n"			/* 2 */
+    "version: 0.2.0\n"			/* 2 */
     "protocol: 1\n"			/* 3 */
     "backend: cuda\n"			/* 4 */
     "gpu_source: nvml\n"		/* 5 */
@@ -100,7 +100,7 @@ test_round_trip(void)
 
 	memset(&s, 0, sizeof s);
 	strcpy(s.host, "123");		/* must come back a string */
-	strcpy(s.version, "0.1.0");
+	strcpy(s.version, "0.2.0");
 	s.protocol = 1;
 	strcpy(s.backend, "cuda");
 	strcpy(s.gpu_source, "nvml");
@@ -144,7 +144,7 @@ test_round_trip(void)
 
 	round_trip(&s, &g);
 	CHECK_STR(g.host, "123");
-	CHECK_STR(g.version, "0.1.0");
+	CHECK_STR(g.version, "0.2.0");
 	CHECK(g.protocol == 1);
 	CHECK_STR(g.backend, "cuda");
 	CHECK_STR(g.gpu_source, "nvml");

@@ -335,7 +335,7 @@ idents() {
 
 @test "identities: one's entries are neither served to another nor held for its names ahead" {
 	idents
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/alice.key load_once
 	first=$SENT
 	grep -q "identity alice, cache i+alice+" "$SERVE_LOG"
@@ -367,7 +367,7 @@ idents() {
 	conf "cache_share:
   lab: [alice, carol]
 "
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	GLEAM_KEY_FILE=$BATS_TEST_TMPDIR/alice.key load_once
 	first=$SENT
 	grep -q "identity alice, cache g+lab" "$SERVE_LOG"

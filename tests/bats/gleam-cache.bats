@@ -16,7 +16,7 @@ setup_file() {
 	[ -x "$CUDA_BIN/static/cacheload" ] || return 0
 	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 64m\ncache_disk: 1g\n' \
 	    "$HOST_KERNELS" "$DIR" >"$BATS_FILE_TMPDIR/s.yaml"
-	serve_start -f "$BATS_FILE_TMPDIR/s.yaml"
+	serve_start -c "$BATS_FILE_TMPDIR/s.yaml"
 	"$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/cacheload" -m 16 >&2 3>&- ||
 	    { serve_kill; return 1; }
 	serve_stop

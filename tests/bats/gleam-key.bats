@@ -30,7 +30,7 @@ USAGE="usage: gleam-key [new] [-i name] [file]"
 @test "the spellings of earlier releases work, with a warning" {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -n bob -o "$BATS_TEST_TMPDIR/k"
 	[[ "$(cat "$BATS_TEST_TMPDIR/k")" == "bob "* ]]
-	[ "${stderr_lines[0]}" = "gleam-key: -n is deprecated and will go; use -i (--identity)" ]
+	[ "${stderr_lines[0]}" = "gleam-key: -n is deprecated and will go; use -i or --identity" ]
 	[ "${stderr_lines[1]}" = "gleam-key: -o is deprecated and will go; give the file as an operand: gleam-key $BATS_TEST_TMPDIR/k" ]
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-key" -c "$BATS_TEST_TMPDIR/k"
 	[ "$output" = "$BATS_TEST_TMPDIR/k: a key, for bob" ]

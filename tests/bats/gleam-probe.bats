@@ -20,7 +20,7 @@ USAGE="usage: gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" --count=0 h
 	[ "${stderr_lines[0]}" = "gleam-probe: -N: 0: too small" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 0 h
-	[ "${stderr_lines[0]}" = "gleam-probe: -c is deprecated and will go; use -N (--count)" ]
+	[ "${stderr_lines[0]}" = "gleam-probe: -c is deprecated and will go; use -N or --count" ]
 	[ "${stderr_lines[1]}" = "gleam-probe: -N: 0: too small" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-probe" --format json h
 	[ "${stderr_lines[0]}" = "gleam-probe: -o: json: expected table or yaml" ]

@@ -8,7 +8,7 @@ USAGE="usage: gleam-run [-Fqv] [-k keyfile] [-O stats.yaml]"
 # keyed_start KEYFILE: a second server, demanding the key; KEYED_ADDR.
 keyed_start() {
 	local pid=$SERVE_PID addr=$SERVE_ADDR
-	serve_start -f "$BATS_FILE_TMPDIR/host.yaml" -k "$1"
+	serve_start -c "$BATS_FILE_TMPDIR/host.yaml" -k "$1"
 	KEYED_PID=$SERVE_PID KEYED_ADDR=$SERVE_ADDR
 	SERVE_PID=$pid SERVE_ADDR=$addr
 }
@@ -17,7 +17,7 @@ keyed_start() {
 # port for the tests about something else.
 setup_file() {
 	printf 'backend: host\n' >"$BATS_FILE_TMPDIR/host.yaml"
-	serve_start -f "$BATS_FILE_TMPDIR/host.yaml"
+	serve_start -c "$BATS_FILE_TMPDIR/host.yaml"
 	export SERVE_PID SERVE_ADDR
 }
 
@@ -47,7 +47,7 @@ teardown() {
 }
 
 @test "-V and --version print the version" {
-	v=$(sed -n 's/^#define GLEAM_VERSION[^"]*"\(.*\)"/\1/p' "$BATS_TEST_DIRNAME/../../lib/common/util.h")
+	v=$(gleam_version)
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -V
 	[ "$output" = "gleam-run $v" ]
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" --version
@@ -64,7 +64,7 @@ teardown() {
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -o "$BATS_TEST_TMPDIR/s.yaml" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_STATS"'
 	[ "$output" = "$BATS_TEST_TMPDIR/s.yaml" ]
-	[ "$stderr" = "gleam-run: -o is deprecated and will go; use -O (--stats)" ]
+	[ "$stderr" = "gleam-run: -o is deprecated and will go; use -O or --stats" ]
 }
 
 @test "-q quiets the warnings and the library's progress" {

@@ -17,7 +17,7 @@ setup() {
 	unset GLEAM_PROGRESS
 	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
 	    >"$BATS_TEST_TMPDIR/s.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/s.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/s.yaml"
 }
 
 teardown() {

@@ -440,20 +440,20 @@ lane_adopt(struct lanes *ls, struct lane *l)
 	    (unsigned long long)cnt);
 }
 
-/* Waits for a job after seen, or a connection for l: the job's number
- * (seen if none), or 0 to quit. */
-static uint64_t
-lane_rwait(struct lanes *ls, struct lane *l, uint64_t seen)
+/* Waits for a job after seen, or a connection for l: 1 with the job's
+ * number in *g (seen if none), or 0 to quit. */
+static int
+lane_rwait(struct lanes *ls, struct lane *l, uint64_t seen, uint64_t *g)
 {
-	uint64_t t0 = now_ns(), g;
+	uint64_t t0 = now_ns();
 
 	for (;;) {
-		g = __atomic_load_n(&ls->gen, __ATOMIC_ACQUIRE);
+		*g = __atomic_load_n(&ls->gen, __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&ls->quit, __ATOMIC_ACQUIRE))
 			return 0;
-		if (g != seen || __atomic_load_n(&l->pend, __ATOMIC_ACQUIRE) !=
-		    -1)
-			return g;
+		if (*g != seen || __atomic_load_n(&l->pend,
+		    __ATOMIC_ACQUIRE) != -1)
+			return 1;
 		if (ls->spin_ns > 0 && now_ns() - t0 < ls->spin_ns) {
 			cpu_relax();
 			continue;
@@ -530,7 +530,7 @@ lane_rmain(void *arg)
 	struct lanes *ls = l->ls;
 	uint64_t seen = 0, g;
 
-	while ((g = lane_rwait(ls, l, seen)) != 0) {
+	while (lane_rwait(ls, l, seen, &g)) {
 		if (__atomic_load_n(&l->pend, __ATOMIC_ACQUIRE) != -1)
 			lane_adopt(ls, l);
 		if (g == seen)

@@ -113,8 +113,20 @@ lane_open(unsigned i, uint64_t job, uint32_t dir, uint64_t *have)
 		close(fd);
 		return e;
 	}
-	if ((e = stripe_recv_u64(&L.ch[i], fd, have)) != 0 ||
-	    (e = stripe_send_at(&L.ch[i], fd, job, dir, L.stage[i])) != 0) {
+	/*
+	 * Before the server's first record opened, nothing here is the
+	 * session's: a refusal (the server's handshakes are all taken, say)
+	 * or noise means only that this try failed.
+	 */
+	if ((e = stripe_recv_u64(&L.ch[i], fd, have)) != 0) {
+		if (e == EBADMSG) {
+			log_debug("bulk lane %u: %s", i, L.ch[i].err);
+			e = EPROTO;
+		}
+		close(fd);
+		return e;
+	}
+	if ((e = stripe_send_at(&L.ch[i], fd, job, dir, L.stage[i])) != 0) {
 		close(fd);
 		return e;
 	}

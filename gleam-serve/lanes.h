@@ -19,7 +19,10 @@
  * Lanes carry nothing but those bytes, each way in the order of the calls
  * on the main connection, as records of their own (stripe.h), sealed when
  * the main connection is; a lane that breaks, or whose record does not
- * open, ends the session.
+ * open, ends the session.  Not so a resumable session's lanes
+ * (lanes_offer_resumable): they come to the server's address, are handed
+ * over by the session's channel, and a lane that breaks is waited for and
+ * its stripe moved again (gleam-protocol(5), Resume).
  */
 #ifndef SERVE_LANES_H
 #define SERVE_LANES_H

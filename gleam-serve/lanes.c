@@ -61,7 +61,7 @@ struct lanes {
 	uint32_t	 window_ms;
 	uint8_t		 secret[PROTO_LANE_SECRET];
 	uint8_t		 reply[PROTO_LANE_TOKEN + PROTO_LANE_SECRET];
-	char		 who[160];	/* "client ADDR (NAME)", for messages */
+	char		 who[384];	/* "client ADDR (NAME)", for messages */
 	int		 stopping;	/* under mu: no lane is taken */
 	uint64_t	 drops, resent;	/* (atomic) */
 	pthread_mutex_t	 mu;

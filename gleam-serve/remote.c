@@ -794,7 +794,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		rc = stage_put(r, &c);
 	else if (h->type == R_LANES && r->ctl_started) {
 		/* Lanes that come again after a drop, through our address. */
-		char who[160];
+		char who[384];
 
 		snprintf(who, sizeof who, "client %s (%s)", r->cl.addr,
 		    r->cl.name);

@@ -24,7 +24,7 @@ enum link_dir { LINK_UP = 0, LINK_DOWN = 1 };
  */
 enum fault_kind { FAULT_CUT, FAULT_RESET, FAULT_HOLE };
 
-#define LINK_FAULTS_MAX	16
+#define LINK_FAULTS_MAX	64
 
 struct link_fault {
 	enum fault_kind	 kind;

@@ -19,7 +19,10 @@
  * Lanes carry nothing but those bytes, each way in the order of the calls
  * on the main connection, as records of their own (stripe.h), sealed when
  * the main connection is; a lane that breaks, or whose record does not
- * open, ends the session.
+ * open, ends the session.  Not so a resumable session's lanes
+ * (lanes_offer_resumable): they come to the server's address, are handed
+ * over by the session's channel, and a lane that breaks is waited for and
+ * its stripe moved again (gleam-protocol(5), Resume).
  */
 #ifndef SERVE_LANES_H
 #define SERVE_LANES_H
@@ -42,6 +45,26 @@ struct lanes;
  */
 void	lanes_offer(struct lanes **lp, int fd, uint32_t want, uint32_t max,
 	    uint64_t spin_ns, struct rcall *c);
+/*
+ * R_LANES in a resumable session (gleam-protocol(5), Resume): no port of
+ * our own; the lanes come to the server's address, and the session's
+ * channel hands each here (lanes_take).  The reply's blob is the token
+ * then the secret the lanes' keys come from; a thread a lane starts now.
+ * A lane that breaks is waited for, up to window_ms, then its stripe goes
+ * again; sealed as the main connection is; who names the client in
+ * messages.
+ */
+void	lanes_offer_resumable(struct lanes **lp, uint32_t want, uint32_t max,
+	    uint64_t spin_ns, int sealed, uint32_t window_ms, const char *who,
+	    struct rcall *c);
+/*
+ * A lane's connection with its hello (PROTO_LANE_RHELLO), from the
+ * session's channel (on a thread of its own): taken for its lane if the
+ * token is the offer's and its epoch new, else closed.  ls may be NULL.
+ */
+void	lanes_take(struct lanes *ls, int fd, const uint8_t *hello);
+/* The lanes' drops, and bytes sent or received again after one. */
+void	lanes_counts(const struct lanes *, uint64_t *drops, uint64_t *resent);
 /*
  * R_LANES_UP: accepts n lanes (n as offered), each within a second, their
  * records keyed from parent's (the main connection's: chan_init_lane).

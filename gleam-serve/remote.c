@@ -1,4 +1,5 @@
 /* Serving one remoting client on its own thread. */
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -66,6 +67,20 @@ struct remote {
 	int			 broken;
 	char			 why[128];	/* why it broke */
 	uint64_t		 drops, resends, resent;
+	/*
+	 * The channel is read by a thread of its own (ctl_main), so that a
+	 * bulk lane that comes back is taken whatever this thread does: a
+	 * connection that resumes the session waits in pend_* and wake (an
+	 * eventfd) says so, or that the channel closed (ctl_gone).
+	 */
+	pthread_t		 ctl_t;
+	int			 ctl_started;
+	int			 wake, stop;	/* eventfds */
+	pthread_mutex_t		 pmu;
+	int			 pend_fd;	/* -1: none */
+	struct remote_resume	 pend_rr;
+	uint8_t			*pend_raw;
+	int			 ctl_gone;
 };
 
 /*
@@ -779,7 +794,17 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		staged = 2;	/* the weight cache had it */
 	if (h->type == R_STAGE_PUT)
 		rc = stage_put(r, &c);
-	else if (h->type == R_LANES) {
+	else if (h->type == R_LANES && r->ctl_started) {
+		/* Lanes that come again after a drop, through our address. */
+		char who[384];
+
+		snprintf(who, sizeof who, "client %s (%s)", r->cl.addr,
+		    r->cl.name);
+		lanes_offer_resumable(&r->lanes, (uint32_t)c.in[0].u,
+		    r->env->max_lanes, r->env->spin_ns, r->ch.sealed,
+		    r->resume_ms, who, &c);
+		rc = 0;
+	} else if (h->type == R_LANES) {
 		lanes_offer(&r->lanes, r->fd, (uint32_t)c.in[0].u,
 		    r->env->max_lanes, r->env->spin_ns, &c);
 		rc = 0;
@@ -988,7 +1013,7 @@ remote_read(struct remote *r)
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR || r->env->spin_ns == 0)) {
-		if (r->ctl != -1) {
+		if (r->ctl_started) {
 			/* Input, or a connection that resumes this session
 			 * (the client saw the drop before we did). */
 			struct pollfd pf[2];
@@ -996,7 +1021,7 @@ remote_read(struct remote *r)
 
 			pf[0].fd = r->fd;
 			pf[0].events = POLLIN;
-			pf[1].fd = r->ctl;
+			pf[1].fd = r->wake;
 			pf[1].events = POLLIN;
 			do
 				prc = poll(pf, 2, r->env->idle_s > 0 ?
@@ -1081,27 +1106,158 @@ remote_resume_send(int ctl, int fd, const struct remote_resume *rr,
 	    0 : -1;
 }
 
-/* Reads a resumed connection from ctl: 0, or -1 with nothing changed. */
+/* Wakes the serving thread (or, with r->stop, the channel's). */
+static void
+efd_poke(int efd)
+{
+	uint64_t one = 1;
+
+	(void)!write(efd, &one, sizeof one);
+}
+
+static void
+efd_drain(int efd)
+{
+	uint64_t v;
+
+	(void)!read(efd, &v, sizeof v);
+}
+
+/* Whether the channel is closed with nothing waiting: no resume now. */
+static int
+remote_ctl_gone(struct remote *r)
+{
+	int gone;
+
+	pthread_mutex_lock(&r->pmu);
+	gone = r->ctl_gone && r->pend_fd == -1;
+	pthread_mutex_unlock(&r->pmu);
+	return gone || !r->ctl_started;
+}
+
+/*
+ * The session's channel: connections that resume the session wait for
+ * the serving thread (the latest one only), bulk lanes go to the lanes at
+ * once.  Ends when the server closes the channel (it is going away) or
+ * the session ends (r->stop).
+ */
+static void *
+ctl_main(void *arg)
+{
+	struct remote *r = arg;
+	struct remote_resume rr;
+	struct pollfd pf[2];
+	uint8_t *raw;
+	int fd;
+
+	for (;;) {
+		pf[0].fd = r->ctl;
+		pf[0].events = POLLIN;
+		pf[1].fd = r->stop;
+		pf[1].events = POLLIN;
+		if (poll(pf, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents != 0)
+			return NULL;
+		fd = -1;
+		raw = NULL;
+		if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1 || fd == -1)
+			break;
+		if (rr.kind == REMOTE_LANE) {
+			lanes_take(__atomic_load_n(&r->lanes, __ATOMIC_ACQUIRE),
+			    fd, rr.lane);
+			continue;
+		}
+		if (rr.kind != REMOTE_RESUME || rr.rawlen > (64u << 20) ||
+		    (raw = malloc(rr.rawlen + 1)) == NULL ||
+		    (rr.rawlen > 0 && net_recv_all(r->ctl, raw, rr.rawlen,
+		    NULL) != 0)) {
+			free(raw);
+			close(fd);
+			break;
+		}
+		pthread_mutex_lock(&r->pmu);
+		if (r->pend_fd != -1)
+			close(r->pend_fd);	/* the client gave up on it */
+		free(r->pend_raw);
+		r->pend_fd = fd;
+		r->pend_rr = rr;
+		r->pend_raw = raw;
+		pthread_mutex_unlock(&r->pmu);
+		efd_poke(r->wake);
+	}
+	/* The server closed the channel: it is going away. */
+	pthread_mutex_lock(&r->pmu);
+	r->ctl_gone = 1;
+	pthread_mutex_unlock(&r->pmu);
+	efd_poke(r->wake);
+	return NULL;
+}
+
+/* Starts the channel's thread, where the session is resumable. */
+static void
+remote_ctl_start(struct remote *r)
+{
+	if (r->ctl == -1)
+		return;
+	if ((r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    (r->stop = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    pthread_create(&r->ctl_t, NULL, ctl_main, r) != 0) {
+		log_warn("client %s (%s): cannot wait for resumes: %s",
+		    r->cl.addr, r->cl.name, strerror(errno));
+		return;
+	}
+	r->ctl_started = 1;
+}
+
+/* Stops the channel's thread: nothing comes from it after this. */
+static void
+remote_ctl_stop(struct remote *r)
+{
+	if (r->ctl_started) {
+		efd_poke(r->stop);
+		pthread_join(r->ctl_t, NULL);
+		r->ctl_started = 0;
+	}
+	if (r->pend_fd != -1)
+		close(r->pend_fd);
+	r->pend_fd = -1;
+	free(r->pend_raw);
+	r->pend_raw = NULL;
+	if (r->wake != -1)
+		close(r->wake);
+	if (r->stop != -1)
+		close(r->stop);
+	r->wake = r->stop = -1;
+}
+
+/* Takes the connection that resumes us: 0, or -1 with nothing changed. */
 static int
 remote_take(struct remote *r)
 {
 	struct remote_resume rr;
 	struct chan nc;
-	int fd = -1;
+	uint8_t *raw;
+	int fd;
 	size_t used;
 
-	if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1 || fd == -1 ||
-	    rr.rawlen > (64u << 20)) {
-		if (fd != -1)
-			close(fd);
-		/* The server closed the channel: it is going away. */
-		close(r->ctl);
-		r->ctl = -1;
+	efd_drain(r->wake);
+	pthread_mutex_lock(&r->pmu);
+	fd = r->pend_fd;
+	rr = r->pend_rr;
+	raw = r->pend_raw;
+	r->pend_fd = -1;
+	r->pend_raw = NULL;
+	pthread_mutex_unlock(&r->pmu);
+	if (fd == -1)
 		return -1;
-	}
 	/* The connection's records, from its handshake's nonces. */
 	if (chan_init(&nc, rr.authed ? &r->key : NULL, 1, rr.cnonce,
 	    rr.snonce) == -1) {
+		free(raw);
 		close(fd);
 		return -1;
 	}
@@ -1115,18 +1271,16 @@ remote_take(struct remote *r)
 
 		if (nb == NULL) {
 			chan_fini(&nc);
+			free(raw);
 			close(fd);
 			return -1;
 		}
 		r->in = nb;
 		r->incap = used + rr.rawlen + READ_MIN;
 	}
-	if (rr.rawlen > 0 && net_recv_all(r->ctl, r->in + used, rr.rawlen,
-	    NULL) != 0) {
-		chan_fini(&nc);
-		close(fd);
-		return -1;
-	}
+	if (rr.rawlen > 0)
+		memcpy(r->in + used, raw, rr.rawlen);
+	free(raw);
 	r->rd.raw = rr.rawlen;
 	chan_fini(&r->ch);
 	r->ch = nc;
@@ -1187,14 +1341,14 @@ remote_await(struct remote *r)
 	    r->resume_ms / 1000.0);
 	for (;;) {
 		left = (uint64_t)r->resume_ms * 1000000u;
-		if (now_ns() - t0 >= left || r->ctl == -1) {
+		if (now_ns() - t0 >= left || remote_ctl_gone(r)) {
 			log_info("client %s (%s): not resumed within %.1f s, "
 			    "closing", r->cl.addr, r->cl.name,
 			    r->resume_ms / 1000.0);
 			return -1;
 		}
 		left -= now_ns() - t0;
-		pf.fd = r->ctl;
+		pf.fd = r->wake;
 		pf.events = POLLIN;
 		rc = poll(&pf, 1, (int)(left / 1000000u) + 1);
 		if (rc == -1 && errno != EINTR)
@@ -1213,7 +1367,8 @@ remote_await(struct remote *r)
 	if (remote_record(r, &w, 0, 0, NULL, 0) == -1 ||
 	    remote_writev(r, &w) == -1 || remote_first_ack(r, &ack) == -1 ||
 	    remote_resend(r, ack) == -1)
-		return r->broken && r->ctl != -1 ? remote_await(r) : -1;
+		return r->broken && !remote_ctl_gone(r) ? remote_await(r) :
+		    -1;
 	return 0;
 }
 
@@ -1222,6 +1377,7 @@ remote_main(void *arg)
 {
 	struct remote *r = arg;
 
+	remote_ctl_start(r);
 	/* Records are opened as they come, the handoff's first. */
 	for (;;) {
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
@@ -1235,6 +1391,18 @@ remote_main(void *arg)
 	}
 	if (!r->broken)
 		remote_flush(r);
+	/* No lane comes after this. */
+	remote_ctl_stop(r);
+	{
+		uint64_t ld, lr;
+
+		lanes_counts(r->lanes, &ld, &lr);
+		if (ld > 0)
+			log_info("client %s (%s): bulk lanes dropped %llu "
+			    "times, %llu bytes sent or received again",
+			    r->cl.addr, r->cl.name, (unsigned long long)ld,
+			    (unsigned long long)lr);
+	}
 	/* The lanes' buffer is pinned in the client's context: first. */
 	if (r->lanes != NULL && r->env->be->host_unpin != NULL && r->opened) {
 		size_t n;
@@ -1329,6 +1497,9 @@ remote_new(int fd, const char *addr, const char *name,
 	r->key = ho->key;
 	r->scope = ho->scope;
 	r->ctl = -1;
+	r->wake = r->stop = -1;
+	r->pend_fd = -1;
+	pthread_mutex_init(&r->pmu, NULL);
 	if (ho->resumable && ho->ctl != -1) {
 		size_t kb = env->keep_bytes;
 

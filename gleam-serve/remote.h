@@ -67,14 +67,22 @@ struct remote_handoff {
  * What the server sends a session's worker on its channel with a
  * connection that resumes it, just after WELCOME: the descriptor rides
  * along (SCM_RIGHTS); the worker makes the connection's records from the
- * nonces, and reads on from the raw bytes.
+ * nonces, and reads on from the raw bytes.  Or a bulk lane of the
+ * session, with its hello.  A thread of the worker reads the channel, so
+ * that a lane is taken whatever the serving thread is doing.
  */
 struct remote_resume {
+	uint32_t	 kind;		/* REMOTE_RESUME, REMOTE_LANE */
 	uint8_t		 cnonce[PROTO_NONCE_LEN];
 	uint8_t		 snonce[PROTO_NONCE_LEN];
 	uint32_t	 authed;
 	uint32_t	 rawlen;	/* bytes that follow */
+	/* REMOTE_LANE: a bulk lane of the session came, with this hello
+	   (lanes.h); nothing follows. */
+	uint8_t		 lane[PROTO_LANE_RHELLO];
 };
+#define REMOTE_RESUME	0
+#define REMOTE_LANE	1
 
 /* Sends fd, rs and the raw bytes on ctl; -1 if the worker is gone. */
 int	remote_resume_send(int ctl, int fd, const struct remote_resume *,

@@ -81,6 +81,7 @@ struct client {
 	uint8_t			 token[PROTO_TOKEN_LEN];
 	int			 ctl;		/* -1: none */
 	char			 ident[PROTO_IDENT_MAX + 1];	/* whose */
+	int			 fresh;		/* nothing read yet: a lane? */
 };
 
 struct server {
@@ -711,6 +712,52 @@ done:
 	client_free(c);
 }
 
+/*
+ * A resumable session's bulk lane (proto.h, PROTO_LANE_RHELLO) came to our
+ * address: it goes, with its hello, to that session's worker (or thread),
+ * which checks the rest and speaks first; this client is done.
+ */
+static void
+client_lane(struct client *c)
+{
+	struct server *srv = c->srv;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct remote_resume rr;
+	struct lane_rhello h;
+	struct client *t;
+	int fd = -1;
+
+	memset(&rr, 0, sizeof rr);
+	rr.kind = REMOTE_LANE;
+	evbuffer_remove(in, rr.lane, sizeof rr.lane);
+	if (evbuffer_get_length(in) > 0 ||
+	    proto_lane_rhello_dec(rr.lane, sizeof rr.lane, &h) == -1) {
+		log_info("client %s: a malformed lane hello, closing", c->addr);
+		goto done;
+	}
+	if ((t = server_resumable(srv, h.session)) == NULL) {
+		log_info("client %s: a lane of session %llu, which is not "
+		    "here, closing", c->addr, (unsigned long long)h.session);
+		goto done;
+	}
+	if ((fd = dup(bufferevent_getfd(c->bev))) == -1) {
+		log_warn("client %s: a lane: %s", c->addr, strerror(errno));
+		goto done;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	if (remote_resume_send(t->ctl, fd, &rr, NULL) == -1)
+		log_info("client %s: a lane of session %llu, whose worker is "
+		    "gone", c->addr, (unsigned long long)h.session);
+	else
+		log_debug("client %s: lane %u (epoch %u) of session %llu",
+		    c->addr, (unsigned)h.idx, (unsigned)h.epoch,
+		    (unsigned long long)h.session);
+done:
+	if (fd != -1)
+		close(fd);
+	client_free(c);
+}
+
 /* Counts bytes as the socket takes them from the output buffer. */
 static void
 client_out_cb(struct evbuffer *b, const struct evbuffer_cb_info *info,
@@ -743,6 +790,24 @@ client_read(struct bufferevent *bev, void *arg)
 		/* Discarded: the session is over. */
 		evbuffer_drain(in, evbuffer_get_length(in));
 		return;
+	}
+	if (c->fresh) {
+		uint8_t m[4];
+
+		/* A lane's hello, or a HELLO (whose length is never this). */
+		if (evbuffer_get_length(in) < sizeof m)
+			return;
+		evbuffer_copyout(in, m, sizeof m);
+		if (((uint32_t)m[0] | (uint32_t)m[1] << 8 |
+		    (uint32_t)m[2] << 16 | (uint32_t)m[3] << 24) !=
+		    PROTO_LANE_RMAGIC)
+			c->fresh = 0;
+		else if (evbuffer_get_length(in) < PROTO_LANE_RHELLO)
+			return;
+		else {
+			client_lane(c);
+			return;
+		}
 	}
 	/* The clients that proved the key are limited to max_clients. */
 	c->srv->env.hs.full = c->srv->nclients - c->srv->npending >=
@@ -930,6 +995,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 	TAILQ_INSERT_TAIL(&srv->clients, c, entry);
 	srv->nclients++;
 	c->pending = 1;
+	c->fresh = 1;
 	srv->npending++;
 	evbuffer_add_cb(bufferevent_get_output(c->bev), client_out_cb, c);
 	evbuffer_add_cb(bufferevent_get_input(c->bev), client_in_cb, c);

@@ -230,6 +230,32 @@ io_resumable(void)
 	return resume_ns > 0;
 }
 
+uint64_t
+io_resume_ns(void)
+{
+	return resume_ns;
+}
+
+uint64_t
+io_session(void)
+{
+	return rconn.session;
+}
+
+int
+io_gone(void)
+{
+	return __atomic_load_n(&rlost, __ATOMIC_ACQUIRE);
+}
+
+static void	io_keepalive(int);
+
+void
+io_lane_socket(int fd)
+{
+	io_keepalive(fd);
+}
+
 int
 rspin_ok(void)
 {

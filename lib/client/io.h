@@ -110,7 +110,9 @@ struct chan;
 const struct chan *io_chan(void);
 /*
  * Whether the session survives a dropped link (GLEAM_RESUME, granted by
- * the server): then bulk lanes are not used, since they do not resume.
+ * the server), and for bulk lanes, which then come back too: the window
+ * in ns, the session's id, whether the server is lost for good, and the
+ * socket options that notice a link that went silent.
  */
 int		 io_resumable(void);
 /*
@@ -118,6 +120,10 @@ int		 io_resumable(void);
  * program's posting the link is (progress.c).
  */
 uint64_t	 io_backlog(void);
+uint64_t	 io_resume_ns(void);
+uint64_t	 io_session(void);
+int		 io_gone(void);
+void		 io_lane_socket(int fd);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
 

@@ -53,6 +53,19 @@ static struct {
 	pthread_cond_t	 go, fin;
 	double		 pace;		/* bytes/s of copies of 1 MiB+ */
 	unsigned	 skipped;
+	/*
+	 * A resumable session's lanes come to the main connection's peer
+	 * and come back after a drop (gleam-protocol(5), Resume): each
+	 * lane's connection (fd) is its own thread's, opened again there.
+	 */
+	int		 res;
+	int		 sealed;
+	struct sockaddr_storage peer;
+	socklen_t	 peerlen;
+	uint8_t		 token[PROTO_LANE_TOKEN];
+	uint8_t		 secret[PROTO_LANE_SECRET];
+	uint64_t	 session;
+	uint32_t	 epoch[PROTO_LANES_MAX];	/* the next to use */
 } L = {
 	.order = PTHREAD_MUTEX_INITIALIZER,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -60,12 +73,170 @@ static struct {
 	.fin = PTHREAD_COND_INITIALIZER,
 };
 
-/* Lane i's stripe of the job, [off, off + cnt): 0, or an errno. */
+#define XCHG_S		5	/* a new connection's first records, at most */
+#define BACKOFF_NS	(50ull * 1000000)	/* doubling, */
+#define BACKOFF_MAX_NS	(1000ull * 1000000)	/* up to this */
+
+/*
+ * Opens lane i again (a resumable session), at job: its hello with a new
+ * epoch (new keys), the server's first record (the last job the lane
+ * finished there: *have), ours (the job, which way).  0 with L.fd[i] set,
+ * or an errno (EBADMSG: the server is not to be trusted).
+ */
 static int
-lane_move(unsigned i, uint64_t off, uint64_t cnt, uint64_t *first)
+lane_open(unsigned i, uint64_t job, uint32_t dir, uint64_t *have)
+{
+	struct lane_rhello h;
+	uint8_t hello[PROTO_LANE_RHELLO];
+	struct timeval tv = { XCHG_S, 0 };
+	int fd, one = 1, e;
+
+	memset(&h, 0, sizeof h);
+	h.idx = i;
+	h.epoch = L.epoch[i]++;
+	h.session = L.session;
+	memcpy(h.token, L.token, sizeof h.token);
+	proto_lane_rhello_enc(hello, &h);
+	chan_fini(&L.ch[i]);
+	if (chan_init_lane_key(&L.ch[i], L.sealed, 0, L.secret, i,
+	    h.epoch) == -1)
+		return ENOMEM;
+	if ((fd = socket(L.peer.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) ==
+	    -1)
+		return errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	/* Connecting, and the first records, within XCHG_S. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&L.peer, L.peerlen) == -1 ||
+	    net_send_all(fd, hello, sizeof hello) != 0) {
+		e = errno != 0 ? errno : EPIPE;
+		close(fd);
+		return e;
+	}
+	/*
+	 * Before the server's first record opened, nothing here is the
+	 * session's: a refusal (the server's handshakes are all taken, say)
+	 * or noise means only that this try failed.
+	 */
+	if ((e = stripe_recv_u64(&L.ch[i], fd, have)) != 0) {
+		if (e == EBADMSG) {
+			log_debug("bulk lane %u: %s", i, L.ch[i].err);
+			e = EPROTO;
+		}
+		close(fd);
+		return e;
+	}
+	if ((e = stripe_send_at(&L.ch[i], fd, job, dir, L.stage[i])) != 0) {
+		close(fd);
+		return e;
+	}
+	/* It finished the job before, or this one. */
+	if (*have != job && *have + 1 != job) {
+		snprintf(L.ch[i].err, sizeof L.ch[i].err, "the server's lane "
+		    "is at job %llu, we at %llu", (unsigned long long)*have,
+		    (unsigned long long)job);
+		close(fd);
+		return EBADMSG;
+	}
+	tv.tv_sec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	io_lane_socket(fd);
+	L.fd[i] = fd;
+	return 0;
+}
+
+/* Lane i's connection broke (e): closed, to be opened again. */
+static void
+lane_drop(unsigned i, int e)
+{
+	log_debug("bulk lane %u dropped (%s)", i, strerror(e));
+	stats_lane_drop(0);
+	if (L.fd[i] != -1) {
+		close(L.fd[i]);
+		L.fd[i] = -1;
+	}
+}
+
+/*
+ * Lane i's stripe of job g in a resumable session: over its connection,
+ * then (when that breaks) again over a new one, until the stripe went
+ * whole (acknowledged, to the server) or came whole, or the window
+ * passed, or the session is lost: 0, or an errno.
+ */
+static int
+lane_rmove(unsigned i, uint64_t g, uint64_t off, uint64_t cnt,
+    uint64_t *first)
+{
+	uint64_t until = 0, back = BACKOFF_NS, have, t, a;
+	struct timespec ts;
+	int e, again = 0;
+
+	if (cnt == 0)
+		return 0;
+	for (;;) {
+		if (L.fd[i] == -1) {
+			if (io_gone())
+				return ECONNABORTED;
+			if (until == 0)
+				until = now_ns() + io_resume_ns();
+			if ((t = now_ns()) >= until)
+				return ETIMEDOUT;
+			e = lane_open(i, g, L.in ? STRIPE_DIR_OUT :
+			    STRIPE_DIR_IN, &have);
+			if (e == EBADMSG)
+				return e;
+			if (e != 0) {
+				log_debug("bulk lane %u: %s", i, strerror(e));
+				t = until - t < back ? until - t : back;
+				ts.tv_sec = (time_t)(t / 1000000000);
+				ts.tv_nsec = (long)(t % 1000000000);
+				nanosleep(&ts, NULL);
+				back = back * 2 < BACKOFF_MAX_NS ? back * 2 :
+				    BACKOFF_MAX_NS;
+				continue;
+			}
+			back = BACKOFF_NS;
+			log_debug("bulk lane %u back, the server at job %llu",
+			    i, (unsigned long long)have);
+			/* Our stripe came; its acknowledgement did not. */
+			if (!L.in && have == g)
+				break;
+		}
+		if (L.in)
+			e = stripe_recv(&L.ch[i], L.fd[i], L.dst + off,
+			    (size_t)cnt, first);
+		else if ((e = stripe_send(&L.ch[i], L.fd[i], L.src + off,
+		    (size_t)cnt, L.stage[i])) == 0 &&
+		    (e = stripe_recv_u64(&L.ch[i], L.fd[i], &a)) == 0 &&
+		    a != g) {
+			snprintf(L.ch[i].err, sizeof L.ch[i].err, "job %llu "
+			    "acknowledged, %llu sent", (unsigned long long)a,
+			    (unsigned long long)g);
+			e = EBADMSG;
+		}
+		if (e == 0)
+			break;
+		if (e == EBADMSG)
+			return e;
+		lane_drop(i, e);
+		again = 1;
+	}
+	if (again)
+		stats_lane_drop(cnt);
+	return 0;
+}
+
+/* Lane i's stripe of job g, [off, off + cnt): 0, or an errno. */
+static int
+lane_move(unsigned i, uint64_t g, uint64_t off, uint64_t cnt,
+    uint64_t *first)
 {
 	if (cnt == 0)
 		return 0;
+	if (L.res)
+		return lane_rmove(i, g, off, cnt, first);
 	return L.in ? stripe_recv(&L.ch[i], L.fd[i], L.dst + off,
 	    (size_t)cnt, first) : stripe_send(&L.ch[i], L.fd[i], L.src + off,
 	    (size_t)cnt, L.stage[i]);
@@ -83,7 +254,7 @@ lane_main(void *arg)
 		    &L.mu, &L.go);
 		seen = g;
 		proto_lane_stripe(L.len, L.n, i, &off, &cnt);
-		e = lane_move(i, off, cnt, NULL);
+		e = lane_move(i, g, off, cnt, NULL);
 		pthread_mutex_lock(&L.mu);
 		__atomic_store_n(&L.err[i], e, __ATOMIC_RELEASE);
 		__atomic_store_n(&L.done[i], g, __ATOMIC_RELEASE);
@@ -110,7 +281,7 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	pthread_cond_broadcast(&L.go);
 	pthread_mutex_unlock(&L.mu);
 	proto_lane_stripe(len, L.n, 0, &off, &cnt);
-	if ((e = lane_move(0, off, cnt, &t0)) != 0)
+	if ((e = lane_move(0, g, off, cnt, &t0)) != 0)
 		first = e;
 	/* Every thread is done with the buffer before it is the program's
 	 * again. */
@@ -274,6 +445,58 @@ lanes_atfork_child(void)
 	L.n = 0;
 }
 
+/* Closes lanes 0 to k-1 of a resumable session. */
+static void
+lanes_rclose(uint32_t k)
+{
+	while (k-- > 0)
+		if (L.fd[k] != -1) {
+			close(L.fd[k]);
+			L.fd[k] = -1;
+		}
+}
+
+/*
+ * Opens k lanes of a resumable session to the main connection's peer
+ * (through whatever stands between), with the offer's token and secret
+ * (blob): 0, or -1 with none open.
+ */
+static int
+lanes_ropen(uint32_t k, const struct sockaddr_storage *peer, socklen_t sl,
+    const uint8_t *blob)
+{
+	uint64_t have;
+	uint32_t i;
+	int e;
+
+	L.peer = *peer;
+	L.peerlen = sl;
+	L.sealed = io_chan()->sealed;
+	L.session = io_session();
+	memcpy(L.token, blob, sizeof L.token);
+	memcpy(L.secret, blob + sizeof L.token, sizeof L.secret);
+	for (i = 0; i < k; i++) {
+		L.fd[i] = -1;
+		L.epoch[i] = 0;
+		memset(&L.ch[i], 0, sizeof L.ch[i]);
+		if (L.sealed && (L.stage[i] = malloc(STRIPE_STAGE)) == NULL)
+			break;
+		if ((e = lane_open(i, 0, STRIPE_DIR_NONE, &have)) != 0) {
+			log_warn("lanes: lane %u: %s: none", i,
+			    e == EBADMSG ? L.ch[i].err : strerror(e));
+			chan_fini(&L.ch[i]);
+			free(L.stage[i]);
+			L.stage[i] = NULL;
+			break;
+		}
+	}
+	if (i == k)
+		return 0;
+	lanes_rclose(i);
+	lanes_unchan(i);
+	return -1;
+}
+
 /* Connects lane i to the server's address at port; -1 on failure. */
 static int
 lane_connect(const struct sockaddr_storage *peer, socklen_t sl,
@@ -351,12 +574,6 @@ lanes_init(void)
 	/* One lane is the main connection's pace again: no gain. */
 	if (want < 2 || rsync_mode())
 		return;
-	/* Lanes do not resume yet: a resumable session sends on the main
-	 * connection only (gleam-client(7)). */
-	if (io_resumable()) {
-		log_debug("lanes: none, the session is resumable");
-		return;
-	}
 	if (getpeername(rconn_fd(), (struct sockaddr *)&peer, &sl) == -1 ||
 	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
 		return;
@@ -372,8 +589,11 @@ lanes_init(void)
 		log_debug("lanes: the server offers none");
 		return;
 	}
-	if (k > want || k > PROTO_LANES_MAX || port == 0 || port > 65535 ||
-	    out[2].len != PROTO_LANE_TOKEN) {
+	/* Resumable: no port, the lanes go where the main connection goes. */
+	L.res = io_resumable();
+	if (k > want || k > PROTO_LANES_MAX || (L.res ? port != 0 ||
+	    out[2].len != PROTO_LANE_TOKEN + PROTO_LANE_SECRET : port == 0 ||
+	    port > 65535 || out[2].len != PROTO_LANE_TOKEN)) {
 		free(keep);
 		log_warn("lanes: a malformed offer: none");
 		in[0].u = 0;
@@ -383,7 +603,10 @@ lanes_init(void)
 	}
 	memcpy(token, out[2].p, sizeof token);
 	i = 0;
-	if (!lanes_direct(&peer, (uint32_t)out[3].u, &out[4]))
+	if (L.res) {
+		if (lanes_ropen(k, &peer, sl, out[2].p) == 0)
+			i = k;
+	} else if (!lanes_direct(&peer, (uint32_t)out[3].u, &out[4]))
 		log_debug("lanes: a proxy between us and the server: none");
 	else if (lanes_chans(k) == 0) {
 		for (; i < k; i++)
@@ -398,14 +621,18 @@ lanes_init(void)
 	    i < k || (uint32_t)out[0].u != k) {
 		if (i == k)
 			log_warn("lanes: the server did not take them: none");
-		while (i-- > 0)
-			close(fd[i]);
+		if (L.res)
+			lanes_rclose(i);
+		else
+			while (i-- > 0)
+				close(fd[i]);
 		lanes_unchan(k);
 		free(keep);
+		L.res = 0;
 		return;
 	}
 	free(keep);
-	for (i = 0; i < k; i++)
+	for (i = 0; i < k && !L.res; i++)
 		L.fd[i] = fd[i];
 	L.n = k;
 	L.spin = rspin_ok();

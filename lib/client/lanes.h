@@ -11,7 +11,10 @@
  * which waits for its reply after its stripes).  Each lane carries
  * records of its own (stripe.h), sealed when the main connection is, by
  * its own thread; a record that does not open loses the server, and the
- * copy fails.
+ * copy fails.  In a resumable session the lanes go to the main
+ * connection's peer, a stripe to the server is done once acknowledged,
+ * and a lane that breaks is opened again and its stripe moved again, until
+ * the session's window passes (gleam-protocol(5), Resume).
  */
 #ifndef GLEAM_CLIENT_LANES_H
 #define GLEAM_CLIENT_LANES_H

@@ -34,6 +34,8 @@ static struct {
 	uint64_t	 resumes;	/* and it resumed */
 	uint64_t	 resent;	/* bytes sent again after a resume */
 	uint64_t	 resume_ns;	/* time from drops to resumes (or loss) */
+	uint64_t	 lane_drops;	/* a bulk lane broke, the session resumable */
+	uint64_t	 lane_resent;	/* bytes its stripes moved again */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -122,6 +124,17 @@ stats_resume_end(uint64_t ns, uint64_t resent, int ok)
 		st.resumes++;
 	st.resent += resent;
 	st.resume_ns += ns;
+	pthread_mutex_unlock(&st_lock);
+}
+
+/* A bulk lane broke (and its stripe moved again: resent bytes). */
+void
+stats_lane_drop(uint64_t resent)
+{
+	pthread_mutex_lock(&st_lock);
+	if (resent == 0)
+		st.lane_drops++;
+	st.lane_resent += resent;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -274,6 +287,10 @@ stats_write(int status, void *arg)
 	yw_key(w, "bytes_resent");
 	yw_uint(w, st.resent);
 	yw_kdbl(w, "resume_s", (double)st.resume_ns / 1e9, 6);
+	yw_key(w, "lane_drops");
+	yw_uint(w, st.lane_drops);
+	yw_key(w, "lane_bytes_resent");
+	yw_uint(w, st.lane_resent);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

@@ -147,6 +147,25 @@ chan_init_lane(struct chan *c, const struct chan *parent, uint32_t idx)
 	    "gleam-v2 lane server to client", NULL, 0);
 }
 
+int
+chan_init_lane_key(struct chan *c, int sealed, int server,
+    const uint8_t secret[CHAN_KEY], uint32_t idx, uint32_t epoch)
+{
+	uint8_t ie[8];
+
+	memset(c, 0, sizeof *c);
+	c->on = 1;
+	c->server = server;
+	if (!sealed)
+		return 0;
+	c->sealed = 1;
+	put32(ie, idx);
+	put32(ie + 4, epoch);
+	kdf(c->prk, secret, "gleam-v2 resumable lane", ie, sizeof ie, NULL, 0);
+	return chan_keys(c, "gleam-v2 lane client to server",
+	    "gleam-v2 lane server to client", NULL, 0);
+}
+
 void
 chan_fini(struct chan *c)
 {

@@ -84,6 +84,13 @@ int	chan_init(struct chan *, const struct auth_key *, int server,
  * own, derived from parent's, counters from 0.
  */
 int	chan_init_lane(struct chan *, const struct chan *parent, uint32_t idx);
+/*
+ * A resumable session's lane (proto.h, PROTO_LANE_RHELLO): keys of its
+ * own from secret (R_LANES's reply), its index and its epoch, counters
+ * from 0; sealed or not as the main connection is.
+ */
+int	chan_init_lane_key(struct chan *, int sealed, int server,
+	    const uint8_t secret[CHAN_KEY], uint32_t idx, uint32_t epoch);
 void	chan_fini(struct chan *);
 /*
  * A resumed session's new connection (c, fresh from chan_init) goes on

@@ -430,6 +430,44 @@ proto_lane_hello_dec(const void *p, size_t len, const uint8_t *token,
 }
 
 void
+proto_lane_rhello_enc(uint8_t *out, const struct lane_rhello *h)
+{
+	struct pw w;
+
+	pw_init(&w);
+	pw_u32(&w, PROTO_LANE_RMAGIC);
+	pw_u32(&w, h->idx);
+	pw_u32(&w, h->epoch);
+	pw_u32(&w, 0);
+	pw_u64(&w, h->session);
+	pw_bytes(&w, h->token, PROTO_LANE_TOKEN);
+	if (!w.bad && w.len == PROTO_LANE_RHELLO)
+		memcpy(out, w.p, PROTO_LANE_RHELLO);
+	else
+		memset(out, 0, PROTO_LANE_RHELLO);
+	pw_free(&w);
+}
+
+int
+proto_lane_rhello_dec(const void *p, size_t len, struct lane_rhello *h)
+{
+	uint32_t magic, zero;
+	struct pr r;
+
+	pr_init(&r, p, len);
+	magic = pr_u32(&r);
+	h->idx = pr_u32(&r);
+	h->epoch = pr_u32(&r);
+	zero = pr_u32(&r);
+	h->session = pr_u64(&r);
+	pr_bytes(&r, h->token, sizeof h->token);
+	if (pr_done(&r) == -1 || magic != PROTO_LANE_RMAGIC || zero != 0 ||
+	    h->idx >= PROTO_LANES_MAX)
+		return -1;
+	return 0;
+}
+
+void
 msg_error_enc(struct pw *w, const struct msg_error *m)
 {
 	pw_u32(w, m->code);

@@ -260,6 +260,33 @@ void	proto_lane_hello_enc(uint8_t *out, uint32_t idx, const uint8_t *token);
 /* 0 if p is the hello of lane *idx (< nlanes) with that token, else -1. */
 int	proto_lane_hello_dec(const void *p, size_t len, const uint8_t *token,
 	    uint32_t nlanes, uint32_t *idx);
+
+/*
+ * In a resumable session (gleam-protocol(5), Resume) lanes go where the
+ * main connection goes, to the server's address (through whatever stands
+ * between), and come again after a drop.  Such a lane opens with 40
+ * bytes, not a record: "GLLR", the lane's index (u32), its epoch (u32:
+ * 0 for the first connection of the lane, one more for each that
+ * replaces it), a zero u32, the session's id (u64, from WELCOME) and the
+ * token of R_LANES's reply.  The server's listener routes it by the
+ * session's id to the session's worker, which checks the rest.  The
+ * lane's records are keyed from the secret of R_LANES's reply, its index
+ * and epoch (chan_init_lane_key), so that no two connections share keys.
+ */
+#define PROTO_LANE_RMAGIC	0x524c4c47u	/* "GLLR" as bytes on the wire */
+#define PROTO_LANE_RHELLO	(24 + PROTO_LANE_TOKEN)
+#define PROTO_LANE_SECRET	32	/* after the token, in R_LANES's reply */
+
+struct lane_rhello {
+	uint32_t	 idx;
+	uint32_t	 epoch;
+	uint64_t	 session;
+	uint8_t		 token[PROTO_LANE_TOKEN];
+};
+
+void	proto_lane_rhello_enc(uint8_t *out, const struct lane_rhello *);
+/* 0 if p is a resumable lane's hello (its token not checked), else -1. */
+int	proto_lane_rhello_dec(const void *p, size_t len, struct lane_rhello *);
 void	msg_error_enc(struct pw *, const struct msg_error *);
 int	msg_error_dec(const void *, size_t, struct msg_error *);
 void	msg_bulk_get_enc(struct pw *, const struct msg_bulk_get *);

@@ -122,3 +122,74 @@ stripe_recv(struct chan *c, int fd, void *dst, size_t n, uint64_t *first)
 	}
 	return 0;
 }
+
+static void
+le_put(uint8_t *p, uint64_t v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+le_get(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+int
+stripe_send_u64(struct chan *c, int fd, uint64_t v, uint8_t *stage)
+{
+	uint8_t b[8];
+
+	le_put(b, v, 8);
+	return stripe_send(c, fd, b, sizeof b, stage);
+}
+
+int
+stripe_recv_u64(struct chan *c, int fd, uint64_t *v)
+{
+	uint8_t b[8];
+	int e;
+
+	if ((e = stripe_recv(c, fd, b, sizeof b, NULL)) != 0)
+		return e;
+	*v = le_get(b, 8);
+	return 0;
+}
+
+int
+stripe_send_at(struct chan *c, int fd, uint64_t job, uint32_t dir,
+    uint8_t *stage)
+{
+	uint8_t b[16];
+
+	le_put(b, job, 8);
+	le_put(b + 8, dir, 4);
+	le_put(b + 12, 0, 4);
+	return stripe_send(c, fd, b, sizeof b, stage);
+}
+
+int
+stripe_recv_at(struct chan *c, int fd, uint64_t *job, uint32_t *dir)
+{
+	uint8_t b[16];
+	int e;
+
+	if ((e = stripe_recv(c, fd, b, sizeof b, NULL)) != 0)
+		return e;
+	*job = le_get(b, 8);
+	*dir = (uint32_t)le_get(b + 8, 4);
+	if (*dir > STRIPE_DIR_OUT || le_get(b + 12, 4) != 0) {
+		snprintf(c->err, sizeof c->err, "a lane's state record "
+		    "that is not one");
+		return EBADMSG;
+	}
+	return 0;
+}

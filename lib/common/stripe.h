@@ -42,4 +42,23 @@ int	stripe_send(struct chan *c, int fd, const void *p, size_t n,
 int	stripe_recv(struct chan *c, int fd, void *dst, size_t n,
 	    uint64_t *first);
 
+/*
+ * A resumable session's lanes carry small records beside the stripes
+ * (gleam-protocol(5), Resume), each of its own length: on a new
+ * connection the server's first (u64: the last job the lane finished)
+ * and the client's (u64: the job it is at; u32: which way that job's
+ * bytes go, STRIPE_DIR_*; u32: zero), then after each stripe that came
+ * to the server its acknowledgement (u64: the job).  Jobs count the
+ * copies over the lanes from 1, the same on both sides.  0, or an errno
+ * as for stripe_recv (EBADMSG also for a value out of range).
+ */
+#define STRIPE_DIR_NONE	0
+#define STRIPE_DIR_IN	1	/* to the server */
+#define STRIPE_DIR_OUT	2	/* from the server */
+int	stripe_send_u64(struct chan *, int fd, uint64_t v, uint8_t *stage);
+int	stripe_recv_u64(struct chan *, int fd, uint64_t *v);
+int	stripe_send_at(struct chan *, int fd, uint64_t job, uint32_t dir,
+	    uint8_t *stage);
+int	stripe_recv_at(struct chan *, int fd, uint64_t *job, uint32_t *dir);
+
 #endif

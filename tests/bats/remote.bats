@@ -723,8 +723,7 @@ tamper_proxy() {
 # ways), the weight cache off (its copies go by name); statistics in
 # NAME.yaml.
 lanes_run() {
-	# A resumable session opens no lanes (gleam-client(7)): not resumable.
-	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
+	GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
 	    "$GLEAM_BIN/gleam-run" -s "${3:-$SERVE_ADDR}" \
 	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
@@ -761,20 +760,25 @@ lanes_ok() {
 	lanes_ok lanes 2
 	grep -Eq '^  lanesDtoH: [1-9]' "$BATS_TEST_TMPDIR/lanes.yaml"
 	# With GLEAM_LANES_DTOH=0 copies come back the main way.
-	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
+	GLEAM_CACHE=0 GLEAM_LANES=2 GLEAM_LANES_DTOH=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
 	    -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/up.yaml" -- "$CUDA_BIN/static/memcpy"
 	[ "${lines[-1]}" = "memcpy: ok" ]
 	grep -Eq '^  lanesHtoD: [1-9]' "$BATS_TEST_TMPDIR/up.yaml"
 	! grep -q 'lanesDtoH' "$BATS_TEST_TMPDIR/up.yaml"
 }
 
-@test "bulk lanes: none through a proxy (gleam-link), none from a server with lanes: 0, a bad GLEAM_LANES warned of" {
-	"$GLEAM_BIN/gleam-link" -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
+@test "bulk lanes: through a proxy (gleam-link) only when resumable, none from a server with lanes: 0, a bad GLEAM_LANES warned of" {
+	"$GLEAM_BIN/gleam-link" -v -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
 	BG_PID=$!
 	local lport
 	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+	# A resumable session's lanes go where its main connection went.
 	lanes_run proxy 4 "127.0.0.1:$lport"
-	lanes_ok proxy 0
+	lanes_ok proxy 4
+	[ "$(grep -c ': closed' "$BATS_TEST_TMPDIR/link.log")" -ge 5 ]
+	# Other lanes go straight to the server's port: not around a proxy.
+	GLEAM_RESUME=0 lanes_run direct 4 "127.0.0.1:$lport"
+	lanes_ok direct 0
 	lanes_run bad 17
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"GLEAM_LANES=17"*"no lanes"* ]]
@@ -788,7 +792,7 @@ lanes_ok() {
 
 @test "bulk lanes: a client killed amid copies over its lanes leaves the server serving others" {
 	# memcpy over and over, killed a moment in: somewhere among its copies.
-	GLEAM_RESUME=0 GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
+	GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
 	    _ "$GLEAM_BIN/gleam-run" "$SERVE_ADDR" "$CUDA_BIN/static/memcpy" \
 	    >/dev/null 2>&1 3>&- &
 	BG_PID=$!

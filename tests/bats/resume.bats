@@ -10,8 +10,12 @@ load test_helper
 
 CUDA_BIN=${GLEAM_CUDA_BIN:-$BATS_TEST_DIRNAME/../../build/cuda}
 HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-kernels.so}
-# Drops per run of a program (gleam-link takes up to 16 faults).
+# Drops per run of a program (gleam-link takes up to 64 faults), and in
+# the test of many.
 POINTS=${RESUME_POINTS:-12}
+MANY=${RESUME_MANY:-50}
+# bench/bulk.cu, built (nvcc -O2 -o build/bench/bulk bench/bulk.cu).
+BULK_BIN=${GLEAM_BULK_BIN:-$BATS_TEST_DIRNAME/../../build/bench/bulk}
 
 setup_file() {
 	[ -x "$CUDA_BIN/static/vecadd" ] || skip "CUDA test programs not built (make cuda-tests)"
@@ -87,13 +91,15 @@ link_bytes() {
 	    "$LINK_LOG" | awk '{ s += $1 + $2 } END { print s + 0 }'
 }
 
-# run_linked PROG [ARGS]: the program through the link; statistics in ST.
+# run_linked PROG [ARGS]: the program (in CUDA_BIN/static, or a path)
+# through the link; statistics in ST.
 run_linked() {
 	local prog=$1
 	shift
+	[[ "$prog" == */* ]] || prog=$CUDA_BIN/static/$prog
 	ST=$BATS_TEST_TMPDIR/st.yaml
 	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" \
-	    ${KEY:+-k "$KEY"} -o "$ST" -- "$CUDA_BIN/static/$prog" "$@"
+	    ${KEY:+-k "$KEY"} -o "$ST" -- "$prog" "$@"
 }
 
 stat() {
@@ -103,8 +109,10 @@ stat() {
 # reference PROG [ARGS]: an uninterrupted run (after one that warms the
 # caches); sets REF (its output), TOTAL (the link's bytes) and WALL.
 reference() {
+	local prog=$1
+	[[ "$prog" == */* ]] || prog=$CUDA_BIN/static/$prog
 	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$TARGET_PORT" ${KEY:+-k "$KEY"} \
-	    -- "$CUDA_BIN/static/$1" "${@:2}" >/dev/null 2>&1 3>&-
+	    -- "$prog" "${@:2}" >/dev/null 2>&1 3>&-
 	link_start
 	run_linked "$@"
 	[ "$status" -eq 0 ] || { echo "$stderr"; return 1; }
@@ -122,6 +130,41 @@ faults() {
 		k=${kinds[$((i % ${#kinds[@]}))]}
 		echo "$k@$((TOTAL * i / (POINTS + 1)))"
 	done
+}
+
+# lanes_drops_ok PROG [ARGS]: the program over 4 bulk lanes, which go
+# through the link with the main connection (a resumable session's lanes
+# go to the address it reached), POINTS faults of each kind in turn: the
+# program's output identical (or its own check passed), every drop of the
+# main connection resumed, lanes dropped too and their stripes moved
+# again, and the server saying so.
+lanes_drops_ok() {
+	export GLEAM_LANES=4 GLEAM_CACHE=0
+	reference "$@"
+	[ "$(stat lanes)" = 4 ] || { echo "lanes: $(stat lanes)"; return 1; }
+	local kinds
+	for kinds in "cut reset" "reset cut"; do
+		# shellcheck disable=SC2086
+		mapfile -t F < <(faults $kinds)
+		link_start "${F[@]}"
+		run_linked "$@"
+		link_stop
+		if [ "$status" -ne 0 ] || [ "$output" != "$REF" ] ||
+		    [ "$(stat lanes)" != 4 ] || [ "$(stat drops)" -lt 1 ] ||
+		    [ "$(stat resumes)" != "$(stat drops)" ] ||
+		    [ "$(stat lane_drops)" -lt 1 ] ||
+		    [ "$(stat lane_bytes_resent)" -lt 1 ]; then
+			echo "faults: ${F[*]}"
+			echo "status $status; drops $(stat drops), resumes $(stat resumes)," \
+			    "lane drops $(stat lane_drops), $(stat lane_bytes_resent) bytes again"
+			echo "--- output"; echo "$output"
+			echo "--- expected"; echo "$REF"
+			echo "--- stderr"; echo "$stderr"
+			return 1
+		fi
+	done
+	grep -q "bulk lane [0-9]* back (epoch [1-9]" "$RESUME_LOG"
+	grep -Eq "bulk lanes dropped [1-9][0-9]* times, [0-9]+ bytes" "$RESUME_LOG"
 }
 
 # drops_ok PROG [ARGS]: the program with POINTS drops of each kind in
@@ -260,8 +303,77 @@ drops_ok() {
 	[ "$(stat drops)" = 0 ]
 }
 
-@test "a resumable session opens no bulk lanes" {
-	GLEAM_LANES=4 GLEAM_DEBUG=2 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
-	    -s "127.0.0.1:$TARGET_PORT" -- "$CUDA_BIN/static/memcpy"
-	[[ "$stderr" == *"lanes: none, the session is resumable"* ]]
+@test "bulk lanes: memcpy both ways over 4 lanes, the link (lanes and all) cut and reset at many points" {
+	lanes_drops_ok memcpy
+}
+
+@test "bulk lanes, sealed (a key): memcpy over 4 lanes cut and reset at many points" {
+	KEY=$BATS_TEST_TMPDIR/key
+	make_key "$KEY"
+	serve_kill
+	serve_start -f "$SERVE_CONF" -k "$KEY"
+	target_start
+	lanes_drops_ok memcpy
+}
+
+@test "bulk lanes: the bulk bench's copies, both ways, cut and reset at many points, checked by the program" {
+	[ -x "$BULK_BIN" ] || skip "bench/bulk.cu not built (nvcc -O2 -o build/bench/bulk bench/bulk.cu)"
+	# Its output is its times: compared without them.
+	export GLEAM_LANES=4 GLEAM_CACHE=0
+	reference "$BULK_BIN" -m 48 -r 2
+	local kinds ref
+	ref=$(echo "$REF" | sed 's/, s: .*//')
+	for kinds in "cut reset" "reset cut"; do
+		# shellcheck disable=SC2086
+		mapfile -t F < <(faults $kinds)
+		link_start "${F[@]}"
+		run_linked "$BULK_BIN" -m 48 -r 2
+		link_stop
+		[ "$status" -eq 0 ] || { echo "faults: ${F[*]}"; echo "$stderr"; false; }
+		[ "$(echo "$output" | sed 's/, s: .*//')" = "$ref" ]
+		[ "$(stat resumes)" = "$(stat drops)" ]
+		[ "$(stat lane_drops)" -ge 1 ]
+		[ "$(stat lane_bytes_resent)" -ge 1 ]
+	done
+}
+
+@test "bulk lanes: a 2 s black hole costs about 2 s, and no drop of any lane" {
+	export GLEAM_LANES=4 GLEAM_CACHE=0
+	reference memcpy
+	link_start "hole@$((TOTAL / 2))+2s"
+	run_linked memcpy
+	[ "$status" -eq 0 ]
+	[ "$output" = "$REF" ]
+	[ "$(stat lanes)" = 4 ]
+	[ "$(stat drops)" = 0 ]
+	[ "$(stat lane_drops)" = 0 ]
+	awk -v a="$WALL" -v b="$(stat wall_s)" 'BEGIN { d = b - a; exit !(d > 1.8 && d < 3.5) }' ||
+	    { echo "uninterrupted $WALL s, with the hole $(stat wall_s) s"; false; }
+}
+
+# many_drops LANES: memcpy with MANY faults, cut and reset in turn.
+many_drops() {
+	export GLEAM_LANES=$1 GLEAM_CACHE=0
+	reference memcpy
+	POINTS=$MANY
+	mapfile -t F < <(faults cut reset)
+	link_start "${F[@]}"
+	run_linked memcpy
+	link_stop
+	[ "$status" -eq 0 ] || { echo "$stderr"; false; }
+	[ "$output" = "$REF" ]
+	[ "$(grep -c ': closed: fault: ' "$LINK_LOG")" -ge "$MANY" ]
+}
+
+@test "many drops in one run: the main connection dropped $MANY times, each resumed" {
+	many_drops 0
+	[ "$(stat drops)" = "$MANY" ]
+	[ "$(stat resumes)" = "$MANY" ]
+}
+
+@test "many drops in one run, with 4 bulk lanes: $MANY faults, output identical" {
+	many_drops 4
+	[ "$(stat lanes)" = 4 ]
+	[ "$(stat resumes)" = "$(stat drops)" ]
+	[ "$(stat lane_drops)" -ge 1 ]
 }

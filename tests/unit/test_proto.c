@@ -677,6 +677,45 @@ test_lanes(void)
 	CHECK(off == 3600384 && cnt == 1199616);
 }
 
+/* A resumable session's lane hello: as encoded, or refused. */
+static void
+test_lane_rhello(void)
+{
+	struct lane_rhello h, g;
+	uint8_t b[PROTO_LANE_RHELLO], bad[PROTO_LANE_RHELLO];
+	size_t k;
+
+	memset(&h, 0, sizeof h);
+	h.idx = 15;
+	h.epoch = 0x01020304;
+	h.session = 0x1122334455667788ull;
+	for (k = 0; k < sizeof h.token; k++)
+		h.token[k] = (uint8_t)(k * 11 + 5);
+	proto_lane_rhello_enc(b, &h);
+	CHECK(memcmp(b, "GLLR", 4) == 0);
+	CHECK(b[8] == 4 && b[11] == 1);		/* the epoch, little-endian */
+	CHECK(b[16] == 0x88 && b[23] == 0x11);	/* the session */
+	CHECK(proto_lane_rhello_dec(b, sizeof b, &g) == 0);
+	CHECK(g.idx == 15 && g.epoch == h.epoch && g.session == h.session);
+	CHECK(memcmp(g.token, h.token, sizeof g.token) == 0);
+	CHECK(proto_lane_rhello_dec(b, sizeof b - 1, &g) == -1);
+	/* Not the other lanes' hello, nor a HELLO. */
+	proto_lane_hello_enc(bad, 1, h.token);
+	CHECK(proto_lane_rhello_dec(bad, sizeof bad, &g) == -1);
+	for (k = 0; k < 16; k++) {
+		/* The magic, an index past 15, the zero word: refused. */
+		memcpy(bad, b, sizeof b);
+		bad[k] ^= 0x10;
+		CHECK(proto_lane_rhello_dec(bad, sizeof bad, &g) ==
+		    (k >= 8 && k < 12 ? 0 : -1));
+	}
+	/* The session and the token are the worker's to check. */
+	memcpy(bad, b, sizeof b);
+	bad[20] ^= 1;
+	bad[30] ^= 1;
+	CHECK(proto_lane_rhello_dec(bad, sizeof bad, &g) == 0);
+}
+
 /* MSG_OUTPUT: a stream, a length, the bytes; nothing else decodes. */
 static void
 test_output(void)
@@ -710,6 +749,7 @@ main(void)
 	test_resume_fields();
 	test_output();
 	test_lanes();
+	test_lane_rhello();
 	test_header();
 	test_reader_writer();
 	test_hello();

@@ -335,6 +335,73 @@ test_tampered(void)
 	chan_fini(&c);
 }
 
+/*
+ * A resumable session's lanes: keys by index and epoch (no two the same),
+ * and the small records beside the stripes, of their own lengths.
+ */
+static void
+test_resumable(int sealed)
+{
+	uint8_t secret[CHAN_KEY], stage[STRIPE_STAGE];
+	struct chan c, s;
+	uint64_t v, job;
+	uint32_t dir;
+	int sv[2];
+
+	memset(secret, 0x5a, sizeof secret);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	CHECK(chan_init_lane_key(&c, sealed, 0, secret, 2, 7) == 0);
+	CHECK(chan_init_lane_key(&s, sealed, 1, secret, 2, 7) == 0);
+	CHECK(c.sealed == sealed && s.sealed == sealed);
+	/* The server's first, the client's, an acknowledgement. */
+	CHECK(stripe_send_u64(&s, sv[1], 41, stage) == 0);
+	CHECK(stripe_recv_u64(&c, sv[0], &v) == 0 && v == 41);
+	CHECK(stripe_send_at(&c, sv[0], 42, STRIPE_DIR_OUT, stage) == 0);
+	CHECK(stripe_recv_at(&s, sv[1], &job, &dir) == 0);
+	CHECK(job == 42 && dir == STRIPE_DIR_OUT);
+	CHECK(stripe_send_u64(&s, sv[1], 42, stage) == 0);
+	/* An acknowledgement where a state record was due: its length. */
+	CHECK(stripe_recv_at(&c, sv[0], &job, &dir) == EBADMSG);
+	chan_fini(&c);
+	chan_fini(&s);
+	/* A direction out of range, or the zero word not zero. */
+	CHECK(chan_init_lane_key(&c, sealed, 0, secret, 0, 0) == 0);
+	CHECK(chan_init_lane_key(&s, sealed, 1, secret, 0, 0) == 0);
+	CHECK(stripe_send_at(&c, sv[0], 1, 3, stage) == 0);
+	CHECK(stripe_recv_at(&s, sv[1], &job, &dir) == EBADMSG);
+	CHECK(strstr(s.err, "state record") != NULL);
+	chan_fini(&c);
+	chan_fini(&s);
+	if (sealed) {
+		/* Another epoch, another lane, another secret: no opening. */
+		static const uint32_t ie[3][2] = { { 2, 8 }, { 3, 7 }, { 2, 7 } };
+		int k;
+
+		for (k = 0; k < 3; k++) {
+			CHECK(chan_init_lane_key(&c, 1, 0, secret, 2, 7) == 0);
+			if (k == 2)
+				secret[0] ^= 1;
+			CHECK(chan_init_lane_key(&s, 1, 1, secret, ie[k][0],
+			    ie[k][1]) == 0);
+			if (k == 2)
+				secret[0] ^= 1;
+			CHECK(stripe_send_u64(&c, sv[0], 9, stage) == 0);
+			CHECK(stripe_recv_u64(&s, sv[1], &v) == EBADMSG);
+			chan_fini(&c);
+			chan_fini(&s);
+		}
+		/* Nor the lanes of a session that does not resume. */
+		lane(&c, &key, 0, 2);
+		CHECK(chan_init_lane_key(&s, 1, 1, secret, 2, 0) == 0);
+		CHECK(stripe_send_u64(&c, sv[0], 9, stage) == 0);
+		CHECK(stripe_recv_u64(&s, sv[1], &v) == EBADMSG);
+		chan_fini(&c);
+		chan_fini(&s);
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int
 main(void)
 {
@@ -355,6 +422,8 @@ main(void)
 	test_wire(NULL);
 	test_wire(&key);
 	test_tampered();
+	test_resumable(0);
+	test_resumable(1);
 	free(src);
 	free(dst);
 	return t_done("test_stripe");

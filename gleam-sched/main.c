@@ -19,6 +19,7 @@
 #include "plan.h"
 #include "sched.h"
 #include "svc.h"
+#include "util.h"
 
 static void __attribute__((noreturn))
 usage(int code)
@@ -120,6 +121,11 @@ main(int argc, char *argv[])
 		misuse("no links file given (-l)");
 	if (servers == NULL)
 		misuse("no servers file given (-s)");
+	/* "-" is standard input, which gives one file. */
+	if (stdin_named(links) + stdin_named(servers) + stdin_named(tasks) > 1)
+		misuse("-%s and -%s both read standard input: at most one "
+		    "file may be -", stdin_named(links) ? "l" : "s",
+		    stdin_named(tasks) ? "t" : "s");
 	if (daemon) {
 		if (explain || oflag)
 			misuse("-%c: not with -d", explain ? 'x' : 'o');
@@ -161,7 +167,7 @@ main(int argc, char *argv[])
 		misuse("no tasks file given (-t)");
 
 	sched_init(&s);
-	if (input_servers(&s, servers, &err) == -1 ||
+	if (input_servers(&s, servers, links, &err) == -1 ||
 	    input_links(&s, links, servers, &err) == -1 ||
 	    input_tasks(&s, tasks, links, &err) == -1)
 		fatalx(EXIT_CONFIG, "%s", err.msg);

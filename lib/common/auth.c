@@ -12,6 +12,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "util.h"
 
 int
 auth_init(void)
@@ -176,6 +177,29 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 
 	memset(key, 0, sizeof *key);
 	memset(&st, 0, sizeof st);
+	/*
+	 * Standard input: no mode to check (a pipe's says nothing of who
+	 * wrote into it), so it is taken as given; read once and kept, so
+	 * that a reload finds the same key.
+	 */
+	if (stdin_named(path)) {
+		const char *text;
+
+		if (stdin_read("a key file", &text, &len, err, errlen) == -1)
+			return -1;
+		if (len >= AUTH_KEY_MAX) {
+			snprintf(err, errlen, "key file stdin: longer than %d "
+			    "bytes", AUTH_KEY_MAX);
+			return -1;
+		}
+		/* auth_key_parse writes into its text. */
+		memcpy(buf, text, len);
+		buf[len] = '\0';
+		rc = auth_key_parse(key, (char *)buf, len, "stdin", err,
+		    errlen);
+		sodium_memzero(buf, sizeof buf);
+		return rc;
+	}
 	/* O_NONBLOCK: a FIFO must not hang us before the check below. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));

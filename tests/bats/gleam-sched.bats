@@ -348,10 +348,148 @@ bad() {
 	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 }
 
-@test "a bare gleam-probe document must go under its client's name" {
-	BAD=$BATS_TEST_TMPDIR/l.yaml
-	printf 'probes:\n- {server: gpu1, ok: false, error: refused}\n' >"$BAD"
-	bad links "$BAD:1: probes: a gleam-probe document goes under the name of the client that ran it"
+# bare_probe [CLIENT-LINE]: desk1's links from the fixture as one
+# gleam-probe document, with CLIENT-LINE on top; prints its path.
+bare_probe() {
+	{
+		[ -z "${1:-}" ] || printf '%s\n' "$1"
+		awk '/^desk1:/ { on = 1; next } /^[a-z]/ { on = 0 }
+		    on { sub("^  ", ""); print }' "$SCHED/links.yaml"
+	} >"$BATS_TEST_TMPDIR/probe.yaml"
+	echo "$BATS_TEST_TMPDIR/probe.yaml"
+}
+
+@test "a bare gleam-probe document is the links of the client it names" {
+	P=$(bare_probe 'client: desk1')
+	grep -q '^probes:' "$P"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$P" \
+	    -s "$SCHED/servers.yaml" -t "$T"
+	[[ "$output" == *"- task: t
+  client: desk1
+  server: gpu"* ]]
+	# Without client, the client is this host as gleam-run names it.
+	P=$(bare_probe)
+	GLEAM_CLIENT=desk1 run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$P" -s "$SCHED/servers.yaml" -t "$T"
+	[[ "$output" == *"client: desk1"* ]]
+	GLEAM_CLIENT=laptop9 run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$P" -s "$SCHED/servers.yaml" -t "$T"
+	[ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in $P)" ]
+	# Under a client's name, its client key is gleam-probe's and ignored.
+	{ echo 'desk1:'; sed 's/^/  /' "$(bare_probe 'client: elsewhere')"; } \
+	    >"$BATS_TEST_TMPDIR/l.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$SCHED/servers.yaml" -t "$T"
+	[[ "$output" == *"client: desk1"* ]]
+}
+
+@test "- is standard input for any one file; two are refused" {
+	for f in l s t; do
+		case $f in
+		l) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+		    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml" \
+		    <"$SCHED/links.yaml" ;;
+		s) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+		    -l "$SCHED/links.yaml" -s - -t "$SCHED/tasks.yaml" \
+		    <"$SCHED/servers.yaml" ;;
+		t) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+		    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t - \
+		    <"$SCHED/tasks.yaml" ;;
+		esac
+		diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
+	done
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s - \
+	    -t "$SCHED/tasks.yaml" </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+	[ "${stderr_lines[1]}" = "$USAGE1" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s - -t - </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -s and -t both read standard input: at most one file may be -" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -l - -s - </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+}
+
+@test "errors in standard input name it stdin, with the line" {
+	printf 'tasks:\n- name: [unclosed\n' |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t -
+	    [[ "$stderr" == "gleam-sched: stdin:3: "* ]]; }
+	printf 'servers: []\n' |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$SCHED/links.yaml" -s - -t "$SCHED/tasks.yaml"
+	    [ "$stderr" = "gleam-sched: stdin:1: servers: empty: no server to place tasks on" ]; }
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml" </dev/null
+	[ "$stderr" = "gleam-sched: stdin: empty document" ]
+	T=$(tasks "$A_TASK")
+	sed 's/desk1:/desk2:/' "$SCHED/links.yaml" |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    -s "$SCHED/servers.yaml" -t "$T"
+	    [ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in stdin)" ]; }
+}
+
+@test "servers.yaml: an entry of host and added keys takes its status from a probe in the links" {
+	S=$BATS_TEST_TMPDIR/s.yaml L=$BATS_TEST_TMPDIR/l.yaml
+	cat >"$L" <<-'EOT'
+	desk1:
+	  probes:
+	  - server: 10.0.0.1:7400
+	    ok: true
+	    rtt_ms: {median: 0.2}
+	    up_mbit_s: 900
+	    down_mbit_s: 900
+	    status:
+	      host: gpu1
+	      protocol: 2
+	      backend: cuda
+	      max_clients: 64
+	      gpus:
+	      - {index: 0, name: G, memory_total: 8589934592, memory_free: 8589934592, utilization: 0}
+	      clients: []
+	  - {server: gpu2, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}
+	EOT
+	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$SCHED/servers.yaml" | sed '$d' >>"$S"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$L" -s "$S" -t "$T"
+	[[ "$output" == *"- task: t
+  client: desk1
+  server: gpu1"* ]]
+	[[ "$output" == *"weights cached here"* ]]
+	# A server no probe read the status of.
+	printf 'servers:\n- host: gpu1\n  speed: 4\n- host: gpu2\n  speed: 2\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:4: host: gpu2: no status: give it here, or probe the server (gleam-probe -o yaml) in $L" ]
+	printf 'servers:\n- speed: 4\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:2: host: missing" ]
+	# The links from standard input: read for the statuses and the links.
+	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$SCHED/servers.yaml" | sed '$d' >>"$S"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s "$S" -t "$T" <"$L"
+	[[ "$output" == *"server: gpu1"* ]]
+}
+
+@test "a gleam-probe document read as the servers: those that answered, with their statuses" {
+	P=$BATS_TEST_TMPDIR/p.yaml
+	printf 'client: desk1\nprobes:\n- {server: "gpu7:7400", ok: false, error: refused}\n- server: "gpu8:7401"\n  ok: true\n  status:\n' >"$P"
+	printf '%s\n' "$A_STATUS" | sed 's/^- /  /; s/^/    /; s/gpu9/gpu8/' >>"$P"
+	printf 'desk1:\n  probes:\n  - {server: gpu8, ok: true, rtt_ms: {median: 1}, up_mbit_s: 100, down_mbit_s: 100}\n' \
+	    >"$BATS_TEST_TMPDIR/l.yaml"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[[ "$output" == *"server: gpu8"* ]]
+	# Nothing answered: no servers.
+	printf 'probes:\n- {server: gpu7, ok: false, error: refused}\n' >"$P"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[ "$stderr" = "gleam-sched: $P:2: probes: no server answered with its status: no server to place tasks on" ]
+	printf 'probes: []\nextra: 1\n' >"$P"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[ "$stderr" = "gleam-sched: $P:2: document: unknown key 'extra'" ]
 }
 
 @test "links without throughput, twice probed or malformed are errors" {

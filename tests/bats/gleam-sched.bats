@@ -610,6 +610,55 @@ teardown() {
 	mitm_kill
 }
 
+# named_fleet: two gleam-serve named fast and slow, with the tests' GPUs
+# in their status; servers.yaml gives only their speeds.
+named_fleet() {
+	local n
+	export GLEAM_TEST_GPUS=$BATS_TEST_DIRNAME/../nvml/gpus.yaml
+	for n in fast slow; do
+		printf 'backend: host\nname: %s\n' $n >"$BATS_TEST_TMPDIR/$n.yaml"
+		serve_start -f "$BATS_TEST_TMPDIR/$n.yaml"
+		eval "${n^^}_PID=\$SERVE_PID ${n^^}=\$SERVE_ADDR"
+	done
+	SERVE_PID=
+	printf 'servers:\n- host: fast\n  speed: 4\n- host: slow\n  speed: 1\n' \
+	    >"$BATS_TEST_TMPDIR/servers.yaml"
+}
+
+@test "gleam-probe's YAML piped into gleam-sched as it is: the plan, and the daemon sends clients to the addresses the statuses give" {
+	named_fleet
+	printf 'tasks:\n- {name: a, client: c1, requests: 10, rate: 1, gpu_time: 10ms, input: 1k, output: 1k}\n' \
+	    >"$BATS_TEST_TMPDIR/tasks.yaml"
+	GLEAM_CLIENT=c1 "$GLEAM_BIN/gleam-probe" -o yaml -c 3 -t 0.1 "$FAST" "$SLOW" \
+	    >"$BATS_TEST_TMPDIR/probe.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$BATS_TEST_TMPDIR/tasks.yaml" \
+	    <"$BATS_TEST_TMPDIR/probe.yaml"
+	[[ "$output" == *"- task: a
+  client: c1
+  server: fast"* ]]
+	# The probe alone: links and servers (speed 1 each).
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/probe.yaml" -s "$BATS_TEST_TMPDIR/probe.yaml" \
+	    -t "$BATS_TEST_TMPDIR/tasks.yaml"
+	[[ "$output" == *"server: fast"* || "$output" == *"server: slow"* ]]
+	# The daemon from a pipe: the addresses are the statuses'.
+	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
+	GLEAM_CLIENT=c1 "$GLEAM_BIN/gleam-probe" -o yaml -c 3 -t 0.1 "$FAST" "$SLOW" |
+	    "$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 -l - \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" 2>"$SCHED_LOG" 3>&- &
+	SCHED_PID=$!
+	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID")
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	# A reload reads the links from what standard input gave.
+	kill -HUP "$SCHED_PID"
+	until_log "reloaded: 2 servers, 1 clients"
+	grep -q "reloading $BATS_TEST_TMPDIR/servers.yaml, stdin" "$SCHED_LOG"
+	run -0 --separate-stderr ask -t b
+	[ "$output" = "$FAST" ]
+}
+
 @test "daemon flags: -d excludes -x and -o, -L -k -i -v need -d" {
 	run -2 --separate-stderr sched -d -x
 	[ "${stderr_lines[0]}" = "gleam-sched: -x: not with -d" ]

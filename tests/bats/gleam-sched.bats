@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# gleam-sched's interface: flags, the plan for fixed inputs (kept beside
-# these tests in sched/), and every kind of bad input.
+# gleam-sched's interface: flags, the plan for the example inputs
+# (examples/; the plans expected are kept in sched/), and every kind of
+# bad input.
 
 load test_helper
 
@@ -8,12 +9,15 @@ USAGE1="usage: gleam-sched [-x] [-o format] -l links.yaml -s servers.yaml -t tas
 USAGE2="       gleam-sched -d [-Av] [-i seconds] [-k keyfile] [-L host:port] [-P pidfile] -l links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE="$USAGE1
 $USAGE2"
+# The inputs are the examples (examples/README); the plans expected of
+# them are kept here.
+EX=$BATS_TEST_DIRNAME/../../examples
 SCHED=$BATS_TEST_DIRNAME/sched
 
 # sched [ARGS...]: gleam-sched on the fixed inputs.
 sched() {
-	"$GLEAM_BIN/gleam-sched" "$@" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	"$GLEAM_BIN/gleam-sched" "$@" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml"
 }
 
 # with FILE TEXT: writes TEXT to FILE in the test's directory.
@@ -129,21 +133,21 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 }
 
 @test "a server's status can name its resident models (cache: models)" {
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$SCHED/servers.yaml")"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$EX/servers.yaml")"
 	! grep -q '^  models:' "$BATS_TEST_TMPDIR/servers.yaml"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$SCHED/servers.yaml")"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$EX/servers.yaml")"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	[[ "$stderr" == *"models: expected a sequence of at most 32 names"* ]]
 }
 
 @test "a task no GPU can hold is unplaced with the reason, exit 1" {
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 240g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[ -z "$stderr" ]
 	[[ "$output" == "plan: []"* ]]
 	[[ "$output" == *"unplaced:
@@ -155,16 +159,16 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 }
 
 @test "a client with no link to any server is unplaced" {
-	with links.yaml "$(cat "$SCHED/links.yaml")
+	with links.yaml "$(cat "$EX/links.yaml")
 laptop3:
   probes:
   - {server: gpu1, ok: false, error: Connection timed out}"
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop3/')")
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -x \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" -t "$t"
 	[[ "$output" == *"  reason: no link from laptop3 to any server"* ]]
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" -t "$t"
 	[[ "${lines[1]}" == "t     laptop3  -       unplaced: no link from laptop3 to any server" ]]
 }
 
@@ -172,8 +176,8 @@ laptop3:
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop2/; s/model_size: 1g/model_size: 20g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: u/; s/client: desk1/client: laptop2/; s/model: m/model: n/; s/model_size: 1g/model_size: 70g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client: laptop2/; s/model: m/model: o/; s/model_size: 1g/model_size: 20g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[[ "$output" == *"unplaced:
 - task: u
   client: laptop2
@@ -182,19 +186,19 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 
 @test "an empty task list is an empty plan" {
 	t=$(tasks 'tasks: []')
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[ "${lines[0]}" = "plan: []" ]
 	[ "${lines[1]}" = "unplaced: []" ]
 }
 
 @test "a medium shared by a client and a server slows its transfers" {
 	before=$(sched | sed -n '/task: speech/,/rtt_ms/p')
-	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$SCHED/servers.yaml")"
-	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$SCHED/links.yaml")"
+	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$EX/servers.yaml")"
+	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$EX/links.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
 	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
-	    -t "$SCHED/tasks.yaml"
+	    -t "$EX/tasks.yaml"
 	[ -z "$stderr" ]
 	after=$(printf '%s\n' "$output" | sed -n '/task: speech/,/rtt_ms/p')
 	[ "$before" != "$after" ]
@@ -203,9 +207,9 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 @test "queued work on a server counts against it" {
 	[[ "$(sched)" == *"- server: gpu1
   tasks: 3"* ]]
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$SCHED/servers.yaml")"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$EX/servers.yaml")"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	# Tasks leave it, and the chat that stays (its weights are there)
 	# waits behind the backlog.
 	n=$(printf '%s\n' "$output" | sed -n '/^- server: gpu1$/{n;s/^  tasks: //p;}')
@@ -217,24 +221,24 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 
 @test "re-planning: a running task stays, a movable one moves if it gains" {
 	# vision runs on gpu3 already: it stays, and its weights are there.
-	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$SCHED/tasks.yaml")")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$tf"
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$EX/tasks.yaml")")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$tf"
 	v=$(printf '%s\n' "$output" | sed -n '/^- task: vision$/,/^- task/p')
 	[[ "$v" == *"  server: gpu3
   from: gpu3
   cached: true"* ]]
 	[[ "$v" == *"reason: 'running there: not moved'"* ]]
 	# Movable, it stays where its weights are while that is best ...
-	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$SCHED/tasks.yaml")")
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$EX/tasks.yaml")")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$tf"
+	    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu3 "* ]]
 	[[ "$output" != *"moved from"* ]]
 	# ... and moves, saying whence, once a backlog there makes it worse.
-	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$SCHED/servers.yaml")"
+	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$EX/servers.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -l "$SCHED/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
+	    -l "$EX/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu1 "*"
   moved from gpu3"* ]]
 }
@@ -243,7 +247,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf '%s\n  server: gpu9\n' "$A_TASK" >"$BAD"
 	bad tasks "$BAD:11: server: gpu9: unknown server"
-	sed 's/^- name: speech$/- name: speech\n  server: gpu3/' "$SCHED/tasks.yaml" >"$BAD"
+	sed 's/^- name: speech$/- name: speech\n  server: gpu3/' "$EX/tasks.yaml" >"$BAD"
 	bad tasks "$BAD:28: server: gpu3: laptop2 has no link to it"
 	printf '%s\n  movable: true\n' "$A_TASK" >"$BAD"
 	bad tasks "$BAD:11: movable: only with server"
@@ -254,7 +258,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 # bad FILE-ROLE EXPECTED: runs with the file given in $BAD as links,
 # servers or tasks, the others fixed, and checks the message.
 bad() {
-	local l=$SCHED/links.yaml s=$SCHED/servers.yaml t=$SCHED/tasks.yaml
+	local l=$EX/links.yaml s=$EX/servers.yaml t=$EX/tasks.yaml
 	case $1 in
 	links) l=$BAD ;;
 	servers) s=$BAD ;;
@@ -273,8 +277,8 @@ bad() {
 @test "invalid YAML names the file and line" {
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf 'tasks:\n- name: [unclosed\n' >"$BAD"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$BAD"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$BAD"
 	[[ "$stderr" == "gleam-sched: $BAD:3: "* ]]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 }
@@ -326,7 +330,7 @@ bad() {
 @test "a task of an unknown client, or named twice, is an error" {
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop9/' >"$BAD"
-	bad tasks "$BAD:3: client: laptop9: unknown client (not in $SCHED/links.yaml)"
+	bad tasks "$BAD:3: client: laptop9: unknown client (not in $EX/links.yaml)"
 	{ printf '%s\n' "$A_TASK"; printf '%s\n' "$A_TASK" | sed 1d; } >"$BAD"
 	bad tasks "$BAD:11: name: t: given twice (also line 2)"
 }
@@ -334,17 +338,17 @@ bad() {
 @test "a link to an unknown server is an error" {
 	BAD=$BATS_TEST_TMPDIR/l.yaml
 	printf 'desk1:\n  probes:\n  - {server: gpu9, ok: true, name: gpu9, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
-	bad links "$BAD:3: name: gpu9: unknown server (not in $SCHED/servers.yaml)"
+	bad links "$BAD:3: name: gpu9: unknown server (not in $EX/servers.yaml)"
 	printf 'desk1:\n  probes:\n  - {server: 10.0.0.9, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
-	bad links "$BAD:3: server: 10.0.0.9: unknown server (not in $SCHED/servers.yaml)"
+	bad links "$BAD:3: server: 10.0.0.9: unknown server (not in $EX/servers.yaml)"
 }
 
 @test "a failed probe of an unknown server is no error" {
-	with links.yaml "$(cat "$SCHED/links.yaml")
+	with links.yaml "$(cat "$EX/links.yaml")
   - {server: gpu9, ok: false, error: No route to host}"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" \
-	    -t "$SCHED/tasks.yaml"
+	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" \
+	    -t "$EX/tasks.yaml"
 	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 }
 
@@ -354,7 +358,7 @@ bare_probe() {
 	{
 		[ -z "${1:-}" ] || printf '%s\n' "$1"
 		awk '/^desk1:/ { on = 1; next } /^[a-z]/ { on = 0 }
-		    on { sub("^  ", ""); print }' "$SCHED/links.yaml"
+		    on { sub("^  ", ""); print }' "$EX/links.yaml"
 	} >"$BATS_TEST_TMPDIR/probe.yaml"
 	echo "$BATS_TEST_TMPDIR/probe.yaml"
 }
@@ -364,23 +368,23 @@ bare_probe() {
 	grep -q '^probes:' "$P"
 	T=$(tasks "$A_TASK")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$P" \
-	    -s "$SCHED/servers.yaml" -t "$T"
+	    -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"- task: t
   client: desk1
   server: gpu"* ]]
 	# Without client, the client is this host as gleam-run names it.
 	P=$(bare_probe)
 	GLEAM_CLIENT=desk1 run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$P" -s "$SCHED/servers.yaml" -t "$T"
+	    -l "$P" -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"client: desk1"* ]]
 	GLEAM_CLIENT=laptop9 run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$P" -s "$SCHED/servers.yaml" -t "$T"
+	    -l "$P" -s "$EX/servers.yaml" -t "$T"
 	[ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in $P)" ]
 	# Under a client's name, its client key is gleam-probe's and ignored.
 	{ echo 'desk1:'; sed 's/^/  /' "$(bare_probe 'client: elsewhere')"; } \
 	    >"$BATS_TEST_TMPDIR/l.yaml"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$SCHED/servers.yaml" -t "$T"
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"client: desk1"* ]]
 }
 
@@ -388,22 +392,22 @@ bare_probe() {
 	for f in l s t; do
 		case $f in
 		l) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
-		    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml" \
-		    <"$SCHED/links.yaml" ;;
+		    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" \
+		    <"$EX/links.yaml" ;;
 		s) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-		    -l "$SCHED/links.yaml" -s - -t "$SCHED/tasks.yaml" \
-		    <"$SCHED/servers.yaml" ;;
+		    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml" \
+		    <"$EX/servers.yaml" ;;
 		t) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-		    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t - \
-		    <"$SCHED/tasks.yaml" ;;
+		    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t - \
+		    <"$EX/tasks.yaml" ;;
 		esac
 		diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 	done
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s - \
-	    -t "$SCHED/tasks.yaml" </dev/null
+	    -t "$EX/tasks.yaml" </dev/null
 	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
 	[ "${stderr_lines[1]}" = "$USAGE1" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
 	    -s - -t - </dev/null
 	[ "${stderr_lines[0]}" = "gleam-sched: -s and -t both read standard input: at most one file may be -" ]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -l - -s - </dev/null
@@ -413,19 +417,19 @@ bare_probe() {
 @test "errors in standard input name it stdin, with the line" {
 	printf 'tasks:\n- name: [unclosed\n' |
 	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t -
+	    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t -
 	    [[ "$stderr" == "gleam-sched: stdin:3: "* ]]; }
 	printf 'servers: []\n' |
 	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$SCHED/links.yaml" -s - -t "$SCHED/tasks.yaml"
+	    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml"
 	    [ "$stderr" = "gleam-sched: stdin:1: servers: empty: no server to place tasks on" ]; }
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml" </dev/null
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" </dev/null
 	[ "$stderr" = "gleam-sched: stdin: empty document" ]
 	T=$(tasks "$A_TASK")
-	sed 's/desk1:/desk2:/' "$SCHED/links.yaml" |
+	sed 's/desk1:/desk2:/' "$EX/links.yaml" |
 	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
-	    -s "$SCHED/servers.yaml" -t "$T"
+	    -s "$EX/servers.yaml" -t "$T"
 	    [ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in stdin)" ]; }
 }
 
@@ -450,7 +454,7 @@ bare_probe() {
 	  - {server: gpu2, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}
 	EOT
 	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
-	sed -n '/^- host: gpu2/,/^# A plain/p' "$SCHED/servers.yaml" | sed '$d' >>"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
 	T=$(tasks "$A_TASK")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$L" -s "$S" -t "$T"
 	[[ "$output" == *"- task: t
@@ -466,7 +470,7 @@ bare_probe() {
 	[ "$stderr" = "gleam-sched: $S:2: host: missing" ]
 	# The links from standard input: read for the statuses and the links.
 	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
-	sed -n '/^- host: gpu2/,/^# A plain/p' "$SCHED/servers.yaml" | sed '$d' >>"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s "$S" -t "$T" <"$L"
 	[[ "$output" == *"server: gpu1"* ]]
 }
@@ -667,7 +671,7 @@ named_fleet() {
 	run -2 --separate-stderr sched -d -i 0
 	[[ "${stderr_lines[0]}" == "gleam-sched: -i 0: "* ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -L nohost: \
-	    -l "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	    -l "$EX/links.yaml" -s "$EX/servers.yaml"
 	[[ "${stderr_lines[0]}" == "gleam-sched: -L nohost:: "* ]]
 }
 

@@ -358,6 +358,7 @@ static int
 server_entry(struct sched *s, struct ydoc *d, yaml_node_t *n,
     struct ydoc *ld, int *lloaded, const char *links_path, struct yerr *err)
 {
+	const struct cfg_key *k;
 	char name[SCHED_NAME_MAX];
 	yaml_node_t *v, *st;
 	const char *probed = NULL;
@@ -366,8 +367,17 @@ server_entry(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		return yerr_at(d, n, "servers", err, "expected a mapping");
 	if (ymap_get(d, n, "protocol") != NULL || ymap_get(d, n, "gpus") != NULL)
 		return server_read(s, d, n, d, n, NULL, err);
-	if (cfg_check(d, n, "servers", server_rows, status_keys, err) == -1 ||
-	    (v = need(d, n, "host", err)) == NULL ||
+	if (cfg_check(d, n, "servers", server_rows, status_keys, err) == -1)
+		return -1;
+	/* Half a status is a mistake, not a wish to take the probe's. */
+	for (k = status_keys; k->name != NULL; k++)
+		if (strcmp(k->name, "host") != 0 &&
+		    cfg_find(server_rows, k->name) == NULL &&
+		    (v = ymap_get(d, n, k->name)) != NULL)
+			return yerr_at(d, v, k->name, err, "a status's key "
+			    "without protocol and gpus: give the whole status, "
+			    "or host and gleam-sched's keys alone");
+	if ((v = need(d, n, "host", err)) == NULL ||
 	    get_name(d, v, "host", name, err) == -1)
 		return -1;
 	if (!*lloaded) {

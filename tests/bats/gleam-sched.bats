@@ -468,6 +468,9 @@ bare_probe() {
 	printf 'servers:\n- speed: 4\n' >"$S"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
 	[ "$stderr" = "gleam-sched: $S:2: host: missing" ]
+	printf 'servers:\n- host: gpu1\n  backend: cuda\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:3: backend: a status's key without protocol and gpus: give the whole status, or host and gleam-sched's keys alone" ]
 	# The links from standard input: read for the statuses and the links.
 	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
 	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"

@@ -324,7 +324,9 @@ static int
 servers_probed(struct sched *s, struct ydoc *d, yaml_node_t *root,
     struct yerr *err)
 {
-	static const char *const keys[] = { "client", "probes", NULL };
+	/* medium, if any, is the client's (as links). */
+	static const char *const keys[] = { "client", "probes", "medium",
+	    NULL };
 	yaml_node_t *seq = ymap_get(d, root, "probes"), *st;
 	const char *probed;
 	size_t i, n = 0;

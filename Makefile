@@ -5,6 +5,7 @@ PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
 LIBDIR		?= $(PREFIX)/lib
 MANDIR		?= $(PREFIX)/share/man
+DOCDIR		?= $(PREFIX)/share/doc/gleam
 DESTDIR		?=
 
 CC		?= cc
@@ -53,6 +54,10 @@ LIB_OBJ		:= $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC	:= $(wildcard tests/unit/test_*.c)
 UNIT_BIN	:= $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 MANPAGES	:= $(wildcard man/*.[1-8])
+# examples/README: the example set-up and the sample files; the scripts
+# among them are installed executable.
+EXAMPLES	:= $(wildcard examples/*)
+EXAMPLE_BIN	 = examples/try-scheduler examples/cuda-hello.py
 PROG_BIN	:= $(PROGS:%=$(BINOUT)/%)
 DAEMONS		 = gleam-serve gleam-sched gleam-reduce
 DAEMON_BIN	:= $(DAEMONS:%=$(BINOUT)/%)
@@ -289,6 +294,10 @@ install: all
 	    sed 's|@BINDIR@|$(BINDIR)|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 	    chmod 644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 644 systemd/gleam.sysusers $(DESTDIR)$(SYSUSERSDIR)/gleam.conf
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 644 $(filter-out $(EXAMPLE_BIN),$(EXAMPLES)) \
+	    $(DESTDIR)$(DOCDIR)/examples
+	install -m 755 $(EXAMPLE_BIN) $(DESTDIR)$(DOCDIR)/examples
 
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
@@ -300,6 +309,8 @@ uninstall:
 	for p in $(MANPAGES); do s=$${p##*.}; \
 	    rm -f $(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; done
 	rm -f $(UNITS:%=$(DESTDIR)$(UNITDIR)/%) $(DESTDIR)$(SYSUSERSDIR)/gleam.conf
+	rm -f $(EXAMPLES:examples/%=$(DESTDIR)$(DOCDIR)/examples/%)
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf build $(BINOUT)/gleam-* lib/libgleam.a
@@ -318,6 +329,6 @@ help:
 	@echo "make check-install  the installed headers and pkg-config files, as a user builds with them"
 	@echo "make emulator-check  gleam-probe through gleam-link reads the configured link"
 	@echo "make plots       bench/plots/*.svg from their data (installs gnuplot-nox)"
-	@echo "make install     install into DESTDIR/PREFIX (default /usr/local)"
+	@echo "make install     install into DESTDIR/PREFIX (default /usr/local), examples too"
 	@echo "make clean       remove build products"
 	@echo "make V=1 ...     print each command in full, not a short line"

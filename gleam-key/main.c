@@ -62,6 +62,8 @@ check(const char *path)
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
+	if (strcmp(path, "-") == 0)
+		path = "stdin";
 	if (k.name[0] != '\0')
 		printf("%s: a key, for %s\n", path, k.name);
 	else

@@ -4,6 +4,7 @@
 
 #include "conn.h"
 #include "report.h"
+#include "util.h"
 #include "yamlio.h"
 
 static const char *
@@ -67,12 +68,19 @@ report_yaml(FILE *f, struct probe *p, int n, double bulk_s)
 {
 	struct yw *w;
 	const char *text;
+	char client[256], cerr[200];
 	size_t len;
 	int i, rc = -1;
 
 	if ((w = yw_new()) == NULL)
 		return -1;
 	yw_map(w);
+	/* Who probed: the client gleam-sched reads these links as. */
+	yw_key(w, "client");
+	if (client_name(client, sizeof client, cerr, sizeof cerr) == 0)
+		yw_str(w, client);
+	else
+		yw_null(w);
 	yw_key(w, "probes");
 	yw_seq(w);
 	for (i = 0; i < n; i++) {

@@ -399,7 +399,9 @@ server_hup(evutil_socket_t sig, short what, void *arg)
 	}
 	srv->key = k;
 	sodium_memzero(&k, sizeof k);
-	log_info("SIGHUP: key read again from %s", srv->opts->keyfile);
+	/* Standard input is read once: its key is the one it gave. */
+	log_info("SIGHUP: key read again from %s", strcmp(srv->opts->keyfile,
+	    "-") == 0 ? "stdin (as it was at start)" : srv->opts->keyfile);
 	svc_ready(NULL);
 }
 

@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "run.h"
 #include "schedwire.h"
+#include "util.h"
 
 #define ASK_TIMEOUT_MS	5000
 
@@ -20,22 +21,12 @@
 static int
 ask_client(char *name, size_t len)
 {
-	const char *e = getenv("GLEAM_CLIENT");
+	char err[200];
 
-	if (e != NULL && *e != '\0') {
-		if (strlen(e) >= len) {
-			log_error("GLEAM_CLIENT: longer than %zu bytes",
-			    len - 1);
-			return -1;
-		}
-		snprintf(name, len, "%s", e);
-		return 0;
-	}
-	if (gethostname(name, len) == -1 || name[0] == '\0') {
-		log_error("no client name: set GLEAM_CLIENT");
+	if (client_name(name, len, err, sizeof err) == -1) {
+		log_error("%s", err);
 		return -1;
 	}
-	name[len - 1] = '\0';
 	return 0;
 }
 

@@ -211,6 +211,15 @@ run_exec(const struct run_opts *o, char **argv)
 		key = e;
 	if (run_config(&server, &key, &conf) == -1)
 		return EXIT_CONFIG;
+	/*
+	 * The client library reads the key file again in the program, whose
+	 * standard input is its own: a key cannot come from it.
+	 */
+	if (key != NULL && strcmp(key, "-") == 0) {
+		log_error("key file -: standard input is the program's; name "
+		    "a key file");
+		return EXIT_USAGE;
+	}
 	if (o->sched != NULL) {
 		/* The daemon picks: its answer wins over the rest. */
 		if ((task = o->task) == NULL)

@@ -364,7 +364,7 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 
 	if ((c = sched_client_find(&d->cfg, rq->client)) < 0) {
 		snprintf(err, errlen, "client %s: unknown (not in %s)",
-		    rq->client, d->o->links);
+		    rq->client, input_name(d->o->links));
 		return -1;
 	}
 	if (d->nas >= D_MAX_ASSIGN) {
@@ -780,7 +780,7 @@ daemon_load(const struct daemon_opts *o, struct sched *s)
 	int i;
 
 	sched_init(s);
-	if (input_servers(s, o->servers, &err) == -1 ||
+	if (input_servers(s, o->servers, o->links, &err) == -1 ||
 	    input_links(s, o->links, o->servers, &err) == -1 ||
 	    (o->tasks != NULL && input_tasks(s, o->tasks, o->links,
 	    &err) == -1)) {
@@ -792,7 +792,7 @@ daemon_load(const struct daemon_opts *o, struct sched *s)
 	for (i = 0; i < s->ntasks; i++)
 		if (s->tasks[i].from >= 0) {
 			log_error("%s:%d: server: not in the daemon's tasks",
-			    o->tasks, s->tasks[i].line);
+			    input_name(o->tasks), s->tasks[i].line);
 			sched_free(s);
 			return -1;
 		}
@@ -810,8 +810,9 @@ daemon_reload(evutil_socket_t sig, short what, void *arg)
 	struct sched ns;
 	int i, n = 0, c;
 
-	log_info("reloading %s, %s%s%s", d->o->servers, d->o->links,
-	    d->o->tasks ? ", " : "", d->o->tasks ? d->o->tasks : "");
+	log_info("reloading %s, %s%s%s", input_name(d->o->servers),
+	    input_name(d->o->links), d->o->tasks ? ", " : "",
+	    d->o->tasks ? input_name(d->o->tasks) : "");
 	svc_reloading();
 	if (daemon_load(d->o, &ns) == -1) {
 		log_error("reload failed; keeping the running view");

@@ -1,8 +1,10 @@
 /*
  * The one-shot inputs: servers.yaml (gleam-serve status documents with
- * speed and models added), links.yaml (gleam-probe -o yaml documents, one
- * per client, under the client's name) and tasks.yaml.  gleam-sched(1)
- * documents every key.
+ * speed and models added; an entry of host and the added keys alone takes
+ * its status from a probe in the links; or a gleam-probe -o yaml document,
+ * whose statuses are the servers), links.yaml (gleam-probe -o yaml
+ * documents, one per client, under the client's name; or one such
+ * document by itself) and tasks.yaml.  gleam-sched(1) documents every key.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 #include "parse.h"
 #include "proto.h"
 #include "status.h"
+#include "util.h"
 
 static cfg_fn	server_models, server_address;
 
@@ -165,30 +168,40 @@ get_medium(struct sched *s, struct ydoc *d, yaml_node_t *map, int *out,
 	return 0;
 }
 
-/* One server: a status, its speed, resident models and channel. */
+/*
+ * One server: a status, its speed, resident models and channel.  The
+ * status is at sn in sd: the entry itself (n in d), a probe's in the
+ * links document (an entry that gives only what the probe cannot know),
+ * or a probe's in a gleam-probe document read as the servers (n NULL).
+ * probed is the address the probe reached it at, or NULL.
+ */
 static int
-server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
-    struct yerr *err)
+server_read(struct sched *s, struct ydoc *d, yaml_node_t *n, struct ydoc *sd,
+    yaml_node_t *sn, const char *probed, struct yerr *err)
 {
 	struct sched_server *sv = &s->servers[s->nservers];
 	struct server_status st;
+	char host[SCHED_ADDR_MAX];
+	const char *why;
 	double util = 0;
-	int i, nutil = 0, other;
+	int i, nutil = 0, other, port;
 
-	if (cfg_check(d, n, "servers", server_rows, status_keys, err) == -1 ||
-	    status_read(d, n, &st, err) == -1)
+	if (n != NULL &&
+	    cfg_check(d, n, "servers", server_rows, status_keys, err) == -1)
+		return -1;
+	if (status_read(sd, sn, &st, err) == -1)
 		return -1;
 	memset(sv, 0, sizeof *sv);
-	sv->line = ynode_line(n);
+	sv->line = ynode_line(n != NULL ? n : sn);
 	if (st.host[0] == '\0' || strlen(st.host) >= sizeof sv->name) {
 		status_free(&st);
-		return yerr_at(d, ymap_get(d, n, "host"), "host", err, "%s",
+		return yerr_at(sd, ymap_get(sd, sn, "host"), "host", err, "%s",
 		    st.host[0] == '\0' ? "empty" : "name too long");
 	}
 	memcpy(sv->name, st.host, strlen(st.host) + 1);
 	if ((other = sched_server_find(s, sv->name)) >= 0) {
 		status_free(&st);
-		return yerr_at(d, ymap_get(d, n, "host"), "host", err,
+		return yerr_at(sd, ymap_get(sd, sn, "host"), "host", err,
 		    "%s: given twice (also line %d)", sv->name,
 		    s->servers[other].line);
 	}
@@ -213,30 +226,196 @@ server_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 	for (i = 0; i < st.cache.nmodels; i++)
 		if (sched_model_add(sv, st.cache.models[i]) == -1) {
 			status_free(&st);
-			return yerr_at(d, ymap_get(d, n, "cache"), "cache", err,
-			    "more than %d models", SCHED_MAX_MODELS);
+			return yerr_at(sd, ymap_get(sd, sn, "cache"), "cache",
+			    err, "more than %d models", SCHED_MAX_MODELS);
 		}
-	status_free(&st);
 	sv->speed = 1;
-	snprintf(sv->address, sizeof sv->address, "%s:%d", sv->name,
-	    PROTO_DEFAULT_PORT);
+	/*
+	 * Where it is reached: the entry's address, else the status' (the
+	 * server's own word), else where the probe reached it, else its
+	 * name at the default port.
+	 */
+	port = PROTO_DEFAULT_PORT;
+	if (st.address[0] != '\0' && (parse_hostport(st.address, host,
+	    sizeof host, &port, &why) == -1 || (host[0] == '\0' &&
+	    (why = "no host")))) {
+		status_free(&st);
+		return yerr_at(sd, ymap_get(sd, sn, "address"), "address", err,
+		    "%s: %s", st.address, why);
+	}
+	if (st.address[0] != '\0')
+		snprintf(sv->address, sizeof sv->address, "%s", st.address);
+	else if (probed != NULL)
+		snprintf(sv->address, sizeof sv->address, "%s", probed);
+	else
+		snprintf(sv->address, sizeof sv->address, "%s:%d", sv->name,
+		    PROTO_DEFAULT_PORT);
+	status_free(&st);
 	s->nservers++;
+	if (n == NULL)
+		return 0;
 	if (cfg_fill(d, n, server_rows, sv, err) == -1)
 		return -1;
 	return get_medium(s, d, n, &sv->medium, err);
 }
 
+/* A gleam-probe document: its root maps probes to a sequence. */
+static int
+probe_doc(struct ydoc *d, yaml_node_t *root)
+{
+	yaml_node_t *p;
+
+	return root != NULL && root->type == YAML_MAPPING_NODE &&
+	    (p = ymap_get(d, root, "probes")) != NULL &&
+	    (p->type == YAML_SEQUENCE_NODE || yis_null(p));
+}
+
+/* A probe that reached its server and read its status: the status. */
+static yaml_node_t *
+probe_status(struct ydoc *d, yaml_node_t *p, const char **probed)
+{
+	yaml_node_t *st, *v;
+	struct yerr ignored;
+	int ok;
+
+	if (p == NULL || p->type != YAML_MAPPING_NODE ||
+	    (v = ymap_get(d, p, "ok")) == NULL ||
+	    yget_bool(d, v, "ok", &ok, &ignored) == -1 || !ok ||
+	    (st = ymap_get(d, p, "status")) == NULL ||
+	    st->type != YAML_MAPPING_NODE)
+		return NULL;
+	*probed = yscalar(ymap_get(d, p, "server"));
+	return st;
+}
+
+/* The status of server name that a probe in the links carries. */
+static yaml_node_t *
+links_status(struct ydoc *ld, const char *name, const char **probed)
+{
+	yaml_node_t *root = ydoc_root(ld), *seq, *st, *doc;
+	const char *host;
+	size_t c, i, nc;
+
+	if (root == NULL || root->type != YAML_MAPPING_NODE)
+		return NULL;
+	nc = probe_doc(ld, root) ? 1 : ymap_len(root);
+	for (c = 0; c < nc; c++) {
+		doc = probe_doc(ld, root) ? root :
+		    ymap_pair(ld, root, c, NULL, NULL);
+		if (doc == NULL || doc->type != YAML_MAPPING_NODE ||
+		    (seq = ymap_get(ld, doc, "probes")) == NULL ||
+		    seq->type != YAML_SEQUENCE_NODE)
+			continue;
+		for (i = 0; i < yseq_len(seq); i++)
+			if ((st = probe_status(ld, yseq_get(ld, seq, i),
+			    probed)) != NULL &&
+			    (host = yscalar(ymap_get(ld, st, "host"))) !=
+			    NULL && strcmp(host, name) == 0)
+				return st;
+	}
+	return NULL;
+}
+
+/*
+ * The servers a gleam-probe document reached, with the statuses it read:
+ * speed 1, no models but those their caches report.
+ */
+static int
+servers_probed(struct sched *s, struct ydoc *d, yaml_node_t *root,
+    struct yerr *err)
+{
+	/* medium, if any, is the client's (as links). */
+	static const char *const keys[] = { "client", "probes", "medium",
+	    NULL };
+	yaml_node_t *seq = ymap_get(d, root, "probes"), *st;
+	const char *probed;
+	size_t i, n = 0;
+
+	if (ymap_check_keys(d, root, "document", keys, err) == -1)
+		return -1;
+	for (i = 0; i < yseq_len(seq); i++)
+		if (probe_status(d, yseq_get(d, seq, i), &probed) != NULL)
+			n++;
+	if (n == 0)
+		return yerr_at(d, seq, "probes", err, "no server answered "
+		    "with its status: no server to place tasks on");
+	if (n > SCHED_MAX_SERVERS)
+		return yerr_at(d, seq, "probes", err, "more than %d servers",
+		    SCHED_MAX_SERVERS);
+	if ((s->servers = calloc(n, sizeof *s->servers)) == NULL)
+		return yerr_at(d, seq, "probes", err, "out of memory");
+	for (i = 0; i < yseq_len(seq); i++)
+		if ((st = probe_status(d, yseq_get(d, seq, i), &probed)) !=
+		    NULL && server_read(s, d, NULL, d, st, probed, err) == -1)
+			return -1;
+	return 0;
+}
+
+/*
+ * An entry of servers.yaml: a whole status with what gleam-sched adds,
+ * or (no protocol, no gpus) its host and what gleam-sched adds, the
+ * status taken from a probe in the links.
+ */
+static int
+server_entry(struct sched *s, struct ydoc *d, yaml_node_t *n,
+    struct ydoc *ld, int *lloaded, const char *links_path, struct yerr *err)
+{
+	const struct cfg_key *k;
+	char name[SCHED_NAME_MAX];
+	yaml_node_t *v, *st;
+	const char *probed = NULL;
+
+	if (n == NULL || n->type != YAML_MAPPING_NODE)
+		return yerr_at(d, n, "servers", err, "expected a mapping");
+	if (ymap_get(d, n, "protocol") != NULL || ymap_get(d, n, "gpus") != NULL)
+		return server_read(s, d, n, d, n, NULL, err);
+	if (cfg_check(d, n, "servers", server_rows, status_keys, err) == -1)
+		return -1;
+	/* Half a status is a mistake, not a wish to take the probe's. */
+	for (k = status_keys; k->name != NULL; k++)
+		if (strcmp(k->name, "host") != 0 &&
+		    cfg_find(server_rows, k->name) == NULL &&
+		    (v = ymap_get(d, n, k->name)) != NULL)
+			return yerr_at(d, v, k->name, err, "a status's key "
+			    "without protocol and gpus: give the whole status, "
+			    "or host and gleam-sched's keys alone");
+	if ((v = need(d, n, "host", err)) == NULL ||
+	    get_name(d, v, "host", name, err) == -1)
+		return -1;
+	if (!*lloaded) {
+		if (ydoc_load_file(ld, links_path, err) == -1)
+			return -1;
+		*lloaded = 1;
+	}
+	if ((st = links_status(ld, name, &probed)) == NULL)
+		return yerr_at(d, v, "host", err, "%s: no status: give it "
+		    "here, or probe the server (gleam-probe -o yaml) in %s",
+		    name, input_name(links_path));
+	return server_read(s, d, n, ld, st, probed, err);
+}
+
+const char *
+input_name(const char *path)
+{
+	return strcmp(path, "-") == 0 ? "stdin" : path;
+}
+
 int
-input_servers(struct sched *s, const char *path, struct yerr *err)
+input_servers(struct sched *s, const char *path, const char *links_path,
+    struct yerr *err)
 {
 	static const char *const keys[] = { "servers", NULL };
-	struct ydoc d;
+	struct ydoc d, ld;
 	yaml_node_t *root, *seq;
 	size_t i, n;
-	int rc = -1;
+	int rc = -1, lloaded = 0;
 
 	if (ydoc_load_file(&d, path, err) == -1)
 		return -1;
+	if (probe_doc(&d, ydoc_root(&d))) {
+		rc = servers_probed(s, &d, ydoc_root(&d), err);
+		goto out;
+	}
 	if ((root = root_map(&d, keys, err)) == NULL ||
 	    (seq = need(&d, root, "servers", err)) == NULL)
 		goto out;
@@ -259,10 +438,13 @@ input_servers(struct sched *s, const char *path, struct yerr *err)
 		goto out;
 	}
 	for (i = 0; i < n; i++)
-		if (server_read(s, &d, yseq_get(&d, seq, i), err) == -1)
+		if (server_entry(s, &d, yseq_get(&d, seq, i), &ld, &lloaded,
+		    links_path, err) == -1)
 			goto out;
 	rc = 0;
 out:
+	if (lloaded)
+		ydoc_free(&ld);
 	ydoc_free(&d);
 	return rc;
 }
@@ -328,9 +510,16 @@ probe_read(struct sched *s, struct ydoc *d, yaml_node_t *n, int client,
 		probe_failed(s, d, n, client, server);
 		return 0;
 	}
-	/* The server's own name; the address it was probed at if absent. */
+	/*
+	 * The server's own name (or its status's host); the address it was
+	 * probed at if absent.
+	 */
 	name[0] = '\0';
-	if ((namen = ymap_get(d, n, "name")) != NULL && !yis_null(namen) &&
+	if (((namen = ymap_get(d, n, "name")) == NULL || yis_null(namen)) &&
+	    (v = ymap_get(d, n, "status")) != NULL &&
+	    v->type == YAML_MAPPING_NODE)
+		namen = ymap_get(d, v, "host");
+	if (namen != NULL && !yis_null(namen) &&
 	    get_name(d, namen, "name", name, err) == -1)
 		return -1;
 	sv = name[0] != '\0' ? sched_server_find(s, name) : -1;
@@ -364,25 +553,25 @@ probe_read(struct sched *s, struct ydoc *d, yaml_node_t *n, int client,
 	return 0;
 }
 
-/* One client: its name and what gleam-probe printed on it. */
+/*
+ * One client: its name and what gleam-probe printed on it.  at is the
+ * node that names it, for messages.
+ */
 static int
-client_read(struct sched *s, struct ydoc *d, yaml_node_t *key,
-    yaml_node_t *doc, int *lines, const char *servers_path,
+client_read(struct sched *s, struct ydoc *d, const char *name,
+    yaml_node_t *at, yaml_node_t *doc, int *lines, const char *servers_path,
     struct yerr *err)
 {
-	static const char *const keys[] = { "probes", "medium", NULL };
+	/* client: gleam-probe's name for it; the one above it wins. */
+	static const char *const keys[] = { "client", "probes", "medium",
+	    NULL };
 	struct sched_client *c = &s->clients[s->nclients];
 	yaml_node_t *seq;
 	size_t i;
 
-	if (get_name(d, key, "client", c->name, err) == -1)
-		return -1;
-	if (strcmp(c->name, "probes") == 0 && doc != NULL &&
-	    doc->type == YAML_SEQUENCE_NODE)
-		return yerr_at(d, key, "probes", err, "a gleam-probe document "
-		    "goes under the name of the client that ran it");
+	snprintf(c->name, sizeof c->name, "%s", name);
 	if (sched_client_find(s, c->name) >= 0)
-		return yerr_at(d, key, c->name, err, "client given twice");
+		return yerr_at(d, at, c->name, err, "client given twice");
 	if (ymap_check_keys(d, doc, c->name, keys, err) == -1 ||
 	    get_medium(s, d, doc, &c->medium, err) == -1 ||
 	    (seq = need(d, doc, "probes", err)) == NULL)
@@ -397,20 +586,44 @@ client_read(struct sched *s, struct ydoc *d, yaml_node_t *key,
 	return 0;
 }
 
+/*
+ * A gleam-probe document by itself: the links of the client that ran it,
+ * named by its client key, else as this host would be (GLEAM_CLIENT, the
+ * host name).
+ */
+static int
+client_probed(struct sched *s, struct ydoc *d, yaml_node_t *root, int *lines,
+    const char *servers_path, struct yerr *err)
+{
+	char name[SCHED_NAME_MAX];
+	yaml_node_t *v = ymap_get(d, root, "client");
+
+	if (v != NULL && !yis_null(v)) {
+		if (get_name(d, v, "client", name, err) == -1)
+			return -1;
+	} else if (client_name(name, sizeof name, err->msg,
+	    sizeof err->msg) == -1)
+		return -1;
+	return client_read(s, d, name, v != NULL ? v : root, root, lines,
+	    servers_path, err);
+}
+
 int
 input_links(struct sched *s, const char *path, const char *servers_path,
     struct yerr *err)
 {
 	struct ydoc d;
 	yaml_node_t *root, *key, *doc;
+	char name[SCHED_NAME_MAX];
 	size_t i, n;
-	int *lines = NULL, rc = -1;
+	int *lines = NULL, rc = -1, bare;
 
 	if (ydoc_load_file(&d, path, err) == -1)
 		return -1;
 	if ((root = root_map(&d, NULL, err)) == NULL)
 		goto out;
-	if ((n = ymap_len(root)) > SCHED_MAX_CLIENTS) {
+	bare = probe_doc(&d, root);
+	if ((n = bare ? 1 : ymap_len(root)) > SCHED_MAX_CLIENTS) {
 		yerr_at(&d, root, "document", err, "more than %d clients",
 		    SCHED_MAX_CLIENTS);
 		goto out;
@@ -422,11 +635,19 @@ input_links(struct sched *s, const char *path, const char *servers_path,
 		yerr_at(&d, root, "document", err, "out of memory");
 		goto out;
 	}
+	if (bare) {
+		if (client_probed(s, &d, root, lines, input_name(servers_path),
+		    err) == -1)
+			goto out;
+		rc = 0;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		doc = ymap_pair(&d, root, i, NULL, &key);
 		memset(lines, 0, (size_t)s->nservers * sizeof *lines);
-		if (client_read(s, &d, key, doc, lines, servers_path,
-		    err) == -1)
+		if (get_name(&d, key, "client", name, err) == -1 ||
+		    client_read(s, &d, name, key, doc, lines,
+		    input_name(servers_path), err) == -1)
 			goto out;
 	}
 	rc = 0;
@@ -525,7 +746,7 @@ task_read(struct sched *s, struct ydoc *d, yaml_node_t *n,
 		return -1;
 	if ((t->client = sched_client_find(s, client)) < 0)
 		return yerr_at(d, v, "client", err, "%s: unknown client (not "
-		    "in %s)", client, links_path);
+		    "in %s)", client, input_name(links_path));
 	if (task_model(d, n, t, err) == -1)
 		return -1;
 	if (cfg_fill(d, n, task_rows, t, err) == -1)

@@ -10,9 +10,13 @@
 #include "sched.h"
 #include "yamlio.h"
 
-int	input_servers(struct sched *, const char *path, struct yerr *);
+/* servers may take statuses from the links' probes: links_path too. */
+int	input_servers(struct sched *, const char *path, const char *links_path,
+	    struct yerr *);
 int	input_links(struct sched *, const char *path, const char *servers_path,
 	    struct yerr *);
+/* A path as messages name it: "-" is "stdin". */
+const char *input_name(const char *path);
 int	input_tasks(struct sched *, const char *path, const char *links_path,
 	    struct yerr *);
 

@@ -20,6 +20,7 @@
 #include "plan.h"
 #include "sched.h"
 #include "svc.h"
+#include "util.h"
 
 enum { O_OLDSERVE = CLI_LONG };
 
@@ -167,6 +168,11 @@ main(int argc, char *argv[])
 		misuse("no links file given (-L)");
 	if (servers == NULL)
 		misuse("no servers file given (-s)");
+	/* "-" is standard input, which gives one file. */
+	if (stdin_named(links) + stdin_named(servers) + stdin_named(tasks) > 1)
+		misuse("-%s and -%s both read standard input: at most one "
+		    "file may be -", stdin_named(links) ? "l" : "s",
+		    stdin_named(tasks) ? "t" : "s");
 	if (daemon) {
 		if (explain || oflag)
 			misuse("-%c: only in plan mode", explain ? 'x' : 'o');
@@ -202,7 +208,7 @@ main(int argc, char *argv[])
 		misuse("no tasks file given (-t)");
 
 	sched_init(&s);
-	if (input_servers(&s, servers, &err) == -1 ||
+	if (input_servers(&s, servers, links, &err) == -1 ||
 	    input_links(&s, links, servers, &err) == -1 ||
 	    input_tasks(&s, tasks, links, &err) == -1)
 		fatalx(EXIT_CONFIG, "%s", err.msg);

@@ -116,6 +116,26 @@ config_share(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 	return 0;
 }
 
+/* address: where clients reach us, host:port, both parts given. */
+static int
+config_address(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
+{
+	struct config *c = base;
+	char host[256];
+	const char *why;
+	int port = 0;
+
+	if (yget_str(d, n, k->name, c->address, sizeof c->address, err) == -1)
+		return -1;
+	if (parse_hostport(c->address, host, sizeof host, &port, &why) == -1)
+		return yerr_at(d, n, k->name, err, "'%s': %s", c->address, why);
+	if (host[0] == '\0' || port == 0)
+		return yerr_at(d, n, k->name, err, "'%s': expected host:port",
+		    c->address);
+	return 0;
+}
+
 /* In the order of AUTH_KEYED and AUTH_OFF. */
 static const char *const config_auths[] = { "key", "off", NULL };
 
@@ -133,6 +153,8 @@ static const struct cfg_key config_keys[] = {
 	{ "listen",		CFG_FUNC,	F(listen_host),
 	    .fn = config_listen },
 	{ "name",		CFG_STR,	F(name) },
+	{ "address",		CFG_FUNC,	F(address),
+	    .fn = config_address },
 	{ "key_file",		CFG_PATH,	F(key_file) },
 	{ "auth",		CFG_ENUM,	F(auth),
 	    .choices = config_auths },

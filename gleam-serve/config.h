@@ -34,6 +34,8 @@ struct config {
 	char		 user[64];	/* to run as after binding; "" */
 	char		 pid_file[1024]; /* written once listening; "" */
 	char		 name[256];	/* reported as host */
+	char		 address[300];	/* reported as address; "": the bound
+					   one (gleam-serve.yaml(5)) */
 	char		 key_file[1024];
 	struct auth_keys keys;		/* its identities; n 0: no key */
 	int		 max_clients;

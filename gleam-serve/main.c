@@ -92,7 +92,8 @@ abspath(const char *path, char *buf, size_t len)
 {
 	char cwd[2048];
 
-	if (path[0] == '/')
+	/* "-", standard input, is read once and kept (gleam(7)). */
+	if (path[0] == '/' || strcmp(path, "-") == 0)
 		return path;
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		return NULL;

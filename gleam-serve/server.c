@@ -165,6 +165,37 @@ server_configure(struct config *c, const struct overrides *ov)
 	return 0;
 }
 
+/*
+ * Where clients reach us, for the status: the configuration's address,
+ * else the address bound, the host's name standing for a wildcard.
+ */
+static void
+server_address(const struct server *srv, char *out, size_t len)
+{
+	char host[256], name[256];
+	const char *why;
+	int port = 0;
+
+	if (srv->cfg.address[0] != '\0') {
+		snprintf(out, len, "%s", srv->cfg.address);
+		return;
+	}
+	if (parse_hostport(srv->bound, host, sizeof host, &port, &why) == -1) {
+		out[0] = '\0';
+		return;
+	}
+	if (strcmp(host, "0.0.0.0") != 0 && strcmp(host, "::") != 0) {
+		snprintf(out, len, "%s", srv->bound);
+		return;
+	}
+	if (gethostname(name, sizeof name) == -1 || name[0] == '\0')
+		out[0] = '\0';
+	else {
+		name[sizeof name - 1] = '\0';
+		snprintf(out, len, "%s:%d", name, port);
+	}
+}
+
 /* Builds the status document for a STATUS request. */
 static char *
 server_status(void *arg, size_t *len)
@@ -180,6 +211,7 @@ server_status(void *arg, size_t *len)
 
 	memset(&st, 0, sizeof st);
 	snprintf(st.host, sizeof st.host, "%s", srv->cfg.name);
+	server_address(srv, st.address, sizeof st.address);
 	snprintf(st.version, sizeof st.version, "%s", GLEAM_VERSION);
 	st.protocol = PROTO_VERSION_MAX;
 	snprintf(st.backend, sizeof st.backend, "%s",

@@ -13,6 +13,7 @@
 
 #include "auth.h"
 #include "log.h"
+#include "util.h"
 
 int
 auth_init(void)
@@ -315,6 +316,32 @@ keys_read(const char *path, size_t max, char **buf, size_t *lenp, char *err,
 
 	*buf = NULL;
 	memset(&st, 0, sizeof st);
+	/*
+	 * Standard input: no mode to check (a pipe's says nothing of who
+	 * wrote into it), so it is taken as given; read once and kept, so
+	 * that a reload finds the same key.
+	 */
+	if (stdin_named(path)) {
+		const char *text;
+
+		if (stdin_read("a key file", &text, &len, err, errlen) == -1)
+			return -1;
+		if (len >= max) {
+			snprintf(err, errlen, "key file stdin: longer than %zu "
+			    "bytes", max);
+			return -1;
+		}
+		/* The parsers write into their text: a copy. */
+		if ((b = sodium_malloc(len + 1)) == NULL) {
+			snprintf(err, errlen, "key file stdin: out of memory");
+			return -1;
+		}
+		memcpy(b, text, len);
+		b[len] = '\0';
+		*buf = b;
+		*lenp = len;
+		return 0;
+	}
 	/* O_NONBLOCK: a FIFO must not hang us before the check below. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) == -1) {
 		snprintf(err, errlen, "key file %s: %s", path, strerror(errno));
@@ -378,7 +405,8 @@ auth_key_load(struct auth_key *key, const char *path, char *err, size_t errlen)
 	memset(key, 0, sizeof *key);
 	if (keys_read(path, AUTH_KEY_MAX, &buf, &len, err, errlen) == -1)
 		return -1;
-	rc = auth_key_parse(key, buf, len, path, err, errlen);
+	rc = auth_key_parse(key, buf, len, stdin_named(path) ? "stdin" : path,
+	    err, errlen);
 	sodium_free(buf);
 	return rc;
 }
@@ -394,7 +422,8 @@ auth_keys_load(struct auth_keys *ks, const char *path, char *err,
 	memset(ks, 0, sizeof *ks);
 	if (keys_read(path, AUTH_KEYS_MAX, &buf, &len, err, errlen) == -1)
 		return -1;
-	rc = auth_keys_parse(ks, buf, len, path, err, errlen);
+	rc = auth_keys_parse(ks, buf, len, stdin_named(path) ? "stdin" : path,
+	    err, errlen);
 	sodium_free(buf);
 	return rc;
 }

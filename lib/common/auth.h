@@ -49,7 +49,9 @@ int	auth_init(void);
  * Reads a client's key file (gleam-key(1)): comments, blank lines and one
  * key, a line "[name] KEY" with KEY 32 bytes in base64 or hex, or a line
  * "[name] passphrase TEXT" from which Argon2id derives it.  The file must not be
- * readable by others, nor writable by its group or others.
+ * readable by others, nor writable by its group or others.  "-" is
+ * standard input, read once and kept (stdin_read in util.h), whose mode
+ * is not checked.
  * On error writes a reason naming the file into err.
  */
 int	auth_key_load(struct auth_key *, const char *path, char *err,

@@ -1,10 +1,12 @@
 /* Reading YAML mappings into structs from a table of keys. */
+#include <errno.h>
 #include <float.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfgtab.h"
 #include "parse.h"
@@ -105,7 +107,12 @@ cfg_choice(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 	return yerr_at(d, n, k->name, err, "'%s': expected %s", s, all);
 }
 
-/* A path relative to the file that names it, as an admin expects. */
+/*
+ * A path relative to the file that names it, as an admin expects; in a
+ * file read from standard input, relative to the working directory, made
+ * absolute so that it survives a daemon's chdir.  "-" (standard input)
+ * stays as it is.
+ */
 static int
 cfg_path(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k, char *out,
     struct yerr *err)
@@ -113,13 +120,20 @@ cfg_path(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k, char *out,
 	char *rel, *dir, *slash;
 	int rc = 0;
 
-	if ((rel = malloc(k->len)) == NULL || (dir = strdup(d->name)) == NULL) {
+	if ((rel = malloc(k->len)) == NULL || (dir = d->from_stdin ?
+	    getcwd(NULL, 0) : strdup(d->name)) == NULL) {
 		free(rel);
-		return yerr_at(d, n, k->name, err, "out of memory");
+		return yerr_at(d, n, k->name, err, "%s", d->from_stdin ?
+		    strerror(errno) : "out of memory");
 	}
 	if (yget_str(d, n, k->name, rel, k->len, err) == -1)
 		rc = -1;
-	else if (rel[0] != '/' && (slash = strrchr(dir, '/')) != NULL) {
+	else if (d->from_stdin && rel[0] != '/' && strcmp(rel, "-") != 0) {
+		if ((size_t)snprintf(out, k->len, "%s%s%s", dir,
+		    strcmp(dir, "/") == 0 ? "" : "/", rel) >= k->len)
+			rc = yerr_at(d, n, k->name, err, "too long");
+	} else if (rel[0] != '/' && strcmp(rel, "-") != 0 &&
+	    (slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
 		if ((size_t)snprintf(out, k->len, "%s/%s", dir, rel) >= k->len)
 			rc = yerr_at(d, n, k->name, err, "too long");

@@ -43,6 +43,12 @@ clenv_read(struct clenv *e, char *err, size_t errlen)
 		return -1;
 	}
 	if ((keyfile = getenv("GLEAM_KEY_FILE")) != NULL && *keyfile) {
+		/* A program's standard input is its own, never our key. */
+		if (strcmp(keyfile, "-") == 0) {
+			snprintf(err, errlen, "GLEAM_KEY_FILE=-: standard input "
+			    "is the program's; name a key file");
+			return -1;
+		}
 		if (auth_key_load(&e->key, keyfile, err, errlen) == -1)
 			return -1;
 		e->kp = &e->key;

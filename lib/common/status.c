@@ -79,6 +79,7 @@ status_write(struct yw *w, const struct server_status *s)
 
 	yw_map(w);
 	yw_kstr(w, "host", s->host);
+	status_kstr(w, "address", s->address);
 	yw_kstr(w, "version", s->version);
 	yw_kint(w, "protocol", s->protocol);
 	yw_kstr(w, "backend", s->backend);
@@ -179,6 +180,8 @@ status_write(struct yw *w, const struct server_status *s)
 const struct cfg_key status_keys[] = {
 	{ "host",	CFG_STR,	F(host),
 	    .flags = CFG_REQUIRED | CFG_NULLOK },
+	/* Null or absent from older servers. */
+	{ "address",	CFG_STR,	F(address), .flags = CFG_NULLOK },
 	{ "version",	CFG_STR,	F(version), .flags = CFG_NULLOK },
 	{ "protocol",	CFG_INT,	F(protocol), .flags = CFG_REQUIRED,
 	    .min = 0, .max = 65535 },

@@ -75,6 +75,7 @@ struct cache_status {
 
 struct server_status {
 	char		 host[256];
+	char		 address[300];	/* host:port it is reached at; "" */
 	char		 version[32];
 	int		 protocol;
 	char		 backend[16];	/* "cuda", "host" or "none" */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,114 @@ mkdirs(const char *path, mode_t mode)
 	}
 	if (mkdir(b, mode) == -1 && errno != EEXIST)
 		return -1;
+	return 0;
+}
+
+static struct {
+	pthread_mutex_t	 mu;
+	char		*buf;		/* NULL: not read yet */
+	size_t		 len;
+	const char	*what;
+} stdin_kept = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, NULL };
+
+int
+stdin_named(const char *path)
+{
+	return path != NULL && strcmp(path, "-") == 0;
+}
+
+/* Standard input to its end, into a buffer of its own. */
+static int
+stdin_slurp(char **out, size_t *outlen, char *err, size_t errlen)
+{
+	char *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (len + 1 >= cap) {
+			cap = cap == 0 ? 8192 : cap * 2;
+			if (cap > STDIN_MAX + 2)
+				cap = STDIN_MAX + 2;
+			if (len + 1 >= cap) {
+				snprintf(err, errlen, "stdin: longer than %d "
+				    "MiB", STDIN_MAX >> 20);
+				goto fail;
+			}
+			if ((nb = realloc(buf, cap)) == NULL) {
+				snprintf(err, errlen, "stdin: out of memory");
+				goto fail;
+			}
+			buf = nb;
+		}
+		if ((n = read(STDIN_FILENO, buf + len, cap - 1 - len)) == 0)
+			break;
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "stdin: %s", strerror(errno));
+			goto fail;
+		}
+		len += (size_t)n;
+	}
+	if (buf == NULL && (buf = malloc(1)) == NULL) {
+		snprintf(err, errlen, "stdin: out of memory");
+		return -1;
+	}
+	buf[len] = '\0';
+	*out = buf;
+	*outlen = len;
+	return 0;
+fail:
+	free(buf);
+	return -1;
+}
+
+int
+stdin_read(const char *what, const char **buf, size_t *len, char *err,
+    size_t errlen)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&stdin_kept.mu);
+	if (stdin_kept.buf == NULL) {
+		if (stdin_slurp(&stdin_kept.buf, &stdin_kept.len, err,
+		    errlen) == 0)
+			stdin_kept.what = what;
+		else
+			rc = -1;
+	} else if (strcmp(stdin_kept.what, what) != 0) {
+		snprintf(err, errlen, "stdin: already read as %s (standard "
+		    "input gives one file)", stdin_kept.what);
+		rc = -1;
+	}
+	if (rc == 0) {
+		*buf = stdin_kept.buf;
+		*len = stdin_kept.len;
+	}
+	pthread_mutex_unlock(&stdin_kept.mu);
+	return rc;
+}
+
+int
+client_name(char *name, size_t len, char *err, size_t errlen)
+{
+	const char *e = getenv("GLEAM_CLIENT");
+
+	if (e != NULL && *e != '\0') {
+		if (strlen(e) >= len) {
+			snprintf(err, errlen, "GLEAM_CLIENT: longer than %zu "
+			    "bytes", len - 1);
+			return -1;
+		}
+		snprintf(name, len, "%s", e);
+		return 0;
+	}
+	if (gethostname(name, len) == -1 || name[0] == '\0') {
+		snprintf(err, errlen, "no client name: set GLEAM_CLIENT");
+		return -1;
+	}
+	name[len - 1] = '\0';
 	return 0;
 }
 

@@ -71,6 +71,26 @@ int		mkdirs(const char *path, mode_t mode);
 int		file_write_atomic(const char *path, const void *, size_t,
 		    char *err, size_t errlen);
 
+/*
+ * A file named "-" on a command line is standard input (gleam(7)).  It is
+ * read to its end the first time, at most STDIN_MAX bytes, and kept, NUL
+ * after its last byte: a program that reads "-" again (a reload on
+ * SIGHUP) is given the same text.  what says what it is read as ("YAML",
+ * "a key file"); a reader of another kind is refused, since the first took
+ * it all.  0, or -1 with the reason in err.
+ */
+#define STDIN_MAX	(64 << 20)
+int		stdin_named(const char *path);	/* path is "-" */
+int		stdin_read(const char *what, const char **buf, size_t *len,
+		    char *err, size_t errlen);
+
+/*
+ * This host's name as a client of the scheduler, the same for gleam-run
+ * -S, gleam-probe -o yaml and gleam-sched: GLEAM_CLIENT, else the host
+ * name (gleam-sched(1)).  0, or -1 with the reason in err.
+ */
+int		client_name(char *, size_t, char *err, size_t errlen);
+
 /* All len bytes to or from a blocking descriptor; -1 on error or EOF. */
 int		fd_write_all(int fd, const void *, size_t);
 /*

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "parse.h"
+#include "util.h"
 #include "yamlio.h"
 
 struct yw {
@@ -315,6 +316,18 @@ ydoc_load_file(struct ydoc *d, const char *path, struct yerr *err)
 	FILE *f;
 	int rc;
 
+	if (stdin_named(path)) {
+		const char *buf;
+		size_t len;
+
+		memset(d, 0, sizeof *d);
+		if (stdin_read("YAML", &buf, &len, err->msg,
+		    sizeof err->msg) == -1)
+			return -1;
+		rc = ydoc_load_mem(d, "stdin", buf, len, err);
+		d->from_stdin = 1;
+		return rc;
+	}
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", path);
 	if ((f = fopen(path, "rb")) == NULL) {

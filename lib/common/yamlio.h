@@ -39,12 +39,14 @@ struct ydoc {
 	yaml_document_t	 doc;
 	char		 name[256];	/* file name used in messages */
 	int		 loaded;
+	int		 from_stdin;	/* loaded from "-", named "stdin" */
 };
 
 struct yerr {
 	char		 msg[1024];
 };
 
+/* "-" is standard input, read once and kept (stdin_read in util.h). */
 int		 ydoc_load_file(struct ydoc *, const char *path, struct yerr *);
 int		 ydoc_load_mem(struct ydoc *, const char *name, const void *,
 		    size_t, struct yerr *);

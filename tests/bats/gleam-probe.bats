@@ -74,17 +74,19 @@ USAGE="usage: gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]
 
 @test "YAML output has the documented keys" {
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 5 -t 0.2 -o yaml "$SERVE_ADDR"
-	[ "${lines[0]}" = "probes:" ]
-	[ "${lines[1]}" = "- server: $SERVE_ADDR" ]
-	[ "${lines[2]}" = "  ok: true" ]
+	GLEAM_CLIENT=laptop7 run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" \
+	    -N 5 -t 0.2 -o yaml "$SERVE_ADDR"
+	[ "${lines[0]}" = "client: laptop7" ]
+	[ "${lines[1]}" = "probes:" ]
+	[ "${lines[2]}" = "- server: $SERVE_ADDR" ]
+	[ "${lines[3]}" = "  ok: true" ]
 	[[ "$output" == *"  name: "* ]]
 	[[ "$output" == *"  protocol: 2"* ]]
 	[[ "$output" =~ "  rtt_ms: {min: "[0-9.]+", median: "[0-9.]+", p99: "[0-9.]+", count: 5}" ]]
 	[[ "$output" =~ "  up_mbit_s: "[0-9.]+ ]]
 	[[ "$output" =~ "  down_mbit_s: "[0-9.]+ ]]
 	[[ "$output" == *"  bulk_s: 0.20"* ]]
-	[[ "$output" == *"  status:"*"    host: "*"    backend: none"*"    gpus: []"* ]]
+	[[ "$output" == *"  status:"*"    host: "*"    address: $SERVE_ADDR"*"    backend: none"*"    gpus: []"* ]]
 	if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
 		printf '%s\n' "$output" | python3 -c '
 import sys, yaml
@@ -94,6 +96,9 @@ assert p["ok"] is True and p["rtt_ms"]["count"] == 5
 assert p["up_mbit_s"] > 0 and p["down_mbit_s"] > 0
 assert p["status"]["gpus"] == []'
 	fi
+	# Without GLEAM_CLIENT the client is the host, as gleam-run -S says.
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 1 -t 0 -o yaml "$SERVE_ADDR"
+	[ "${lines[0]}" = "client: $(hostname)" ]
 	serve_stop
 }
 

@@ -274,6 +274,27 @@ teardown() {
 	done
 }
 
+@test "-k -: the key from standard input, kept across SIGHUP; bench takes one too" {
+	make_key "$BATS_TEST_TMPDIR/key"
+	RED_LOG=$BATS_TEST_TMPDIR/reduce.log
+	"$GLEAM_BIN/gleam-reduce" -d -v -w 2 -l 127.0.0.1:0 -k - \
+	    <"$BATS_TEST_TMPDIR/key" 2>"$RED_LOG" 3>&- &
+	RED_PID=$!
+	RED_PORT=$(wait_listen "$RED_LOG" "$RED_PID")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
+	kill -HUP "$RED_PID"
+	for i in $(seq 50); do
+		grep -q "SIGHUP: key read again" "$RED_LOG" && break
+		sleep 0.1
+	done
+	grep -q "SIGHUP: key read again from stdin (as it was at start)" "$RED_LOG"
+	# Its workers, forked, hold the key read before.
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k - <"$BATS_TEST_TMPDIR/key"
+	reduce_stop
+}
+
 @test "SIGHUP reads the key file again; the daemon lives on" {
 	make_key "$BATS_TEST_TMPDIR/key"
 	make_key "$BATS_TEST_TMPDIR/old"

@@ -173,6 +173,14 @@ teardown() {
 	[ "$output" = "$BATS_TEST_TMPDIR/key" ]
 }
 
+@test "no key from standard input: the program's client library could not read it" {
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -k - -- echo ran
+	[ "$stderr" = "gleam-run: key file -: standard input is the program's; name a key file" ]
+	[ -z "$output" ]
+	GLEAM_KEY_FILE=- run -2 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- echo ran
+	[ -z "$output" ]
+}
+
 @test "a missing client library exits 6" {
 	run -6 --separate-stderr env GLEAM_LIBDIR="$BATS_TEST_TMPDIR" "$GLEAM_BIN/gleam-run" -s h -- true
 	[[ "$stderr" == *"libcuda.so.1: No such file or directory (set GLEAM_LIBDIR)" ]]

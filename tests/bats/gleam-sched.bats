@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# gleam-sched's interface: flags, the plan for fixed inputs (kept beside
-# these tests in sched/), and every kind of bad input.
+# gleam-sched's interface: flags, the plan for the example inputs
+# (examples/; the plans expected are kept in sched/), and every kind of
+# bad input.
 
 load test_helper
 
@@ -8,12 +9,15 @@ USAGE1="usage: gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml
 USAGE2="       gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] [-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE="$USAGE1
 $USAGE2"
+# The inputs are the examples (examples/README); the plans expected of
+# them are kept here.
+EX=$BATS_TEST_DIRNAME/../../examples
 SCHED=$BATS_TEST_DIRNAME/sched
 
 # sched [ARGS...]: gleam-sched on the fixed inputs.
 sched() {
-	"$GLEAM_BIN/gleam-sched" "$@" -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	"$GLEAM_BIN/gleam-sched" "$@" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml"
 }
 
 # with FILE TEXT: writes TEXT to FILE in the test's directory.
@@ -74,8 +78,8 @@ A_STATUS='- host: gpu9
 	run -0 --separate-stderr sched plan -o yaml
 	cmp <(echo "$output") "$SCHED/plan.yaml"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" plan \
-	    --links="$SCHED/links.yaml" --servers "$SCHED/servers.yaml" \
-	    --tasks="$SCHED/tasks.yaml" --format yaml
+	    --links="$EX/links.yaml" --servers "$EX/servers.yaml" \
+	    --tasks="$EX/tasks.yaml" --format yaml
 	cmp <(echo "$output") "$SCHED/plan.yaml"
 	[ -z "$stderr" ]
 	run -2 --separate-stderr sched plan serve
@@ -85,11 +89,11 @@ A_STATUS='- host: gpu9
 }
 
 @test "plan: the deprecated -l links.yaml works, with a warning" {
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml"
 	cmp <(echo "$output") "$SCHED/plan.yaml"
 	[ "$stderr" = "gleam-sched: -l links.yaml is deprecated and will go; use -L (--links)" ]
-	run -2 --separate-stderr sched -l "$SCHED/links.yaml"
+	run -2 --separate-stderr sched -l "$EX/links.yaml"
 	[ "${stderr_lines[0]}" = "gleam-sched: -l and -L: the links file is -L" ]
 }
 
@@ -171,21 +175,21 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 }
 
 @test "a server's status can name its resident models (cache: models)" {
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$SCHED/servers.yaml")"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: [llama3-8b-q4]}/' "$EX/servers.yaml")"
 	! grep -q '^  models:' "$BATS_TEST_TMPDIR/servers.yaml"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	[[ "$output" == *"- task: chat"*"  server: gpu1"*"  cached: true"*"- task: vision"* ]]
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$SCHED/servers.yaml")"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  cache: {entries: 9, ram_bytes: 1, disk_bytes: 0, gpu_bytes: 0, hits: 0, misses: 0, models: 7}/' "$EX/servers.yaml")"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	[[ "$stderr" == *"models: expected a sequence of at most 32 names"* ]]
 }
 
 @test "a task no GPU can hold is unplaced with the reason, exit 1" {
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/model_size: 1g/model_size: 240g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[ -z "$stderr" ]
 	[[ "$output" == "plan: []"* ]]
 	[[ "$output" == *"unplaced:
@@ -197,16 +201,16 @@ assert d["summary"] == {"tasks": 4, "placed": 4, "unplaced": 0,
 }
 
 @test "a client with no link to any server is unplaced" {
-	with links.yaml "$(cat "$SCHED/links.yaml")
+	with links.yaml "$(cat "$EX/links.yaml")
 laptop3:
   probes:
   - {server: gpu1, ok: false, error: Connection timed out}"
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop3/')")
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -x \
-	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" -t "$t"
 	[[ "$output" == *"  reason: no link from laptop3 to any server"* ]]
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" -t "$t"
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" -t "$t"
 	[[ "${lines[1]}" == "t     laptop3  -       unplaced: no link from laptop3 to any server" ]]
 }
 
@@ -214,8 +218,8 @@ laptop3:
 	t=$(tasks "$(printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop2/; s/model_size: 1g/model_size: 20g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: u/; s/client: desk1/client: laptop2/; s/model: m/model: n/; s/model_size: 1g/model_size: 70g/')
 $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client: laptop2/; s/model: m/model: o/; s/model_size: 1g/model_size: 20g/')")
-	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[[ "$output" == *"unplaced:
 - task: u
   client: laptop2
@@ -224,19 +228,19 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 
 @test "an empty task list is an empty plan" {
 	t=$(tasks 'tasks: []')
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$t"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$t"
 	[ "${lines[0]}" = "plan: []" ]
 	[ "${lines[1]}" = "unplaced: []" ]
 }
 
 @test "a medium shared by a client and a server slows its transfers" {
 	before=$(sched | sed -n '/task: speech/,/rtt_ms/p')
-	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$SCHED/servers.yaml")"
-	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$SCHED/links.yaml")"
+	with servers.yaml "$(sed 's/^  speed: 2$/  speed: 2\n  medium: office/' "$EX/servers.yaml")"
+	with links.yaml "$(sed 's/^laptop2:$/laptop2:\n  medium: office/; s/^laptop1:$/laptop1:\n  medium: office/' "$EX/links.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
 	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
-	    -t "$SCHED/tasks.yaml"
+	    -t "$EX/tasks.yaml"
 	[ -z "$stderr" ]
 	after=$(printf '%s\n' "$output" | sed -n '/task: speech/,/rtt_ms/p')
 	[ "$before" != "$after" ]
@@ -245,9 +249,9 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 @test "queued work on a server counts against it" {
 	[[ "$(sched)" == *"- server: gpu1
   tasks: 3"* ]]
-	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$SCHED/servers.yaml")"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$SCHED/tasks.yaml"
+	with servers.yaml "$(sed 's/^  models: \[llama3-8b-q4\]$/  models: [llama3-8b-q4]\n  queued: 20s/' "$EX/servers.yaml")"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$EX/tasks.yaml"
 	# Tasks leave it, and the chat that stays (its weights are there)
 	# waits behind the backlog.
 	n=$(printf '%s\n' "$output" | sed -n '/^- server: gpu1$/{n;s/^  tasks: //p;}')
@@ -259,24 +263,24 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 
 @test "re-planning: a running task stays, a movable one moves if it gains" {
 	# vision runs on gpu3 already: it stays, and its weights are there.
-	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$SCHED/tasks.yaml")")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$tf"
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3/' "$EX/tasks.yaml")")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$tf"
 	v=$(printf '%s\n' "$output" | sed -n '/^- task: vision$/,/^- task/p')
 	[[ "$v" == *"  server: gpu3
   from: gpu3
   cached: true"* ]]
 	[[ "$v" == *"reason: 'running there: not moved'"* ]]
 	# Movable, it stays where its weights are while that is best ...
-	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$SCHED/tasks.yaml")")
+	tf=$(tasks "$(sed 's/^- name: vision$/- name: vision\n  server: gpu3\n  movable: true/' "$EX/tasks.yaml")")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml" -t "$tf"
+	    -L "$EX/links.yaml" -s "$EX/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu3 "* ]]
 	[[ "$output" != *"moved from"* ]]
 	# ... and moves, saying whence, once a backlog there makes it worse.
-	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$SCHED/servers.yaml")"
+	with servers.yaml "$(sed 's/^- host: gpu3$/- host: gpu3\n  queued: 300s/' "$EX/servers.yaml")"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -o table \
-	    -L "$SCHED/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
+	    -L "$EX/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$tf"
 	[[ "$output" == *"vision  desk1    gpu1 "*"
   moved from gpu3"* ]]
 }
@@ -285,7 +289,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf '%s\n  server: gpu9\n' "$A_TASK" >"$BAD"
 	bad tasks "$BAD:11: server: gpu9: unknown server"
-	sed 's/^- name: speech$/- name: speech\n  server: gpu3/' "$SCHED/tasks.yaml" >"$BAD"
+	sed 's/^- name: speech$/- name: speech\n  server: gpu3/' "$EX/tasks.yaml" >"$BAD"
 	bad tasks "$BAD:28: server: gpu3: laptop2 has no link to it"
 	printf '%s\n  movable: true\n' "$A_TASK" >"$BAD"
 	bad tasks "$BAD:11: movable: only with server"
@@ -296,7 +300,7 @@ $(printf '%s\n' "$A_TASK" | sed '1d; s/name: t/name: v/; s/client: desk1/client:
 # bad FILE-ROLE EXPECTED: runs with the file given in $BAD as links,
 # servers or tasks, the others fixed, and checks the message.
 bad() {
-	local l=$SCHED/links.yaml s=$SCHED/servers.yaml t=$SCHED/tasks.yaml
+	local l=$EX/links.yaml s=$EX/servers.yaml t=$EX/tasks.yaml
 	case $1 in
 	links) l=$BAD ;;
 	servers) s=$BAD ;;
@@ -315,8 +319,8 @@ bad() {
 @test "invalid YAML names the file and line" {
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf 'tasks:\n- name: [unclosed\n' >"$BAD"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$BAD"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$BAD"
 	[[ "$stderr" == "gleam-sched: $BAD:3: "* ]]
 	[ "${#stderr_lines[@]}" -eq 1 ]
 }
@@ -368,7 +372,7 @@ bad() {
 @test "a task of an unknown client, or named twice, is an error" {
 	BAD=$BATS_TEST_TMPDIR/t.yaml
 	printf '%s\n' "$A_TASK" | sed 's/client: desk1/client: laptop9/' >"$BAD"
-	bad tasks "$BAD:3: client: laptop9: unknown client (not in $SCHED/links.yaml)"
+	bad tasks "$BAD:3: client: laptop9: unknown client (not in $EX/links.yaml)"
 	{ printf '%s\n' "$A_TASK"; printf '%s\n' "$A_TASK" | sed 1d; } >"$BAD"
 	bad tasks "$BAD:11: name: t: given twice (also line 2)"
 }
@@ -376,24 +380,165 @@ bad() {
 @test "a link to an unknown server is an error" {
 	BAD=$BATS_TEST_TMPDIR/l.yaml
 	printf 'desk1:\n  probes:\n  - {server: gpu9, ok: true, name: gpu9, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
-	bad links "$BAD:3: name: gpu9: unknown server (not in $SCHED/servers.yaml)"
+	bad links "$BAD:3: name: gpu9: unknown server (not in $EX/servers.yaml)"
 	printf 'desk1:\n  probes:\n  - {server: 10.0.0.9, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}\n' >"$BAD"
-	bad links "$BAD:3: server: 10.0.0.9: unknown server (not in $SCHED/servers.yaml)"
+	bad links "$BAD:3: server: 10.0.0.9: unknown server (not in $EX/servers.yaml)"
 }
 
 @test "a failed probe of an unknown server is no error" {
-	with links.yaml "$(cat "$SCHED/links.yaml")
+	with links.yaml "$(cat "$EX/links.yaml")
   - {server: gpu9, ok: false, error: No route to host}"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$SCHED/servers.yaml" \
-	    -t "$SCHED/tasks.yaml"
+	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$EX/servers.yaml" \
+	    -t "$EX/tasks.yaml"
 	diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 }
 
-@test "a bare gleam-probe document must go under its client's name" {
-	BAD=$BATS_TEST_TMPDIR/l.yaml
-	printf 'probes:\n- {server: gpu1, ok: false, error: refused}\n' >"$BAD"
-	bad links "$BAD:1: probes: a gleam-probe document goes under the name of the client that ran it"
+# bare_probe [CLIENT-LINE]: desk1's links from the fixture as one
+# gleam-probe document, with CLIENT-LINE on top; prints its path.
+bare_probe() {
+	{
+		[ -z "${1:-}" ] || printf '%s\n' "$1"
+		awk '/^desk1:/ { on = 1; next } /^[a-z]/ { on = 0 }
+		    on { sub("^  ", ""); print }' "$EX/links.yaml"
+	} >"$BATS_TEST_TMPDIR/probe.yaml"
+	echo "$BATS_TEST_TMPDIR/probe.yaml"
+}
+
+@test "a bare gleam-probe document is the links of the client it names" {
+	P=$(bare_probe 'client: desk1')
+	grep -q '^probes:' "$P"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$P" \
+	    -s "$EX/servers.yaml" -t "$T"
+	[[ "$output" == *"- task: t
+  client: desk1
+  server: gpu"* ]]
+	# Without client, the client is this host as gleam-run names it.
+	P=$(bare_probe)
+	GLEAM_CLIENT=desk1 run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$P" -s "$EX/servers.yaml" -t "$T"
+	[[ "$output" == *"client: desk1"* ]]
+	GLEAM_CLIENT=laptop9 run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$P" -s "$EX/servers.yaml" -t "$T"
+	[ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in $P)" ]
+	# Under a client's name, its client key is gleam-probe's and ignored.
+	{ echo 'desk1:'; sed 's/^/  /' "$(bare_probe 'client: elsewhere')"; } \
+	    >"$BATS_TEST_TMPDIR/l.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$EX/servers.yaml" -t "$T"
+	[[ "$output" == *"client: desk1"* ]]
+}
+
+@test "- is standard input for any one file; two are refused" {
+	for f in l s t; do
+		case $f in
+		l) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+		    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" \
+		    <"$EX/links.yaml" ;;
+		s) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+		    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml" \
+		    <"$EX/servers.yaml" ;;
+		t) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+		    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t - \
+		    <"$EX/tasks.yaml" ;;
+		esac
+		diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
+	done
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s - \
+	    -t "$EX/tasks.yaml" </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+	[ "${stderr_lines[1]}" = "$USAGE1" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	    -s - -t - </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -s and -t both read standard input: at most one file may be -" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -l - -s - </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+}
+
+@test "errors in standard input name it stdin, with the line" {
+	printf 'tasks:\n- name: [unclosed\n' |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t -
+	    [[ "$stderr" == "gleam-sched: stdin:3: "* ]]; }
+	printf 'servers: []\n' |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml"
+	    [ "$stderr" = "gleam-sched: stdin:1: servers: empty: no server to place tasks on" ]; }
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" </dev/null
+	[ "$stderr" = "gleam-sched: stdin: empty document" ]
+	T=$(tasks "$A_TASK")
+	sed 's/desk1:/desk2:/' "$EX/links.yaml" |
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    -s "$EX/servers.yaml" -t "$T"
+	    [ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in stdin)" ]; }
+}
+
+@test "servers.yaml: an entry of host and added keys takes its status from a probe in the links" {
+	S=$BATS_TEST_TMPDIR/s.yaml L=$BATS_TEST_TMPDIR/l.yaml
+	cat >"$L" <<-'EOT'
+	desk1:
+	  probes:
+	  - server: 10.0.0.1:7400
+	    ok: true
+	    rtt_ms: {median: 0.2}
+	    up_mbit_s: 900
+	    down_mbit_s: 900
+	    status:
+	      host: gpu1
+	      protocol: 2
+	      backend: cuda
+	      max_clients: 64
+	      gpus:
+	      - {index: 0, name: G, memory_total: 8589934592, memory_free: 8589934592, utilization: 0}
+	      clients: []
+	  - {server: gpu2, ok: true, rtt_ms: {median: 0.2}, up_mbit_s: 900, down_mbit_s: 900}
+	EOT
+	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$L" -s "$S" -t "$T"
+	[[ "$output" == *"- task: t
+  client: desk1
+  server: gpu1"* ]]
+	[[ "$output" == *"weights cached here"* ]]
+	# A server no probe read the status of.
+	printf 'servers:\n- host: gpu1\n  speed: 4\n- host: gpu2\n  speed: 2\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:4: host: gpu2: no status: give it here, or probe the server (gleam-probe -o yaml) in $L" ]
+	printf 'servers:\n- speed: 4\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:2: host: missing" ]
+	printf 'servers:\n- host: gpu1\n  backend: cuda\n' >"$S"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	[ "$stderr" = "gleam-sched: $S:3: backend: a status's key without protocol and gpus: give the whole status, or host and gleam-sched's keys alone" ]
+	# The links from standard input: read for the statuses and the links.
+	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
+	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s "$S" -t "$T" <"$L"
+	[[ "$output" == *"server: gpu1"* ]]
+}
+
+@test "a gleam-probe document read as the servers: those that answered, with their statuses" {
+	P=$BATS_TEST_TMPDIR/p.yaml
+	printf 'client: desk1\nprobes:\n- {server: "gpu7:7400", ok: false, error: refused}\n- server: "gpu8:7401"\n  ok: true\n  status:\n' >"$P"
+	printf '%s\n' "$A_STATUS" | sed 's/^- /  /; s/^/    /; s/gpu9/gpu8/' >>"$P"
+	printf 'desk1:\n  probes:\n  - {server: gpu8, ok: true, rtt_ms: {median: 1}, up_mbit_s: 100, down_mbit_s: 100}\n' \
+	    >"$BATS_TEST_TMPDIR/l.yaml"
+	T=$(tasks "$A_TASK")
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[[ "$output" == *"server: gpu8"* ]]
+	# Nothing answered: no servers.
+	printf 'probes:\n- {server: gpu7, ok: false, error: refused}\n' >"$P"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[ "$stderr" = "gleam-sched: $P:2: probes: no server answered with its status: no server to place tasks on" ]
+	printf 'probes: []\nextra: 1\n' >"$P"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	[ "$stderr" = "gleam-sched: $P:2: document: unknown key 'extra'" ]
 }
 
 @test "links without throughput, twice probed or malformed are errors" {
@@ -514,6 +659,55 @@ teardown() {
 	mitm_kill
 }
 
+# named_fleet: two gleam-serve named fast and slow, with the tests' GPUs
+# in their status; servers.yaml gives only their speeds.
+named_fleet() {
+	local n
+	export GLEAM_TEST_GPUS=$BATS_TEST_DIRNAME/../nvml/gpus.yaml
+	for n in fast slow; do
+		printf 'backend: host\nname: %s\n' $n >"$BATS_TEST_TMPDIR/$n.yaml"
+		serve_start -c "$BATS_TEST_TMPDIR/$n.yaml"
+		eval "${n^^}_PID=\$SERVE_PID ${n^^}=\$SERVE_ADDR"
+	done
+	SERVE_PID=
+	printf 'servers:\n- host: fast\n  speed: 4\n- host: slow\n  speed: 1\n' \
+	    >"$BATS_TEST_TMPDIR/servers.yaml"
+}
+
+@test "gleam-probe's YAML piped into gleam-sched as it is: the plan, and the daemon sends clients to the addresses the statuses give" {
+	named_fleet
+	printf 'tasks:\n- {name: a, client: c1, requests: 10, rate: 1, gpu_time: 10ms, input: 1k, output: 1k}\n' \
+	    >"$BATS_TEST_TMPDIR/tasks.yaml"
+	GLEAM_CLIENT=c1 "$GLEAM_BIN/gleam-probe" -o yaml -N 3 -t 0.1 "$FAST" "$SLOW" \
+	    >"$BATS_TEST_TMPDIR/probe.yaml"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" -t "$BATS_TEST_TMPDIR/tasks.yaml" \
+	    <"$BATS_TEST_TMPDIR/probe.yaml"
+	[[ "$output" == *"- task: a
+  client: c1
+  server: fast"* ]]
+	# The probe alone: links and servers (speed 1 each).
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
+	    -L "$BATS_TEST_TMPDIR/probe.yaml" -s "$BATS_TEST_TMPDIR/probe.yaml" \
+	    -t "$BATS_TEST_TMPDIR/tasks.yaml"
+	[[ "$output" == *"server: fast"* || "$output" == *"server: slow"* ]]
+	# The daemon from a pipe: the addresses are the statuses'.
+	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
+	GLEAM_CLIENT=c1 "$GLEAM_BIN/gleam-probe" -o yaml -N 3 -t 0.1 "$FAST" "$SLOW" |
+	    "$GLEAM_BIN/gleam-sched" serve -i 0.2 -l 127.0.0.1:0 -L - \
+	    -s "$BATS_TEST_TMPDIR/servers.yaml" 2>"$SCHED_LOG" 3>&- &
+	SCHED_PID=$!
+	SCHED_ADDR=127.0.0.1:$(wait_listen "$SCHED_LOG" "$SCHED_PID")
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	# A reload reads the links from what standard input gave.
+	kill -HUP "$SCHED_PID"
+	until_log "reloaded: 2 servers, 1 clients"
+	grep -q "reloading $BATS_TEST_TMPDIR/servers.yaml, stdin" "$SCHED_LOG"
+	run -0 --separate-stderr ask -t b
+	[ "$output" = "$FAST" ]
+}
+
 @test "daemon flags: serve excludes -x and -o; -l -k -i -v -P -A -D need serve" {
 	run -2 --separate-stderr sched serve -x
 	[ "${stderr_lines[0]}" = "gleam-sched: -x: only in plan mode" ]
@@ -526,10 +720,10 @@ teardown() {
 	run -2 --separate-stderr sched serve -i 0
 	[[ "${stderr_lines[0]}" == "gleam-sched: -i 0: "* ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l nohost: \
-	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	    -L "$EX/links.yaml" -s "$EX/servers.yaml"
 	[[ "${stderr_lines[0]}" == "gleam-sched: -l nohost:: "* ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l 0.0.0.0:0 \
-	    -L "$SCHED/links.yaml" -s "$SCHED/servers.yaml"
+	    -L "$EX/links.yaml" -s "$EX/servers.yaml"
 	[[ "${stderr_lines[0]}" == "gleam-sched: -l 0.0.0.0:0 without a key: "* ]]
 	run -2 --separate-stderr sched -d plan
 	[[ "$stderr" == *"gleam-sched: -d (serve) with plan"* ]]

@@ -406,6 +406,86 @@ probe_via() {
 	serve_stop
 }
 
+@test "status reports the address clients reach it at: as bound, as configured, the host name for a wildcard" {
+	serve_start
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    address: $SERVE_ADDR"* ]]
+	serve_stop
+	printf 'address: gpu1.example:7400\n' >"$CONF"
+	serve_start -f "$CONF"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    address: gpu1.example:7400"* ]]
+	serve_stop
+	printf 'auth: off\n' >"$CONF"
+	serve_start -f "$CONF" -l '*:0'
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    address: $(hostname):$SERVE_PORT"* ]]
+	serve_stop
+	for bad in 'gpu1' ':7400' 'gpu1:http'; do
+		printf 'address: "%s"\n' "$bad" >"$CONF"
+		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+		[[ "$stderr" == "gleam-serve: $CONF:1: address: '$bad': "* ]]
+	done
+}
+
+@test "-f - reads the configuration from standard input, once: a reload parses the same text" {
+	printf 'name: from-stdin\nbackend: none\n' >"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f - <"$CONF"
+	[ "$output" = "configuration OK" ]
+	printf 'name: [\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f -
+	    [[ "$stderr" == "gleam-serve: stdin:2: "* ]]; }
+	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
+	"$GLEAM_BIN/gleam-serve" -d -f - -l 127.0.0.1:0 <"$CONF" 2>"$SERVE_LOG" 3>&- &
+	SERVE_PID=$!
+	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")
+	SERVE_ADDR=127.0.0.1:$SERVE_PORT
+	kill -HUP "$SERVE_PID"
+	for i in $(seq 1 100); do
+		grep -q "configuration reloaded" "$SERVE_LOG" && break
+		sleep 0.1
+	done
+	grep -q "configuration reloaded" "$SERVE_LOG"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	[[ "$output" == *"    host: from-stdin"* ]]
+	serve_stop
+}
+
+@test "a configuration on standard input takes relative paths from the working directory" {
+	mkdir "$BATS_TEST_TMPDIR/etc"
+	make_key "$BATS_TEST_TMPDIR/etc/secret"
+	cd "$BATS_TEST_TMPDIR/etc"
+	printf 'key_file: secret\n' | { run -0 "$GLEAM_BIN/gleam-serve" -n -f -; }
+	cd /
+	printf 'key_file: secret\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f -
+	    [ "$stderr" = "gleam-serve: key file /secret: No such file or directory" ]; }
+}
+
+@test "-k - takes the key from standard input, its mode unchecked, and keeps it across reloads; with -f - it is refused" {
+	make_key "$BATS_TEST_TMPDIR/k"
+	cp "$BATS_TEST_TMPDIR/k" "$BATS_TEST_TMPDIR/open"
+	chmod 644 "$BATS_TEST_TMPDIR/open"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k - <"$BATS_TEST_TMPDIR/open"
+	printf 'short\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k -
+	    [[ "$stderr" == "gleam-serve: key file stdin:1: not a key"* ]]; }
+	printf 'backend: none\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f - -k -
+	    [ "$stderr" = "gleam-serve: stdin: already read as YAML (standard input gives one file)" ]; }
+	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
+	"$GLEAM_BIN/gleam-serve" -d -f /dev/null -k - -l 127.0.0.1:0 \
+	    <"$BATS_TEST_TMPDIR/k" 2>"$SERVE_LOG" 3>&- &
+	SERVE_PID=$!
+	SERVE_ADDR=127.0.0.1:$(wait_listen "$SERVE_LOG" "$SERVE_PID")
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
+	kill -HUP "$SERVE_PID"
+	for i in $(seq 1 100); do
+		grep -q "configuration reloaded" "$SERVE_LOG" && break
+		sleep 0.1
+	done
+	grep -q "configuration reloaded" "$SERVE_LOG"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k - "$SERVE_ADDR" <"$BATS_TEST_TMPDIR/k"
+	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	serve_stop
+}
+
 @test "key_file in the configuration is relative to the configuration" {
 	mkdir "$BATS_TEST_TMPDIR/etc"
 	make_key "$BATS_TEST_TMPDIR/etc/secret"

@@ -6,7 +6,8 @@
 
 load test_helper
 
-SCHED=$BATS_TEST_DIRNAME/sched
+# gleam-sched's daemon reads the example inputs (examples/README).
+SCHED=$BATS_TEST_DIRNAME/../../examples
 
 setup() {
 	T=$BATS_TEST_TMPDIR

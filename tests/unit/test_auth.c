@@ -15,6 +15,7 @@
 #include <sodium.h>
 
 #include "auth.h"
+#include "clenv.h"
 #include "t.h"
 
 static char dir[] = "/tmp/gleam-test-auth-XXXXXX";
@@ -487,6 +488,44 @@ cleanup(void)
 		perror(dir);
 }
 
+/*
+ * A key on standard input: read once and kept, its mode not checked; the
+ * client library's GLEAM_KEY_FILE never reads it.
+ */
+static void
+test_stdin(void)
+{
+	static const char b64[] = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+	struct auth_key k, k2;
+	struct clenv e;
+	char path[600], err[600];
+	int fd;
+
+	snprintf(path, sizeof path, "%s/stdin-key", dir);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) == -1) {
+		CHECK(!"open");
+		return;
+	}
+	CHECK(write(fd, b64, sizeof b64 - 1) == (ssize_t)sizeof b64 - 1);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK(dup2(fd, STDIN_FILENO) == STDIN_FILENO);
+	close(fd);
+	unlink(path);
+	CHECK(auth_key_load(&k, "-", err, sizeof err) == 0);
+	CHECK(k.set && k.k[0] == 0 && k.k[31] == 31);
+	/* A reload: the same key. */
+	CHECK(auth_key_load(&k2, "-", err, sizeof err) == 0);
+	CHECK(memcmp(k.k, k2.k, sizeof k.k) == 0);
+
+	setenv("GLEAM_SERVER", "127.0.0.1:7383", 1);
+	setenv("GLEAM_KEY_FILE", "-", 1);
+	CHECK(clenv_read(&e, err, sizeof err) == -1);
+	CHECK_STR(err, "GLEAM_KEY_FILE=-: standard input is the program's; "
+	    "name a key file");
+	unsetenv("GLEAM_KEY_FILE");
+	unsetenv("GLEAM_SERVER");
+}
+
 int
 main(void)
 {
@@ -499,6 +538,7 @@ main(void)
 	test_proof();
 	test_load();
 	test_keys();
+	test_stdin();
 	cleanup();
 	return t_done("auth");
 }

@@ -2,6 +2,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfgtab.h"
 #include "t.h"
@@ -158,6 +159,27 @@ test_types(void)
 	CHECK_STR(c.dir, "/var/cache");
 	CHECK(read_text("t.yaml", "dir: cache\n", rows, &c, &err) == 0);
 	CHECK_STR(c.dir, "cache");
+	/* "-" (standard input) stays as it is. */
+	CHECK(read_text("etc/t.yaml", "dir: '-'\n", rows, &c, &err) == 0);
+	CHECK_STR(c.dir, "-");
+	/* From standard input: relative to the working directory. */
+	{
+		struct ydoc d;
+		char cwd[512], want[600];
+		const char *text = "dir: cache\n";
+
+		CHECK(getcwd(cwd, sizeof cwd) != NULL);
+		CHECK(chdir("/") == 0);
+		snprintf(want, sizeof want, "/cache");
+		memset(&c, 0, sizeof c);
+		CHECK(ydoc_load_mem(&d, "stdin", text, strlen(text), &err) == 0);
+		d.from_stdin = 1;
+		CHECK(cfg_read(&d, ydoc_root(&d), "configuration", rows, &c,
+		    &err) == 0);
+		CHECK_STR(c.dir, want);
+		ydoc_free(&d);
+		CHECK(chdir(cwd) == 0);
+	}
 	/* Absent keys leave the defaults. */
 	CHECK(read_text("t.yaml", "on: false\n", rows, &c, &err) == 0);
 	CHECK(c.on == 0 && c.count == 0 && c.opt == 7);

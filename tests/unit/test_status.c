@@ -100,6 +100,7 @@ test_round_trip(void)
 
 	memset(&s, 0, sizeof s);
 	strcpy(s.host, "123");		/* must come back a string */
+	strcpy(s.address, "[fe80::1]:7383");
 	strcpy(s.version, "0.2.0");
 	s.protocol = 1;
 	strcpy(s.backend, "cuda");
@@ -144,6 +145,7 @@ test_round_trip(void)
 
 	round_trip(&s, &g);
 	CHECK_STR(g.host, "123");
+	CHECK_STR(g.address, "[fe80::1]:7383");
 	CHECK_STR(g.version, "0.2.0");
 	CHECK(g.protocol == 1);
 	CHECK_STR(g.backend, "cuda");
@@ -206,6 +208,7 @@ test_round_trip(void)
 	CHECK(g.ngpus == 0 && g.nclients == 0 && g.clients == NULL);
 	CHECK(g.auth == 0 && g.protocol == 0);
 	CHECK(g.port_bps == 0);		/* written null */
+	CHECK_STR(g.address, "");	/* written null */
 	status_free(&g);
 	/* Rates that are not whole Gbit/s keep their value. */
 	for (i = 0; i < 3; i++) {

@@ -288,6 +288,45 @@ test_mkdirs(void)
 	CHECK(rmdir(p) == 0);
 }
 
+/* Standard input as "-": read once, kept, given to one kind of reader. */
+static void
+test_stdin(void)
+{
+	char path[] = "/tmp/gleam-stdin-XXXXXX", err[200], name[64];
+	const char *buf, *buf2;
+	size_t len, len2;
+	int fd;
+
+	CHECK(stdin_named("-") && !stdin_named("-x") && !stdin_named(NULL));
+	if ((fd = mkstemp(path)) == -1) {
+		CHECK(!"mkstemp");
+		return;
+	}
+	CHECK(write(fd, "a: 1\n", 5) == 5);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK(dup2(fd, STDIN_FILENO) == STDIN_FILENO);
+	close(fd);
+	unlink(path);
+	CHECK(stdin_read("YAML", &buf, &len, err, sizeof err) == 0);
+	CHECK(len == 5 && memcmp(buf, "a: 1\n", 6) == 0);
+	/* Again (a reload): the same text, though the descriptor is at EOF. */
+	CHECK(stdin_read("YAML", &buf2, &len2, err, sizeof err) == 0);
+	CHECK(buf2 == buf && len2 == len);
+	CHECK(stdin_read("a key file", &buf2, &len2, err, sizeof err) == -1);
+	CHECK_STR(err, "stdin: already read as YAML (standard input gives "
+	    "one file)");
+
+	setenv("GLEAM_CLIENT", "laptop7", 1);
+	CHECK(client_name(name, sizeof name, err, sizeof err) == 0);
+	CHECK_STR(name, "laptop7");
+	setenv("GLEAM_CLIENT", "a-name-longer-than-eight", 1);
+	CHECK(client_name(name, 8, err, sizeof err) == -1);
+	CHECK_STR(err, "GLEAM_CLIENT: longer than 7 bytes");
+	unsetenv("GLEAM_CLIENT");
+	CHECK(client_name(name, sizeof name, err, sizeof err) == 0);
+	CHECK(name[0] != '\0');
+}
+
 int
 main(void)
 {
@@ -299,6 +338,7 @@ main(void)
 	test_write();
 	test_mkdirs();
 	test_clocks();
+	test_stdin();
 	if (rmdir(dir) == -1)
 		perror(dir);
 	return t_done("util");

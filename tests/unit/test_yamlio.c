@@ -437,6 +437,33 @@ test_load_errors(void)
 	    strcmp(err.msg + strlen(path), ": No such file or directory") == 0);
 }
 
+/* "-" is standard input, named stdin, read once and kept. */
+static void
+test_stdin(void)
+{
+	char path[] = "/tmp/gleam-yamlio-XXXXXX";
+	struct ydoc d;
+	struct yerr err;
+	int fd, i;
+
+	if ((fd = mkstemp(path)) == -1) {
+		CHECK(!"mkstemp");
+		return;
+	}
+	CHECK(write(fd, "a: 1\n", 5) == 5);
+	CHECK(lseek(fd, 0, SEEK_SET) == 0);
+	CHECK(dup2(fd, STDIN_FILENO) == STDIN_FILENO);
+	close(fd);
+	unlink(path);
+	for (i = 0; i < 2; i++) {
+		CHECK(ydoc_load_file(&d, "-", &err) == 0);
+		CHECK_STR(d.name, "stdin");
+		CHECK(d.from_stdin);
+		CHECK_STR(yscalar(ymap_get(&d, ydoc_root(&d), "a")), "1");
+		ydoc_free(&d);
+	}
+}
+
 int
 main(void)
 {
@@ -445,5 +472,6 @@ main(void)
 	test_reader();
 	test_getters();
 	test_load_errors();
+	test_stdin();
 	return t_done("yamlio");
 }

@@ -171,7 +171,7 @@ main(int argc, char *argv[])
 	/* "-" is standard input, which gives one file. */
 	if (stdin_named(links) + stdin_named(servers) + stdin_named(tasks) > 1)
 		misuse("-%s and -%s both read standard input: at most one "
-		    "file may be -", stdin_named(links) ? "l" : "s",
+		    "file may be -", stdin_named(links) ? "L" : "s",
 		    stdin_named(tasks) ? "t" : "s");
 	if (daemon) {
 		if (explain || oflag)

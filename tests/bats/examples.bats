@@ -45,7 +45,7 @@ teardown() {
 }
 
 @test "gleam-serve.yaml: every key of gleam-serve.yaml(5), valid as it is and with every key set" {
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$EX/gleam-serve.yaml"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$EX/gleam-serve.yaml"
 	[ "$output" = "configuration OK" ]
 	# The keys the manual lists, each in the sample.
 	keys=$(sed -n '/^\.Ss Keys/,/^\.Sh/s/^\.It Cm \([a-z_]*\) :.*/\1/p' \
@@ -66,7 +66,7 @@ teardown() {
 	sed 's/^#\([a-z_]*:\)/\1/; s|/etc/gleam/key|'"$BATS_TEST_TMPDIR"'/key|' \
 	    "$EX/gleam-serve.yaml" >"$BATS_TEST_TMPDIR/full.yaml"
 	[ "$(grep -c '^[a-z_]*:' "$BATS_TEST_TMPDIR/full.yaml")" -eq "$(echo "$keys" | wc -l)" ]
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/full.yaml"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/full.yaml"
 	# From standard input too.
 	run -0 "$GLEAM_BIN/gleam-serve" -n -c - <"$EX/gleam-serve.yaml"
 }

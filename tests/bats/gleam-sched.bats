@@ -409,7 +409,7 @@ bare_probe() {
 	P=$(bare_probe 'client: desk1')
 	grep -q '^probes:' "$P"
 	T=$(tasks "$A_TASK")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$P" \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$P" \
 	    -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"- task: t
   client: desk1
@@ -417,60 +417,60 @@ bare_probe() {
 	# Without client, the client is this host as gleam-run names it.
 	P=$(bare_probe)
 	GLEAM_CLIENT=desk1 run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$P" -s "$EX/servers.yaml" -t "$T"
+	    -L "$P" -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"client: desk1"* ]]
 	GLEAM_CLIENT=laptop9 run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$P" -s "$EX/servers.yaml" -t "$T"
+	    -L "$P" -s "$EX/servers.yaml" -t "$T"
 	[ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in $P)" ]
 	# Under a client's name, its client key is gleam-probe's and ignored.
 	{ echo 'desk1:'; sed 's/^/  /' "$(bare_probe 'client: elsewhere')"; } \
 	    >"$BATS_TEST_TMPDIR/l.yaml"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$EX/servers.yaml" -t "$T"
+	    -L "$BATS_TEST_TMPDIR/l.yaml" -s "$EX/servers.yaml" -t "$T"
 	[[ "$output" == *"client: desk1"* ]]
 }
 
 @test "- is standard input for any one file; two are refused" {
 	for f in l s t; do
 		case $f in
-		l) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+		l) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - \
 		    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" \
 		    <"$EX/links.yaml" ;;
 		s) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-		    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml" \
+		    -L "$EX/links.yaml" -s - -t "$EX/tasks.yaml" \
 		    <"$EX/servers.yaml" ;;
 		t) run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-		    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t - \
+		    -L "$EX/links.yaml" -s "$EX/servers.yaml" -t - \
 		    <"$EX/tasks.yaml" ;;
 		esac
 		diff -u "$SCHED/plan.yaml" <(printf '%s\n' "$output")
 	done
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s - \
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - -s - \
 	    -t "$EX/tasks.yaml" </dev/null
-	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+	[ "${stderr_lines[0]}" = "gleam-sched: -L and -s both read standard input: at most one file may be -" ]
 	[ "${stderr_lines[1]}" = "$USAGE1" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$EX/links.yaml" \
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
 	    -s - -t - </dev/null
 	[ "${stderr_lines[0]}" = "gleam-sched: -s and -t both read standard input: at most one file may be -" ]
-	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" -d -l - -s - </dev/null
-	[ "${stderr_lines[0]}" = "gleam-sched: -l and -s both read standard input: at most one file may be -" ]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -L - -s - </dev/null
+	[ "${stderr_lines[0]}" = "gleam-sched: -L and -s both read standard input: at most one file may be -" ]
 }
 
 @test "errors in standard input name it stdin, with the line" {
 	printf 'tasks:\n- name: [unclosed\n' |
 	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$EX/links.yaml" -s "$EX/servers.yaml" -t -
+	    -L "$EX/links.yaml" -s "$EX/servers.yaml" -t -
 	    [[ "$stderr" == "gleam-sched: stdin:3: "* ]]; }
 	printf 'servers: []\n' |
 	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$EX/links.yaml" -s - -t "$EX/tasks.yaml"
+	    -L "$EX/links.yaml" -s - -t "$EX/tasks.yaml"
 	    [ "$stderr" = "gleam-sched: stdin:1: servers: empty: no server to place tasks on" ]; }
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - \
 	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml" </dev/null
 	[ "$stderr" = "gleam-sched: stdin: empty document" ]
 	T=$(tasks "$A_TASK")
 	sed 's/desk1:/desk2:/' "$EX/links.yaml" |
-	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - \
+	    { run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - \
 	    -s "$EX/servers.yaml" -t "$T"
 	    [ "$stderr" = "gleam-sched: $T:3: client: desk1: unknown client (not in stdin)" ]; }
 }
@@ -498,25 +498,25 @@ bare_probe() {
 	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
 	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
 	T=$(tasks "$A_TASK")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -l "$L" -s "$S" -t "$T"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -x -L "$L" -s "$S" -t "$T"
 	[[ "$output" == *"- task: t
   client: desk1
   server: gpu1"* ]]
 	[[ "$output" == *"weights cached here"* ]]
 	# A server no probe read the status of.
 	printf 'servers:\n- host: gpu1\n  speed: 4\n- host: gpu2\n  speed: 2\n' >"$S"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$L" -s "$S" -t "$T"
 	[ "$stderr" = "gleam-sched: $S:4: host: gpu2: no status: give it here, or probe the server (gleam-probe -o yaml) in $L" ]
 	printf 'servers:\n- speed: 4\n' >"$S"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$L" -s "$S" -t "$T"
 	[ "$stderr" = "gleam-sched: $S:2: host: missing" ]
 	printf 'servers:\n- host: gpu1\n  backend: cuda\n' >"$S"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$L" -s "$S" -t "$T"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$L" -s "$S" -t "$T"
 	[ "$stderr" = "gleam-sched: $S:3: backend: a status's key without protocol and gpus: give the whole status, or host and gleam-sched's keys alone" ]
 	# The links from standard input: read for the statuses and the links.
 	printf 'servers:\n- host: gpu1\n  speed: 4\n  models: [m]\n' >"$S"
 	sed -n '/^- host: gpu2/,/^# A plain/p' "$EX/servers.yaml" | sed '$d' >>"$S"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -l - -s "$S" -t "$T" <"$L"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" -L - -s "$S" -t "$T" <"$L"
 	[[ "$output" == *"server: gpu1"* ]]
 }
 
@@ -528,16 +528,16 @@ bare_probe() {
 	    >"$BATS_TEST_TMPDIR/l.yaml"
 	T=$(tasks "$A_TASK")
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	    -L "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
 	[[ "$output" == *"server: gpu8"* ]]
 	# Nothing answered: no servers.
 	printf 'probes:\n- {server: gpu7, ok: false, error: refused}\n' >"$P"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	    -L "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
 	[ "$stderr" = "gleam-sched: $P:2: probes: no server answered with its status: no server to place tasks on" ]
 	printf 'probes: []\nextra: 1\n' >"$P"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" \
-	    -l "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
+	    -L "$BATS_TEST_TMPDIR/l.yaml" -s "$P" -t "$T"
 	[ "$stderr" = "gleam-sched: $P:2: document: unknown key 'extra'" ]
 }
 

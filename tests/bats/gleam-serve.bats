@@ -412,12 +412,12 @@ probe_via() {
 	[[ "$output" == *"    address: $SERVE_ADDR"* ]]
 	serve_stop
 	printf 'address: gpu1.example:7400\n' >"$CONF"
-	serve_start -f "$CONF"
+	serve_start -c "$CONF"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    address: gpu1.example:7400"* ]]
 	serve_stop
 	printf 'auth: off\n' >"$CONF"
-	serve_start -f "$CONF" -l '*:0'
+	serve_start -c "$CONF" -l '*:0'
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    address: $(hostname):$SERVE_PORT"* ]]
 	serve_stop
@@ -435,7 +435,7 @@ probe_via() {
 	printf 'name: [\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f -
 	    [[ "$stderr" == "gleam-serve: stdin:2: "* ]]; }
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -d -f - -l 127.0.0.1:0 <"$CONF" 2>"$SERVE_LOG" 3>&- &
+	"$GLEAM_BIN/gleam-serve" -D -c - -l 127.0.0.1:0 <"$CONF" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")
 	SERVE_ADDR=127.0.0.1:$SERVE_PORT
@@ -470,7 +470,7 @@ probe_via() {
 	printf 'backend: none\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f - -k -
 	    [ "$stderr" = "gleam-serve: stdin: already read as YAML (standard input gives one file)" ]; }
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -d -f /dev/null -k - -l 127.0.0.1:0 \
+	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -k - -l 127.0.0.1:0 \
 	    <"$BATS_TEST_TMPDIR/k" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_ADDR=127.0.0.1:$(wait_listen "$SERVE_LOG" "$SERVE_PID")

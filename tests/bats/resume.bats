@@ -311,7 +311,7 @@ drops_ok() {
 	KEY=$BATS_TEST_TMPDIR/key
 	make_key "$KEY"
 	serve_kill
-	serve_start -f "$SERVE_CONF" -k "$KEY"
+	serve_start -c "$SERVE_CONF" -k "$KEY"
 	target_start
 	lanes_drops_ok memcpy
 }

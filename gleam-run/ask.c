@@ -135,7 +135,7 @@ again:
 		wait = ask_backoff(rp.retry_ms, wait);
 		left = ASK_TIMEOUT_MS / 1e3 - (ask_now() - t0);
 		if (wait / 1e3 < left) {
-			log_info("scheduler %s: %s; asking again in %d ms",
+			log_warn("scheduler %s: %s; asking again in %d ms",
 			    addr, rp.error, wait);
 			ts.tv_sec = wait / 1000;
 			ts.tv_nsec = (long)(wait % 1000) * 1000000;

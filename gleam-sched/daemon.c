@@ -63,6 +63,7 @@
 #define D_LEASE		5.0	/* s; GLEAM_SCHED_LEASE */
 #define D_RATE		10.0	/* requests a second per address */
 #define D_BURST		20.0	/* at once; GLEAM_SCHED_RATE, _BURST */
+#define D_LEASES	8	/* held by one address; GLEAM_SCHED_LEASES */
 #define D_CONNS		512	/* connections at once */
 #define D_CONNS_ADDR	16	/* from one address */
 #define D_OUT_MAX	(256 << 10)	/* replies unread: stop reading */
@@ -74,6 +75,7 @@ struct assign {
 	char		 client[SCHED_NAME_MAX];
 	char		 server[SCHED_NAME_MAX];
 	char		 host[48];	/* the asker's address */
+	char		 key[LIMIT_KEY_MAX];	/* and its bucket's key */
 	double		 since, until;	/* monotonic seconds: the lease */
 };
 
@@ -113,6 +115,7 @@ struct daemon {
 	TAILQ_HEAD(, client) clients;
 	struct event	*ev_tick;	/* leases that run out */
 	double		 lease;		/* seconds */
+	int		 leases;	/* at most, held by one address */
 	struct limit	 lim;		/* requests per address */
 	struct lease_credited cred;
 	unsigned long	 matched;	/* the round leases were matched to */
@@ -440,12 +443,33 @@ task_default(struct sched_task *t)
 }
 
 /*
- * Places the task for the client that asked from host; 0 with the reply
- * filled, or -1 with a reason in err.
+ * An address holding its share of leases waits for one to end: the
+ * milliseconds until the first ends at the latest, or 0 if it may have
+ * another.
+ */
+static int
+daemon_share(struct daemon *d, const char *key)
+{
+	double first = 0, t = now_mono();
+	int i, n = 0;
+
+	lease_sweep(d);
+	for (i = 0; i < d->nas; i++)
+		if (strcmp(d->as[i].key, key) == 0 && (n++ == 0 ||
+		    d->as[i].until < first))
+			first = d->as[i].until;
+	if (n < d->leases)
+		return 0;
+	return first - t > 0.001 ? (int)ceil((first - t) * 1e3) : 1;
+}
+
+/*
+ * Places the task for the client that asked from host (its bucket's
+ * key); 0 with the reply filled, or -1 with a reason in err.
  */
 static int
 daemon_place(struct daemon *d, const struct place_req *rq, const char *host,
-    struct place_rep *rp, char *err, size_t errlen)
+    const char *key, struct place_rep *rp, char *err, size_t errlen)
 {
 	struct sched w;
 	struct sched_task *tasks, *t;
@@ -526,6 +550,7 @@ daemon_place(struct daemon *d, const struct place_req *rq, const char *host,
 	snprintf(a->client, sizeof a->client, "%s", rq->client);
 	snprintf(a->server, sizeof a->server, "%s", rp->server);
 	snprintf(a->host, sizeof a->host, "%s", host);
+	snprintf(a->key, sizeof a->key, "%s", key);
 	a->since = now_mono();
 	a->until = a->since + d->lease;
 	log_info("placed %s of %s on %s (%.3f ms per request), leased for "
@@ -644,20 +669,28 @@ client_fail(struct client *c, uint64_t id, uint32_t code, int fatal_err,
  * must not fill the log either.
  */
 static int
-client_limit(struct client *c)
+client_limit(struct client *c, int place)
 {
 	struct daemon *d = c->d;
 	double t = now_mono();
-	int ms;
+	int ms, share = 0;
 
-	if ((ms = limit_take(&d->lim, c->key, t)) == 0)
+	if ((ms = limit_take(&d->lim, c->key, t)) == 0 && (!place ||
+	    (ms = share = daemon_share(d, c->key)) == 0))
 		return 0;
 	d->busy_n++;
 	if (t - d->busy_logged >= 1) {
-		log_warn("client %s: over the rate limit of its address "
-		    "(%g requests a second, %g at once); %lu requests refused "
-		    "busy since the last such line", c->hs.peer, d->lim.rate,
-		    d->lim.burst, d->busy_n);
+		if (share)
+			log_warn("client %s: busy: its address holds %d leases "
+			    "already; %lu requests refused in the last %.1f s",
+			    c->hs.peer, d->leases, d->busy_n,
+			    t - d->busy_logged);
+		else
+			log_warn("client %s: busy: over the rate limit of its "
+			    "address (%g requests a second, %g at once); %lu "
+			    "requests refused in the last %.1f s", c->hs.peer,
+			    d->lim.rate, d->lim.burst, d->busy_n,
+			    t - d->busy_logged);
 		d->busy_logged = t;
 		d->busy_n = 0;
 	}
@@ -676,7 +709,7 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 
 	switch (h->type) {
 	case MSG_PLACE:
-		if ((ms = client_limit(c)) > 0) {
+		if ((ms = client_limit(c, 1)) > 0) {
 			/* Not even decoded: a flood costs the least. */
 			memset(&rp, 0, sizeof rp);
 			snprintf(rp.task, sizeof rp.task, "-");
@@ -697,7 +730,7 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			client_fail(c, h->id, PERR_MALFORMED, 0, "%s", err);
 			return;
 		}
-		if (daemon_place(c->d, &rq, c->host, &rp, err,
+		if (daemon_place(c->d, &rq, c->host, c->key, &rp, err,
 		    sizeof err) == -1) {
 			/* Not placed is an answer, not a protocol error. */
 			memset(&rp, 0, sizeof rp);
@@ -715,7 +748,7 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 		free(doc);
 		return;
 	case MSG_STATUS:
-		if ((ms = client_limit(c)) > 0) {
+		if ((ms = client_limit(c, 0)) > 0) {
 			client_fail(c, h->id, PERR_AGAIN, 0, "busy, retry in %d "
 			    "ms", ms);
 			return;
@@ -1035,6 +1068,7 @@ daemon_env(struct daemon *d)
 {
 	const char *e, *why;
 	double rate = D_RATE, burst = D_BURST, v;
+	long long n;
 
 	d->lease = D_LEASE;
 	if ((e = getenv("GLEAM_SCHED_LEASE")) != NULL && *e != '\0') {
@@ -1060,6 +1094,14 @@ daemon_env(struct daemon *d)
 		    D_BURST);
 		burst = D_BURST;
 	}
+	d->leases = D_LEASES;
+	if ((e = getenv("GLEAM_SCHED_LEASES")) != NULL && *e != '\0') {
+		if (parse_int(e, 1, D_MAX_ASSIGN, &n, &why) == -1)
+			log_warn("GLEAM_SCHED_LEASES=%s: %s; it is %d", e, why,
+			    D_LEASES);
+		else
+			d->leases = (int)n;
+	}
 	limit_init(&d->lim, rate, burst);
 }
 
@@ -1079,6 +1121,7 @@ daemon_main(const struct daemon_opts *o)
 	d.next_session = 1;
 	TAILQ_INIT(&d.clients);
 	daemon_env(&d);
+	d.busy_logged = d.conns_logged = now_mono() - 1;
 	pthread_mutex_init(&d.mu, NULL);
 	pthread_cond_init(&d.cv, NULL);
 	if (parse_hostport(o->listen, host, sizeof host, &port, &why) == -1) {
@@ -1146,10 +1189,12 @@ daemon_main(const struct daemon_opts *o)
 	log_info("%d servers, %d clients, %d tasks known; status every %g s",
 	    d.cfg.nservers, d.cfg.nclients, d.cfg.ntasks, o->interval);
 	if (d.lim.rate > 0)
-		log_info("placements leased for %g s; %g requests a second per "
-		    "address, %g at once", d.lease, d.lim.rate, d.lim.burst);
+		log_info("placements leased for %g s, %d at once per address; "
+		    "%g requests a second per address, %g at once", d.lease,
+		    d.leases, d.lim.rate, d.lim.burst);
 	else
-		log_info("placements leased for %g s; no rate limit", d.lease);
+		log_info("placements leased for %g s, %d at once per address; "
+		    "no rate limit", d.lease, d.leases);
 	log_info("listening on %s", bound);
 	svc_ready(NULL);
 	event_base_dispatch(d.base);

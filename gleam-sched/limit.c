@@ -47,11 +47,12 @@ limit_take(struct limit *l, const char *key, double now)
 			s->tokens = l->burst;
 	}
 	s->last = now > s->last ? now : s->last;
-	if (s->tokens >= 1) {
-		s->tokens -= 1;
+	/* Clocks in doubles: a token within a rounding error is a token. */
+	if (s->tokens >= 1 - 1e-9) {
+		s->tokens = s->tokens > 1 ? s->tokens - 1 : 0;
 		return 0;
 	}
-	ms = ceil((1 - s->tokens) / l->rate * 1e3);
+	ms = ceil((1 - s->tokens) / l->rate * 1e3 - 1e-6);
 	return ms >= 1 ? (ms < 3600000 ? (int)ms : 3600000) : 1;
 }
 

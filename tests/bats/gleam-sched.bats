@@ -756,7 +756,8 @@ big_tasks() {
 	[[ "$output" == *"stalled=1" ]]
 	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SCHED_PID/status")
 	echo "rss $rss kB"
-	[ "$rss" -lt 65536 ]
+	# (AddressSanitizer keeps what was freed a while: no bound there.)
+	ldd "$GLEAM_BIN/gleam-sched" | grep -q libasan || [ "$rss" -lt 65536 ]
 	run -0 --separate-stderr ask -t a
 	[ "$output" = "$FAST" ]
 }

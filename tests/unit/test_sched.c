@@ -457,7 +457,7 @@ test_wire(void)
 	CHECK(r2.retry_ms == 250);
 	CHECK_STR(r2.error, "busy, retry in 250 ms");
 	free(doc);
-	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\nretry_ms: 0\n", 41,
+	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\nretry_ms: 0\n", 39,
 	    &r2, err, sizeof err) == -1);
 	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\n", 27, &r2, err,
 	    sizeof err) == 0);

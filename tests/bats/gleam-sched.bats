@@ -856,3 +856,22 @@ big_tasks() {
 	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
 	[[ "$stderr" == "gleam-sched: $BATS_TEST_TMPDIR/laughs.yaml:"*": more than 1048576 nodes (an alias counts the nodes it stands for)" ]]
 }
+
+@test "attack: one address holds 16 connections at most; the next is told busy, others still connect" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	daemon_start
+	attack -b 127.0.0.2 conns 20 3 >"$BATS_TEST_TMPDIR/conns.out" 3>&- &
+	local cpid=$!
+	for i in $(seq 1 50); do
+		[ -s "$BATS_TEST_TMPDIR/conns.out" ] && break
+		sleep 0.1
+	done
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	wait "$cpid"
+	out=$(cat "$BATS_TEST_TMPDIR/conns.out")
+	echo "$out"
+	[[ "$out" == "open=16 handshake: frame 5: "*"busy: too many connections from this address"* ]]
+	grep -q "client 127.0.0.2:[0-9]*: refused, 16 connections (16 from its address)" "$SCHED_LOG"
+}

@@ -18,6 +18,8 @@ host on Linux), and prints what it got, one line of key=value.
   client SECONDS ADDR NAME  connects to the server at ADDR as NAME and
                         stays SECONDS (a client that came where it was
                         placed)
+  conns N SECONDS       N connections at once, held SECONDS: open= (how
+                        many got WELCOME), then the first refusal's text
   status                the daemon's STATUS document
 
 Usage: sched-attack.py [-b SRC] PORT COMMAND ARGS...
@@ -135,6 +137,15 @@ elif CMD == "client":
     c = connect(host, int(port), ARGS[2].encode())
     time.sleep(float(ARGS[0]))
     print("stayed")
+elif CMD == "conns":
+    held, why = [], ""
+    for _ in range(int(ARGS[0])):
+        try:
+            held.append(connect())
+        except (ValueError, OSError, EOFError) as e:
+            why = why or str(e)
+    print("open=%d %s" % (len(held), why))
+    time.sleep(float(ARGS[1]))
 elif CMD == "status":
     c = connect()
     c.send(STATUS, b"", fid=1)

@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "auth.h"
 #include "conn.h"
@@ -15,7 +18,36 @@
 #include "schedwire.h"
 #include "util.h"
 
-#define ASK_TIMEOUT_MS	5000
+#define ASK_TIMEOUT_MS	5000	/* for the answer, retries and all */
+#define ASK_BACKOFF_MAX	1000	/* ms between two tries, at most */
+
+static double
+ask_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * How long to wait before asking again a daemon that is busy with our
+ * address: what it says, or twice the last wait if longer (at most
+ * ASK_BACKOFF_MAX), and up to a quarter more at random so that clients
+ * turned away together do not come back together.
+ */
+static int
+ask_backoff(int hint_ms, int last_ms)
+{
+	int ms = hint_ms;
+
+	if (last_ms * 2 > ms)
+		ms = last_ms * 2 < ASK_BACKOFF_MAX ? last_ms * 2 :
+		    ASK_BACKOFF_MAX;
+	if (ms < hint_ms)
+		ms = hint_ms;
+	return ms + (int)randombytes_uniform((uint32_t)ms / 4 + 1);
+}
 
 /* This client's name for the daemon: GLEAM_CLIENT, else the host name. */
 static int
@@ -40,9 +72,11 @@ run_ask(const char *addr, const char *key_file, const char *task,
 	struct conn c;
 	const uint8_t *reply;
 	const char *why;
+	struct timespec ts;
 	char host[256], err[1024], *doc;
 	size_t dlen, rlen;
-	int port = PROTO_DEFAULT_PORT + 1, rc;
+	double t0 = ask_now(), left;
+	int port = PROTO_DEFAULT_PORT + 1, rc, wait = 0;
 
 	memset(&rq, 0, sizeof rq);
 	memset(&key, 0, sizeof key);
@@ -73,18 +107,39 @@ run_ask(const char *addr, const char *key_file, const char *task,
 		free(doc);
 		return c.fail == CONN_AUTH ? EXIT_AUTH : EXIT_NET;
 	}
+again:
 	rc = conn_call(&c, MSG_PLACE, doc, dlen, MSG_PLACE, &reply, &rlen);
-	free(doc);
 	if (rc == -1) {
 		log_error("scheduler %s", c.err);
 		conn_close(&c);
+		free(doc);
 		return c.fail == CONN_REMOTE ? EXIT_FAIL : EXIT_NET;
 	}
 	if (place_rep_dec(reply, rlen, &rp, err, sizeof err) == -1) {
 		log_error("scheduler %s: %s", addr, err);
 		conn_close(&c);
+		free(doc);
 		return EXIT_NET;
 	}
+	/* Busy with our address: again on the same connection, in time. */
+	if (rp.retry_ms > 0) {
+		wait = ask_backoff(rp.retry_ms, wait);
+		left = ASK_TIMEOUT_MS / 1e3 - (ask_now() - t0);
+		if (wait / 1e3 < left) {
+			log_warn("scheduler %s: %s; asking again in %d ms",
+			    addr, rp.error, wait);
+			ts.tv_sec = wait / 1000;
+			ts.tv_nsec = (long)(wait % 1000) * 1000000;
+			nanosleep(&ts, NULL);
+			goto again;
+		}
+		log_error("scheduler %s: %s (gave up after %.1f s)", addr,
+		    rp.error, ask_now() - t0);
+		conn_close(&c);
+		free(doc);
+		return EXIT_NET;
+	}
+	free(doc);
 	conn_close(&c);
 	if (rp.error[0] != '\0') {
 		log_error("scheduler %s: task %s of %s: %s", addr, rp.task,

@@ -10,11 +10,18 @@
  *
  * A connection: handshake as with gleam-serve (HELLO, CHALLENGE, AUTH
  * with a key, WELCOME), then PLACE and STATUS requests, one reply each,
- * until BYE or the peer goes.  A placement is remembered for the task's
- * horizon (requests / rate) from when it was made, and counts against
- * its server in every placement meanwhile.
+ * until BYE or the peer goes.  Each request takes a token of its
+ * address's bucket (limit.h); an address out of tokens is answered busy,
+ * with the time until it has one.
+ *
+ * A placement is a lease: it counts against its server in every placement
+ * until its client shows up in that server's status (from then on the
+ * status counts it), or until the lease runs out, whichever is first.
+ * So a PLACE whose client never comes holds its capacity for the lease
+ * and no longer.
  */
 #include <sys/types.h>
+#include <sys/queue.h>
 
 #include <errno.h>
 #include <math.h>
@@ -37,6 +44,7 @@
 #include "exitcode.h"
 #include "hshake.h"
 #include "input.h"
+#include "limit.h"
 #include "log.h"
 #include "net.h"
 #include "parse.h"
@@ -52,14 +60,23 @@
 #define D_IDLE_S	60	/* a connection silent this long is closed */
 #define D_POLL_MS	2000	/* per status request */
 #define D_MAX_ASSIGN	SCHED_MAX_TASKS
+#define D_LEASE		5.0	/* s; GLEAM_SCHED_LEASE */
+#define D_RATE		10.0	/* requests a second per address */
+#define D_BURST		20.0	/* at once; GLEAM_SCHED_RATE, _BURST */
+#define D_LEASES	8	/* held by one address; GLEAM_SCHED_LEASES */
+#define D_CONNS		512	/* connections at once */
+#define D_CONNS_ADDR	16	/* from one address */
+#define D_OUT_MAX	(256 << 10)	/* replies unread: stop reading */
+#define D_TICK_MS	250	/* leases looked at */
 
-/* A task the daemon placed, while it runs. */
+/* A task the daemon placed, while its lease lasts. */
 struct assign {
 	struct sched_task t;		/* client index into the config */
 	char		 client[SCHED_NAME_MAX];
 	char		 server[SCHED_NAME_MAX];
-	double		 since, until;	/* monotonic seconds */
-	double		 load;		/* predicted upload of its weights, s */
+	char		 host[48];	/* the asker's address */
+	char		 key[LIMIT_KEY_MAX];	/* and its bucket's key */
+	double		 since, until;	/* monotonic seconds: the lease */
 };
 
 /* What one status request said. */
@@ -72,6 +89,8 @@ struct heard {
 	uint64_t	 mem_free, gpu_free_max;
 	double		 util;		/* 0 to 1, -1 unknown */
 	double		 port;		/* its link's bit/s, 0 unknown */
+	struct lease_client *cl;	/* its clients, ours left out */
+	int		 ncl;
 };
 
 struct target {
@@ -93,6 +112,16 @@ struct daemon {
 	struct hshake_conf hs;		/* what its handshakes ask */
 	uint64_t	 next_session;
 	int		 nclients;
+	TAILQ_HEAD(, client) clients;
+	struct event	*ev_tick;	/* leases that run out */
+	double		 lease;		/* seconds */
+	int		 leases;	/* at most, held by one address */
+	struct limit	 lim;		/* requests per address */
+	struct lease_credited cred;
+	unsigned long	 matched;	/* the round leases were matched to */
+	double		 busy_logged;	/* when refusals were last logged */
+	double		 conns_logged;
+	unsigned long	 busy_n;	/* refused since */
 
 	pthread_t	 thr;
 	int		 thr_started;
@@ -113,6 +142,10 @@ struct client {
 	struct event	*hs_timer;	/* until WELCOME */
 	struct hshake	 hs;		/* its peer, what it agreed */
 	int		 closing;	/* read nothing more; close once sent */
+	int		 held;		/* reading stopped until replies drain */
+	char		 key[LIMIT_KEY_MAX];	/* its bucket's */
+	char		 host[48];
+	TAILQ_ENTRY(client) entry;
 };
 
 static double
@@ -133,11 +166,13 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 	struct conn c;
 	struct server_status st;
 	struct yerr err;
+	struct client_status *sc;
+	struct lease_client *lc;
 	const uint8_t *reply;
 	const char *why;
 	char host[SCHED_ADDR_MAX];
 	size_t len;
-	double util = 0;
+	double util = 0, t;
 	int i, port = PROTO_DEFAULT_PORT, nutil = 0;
 
 	memset(h, 0, sizeof *h);
@@ -181,12 +216,44 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 	}
 	if (nutil > 0)
 		h->util = util / nutil / 100;
-	/* Our own connection is in the status it sent. */
-	for (i = 0; i < st.nclients; i++)
-		if (strcmp(st.clients[i].name, "gleam-sched") != 0 &&
-		    strcmp(st.clients[i].name, "gleam-probe") != 0)
-			h->nclients++;
+	/*
+	 * Our own connection is in the status it sent; the probe's and
+	 * gleam-run's check of the server are no clients either.  The
+	 * others, and when they came, end the leases of their hosts.
+	 */
+	if (st.nclients > 0 && (h->cl = calloc((size_t)st.nclients,
+	    sizeof *h->cl)) == NULL) {
+		snprintf(h->why, sizeof h->why, "out of memory");
+		h->ok = 0;
+		status_free(&st);
+		return;
+	}
+	t = now_mono();
+	for (i = 0; i < st.nclients; i++) {
+		sc = &st.clients[i];
+		if (strcmp(sc->name, "gleam-sched") == 0 ||
+		    strcmp(sc->name, "gleam-probe") == 0)
+			continue;
+		h->nclients++;
+		if (strcmp(sc->name, "gleam-run") == 0)
+			continue;
+		lc = &h->cl[h->ncl++];
+		snprintf(lc->address, sizeof lc->address, "%s", sc->address);
+		limit_host(sc->address, lc->host, sizeof lc->host);
+		snprintf(lc->name, sizeof lc->name, "%.63s", sc->name);
+		lc->since = t - sc->connected_s;
+	}
 	status_free(&st);
+}
+
+static void
+heard_free(struct heard *h, int n)
+{
+	int i;
+
+	for (i = 0; h != NULL && i < n; i++)
+		free(h[i].cl);
+	free(h);
 }
 
 static void *
@@ -212,12 +279,12 @@ poller(void *arg)
 			poll_one(d, &tg[i], &h[i]);
 		pthread_mutex_lock(&d->mu);
 		if (tg != NULL && h != NULL) {
-			free(d->heard);
+			heard_free(d->heard, d->nheard);
 			d->heard = h;
 			d->nheard = n;
 			d->rounds++;
 		} else
-			free(h);
+			heard_free(h, n);
 		h = NULL;
 		clock_gettime(CLOCK_REALTIME, &until);
 		secs = until.tv_nsec / 1e9 + d->o->interval;
@@ -258,31 +325,70 @@ targets_set(struct daemon *d)
 
 /* ---- the view -------------------------------------------------------- */
 
-/* Forgets placements whose horizon has passed. */
+/*
+ * Ends the leases whose client a new round of status shows on its
+ * server, and those that have run out.  Either way the placement's
+ * capacity is free again: from now on the server's status counts what
+ * its client does.
+ */
 static void
-assign_expire(struct daemon *d)
+lease_sweep(struct daemon *d)
 {
+	struct assign *a;
+	struct heard *h;
 	double t = now_mono();
-	int i, n = 0;
+	int i, j, k, n = 0, gone;
 
-	for (i = 0; i < d->nas; i++)
-		if (d->as[i].until > t)
-			d->as[n++] = d->as[i];
+	pthread_mutex_lock(&d->mu);
+	for (i = 0; i < d->nas; i++) {
+		a = &d->as[i];
+		gone = 0;
+		for (k = 0; d->rounds != d->matched && k < d->nheard; k++) {
+			h = &d->heard[k];
+			if (!h->ok || strcmp(h->name, a->server) != 0)
+				continue;
+			if ((j = lease_match(a->host, a->since, h->cl, h->ncl,
+			    &d->cred)) < 0)
+				break;
+			log_info("%s of %s on %s: its client connected (%s, "
+			    "%s), lease ended after %.1f s", a->t.name,
+			    a->client, a->server, h->cl[j].address,
+			    h->cl[j].name, t - a->since);
+			gone = 1;
+			break;
+		}
+		if (!gone && a->until <= t) {
+			log_info("lease of %s of %s on %s expired after %.1f s: "
+			    "no client from %s came; its capacity is free",
+			    a->t.name, a->client, a->server, t - a->since,
+			    a->host);
+			gone = 1;
+		}
+		if (!gone)
+			d->as[n++] = *a;
+	}
+	d->matched = d->rounds;
+	pthread_mutex_unlock(&d->mu);
 	d->nas = n;
+}
+
+static void
+lease_tick(evutil_socket_t fd, short what, void *arg)
+{
+	lease_sweep(arg);
 }
 
 /*
  * Puts the last round of status into the configuration's servers.  A
- * server's utilization counts the daemon's own placements there, which
- * the predictor adds again: their predicted load is taken off.
+ * lease's client is not on its server yet (once it is, the lease ends),
+ * so the utilization a server reports is none of the daemon's placements.
  */
 static void
 view_refresh(struct daemon *d)
 {
 	struct sched_server *sv;
 	struct heard *h;
-	double own;
-	int i, j, v;
+	int i, v;
 
 	pthread_mutex_lock(&d->mu);
 	for (i = 0; i < d->nheard; i++) {
@@ -310,16 +416,9 @@ view_refresh(struct daemon *d)
 			sv->mem_free = h->mem_free;
 			sv->gpu_free_max = h->gpu_free_max;
 		}
-		if (h->util >= 0) {
-			own = 0;
-			for (j = 0; j < d->nas; j++)
-				if (strcmp(d->as[j].server, sv->name) == 0)
-					own += d->as[j].t.rate *
-					    d->as[j].t.gpu_time / sv->speed;
-			own /= sv->ngpus > 0 ? sv->ngpus : 1;
-			sv->background = h->util - own > 0 ?
-			    (h->util - own < 0.99 ? h->util - own : 0.99) : 0;
-		}
+		if (h->util >= 0)
+			sv->background = h->util > 0 ?
+			    (h->util < 0.99 ? h->util : 0.99) : 0;
 	}
 	pthread_mutex_unlock(&d->mu);
 }
@@ -344,12 +443,33 @@ task_default(struct sched_task *t)
 }
 
 /*
- * Places the task for the client; 0 with the reply filled, or -1 with a
- * reason in err.
+ * An address holding its share of leases waits for one to end: the
+ * milliseconds until the first ends at the latest, or 0 if it may have
+ * another.
  */
 static int
-daemon_place(struct daemon *d, const struct place_req *rq,
-    struct place_rep *rp, char *err, size_t errlen)
+daemon_share(struct daemon *d, const char *key)
+{
+	double first = 0, t = now_mono();
+	int i, n = 0;
+
+	lease_sweep(d);
+	for (i = 0; i < d->nas; i++)
+		if (strcmp(d->as[i].key, key) == 0 && (n++ == 0 ||
+		    d->as[i].until < first))
+			first = d->as[i].until;
+	if (n < d->leases)
+		return 0;
+	return first - t > 0.001 ? (int)ceil((first - t) * 1e3) : 1;
+}
+
+/*
+ * Places the task for the client that asked from host (its bucket's
+ * key); 0 with the reply filled, or -1 with a reason in err.
+ */
+static int
+daemon_place(struct daemon *d, const struct place_req *rq, const char *host,
+    const char *key, struct place_rep *rp, char *err, size_t errlen)
 {
 	struct sched w;
 	struct sched_task *tasks, *t;
@@ -357,22 +477,19 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 	struct predictor p;
 	struct pred pr;
 	struct assign *a;
-	char *added[D_MAX_ASSIGN];
-	int addedv[D_MAX_ASSIGN], nadded = 0;
-	double now, left;
-	int c, i, k, n, v, rc = -1;
+	int c, i, k, n, rc = -1;
 
 	if ((c = sched_client_find(&d->cfg, rq->client)) < 0) {
 		snprintf(err, errlen, "client %s: unknown (not in %s)",
 		    rq->client, input_name(d->o->links));
 		return -1;
 	}
+	lease_sweep(d);
 	if (d->nas >= D_MAX_ASSIGN) {
-		snprintf(err, errlen, "%d tasks placed and running: no more",
-		    d->nas);
+		snprintf(err, errlen, "%d placements wait for their clients: "
+		    "no more", d->nas);
 		return -1;
 	}
-	assign_expire(d);
 	view_refresh(d);
 	n = d->nas + 1;
 	tasks = calloc((size_t)n, sizeof *tasks);
@@ -382,35 +499,13 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 		goto out;
 	}
 	/*
-	 * What the placements in force have left to do: their requests over
-	 * what is left of their horizon; weights they uploaded are there
-	 * once the upload predicted for them is over (the status does not
-	 * list them), and partly there until then.
+	 * The leases in force: each a task about to start on its server,
+	 * none of it in the server's status yet.
 	 */
-	now = now_mono();
 	for (i = 0; i < d->nas; i++) {
 		tasks[i] = d->as[i].t;
-		tasks[i].server = v = sched_server_find(&d->cfg,
-		    d->as[i].server);
-		tasks[i].fixed = v >= 0;
-		left = d->as[i].until - now;
-		tasks[i].requests = left * tasks[i].rate > 1 ?
-		    left * tasks[i].rate : 1;
-		if (v < 0 || tasks[i].model[0] == '\0' ||
-		    sched_resident(&d->cfg.servers[v], tasks[i].model))
-			continue;
-		if (now - d->as[i].since >= d->as[i].load) {
-			if (sched_model_add(&d->cfg.servers[v],
-			    tasks[i].model) == -1) {
-				snprintf(err, errlen, "out of memory");
-				goto out;
-			}
-			added[nadded] = tasks[i].model;
-			addedv[nadded++] = v;
-		} else
-			tasks[i].model_sent = (uint64_t)((double)
-			    tasks[i].model_size * (now - d->as[i].since) /
-			    d->as[i].load);
+		tasks[i].server = sched_server_find(&d->cfg, d->as[i].server);
+		tasks[i].fixed = tasks[i].server >= 0;
 	}
 	t = &tasks[d->nas];
 	if ((k = sched_task_find(&d->cfg, rq->task)) >= 0)
@@ -454,16 +549,15 @@ daemon_place(struct daemon *d, const struct place_req *rq,
 	a->t = *t;
 	snprintf(a->client, sizeof a->client, "%s", rq->client);
 	snprintf(a->server, sizeof a->server, "%s", rp->server);
+	snprintf(a->host, sizeof a->host, "%s", host);
+	snprintf(a->key, sizeof a->key, "%s", key);
 	a->since = now_mono();
-	a->until = a->since + t->requests / t->rate;
-	a->load = pr.load;
-	log_info("placed %s of %s on %s (%.3f ms per request)", rq->task,
-	    rq->client, rp->server, rp->latency_ms);
+	a->until = a->since + d->lease;
+	log_info("placed %s of %s on %s (%.3f ms per request), leased for "
+	    "%.1f s", rq->task, rq->client, rp->server, rp->latency_ms,
+	    d->lease);
 	rc = 0;
 out:
-	/* The view's weights were the daemon's guess, not the files'. */
-	for (i = 0; i < nadded; i++)
-		sched_model_remove(&d->cfg.servers[addedv[i]], added[i]);
 	place_why_free(why, n);
 	free(why);
 	free(tasks);
@@ -482,7 +576,7 @@ daemon_status(struct daemon *d, size_t *len)
 	unsigned long rounds;
 	int i, v, n;
 
-	assign_expire(d);
+	lease_sweep(d);
 	view_refresh(d);
 	pthread_mutex_lock(&d->mu);
 	rounds = d->rounds;
@@ -569,6 +663,40 @@ client_fail(struct client *c, uint64_t id, uint32_t code, int fatal_err,
 		c->closing = 1;
 }
 
+/*
+ * A token of the client's address for a request: 0, or the milliseconds
+ * until it has one.  Refusals are logged once a second at most: a flood
+ * must not fill the log either.
+ */
+static int
+client_limit(struct client *c, int place)
+{
+	struct daemon *d = c->d;
+	double t = now_mono();
+	int ms, share = 0;
+
+	if ((ms = limit_take(&d->lim, c->key, t)) == 0 && (!place ||
+	    (ms = share = daemon_share(d, c->key)) == 0))
+		return 0;
+	d->busy_n++;
+	if (t - d->busy_logged >= 1) {
+		if (share)
+			log_warn("client %s: busy: its address holds %d leases "
+			    "already; %lu requests refused in the last %.1f s",
+			    c->hs.peer, d->leases, d->busy_n,
+			    t - d->busy_logged);
+		else
+			log_warn("client %s: busy: over the rate limit of its "
+			    "address (%g requests a second, %g at once); %lu "
+			    "requests refused in the last %.1f s", c->hs.peer,
+			    d->lim.rate, d->lim.burst, d->busy_n,
+			    t - d->busy_logged);
+		d->busy_logged = t;
+		d->busy_n = 0;
+	}
+	return ms;
+}
+
 /* A request after the handshake: PLACE or STATUS, one reply each. */
 static void
 client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
@@ -577,14 +705,33 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 	struct place_rep rp;
 	char err[SCHEDWIRE_REASON_MAX + 256], *doc;
 	size_t len;
+	int ms;
 
 	switch (h->type) {
 	case MSG_PLACE:
+		if ((ms = client_limit(c, 1)) > 0) {
+			/* Not even decoded: a flood costs the least. */
+			memset(&rp, 0, sizeof rp);
+			snprintf(rp.task, sizeof rp.task, "-");
+			snprintf(rp.client, sizeof rp.client, "-");
+			snprintf(rp.error, sizeof rp.error, "busy, retry in %d "
+			    "ms", ms);
+			rp.retry_ms = ms;
+			if ((doc = place_rep_enc(&rp, &len)) == NULL) {
+				client_fail(c, h->id, PERR_INTERNAL, 0,
+				    "out of memory");
+				return;
+			}
+			client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
+			free(doc);
+			return;
+		}
 		if (place_req_dec(p, h->len, &rq, err, sizeof err) == -1) {
 			client_fail(c, h->id, PERR_MALFORMED, 0, "%s", err);
 			return;
 		}
-		if (daemon_place(c->d, &rq, &rp, err, sizeof err) == -1) {
+		if (daemon_place(c->d, &rq, c->host, c->key, &rp, err,
+		    sizeof err) == -1) {
 			/* Not placed is an answer, not a protocol error. */
 			memset(&rp, 0, sizeof rp);
 			snprintf(rp.task, sizeof rp.task, "%s", rq.task);
@@ -601,6 +748,11 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 		free(doc);
 		return;
 	case MSG_STATUS:
+		if ((ms = client_limit(c, 0)) > 0) {
+			client_fail(c, h->id, PERR_AGAIN, 0, "busy, retry in %d "
+			    "ms", ms);
+			return;
+		}
 		if (h->len != 0) {
 			client_fail(c, h->id, PERR_MALFORMED, 1,
 			    "STATUS takes no payload");
@@ -649,6 +801,16 @@ client_read(struct bufferevent *bev, void *arg)
 	const uint8_t *p;
 
 	while (!c->closing) {
+		/*
+		 * Replies the peer does not read: read no more of its
+		 * requests until they drain (client_write), so that a flood
+		 * that never reads holds the kernel's buffers, not ours.
+		 */
+		if (evbuffer_get_length(out) > D_OUT_MAX) {
+			bufferevent_disable(bev, EV_READ);
+			c->held = 1;
+			return;
+		}
 		if ((in = hshake_open(&c->hs, raw)) == NULL) {
 			/* Logged; a forged record gets no answer. */
 			c->closing = 1;
@@ -697,6 +859,11 @@ client_write(struct bufferevent *bev, void *arg)
 
 	if (c->closing)
 		client_free(c);
+	else if (c->held) {
+		c->held = 0;
+		bufferevent_enable(bev, EV_READ);
+		client_read(bev, c);
+	}
 }
 
 static void
@@ -725,11 +892,38 @@ static void
 client_free(struct client *c)
 {
 	c->d->nclients--;
+	TAILQ_REMOVE(&c->d->clients, c, entry);
 	if (c->hs_timer != NULL)
 		event_free(c->hs_timer);
 	bufferevent_free(c->bev);
 	hshake_fini(&c->hs);
 	free(c);
+}
+
+/* ERROR 11 before the handshake, and closed: come again shortly. */
+static void
+daemon_refuse(evutil_socket_t fd, const char *text)
+{
+	struct msg_error e;
+	struct frame_hdr h;
+	uint8_t buf[PROTO_HDR_LEN + 600];
+	struct pw w;
+
+	memset(&e, 0, sizeof e);
+	e.code = PERR_AGAIN;
+	snprintf(e.text, sizeof e.text, "%s", text);
+	pw_init(&w);
+	msg_error_enc(&w, &e);
+	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
+		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY,
+		    0 };
+		proto_hdr_encode(buf, &h);
+		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
+		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	pw_free(&w);
+	evutil_closesocket(fd);
 }
 
 static void
@@ -739,15 +933,34 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 	struct daemon *d = arg;
 	struct timeval idle = { D_IDLE_S, 0 };
 	struct timeval hs = { HSHAKE_TIMEOUT_DEFAULT, 0 };
-	struct client *c;
-	char peer[64];
+	struct client *c, *o;
+	char peer[64], key[LIMIT_KEY_MAX];
+	int n = 0;
 
+	/* One address may not take every connection there is. */
+	limit_key(sa, key, sizeof key);
+	TAILQ_FOREACH(o, &d->clients, entry)
+		n += strcmp(o->key, key) == 0;
+	if (d->nclients >= D_CONNS || n >= D_CONNS_ADDR) {
+		if (now_mono() - d->conns_logged >= 1) {
+			d->conns_logged = now_mono();
+			log_warn("client %s: refused, %d connections (%d from "
+			    "its address)", net_addr_str(sa, peer, sizeof peer),
+			    d->nclients, n);
+		}
+		daemon_refuse(fd, n >= D_CONNS_ADDR ?
+		    "busy: too many connections from this address" :
+		    "busy: too many connections");
+		return;
+	}
 	if ((c = calloc(1, sizeof *c)) == NULL) {
 		evutil_closesocket(fd);
 		return;
 	}
 	c->d = d;
+	snprintf(c->key, sizeof c->key, "%s", key);
 	net_addr_str(sa, peer, sizeof peer);
+	limit_host(peer, c->host, sizeof c->host);
 	hshake_init(&c->hs, &d->hs, peer, d->next_session++);
 	net_nodelay(fd);
 	c->bev = bufferevent_socket_new(d->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -763,6 +976,7 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	d->nclients++;
+	TAILQ_INSERT_TAIL(&d->clients, c, entry);
 	bufferevent_setcb(c->bev, client_read, client_write, client_event, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -846,9 +1060,56 @@ daemon_stop(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(d->base, NULL);
 }
 
+/*
+ * The lease and the rate limit, from the environment: a bad value is
+ * ignored with a warning, as the toolkit does with its variables.
+ */
+static void
+daemon_env(struct daemon *d)
+{
+	const char *e, *why;
+	double rate = D_RATE, burst = D_BURST, v;
+	long long n;
+
+	d->lease = D_LEASE;
+	if ((e = getenv("GLEAM_SCHED_LEASE")) != NULL && *e != '\0') {
+		why = NULL;
+		if (parse_duration(e, &v, &why) == 0) {
+			if (v < 0.1 || v > 3600)
+				why = "not between 100ms and 1h";
+			else
+				d->lease = v;
+		}
+		if (why != NULL)
+			log_warn("GLEAM_SCHED_LEASE=%s: %s; the lease is %g s",
+			    e, why, D_LEASE);
+	}
+	if ((e = getenv("GLEAM_SCHED_RATE")) != NULL && *e != '\0' &&
+	    parse_double(e, 0, 1e6, &rate, &why) == -1) {
+		log_warn("GLEAM_SCHED_RATE=%s: %s; it is %g", e, why, D_RATE);
+		rate = D_RATE;
+	}
+	if ((e = getenv("GLEAM_SCHED_BURST")) != NULL && *e != '\0' &&
+	    parse_double(e, 1, 1e6, &burst, &why) == -1) {
+		log_warn("GLEAM_SCHED_BURST=%s: %s; it is %g", e, why,
+		    D_BURST);
+		burst = D_BURST;
+	}
+	d->leases = D_LEASES;
+	if ((e = getenv("GLEAM_SCHED_LEASES")) != NULL && *e != '\0') {
+		if (parse_int(e, 1, D_MAX_ASSIGN, &n, &why) == -1)
+			log_warn("GLEAM_SCHED_LEASES=%s: %s; it is %d", e, why,
+			    D_LEASES);
+		else
+			d->leases = (int)n;
+	}
+	limit_init(&d->lim, rate, burst);
+}
+
 int
 daemon_main(const struct daemon_opts *o)
 {
+	struct timeval tick = { 0, D_TICK_MS * 1000 };
 	struct daemon d;
 	struct sockaddr_storage ss;
 	socklen_t sslen;
@@ -859,6 +1120,9 @@ daemon_main(const struct daemon_opts *o)
 	memset(&d, 0, sizeof d);
 	d.o = o;
 	d.next_session = 1;
+	TAILQ_INIT(&d.clients);
+	daemon_env(&d);
+	d.busy_logged = d.conns_logged = now_mono() - 1;
 	pthread_mutex_init(&d.mu, NULL);
 	pthread_cond_init(&d.cv, NULL);
 	if (parse_hostport(o->listen, host, sizeof host, &port, &why) == -1) {
@@ -891,7 +1155,9 @@ daemon_main(const struct daemon_opts *o)
 	d.ev_hup = evsignal_new(d.base, SIGHUP, daemon_reload, &d);
 	d.ev_term = evsignal_new(d.base, SIGTERM, daemon_stop, &d);
 	d.ev_int = evsignal_new(d.base, SIGINT, daemon_stop, &d);
+	d.ev_tick = event_new(d.base, -1, EV_PERSIST, lease_tick, &d);
 	if (d.ev_hup == NULL || d.ev_term == NULL || d.ev_int == NULL ||
+	    d.ev_tick == NULL || evtimer_add(d.ev_tick, &tick) == -1 ||
 	    evsignal_add(d.ev_hup, NULL) == -1 ||
 	    evsignal_add(d.ev_term, NULL) == -1 ||
 	    evsignal_add(d.ev_int, NULL) == -1) {
@@ -923,6 +1189,13 @@ daemon_main(const struct daemon_opts *o)
 	d.thr_started = 1;
 	log_info("%d servers, %d clients, %d tasks known; status every %g s",
 	    d.cfg.nservers, d.cfg.nclients, d.cfg.ntasks, o->interval);
+	if (d.lim.rate > 0)
+		log_info("placements leased for %g s, %d at once per address; "
+		    "%g requests a second per address, %g at once", d.lease,
+		    d.leases, d.lim.rate, d.lim.burst);
+	else
+		log_info("placements leased for %g s, %d at once per address; "
+		    "no rate limit", d.lease, d.leases);
 	log_info("listening on %s", bound);
 	svc_ready(NULL);
 	event_base_dispatch(d.base);
@@ -943,10 +1216,12 @@ out:
 		event_free(d.ev_term);
 	if (d.ev_int != NULL)
 		event_free(d.ev_int);
+	if (d.ev_tick != NULL)
+		event_free(d.ev_tick);
 	if (d.base != NULL)
 		event_base_free(d.base);
 	free(d.targets);
-	free(d.heard);
+	heard_free(d.heard, d.nheard);
 	free(d.as);
 	sched_free(&d.cfg);
 	pthread_mutex_destroy(&d.mu);

@@ -49,6 +49,8 @@ place_rep_enc(const struct place_rep *r, size_t *len)
 	yw_kstr(w, "client", r->client);
 	if (r->error[0] != '\0') {
 		yw_kstr(w, "error", r->error);
+		if (r->retry_ms > 0)
+			yw_kint(w, "retry_ms", r->retry_ms);
 		yw_end(w);
 		return finish(w, len);
 	}
@@ -86,10 +88,15 @@ static const struct cfg_key place_err_keys[] = {
 	NAME("task", F(task)),
 	NAME("client", F(client)),
 	NAME("error", F(error)),
+	{ "retry_ms",	CFG_INT, F(retry_ms), .min = 1, .max = 3600000 },
 	{ NULL }
 };
 #undef F
 #undef NAME
+
+static const struct ylimits sw_limits = {
+	SCHEDWIRE_DOC_MAX, SCHEDWIRE_DEPTH_MAX, SCHEDWIRE_NODES_MAX
+};
 
 /* The document's root mapping with only the known keys. */
 static yaml_node_t *
@@ -98,7 +105,7 @@ load(struct ydoc *d, const char *what, const void *buf, size_t len,
 {
 	yaml_node_t *root;
 
-	if (ydoc_load_mem(d, what, buf, len, err) == -1)
+	if (ydoc_load_mem_lim(d, what, buf, len, &sw_limits, err) == -1)
 		return NULL;
 	if ((root = ydoc_root(d)) == NULL) {
 		snprintf(err->msg, sizeof err->msg, "%s: empty document", what);
@@ -146,7 +153,8 @@ place_rep_dec(const void *buf, size_t len, struct place_rep *r, char *errbuf,
 
 	memset(r, 0, sizeof *r);
 	memset(&d, 0, sizeof d);
-	if (ydoc_load_mem(&d, "placement", buf, len, &err) == -1)
+	if (ydoc_load_mem_lim(&d, "placement", buf, len, &sw_limits,
+	    &err) == -1)
 		goto out;
 	root = ydoc_root(&d);
 	/* An answer of the one kind or the other, by its keys. */

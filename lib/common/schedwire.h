@@ -7,7 +7,9 @@
  * mapping { client, task }.  The reply (PLACE with FL_REPLY) is a YAML
  * mapping { task, client, server, address, latency_ms, reason }, or
  * { task, client, error } for a task that cannot be placed (an unknown
- * client, no server with room).  Both decoders treat
+ * client, no server with room), or { task, client, error, retry_ms }
+ * from a daemon that is busy with the asking address (its rate limit):
+ * ask again after retry_ms.  Both decoders treat
  * their input as hostile: unknown keys, missing keys, overlong or empty
  * names and non-mapping documents are errors with a reason.
  */
@@ -24,6 +26,13 @@
 #define SCHEDWIRE_NAME_MAX	127	/* client, task and server names */
 #define SCHEDWIRE_ADDR_MAX	300	/* host:port */
 #define SCHEDWIRE_REASON_MAX	767
+/*
+ * A PLACE document, either way, is refused beyond these while it is
+ * parsed (yamlio.h): a request is two names, a reply a few keys.
+ */
+#define SCHEDWIRE_DOC_MAX	4096
+#define SCHEDWIRE_DEPTH_MAX	4
+#define SCHEDWIRE_NODES_MAX	64
 
 struct place_req {
 	char		 client[SCHEDWIRE_NAME_MAX + 1];
@@ -38,6 +47,7 @@ struct place_rep {
 	double		 latency_ms;	/* predicted per request */
 	char		 reason[SCHEDWIRE_REASON_MAX + 1];
 	char		 error[SCHEDWIRE_REASON_MAX + 1];	/* "": placed */
+	int		 retry_ms;	/* > 0: busy, ask again after it */
 };
 
 /*

@@ -429,6 +429,14 @@ status_read(struct ydoc *d, yaml_node_t *m, struct server_status *s,
 	return 0;
 }
 
+/*
+ * A status from the network: STATUS_MAX_CLIENTS clients of long names
+ * need more room than a file (yamlio's defaults), and no more.
+ */
+static const struct ylimits status_limits = {
+	32u << 20, YDOC_MAX_DEPTH, YDOC_MAX_NODES
+};
+
 int
 status_parse(const char *name, const void *buf, size_t len,
     struct server_status *s, struct yerr *err)
@@ -437,7 +445,7 @@ status_parse(const char *name, const void *buf, size_t len,
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (ydoc_load_mem(&d, name, buf, len, err) == -1)
+	if (ydoc_load_mem_lim(&d, name, buf, len, &status_limits, err) == -1)
 		return -1;
 	rc = status_read(&d, ydoc_root(&d), s, err);
 	ydoc_free(&d);

@@ -1,8 +1,11 @@
 /* YAML writing and reading on libyaml. */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,30 +295,293 @@ yw_finish(struct yw *w, size_t *len)
 
 /* Reader. */
 
-static int
-ydoc_parse(struct ydoc *d, yaml_parser_t *p, struct yerr *err)
+const struct ylimits ydoc_limits = {
+	YDOC_MAX_BYTES, YDOC_MAX_DEPTH, YDOC_MAX_NODES
+};
+
+/*
+ * Builds the document from the parser's events, as yaml_parser_load
+ * would, counting as it goes: a bound is refused at the event that
+ * passes it, before the rest of the input is even scanned.
+ */
+struct ycomp {
+	yaml_document_t	*doc;
+	const struct ylimits *lim;
+	const char	*name;
+	struct yerr	*err;
+	size_t		 nodes;		/* aliases count what they stand for */
+	int		 depth;
+	struct {
+		int	 id;
+		int	 key;		/* a mapping's key awaiting its value */
+		size_t	 nodes;		/* ycomp's count when it began */
+		char	*anchor;	/* registered once it is complete */
+	} open[YDOC_DEPTH_HARD];
+	int		 nanchors;
+	struct {
+		char	*name;
+		int	 id;
+		size_t	 nodes;		/* its own and those below it */
+	} anchors[YDOC_MAX_ANCHORS];
+};
+
+static int __attribute__((format(printf, 3, 4)))
+ycomp_fail(struct ycomp *c, const yaml_mark_t *m, const char *fmt, ...)
 {
-	if (!yaml_parser_load(p, &d->doc)) {
-		snprintf(err->msg, sizeof err->msg, "%s:%zu: %s%s%s", d->name,
-		    (p->problem_mark.line + 1),
-		    p->problem ? p->problem : "invalid YAML",
-		    p->context ? " " : "", p->context ? p->context : "");
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(c->err->msg, sizeof c->err->msg, "%s:%zu: %s", c->name,
+	    m->line + 1, msg);
+	return -1;
+}
+
+/* n more nodes, within the bound. */
+static int
+ycomp_count(struct ycomp *c, const yaml_mark_t *m, size_t n)
+{
+	if (n > c->lim->max_nodes - c->nodes)
+		return ycomp_fail(c, m, "more than %zu nodes (an alias counts "
+		    "the nodes it stands for)", c->lim->max_nodes);
+	c->nodes += n;
+	return 0;
+}
+
+/* Node id into its collection, or as the root. */
+static int
+ycomp_attach(struct ycomp *c, const yaml_mark_t *m, int id)
+{
+	int ok = 1;
+
+	if (c->depth == 0)
+		return 0;
+	if (c->open[c->depth - 1].key == 0 &&
+	    yaml_document_get_node(c->doc, c->open[c->depth - 1].id)->type ==
+	    YAML_MAPPING_NODE)
+		c->open[c->depth - 1].key = id;
+	else if (c->open[c->depth - 1].key != 0) {
+		ok = yaml_document_append_mapping_pair(c->doc,
+		    c->open[c->depth - 1].id, c->open[c->depth - 1].key, id);
+		c->open[c->depth - 1].key = 0;
+	} else
+		ok = yaml_document_append_sequence_item(c->doc,
+		    c->open[c->depth - 1].id, id);
+	return ok ? 0 : ycomp_fail(c, m, "out of memory");
+}
+
+static int
+ycomp_anchor(struct ycomp *c, const yaml_mark_t *m, const yaml_char_t *name,
+    int id, size_t nodes)
+{
+	int i;
+
+	if (name == NULL)
+		return 0;
+	for (i = 0; i < c->nanchors; i++)
+		if (strcmp(c->anchors[i].name, (const char *)name) == 0)
+			return ycomp_fail(c, m, "anchor &%s given twice", name);
+	if (c->nanchors == YDOC_MAX_ANCHORS)
+		return ycomp_fail(c, m, "more than %d anchors",
+		    YDOC_MAX_ANCHORS);
+	if ((c->anchors[c->nanchors].name = strdup((const char *)name)) ==
+	    NULL)
+		return ycomp_fail(c, m, "out of memory");
+	c->anchors[c->nanchors].id = id;
+	c->anchors[c->nanchors++].nodes = nodes;
+	return 0;
+}
+
+/* A node's marks, which yaml_document_add_* leave empty. */
+static void
+ycomp_marks(struct ycomp *c, int id, const yaml_event_t *ev)
+{
+	yaml_node_t *n = yaml_document_get_node(c->doc, id);
+
+	n->start_mark = ev->start_mark;
+	n->end_mark = ev->end_mark;
+}
+
+/* One event; 1 when the document is complete, 0 for more, -1 on error. */
+static int
+ycomp_event(struct ycomp *c, yaml_event_t *ev)
+{
+	const yaml_mark_t *m = &ev->start_mark;
+	yaml_char_t *anchor = NULL;
+	int id, i, seq;
+
+	switch (ev->type) {
+	case YAML_NO_EVENT:
+	case YAML_STREAM_START_EVENT:
+	case YAML_DOCUMENT_START_EVENT:
+		return 0;
+	case YAML_STREAM_END_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+		return 1;
+	case YAML_ALIAS_EVENT:
+		for (i = 0; i < c->nanchors; i++)
+			if (strcmp(c->anchors[i].name,
+			    (const char *)ev->data.alias.anchor) == 0)
+				break;
+		if (i == c->nanchors)
+			return ycomp_fail(c, m, "alias *%s: no complete node "
+			    "of that anchor before it", ev->data.alias.anchor);
+		if (ycomp_count(c, m, c->anchors[i].nodes) == -1)
+			return -1;
+		return ycomp_attach(c, m, c->anchors[i].id);
+	case YAML_SCALAR_EVENT:
+		if (ycomp_count(c, m, 1) == -1)
+			return -1;
+		if ((id = yaml_document_add_scalar(c->doc, NULL,
+		    ev->data.scalar.value, (int)ev->data.scalar.length,
+		    ev->data.scalar.style)) == 0)
+			return ycomp_fail(c, m, "out of memory");
+		ycomp_marks(c, id, ev);
+		if (ycomp_anchor(c, m, ev->data.scalar.anchor, id, 1) == -1)
+			return -1;
+		return ycomp_attach(c, m, id);
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		seq = ev->type == YAML_SEQUENCE_START_EVENT;
+		if (c->depth >= c->lim->max_depth || c->depth >= YDOC_DEPTH_HARD)
+			return ycomp_fail(c, m, "nested deeper than %d levels",
+			    c->lim->max_depth < YDOC_DEPTH_HARD ?
+			    c->lim->max_depth : YDOC_DEPTH_HARD);
+		if (ycomp_count(c, m, 1) == -1)
+			return -1;
+		if (seq) {
+			id = yaml_document_add_sequence(c->doc, NULL,
+			    ev->data.sequence_start.style);
+			anchor = ev->data.sequence_start.anchor;
+		} else {
+			id = yaml_document_add_mapping(c->doc, NULL,
+			    ev->data.mapping_start.style);
+			anchor = ev->data.mapping_start.anchor;
+		}
+		if (id == 0)
+			return ycomp_fail(c, m, "out of memory");
+		ycomp_marks(c, id, ev);
+		if (ycomp_attach(c, m, id) == -1)
+			return -1;
+		c->open[c->depth].id = id;
+		c->open[c->depth].key = 0;
+		c->open[c->depth].nodes = c->nodes - 1;
+		c->open[c->depth].anchor = NULL;
+		if (anchor != NULL && (c->open[c->depth].anchor =
+		    strdup((const char *)anchor)) == NULL)
+			return ycomp_fail(c, m, "out of memory");
+		c->depth++;
+		return 0;
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		if (c->depth == 0)	/* the parser's events nest */
+			return ycomp_fail(c, m, "unbalanced collection");
+		c->depth--;
+		yaml_document_get_node(c->doc, c->open[c->depth].id)->end_mark =
+		    ev->end_mark;
+		i = ycomp_anchor(c, m, (yaml_char_t *)c->open[c->depth].anchor,
+		    c->open[c->depth].id, c->nodes - c->open[c->depth].nodes);
+		free(c->open[c->depth].anchor);
+		c->open[c->depth].anchor = NULL;
+		return i;
+	}
+	return 0;
+}
+
+/* The parser's first document into d, within the bounds. */
+static int
+ydoc_parse(struct ydoc *d, yaml_parser_t *p, const struct ylimits *lim,
+    int *over, struct yerr *err)
+{
+	struct ycomp c;
+	yaml_event_t ev;
+	int i, rc = 0;
+
+	memset(&c, 0, sizeof c);
+	c.doc = &d->doc;
+	c.lim = lim;
+	c.name = d->name;
+	c.err = err;
+	if (!yaml_document_initialize(&d->doc, NULL, NULL, NULL, 1, 1)) {
+		snprintf(err->msg, sizeof err->msg, "%s: out of memory",
+		    d->name);
 		yaml_parser_delete(p);
 		return -1;
 	}
+	while (rc == 0) {
+		if (!yaml_parser_parse(p, &ev)) {
+			if (over != NULL && *over)
+				snprintf(err->msg, sizeof err->msg, "%s: more "
+				    "than %zu bytes", d->name, lim->max_bytes);
+			else
+				snprintf(err->msg, sizeof err->msg,
+				    "%s:%zu: %s%s%s", d->name,
+				    p->problem_mark.line + 1,
+				    p->problem ? p->problem : "invalid YAML",
+				    p->context ? " " : "",
+				    p->context ? p->context : "");
+			rc = -1;
+			break;
+		}
+		rc = ycomp_event(&c, &ev);
+		yaml_event_delete(&ev);
+	}
+	for (i = 0; i < c.depth; i++)
+		free(c.open[i].anchor);
+	for (i = 0; i < c.nanchors; i++)
+		free(c.anchors[i].name);
 	yaml_parser_delete(p);
+	if (rc == -1) {
+		yaml_document_delete(&d->doc);
+		return -1;
+	}
 	/* An empty document loads; its root is NULL. */
 	d->loaded = 1;
 	return 0;
 }
 
+/* A file read through a count that stops one byte past the bound. */
+struct yfile {
+	FILE		*f;
+	size_t		 n, max;
+	int		 over;
+};
+
+static int
+yfile_read(void *arg, unsigned char *buf, size_t size, size_t *got)
+{
+	struct yfile *y = arg;
+
+	if (size > y->max - y->n + 1)
+		size = y->max - y->n + 1;
+	*got = fread(buf, 1, size, y->f);
+	y->n += *got;
+	if (y->n > y->max) {
+		y->over = 1;
+		return 0;
+	}
+	return !ferror(y->f);
+}
+
 int
 ydoc_load_file(struct ydoc *d, const char *path, struct yerr *err)
 {
+	return ydoc_load_file_lim(d, path, NULL, err);
+}
+
+int
+ydoc_load_file_lim(struct ydoc *d, const char *path,
+    const struct ylimits *lim, struct yerr *err)
+{
 	yaml_parser_t p;
-	FILE *f;
+	struct yfile y;
+	struct stat st;
 	int rc;
 
+	if (lim == NULL)
+		lim = &ydoc_limits;
 	if (stdin_named(path)) {
 		const char *buf;
 		size_t len;
@@ -324,30 +590,40 @@ ydoc_load_file(struct ydoc *d, const char *path, struct yerr *err)
 		if (stdin_read("YAML", &buf, &len, err->msg,
 		    sizeof err->msg) == -1)
 			return -1;
-		rc = ydoc_load_mem(d, "stdin", buf, len, err);
+		rc = ydoc_load_mem_lim(d, "stdin", buf, len, lim, err);
 		d->from_stdin = 1;
 		return rc;
 	}
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", path);
-	if ((f = fopen(path, "rb")) == NULL) {
+	memset(&y, 0, sizeof y);
+	y.max = lim->max_bytes;
+	if ((y.f = fopen(path, "rb")) == NULL) {
 		snprintf(err->msg, sizeof err->msg, "%s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
+	/* A regular file's size is known before a byte is read. */
+	if (fstat(fileno(y.f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uintmax_t)st.st_size > lim->max_bytes) {
+		snprintf(err->msg, sizeof err->msg, "%s: more than %zu bytes",
+		    path, lim->max_bytes);
+		fclose(y.f);
+		return -1;
+	}
 	if (!yaml_parser_initialize(&p)) {
-		fclose(f);
+		fclose(y.f);
 		snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
 		return -1;
 	}
-	yaml_parser_set_input_file(&p, f);
-	rc = ydoc_parse(d, &p, err);
-	if (rc == 0 && ferror(f)) {
+	yaml_parser_set_input(&p, yfile_read, &y);
+	rc = ydoc_parse(d, &p, lim, &y.over, err);
+	if (rc == 0 && ferror(y.f)) {
 		snprintf(err->msg, sizeof err->msg, "%s: read error", path);
 		ydoc_free(d);
 		rc = -1;
 	}
-	fclose(f);
+	fclose(y.f);
 	return rc;
 }
 
@@ -355,16 +631,30 @@ int
 ydoc_load_mem(struct ydoc *d, const char *name, const void *buf, size_t len,
     struct yerr *err)
 {
+	return ydoc_load_mem_lim(d, name, buf, len, NULL, err);
+}
+
+int
+ydoc_load_mem_lim(struct ydoc *d, const char *name, const void *buf,
+    size_t len, const struct ylimits *lim, struct yerr *err)
+{
 	yaml_parser_t p;
 
+	if (lim == NULL)
+		lim = &ydoc_limits;
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", name);
+	if (len > lim->max_bytes) {
+		snprintf(err->msg, sizeof err->msg, "%s: more than %zu bytes",
+		    name, lim->max_bytes);
+		return -1;
+	}
 	if (!yaml_parser_initialize(&p)) {
 		snprintf(err->msg, sizeof err->msg, "%s: out of memory", name);
 		return -1;
 	}
 	yaml_parser_set_input_string(&p, buf, len);
-	return ydoc_parse(d, &p, err);
+	return ydoc_parse(d, &p, lim, NULL, err);
 }
 
 void

@@ -34,7 +34,28 @@ void		 yw_kbool(struct yw *, const char *, int);
 /* Ends the document; returns the text (owned by the writer) or NULL. */
 const char	*yw_finish(struct yw *, size_t *len);
 
-/* Reader. */
+/*
+ * Reader.  What it takes in is bounded, and checked while it is parsed
+ * (libyaml's events, counted as they come), so that nothing is built past
+ * a bound: the bytes, how deep collections nest, and the nodes, an alias
+ * counting all those it stands for (what a walk of the document visits).
+ * An alias may name only a node already complete, so a document never
+ * holds a cycle.  A bound passed is an error naming the source.
+ */
+struct ylimits {
+	size_t		 max_bytes;
+	int		 max_depth;	/* at most YDOC_DEPTH_HARD */
+	size_t		 max_nodes;
+};
+
+#define YDOC_MAX_BYTES		(8u << 20)	/* the defaults: any file */
+#define YDOC_MAX_DEPTH		32
+#define YDOC_MAX_NODES		(1u << 20)
+#define YDOC_DEPTH_HARD		64
+#define YDOC_MAX_ANCHORS	64	/* an alias looks them up in order */
+
+extern const struct ylimits ydoc_limits;	/* the defaults */
+
 struct ydoc {
 	yaml_document_t	 doc;
 	char		 name[256];	/* file name used in messages */
@@ -46,10 +67,18 @@ struct yerr {
 	char		 msg[1024];
 };
 
-/* "-" is standard input, read once and kept (stdin_read in util.h). */
+/*
+ * The first document of a file or a buffer, within ydoc_limits; a path
+ * "-" is standard input, read once and kept (stdin_read in util.h).
+ */
 int		 ydoc_load_file(struct ydoc *, const char *path, struct yerr *);
 int		 ydoc_load_mem(struct ydoc *, const char *name, const void *,
 		    size_t, struct yerr *);
+/* The same within other bounds (NULL: ydoc_limits). */
+int		 ydoc_load_file_lim(struct ydoc *, const char *path,
+		    const struct ylimits *, struct yerr *);
+int		 ydoc_load_mem_lim(struct ydoc *, const char *name,
+		    const void *, size_t, const struct ylimits *, struct yerr *);
 void		 ydoc_free(struct ydoc *);
 /* NULL for an empty document. */
 yaml_node_t	*ydoc_root(struct ydoc *);

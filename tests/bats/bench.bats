@@ -12,7 +12,7 @@ teardown() {
 }
 
 SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy plot
-    reduce-bench reduce-correctness reduce-nccl sched-gen sched-real sched-sim"
+    reduce-bench reduce-correctness reduce-nccl sched-dos sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
 	for s in $SCRIPTS; do

@@ -936,3 +936,212 @@ sealed_via() {
 	wait_listen "$BATS_TEST_TMPDIR/a.log" "$pid" >/dev/null
 	kill "$pid"; wait "$pid" || true
 }
+
+# ---- the daemon attacked: floods, leases, hostile YAML -------------------
+
+# attack [-b SRC] COMMAND ARGS...: tests/bats/sched-attack.py at the daemon.
+attack() {
+	local src=()
+	if [ "$1" = -b ]; then
+		src=(-b "$2")
+		shift 2
+	fi
+	python3 "$BATS_TEST_DIRNAME/sched-attack.py" "${src[@]}" \
+	    "${SCHED_ADDR##*:}" "$@"
+}
+
+# count KEY LINE: the number after KEY= in LINE.
+count() {
+	sed -n "s/.*\<$1=\([0-9.]*\).*/\1/p" <<<"$2"
+}
+
+# A catalog of one task of 2 GiB: 8 fit on each server of the fleet.
+big_tasks() {
+	printf 'tasks:\n- name: big\n  client: c1\n  memory: 2g\n  requests: 600\n  rate: 10\n  gpu_time: 1ms\n  input: 1k\n  output: 1k\n' \
+	    >"$BATS_TEST_TMPDIR/tasks.yaml"
+}
+
+@test "attack: 64 PLACE from one address hold its 8 leases and no more, for the lease; another address is placed at once" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	big_tasks
+	export GLEAM_SCHED_LEASE=1s
+	daemon_start -t "$BATS_TEST_TMPDIR/tasks.yaml"
+	grep -q "placements leased for 1 s, 8 at once per address; 10 requests a second per address, 20 at once" "$SCHED_LOG"
+	run -0 attack -b 127.0.0.2 place 64 c1 big
+	echo "$output"
+	placed=$(count placed "$output") busy=$(count busy "$output")
+	# Its share (a lease may run out while it asks: one more then).
+	[ "$placed" -ge 8 ] && [ "$placed" -le 9 ]
+	[ $((placed + busy)) -eq 64 ]
+	grep -q "client 127.0.0.2:[0-9]*: busy: its address holds 8 leases already" "$SCHED_LOG"
+	# Half the fleet is still free for this host, at once.
+	run -0 --separate-stderr ask -t big
+	[ "$output" = "$FAST" ] || [ "$output" = "$SLOW" ]
+	# Nobody came for them: the leases run out, each logged.
+	for i in $(seq 1 50); do
+		[ "$(grep -c "lease of big of c1 on [a-z]* expired after [0-9.]* s: no client from 127.0.0.2 came; its capacity is free" "$SCHED_LOG")" -eq "$placed" ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c "lease of big of c1 on [a-z]* expired after [0-9.]* s: no client from 127.0.0.2 came" "$SCHED_LOG")" -eq "$placed" ]
+	until_log "lease of big of c1 on [a-z]* expired after [0-9.]* s: no client from 127.0.0.1 came"
+	run -0 attack status
+	[[ "$output" == *"placed: []"* ]]
+	# And the whole fleet is there again for anyone.
+	run -0 attack -b 127.0.0.3 place 16 c1 big
+	[ "$(count placed "$output")" -ge 8 ]
+}
+
+@test "attack: a flood from one address is answered busy while another address is served" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	daemon_start
+	attack -b 127.0.0.2 flood 3 c1 >"$BATS_TEST_TMPDIR/flood.out" 3>&- &
+	local fpid=$! task
+	sleep 0.5
+	for task in legit1 legit2 legit3 legit4 legit5; do
+		run -0 --separate-stderr ask -t "$task"
+		[ "$output" = "$FAST" ] || [ "$output" = "$SLOW" ]
+		grep -q "placed $task of c1 on" "$SCHED_LOG"
+	done
+	wait "$fpid"
+	out=$(cat "$BATS_TEST_TMPDIR/flood.out")
+	echo "$out"
+	# At most its share of leases, and the rest answered busy.
+	[ "$(count placed "$out")" -le 8 ]
+	[ "$(count busy "$out")" -ge 100 ]
+	[ "$(count error "$out")" -eq 0 ]
+	grep -q "client 127.0.0.2:[0-9]*: busy: over the rate limit of its address (10 requests a second, 20 at once); [0-9]* requests refused in the last" "$SCHED_LOG"
+	# Logged once a second at most, not once a request.
+	[ "$(grep -c "busy:" "$SCHED_LOG")" -le 8 ]
+	kill -0 "$SCHED_PID"
+}
+
+@test "attack: a peer that reads none of its replies is read no further; the daemon stays small" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	daemon_start
+	run -0 attack -b 127.0.0.2 unread 50
+	echo "$output"
+	[[ "$output" == *"stalled=1" ]]
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SCHED_PID/status")
+	echo "rss $rss kB"
+	# (AddressSanitizer keeps what was freed a while: no bound there.)
+	ldd "$GLEAM_BIN/gleam-sched" | grep -q libasan || [ "$rss" -lt 65536 ]
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+}
+
+@test "a lease ends when its client comes to the server it was placed on" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	export GLEAM_SCHED_LEASE=30s
+	daemon_start
+	run -0 attack place 1 c1 chat
+	[[ "$output" == "placed=1 "* ]]
+	grep -q "placed chat of c1 on fast" "$SCHED_LOG"
+	run -0 attack status
+	[[ "$output" == *"- {task: chat, client: c1, server: fast, age_s: "* ]]
+	# The program's connection from this host, as gleam-run's would be.
+	run -0 attack client 1 "$FAST" myprog
+	until_log "chat of c1 on fast: its client connected (127.0.0.1:[0-9]*, myprog), lease ended after [0-9.]* s"
+	run -0 attack status
+	[[ "$output" == *"placed: []"* ]]
+	! grep -q "expired" "$SCHED_LOG"
+}
+
+@test "gleam-run asks a busy daemon again, backing off, within its time" {
+	fleet
+	export GLEAM_SCHED_RATE=1 GLEAM_SCHED_BURST=1
+	daemon_start
+	run -0 --separate-stderr ask -t a
+	run -0 --separate-stderr ask -t b
+	[ "$output" = "$FAST" ] || [ "$output" = "$SLOW" ]
+	[[ "$stderr" == *"gleam-run: scheduler $SCHED_ADDR: busy, retry in "*" ms; asking again in "*" ms"* ]]
+	grep -q "placed b of c1" "$SCHED_LOG"
+	# Longer than gleam-run's 5 s: it gives up at once, exit 4.
+	{ kill -KILL "$SCHED_PID" && wait "$SCHED_PID"; } 2>/dev/null || true
+	export GLEAM_SCHED_RATE=0.1
+	daemon_start
+	run -0 --separate-stderr ask -t c
+	run -4 --separate-stderr ask -t d
+	[[ "$stderr" == "gleam-run: scheduler $SCHED_ADDR: busy, retry in "*" ms (gave up after "*" s)" ]]
+	# A bad value is said and the default stands.
+	{ kill -KILL "$SCHED_PID" && wait "$SCHED_PID"; } 2>/dev/null || true
+	export GLEAM_SCHED_RATE=fast GLEAM_SCHED_LEASE=-1s GLEAM_SCHED_LEASES=0
+	unset GLEAM_SCHED_BURST
+	daemon_start
+	grep -q "GLEAM_SCHED_RATE=fast: .*; it is 10" "$SCHED_LOG"
+	grep -q "GLEAM_SCHED_LEASE=-1s: .*; the lease is 5 s" "$SCHED_LOG"
+	grep -q "GLEAM_SCHED_LEASES=0: .*; it is 8" "$SCHED_LOG"
+	grep -q "placements leased for 5 s, 8 at once per address; 10 requests a second per address, 20 at once" "$SCHED_LOG"
+}
+
+@test "attack: a deeply nested or oversized request is refused in well under a second; the daemon keeps serving" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	daemon_start
+	run -0 attack nested 64000 '['
+	echo "$output"
+	[[ "$output" == "ms="*" error=3 place: more than 4096 bytes" ]]
+	awk -v ms="$(count ms "$output")" 'BEGIN { exit !(ms < 200) }'
+	local open
+	for open in '[' '{a: ' '- '; do
+		run -0 attack nested 4000 "$open"
+		echo "$output"
+		[[ "$output" == "ms="*" error=3 place:1: nested deeper than 4 levels" ]]
+		awk -v ms="$(count ms "$output")" 'BEGIN { exit !(ms < 200) }'
+	done
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	kill -0 "$SCHED_PID"
+}
+
+@test "a deeply nested or oversized input file is refused with its name, fast" {
+	head -c 65536 /dev/zero | tr '\0' '[' >"$BATS_TEST_TMPDIR/deep.yaml"
+	local t0=$SECONDS
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/deep.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/deep.yaml" -t "$SCHED/tasks.yaml"
+	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$BATS_TEST_TMPDIR/deep.yaml"
+	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
+	[ $((SECONDS - t0)) -lt 5 ]
+	head -c 9000000 /dev/zero | tr '\0' ' ' >"$BATS_TEST_TMPDIR/huge.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/huge.yaml" -t "$SCHED/tasks.yaml"
+	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/huge.yaml: more than 8388608 bytes" ]
+	# An alias of ten aliases of ten...: refused, not walked.
+	{
+		echo 'a0: &a0 [x, x, x, x, x, x, x, x, x, x]'
+		for i in 1 2 3 4 5 6 7 8 9; do
+			j=$((i - 1))
+			echo "a$i: &a$i [*a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j]"
+		done
+	} >"$BATS_TEST_TMPDIR/laughs.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/laughs.yaml" \
+	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	[[ "$stderr" == "gleam-sched: $BATS_TEST_TMPDIR/laughs.yaml:"*": more than 1048576 nodes (an alias counts the nodes it stands for)" ]]
+}
+
+@test "attack: one address holds 16 connections at most; the next is told busy, others still connect" {
+	command -v python3 >/dev/null || skip "python3 not installed"
+	fleet
+	daemon_start
+	attack -b 127.0.0.2 conns 20 3 >"$BATS_TEST_TMPDIR/conns.out" 3>&- &
+	local cpid=$!
+	for i in $(seq 1 50); do
+		[ -s "$BATS_TEST_TMPDIR/conns.out" ] && break
+		sleep 0.1
+	done
+	run -0 --separate-stderr ask -t a
+	[ "$output" = "$FAST" ]
+	wait "$cpid"
+	out=$(cat "$BATS_TEST_TMPDIR/conns.out")
+	echo "$out"
+	[[ "$out" == "open=16 handshake: frame 5: "*"busy: too many connections from this address"* ]]
+	grep -q "client 127.0.0.2:[0-9]*: refused, 16 connections (16 from its address)" "$SCHED_LOG"
+}

@@ -520,6 +520,23 @@ probe_via() {
 	serve_stop
 }
 
+@test "a configuration nested too deep, too large or of too many aliases is refused with its name, fast" {
+	{ printf 'lanes: '; head -c 65536 /dev/zero | tr '\0' '['; } >"$CONF"
+	local t0=$SECONDS
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: nested deeper than 32 levels" ]
+	[ $((SECONDS - t0)) -lt 5 ]
+	head -c 9000000 /dev/zero | tr '\0' '#' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF: more than 8388608 bytes" ]
+	printf 'x: &x [1, 2]\nlanes: *x\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
+	printf 'lanes: &x [*x]\n' >"$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	[ "$stderr" = "gleam-serve: $CONF:1: alias *x: no complete node of that anchor before it" ]
+}
+
 @test "backend: with an unknown value names the key" {
 	printf 'backend: gpu\n' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"

@@ -1,8 +1,12 @@
 /*
  * Unit tests for gleam-sched's predictor and placement (gleam-sched/),
- * built in (they are not in the library), and for the PLACE message of
- * its daemon (lib/schedwire.c).
+ * built in (they are not in the library), for the daemon's rate limit
+ * and lease matching (limit.c), and for the PLACE message of its daemon
+ * (lib/schedwire.c).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +15,7 @@
 #include "../../gleam-sched/sched.c"
 #include "../../gleam-sched/predict.c"
 #include "../../gleam-sched/place.c"
+#include "../../gleam-sched/limit.c"
 #include "schedwire.h"
 #include "t.h"
 
@@ -440,6 +445,139 @@ test_wire(void)
 	    sizeof err) == -1);
 	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\nserver: c\n", 37,
 	    &r2, err, sizeof err) == -1);
+
+	/* Busy: the error and when to ask again, both ways. */
+	memset(&r, 0, sizeof r);
+	snprintf(r.task, sizeof r.task, "-");
+	snprintf(r.client, sizeof r.client, "-");
+	snprintf(r.error, sizeof r.error, "busy, retry in 250 ms");
+	r.retry_ms = 250;
+	CHECK((doc = place_rep_enc(&r, &len)) != NULL);
+	CHECK(place_rep_dec(doc, len, &r2, err, sizeof err) == 0);
+	CHECK(r2.retry_ms == 250);
+	CHECK_STR(r2.error, "busy, retry in 250 ms");
+	free(doc);
+	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\nretry_ms: 0\n", 39,
+	    &r2, err, sizeof err) == -1);
+	CHECK(place_rep_dec("task: a\nclient: b\nerror: e\n", 27, &r2, err,
+	    sizeof err) == 0);
+	CHECK(r2.retry_ms == 0);
+
+	/* Bounded as they are parsed: the bytes, the nesting. */
+	doc = malloc(64 << 10);
+	memset(doc, '[', 64 << 10);
+	CHECK(place_req_dec(doc, 64 << 10, &q, err, sizeof err) == -1);
+	CHECK_STR(err, "place: more than 4096 bytes");
+	CHECK(place_req_dec(doc, 4000, &q, err, sizeof err) == -1);
+	CHECK_STR(err, "place:1: nested deeper than 4 levels");
+	CHECK(place_rep_dec(doc, 4000, &r2, err, sizeof err) == -1);
+	CHECK_STR(err, "placement:1: nested deeper than 4 levels");
+	free(doc);
+	CHECK(place_req_dec("client: [[a]]\ntask: b\n", 22, &q, err,
+	    sizeof err) == -1);
+	CHECK_STR(err, "place:1: client: expected a scalar value, not a "
+	    "sequence");
+}
+
+static void
+test_limit(void)
+{
+	struct limit l;
+	struct sockaddr_in s4;
+	struct sockaddr_in6 s6;
+	char key[LIMIT_KEY_MAX], h[48];
+	int i, ms;
+
+	/* A burst of 3, then one each 100 ms; the others untouched. */
+	limit_init(&l, 10, 3);
+	for (i = 0; i < 3; i++)
+		CHECK(limit_take(&l, "10.0.0.1", 100.0) == 0);
+	CHECK((ms = limit_take(&l, "10.0.0.1", 100.0)) == 100);
+	CHECK(limit_take(&l, "10.0.0.1", 100.05) == 50);
+	CHECK(limit_take(&l, "10.0.0.2", 100.05) == 0);
+	CHECK(limit_take(&l, "10.0.0.1", 100.1) == 0);
+	CHECK(limit_take(&l, "10.0.0.1", 100.1) > 0);
+	/* Full again after a while, and no fuller than the burst. */
+	for (i = 0; i < 3; i++)
+		CHECK(limit_take(&l, "10.0.0.1", 200.0) == 0);
+	CHECK(limit_take(&l, "10.0.0.1", 200.0) > 0);
+	/* A clock that goes back gives nothing. */
+	CHECK(limit_take(&l, "10.0.0.1", 150.0) > 0);
+
+	/* The table stays bounded; the longest silent goes first. */
+	limit_init(&l, 1, 1);
+	CHECK(limit_take(&l, "flood", 10.0) == 0);
+	CHECK(limit_take(&l, "quiet", 0.5) == 0);
+	for (i = 0; i < 10 * LIMIT_SLOTS; i++) {
+		snprintf(key, sizeof key, "10.1.%d.%d", i / 256, i % 256);
+		(void)limit_take(&l, key, 11.0 + i * 1e-6);
+		(void)limit_take(&l, "flood", 11.0 + i * 1e-6);
+	}
+	CHECK(l.n == LIMIT_SLOTS);
+	/* The flooder, heard all along, was never forgotten: still empty. */
+	CHECK(limit_take(&l, "flood", 11.1) > 0);
+	/* rate 0: no limit. */
+	limit_init(&l, 0, 1);
+	for (i = 0; i < 1000; i++)
+		CHECK(limit_take(&l, "x", 1.0) == 0);
+
+	/* Keys: IPv4, IPv4 mapped, and IPv6 by its /64. */
+	memset(&s4, 0, sizeof s4);
+	s4.sin_family = AF_INET;
+	inet_pton(AF_INET, "192.168.1.7", &s4.sin_addr);
+	CHECK_STR(limit_key((struct sockaddr *)&s4, key, sizeof key),
+	    "192.168.1.7");
+	memset(&s6, 0, sizeof s6);
+	s6.sin6_family = AF_INET6;
+	inet_pton(AF_INET6, "::ffff:10.0.0.9", &s6.sin6_addr);
+	CHECK_STR(limit_key((struct sockaddr *)&s6, key, sizeof key),
+	    "10.0.0.9");
+	inet_pton(AF_INET6, "fd00:1:2:3:aaaa:bbbb:cccc:dddd", &s6.sin6_addr);
+	CHECK_STR(limit_key((struct sockaddr *)&s6, key, sizeof key),
+	    "fd00:1:2:3::/64");
+	inet_pton(AF_INET6, "fd00:1:2:3::1", &s6.sin6_addr);
+	CHECK_STR(limit_key((struct sockaddr *)&s6, key, sizeof key),
+	    "fd00:1:2:3::/64");
+
+	/* Hosts of a status's addresses. */
+	CHECK_STR(limit_host("10.0.0.7:5511", h, sizeof h), "10.0.0.7");
+	CHECK_STR(limit_host("[fd00::1]:5511", h, sizeof h), "fd00::1");
+	CHECK_STR(limit_host("[::ffff:10.0.0.7]:1", h, sizeof h), "10.0.0.7");
+	CHECK_STR(limit_host("fd00::1", h, sizeof h), "fd00::1");
+	CHECK_STR(limit_host("gpu1", h, sizeof h), "gpu1");
+}
+
+static void
+test_lease(void)
+{
+	struct lease_credited cr;
+	struct lease_client cl[4];
+
+	memset(&cr, 0, sizeof cr);
+	memset(cl, 0, sizeof cl);
+	snprintf(cl[0].address, sizeof cl[0].address, "10.0.0.5:4000");
+	snprintf(cl[1].address, sizeof cl[1].address, "10.0.0.7:4001");
+	snprintf(cl[2].address, sizeof cl[2].address, "10.0.0.7:4002");
+	snprintf(cl[3].address, sizeof cl[3].address, "10.0.0.7:4003");
+	limit_host(cl[0].address, cl[0].host, sizeof cl[0].host);
+	limit_host(cl[1].address, cl[1].host, sizeof cl[1].host);
+	limit_host(cl[2].address, cl[2].host, sizeof cl[2].host);
+	limit_host(cl[3].address, cl[3].host, sizeof cl[3].host);
+	cl[0].since = 100;
+	cl[1].since = 50;	/* there before the lease: not its client */
+	cl[2].since = 100.05;	/* within the status's precision */
+	cl[3].since = 101;
+	/* Another host's client ends nothing. */
+	CHECK(lease_match("10.0.0.9", 100, cl, 4, &cr) == -1);
+	/* One connection, one lease: two leases take two connections. */
+	CHECK(lease_match("10.0.0.7", 100.1, cl, 4, &cr) == 2);
+	CHECK(lease_match("10.0.0.7", 100.1, cl, 4, &cr) == 3);
+	CHECK(lease_match("10.0.0.7", 100.1, cl, 4, &cr) == -1);
+	/* The next round lists them again: still credited. */
+	CHECK(lease_match("10.0.0.7", 99, cl, 4, &cr) == -1);
+	CHECK(lease_match("10.0.0.5", 99, cl, 4, &cr) == 0);
+	/* A lease newer than every connection waits for its own. */
+	CHECK(lease_match("10.0.0.5", 200, cl, 4, &cr) == -1);
 }
 
 int
@@ -456,5 +594,7 @@ main(void)
 	test_exact_places_all();
 	test_down();
 	test_wire();
+	test_limit();
+	test_lease();
 	return t_done("test_sched");
 }

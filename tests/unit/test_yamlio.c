@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "yamlio.h"
@@ -464,6 +465,142 @@ test_stdin(void)
 	}
 }
 
+/* Seconds on the monotonic clock. */
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* n bytes of text: open, then the rest of a line of close. */
+static char *
+nested(size_t n, const char *open)
+{
+	char *b = malloc(n + 1);
+	size_t i, k = strlen(open);
+
+	for (i = 0; i + k <= n; i += k)
+		memcpy(b + i, open, k);
+	memset(b + i, ' ', n - i);
+	b[n] = '\0';
+	return b;
+}
+
+static void
+test_bounds(void)
+{
+	static const struct ylimits small = { 64, 3, 10 };
+	struct ydoc d;
+	struct yerr err;
+	char path[] = "/tmp/yamlio-bounds-XXXXXX", *b;
+	double t0, t;
+	size_t i;
+	FILE *f;
+	int fd;
+
+	/* Deep nesting of either kind is refused at the level it passes. */
+	CHECK(ydoc_load_mem_lim(&d, "req", "a: [[1]]", 8, &small, &err) == 0);
+	ydoc_free(&d);
+	CHECK(ydoc_load_mem_lim(&d, "req", "a: [[[1]]]", 10, &small,
+	    &err) == -1);
+	CHECK_STR(err.msg, "req:1: nested deeper than 3 levels");
+	CHECK(ydoc_root(&d) == NULL);
+	CHECK(ydoc_load_mem_lim(&d, "req", "a:\n b:\n  c:\n   d: 1\n", 20,
+	    &small, &err) == -1);
+	CHECK_STR(err.msg, "req:4: nested deeper than 3 levels");
+	/* The bytes, before a byte is parsed. */
+	b = nested(65, "a");
+	CHECK(ydoc_load_mem_lim(&d, "req", b, 65, &small, &err) == -1);
+	CHECK_STR(err.msg, "req: more than 64 bytes");
+	free(b);
+	/* Nodes, an alias counting those it stands for. */
+	CHECK(ydoc_load_mem_lim(&d, "req", "[1, 2, 3, 4, 5, 6, 7, 8, 9]", 27,
+	    &small, &err) == 0);
+	ydoc_free(&d);
+	CHECK(ydoc_load_mem_lim(&d, "req", "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]",
+	    31, &small, &err) == -1);
+	CHECK_STR(err.msg, "req:1: more than 10 nodes (an alias counts the "
+	    "nodes it stands for)");
+	CHECK(ydoc_load_mem_lim(&d, "req", "[&a [1, 2, 3], *a, *a]", 22,
+	    &small, &err) == -1);
+	CHECK(strstr(err.msg, "more than 10 nodes") != NULL);
+	CHECK(load(&d, "a: &x [1, 2]\nb: *x\n", &err) == 0);
+	CHECK(yseq_len(ymap_get(&d, ydoc_root(&d), "b")) == 2);
+	CHECK(ynode_line(ymap_get(&d, ydoc_root(&d), "b")) == 1);
+	ydoc_free(&d);
+	/* An alias of what is still open would be a cycle. */
+	CHECK(load(&d, "&x [1, *x]\n", &err) == -1);
+	CHECK_STR(err.msg, "t.yaml:1: alias *x: no complete node of that "
+	    "anchor before it");
+	CHECK(load(&d, "[&x 1, &x 2]\n", &err) == -1);
+	CHECK_STR(err.msg, "t.yaml:1: anchor &x given twice");
+	/* Billion laughs: ten of ten of ten..., refused, not walked. */
+	b = malloc(4096);
+	snprintf(b, 4096, "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+	for (i = 1; i < 10; i++)
+		snprintf(b + strlen(b), 4096 - strlen(b), "a%zu: &a%zu [*a%zu, "
+		    "*a%zu, *a%zu, *a%zu, *a%zu, *a%zu, *a%zu, *a%zu, *a%zu, "
+		    "*a%zu]\n", i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+		    i - 1, i - 1, i - 1, i - 1);
+	CHECK(load(&d, b, &err) == -1);
+	CHECK(strstr(err.msg, "more than 1048576 nodes") != NULL);
+	free(b);
+	/* More anchors than are looked up. */
+	b = malloc(8192);
+	b[0] = '\0';
+	for (i = 0; i <= YDOC_MAX_ANCHORS; i++)
+		snprintf(b + strlen(b), 8192 - strlen(b), "- &a%zu 1\n", i);
+	CHECK(load(&d, b, &err) == -1);
+	CHECK(strstr(err.msg, "more than 64 anchors") != NULL);
+	free(b);
+
+	/* 64 KB nested, of each kind: refused at once, well under 10 ms. */
+	b = nested(64 << 10, "[");
+	t0 = mono();
+	CHECK(load(&d, b, &err) == -1);
+	t = mono() - t0;
+	CHECK_STR(err.msg, "t.yaml:1: nested deeper than 32 levels");
+	CHECK(t < 0.05);
+	free(b);
+	b = nested(64 << 10, "{a: ");
+	t0 = mono();
+	CHECK(load(&d, b, &err) == -1);
+	CHECK(mono() - t0 < 0.05);
+	CHECK_STR(err.msg, "t.yaml:1: nested deeper than 32 levels");
+	free(b);
+	b = nested(64 << 10, "- ");
+	t0 = mono();
+	CHECK(load(&d, b, &err) == -1);
+	CHECK(mono() - t0 < 0.05);
+	CHECK_STR(err.msg, "t.yaml:1: nested deeper than 32 levels");
+	free(b);
+
+	/* Files: the size before reading, or as read (a pipe, a device). */
+	if ((fd = mkstemp(path)) == -1 || (f = fdopen(fd, "w")) == NULL) {
+		CHECK(!"mkstemp");
+		return;
+	}
+	fputs("a: 1\nb: 2\nc: 3\nd: 4\n"
+	    "x: 01234567890123456789012345678901234567890\n", f);
+	fclose(f);
+	CHECK(ydoc_load_file_lim(&d, path, &small, &err) == -1);
+	CHECK(strncmp(err.msg, path, strlen(path)) == 0 &&
+	    strcmp(err.msg + strlen(path), ": more than 64 bytes") == 0);
+	CHECK(ydoc_load_file_lim(&d, "/dev/zero", &small, &err) == -1);
+	CHECK_STR(err.msg, "/dev/zero: more than 64 bytes");
+	f = fopen(path, "w");
+	fputs("[[[[1]]]]\n", f);
+	fclose(f);
+	CHECK(ydoc_load_file_lim(&d, path, &small, &err) == -1);
+	CHECK(strstr(err.msg, ":1: nested deeper than 3 levels") != NULL);
+	CHECK(ydoc_load_file(&d, path, &err) == 0);
+	ydoc_free(&d);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -473,5 +610,6 @@ main(void)
 	test_getters();
 	test_load_errors();
 	test_stdin();
+	test_bounds();
 	return t_done("yamlio");
 }

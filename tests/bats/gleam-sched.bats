@@ -1100,19 +1100,19 @@ big_tasks() {
 @test "a deeply nested or oversized input file is refused with its name, fast" {
 	head -c 65536 /dev/zero | tr '\0' '[' >"$BATS_TEST_TMPDIR/deep.yaml"
 	local t0=$SECONDS
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/deep.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$BATS_TEST_TMPDIR/deep.yaml" \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml"
 	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/deep.yaml" -t "$SCHED/tasks.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/deep.yaml" -t "$EX/tasks.yaml"
 	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$BATS_TEST_TMPDIR/deep.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$EX/servers.yaml" -t "$BATS_TEST_TMPDIR/deep.yaml"
 	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/deep.yaml:1: nested deeper than 32 levels" ]
 	[ $((SECONDS - t0)) -lt 5 ]
 	head -c 9000000 /dev/zero | tr '\0' ' ' >"$BATS_TEST_TMPDIR/huge.yaml"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$SCHED/links.yaml" \
-	    -s "$BATS_TEST_TMPDIR/huge.yaml" -t "$SCHED/tasks.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$EX/links.yaml" \
+	    -s "$BATS_TEST_TMPDIR/huge.yaml" -t "$EX/tasks.yaml"
 	[ "$stderr" = "gleam-sched: $BATS_TEST_TMPDIR/huge.yaml: more than 8388608 bytes" ]
 	# An alias of ten aliases of ten...: refused, not walked.
 	{
@@ -1122,8 +1122,8 @@ big_tasks() {
 			echo "a$i: &a$i [*a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j, *a$j]"
 		done
 	} >"$BATS_TEST_TMPDIR/laughs.yaml"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -l "$BATS_TEST_TMPDIR/laughs.yaml" \
-	    -s "$SCHED/servers.yaml" -t "$SCHED/tasks.yaml"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-sched" -L "$BATS_TEST_TMPDIR/laughs.yaml" \
+	    -s "$EX/servers.yaml" -t "$EX/tasks.yaml"
 	[[ "$stderr" == "gleam-sched: $BATS_TEST_TMPDIR/laughs.yaml:"*": more than 1048576 nodes (an alias counts the nodes it stands for)" ]]
 }
 

@@ -33,6 +33,8 @@ struct remote_env {
 	double			 idle_s;	/* config idle_timeout; 0 */
 	const struct auth_key	*key;		/* a resumed connection's */
 	size_t			 keep_bytes;	/* config resume_buffer */
+	int			 keep_images;	/* modules' images kept, for
+						   migration (a peer is set) */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };
@@ -59,19 +61,29 @@ struct remote_handoff {
 };
 
 /*
- * What the server sends a session's worker on its channel with a
+ * What the server sends a session's worker on its channel.  RESUME: a
  * connection that resumes it, just after WELCOME: the descriptor rides
  * along (SCM_RIGHTS); the worker makes the connection's records from the
- * nonces, and reads on from the raw bytes.
+ * nonces, and reads on from the raw bytes.  MIGRATE: move the session to
+ * the server at host:port (gleam-protocol(5), Migration), at the next
+ * point where every call is answered; no descriptor, no bytes.
  */
+enum { REMOTE_CTL_RESUME, REMOTE_CTL_MIGRATE };
+
 struct remote_resume {
+	uint32_t	 kind;		/* REMOTE_CTL_*: first */
+	char		 host[256];	/* MIGRATE: where to */
+	uint32_t	 port;
 	uint8_t		 cnonce[PROTO_NONCE_LEN];
 	uint8_t		 snonce[PROTO_NONCE_LEN];
 	uint32_t	 authed;
 	uint32_t	 rawlen;	/* bytes that follow */
 };
 
-/* Sends fd, rs and the raw bytes on ctl; -1 if the worker is gone. */
+/*
+ * Sends fd (-1: none), rs and the raw bytes on ctl; -1 if the worker is
+ * gone.
+ */
 int	remote_resume_send(int ctl, int fd, const struct remote_resume *,
 	    const void *raw);
 

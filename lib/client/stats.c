@@ -34,6 +34,7 @@ static struct {
 	uint64_t	 resumes;	/* and it resumed */
 	uint64_t	 resent;	/* bytes sent again after a resume */
 	uint64_t	 resume_ns;	/* time from drops to resumes (or loss) */
+	uint64_t	 migrations;	/* the server moved the session */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -111,6 +112,14 @@ stats_drop(void)
 {
 	pthread_mutex_lock(&st_lock);
 	st.drops++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_migrated(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.migrations++;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -274,6 +283,8 @@ stats_write(int status, void *arg)
 	yw_key(w, "bytes_resent");
 	yw_uint(w, st.resent);
 	yw_kdbl(w, "resume_s", (double)st.resume_ns / 1e9, 6);
+	yw_key(w, "migrations");
+	yw_uint(w, st.migrations);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

@@ -3666,7 +3666,8 @@ host_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 		}
 	}
 	pw_u32(w, (uint32_t)hc->out.len);
-	pw_bytes(w, hc->out.p, hc->out.len);
+	if (hc->out.len > 0)
+		pw_bytes(w, hc->out.p, hc->out.len);
 	if (w->bad) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
@@ -3986,7 +3987,8 @@ host_mig_load(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 	img = pr_take(r, len);
 	if (r->bad || len > HOST_OUTMAX || pr_done(r) == -1)
 		goto out;
-	pw_bytes(&hc->out, img, len);
+	if (len > 0)
+		pw_bytes(&hc->out, img, len);
 	for (f = 0; f < np; f++)
 		if (pl[f].a != NULL) {
 			snprintf(why, whylen, "memory at 0x%llx belongs to "

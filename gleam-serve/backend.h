@@ -150,15 +150,17 @@ struct backend {
 	 * recreates them in a client fresh from client_new, each object
 	 * under its id and each allocation at its device address (contents
 	 * follow by mig_write); -1 with why, leaving what client_free
-	 * frees.  mig_read and mig_write copy bytes of the client's memory,
-	 * inside its ranges (the caller checks).
+	 * frees.  mig_read gives n bytes of the client's memory at addr:
+	 * where they lie if the server can read them there, else copied
+	 * into buf; NULL on failure.  mig_write copies into its memory.
+	 * Both stay inside the client's ranges (the caller checks).
 	 */
 	int		(*mig_save)(struct rclient *, struct pw *w, char *why,
 			    size_t whylen);
 	int		(*mig_load)(struct rclient *, struct pr *r, char *why,
 			    size_t whylen);
-	int		(*mig_read)(struct rclient *, uint64_t addr, void *p,
-			    size_t n);
+	const void	*(*mig_read)(struct rclient *, uint64_t addr,
+			    void *buf, size_t n);
 	int		(*mig_write)(struct rclient *, uint64_t addr,
 			    const void *p, size_t n);
 };

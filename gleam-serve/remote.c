@@ -1350,7 +1350,7 @@ remote_migrate(struct remote *r)
 	struct conn c;
 	struct pw st, red, rf, keep, end;
 	const uint8_t *p, *reply;
-	uint64_t t0 = now_ns(), off, mem = 0, a;
+	uint64_t t0 = now_ns(), t1 = 0, t2 = 0, off, mem = 0, a;
 	size_t i, n, rlen;
 	uint8_t *buf = NULL;
 	char why[1000];
@@ -1383,8 +1383,7 @@ remote_migrate(struct remote *r)
 	cr.want = 1;
 	if (conn_open_resume(&c, r->mig_host, r->mig_port, r->env->key,
 	    r->cl.name, MIG_TIMEOUT_MS, &cr) == -1) {
-		snprintf(why, sizeof why, "%s:%d: %s", r->mig_host,
-		    r->mig_port, c.err);
+		snprintf(why, sizeof why, "%s", c.err);
 		goto out;
 	}
 	open = 1;
@@ -1400,6 +1399,7 @@ remote_migrate(struct remote *r)
 			goto net;
 	}
 	/* Every range of the client's memory. */
+	t1 = now_ns();
 	if ((buf = malloc(MIG_PIECE)) == NULL) {
 		snprintf(why, sizeof why, "out of memory");
 		goto out;
@@ -1411,16 +1411,17 @@ remote_migrate(struct remote *r)
 			n = rg->size - off < MIG_PIECE ? rg->size - off :
 			    MIG_PIECE;
 			a = rg->base + off;
-			if (be->mig_read(&r->cl, a, buf, n) == -1) {
+			if ((p = be->mig_read(&r->cl, a, buf, n)) == NULL) {
 				snprintf(why, sizeof why, "cannot read its "
 				    "memory at 0x%llx", (unsigned long long)a);
 				goto out;
 			}
-			if (mig_send(&c, MSG_MIG_MEM, &a, buf, n) == -1)
+			if (mig_send(&c, MSG_MIG_MEM, &a, p, n) == -1)
 				goto net;
 			mem += n;
 		}
 	}
+	t2 = now_ns();
 	/* The REDIRECT the client will get, counted as sent already. */
 	memset(&rd, 0, sizeof rd);
 	snprintf(rd.host, sizeof rd.host, "%s", r->mig_host);
@@ -1475,10 +1476,12 @@ remote_migrate(struct remote *r)
 	r->moved = 1;
 	rc = 0;
 	log_info("client %s (%s): migrated to %s:%d as session %llu: %llu "
-	    "bytes of memory, %zu of state, paused %.3f s", r->cl.addr,
-	    r->cl.name, r->mig_host, r->mig_port,
-	    (unsigned long long)rd.session, (unsigned long long)mem, st.len,
-	    (double)(now_ns() - t0) / 1e9);
+	    "bytes of memory, %zu of state, paused %.3f s (state %.3f, "
+	    "memory %.3f, end %.3f)", r->cl.addr, r->cl.name, r->mig_host,
+	    r->mig_port, (unsigned long long)rd.session,
+	    (unsigned long long)mem, st.len, (double)(now_ns() - t0) / 1e9,
+	    (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
+	    (double)(now_ns() - t2) / 1e9);
 	goto done;
 net:
 	snprintf(why, sizeof why, "%s:%d: %s", r->mig_host, r->mig_port,

@@ -33,6 +33,7 @@ enum robj_kind {
 
 /* An object a client created, in the client's id table. */
 struct robj {
+	uint64_t	 id;		/* the client's */
 	int		 kind;		/* enum robj_kind */
 	void		*h;		/* the backend's handle */
 	struct robj	*ctx;		/* owning context, if any */
@@ -46,6 +47,9 @@ struct robj {
 	void		*cap;		/* streams: the graph capturing them
 					   (host backend); graphs: nonzero while
 					   a capture builds them */
+	uint8_t		*img;		/* modules and libraries: the image,
+					   kept for migration (migrate.h) */
+	size_t		 imglen;
 };
 
 /* A device memory range the client may name in copies and memsets. */
@@ -138,6 +142,27 @@ struct backend {
 	 */
 	int		(*host_pin)(struct rclient *, void *p, size_t len);
 	void		(*host_unpin)(struct rclient *, void *p);
+	/*
+	 * Migration (migrate.h), NULL where the backend cannot move a
+	 * client.  mig_save waits for the client's work to finish, then
+	 * appends its live objects to w (gleam-protocol(5), Migration); -1
+	 * with why if it holds something that cannot move yet.  mig_load
+	 * recreates them in a client fresh from client_new, each object
+	 * under its id and each allocation at its device address (contents
+	 * follow by mig_write); -1 with why, leaving what client_free
+	 * frees.  mig_read gives n bytes of the client's memory at addr:
+	 * where they lie if the server can read them there, else copied
+	 * into buf; NULL on failure.  mig_write copies into its memory.
+	 * Both stay inside the client's ranges (the caller checks).
+	 */
+	int		(*mig_save)(struct rclient *, struct pw *w, char *why,
+			    size_t whylen);
+	int		(*mig_load)(struct rclient *, struct pr *r, char *why,
+			    size_t whylen);
+	const void	*(*mig_read)(struct rclient *, uint64_t addr,
+			    void *buf, size_t n);
+	int		(*mig_write)(struct rclient *, uint64_t addr,
+			    const void *p, size_t n);
 };
 
 extern const struct backend backend_cuda;

@@ -136,6 +136,30 @@ config_address(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 	return 0;
 }
 
+/* peer: "host:port", both parts needed. */
+static int
+config_peer(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
+{
+	struct config *c = base;
+	char buf[300];
+	const char *why;
+
+	if (yget_str(d, n, k->name, buf, sizeof buf, err) == -1)
+		return -1;
+	c->peer_port = 0;
+	if (parse_hostport(buf, c->peer_host, sizeof c->peer_host,
+	    &c->peer_port, &why) == -1)
+		return yerr_at(d, n, k->name, err, "'%s': %s", buf, why);
+	if (c->peer_host[0] == '\0' || c->peer_port == 0)
+		return yerr_at(d, n, k->name, err, "'%s': host and port "
+		    "needed", buf);
+	return 0;
+}
+
+/* In the order of DRAIN_CUT and DRAIN_MIGRATE. */
+static const char *const config_drains[] = { "cut", "migrate", NULL };
+
 /* In the order of AUTH_KEYED and AUTH_OFF. */
 static const char *const config_auths[] = { "key", "off", NULL };
 
@@ -196,6 +220,10 @@ static const struct cfg_key config_keys[] = {
 	{ "lanes",		CFG_INT,	F(lanes),
 	    .min = 0, .max = PROTO_LANES_MAX },
 	{ "port_rate",		CFG_RATE,	F(port_rate) },
+	{ "peer",		CFG_FUNC,	F(peer_host),
+	    .fn = config_peer },
+	{ "drain",		CFG_ENUM,	F(drain),
+	    .choices = config_drains },
 	{ NULL }
 };
 #undef F

@@ -25,6 +25,9 @@ enum { ISO_PROCESS, ISO_THREAD };
  */
 enum { AUTH_KEYED, AUTH_OFF };
 
+/* drain: what SIGTERM does to remoting clients (gleam-serve.yaml(5)). */
+enum { DRAIN_CUT, DRAIN_MIGRATE };
+
 struct config {
 	char		 path[1024];	/* "" when none was read */
 	char		 listen_host[256];
@@ -69,6 +72,9 @@ struct config {
 	double		 spin;		/* seconds a client's thread polls */
 	int		 lanes;		/* bulk connections a client may open */
 	double		 port_rate;	/* its link's bit/s for the status; 0 */
+	char		 peer_host[256]; /* where clients migrate; "" none */
+	int		 peer_port;
+	int		 drain;		/* DRAIN_CUT or DRAIN_MIGRATE */
 };
 
 /*

@@ -226,10 +226,21 @@ struct hkern {
 	uint32_t	*offset, *size;
 };
 
+/*
+ * Pages mapped at the addresses a migrated client's allocations had
+ * (host_mig_load), shared by the allocations in them: unmapped with the
+ * last.
+ */
+struct hrun {
+	uint64_t	 base, len;
+	unsigned	 refs;
+};
+
 /* An allocation, device memory or a global. */
 struct halloc {
 	void		*raw;		/* what calloc gave */
 	uint64_t	 size;		/* counted against the budget */
+	struct hrun	*run;		/* or the pages it lies in */
 };
 
 /* A context: the allocations it owns. */
@@ -371,6 +382,7 @@ host_alloc(uint64_t bytes, struct halloc **out, uint64_t *base)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	a->size = n;
+	a->run = NULL;
 	*base = ((uintptr_t)a->raw + HOST_ALIGN - 1) &
 	    ~(uintptr_t)(HOST_ALIGN - 1);
 	*out = a;
@@ -381,7 +393,13 @@ static void
 host_free(struct halloc *a)
 {
 	host_unreserve(a->size);
-	free(a->raw);
+	if (a->run != NULL) {
+		if (--a->run->refs == 0) {
+			munmap((void *)(uintptr_t)a->run->base, a->run->len);
+			free(a->run);
+		}
+	} else
+		free(a->raw);
 	free(a);
 }
 
@@ -470,9 +488,26 @@ hp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
 	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
+/* Exactly [va, va + size), where nothing is mapped yet. */
+static int
+hp_reserve_at(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	void *p;
+
+	p = mmap((void *)(uintptr_t)va, size, PROT_NONE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((uintptr_t)p != va) {	/* a kernel without NOREPLACE */
+		munmap(p, size);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
 static const struct pool_ops host_pool = {
 	hp_granule, hp_meminfo, hp_reserve, hp_unreserve, hp_create,
-	hp_release, hp_map, hp_access, hp_unmap
+	hp_release, hp_map, hp_access, hp_unmap, hp_reserve_at
 };
 
 /*
@@ -3462,6 +3497,528 @@ host_call(struct rcall *c)
 	return rc;
 }
 
+/*
+ * ---- migration (migrate.h) -----------------------------------------------
+ * Everything runs to completion here, so every call is a synchronization
+ * point.  The state, in gleam-protocol(5)'s order: the memory this backend
+ * placed (cuMemAlloc's and globals'), contexts (with their allocations and
+ * pools), modules and libraries (with their images, kernels' attributes
+ * and globals), functions and kernels, streams, events, and the device
+ * output not yet flushed.  What is not moved (graphs, JIT links, VMM, a
+ * stream being captured) makes the save fail, and the client stays.
+ */
+#define MIG_MAGIC	0x534d4c47u	/* "GLMS" */
+#define MIG_VERSION	1
+#define MIG_MAX		(1u << 20)	/* objects of a kind, allocations */
+
+/* The requested size of the range at base (the client's map). */
+static uint64_t
+host_mig_size(const struct rclient *cl, uint64_t base)
+{
+	size_t i;
+
+	for (i = 0; i < cl->nranges; i++)
+		if (cl->ranges[i].base == base)
+			return cl->ranges[i].size;
+	return 0;
+}
+
+static int
+host_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
+{
+	struct hclient *hc = cl->be;
+	size_t i, j, n;
+	uint64_t id, base;
+	void *v;
+	struct robj *o;
+	struct hglob *g;
+	struct hmod *m;
+	struct hevent *e;
+	int kind, k;
+	static const int order[] = { RK_CTX, RK_MODULE, RK_FUNC, RK_STREAM,
+	    RK_EVENT };
+
+	if (!vmm_empty(cl)) {
+		snprintf(why, whylen, "it holds VMM memory (not moved yet)");
+		return -1;
+	}
+	for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
+		o = v;
+		if (o->kind == RK_GRAPH || o->kind == RK_GEXEC ||
+		    o->kind == RK_LINK) {
+			snprintf(why, whylen, "it holds %s (not moved yet)",
+			    o->kind == RK_LINK ? "a JIT link" : "graphs");
+			return -1;
+		}
+		if ((o->kind == RK_STREAM && o->cap != NULL) ||
+		    (o->kind == RK_EVENT && ((struct hevent *)o->h)->capgraph)) {
+			snprintf(why, whylen, "a stream capture is open");
+			return -1;
+		}
+		if ((o->kind == RK_MODULE || o->kind == RK_LIBRARY) &&
+		    o->img == NULL) {
+			snprintf(why, whylen, "a module's image was not kept "
+			    "(loaded before migration was configured)");
+			return -1;
+		}
+	}
+	pw_u32(w, MIG_MAGIC);
+	pw_u32(w, MIG_VERSION);
+	/* The memory placed here: every context's, every global. */
+	n = 0;
+	for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
+		o = v;
+		if (o->kind == RK_CTX && o->h != NULL)
+			n += ((struct hctx *)o->h)->allocs.n;
+		if (o->kind == RK_MODULE || o->kind == RK_LIBRARY)
+			for (g = ((struct hmod *)o->h)->globals; g != NULL;
+			    g = g->next)
+				n++;
+	}
+	pw_u32(w, (uint32_t)n);
+	for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
+		o = v;
+		if (o->kind == RK_CTX && o->h != NULL)
+			for (j = 0; htab_next(&((struct hctx *)o->h)->allocs,
+			    &j, &base, &v);) {
+				pw_u64(w, base);
+				pw_u64(w, host_mig_size(cl, base));
+			}
+		if (o->kind == RK_MODULE || o->kind == RK_LIBRARY)
+			for (g = ((struct hmod *)o->h)->globals; g != NULL;
+			    g = g->next) {
+				pw_u64(w, g->base);
+				pw_u64(w, g->size);
+			}
+	}
+	for (k = 0; k < (int)(sizeof order / sizeof order[0]); k++) {
+		kind = order[k];
+		n = 0;
+		for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
+			o = v;
+			if (o->kind == kind || (kind == RK_MODULE &&
+			    o->kind == RK_LIBRARY) || (kind == RK_FUNC &&
+			    o->kind == RK_KERNEL))
+				n++;
+		}
+		pw_u32(w, (uint32_t)n);
+		for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
+			o = v;
+			if (!(o->kind == kind || (kind == RK_MODULE &&
+			    o->kind == RK_LIBRARY) || (kind == RK_FUNC &&
+			    o->kind == RK_KERNEL)))
+				continue;
+			pw_u64(w, id);
+			switch (kind) {
+			case RK_CTX:
+				pw_u32(w, (uint32_t)o->device);
+				pw_u32(w, (uint32_t)o->refs);
+				pw_u8(w, o->h != NULL);
+				if (o->h == NULL)
+					break;
+				pw_u32(w, (uint32_t)((struct hctx *)o->h)->fault);
+				pw_u32(w, (uint32_t)((struct hctx *)o->h)->
+				    allocs.n);
+				for (j = 0; htab_next(&((struct hctx *)o->h)->
+				    allocs, &j, &base, &v);)
+					pw_u64(w, base);
+				pool_save(o, w);
+				break;
+			case RK_MODULE:
+				m = o->h;
+				pw_u16(w, (uint16_t)o->kind);
+				pw_u64(w, o->ctx != NULL ? o->ctx->id : 0);
+				pw_u32(w, (uint32_t)o->imglen);
+				pw_bytes(w, o->img, o->imglen);
+				pw_u32(w, (uint32_t)m->nf);
+				for (j = 0; j < m->nf; j++) {
+					pw_str(w, m->f[j].k->name);
+					pw_u32(w, (uint32_t)m->f[j].maxdyn);
+					pw_u32(w, (uint32_t)m->f[j].carveout);
+				}
+				for (n = 0, g = m->globals; g != NULL; g = g->next)
+					n++;
+				pw_u32(w, (uint32_t)n);
+				for (g = m->globals; g != NULL; g = g->next) {
+					pw_str(w, g->name);
+					pw_u64(w, g->ctx != NULL ?
+					    ((const struct robj *)g->ctx)->id : 0);
+					pw_u64(w, g->base);
+				}
+				break;
+			case RK_FUNC:
+				pw_u16(w, (uint16_t)o->kind);
+				pw_u64(w, o->parent->id);
+				pw_str(w, ((struct hfunc *)o->h)->k->name);
+				break;
+			case RK_STREAM:
+				pw_u64(w, o->ctx->id);
+				break;
+			case RK_EVENT:
+				e = o->h;
+				pw_u64(w, o->ctx->id);
+				pw_u32(w, e->flags);
+				pw_u8(w, (uint8_t)e->recorded);
+				pw_u64(w, (uint64_t)e->t.tv_sec);
+				pw_u32(w, (uint32_t)e->t.tv_nsec);
+				break;
+			}
+		}
+	}
+	pw_u32(w, (uint32_t)hc->out.len);
+	if (hc->out.len > 0)
+		pw_bytes(w, hc->out.p, hc->out.len);
+	if (w->bad) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* An allocation to be claimed by the context or global that had it. */
+struct hplace {
+	uint64_t	 base, size;
+	struct halloc	*a;
+};
+
+static int
+hplace_cmp(const void *a, const void *b)
+{
+	const struct hplace *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+/*
+ * Maps the pages of every allocation in pl (sorted, not overlapping) at
+ * their addresses, a run of pages for those that share pages; -1 if an
+ * address is taken here.
+ */
+static int
+host_mig_place(struct hplace *pl, size_t n, char *why, size_t whylen)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), lo, hi, sz;
+	struct hrun *run = NULL;
+	size_t i, j;
+	void *p;
+
+	for (i = 0; i < n; i = j) {
+		lo = pl[i].base & ~(pg - 1);
+		hi = (pl[i].base + pl[i].size + pg - 1) & ~(pg - 1);
+		for (j = i + 1; j < n && pl[j].base < hi; j++) {
+			uint64_t e = (pl[j].base + pl[j].size + pg - 1) &
+			    ~(pg - 1);
+			if (e > hi)
+				hi = e;
+		}
+		if ((run = calloc(1, sizeof *run)) == NULL)
+			goto oom;
+		/* Populated: its contents come next, every page. */
+		p = mmap((void *)(uintptr_t)lo, hi - lo, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE |
+		    MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED || (uintptr_t)p != lo) {
+			if (p != MAP_FAILED)
+				munmap(p, hi - lo);
+			free(run);
+			snprintf(why, whylen, "device addresses 0x%llx to "
+			    "0x%llx are taken here", (unsigned long long)lo,
+			    (unsigned long long)hi);
+			return -1;
+		}
+		run->base = lo;
+		run->len = hi - lo;
+		for (; i < j; i++) {
+			sz = (pl[i].size + HOST_ALIGN - 1) &
+			    ~(uint64_t)(HOST_ALIGN - 1);
+			if (host_reserve(sz) == -1)
+				goto full;
+			if ((pl[i].a = calloc(1, sizeof *pl[i].a)) == NULL) {
+				host_unreserve(sz);
+				goto full;
+			}
+			pl[i].a->size = sz;
+			pl[i].a->run = run;
+			run->refs++;
+		}
+	}
+	return 0;
+full:
+	/* The allocations placed free the run with the last of them. */
+	if (run->refs == 0) {
+		munmap((void *)(uintptr_t)run->base, run->len);
+		free(run);
+	}
+oom:
+	snprintf(why, whylen, "out of device memory");
+	return -1;
+}
+
+/* The allocation at base, claimed once; NULL if none or taken. */
+static struct halloc *
+hplace_take(struct hplace *pl, size_t n, uint64_t base, uint64_t *size)
+{
+	struct hplace key = { base, 0, NULL }, *f;
+	struct halloc *a;
+
+	f = bsearch(&key, pl, n, sizeof *pl, hplace_cmp);
+	if (f == NULL || f->a == NULL)
+		return NULL;
+	a = f->a;
+	f->a = NULL;
+	*size = f->size;
+	return a;
+}
+
+/* The object id names, of that kind; NULL otherwise (or id 0). */
+static struct robj *
+host_mig_obj(struct rclient *cl, uint64_t id, int kind)
+{
+	return id == 0 ? NULL : robj_get(cl, id, kind);
+}
+
+static int
+host_mig_load(struct rclient *cl, struct pr *r, char *why, size_t whylen)
+{
+	struct hclient *hc = cl->be;
+	struct hplace *pl = NULL;
+	struct robj *o, *x;
+	struct hctx *hx;
+	struct hmod *m;
+	struct hglob *g;
+	struct hevent *e;
+	struct halloc *a;
+	char name[RPC_STRING_MAX + 1];
+	const void *img;
+	uint64_t id, cid, base, size, pid;
+	uint32_t n, nn, i, j, len;
+	size_t np = 0, f;
+	uint16_t kind;
+	int rc = -1;
+
+	snprintf(why, whylen, "malformed state");
+	if (pr_u32(r) != MIG_MAGIC || pr_u32(r) != MIG_VERSION || r->bad) {
+		snprintf(why, whylen, "not a state this server reads");
+		return -1;
+	}
+	/* The memory: placed first, claimed by what had it. */
+	n = pr_u32(r);
+	if (r->bad || n > MIG_MAX || n > (r->len - r->off) / 16)
+		return -1;
+	if ((pl = calloc(n ? n : 1, sizeof *pl)) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pl[i].base = pr_u64(r);
+		pl[i].size = pr_u64(r);
+		if (pl[i].base == 0 || pl[i].size == 0 ||
+		    pl[i].size > host.budget ||
+		    pl[i].base > UINT64_MAX - host.budget - 4096)
+			goto out;
+	}
+	np = n;
+	qsort(pl, np, sizeof *pl, hplace_cmp);
+	for (f = 1; f < np; f++)
+		if (pl[f].base < pl[f - 1].base + pl[f - 1].size)
+			goto out;	/* overlapping */
+	if (host_mig_place(pl, np, why, whylen) == -1)
+		goto out;
+	snprintf(why, whylen, "malformed state");
+	/* Contexts. */
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		if (i >= MIG_MAX || (o = robj_new(cl, id, RK_CTX, NULL)) ==
+		    NULL)
+			goto out;
+		o->device = (int)pr_u32(r);
+		o->refs = (int)pr_u32(r);
+		if (o->device != 0 || o->refs < 0)
+			goto out;
+		if (pr_u8(r) == 0)
+			continue;
+		if ((o->h = hx = hctx_new()) == NULL)
+			goto out;
+		hx->fault = (int)pr_u32(r);
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			base = pr_u64(r);
+			if ((a = hplace_take(pl, np, base, &size)) == NULL)
+				goto out;
+			if (htab_put(&hx->allocs, base, a) == -1) {
+				host_free(a);
+				goto out;
+			}
+			if (rmem_add(cl, base, size, 0, o) == -1)
+				goto out;
+		}
+		if (r->bad || pool_load(cl, o, r, &host_pool, why,
+		    whylen) == -1)
+			goto out;
+		snprintf(why, whylen, "malformed state");
+	}
+	/* Modules and libraries. */
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		kind = pr_u16(r);
+		cid = pr_u64(r);
+		len = pr_u32(r);
+		img = pr_take(r, len);
+		if (r->bad || i >= MIG_MAX || (kind != RK_MODULE &&
+		    kind != RK_LIBRARY))
+			goto out;
+		x = host_mig_obj(cl, cid, RK_CTX);
+		if ((kind == RK_MODULE) != (x != NULL))
+			goto out;	/* a module has a context, a library none */
+		if ((m = hmod_new(img, len)) == NULL)
+			goto out;
+		if ((o = robj_new(cl, id, kind, m)) == NULL) {
+			hmod_free(cl, m);
+			goto out;
+		}
+		o->ctx = x;
+		if ((o->img = malloc(len ? len : 1)) == NULL)
+			goto out;
+		memcpy(o->img, img, len);
+		o->imglen = len;
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			pr_str(r, name, RPC_STRING_MAX);
+			int maxdyn = (int)pr_u32(r), carve = (int)pr_u32(r);
+
+			for (f = 0; f < m->nf; f++)
+				if (strcmp(m->f[f].k->name, name) == 0) {
+					m->f[f].maxdyn = maxdyn;
+					m->f[f].carveout = carve;
+				}
+		}
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			const struct hsym *d = NULL;
+
+			pr_str(r, name, RPC_STRING_MAX);
+			cid = pr_u64(r);
+			base = pr_u64(r);
+			if (r->bad || (x = host_mig_obj(cl, cid, RK_CTX)) ==
+			    NULL || (kind == RK_MODULE && x != o->ctx))
+				goto out;
+			for (f = 0; f < m->nsym && d == NULL; f++)
+				if (strcmp(m->sym[f].name, name) == 0)
+					d = &m->sym[f];
+			for (f = 0; d == NULL && f < host.nglobals; f++)
+				if (strcmp(host.globals[f].name, name) == 0)
+					break;
+			if (d == NULL && f == host.nglobals)
+				goto out;	/* no such global */
+			if ((a = hplace_take(pl, np, base, &size)) == NULL)
+				goto out;
+			if ((g = calloc(1, sizeof *g)) == NULL) {
+				host_free(a);
+				goto out;
+			}
+			g->name = d != NULL ? d->name : host.globals[f].name;
+			g->size = d != NULL ? d->size : host.globals[f].size;
+			g->ctx = x;
+			g->a = a;
+			g->base = base;
+			g->next = m->globals;
+			m->globals = g;
+			if (size != g->size || rmem_add(cl, base, size, 1, g) ==
+			    -1)
+				goto out;
+		}
+	}
+	/* Functions and kernels. */
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		kind = pr_u16(r);
+		pid = pr_u64(r);
+		pr_str(r, name, RPC_STRING_MAX);
+		if (r->bad || (kind != RK_FUNC && kind != RK_KERNEL) ||
+		    (x = host_mig_obj(cl, pid, kind == RK_FUNC ? RK_MODULE :
+		    RK_LIBRARY)) == NULL)
+			goto out;
+		m = x->h;
+		for (f = 0; f < m->nf; f++)
+			if (strcmp(m->f[f].k->name, name) == 0)
+				break;
+		if (f == m->nf) {
+			snprintf(why, whylen, "kernel %s is not here", name);
+			goto out;
+		}
+		if ((o = robj_new(cl, id, kind, &m->f[f])) == NULL)
+			goto out;
+		o->parent = x;
+		o->ctx = x->ctx;
+	}
+	/* Streams. */
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		cid = pr_u64(r);
+		if (r->bad || (x = host_mig_obj(cl, cid, RK_CTX)) == NULL ||
+		    (o = robj_new(cl, id, RK_STREAM, x)) == NULL)
+			goto out;
+		o->ctx = x;
+	}
+	/* Events. */
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		cid = pr_u64(r);
+		if (r->bad || (x = host_mig_obj(cl, cid, RK_CTX)) == NULL ||
+		    (e = calloc(1, sizeof *e)) == NULL)
+			goto out;
+		e->flags = pr_u32(r);
+		e->recorded = pr_u8(r) != 0;
+		e->t.tv_sec = (time_t)pr_u64(r);
+		e->t.tv_nsec = (long)pr_u32(r);
+		if (r->bad || e->t.tv_nsec >= 1000000000 ||
+		    (o = robj_new(cl, id, RK_EVENT, e)) == NULL) {
+			free(e);
+			goto out;
+		}
+		o->ctx = x;
+	}
+	/* The device's output not yet flushed. */
+	len = pr_u32(r);
+	img = pr_take(r, len);
+	if (r->bad || len > HOST_OUTMAX || pr_done(r) == -1)
+		goto out;
+	if (len > 0)
+		pw_bytes(&hc->out, img, len);
+	for (f = 0; f < np; f++)
+		if (pl[f].a != NULL) {
+			snprintf(why, whylen, "memory at 0x%llx belongs to "
+			    "nothing", (unsigned long long)pl[f].base);
+			goto out;
+		}
+	rc = hc->out.bad ? -1 : 0;
+out:
+	for (f = 0; f < np; f++)
+		if (pl[f].a != NULL)
+			host_free(pl[f].a);
+	free(pl);
+	return rc;
+}
+
+/* Device memory is this process's: sent from where it lies. */
+static const void *
+host_mig_read(struct rclient *cl, uint64_t addr, void *buf, size_t n)
+{
+	return (const void *)(uintptr_t)addr;
+}
+
+static int
+host_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
+{
+	memcpy((void *)(uintptr_t)addr, p, n);
+	return 0;
+}
+
 #define G(t, fn) [t - R_OPEN] = host_call,
 
 const struct backend backend_host = {
@@ -3473,6 +4030,10 @@ const struct backend backend_host = {
 	.describe = host_describe,
 	.client_new = host_client_new,
 	.client_free = host_client_free,
+	.mig_save = host_mig_save,
+	.mig_load = host_mig_load,
+	.mig_read = host_mig_read,
+	.mig_write = host_mig_write,
 	.call = { HOST_CALLS(G) },
 };
 #undef F

@@ -1,4 +1,5 @@
 /* One-way allocation's books: see pool.h and gleam-client(7). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -256,6 +257,133 @@ pool_free(struct rclient *cl, uint64_t va, const struct pool_ops *ops,
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * u8 has; with a pool: u64 va, size, granule, stock granules, u32 maps,
+ * each u64 base and bytes (gleam-protocol(5), Migration).
+ */
+void
+pool_save(const struct robj *ctx, struct pw *w)
+{
+	const struct rpool *p = ctx->pool;
+	size_t i = 0;
+	uint64_t va;
+	void *v;
+
+	pw_u8(w, p != NULL);
+	if (p == NULL)
+		return;
+	pw_u64(w, p->va);
+	pw_u64(w, p->size);
+	pw_u64(w, p->gran);
+	pw_u64(w, p->nstock);
+	pw_u32(w, (uint32_t)p->maps.n);
+	while (htab_next(&p->maps, &i, &va, &v)) {
+		pw_u64(w, va);
+		pw_u64(w, ((struct pmap *)v)->bytes);
+	}
+}
+
+int
+pool_load(struct rclient *cl, struct robj *ctx, struct pr *r,
+    const struct pool_ops *ops, char *why, size_t whylen)
+{
+	uint64_t va, size, gran, nstock, mygran, base, bytes, g, n, k;
+	uint32_t nmaps, i;
+	struct rpool *p;
+	struct pmap *m;
+	void *h;
+	int rc;
+
+	if (pr_u8(r) == 0)
+		return r->bad ? -1 : 0;
+	va = pr_u64(r);
+	size = pr_u64(r);
+	gran = pr_u64(r);
+	nstock = pr_u64(r);
+	nmaps = pr_u32(r);
+	if (r->bad)
+		return -1;
+	if (ops->reserve_at == NULL) {
+		snprintf(why, whylen, "this backend cannot place a pool");
+		return -1;
+	}
+	if (ops->granule(ctx, &mygran) != CUDA_SUCCESS || gran != mygran ||
+	    size == 0 || size % gran != 0 || va % gran != 0 ||
+	    size > (1ull << 48) || va > UINT64_MAX - size ||
+	    nstock > size / gran) {
+		snprintf(why, whylen, "a pool of %llu bytes at 0x%llx in "
+		    "granules of %llu: not one this server can hold",
+		    (unsigned long long)size, (unsigned long long)va,
+		    (unsigned long long)gran);
+		return -1;
+	}
+	if ((p = calloc(1, sizeof *p)) == NULL ||
+	    (p->used = calloc(size / gran / 8 + 1, 1)) == NULL) {
+		free(p);
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	if ((rc = ops->reserve_at(ctx, va, size)) != CUDA_SUCCESS) {
+		free(p->used);
+		free(p);
+		snprintf(why, whylen, "the pool's range 0x%llx+%llu is taken "
+		    "here (error %d)", (unsigned long long)va,
+		    (unsigned long long)size, rc);
+		return -1;
+	}
+	p->va = va;
+	p->size = size;
+	p->gran = gran;
+	htab_init(&p->maps);
+	ctx->pool = p;		/* pool_drop frees what follows, if it fails */
+	for (k = 0; k < nstock; k++) {
+		if (ops->create(ctx, gran, &h) != CUDA_SUCCESS ||
+		    stock_push(p, h) == -1)
+			goto oom;
+	}
+	for (i = 0; i < nmaps; i++) {
+		base = pr_u64(r);
+		bytes = pr_u64(r);
+		if (r->bad)
+			return -1;
+		if (bytes == 0 || (base | bytes) & (gran - 1) || base < va ||
+		    base - va > size || bytes > size - (base - va))
+			goto bad;
+		g = (base - va) / gran;
+		n = bytes / gran;
+		for (k = 0; k < n; k++)
+			if (bit(p, g + k))
+				goto bad;
+		if ((m = malloc(sizeof *m + n * sizeof m->h[0])) == NULL)
+			goto oom;
+		m->bytes = bytes;
+		m->n = 0;
+		if (htab_put(&p->maps, base, m) == -1) {
+			free(m);
+			goto oom;
+		}
+		setbits(p, g, n, 1);
+		for (k = 0; k < n; k++) {
+			if (ops->create(ctx, gran, &h) != CUDA_SUCCESS)
+				goto oom;
+			m->h[m->n++] = h;
+			if (ops->map(ctx, base + k * gran, gran, h) !=
+			    CUDA_SUCCESS)
+				goto oom;
+		}
+		if (ops->access(ctx, base, bytes) != CUDA_SUCCESS ||
+		    rmem_add(cl, base, bytes, 0, ctx) == -1)
+			goto oom;
+	}
+	return 0;
+bad:
+	snprintf(why, whylen, "a pool mapping outside its range or twice");
+	return -1;
+oom:
+	snprintf(why, whylen, "out of device memory for the pool");
+	return -1;
 }
 
 void

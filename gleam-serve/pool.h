@@ -30,6 +30,8 @@ struct pool_ops {
 	/* Makes [va, va + size), mapped, readable and writable. */
 	int	(*access)(struct robj *ctx, uint64_t va, uint64_t size);
 	void	(*unmap)(struct robj *ctx, uint64_t va, uint64_t size);
+	/* Reserves exactly [va, va + size) (migration); NULL: cannot. */
+	int	(*reserve_at)(struct robj *ctx, uint64_t va, uint64_t size);
 };
 
 /*
@@ -43,6 +45,14 @@ int	pool_call(struct rcall *, struct robj *ctx, const struct pool_ops *);
  */
 int	pool_free(struct rclient *, uint64_t p, const struct pool_ops *,
 	    int *rc);
+/*
+ * Migration (migrate.h): the books of ctx's pool into w, and back into a
+ * context of a new client: the same range, the same stock, each mapping
+ * at its address (contents not copied).  -1 with why.
+ */
+void	pool_save(const struct robj *ctx, struct pw *w);
+int	pool_load(struct rclient *, struct robj *ctx, struct pr *r,
+	    const struct pool_ops *, char *why, size_t whylen);
 /* Unmaps and releases everything of ctx's pool (before the context goes). */
 void	pool_drop(struct rclient *, struct robj *ctx, const struct pool_ops *);
 

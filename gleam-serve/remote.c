@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "chan.h"
 #include "chanrd.h"
+#include "conn.h"
 #include "keep.h"
 #include "check.h"
 #include "log.h"
@@ -81,6 +82,27 @@ struct remote {
 	struct remote_resume	 pend_rr;
 	uint8_t			*pend_raw;
 	int			 ctl_gone;
+	int			 pend_mig;	/* a MIGRATE order waits */
+	char			 pend_host[256];
+	int			 pend_port;
+	/*
+	 * Migration (gleam-protocol(5), Migration).  The source: an order
+	 * taken when every call is answered (at_rest), and whether the
+	 * session went.  The target: the state as it comes (mig_in 1, then
+	 * 2 once loaded) and the client's stream to go on with.
+	 */
+	int			 at_rest;
+	int			 mig_req;
+	char			 mig_host[256];
+	int			 mig_port;
+	int			 moved;
+	struct pw		 mig_state;
+	int			 mig_in;
+	int			 mig_switch;
+	struct msg_mig_end	 mig_end;	/* keep, pending: in mig_buf */
+	uint8_t			*mig_buf;
+	uint64_t		 mig_mem;
+	uint64_t		 mig_t0;
 };
 
 /*
@@ -153,6 +175,7 @@ robj_new(struct rclient *cl, uint64_t id, int kind, void *h)
 		return NULL;		/* ids are the client's to keep unique */
 	if ((o = calloc(1, sizeof *o)) == NULL)
 		return NULL;
+	o->id = id;
 	o->kind = kind;
 	o->h = h;
 	if (htab_put(&cl->objs, id, o) == -1) {
@@ -169,6 +192,7 @@ robj_free(struct robj *o)
 		return;
 	free(o->offset);
 	free(o->size);
+	free(o->img);
 	free(o);
 }
 
@@ -339,6 +363,10 @@ remote_broke(struct remote *r, const char *why)
 }
 
 static int	remote_read(struct remote *);
+static int	remote_order(struct remote *);
+static int	remote_mig_waits(struct remote *);
+static int	remote_mig_in(struct remote *, const struct frame_hdr *,
+		    const uint8_t *);
 static int	remote_open_records(struct remote *);
 static int	remote_resend(struct remote *, uint64_t);
 
@@ -735,6 +763,9 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		remote_frame(r, MSG_ECHO, FL_REPLY, h->id, p, h->len);
 		return 0;
 	}
+	if (h->type == MSG_MIG_STATE || h->type == MSG_MIG_MEM ||
+	    h->type == MSG_MIG_END)
+		return remote_mig_in(r, h, p);
 	memset(&c, 0, sizeof c);
 	c.cl = &r->cl;
 	c.d = rpc_lookup(h->type);
@@ -833,6 +864,18 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			rc = wcache_call(&r->wc, &r->scope, r->env->be, &c);
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	/* Kept for migration: what the target loads again. */
+	if (rc == 0 && r->env->keep_images && (h->type == R_MODULE_LOAD ||
+	    h->type == R_LIBRARY_LOAD || (h->type == R_MODULE_LOAD_EX &&
+	    c.out[0].u == 0))) {
+		struct robj *o = htab_get(&r->cl.objs, c.in[1].u);
+
+		if (o != NULL && o->img == NULL &&
+		    (o->img = malloc(c.in[2].len ? c.in[2].len : 1)) != NULL) {
+			memcpy(o->img, c.in[2].p, c.in[2].len);
+			o->imglen = c.in[2].len;
+		}
+	}
 	if (staged == 1)
 		stage_free(r, sid);
 	else if (staged == 2)
@@ -983,6 +1026,10 @@ remote_read(struct remote *r)
 	uint8_t *nb;
 	ssize_t n;
 
+	/* An order to migrate is taken only where every call is answered. */
+	if (r->at_rest && remote_order(r))
+		return -1;
+
 	if (r->incap - used < want) {
 		/* Not when pinned (it is large enough then), but be safe. */
 		if (r->env->be->host_unpin != NULL && r->opened && r->in != NULL)
@@ -1017,22 +1064,29 @@ remote_read(struct remote *r)
 			/* Input, or a connection that resumes this session
 			 * (the client saw the drop before we did). */
 			struct pollfd pf[2];
-			int prc;
+			int prc, nfd;
 
+			/* An order to migrate waits for a point at rest. */
+			nfd = remote_mig_waits(r) ? 1 : 2;
 			pf[0].fd = r->fd;
 			pf[0].events = POLLIN;
 			pf[1].fd = r->wake;
 			pf[1].events = POLLIN;
+			pf[1].revents = 0;
 			do
-				prc = poll(pf, 2, r->env->idle_s > 0 ?
+				prc = poll(pf, (nfds_t)nfd, r->env->idle_s > 0 ?
 				    (int)(r->env->idle_s * 1000) : -1);
 			while (prc == -1 && errno == EINTR);
 			if (prc == 0) {
 				errno = EAGAIN;
 				goto idle;
 			}
+			if (prc > 0 && pf[1].revents != 0 && r->at_rest &&
+			    remote_order(r))
+				return -1;
 			if (prc > 0 && pf[1].revents != 0 &&
-			    pf[0].revents == 0) {
+			    pf[0].revents == 0 &&
+			    !remote_mig_waits(r)) {
 				remote_broke(r, "the client reconnected");
 				return -1;
 			}
@@ -1164,7 +1218,23 @@ ctl_main(void *arg)
 			return NULL;
 		fd = -1;
 		raw = NULL;
-		if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1 || fd == -1)
+		if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1)
+			break;
+		if (rr.kind == REMOTE_MIGRATE) {
+			/* For the serving thread, at its next point at rest. */
+			if (fd != -1)
+				close(fd);
+			rr.host[sizeof rr.host - 1] = '\0';
+			pthread_mutex_lock(&r->pmu);
+			r->pend_mig = 1;
+			snprintf(r->pend_host, sizeof r->pend_host, "%s",
+			    rr.host);
+			r->pend_port = (int)rr.port;
+			pthread_mutex_unlock(&r->pmu);
+			efd_poke(r->wake);
+			continue;
+		}
+		if (fd == -1)
 			break;
 		if (rr.kind == REMOTE_LANE) {
 			lanes_take(__atomic_load_n(&r->lanes, __ATOMIC_ACQUIRE),
@@ -1251,6 +1321,11 @@ remote_take(struct remote *r)
 	raw = r->pend_raw;
 	r->pend_fd = -1;
 	r->pend_raw = NULL;
+	if (r->pend_mig) {
+		r->pend_mig = 0;
+		log_info("client %s (%s): not migrated: its connection is "
+		    "down", r->cl.addr, r->cl.name);
+	}
 	pthread_mutex_unlock(&r->pmu);
 	if (fd == -1)
 		return -1;
@@ -1372,6 +1447,416 @@ remote_await(struct remote *r)
 	return 0;
 }
 
+/*
+ * ---- migration (gleam-protocol(5), Migration) ---------------------------
+ * The source, at a point where every call is answered and its work done:
+ * the state (the backend's mig_save) as MIG_STATE, each range of the
+ * client's memory as MIG_MEM, then MIG_END with the client's stream,
+ * counted as if the REDIRECT that follows had been sent; once the target
+ * answers, the REDIRECT goes to the client and this worker ends, freeing
+ * all the client held here.  Any failure before that answer leaves the
+ * client here, served as before.
+ */
+#define MIG_PIECE	(8u << 20)	/* bytes of a MIG_MEM or MIG_STATE */
+#define MIG_TIMEOUT_MS	30000		/* the target's connect and replies */
+
+/*
+ * Whether a MIGRATE order waits.  With the channel's thread (a resumable
+ * session) it left the order in pend_*; without, the order waits on the
+ * channel itself.
+ */
+static int
+remote_mig_waits(struct remote *r)
+{
+	uint32_t kind;
+	int w;
+
+	if (r->ctl_started) {
+		pthread_mutex_lock(&r->pmu);
+		w = r->pend_mig;
+		pthread_mutex_unlock(&r->pmu);
+		return w;
+	}
+	return r->ctl != -1 && recv(r->ctl, &kind, sizeof kind,
+	    MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof kind &&
+	    kind == REMOTE_MIGRATE;
+}
+
+/* A MIGRATE order that waits, taken: 1 (r->mig_req set). */
+static int
+remote_order(struct remote *r)
+{
+	struct remote_resume rr;
+	int fd;
+
+	if (!remote_mig_waits(r))
+		return 0;
+	if (r->ctl_started) {
+		pthread_mutex_lock(&r->pmu);
+		snprintf(r->mig_host, sizeof r->mig_host, "%s", r->pend_host);
+		r->mig_port = r->pend_port;
+		r->pend_mig = 0;
+		/* The wake was the order's, unless a resume waits too. */
+		efd_drain(r->wake);
+		if (r->pend_fd != -1 || r->ctl_gone)
+			efd_poke(r->wake);
+		pthread_mutex_unlock(&r->pmu);
+		r->mig_req = 1;
+		return 1;
+	}
+	if (fd_recvmsg(r->ctl, &rr, sizeof rr, &fd) == -1)
+		return 0;
+	if (fd != -1)
+		close(fd);
+	rr.host[sizeof rr.host - 1] = '\0';
+	snprintf(r->mig_host, sizeof r->mig_host, "%s", rr.host);
+	r->mig_port = (int)rr.port;
+	r->mig_req = 1;
+	return 1;
+}
+
+/* Sends the frame type's payload [p, p + n) after a u64 (if addr). */
+static int
+mig_send(struct conn *c, uint16_t type, const uint64_t *addr, const void *p,
+    size_t n)
+{
+	struct frame_hdr h = { (uint32_t)(n + (addr ? 8 : 0)), type, 0, 0 };
+	uint8_t hb[PROTO_HDR_LEN + 8];
+	struct iovec iov[2];
+
+	h.id = c->next_id++;
+	proto_hdr_encode(hb, &h);
+	if (addr != NULL)
+		for (int i = 0; i < 8; i++)
+			hb[PROTO_HDR_LEN + i] = (uint8_t)(*addr >> (8 * i));
+	iov[0].iov_base = hb;
+	iov[0].iov_len = PROTO_HDR_LEN + (addr ? 8 : 0);
+	iov[1].iov_base = (void *)(uintptr_t)p;
+	iov[1].iov_len = n;
+	return conn_writev(c, iov, n > 0 ? 2 : 1);
+}
+
+static int
+remote_migrate(struct remote *r)
+{
+	const struct backend *be = r->env->be;
+	struct msg_redirect rd;
+	struct msg_mig_end me;
+	struct frame_hdr fh;
+	struct conn_resume cr;
+	struct conn c;
+	struct pw st, red, rf, keep, end;
+	const uint8_t *p, *reply;
+	uint64_t t0 = now_ns(), t1 = 0, t2 = 0, off, mem = 0, a;
+	size_t i, n, rlen;
+	uint8_t *buf = NULL;
+	char why[1000];
+	int rc = -1, open = 0;
+
+	pw_init(&st);
+	pw_init(&red);
+	pw_init(&rf);
+	pw_init(&keep);
+	pw_init(&end);
+	why[0] = '\0';
+	if (!r->resumable)
+		snprintf(why, sizeof why, "its session is not resumable");
+	else if (!r->opened)
+		snprintf(why, sizeof why, "it has not opened");
+	else if (lanes_count(r->lanes) > 0)
+		snprintf(why, sizeof why, "it uses bulk lanes (not moved yet)");
+	else if (r->stages.n > 0)
+		snprintf(why, sizeof why, "a module is arriving in pieces");
+	else if (be->mig_save == NULL)
+		snprintf(why, sizeof why, "the %s backend cannot migrate",
+		    be->name);
+	else if (r->keep.end != r->ch.tx_bytes)
+		snprintf(why, sizeof why, "its stream is not all kept");
+	if (why[0] != '\0')
+		goto out;
+	if (be->mig_save(&r->cl, &st, why, sizeof why) == -1)
+		goto out;
+	memset(&cr, 0, sizeof cr);
+	cr.want = 1;
+	/* As the client's identity: the target's session is its. */
+	if (conn_open_resume(&c, r->mig_host, r->mig_port,
+	    r->key.set ? &r->key : NULL, r->cl.name, MIG_TIMEOUT_MS,
+	    &cr) == -1) {
+		snprintf(why, sizeof why, "%s", c.err);
+		goto out;
+	}
+	open = 1;
+	if (!(c.features & FEAT_RESUME)) {
+		snprintf(why, sizeof why, "%s:%d holds no resumable session "
+		    "(its resume: 0?)", r->mig_host, r->mig_port);
+		goto out;
+	}
+	/* The state, in pieces a frame each. */
+	for (off = 0; off < st.len; off += n) {
+		n = st.len - off < MIG_PIECE ? st.len - off : MIG_PIECE;
+		if (mig_send(&c, MSG_MIG_STATE, NULL, st.p + off, n) == -1)
+			goto net;
+	}
+	/* Every range of the client's memory. */
+	t1 = now_ns();
+	if ((buf = malloc(MIG_PIECE)) == NULL) {
+		snprintf(why, sizeof why, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < r->cl.nranges; i++) {
+		const struct rrange *rg = &r->cl.ranges[i];
+
+		for (off = 0; off < rg->size; off += n) {
+			n = rg->size - off < MIG_PIECE ? rg->size - off :
+			    MIG_PIECE;
+			a = rg->base + off;
+			if ((p = be->mig_read(&r->cl, a, buf, n)) == NULL) {
+				snprintf(why, sizeof why, "cannot read its "
+				    "memory at 0x%llx", (unsigned long long)a);
+				goto out;
+			}
+			if (mig_send(&c, MSG_MIG_MEM, &a, p, n) == -1)
+				goto net;
+			mem += n;
+		}
+	}
+	t2 = now_ns();
+	/* The REDIRECT the client will get, counted as sent already. */
+	memset(&rd, 0, sizeof rd);
+	snprintf(rd.host, sizeof rd.host, "%s", r->mig_host);
+	rd.port = (uint16_t)r->mig_port;
+	rd.session = c.session;
+	memcpy(rd.token, c.token, sizeof rd.token);
+	msg_redirect_enc(&red, &rd);
+	fh = (struct frame_hdr){ (uint32_t)red.len, MSG_REDIRECT, 0, 0 };
+	pw_room(&rf, PROTO_HDR_LEN);
+	if (!rf.bad)
+		proto_hdr_encode(rf.p, &fh);
+	pw_bytes(&rf, red.p, red.len);
+	for (off = r->keep.base; (n = keep_peek(&r->keep, off, &p)) > 0 &&
+	    n != (size_t)-1; off += n)
+		pw_bytes(&keep, p, n);
+	pw_bytes(&keep, rf.p, rf.len);
+	memset(&me, 0, sizeof me);
+	me.tx_bytes = r->ch.tx_bytes + rf.len;
+	me.rx_bytes = r->ch.rx_bytes;
+	me.peer_ack = r->ch.peer_ack < r->keep.base ? r->ch.peer_ack :
+	    r->keep.base;
+	me.acked = r->ch.rx_bytes;
+	me.keep_base = r->keep.base;
+	me.keep = keep.p;
+	me.pending = r->in;
+	me.npending = (uint32_t)r->rd.plain;
+	msg_mig_end_enc(&end, &me);
+	if (st.bad || red.bad || rf.bad || keep.bad || end.bad) {
+		snprintf(why, sizeof why, "out of memory");
+		goto out;
+	}
+	if (end.len > c.max_frame) {
+		snprintf(why, sizeof why, "%zu bytes not yet acknowledged by "
+		    "the client: over a frame", keep.len);
+		goto out;
+	}
+	if (conn_call(&c, MSG_MIG_END, end.p, end.len, MSG_MIG_END, &reply,
+	    &rlen) == -1) {
+		snprintf(why, sizeof why, "%s:%d: %s", r->mig_host,
+		    r->mig_port, c.err);
+		goto out;
+	}
+	/* The target has it: no BYE, which would end its session. */
+	close(c.fd);
+	c.fd = -1;
+	conn_close(&c);
+	open = 0;
+	remote_frame(r, MSG_REDIRECT, 0, 0, red.p, red.len);
+	if (remote_flush(r) == -1)
+		log_warn("client %s (%s): its redirect was not sent (%s): "
+		    "it cannot follow", r->cl.addr, r->cl.name, r->why);
+	r->moved = 1;
+	rc = 0;
+	log_info("client %s (%s): migrated to %s:%d as session %llu: %llu "
+	    "bytes of memory, %zu of state, paused %.3f s (state %.3f, "
+	    "memory %.3f, end %.3f)", r->cl.addr, r->cl.name, r->mig_host,
+	    r->mig_port, (unsigned long long)rd.session,
+	    (unsigned long long)mem, st.len, (double)(now_ns() - t0) / 1e9,
+	    (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9,
+	    (double)(now_ns() - t2) / 1e9);
+	goto done;
+net:
+	snprintf(why, sizeof why, "%s:%d: %s", r->mig_host, r->mig_port,
+	    c.err);
+out:
+	log_warn("client %s (%s): not migrated to %s:%d: %s; it stays here",
+	    r->cl.addr, r->cl.name, r->mig_host, r->mig_port, why);
+done:
+	if (open)
+		conn_close(&c);
+	free(buf);
+	pw_free(&st);
+	pw_free(&red);
+	pw_free(&rf);
+	pw_free(&keep);
+	pw_free(&end);
+	return rc;
+}
+
+/* The target: the state as it came, loaded into a fresh client. */
+static int
+remote_mig_load(struct remote *r, uint64_t id)
+{
+	const struct backend *be = r->env->be;
+	struct pr pr;
+	char why[300];
+	int rc;
+
+	if (r->mig_in == 2)
+		return 0;
+	if (be->mig_load == NULL) {
+		remote_error(r, id, PERR_STATE, "this server's backend cannot "
+		    "take a migrated session");
+		return -1;
+	}
+	if ((rc = be->client_new(&r->cl)) != 0) {
+		snprintf(why, sizeof why, "cannot start a client: error %d",
+		    rc);
+		remote_error(r, id, PERR_INTERNAL, why);
+		return -1;
+	}
+	r->opened = 1;
+	r->mig_in = 2;
+	pr_init(&pr, r->mig_state.p, r->mig_state.len);
+	rc = be->mig_load(&r->cl, &pr, why, sizeof why);
+	pw_free(&r->mig_state);
+	pw_init(&r->mig_state);
+	if (rc == -1) {
+		remote_error(r, id, PERR_MALFORMED, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* MIG_STATE, MIG_MEM or MIG_END on the target; -1 ends the session. */
+static int
+remote_mig_in(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_mig_end e;
+	struct pw rep;
+	uint64_t a, klen;
+	size_t n;
+
+	if (h->type == MSG_MIG_STATE) {
+		if (r->opened || h->len == 0 ||
+		    r->mig_state.len + h->len > STAGE_MAX) {
+			remote_error(r, h->id, PERR_STATE, r->opened ?
+			    "MIG_STATE after the state" : "bad MIG_STATE");
+			return -1;
+		}
+		if (r->mig_in == 0)
+			r->mig_t0 = now_ns();
+		r->mig_in = 1;
+		pw_bytes(&r->mig_state, p, h->len);
+		if (r->mig_state.bad) {
+			remote_error(r, h->id, PERR_INTERNAL, "out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (r->mig_in == 0) {
+		remote_error(r, h->id, PERR_STATE, "no MIG_STATE first");
+		return -1;
+	}
+	if (remote_mig_load(r, h->id) == -1)
+		return -1;
+	if (h->type == MSG_MIG_MEM) {
+		if (h->len < 8) {
+			remote_error(r, h->id, PERR_MALFORMED, "bad MIG_MEM");
+			return -1;
+		}
+		a = 0;
+		for (int i = 7; i >= 0; i--)
+			a = a << 8 | p[i];
+		n = h->len - 8;
+		if (rmem_check(&r->cl, a, n) == -1 ||
+		    r->env->be->mig_write(&r->cl, a, p + 8, n) == -1) {
+			remote_error(r, h->id, PERR_MALFORMED, "MIG_MEM "
+			    "outside the session's memory");
+			return -1;
+		}
+		r->mig_mem += n;
+		return 0;
+	}
+	/* MIG_END */
+	if (msg_mig_end_dec(p, h->len, &e) == -1) {
+		remote_error(r, h->id, PERR_MALFORMED, "bad MIG_END");
+		return -1;
+	}
+	klen = e.tx_bytes - e.keep_base;
+	if (!r->resumable || klen > r->keep.cap) {
+		remote_error(r, h->id, PERR_STATE, !r->resumable ?
+		    "sessions here do not resume (resume: 0)" :
+		    "more unacknowledged output than resume_buffer holds");
+		return -1;
+	}
+	if ((r->mig_buf = malloc(klen + e.npending + 1)) == NULL) {
+		remote_error(r, h->id, PERR_INTERNAL, "out of memory");
+		return -1;
+	}
+	memcpy(r->mig_buf, e.keep, klen);
+	memcpy(r->mig_buf + klen, e.pending, e.npending);
+	e.keep = r->mig_buf;
+	e.pending = r->mig_buf + klen;
+	r->mig_end = e;
+	pw_init(&rep);
+	pw_u32(&rep, 0);
+	remote_frame(r, MSG_MIG_END, FL_REPLY, h->id, rep.p, rep.len);
+	pw_free(&rep);
+	r->mig_switch = 1;
+	remote_broke(r, "migrated here");
+	return -1;
+}
+
+/*
+ * The target, once its answer to MIG_END is out: the connection from the
+ * source is done with, and the session goes on with the client's stream,
+ * waiting for the client to resume it.  -1 if there is no memory for it.
+ */
+static int
+remote_mig_switch(struct remote *r)
+{
+	const struct msg_mig_end *e = &r->mig_end;
+	uint64_t klen = e->tx_bytes - e->keep_base;
+	uint8_t *nb;
+
+	r->mig_switch = 0;
+	r->broken = 0;
+	(void)remote_flush(r);
+	shutdown(r->fd, SHUT_RDWR);
+	if (r->incap < e->npending + READ_MIN) {
+		if ((nb = realloc(r->in, e->npending + READ_MIN)) == NULL)
+			return -1;
+		r->in = nb;
+		r->incap = e->npending + READ_MIN;
+	}
+	memcpy(r->in, e->pending, e->npending);
+	memset(&r->rd, 0, sizeof r->rd);
+	r->rd.plain = e->npending;
+	r->ch.tx_bytes = e->tx_bytes;
+	r->ch.rx_bytes = e->rx_bytes;
+	r->ch.peer_ack = e->peer_ack;
+	r->ch.acked = e->acked;
+	r->keep.base = r->keep.end = e->keep_base;
+	(void)keep_add(&r->keep, e->keep, (size_t)klen);
+	free(r->mig_buf);
+	r->mig_buf = NULL;
+	r->mig_in = 0;
+	log_info("client %s (%s): migrated in, %llu bytes of memory in %.3f s; "
+	    "waiting for it to follow", r->cl.addr, r->cl.name,
+	    (unsigned long long)r->mig_mem,
+	    (double)(now_ns() - r->mig_t0) / 1e9);
+	remote_broke(r, "migrated here");
+	return 0;
+}
+
 static void *
 remote_main(void *arg)
 {
@@ -1380,16 +1865,27 @@ remote_main(void *arg)
 	remote_ctl_start(r);
 	/* Records are opened as they come, the handoff's first. */
 	for (;;) {
+		r->at_rest = 0;
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
 		    (remote_pin(r), remote_flush(r)) == -1 ||
-		    remote_read(r) == -1) {
+		    (r->at_rest = 1, remote_read(r)) == -1) {
+			r->at_rest = 0;
+			/* Every call answered: it may go elsewhere. */
+			if (r->mig_req) {
+				r->mig_req = 0;
+				if (remote_migrate(r) == 0)
+					break;
+				continue;
+			}
+			if (r->mig_switch && remote_mig_switch(r) == -1)
+				break;
 			/* A link that broke may come back. */
 			if (r->broken && r->resumable && remote_await(r) == 0)
 				continue;
 			break;
 		}
 	}
-	if (!r->broken)
+	if (!r->broken && !r->moved)
 		remote_flush(r);
 	/* No lane comes after this. */
 	remote_ctl_stop(r);
@@ -1440,6 +1936,8 @@ remote_main(void *arg)
 	free(r->in);
 	free(r->seal);
 	pw_free(&r->out);
+	pw_free(&r->mig_state);
+	free(r->mig_buf);
 	chan_fini(&r->ch);
 	keep_free(&r->keep);
 	if (r->ctl != -1)

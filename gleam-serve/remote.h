@@ -34,6 +34,8 @@ struct remote_env {
 	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
 	double			 idle_s;	/* config idle_timeout; 0 */
 	size_t			 keep_bytes;	/* config resume_buffer */
+	int			 keep_images;	/* modules' images kept, for
+						   migration (a peer is set) */
 	void			(*done)(void *arg, void *client);
 	void			*arg;
 };
@@ -64,15 +66,21 @@ struct remote_handoff {
 };
 
 /*
- * What the server sends a session's worker on its channel with a
+ * What the server sends a session's worker on its channel.  RESUME: a
  * connection that resumes it, just after WELCOME: the descriptor rides
  * along (SCM_RIGHTS); the worker makes the connection's records from the
  * nonces, and reads on from the raw bytes.  Or a bulk lane of the
  * session, with its hello.  A thread of the worker reads the channel, so
- * that a lane is taken whatever the serving thread is doing.
+ * that a lane is taken whatever the serving thread is doing.  MIGRATE:
+ * move the session to the server at host:port (gleam-protocol(5),
+ * Migration), at the next point where every call is answered; no
+ * descriptor, no bytes.
  */
+
 struct remote_resume {
-	uint32_t	 kind;		/* REMOTE_RESUME, REMOTE_LANE */
+	uint32_t	 kind;		/* REMOTE_RESUME, _LANE, _MIGRATE: first */
+	char		 host[256];	/* MIGRATE: where to */
+	uint32_t	 port;
 	uint8_t		 cnonce[PROTO_NONCE_LEN];
 	uint8_t		 snonce[PROTO_NONCE_LEN];
 	uint32_t	 authed;
@@ -83,8 +91,12 @@ struct remote_resume {
 };
 #define REMOTE_RESUME	0
 #define REMOTE_LANE	1
+#define REMOTE_MIGRATE	2
 
-/* Sends fd, rs and the raw bytes on ctl; -1 if the worker is gone. */
+/*
+ * Sends fd (-1: none), rs and the raw bytes on ctl; -1 if the worker is
+ * gone.
+ */
 int	remote_resume_send(int ctl, int fd, const struct remote_resume *,
 	    const void *raw);
 

@@ -82,6 +82,7 @@ struct client {
 	int			 ctl;		/* -1: none */
 	char			 ident[PROTO_IDENT_MAX + 1];	/* whose */
 	int			 fresh;		/* nothing read yet: a lane? */
+	int			 migrating;	/* ordered to migrate */
 };
 
 struct server {
@@ -100,6 +101,7 @@ struct server {
 	uint64_t		 busy_logged;	/* ns: the last refusal logged */
 	uint64_t		 start;
 	struct event		*ev_hup, *ev_term, *ev_int, *ev_drain;
+	struct event		*ev_usr1;	/* migrate every client */
 	struct event		*ev_chld;
 	int			 iso;		/* ISO_*, fixed at start */
 	int			 be_ready;	/* be initialized here (the cuda
@@ -396,6 +398,7 @@ worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 	/* Out of the way of what follows: the resume channel. */
@@ -1104,6 +1107,7 @@ server_env_update(struct server *srv)
 	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
 	srv->renv.idle_s = srv->cfg.idle_timeout;
 	srv->renv.keep_bytes = (size_t)srv->cfg.resume_buffer;
+	srv->renv.keep_images = srv->cfg.peer_host[0] != '\0';
 	srv->renv.done = client_remote_end;
 	srv->renv.arg = srv;
 }
@@ -1244,6 +1248,52 @@ server_reload(evutil_socket_t sig, short what, void *arg)
 	svc_ready(NULL);
 }
 
+/*
+ * Orders every remoting client's worker to move its session to the peer
+ * (gleam-protocol(5), Migration), each at its next point at rest, and
+ * marks them.  Returns how many were.
+ */
+static int
+server_migrate_all(struct server *srv)
+{
+	struct remote_resume rr;
+	struct client *c;
+	int n = 0;
+
+	if (srv->cfg.peer_host[0] == '\0') {
+		log_warn("migrate: no peer configured");
+		return 0;
+	}
+	memset(&rr, 0, sizeof rr);
+	rr.kind = REMOTE_MIGRATE;
+	snprintf(rr.host, sizeof rr.host, "%s", srv->cfg.peer_host);
+	rr.port = (uint32_t)srv->cfg.peer_port;
+	TAILQ_FOREACH(c, &srv->clients, entry) {
+		if (!c->remote)
+			continue;
+		if (!c->resumable || c->ctl == -1) {
+			log_info("client %s (%s): not migrated: its session "
+			    "is not resumable", c->addr,
+			    session_client_name(c->sess));
+			continue;
+		}
+		if (remote_resume_send(c->ctl, -1, &rr, NULL) == -1)
+			continue;
+		c->migrating = 1;
+		n++;
+	}
+	log_info("migrating %d client%s to %s:%d", n, n == 1 ? "" : "s",
+	    srv->cfg.peer_host, srv->cfg.peer_port);
+	return n;
+}
+
+/* SIGUSR1: every client to the peer. */
+static void
+server_migrate(evutil_socket_t sig, short what, void *arg)
+{
+	(void)server_migrate_all(arg);
+}
+
 static void
 server_drain_timeout(evutil_socket_t fd, short what, void *arg)
 {
@@ -1269,6 +1319,9 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 	}
 	log_info("signal %d: draining %d clients", (int)sig, srv->nclients);
 	svc_stopping();
+	/* drain: migrate: they go to the peer rather than being cut off. */
+	if (srv->cfg.drain == DRAIN_MIGRATE)
+		(void)server_migrate_all(srv);
 	srv->draining = 1;
 	srv->env.hs.draining = 1;
 	if (srv->listener != NULL) {
@@ -1280,7 +1333,7 @@ server_drain(evutil_socket_t sig, short what, void *arg)
 		if (!c->remote && !c->closing && !session_busy(c->sess))
 			client_say_shutdown(c);
 		/* Nothing resumes now: a session that waits for it ends. */
-		if (c->ctl != -1) {
+		if (c->ctl != -1 && !c->migrating) {
 			close(c->ctl);
 			c->ctl = -1;
 		}
@@ -1324,11 +1377,14 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	srv->ev_hup = evsignal_new(srv->base, SIGHUP, server_reload, srv);
 	srv->ev_term = evsignal_new(srv->base, SIGTERM, server_drain, srv);
 	srv->ev_int = evsignal_new(srv->base, SIGINT, server_drain, srv);
-	if (srv->ev_hup == NULL || srv->ev_term == NULL || srv->ev_int == NULL)
+	srv->ev_usr1 = evsignal_new(srv->base, SIGUSR1, server_migrate, srv);
+	if (srv->ev_hup == NULL || srv->ev_term == NULL ||
+	    srv->ev_int == NULL || srv->ev_usr1 == NULL)
 		goto fail;
 	evsignal_add(srv->ev_hup, NULL);
 	evsignal_add(srv->ev_term, NULL);
 	evsignal_add(srv->ev_int, NULL);
+	evsignal_add(srv->ev_usr1, NULL);
 	srv->iso = cfg->isolation;
 	if (srv->iso == ISO_PROCESS) {
 		srv->ev_chld = evsignal_new(srv->base, SIGCHLD, server_reap,
@@ -1400,6 +1456,8 @@ server_free(struct server *srv)
 		event_free(srv->ev_term);
 	if (srv->ev_hup != NULL)
 		event_free(srv->ev_hup);
+	if (srv->ev_usr1 != NULL)
+		event_free(srv->ev_usr1);
 	/*
 	 * libevent has put back the handlers it found (the defaults): a late
 	 * signal during the rest of the teardown must not kill us mid-way.
@@ -1407,6 +1465,7 @@ server_free(struct server *srv)
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
 	if (srv->base != NULL)

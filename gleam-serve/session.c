@@ -333,7 +333,9 @@ session_input(struct session *s, struct evbuffer *raw, struct evbuffer *out)
 			s->tx_active = 0;
 			return SESSION_CLOSE;
 		}
-		if (hshake_done(&s->hs) && h.type >= MSG_REMOTE_FIRST) {
+		/* A migrated session's state comes to a worker too. */
+		if (hshake_done(&s->hs) && (h.type >= MSG_REMOTE_FIRST ||
+		    h.type == MSG_MIG_STATE)) {
 			if (s->env->remote_ok)
 				return SESSION_REMOTE;
 			return session_error(s, out, h.id, PERR_UNKNOWN, 1,

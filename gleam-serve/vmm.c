@@ -386,3 +386,12 @@ vmm_drop(struct rclient *cl, const struct vmm_ops *ops)
 	free(v);
 	cl->vmm = NULL;
 }
+
+int
+vmm_empty(const struct rclient *cl)
+{
+	const struct vmm *v = cl->vmm;
+
+	return v == NULL || (v->nres == 0 && v->nmap == 0 &&
+	    v->handles.n == 0);
+}

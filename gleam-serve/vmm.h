@@ -49,6 +49,8 @@ struct vmm_ops {
 
 /* An R_VMM_* call of c's client (its context checked by the caller). */
 int	vmm_call(struct rcall *, const struct vmm_ops *);
+/* 1 if the client holds no reservation, allocation or mapping. */
+int	vmm_empty(const struct rclient *);
 /* Unmaps, releases and frees everything the client still holds. */
 void	vmm_drop(struct rclient *, const struct vmm_ops *);
 

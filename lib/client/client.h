@@ -219,6 +219,7 @@ void		 stats_saved(uint64_t);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 /* The link dropped; a resume ended (ok or not) after ns, resent bytes. */
 void		 stats_drop(void);
+void		 stats_migrated(void);
 void		 stats_resume_end(uint64_t ns, uint64_t resent, int ok);
 void		 stats_lane_drop(uint64_t resent);
 /* Why the server could not be used or was lost: the first reason is kept. */

@@ -136,6 +136,7 @@ static struct auth_key	 rkey;
 static int		 rkeyset;
 static int		 rdetect_s = RESUME_DETECT_S;
 static int		 rbye;		/* BYE queued at exit (atomic) */
+static int		 rmoved;	/* a REDIRECT came: resume there */
 
 /* Under tlock: calls may be queued and waited for (up, or resuming). */
 static int
@@ -427,6 +428,36 @@ io_output_write(void)
 	pw_free(&q);
 }
 
+/*
+ * Under tlock: the server moved the session elsewhere (gleam-protocol(5),
+ * Migration).  The session is resumed there, under that server's id and
+ * token, as after a drop; the I/O thread breaks the link once the frames
+ * before it are handed over.
+ */
+static void
+io_redirect(const struct frame_hdr *h, const uint8_t *p)
+{
+	struct msg_redirect m;
+
+	if (h->flags != 0 || msg_redirect_dec(p, h->len, &m) == -1 ||
+	    resume_ns == 0) {
+		log_warn("server %s: a redirect %s", rconn.peer,
+		    resume_ns == 0 ? "to a session that cannot resume" :
+		    "that does not decode");
+		return;
+	}
+	log_warn("server %s: the session moves to %s:%u", rconn.peer, m.host,
+	    (unsigned)m.port);
+	snprintf(rhost, sizeof rhost, "%s", m.host);
+	rport = m.port;
+	rconn.session = m.session;
+	memcpy(rconn.token, m.token, sizeof rconn.token);
+	snprintf(rconn.peer, sizeof rconn.peer, "%s:%u", m.host,
+	    (unsigned)m.port);
+	rmoved = 1;
+	stats_migrated();
+}
+
 /* One whole frame from the server. */
 static void
 io_frame(const struct frame_hdr *h, const uint8_t *p)
@@ -440,6 +471,10 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	if (h->type == MSG_ERROR) {
 		conn_error_frame(&rconn, p, h->len);
 		io_lost_locked(rconn.err);
+		return;
+	}
+	if (h->type == MSG_REDIRECT) {
+		io_redirect(h, p);
 		return;
 	}
 	if (!(h->flags & FL_REPLY))
@@ -950,6 +985,10 @@ io_recv(struct io *io)
 		stats_bytes(0, (uint64_t)n);
 		if (io_open(io) == -1)
 			return -1;
+		if (rmoved) {
+			rmoved = 0;
+			return io_broken(io, "the session moved");
+		}
 		/* A big buffer is not kept once the big reply is out. */
 		if (chanrd_used(&io->rd) == 0 && io->rcap > (64u << 20)) {
 			free(io->rb);

@@ -36,6 +36,7 @@ static struct {
 	uint64_t	 resume_ns;	/* time from drops to resumes (or loss) */
 	uint64_t	 lane_drops;	/* a bulk lane broke, the session resumable */
 	uint64_t	 lane_resent;	/* bytes its stripes moved again */
+	uint64_t	 migrations;	/* the server moved the session */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -113,6 +114,14 @@ stats_drop(void)
 {
 	pthread_mutex_lock(&st_lock);
 	st.drops++;
+	pthread_mutex_unlock(&st_lock);
+}
+
+void
+stats_migrated(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.migrations++;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -291,6 +300,8 @@ stats_write(int status, void *arg)
 	yw_uint(w, st.lane_drops);
 	yw_key(w, "lane_bytes_resent");
 	yw_uint(w, st.lane_resent);
+	yw_key(w, "migrations");
+	yw_uint(w, st.migrations);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

@@ -77,6 +77,10 @@ proto_type_name(uint16_t t)
 	case MSG_BULK_END: return "BULK_END";
 	case MSG_BULK_GET: return "BULK_GET";
 	case MSG_OUTPUT: return "OUTPUT";
+	case MSG_MIG_STATE: return "MIG_STATE";
+	case MSG_MIG_MEM: return "MIG_MEM";
+	case MSG_MIG_END: return "MIG_END";
+	case MSG_REDIRECT: return "REDIRECT";
 	}
 	return t >= MSG_REMOTE_FIRST ? "REMOTE" : "unknown";
 }
@@ -546,5 +550,66 @@ msg_output_dec(const void *p, size_t len, struct msg_output *m)
 	    m->len > OUTPUT_MAX)
 		return -1;
 	m->data = pr_take(&r, m->len);
+	return pr_done(&r);
+}
+
+void
+msg_redirect_enc(struct pw *w, const struct msg_redirect *m)
+{
+	pw_str(w, m->host);
+	pw_u16(w, m->port);
+	pw_u64(w, m->session);
+	pw_bytes(w, m->token, sizeof m->token);
+}
+
+int
+msg_redirect_dec(const void *p, size_t len, struct msg_redirect *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	pr_str(&r, m->host, sizeof m->host - 1);
+	m->port = pr_u16(&r);
+	m->session = pr_u64(&r);
+	pr_bytes(&r, m->token, sizeof m->token);
+	if (r.bad || m->host[0] == '\0' || m->port == 0 || m->session == 0)
+		return -1;
+	return pr_done(&r);
+}
+
+void
+msg_mig_end_enc(struct pw *w, const struct msg_mig_end *m)
+{
+	pw_u64(w, m->tx_bytes);
+	pw_u64(w, m->rx_bytes);
+	pw_u64(w, m->peer_ack);
+	pw_u64(w, m->acked);
+	pw_u64(w, m->keep_base);
+	pw_bytes(w, m->keep, (size_t)(m->tx_bytes - m->keep_base));
+	pw_u32(w, m->npending);
+	pw_bytes(w, m->pending, m->npending);
+}
+
+int
+msg_mig_end_dec(const void *p, size_t len, struct msg_mig_end *m)
+{
+	struct pr r;
+
+	pr_init(&r, p, len);
+	m->tx_bytes = pr_u64(&r);
+	m->rx_bytes = pr_u64(&r);
+	m->peer_ack = pr_u64(&r);
+	m->acked = pr_u64(&r);
+	m->keep_base = pr_u64(&r);
+	/* The client acknowledged no more than was sent, and what it did
+	 * not is kept; we acknowledged no more than we received. */
+	if (r.bad || m->keep_base > m->tx_bytes || m->peer_ack > m->keep_base ||
+	    m->acked > m->rx_bytes || m->tx_bytes - m->keep_base > MIG_KEEP_MAX)
+		return -1;
+	m->keep = pr_take(&r, (size_t)(m->tx_bytes - m->keep_base));
+	m->npending = pr_u32(&r);
+	m->pending = pr_take(&r, m->npending);
+	if (r.bad)
+		return -1;
 	return pr_done(&r);
 }

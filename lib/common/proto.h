@@ -49,6 +49,15 @@ enum msg_type {
 	MSG_OUTPUT = 21,	/* s->c, one-way: the client's device printf or
 				   assert output (msg_output), sent before the
 				   reply of the call that flushed it */
+	/*
+	 * Migration (gleam-protocol(5), Migration): a source server moves a
+	 * session to a target, then tells its client where it went.
+	 */
+	MSG_MIG_STATE = 22,	/* src->dst, first: the objects (migrate.h) */
+	MSG_MIG_MEM = 23,	/* src->dst, one-way: u64 address, bytes */
+	MSG_MIG_END = 24,	/* src->dst: the session's stream (msg_mig_end);
+				   the reply: u32 0, or ERROR */
+	MSG_REDIRECT = 25,	/* s->c, last: resume at msg_redirect */
 	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
 };
 
@@ -160,6 +169,32 @@ struct msg_output {
 	uint8_t		 stream;	/* OUTPUT_STDOUT or OUTPUT_STDERR */
 	const uint8_t	*data;		/* into the decoded payload */
 	uint32_t	 len;		/* 1 to OUTPUT_MAX */
+};
+
+/*
+ * MSG_REDIRECT: the session went to another server; the client resumes
+ * it there (FEAT_RESUMING) under that server's session id and token.
+ */
+struct msg_redirect {
+	char		 host[256];
+	uint16_t	 port;
+	uint64_t	 session;
+	uint8_t		 token[PROTO_TOKEN_LEN];
+};
+
+/*
+ * MSG_MIG_END: where the client's stream stands, so that the target goes
+ * on with it: the source's counts (chan.h), what it sent that the client
+ * has not acknowledged (from keep_base to tx_bytes), and the plaintext
+ * it received but had not yet served (the start of a frame).
+ */
+#define MIG_KEEP_MAX	PROTO_MAX_FRAME_LIMIT
+struct msg_mig_end {
+	uint64_t	 tx_bytes, rx_bytes, peer_ack, acked;
+	uint64_t	 keep_base;
+	const uint8_t	*keep;		/* tx_bytes - keep_base bytes */
+	const uint8_t	*pending;	/* into the decoded payload */
+	uint32_t	 npending;
 };
 
 struct msg_bulk_result {
@@ -295,5 +330,9 @@ void	msg_bulk_result_enc(struct pw *, const struct msg_bulk_result *);
 int	msg_bulk_result_dec(const void *, size_t, struct msg_bulk_result *);
 void	msg_output_enc(struct pw *, const struct msg_output *);
 int	msg_output_dec(const void *, size_t, struct msg_output *);
+void	msg_redirect_enc(struct pw *, const struct msg_redirect *);
+int	msg_redirect_dec(const void *, size_t, struct msg_redirect *);
+void	msg_mig_end_enc(struct pw *, const struct msg_mig_end *);
+int	msg_mig_end_dec(const void *, size_t, struct msg_mig_end *);
 
 #endif

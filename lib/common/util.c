@@ -321,7 +321,10 @@ spin_wait(const uint64_t *w, uint64_t v, int ne, const int *quit,
 	return got;
 }
 
-/* Sends [p, p + len) with descriptor mfd (SCM_RIGHTS); -1 on error. */
+/*
+ * Sends [p, p + len) with descriptor mfd (SCM_RIGHTS), or with none if
+ * mfd is -1; -1 on error.
+ */
 int
 fd_sendmsg(int fd, const void *p, size_t len, int mfd)
 {
@@ -338,13 +341,15 @@ fd_sendmsg(int fd, const void *p, size_t len, int mfd)
 	memset(&u, 0, sizeof u);
 	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
-	m.msg_control = u.b;
-	m.msg_controllen = sizeof u.b;
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &mfd, sizeof mfd);
+	if (mfd >= 0) {
+		m.msg_control = u.b;
+		m.msg_controllen = sizeof u.b;
+		c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &mfd, sizeof mfd);
+	}
 	do
 		n = sendmsg(fd, &m, MSG_NOSIGNAL);
 	while (n == -1 && errno == EINTR);

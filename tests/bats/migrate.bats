@@ -1,0 +1,159 @@
+#!/usr/bin/env bats
+# Migration (gleam-protocol(5), Migration; gleam-serve(8), SIGUSR1 and
+# drain: migrate): a running program's session moves from one gleam-serve
+# to another, its device memory, contexts, modules, functions, streams and
+# events recreated at the same addresses, and the program goes on there
+# as after a drop, its output identical to an uninterrupted run's.  Two
+# servers on loopback, the host backend.
+
+load test_helper
+
+CUDA_BIN=${GLEAM_CUDA_BIN:-$BATS_TEST_DIRNAME/../../build/cuda}
+WORKLOADS=${GLEAM_WORKLOADS:-$BATS_TEST_DIRNAME/../../build/workloads}
+HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-kernels.so}
+
+setup_file() {
+	[ -x "$WORKLOADS/infer" ] || skip "workloads not built (make cuda-tests)"
+	export MODEL=$BATS_FILE_TMPDIR/model
+	"$WORKLOADS/infer" -g -d 128 -l 2 -s 20m "$MODEL" >/dev/null
+}
+
+setup() {
+	[ -x "$WORKLOADS/infer" ] || skip "workloads not built (make cuda-tests)"
+	[ -x "$CUDA_BIN/static/soak" ] || skip "CUDA test programs not built (make cuda-tests)"
+	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
+	    >"$BATS_TEST_TMPDIR/target.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/target.yaml"
+	T_PID=$SERVE_PID T_PORT=$SERVE_PORT T_LOG=$SERVE_LOG
+	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\n%s' \
+	    "$HOST_KERNELS" "$T_PORT" "${SOURCE_EXTRA:-}" \
+	    >"$BATS_TEST_TMPDIR/source.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/source.yaml" -v
+	S_PID=$SERVE_PID S_PORT=$SERVE_PORT S_LOG=$SERVE_LOG
+	ST=$BATS_TEST_TMPDIR/st.yaml
+}
+
+teardown() {
+	local p
+	for p in ${RUN_PID:-} ${S_PID:-} ${T_PID:-}; do
+		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
+	done
+}
+
+# infer's lines that do not depend on time.
+stable() {
+	grep -v -e '_s:' -e '_ms' -e 'per_s:'
+}
+
+# start PROG [ARGS]: on the source, in the background; RUN_PID, OUT, ERR.
+start() {
+	OUT=$BATS_TEST_TMPDIR/out ERR=$BATS_TEST_TMPDIR/err
+	timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$S_PORT" -o "$ST" \
+	    -- "$@" >"$OUT" 2>"$ERR" 3>&- &
+	RUN_PID=$!
+}
+
+# signal_until SIG: SIG to the source until it logs a migration (or the
+# program ends): an order before the client is there reaches no one.
+signal_until() {
+	local i
+	for i in $(seq 1 100); do
+		grep -q "migrated to" "$S_LOG" && return 0
+		kill -0 "$RUN_PID" 2>/dev/null || break
+		kill "-$1" "$S_PID"
+		sleep 0.2
+	done
+	grep -q "migrated to" "$S_LOG" || { cat "$S_LOG" "$ERR"; return 1; }
+}
+
+@test "infer: migrated mid-run (SIGUSR1), output identical, counted" {
+	local rc=0
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
+	    -K -b 2 -q 32 -n 100 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 100 "$MODEL"
+	signal_until USR1
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR"; return 1; }
+	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
+	grep -q "checksum:" "$OUT"
+	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	grep -q "(infer): migrated in" "$T_LOG"
+	grep -q "(infer): resumes session" "$T_LOG"
+	[ "$(sed -n 's/^migrations: //p' "$ST")" = 1 ]
+	[ "$(sed -n 's/^resumes: //p' "$ST")" = 1 ]
+}
+
+@test "drain: migrate: SIGTERM moves the client instead of cutting it off" {
+	SOURCE_EXTRA='drain: migrate
+drain_timeout: 30s
+'
+	teardown
+	setup
+	local rc=0
+	start "$CUDA_BIN/static/soak" 4 8
+	# Once it is served (a signal before would end the server at once).
+	for i in $(seq 1 100); do
+		grep -q "(soak): remoting" "$S_LOG" && break
+		sleep 0.05
+	done
+	kill -TERM "$S_PID"
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	grep -q "^soak: ok" "$OUT"
+	grep -q "(soak): migrated in" "$T_LOG"
+	# The source, its clients gone, exits.
+	for i in $(seq 1 50); do kill -0 "$S_PID" 2>/dev/null || break; sleep 0.1; done
+	run kill -0 "$S_PID"
+	[ "$status" -ne 0 ]
+}
+
+@test "a session that cannot resume stays where it is" {
+	local rc=0
+	GLEAM_RESUME=0 start "$CUDA_BIN/static/soak" 2 4
+	for i in $(seq 1 40); do
+		grep -q "not migrated" "$S_LOG" && break
+		kill -USR1 "$S_PID"
+		sleep 0.1
+	done
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ]
+	grep -q "^soak: ok" "$OUT"
+	grep -q "not migrated: its session is not resumable" "$S_LOG"
+	! grep -q "migrated in" "$T_LOG"
+}
+
+@test "a peer that is not there: the client stays and finishes" {
+	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:1\n' \
+	    "$HOST_KERNELS" >"$BATS_TEST_TMPDIR/source.yaml"
+	kill -HUP "$S_PID"
+	sleep 0.3
+	local rc=0
+	start "$CUDA_BIN/static/soak" 2 4
+	for i in $(seq 1 40); do
+		grep -q "not migrated to" "$S_LOG" && break
+		kill -USR1 "$S_PID"
+		sleep 0.1
+	done
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ]
+	grep -q "^soak: ok" "$OUT"
+	grep -q "not migrated to 127.0.0.1:1: .*; it stays here" "$S_LOG"
+}
+
+@test "gleam-serve -n: peer and drain are checked" {
+	printf 'peer: nowhere\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/bad.yaml"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"peer"* ]]
+	printf 'drain: later\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/bad.yaml"
+	[ "$status" -eq 3 ]
+	[[ "$output" == *"drain"* ]]
+	printf 'peer: gpu2:7393\ndrain: migrate\n' >"$BATS_TEST_TMPDIR/ok.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/ok.yaml"
+	[ "$status" -eq 0 ]
+}

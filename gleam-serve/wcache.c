@@ -640,10 +640,23 @@ wcache_counters(struct cstore_counters *c)
 	return 0;
 }
 
+/* A client older than strong names in a group's scope: said once. */
+static void
+wc_old(struct wclient *w, const struct rcall *c)
+{
+	if (!w->oldwarned) {
+		w->oldwarned = 1;
+		log_warn("client %s (%s): names cache entries by XXH3-128 in "
+		    "the shared scope %s, which names them by BLAKE2b-256 "
+		    "(a client older than the server): no cache for it, its "
+		    "copies go whole", c->cl->addr, c->cl->name,
+		    w->scope.tenant);
+	}
+}
+
 /*
  * A call's name v into h (zero-filled): 0; 1 if it is a weak name in a
- * group's scope (a client older than strong names, logged once); -1 if
- * its length is no name's.
+ * group's scope (wc_old); -1 if its length is no name's.
  */
 static int
 wc_name(struct wclient *w, const struct rcall *c, const struct rpc_val *v,
@@ -656,14 +669,7 @@ wc_name(struct wclient *w, const struct rcall *c, const struct rpc_val *v,
 	}
 	if (v->len != CSTORE_WEAK_LEN || w->naming != CN_STRONG)
 		return -1;
-	if (!w->oldwarned) {
-		w->oldwarned = 1;
-		log_warn("client %s (%s): names cache entries by XXH3-128 in "
-		    "the shared scope %s, which names them by BLAKE2b-256 "
-		    "(a client older than the server): no cache for it, its "
-		    "copies go whole", c->cl->addr, c->cl->name,
-		    w->scope.tenant);
-	}
+	wc_old(w, c);
 	return 1;
 }
 
@@ -1008,6 +1014,7 @@ wc_have(struct wclient *w, struct rcall *c)
 	if (c->in[0].len % rl != 0 && w->naming == CN_STRONG &&
 	    c->in[0].len % 24 == 0) {
 		/* An older client's weak names: none is held. */
+		wc_old(w, c);
 		n = c->in[0].len / 24;
 		nl = 0;
 	} else if (c->in[0].len % rl != 0)

@@ -197,7 +197,7 @@ bats: $(PROG_BIN) cuda-tests $(NVML_TEST)
 
 # The nvcc-built test programs (static and shared cudart) and the host
 # kernels that let the host backend run them; skipped without nvcc.
-cuda-tests: build/tests/host-kernels.so build/tests/fullfs.so
+cuda-tests: build/tests/host-kernels.so build/tests/fullfs.so build/tests/cacheput
 	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; rc=$$?; \
 	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads || rc=1; \
@@ -210,6 +210,13 @@ build/tests/host-kernels.so: tests/cuda/host-kernels.c gleam-serve/gleam-host-ke
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)$(CC) -shared -fPIC -O2 -ffp-contract=off -Igleam-serve $(WARNFLAGS) -o $@ \
 	    tests/cuda/host-kernels.c -lm
+
+# A client of the weight cache that speaks its calls itself: the tests that
+# play an attacker (tests/cuda/cacheput.c).
+build/tests/cacheput: tests/cuda/cacheput.c $(LIBA)
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $(WARNFLAGS) $(LDFLAGS) -o $@ \
+	    tests/cuda/cacheput.c $(LIBA) $(LDLIBS)
 
 # A full disk for the cache tests: write(2) fails with ENOSPC under a
 # directory (tests/cuda/fullfs.c).

@@ -88,7 +88,7 @@ yw_entry(struct yw *w, const struct cstore_file *f)
 {
 	char hex[CSTORE_HEX_LEN + 1];
 
-	cstore_hex(f->hash, hex);
+	cstore_hex(f->hash, f->hlen, hex);
 	yw_map(w);
 	yw_kstr(w, "tenant", f->tenant);
 	yw_kstr(w, "hash", hex);
@@ -109,8 +109,12 @@ cmd_ls(const struct opts *o)
 	char hex[CSTORE_HEX_LEN + 1], a[32], b[32], t[32];
 	struct yw *w;
 	size_t n, i;
+	int hw = 32;		/* the HASH column: 64 with a strong name */
 
 	f = scan(o, &n);
+	for (i = 0; i < n; i++)
+		if (2 * (int)f[i].hlen > hw)
+			hw = 2 * (int)f[i].hlen;
 	if (o->yaml) {
 		if ((w = yw_new()) == NULL)
 			fatalx(EXIT_IO, "out of memory");
@@ -125,13 +129,13 @@ cmd_ls(const struct opts *o)
 		emit(w);
 	} else {
 		if (n > 0)
-			printf("%-17s %-32s %10s %10s %9s %s\n", "TENANT",
+			printf("%-17s %-*s %10s %10s %9s %s\n", "TENANT", hw,
 			    "HASH", "SIZE", "DISK", "USED", "PINNED");
 		/* The most recently used first, as ls -t does. */
 		for (i = n; i-- > 0;) {
-			cstore_hex(f[i].hash, hex);
-			printf("%-17s %-32s %10s %10s %9s %s\n", f[i].tenant,
-			    hex, f[i].bad ? "damaged" : fmt_size(f[i].len, a,
+			cstore_hex(f[i].hash, f[i].hlen, hex);
+			printf("%-17s %-*s %10s %10s %9s %s\n", f[i].tenant,
+			    hw, hex, f[i].bad ? "damaged" : fmt_size(f[i].len, a,
 			    sizeof a), fmt_size(f[i].disk, b, sizeof b),
 			    ago(f[i].used, t, sizeof t), f[i].pinned ? "yes" :
 			    "no");
@@ -317,7 +321,7 @@ cmd_prune(const struct opts *o)
 		if (remove_one(o, &f[i]) == -1)
 			continue;
 		if (o->dry && !o->yaml) {
-			cstore_hex(f[i].hash, hex);
+			cstore_hex(f[i].hash, f[i].hlen, hex);
 			printf("would remove %s/%s\n", f[i].tenant, hex);
 		}
 		total -= f[i].disk;
@@ -384,8 +388,8 @@ cmd_verify(const struct opts *o)
 			snprintf(what, sizeof what, "verify %zu/%zu:", i, n);
 			meter_show(&m, what, done, all, t);
 		}
-		if (cstore_verify_file(f[i].path, f[i].hash, why,
-		    sizeof why) == 0)
+		if (cstore_verify_file(f[i].path, cstore_naming(f[i].tenant),
+		    f[i].hash, why, sizeof why) == 0)
 			continue;
 		if (access(f[i].path, F_OK) == -1 && errno == ENOENT)
 			continue;	/* removed meanwhile: not corrupt */
@@ -401,7 +405,7 @@ cmd_verify(const struct opts *o)
 				log_warn("%s: %s", f[i].path,
 				    strerror(errno));
 		}
-		cstore_hex(f[i].hash, hex);
+		cstore_hex(f[i].hash, f[i].hlen, hex);
 		if (o->yaml) {
 			yw_fmap(w);
 			yw_kstr(w, "tenant", f[i].tenant);
@@ -441,11 +445,11 @@ cmd_rm(const struct opts *o, int argc, char **argv)
 	uint8_t h[CSTORE_HASH_LEN];
 	char err[1300];
 	size_t n, i;
-	int a, lock, found, rc = EXIT_OK;
+	int a, lock, found, hl, rc = EXIT_OK;
 
 	for (a = 0; a < argc; a++)
 		if (cstore_unhex(argv[a], h) == -1) {
-			log_error("rm: '%s': not a hash (32 hex digits)",
+			log_error("rm: '%s': not a hash (64 or 32 hex digits)",
 			    argv[a]);
 			return EXIT_USAGE;
 		}
@@ -453,9 +457,10 @@ cmd_rm(const struct opts *o, int argc, char **argv)
 		fatalx(EXIT_IO, "%s", err);
 	f = scan(o, &n);
 	for (a = 0; a < argc; a++) {
-		cstore_unhex(argv[a], h);
+		hl = cstore_unhex(argv[a], h);
 		for (i = 0, found = 0; i < n; i++) {
-			if (memcmp(f[i].hash, h, sizeof h) != 0)
+			if ((size_t)hl != f[i].hlen ||
+			    memcmp(f[i].hash, h, sizeof h) != 0)
 				continue;
 			found = 1;
 			if (cstore_remove(o->dir, &f[i]) == -1) {

@@ -123,6 +123,21 @@ key_load(struct auth_key *key, const char *path)
 		fatalx(EXIT_CONFIG, "%s", err);
 }
 
+/*
+ * The daemon's key file: one identity a line, as gleam-serve's
+ * (gleam-key(1), KEY FILES); a worker proves any one of them.
+ */
+static void
+keys_load(struct auth_keys *ks, const char *path)
+{
+	char err[512];
+
+	if (auth_init() == -1)
+		fatalx(EXIT_SOFTWARE, "cannot start libsodium");
+	if (auth_keys_load(ks, path, err, sizeof err) == -1)
+		fatalx(EXIT_CONFIG, "%s", err);
+}
+
 static int
 bench_main(int argc, char *argv[])
 {
@@ -349,7 +364,7 @@ main(int argc, char *argv[])
 			    "on 127.0.0.1, or say -A", laddr);
 	}
 	if (keyfile != NULL)
-		key_load(&o.key, keyfile);
+		keys_load(&o.keys, keyfile);
 	o.keyfile = keyfile;
 	log_setlevel(LL_WARN + verbose);
 	if (pidfile != NULL && svc_pidfile(pidfile) == -1)

@@ -76,7 +76,8 @@ struct server {
 	struct agg		*agg;
 	struct peer_env		 env;
 	const struct server_opts *opts;
-	struct auth_key		 key;		/* env.hs's, reloaded on SIGHUP */
+	struct auth_key		 key;		/* env.hs's without a key file */
+	struct auth_keys	 keys;		/* with one, reloaded on SIGHUP */
 	TAILQ_HEAD(, worker)	 workers;
 	int			 nworkers;
 	struct event		*ev_term, *ev_int, *ev_hup, *ev_tick;
@@ -383,7 +384,7 @@ static void
 server_hup(evutil_socket_t sig, short what, void *arg)
 {
 	struct server *srv = arg;
-	struct auth_key k;
+	struct auth_keys ks;
 	char err[512];
 
 	svc_reloading();
@@ -392,16 +393,19 @@ server_hup(evutil_socket_t sig, short what, void *arg)
 		svc_ready(NULL);
 		return;
 	}
-	if (auth_key_load(&k, srv->opts->keyfile, err, sizeof err) == -1) {
+	if (auth_keys_load(&ks, srv->opts->keyfile, err, sizeof err) == -1) {
 		log_warn("SIGHUP: %s: keeping the key in use", err);
 		svc_ready(NULL);
 		return;
 	}
-	srv->key = k;
-	sodium_memzero(&k, sizeof k);
-	/* Standard input is read once: its key is the one it gave. */
-	log_info("SIGHUP: key read again from %s", strcmp(srv->opts->keyfile,
-	    "-") == 0 ? "stdin (as it was at start)" : srv->opts->keyfile);
+	/* A handshake reads them afresh at each step: none holds the old. */
+	auth_keys_free(&srv->keys);
+	srv->keys = ks;
+	/* Standard input is read once: its keys are the ones it gave. */
+	log_info("SIGHUP: key read again from %s (%zu identit%s)",
+	    strcmp(srv->opts->keyfile, "-") == 0 ?
+	    "stdin (as it was at start)" : srv->opts->keyfile, ks.n,
+	    ks.n == 1 ? "y" : "ies");
 	svc_ready(NULL);
 }
 
@@ -474,7 +478,11 @@ server_run(const struct server_opts *o)
 		goto out;
 	}
 	srv.key = o->key;
-	srv.env.hs.key = &srv.key;
+	if (o->keyfile != NULL) {
+		srv.keys = o->keys;	/* ours now */
+		srv.env.hs.keys = &srv.keys;
+	} else
+		srv.env.hs.key = &srv.key;
 	srv.env.hs.max_frame = o->limits.max_frame;
 	srv.env.hs.name = "gleam-reduce";
 	srv.env.hs.peer_kind = "worker";
@@ -523,5 +531,6 @@ out:
 	agg_free(srv.agg);
 	if (srv.base != NULL)
 		event_base_free(srv.base);
+	auth_keys_free(&srv.keys);
 	return rc;
 }

@@ -10,8 +10,10 @@
 struct server_opts {
 	char		 host[256];	/* listen address, "" for every one */
 	int		 port;		/* 0: any free port */
-	struct auth_key	 key;
+	struct auth_key	 key;		/* without keyfile: one key, or none */
 	const char	*keyfile;	/* the key's file, read again on SIGHUP */
+	struct auth_keys keys;		/* with keyfile: its identities, which
+					   the server frees */
 	struct agg_limits limits;
 	int		 max_workers;	/* connections at once */
 	int		 foreground;

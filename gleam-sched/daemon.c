@@ -38,6 +38,8 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include <sodium.h>
+
 #include "auth.h"
 #include "conn.h"
 #include "daemon.h"
@@ -105,7 +107,8 @@ struct daemon {
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct event	*ev_hup, *ev_term, *ev_int;
-	struct auth_key	 key;
+	struct auth_key	 key;		/* proven to the servers it polls */
+	struct auth_keys keys;		/* that clients may prove */
 	struct sched	 cfg;		/* servers, clients, links, catalog */
 	struct assign	*as;
 	int		 nas;
@@ -1133,14 +1136,22 @@ daemon_main(const struct daemon_opts *o)
 		log_error("libsodium cannot start");
 		return EXIT_IO;
 	}
-	if (o->key_file != NULL && auth_key_load(&d.key, o->key_file, err,
+	/*
+	 * As gleam-serve's, the file may list identities: a client proves
+	 * any one; the first is the one the daemon proves to its servers.
+	 */
+	if (o->key_file != NULL && auth_keys_load(&d.keys, o->key_file, err,
 	    sizeof err) == -1) {
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
-	if (daemon_load(o, &d.cfg) == -1)
+	if (d.keys.n > 0)
+		d.key = d.keys.v[0];
+	if (daemon_load(o, &d.cfg) == -1) {
+		auth_keys_free(&d.keys);
 		return EXIT_CONFIG;
-	d.hs.key = &d.key;
+	}
+	d.hs.keys = &d.keys;
 	d.hs.max_frame = D_MAX_FRAME;
 	d.hs.name = "gleam-sched";
 	d.hs.peer_kind = "client";
@@ -1224,6 +1235,8 @@ out:
 	heard_free(d.heard, d.nheard);
 	free(d.as);
 	sched_free(&d.cfg);
+	auth_keys_free(&d.keys);
+	sodium_memzero(&d.key, sizeof d.key);
 	pthread_mutex_destroy(&d.mu);
 	pthread_cond_destroy(&d.cv);
 	return rc;

@@ -2947,10 +2947,22 @@ cuda_gpu_free(int device, uint64_t kept)
  * cuMemCreate for a POSIX file descriptor; the descriptor, held by the
  * server, keeps it after the worker that made it is gone, and a worker
  * that gets a copy of it maps it for as long as one copy takes.
+ *
+ * Read-only where it can be: a worker runs its client's kernels, and VMM
+ * access is granted per device, not per context, so a kernel that found
+ * the address of an entry mapped writable for a copy could change what
+ * every later client of its tenant is served.  Mapped read-only, such a
+ * write is an illegal address in that client's context, and the entry
+ * stays as it was.  Writable only while the worker that made it fills
+ * it; gx_fill then checks, read-only, that it holds exactly the bytes.
+ * A driver that refuses read-only access gets read-write, said once in
+ * the log (whether the H200's accepts it is not yet verified).
  */
+static int	gx_ro_refused;
+
 static CUresult
 gx_map(CUmemGenericAllocationHandle h, int device, uint64_t size,
-    CUdeviceptr *va)
+    int writable, CUdeviceptr *va)
 {
 	CUmemAccessDesc d;
 	CUresult rc;
@@ -2960,12 +2972,24 @@ gx_map(CUmemGenericAllocationHandle h, int device, uint64_t size,
 	memset(&d, 0, sizeof d);
 	d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	d.location.id = device;
-	d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	d.flags = writable || __atomic_load_n(&gx_ro_refused,
+	    __ATOMIC_RELAXED) ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE :
+	    CU_MEM_ACCESS_FLAGS_PROT_READ;
 	if ((rc = drv.MemMap(*va, size, 0, h, 0)) != CUDA_SUCCESS) {
 		drv.MemAddressFree(*va, size);
 		return rc;
 	}
-	if ((rc = drv.MemSetAccess(*va, size, &d, 1)) != CUDA_SUCCESS) {
+	rc = drv.MemSetAccess(*va, size, &d, 1);
+	if (rc != CUDA_SUCCESS && d.flags == CU_MEM_ACCESS_FLAGS_PROT_READ &&
+	    (rc == CUDA_ERROR_INVALID_VALUE || rc == CUDA_ERROR_NOT_SUPPORTED)) {
+		if (!__atomic_exchange_n(&gx_ro_refused, 1, __ATOMIC_RELAXED))
+			log_warn("cache: the driver refuses read-only device "
+			    "mappings (%d): GPU tier entries are mapped "
+			    "read-write into workers", rc);
+		d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+		rc = drv.MemSetAccess(*va, size, &d, 1);
+	}
+	if (rc != CUDA_SUCCESS) {
 		drv.MemUnmap(*va, size);
 		drv.MemAddressFree(*va, size);
 	}
@@ -2977,6 +3001,30 @@ gx_unmap(CUdeviceptr va, uint64_t size)
 {
 	drv.MemUnmap(va, size);
 	drv.MemAddressFree(va, size);
+}
+
+/* CUDA_SUCCESS if the allocation's first len bytes are p's. */
+static CUresult
+gx_check(CUmemGenericAllocationHandle h, int device, uint64_t size,
+    const void *p, size_t len)
+{
+	CUdeviceptr va;
+	CUresult rc;
+	void *b;
+
+	if ((b = malloc(len ? len : 1)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = gx_map(h, device, size, 0, &va)) == CUDA_SUCCESS) {
+		if ((rc = drv.MemcpyDtoH(b, va, len)) == CUDA_SUCCESS &&
+		    memcmp(b, p, len) != 0) {
+			log_warn("cache: a GPU tier entry changed while it "
+			    "was filled (a kernel wrote it?): not kept");
+			rc = CUDA_ERROR_INVALID_VALUE;
+		}
+		gx_unmap(va, size);
+	}
+	free(b);
+	return rc;
 }
 
 static int
@@ -3002,7 +3050,7 @@ cuda_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
 	n = (len + g - 1) / g * g;
 	if ((rc = drv.MemCreate(&h, n, &pr, 0)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = gx_map(h, o->device, n, &va)) == CUDA_SUCCESS) {
+	if ((rc = gx_map(h, o->device, n, 1, &va)) == CUDA_SUCCESS) {
 		/*
 		 * From pageable memory cuMemcpyHtoD may return before its
 		 * DMA is done: unmapping then faults the context (seen on
@@ -3012,6 +3060,13 @@ cuda_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
 			rc = drv.CtxSynchronize();
 		gx_unmap(va, n);
 	}
+	/*
+	 * Unmapped, nothing of this worker can write it any more: what it
+	 * holds now is what every import gets.  A kernel of this client's
+	 * that wrote it while it was writable is caught here.
+	 */
+	if (rc == CUDA_SUCCESS)
+		rc = gx_check(h, o->device, n, p, len);
 	if (rc == CUDA_SUCCESS)
 		rc = drv.MemExportToShareableHandle(&f, h,
 		    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
@@ -3042,7 +3097,8 @@ cuda_gpu_import(struct rcall *c, int device, int fd, uint64_t asize,
 	if ((rc = drv.MemImportFromShareableHandle(&h, (void *)(intptr_t)fd,
 	    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = gx_map(h, o->device, asize, &va)) == CUDA_SUCCESS) {
+	/* Read-only: the copy only reads it. */
+	if ((rc = gx_map(h, o->device, asize, 0, &va)) == CUDA_SUCCESS) {
 		/* In the stream's order, and done before the unmap. */
 		if (!c->in[2].u) {
 			if ((rc = drv.MemcpyDtoD(c->in[3].u, va, len)) ==

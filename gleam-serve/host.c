@@ -24,6 +24,8 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -2362,8 +2364,18 @@ c_tmap_encode(struct rcall *c)
  * The weight cache's GPU tier under isolation: process, emulated: an
  * entry's "device memory" is a memfd of the server's host memory (not
  * counted in the budget, which is each process's own), served by a copy
- * as the GPU's is by a device-to-device copy.
+ * as the GPU's is by a device-to-device copy.  Once filled it is sealed
+ * against writes, so that no worker that holds it (nor the server) can
+ * map it writable, write it or resize it: the read-only mapping the
+ * cuda backend asks the driver for (cuda.c, gx_map), enforced here by
+ * the kernel.
  */
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE	0x0010
+#endif
+#define GTIER_SEALS	(F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | \
+			 F_SEAL_SEAL)
+
 static int
 host_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
     int *fd, uint64_t *asize)
@@ -2374,7 +2386,8 @@ host_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
 
 	if (host_ctx(c, c->in[0].u, &rc) == NULL)
 		return rc;
-	if (n == 0 || (f = memfd_create("gleam-gpu-tier", MFD_CLOEXEC)) == -1)
+	if (n == 0 || (f = memfd_create("gleam-gpu-tier", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING)) == -1)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (ftruncate(f, (off_t)n) == -1 || (m = mmap(NULL, n, PROT_WRITE,
 	    MAP_SHARED, f, 0)) == MAP_FAILED) {
@@ -2383,6 +2396,18 @@ host_gpu_export(struct rcall *c, const void *p, size_t len, int *device,
 	}
 	memcpy(m, p, len);
 	munmap(m, n);
+	/* FUTURE_WRITE too where the kernel has it (5.1): it also refuses
+	 * mprotect to writable of a mapping made read-only. */
+	if (fcntl(f, F_ADD_SEALS, F_SEAL_FUTURE_WRITE) == -1 &&
+	    errno != EINVAL) {
+		close(f);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (fcntl(f, F_ADD_SEALS, GTIER_SEALS) == -1) {
+		/* Not kept rather than kept writable. */
+		close(f);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	*device = 0;
 	*fd = f;
 	*asize = n;

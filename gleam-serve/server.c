@@ -686,6 +686,19 @@ server_resume_find(void *arg, uint64_t id, const uint8_t *token,
 }
 
 /*
+ * hshake's welcome_features: a client in a cache_share group names its
+ * entries strongly (wcache.c), and is told so.
+ */
+static uint32_t
+server_welcome_features(void *arg, const char *ident, uint32_t offered)
+{
+	struct server *srv = arg;
+
+	return ident[0] != '\0' && (offered & FEAT_NAMES) &&
+	    config_share_group(&srv->cfg, ident) != NULL ? FEAT_NAMES : 0;
+}
+
+/*
  * WELCOME resumed a session: the connection, as it is, goes to that
  * session's worker (or thread) on its channel, with what was read after
  * the handshake; this client is done.
@@ -1095,6 +1108,7 @@ server_env_update(struct server *srv)
 	srv->env.hs.self_kind = "server";
 	srv->env.hs.resume_ms = (uint32_t)(srv->cfg.resume * 1000);
 	srv->env.hs.resume_find = server_resume_find;
+	srv->env.hs.welcome_features = server_welcome_features;
 	srv->env.hs.resume_arg = srv;
 	srv->env.hs.draining = srv->draining;
 	srv->env.status = server_status;

@@ -10,6 +10,12 @@
  *
  * A client uploads after a miss and then asks again, so that the copy is
  * always made from bytes that were verified against the name it gave.
+ *
+ * Names on the wire are the scope's naming (cstore.h): 32 bytes of
+ * BLAKE2b-256 in a cache_share group's, 16 of XXH3-128 in the others.
+ * WELCOME told the client which (FEAT_NAMES).  A client that sends 16
+ * bytes in a group's scope predates strong names: it is told the cache
+ * is off (its copies go whole, and stay right), and the log says why.
  */
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -151,6 +157,8 @@ struct wclient {
 	unsigned	 rdnext;
 	struct htab	 images;	/* load id -> struct cstore_ref */
 	struct mload	 ml;		/* its model's entries */
+	int		 naming;	/* its scope's: CN_* */
+	int		 oldwarned;	/* weak names in a group's: logged */
 };
 
 static struct cstore	*store;
@@ -475,8 +483,9 @@ channel_main(void *arg)
 				cbuf_free(buf);
 				break;
 			}
-			/* The worker checked; so do we, cheaply. */
-			cstore_hash(buf, hd.len, g);
+			/* The worker checked; so do we (a worker runs its
+			 * client's code near enough to be doubted). */
+			cstore_hash(cstore_naming(tenant), buf, hd.len, g);
 			if (memcmp(g, hd.hash, sizeof g) != 0) {
 				cbuf_free(buf);
 				break;
@@ -629,6 +638,39 @@ wcache_counters(struct cstore_counters *c)
 	if (c != NULL)
 		cstore_counters(store, c);
 	return 0;
+}
+
+/* A client older than strong names in a group's scope: said once. */
+static void
+wc_old(struct wclient *w, const struct rcall *c)
+{
+	if (!w->oldwarned) {
+		w->oldwarned = 1;
+		log_warn("client %s (%s): names cache entries by XXH3-128 in "
+		    "the shared scope %s, which names them by BLAKE2b-256 "
+		    "(a client older than the server): no cache for it, its "
+		    "copies go whole", c->cl->addr, c->cl->name,
+		    w->scope.tenant);
+	}
+}
+
+/*
+ * A call's name v into h (zero-filled): 0; 1 if it is a weak name in a
+ * group's scope (wc_old); -1 if its length is no name's.
+ */
+static int
+wc_name(struct wclient *w, const struct rcall *c, const struct rpc_val *v,
+    uint8_t h[CSTORE_HASH_LEN])
+{
+	if (v->len == cstore_name_len(w->naming)) {
+		memset(h, 0, CSTORE_HASH_LEN);
+		memcpy(h, v->p, v->len);
+		return 0;
+	}
+	if (v->len != CSTORE_WEAK_LEN || w->naming != CN_STRONG)
+		return -1;
+	wc_old(w, c);
+	return 1;
 }
 
 static void
@@ -963,46 +1005,58 @@ wc_have(struct wclient *w, struct rcall *c)
 	const uint8_t *p = c->in[0].p;
 	struct cstore_ref *r;
 	struct held *e;
-	uint64_t n = c->in[0].len / 24, len, max;
-	uint8_t *bits;
+	size_t nl = cstore_name_len(w->naming), rl = nl + 8;
+	uint64_t n = c->in[0].len / rl, len, max;
+	uint8_t *bits, h[CSTORE_HASH_LEN];
 	size_t i;
+	int k;
 
-	if (c->in[0].len % 24 != 0 || n > HAVE_MAX)
+	if (c->in[0].len % rl != 0 && w->naming == CN_STRONG &&
+	    c->in[0].len % 24 == 0) {
+		/* An older client's weak names: none is held. */
+		wc_old(w, c);
+		n = c->in[0].len / 24;
+		nl = 0;
+	} else if (c->in[0].len % rl != 0)
+		return 1;
+	if (n > HAVE_MAX)
 		return 1;
 	if ((bits = calloc(1, n / 8 + 1)) == NULL)
 		return 2;
 	c->scratch = bits;
+	c->out[0].p = bits;
+	c->out[0].len = (uint32_t)((n + 7) / 8);
+	if (nl == 0)
+		return 0;
 	max = cstore_ram_budget(store) ? cstore_ram_budget(store) : 1u << 30;
-	for (i = 0; i < n; i++, p += 24) {
-		len = (uint64_t)p[16] | (uint64_t)p[17] << 8 |
-		    (uint64_t)p[18] << 16 | (uint64_t)p[19] << 24 |
-		    (uint64_t)p[20] << 32 | (uint64_t)p[21] << 40 |
-		    (uint64_t)p[22] << 48 | (uint64_t)p[23] << 56;
+	memset(h, 0, sizeof h);
+	for (i = 0; i < n; i++, p += rl) {
+		for (len = 0, k = 7; k >= 0; k--)
+			len = len << 8 | p[nl + (size_t)k];
 		if (len == 0 || len > CSTORE_ENTRY_MAX)
 			continue;
-		if (held_find(w, p, len) == NULL) {
+		memcpy(h, p, nl);
+		if (held_find(w, h, len) == NULL) {
 			if (w->heldbytes + len > max ||
-			    (r = s_get(w, p, len)) == NULL)
+			    (r = s_get(w, h, len)) == NULL)
 				continue;
 			if ((e = calloc(1, sizeof *e)) == NULL) {
 				cstore_release(store, r);
 				continue;
 			}
-			memcpy(e->hash, p, CSTORE_HASH_LEN);
+			memcpy(e->hash, h, CSTORE_HASH_LEN);
 			e->ref = r;
-			e->next = htab_del(&w->held, held_key(p));
-			if (htab_put(&w->held, held_key(p), e) == -1) {
+			e->next = htab_del(&w->held, held_key(h));
+			if (htab_put(&w->held, held_key(h), e) == -1) {
 				cstore_release(store, r);
 				free(e);
 				continue;	/* the chain is lost: not held */
 			}
 			w->heldbytes += len;
-			s_pin(w, p);
+			s_pin(w, h);
 		}
 		bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	}
-	c->out[0].p = bits;
-	c->out[0].len = (uint32_t)((n + 7) / 8);
 	return 0;
 }
 
@@ -1033,19 +1087,20 @@ wc_held(struct wclient *w, const struct backend *be, struct rcall *c)
 {
 	struct held *e;
 	uint64_t n = c->in[5].u;
+	uint8_t h[CSTORE_HASH_LEN];
 	int rc;
 
-	if (c->in[4].len != CSTORE_HASH_LEN || n == 0)
+	if (wc_name(w, c, &c->in[4], h) != 0 || n == 0)
 		return 1;
-	if ((e = held_find(w, c->in[4].p, n)) == NULL)
+	if ((e = held_find(w, h, n)) == NULL)
 		return 500;	/* CUDA_ERROR_NOT_FOUND: a client's bug */
-	if ((rc = gpu_serve(w, be, c, c->in[4].p, n)) != -1) {
+	if ((rc = gpu_serve(w, be, c, h, n)) != -1) {
 		if (rc == 0)
-			gpu_hit(c->in[4].p, n, 1);
+			gpu_hit(h, n, 1);
 		return rc;
 	}
 	if ((rc = wc_copy(be, c, e->ref)) == 0)
-		gpu_add(w, be, c, c->in[4].p, e->ref);
+		gpu_add(w, be, c, h, e->ref);
 	return rc;
 }
 
@@ -1057,21 +1112,25 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	struct rcall sub;
 	backend_fn fn = be->call[R_MEM_HTOD - R_OPEN];
 	uint64_t n = c->in[5].u;
+	uint8_t h[CSTORE_HASH_LEN];
 	int rc;
 
-	if (c->in[4].len != CSTORE_HASH_LEN || n == 0 ||
-	    n > CSTORE_ENTRY_MAX)
+	if ((rc = wc_name(w, c, &c->in[4], h)) == 1) {
+		c->out[0].u = WC_OFF;
+		return 0;
+	}
+	if (rc != 0 || n == 0 || n > CSTORE_ENTRY_MAX)
 		return 1;		/* CUDA_ERROR_INVALID_VALUE */
-	if ((rc = gpu_serve(w, be, c, c->in[4].p, n)) != -1) {
+	if ((rc = gpu_serve(w, be, c, h, n)) != -1) {
 		if (rc == 0) {
-			gpu_hit(c->in[4].p, n, 0);
-			s_pin(w, c->in[4].p);
+			gpu_hit(h, n, 0);
+			s_pin(w, h);
 			s_flush();
 			c->out[0].u = WC_DONE;
 		}
 		return rc;
 	}
-	if ((r = wc_find(w, c->in[4].p, n)) == NULL) {
+	if ((r = wc_find(w, h, n)) == NULL) {
 		c->out[0].u = WC_MISS;
 		return 0;
 	}
@@ -1087,8 +1146,8 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 	pw_free(&sub.blob);
 	free(sub.scratch);
 	if (rc == 0)
-		gpu_add(w, be, c, c->in[4].p, r);
-	s_pin(w, c->in[4].p);
+		gpu_add(w, be, c, h, r);
+	s_pin(w, h);
 	cstore_release(store, r);
 	s_flush();
 	c->out[0].u = WC_DONE;
@@ -1101,17 +1160,20 @@ wc_put(struct wclient *w, struct rcall *c)
 {
 	struct cstore_ref *r;
 	struct upload *u = NULL;
-	uint8_t g[CSTORE_HASH_LEN];
+	uint8_t g[CSTORE_HASH_LEN], h[CSTORE_HASH_LEN];
 	char hex[CSTORE_HEX_LEN + 1];
 	uint64_t total = c->in[1].u, off = c->in[2].u, len = c->in[3].len;
 	uint8_t *nb;
 	int i;
 
-	if (c->in[0].len != CSTORE_HASH_LEN || total == 0 ||
-	    total > CSTORE_ENTRY_MAX)
+	/* An older client's weak name in a group's scope: never a miss
+	 * told it to upload, so this is no client of ours. */
+	if ((i = wc_name(w, c, &c->in[0], h)) != 0)
+		return i == 1 ? 801 : 1;	/* CUDA_ERROR_NOT_SUPPORTED */
+	if (total == 0 || total > CSTORE_ENTRY_MAX)
 		return 1;
 	for (i = 0; i < UP_MAX && u == NULL; i++)
-		if (w->up[i].buf != NULL && memcmp(w->up[i].hash, c->in[0].p,
+		if (w->up[i].buf != NULL && memcmp(w->up[i].hash, h,
 		    CSTORE_HASH_LEN) == 0)
 			u = &w->up[i];
 	if (off == 0) {
@@ -1123,7 +1185,7 @@ wc_put(struct wclient *w, struct rcall *c)
 				u = &w->up[i];
 		if (u == NULL)
 			return 2;	/* CUDA_ERROR_OUT_OF_MEMORY */
-		memcpy(u->hash, c->in[0].p, CSTORE_HASH_LEN);
+		memcpy(u->hash, h, CSTORE_HASH_LEN);
 		u->total = total;
 	}
 	if (u == NULL || u->total != total || off != u->have ||
@@ -1158,9 +1220,11 @@ wc_put(struct wclient *w, struct rcall *c)
 		c->out[0].u = 0;
 		return 0;
 	}
-	cstore_hash(u->buf, total, g);
+	/* Rehashed here, in the scope's naming: no one stores bytes under
+	 * a name they do not hash to. */
+	cstore_hash(w->naming, u->buf, total, g);
 	if (memcmp(g, u->hash, CSTORE_HASH_LEN) != 0) {
-		cstore_hex(u->hash, hex);
+		cstore_hex(u->hash, cstore_name_len(w->naming), hex);
 		log_warn("client %s (%s): uploaded bytes do not match the name "
 		    "%s: refused", c->cl->addr, c->cl->name, hex);
 		upload_drop(w, u);
@@ -1184,11 +1248,17 @@ wc_image(struct wclient *w, struct rcall *c)
 {
 	struct cstore_ref *r;
 	uint64_t id = c->in[0].u, n = c->in[2].u;
+	uint8_t h[CSTORE_HASH_LEN];
+	int rc;
 
-	if (c->in[1].len != CSTORE_HASH_LEN || n == 0 ||
-	    n > CSTORE_ENTRY_MAX || id == 0 || id == UINT64_MAX)
+	if ((rc = wc_name(w, c, &c->in[1], h)) == 1) {
+		c->out[0].u = WC_OFF;
+		return 0;
+	}
+	if (rc != 0 || n == 0 || n > CSTORE_ENTRY_MAX || id == 0 ||
+	    id == UINT64_MAX)
 		return 1;
-	if ((r = wc_find(w, c->in[1].p, n)) == NULL) {
+	if ((r = wc_find(w, h, n)) == NULL) {
 		c->out[0].u = WC_MISS;
 		return 0;
 	}
@@ -1197,7 +1267,7 @@ wc_image(struct wclient *w, struct rcall *c)
 		cstore_release(store, r);
 		return 2;
 	}
-	s_pin(w, c->in[1].p);
+	s_pin(w, h);
 	c->out[0].u = WC_DONE;
 	return 0;
 }
@@ -1216,11 +1286,14 @@ wcache_call(struct wclient **wp, const struct wscope *sc,
 			return 801;	/* CUDA_ERROR_NOT_SUPPORTED */
 		if (type == R_CACHE_HAVE) {
 			/* No bits set: nothing held. */
-			if ((c->scratch = calloc(1, c->in[0].len / 192 + 1)) ==
-			    NULL)
+			size_t rl = cstore_name_len(cstore_naming(sc->tenant)) +
+			    8;
+
+			if ((c->scratch = calloc(1, c->in[0].len / rl / 8 +
+			    1)) == NULL)
 				return 2;
 			c->out[0].p = c->scratch;
-			c->out[0].len = (c->in[0].len / 24 + 7) / 8;
+			c->out[0].len = (uint32_t)((c->in[0].len / rl + 7) / 8);
 			return 0;
 		}
 		c->out[0].u = WC_OFF;
@@ -1232,6 +1305,7 @@ wcache_call(struct wclient **wp, const struct wscope *sc,
 		htab_init(&w->images);
 		htab_init(&w->held);
 		w->scope = *sc;
+		w->naming = cstore_naming(sc->tenant);
 		*wp = w;
 	}
 	switch (type) {

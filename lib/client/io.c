@@ -219,6 +219,12 @@ rconn_fd(void)
 	return rconn.fd;
 }
 
+uint32_t
+io_features(void)
+{
+	return rconn.features;
+}
+
 const struct chan *
 io_chan(void)
 {

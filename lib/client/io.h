@@ -108,6 +108,8 @@ void		 rlost_because(const char *why);
  */
 struct chan;
 const struct chan *io_chan(void);
+/* WELCOME's features (FEAT_*), constant once io_start succeeded. */
+uint32_t	 io_features(void);
 /*
  * Whether the session survives a dropped link (GLEAM_RESUME, granted by
  * the server), and for bulk lanes, which then come back too: the window

@@ -17,6 +17,11 @@
  * or ~/.cache/gleam), the server holds those it has (R_CACHE_HAVE), and
  * copies of held names go one-way (R_CACHE_HELD), as launches do.
  * GLEAM_CACHE_AHEAD=0 turns that off.
+ *
+ * Names are the server's choice for this client's scope (WELCOME's
+ * FEAT_NAMES): BLAKE2b-256, 32 bytes, in a cache_share group's, which
+ * other identities share; XXH3-128, 16 bytes, otherwise.  A name is kept
+ * in 32 bytes either way (a weak one zero-filled); nlen bytes travel.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +42,7 @@
 #include "progress.h"
 #include "util.h"
 #include "cname.h"
+#include "proto.h"
 #include "wcache.h"
 
 #define WC_CHUNK	(64u << 20)	/* bytes named by one hash at most */
@@ -44,6 +50,7 @@
 #define WC_AHEAD	8		/* upload frames in flight */
 #define WC_MIN_DEFAULT	(64u << 10)
 #define WC_IMAGE_MAX	(2ull << 30)
+#define WC_NAME		32		/* a name's room: a strong one's */
 
 enum { WC_MISS = 0, WC_DONE = 1, WC_OFF = 2 };
 
@@ -67,7 +74,7 @@ wcache_stats(struct wcache_stats *s)
  * name's first 8 bytes), and the names this run used, for the next.
  */
 struct wname {
-	uint8_t		 h[16];
+	uint8_t		 h[WC_NAME];
 	uint64_t	 len;
 };
 
@@ -96,6 +103,8 @@ static pthread_once_t	 collect_once = PTHREAD_ONCE_INIT;
 static pthread_once_t	 wc_once = PTHREAD_ONCE_INIT;
 static int		 wc_on;		/* the server may have a cache */
 static uint64_t		 wc_min = WC_MIN_DEFAULT;
+static int		 strong;	/* names are BLAKE2b-256 */
+static uint32_t		 nlen = 16;	/* bytes of a name on the wire */
 
 /*
  * remote_call with a waiter whose every field starts zeroed.  (Its own
@@ -128,6 +137,11 @@ wc_setup(void)
 	uint64_t v;
 
 	wc_on = 1;
+	/* Once: a session resumed or moved keeps its identity's scope. */
+	if (io_features() & FEAT_NAMES) {
+		strong = 1;
+		nlen = WC_NAME;
+	}
 	if ((s = getenv("GLEAM_CACHE")) != NULL && *s != '\0') {
 		if (strcmp(s, "0") == 0)
 			wc_on = 0;
@@ -168,7 +182,7 @@ held_has(const uint8_t *h, uint64_t len)
 		return 0;
 	for (i = name_slot(h, heldcap); held[i].len != 0;
 	    i = (i + 1) & (heldcap - 1))
-		if (held[i].len == len && memcmp(held[i].h, h, 16) == 0)
+		if (held[i].len == len && memcmp(held[i].h, h, WC_NAME) == 0)
 			return 1;
 	return 0;
 }
@@ -180,14 +194,15 @@ held_add(const struct wname *n)
 
 	for (i = name_slot(n->h, heldcap); held[i].len != 0;
 	    i = (i + 1) & (heldcap - 1))
-		if (held[i].len == n->len && memcmp(held[i].h, n->h, 16) == 0)
+		if (held[i].len == n->len && memcmp(held[i].h, n->h,
+		    WC_NAME) == 0)
 			return;
 	held[i] = *n;
 }
 
 /* Remembers a name this run used, for the next run. */
 static void
-used_add(const uint8_t h[16], uint64_t len)
+used_add(const uint8_t h[WC_NAME], uint64_t len)
 {
 	struct wname *nu;
 
@@ -203,29 +218,43 @@ used_add(const uint8_t h[16], uint64_t len)
 		}
 	}
 	if (nused < usedcap) {
-		memcpy(used[nused].h, h, 16);
+		memcpy(used[nused].h, h, WC_NAME);
 		used[nused++].len = len;
 	}
 	pthread_mutex_unlock(&names_lock);
 }
 
 /*
+ * The names file: "GLNAMES2", a u32 count, a u32 naming (1 weak, 2
+ * strong), then per name its nlen bytes and a u64 length, little-endian.
+ * "GLNAMES1" (weak names, no naming) is still read.
+ */
+#define NAMES_HDR	16
+
+/*
  * Sends the names of the last run ahead; those the server holds for us
- * can then be copied one-way.  A missing or damaged file: nothing ahead.
+ * can then be copied one-way.  A missing or damaged file, or one of the
+ * other naming (this program's scope changed): nothing ahead.
  */
 static void
 names_ahead(void)
 {
 	struct wname *list = NULL;
-	uint8_t hdr[12];
-	uint32_t count, i, j, batch, nb;
-	size_t max = io_max_payload() / 24 - 1;
+	uint8_t hdr[NAMES_HDR];
+	uint32_t count, i, j, batch, nb, fnl = 16, rl = nlen + 8;
+	size_t max = io_max_payload() / rl - 1;
 	FILE *f;
 
 	if ((f = fopen(names_path, "rb")) == NULL)
 		return;
-	if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr ||
-	    memcmp(hdr, "GLNAMES1", 8) != 0)
+	if (fread(hdr, 1, 12, f) != 12)
+		goto out;
+	if (memcmp(hdr, "GLNAMES2", 8) == 0) {
+		if (fread(hdr + 12, 1, 4, f) != 4 || hdr[12] != (strong ? 2 :
+		    1) || hdr[13] != 0 || hdr[14] != 0 || hdr[15] != 0)
+			goto out;
+		fnl = nlen;
+	} else if (memcmp(hdr, "GLNAMES1", 8) != 0 || strong)
 		goto out;
 	count = (uint32_t)hdr[8] | (uint32_t)hdr[9] << 8 |
 	    (uint32_t)hdr[10] << 16 | (uint32_t)hdr[11] << 24;
@@ -233,14 +262,14 @@ names_ahead(void)
 	    (list = calloc(count, sizeof *list)) == NULL)
 		goto out;
 	for (i = 0; i < count; i++) {
-		uint8_t b[24];
+		uint8_t b[WC_NAME + 8];
 		int k;
 
-		if (fread(b, 1, sizeof b, f) != sizeof b)
+		if (fread(b, 1, fnl + 8, f) != fnl + 8)
 			goto out;
-		memcpy(list[i].h, b, 16);
+		memcpy(list[i].h, b, fnl);
 		for (k = 7; k >= 0; k--)
-			list[i].len = list[i].len << 8 | b[16 + k];
+			list[i].len = list[i].len << 8 | b[fnl + (uint32_t)k];
 	}
 	if (max > 65536)
 		max = 65536;
@@ -252,18 +281,18 @@ names_ahead(void)
 		uint8_t *blob;
 
 		batch = count - i < max ? count - i : (uint32_t)max;
-		if ((blob = malloc((size_t)batch * 24)) == NULL)
+		if ((blob = malloc((size_t)batch * rl)) == NULL)
 			break;
 		for (j = 0; j < batch; j++) {
 			int k;
 
-			memcpy(blob + 24 * j, list[i + j].h, 16);
+			memcpy(blob + rl * j, list[i + j].h, nlen);
 			for (k = 0; k < 8; k++)
-				blob[24 * j + 16 + k] = (uint8_t)(list[i + j].len >>
-				    (8 * k));
+				blob[rl * j + nlen + (uint32_t)k] =
+				    (uint8_t)(list[i + j].len >> (8 * k));
 		}
 		in[0].p = blob;
-		in[0].len = batch * 24;
+		in[0].len = batch * rl;
 		asked[nasked].first = i;
 		asked[nasked].count = batch;
 		memset(&asked[nasked].w, 0, sizeof asked[nasked].w);
@@ -324,8 +353,8 @@ __attribute__((destructor)) static void
 names_save(void)
 {
 	struct wname *set;
-	size_t cap, i, n = 0, s;
-	uint8_t hdr[12], *blob;
+	size_t cap, i, n = 0, s, rl = nlen + 8;
+	uint8_t hdr[NAMES_HDR], *blob;
 	int k;
 
 	if (nused == 0 || names_pid != getpid())
@@ -335,29 +364,32 @@ names_save(void)
 	for (cap = 64; cap < 2 * nused; cap *= 2)
 		;
 	set = calloc(cap, sizeof *set);
-	blob = malloc(nused * 24);
+	blob = malloc(nused * rl);
 	if (set == NULL || blob == NULL)
 		goto out;
 	for (i = 0; i < nused; i++) {
 		/* Each name once, in first-use order. */
 		for (s = name_slot(used[i].h, cap); set[s].len != 0 &&
 		    !(set[s].len == used[i].len && memcmp(set[s].h,
-		    used[i].h, 16) == 0); s = (s + 1) & (cap - 1))
+		    used[i].h, WC_NAME) == 0); s = (s + 1) & (cap - 1))
 			;
 		if (set[s].len != 0)
 			continue;
 		set[s] = used[i];
-		memcpy(blob + 24 * n, used[i].h, 16);
+		memcpy(blob + rl * n, used[i].h, nlen);
 		for (k = 0; k < 8; k++)
-			blob[24 * n + 16 + k] = (uint8_t)(used[i].len >> (8 * k));
+			blob[rl * n + nlen + (size_t)k] = (uint8_t)(used[i].len >>
+			    (8 * k));
 		n++;
 	}
-	memcpy(hdr, "GLNAMES1", 8);
+	memset(hdr, 0, sizeof hdr);
+	memcpy(hdr, "GLNAMES2", 8);
 	hdr[8] = (uint8_t)n;
 	hdr[9] = (uint8_t)(n >> 8);
 	hdr[10] = (uint8_t)(n >> 16);
 	hdr[11] = (uint8_t)(n >> 24);
-	(void)memo_write(names_path, hdr, sizeof hdr, blob, 24 * n);
+	hdr[12] = strong ? 2 : 1;
+	(void)memo_write(names_path, hdr, sizeof hdr, blob, rl * n);
 	nused = 0;
 out:
 	pthread_mutex_unlock(&names_lock);
@@ -390,21 +422,32 @@ wc_off(void)
 		log_debug("the server keeps no weight cache: copies go whole");
 }
 
+/* The name of n bytes in this scope's naming, into h[WC_NAME]. */
 static void
-wc_hash(const void *p, size_t n, uint8_t h[16])
+wc_hash(const void *p, size_t n, uint8_t h[WC_NAME])
+{
+	uint64_t t = now_ns();
+
+	if (strong)
+		cname_strong(p, n, h);
+	else {
+		cname(p, n, h);
+		memset(h + 16, 0, WC_NAME - 16);
+	}
+	__atomic_add_fetch(&wst.hash_ns, now_ns() - t, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&wst.hash_bytes, n, __ATOMIC_RELAXED);
+}
+
+/* The XXH3 name of n bytes: the function table's, and wcache_image's
+ * unless the scope names strongly. */
+void
+wcache_name(const void *p, size_t n, uint8_t h[16])
 {
 	uint64_t t = now_ns();
 
 	cname(p, n, h);
 	__atomic_add_fetch(&wst.hash_ns, now_ns() - t, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&wst.hash_bytes, n, __ATOMIC_RELAXED);
-}
-
-/* The name of n bytes (wcache_image's, for one that has it already). */
-void
-wcache_name(const void *p, size_t n, uint8_t h[16])
-{
-	wc_hash(p, n, h);
 }
 
 static void
@@ -435,7 +478,7 @@ wc_report(void)
  * copy's, never a later call's.
  */
 static CUresult
-wc_upload(const uint8_t h[16], const void *p, size_t n)
+wc_upload(const uint8_t h[WC_NAME], const void *p, size_t n)
 {
 	struct rwait w[WC_AHEAD];
 	struct rpc_val in[4], out[1];
@@ -455,7 +498,7 @@ wc_upload(const uint8_t h[16], const void *p, size_t n)
 
 			k = n - off < max ? n - off : max;
 			in[0].p = h;
-			in[0].len = 16;
+			in[0].len = nlen;
 			in[1].u = n;
 			in[2].u = off;
 			in[3].p = (const char *)p + off;
@@ -490,7 +533,7 @@ wc_upload(const uint8_t h[16], const void *p, size_t n)
 /* One piece by name: R_CACHE_HTOD's state, or -1 with *rc set. */
 static int
 wc_ask(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
-    const uint8_t h[16], size_t n, CUresult *rc)
+    const uint8_t h[WC_NAME], size_t n, CUresult *rc)
 {
 	struct rpc_val in[6], out[1];
 	void *keep;
@@ -500,7 +543,7 @@ wc_ask(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[2].u = (uint64_t)async;
 	in[3].u = dst;
 	in[4].p = h;
-	in[4].len = 16;
+	in[4].len = nlen;
 	in[5].u = n;
 	*rc = wc_rcall(R_CACHE_HTOD, in, out, &keep);
 	free(keep);
@@ -520,7 +563,7 @@ wc_devrange(CUdeviceptr p, size_t n)
 /* A copy of a held entry, one-way: an error surfaces at the next sync. */
 static CUresult
 wc_post_held(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
-    const uint8_t h[16], size_t n)
+    const uint8_t h[WC_NAME], size_t n)
 {
 	struct rpc_val in[6];
 
@@ -529,7 +572,7 @@ wc_post_held(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[2].u = (uint64_t)async;
 	in[3].u = dst;
 	in[4].p = h;
-	in[4].len = 16;
+	in[4].len = nlen;
 	in[5].u = n;
 	/* Into known device memory from an entry held for us: it cannot
 	 * fail for its arguments, so it leaves an idle stream idle. */
@@ -568,7 +611,7 @@ int
 wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
     const void *src, size_t n, CUresult *rc)
 {
-	uint8_t h[16];
+	uint8_t h[WC_NAME];
 	size_t off, k;
 	int st;
 
@@ -617,14 +660,14 @@ wcache_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 
 /* R_CACHE_IMAGE's state, or -1 with *rc set. */
 static int
-wc_ask_image(uint64_t id, const uint8_t h[16], size_t n, CUresult *rc)
+wc_ask_image(uint64_t id, const uint8_t h[WC_NAME], size_t n, CUresult *rc)
 {
 	struct rpc_val in[3], out[1];
 	void *keep;
 
 	in[0].u = id;
 	in[1].p = h;
-	in[1].len = 16;
+	in[1].len = nlen;
 	in[2].u = n;
 	*rc = wc_rcall(R_CACHE_IMAGE, in, out, &keep);
 	free(keep);
@@ -632,13 +675,22 @@ wc_ask_image(uint64_t id, const uint8_t h[16], size_t n, CUresult *rc)
 }
 
 int
-wcache_image(uint64_t id, const void *image, size_t n, const uint8_t h[16],
+wcache_image(uint64_t id, const void *image, size_t n, const uint8_t ih[16],
     CUresult *rc)
 {
+	uint8_t h[WC_NAME];
 	int st;
 
 	if (!wc_enabled(n) || n > WC_IMAGE_MAX)
 		return 0;
+	/* The function table's name serves a weak scope; a strong one
+	 * hashes the image again. */
+	if (strong)
+		wc_hash(image, n, h);
+	else {
+		memset(h, 0, sizeof h);
+		memcpy(h, ih, 16);
+	}
 	if ((st = wc_ask_image(id, h, n, rc)) == -1)
 		return 1;
 	wc_count(st == WC_DONE, n);

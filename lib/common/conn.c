@@ -382,6 +382,8 @@ conn_handshake(struct conn *c, const struct auth_key *key, const char *name,
 	hello.vmax = PROTO_VERSION_MAX;
 	auth_nonce(hello.nonce);
 	snprintf(hello.name, sizeof hello.name, "%s", name ? name : "");
+	/* We can name cache entries strongly, if the server wants that. */
+	hello.features = FEAT_NAMES;
 	if (rs != NULL && (rs->want || rs->session != 0))
 		hello.features |= FEAT_RESUME;
 	if (rs != NULL && rs->session != 0) {

@@ -40,7 +40,8 @@
 
 #define NBUCKET		(1u << 16)
 #define HDR_MAGIC	"GLMCACHE"
-#define HDR_VERSION	2	/* 1: names were one XXH3-128 hash */
+#define HDR_VERSION	3	/* 3: a naming and 32 bytes of name */
+#define HDR_VERSION2	2	/* 2: weak names, 16 bytes; 1: not tree names */
 #define CODEC_RAW	0
 #define CODEC_ZSTD	1
 
@@ -95,23 +96,45 @@ struct cstore {
 
 /* ---- names ------------------------------------------------------------- */
 
-void
-cstore_hash(const void *p, size_t len, uint8_t out[CSTORE_HASH_LEN])
+int
+cstore_naming(const char *tenant)
 {
-	cname(p, len, out);
+	return strncmp(tenant, "g+", 2) == 0 ? CN_STRONG : CN_WEAK;
+}
+
+size_t
+cstore_name_len(int naming)
+{
+	return naming == CN_STRONG ? CSTORE_HASH_LEN : CSTORE_WEAK_LEN;
 }
 
 void
-cstore_hex(const uint8_t h[CSTORE_HASH_LEN], char out[CSTORE_HEX_LEN + 1])
+cstore_hash(int naming, const void *p, size_t len,
+    uint8_t out[CSTORE_HASH_LEN])
+{
+	if (naming == CN_STRONG)
+		cname_strong(p, len, out);
+	else {
+		cname(p, len, out);
+		memset(out + CSTORE_WEAK_LEN, 0, CSTORE_HASH_LEN -
+		    CSTORE_WEAK_LEN);
+	}
+}
+
+void
+cstore_hex(const uint8_t h[CSTORE_HASH_LEN], size_t len,
+    char out[CSTORE_HEX_LEN + 1])
 {
 	static const char hx[] = "0123456789abcdef";
-	int i;
+	size_t i;
 
-	for (i = 0; i < CSTORE_HASH_LEN; i++) {
+	if (len > CSTORE_HASH_LEN)
+		len = CSTORE_HASH_LEN;
+	for (i = 0; i < len; i++) {
 		out[2 * i] = hx[h[i] >> 4];
 		out[2 * i + 1] = hx[h[i] & 15];
 	}
-	out[CSTORE_HEX_LEN] = '\0';
+	out[2 * len] = '\0';
 }
 
 static int
@@ -127,16 +150,19 @@ hexval(int c)
 int
 cstore_unhex(const char *s, uint8_t out[CSTORE_HASH_LEN])
 {
-	int i, a, b;
+	size_t i, n = strlen(s) / 2;
+	int a, b;
 
-	if (strlen(s) != CSTORE_HEX_LEN)
+	if (strlen(s) != 2 * CSTORE_HASH_LEN && strlen(s) !=
+	    2 * CSTORE_WEAK_LEN)
 		return -1;
-	for (i = 0; i < CSTORE_HASH_LEN; i++) {
+	memset(out, 0, CSTORE_HASH_LEN);
+	for (i = 0; i < n; i++) {
 		if ((a = hexval(s[2 * i])) < 0 || (b = hexval(s[2 * i + 1])) < 0)
 			return -1;
 		out[i] = (uint8_t)(a << 4 | b);
 	}
-	return 0;
+	return (int)n;
 }
 
 void
@@ -156,7 +182,7 @@ cstore_tenant(const void *key, size_t len, char out[CSTORE_TENANT_MAX])
 	    sizeof ctx - 1);
 	memset(full, 0, sizeof full);
 	memcpy(full, h, sizeof h);
-	cstore_hex(full, hex);
+	cstore_hex(full, sizeof h, hex);
 	snprintf(out, CSTORE_TENANT_MAX, "k%.16s", hex);
 }
 
@@ -279,8 +305,9 @@ get32(const uint8_t *p)
 }
 
 int
-cstore_encode(const void *p, size_t len, const uint8_t hash[CSTORE_HASH_LEN],
-    int level, void **out, size_t *outlen)
+cstore_encode(const void *p, size_t len, int naming,
+    const uint8_t hash[CSTORE_HASH_LEN], int level, void **out,
+    size_t *outlen)
 {
 	uint8_t *b;
 	size_t bound = ZSTD_compressBound(len), n;
@@ -307,43 +334,87 @@ cstore_encode(const void *p, size_t len, const uint8_t hash[CSTORE_HASH_LEN],
 	}
 	if (codec == CODEC_RAW)
 		memcpy(b + CSTORE_HDR_LEN, p, len);
+	/* Version 3: magic, version, codec, bytes, stored bytes, naming, 4
+	 * zero bytes, time; zeros to 64; the name, zero-filled to 96. */
 	memset(b, 0, CSTORE_HDR_LEN);
 	memcpy(b, HDR_MAGIC, 8);
 	put32(b + 8, HDR_VERSION);
 	put32(b + 12, codec);
 	put64(b + 16, len);
 	put64(b + 24, n);
-	memcpy(b + 32, hash, CSTORE_HASH_LEN);
-	put64(b + 48, (uint64_t)time(NULL));
+	put32(b + 32, naming == CN_STRONG ? CN_STRONG : CN_WEAK);
+	put64(b + 40, (uint64_t)time(NULL));
+	memcpy(b + 64, hash, cstore_name_len(naming));
 	*out = b;
 	*outlen = CSTORE_HDR_LEN + n;
 	return 0;
 }
 
-/* The header's fields; -1 with a reason if it is not one of ours. */
+/* A header's fields, of version 3 or 2. */
+struct hdr {
+	uint64_t	 raw;		/* bytes of the entry */
+	uint32_t	 codec;
+	int		 naming;
+	size_t		 len;		/* the header's bytes */
+	uint8_t		 name[CSTORE_HASH_LEN];	/* zero-filled */
+};
+
+/*
+ * The header of a file of len bytes, of which b holds at least the
+ * first min(len, CSTORE_HDR_LEN); -1 with a reason if it is not one of
+ * ours.  With naming non-zero, the header's must be it.
+ */
 static int
-hdr_check(const uint8_t *b, size_t len, uint64_t *raw, uint32_t *codec,
+hdr_check(const uint8_t *b, size_t len, int naming, struct hdr *h,
     char *why, size_t whylen)
 {
 	uint64_t plen;
+	uint32_t v, nm;
 
-	if (len < CSTORE_HDR_LEN || memcmp(b, HDR_MAGIC, 8) != 0) {
+	memset(h, 0, sizeof *h);
+	if (len < CSTORE_HDR2_LEN || memcmp(b, HDR_MAGIC, 8) != 0) {
 		snprintf(why, whylen, "not a cache entry");
 		return -1;
 	}
-	if (get32(b + 8) != HDR_VERSION) {
-		snprintf(why, whylen, "entry version %u", get32(b + 8));
+	v = get32(b + 8);
+	if (v == HDR_VERSION2) {
+		/* Version 2: the weak name at 32, 64 bytes in all. */
+		h->len = CSTORE_HDR2_LEN;
+		h->naming = CN_WEAK;
+		memcpy(h->name, b + 32, CSTORE_WEAK_LEN);
+	} else if (v == HDR_VERSION) {
+		if (len < CSTORE_HDR_LEN) {
+			snprintf(why, whylen, "truncated or bad lengths");
+			return -1;
+		}
+		nm = get32(b + 32);
+		if (nm != CN_WEAK && nm != CN_STRONG) {
+			snprintf(why, whylen, "unknown naming %u", nm);
+			return -1;
+		}
+		h->len = CSTORE_HDR_LEN;
+		h->naming = (int)nm;
+		memcpy(h->name, b + 64, cstore_name_len(h->naming));
+	} else {
+		snprintf(why, whylen, "entry version %u", v);
 		return -1;
 	}
-	*codec = get32(b + 12);
-	*raw = get64(b + 16);
+	if (naming != 0 && h->naming != naming) {
+		snprintf(why, whylen, "%s name in a tenant %s", h->naming ==
+		    CN_WEAK ? "an XXH3-128" : "a BLAKE2b-256", naming ==
+		    CN_STRONG ? "of a group (BLAKE2b-256 names)" :
+		    "of XXH3-128 names");
+		return -1;
+	}
+	h->codec = get32(b + 12);
+	h->raw = get64(b + 16);
 	plen = get64(b + 24);
-	if (*codec != CODEC_RAW && *codec != CODEC_ZSTD) {
-		snprintf(why, whylen, "unknown codec %u", *codec);
+	if (h->codec != CODEC_RAW && h->codec != CODEC_ZSTD) {
+		snprintf(why, whylen, "unknown codec %u", h->codec);
 		return -1;
 	}
-	if (*raw > CSTORE_ENTRY_MAX || plen != len - CSTORE_HDR_LEN ||
-	    (*codec == CODEC_RAW && plen != *raw)) {
+	if (h->raw > CSTORE_ENTRY_MAX || plen != len - h->len ||
+	    (h->codec == CODEC_RAW && plen != h->raw)) {
 		snprintf(why, whylen, "truncated or bad lengths");
 		return -1;
 	}
@@ -351,30 +422,30 @@ hdr_check(const uint8_t *b, size_t len, uint64_t *raw, uint32_t *codec,
 }
 
 int
-cstore_decode(const void *p, size_t len, const uint8_t *want, void **out,
-    size_t *outlen, char *why, size_t whylen)
+cstore_decode(const void *p, size_t len, int naming, const uint8_t *want,
+    void **out, size_t *outlen, char *why, size_t whylen)
 {
 	const uint8_t *b = p;
 	uint8_t h[CSTORE_HASH_LEN];
+	struct hdr hd;
 	uint64_t raw;
-	uint32_t codec;
 	unsigned long long fsz;
 	void *o;
 	size_t n;
 
 	*out = NULL;
-	if (hdr_check(b, len, &raw, &codec, why, whylen) == -1)
+	if (hdr_check(b, len, naming, &hd, why, whylen) == -1)
 		return -1;
-	if (want != NULL && memcmp(b + 32, want, CSTORE_HASH_LEN) != 0) {
+	raw = hd.raw;
+	if (want != NULL && memcmp(hd.name, want, CSTORE_HASH_LEN) != 0) {
 		snprintf(why, whylen, "holds another entry");
 		return -1;
 	}
-	if (codec == CODEC_ZSTD) {
-		fsz = ZSTD_getFrameContentSize(b + CSTORE_HDR_LEN,
-		    len - CSTORE_HDR_LEN);
+	if (hd.codec == CODEC_ZSTD) {
+		fsz = ZSTD_getFrameContentSize(b + hd.len, len - hd.len);
 		/* zstd's best is an RLE block of 4 bytes per 128 KiB: a
 		 * larger claim is a lie, not worth the allocation. */
-		if (fsz != raw || raw / 32768 > len - CSTORE_HDR_LEN + 4) {
+		if (fsz != raw || raw / 32768 > len - hd.len + 4) {
 			snprintf(why, whylen, "compressed frame damaged");
 			return -1;
 		}
@@ -383,18 +454,17 @@ cstore_decode(const void *p, size_t len, const uint8_t *want, void **out,
 		snprintf(why, whylen, "out of memory");
 		return -1;
 	}
-	if (codec == CODEC_ZSTD) {
-		n = ZSTD_decompress(o, raw, b + CSTORE_HDR_LEN,
-		    len - CSTORE_HDR_LEN);
+	if (hd.codec == CODEC_ZSTD) {
+		n = ZSTD_decompress(o, raw, b + hd.len, len - hd.len);
 		if (ZSTD_isError(n) || n != raw) {
 			snprintf(why, whylen, "compressed frame damaged");
 			free(o);
 			return -1;
 		}
 	} else
-		memcpy(o, b + CSTORE_HDR_LEN, raw);
-	cstore_hash(o, raw, h);
-	if (memcmp(h, b + 32, CSTORE_HASH_LEN) != 0) {
+		memcpy(o, b + hd.len, raw);
+	cstore_hash(hd.naming, o, raw, h);
+	if (memcmp(h, hd.name, CSTORE_HASH_LEN) != 0) {
 		snprintf(why, whylen, "bytes do not match the hash");
 		free(o);
 		return -1;
@@ -443,8 +513,8 @@ read_file(const char *path, uint64_t max, void **out, size_t *len)
 }
 
 int
-cstore_verify_file(const char *path, const uint8_t hash[CSTORE_HASH_LEN],
-    char *why, size_t whylen)
+cstore_verify_file(const char *path, int naming,
+    const uint8_t hash[CSTORE_HASH_LEN], char *why, size_t whylen)
 {
 	void *b, *o;
 	size_t len, olen;
@@ -455,7 +525,7 @@ cstore_verify_file(const char *path, const uint8_t hash[CSTORE_HASH_LEN],
 		snprintf(why, whylen, "%s", strerror(errno));
 		return -1;
 	}
-	rc = cstore_decode(b, len, hash, &o, &olen, why, whylen);
+	rc = cstore_decode(b, len, naming, hash, &o, &olen, why, whylen);
 	free(b);
 	free(o);
 	return rc;
@@ -469,7 +539,7 @@ entry_path(char *buf, size_t len, const char *dir, const char *tenant,
 {
 	char hex[CSTORE_HEX_LEN + 1];
 
-	cstore_hex(hash, hex);
+	cstore_hex(hash, cstore_name_len(cstore_naming(tenant)), hex);
 	return (size_t)snprintf(buf, len, "%s/data/%s/%.2s/%s", dir, tenant,
 	    hex, hex) >= len ? -1 : 0;
 }
@@ -567,6 +637,7 @@ cstore_parse_pins(const char *text, size_t len,
     int check_pid)
 {
 	char line[256], tenant[CSTORE_TENANT_MAX], hex[CSTORE_HEX_LEN + 2];
+	int k;
 	uint8_t h[CSTORE_HASH_LEN];
 	const char *p = text, *end = text + len, *nl;
 	long pid;
@@ -579,9 +650,10 @@ cstore_parse_pins(const char *text, size_t len,
 		if ((size_t)(nl - p) < sizeof line) {
 			memcpy(line, p, (size_t)(nl - p));
 			line[nl - p] = '\0';
-			if (sscanf(line, "%ld %95s %33s", &pid, tenant, hex) == 3 &&
+			if (sscanf(line, "%ld %95s %65s", &pid, tenant, hex) == 3 &&
 			    pid > 0 && cstore_tenant_valid(tenant) &&
-			    cstore_unhex(hex, h) == 0 && (!check_pid ||
+			    (k = cstore_unhex(hex, h)) > 0 && (size_t)k ==
+			    cstore_name_len(cstore_naming(tenant)) && (!check_pid ||
 			    kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
 				fn(arg, tenant, h);
 				n++;
@@ -602,14 +674,16 @@ file_cmp_used(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* Reads an entry file's header into f; marks it bad if unreadable. */
+/*
+ * Reads an entry file's header into f; marks it bad if unreadable, if
+ * it names another entry, or if its naming is not its tenant's.
+ */
 static void
 scan_one(struct cstore_file *f)
 {
 	uint8_t b[CSTORE_HDR_LEN];
 	char why[128];
-	uint64_t raw;
-	uint32_t codec;
+	struct hdr hd;
 	ssize_t n;
 	int fd;
 
@@ -618,13 +692,14 @@ scan_one(struct cstore_file *f)
 		return;
 	n = read(fd, b, sizeof b);
 	close(fd);
-	if (n != (ssize_t)sizeof b || f->disk < CSTORE_HDR_LEN)
+	if (n < CSTORE_HDR2_LEN || (uint64_t)n > f->disk)
 		return;
 	/* Only the header: the lengths are checked against the file's size. */
-	if (hdr_check(b, (size_t)f->disk, &raw, &codec, why, sizeof why) == -1 ||
-	    memcmp(b + 32, f->hash, CSTORE_HASH_LEN) != 0)
+	if (hdr_check(b, (size_t)f->disk, cstore_naming(f->tenant), &hd, why,
+	    sizeof why) == -1 || (size_t)n < hd.len ||
+	    memcmp(hd.name, f->hash, CSTORE_HASH_LEN) != 0)
 		return;
-	f->len = raw;
+	f->len = hd.raw;
 	f->bad = 0;
 }
 
@@ -668,8 +743,11 @@ cstore_scan(const char *dir, const char *tenant, struct cstore_file **out,
 				continue;
 			while ((ed = readdir(de)) != NULL) {
 				uint8_t h[CSTORE_HASH_LEN];
+				int hl;
 
-				if (cstore_unhex(ed->d_name, h) == -1 ||
+				/* Either naming's length: a name of the other
+				 * is listed, and damaged (scan_one). */
+				if ((hl = cstore_unhex(ed->d_name, h)) == -1 ||
 				    strncmp(ed->d_name, xd->d_name, 2) != 0)
 					continue;
 				if (n == cap) {
@@ -690,8 +768,9 @@ cstore_scan(const char *dir, const char *tenant, struct cstore_file **out,
 				snprintf(f[n].tenant, sizeof f[n].tenant,
 				    "%.95s", td->d_name);
 				memcpy(f[n].hash, h, sizeof h);
+				f[n].hlen = (size_t)hl;
 				if ((size_t)snprintf(f[n].path,
-				    sizeof f[n].path, "%.1100s/%.32s", path,
+				    sizeof f[n].path, "%.1100s/%.64s", path,
 				    ed->d_name) >= sizeof f[n].path ||
 				    stat(f[n].path, &st) == -1 ||
 				    !S_ISREG(st.st_mode))
@@ -1033,8 +1112,11 @@ disk_load(struct cstore *s)
 	}
 	for (i = 0; i < n; i++) {
 		if (f[i].bad) {
-			log_warn("cache: %s: damaged header: removed",
-			    f[i].path);
+			log_warn("cache: %s: %s: removed", f[i].path,
+			    f[i].hlen != cstore_name_len(cstore_naming(
+			    f[i].tenant)) ? "named in another naming than its "
+			    "tenant's (an XXH3-128 name of a group, from before "
+			    "strong names?)" : "damaged header");
 			unlink(f[i].path);
 			s->c.corrupt++;
 			continue;
@@ -1244,7 +1326,8 @@ disk_read(struct cstore *s, struct centry *e, int *corrupt)
 		dir_release(s);
 		return NULL;
 	}
-	if (cstore_decode(b, len, e->hash, &o, &olen, why, sizeof why) == -1 ||
+	if (cstore_decode(b, len, cstore_naming(e->tenant), e->hash, &o, &olen,
+	    why, sizeof why) == -1 ||
 	    olen != e->len) {
 		/* Never served: dropped, and the client sends it again. */
 		log_warn("cache: %s: %s: removed", path, olen != e->len && o ?
@@ -1334,7 +1417,8 @@ disk_write(struct cstore *s, const char *tenant, const uint8_t *hash,
 	unsigned seq;
 	int fd, e = 0;
 
-	if (cstore_encode(p, len, hash, s->conf.level, &enc, &elen) == -1)
+	if (cstore_encode(p, len, cstore_naming(tenant), hash, s->conf.level,
+	    &enc, &elen) == -1)
 		return -1;
 	pthread_mutex_lock(&s->mu);
 	seq = s->tmpseq++;
@@ -1510,7 +1594,8 @@ pins_rewrite(struct cstore *s)
 	if ((f = open_memstream(&t, &len)) == NULL)
 		return;
 	for (i = 0; i < s->npins; i++) {
-		cstore_hex(s->pins[i].hash, hex);
+		cstore_hex(s->pins[i].hash, cstore_name_len(cstore_naming(
+		    s->pins[i].tenant)), hex);
 		fprintf(f, "%ld %s %s\n", (long)getpid(), s->pins[i].tenant,
 		    hex);
 	}
@@ -1525,7 +1610,7 @@ void
 cstore_pin(struct cstore *s, const void *owner, const char *tenant,
     const uint8_t hash[CSTORE_HASH_LEN])
 {
-	char path[1200], line[128], hex[CSTORE_HEX_LEN + 1];
+	char path[1200], line[256], hex[CSTORE_HEX_LEN + 1];
 	struct pin *np;
 	size_t i;
 	int fd, n;
@@ -1550,7 +1635,7 @@ cstore_pin(struct cstore *s, const void *owner, const char *tenant,
 	if (!s->disk_ok)
 		goto out;
 	/* Appended: a prune (which holds the lock) sees it or has finished. */
-	cstore_hex(hash, hex);
+	cstore_hex(hash, cstore_name_len(cstore_naming(tenant)), hex);
 	n = snprintf(line, sizeof line, "%ld %s %s\n", (long)getpid(), tenant,
 	    hex);
 	snprintf(path, sizeof path, "%s/pins", s->conf.dir);

@@ -1,7 +1,6 @@
 /*
  * The content store behind the weight cache: byte strings named by their
- * content name (cname.h: XXH3-128, a tree of them above 4 MiB), scoped by
- * tenant, kept in RAM and on disk, each tier
+ * content name (cname.h), scoped by tenant, kept in RAM and on disk, each tier
  * within a byte budget by least-recent use.  gleam-serve serves
  * host-to-device copies and module images from it; gleam-cache lists,
  * measures, verifies and prunes its directory.
@@ -14,14 +13,26 @@
  *	counters	YAML: the server's hit and miss counters
  *	gen		bumped by gleam-cache when it removes entries
  *	tmp/		entries being written (renamed into data/ whole)
- *	data/TENANT/XX/HASH	one entry: a 64-byte header, then the bytes
- *			(zstd-compressed or raw)
+ *	data/TENANT/XX/HASH	one entry: a 96-byte header, then the bytes
+ *			(zstd-compressed or raw); HASH is the name in hex
+ *			(64 digits for a strong name, 32 for a weak one),
+ *			XX its first two.  Version 2's 64-byte header (weak
+ *			names only) is still read, never written.
  *
  * Tenants: entries uploaded in one tenant are stored and served in that
  * tenant alone.  gleam-serve's tenants: "i+NAME+HEX" for identity NAME
  * (HEX: 16 hex digits of a keyed hash of its key), "g+GROUP" for a
  * cache_share group, "nokey" for a server without a key; "k" and 16 hex
  * digits was a key's tenant before identities (still read, never made).
+ *
+ * Names: a tenant's naming is fixed by its kind.  A group's entries are
+ * shared by several identities, so they are named strongly (cname_strong:
+ * BLAKE2b-256, 32 bytes), which no one can make collide; every other
+ * tenant is one identity's (or a server's without a key) and names
+ * weakly (cname: XXH3-128, 16 bytes), at memory speed.  A name is kept in
+ * CSTORE_HASH_LEN bytes either way, a weak one followed by 16 zero bytes.
+ * An entry whose header says the other naming than its tenant's is
+ * damaged (an XXH3-named entry of a group, from before strong names).
  *
  * Contract: every entry handed out was verified (its bytes hash to its
  * name) after it was read from disk; a corrupt file is removed and
@@ -36,10 +47,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CSTORE_HASH_LEN		16
+#define CSTORE_HASH_LEN		32	/* a name's room: a strong one's */
+#define CSTORE_WEAK_LEN		16	/* a weak name's bytes */
 #define CSTORE_HEX_LEN		(2 * CSTORE_HASH_LEN)
 #define CSTORE_TENANT_MAX	96	/* "i+" name "+" 16 hex, NUL; see below */
-#define CSTORE_HDR_LEN		64
+#define CSTORE_HDR_LEN		96	/* version 3, written now */
+#define CSTORE_HDR2_LEN		64	/* version 2, read */
+
+/* A tenant's naming. */
+enum { CN_WEAK = 1, CN_STRONG = 2 };
 #define CSTORE_ENTRY_MAX	(2ull << 30)	/* bytes of one entry */
 
 struct cstore_conf {
@@ -76,11 +92,20 @@ enum { CT_NONE, CT_RAM, CT_DISK, CT_UPLOAD };
 
 struct cstore;
 
-/* The name of a byte string. */
-void	 cstore_hash(const void *, size_t, uint8_t out[CSTORE_HASH_LEN]);
-void	 cstore_hex(const uint8_t h[CSTORE_HASH_LEN],
+/* A tenant's naming: CN_STRONG for a group's, CN_WEAK for the rest. */
+int	 cstore_naming(const char *tenant);
+/* The bytes of a name of that naming: 32 or 16. */
+size_t	 cstore_name_len(int naming);
+/* The name of a byte string in that naming (a weak one zero-filled). */
+void	 cstore_hash(int naming, const void *, size_t,
+	    uint8_t out[CSTORE_HASH_LEN]);
+/* The first len bytes of a name in hex. */
+void	 cstore_hex(const uint8_t h[CSTORE_HASH_LEN], size_t len,
 	    char out[CSTORE_HEX_LEN + 1]);
-/* Parses 32 hex digits; -1 if it is not that. */
+/*
+ * Parses 64 hex digits (a strong name) or 32 (a weak one, zero-filled);
+ * returns the name's bytes, 32 or 16, or -1 if it is neither.
+ */
 int	 cstore_unhex(const char *, uint8_t out[CSTORE_HASH_LEN]);
 /* A tenant's name from a key's bytes, or "nokey" for NULL. */
 void	 cstore_tenant(const void *key, size_t len,
@@ -160,12 +185,14 @@ void		 cstore_count_gpu(struct cstore *, int hit, uint64_t bytes,
 struct cstore_file {
 	char		 tenant[CSTORE_TENANT_MAX];
 	uint8_t		 hash[CSTORE_HASH_LEN];
+	size_t		 hlen;		/* the name's bytes: 32 or 16 */
 	char		 path[1200];
 	uint64_t	 len;		/* bytes it holds (from the header) */
 	uint64_t	 disk;		/* bytes of the file */
 	double		 used;		/* last use, epoch seconds (mtime) */
 	int		 pinned;	/* in the pins file of a live server */
-	int		 bad;		/* header unreadable */
+	int		 bad;		/* header unreadable, or of the
+					   other naming than its tenant's */
 };
 
 /*
@@ -176,17 +203,20 @@ int	 cstore_scan(const char *dir, const char *tenant,
 	    struct cstore_file **out, size_t *n, char *err, size_t errlen);
 /*
  * Decodes an entry file's bytes: checks the header, decompresses and
- * rehashes.  With want non-NULL the hash must equal it.  On success
+ * rehashes in the header's naming.  With naming non-zero the header's
+ * must be it; with want non-NULL the name must equal it.  On success
  * *out (malloc'd) holds the bytes; -1 with a reason otherwise.
  */
-int	 cstore_decode(const void *, size_t, const uint8_t *want,
+int	 cstore_decode(const void *, size_t, int naming, const uint8_t *want,
 	    void **out, size_t *outlen, char *why, size_t whylen);
-/* Encodes an entry file; *out malloc'd.  -1 if memory is short. */
-int	 cstore_encode(const void *, size_t, const uint8_t hash[CSTORE_HASH_LEN],
-	    int level, void **out, size_t *outlen);
+/* Encodes an entry file (version 3); *out malloc'd.  -1 if memory is
+ * short. */
+int	 cstore_encode(const void *, size_t, int naming,
+	    const uint8_t hash[CSTORE_HASH_LEN], int level, void **out,
+	    size_t *outlen);
 /* Reads and checks an entry file; 0 if sound, -1 with a reason. */
-int	 cstore_verify_file(const char *path, const uint8_t hash[CSTORE_HASH_LEN],
-	    char *why, size_t whylen);
+int	 cstore_verify_file(const char *path, int naming,
+	    const uint8_t hash[CSTORE_HASH_LEN], char *why, size_t whylen);
 /*
  * Locks the directory for removals (exclusive; waits up to timeout
  * seconds).  Returns the lock's fd or -1 with a reason.

@@ -256,6 +256,10 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		hs->res.resumable = 1;
 		wel.features = FEAT_RESUME;
 	}
+	if (hs->conf->welcome_features != NULL)
+		wel.features |= hs->conf->welcome_features(hs->conf->resume_arg,
+		    hs->res.authed ? hs->res.ident : "", hs->res.features &
+		    FEAT_NAMES) & hs->res.features & FEAT_NAMES;
 	if (wel.features & FEAT_RESUME) {
 		memcpy(wel.token, hs->res.token, sizeof wel.token);
 		wel.resume_ms = hs->conf->resume_ms;

@@ -62,6 +62,13 @@ struct hshake_conf {
 				    const uint8_t token[PROTO_TOKEN_LEN],
 				    const char *ident);
 	void			*resume_arg;
+	/*
+	 * Features of WELCOME the daemon adds for this identity (ident,
+	 * "" without a key) among those HELLO offered (offered), with
+	 * resume_arg: gleam-serve's FEAT_NAMES.  NULL: none.
+	 */
+	uint32_t		(*welcome_features)(void *arg,
+				    const char *ident, uint32_t offered);
 	/* Names frame types in errors; NULL: proto_type_name. */
 	const char		*(*type_name)(uint16_t);
 };

@@ -389,7 +389,8 @@ msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
 		}
 	}
 	if (pr_done(&r) == -1 || m->has_proof > 1 ||
-	    (m->features & ~(uint32_t)(FEAT_RESUME | FEAT_RESUMING)) != 0)
+	    (m->features & ~(uint32_t)(FEAT_RESUME | FEAT_RESUMING |
+	    FEAT_NAMES)) != 0)
 		return -1;
 	return 0;
 }

@@ -103,6 +103,13 @@ struct frame_hdr {
  */
 #define FEAT_RESUME	0x1
 #define FEAT_RESUMING	0x2
+/*
+ * Strong names (gleam-protocol(5), Weight cache): in HELLO, the client
+ * can name weight-cache entries by BLAKE2b-256; in WELCOME, answered only
+ * to a client that said so, its scope is shared (a cache_share group's)
+ * and names entries so.  Without it in WELCOME, names are XXH3-128.
+ */
+#define FEAT_NAMES	0x4
 #define PROTO_TOKEN_LEN	16
 
 struct msg_hello {

@@ -11,7 +11,7 @@ teardown() {
 	serve_kill
 }
 
-SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy plot
+SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-accuracy plot
     reduce-bench reduce-correctness reduce-nccl sched-dos sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {
@@ -30,6 +30,17 @@ SCRIPTS="bulk cache-load graph-replay hr-trace infer infer-gpu link-accuracy plo
 		[ "$status" -eq 2 ]
 		[[ "$stderr" == *"usage: "* || "$stderr" == *"not found"* ]]
 	done
+}
+
+@test "hash-cost: a row per hash and size, and a bad size refused" {
+	run -0 --separate-stderr "$ROOT/bench/hash-cost" -r 1 -t 1 64k 5m
+	[ "${#lines[@]}" -eq 12 ]
+	for h in xxh3-128 blake2b-256 sha-256 cname cname_strong; do
+		grep -Eq "^5m +$h +[0-9]+\.[0-9]{2}\$" <<<"$output"
+	done
+	run -2 --separate-stderr "$ROOT/bench/hash-cost" -r 1 12q
+	[[ "$stderr" == *"hash-cost: 12q: "* ]]
+	run -2 --separate-stderr "$ROOT/bench/hash-cost" -r 0
 }
 
 @test "hr-trace: a worker's means per tensor from GLEAM_HR_TRACE lines" {

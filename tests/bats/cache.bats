@@ -389,3 +389,65 @@ idents() {
 	run -3 "$GLEAM_BIN/gleam-serve" -n -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	[[ "$output" == *"ml: alice is in group lab already"* ]]
 }
+
+@test "identities: a group names its entries by BLAKE2b-256, and no member stores bytes under a name they do not hash to" {
+	CP=${GLEAM_CACHEPUT:-$BATS_TEST_DIRNAME/../../build/tests/cacheput}
+	[ -x "$CP" ] || skip "build/tests/cacheput not built (make cuda-tests)"
+	idents
+	conf "cache_share:
+  lab: [alice, carol]
+"
+	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	local k=$BATS_TEST_TMPDIR
+	# WELCOME tells a member that its scope names strongly; bob's not.
+	run -0 "$CP" -k "$k/alice.key" -s 5 have "$SERVE_ADDR"
+	[ "${lines[0]}" = "names: strong" ] && [ "${lines[1]}" = "have: missing" ]
+	run -0 "$CP" -k "$k/bob.key" -s 5 have "$SERVE_ADDR"
+	[ "${lines[0]}" = "names: weak" ]
+	# carol, a member, announces the name of seed 5's bytes with seed
+	# 6's: refused, and the name is still nobody's.
+	run -0 "$CP" -k "$k/carol.key" -s 6 -S 5 put "$SERVE_ADDR"
+	[ "${lines[1]}" = "put: error 1" ]
+	grep -q "client .*(cacheput): uploaded bytes do not match the name" "$SERVE_LOG"
+	run -0 "$CP" -k "$k/alice.key" -s 5 have "$SERVE_ADDR"
+	[ "${lines[1]}" = "have: missing" ]
+	# Her honest upload is found by alice by its strong name, not by bob.
+	run -0 "$CP" -k "$k/carol.key" -s 5 put "$SERVE_ADDR"
+	[ "${lines[1]}" = "put: stored" ]
+	run -0 "$CP" -k "$k/alice.key" -s 5 have "$SERVE_ADDR"
+	[ "${lines[1]}" = "have: held" ]
+	run -0 "$CP" -k "$k/bob.key" -s 5 have "$SERVE_ADDR"
+	[ "${lines[1]}" = "have: missing" ]
+	# A client older than strong names (XXH3-128 names) in the group's
+	# scope: nothing held, nothing stored, and the log says why.
+	run -0 "$CP" -k "$k/alice.key" -w -s 5 have "$SERVE_ADDR"
+	[ "${lines[1]}" = "have: missing" ]
+	grep -q "names cache entries by XXH3-128 in the shared scope g+lab" "$SERVE_LOG"
+	run -0 "$CP" -k "$k/alice.key" -w -s 7 put "$SERVE_ADDR"
+	[ "${lines[1]}" = "put: error 801" ]
+	# In a private scope XXH3 names serve, rehashed on the way in too.
+	run -0 "$CP" -k "$k/bob.key" -s 8 -S 9 put "$SERVE_ADDR"
+	[ "${lines[1]}" = "put: error 1" ]
+	run -0 "$CP" -k "$k/bob.key" -s 8 put "$SERVE_ADDR"
+	[ "${lines[1]}" = "put: stored" ]
+	run -0 "$CP" -k "$k/bob.key" -s 8 have "$SERVE_ADDR"
+	[ "${lines[1]}" = "have: held" ]
+	# The client library names strongly in the group: carol's load hits
+	# what alice's stored.
+	GLEAM_KEY_FILE=$k/alice.key load_once
+	first=$SENT
+	GLEAM_KEY_FILE=$k/carol.key load_once
+	small "$first" "$SENT"
+	serve_stop
+	# On disk: 64 hex digits in the group, 32 in bob's; all sound.
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -t g+lab -o yaml ls
+	grep -Eq 'hash: [0-9a-f]{64}$' <<<"$output"
+	! grep -Eq 'hash: [0-9a-f]{32}$' <<<"$output"
+	h=$(sed -n 's/.*hash: \([0-9a-f]\{64\}\)$/\1/p' <<<"$output" | head -n 1)
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" -t bob -o yaml ls
+	grep -Eq 'hash: [0-9a-f]{32}$' <<<"$output"
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" verify
+	[[ "$output" == *": 0 corrupt, 0 removed" ]]
+	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" rm "$h"
+	run -1 "$GLEAM_BIN/gleam-cache" -d "$DIR" rm "$h"
+}

@@ -248,6 +248,47 @@ teardown() {
 	reduce_stop
 }
 
+@test "a daemon whose key file lists identities: a rank proves any one of them" {
+	local k=$BATS_TEST_TMPDIR n
+	: >"$k/ranks.keys"
+	chmod 600 "$k/ranks.keys"
+	for n in alice bob; do
+		"$GLEAM_BIN/gleam-key" -n "$n" -o "$k/$n.key"
+		cat "$k/$n.key" >>"$k/ranks.keys"
+	done
+	"$GLEAM_BIN/gleam-key" -n carol -o "$k/carol.key"
+	reduce_start -v -w 2 -k "$k/ranks.keys"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/alice.key"
+	[[ "$output" == *", 0 mismatches" ]]
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/bob.key"
+	# carol is not listed: refused, as a wrong key is.
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/carol.key"
+	[[ "$stderr" == *"worker 0: aggregator refused us"* ]]
+	# SIGHUP reads the identities again: carol now, bob no more.
+	grep -v '^bob ' "$k/ranks.keys" >"$k/new.keys"
+	cat "$k/carol.key" >>"$k/new.keys"
+	chmod 600 "$k/new.keys"
+	mv "$k/new.keys" "$k/ranks.keys"
+	kill -HUP "$RED_PID"
+	for n in $(seq 1 100); do
+		grep -q "SIGHUP: key read again from $k/ranks.keys (2 identities)" "$RED_LOG" && break
+		sleep 0.05
+	done
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/carol.key"
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
+	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/bob.key"
+	reduce_stop
+	# Two lines of one name: refused at start, naming the file.
+	cat "$k/alice.key" "$k/alice.key" >"$k/dup.keys"
+	chmod 600 "$k/dup.keys"
+	run -3 "$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:0 -k "$k/dup.keys"
+	[[ "$output" == *"dup.keys"*"identity alice again"* ]]
+}
+
 @test "rounds through a keyed daemon (sealed) sum bit for bit as in the clear" {
 	# Two workers: a float sum of two does not depend on the order.
 	make_key "$BATS_TEST_TMPDIR/key"

@@ -838,6 +838,38 @@ named_fleet() {
 	[ "$output" = "$FAST" ]
 }
 
+@test "a key file of identities: clients prove any one, the daemon the first to its servers" {
+	local k=$BATS_TEST_TMPDIR n
+	: >"$k/ids.keys"
+	chmod 600 "$k/ids.keys"
+	for n in sched alice bob; do
+		"$GLEAM_BIN/gleam-key" -n "$n" -o "$k/$n.key"
+		cat "$k/$n.key" >>"$k/ids.keys"
+	done
+	"$GLEAM_BIN/gleam-key" -n carol -o "$k/carol.key"
+	# The servers know the same identities; the daemon polls them as
+	# sched, the file's first.
+	fleet -k "$k/ids.keys"
+	daemon_start -k "$k/ids.keys"
+	run -0 --separate-stderr ask -k "$k/alice.key" -t a
+	[ "$output" = "$FAST" ]
+	run -0 --separate-stderr ask -k "$k/bob.key" -t b
+	[ "$output" = "$FAST" ]
+	# carol is not listed: refused as a wrong key is.
+	run -5 --separate-stderr ask -k "$k/carol.key" -t c
+	[[ "$stderr" == "gleam-run: scheduler $SCHED_ADDR: "*"wrong key"* ]]
+	# Servers that do not know sched: its polls fail, nothing is placed.
+	daemon_teardown
+	grep -v '^sched ' "$k/ids.keys" >"$k/users.keys"
+	chmod 600 "$k/users.keys"
+	fleet -k "$k/users.keys"
+	daemon_start -k "$k/ids.keys"
+	sleep 0.6
+	run -1 --separate-stderr ask -k "$k/alice.key" -t d
+	[ -z "$output" ]
+	grep -q "not placed" "$SCHED_LOG"
+}
+
 # ---- the daemon's sealed channel, attacked by tests/bats/mitm.py ---------
 
 # sealed_fleet: the fleet and the daemon with a key, the proxy in front of

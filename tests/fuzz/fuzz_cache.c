@@ -32,17 +32,29 @@ entry(const uint8_t *p, size_t n)
 	void *out, *enc, *again;
 	size_t len, elen, alen;
 
-	if (cstore_decode(p, n, NULL, &out, &len, why, sizeof why) == -1) {
+	int naming;
+
+	if (cstore_decode(p, n, 0, NULL, &out, &len, why, sizeof why) == -1) {
 		ENSURE(out == NULL && why[0] != '\0');
 		return;
 	}
-	cstore_hash(out, len, h);
-	ENSURE(n >= CSTORE_HDR_LEN && memcmp(p + 32, h, sizeof h) == 0);
-	/* The name the header gives is the one that must match. */
-	ENSURE(cstore_decode(p, n, h, &again, &alen, why, sizeof why) == 0);
+	ENSURE(n >= CSTORE_HDR2_LEN);
+	/* Of one naming exactly (version 2: weak; 3: the header's). */
+	naming = cstore_decode(p, n, CN_WEAK, NULL, &again, &alen, why,
+	    sizeof why) == 0 ? CN_WEAK : CN_STRONG;
 	free(again);
-	ENSURE(cstore_encode(out, len, h, 0, &enc, &elen) == 0);
-	ENSURE(cstore_decode(enc, elen, h, &again, &alen, why,
+	if (naming == CN_STRONG) {
+		ENSURE(cstore_decode(p, n, CN_STRONG, NULL, &again, &alen, why,
+		    sizeof why) == 0);
+		free(again);
+	}
+	cstore_hash(naming, out, len, h);
+	/* The name the header gives is the one that must match. */
+	ENSURE(cstore_decode(p, n, naming, h, &again, &alen, why,
+	    sizeof why) == 0);
+	free(again);
+	ENSURE(cstore_encode(out, len, naming, h, 0, &enc, &elen) == 0);
+	ENSURE(cstore_decode(enc, elen, naming, h, &again, &alen, why,
 	    sizeof why) == 0 && alen == len && memcmp(again, out, len) == 0);
 	free(again);
 	free(enc);

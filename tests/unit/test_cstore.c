@@ -50,7 +50,7 @@ put(struct cstore *s, const char *tenant, size_t n, unsigned seed,
 {
 	void *b = seeded(n, seed);
 
-	cstore_hash(b, n, h);
+	cstore_hash(cstore_naming(tenant), b, n, h);
 	cstore_release(s, cstore_put(s, tenant, h, b, n));
 }
 
@@ -63,7 +63,7 @@ get_ok(struct cstore *s, const char *tenant, size_t n, unsigned seed,
 	void *b = seeded(n, seed);
 	int ok;
 
-	cstore_hash(b, n, h);
+	cstore_hash(cstore_naming(tenant), b, n, h);
 	if ((r = cstore_get(s, tenant, h, n)) == NULL) {
 		free(b);
 		return 0;
@@ -83,13 +83,28 @@ test_names(void)
 	char hex[CSTORE_HEX_LEN + 1], t1[CSTORE_TENANT_MAX],
 	    t2[CSTORE_TENANT_MAX];
 
-	cstore_hash("abc", 3, h);
-	cstore_hex(h, hex);
-	/* XXH3-128 of "abc", canonical (big-endian) form. */
+	cstore_hash(CN_WEAK, "abc", 3, h);
+	cstore_hex(h, CSTORE_WEAK_LEN, hex);
+	/* XXH3-128 of "abc", canonical (big-endian) form, zero-filled. */
 	CHECK_STR(hex, "06b05ab6733a618578af5f94892f3950");
-	CHECK(cstore_unhex(hex, g) == 0 && memcmp(g, h, sizeof h) == 0);
+	CHECK(h[16] == 0 && h[31] == 0);
+	CHECK(cstore_unhex(hex, g) == 16 && memcmp(g, h, sizeof h) == 0);
 	CHECK(cstore_unhex("06b05ab6733a618578af5f94892f395", g) == -1);
 	CHECK(cstore_unhex("06b05ab6733a618578af5f94892f395g", g) == -1);
+	/* BLAKE2b-256 of "abc" (b2sum -l 256). */
+	cstore_hash(CN_STRONG, "abc", 3, h);
+	cstore_hex(h, CSTORE_HASH_LEN, hex);
+	CHECK_STR(hex, "bddd813c634239723171ef3fee98579b"
+	    "94964e3bb1cb3e427262c8c068d52319");
+	CHECK(cstore_unhex(hex, g) == 32 && memcmp(g, h, sizeof h) == 0);
+	CHECK(cstore_unhex("bddd813c634239723171ef3fee98579b"
+	    "94964e3bb1cb3e427262c8c068d5231", g) == -1);
+	/* A group's tenant names strongly; the rest weakly. */
+	CHECK(cstore_naming("g+team") == CN_STRONG);
+	CHECK(cstore_naming("i+alice+0123456789abcdef") == CN_WEAK);
+	CHECK(cstore_naming("nokey") == CN_WEAK);
+	CHECK(cstore_name_len(CN_STRONG) == 32 &&
+	    cstore_name_len(CN_WEAK) == 16);
 	cstore_tenant(NULL, 0, t1);
 	CHECK_STR(t1, "nokey");
 	cstore_tenant("secret one", 10, t1);
@@ -111,24 +126,24 @@ test_codec(void)
 
 	b = seeded(n, 7);
 	memset(b, 0, n / 2);		/* half compressible */
-	cstore_hash(b, n, h);
+	cstore_hash(CN_WEAK, b, n, h);
 	for (level = 0; level <= 3; level += 3) {
-		CHECK(cstore_encode(b, n, h, level, &enc, &elen) == 0);
+		CHECK(cstore_encode(b, n, CN_WEAK, h, level, &enc, &elen) == 0);
 		CHECK(level == 0 ? elen == n + CSTORE_HDR_LEN : elen < n);
-		CHECK(cstore_decode(enc, elen, h, &dec, &dlen, why,
+		CHECK(cstore_decode(enc, elen, 0, h, &dec, &dlen, why,
 		    sizeof why) == 0 && dlen == n && memcmp(dec, b, n) == 0);
 		free(dec);
 		/* One flipped byte anywhere is caught. */
 		((uint8_t *)enc)[elen - 10] ^= 1;
-		CHECK(cstore_decode(enc, elen, h, &dec, &dlen, why,
+		CHECK(cstore_decode(enc, elen, 0, h, &dec, &dlen, why,
 		    sizeof why) == -1 && dec == NULL);
 		((uint8_t *)enc)[elen - 10] ^= 1;
-		CHECK(cstore_decode(enc, elen - 1, h, &dec, &dlen, why,
+		CHECK(cstore_decode(enc, elen - 1, 0, h, &dec, &dlen, why,
 		    sizeof why) == -1);
-		CHECK(cstore_decode(enc, 20, h, &dec, &dlen, why,
+		CHECK(cstore_decode(enc, 20, 0, h, &dec, &dlen, why,
 		    sizeof why) == -1);
 		h[0] ^= 1;
-		CHECK(cstore_decode(enc, elen, h, &dec, &dlen, why,
+		CHECK(cstore_decode(enc, elen, 0, h, &dec, &dlen, why,
 		    sizeof why) == -1);
 		h[0] ^= 1;
 		free(enc);
@@ -136,16 +151,16 @@ test_codec(void)
 	free(b);
 	/* Large: a sample decides; zeros shrink, noise is stored raw. */
 	b = calloc(1, 1 << 20);
-	cstore_hash(b, 1 << 20, h);
-	CHECK(cstore_encode(b, 1 << 20, h, 1, &enc, &elen) == 0 &&
+	cstore_hash(CN_WEAK, b, 1 << 20, h);
+	CHECK(cstore_encode(b, 1 << 20, CN_WEAK, h, 1, &enc, &elen) == 0 &&
 	    elen < (1 << 20) / 10);
 	free(enc);
 	free(b);
 	b = seeded(1 << 20, 3);
-	cstore_hash(b, 1 << 20, h);
-	CHECK(cstore_encode(b, 1 << 20, h, 1, &enc, &elen) == 0 &&
+	cstore_hash(CN_WEAK, b, 1 << 20, h);
+	CHECK(cstore_encode(b, 1 << 20, CN_WEAK, h, 1, &enc, &elen) == 0 &&
 	    elen == (1 << 20) + CSTORE_HDR_LEN);
-	CHECK(cstore_decode(enc, elen, h, &dec, &dlen, why, sizeof why) == 0 &&
+	CHECK(cstore_decode(enc, elen, 0, h, &dec, &dlen, why, sizeof why) == 0 &&
 	    dlen == 1 << 20 && memcmp(dec, b, dlen) == 0);
 	free(dec);
 	free(enc);
@@ -180,7 +195,7 @@ test_ram(void)
 		void *b = seeded(400000, 9);
 		struct cstore_ref *r;
 
-		cstore_hash(b, 400000, h);
+		cstore_hash(CN_WEAK, b, 400000, h);
 		r = cstore_put(s, "nokey", h, b, 400000);
 		CHECK(r != NULL && r->len == 400000 && r->tier == CT_UPLOAD);
 		cstore_release(s, r);
@@ -221,9 +236,10 @@ test_disk(void)
 	snprintf(path, sizeof path, "%s/d", root);
 	CHECK(cstore_scan(path, "nokey", &f, &n, err, sizeof err) == 0 &&
 	    n == 1);
-	cstore_hex(h, hex);
+	cstore_hex(h, CSTORE_WEAK_LEN, hex);
 	CHECK(n == 1 && strstr(f[0].path, hex) != NULL && f[0].len == 200000);
-	CHECK(n == 1 && cstore_verify_file(f[0].path, h, err,
+	CHECK(n == 1 && f[0].hlen == 16);
+	CHECK(n == 1 && cstore_verify_file(f[0].path, CN_WEAK, h, err,
 	    sizeof err) == 0);
 	if (n == 1 && (fp = fopen(f[0].path, "r+")) != NULL) {
 		fseek(fp, 5000, SEEK_SET);
@@ -232,7 +248,7 @@ test_disk(void)
 		fputc(0x5a ^ fgetc(fp), fp);
 		fclose(fp);
 	}
-	CHECK(n == 1 && cstore_verify_file(f[0].path, h, err,
+	CHECK(n == 1 && cstore_verify_file(f[0].path, CN_WEAK, h, err,
 	    sizeof err) == -1);
 	CHECK(!get_ok(s, "nokey", 200000, 1, NULL));
 	CHECK(n == 1 && access(f[0].path, F_OK) == -1);
@@ -392,6 +408,140 @@ test_unwritable(void)
 	cstore_close(s);
 }
 
+/* Writes a version 2 entry (64-byte header, a weak name, raw bytes). */
+static void
+write_v2(const char *dir, const char *tenant, const void *b, size_t n,
+    uint8_t h[CSTORE_HASH_LEN])
+{
+	uint8_t hdr[CSTORE_HDR2_LEN];
+	char hex[CSTORE_HEX_LEN + 1], path[1200], cmd[1400];
+	FILE *fp;
+	int i;
+
+	cstore_hash(CN_WEAK, b, n, h);
+	cstore_hex(h, CSTORE_WEAK_LEN, hex);
+	memset(hdr, 0, sizeof hdr);
+	memcpy(hdr, "GLMCACHE", 8);
+	hdr[8] = 2;
+	for (i = 0; i < 8; i++)
+		hdr[16 + i] = hdr[24 + i] = (uint8_t)((uint64_t)n >> (8 * i));
+	memcpy(hdr + 32, h, CSTORE_WEAK_LEN);
+	snprintf(cmd, sizeof cmd, "mkdir -p %s/data/%s/%.2s", dir, tenant, hex);
+	CHECK(system(cmd) == 0);
+	snprintf(path, sizeof path, "%s/data/%s/%.2s/%s", dir, tenant, hex,
+	    hex);
+	CHECK((fp = fopen(path, "w")) != NULL);
+	if (fp != NULL) {
+		fwrite(hdr, 1, sizeof hdr, fp);
+		fwrite(b, 1, n, fp);
+		fclose(fp);
+	}
+}
+
+/*
+ * Strong names: a group's entries are named by BLAKE2b-256, 64 hex digits
+ * on disk; version 2 entries are read where their naming is the
+ * tenant's, and removed where it is not (a group's XXH3 names).
+ */
+static void
+test_strong(void)
+{
+	struct cstore *s = open_store("s", 1 << 20, 1 << 20);
+	struct cstore_file *f;
+	struct cstore_counters c;
+	uint8_t h[CSTORE_HASH_LEN], hw[CSTORE_HASH_LEN], hv[CSTORE_HASH_LEN];
+	char err[256], path[1200], hex[CSTORE_HEX_LEN + 1];
+	void *b, *enc, *dec;
+	size_t n, elen, dlen;
+	int tier;
+
+	put(s, "g+team", 200000, 1, h);
+	CHECK(get_ok(s, "g+team", 200000, 1, &tier) && tier == CT_RAM);
+	/* The weak name of the same bytes is not it. */
+	b = seeded(200000, 1);
+	cstore_hash(CN_WEAK, b, 200000, hw);
+	CHECK(cstore_get(s, "g+team", hw, 200000) == NULL);
+	cstore_drain(s);
+	snprintf(path, sizeof path, "%s/s", root);
+	CHECK(cstore_scan(path, "g+team", &f, &n, err, sizeof err) == 0 &&
+	    n == 1);
+	cstore_hex(h, CSTORE_HASH_LEN, hex);
+	CHECK(n == 1 && f[0].hlen == 32 && !f[0].bad &&
+	    strstr(f[0].path, hex) != NULL && f[0].len == 200000);
+	CHECK(n == 1 && cstore_verify_file(f[0].path, CN_STRONG, h, err,
+	    sizeof err) == 0);
+	/* Read as a weak tenant's, it is refused. */
+	CHECK(n == 1 && cstore_verify_file(f[0].path, CN_WEAK, h, err,
+	    sizeof err) == -1 && strstr(err, "BLAKE2b") != NULL);
+	free(f);
+	/* A header naming bytes weakly does not pass for a strong entry,
+	 * and bytes that do not hash to the strong name are refused. */
+	CHECK(cstore_encode(b, 200000, CN_WEAK, hw, 0, &enc, &elen) == 0);
+	CHECK(cstore_decode(enc, elen, CN_STRONG, NULL, &dec, &dlen, err,
+	    sizeof err) == -1 && strstr(err, "XXH3") != NULL);
+	CHECK(cstore_decode(enc, elen, 0, hw, &dec, &dlen, err,
+	    sizeof err) == 0);
+	free(dec);
+	free(enc);
+	hv[0] = 0;
+	memcpy(hv, h, sizeof hv);
+	hv[31] ^= 1;
+	CHECK(cstore_encode(b, 200000, CN_STRONG, hv, 0, &enc, &elen) == 0);
+	CHECK(cstore_decode(enc, elen, CN_STRONG, NULL, &dec, &dlen, err,
+	    sizeof err) == -1 && strstr(err, "do not match") != NULL);
+	free(enc);
+	cstore_close(s);
+
+	/* Version 2 entries: read in an identity's tenant, removed in a
+	 * group's. */
+	snprintf(path, sizeof path, "%s/s", root);
+	write_v2(path, "i+bob+0123456789abcdef", b, 200000, hv);
+	write_v2(path, "g+team", b, 200000, hw);
+	CHECK(cstore_scan(path, NULL, &f, &n, err, sizeof err) == 0 &&
+	    n == 3);
+	{
+		size_t i, good = 0, bad = 0;
+
+		for (i = 0; i < n; i++) {
+			if (f[i].bad)
+				bad += strcmp(f[i].tenant, "g+team") == 0 &&
+				    f[i].hlen == 16;
+			else
+				good++;
+		}
+		CHECK(good == 2 && bad == 1);
+	}
+	free(f);
+	s = open_store("s", 1 << 20, 1 << 20);
+	CHECK(get_ok(s, "i+bob+0123456789abcdef", 200000, 1, &tier) &&
+	    tier == CT_DISK);
+	CHECK(get_ok(s, "g+team", 200000, 1, NULL));
+	CHECK(cstore_get(s, "g+team", hw, 200000) == NULL);
+	cstore_counters(s, &c);
+	CHECK(c.corrupt >= 1);
+	CHECK(cstore_scan(path, "g+team", &f, &n, err, sizeof err) == 0 &&
+	    n == 1 && f[0].hlen == 32);
+	free(f);
+	/* Pins of strong names: 64 hex digits, read back. */
+	{
+		int owner, seen = 0;
+		char line[256];
+
+		cstore_pin(s, &owner, "g+team", h);
+		snprintf(line, sizeof line, "1 g+team %s\n1 g+team %.32s\n"
+		    "1 nokey %s\n", hex, hex, hex);
+		/* The second and third are of the other naming's length. */
+		CHECK(cstore_parse_pins(line, strlen(line), count_pin, &seen,
+		    0) == 1 && seen == 1);
+		CHECK(cstore_scan(path, "g+team", &f, &n, err,
+		    sizeof err) == 0 && n == 1 && f[0].pinned);
+		free(f);
+		cstore_unpin_all(s, &owner);
+	}
+	cstore_close(s);
+	free(b);
+}
+
 int
 main(void)
 {
@@ -409,6 +559,7 @@ main(void)
 	test_writer();
 	test_pins();
 	test_unwritable();
+	test_strong();
 	snprintf(cmd, sizeof cmd, "chmod -R u+w %s; rm -rf %s", root, root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", root);

@@ -147,7 +147,8 @@ main(void)
 {
 	struct wclient *w = NULL, *w2 = NULL;
 	struct rpc_val in[RPC_MAX_FIELDS], img;
-	uint8_t data[300000], other[300000], h[16], ho[16];
+	uint8_t data[300000], other[300000], h[CSTORE_HASH_LEN],
+	    ho[CSTORE_HASH_LEN];
 	uint64_t st;
 	size_t i;
 
@@ -162,8 +163,8 @@ main(void)
 		data[i] = (uint8_t)(i * 7 + 3);
 		other[i] = (uint8_t)(i * 11 + 5);
 	}
-	cstore_hash(data, sizeof data, h);
-	cstore_hash(other, sizeof other, ho);
+	cstore_hash(CN_WEAK, data, sizeof data, h);
+	cstore_hash(CN_WEAK, other, sizeof other, ho);
 
 	/* No cache configured: the client is told so. */
 	{
@@ -294,12 +295,12 @@ main(void)
 	start(NULL);
 	gpu_budget = 2 * sizeof data;
 	{
-		uint8_t h3[16], d3[sizeof data];
+		uint8_t h3[CSTORE_HASH_LEN], d3[sizeof data];
 		struct cstore_counters cc;
 
 		for (i = 0; i < sizeof d3; i++)
 			d3[i] = (uint8_t)(i * 13 + 1);
-		cstore_hash(d3, sizeof d3, h3);
+		cstore_hash(CN_WEAK, d3, sizeof d3, h3);
 		CHECK(put(&w, ho, sizeof other, 0, other, sizeof other,
 		    &st) == 0 && st == 1);
 		CHECK(put(&w, h3, sizeof d3, 0, d3, sizeof d3, &st) == 0);

@@ -8,7 +8,10 @@
  * (from the top of the tree).  Built with AddressSanitizer, it also shows
  * that a client going away leaks nothing.
  */
+#include <sys/mman.h>
+
 #include <elf.h>
+#include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -104,6 +107,67 @@ client_start(void)
 	htab_init(&cl.objs);
 	snprintf(cl.addr, sizeof cl.addr, "test");
 	CHECK(backend_host.client_new(&cl) == 0);
+}
+
+/*
+ * The GPU tier under isolation: process: an exported entry is read-only
+ * for whoever holds its descriptor (a worker, the server): a writable
+ * mapping, a write, a resize and an mprotect to writable are refused;
+ * a copy from it still serves (into dst, n bytes of device memory).
+ */
+static void
+test_gpu_tier(uint64_t dst, size_t n)
+{
+	struct rcall g;
+	uint8_t *src, *back;
+	uint64_t asize = 0;
+	void *m;
+	size_t i;
+	int dev = -1, fd = -1;
+
+	src = malloc(n);
+	back = malloc(n);
+	for (i = 0; i < n; i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	memset(&g, 0, sizeof g);
+	g.cl = &cl;
+	g.in[0].u = 1;			/* ctx, stream, sync, dptr */
+	g.in[3].u = dst;
+	CHECK(backend_host.gpu_export(&g, src, n, &dev, &fd, &asize) == 0);
+	CHECK(dev == 0 && fd >= 0 && asize >= n);
+	if (fd < 0)
+		goto out;
+	errno = 0;
+	CHECK(mmap(NULL, asize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) ==
+	    MAP_FAILED && errno == EPERM);
+	CHECK(mmap(NULL, asize, PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED);
+	errno = 0;
+	CHECK(pwrite(fd, "x", 1, 0) == -1 && errno == EPERM);
+	CHECK(ftruncate(fd, 0) == -1 && ftruncate(fd, (off_t)asize * 2) == -1);
+	m = mmap(NULL, asize, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		CHECK(memcmp(m, src, n) == 0);
+		CHECK(mprotect(m, asize, PROT_READ | PROT_WRITE) == -1);
+		munmap(m, asize);
+	}
+	/* A private copy may be written: it is the writer's alone. */
+	m = mmap(NULL, asize, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		((uint8_t *)m)[0] ^= 0xff;
+		munmap(m, asize);
+	}
+	/* What a copy from it gives is what was kept. */
+	CHECK(backend_host.gpu_import(&g, 0, fd, asize, n) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), U(dst), U(n)) == 0 &&
+	    c.out[0].len == n && memcmp(c.out[0].p, src, n) == 0);
+	CHECK(backend_host.gpu_import(&g, 1, fd, asize, n) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	close(fd);
+out:
+	free(src);
+	free(back);
 }
 
 /* A function of a function table: its parameters, -1 if not there. */
@@ -1144,6 +1208,7 @@ main(int argc, char *argv[])
 	client_start();
 	test_contexts();
 	test_memory(&da, &db, &dc);
+	test_gpu_tier(dc, N * 4);
 	test_pool();
 	test_granularity();
 	test_vmm();

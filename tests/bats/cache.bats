@@ -72,7 +72,7 @@ small() {
 	load_once -s 7
 	[ "$SENT" -gt $((first * 9 / 10)) ]
 	# The server's status says what it holds.
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"cache: {entries: "*", ram_bytes: "*", hits: "* ]]
 	! [[ "$output" == *"hits: 0,"* ]]
 }
@@ -133,14 +133,14 @@ small() {
 	serve_start -c "$CONF"
 	load_once -w		# uploaded; its worker exports a copy
 	first=$SENT
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_bytes: 8388608"* ]]
 	load_once -w		# from that copy, in another worker
 	small "$first" "$SENT"
 	# Another 8 MiB: the tier keeps one of them within its 12 MiB.
 	load_once -w -s 3
 	load_once -w -s 3	# from the tier
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_bytes: 8388608"* ]]
 	load_once -w		# evicted from the tier: from RAM
 	small "$first" "$SENT"
@@ -302,13 +302,13 @@ small() {
 	printf 'backend: host\nhost_kernels: %s\ncache_dir: %s\ncache_ram: 0\ncache_disk: 1g\n' \
 	    "$HOST_KERNELS" "$DIR" >"$CONF"
 	serve_start -c "$CONF"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"models: []}"* ]]
 	GLEAM_MODEL=llama-7b:q4 load_once
 	# Listed once the server has seen the client go.
 	local i
 	for i in $(seq 1 40); do
-		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 		[[ "$output" == *"models: ['llama-7b:q4']}"* ]] && break
 		sleep 0.05
 	done
@@ -317,7 +317,7 @@ small() {
 	GLEAM_MODEL='bad name' load_once
 	# Once the cache has lost its entries, the model is no longer there.
 	"$GLEAM_BIN/gleam-cache" -q -d "$DIR" -s 0 prune
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"models: []}"* ]]
 }
 
@@ -380,13 +380,13 @@ idents() {
 	conf "cache_share:
   lab: [alice, dave]
 "
-	run -3 "$GLEAM_BIN/gleam-serve" -n -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	[[ "$output" == *"cache_share: lab: no identity dave in key file"* ]]
 	conf "cache_share:
   lab: [alice]
   ml: [bob, alice]
 "
-	run -3 "$GLEAM_BIN/gleam-serve" -n -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	[[ "$output" == *"ml: alice is in group lab already"* ]]
 }
 
@@ -397,7 +397,7 @@ idents() {
 	conf "cache_share:
   lab: [alice, carol]
 "
-	serve_start -f "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	local k=$BATS_TEST_TMPDIR
 	# WELCOME tells a member that its scope names strongly; bob's not.
 	run -0 "$CP" -k "$k/alice.key" -s 5 have "$SERVE_ADDR"

@@ -97,7 +97,7 @@ assert p["up_mbit_s"] > 0 and p["down_mbit_s"] > 0
 assert p["status"]["gpus"] == []'
 	fi
 	# Without GLEAM_CLIENT the client is the host, as gleam-run -S says.
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -c 1 -t 0 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -N 1 -t 0 -o yaml "$SERVE_ADDR"
 	[ "${lines[0]}" = "client: $(hostname)" ]
 	serve_stop
 }

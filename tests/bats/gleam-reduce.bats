@@ -122,7 +122,7 @@ teardown() {
 	[ "${stderr_lines[1]}" = "gleam-reduce: -s: 127.0.0.1:0: port out of range" ]
 	# The aggregator's -d and -t.
 	RED_LOG=$BATS_TEST_TMPDIR/old.log
-	"$GLEAM_BIN/gleam-reduce" -d -t 5s -l 127.0.0.1:0 2>"$RED_LOG" 3>&- &
+	"$GLEAM_BIN/gleam-reduce" -D -T 5s -l 127.0.0.1:0 2>"$RED_LOG" 3>&- &
 	RED_PID=$!
 	RED_PORT=$(wait_listen "$RED_LOG" "$RED_PID")
 	grep -q -- "-d is deprecated and will go; use -D or --foreground" "$RED_LOG"
@@ -258,10 +258,10 @@ teardown() {
 	done
 	"$GLEAM_BIN/gleam-key" -n carol -o "$k/carol.key"
 	reduce_start -v -w 2 -k "$k/ranks.keys"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/alice.key"
 	[[ "$output" == *", 0 mismatches" ]]
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/bob.key"
 	# carol is not listed: refused, as a wrong key is.
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
@@ -277,7 +277,7 @@ teardown() {
 		grep -q "SIGHUP: key read again from $k/ranks.keys (2 identities)" "$RED_LOG" && break
 		sleep 0.05
 	done
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/carol.key"
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/bob.key"
@@ -285,7 +285,7 @@ teardown() {
 	# Two lines of one name: refused at start, naming the file.
 	cat "$k/alice.key" "$k/alice.key" >"$k/dup.keys"
 	chmod 600 "$k/dup.keys"
-	run -3 "$GLEAM_BIN/gleam-reduce" -d -l 127.0.0.1:0 -k "$k/dup.keys"
+	run -3 "$GLEAM_BIN/gleam-reduce" -D -l 127.0.0.1:0 -k "$k/dup.keys"
 	[[ "$output" == *"dup.keys"*"identity alice again"* ]]
 }
 
@@ -318,11 +318,11 @@ teardown() {
 @test "-k -: the key from standard input, kept across SIGHUP; bench takes one too" {
 	make_key "$BATS_TEST_TMPDIR/key"
 	RED_LOG=$BATS_TEST_TMPDIR/reduce.log
-	"$GLEAM_BIN/gleam-reduce" -d -v -w 2 -l 127.0.0.1:0 -k - \
+	"$GLEAM_BIN/gleam-reduce" -D -v -w 2 -l 127.0.0.1:0 -k - \
 	    <"$BATS_TEST_TMPDIR/key" 2>"$RED_LOG" 3>&- &
 	RED_PID=$!
 	RED_PORT=$(wait_listen "$RED_LOG" "$RED_PID")
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$BATS_TEST_TMPDIR/key"
 	kill -HUP "$RED_PID"
 	for i in $(seq 50); do
@@ -331,7 +331,7 @@ teardown() {
 	done
 	grep -q "SIGHUP: key read again from stdin (as it was at start)" "$RED_LOG"
 	# Its workers, forked, hold the key read before.
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench -V -w 2 \
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k - <"$BATS_TEST_TMPDIR/key"
 	reduce_stop
 }

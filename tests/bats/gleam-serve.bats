@@ -190,7 +190,7 @@ teardown() {
 @test "status reports host, no GPU and the connected client" {
 	printf 'name: test-gpu-host\n' >"$CONF"
 	serve_start -c "$CONF"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 3 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 3 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    host: test-gpu-host"* ]]
 	[[ "$output" == *"    gpus: []"* ]]
 	[[ "$output" == *"    gpu_source: no GPU"* ]]
@@ -201,11 +201,11 @@ teardown() {
 @test "status reports the server's port rate: as configured, else null where the interface tells none (loopback)" {
 	printf 'port_rate: 10gbit\n' >"$CONF"
 	serve_start -c "$CONF"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    port: 10gbit"* ]]
 	serve_stop
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    port: null"* ]]
 	serve_stop
 }
@@ -216,13 +216,13 @@ teardown() {
 	printf 'name: after\n' >"$CONF"
 	kill -HUP "$SERVE_PID"
 	for i in $(seq 50); do grep -q "configuration reloaded" "$SERVE_LOG" && break; sleep 0.1; done
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"host: after"* ]]
 	printf 'name: [broken\n' >"$CONF"
 	kill -HUP "$SERVE_PID"
 	for i in $(seq 50); do grep -q "keeping the running" "$SERVE_LOG" && break; sleep 0.1; done
 	grep -q "keeping the running configuration" "$SERVE_LOG"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"host: after"* ]]
 	serve_stop
 }
@@ -235,7 +235,7 @@ teardown() {
 
 @test "SIGTERM lets a running transfer finish" {
 	serve_start
-	"$GLEAM_BIN/gleam-probe" -c 2 -t 1s -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/p.yaml" 2>&1 3>&- &
+	"$GLEAM_BIN/gleam-probe" -N 2 -t 1s -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/p.yaml" 2>&1 3>&- &
 	BG_PID=$!
 	sleep 0.5
 	kill -TERM "$SERVE_PID"
@@ -251,7 +251,7 @@ teardown() {
 	serve_start
 	pids=()
 	for i in $(seq 1 24); do
-		"$GLEAM_BIN/gleam-probe" -t 0 -c 20 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/c$i" 2>&1 3>&- &
+		"$GLEAM_BIN/gleam-probe" -t 0 -N 20 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/c$i" 2>&1 3>&- &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p"; done
@@ -262,13 +262,13 @@ teardown() {
 @test "max_clients refuses the extra client with a clear reason" {
 	printf 'max_clients: 1\n' >"$CONF"
 	serve_start -c "$CONF"
-	"$GLEAM_BIN/gleam-probe" -c 1 -t 4 "$SERVE_ADDR" >/dev/null 2>&1 3>&- &
+	"$GLEAM_BIN/gleam-probe" -N 1 -t 4 "$SERVE_ADDR" >/dev/null 2>&1 3>&- &
 	BG_PID=$!
 	# On a loaded machine the first probe may take a while to connect.
 	local i
 	for i in $(seq 1 30); do
 		sleep 0.1
-		run --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+		run --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 		[ "$status" -eq 4 ] && break
 	done
 	[ "$status" -eq 4 ]
@@ -281,11 +281,11 @@ teardown() {
 	make_key "$BATS_TEST_TMPDIR/key"
 	make_key "$BATS_TEST_TMPDIR/other" "another secret of enough length"
 	serve_start -k "$BATS_TEST_TMPDIR/key"
-	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 	[ "$stderr" = "gleam-probe: $SERVE_ADDR: server requires a key" ]
-	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/other" "$SERVE_ADDR"
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/other" "$SERVE_ADDR"
 	[ "$stderr" = "gleam-probe: $SERVE_ADDR: authentication failed: wrong key" ]
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
 	[[ "$output" == *"auth: true"* ]]
 	grep -q "wrong key" "$SERVE_LOG"
 	serve_stop
@@ -298,7 +298,7 @@ teardown() {
 	serve_start -k "$BATS_TEST_TMPDIR/key"
 	# LeakSanitizer cannot run under ptrace.
 	run -0 env ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=sendto,write,sendmsg -s 4096 -o "$BATS_TEST_TMPDIR/trace" \
-	    "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	    "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
 	grep -q sendto "$BATS_TEST_TMPDIR/trace"
 	! grep -q "do-not-leak" "$BATS_TEST_TMPDIR/trace"
 	serve_stop
@@ -317,14 +317,14 @@ teardown() {
 @test "hostile frames get errors while other clients keep being served" {
 	command -v python3 >/dev/null || skip "python3 not installed"
 	serve_start
-	"$GLEAM_BIN/gleam-probe" -c 200 -t 1 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/good.yaml" 2>&1 3>&- &
+	"$GLEAM_BIN/gleam-probe" -N 200 -t 1 -o yaml "$SERVE_ADDR" >"$BATS_TEST_TMPDIR/good.yaml" 2>&1 3>&- &
 	BG_PID=$!
 	run -0 "$BATS_TEST_DIRNAME/frame-storm" "$SERVE_PORT" 3
 	[[ "$output" == *"storm: all attacks answered"* ]]
 	wait "$BG_PID"; BG_PID=
 	grep -q "ok: true" "$BATS_TEST_TMPDIR/good.yaml"
 	# And it still serves newcomers.
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 2 "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 2 "$SERVE_ADDR"
 	serve_stop
 }
 
@@ -332,7 +332,7 @@ teardown() {
 
 # probe_via [ARGS...]: gleam-probe's status and one echo through the proxy.
 probe_via() {
-	"$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$@" "$MITM_ADDR"
+	"$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$@" "$MITM_ADDR"
 }
 
 @test "sealed: a record tampered with on its way to the server ends the connection there; the client gets no answer" {
@@ -401,38 +401,38 @@ probe_via() {
 @test "a client holding a key refuses a server that asks for none" {
 	make_key "$BATS_TEST_TMPDIR/key"
 	serve_start
-	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/key" "$SERVE_ADDR"
 	[[ "$stderr" == "gleam-probe: $SERVE_ADDR: server does not ask for a key"* ]]
 	serve_stop
 }
 
 @test "status reports the address clients reach it at: as bound, as configured, the host name for a wildcard" {
 	serve_start
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    address: $SERVE_ADDR"* ]]
 	serve_stop
 	printf 'address: gpu1.example:7400\n' >"$CONF"
 	serve_start -c "$CONF"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    address: gpu1.example:7400"* ]]
 	serve_stop
 	printf 'auth: off\n' >"$CONF"
 	serve_start -c "$CONF" -l '*:0'
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    address: $(hostname):$SERVE_PORT"* ]]
 	serve_stop
 	for bad in 'gpu1' ':7400' 'gpu1:http'; do
 		printf 'address: "%s"\n' "$bad" >"$CONF"
-		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 		[[ "$stderr" == "gleam-serve: $CONF:1: address: '$bad': "* ]]
 	done
 }
 
 @test "-f - reads the configuration from standard input, once: a reload parses the same text" {
 	printf 'name: from-stdin\nbackend: none\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f - <"$CONF"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c - <"$CONF"
 	[ "$output" = "configuration OK" ]
-	printf 'name: [\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f -
+	printf 'name: [\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c -
 	    [[ "$stderr" == "gleam-serve: stdin:2: "* ]]; }
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
 	"$GLEAM_BIN/gleam-serve" -D -c - -l 127.0.0.1:0 <"$CONF" 2>"$SERVE_LOG" 3>&- &
@@ -445,7 +445,7 @@ probe_via() {
 		sleep 0.1
 	done
 	grep -q "configuration reloaded" "$SERVE_LOG"
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    host: from-stdin"* ]]
 	serve_stop
 }
@@ -454,9 +454,9 @@ probe_via() {
 	mkdir "$BATS_TEST_TMPDIR/etc"
 	make_key "$BATS_TEST_TMPDIR/etc/secret"
 	cd "$BATS_TEST_TMPDIR/etc"
-	printf 'key_file: secret\n' | { run -0 "$GLEAM_BIN/gleam-serve" -n -f -; }
+	printf 'key_file: secret\n' | { run -0 "$GLEAM_BIN/gleam-serve" -n -c -; }
 	cd /
-	printf 'key_file: secret\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f -
+	printf 'key_file: secret\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c -
 	    [ "$stderr" = "gleam-serve: key file /secret: No such file or directory" ]; }
 }
 
@@ -464,25 +464,25 @@ probe_via() {
 	make_key "$BATS_TEST_TMPDIR/k"
 	cp "$BATS_TEST_TMPDIR/k" "$BATS_TEST_TMPDIR/open"
 	chmod 644 "$BATS_TEST_TMPDIR/open"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k - <"$BATS_TEST_TMPDIR/open"
-	printf 'short\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f /dev/null -k -
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k - <"$BATS_TEST_TMPDIR/open"
+	printf 'short\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c /dev/null -k -
 	    [[ "$stderr" == "gleam-serve: key file stdin:1: not a key"* ]]; }
-	printf 'backend: none\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f - -k -
+	printf 'backend: none\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c - -k -
 	    [ "$stderr" = "gleam-serve: stdin: already read as YAML (standard input gives one file)" ]; }
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
 	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -k - -l 127.0.0.1:0 \
 	    <"$BATS_TEST_TMPDIR/k" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_ADDR=127.0.0.1:$(wait_listen "$SERVE_LOG" "$SERVE_PID")
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
 	kill -HUP "$SERVE_PID"
 	for i in $(seq 1 100); do
 		grep -q "configuration reloaded" "$SERVE_LOG" && break
 		sleep 0.1
 	done
 	grep -q "configuration reloaded" "$SERVE_LOG"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k - "$SERVE_ADDR" <"$BATS_TEST_TMPDIR/k"
-	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k - "$SERVE_ADDR" <"$BATS_TEST_TMPDIR/k"
+	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 	serve_stop
 }
 
@@ -492,14 +492,14 @@ probe_via() {
 	printf 'key_file: secret\n' >"$BATS_TEST_TMPDIR/etc/serve.yaml"
 	cd /
 	serve_start -c "$BATS_TEST_TMPDIR/etc/serve.yaml"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -k "$BATS_TEST_TMPDIR/etc/secret" "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/etc/secret" "$SERVE_ADDR"
 	serve_stop
 }
 
 @test "the smallest max_frame still serves the probe's bulk tests" {
 	printf 'max_frame: 64k\n' >"$CONF"
 	serve_start -c "$CONF"
-	run -0 "$GLEAM_BIN/gleam-probe" -c 2 -t 0.2 "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -N 2 -t 0.2 "$SERVE_ADDR"
 	serve_stop
 }
 
@@ -523,17 +523,17 @@ probe_via() {
 @test "a configuration nested too deep, too large or of too many aliases is refused with its name, fast" {
 	{ printf 'lanes: '; head -c 65536 /dev/zero | tr '\0' '['; } >"$CONF"
 	local t0=$SECONDS
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: nested deeper than 32 levels" ]
 	[ $((SECONDS - t0)) -lt 5 ]
 	head -c 9000000 /dev/zero | tr '\0' '#' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF: more than 8388608 bytes" ]
 	printf 'x: &x [1, 2]\nlanes: *x\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
 	printf 'lanes: &x [*x]\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -f "$CONF"
+	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF:1: alias *x: no complete node of that anchor before it" ]
 }
 
@@ -589,7 +589,7 @@ probe_via() {
 	! grep -q "running as root: " "$SERVE_LOG"
 	# The server's process is nobody's now.
 	[ "$(ps -o user= -p "$SERVE_PID")" = nobody ]
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 	serve_stop
 }
 
@@ -628,7 +628,7 @@ PY
 	grep -q "refused 6" "$BATS_TEST_TMPDIR/flood.out"
 	grep -q "handshakes under way (4 from its address)" "$SERVE_LOG"
 	# Meanwhile a client from another address is served at once.
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 	kill "$BG_PID" 2>/dev/null || true
 	wait "$BG_PID" 2>/dev/null || true
 	BG_PID=

@@ -23,12 +23,12 @@ setup() {
 	[ -x "$CUDA_BIN/static/soak" ] || skip "CUDA test programs not built (make cuda-tests)"
 	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
 	    >"$BATS_TEST_TMPDIR/target.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/target.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/target.yaml"
 	T_PID=$SERVE_PID T_PORT=$SERVE_PORT T_LOG=$SERVE_LOG
 	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\n%s' \
 	    "$HOST_KERNELS" "$T_PORT" "${SOURCE_EXTRA:-}" \
 	    >"$BATS_TEST_TMPDIR/source.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/source.yaml" -v
+	serve_start -c "$BATS_TEST_TMPDIR/source.yaml" -v
 	S_PID=$SERVE_PID S_PORT=$SERVE_PORT S_LOG=$SERVE_LOG
 	ST=$BATS_TEST_TMPDIR/st.yaml
 }
@@ -48,7 +48,7 @@ stable() {
 # start PROG [ARGS]: on the source, in the background; RUN_PID, OUT, ERR.
 start() {
 	OUT=$BATS_TEST_TMPDIR/out ERR=$BATS_TEST_TMPDIR/err
-	timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$S_PORT" -o "$ST" \
+	timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$S_PORT" -O "$ST" \
 	    -- "$@" >"$OUT" 2>"$ERR" 3>&- &
 	RUN_PID=$!
 }
@@ -146,14 +146,14 @@ drain_timeout: 30s
 
 @test "gleam-serve -n: peer and drain are checked" {
 	printf 'peer: nowhere\n' >"$BATS_TEST_TMPDIR/bad.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/bad.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"peer"* ]]
 	printf 'drain: later\n' >"$BATS_TEST_TMPDIR/bad.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/bad.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
 	[ "$status" -eq 3 ]
 	[[ "$output" == *"drain"* ]]
 	printf 'peer: gpu2:7393\ndrain: migrate\n' >"$BATS_TEST_TMPDIR/ok.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -f "$BATS_TEST_TMPDIR/ok.yaml"
+	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/ok.yaml"
 	[ "$status" -eq 0 ]
 }

@@ -42,7 +42,7 @@ nvml_run() {
 
 @test "the server's status carries what NVML says of each GPU" {
 	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_source: test"* ]]
 	[[ "$output" == *"driver_version: 580.95.05"* ]]
 	[[ "$output" == *"cuda_version: 13000"* ]]
@@ -144,7 +144,7 @@ nvml_run() {
 @test "a GPU file that does not read reports no GPU and says why" {
 	printf 'gpus:\n  - index: 0\n    name: x\n' >"$GLEAM_TEST_GPUS"
 	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"gpu_source: no GPU (GLEAM_TEST_GPUS unreadable)"* ]]
 	[[ "$output" == *"gpus: []"* ]]
 	grep -q "GLEAM_TEST_GPUS: .*memory_total: missing" "$SERVE_LOG"

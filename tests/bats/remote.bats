@@ -36,7 +36,7 @@ run_prog() {
 
 @test "the server says it serves with the host backend" {
 	grep -q "backend: host" "$SERVE_LOG"
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"backend: host"* ]]
 }
 
@@ -145,9 +145,9 @@ run_prog() {
 }
 
 @test "one-way calls: the same output as GLEAM_SYNC=1 with at least 10x fewer round trips" {
-	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/a.yaml" -- "$CUDA_BIN/static/oneway"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/a.yaml" -- "$CUDA_BIN/static/oneway"
 	local fast=$output
-	GLEAM_SYNC=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/oneway"
+	GLEAM_SYNC=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/oneway"
 	[ "$output" = "$fast" ]
 	local a s
 	a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/a.yaml")
@@ -159,9 +159,9 @@ run_prog() {
 }
 
 @test "compressed bulk copies: identical results, fewer bytes sent" {
-	GLEAM_ZSTD=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/raw.yaml" -- "$CUDA_BIN/shared/memcpy"
+	GLEAM_ZSTD=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/raw.yaml" -- "$CUDA_BIN/shared/memcpy"
 	local raw=$output
-	GLEAM_ZSTD=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/z.yaml" -- "$CUDA_BIN/shared/memcpy"
+	GLEAM_ZSTD=1 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/z.yaml" -- "$CUDA_BIN/shared/memcpy"
 	[ "$output" = "$raw" ]
 	local r z
 	r=$(sed -n 's/^bytes_sent: //p' "$BATS_TEST_TMPDIR/raw.yaml")
@@ -304,7 +304,7 @@ run_prog() {
 }
 
 @test "gleam-run -o writes the call statistics" {
-	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^round_trips: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/s.yaml"
 	grep -Eq '^  cuLaunchKernel: 1$' "$BATS_TEST_TMPDIR/s.yaml"
@@ -327,12 +327,12 @@ run_prog() {
 
 @test "a module's function table is kept for the next run, which loads it one-way" {
 	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
-	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/1.yaml" -- \
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/1.yaml" -- \
 	    "$CUDA_BIN/static/vecadd"
 	local f
 	f=$(ls "$XDG_CACHE_HOME"/gleam/ftab/*)
 	[ -s "$f" ]
-	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/2.yaml" -- \
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/2.yaml" -- \
 	    "$CUDA_BIN/static/vecadd"
 	local a b
 	a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/1.yaml")
@@ -341,7 +341,7 @@ run_prog() {
 	[ "$b" -lt "$a" ]
 	# A damaged table is ignored (a round trip again) and written anew.
 	printf 'GLFTAB1\0junk' >"$f"
-	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -o "$BATS_TEST_TMPDIR/3.yaml" -- \
+	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/3.yaml" -- \
 	    "$CUDA_BIN/static/vecadd"
 	[ "$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/3.yaml")" -gt "$b" ]
 	[ "$(head -c 8 "$f" | od -An -c | tr -d ' ')" = 'GLFTAB1\0' ]
@@ -394,7 +394,7 @@ run_prog() {
 	BG_PID=
 	run_prog static vecadd
 	[ "$status" -eq 0 ]
-	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -c 1 -o yaml "$SERVE_ADDR"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"nclients: 1"* ]]
 }
 

@@ -252,7 +252,7 @@ drops_ok() {
 	# The link holds the traffic while the server side restarts.
 	link_start "hole@$((TOTAL / 2))+1s"
 	ST=$BATS_TEST_TMPDIR/st.yaml
-	"$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" -o "$ST" -- "$CUDA_BIN/static/memcpy" \
+	"$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" -O "$ST" -- "$CUDA_BIN/static/memcpy" \
 	    >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	BG_PID=$!
 	local i

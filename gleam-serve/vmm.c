@@ -207,9 +207,11 @@ vmm_map(struct rcall *c, struct vmm *v, const struct vmm_ops *ops)
 
 	if ((h = htab_get(&v->handles, c->in[4].u)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((r = vres_find(v, va, size)) == NULL || off > h->size ||
-	    size > h->size - off)
+	if ((r = vres_find(v, va, size)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Past the allocation's end: what the 580 driver answers. */
+	if (off > h->size || size > h->size - off)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	for (i = 0; i < v->nmap; i++)
 		if (va < v->map[i].va + v->map[i].size &&
 		    v->map[i].va < va + size)

@@ -55,6 +55,13 @@ nv_initialized(void)
 	return __atomic_load_n(&nv_refs, __ATOMIC_RELAXED) > 0;
 }
 
+void
+nv_unsupported(const char *name, int *said)
+{
+	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED) == 0)
+		log_info("NVML: %s: not supported by Gleam's NVML", name);
+}
+
 /* A child of fork(2) may find the lock held by a thread it lacks. */
 static void
 nv_atfork_child(void)

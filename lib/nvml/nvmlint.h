@@ -4,5 +4,7 @@
 
 /* Whether nvmlInit has been called more often than nvmlShutdown. */
 int	nv_initialized(void);
+/* Once per function (*said), at info level: name is not answered here. */
+void	nv_unsupported(const char *name, int *said);
 
 #endif

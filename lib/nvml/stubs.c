@@ -4,6 +4,9 @@
  * NVML_ERROR_UNINITIALIZED before nvmlInit.  Weak, so that nvml.c's
  * definitions take the place of the ones it answers.  Their arguments are
  * not read: the calling conventions we build for let a caller pass any.
+ * Each says its name once, as the CUDA client does for what it does not
+ * remote (with GLEAM_VERBOSE or -v: a tool that probes every function
+ * would otherwise fill the terminal).
  */
 #define GNVML_TYPES_ONLY
 #include "gnvml.h"
@@ -13,6 +16,9 @@
 	nvmlReturn_t name(void) __attribute__((weak));			\
 	nvmlReturn_t name(void)						\
 	{								\
+		static int said;					\
+									\
+		nv_unsupported(#name, &said);				\
 		return nv_initialized() ? NVML_ERROR_NOT_SUPPORTED :	\
 		    NVML_ERROR_UNINITIALIZED;				\
 	}

@@ -62,6 +62,7 @@
 #include "chanrd.h"
 #include "conn.h"
 #include "keep.h"
+#include "lanes.h"
 #include "log.h"
 #include "parse.h"
 #include "progress.h"
@@ -455,6 +456,7 @@ io_redirect(const struct frame_hdr *h, const uint8_t *p)
 	snprintf(rconn.peer, sizeof rconn.peer, "%s:%u", m.host,
 	    (unsigned)m.port);
 	rmoved = 1;
+	lanes_moved();
 	stats_migrated();
 }
 
@@ -480,6 +482,12 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	if (!(h->flags & FL_REPLY))
 		return;
 	if (h->flags & FL_ONEWAY) {
+		/* A copy whose lanes stayed behind: it goes again (lanes.c). */
+		if (h->type == R_MEM_HTOD_LANES && h->len == 4 &&
+		    le32(p) == RPC_LANES_GONE) {
+			lanes_skipped();
+			return;
+		}
 		/* A one-way call failed. */
 		defer_error(h->type, h->len >= 4 ? le32(p) : 0);
 		return;

@@ -11,6 +11,8 @@ load test_helper
 CUDA_BIN=${GLEAM_CUDA_BIN:-$BATS_TEST_DIRNAME/../../build/cuda}
 WORKLOADS=${GLEAM_WORKLOADS:-$BATS_TEST_DIRNAME/../../build/workloads}
 HOST_KERNELS=${GLEAM_HOST_KERNELS:-$BATS_TEST_DIRNAME/../../build/tests/host-kernels.so}
+# bench/bulk.cu, built (nvcc -O2 -o build/bench/bulk bench/bulk.cu).
+BULK_BIN=${GLEAM_BULK_BIN:-$BATS_TEST_DIRNAME/../../build/bench/bulk}
 
 setup_file() {
 	[ -x "$WORKLOADS/infer" ] || skip "workloads not built (make cuda-tests)"
@@ -23,7 +25,7 @@ setup() {
 	[ -x "$CUDA_BIN/static/soak" ] || skip "CUDA test programs not built (make cuda-tests)"
 	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
 	    >"$BATS_TEST_TMPDIR/target.yaml"
-	serve_start -f "$BATS_TEST_TMPDIR/target.yaml"
+	serve_start -f "$BATS_TEST_TMPDIR/target.yaml" ${TARGET_ARGS:-}
 	T_PID=$SERVE_PID T_PORT=$SERVE_PORT T_LOG=$SERVE_LOG
 	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\n%s' \
 	    "$HOST_KERNELS" "$T_PORT" "${SOURCE_EXTRA:-}" \
@@ -82,6 +84,39 @@ signal_until() {
 	grep -q "(infer): resumes session" "$T_LOG"
 	[ "$(sed -n 's/^migrations: //p' "$ST")" = 1 ]
 	[ "$(sed -n 's/^resumes: //p' "$ST")" = 1 ]
+}
+
+# stat KEY: the last run's statistic KEY.
+stat() {
+	sed -n "s/^$1: //p" "$ST"
+}
+
+@test "bulk lanes: migrated mid-run, the lanes opened again at the target, the bytes checked" {
+	[ -x "$BULK_BIN" ] || skip "bench/bulk.cu not built (nvcc -O2 -o build/bench/bulk bench/bulk.cu)"
+	TARGET_ARGS=-vv
+	teardown
+	setup
+	export GLEAM_LANES=4 GLEAM_CACHE=0
+	local rc=0 runs=30
+	# The program checks every byte that comes back; its times vary.
+	start "$BULK_BIN" -m 32 -r $runs
+	signal_until USR1
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	[ "$(grep -c '^- {dir: htod, mib: 32, s:' "$OUT")" = $runs ]
+	[ "$(grep -c '^- {dir: dtoh, mib: 32, s:' "$OUT")" = $runs ]
+	grep -q "(bulk): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	grep -q "(bulk): migrated in" "$T_LOG"
+	# New lanes at the target, taken there.
+	grep -q ": 4 lane(s)" "$T_LOG"
+	[ "$(stat migrations)" = 1 ]
+	[ "$(stat lanes)" = 4 ]
+	# Most of the copies' bytes over the lanes, none twice.
+	local b
+	b=$(stat lane_bytes)
+	[ "$b" -gt $((runs * 32 << 20)) ] && [ "$b" -le $((2 * runs * 32 << 20)) ] ||
+	    { echo "lane_bytes $b"; return 1; }
 }
 
 @test "drain: migrate: SIGTERM moves the client instead of cutting it off" {

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "backend.h"
 #include "chan.h"
 #include "chanrd.h"
@@ -1683,6 +1685,22 @@ remote_migrate(struct remote *r)
 		    "it cannot follow", r->cl.addr, r->cl.name, r->why);
 	r->moved = 1;
 	rc = 0;
+	/* The server keeps where it went, for a client that lost this. */
+	if (r->ctl != -1) {
+		struct remote_resume mv;
+
+		memset(&mv, 0, sizeof mv);
+		mv.kind = REMOTE_MOVED;
+		snprintf(mv.host, sizeof mv.host, "%s", rd.host);
+		mv.port = rd.port;
+		mv.session = rd.session;
+		memcpy(mv.token, rd.token, sizeof mv.token);
+		if (fd_sendmsg(r->ctl, &mv, sizeof mv, -1) == -1)
+			log_warn("client %s (%s): the server will not know "
+			    "where it went: %s", r->cl.addr, r->cl.name,
+			    strerror(errno));
+		sodium_memzero(&mv, sizeof mv);
+	}
 	log_info("client %s (%s): migrated to %s:%d as session %llu: %llu "
 	    "bytes of memory, %zu of state, paused %.3f s (state %.3f, "
 	    "memory %.3f, end %.3f)", r->cl.addr, r->cl.name, r->mig_host,

@@ -99,10 +99,13 @@ struct frame_hdr {
  * client asks that its session outlive its connection (FEAT_RESUME) and
  * the server's WELCOME grants it with a token; a later HELLO with
  * FEAT_RESUMING names that session and token, and its WELCOME says
- * FEAT_RESUMING when the session was found.
+ * FEAT_RESUMING when the session was found, with FEAT_MOVED when it was
+ * migrated away (gleam-protocol(5), Migration): then a REDIRECT is the
+ * one frame after the WELCOME, and the server closes.
  */
 #define FEAT_RESUME	0x1
 #define FEAT_RESUMING	0x2
+#define FEAT_MOVED	0x4
 #define PROTO_TOKEN_LEN	16
 
 struct msg_hello {

@@ -197,17 +197,29 @@ rnd(uint32_t *x)
 	return *x;
 }
 
-/* hshake's lookup of a session to resume: one waits, session 7. */
+/*
+ * hshake's lookup of a session to resume: one waits, session 7; session 8
+ * (the same token) moved to elsewhere:7383 as session 9.
+ */
 static int
 fuzz_resume_find(void *arg, uint64_t session, const uint8_t *token,
-    const char *ident)
+    const char *ident, struct msg_redirect *moved)
 {
 	static const uint8_t want[PROTO_TOKEN_LEN] = {
 		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
 		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
 
 	(void)arg;
-	return session == 7 && memcmp(token, want, sizeof want) == 0 ? 0 : -1;
+	if (memcmp(token, want, sizeof want) != 0)
+		return -1;
+	if (session == 8) {
+		snprintf(moved->host, sizeof moved->host, "elsewhere");
+		moved->port = 7383;
+		moved->session = 9;
+		memset(moved->token, 0x22, sizeof moved->token);
+		return 1;
+	}
+	return session == 7 ? 0 : -1;
 }
 
 int

@@ -797,6 +797,19 @@ lanes_count(const struct lanes *ls)
 	return ls != NULL ? ls->n : 0;
 }
 
+int
+lanes_pending(struct lanes *ls)
+{
+	int p;
+
+	if (ls == NULL)
+		return 0;
+	pthread_mutex_lock(&ls->mu);
+	p = ls->n == 0 && (ls->offered > 0 || ls->lfd != -1);
+	pthread_mutex_unlock(&ls->mu);
+	return p;
+}
+
 void *
 lanes_prepare(struct lanes *ls, size_t *len)
 {

@@ -73,6 +73,8 @@ void	lanes_counts(const struct lanes *, uint64_t *drops, uint64_t *resent);
  */
 uint32_t lanes_accept(struct lanes *, uint32_t n, const struct chan *parent);
 uint32_t lanes_count(const struct lanes *);
+/* Whether lanes were offered (R_LANES) and not yet taken or refused. */
+int	lanes_pending(struct lanes *);
 /*
  * R_MEM_HTOD_LANES: receives len bytes (at most LANES_COPY_MAX) striped
  * over the lanes and calls put(arg, offset, bytes, n) for each stripe as

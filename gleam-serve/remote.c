@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "backend.h"
 #include "chan.h"
 #include "chanrd.h"
@@ -87,8 +89,9 @@ struct remote {
 	int			 pend_port;
 	/*
 	 * Migration (gleam-protocol(5), Migration).  The source: an order
-	 * taken when every call is answered (at_rest), and whether the
-	 * session went.  The target: the state as it comes (mig_in 1, then
+	 * taken when every call is answered and no lanes are half open
+	 * (at_rest: no copy is on the lanes then), and whether the session
+	 * went; its lanes stay, and are closed with the worker.  The target: the state as it comes (mig_in 1, then
 	 * 2 once loaded) and the client's stream to go on with.
 	 */
 	int			 at_rest;
@@ -99,6 +102,7 @@ struct remote {
 	struct pw		 mig_state;
 	int			 mig_in;
 	int			 mig_switch;
+	int			 mig_from;	/* it came so: lanes left behind */
 	struct msg_mig_end	 mig_end;	/* keep, pending: in mig_buf */
 	uint8_t			*mig_buf;
 	uint64_t		 mig_mem;
@@ -846,6 +850,15 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		log_debug("client %s: %u lane(s)", r->cl.addr,
 		    (unsigned)c.out[0].u);
 		rc = 0;
+	} else if ((h->type == R_MEM_HTOD_LANES ||
+	    h->type == R_MEM_DTOH_LANES) && r->mig_from &&
+	    lanes_count(r->lanes) == 0) {
+		/*
+		 * Sent before the client learnt that its session moved here:
+		 * its stripes went to the old server's lanes.  Not executed;
+		 * the client sends the bytes again (RPC_LANES_GONE).
+		 */
+		rc = RPC_LANES_GONE;
 	} else if (h->type == R_MEM_HTOD_LANES ||
 	    h->type == R_MEM_DTOH_LANES) {
 		if ((h->type == R_MEM_HTOD_LANES ? remote_htod_lanes(r, &c,
@@ -1563,8 +1576,6 @@ remote_migrate(struct remote *r)
 		snprintf(why, sizeof why, "its session is not resumable");
 	else if (!r->opened)
 		snprintf(why, sizeof why, "it has not opened");
-	else if (lanes_count(r->lanes) > 0)
-		snprintf(why, sizeof why, "it uses bulk lanes (not moved yet)");
 	else if (r->stages.n > 0)
 		snprintf(why, sizeof why, "a module is arriving in pieces");
 	else if (be->mig_save == NULL)
@@ -1674,6 +1685,22 @@ remote_migrate(struct remote *r)
 		    "it cannot follow", r->cl.addr, r->cl.name, r->why);
 	r->moved = 1;
 	rc = 0;
+	/* The server keeps where it went, for a client that lost this. */
+	if (r->ctl != -1) {
+		struct remote_resume mv;
+
+		memset(&mv, 0, sizeof mv);
+		mv.kind = REMOTE_MOVED;
+		snprintf(mv.host, sizeof mv.host, "%s", rd.host);
+		mv.port = rd.port;
+		mv.session = rd.session;
+		memcpy(mv.token, rd.token, sizeof mv.token);
+		if (fd_sendmsg(r->ctl, &mv, sizeof mv, -1) == -1)
+			log_warn("client %s (%s): the server will not know "
+			    "where it went: %s", r->cl.addr, r->cl.name,
+			    strerror(errno));
+		sodium_memzero(&mv, sizeof mv);
+	}
 	log_info("client %s (%s): migrated to %s:%d as session %llu: %llu "
 	    "bytes of memory, %zu of state, paused %.3f s (state %.3f, "
 	    "memory %.3f, end %.3f)", r->cl.addr, r->cl.name, r->mig_host,
@@ -1828,6 +1855,7 @@ remote_mig_switch(struct remote *r)
 	uint8_t *nb;
 
 	r->mig_switch = 0;
+	r->mig_from = 1;
 	r->broken = 0;
 	(void)remote_flush(r);
 	shutdown(r->fd, SHUT_RDWR);
@@ -1868,7 +1896,8 @@ remote_main(void *arg)
 		r->at_rest = 0;
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
 		    (remote_pin(r), remote_flush(r)) == -1 ||
-		    (r->at_rest = 1, remote_read(r)) == -1) {
+		    (r->at_rest = !lanes_pending(r->lanes),
+		    remote_read(r)) == -1) {
 			r->at_rest = 0;
 			/* Every call answered: it may go elsewhere. */
 			if (r->mig_req) {

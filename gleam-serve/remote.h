@@ -88,10 +88,15 @@ struct remote_resume {
 	/* REMOTE_LANE: a bulk lane of the session came, with this hello
 	   (lanes.h); nothing follows. */
 	uint8_t		 lane[PROTO_LANE_RHELLO];
+	/* REMOTE_MOVED (the worker to the server, its last word): the
+	   session is at host, port now, as session under token. */
+	uint64_t	 session;
+	uint8_t		 token[PROTO_TOKEN_LEN];
 };
 #define REMOTE_RESUME	0
 #define REMOTE_LANE	1
 #define REMOTE_MIGRATE	2
+#define REMOTE_MOVED	3
 
 /*
  * Sends fd (-1: none), rs and the raw bytes on ctl; -1 if the worker is

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +86,22 @@ struct client {
 	int			 migrating;	/* ordered to migrate */
 };
 
+/*
+ * A session that migrated away (remote.c's last word, REMOTE_MOVED), kept
+ * for its resume window: a client that lost the REDIRECT in a drop and
+ * resumes here is told again where its session went (hshake.h,
+ * resume_find; gleam-protocol(5), Migration).
+ */
+struct tomb {
+	TAILQ_ENTRY(tomb)	 entry;
+	uint64_t		 id;
+	uint8_t			 token[PROTO_TOKEN_LEN];
+	char			 ident[PROTO_IDENT_MAX + 1];
+	struct msg_redirect	 to;
+	uint64_t		 until;		/* ns: then forgotten */
+};
+#define TOMBS_MAX	4096
+
 struct server {
 	struct event_base	*base;
 	struct evconnlistener	*listener;
@@ -97,6 +114,8 @@ struct server {
 	struct remote_env	 renv;
 	TAILQ_HEAD(, client)	 clients;
 	int			 nclients;
+	TAILQ_HEAD(, tomb)	 tombs;		/* oldest first */
+	int			 ntombs;
 	int			 npending;	/* of them, in the handshake */
 	uint64_t		 busy_logged;	/* ns: the last refusal logged */
 	uint64_t		 start;
@@ -279,6 +298,65 @@ server_pending_from(struct server *srv, const char *host)
 	return n;
 }
 
+/* Forgets the tombs whose window passed (all of them: t UINT64_MAX). */
+static void
+tombs_prune(struct server *srv, uint64_t t)
+{
+	struct tomb *tb;
+
+	while ((tb = TAILQ_FIRST(&srv->tombs)) != NULL && tb->until <= t) {
+		TAILQ_REMOVE(&srv->tombs, tb, entry);
+		srv->ntombs--;
+		sodium_memzero(tb, sizeof *tb);
+		free(tb);
+	}
+}
+
+/*
+ * A resumable client's worker is done: if its last word on the channel
+ * says that the session migrated, a tomb keeps where it went.
+ */
+static void
+client_tomb(struct client *c)
+{
+	struct server *srv = c->srv;
+	struct remote_resume rr;
+	struct pollfd pf = { .fd = c->ctl, .events = POLLIN };
+	struct tomb *tb;
+	int fd = -1;
+
+	if (poll(&pf, 1, 0) != 1 || fd_recvmsg(c->ctl, &rr, sizeof rr,
+	    &fd) == -1)
+		return;
+	if (fd != -1)
+		close(fd);
+	if (rr.kind != REMOTE_MOVED || (tb = calloc(1, sizeof *tb)) == NULL) {
+		sodium_memzero(&rr, sizeof rr);
+		return;
+	}
+	tombs_prune(srv, now_ns());
+	if (srv->ntombs >= TOMBS_MAX) {
+		struct tomb *old = TAILQ_FIRST(&srv->tombs);
+
+		TAILQ_REMOVE(&srv->tombs, old, entry);
+		srv->ntombs--;
+		sodium_memzero(old, sizeof *old);
+		free(old);
+	}
+	tb->id = session_id(c->sess);
+	memcpy(tb->token, c->token, sizeof tb->token);
+	snprintf(tb->ident, sizeof tb->ident, "%s", c->ident);
+	rr.host[sizeof rr.host - 1] = '\0';
+	snprintf(tb->to.host, sizeof tb->to.host, "%s", rr.host);
+	tb->to.port = (uint16_t)rr.port;
+	tb->to.session = rr.session;
+	memcpy(tb->to.token, rr.token, sizeof tb->to.token);
+	tb->until = now_ns() + (uint64_t)srv->env.hs.resume_ms * 1000000u;
+	TAILQ_INSERT_TAIL(&srv->tombs, tb, entry);
+	srv->ntombs++;
+	sodium_memzero(&rr, sizeof rr);
+}
+
 static void
 client_free(struct client *c)
 {
@@ -290,6 +368,8 @@ client_free(struct client *c)
 	    (unsigned long long)c->rs->calls);
 	TAILQ_REMOVE(&srv->clients, c, entry);
 	srv->nclients--;
+	if (c->remote && c->resumable && c->ctl != -1)
+		client_tomb(c);
 	if (c->ctl != -1)
 		close(c->ctl);
 	c->ctl = -1;
@@ -677,12 +757,24 @@ server_resumable(struct server *srv, uint64_t id)
  */
 static int
 server_resume_find(void *arg, uint64_t id, const uint8_t *token,
-    const char *ident)
+    const char *ident, struct msg_redirect *moved)
 {
-	struct client *c = server_resumable(arg, id);
+	struct server *srv = arg;
+	struct client *c = server_resumable(srv, id);
+	struct tomb *tb;
 
-	return c != NULL && (auth_equal16(c->token, token) == 0) &
-	    (strcmp(c->ident, ident) == 0) ? 0 : -1;
+	if (c != NULL)
+		return (auth_equal16(c->token, token) == 0) &
+		    (strcmp(c->ident, ident) == 0) ? 0 : -1;
+	/* Gone elsewhere, within its window: 1, and where. */
+	tombs_prune(srv, now_ns());
+	TAILQ_FOREACH(tb, &srv->tombs, entry)
+		if (tb->id == id && (auth_equal16(tb->token, token) == 0) &
+		    (strcmp(tb->ident, ident) == 0)) {
+			*moved = tb->to;
+			return 1;
+		}
+	return -1;
 }
 
 /*
@@ -1377,6 +1469,7 @@ server_new(const struct config *cfg, const struct overrides *ov, int *exitcode)
 	srv->ov = *ov;
 	srv->start = now_ns();
 	TAILQ_INIT(&srv->clients);
+	TAILQ_INIT(&srv->tombs);
 	server_env_update(srv);
 	if (evthread_use_pthreads() == -1)
 		goto fail;
@@ -1460,6 +1553,7 @@ server_free(struct server *srv)
 		}
 		client_free(c);
 	}
+	tombs_prune(srv, UINT64_MAX);
 	if (srv->ev_drain != NULL)
 		event_free(srv->ev_drain);
 	if (srv->ev_chld != NULL)

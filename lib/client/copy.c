@@ -3,6 +3,7 @@
  * one-way where the memory is known; large ones by name (the weight
  * cache, wcache.h) or over the bulk lanes (lanes.h).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +56,12 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
 	/* Large ones over the bulk lanes, where there are any. */
-	if (known && lanes_htod(gobj_id(c), sid, async, dst, src, n, &rc))
+	if (known && lanes_htod(gobj_id(c), sid, async, dst, src, n, &rc, &k))
 		return rc;
+	/* What the lanes did not take (the session moved): the main way. */
+	dst += k;
+	src = (const char *)src + k;
+	n -= k;
 	if (max > HTOD_CHUNK)
 		max = HTOD_CHUNK;
 	pg = progress_add(n);
@@ -150,20 +155,24 @@ dtoh_finish(struct gctx *c, uint64_t sid, CUresult rc, struct mpull *mp,
  * A large copy out of known device memory over the bulk lanes (lanes.h),
  * held by the caller: each piece's call, then its stripes, then its
  * reply; mapped memory and the stream's idle mark as for copy_dtoh.
+ * *done is the bytes that came: all of them, or those before the piece
+ * in hand when the session moved (its stripes stayed with the old
+ * server), which the caller gets the main way.
  */
 static CUresult
 copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
-    CUdeviceptr src, size_t n)
+    CUdeviceptr src, size_t n, size_t *done)
 {
 	struct rpc_val in[5], out[1];
 	struct rwait w;
 	struct mpull mp;
-	uint64_t last = 0;
+	uint64_t last = 0, mark;
 	size_t k, off;
-	int pull = 0;
+	int pull = 0, e;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS, rc2;
 
+	*done = n;
 	for (off = 0; off < n && rc == CUDA_SUCCESS; off += k) {
 		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
 		memset(in, 0, sizeof in);
@@ -179,13 +188,27 @@ copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
 			break;
 		if (off + k == n)
 			pull = client_mapped_pull_begin(&mp);
-		if (lanes_in((char *)dst + off, k) != 0)
+		if ((e = lanes_in((char *)dst + off, k)) != 0)
 			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 		keep = NULL;
 		rc2 = rwait(&w, out, &keep);
 		free(keep);
+		if (e == ESTALE) {
+			/*
+			 * The session moved: the new server answered the call
+			 * RPC_LANES_GONE, or the old one sent stripes that did
+			 * not all come.  This piece and the rest: the main way.
+			 */
+			if (pull)
+				client_mapped_pull_end(&mp, 0, last, &mark);
+			log_debug("lanes: the session moved amid a copy back: "
+			    "%zu bytes the main way", n - off);
+			*done = off;
+			return CUDA_SUCCESS;
+		}
 		if (rc == CUDA_SUCCESS)
-			rc = rc2;
+			rc = rc2 == RPC_LANES_GONE ?
+			    CUDA_ERROR_DEVICE_UNAVAILABLE : rc2;
 		last = w.qend;
 	}
 	return dtoh_finish(c, sid, rc, pull ? &mp : NULL, last);
@@ -221,9 +244,15 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	/* Large ones over the bulk lanes, where there are any. */
 	if (!rsync_mode() && n > 0 && dev_range_known(src, n) &&
 	    lanes_hold(n, 1)) {
-		rc = copy_dtoh_lanes(c, sid, async, dst, src, n);
+		size_t k;
+
+		rc = copy_dtoh_lanes(c, sid, async, dst, src, n, &k);
 		lanes_release();
-		return rc;
+		if (rc != CUDA_SUCCESS || k == n)
+			return rc;
+		dst = (char *)dst + k;
+		src += k;
+		n -= k;
 	}
 	if (max > BULK_CHUNK)
 		max = BULK_CHUNK;

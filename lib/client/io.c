@@ -62,6 +62,7 @@
 #include "chanrd.h"
 #include "conn.h"
 #include "keep.h"
+#include "lanes.h"
 #include "log.h"
 #include "parse.h"
 #include "progress.h"
@@ -452,6 +453,15 @@ io_redirect(const struct frame_hdr *h, const uint8_t *p)
 		    "that does not decode");
 		return;
 	}
+	/*
+	 * The target keeps the REDIRECT the source sent as part of the
+	 * stream, and sends it again if the client lost it; followed
+	 * already (told again by the source: io_moved), it is no news.
+	 */
+	if (m.session == rconn.session && memcmp(m.token, rconn.token,
+	    sizeof m.token) == 0 && strcmp(m.host, rhost) == 0 &&
+	    m.port == rport)
+		return;
 	log_warn("server %s: the session moves to %s:%u", rconn.peer, m.host,
 	    (unsigned)m.port);
 	snprintf(rhost, sizeof rhost, "%s", m.host);
@@ -461,6 +471,7 @@ io_redirect(const struct frame_hdr *h, const uint8_t *p)
 	snprintf(rconn.peer, sizeof rconn.peer, "%s:%u", m.host,
 	    (unsigned)m.port);
 	rmoved = 1;
+	lanes_moved();
 	stats_migrated();
 }
 
@@ -486,6 +497,12 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	if (!(h->flags & FL_REPLY))
 		return;
 	if (h->flags & FL_ONEWAY) {
+		/* A copy whose lanes stayed behind: it goes again (lanes.c). */
+		if (h->type == R_MEM_HTOD_LANES && h->len == 4 &&
+		    le32(p) == RPC_LANES_GONE) {
+			lanes_skipped();
+			return;
+		}
 		/* A one-way call failed. */
 		defer_error(h->type, h->len >= 4 ? le32(p) : 0);
 		return;
@@ -1053,11 +1070,48 @@ conn_drop(struct conn *c)
 }
 
 /*
+ * The server says that the session migrated (a REDIRECT lost in a drop,
+ * told again: gleam-protocol(5), Migration): the REDIRECT, the one frame
+ * after the WELCOME, says where; the next attempt goes there, at once
+ * (-3).  -1 when it does not come whole.
+ */
+static int
+io_moved(struct conn *nc, char *err, size_t errlen)
+{
+	struct frame_hdr h;
+	const uint8_t *p;
+
+	if (conn_recv(nc, &h, &p) == -1) {
+		snprintf(err, errlen, "%s", nc->err);
+		conn_drop(nc);
+		return -1;
+	}
+	if (h.type != MSG_REDIRECT) {
+		snprintf(err, errlen, "cannot resume: a moved session's "
+		    "server sent frame %u, not REDIRECT", (unsigned)h.type);
+		conn_drop(nc);
+		return -2;
+	}
+	pthread_mutex_lock(&tlock);
+	io_redirect(&h, p);
+	pthread_mutex_unlock(&tlock);
+	conn_drop(nc);
+	if (!rmoved) {
+		snprintf(err, errlen, "cannot resume: a bad REDIRECT");
+		return -2;
+	}
+	rmoved = 0;
+	snprintf(err, errlen, "the session moved to %s", rconn.peer);
+	return -3;
+}
+
+/*
  * One attempt to resume the session on a new connection nc, with at most
  * ms for it: the handshake, our empty record (its ack says what we have),
  * then the header of the server's first record, whose ack *ack says what
  * it has.  0: done, hdr holds that header (its body and tag still to
  * come).  -1: try again (err says why).  -2: never again (err says why).
+ * -3: the session moved: try again at once, where it went.
  */
 static int
 io_reconnect(struct conn *nc, int ms, uint8_t hdr[CHAN_HDR], uint64_t *ack,
@@ -1091,6 +1145,8 @@ io_reconnect(struct conn *nc, int ms, uint8_t hdr[CHAN_HDR], uint64_t *ack,
 		    "cannot resume: ", nc->err);
 		return nc->fail == CONN_NET ? -1 : -2;
 	}
+	if (nc->features & FEAT_MOVED)
+		return io_moved(nc, err, errlen);
 	chan_resume(&nc->ch, &rconn.ch);
 	if (conn_write(nc, NULL, 0) == -1) {
 		snprintf(err, errlen, "%s", nc->err);
@@ -1134,7 +1190,7 @@ io_resume(struct io *io)
 	const uint8_t *p;
 	char last[700];
 	size_t n, resent;
-	int rc, ms;
+	int rc, ms, moves = 0;
 
 	io->broke = 0;
 	pthread_mutex_lock(&tlock);
@@ -1183,6 +1239,9 @@ io_resume(struct io *io)
 		    sizeof last)) == 0)
 			break;
 		log_debug("server %s: resume: %s", rconn.peer, last);
+		/* Elsewhere, at once (a few times: no server bounces us). */
+		if (rc == -3 && ++moves <= 4)
+			continue;
 		if (rc == -2) {
 			stats_resume_end(now_ns() - t0, 0, 0);
 			io_lost(last);

@@ -66,6 +66,19 @@ static struct {
 	uint8_t		 secret[PROTO_LANE_SECRET];
 	uint64_t	 session;
 	uint32_t	 epoch[PROTO_LANES_MAX];	/* the next to use */
+	/*
+	 * Migration (gleam-protocol(5), Migration): the lanes stay behind.
+	 * moved counts the REDIRECTs (atomic), mseen those the lanes were
+	 * opened after; while they differ a lane that needs its server fails
+	 * at once (ESTALE) instead of trying the old one.  New lanes at the
+	 * new server count their jobs from 1: a job's number there is gen
+	 * less jbase.  gone counts the lanes' calls the new server did not
+	 * execute (atomic): their bytes go again.
+	 */
+	unsigned	 nthr;		/* lanes the threads serve */
+	unsigned	 moved, mseen;
+	uint64_t	 jbase;
+	unsigned	 gone;
 } L = {
 	.order = PTHREAD_MUTEX_INITIALIZER,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
@@ -147,6 +160,13 @@ lane_open(unsigned i, uint64_t job, uint32_t dir, uint64_t *have)
 	return 0;
 }
 
+/* Whether the session moved since the lanes were opened. */
+static int
+lanes_stale(void)
+{
+	return __atomic_load_n(&L.moved, __ATOMIC_ACQUIRE) != L.mseen;
+}
+
 /* Lane i's connection broke (e): closed, to be opened again. */
 static void
 lane_drop(unsigned i, int e)
@@ -175,7 +195,12 @@ lane_rmove(unsigned i, uint64_t g, uint64_t off, uint64_t cnt,
 
 	if (cnt == 0)
 		return 0;
+	/* The job's number on the wire, at the lanes' server. */
+	g -= L.jbase;
 	for (;;) {
+		/* The session moved: this server no longer has the job. */
+		if (lanes_stale())
+			return ESTALE;
 		if (L.fd[i] == -1) {
 			if (io_gone())
 				return ECONNABORTED;
@@ -294,6 +319,13 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 			bad = i;
 		}
 	}
+	/*
+	 * The session moved with the job in hand, and the old server's lanes
+	 * went with it: the caller learns from the new server whether the
+	 * job's call was executed (lanes_htod, copy.c).
+	 */
+	if (first != 0 && (first == ESTALE || lanes_stale()))
+		return ESTALE;
 	if (first != 0) {
 		char why[256];
 
@@ -326,6 +358,47 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	return 0;
 }
 
+static uint32_t	lanes_up(uint32_t);
+static void	lanes_rclose(uint32_t);
+static void	lanes_unchan(uint32_t);
+
+/*
+ * The session moved (a REDIRECT): the lanes to the old server are closed
+ * and as many opened at the new one as it offers, up to the threads, as
+ * a new session's are (R_LANES there), their jobs counted from 1 again.
+ * Under the order, no job running: the lanes' threads are idle.  Always
+ * one round trip to the new server, so that its answers to the calls
+ * before are in when this returns (lanes_htod counts on it).
+ */
+static void
+lanes_reopen(void)
+{
+	uint32_t k = L.n;
+
+	L.mseen = __atomic_load_n(&L.moved, __ATOMIC_ACQUIRE);
+	lanes_rclose(k);
+	lanes_unchan(k);
+	__atomic_store_n(&L.n, 0, __ATOMIC_RELEASE);
+	L.jbase = __atomic_load_n(&L.gen, __ATOMIC_ACQUIRE);
+	k = lanes_up(L.nthr);
+	__atomic_store_n(&L.n, k, __ATOMIC_RELEASE);
+	stats_lanes(k, 0, 0);
+	log_debug("lanes: the session moved: %u up at %s", k,
+	    k > 0 ? "its new server" : "none");
+}
+
+void
+lanes_moved(void)
+{
+	__atomic_add_fetch(&L.moved, 1, __ATOMIC_RELEASE);
+}
+
+void
+lanes_skipped(void)
+{
+	__atomic_add_fetch(&L.gone, 1, __ATOMIC_RELEASE);
+}
+
 int
 lanes_hold(size_t n, int dtoh)
 {
@@ -333,6 +406,9 @@ lanes_hold(size_t n, int dtoh)
 	    rzstd_forced() || (dtoh && !L.dtoh))
 		return 0;
 	pthread_mutex_lock(&L.order);
+	/* New lanes where the session went, when they are next wanted. */
+	if (L.n > 0 && lanes_stale())
+		lanes_reopen();
 	if (L.n == 0 || (L.pace > 0 && L.pace < LANE_SLOW_BPS &&
 	    L.skipped++ % 64 != 0)) {
 		pthread_mutex_unlock(&L.order);
@@ -355,28 +431,52 @@ lanes_in(void *p, size_t n)
 
 int
 lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
-    const void *src, size_t n, CUresult *rc)
+    const void *src, size_t n, CUresult *rc, size_t *done)
 {
 	struct rpc_val in[5];
 	size_t k, off;
-	int pg;
+	unsigned g0;
+	int pg, e;
 
+	*done = 0;
 	if (!lanes_hold(n, 0))
 		return 0;
 	*rc = CUDA_SUCCESS;
 	pg = progress_add(n);
 	for (off = 0; off < n; off += k) {
 		k = n - off < LANES_PIECE_MAX ? n - off : LANES_PIECE_MAX;
+		/* The lanes did not come back after a move: the main way. */
+		if (L.n == 0)
+			break;
 		memset(in, 0, sizeof in);
 		in[0].u = ctx;
 		in[1].u = sid;
 		in[2].u = (uint64_t)async;
 		in[3].u = dst + off;
 		in[4].u = k;
+		g0 = __atomic_load_n(&L.gone, __ATOMIC_ACQUIRE);
 		if ((*rc = rpost(R_MEM_HTOD_LANES, in, RP_KEEPIDLE)) !=
 		    CUDA_SUCCESS)
 			break;
-		if (lanes_move((const uint8_t *)src + off, NULL, k) != 0) {
+		if ((e = lanes_move((const uint8_t *)src + off, NULL, k)) ==
+		    ESTALE) {
+			/*
+			 * The session moved with this piece in hand.  The old
+			 * server executed its call, or the new one answered it
+			 * RPC_LANES_GONE (io.c counts those) before the reply
+			 * to the round trip of lanes_reopen: then it goes
+			 * again.
+			 */
+			lanes_reopen();
+			if (__atomic_load_n(&L.gone, __ATOMIC_ACQUIRE) != g0) {
+				log_debug("lanes: %zu bytes in hand when the "
+				    "session moved: again", k);
+				k = 0;
+				continue;
+			}
+			log_debug("lanes: %zu bytes in hand when the session "
+			    "moved: the old server had them", k);
+		} else if (e != 0) {
 			*rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 			break;
 		}
@@ -386,6 +486,10 @@ lanes_htod(uint64_t ctx, uint64_t sid, int async, CUdeviceptr dst,
 	if (pg && off < n)
 		progress_drop(n - off);
 	lanes_release();
+	if (off < n && *rc == CUDA_SUCCESS) {
+		*done = off;
+		return 0;
+	}
 	return 1;
 }
 
@@ -547,59 +651,49 @@ lanes_direct(const struct sockaddr_storage *peer, uint32_t port,
 	return 0;
 }
 
-void
-lanes_init(void)
+/*
+ * Asks the server for want lanes (R_LANES), opens those it offers and
+ * says so (R_LANES_UP): the lanes up, their connections in L.fd, or 0
+ * with none.  The first round trip comes before anything else, so that
+ * the main connection is up (after a move, at the new server) when its
+ * peer is looked at.
+ */
+static uint32_t
+lanes_up(uint32_t want)
 {
 	struct rpc_val in[1], out[5];
 	struct sockaddr_storage peer;
 	socklen_t sl = sizeof peer;
 	uint8_t token[PROTO_LANE_TOKEN];
-	uint32_t want, k, port, i;
-	const char *s, *why;
-	long long v;
+	uint32_t k, port, i;
 	void *keep = NULL;
 	int fd[PROTO_LANES_MAX];
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	/* Default: 4 where a host has the CPUs to drive them. */
-	want = ncpu >= 8 ? 4 : 0;
-	if ((s = getenv("GLEAM_LANES")) != NULL && *s != '\0') {
-		if (parse_int(s, 0, PROTO_LANES_MAX, &v, &why) == -1) {
-			log_warn("GLEAM_LANES=%s: %s (0 to %d): no lanes", s,
-			    why, PROTO_LANES_MAX);
-			return;
-		}
-		want = (uint32_t)v;
-	}
-	/* One lane is the main connection's pace again: no gain. */
-	if (want < 2 || rsync_mode())
-		return;
-	if (getpeername(rconn_fd(), (struct sockaddr *)&peer, &sl) == -1 ||
-	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6))
-		return;
 	in[0].u = want;
 	if (remote_call(R_LANES, in, out, &keep) != CUDA_SUCCESS) {
 		free(keep);
-		return;
+		return 0;
 	}
 	k = (uint32_t)out[0].u;
 	port = (uint32_t)out[1].u;
 	if (k == 0) {
 		free(keep);
 		log_debug("lanes: the server offers none");
-		return;
+		return 0;
 	}
 	/* Resumable: no port, the lanes go where the main connection goes. */
 	L.res = io_resumable();
 	if (k > want || k > PROTO_LANES_MAX || (L.res ? port != 0 ||
 	    out[2].len != PROTO_LANE_TOKEN + PROTO_LANE_SECRET : port == 0 ||
-	    port > 65535 || out[2].len != PROTO_LANE_TOKEN)) {
+	    port > 65535 || out[2].len != PROTO_LANE_TOKEN) ||
+	    getpeername(rconn_fd(), (struct sockaddr *)&peer, &sl) == -1 ||
+	    (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
 		free(keep);
-		log_warn("lanes: a malformed offer: none");
+		log_warn("lanes: a malformed offer, or no address: none");
 		in[0].u = 0;
 		if (remote_call(R_LANES_UP, in, out, &keep) == CUDA_SUCCESS)
 			free(keep);
-		return;
+		return 0;
 	}
 	memcpy(token, out[2].p, sizeof token);
 	i = 0;
@@ -629,12 +723,40 @@ lanes_init(void)
 		lanes_unchan(k);
 		free(keep);
 		L.res = 0;
-		return;
+		return 0;
 	}
 	free(keep);
 	for (i = 0; i < k && !L.res; i++)
 		L.fd[i] = fd[i];
+	return k;
+}
+
+void
+lanes_init(void)
+{
+	uint32_t want, k, i;
+	const char *s, *why;
+	long long v;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* Default: 4 where a host has the CPUs to drive them. */
+	want = ncpu >= 8 ? 4 : 0;
+	if ((s = getenv("GLEAM_LANES")) != NULL && *s != '\0') {
+		if (parse_int(s, 0, PROTO_LANES_MAX, &v, &why) == -1) {
+			log_warn("GLEAM_LANES=%s: %s (0 to %d): no lanes", s,
+			    why, PROTO_LANES_MAX);
+			return;
+		}
+		want = (uint32_t)v;
+	}
+	/* One lane is the main connection's pace again: no gain. */
+	if (want < 2 || rsync_mode())
+		return;
+	if ((k = lanes_up(want)) == 0)
+		return;
 	L.n = k;
+	L.nthr = k;
+	L.mseen = __atomic_load_n(&L.moved, __ATOMIC_ACQUIRE);
 	L.spin = rspin_ok();
 	L.dtoh = (s = getenv("GLEAM_LANES_DTOH")) == NULL || strcmp(s, "0") != 0;
 	{

@@ -34,11 +34,14 @@ unsigned	 lanes_count(void);
 /*
  * A copy of n bytes from src to dst (inside device memory the client
  * allocated) over the lanes: 1 when it went (or failed: *rc), 0 when the
- * lanes do not take it (none, too small, or a slow link where the main
- * connection's compression may pay).  Returns once src is free again.
+ * lanes took only its first *done bytes (0: none, they do not take it:
+ * too small, a slow link where the main connection's compression may
+ * pay, or no lanes after the session moved); the rest goes the main way.
+ * Returns once src is free again.
  */
 int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
-		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc);
+		    CUdeviceptr dst, const void *src, size_t n, CUresult *rc,
+		    size_t *done);
 /*
  * For a copy of n bytes (copy.c; dtoh: device to host, which stays off the
  * lanes with GLEAM_LANES_DTOH=0): 1 if it
@@ -50,5 +53,14 @@ int		 lanes_htod(uint64_t ctx, uint64_t sid, int async,
 int		 lanes_hold(size_t n, int dtoh);
 void		 lanes_release(void);
 int		 lanes_in(void *dst, size_t n);
+/*
+ * The session moved (io.c, a REDIRECT): the lanes, which stay with the
+ * old server, are done with; lanes_hold opens new ones at the new server
+ * when they are next wanted, and a copy in hand when it moved returns
+ * ESTALE from lanes_in.  lanes_skipped: the new server did not execute a
+ * copy over the lanes (RPC_LANES_GONE), which lanes_htod sends again.
+ */
+void		 lanes_moved(void);
+void		 lanes_skipped(void);
 
 #endif

@@ -230,8 +230,10 @@ static int
 hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 {
 	struct msg_welcome wel;
+	struct msg_redirect moved;
 	struct pw w;
 	char who[sizeof hs->peer + PROTO_NAME_MAX + 4];
+	int found = 0;
 
 	memset(&wel, 0, sizeof wel);
 	if (hs->res.authed) {
@@ -239,17 +241,20 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		auth_proof(&hs->res.key, 1, hs->res.version, hs->res.snonce,
 		    hs->res.cnonce, wel.proof);
 	}
+	memset(&moved, 0, sizeof moved);
 	if (hs->res.features & FEAT_RESUMING) {
 		/* Only now, the key proven: is the session there? */
 		if (hs->conf->resume_find == NULL ||
-		    hs->conf->resume_find(hs->conf->resume_arg,
-		    hs->res.session, hs->res.token, hs->res.ident) != 0)
+		    (found = hs->conf->resume_find(hs->conf->resume_arg,
+		    hs->res.session, hs->res.token, hs->res.ident,
+		    &moved)) < 0 || found > 1)
 			return hshake_fail(hs, out, id, PERR_STATE,
 			    "no session %llu to resume (it ended, expired, "
 			    "or the server restarted)",
 			    (unsigned long long)hs->res.session);
 		hs->res.resuming = 1;
-		wel.features = FEAT_RESUME | FEAT_RESUMING;
+		wel.features = FEAT_RESUME | FEAT_RESUMING |
+		    (found == 1 ? FEAT_MOVED : 0);
 	} else if ((hs->res.features & FEAT_RESUME) &&
 	    hs->conf->resume_ms > 0) {
 		auth_random(hs->res.token, sizeof hs->res.token);
@@ -284,6 +289,24 @@ hshake_welcome(struct hshake *hs, struct evbuffer *out, uint64_t id)
 		return HSHAKE_CLOSE;
 	}
 	hs->state = HSHAKE_S_DONE;
+	if (found == 1) {
+		/*
+		 * It went elsewhere: where, in its records (sealed), as the
+		 * REDIRECT the client may have lost; nothing more here.
+		 */
+		pw_init(&w);
+		msg_redirect_enc(&w, &moved);
+		if (!w.bad)
+			hshake_frame(hs, out, MSG_REDIRECT, 0, 0, w.p, w.len);
+		pw_free(&w);
+		log_info("%s %s: session %llu moved to %s:%u: told so again",
+		    hshake_kind(hs), hshake_who(hs, who, sizeof who),
+		    (unsigned long long)hs->res.session, moved.host,
+		    (unsigned)moved.port);
+		sodium_memzero(&moved, sizeof moved);
+		hs->state = HSHAKE_S_FAILED;
+		return HSHAKE_CLOSE;
+	}
 	if (hs->res.authed)
 		log_debug("%s %s: connected, protocol %u, identity %s, sealed",
 		    hshake_kind(hs), hshake_who(hs, who, sizeof who),

@@ -55,12 +55,15 @@ struct hshake_conf {
 	 * client asked may wait for it (0: not offered), and whether a
 	 * session to resume is there: resume_find returns 0 when session
 	 * holds token, belongs to identity ident ("" without a key) and
-	 * waits to be resumed.
+	 * waits to be resumed; 1 when it was migrated away, *moved saying
+	 * where (the WELCOME says so, a REDIRECT follows, and the
+	 * connection closes: gleam-protocol(5), Migration).
 	 */
 	uint32_t		 resume_ms;
 	int			(*resume_find)(void *arg, uint64_t session,
 				    const uint8_t token[PROTO_TOKEN_LEN],
-				    const char *ident);
+				    const char *ident,
+				    struct msg_redirect *moved);
 	void			*resume_arg;
 	/*
 	 * Features of WELCOME the daemon adds for this identity (ident,

@@ -390,7 +390,8 @@ msg_welcome_dec(const void *p, size_t len, struct msg_welcome *m)
 	}
 	if (pr_done(&r) == -1 || m->has_proof > 1 ||
 	    (m->features & ~(uint32_t)(FEAT_RESUME | FEAT_RESUMING |
-	    FEAT_NAMES)) != 0)
+	    FEAT_NAMES | FEAT_MOVED)) != 0 || ((m->features & FEAT_MOVED) &&
+	    !(m->features & FEAT_RESUMING)))
 		return -1;
 	return 0;
 }

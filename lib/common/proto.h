@@ -99,7 +99,9 @@ struct frame_hdr {
  * client asks that its session outlive its connection (FEAT_RESUME) and
  * the server's WELCOME grants it with a token; a later HELLO with
  * FEAT_RESUMING names that session and token, and its WELCOME says
- * FEAT_RESUMING when the session was found.
+ * FEAT_RESUMING when the session was found, with FEAT_MOVED when it was
+ * migrated away (gleam-protocol(5), Migration): then a REDIRECT is the
+ * one frame after the WELCOME, and the server closes.
  */
 #define FEAT_RESUME	0x1
 #define FEAT_RESUMING	0x2
@@ -110,6 +112,11 @@ struct frame_hdr {
  * and names entries so.  Without it in WELCOME, names are XXH3-128.
  */
 #define FEAT_NAMES	0x4
+/*
+ * In WELCOME, with FEAT_RESUMING: the session moved to another server
+ * (gleam-protocol(5), Migration); its REDIRECT follows.
+ */
+#define FEAT_MOVED	0x8
 #define PROTO_TOKEN_LEN	16
 
 struct msg_hello {

@@ -196,6 +196,13 @@ enum rpc_call {
 
 #define RPC_NCALLS	(R_CALL_END - R_OPEN)
 #define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
+/*
+ * The result of an R_MEM_HTOD_LANES or R_MEM_DTOH_LANES that a migrated
+ * session's new server did not execute: its lanes stayed behind with the
+ * old server, and the client sends the bytes again (gleam-protocol(5),
+ * Migration).  No CUresult has this value.
+ */
+#define RPC_LANES_GONE	10000
 
 /*
  * What a call does to memory, beside its wire format: the client's

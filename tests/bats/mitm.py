@@ -14,8 +14,12 @@ each relayed whole once it has come in.
 		connection)
   -r FILE	send the first record of FILE (a capture's .c2s of an
 		earlier connection) in place of the client's first record
+  -x TYPE	cut the connection (each end sees the end of the data) in
+		place of the first record toward the client whose first
+		frame is of TYPE (records in the clear: no key), once over
+		all connections
 
-Usage: mitm.py [-d] [-c PREFIX] [-f DIR:N] [-r FILE] TARGET
+Usage: mitm.py [-d] [-c PREFIX] [-f DIR:N] [-r FILE] [-x TYPE] TARGET
 """
 import getopt
 import os
@@ -27,11 +31,11 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gleamwire import HDR, HELLO, AUTH, WELCOME, ERROR  # noqa: E402
 
-opts, args = getopt.getopt(sys.argv[1:], "c:df:r:")
+opts, args = getopt.getopt(sys.argv[1:], "c:df:r:x:")
 if len(args) != 1:
     sys.exit(__doc__)
 TARGET = int(args[0])
-CAPTURE = FLIP = REPLAY = None
+CAPTURE = FLIP = REPLAY = CUT = None
 DUP = False
 for o, v in opts:
     if o == "-c":
@@ -41,6 +45,8 @@ for o, v in opts:
     elif o == "-f":
         d, n = v.split(":")
         FLIP = (d, int(n))
+    elif o == "-x":
+        CUT = int(v)
     elif o == "-r":
         with open(v, "rb") as f:
             b = f.read()
@@ -69,7 +75,17 @@ def handshake_over(d, buf):
 
 
 def attack(d, rec):
-    """One whole record after the handshake: what goes on in its place."""
+    """One whole record after the handshake: what goes on in its place;
+    None to cut the connection instead."""
+    global CUT
+    if (CUT is not None and d["dir"] == "s2c" and len(rec) >= 32 and
+            HDR.unpack_from(rec, 16)[1] == CUT):
+        with lock:
+            cut, CUT = CUT, None
+        if cut is not None:
+            print("mitm: cut at a frame of type %d" % cut, file=sys.stderr,
+                  flush=True)
+            return None
     if FLIP is not None and FLIP[0] == d["dir"]:
         i = FLIP[1] - d["off"]
         if 0 <= i < len(rec):
@@ -99,14 +115,23 @@ def pump(src, dst, d):
             if not d["post"]:
                 n = handshake_over(d, buf)
                 out, buf = buf[:n], buf[n:]
+            cut = False
             while d["post"] and len(buf) >= 16:
                 n = 16 + struct.unpack_from("<I", buf)[0]
                 if len(buf) < n:
                     break
-                out += attack(d, buf[:n])
+                r = attack(d, buf[:n])
+                if r is None:
+                    cut = True
+                    break
+                out += r
                 buf = buf[n:]
             if out:
                 dst.sendall(out)
+            if cut:
+                for x in (dst, src):
+                    x.shutdown(socket.SHUT_WR)
+                return
     except OSError:
         pass
     # Whatever is left (a record cut short) goes on as it is.

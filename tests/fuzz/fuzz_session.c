@@ -73,6 +73,7 @@ struct forge {
 	const struct auth_key *key;	/* the server's */
 	struct chan	 cc;		/* the client's, after WELCOME */
 	struct evbuffer	*plain;		/* the server's, opened */
+	int		 moved;		/* WELCOME said FEAT_MOVED */
 };
 
 /*
@@ -90,6 +91,7 @@ check_output(struct evbuffer *out, struct forge *f)
 	struct msg_welcome wel;
 	struct msg_error e;
 	struct msg_bulk_result r;
+	struct msg_redirect rd;
 	struct evbuffer *in;
 	size_t len;
 
@@ -107,7 +109,8 @@ check_output(struct evbuffer *out, struct forge *f)
 		proto_hdr_decode(hb, &h);
 		ENSURE(h.len <= MAX_FRAME);
 		ENSURE(len >= PROTO_HDR_LEN + (size_t)h.len);
-		ENSURE(h.flags == FL_REPLY);
+		/* A REDIRECT is the server's own word: no reply. */
+		ENSURE(h.flags == (h.type == MSG_REDIRECT ? 0 : FL_REPLY));
 		p = NULL;
 		if (h.type != MSG_BULK_DATA && h.type != MSG_ECHO &&
 		    h.type != MSG_STATUS) {
@@ -133,6 +136,14 @@ check_output(struct evbuffer *out, struct forge *f)
 			/* From here on, records, as the client's are. */
 			ENSURE(chan_init(&f->cc, f->key, 0, f->cnonce,
 			    f->snonce) == 0);
+			f->moved = (wel.features & FEAT_MOVED) != 0;
+			ENSURE(!f->moved || wel.session == 8);
+			break;
+		case MSG_REDIRECT:
+			/* Only after a WELCOME that says the session moved. */
+			ENSURE(f->cc.on && f->moved);
+			ENSURE(msg_redirect_dec(p, h.len, &rd) == 0);
+			ENSURE(rd.session == 9 && rd.port == 7383);
 			break;
 		case MSG_ERROR:
 			ENSURE(msg_error_dec(p, h.len, &e) == 0);
@@ -197,17 +208,29 @@ rnd(uint32_t *x)
 	return *x;
 }
 
-/* hshake's lookup of a session to resume: one waits, session 7. */
+/*
+ * hshake's lookup of a session to resume: one waits, session 7; session 8
+ * (the same token) moved to elsewhere:7383 as session 9.
+ */
 static int
 fuzz_resume_find(void *arg, uint64_t session, const uint8_t *token,
-    const char *ident)
+    const char *ident, struct msg_redirect *moved)
 {
 	static const uint8_t want[PROTO_TOKEN_LEN] = {
 		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11,
 		0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11 };
 
 	(void)arg;
-	return session == 7 && memcmp(token, want, sizeof want) == 0 ? 0 : -1;
+	if (memcmp(token, want, sizeof want) != 0)
+		return -1;
+	if (session == 8) {
+		snprintf(moved->host, sizeof moved->host, "elsewhere");
+		moved->port = 7383;
+		moved->session = 9;
+		memset(moved->token, 0x22, sizeof moved->token);
+		return 1;
+	}
+	return session == 7 ? 0 : -1;
 }
 
 int

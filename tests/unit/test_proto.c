@@ -388,6 +388,18 @@ test_resume_fields(void)
 	msg_welcome_enc(&w, &a);
 	CHECK(msg_welcome_dec(w.p, w.len, &b) == -1);
 	pw_free(&w);
+	/* A resumed session that moved (migration): only with RESUMING. */
+	a.features = FEAT_RESUME | FEAT_RESUMING | FEAT_MOVED;
+	pw_init(&w);
+	msg_welcome_enc(&w, &a);
+	CHECK(msg_welcome_dec(w.p, w.len, &b) == 0);
+	CHECK(b.features == (FEAT_RESUME | FEAT_RESUMING | FEAT_MOVED));
+	pw_free(&w);
+	a.features = FEAT_RESUME | FEAT_MOVED;
+	pw_init(&w);
+	msg_welcome_enc(&w, &a);
+	CHECK(msg_welcome_dec(w.p, w.len, &b) == -1);
+	pw_free(&w);
 }
 
 /* Encodes a CHALLENGE and decodes it. */

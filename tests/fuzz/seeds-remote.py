@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+# Writes the seed corpus of fuzz_remote (tests/fuzz/corpus/remote/seed-*):
+# call sequences in that target's input format, the calls named as in
+# lib/common/rpc.h (their numbers read from its enum, so the seeds follow
+# the table when it changes).  Run from the repository's root.
+import re
+import struct
+import sys
+
+src = open("lib/common/rpc.h").read()
+body = src[src.index("enum rpc_call {"):src.index("R_CALL_END")]
+names = re.findall(r"^\s*(R_[A-Z0-9_]+)[,\s=]", body, re.M)
+call = {n: i for i, n in enumerate(names)}
+
+
+def Q(v):
+    return struct.pack("<Q", v)
+
+
+def I(v):
+    return struct.pack("<I", v & 0xffffffff)
+
+
+def B(b):
+    return I(len(b)) + b
+
+
+def S(s):
+    return struct.pack("<H", len(s)) + s
+
+
+def P(i, off=0):
+    # fuzz_remote's stand-in for the i-th pointer a reply gave
+    return b"GLPTR" + bytes([i, off]) + b"\0"
+
+
+def frame(name, payload, flags=0):
+    return bytes([call[name], flags]) + struct.pack("<H", len(payload)) + \
+        payload
+
+
+def seed(*frames):
+    return b"\x01" + b"".join(frames)
+
+
+ctx = frame("R_CTX_CREATE", Q(1) + I(0) + I(0))
+alloc = frame("R_MEM_ALLOC", Q(1) + Q(4096))
+seeds = {
+    "memory": seed(
+        ctx, alloc,
+        frame("R_MEM_HTOD", Q(1) + Q(0) + I(0) + P(0) + B(b"x" * 64)),
+        frame("R_MEM_DTOH", Q(1) + Q(0) + I(0) + P(0, 8) + Q(64)),
+        frame("R_MEMSET", Q(1) + Q(0) + I(0) + P(0) + Q(0) + I(7) + I(1) +
+              Q(128) + Q(1)),
+        frame("R_MEM_DTOD", Q(1) + Q(0) + I(0) + P(0, 128) + P(0) + Q(64)),
+        frame("R_MEM_FREE", Q(1) + P(0)),
+        frame("R_MEM_FREE", Q(1) + P(0)),
+        frame("R_MEM_DTOH", Q(1) + Q(0) + I(0) + P(0) + Q(64)),
+        frame("R_MEM_FREE", Q(1) + Q(0x1234)),
+        frame("R_CTX_DESTROY", Q(1)),
+        frame("R_MEM_ALLOC", Q(1) + Q(4096))),
+    "sizes": seed(
+        ctx, alloc,
+        frame("R_MEM_ALLOC", Q(1) + Q(1 << 62)),
+        frame("R_MEM_ALLOC", Q(1) + Q(0)),
+        frame("R_MEM_HTOD", Q(1) + Q(0) + I(0) + P(0, 255) + B(b"y" * 4000)),
+        frame("R_MEM_DTOH", Q(1) + Q(0) + I(0) + P(0) + Q(1 << 40)),
+        frame("R_MEMSET", Q(1) + Q(0) + I(0) + P(0) + Q(4096) + I(0) + I(4) +
+              Q(4096) + Q(4096)),
+        frame("R_MEM_ALLOC_PITCH", Q(1) + Q(100) + Q(100) + I(3)),
+        frame("R_MEM_GET_INFO", Q(1))),
+    "oneway": seed(
+        ctx, alloc,
+        frame("R_MEM_HTOD", Q(1) + Q(0) + I(1) + P(0) + B(b"z" * 32), 0x04),
+        frame("R_MEM_HTOD", Q(1) + Q(9) + I(1) + P(0) + B(b"z" * 32), 0x04),
+        frame("R_MEM_FREE", Q(1) + Q(77), 0x04),
+        frame("R_CTX_SYNC", Q(1))),
+    "streams": seed(
+        ctx,
+        frame("R_STREAM_CREATE", Q(1) + Q(10) + I(0) + I(0)),
+        frame("R_EVENT_CREATE", Q(1) + Q(20) + I(0)),
+        frame("R_EVENT_RECORD", Q(1) + Q(20) + Q(10)),
+        frame("R_STREAM_WAIT_EVENT", Q(1) + Q(10) + Q(20) + I(0)),
+        frame("R_EVENT_SYNC", Q(20)),
+        frame("R_EVENT_ELAPSED", Q(20) + Q(20)),
+        frame("R_STREAM_SYNC", Q(1) + Q(10)),
+        frame("R_STREAM_DESTROY", Q(10)),
+        frame("R_STREAM_SYNC", Q(1) + Q(10)),
+        frame("R_EVENT_DESTROY", Q(20)),
+        frame("R_EVENT_DESTROY", Q(20))),
+    "primary": seed(
+        frame("R_PRIMARY_RETAIN", Q(5) + I(0)),
+        frame("R_PRIMARY_RETAIN", Q(5) + I(0)),
+        frame("R_MEM_ALLOC", Q(5) + Q(256)),
+        frame("R_PRIMARY_RELEASE", Q(5)),
+        frame("R_PRIMARY_RESET", Q(5)),
+        frame("R_PRIMARY_RELEASE", Q(5)),
+        frame("R_MEM_FREE", Q(5) + P(0))),
+    "modules": seed(
+        ctx,
+        frame("R_STAGE_PUT", Q(30) + Q(0) + B(b"\x7fELF" + b"\0" * 60)),
+        frame("R_STAGE_PUT", Q(30) + Q(64) + B(b"\0" * 64)),
+        frame("R_MODULE_LOAD", Q(1) + Q(30) + B(b"")),
+        frame("R_MODULE_LOAD", Q(1) + Q(31) + B(b"// ptx\n.version 8.0\n")),
+        frame("R_MODULE_GET_FUNC", Q(31) + Q(32) + S(b"_Z3addPfS_i")),
+        frame("R_MODULE_GET_GLOBAL", Q(31) + S(b"g")),
+        frame("R_LAUNCH", Q(1) + Q(32) + I(1) + I(1) + I(1) + I(1) + I(1) +
+              I(1) + I(0) + Q(0) + I(0) + B(b"")),
+        frame("R_MODULE_UNLOAD", Q(31)),
+        frame("R_MODULE_UNLOAD", Q(31))),
+    "cache": seed(
+        ctx, alloc,
+        frame("R_MODEL", S(b"fuzz-model")),
+        frame("R_CACHE_HAVE", B(b"\0" * 32)),
+        frame("R_CACHE_PUT", B(b"\1" * 32) + Q(0) + Q(4) + B(b"abcd")),
+        frame("R_CACHE_HTOD", Q(1) + Q(0) + I(0) + P(0) + B(b"\1" * 32) +
+              Q(4)),
+        frame("R_CACHE_IMAGE", Q(40) + B(b"\1" * 32) + Q(4)),
+        frame("R_MODULE_LOAD", Q(1) + Q(40) + B(b""))),
+    "graph": seed(
+        ctx,
+        frame("R_STREAM_CREATE", Q(1) + Q(10) + I(0) + I(0)),
+        frame("R_CAPTURE_BEGIN", Q(1) + Q(10) + I(0) + Q(50)),
+        frame("R_CAPTURE_END", Q(1) + Q(10) + I(0)),
+        frame("R_GRAPH_CREATE", Q(51) + I(0)),
+        frame("R_GRAPH_INSTANTIATE", Q(1) + Q(51) + Q(52) + Q(0) + Q(0)),
+        frame("R_GRAPH_LAUNCH", Q(1) + Q(52) + Q(10)),
+        frame("R_GEXEC_DESTROY", Q(52)),
+        frame("R_GRAPH_DESTROY", Q(51)),
+        frame("R_GRAPH_DESTROY", Q(50))),
+    "vmm": seed(
+        ctx,
+        frame("R_VMM_RESERVE", Q(1) + Q(2 << 20) + Q(0) + Q(0) + Q(0)),
+        frame("R_VMM_CREATE", Q(1) + Q(60) + Q(2 << 20) + Q(0) + I(0) +
+              I(0) + I(0) + I(0) + I(0) + I(0) + I(0)),
+        frame("R_VMM_MAP", Q(1) + P(0) + Q(2 << 20) + Q(0) + Q(60) + Q(0)),
+        frame("R_VMM_UNMAP", Q(1) + P(0) + Q(2 << 20)),
+        frame("R_VMM_RELEASE", Q(1) + Q(60)),
+        frame("R_VMM_FREE", Q(1) + P(0) + Q(2 << 20))),
+    "echo-bye": seed(
+        bytes([255, 0, 3, 0]) + b"abc",
+        bytes([254, 0, 0, 0]),
+        ctx),
+}
+for name, data in seeds.items():
+    open("tests/fuzz/corpus/remote/seed-" + name, "wb").write(data)
+print(len(seeds), "seeds", file=sys.stderr)

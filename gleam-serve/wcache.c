@@ -216,9 +216,16 @@ static int	gpu_serve_fd(const struct backend *, struct rcall *,
 static void	gpu_add_fd(const struct backend *, struct rcall *,
 		    const uint8_t *, const struct cstore_ref *);
 
+/*
+ * A request's header.  The server trusts a worker no more than the
+ * network: it reads tenant as padding and uses its own, stores a PUT
+ * only under the hash of its bytes, pins only entries it holds, and
+ * takes only GPU entries as large as a worker would offer (the bytes of
+ * one it cannot check: see gleam-serve(8), CAVEATS).
+ */
 struct chdr {
 	uint8_t		 op, pad[7];
-	char		 tenant[CSTORE_TENANT_MAX];
+	char		 tenant[CSTORE_TENANT_MAX];	/* the worker's: unused */
 	uint8_t		 hash[CSTORE_HASH_LEN];
 	uint64_t	 len;
 };
@@ -379,7 +386,6 @@ channel_main(void *arg)
 
 	memset(&ml, 0, sizeof ml);
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
-		hd.tenant[sizeof hd.tenant - 1] = '\0';
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
 		    hd.op > CH_GMOVE)
 			break;
@@ -392,14 +398,18 @@ channel_main(void *arg)
 				break;
 			if (q.device < 0 || q.device >= GPU_DEVS ||
 			    (hd.op == CH_GPUT && (f < 0 || q.asize < hd.len ||
-			    hd.len == 0))) {
+			    hd.len < GPU_FD_MIN))) {
 				if (f >= 0)
 					close(f);
 				break;		/* a confused worker */
 			}
 			if (hd.op == CH_GPUT) {
-				gpu_fd_add(hd.hash, hd.len, q.device, q.asize,
-				    f);
+				/* Only of an entry the store holds. */
+				if (cstore_has(store, tenant, hd.hash))
+					gpu_fd_add(hd.hash, hd.len, q.device,
+					    q.asize, f);
+				else
+					close(f);
 				continue;
 			}
 			if ((f = gpu_fd_find(hd.hash, hd.len, q.device,
@@ -433,7 +443,7 @@ channel_main(void *arg)
 			continue;
 		}
 		if (hd.op == CH_GET) {
-			r = cstore_get(store, hd.tenant, hd.hash, hd.len);
+			r = cstore_get(store, tenant, hd.hash, hd.len);
 			if (r == NULL || r->len != hd.len) {
 				cstore_release(store, r);
 				if (fd_write_all(fd, &no, 1) == -1)
@@ -467,11 +477,12 @@ channel_main(void *arg)
 				cbuf_free(buf);
 				break;
 			}
-			cstore_release(store, cstore_put(store, hd.tenant,
+			cstore_release(store, cstore_put(store, tenant,
 			    hd.hash, buf, hd.len));
 			cstore_flush(store, 0);
-		} else {
-			cstore_pin(store, arg, hd.tenant, hd.hash);
+		} else if (cstore_has(store, tenant, hd.hash)) {
+			/* Pins are bounded by the entries. */
+			cstore_pin(store, arg, tenant, hd.hash);
 			mload_add(&ml, hd.hash);
 		}
 	}
@@ -707,8 +718,9 @@ gpu_trim(const struct backend *be, int dev)
 		}
 		g = *victim;
 		*victim = g->next;
-		gpu_bytes[dev] -= g->len;
-		gpu_total -= g->len;
+		/* What it counted for: an exported entry, its allocation. */
+		gpu_bytes[dev] -= g->asize;
+		gpu_total -= g->asize;
 		gpu_entries--;
 		pthread_mutex_unlock(&gpu_lock);
 		if (g->fd >= 0)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-# Writes the seed corpus of fuzz_remote (tests/fuzz/corpus/remote/seed-*):
-# call sequences in that target's input format, the calls named as in
-# lib/common/rpc.h (their numbers read from its enum, so the seeds follow
-# the table when it changes).  Run from the repository's root.
+# Writes the generated seeds (seed-*) of fuzz_remote, fuzz_wcache,
+# fuzz_lanes and fuzz_client under tests/fuzz/corpus/, in each target's
+# input format (see its comment).  fuzz_remote's calls are named as in
+# lib/common/rpc.h, their numbers read from its enum, so the seeds follow
+# the table when it changes.  Run from the repository's root.
 import re
 import struct
-import sys
 
 src = open("lib/common/rpc.h").read()
 body = src[src.index("enum rpc_call {"):src.index("R_CALL_END")]
@@ -142,6 +142,38 @@ seeds = {
         bytes([254, 0, 0, 0]),
         ctx),
 }
-for name, data in seeds.items():
-    open("tests/fuzz/corpus/remote/seed-" + name, "wb").write(data)
-print(len(seeds), "seeds", file=sys.stderr)
+
+def write(target, seeds):
+    for name, data in seeds.items():
+        open("tests/fuzz/corpus/%s/seed-%s" % (target, name), "wb").write(
+            data)
+
+
+write("remote", seeds)
+
+# fuzz_wcache: struct chdr (op, pad, tenant, hash, len), struct chgpu.
+GET, PUT, PIN, MODEL, GGET, GPUT, GHIT, GMOVE = range(1, 9)
+
+
+def chdr(op, hash=b"", n=0, tenant=b"nokey"):
+    return bytes([op]) + b"\0" * 7 + tenant.ljust(24, b"\0")[:24] + \
+        hash.ljust(16, b"\0")[:16] + Q(n)
+
+
+def chgpu(dev, asize):
+    return struct.pack("<iIQ", dev, 0, asize)
+
+
+MiB2 = 2 << 20
+write("wcache", {
+    "put-get": chdr(MODEL, n=5) + b"model" + chdr(PUT, n=4) + b"abcd" +
+    chdr(PIN) + chdr(GET) + chdr(GET, b"\x55" * 16, 4),
+    "gpu": chdr(PUT, n=8) + b"12345678" + chdr(GPUT, n=MiB2) +
+    chgpu(0, MiB2) + chdr(GGET, n=MiB2) + chgpu(0, 0) + chdr(GHIT, n=9) +
+    chdr(GMOVE, n=9) + chdr(GGET, b"\1" * 16, MiB2) + chgpu(3, 0),
+    "tenant": chdr(PUT, n=3, tenant=b"../../x") + b"xyz" +
+    chdr(GET, tenant=b"k0123456789abcdef"),
+    "bad": chdr(PUT, b"\7" * 16, 3) + b"xyz" + chdr(GPUT, n=1) +
+    chgpu(-1, 0) + chdr(99),
+    "pins": b"".join(chdr(PIN, bytes([i]) * 16) for i in range(1, 20)),
+})

@@ -177,3 +177,23 @@ write("wcache", {
     chgpu(-1, 0) + chdr(99),
     "pins": b"".join(chdr(PIN, bytes([i]) * 16) for i in range(1, 20)),
 })
+
+# fuzz_lanes: flags, the copy's length less one (u16), each lane's bytes.
+
+
+def lanes(fl, length, *per):
+    return bytes([fl]) + struct.pack("<H", length - 1) + \
+        b"".join(struct.pack("<H", len(b)) + b for b in per)
+
+
+hello = b"GLLN" + I(0) + b"\0" * 16
+write("lanes", {
+    "one-clear": lanes(0x60, 100, b"a" * 100),
+    "four-sealed": lanes(0x73, 20000, *[bytes([65 + i]) * 5000
+                                        for i in range(4)]),
+    "sixteen": lanes(0x6f, 65536, *[b"z" * 4096] * 16),
+    "hello-only": lanes(0x21, 10, b"", b""),
+    "raw-hello": lanes(0x00, 10, hello + b"\0" * 16 + b"junk"),
+    "raw-dup": lanes(0x01, 10, hello, hello),
+    "one-more": lanes(0xe1, 8192, b"x" * 4096, b"y" * 4096),
+})

@@ -197,3 +197,76 @@ write("lanes", {
     "raw-dup": lanes(0x01, 10, hello, hello),
     "one-more": lanes(0xe1, 8192, b"x" * 4096, b"y" * 4096),
 })
+
+# fuzz_client: flags, the handshake, the waiters, then frames.
+
+
+def hdr(length, typ, flags, id):
+    return struct.pack("<IHHQ", length, typ, flags, id)
+
+
+def fr(typ, flags, id, payload):
+    return hdr(len(payload), typ, flags, id) + payload
+
+
+def challenge(version=2, max_frame=1 << 20):
+    return fr(2, 1, 0, struct.pack("<HH", version, 0) + b"\1" * 32 +
+              S(b"fuzz") + I(max_frame))
+
+
+def welcome(features=b""):
+    return fr(4, 1, 0, struct.pack("<H", 0) + b"\0" * 32 + Q(9) + features)
+
+
+def error(code, text):
+    return fr(5, 1, 0, I(code) + S(text))
+
+
+def waiters(*ws):
+    return bytes([len(ws)]) + b"".join(
+        bytes([call[c], kind]) + struct.pack("<I", n)[:3] for c, kind, n in ws)
+
+
+R = 256                 # MSG_REMOTE_FIRST
+REPLY, ONEWAY = 1, 4
+
+
+def client(fl, hs, ws, *frames):
+    return bytes([fl]) + struct.pack("<H", len(hs)) + hs + ws + \
+        b"".join(frames)
+
+
+big = 70000
+w3 = waiters(("R_MEM_ALLOC", 0, 0), ("R_MEM_DTOH", 1, 16),
+             ("R_MEM_DTOH", 3, 8))
+write("client", {
+    "replies": client(0x20, b"", w3,
+                      fr(R + call["R_MEM_ALLOC"], REPLY, 1, I(0) + Q(0x1000)),
+                      fr(R + call["R_MEM_DTOH"], REPLY, 2, I(0) + B(b"d" * 16)),
+                      fr(R + call["R_MEM_DTOH"], REPLY, 3, I(0) + B(b"e" * 8)),
+                      fr(R + call["R_MEM_ALLOC"], REPLY, 99, I(0))),
+    "small-records": client(0x13 | 0x20, b"", w3,
+                            fr(R + call["R_MEM_DTOH"], REPLY, 2,
+                               I(0) + B(b"d" * 16)),
+                            fr(R + call["R_MEM_ALLOC"], REPLY, 1, I(2))),
+    "direct": client(0x20, b"", waiters(("R_MEM_DTOH", 1, big)),
+                     fr(R + call["R_MEM_DTOH"], REPLY, 1,
+                        I(0) + B(b"D" * big))),
+    "direct-short": client(0x20, b"", waiters(("R_MEM_DTOH", 1, big)),
+                           fr(R + call["R_MEM_DTOH"], REPLY, 1,
+                              I(0) + B(b"D" * (big - 1)))),
+    "oneway-output": client(0x20, b"", waiters(("R_CTX_SYNC", 0, 0)),
+                            fr(R + call["R_MEM_HTOD"], REPLY | ONEWAY, 7,
+                               I(700)),
+                            fr(21, 0, 0, bytes([1]) + I(3) + b"hi\n"),
+                            fr(R + call["R_CTX_SYNC"], REPLY, 1, I(0))),
+    "error": client(0x20, b"", waiters(("R_CTX_SYNC", 0, 0)),
+                    error(7, b"server draining")),
+    "handshake": client(0x00, challenge() + welcome(), waiters(),
+                        fr(16, REPLY, 1, b"echo")),
+    "handshake-resume": client(0x00, challenge() + welcome(
+        I(1) + b"\2" * 16 + I(3000)), waiters()),
+    "handshake-error": client(0x00, error(1, b"version"), waiters()),
+    "handshake-small": client(0x00, challenge(max_frame=1024) + welcome(),
+                              waiters()),
+})

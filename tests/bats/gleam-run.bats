@@ -23,6 +23,7 @@ setup_file() {
 
 teardown_file() {
 	serve_kill
+	sanitizer_check "$BATS_FILE_TMPDIR"
 }
 
 setup() {
@@ -31,7 +32,8 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${KEYED_PID:-}" ]; then { kill -KILL "$KEYED_PID" && wait "$KEYED_PID"; } 2>/dev/null || true; fi
+	daemon_stop ${KEYED_PID:-}
+	sanitizer_check
 }
 
 @test "-h prints usage on stdout and exits 0" {

@@ -22,8 +22,9 @@ setup() {
 }
 
 teardown() {
-	serve_kill
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+	serve_kill
+	sanitizer_check
 }
 
 # run_prog KIND NAME [ARGS]: runs a test program through gleam-run.

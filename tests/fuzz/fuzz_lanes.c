@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +140,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (i = 0; i < n; i++) {
 		ENSURE((fds[i] = socket(AF_INET, SOCK_STREAM, 0)) >= 0);
-		ENSURE(connect(fds[i], (struct sockaddr *)&a, sizeof a) == 0);
+		if (connect(fds[i], (struct sockaddr *)&a, sizeof a) == -1) {
+			/*
+			 * Loopback's ports run out in a long run (the server's
+			 * end of a refused lane waits in TIME_WAIT): not the
+			 * code's doing.
+			 */
+			ENSURE(errno == EADDRNOTAVAIL || errno == EAGAIN);
+			close(fds[i]);
+			n = i;
+			goto out;
+		}
 		l = 0;
 		if (size - pos >= 2) {
 			l = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
@@ -181,6 +192,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			ENSURE(want == NULL);
 	}
+out:
 	for (i = 0; i < n; i++)
 		reset(fds[i]);
 	lanes_free(ls);

@@ -200,8 +200,9 @@ tsan: $(PROG_BIN) cuda-tests
 	$(MAKE) BUILD=build/tsan BINOUT=build/tsan/bin LIBA=build/tsan/libgleam.a \
 	    CC=cc CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	    build/tsan/lib/libcuda.so.1 build/tsan/tests/test_hcodec \
-	    build/tsan/tests/test_hreduce
+	    build/tsan/tests/test_hreduce build/tsan/bin/gleam-serve
 	@tests/tsan-client $(BINOUT) build/tsan/lib/libcuda.so.1
+	@tests/tsan-serve $(BINOUT) build/tsan/bin/gleam-serve
 	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HC_TEST_THREADS_ONLY=1 \
 	    build/tsan/tests/test_hcodec
 	TSAN_OPTIONS=die_after_fork=0:halt_on_error=1 HR_TEST_DEV_ONLY=1 \
@@ -289,7 +290,7 @@ help:
 	@echo "make unit        C unit tests"
 	@echo "make bats        interface and end-to-end tests (bats)"
 	@echo "make asan        unit and bats tests built with ASan and UBSan"
-	@echo "make tsan        the client library with TSan in the threaded test programs"
+	@echo "make tsan        the client library and gleam-serve with TSan: threaded programs, lanes and cache tests"
 	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 7)"
 	@echo "make lint-man    mandoc -Tlint over every manual page"
 	@echo "make synopsis    each program's usage() against its SYNOPSIS"

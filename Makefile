@@ -219,6 +219,7 @@ asan:
 	@# into the test programs (not built with it); teardown fails a test
 	@# whose daemons logged a sanitizer's report (sanitizer_check).
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	    GLEAM_PRELOAD=$$(cc -print-file-name=libasan.so) \
 	    GLEAM_LIBDIR=$(CURDIR)/build/asan/lib GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
 

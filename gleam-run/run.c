@@ -76,6 +76,21 @@ run_prepend(const char *name, const char *value)
 	return rc;
 }
 
+/*
+ * GLEAM_PRELOAD ahead of the client library in LD_PRELOAD: the runtime of
+ * the sanitizer a client library was built with (make asan), which must
+ * come first into a program that was not.
+ */
+static int
+run_preload_first(void)
+{
+	const char *first = getenv("GLEAM_PRELOAD");
+
+	if (first == NULL || *first == '\0')
+		return 0;
+	return run_prepend("LD_PRELOAD", first);
+}
+
 /* gleam-run's configuration file: where the values go while it is read. */
 struct run_conf {
 	char	server[300];
@@ -280,7 +295,8 @@ run_exec(const struct run_opts *o, char **argv)
 	    run_prepend("LD_LIBRARY_PATH", dir) == -1 ||
 	    (access(nvml, R_OK) == 0 &&
 	    run_prepend("LD_PRELOAD", nvml) == -1) ||
-	    run_prepend("LD_PRELOAD", lib) == -1) {
+	    run_prepend("LD_PRELOAD", lib) == -1 ||
+	    run_preload_first() == -1) {
 		log_error("environment: %s", strerror(errno));
 		return EXIT_IO;
 	}

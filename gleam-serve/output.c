@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "output.h"
+#include "util.h"
 
 #define OUT_KEEP	(64u << 20)	/* bytes held for the client at most */
 
@@ -104,8 +105,10 @@ output_capture(void)
 			goto fail;
 	fflush(stdout);
 	fflush(stderr);
-	/* From here on the log must not go to descriptor 2. */
+	/* From here on the log must not go to descriptor 2, nor must a
+	   sanitizer's report (make asan). */
 	log_file(logf);
+	san_report_fd(saved);
 	if (dup2(p[0][1], 1) == -1 || dup2(p[1][1], 2) == -1) {
 		log_file(NULL);
 		goto fail;

@@ -231,6 +231,10 @@ static void	gpu_add_fd(const struct backend *, struct rcall *,
 /*
  * No tenant on the channel: the server's end serves the one scope it was
  * given for the worker's client (wcache_channel), whatever a worker says.
+ * The server trusts a worker no more than the network: it stores a PUT
+ * only under the hash of its bytes, pins only entries it holds, and takes
+ * only GPU entries as large as a worker would offer (the bytes of one it
+ * cannot check: see gleam-serve(8), CAVEATS).
  */
 struct chdr {
 	uint8_t		 op, pad[7];
@@ -413,14 +417,18 @@ channel_main(void *arg)
 				break;
 			if (q.device < 0 || q.device >= GPU_DEVS ||
 			    (hd.op == CH_GPUT && (f < 0 || q.asize < hd.len ||
-			    hd.len == 0))) {
+			    hd.len < GPU_FD_MIN))) {
 				if (f >= 0)
 					close(f);
 				break;		/* a confused worker */
 			}
 			if (hd.op == CH_GPUT) {
-				gpu_fd_add(tenant, hd.hash, hd.len, q.device,
-				    q.asize, f);
+				/* Only of an entry the store holds. */
+				if (cstore_has(store, tenant, hd.hash))
+					gpu_fd_add(tenant, hd.hash, hd.len,
+					    q.device, q.asize, f);
+				else
+					close(f);
 				continue;
 			}
 			if ((f = gpu_fd_find(tenant, hd.hash, hd.len,
@@ -493,7 +501,8 @@ channel_main(void *arg)
 			cstore_release(store, cstore_put(store, tenant,
 			    hd.hash, buf, hd.len));
 			cstore_flush(store, 0);
-		} else {
+		} else if (cstore_has(store, tenant, hd.hash)) {
+			/* Pins are bounded by the entries. */
 			cstore_pin(store, arg, tenant, hd.hash);
 			mload_add(&ml, hd.hash);
 		}
@@ -783,8 +792,9 @@ gpu_trim(const struct backend *be, int dev)
 		}
 		g = *victim;
 		*victim = g->next;
-		gpu_bytes[dev] -= g->len;
-		gpu_total -= g->len;
+		/* What it counted for: an exported entry, its allocation. */
+		gpu_bytes[dev] -= g->asize;
+		gpu_total -= g->asize;
 		gpu_entries--;
 		pthread_mutex_unlock(&gpu_lock);
 		if (g->fd >= 0)

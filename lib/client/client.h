@@ -56,6 +56,7 @@ struct gmodule {
 	void		**enumed;	/* handles enumerated, by table index */
 	struct gmodule	*lib;		/* a library's module: the library */
 	struct gmodule	*mod;		/* a library: its module, once asked */
+	struct gfunc	*made;		/* its functions, freed with it (next) */
 };
 
 struct gfunc {
@@ -66,6 +67,7 @@ struct gfunc {
 	uint32_t	 nown;
 	struct gfunc	*asfunc;	/* a kernel: its function, once asked */
 	struct gfunc	*askernel;	/* that function: its kernel */
+	struct gfunc	*next;		/* mod's made, pushed atomically */
 };
 
 struct gcap;

@@ -97,8 +97,10 @@ glist_get(struct ggraph *g, struct glist *l)
 
 	memset(l, 0, sizeof *l);
 	in[0].u = gobj_id(g);
-	if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) != CUDA_SUCCESS)
+	if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) != CUDA_SUCCESS) {
+		free(keep);	/* the error's reply */
 		return rc;
+	}
 	pr_init(&r, out[0].p, out[0].len);
 	rc = CUDA_ERROR_INVALID_VALUE;
 	l->n = pr_u32(&r);
@@ -673,8 +675,10 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
-	if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) != CUDA_SUCCESS)
+	if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) != CUDA_SUCCESS) {
+		free(keep);	/* the error's reply */
 		return rc;
+	}
 	f = gobj_check((void *)(uintptr_t)out[0].u, GK_FUNC);
 	if (f == NULL)
 		f = gobj_check((void *)(uintptr_t)out[0].u, GK_KERNEL);

@@ -87,6 +87,15 @@ image_size(const void **image)
 static void
 module_free(struct gmodule *m)
 {
+	struct gfunc *f;
+
+	/* Its functions and kernels go with it, as the driver's do. */
+	while ((f = m->made) != NULL) {
+		m->made = f->next;
+		rpc_ftab_free(f->own, f->nown);
+		f->o.magic = 0;
+		free(f);
+	}
 	rpc_ftab_free(m->funcs, m->nfunc);
 	free(m->enumed);
 	m->o.magic = 0;
@@ -442,6 +451,11 @@ module_get_func(void **out, void *h, const char *name, int library)
 		return rc;
 	}
 	f->fi = fi;
+	/* Threads may ask for functions of one module at once. */
+	f->next = __atomic_load_n(&m->made, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&m->made, &f->next, f, 0,
+	    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	gobj_publish(f);
 	*out = f;
 	return CUDA_SUCCESS;

@@ -22,10 +22,14 @@ int
 chanrd_open(struct chan *c, uint8_t *buf, struct chanrd *rd)
 {
 	uint8_t hdr[CHAN_HDR], tag[CHAN_TAG];
-	uint8_t *w = buf + rd->plain + rd->pend, *r = w, *end = w + rd->raw;
+	uint8_t *w, *r, *end;
 	size_t tl = c->sealed ? CHAN_TAG : 0, n;
 	int rc = 0;
 
+	if (buf == NULL)
+		return 0;	/* nothing read yet, nowhere to read to */
+	w = r = buf + rd->plain + rd->pend;
+	end = w + rd->raw;
 	for (;;) {
 		if (!rd->inrec) {
 			if ((size_t)(end - r) < CHAN_HDR)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,45 @@
 #include <unistd.h>
 
 #include "util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UTIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UTIL_ASAN 1
+#endif
+#endif
+#if defined(UTIL_ASAN) || defined(__SANITIZE_THREAD__)
+#define UTIL_SAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UTIL_SAN 1
+#endif
+#endif
+#ifdef UTIL_SAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef UTIL_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
+void
+san_report_fd(int fd)
+{
+#ifdef UTIL_SAN
+	__sanitizer_set_report_fd((void *)(intptr_t)fd);
+#else
+	(void)fd;
+#endif
+}
+
+void
+san_leak_check(void)
+{
+#ifdef UTIL_ASAN
+	__lsan_do_leak_check();
+#endif
+}
 
 uint64_t
 now_ns(void)

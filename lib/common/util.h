@@ -101,6 +101,16 @@ int		fd_write_all(int fd, const void *, size_t);
 int		fd_sendmsg(int sock, const void *, size_t len, int mfd);
 int		fd_recvmsg(int sock, void *, size_t len, int *mfd);
 int		fd_read_full(int fd, void *, size_t);
+/*
+ * In a sanitizer build (make asan, make tsan), else nothing:
+ * san_report_fd sends the sanitizers' reports to fd (a worker whose
+ * descriptor 2 is its client's); san_leak_check, with AddressSanitizer,
+ * runs the leak check that exit would, for a process about to _exit (a
+ * worker), and ends it with the sanitizer's exit status if anything
+ * leaked.
+ */
+void		san_report_fd(int fd);
+void		san_leak_check(void);
 
 /* Sorts and picks: the q-quantile (0..1) of n doubles; sorts v in place. */
 double		quantile(double *v, size_t n, double q);

@@ -1,4 +1,5 @@
 /* zstd payloads of frames: bounded on both ends; see zframe.h. */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include <zstd.h>
@@ -6,9 +7,41 @@
 
 #include "zframe.h"
 
-/* One context per thread: the I/O thread, a server's client thread. */
+/*
+ * One context per thread: the I/O thread, a server's client thread, a
+ * program's threads that probe.  Freed when the thread exits (a thread
+ * key's destructor: the thread's own variables are still there then).
+ */
 static _Thread_local ZSTD_CCtx *zf_cctx;
 static _Thread_local ZSTD_DCtx *zf_dctx;
+static pthread_once_t	 zf_once = PTHREAD_ONCE_INIT;
+static pthread_key_t	 zf_key;
+static int		 zf_keyed;
+
+static void
+zf_thread_end(void *arg)
+{
+	(void)arg;
+	ZSTD_freeCCtx(zf_cctx);
+	zf_cctx = NULL;
+	ZSTD_freeDCtx(zf_dctx);
+	zf_dctx = NULL;
+}
+
+static void
+zf_key_init(void)
+{
+	zf_keyed = pthread_key_create(&zf_key, zf_thread_end) == 0;
+}
+
+/* This thread has a context now: free it when the thread ends. */
+static void
+zf_own(void)
+{
+	pthread_once(&zf_once, zf_key_init);
+	if (zf_keyed)
+		(void)pthread_setspecific(zf_key, &zf_key);
+}
 
 long
 zf_compress(struct pw *w, const void *src, size_t len, int level)
@@ -16,8 +49,11 @@ zf_compress(struct pw *w, const void *src, size_t len, int level)
 	size_t bound = ZSTD_compressBound(len), n;
 	uint8_t *room;
 
-	if (zf_cctx == NULL && (zf_cctx = ZSTD_createCCtx()) == NULL)
-		return -1;
+	if (zf_cctx == NULL) {
+		if ((zf_cctx = ZSTD_createCCtx()) == NULL)
+			return -1;
+		zf_own();
+	}
 	if ((room = pw_room(w, bound)) == NULL)
 		return -1;
 	/* Only worth a frame flag if it saves something. */
@@ -57,9 +93,12 @@ zf_decompress(const void *src, size_t len, size_t max, uint8_t **out,
 		*why = "bytes after the zstd frame";
 		return -1;
 	}
-	if (zf_dctx == NULL && (zf_dctx = ZSTD_createDCtx()) == NULL) {
-		*why = "out of memory";
-		return -1;
+	if (zf_dctx == NULL) {
+		if ((zf_dctx = ZSTD_createDCtx()) == NULL) {
+			*why = "out of memory";
+			return -1;
+		}
+		zf_own();
 	}
 	/* malloc(0) may be NULL: keep one byte for an empty frame. */
 	if ((*out = malloc(size ? (size_t)size : 1)) == NULL) {

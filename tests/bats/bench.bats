@@ -9,6 +9,7 @@ ROOT=$BATS_TEST_DIRNAME/../..
 
 teardown() {
 	serve_kill
+	sanitizer_check
 }
 
 SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-accuracy plot

@@ -21,8 +21,9 @@ setup() {
 }
 
 teardown() {
-	serve_kill
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+	serve_kill
+	sanitizer_check
 }
 
 # conf [EXTRA-LINES]: the server's configuration, with a cache in DIR.

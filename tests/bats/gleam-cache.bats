@@ -24,6 +24,7 @@ setup_file() {
 
 teardown_file() {
 	serve_kill
+	sanitizer_check "$BATS_FILE_TMPDIR"
 }
 
 need_cache() {

@@ -120,6 +120,7 @@ teardown() {
 		wait "$LINK_UP_PID" 2>/dev/null || true
 		LINK_UP_PID=
 	fi
+	sanitizer_check
 }
 
 link_need_python() {

@@ -5,6 +5,7 @@ load test_helper
 
 teardown() {
 	serve_kill
+	sanitizer_check
 }
 
 USAGE="usage: gleam-probe [-qv] [-N count] [-k keyfile] [-o format] [-T timeout]"

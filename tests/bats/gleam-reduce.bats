@@ -29,12 +29,8 @@ reduce_stop() {
 }
 
 teardown() {
-	if [ -n "${RED_PID:-}" ]; then
-		{ kill -KILL "$RED_PID" && wait "$RED_PID"; } 2>/dev/null || true
-	fi
-	if [ -n "${LINK_PID:-}" ]; then
-		{ kill -KILL "$LINK_PID" && wait "$LINK_PID"; } 2>/dev/null || true
-	fi
+	daemon_stop ${RED_PID:-} ${LINK_PID:-}
+	sanitizer_check
 }
 
 @test "-h prints usage and every option of the mode with its long name on stdout, exits 0" {

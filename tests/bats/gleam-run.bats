@@ -23,6 +23,7 @@ setup_file() {
 
 teardown_file() {
 	serve_kill
+	sanitizer_check "$BATS_FILE_TMPDIR"
 }
 
 setup() {
@@ -31,7 +32,8 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${KEYED_PID:-}" ]; then { kill -KILL "$KEYED_PID" && wait "$KEYED_PID"; } 2>/dev/null || true; fi
+	daemon_stop ${KEYED_PID:-}
+	sanitizer_check
 }
 
 @test "-h and --help print the usage and every option on stdout and exit 0" {
@@ -136,9 +138,14 @@ teardown() {
 	# Without the NVML library beside it, the client library alone.
 	mkdir "$BATS_TEST_TMPDIR/lib"
 	cp "$BATS_TEST_DIRNAME/../../lib/libcuda.so.1" "$BATS_TEST_TMPDIR/lib/"
-	run -0 env GLEAM_LIBDIR="$BATS_TEST_TMPDIR/lib" LD_PRELOAD= "$GLEAM_BIN/gleam-run" \
-	    -s "$SERVE_ADDR" -- sh -c 'echo "$LD_PRELOAD"'
+	run -0 env -u GLEAM_PRELOAD GLEAM_LIBDIR="$BATS_TEST_TMPDIR/lib" LD_PRELOAD= \
+	    "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- sh -c 'echo "$LD_PRELOAD"'
 	[ "$output" = "$BATS_TEST_TMPDIR/lib/libcuda.so.1" ]
+	# GLEAM_PRELOAD goes ahead of it (a sanitizer's runtime).
+	run -0 --separate-stderr env GLEAM_PRELOAD=/nonexistent/libfirst.so \
+	    GLEAM_LIBDIR="$BATS_TEST_TMPDIR/lib" LD_PRELOAD= \
+	    "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- sh -c 'echo "$LD_PRELOAD"'
+	[ "$output" = "/nonexistent/libfirst.so:$BATS_TEST_TMPDIR/lib/libcuda.so.1" ]
 }
 
 @test "-s beats GLEAM_SERVER, which beats the configuration" {
@@ -299,10 +306,13 @@ print(s.getsockname()[1], flush=True); time.sleep(30)' >"$BATS_TEST_TMPDIR/port"
 }
 
 @test "statistics without gleam-run: the first process to load the library writes" {
-	# The library gleam-run would use (the sanitizer stage's is not
-	# preloadable into an uninstrumented shell).
+	# The library gleam-run would use, with what gleam-run would put
+	# ahead of it (make asan: the sanitizer's runtime; the shells' own
+	# leaks are not for it to check).
 	lib=$(cd "${GLEAM_LIBDIR:-$GLEAM_BIN/../lib}" && pwd)/libcuda.so.1
-	run -7 env GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" LD_PRELOAD="$lib" \
+	run -7 env GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" \
+	    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	    LD_PRELOAD="${GLEAM_PRELOAD:+$GLEAM_PRELOAD:}$lib" \
 	    bash -c '(sleep 0.3; bash -c "exit 3") & exit 7'
 	sleep 1
 	grep -qx 'exit: 7' "$BATS_TEST_TMPDIR/s.yaml"

@@ -647,16 +647,14 @@ until_log() {
 }
 
 daemon_teardown() {
-	local p
-	for p in ${SCHED_PID:-} ${FAST_PID:-} ${SLOW_PID:-}; do
-		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
-	done
+	daemon_stop ${SCHED_PID:-} ${FAST_PID:-} ${SLOW_PID:-}
 	SCHED_PID= FAST_PID= SLOW_PID=
 }
 
 teardown() {
 	daemon_teardown
 	mitm_kill
+	sanitizer_check
 }
 
 # named_fleet: two gleam-serve named fast and slow, with the tests' GPUs

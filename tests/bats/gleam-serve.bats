@@ -8,9 +8,10 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 	serve_kill
 	mitm_kill
-	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+	sanitizer_check
 }
 
 @test "-h prints usage and every option with its long name on stdout, exits 0" {

@@ -20,6 +20,7 @@ setup() {
 
 teardown() {
 	serve_kill
+	sanitizer_check
 }
 
 # nvml_run [ARGS]: nvml-check through gleam-run against the server.

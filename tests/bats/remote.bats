@@ -22,8 +22,9 @@ setup() {
 }
 
 teardown() {
-	serve_kill
 	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+	serve_kill
+	sanitizer_check
 }
 
 # run_prog KIND NAME [ARGS]: runs a test program through gleam-run.
@@ -364,7 +365,7 @@ run_prog() {
 	# The library alone: cuInit's error, a line saying what to check, and
 	# the reason in the statistics.
 	SECONDS=0
-	run --separate-stderr timeout 30 env LD_PRELOAD="$(cd "${GLEAM_LIBDIR:-$GLEAM_BIN/../lib}" && pwd)/libcuda.so.1" \
+	run --separate-stderr timeout 30 env LD_PRELOAD="${GLEAM_PRELOAD:+$GLEAM_PRELOAD:}$(cd "${GLEAM_LIBDIR:-$GLEAM_BIN/../lib}" && pwd)/libcuda.so.1" \
 	    GLEAM_SERVER=127.0.0.1:1 GLEAM_STATS="$BATS_TEST_TMPDIR/s.yaml" "$CUDA_BIN/static/vecadd"
 	[ "$status" -eq 2 ]
 	[[ "$stderr" == *"gleam: cannot use server 127.0.0.1:1: Connection refused (check that gleam-serve runs there"* ]]

@@ -40,9 +40,10 @@ setup() {
 }
 
 teardown() {
+	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
 	link_stop
 	serve_kill
-	if [ -n "${BG_PID:-}" ]; then { kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true; fi
+	sanitizer_check
 }
 
 # target_start: what the clients' link leads to, the server; sets

@@ -19,10 +19,9 @@ setup() {
 }
 
 teardown() {
-	local p
-	for p in ${DAEMON_PID:-} ${OTHER_PID:-} ${LISTEN_PID:-}; do
-		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
-	done
+	daemon_stop ${DAEMON_PID:-} ${OTHER_PID:-}
+	if [ -n "${LISTEN_PID:-}" ]; then { kill -KILL "$LISTEN_PID" && wait "$LISTEN_PID"; } 2>/dev/null || true; fi
+	sanitizer_check
 }
 
 # until_line FILE TEXT: waits up to 10 s for a line of FILE that starts

@@ -39,7 +39,7 @@ wait_listen() {
 # serve_start [ARGS...]: starts gleam-serve in the foreground on a free
 # port; sets SERVE_PID, SERVE_PORT, SERVE_ADDR and SERVE_LOG.
 serve_start() {
-	SERVE_LOG=$BATS_TEST_TMPDIR/serve.$$.$RANDOM.log
+	SERVE_LOG=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/serve.$$.$RANDOM.log
 	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@" \
 	    2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
@@ -65,17 +65,56 @@ make_key() {
 	chmod 600 "$1"
 }
 
-# serve_kill: for teardown; no word from bash about the job it killed.
+# daemon_stop PID...: for teardown: TERM, and KILL what has not exited
+# within 10 s; no word from bash about them.  A daemon that exits runs
+# its sanitizer's leak check (make asan), which KILL would skip.
+daemon_stop() {
+	local p i
+	for p; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p; do
+		# Exited: gone, or a zombie until wait.
+		for i in $(seq 1 200); do
+			[ "$(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null)" = Z ] &&
+			    break
+			[ -e "/proc/$p" ] || break
+			sleep 0.05
+		done
+		{ kill -KILL "$p"; wait "$p"; } 2>/dev/null || true
+	done
+}
+
+# serve_kill: for teardown; the server stops as daemon_stop stops one.
 serve_kill() {
 	[ -n "${SERVE_PID:-}" ] || return 0
-	{ kill -KILL "$SERVE_PID" && wait "$SERVE_PID"; } 2>/dev/null || true
+	daemon_stop "$SERVE_PID"
 	SERVE_PID=
+}
+
+# sanitizer_check [DIR...]: for teardown, once the daemons are stopped:
+# fails, naming the file, if a file under DIR (default: the test's
+# temporary directory) holds a report of AddressSanitizer, UBSan,
+# LeakSanitizer or ThreadSanitizer, such as the daemons the test started
+# write to their logs (make asan, make tsan).
+SANITIZER_RE='ERROR: AddressSanitizer|runtime error:|LeakSanitizer|WARNING: ThreadSanitizer'
+sanitizer_check() {
+	local d f bad=0
+	for d in "${@:-${BATS_TEST_TMPDIR:-}}"; do
+		[ -n "$d" ] && [ -d "$d" ] || continue
+		while IFS= read -r f; do
+			echo "sanitizer report in $f:" >&2
+			grep -a -m 10 -E -A 6 "$SANITIZER_RE" "$f" >&2
+			bad=1
+		done < <(grep -rlas -E "$SANITIZER_RE" "$d")
+	done
+	return "$bad"
 }
 
 # mitm_start TARGET-PORT [MITM-ARGS...]: tests/bats/mitm.py between the
 # clients and a server, to attack its records; sets MITM_PID, MITM_ADDR.
 mitm_start() {
-	local port=$1 log=$BATS_TEST_TMPDIR/mitm.$$.$RANDOM.log
+	local port=$1 log=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/mitm.$$.$RANDOM.log
 	shift
 	python3 "$BATS_TEST_DIRNAME/mitm.py" "$@" "$port" 2>"$log" 3>&- &
 	MITM_PID=$!

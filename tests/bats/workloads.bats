@@ -26,6 +26,7 @@ setup() {
 
 teardown() {
 	serve_kill
+	sanitizer_check
 }
 
 # key NAME: the value of "NAME: value" in $output, quotes removed.

@@ -31,6 +31,7 @@
 
 #include <signal.h>
 
+#include "../../lib/common/net.h"
 #include "../../lib/client/io.c"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
@@ -58,6 +59,11 @@ void stats_saved(uint64_t n) { }
 void stats_drop(void) { }
 void stats_resume_end(uint64_t ns, uint64_t resent, int ok) { }
 void stats_error(const char *fmt, ...) { }
+void stats_migrated(void) { }
+void progress_init(void) { }
+void progress_tick(void) { }
+void lanes_moved(void) { }
+void lanes_skipped(void) { }
 
 static int	lfd = -1;
 static int	lport;

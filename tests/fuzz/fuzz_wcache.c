@@ -117,8 +117,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (hd.op == CH_PUT && hd.len <= size - off - sizeof hd) {
 			if (memcmp(hd.hash, zero, sizeof zero) == 0)
-				cstore_hash(buf + off + sizeof hd, hd.len,
-				    hd.hash);
+				cstore_hash(CN_WEAK, buf + off + sizeof hd,
+				    hd.len, hd.hash);
 			memcpy(last, hd.hash, sizeof last);
 			lastlen = hd.len;
 		}
@@ -148,7 +148,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	shutdown(sv[1], SHUT_WR);
 	ENSURE(pthread_create(&t, NULL, drain, (void *)(intptr_t)sv[1]) == 0);
 	/* The server's thread, here; it closes its end. */
-	channel_main((void *)(intptr_t)sv[0]);
+	{
+		/* A client's scope, as wcache_channel gives it; freed there. */
+		struct chctx *cx = calloc(1, sizeof *cx);
+
+		ENSURE(cx != NULL);
+		cx->fd = sv[0];
+		cstore_tenant(NULL, 0, cx->tenant);
+		channel_main(cx);
+	}
 	pthread_join(t, NULL);
 	close(sv[1]);
 	free(buf);

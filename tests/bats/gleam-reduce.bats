@@ -118,7 +118,7 @@ teardown() {
 	[ "${stderr_lines[1]}" = "gleam-reduce: -s: 127.0.0.1:0: port out of range" ]
 	# The aggregator's -d and -t.
 	RED_LOG=$BATS_TEST_TMPDIR/old.log
-	"$GLEAM_BIN/gleam-reduce" -D -T 5s -l 127.0.0.1:0 2>"$RED_LOG" 3>&- &
+	"$GLEAM_BIN/gleam-reduce" -d -t 5s -l 127.0.0.1:0 2>"$RED_LOG" 3>&- &
 	RED_PID=$!
 	RED_PORT=$(wait_listen "$RED_LOG" "$RED_PID")
 	grep -q -- "-d is deprecated and will go; use -D or --foreground" "$RED_LOG"

@@ -55,6 +55,44 @@ nv_initialized(void)
 	return __atomic_load_n(&nv_refs, __ATOMIC_RELAXED) > 0;
 }
 
+/*
+ * NVIDIA's tools ask the library for private tables by UUID, as cudart
+ * asks the driver (../shared/ref: the driver's hidden export tables);
+ * which ones NVML's callers want is not known yet, so each UUID asked for
+ * is logged once, on standard error whatever the level (nvidia-smi asks
+ * before nvmlInit, and says only "Mismatch in versions" when refused).
+ */
+nvmlReturn_t	nvmlInternalGetExportTable(const void **,
+		    const unsigned char *);
+
+nvmlReturn_t
+nvmlInternalGetExportTable(const void **table, const unsigned char *uuid)
+{
+	static unsigned char seen[16][16];
+	static int nseen;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	int i, known = 0;
+
+	if (table != NULL)
+		*table = NULL;
+	if (uuid == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < nseen; i++)
+		known |= memcmp(seen[i], uuid, 16) == 0;
+	if (!known && nseen < 16)
+		memcpy(seen[nseen++], uuid, 16);
+	pthread_mutex_unlock(&mu);
+	if (!known)
+		fprintf(stderr, "gleam: NVML: nvmlInternalGetExportTable: "
+		    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		    "%02x%02x%02x%02x%02x%02x: not supported by Gleam's NVML\n",
+		    uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5],
+		    uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
+		    uuid[12], uuid[13], uuid[14], uuid[15]);
+	return NVML_ERROR_NOT_SUPPORTED;
+}
+
 void
 nv_unsupported(const char *name, int *said)
 {

@@ -26,7 +26,7 @@ from gleamwire import (HDR, MAGIC, HELLO, CHALLENGE, WELCOME,  # noqa: E402
 
 REDIRECT = 25
 R_OPEN = 256
-FEAT_RESUME, FEAT_RESUMING, FEAT_MOVED = 1, 2, 4
+FEAT_RESUME, FEAT_RESUMING, FEAT_MOVED = 1, 2, 8
 
 
 def hello(features, session=0, token=b""):

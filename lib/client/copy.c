@@ -56,6 +56,7 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))
 		return rc;
 	/* Large ones over the bulk lanes, where there are any. */
+	k = 0;
 	if (known && lanes_htod(gobj_id(c), sid, async, dst, src, n, &rc, &k))
 		return rc;
 	/* What the lanes did not take (the session moved): the main way. */

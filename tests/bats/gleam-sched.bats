@@ -620,7 +620,10 @@ fleet() {
 # daemon_start [ARGS...]: gleam-sched serve on a private port over the fleet's
 # files; sets SCHED_PID, SCHED_ADDR, SCHED_LOG.
 daemon_start() {
+	# Emptied here: wait_listen must not read an earlier daemon's port
+	# before the new one's redirection truncates the file.
 	SCHED_LOG=$BATS_TEST_TMPDIR/sched.log
+	: >"$SCHED_LOG"
 	"$GLEAM_BIN/gleam-sched" serve -i 0.2 -l 127.0.0.1:0 \
 	    -L "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
 	    "$@" 2>"$SCHED_LOG" 3>&- &

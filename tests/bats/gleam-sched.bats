@@ -744,6 +744,7 @@ named_fleet() {
 	kill "$SCHED_PID"
 	wait "$SCHED_PID" || true
 	# 0.1: -d, -L the address, -l the links.
+	: >"$SCHED_LOG"
 	"$GLEAM_BIN/gleam-sched" -d -i 0.2 -L 127.0.0.1:0 \
 	    -l "$BATS_TEST_TMPDIR/links.yaml" -s "$BATS_TEST_TMPDIR/servers.yaml" \
 	    2>"$SCHED_LOG" 3>&- &

@@ -217,18 +217,37 @@ server_address(const struct server *srv, char *out, size_t len)
 	}
 }
 
-/* Builds the status document for a STATUS request. */
+/*
+ * Builds the status document for a STATUS request, as asker may see it
+ * (status_filter): with several identities in the key file, one does not
+ * learn which models another loaded nor where its clients are.  Without
+ * a key, or with one identity, every asker sees everything: whoever
+ * reaches the server sees all it could learn anyway.
+ */
 static char *
-server_status(void *arg, size_t *len)
+server_status(void *arg, const struct hshake_result *asker, size_t *len)
 {
 	struct server *srv = arg;
 	struct server_status st;
+	struct wscope sc;
 	struct client *c;
 	struct yw *w;
-	const char *text;
+	const char *text, *ident = NULL;
 	char *copy = NULL;
 	int i = 0;
 	uint64_t now = now_ns();
+
+	_Static_assert(STATUS_IDENT_LEN == PROTO_IDENT_MAX + 1 &&
+	    STATUS_SCOPE_LEN == CSTORE_TENANT_MAX &&
+	    STATUS_MODEL_LEN == RPC_MODEL_MAX + 1, "status.h's lengths");
+	memset(&sc, 0, sizeof sc);
+	if (srv->cfg.keys.n > 1) {
+		/* The scope of its cache entries, as for its CUDA calls. */
+		ident = asker->authed ? asker->ident : "";
+		if (asker->authed)
+			wcache_scope(config_share_group(&srv->cfg, ident),
+			    ident, &asker->key, &sc);
+	}
 
 	memset(&st, 0, sizeof st);
 	snprintf(st.host, sizeof st.host, "%s", srv->cfg.name);
@@ -252,6 +271,9 @@ server_status(void *arg, size_t *len)
 		snprintf(cs->address, sizeof cs->address, "%s", c->addr);
 		snprintf(cs->name, sizeof cs->name, "%s",
 		    session_client_name(c->sess));
+		snprintf(cs->ident, sizeof cs->ident, "%s", c->ident[0] != '\0' ?
+		    c->ident : session_ident(c->sess));
+		cs->remote = c->remote;
 		cs->connected_s = (double)(now - c->since) / 1e9;
 		cs->bytes_in = c->bytes_in +
 		    __atomic_load_n(&c->rs->bytes_in, __ATOMIC_RELAXED);
@@ -272,9 +294,11 @@ server_status(void *arg, size_t *len)
 			    cc.gpu_hits;
 			st.cache.misses = cc.misses;
 			st.cache.nmodels = wcache_models(st.cache.models,
-			    STATUS_MODELS_MAX);
+			    st.cache.scopes, STATUS_MODELS_MAX,
+			    ident != NULL ? sc.tenant : NULL);
 		}
 	}
+	status_filter(&st, ident, sc.tenant);
 	if ((w = yw_new()) != NULL) {
 		status_write(w, &st);
 		if ((text = yw_finish(w, len)) != NULL)

@@ -89,6 +89,12 @@ session_busy(const struct session *s)
 }
 
 const char *session_client_name(const struct session *s) { return s->hs.res.name; }
+const char *
+session_ident(const struct session *s)
+{
+	return hshake_done(&s->hs) && s->hs.res.authed ? s->hs.res.ident : "";
+}
+
 const char *session_peer(const struct session *s) { return s->hs.peer; }
 uint64_t session_id(const struct session *s) { return s->hs.res.session; }
 
@@ -239,7 +245,7 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 		if (h->len != 0)
 			return session_error(s, out, h->id, PERR_MALFORMED, 1,
 			    "STATUS takes no payload");
-		if ((doc = s->env->status(s->env->arg, &len)) == NULL)
+		if ((doc = s->env->status(s->env->arg, &s->hs.res, &len)) == NULL)
 			return session_error(s, out, h->id, PERR_INTERNAL, 0,
 			    "status unavailable");
 		if (len > s->hs.res.max_frame) {

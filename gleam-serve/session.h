@@ -28,8 +28,13 @@ struct session_env {
 	struct hshake_conf	 hs;		/* key, max_frame, name, draining */
 	int			 remote_ok;	/* a backend serves CUDA calls */
 	const char		*remote_why;	/* why not, if not */
-	/* A status document (malloc'd YAML text) or NULL on failure. */
-	char			*(*status)(void *arg, size_t *len);
+	/*
+	 * A status document (malloc'd YAML text) or NULL on failure, as the
+	 * asker (its handshake's result: whose it is) may see it.
+	 */
+	char			*(*status)(void *arg,
+				    const struct hshake_result *asker,
+				    size_t *len);
 	void			*arg;
 };
 
@@ -54,6 +59,8 @@ int		 session_ready(const struct session *);
 /* A request is in progress: a bulk transfer either way. */
 int		 session_busy(const struct session *);
 const char	*session_client_name(const struct session *);
+/* The identity the client proved; "" if none (yet). */
+const char	*session_ident(const struct session *);
 const char	*session_peer(const struct session *);
 uint64_t	 session_id(const struct session *);
 /*

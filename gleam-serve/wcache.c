@@ -616,7 +616,8 @@ wcache_owns(uint16_t type)
 }
 
 int
-wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max)
+wcache_models(char (*names)[RPC_MODEL_MAX + 1],
+    char (*tenants)[CSTORE_TENANT_MAX], int max, const char *tenant)
 {
 	int i, k = 0;
 	size_t j;
@@ -625,15 +626,19 @@ wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max)
 		return 0;
 	pthread_mutex_lock(&models_lock);
 	for (i = 0; i < MODELS_MAX && k < max; i++) {
-		if (models[i].name[0] == '\0')
+		if (models[i].name[0] == '\0' || (tenant != NULL &&
+		    strcmp(models[i].tenant, tenant) != 0))
 			continue;
 		for (j = 0; j < models[i].n; j++)
 			if (!cstore_has(store, models[i].tenant,
 			    models[i].h[j]))
 				break;
-		if (j == models[i].n)
-			memcpy(names[k++], models[i].name,
+		if (j == models[i].n) {
+			memcpy(names[k], models[i].name,
 			    sizeof models[i].name);
+			memcpy(tenants[k++], models[i].tenant,
+			    sizeof models[i].tenant);
+		}
 	}
 	pthread_mutex_unlock(&models_lock);
 	return k;

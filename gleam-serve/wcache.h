@@ -66,9 +66,12 @@ void	wcache_client_free(struct wclient *);
 
 /*
  * For status: the models (R_MODEL names) whose last load's entries are
- * all still in the store, at most max of them; their number.
+ * all still in the store, at most max of them, each with the tenant of
+ * its entries; their number.  tenant not NULL: that tenant's alone, so
+ * that others' do not crowd them out of max.
  */
-int	wcache_models(char (*names)[RPC_MODEL_MAX + 1], int max);
+int	wcache_models(char (*names)[RPC_MODEL_MAX + 1],
+	    char (*tenants)[CSTORE_TENANT_MAX], int max, const char *tenant);
 /* For status: the store's counters; 0 if there is a cache. */
 int	wcache_counters(struct cstore_counters *);
 

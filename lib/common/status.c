@@ -138,7 +138,8 @@ status_write(struct yw *w, const struct server_status *s)
 	for (i = 0; s->clients != NULL && i < s->nclients; i++) {
 		c = &s->clients[i];
 		yw_map(w);
-		yw_kstr(w, "address", c->address);
+		/* Null: not the asker's to know (status_filter). */
+		status_kstr(w, "address", c->address);
 		yw_kstr(w, "name", c->name);
 		yw_kdbl(w, "connected_s", c->connected_s, 1);
 		yw_key(w, "bytes_in");
@@ -167,6 +168,46 @@ status_write(struct yw *w, const struct server_status *s)
 		yw_end(w);
 	}
 	yw_end(w);
+}
+
+void
+status_filter(struct server_status *s, const char *ident, const char *scope)
+{
+	struct client_status *c;
+	int i, k;
+
+	if (ident == NULL)
+		return;
+	for (i = k = 0; s->clients != NULL && i < s->nclients; i++) {
+		c = &s->clients[i];
+		if (ident[0] != '\0' && strcmp(c->ident, ident) == 0) {
+			s->clients[k++] = *c;
+			continue;
+		}
+		/* A probe of another says nothing the asker needs: gone.
+		   Its CUDA clients count, for placement, as nobody's. */
+		if (!c->remote)
+			continue;
+		memset(c->address, 0, sizeof c->address);
+		memset(c->name, 0, sizeof c->name);
+		memset(c->ident, 0, sizeof c->ident);
+		c->bytes_in = c->bytes_out = 0;
+		s->clients[k++] = *c;
+	}
+	s->nclients = k;
+	for (i = k = 0; i < s->cache.nmodels; i++) {
+		if (scope == NULL || scope[0] == '\0' ||
+		    strcmp(s->cache.scopes[i], scope) != 0)
+			continue;
+		if (k != i) {
+			memcpy(s->cache.models[k], s->cache.models[i],
+			    sizeof s->cache.models[k]);
+			memcpy(s->cache.scopes[k], s->cache.scopes[i],
+			    sizeof s->cache.scopes[k]);
+		}
+		k++;
+	}
+	s->cache.nmodels = k;
 }
 
 /*

@@ -53,11 +53,18 @@ struct gpu_status {
 	int		 max_clock_mhz[STATUS_NCLK];
 };
 
+#define STATUS_IDENT_LEN	64	/* an identity, with the NUL (proto.h) */
+#define STATUS_SCOPE_LEN	96	/* a cache tenant, with the NUL (cstore.h) */
+
 struct client_status {
 	char		 address[64];
 	char		 name[256];
 	double		 connected_s;
 	uint64_t	 bytes_in, bytes_out;
+	/* For status_filter, never written: the identity it proved ("" if
+	   none yet) and whether it runs CUDA calls (not a probe's). */
+	char		 ident[STATUS_IDENT_LEN];
+	int		 remote;
 };
 
 /* The weight cache (gleam-cache(1)), as the server sees it now. */
@@ -69,6 +76,9 @@ struct cache_status {
 	/* Models whose last load is all in the cache (GLEAM_MODEL). */
 	int		 nmodels;
 	char		 models[STATUS_MODELS_MAX][STATUS_MODEL_LEN];
+	/* For status_filter, never written: the tenant of each model's
+	   entries. */
+	char		 scopes[STATUS_MODELS_MAX][STATUS_SCOPE_LEN];
 	uint64_t	 ram_bytes, disk_bytes, gpu_bytes;
 	uint64_t	 hits, misses;	/* since the cache directory began */
 };
@@ -103,6 +113,17 @@ extern const struct cfg_key status_keys[];
 
 /* Writes the status as a YAML mapping at the writer's current position. */
 void	status_write(struct yw *, const struct server_status *);
+/*
+ * Leaves in s what one identity may know of the others (gleam(7),
+ * SECURITY): its own clients whole; of the others', only those that run
+ * CUDA calls, with no address, name or byte counts; the models of its
+ * cache scope (a tenant, cstore.h) alone.  The GPUs, the cache's totals
+ * and the server's own keys stay: they are the server's, not a client's.
+ * ident NULL: everything stays (a server without a key, or with one
+ * identity).  An empty ident or scope matches nothing.
+ */
+void	status_filter(struct server_status *, const char *ident,
+	    const char *scope);
 /* Reads a status mapping; unknown keys are ignored (newer servers). */
 int	status_read(struct ydoc *, yaml_node_t *, struct server_status *,
 	    struct yerr *);

@@ -452,3 +452,66 @@ idents() {
 	run -0 "$GLEAM_BIN/gleam-cache" -d "$DIR" rm "$h"
 	run -1 "$GLEAM_BIN/gleam-cache" -d "$DIR" rm "$h"
 }
+
+# probe_as WHO: the status as identity WHO's key file gets it.
+probe_as() {
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml \
+	    -k "$BATS_TEST_TMPDIR/$1.key" "$SERVE_ADDR"
+}
+
+@test "identities: a status shows each its own models and clients, not another's" {
+	idents
+	conf "cache_share:
+  lab: [alice, carol]
+"
+	serve_start -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	local k=$BATS_TEST_TMPDIR i
+	GLEAM_KEY_FILE=$k/alice.key GLEAM_MODEL=alices-model load_once
+	GLEAM_KEY_FILE=$k/bob.key GLEAM_MODEL=bobs-model load_once
+	for i in $(seq 1 40); do
+		probe_as alice
+		[[ "$output" == *"models: [alices-model]}"* ]] && break
+		sleep 0.05
+	done
+	[[ "$output" == *"models: [alices-model]}"* ]] || { echo "$output"; false; }
+	# carol, in alice's group, sees the group's model; bob his own.
+	probe_as carol
+	[[ "$output" == *"models: [alices-model]}"* ]]
+	probe_as bob
+	[[ "$output" == *"models: [bobs-model]}"* ]] || { echo "$output"; false; }
+	[[ "$output" != *alices-model* ]]
+	# alice holds a CUDA client open, and probes with bulk transfers.
+	GLEAM_KEY_FILE=$k/alice.key "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+	    python3 -c 'import ctypes, sys, time
+c = ctypes.CDLL("libcuda.so.1"); d = ctypes.c_int(); x = ctypes.c_void_p()
+if c.cuInit(0) or c.cuDeviceGet(ctypes.byref(d), 0) or c.cuCtxCreate_v2(ctypes.byref(x), 0, d): sys.exit(1)
+print("up", flush=True); time.sleep(30)' >"$k/held.out" 2>&1 3>&- &
+	BG_PID=$!
+	for i in $(seq 1 100); do
+		probe_as alice
+		[[ "$output" == *"name: python3"* ]] && break
+		sleep 0.1
+	done
+	[[ "$output" == *"name: python3"* ]] || { echo "$output"; cat "$k/held.out"; false; }
+	[[ "$output" == *"address: 127.0.0.1:"*"name: python3"* ]]
+	"$GLEAM_BIN/gleam-probe" -N 4 -t 1s -o yaml -k "$k/alice.key" \
+	    "$SERVE_ADDR" >/dev/null 2>&1 3>&- &
+	local probe=$!
+	sleep 0.3
+	# bob: alice's CUDA client counted with no address, name or bytes;
+	# her probe not listed; his own probe whole.
+	probe_as bob
+	echo "$output"
+	[[ "$output" != *python3* ]]
+	[ "$(grep -c 'name: gleam-probe' <<<"$output")" -eq 1 ]
+	grep -q '^    nclients: 2$' <<<"$output"
+	grep -A4 -- '- address: null' <<<"$output" | grep -q 'bytes_in: 0'
+	grep -q 'address: 127.0.0.1:' <<<"$output"
+	# carol shares alice's entries, not her clients.
+	probe_as carol
+	[[ "$output" != *python3* ]]
+	wait "$probe" || true
+	kill "$BG_PID"; wait "$BG_PID" 2>/dev/null || true
+	BG_PID=
+	serve_stop
+}

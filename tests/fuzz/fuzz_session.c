@@ -50,11 +50,12 @@ static const char status_doc[] =
 static int status_fails;
 
 static char *
-fuzz_status(void *arg, size_t *len)
+fuzz_status(void *arg, const struct hshake_result *asker, size_t *len)
 {
 	char *s;
 
 	(void)arg;
+	(void)asker;
 	if (status_fails || (s = strdup(status_doc)) == NULL)
 		return NULL;
 	*len = sizeof status_doc - 1;

@@ -396,10 +396,155 @@ test_errors(void)
 	    "9223372036854775807)");
 }
 
+/* A client of ident's, remote or a probe. */
+static void
+add_client(struct server_status *s, const char *addr, const char *name,
+    const char *ident, int remote)
+{
+	struct client_status *c = &s->clients[s->nclients++];
+
+	memset(c, 0, sizeof *c);
+	snprintf(c->address, sizeof c->address, "%s", addr);
+	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(c->ident, sizeof c->ident, "%s", ident);
+	c->remote = remote;
+	c->connected_s = 7;
+	c->bytes_in = 1000;
+	c->bytes_out = 2000;
+}
+
+static void
+add_model(struct server_status *s, const char *name, const char *scope)
+{
+	snprintf(s->cache.models[s->cache.nmodels], STATUS_MODEL_LEN, "%s",
+	    name);
+	snprintf(s->cache.scopes[s->cache.nmodels], STATUS_SCOPE_LEN, "%s",
+	    scope);
+	s->cache.nmodels++;
+}
+
+/* Three identities: alice and carol in group lab, bob alone. */
+static void
+filter_fixture(struct server_status *s)
+{
+	static struct client_status cl[8];
+
+	memset(s, 0, sizeof *s);
+	snprintf(s->host, sizeof s->host, "gpu1");
+	s->ngpus = 1;
+	status_gpu_init(&s->gpus[0], 0);
+	s->gpus[0].memory_free = 123;
+	s->clients = cl;
+	add_client(s, "10.0.0.1:4000", "llama-server", "alice", 1);
+	add_client(s, "10.0.0.1:4001", "gleam-probe", "alice", 0);
+	add_client(s, "10.0.0.2:4000", "train.py", "bob", 1);
+	add_client(s, "10.0.0.2:4001", "gleam-probe", "bob", 0);
+	add_client(s, "10.0.0.3:4000", "carol-job", "carol", 1);
+	add_client(s, "10.0.0.9:4000", "", "", 0);	/* in its handshake */
+	s->has_cache = 1;
+	s->cache.entries = 9;
+	s->cache.ram_bytes = 4096;
+	add_model(s, "llama-7b", "g+lab");
+	add_model(s, "bobs-secret", "i+bob+0123456789abcdef");
+	add_model(s, "mistral", "g+lab");
+}
+
+/* What a status shows, written as the server would. */
+static char *
+filter_text(const struct server_status *s)
+{
+	struct yw *w;
+	const char *text;
+	char *copy;
+	size_t len;
+
+	CHECK((w = yw_new()) != NULL);
+	status_write(w, s);
+	text = yw_finish(w, &len);
+	CHECK(text != NULL);
+	copy = strdup(text != NULL ? text : "");
+	yw_free(w);
+	return copy;
+}
+
+static void
+test_filter(void)
+{
+	struct server_status s;
+	char *t;
+	int i;
+
+	/* No key or one identity: everything stays. */
+	filter_fixture(&s);
+	status_filter(&s, NULL, NULL);
+	CHECK(s.nclients == 6 && s.cache.nmodels == 3);
+	CHECK_STR(s.clients[2].name, "train.py");
+
+	/* bob: his clients whole; alice's and carol's CUDA clients as
+	 * nobody's, their probes and the handshake gone; his model alone. */
+	filter_fixture(&s);
+	status_filter(&s, "bob", "i+bob+0123456789abcdef");
+	CHECK(s.nclients == 4);
+	CHECK_STR(s.clients[0].address, "");
+	CHECK_STR(s.clients[0].name, "");
+	CHECK_STR(s.clients[0].ident, "");
+	CHECK(s.clients[0].bytes_in == 0 && s.clients[0].bytes_out == 0);
+	CHECK(s.clients[0].connected_s == 7);
+	CHECK_STR(s.clients[1].address, "10.0.0.2:4000");
+	CHECK_STR(s.clients[1].name, "train.py");
+	CHECK(s.clients[1].bytes_in == 1000);
+	CHECK_STR(s.clients[2].name, "gleam-probe");
+	CHECK_STR(s.clients[3].address, "");
+	CHECK(s.cache.nmodels == 1);
+	CHECK_STR(s.cache.models[0], "bobs-secret");
+	/* What is not a client's stays. */
+	CHECK(s.ngpus == 1 && s.gpus[0].memory_free == 123);
+	CHECK(s.has_cache && s.cache.entries == 9 &&
+	    s.cache.ram_bytes == 4096);
+	t = filter_text(&s);
+	CHECK(strstr(t, "10.0.0.1") == NULL && strstr(t, "10.0.0.3") == NULL);
+	CHECK(strstr(t, "llama") == NULL && strstr(t, "carol") == NULL);
+	CHECK(strstr(t, "alice") == NULL && strstr(t, "mistral") == NULL);
+	CHECK(strstr(t, "models: [bobs-secret]}") != NULL);
+	CHECK(strstr(t, "- address: null\n  name: \"\"\n") != NULL);
+	free(t);
+
+	/* alice, in lab: the group's models, in their order; carol's CUDA
+	 * client as nobody's (a group shares entries, not clients). */
+	filter_fixture(&s);
+	status_filter(&s, "alice", "g+lab");
+	CHECK(s.nclients == 4);
+	CHECK_STR(s.clients[0].name, "llama-server");
+	CHECK_STR(s.clients[1].name, "gleam-probe");
+	CHECK_STR(s.clients[2].name, "");
+	CHECK_STR(s.clients[3].name, "");
+	CHECK(s.cache.nmodels == 2);
+	CHECK_STR(s.cache.models[0], "llama-7b");
+	CHECK_STR(s.cache.models[1], "mistral");
+	CHECK_STR(s.cache.scopes[1], "g+lab");
+
+	/* An asker with no identity, or an empty scope: nothing of anyone's,
+	 * not even the clients still in their handshake (ident ""). */
+	filter_fixture(&s);
+	status_filter(&s, "", "");
+	CHECK(s.nclients == 3 && s.cache.nmodels == 0);
+	for (i = 0; i < s.nclients; i++)
+		CHECK_STR(s.clients[i].address, "");
+
+	/* A status that lists no clients (a NULL list) is left alone. */
+	filter_fixture(&s);
+	s.clients = NULL;
+	s.nclients = 0;
+	status_filter(&s, "dave", "i+dave+0000000000000000");
+	CHECK(s.nclients == 0 && s.cache.nmodels == 0);
+	CHECK(s.clients == NULL);
+}
+
 int
 main(void)
 {
 	test_round_trip();
 	test_errors();
+	test_filter();
 	return t_done("status");
 }

@@ -101,6 +101,7 @@ proto_err_name(uint32_t e)
 	case PERR_INTERNAL: return "internal server error";
 	case PERR_TIMEOUT: return "timed out";
 	case PERR_AGAIN: return "server busy for a moment";
+	case PERR_NOSESSION: return "no such session";
 	}
 	return "unknown error";
 }

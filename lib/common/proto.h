@@ -82,7 +82,8 @@ enum proto_err {
 	PERR_SHUTDOWN = 8,	/* the server is draining */
 	PERR_INTERNAL = 9,	/* the server failed; not the client's fault */
 	PERR_TIMEOUT = 10,	/* the handshake took too long */
-	PERR_AGAIN = 11		/* busy for a moment: connect again */
+	PERR_AGAIN = 11,	/* busy for a moment: connect again */
+	PERR_NOSESSION = 12	/* MIGRATE_ONE: no such session to move */
 };
 
 enum auth_kind {

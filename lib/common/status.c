@@ -145,6 +145,11 @@ status_write(struct yw *w, const struct server_status *s)
 		yw_uint(w, c->bytes_in);
 		yw_key(w, "bytes_out");
 		yw_uint(w, c->bytes_out);
+		yw_key(w, "session");
+		if (c->session == 0)
+			yw_null(w);
+		else
+			yw_uint(w, c->session);
 		yw_end(w);
 	}
 	yw_end(w);
@@ -269,6 +274,9 @@ static const struct cfg_key status_client_keys[] = {
 	{ "name",	CFG_STR,	F(name), .flags = CFG_NULLOK },
 	U64(F(bytes_in), "bytes_in"),
 	U64(F(bytes_out), "bytes_out"),
+	/* Absent from older servers. */
+	{ "session",	CFG_INT,	F(session), .flags = CFG_NULLOK,
+	    .min = 0, .max = INT64_MAX },
 	{ "connected_s", CFG_DBL,	F(connected_s), .flags = CFG_REQUIRED,
 	    .lo = 0, .hi = 1e12 },
 	{ NULL }

@@ -58,6 +58,7 @@ struct client_status {
 	char		 name[256];
 	double		 connected_s;
 	uint64_t	 bytes_in, bytes_out;
+	uint64_t	 session;	/* a remoting session's number; 0 none */
 };
 
 /* The weight cache (gleam-cache(1)), as the server sees it now. */

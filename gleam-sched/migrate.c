@@ -104,8 +104,7 @@ migrate_main(const char *server, const char *which, const char *target,
 		log_error("%s", c.err);
 		rc = c.fail != CONN_REMOTE ? EXIT_NET :
 		    c.perr == PERR_AUTH ? EXIT_AUTH :
-		    c.perr == PERR_MALFORMED || c.perr == PERR_UNKNOWN ?
-		    EXIT_SOFTWARE : EXIT_FAIL;
+		    c.perr == PERR_MALFORMED ? EXIT_SOFTWARE : EXIT_FAIL;
 		conn_close(&c);
 		return rc;
 	}

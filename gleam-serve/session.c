@@ -242,7 +242,7 @@ session_migrate_one(struct session *s, const struct frame_hdr *h,
 	if ((code = s->env->migrate(s->env->arg, s, &m, why,
 	    sizeof why)) != 0)
 		return session_error(s, out, h->id, (uint32_t)code,
-		    code == PERR_AUTH || code == PERR_MALFORMED, "%s", why);
+		    code != PERR_NOSESSION, "%s", why);
 	pw_init(&w);
 	pw_u32(&w, 0);
 	session_pw(s, out, MSG_MIGRATE_ONE, FL_REPLY, h->id, &w);

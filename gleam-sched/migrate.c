@@ -52,7 +52,7 @@ migrate_main(const char *server, const char *which, const char *target,
 		return EXIT_USAGE;
 	m.port = (uint16_t)tport;
 	/* A number is a session; anything else a client's address. */
-	if (which[0] >= '0' && which[0] <= '9' && strchr(which, ':') == NULL) {
+	if (which[strspn(which, "0123456789")] == '\0') {
 		if (parse_int(which, 1, INT64_MAX, &v, &why) == -1) {
 			log_error("session %s: %s", which, why);
 			return EXIT_USAGE;
@@ -102,8 +102,8 @@ migrate_main(const char *server, const char *which, const char *target,
 	pw_free(&w);
 	if (rc == -1) {
 		log_error("%s", c.err);
-		rc = c.fail != CONN_REMOTE ? EXIT_NET :
-		    c.perr == PERR_AUTH ? EXIT_AUTH :
+		rc = c.fail == CONN_AUTH ? EXIT_AUTH :
+		    c.fail != CONN_REMOTE ? EXIT_NET :
 		    c.perr == PERR_MALFORMED ? EXIT_SOFTWARE : EXIT_FAIL;
 		conn_close(&c);
 		return rc;

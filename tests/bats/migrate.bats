@@ -375,6 +375,13 @@ session_of() {
 	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
 	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
 	[[ "$stderr" == *"ops is not an admin (the key file has several identities and admins names none)"* ]]
+	# One identity and no admins: its holder may.
+	printf 'backend: host\nkey_file: %s\n' "$k/ops.key" >"$k/keyed.yaml"
+	kill -HUP "$F_PID"
+	sleep 0.3
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"no remoting client has session 42 here"* ]]
 }
 
 @test "gleam-serve -n: admins must be identities of the key file" {

@@ -399,3 +399,32 @@ session_of() {
 	printf 'key_file: %s\nadmins: [ops]\n' "$k/ops.key" >"$k/ok.yaml"
 	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$k/ok.yaml"
 }
+
+# A session that comes back to the server it left: the pool's range the
+# first worker reserved must be free in the next one, forked from a
+# server that mapped more meanwhile (the host backend's own region).
+@test "there and back: A to B to A, output identical" {
+	local rc=0 s i
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
+	    -K -b 2 -q 32 -n 600 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 600 "$MODEL"
+	s=$(session_of)
+	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" "$s" \
+	    "127.0.0.1:$T_PORT"
+	for i in $(seq 1 100); do
+		grep -q "(infer): resumes session" "$T_LOG" && break
+		sleep 0.1
+	done
+	s=$(S_PORT=$T_PORT session_of)
+	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$T_PORT" "$s" \
+	    "127.0.0.1:$S_PORT"
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG" "$T_LOG"; return 1; }
+	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
+	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	grep -q "(infer): migrated to 127.0.0.1:$S_PORT" "$T_LOG" ||
+	    { cat "$S_LOG" "$T_LOG" >&2; return 1; }
+	grep -q "(infer): migrated in" "$S_LOG"
+	[ "$(stat migrations)" = 2 ]
+}

@@ -14,6 +14,7 @@
 #include "exitcode.h"
 #include "input.h"
 #include "log.h"
+#include "migrate.h"
 #include "net.h"
 #include "parse.h"
 #include "place.h"
@@ -31,8 +32,8 @@ static const struct cli_opt opts[] = {
 	    0 },
 	{ 'i', "interval", "seconds", "serve: read the servers' status this "
 	    "often (10)", 0 },
-	{ 'k', "key", "keyfile", "serve: the key clients and servers prove",
-	    0 },
+	{ 'k', "key", "keyfile", "serve, migrate: the key clients and "
+	    "servers prove", 0 },
 	{ 'l', "listen", "address:port", "serve: where to listen "
 	    "(127.0.0.1:7384)", 0 },
 	{ 'L', "links", "links.yaml", "the links from clients to servers", 0 },
@@ -52,7 +53,9 @@ static struct cli cli = { "gleam-sched",
     "gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml "
     "-t tasks.yaml\n"
     "gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] "
-    "[-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]", opts, 0,
+    "[-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]\n"
+    "gleam-sched migrate [-k keyfile] server session|address target",
+    opts, 0,
     "0.1's plan -l links.yaml is still taken, with a warning." };
 
 /* A one-line reason, then the usage. */
@@ -140,6 +143,17 @@ main(int argc, char *argv[])
 	argc -= optind;
 	argv += optind;
 	/* The mode: a word, plan by default; 0.1 said -d for serve. */
+	if (argc > 0 && strcmp(argv[0], "migrate") == 0) {
+		if (oldserve || Larg || larg || servers || tasks || oflag ||
+		    explain || iflag || pidfile || aflag || fflag || verbose)
+			misuse("migrate takes -k only");
+		if (argc < 4)
+			misuse("migrate: expected a server, a session or "
+			    "address, and a target");
+		if (argc > 4)
+			misuse("unexpected argument '%s'", argv[4]);
+		return migrate_main(argv[1], argv[2], argv[3], key);
+	}
 	if (argc > 0 && strcmp(argv[0], "serve") == 0)
 		daemon = 1;
 	else if (argc > 0 && strcmp(argv[0], "plan") != 0)

@@ -7,6 +7,7 @@
 
 #include "cfgtab.h"
 #include "config.h"
+#include "net.h"
 #include "parse.h"
 #include "proto.h"
 #include "yamlio.h"
@@ -112,6 +113,45 @@ config_share(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 			c->share[c->nshare].line = ynode_line(m);
 			c->nshare++;
 		}
+	}
+	return 0;
+}
+
+/* admins: a list of identities, e.g. "[alice]"; checked against the keys. */
+static int
+config_admins(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    void *base, struct yerr *err)
+{
+	struct config *c = base;
+	yaml_node_t *m;
+	const char *ident;
+	size_t j;
+	int x;
+
+	c->nadmins = 0;
+	c->admins_line = ynode_line(n);
+	if (yis_null(n))
+		return 0;
+	if (n->type != YAML_SEQUENCE_NODE)
+		return yerr_at(d, n, k->name, err, "a list of identities "
+		    "([alice, bob])");
+	for (j = 0; j < yseq_len(n); j++) {
+		m = yseq_get(d, n, j);
+		if (m == NULL || (ident = yscalar(m)) == NULL ||
+		    auth_name_check(ident) == -1)
+			return yerr_at(d, m ? m : n, k->name, err,
+			    "'%s': not an identity's name",
+			    m && yscalar(m) ? yscalar(m) : "");
+		for (x = 0; x < c->nadmins; x++)
+			if (strcmp(c->admins[x], ident) == 0)
+				return yerr_at(d, m, k->name, err,
+				    "%s: listed twice", ident);
+		if (c->nadmins == CONFIG_ADMINS_MAX)
+			return yerr_at(d, m, k->name, err, "more than %d "
+			    "identities", CONFIG_ADMINS_MAX);
+		snprintf(c->admins[c->nadmins], sizeof c->admins[0], "%s",
+		    ident);
+		c->nadmins++;
 	}
 	return 0;
 }
@@ -224,6 +264,8 @@ static const struct cfg_key config_keys[] = {
 	    .fn = config_peer },
 	{ "drain",		CFG_ENUM,	F(drain),
 	    .choices = config_drains },
+	{ "admins",		CFG_FUNC,	F(nadmins),
+	    .fn = config_admins },
 	{ NULL }
 };
 #undef F
@@ -293,6 +335,13 @@ config_load_key(struct config *c, char *err, size_t errlen)
 			    c->share[0].line);
 			return -1;
 		}
+		if (c->nadmins > 0) {
+			snprintf(err, errlen, "%s:%d: admins: no key_file, "
+			    "so no identities (without a key only this host "
+			    "may send control requests)", where,
+			    c->admins_line);
+			return -1;
+		}
 		return 0;
 	}
 	if (auth_keys_load(&c->keys, c->key_file, err, errlen) == -1)
@@ -311,6 +360,18 @@ config_load_key(struct config *c, char *err, size_t errlen)
 			return -1;
 		}
 	}
+	for (i = 0; i < c->nadmins; i++) {
+		for (j = 0; j < c->keys.n; j++)
+			if (strcmp(c->keys.v[j].name, c->admins[i]) == 0)
+				break;
+		if (j == c->keys.n) {
+			snprintf(err, errlen, "%s:%d: admins: no identity %s "
+			    "in key file %s", where, c->admins_line,
+			    c->admins[i], c->key_file);
+			auth_keys_free(&c->keys);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -318,6 +379,39 @@ void
 config_free(struct config *c)
 {
 	auth_keys_free(&c->keys);
+}
+
+int
+config_admin(const struct config *c, int authed, const char *ident,
+    const char *host, char *why, size_t whylen)
+{
+	int i;
+
+	if (c->keys.n == 0) {
+		/* No key: this host's users alone, as for the signals. */
+		if (net_is_loopback(host))
+			return 0;
+		snprintf(why, whylen, "without a key only this host may "
+		    "send control requests");
+		return -1;
+	}
+	if (!authed) {
+		snprintf(why, whylen, "the key was not proven");
+		return -1;
+	}
+	for (i = 0; i < c->nadmins; i++)
+		if (strcmp(c->admins[i], ident) == 0)
+			return 0;
+	if (c->nadmins == 0 && c->keys.n == 1)
+		return 0;	/* the holder of the one key */
+	if (c->nadmins == 0)
+		snprintf(why, whylen, "%s is not an admin (the key file has "
+		    "several identities and admins names none)",
+		    ident[0] ? ident : "this client");
+	else
+		snprintf(why, whylen, "%s is not an admin",
+		    ident[0] ? ident : "this client");
+	return -1;
 }
 
 const char *

@@ -9,6 +9,7 @@
 
 #define SERVE_CONFIG_DEFAULT	"/etc/gleam/gleam-serve.yaml"
 #define CONFIG_SHARE_MAX	256	/* identities in cache_share */
+#define CONFIG_ADMINS_MAX	64	/* identities in admins */
 
 /*
  * How remoting clients are kept apart: a worker process each (a kernel
@@ -75,6 +76,13 @@ struct config {
 	char		 peer_host[256]; /* where clients migrate; "" none */
 	int		 peer_port;
 	int		 drain;		/* DRAIN_CUT or DRAIN_MIGRATE */
+	/*
+	 * admins: the identities that may send control requests
+	 * (MIGRATE_ONE); line is where the list is, for errors.
+	 */
+	char		 admins[CONFIG_ADMINS_MAX][AUTH_NAME_MAX + 1];
+	int		 nadmins;
+	int		 admins_line;
 };
 
 /*
@@ -96,6 +104,13 @@ int	config_parse(struct config *, const char *name, const void *,
 int	config_load_key(struct config *, char *err, size_t errlen);
 /* Frees what config_load_key loaded. */
 void	config_free(struct config *);
+/*
+ * Whether identity ident (authed: it proved the key) may send control
+ * requests; host is its address (no port) for the keyless case.
+ * Returns 0, or -1 with the reason in why.
+ */
+int	config_admin(const struct config *, int authed, const char *ident,
+	    const char *host, char *why, size_t whylen);
 /* The group whose cache ident shares, or NULL. */
 const char *config_share_group(const struct config *, const char *ident);
 

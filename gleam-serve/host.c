@@ -21,6 +21,7 @@
  * reach it: a stale range here would be a write into the server's heap.
  */
 #include <sys/mman.h>
+#include <sys/random.h>
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -426,12 +427,60 @@ hp_meminfo(struct robj *ctx, uint64_t *freeb, uint64_t *total)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Pools' ranges come from a region of their own, 32 to 64 TiB, far from
+ * where the process maps (below the stack) and from its heap (by the
+ * executable), starting at a random 64 GiB slot of it in each process.
+ * Where the kernel chose, a worker's range lay where its server, from
+ * which the next worker forks, mapped later, and a session could not
+ * come back to the server it left (gleam-protocol(5), Migration).
+ */
+#define HOST_VA_LO	(32ull << 40)
+#define HOST_VA_HI	(64ull << 40)
+#define HOST_VA_SLOT	(64ull << 30)
+static uint64_t host_va_next;
+
+static int
+hp_reserve_region(uint64_t size, uint64_t gran, uint64_t *va)
+{
+	uint64_t a, start, r, tries;
+	void *p;
+
+	if ((start = __atomic_load_n(&host_va_next, __ATOMIC_RELAXED)) == 0) {
+		if (getrandom(&r, sizeof r, 0) != sizeof r)
+			r = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+		start = HOST_VA_LO + r % ((HOST_VA_HI - HOST_VA_LO) /
+		    HOST_VA_SLOT) * HOST_VA_SLOT;
+	}
+	a = (start + gran - 1) & ~(gran - 1);
+	for (tries = 0; tries < 64; tries++) {
+		if (a < HOST_VA_LO || a > HOST_VA_HI - size)
+			a = HOST_VA_LO;
+		p = mmap((void *)(uintptr_t)a, size, PROT_NONE, MAP_PRIVATE |
+		    MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED && (uintptr_t)p == a) {
+			__atomic_store_n(&host_va_next, a + size,
+			    __ATOMIC_RELAXED);
+			*va = a;
+			return 0;
+		}
+		if (p != MAP_FAILED)
+			munmap(p, size);
+		/* Taken (another thread's pool): past it, a slot on. */
+		a = (a + size + HOST_VA_SLOT - 1) & ~(HOST_VA_SLOT - 1);
+	}
+	return -1;
+}
+
 static int
 hp_reserve(struct robj *ctx, uint64_t size, uint64_t gran, uint64_t *va)
 {
 	void *p;
 	uint64_t a;
 
+	if (size <= HOST_VA_HI - HOST_VA_LO &&
+	    hp_reserve_region(size, gran, va) == 0)
+		return CUDA_SUCCESS;
 	/* Over-reserved by a granule, to align it. */
 	if ((p = mmap(NULL, size + gran, PROT_NONE, MAP_PRIVATE |
 	    MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)) == MAP_FAILED)

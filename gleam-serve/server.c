@@ -131,6 +131,8 @@ struct server {
 static void client_read(struct bufferevent *, void *);
 static void client_say_shutdown(struct client *);
 static void client_go_remote(struct client *);
+static int server_migrate_one(void *, struct session *,
+    const struct msg_migrate_one *, char *, size_t);
 static void client_fork_worker(struct client *, int,
     struct remote_handoff *);
 static void server_accept(struct evconnlistener *, evutil_socket_t,
@@ -279,6 +281,8 @@ server_status(void *arg, const struct hshake_result *asker, size_t *len)
 		    __atomic_load_n(&c->rs->bytes_in, __ATOMIC_RELAXED);
 		cs->bytes_out = c->bytes_out +
 		    __atomic_load_n(&c->rs->bytes_out, __ATOMIC_RELAXED);
+		if (c->remote)
+			cs->session = session_id(c->sess);
 	}
 	st.nclients = i;
 	{
@@ -1230,6 +1234,7 @@ server_env_update(struct server *srv)
 	srv->env.hs.resume_arg = srv;
 	srv->env.hs.draining = srv->draining;
 	srv->env.status = server_status;
+	srv->env.migrate = server_migrate_one;
 	srv->env.arg = srv;
 	srv->env.remote_ok = srv->be != NULL;
 	srv->env.remote_why = srv->be_why;
@@ -1417,6 +1422,77 @@ server_migrate_all(struct server *srv)
 	log_info("migrating %d client%s to %s:%d", n, n == 1 ? "" : "s",
 	    srv->cfg.peer_host, srv->cfg.peer_port);
 	return n;
+}
+
+/*
+ * MIGRATE_ONE (gleam-protocol(5), Migration): from an admin, one remoting
+ * client's session to host:port, as SIGUSR1 orders every one's.
+ */
+static int
+server_migrate_one(void *arg, struct session *from,
+    const struct msg_migrate_one *m, char *why, size_t whylen)
+{
+	struct server *srv = arg;
+	struct hshake *hs = session_hshake(from);
+	struct remote_resume rr;
+	struct client *c, *req = NULL;
+
+	TAILQ_FOREACH(c, &srv->clients, entry)
+		if (c->sess == from)
+			req = c;
+	if (req == NULL) {
+		snprintf(why, whylen, "the request's connection is gone");
+		return PERR_INTERNAL;
+	}
+	if (config_admin(&srv->cfg, hs->res.authed, hs->res.ident, req->host,
+	    why, whylen) == -1) {
+		log_warn("client %s (%s): MIGRATE_ONE refused: %s", req->addr,
+		    hs->res.ident[0] ? hs->res.ident : "no identity", why);
+		return PERR_AUTH;
+	}
+	TAILQ_FOREACH(c, &srv->clients, entry) {
+		if (!c->remote || c->sess == NULL)
+			continue;
+		if (m->selector == MIGSEL_SESSION ?
+		    session_id(c->sess) == m->session :
+		    strcmp(c->addr, m->address) == 0)
+			break;
+	}
+	if (c == NULL) {
+		if (m->selector == MIGSEL_SESSION)
+			snprintf(why, whylen, "no remoting client has session "
+			    "%llu here", (unsigned long long)m->session);
+		else
+			snprintf(why, whylen, "no remoting client at %s here",
+			    m->address);
+		return PERR_NOSESSION;
+	}
+	if (!c->resumable || c->ctl == -1) {
+		snprintf(why, whylen, "session %llu is not resumable (its "
+		    "client did not ask), so it cannot move",
+		    (unsigned long long)session_id(c->sess));
+		return PERR_STATE;
+	}
+	if (c->migrating) {
+		snprintf(why, whylen, "session %llu is already ordered to "
+		    "move", (unsigned long long)session_id(c->sess));
+		return PERR_STATE;
+	}
+	memset(&rr, 0, sizeof rr);
+	rr.kind = REMOTE_MIGRATE;
+	snprintf(rr.host, sizeof rr.host, "%s", m->host);
+	rr.port = m->port;
+	if (remote_resume_send(c->ctl, -1, &rr, NULL) == -1) {
+		snprintf(why, whylen, "session %llu is ending",
+		    (unsigned long long)session_id(c->sess));
+		return PERR_STATE;
+	}
+	c->migrating = 1;
+	log_info("client %s (%s): session %llu ordered to %s:%u by %s (%s)",
+	    c->addr, session_client_name(c->sess),
+	    (unsigned long long)session_id(c->sess), m->host, m->port,
+	    req->addr, hs->res.ident[0] ? hs->res.ident : "no identity");
+	return 0;
 }
 
 /* SIGUSR1: every client to the peer. */

@@ -227,6 +227,34 @@ session_fill(struct session *s, struct evbuffer *out)
 	return 0;
 }
 
+/* MIGRATE_ONE: an admin's order to move one client's session. */
+static int
+session_migrate_one(struct session *s, const struct frame_hdr *h,
+    const uint8_t *p, struct evbuffer *out)
+{
+	struct msg_migrate_one m;
+	char why[400];
+	struct pw w;
+	int code;
+
+	if (msg_migrate_one_dec(p, h->len, &m) == -1)
+		return session_error(s, out, h->id, PERR_MALFORMED, 1,
+		    "MIGRATE_ONE does not decode (a selector of 1 or 2, a "
+		    "session or address, a target host and port)");
+	if (s->env->migrate == NULL)
+		return session_error(s, out, h->id, PERR_UNKNOWN, 0,
+		    "this server moves no sessions");
+	why[0] = '\0';
+	if ((code = s->env->migrate(s->env->arg, s, &m, why,
+	    sizeof why)) != 0)
+		return session_error(s, out, h->id, (uint32_t)code,
+		    code != PERR_NOSESSION, "%s", why);
+	pw_init(&w);
+	pw_u32(&w, 0);
+	session_pw(s, out, MSG_MIGRATE_ONE, FL_REPLY, h->id, &w);
+	return SESSION_OK;
+}
+
 static int
 session_ready_msg(struct session *s, const struct frame_hdr *h,
     const uint8_t *p, struct evbuffer *out)
@@ -276,6 +304,8 @@ session_ready_msg(struct session *s, const struct frame_hdr *h,
 		return SESSION_OK;
 	case MSG_BULK_GET:
 		return session_bulk_get(s, h, p, out);
+	case MSG_MIGRATE_ONE:
+		return session_migrate_one(s, h, p, out);
 	case MSG_BYE:
 		s->closed = 1;
 		return SESSION_CLOSE;

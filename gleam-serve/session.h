@@ -20,6 +20,7 @@
 #include <event2/buffer.h>
 
 #include "hshake.h"
+#include "proto.h"
 
 struct session;
 
@@ -35,6 +36,14 @@ struct session_env {
 	char			*(*status)(void *arg,
 				    const struct hshake_result *asker,
 				    size_t *len);
+	/*
+	 * MIGRATE_ONE from session s (gleam-protocol(5), Migration): 0 once
+	 * the order is with the client's worker, else an enum proto_err
+	 * with the reason in why.  NULL: this server moves nothing.
+	 */
+	int			 (*migrate)(void *arg, struct session *s,
+				    const struct msg_migrate_one *,
+				    char *why, size_t whylen);
 	void			*arg;
 };
 

@@ -81,6 +81,7 @@ proto_type_name(uint16_t t)
 	case MSG_MIG_MEM: return "MIG_MEM";
 	case MSG_MIG_END: return "MIG_END";
 	case MSG_REDIRECT: return "REDIRECT";
+	case MSG_MIGRATE_ONE: return "MIGRATE_ONE";
 	}
 	return t >= MSG_REMOTE_FIRST ? "REMOTE" : "unknown";
 }
@@ -100,6 +101,7 @@ proto_err_name(uint32_t e)
 	case PERR_INTERNAL: return "internal server error";
 	case PERR_TIMEOUT: return "timed out";
 	case PERR_AGAIN: return "server busy for a moment";
+	case PERR_NOSESSION: return "no such session";
 	}
 	return "unknown error";
 }
@@ -575,6 +577,42 @@ msg_redirect_dec(const void *p, size_t len, struct msg_redirect *m)
 	m->session = pr_u64(&r);
 	pr_bytes(&r, m->token, sizeof m->token);
 	if (r.bad || m->host[0] == '\0' || m->port == 0 || m->session == 0)
+		return -1;
+	return pr_done(&r);
+}
+
+void
+msg_migrate_one_enc(struct pw *w, const struct msg_migrate_one *m)
+{
+	pw_u8(w, m->selector);
+	if (m->selector == MIGSEL_SESSION)
+		pw_u64(w, m->session);
+	else
+		pw_str(w, m->address);
+	pw_str(w, m->host);
+	pw_u16(w, m->port);
+}
+
+int
+msg_migrate_one_dec(const void *p, size_t len, struct msg_migrate_one *m)
+{
+	struct pr r;
+
+	memset(m, 0, sizeof *m);
+	pr_init(&r, p, len);
+	m->selector = pr_u8(&r);
+	if (m->selector == MIGSEL_SESSION)
+		m->session = pr_u64(&r);
+	else if (m->selector == MIGSEL_ADDRESS)
+		pr_str(&r, m->address, sizeof m->address - 1);
+	else
+		return -1;
+	pr_str(&r, m->host, sizeof m->host - 1);
+	m->port = pr_u16(&r);
+	if (r.bad || m->host[0] == '\0' || m->port == 0)
+		return -1;
+	if (m->selector == MIGSEL_SESSION ? m->session == 0 :
+	    m->address[0] == '\0')
 		return -1;
 	return pr_done(&r);
 }

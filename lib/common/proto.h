@@ -58,6 +58,9 @@ enum msg_type {
 	MSG_MIG_END = 24,	/* src->dst: the session's stream (msg_mig_end);
 				   the reply: u32 0, or ERROR */
 	MSG_REDIRECT = 25,	/* s->c, last: resume at msg_redirect */
+	MSG_MIGRATE_ONE = 26,	/* admin->s: move one client's session
+				   (msg_migrate_one); the reply: u32 0 once
+				   ordered, or ERROR */
 	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
 };
 
@@ -79,7 +82,8 @@ enum proto_err {
 	PERR_SHUTDOWN = 8,	/* the server is draining */
 	PERR_INTERNAL = 9,	/* the server failed; not the client's fault */
 	PERR_TIMEOUT = 10,	/* the handshake took too long */
-	PERR_AGAIN = 11		/* busy for a moment: connect again */
+	PERR_AGAIN = 11,	/* busy for a moment: connect again */
+	PERR_NOSESSION = 12	/* MIGRATE_ONE: no such session to move */
 };
 
 enum auth_kind {
@@ -194,6 +198,21 @@ struct msg_redirect {
 	uint16_t	 port;
 	uint64_t	 session;
 	uint8_t		 token[PROTO_TOKEN_LEN];
+};
+
+/*
+ * MSG_MIGRATE_ONE: an admin (gleam-serve(8), admins) asks the server to
+ * move one remoting client's session to host:port, chosen by its session
+ * number or by its address as the status document shows them.
+ */
+#define MIGSEL_SESSION	1
+#define MIGSEL_ADDRESS	2
+struct msg_migrate_one {
+	uint8_t		 selector;	/* MIGSEL_* */
+	uint64_t	 session;	/* MIGSEL_SESSION */
+	char		 address[64];	/* MIGSEL_ADDRESS: host:port */
+	char		 host[256];	/* the target */
+	uint16_t	 port;
 };
 
 /*
@@ -346,6 +365,8 @@ void	msg_output_enc(struct pw *, const struct msg_output *);
 int	msg_output_dec(const void *, size_t, struct msg_output *);
 void	msg_redirect_enc(struct pw *, const struct msg_redirect *);
 int	msg_redirect_dec(const void *, size_t, struct msg_redirect *);
+void	msg_migrate_one_enc(struct pw *, const struct msg_migrate_one *);
+int	msg_migrate_one_dec(const void *, size_t, struct msg_migrate_one *);
 void	msg_mig_end_enc(struct pw *, const struct msg_mig_end *);
 int	msg_mig_end_dec(const void *, size_t, struct msg_mig_end *);
 

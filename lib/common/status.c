@@ -146,6 +146,11 @@ status_write(struct yw *w, const struct server_status *s)
 		yw_uint(w, c->bytes_in);
 		yw_key(w, "bytes_out");
 		yw_uint(w, c->bytes_out);
+		yw_key(w, "session");
+		if (c->session == 0)
+			yw_null(w);
+		else
+			yw_uint(w, c->session);
 		yw_end(w);
 	}
 	yw_end(w);
@@ -192,6 +197,7 @@ status_filter(struct server_status *s, const char *ident, const char *scope)
 		memset(c->name, 0, sizeof c->name);
 		memset(c->ident, 0, sizeof c->ident);
 		c->bytes_in = c->bytes_out = 0;
+		c->session = 0;		/* an admin's to know */
 		s->clients[k++] = *c;
 	}
 	s->nclients = k;
@@ -310,6 +316,9 @@ static const struct cfg_key status_client_keys[] = {
 	{ "name",	CFG_STR,	F(name), .flags = CFG_NULLOK },
 	U64(F(bytes_in), "bytes_in"),
 	U64(F(bytes_out), "bytes_out"),
+	/* Absent from older servers. */
+	{ "session",	CFG_INT,	F(session), .flags = CFG_NULLOK,
+	    .min = 0, .max = INT64_MAX },
 	{ "connected_s", CFG_DBL,	F(connected_s), .flags = CFG_REQUIRED,
 	    .lo = 0, .hi = 1e12 },
 	{ NULL }

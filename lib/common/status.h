@@ -61,6 +61,7 @@ struct client_status {
 	char		 name[256];
 	double		 connected_s;
 	uint64_t	 bytes_in, bytes_out;
+	uint64_t	 session;	/* a remoting session's number; 0 none */
 	/* For status_filter, never written: the identity it proved ("" if
 	   none yet) and whether it runs CUDA calls (not a probe's). */
 	char		 ident[STATUS_IDENT_LEN];

@@ -7,8 +7,10 @@ load test_helper
 
 USAGE1="usage: gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml -t tasks.yaml"
 USAGE2="       gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] [-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]"
+USAGE3="       gleam-sched migrate [-k keyfile] server session|address target"
 USAGE="$USAGE1
-$USAGE2"
+$USAGE2
+$USAGE3"
 # The inputs are the examples (examples/README); the plans expected of
 # them are kept here.
 EX=$BATS_TEST_DIRNAME/../../examples

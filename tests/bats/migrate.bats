@@ -263,3 +263,171 @@ drain_timeout: 30s
 	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/ok.yaml"
 	[ "$status" -eq 0 ]
 }
+
+# session_of: the number of the remoting session on the source, once
+# there is one (the status's clients' session; the probe's own is null).
+session_of() {
+	local i s
+	for i in $(seq 1 100); do
+		s=$("$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "127.0.0.1:$S_PORT" 2>/dev/null |
+		    sed -n 's/^ *session: \([0-9][0-9]*\)$/\1/p' | head -n 1)
+		[ -n "$s" ] && { echo "$s"; return 0; }
+		kill -0 "$RUN_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$ERR" "$S_LOG" >&2
+	return 1
+}
+
+@test "gleam-sched migrate: one session, by its number, to the target; output identical" {
+	local rc=0 s
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
+	    -K -b 2 -q 32 -n 400 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 400 "$MODEL"
+	s=$(session_of)
+	# Without a key, this host may order it.
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" "$s" "127.0.0.1:$T_PORT"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
+	grep -q "session $s ordered to 127.0.0.1:$T_PORT by 127.0.0.1:[0-9]* (no identity)" "$S_LOG"
+	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	grep -q "(infer): migrated in" "$T_LOG"
+	[ "$(stat migrations)" = 1 ]
+}
+
+@test "gleam-sched migrate: by the client's address" {
+	local rc=0 a
+	start "$CUDA_BIN/static/soak" 4 8
+	session_of >/dev/null
+	a=$("$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "127.0.0.1:$S_PORT" |
+	    awk '/address: /{a=$NF} /session: [0-9]/{print a; exit}')
+	[[ "$a" == 127.0.0.1:* ]]
+	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" "$a" \
+	    "127.0.0.1:$T_PORT"
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	grep -q "^soak: ok" "$OUT"
+	grep -q "(soak): migrated in" "$T_LOG"
+}
+
+@test "gleam-sched migrate: no such session, a malformed address, bad arguments" {
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" 999999 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"no remoting client has session 999999 here"* ]]
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" 10.9.9.9:4000 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"no remoting client at 10.9.9.9:4000 here"* ]]
+	# Refused before anything is sent.
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" 10.9.9.9 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"client address 10.9.9.9: no port"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" '[::1' "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"client address [::1: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" 0 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"session 0: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$S_PORT" 5 "127.0.0.1:0"
+	[[ "$stderr" == *"target 127.0.0.1:0: port 0"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" 5
+	[[ "$stderr" == *"expected a server, a session or address, and a target"* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -L x a 5 b
+	[[ "$stderr" == *"migrate takes -k only"* ]]
+	# The server stays up and serving.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "127.0.0.1:$S_PORT"
+	# No such session leaves the connection open; the log says why.
+	grep -q "no such session: no remoting client has session 999999 here$" "$S_LOG"
+}
+
+@test "gleam-sched migrate: only admins, with a key file of identities" {
+	local k=$BATS_TEST_TMPDIR n
+	: >"$k/ids.keys"
+	chmod 600 "$k/ids.keys"
+	for n in ops alice; do
+		"$GLEAM_BIN/gleam-key" -i "$n" "$k/$n.key"
+		cat "$k/$n.key" >>"$k/ids.keys"
+	done
+	"$GLEAM_BIN/gleam-key" -i carol "$k/carol.key"
+	printf 'backend: host\nkey_file: %s\nadmins: [ops]\n' "$k/ids.keys" \
+	    >"$k/keyed.yaml"
+	serve_start -c "$k/keyed.yaml" -v
+	F_PID=$SERVE_PID
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"no remoting client has session 42 here"* ]]
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/alice.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"alice is not an admin"* ]]
+	# Not a key the server knows at all.
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/carol.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	# No key proven, though from this host.
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	grep -q "MIGRATE_ONE refused: alice is not an admin" "$SERVE_LOG"
+	# Without admins, several identities: no one.
+	printf 'backend: host\nkey_file: %s\n' "$k/ids.keys" >"$k/keyed.yaml"
+	kill -HUP "$F_PID"
+	sleep 0.3
+	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"ops is not an admin (the key file has several identities and admins names none)"* ]]
+	# One identity and no admins: its holder may.
+	printf 'backend: host\nkey_file: %s\n' "$k/ops.key" >"$k/keyed.yaml"
+	kill -HUP "$F_PID"
+	sleep 0.3
+	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
+	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
+	[[ "$stderr" == *"no remoting client has session 42 here"* ]]
+}
+
+@test "gleam-serve -n: admins must be identities of the key file" {
+	local k=$BATS_TEST_TMPDIR
+	"$GLEAM_BIN/gleam-key" -i ops "$k/ops.key"
+	printf 'key_file: %s\nadmins: [ops, mallory]\n' "$k/ops.key" >"$k/bad.yaml"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
+	[[ "$output" == *"admins: no identity mallory in key file"* ]]
+	printf 'admins: [ops]\n' >"$k/bad.yaml"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
+	[[ "$output" == *"admins: no key_file"* ]]
+	printf 'key_file: %s\nadmins: ops\n' "$k/ops.key" >"$k/bad.yaml"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
+	[[ "$output" == *"admins"*"a list of identities"* ]]
+	printf 'key_file: %s\nadmins: [ops]\n' "$k/ops.key" >"$k/ok.yaml"
+	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$k/ok.yaml"
+}
+
+# A session that comes back to the server it left: the pool's range the
+# first worker reserved must be free in the next one, forked from a
+# server that mapped more meanwhile (the host backend's own region).
+@test "there and back: A to B to A, output identical" {
+	local rc=0 s i
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
+	    -K -b 2 -q 32 -n 600 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 600 "$MODEL"
+	s=$(session_of)
+	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" "$s" \
+	    "127.0.0.1:$T_PORT"
+	for i in $(seq 1 100); do
+		grep -q "(infer): resumes session" "$T_LOG" && break
+		sleep 0.1
+	done
+	s=$(S_PORT=$T_PORT session_of)
+	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$T_PORT" "$s" \
+	    "127.0.0.1:$S_PORT"
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG" "$T_LOG"; return 1; }
+	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
+	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	grep -q "(infer): migrated to 127.0.0.1:$S_PORT" "$T_LOG" ||
+	    { cat "$S_LOG" "$T_LOG" >&2; return 1; }
+	grep -q "(infer): migrated in" "$S_LOG"
+	[ "$(stat migrations)" = 2 ]
+}

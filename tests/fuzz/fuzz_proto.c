@@ -76,6 +76,7 @@ fuzz_small(const uint8_t *data, size_t size)
 	struct msg_bulk_get b, bg;
 	struct msg_bulk_result r, rg;
 	struct msg_output o, og;
+	struct msg_migrate_one mo, mg;
 	struct pw w;
 
 	if (msg_auth_dec(data, size, &a) == 0) {
@@ -135,6 +136,19 @@ fuzz_small(const uint8_t *data, size_t size)
 		ENSURE(msg_output_dec(w.p, w.len, &og) == 0);
 		ENSURE(og.stream == o.stream && og.len == o.len &&
 		    memcmp(og.data, o.data, o.len) == 0);
+		pw_free(&w);
+	}
+	if (msg_migrate_one_dec(data, size, &mo) == 0) {
+		ENSURE(mo.selector == MIGSEL_SESSION ? mo.session != 0 :
+		    mo.selector == MIGSEL_ADDRESS && mo.address[0] != '\0');
+		ENSURE(mo.host[0] != '\0' && mo.port != 0);
+		pw_init(&w);
+		msg_migrate_one_enc(&w, &mo);
+		same_bytes(&w, data, size);
+		ENSURE(msg_migrate_one_dec(w.p, w.len, &mg) == 0);
+		ENSURE(mg.selector == mo.selector && mg.session == mo.session &&
+		    strcmp(mg.address, mo.address) == 0 &&
+		    strcmp(mg.host, mo.host) == 0 && mg.port == mo.port);
 		pw_free(&w);
 	}
 }

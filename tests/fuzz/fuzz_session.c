@@ -23,9 +23,11 @@
  * without a key) of at most 16 * r bytes, an empty record before each
  * when r is odd.  Every output is checked to be whole records that open
  * with the client's keys (after WELCOME) holding whole, well-formed
- * frames.
+ * frames.  MIGRATE_ONE goes to fuzz_migrate, which checks that only what
+ * decodes reaches it.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +62,29 @@ fuzz_status(void *arg, const struct hshake_result *asker, size_t *len)
 		return NULL;
 	*len = sizeof status_doc - 1;
 	return s;
+}
+
+/*
+ * MIGRATE_ONE reaches the server only decoded: session 1 or the address
+ * 127.0.0.1:1 is there, any other is not, session 2 is not an admin's.
+ */
+static int
+fuzz_migrate(void *arg, struct session *s, const struct msg_migrate_one *m,
+    char *why, size_t whylen)
+{
+	(void)arg;
+	ENSURE(s != NULL && m->host[0] != '\0' && m->port != 0);
+	ENSURE(m->selector == MIGSEL_SESSION ? m->session != 0 :
+	    m->selector == MIGSEL_ADDRESS && m->address[0] != '\0');
+	if (m->selector == MIGSEL_SESSION && m->session == 2) {
+		snprintf(why, whylen, "not an admin");
+		return PERR_AUTH;
+	}
+	if (m->selector == MIGSEL_SESSION ? m->session == 1 :
+	    strcmp(m->address, "127.0.0.1:1") == 0)
+		return 0;
+	snprintf(why, whylen, "no such session");
+	return PERR_NOSESSION;
 }
 
 /* What the handshake needs to forge the client's proof. */
@@ -148,7 +173,14 @@ check_output(struct evbuffer *out, struct forge *f)
 			break;
 		case MSG_ERROR:
 			ENSURE(msg_error_dec(p, h.len, &e) == 0);
-			ENSURE(e.code >= PERR_VERSION && e.code <= PERR_TIMEOUT);
+			ENSURE((e.code >= PERR_VERSION &&
+			    e.code <= PERR_TIMEOUT) ||
+			    e.code == PERR_NOSESSION);
+			break;
+		case MSG_MIGRATE_ONE:
+			/* Only fuzz_migrate's yes: u32 0. */
+			ENSURE(f->cc.on && h.len == 4 &&
+			    memcmp(p, "\0\0\0\0", 4) == 0);
 			break;
 		case MSG_BULK_END:
 			ENSURE(f->cc.on);
@@ -271,6 +303,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	env.remote_ok = (sel & 0xc0) == 0x40;
 	env.remote_why = "no backend in the fuzz target";
 	env.status = fuzz_status;
+	env.migrate = fuzz_migrate;
 	/* Resume offered; session 7 with a token of 0x11s waits for it. */
 	env.hs.resume_ms = 30000;
 	env.hs.resume_find = fuzz_resume_find;

@@ -25,6 +25,7 @@ DEC(welcome)
 DEC(error)
 DEC(bulk_get)
 DEC(bulk_result)
+DEC(migrate_one)
 #undef DEC
 
 /* Decodes a copy of p[0..len) held in a buffer of exactly len bytes. */
@@ -755,9 +756,83 @@ test_output(void)
 	CHECK(strcmp(proto_type_name(MSG_OUTPUT), "OUTPUT") == 0);
 }
 
+/* MIGRATE_ONE: both selectors round-trip strictly; what is wrong refused. */
+static void
+test_migrate_one(void)
+{
+	struct msg_migrate_one m, g;
+	struct pw w;
+	static const uint8_t bad_sel[] = { 3, 0, 1, 'x', 0, 1, 'h', 0x1c, 0x0f };
+	static const uint8_t no_port[] = { 2, 0, 1, 'x', 0, 1, 'h', 0, 0 };
+	static const uint8_t no_host[] = { 2, 0, 1, 'x', 0, 0, 0x1c, 0x0f };
+	static const uint8_t no_addr[] = { 2, 0, 0, 0, 1, 'h', 0x1c, 0x0f };
+	static const uint8_t nul_addr[] = { 2, 0, 1, 0, 0, 1, 'h', 0x1c, 0x0f };
+	static const uint8_t sess0[] = { 1, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 1, 'h', 0x1c, 0x0f };
+	uint8_t long_addr[3 + 64 + 5];
+
+	memset(&m, 0, sizeof m);
+	m.selector = MIGSEL_SESSION;
+	m.session = 0x0102030405060708ull;
+	snprintf(m.host, sizeof m.host, "b.example");
+	m.port = 7384;
+	pw_init(&w);
+	msg_migrate_one_enc(&w, &m);
+	CHECK(w.len == 1 + 8 + 2 + 9 + 2);
+	CHECK(strict(dec_migrate_one, &w, &g) == 0);
+	CHECK(dec_exact(dec_migrate_one, w.p, w.len, &g) == 0);
+	CHECK(g.selector == MIGSEL_SESSION && g.session == m.session &&
+	    strcmp(g.host, "b.example") == 0 && g.port == 7384 &&
+	    g.address[0] == '\0');
+	pw_free(&w);
+
+	memset(&m, 0, sizeof m);
+	m.selector = MIGSEL_ADDRESS;
+	snprintf(m.address, sizeof m.address, "[::1]:41000");
+	snprintf(m.host, sizeof m.host, "10.0.0.2");
+	m.port = 1;
+	pw_init(&w);
+	msg_migrate_one_enc(&w, &m);
+	CHECK(strict(dec_migrate_one, &w, &g) == 0);
+	CHECK(dec_exact(dec_migrate_one, w.p, w.len, &g) == 0);
+	CHECK(g.selector == MIGSEL_ADDRESS && g.session == 0 &&
+	    strcmp(g.address, "[::1]:41000") == 0 &&
+	    strcmp(g.host, "10.0.0.2") == 0 && g.port == 1);
+	pw_free(&w);
+
+	CHECK(msg_migrate_one_dec(bad_sel, sizeof bad_sel, &g) == -1);
+	CHECK(msg_migrate_one_dec(no_port, sizeof no_port, &g) == -1);
+	CHECK(msg_migrate_one_dec(no_host, sizeof no_host, &g) == -1);
+	CHECK(msg_migrate_one_dec(no_addr, sizeof no_addr, &g) == -1);
+	CHECK(msg_migrate_one_dec(nul_addr, sizeof nul_addr, &g) == -1);
+	CHECK(msg_migrate_one_dec(sess0, sizeof sess0, &g) == -1);
+	/* An address of 64 bytes does not fit address[64] with its NUL. */
+	memset(long_addr, 'a', sizeof long_addr);
+	long_addr[0] = 2;
+	long_addr[1] = 0;
+	long_addr[2] = 64;
+	long_addr[67] = 0;
+	long_addr[68] = 1;
+	long_addr[69] = 'h';
+	long_addr[70] = 0x1c;
+	long_addr[71] = 0x0f;
+	CHECK(msg_migrate_one_dec(long_addr, sizeof long_addr, &g) == -1);
+	/* 63 bytes fit. */
+	memset(m.address, 'a', 63);
+	m.address[63] = '\0';
+	pw_init(&w);
+	msg_migrate_one_enc(&w, &m);
+	CHECK(dec_exact(dec_migrate_one, w.p, w.len, &g) == 0 &&
+	    strlen(g.address) == 63);
+	pw_free(&w);
+	CHECK(msg_migrate_one_dec("", 0, &g) == -1);
+	CHECK(strcmp(proto_type_name(MSG_MIGRATE_ONE), "MIGRATE_ONE") == 0);
+}
+
 int
 main(void)
 {
+	test_migrate_one();
 	test_resume_fields();
 	test_output();
 	test_lanes();

@@ -139,6 +139,7 @@ test_round_trip(void)
 	s.clients[0].connected_s = 1.5;
 	s.clients[0].bytes_in = 7;
 	s.clients[0].bytes_out = 8;
+	s.clients[0].session = 0x7fffffff00000001ull;
 	strcpy(s.clients[1].address, "10.0.0.2:1");
 	s.clients[1].name[0] = '\0';
 	s.clients[1].connected_s = 1e6;
@@ -187,6 +188,8 @@ test_round_trip(void)
 		CHECK_STR(g.clients[0].name, "probe: x");
 		CHECK(g.clients[0].connected_s == 1.5);
 		CHECK(g.clients[0].bytes_in == 7 && g.clients[0].bytes_out == 8);
+		CHECK(g.clients[0].session == 0x7fffffff00000001ull);
+		CHECK(g.clients[1].session == 0);	/* null: none */
 		CHECK_STR(g.clients[1].address, "10.0.0.2:1");
 		CHECK_STR(g.clients[1].name, "");
 		CHECK(g.clients[1].connected_s == 1e6);

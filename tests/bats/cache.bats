@@ -2,7 +2,7 @@
 # The weight cache end to end: tests/cuda/cacheload (nvcc-built, real
 # cudart) loads a seeded buffer in sub-range copies through gleam-run and
 # the client library against gleam-serve's host backend, and reads it all
-# back to check it.  gleam-run -o reports the bytes each way.
+# back to check it.  gleam-run -O reports the bytes each way.
 
 load test_helper
 
@@ -37,7 +37,7 @@ conf() {
 load_once() {
 	local st=$BATS_TEST_TMPDIR/stats.$RANDOM.yaml
 	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-	    -o "$st" -- "$CUDA_BIN/${KIND:-static}/cacheload" -m 8 "$@"
+	    -O "$st" -- "$CUDA_BIN/${KIND:-static}/cacheload" -m 8 "$@"
 	[ "$status" -eq 0 ] || { echo "$output $stderr" >&2; return 1; }
 	[ "${lines[-1]}" = "cacheload: ok" ] || return 1
 	SENT=$(sed -n 's/^bytes_sent: //p' "$st")
@@ -329,7 +329,7 @@ idents() {
 	: >"$BATS_TEST_TMPDIR/server.keys"
 	chmod 600 "$BATS_TEST_TMPDIR/server.keys"
 	for n in alice bob carol; do
-		"$GLEAM_BIN/gleam-key" -n "$n" -o "$BATS_TEST_TMPDIR/$n.key"
+		"$GLEAM_BIN/gleam-key" -i "$n" "$BATS_TEST_TMPDIR/$n.key"
 		cat "$BATS_TEST_TMPDIR/$n.key" >>"$BATS_TEST_TMPDIR/server.keys"
 	done
 }

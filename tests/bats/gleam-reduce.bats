@@ -249,10 +249,10 @@ teardown() {
 	: >"$k/ranks.keys"
 	chmod 600 "$k/ranks.keys"
 	for n in alice bob; do
-		"$GLEAM_BIN/gleam-key" -n "$n" -o "$k/$n.key"
+		"$GLEAM_BIN/gleam-key" -i "$n" "$k/$n.key"
 		cat "$k/$n.key" >>"$k/ranks.keys"
 	done
-	"$GLEAM_BIN/gleam-key" -n carol -o "$k/carol.key"
+	"$GLEAM_BIN/gleam-key" -i carol "$k/carol.key"
 	reduce_start -v -w 2 -k "$k/ranks.keys"
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-reduce" bench --verify -w 2 \
 	    -n 10000 -r 1 -c 127.0.0.1:$RED_PORT -k "$k/alice.key"

@@ -847,10 +847,10 @@ named_fleet() {
 	: >"$k/ids.keys"
 	chmod 600 "$k/ids.keys"
 	for n in sched alice bob; do
-		"$GLEAM_BIN/gleam-key" -n "$n" -o "$k/$n.key"
+		"$GLEAM_BIN/gleam-key" -i "$n" "$k/$n.key"
 		cat "$k/$n.key" >>"$k/ids.keys"
 	done
-	"$GLEAM_BIN/gleam-key" -n carol -o "$k/carol.key"
+	"$GLEAM_BIN/gleam-key" -i carol "$k/carol.key"
 	# The servers know the same identities; the daemon polls them as
 	# sched, the file's first.
 	fleet -k "$k/ids.keys"

@@ -122,7 +122,7 @@ nvml_run() {
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"count: 2"* ]]
 	# Without it, nvmlInit fails as without a driver, and says why.
-	run --separate-stderr env LD_LIBRARY_PATH="$LIBDIR" \
+	run --separate-stderr env LD_PRELOAD="${GLEAM_PRELOAD:-}" LD_LIBRARY_PATH="$LIBDIR" \
 	    GLEAM_SERVER="$SERVE_ADDR" "$CHECK"
 	[ "$status" -eq 1 ]
 	[ "$output" = "init: failed" ]
@@ -130,14 +130,14 @@ nvml_run() {
 }
 
 @test "without a server nvmlInit fails cleanly: no server, none there, a bad address" {
-	run --separate-stderr env -u GLEAM_SERVER LD_LIBRARY_PATH="$LIBDIR" "$CHECK"
+	run --separate-stderr env -u GLEAM_SERVER LD_PRELOAD="${GLEAM_PRELOAD:-}" LD_LIBRARY_PATH="$LIBDIR" "$CHECK"
 	[ "$status" -eq 1 ]
 	[ "$output" = "init: failed" ]
 	[[ "$stderr" == *"NVML: no server: GLEAM_SERVER is not set"* ]]
-	run --separate-stderr env LD_LIBRARY_PATH="$LIBDIR" GLEAM_SERVER=127.0.0.1:1 "$CHECK"
+	run --separate-stderr env LD_PRELOAD="${GLEAM_PRELOAD:-}" LD_LIBRARY_PATH="$LIBDIR" GLEAM_SERVER=127.0.0.1:1 "$CHECK"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"NVML: cannot use server 127.0.0.1:1"* ]]
-	run --separate-stderr env LD_LIBRARY_PATH="$LIBDIR" GLEAM_SERVER=:9 "$CHECK"
+	run --separate-stderr env LD_PRELOAD="${GLEAM_PRELOAD:-}" LD_LIBRARY_PATH="$LIBDIR" GLEAM_SERVER=:9 "$CHECK"
 	[ "$status" -eq 1 ]
 	[[ "$stderr" == *"GLEAM_SERVER=:9: no host"* ]]
 }

@@ -663,7 +663,7 @@ tamper_proxy() {
 	export GLEAM_CACHE=0 XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
 	for k in static shared; do
 		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-		    -o "$BATS_TEST_TMPDIR/on.yaml" -- "$CUDA_BIN/$k/pool"
+		    -O "$BATS_TEST_TMPDIR/on.yaml" -- "$CUDA_BIN/$k/pool"
 		[ "${lines[-1]}" = "pool: ok" ]
 		on=("${lines[@]}")
 		GLEAM_POOL=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" \
@@ -683,7 +683,7 @@ tamper_proxy() {
 		# still trims its stock when half is freed, and grows it again).
 		[ "$(ls "$XDG_CACHE_HOME"/gleam/pool-* | wc -l)" -eq "$([ $k = static ] && echo 1 || echo 2)" ]
 		run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-		    -o "$BATS_TEST_TMPDIR/again.yaml" -- "$CUDA_BIN/$k/pool"
+		    -O "$BATS_TEST_TMPDIR/again.yaml" -- "$CUDA_BIN/$k/pool"
 		[ "${lines[*]}" = "${on[*]}" ]
 		rt=$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/again.yaml")
 		again=$(echo "$rt" | sed -n 's/^  memPool: //p')
@@ -726,7 +726,7 @@ tamper_proxy() {
 lanes_run() {
 	GLEAM_CACHE=0 GLEAM_LANES=$2 run --separate-stderr timeout 120 \
 	    "$GLEAM_BIN/gleam-run" -s "${3:-$SERVE_ADDR}" \
-	    -o "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
+	    -O "$BATS_TEST_TMPDIR/$1.yaml" -- "$CUDA_BIN/shared/memcpy"
 }
 
 # lanes_ok NAME N: the last lanes_run NAME succeeded with N lanes.

@@ -113,7 +113,7 @@ key() {
 		run -0 "$INFER" -R "$@" "$m"
 		want=$(key checksum)
 		run -0 --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" \
-		    -o "$BATS_TEST_TMPDIR/s.yaml" -- "$INFER" -K "$@" "$m"
+		    -O "$BATS_TEST_TMPDIR/s.yaml" -- "$INFER" -K "$@" "$m"
 		[ "$(key mode)" = kernels ]
 		[ "$(key checksum)" = "$want" ]
 		steps=$(( $(key steps) + $(key warmup) ))

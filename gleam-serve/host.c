@@ -435,6 +435,16 @@ hp_meminfo(struct robj *ctx, uint64_t *freeb, uint64_t *total)
  * which the next worker forks, mapped later, and a session could not
  * come back to the server it left (gleam-protocol(5), Migration).
  */
+#if defined(__SANITIZE_THREAD__)
+#define HOST_VA_REGION	0	/* ThreadSanitizer's shadow lies there */
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HOST_VA_REGION	0
+#endif
+#endif
+#ifndef HOST_VA_REGION
+#define HOST_VA_REGION	1
+#endif
 #define HOST_VA_LO	(32ull << 40)
 #define HOST_VA_HI	(64ull << 40)
 #define HOST_VA_SLOT	(64ull << 30)
@@ -478,7 +488,7 @@ hp_reserve(struct robj *ctx, uint64_t size, uint64_t gran, uint64_t *va)
 	void *p;
 	uint64_t a;
 
-	if (size <= HOST_VA_HI - HOST_VA_LO &&
+	if (HOST_VA_REGION && size <= HOST_VA_HI - HOST_VA_LO &&
 	    hp_reserve_region(size, gran, va) == 0)
 		return CUDA_SUCCESS;
 	/* Over-reserved by a granule, to align it. */

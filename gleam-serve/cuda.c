@@ -569,6 +569,7 @@ static void	knode_forget(struct rclient *);
 static void	knode_drop(struct rclient *, CUgraph);
 static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
+static int cp_sync_capturing(struct robj *);
 
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
@@ -831,9 +832,18 @@ c_mem_free(struct rcall *c)
 {
 	int rc;
 
-	CTX(c, 0);
+	struct robj *ctx;
+	CUresult r;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &r)) == NULL)
+		return r;
+	/*
+	 * Address 0: only cuMemFree's wait, for a piece of a client's slab.
+	 * A context synchronization would end a capture on the driver.
+	 */
 	if (c->in[1].u == 0)
-		return CUDA_SUCCESS;
+		return cp_sync_capturing(ctx) ? CUDA_SUCCESS :
+		    drv.CtxSynchronize();
 	if (pool_free(c->cl, c->in[1].u, &cuda_pool, &rc))
 		return rc;
 	if (rmem_del(c->cl, c->in[1].u) == -1)

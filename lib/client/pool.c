@@ -488,9 +488,13 @@ slab_give(struct gctx *c, struct cpool *p, uint64_t a, uint64_t size)
 			break;
 	if (i == p->nslabs)
 		return 0;
-	/* cuMemFree waits for the device: so does the server, in order. */
+	/*
+	 * cuMemFree waits for the device: so does the server, in order
+	 * (address 0: the wait alone, which spares a capture in progress).
+	 */
 	in[0].u = gobj_id(c);
-	(void)rpost(R_CTX_SYNC, in, 0);
+	in[1].u = 0;
+	(void)rpost(R_MEM_FREE, in, 0);
 	(void)ext_put(&p->slabs[i].free, a, n);
 	p->slabs[i].used -= n < p->slabs[i].used ? n : p->slabs[i].used;
 	if (p->slabs[i].used > 0)

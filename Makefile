@@ -295,6 +295,8 @@ install: all
 	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/gleam
 	install -m 755 $(PROG_BIN) $(DESTDIR)$(BINDIR)
 	install -m 755 $(CLIENT_LIBS) $(DESTDIR)$(LIBDIR)/gleam
+	ln -sf libcuda.so.1 $(DESTDIR)$(LIBDIR)/gleam/libcuda.so
+	ln -sf libnvidia-ml.so.1 $(DESTDIR)$(LIBDIR)/gleam/libnvidia-ml.so
 	install -m 644 $(LIBA) $(DESTDIR)$(LIBDIR)
 	install -m 644 $(CODEC_HEADERS) $(DESTDIR)$(PREFIX)/include/gleam
 	for pc in $(CODEC_PC); do \
@@ -317,6 +319,8 @@ install: all
 uninstall:
 	for p in $(PROGS); do rm -f $(DESTDIR)$(BINDIR)/$$p; done
 	rm -f $(DESTDIR)$(LIBDIR)/gleam/libcuda.so.1 \
+	    $(DESTDIR)$(LIBDIR)/gleam/libcuda.so \
+	    $(DESTDIR)$(LIBDIR)/gleam/libnvidia-ml.so \
 	    $(DESTDIR)$(LIBDIR)/gleam/libnvidia-ml.so.1 $(DESTDIR)$(LIBDIR)/libgleam.a \
 	    $(CODEC_PC:%=$(DESTDIR)$(LIBDIR)/pkgconfig/%.pc) \
 	    $(CODEC_HEADERS:lib/codec/%=$(DESTDIR)$(PREFIX)/include/gleam/%)

@@ -31,6 +31,11 @@ client_link	 = $(CC) $(CFLAGS) $(LDFLAGS) -shared \
 $(CLIENT_SO): $(CLIENT_OBJ) $(CLIENT_DEPS) lib/client/exports.map
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(client_link) -lsodium -lcrypto -lyaml -lzstd -lpthread
+	@ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+# libcuda.so beside it: programs that dlopen the development name (numba,
+# ctypes users) find this library first in gleam-run's library path, not
+# the real driver's libcuda.so further on.
 
 # The local half alone: the same objects, with the hooks' local defaults
 # (hooks.c) in place of the remoting layer, so one placeholder device and
@@ -96,4 +101,4 @@ $(BUILD)/cuda/against-driver: tests/cuda/against-driver.c \
 clean: client-clean
 .PHONY: client-clean
 client-clean:
-	rm -f lib/libcuda.so.1
+	rm -f lib/libcuda.so.1 lib/libcuda.so

@@ -20,6 +20,7 @@ $(NVML_SO): $(NVML_OBJ) $(NVML_DEPS) lib/nvml/exports.map
 	    -Wl,-Bsymbolic -Wl,--version-script=lib/nvml/exports.map \
 	    -Wl,-z,defs -o $@ $(filter %.o,$^) -lsodium -lcrypto -lyaml \
 	    -lpthread -lm
+	@ln -sf libnvidia-ml.so.1 $(@D)/libnvidia-ml.so
 
 # The test program: every call it answers, against a server that reports
 # the GPUs of a file (GLEAM_TEST_GPUS; tests/bats/nvml.bats).  Linked
@@ -34,4 +35,4 @@ $(NVML_TEST): tests/nvml/nvml-check.c lib/nvml/gnvml.h $(NVML_SO) $(LIBA)
 clean: nvml-clean
 .PHONY: nvml-clean
 nvml-clean:
-	rm -f lib/libnvidia-ml.so.1
+	rm -f lib/libnvidia-ml.so.1 lib/libnvidia-ml.so

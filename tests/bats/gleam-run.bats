@@ -131,6 +131,21 @@ teardown() {
 	run -126 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$BATS_TEST_TMPDIR/plain"
 }
 
+@test "a program that opens libcuda.so or libnvidia-ml.so by name gets the client's" {
+	# numba and other ctypes users ask for the development names: they
+	# must not reach a real driver's libcuda.so further down the path.
+	command -v python3 >/dev/null || skip "no python3"
+	run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+	    python3 -c 'import ctypes
+ctypes.CDLL("libcuda.so"); ctypes.CDLL("libnvidia-ml.so")
+for line in open("/proc/self/maps"):
+	if "libcuda" in line or "libnvidia-ml" in line:
+		print(line.split()[-1])'
+	lib=$(cd "$BATS_TEST_DIRNAME/../../lib" && pwd -P)
+	[ "$(printf '%s\n' "$output" | sort -u)" = "$(printf '%s\n' \
+	    "$lib/libcuda.so.1" "$lib/libnvidia-ml.so.1")" ]
+}
+
 @test "the library comes first in LD_LIBRARY_PATH and LD_PRELOAD" {
 	run -0 env LD_LIBRARY_PATH=/x LD_PRELOAD= "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
 	    sh -c 'echo "$GLEAM_SERVER|$LD_LIBRARY_PATH|$LD_PRELOAD"'

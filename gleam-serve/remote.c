@@ -37,6 +37,7 @@ struct stage {
 };
 
 struct remote {
+	unsigned		 oneway_failed;	/* one-way calls that failed */
 	struct htab		 stages;	/* id -> struct stage */
 	uint64_t		 staged;	/* their bytes */
 	int			 fd;
@@ -897,6 +898,17 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	if (h->flags & FL_ONEWAY) {
 		/* No reply unless it failed; the client reports that later. */
 		if (rc != 0) {
+			/*
+			 * Rare, and what a program then fails on comes later,
+			 * at another call: named here, the first few (-v).
+			 */
+			if (r->oneway_failed++ < 16)
+				log_debug("client %s: one-way %s failed: %d "
+				    "(in: %llu %llu %llu)", r->cl.addr,
+				    c.d->name, rc,
+				    (unsigned long long)c.in[0].u,
+				    (unsigned long long)c.in[1].u,
+				    (unsigned long long)c.in[2].u);
 			pw_init(&rep);
 			pw_u32(&rep, (uint32_t)rc);
 			remote_frame(r, h->type, FL_REPLY | FL_ONEWAY, h->id,

@@ -1694,6 +1694,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 {
 	const struct rpc_desc *d = rpc_lookup(w->type);
 	CUresult late = CUDA_SUCCESS;
+	const struct rpc_desc *late_d = NULL;
 	uint32_t rc;
 	uint64_t t0 = now_ns();
 	uint8_t *b;
@@ -1735,6 +1736,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	}
 	if (deferred != CUDA_SUCCESS && !w->ahead) {
 		late = deferred;
+		late_d = rpc_lookup(deferred_type);
 		deferred = CUDA_SUCCESS;
 	}
 	pthread_mutex_unlock(&tlock);
@@ -1750,8 +1752,8 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	if (rc == CUDA_SUCCESS && late != CUDA_SUCCESS) {
 		/* An earlier one-way call's error, reported now. */
 		rc = late;
-		log_debug("%s: reports a queued call's error %u", d ? d->name :
-		    "?", rc);
+		log_debug("%s: reports a queued call's error %u (%s)",
+		    d ? d->name : "?", rc, late_d ? late_d->name : "?");
 	}
 	if (rc != CUDA_SUCCESS) {
 		struct gctx *cur = ctx_current();

@@ -231,6 +231,7 @@ static struct {
 	    CUgraphMem_attribute, void *);
 	CUresult (*DeviceSetGraphMemAttribute)(CUdevice,
 	    CUgraphMem_attribute, void *);
+	CUresult (*GraphNodeFindInClone)(CUgraphNode *, CUgraphNode, CUgraph);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -403,6 +404,7 @@ static struct {
 	S(DeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040),
 	S(DeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040),
 	S(DeviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040),
+	S(GraphNodeFindInClone, "cuGraphNodeFindInClone", 10000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -3182,6 +3184,23 @@ c_node_enabled(struct rcall *c)
 	return rc;
 }
 
+/* in: clone, original graph, node -> the clone's node */
+static int
+c_node_find(struct rcall *c)
+{
+	struct robj *n = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	CUgraphNode out = NULL;
+	CUresult rc;
+
+	if (n == NULL || g == NULL || !node_in(g->h, c->in[2].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = drv.GraphNodeFindInClone(&out,
+	    (CUgraphNode)(uintptr_t)c->in[2].u, n->h);
+	c->out[0].u = (uint64_t)(uintptr_t)out;
+	return rc;
+}
+
 /* in: device, op (0 trim, 1 get, 2 set), attribute, value -> value */
 static int
 c_graph_mem(struct rcall *c)
@@ -3874,7 +3893,8 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_GET, c_node_get) \
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
-	F(R_GRAPH_MEM, c_graph_mem)
+	F(R_GRAPH_MEM, c_graph_mem) \
+	F(R_NODE_FIND, c_node_find)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -3551,6 +3551,25 @@ c_node_enabled(struct rcall *c)
 }
 
 /*
+ * in: clone, original graph, node -> the clone's node.  A clone keeps
+ * its original's node numbers; that the graph is a clone of the other
+ * is not checked here.
+ */
+static int
+c_node_find(struct rcall *c)
+{
+	struct robj *n = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+
+	if (n == NULL || g == NULL || n == g ||
+	    hgraph_op(g->h, c->in[2].u) == NULL ||
+	    hgraph_op(n->h, c->in[2].u) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = c->in[2].u;
+	return CUDA_SUCCESS;
+}
+
+/*
  * in: device, op, attribute, value -> value.  The memory of allocation
  * nodes is made when they are added and kept: nothing to trim, and no
  * pool's figures to give.
@@ -3730,7 +3749,8 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_GET, c_node_get) \
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
-	F(R_GRAPH_MEM, c_graph_mem)
+	F(R_GRAPH_MEM, c_graph_mem) \
+	F(R_NODE_FIND, c_node_find)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -1342,3 +1342,44 @@ graph_mem(CUdevice dev, unsigned op, CUgraphMem_attribute attr,
 CUresult cuDeviceGraphMemTrim(CUdevice dev) { return graph_mem(dev, 0, 0, NULL); }
 CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute a, void *v) { return graph_mem(dev, 1, a, v); }
 CUresult cuDeviceSetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute a, void *v) { return graph_mem(dev, 2, a, v); }
+
+/* ---- a node's graph, its clone's ---- */
+
+CUresult
+cuGraphNodeGetContainingGraph(CUgraphNode h, CUgraph *pg)
+{
+	struct gnode *n = node_of(h, NULL);
+
+	if (n == NULL || pg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pg = (CUgraph)n->g;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
+{
+	struct gnode *n = node_of(h, NULL), *found;
+	struct ggraph *c = gobj_check(hc, GK_GRAPH);
+	struct rpc_val in[3], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (pn == NULL || n == NULL || c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(n->g);
+	in[2].u = n->h;
+	rc = remote_call(R_NODE_FIND, in, out, &keep);
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&node_lock);
+		found = node_for(c, out[0].u, (uint32_t)n->type);
+		pthread_mutex_unlock(&node_lock);
+		if (found == NULL)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			*pn = (CUgraphNode)found;
+	}
+	free(keep);
+	return rc;
+}

@@ -205,6 +205,8 @@ enum rpc_call {
 				   enabled -> enabled */
 	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set
 				   attribute), attribute, value -> value */
+	R_NODE_FIND,		/* clone, original graph, node -> the node
+				   of the clone that it is */
 	R_CALL_END		/* one past the last */
 };
 

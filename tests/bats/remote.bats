@@ -115,6 +115,9 @@ run_prog() {
 		[[ "$output" == *"kernel node enabled: 1"* ]]
 		[[ "$output" == *"memset params of a kernel node: cudaErrorInvalidValue"* ]]
 		[[ "$output" == *"free node of no allocation: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"clone's node: kernel grid 4, its own"* ]]
+		[[ "$output" == *"a graph as its own clone: cudaErrorInvalidValue"* ]]
+		[[ "$stderr" == *"graphs_more: graph ids checked"* ]]
 	done
 }
 

@@ -12,10 +12,16 @@
 //  5. the kernel node disabled in the exec, launched (checksum), enabled;
 //  6. the device's graph memory trimmed (code);
 //  7. codes: memset parameters of a kernel node, a free node of an
-//     address that is no allocation.
+//     address that is no allocation;
+//  8. a clone's node found from the original's (its type and grid), the
+//     code of a graph asked as its own clone; graph and exec ids and a
+//     node's graph (CUDA 13.1 entry points, by dlsym) where the driver
+//     library has them, checked silently (stderr says they were).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <dlfcn.h>
 
 #include <cuda_runtime.h>
 
@@ -207,6 +213,58 @@ main(void)
 	e = cudaGraphAddMemFreeNode(&fn, g, NULL, 0, (void *)0x1000);
 	printf("free node of no allocation: %s\n", cudaGetErrorName(e));
 	cudaGetLastError();
+
+	// 8. Clones, ids.
+	{
+		typedef int (*graph_id_fn)(void *, unsigned *);
+		typedef int (*node_graph_fn)(void *, void **);
+		cudaGraph_t g3, g4;
+		cudaGraphNode_t k3, k4;
+		cudaGraphNodeType t;
+		void *lib, *f1 = NULL, *f2 = NULL, *f3 = NULL;
+
+		CK(cudaGraphCreate(&g3, 0));
+		kargs[0] = &du2;
+		CK(cudaGraphAddKernelNode(&k3, g3, NULL, 0, &kp));
+		CK(cudaGraphClone(&g4, g3));
+		CK(cudaGraphNodeFindInClone(&k4, k3, g4));
+		CK(cudaGraphNodeGetType(k4, &t));
+		kp = cudaKernelNodeParams();
+		CK(cudaGraphKernelNodeGetParams(k4, &kp));
+		printf("clone's node: %s grid %u, %s\n",
+		    t == cudaGraphNodeTypeKernel ? "kernel" : "?", kp.gridDim.x,
+		    k4 == k3 ? "the original's" : "its own");
+		e = cudaGraphNodeFindInClone(&k4, k3, g3);
+		printf("a graph as its own clone: %s\n", cudaGetErrorName(e));
+		cudaGetLastError();
+		// The CUDA 13.1 entry points, from the driver's library where
+		// it has them (580 has not: a local run skips them).
+		if ((lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) !=
+		    NULL && (f1 = dlsym(lib, "cuGraphGetId")) != NULL &&
+		    (f2 = dlsym(lib, "cuGraphExecGetId")) != NULL &&
+		    (f3 = dlsym(lib, "cuGraphNodeGetContainingGraph")) != NULL) {
+			unsigned a = 0, a2 = 1, b = 0, x = 0;
+			void *cg = NULL;
+
+			if (((graph_id_fn)f1)(g3, &a) != 0 ||
+			    ((graph_id_fn)f1)(g3, &a2) != 0 ||
+			    ((graph_id_fn)f1)(g4, &b) != 0 ||
+			    ((graph_id_fn)f2)(ge, &x) != 0 ||
+			    ((node_graph_fn)f3)(k4, &cg) != 0 ||
+			    a != a2 || a == b || cg != (void *)g4) {
+				printf(NAME ": FAIL graph ids %u %u %u, node's "
+				    "graph %s\n", a, a2, b,
+				    cg == (void *)g4 ? "right" : "wrong");
+				return 1;
+			}
+			fprintf(stderr, NAME ": graph ids checked\n");
+		}
+		if (lib != NULL)
+			dlclose(lib);
+		cudaGetLastError();
+		CK(cudaGraphDestroy(g4));
+		CK(cudaGraphDestroy(g3));
+	}
 
 	CK(cudaGraphExecDestroy(ge));
 	CK(cudaGraphDestroy(g));

@@ -158,6 +158,11 @@ seeds = {
         frame("R_GRAPH_MEM", I(0) + I(0) + I(0) + Q(0)),
         frame("R_GRAPH_MEM", I(0) + I(1) + I(0) + Q(0)),
         frame("R_GRAPH_MEM", I(7) + I(3) + I(0) + Q(0)),
+        frame("R_GRAPH_CLONE", Q(53) + Q(51)),
+        frame("R_NODE_FIND", Q(53) + Q(51) + Q(2)),
+        frame("R_NODE_FIND", Q(51) + Q(51) + Q(2)),
+        frame("R_NODE_FIND", Q(53) + Q(51) + Q(99)),
+        frame("R_GRAPH_DESTROY", Q(53)),
         frame("R_GEXEC_DESTROY", Q(52)),
         frame("R_GRAPH_DESTROY", Q(51))),
     "vmm": seed(

@@ -369,10 +369,32 @@ check_graph_add(const struct rcall *c)
 	if (c->in[2].u == CU_GRAPH_NODE_TYPE_EMPTY)
 		return c->in[4].len == 0 ? CUDA_SUCCESS :
 		    CUDA_ERROR_INVALID_VALUE;
-	if (c->in[2].u == CU_GRAPH_NODE_TYPE_GRAPH)
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_GRAPH ||
+	    c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_FREE)
 		return c->in[4].len == 8 ? CUDA_SUCCESS :
 		    CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+		return check_memalloc(&c->in[4], NULL);
 	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * A memory allocation node's request (rpc.h, RPC_SIG_MEMALLOC) decoded
+ * into v (room for its 7 fields; NULL: checked only): its address must
+ * be 0, the access descriptors whole and few.
+ */
+int
+check_memalloc(const struct rpc_val *f, struct rpc_val *v)
+{
+	struct rpc_val tmp[RPC_MAX_FIELDS];
+
+	if (v == NULL)
+		v = tmp;
+	if (rpc_unpack(f->p, f->len, RPC_SIG_MEMALLOC, v) == -1 ||
+	    v[0].u != 0 || v[6].len % 12 != 0 ||
+	    v[6].len / 12 > RPC_MEMALLOC_ACCESS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 int
@@ -487,6 +509,18 @@ check_call(const struct rcall *c)
 		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_KNODE_SET:
 		return check_graph_sub(c, 3, R_LAUNCH, NULL);
+	case R_NODE_SET:
+		if (c->in[3].u == CU_GRAPH_NODE_TYPE_KERNEL ||
+		    check_graph_call(c->in[3].u) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_graph_sub(c, 4, check_graph_call(c->in[3].u),
+		    NULL);
+	case R_NODE_ENABLED:
+		return c->in[3].u > 1 || c->in[4].u > 1 ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_GRAPH_MEM:
+		return c->in[1].u > 2 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
 	case R_STREAM_MEMOP:
 		return check_memops(c);
 	case R_LINK_CREATE:

@@ -198,6 +198,40 @@ static struct {
 	    const CUDA_KERNEL_NODE_PARAMS *);
 	CUresult (*GraphExecKernelNodeSetParams)(CUgraphExec, CUgraphNode,
 	    const CUDA_KERNEL_NODE_PARAMS *);
+	CUresult (*GraphAddMemAllocNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult (*GraphAddMemFreeNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, CUdeviceptr);
+	CUresult (*GraphMemAllocNodeGetParams)(CUgraphNode,
+	    CUDA_MEM_ALLOC_NODE_PARAMS *);
+	CUresult (*GraphMemFreeNodeGetParams)(CUgraphNode, CUdeviceptr *);
+	CUresult (*GraphMemsetNodeGetParams)(CUgraphNode,
+	    CUDA_MEMSET_NODE_PARAMS *);
+	CUresult (*GraphMemsetNodeSetParams)(CUgraphNode,
+	    const CUDA_MEMSET_NODE_PARAMS *);
+	CUresult (*GraphExecMemsetNodeSetParams)(CUgraphExec, CUgraphNode,
+	    const CUDA_MEMSET_NODE_PARAMS *, CUcontext);
+	CUresult (*GraphMemcpyNodeGetParams)(CUgraphNode, CUDA_MEMCPY3D *);
+	CUresult (*GraphMemcpyNodeSetParams)(CUgraphNode,
+	    const CUDA_MEMCPY3D *);
+	CUresult (*GraphExecMemcpyNodeSetParams)(CUgraphExec, CUgraphNode,
+	    const CUDA_MEMCPY3D *, CUcontext);
+	CUresult (*GraphEventRecordNodeGetEvent)(CUgraphNode, CUevent *);
+	CUresult (*GraphEventRecordNodeSetEvent)(CUgraphNode, CUevent);
+	CUresult (*GraphExecEventRecordNodeSetEvent)(CUgraphExec, CUgraphNode,
+	    CUevent);
+	CUresult (*GraphEventWaitNodeGetEvent)(CUgraphNode, CUevent *);
+	CUresult (*GraphEventWaitNodeSetEvent)(CUgraphNode, CUevent);
+	CUresult (*GraphExecEventWaitNodeSetEvent)(CUgraphExec, CUgraphNode,
+	    CUevent);
+	CUresult (*GraphNodeSetEnabled)(CUgraphExec, CUgraphNode, unsigned);
+	CUresult (*GraphNodeGetEnabled)(CUgraphExec, CUgraphNode, unsigned *);
+	CUresult (*DeviceGraphMemTrim)(CUdevice);
+	CUresult (*DeviceGetGraphMemAttribute)(CUdevice,
+	    CUgraphMem_attribute, void *);
+	CUresult (*DeviceSetGraphMemAttribute)(CUdevice,
+	    CUgraphMem_attribute, void *);
+	CUresult (*GraphNodeFindInClone)(CUgraphNode *, CUgraphNode, CUgraph);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -343,6 +377,34 @@ static struct {
 	S(GraphKernelNodeSetParams, "cuGraphKernelNodeSetParams", 12000),
 	S(GraphExecKernelNodeSetParams, "cuGraphExecKernelNodeSetParams",
 	    12000),
+	S(GraphAddMemAllocNode, "cuGraphAddMemAllocNode", 11040),
+	S(GraphAddMemFreeNode, "cuGraphAddMemFreeNode", 11040),
+	S(GraphMemAllocNodeGetParams, "cuGraphMemAllocNodeGetParams", 11040),
+	S(GraphMemFreeNodeGetParams, "cuGraphMemFreeNodeGetParams", 11040),
+	S(GraphMemsetNodeGetParams, "cuGraphMemsetNodeGetParams", 10000),
+	S(GraphMemsetNodeSetParams, "cuGraphMemsetNodeSetParams", 10000),
+	S(GraphExecMemsetNodeSetParams, "cuGraphExecMemsetNodeSetParams",
+	    10020),
+	S(GraphMemcpyNodeGetParams, "cuGraphMemcpyNodeGetParams", 10000),
+	S(GraphMemcpyNodeSetParams, "cuGraphMemcpyNodeSetParams", 10000),
+	S(GraphExecMemcpyNodeSetParams, "cuGraphExecMemcpyNodeSetParams",
+	    10020),
+	S(GraphEventRecordNodeGetEvent, "cuGraphEventRecordNodeGetEvent",
+	    11010),
+	S(GraphEventRecordNodeSetEvent, "cuGraphEventRecordNodeSetEvent",
+	    11010),
+	S(GraphExecEventRecordNodeSetEvent,
+	    "cuGraphExecEventRecordNodeSetEvent", 11010),
+	S(GraphEventWaitNodeGetEvent, "cuGraphEventWaitNodeGetEvent", 11010),
+	S(GraphEventWaitNodeSetEvent, "cuGraphEventWaitNodeSetEvent", 11010),
+	S(GraphExecEventWaitNodeSetEvent, "cuGraphExecEventWaitNodeSetEvent",
+	    11010),
+	S(GraphNodeSetEnabled, "cuGraphNodeSetEnabled", 11060),
+	S(GraphNodeGetEnabled, "cuGraphNodeGetEnabled", 11060),
+	S(DeviceGraphMemTrim, "cuDeviceGraphMemTrim", 11040),
+	S(DeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040),
+	S(DeviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040),
+	S(GraphNodeFindInClone, "cuGraphNodeFindInClone", 10000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -2190,6 +2252,7 @@ c_graph_destroy(struct rcall *c)
 	if (g->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
 	knode_drop(c->cl, g->h);
+	rmem_drop(c->cl, g);		/* its allocation nodes' memory */
 	rc = drv.GraphDestroy(g->h);
 	robj_del(c->cl, c->in[0].u);
 	return rc;
@@ -2629,6 +2692,50 @@ knode_params(struct rcall *sub, CUDA_KERNEL_NODE_PARAMS *p, void **argp,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A memory allocation node: the driver chooses its address, which stays
+ * the graph's; it is the client's memory (copies, memsets) until the
+ * graph is destroyed.
+ */
+static CUresult
+memalloc_node(struct rcall *c, struct robj *g, CUgraphNode *deps, size_t nd,
+    CUgraphNode *node)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS p;
+	CUmemAccessDesc acc[RPC_MEMALLOC_ACCESS_MAX];
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct pr r;
+	size_t i, na;
+	CUresult rc;
+
+	if ((rc = check_memalloc(&c->in[4], v)) != CUDA_SUCCESS)
+		return rc;
+	memset(&p, 0, sizeof p);
+	p.bytesize = (size_t)v[1].u;
+	p.poolProps.allocType = (CUmemAllocationType)v[2].u;
+	p.poolProps.handleTypes = (CUmemAllocationHandleType)v[3].u;
+	p.poolProps.location.type = (CUmemLocationType)v[4].u;
+	p.poolProps.location.id = (int)v[5].u;
+	na = v[6].len / 12;
+	pr_init(&r, v[6].p, v[6].len);
+	for (i = 0; i < na; i++) {
+		acc[i].location.type = (CUmemLocationType)pr_u32(&r);
+		acc[i].location.id = (int)pr_u32(&r);
+		acc[i].flags = (CUmemAccess_flags)pr_u32(&r);
+	}
+	p.accessDescs = na > 0 ? acc : NULL;
+	p.accessDescCount = na;
+	if ((rc = drv.GraphAddMemAllocNode(node, g->h, deps, nd, &p)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	if (rmem_add(c->cl, p.dptr, p.bytesize, 0, g) == -1) {
+		drv.GraphDestroyNode(*node);
+		*node = NULL;
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* in: ctx, graph, node type, dependencies, request -> node */
 static int
 c_graph_add(struct rcall *c)
@@ -2717,6 +2824,17 @@ c_graph_add(struct rcall *c)
 		o = robj_get(c->cl, pr_u64(&r), RK_GRAPH);
 		rc = o == NULL || o->cap != NULL ? CUDA_ERROR_INVALID_VALUE :
 		    drv.GraphAddChildGraphNode(&node, g->h, deps, nd, o->h);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
+		    memalloc_node(c, g, deps, nd, &node);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		pr_init(&r, c->in[4].p, c->in[4].len);
+		span = pr_u64(&r);
+		rc = rmem_check(c->cl, span, 1) == -1 ?
+		    CUDA_ERROR_INVALID_VALUE :
+		    drv.GraphAddMemFreeNode(&node, g->h, deps, nd, span);
 		break;
 	}
 out:
@@ -2837,6 +2955,274 @@ c_knode_set(struct rcall *c)
 		return drv.GraphExecKernelNodeSetParams(e->h, node, &p);
 	if ((rc = drv.GraphKernelNodeSetParams(node, &p)) == CUDA_SUCCESS)
 		knode_note(c->cl, node, sub.in[1].u);
+	return rc;
+}
+
+/* The client's id of the driver's event h, else 0. */
+static uint64_t
+event_id(struct rclient *cl, CUevent h)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_EVENT &&
+		    ((struct robj *)v)->h == h)
+			return id;
+	return 0;
+}
+
+/* A copy node's parameters as R_MEM_3D's descriptor, into v[3]. */
+static void
+node_copy_desc(const CUDA_MEMCPY3D *m, struct pw *d)
+{
+	uint64_t f[20] = { CU_MEMORYTYPE_DEVICE, m->srcXInBytes, m->srcY,
+	    m->srcZ, m->srcDevice, m->srcPitch, m->srcHeight,
+	    CU_MEMORYTYPE_DEVICE, m->dstXInBytes, m->dstY, m->dstZ,
+	    m->dstDevice, m->dstPitch, m->dstHeight, m->WidthInBytes,
+	    m->Height, m->Depth, 0, 0, 0 };
+	int i;
+
+	for (i = 0; i < 20; i++)
+		pw_u64(d, f[i]);
+}
+
+/* An allocation node's parameters as RPC_SIG_MEMALLOC. */
+static void
+node_alloc_req(const CUDA_MEM_ALLOC_NODE_PARAMS *ap, struct pw *w)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct pw a;
+	size_t i;
+
+	memset(v, 0, sizeof v);
+	pw_init(&a);
+	for (i = 0; i < ap->accessDescCount && i < RPC_MEMALLOC_ACCESS_MAX;
+	    i++) {
+		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.type);
+		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.id);
+		pw_u32(&a, (uint32_t)ap->accessDescs[i].flags);
+	}
+	v[0].u = ap->dptr;
+	v[1].u = ap->bytesize;
+	v[2].u = (uint32_t)ap->poolProps.allocType;
+	v[3].u = (uint32_t)ap->poolProps.handleTypes;
+	v[4].u = (uint32_t)ap->poolProps.location.type;
+	v[5].u = (uint32_t)ap->poolProps.location.id;
+	v[6].p = a.p;
+	v[6].len = (uint32_t)a.len;
+	rpc_pack(w, RPC_SIG_MEMALLOC, v);
+	pw_free(&a);
+}
+
+/* in: graph, node -> type, the request it stands for (rpc.h) */
+static int
+c_node_get(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_MEMCPY3D m;
+	CUgraphNodeType t;
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUdeviceptr dp;
+	CUevent ev;
+	struct pw d;
+	CUresult rc;
+
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphNodeGetType(node, &t)) != CUDA_SUCCESS)
+		return rc;
+	memset(v, 0, sizeof v);
+	switch (t) {
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		if ((rc = drv.GraphMemsetNodeGetParams(node, &mp)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		v[2].u = 1;
+		v[3].u = mp.dst;
+		v[4].u = mp.pitch;
+		v[5].u = mp.value;
+		v[6].u = mp.elementSize;
+		v[7].u = mp.width;
+		v[8].u = mp.height;
+		rpc_pack(&c->blob, rpc_lookup(R_MEMSET)->req, v);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		if ((rc = drv.GraphMemcpyNodeGetParams(node, &m)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		pw_init(&d);
+		node_copy_desc(&m, &d);
+		v[2].u = 1;
+		v[3].p = d.p;
+		v[3].len = (uint32_t)d.len;
+		rpc_pack(&c->blob, rpc_lookup(R_MEM_3D)->req, v);
+		pw_free(&d);
+		break;
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		if ((rc = drv.GraphEventRecordNodeGetEvent(node, &ev)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		v[1].u = event_id(c->cl, ev);
+		rpc_pack(&c->blob, rpc_lookup(R_EVENT_RECORD)->req, v);
+		break;
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+		if ((rc = drv.GraphEventWaitNodeGetEvent(node, &ev)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		v[2].u = event_id(c->cl, ev);
+		rpc_pack(&c->blob, rpc_lookup(R_STREAM_WAIT_EVENT)->req, v);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		memset(&ap, 0, sizeof ap);
+		if ((rc = drv.GraphMemAllocNodeGetParams(node, &ap)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		node_alloc_req(&ap, &c->blob);
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		if ((rc = drv.GraphMemFreeNodeGetParams(node, &dp)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		pw_u64(&c->blob, dp);
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].u = (uint32_t)t;
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, exec (0: the graph's node), node, node type, request */
+static int
+c_node_set(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *e = NULL;
+	struct robj *ctx, *o;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[2].u;
+	uint16_t call = check_graph_call(c->in[3].u);
+	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_MEMCPY3D m;
+	CUgraphNodeType t;
+	struct rcall sub;
+	uint64_t span;
+	CUresult rc;
+	int empty;
+
+	if (g == NULL || !node_in(g->h, c->in[2].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[1].u != 0 &&
+	    (e = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphNodeGetType(node, &t)) != CUDA_SUCCESS)
+		return rc;
+	if ((uint64_t)t != c->in[3].u)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
+		return rc;
+	if ((ctx = cuda_ctx(c, sub.in[0].u, &rc)) == NULL)
+		return rc;
+	switch (call) {
+	case R_MEMSET:
+		if (check_memset_span(&sub, &span) == -1 ||
+		    rmem_check(c->cl, sub.in[3].u, span) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		memset(&mp, 0, sizeof mp);
+		mp.dst = sub.in[3].u;
+		mp.pitch = sub.in[4].u;
+		mp.value = (unsigned)sub.in[5].u;
+		mp.elementSize = (unsigned)sub.in[6].u;
+		mp.width = sub.in[7].u;
+		mp.height = sub.in[8].u;
+		return e != NULL ? drv.GraphExecMemsetNodeSetParams(e->h, node,
+		    &mp, ctx->h) : drv.GraphMemsetNodeSetParams(node, &mp);
+	case R_MEM_3D:
+		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		return e != NULL ? drv.GraphExecMemcpyNodeSetParams(e->h, node,
+		    &m, ctx->h) : drv.GraphMemcpyNodeSetParams(node, &m);
+	case R_EVENT_RECORD:
+	case R_STREAM_WAIT_EVENT:
+		o = robj_get(c->cl, sub.in[call == R_EVENT_RECORD ? 1 : 2].u,
+		    RK_EVENT);
+		if (o == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (call == R_EVENT_RECORD)
+			return e != NULL ? drv.GraphExecEventRecordNodeSetEvent(
+			    e->h, node, o->h) :
+			    drv.GraphEventRecordNodeSetEvent(node, o->h);
+		return e != NULL ? drv.GraphExecEventWaitNodeSetEvent(e->h,
+		    node, o->h) : drv.GraphEventWaitNodeSetEvent(node, o->h);
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* in: exec, graph, node, set, enabled -> enabled */
+static int
+c_node_enabled(struct rcall *c)
+{
+	struct robj *e = robj_get(c->cl, c->in[0].u, RK_GEXEC);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[2].u;
+	unsigned on = (unsigned)c->in[4].u;
+	CUresult rc;
+
+	if (e == NULL || g == NULL || !node_in(g->h, c->in[2].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = c->in[3].u ? drv.GraphNodeSetEnabled(e->h, node, on) :
+	    drv.GraphNodeGetEnabled(e->h, node, &on);
+	c->out[0].u = on;
+	return rc;
+}
+
+/* in: clone, original graph, node -> the clone's node */
+static int
+c_node_find(struct rcall *c)
+{
+	struct robj *n = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	CUgraphNode out = NULL;
+	CUresult rc;
+
+	if (n == NULL || g == NULL || !node_in(g->h, c->in[2].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = drv.GraphNodeFindInClone(&out,
+	    (CUgraphNode)(uintptr_t)c->in[2].u, n->h);
+	c->out[0].u = (uint64_t)(uintptr_t)out;
+	return rc;
+}
+
+/* in: device, op (0 trim, 1 get, 2 set), attribute, value -> value */
+static int
+c_graph_mem(struct rcall *c)
+{
+	CUdevice dev = (CUdevice)c->in[0].u;
+	cuuint64_t v = c->in[3].u;
+	CUresult rc;
+
+	if (c->in[0].u >= (uint64_t)drv_ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (c->in[1].u) {
+	case 0:
+		return drv.DeviceGraphMemTrim(dev);
+	case 1:
+		rc = drv.DeviceGetGraphMemAttribute(dev,
+		    (CUgraphMem_attribute)c->in[2].u, &v);
+		break;
+	default:
+		rc = drv.DeviceSetGraphMemAttribute(dev,
+		    (CUgraphMem_attribute)c->in[2].u, &v);
+	}
+	c->out[0].u = v;
 	return rc;
 }
 
@@ -3503,7 +3889,12 @@ c_stream_memop(struct rcall *c)
 	F(R_GRAPH_EDGES, c_graph_edges) \
 	F(R_GRAPH_NODE_DESTROY, c_graph_node_destroy) \
 	F(R_KNODE_GET, c_knode_get) \
-	F(R_KNODE_SET, c_knode_set)
+	F(R_KNODE_SET, c_knode_set) \
+	F(R_NODE_GET, c_node_get) \
+	F(R_NODE_SET, c_node_set) \
+	F(R_NODE_ENABLED, c_node_enabled) \
+	F(R_GRAPH_MEM, c_graph_mem) \
+	F(R_NODE_FIND, c_node_find)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -2517,6 +2517,10 @@ host_ctx_device(struct rcall *c)
  */
 #define HOP_EMPTY	R_CALL_END		/* an empty node */
 #define HOP_CHILD	(R_CALL_END + 1)	/* a child graph node */
+#define HOP_ALLOC	(R_CALL_END + 2)	/* a memory allocation node:
+						   in[] as RPC_SIG_MEMALLOC's
+						   numbers, its address in[0] */
+#define HOP_FREE	(R_CALL_END + 3)	/* a free node: in[0] */
 
 struct hop {
 	uint16_t	 type;
@@ -2524,6 +2528,7 @@ struct hop {
 	struct rpc_val	 in[RPC_MAX_FIELDS];
 	uint64_t	 node;		/* its node's number, 0 if none */
 	struct hgraph	*child;		/* HOP_CHILD: its own copy */
+	int		 off;		/* an exec's node disabled */
 };
 
 struct hedge {
@@ -2677,6 +2682,9 @@ hgraph_clone(const struct hgraph *g)
 			return NULL;
 		}
 		n->op[i].node = g->op[i].node;
+		n->op[i].off = g->op[i].off;
+		if (g->op[i].type >= R_CALL_END)	/* numbers only */
+			memcpy(n->op[i].in, g->op[i].in, sizeof n->op[i].in);
 		if (g->op[i].child != NULL &&
 		    (n->op[i].child = hgraph_clone(g->op[i].child)) == NULL) {
 			hgraph_free(n);
@@ -2955,7 +2963,9 @@ hgraph_run(struct rclient *cl, struct hgraph *g, uint64_t sid)
 		}
 		done[i] = 1;
 		o = &g->op[i];
-		if (o->type == HOP_EMPTY)
+		/* Allocation nodes' memory was made when they were added. */
+		if (o->type == HOP_EMPTY || o->type == HOP_ALLOC ||
+		    o->type == HOP_FREE || o->off)
 			continue;
 		if (o->type == HOP_CHILD) {
 			rc = hgraph_run(cl, o->child, sid);
@@ -3128,6 +3138,10 @@ hgraph_node_type(uint16_t type)
 		return CU_GRAPH_NODE_TYPE_GRAPH;
 	case HOP_EMPTY:
 		return CU_GRAPH_NODE_TYPE_EMPTY;
+	case HOP_ALLOC:
+		return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+	case HOP_FREE:
+		return CU_GRAPH_NODE_TYPE_MEM_FREE;
 	case R_EVENT_RECORD:
 		return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
 	case R_STREAM_WAIT_EVENT:
@@ -3201,18 +3215,21 @@ c_graph_add(struct rcall *c)
 {
 	struct hgraph *g = hgraph_get(c, c->in[1].u), *child = NULL;
 	uint16_t call = check_graph_call(c->in[2].u), type = call;
-	struct robj *f;
+	struct robj *f, *ctx = NULL;
 	struct rcall sub;
+	struct rpc_val av[RPC_MAX_FIELDS];
 	struct pr r;
 	size_t nd = c->in[3].len / 8, i;
-	uint64_t h;
+	uint64_t h, ptr = 0;
 	int rc, sf = -1;
 
 	if (g == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (c->in[0].u != 0)
-		CTX(c, 0);
-	else if (call != 0)
+	if (c->in[0].u != 0) {
+		if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+			return rc;
+	} else if (call != 0 ||
+	    c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pr_init(&r, c->in[3].p, c->in[3].len);
 	for (i = 0; i < nd; i++)
@@ -3250,6 +3267,29 @@ c_graph_add(struct rcall *c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		type = HOP_CHILD;
 		break;
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		/*
+		 * Made now and kept with the context: a graph's exec and
+		 * clones run with the same address, as the driver's do.
+		 */
+		if ((rc = check_memalloc(&c->in[4], av)) != CUDA_SUCCESS)
+			return rc;
+		if (av[2].u != CU_MEM_ALLOCATION_TYPE_PINNED ||
+		    av[4].u != CU_MEM_LOCATION_TYPE_DEVICE || av[5].u != 0 ||
+		    av[1].u == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((rc = host_mem_new(c, ctx, av[1].u, &ptr)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		type = HOP_ALLOC;
+		break;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		pr_init(&r, c->in[4].p, c->in[4].len);
+		ptr = pr_u64(&r);
+		if (rmem_check(c->cl, ptr, 1) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		type = HOP_FREE;
+		break;
 	}
 	if (hgraph_add(g, type, sf, sub.in) == -1) {
 		hgraph_free(child);
@@ -3258,6 +3298,11 @@ c_graph_add(struct rcall *c)
 	h = ++g->nodes;
 	g->op[g->n - 1].node = h;
 	g->op[g->n - 1].child = child;
+	if (type == HOP_ALLOC)
+		for (i = 1; i < 6; i++)
+			g->op[g->n - 1].in[i].u = av[i].u;
+	if (type == HOP_ALLOC || type == HOP_FREE)
+		g->op[g->n - 1].in[0].u = ptr;
 	pr_init(&r, c->in[3].p, c->in[3].len);
 	for (i = 0; i < nd; i++)
 		if (hgraph_edge(g, pr_u64(&r), h) == -1)
@@ -3399,6 +3444,142 @@ c_knode_set(struct rcall *c)
 	o->in[11].p = p;
 	o->in[11].len = sub.in[11].len;
 	return CUDA_SUCCESS;
+}
+
+/* in: graph, node -> type, the request it stands for (rpc.h) */
+static int
+c_node_get(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct hop *o;
+	int i;
+
+	if (go == NULL || (o = hgraph_op(go->h, c->in[1].u)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (o->type) {
+	case R_MEMSET:
+	case R_MEM_3D:
+	case R_EVENT_RECORD:
+	case R_STREAM_WAIT_EVENT:
+		memcpy(v, o->in, sizeof v);
+		v[0].u = 0;
+		if (o->sf >= 0)
+			v[o->sf].u = 0;
+		rpc_pack(&c->blob, rpc_lookup(o->type)->req, v);
+		break;
+	case HOP_ALLOC:
+		memset(v, 0, sizeof v);
+		for (i = 0; i < 6; i++)
+			v[i].u = o->in[i].u;
+		rpc_pack(&c->blob, RPC_SIG_MEMALLOC, v);
+		break;
+	case HOP_FREE:
+		pw_u64(&c->blob, o->in[0].u);
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].u = hgraph_node_type(o->type);
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, exec (0: the graph's node), node, node type, request */
+static int
+c_node_set(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH), *eo = NULL;
+	uint16_t call = check_graph_call(c->in[3].u);
+	struct hgraph *g;
+	struct rcall sub;
+	struct hop *o;
+	uint64_t node = c->in[2].u;
+	size_t k;
+	int rc;
+
+	if (go == NULL || hgraph_op(go->h, node) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[1].u != 0 &&
+	    (eo = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = eo != NULL ? eo->h : go->h;
+	if ((o = hgraph_op(g, node)) == NULL || o->type != call)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
+		return rc;
+	CTX(&sub, 0);
+	if ((call == R_EVENT_RECORD || call == R_STREAM_WAIT_EVENT) &&
+	    robj_get(c->cl, sub.in[call == R_EVENT_RECORD ? 1 : 2].u,
+	    RK_EVENT) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* The new op goes at the end, then takes the old one's place. */
+	k = (size_t)(o - g->op);
+	if (hgraph_add(g, call, hgraph_sfield(call), sub.in) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	o = &g->op[k];
+	hop_clear(o, hop_sig(o->type));
+	g->op[g->n - 1].node = o->node;
+	g->op[g->n - 1].off = o->off;
+	*o = g->op[--g->n];
+	return CUDA_SUCCESS;
+}
+
+/* in: exec, graph, node, set, enabled -> enabled */
+static int
+c_node_enabled(struct rcall *c)
+{
+	struct robj *eo = robj_get(c->cl, c->in[0].u, RK_GEXEC);
+	struct robj *go = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+	struct hop *o;
+
+	if (eo == NULL || go == NULL || hgraph_op(go->h, c->in[2].u) ==
+	    NULL || (o = hgraph_op(eo->h, c->in[2].u)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The driver's kinds: kernels, copies and memsets. */
+	if (o->type != R_LAUNCH && o->type != R_LAUNCH_EX &&
+	    o->type != R_MEMSET && o->type != R_MEM_3D &&
+	    o->type != R_MEM_DTOD && o->type != R_MEM_HTOD)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[3].u)
+		o->off = c->in[4].u == 0;
+	c->out[0].u = !o->off;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: clone, original graph, node -> the clone's node.  A clone keeps
+ * its original's node numbers; that the graph is a clone of the other
+ * is not checked here.
+ */
+static int
+c_node_find(struct rcall *c)
+{
+	struct robj *n = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH);
+
+	if (n == NULL || g == NULL || n == g ||
+	    hgraph_op(g->h, c->in[2].u) == NULL ||
+	    hgraph_op(n->h, c->in[2].u) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = c->in[2].u;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: device, op, attribute, value -> value.  The memory of allocation
+ * nodes is made when they are added and kept: nothing to trim, and no
+ * pool's figures to give.
+ */
+static int
+c_graph_mem(struct rcall *c)
+{
+	if (c->in[0].u != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	return c->in[1].u == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* ---- the JIT linker and stream memory operations ----------------------- */
@@ -3564,7 +3745,12 @@ c_stream_memop(struct rcall *c)
 	F(R_GRAPH_EDGES, c_graph_edges) \
 	F(R_GRAPH_NODE_DESTROY, c_graph_node_destroy) \
 	F(R_KNODE_GET, c_knode_get) \
-	F(R_KNODE_SET, c_knode_set)
+	F(R_KNODE_SET, c_knode_set) \
+	F(R_NODE_GET, c_node_get) \
+	F(R_NODE_SET, c_node_set) \
+	F(R_NODE_ENABLED, c_node_enabled) \
+	F(R_GRAPH_MEM, c_graph_mem) \
+	F(R_NODE_FIND, c_node_find)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "graph.h"
+#include "hooks.h"
 #include "log.h"
 #include "proto.h"
 
@@ -22,7 +23,10 @@ struct gnode {
 	struct ggraph	*g;
 	uint64_t	 h;		/* the server's handle */
 	CUgraphNodeType	 type;
-	void		*kbuf;		/* kernel: the last parameters read */
+	void		*kbuf;		/* kernel: the last parameters read;
+					   allocation: its access descriptors */
+	uint64_t	 dptr;		/* allocation: its address, known to
+					   alloc.c while the graph lives */
 	struct gnode	*next;
 };
 
@@ -44,6 +48,8 @@ graph_nodes_free(struct ggraph *g)
 	for (n = g->nodes; n != NULL; n = next) {
 		next = n->next;
 		n->o.magic = 0;
+		if (n->dptr != 0)
+			mem_del(n->dptr, 0);
 		free(n->kbuf);
 		free(n);
 	}
@@ -472,23 +478,19 @@ node_dev(CUmemorytype t, CUdeviceptr d)
 	    (t == CU_MEMORYTYPE_UNIFIED && mem_is_device(d, NULL, NULL));
 }
 
-CUresult
-cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
-    size_t nd, const CUDA_MEMCPY3D_v2 *m, CUcontext ctx)
+/*
+ * A copy node's R_MEM_3D descriptor into *desc (pw_free'd by the caller
+ * on success): device memory on both sides only.
+ */
+static CUresult
+copy_node_desc(const CUDA_MEMCPY3D_v2 *m, struct pw *desc)
 {
-	struct rpc_val in[5];
 	uint64_t f[20];
-	struct pw desc;
-	CUresult rc;
 	int i;
 
-	if (m == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
-		return rc;
 	if (!node_dev(m->srcMemoryType, m->srcDevice) ||
 	    !node_dev(m->dstMemoryType, m->dstDevice)) {
-		log_warn("cuGraphAddMemcpyNode: only device-to-device copy "
+		log_warn("graph memcpy nodes: only device-to-device copy "
 		    "nodes are supported remotely (a node's host pointer "
 		    "would name this process's memory)");
 		return CUDA_ERROR_NOT_SUPPORTED;
@@ -517,9 +519,26 @@ cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 			if (sd[6] == 0 && sd[3] == 0)
 				sd[6] = m->Height;
 		}
-	pw_init(&desc);
+	pw_init(desc);
 	for (i = 0; i < 20; i++)
-		pw_u64(&desc, f[i]);
+		pw_u64(desc, f[i]);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMCPY3D_v2 *m, CUcontext ctx)
+{
+	struct rpc_val in[5];
+	struct pw desc;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
+		return rc;
 	in[1].u = 0;
 	in[2].u = 1;
 	in[3].p = desc.p;
@@ -647,6 +666,8 @@ cuGraphDestroyNode(CUgraphNode h)
 		}
 	pthread_mutex_unlock(&node_lock);
 	n->o.magic = 0;
+	if (n->dptr != 0)
+		mem_del(n->dptr, 0);
 	free(n->kbuf);
 	free(n);
 	return CUDA_SUCCESS;
@@ -847,4 +868,518 @@ cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode h,
 		return knode_set(e, h, p->func != NULL ? p->func :
 		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
 	}
+}
+
+/* ---- other nodes' parameters (R_NODE_GET, R_NODE_SET) ------------------ */
+
+/*
+ * The request node h of type stands for, decoded by sig into v; *keep
+ * holds the reply until the caller frees it.
+ */
+static CUresult
+node_get(CUgraphNode h, CUgraphNodeType type, const char *sig,
+    struct rpc_val *v, void **keep)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[2], out[2];
+	CUresult rc;
+
+	*keep = NULL;
+	if (n == NULL || n->type != type)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	if ((rc = remote_call(R_NODE_GET, in, out, keep)) != CUDA_SUCCESS)
+		return rc;
+	if (out[0].u != (uint64_t)type ||
+	    rpc_unpack(out[1].p, out[1].len, sig, v) == -1) {
+		log_warn("cuGraphNodeGetParams: a malformed reply");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* New parameters (the request of call) for node h, or exec's copy of it. */
+static CUresult
+node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
+    const struct rpc_val *req)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[5], out[1];
+	uint64_t eid = 0;
+	struct pw w;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (he != NULL) {
+		void *e = gobj_check(he, GK_GEXEC);
+
+		if (e == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		eid = gobj_id(e);
+	}
+	if (n->type != type)
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&w);
+	rpc_pack(&w, rpc_lookup(call)->req, req);
+	in[0].u = gobj_id(n->g);
+	in[1].u = eid;
+	in[2].u = n->h;
+	in[3].u = (uint64_t)type;
+	in[4].p = w.p;
+	in[4].len = (uint32_t)w.len;
+	rc = remote_call(R_NODE_SET, in, out, &keep);
+	free(keep);
+	pw_free(&w);
+	return rc;
+}
+
+/* ---- memset nodes ---- */
+
+static CUresult
+memset_req(const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx,
+    struct rpc_val *in)
+{
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].u = p->dst;
+	in[4].u = p->pitch;
+	in[5].u = p->value;
+	in[6].u = p->elementSize;
+	in[7].u = p->width;
+	in[8].u = p->height;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS *p)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	void *keep;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get(h, CU_GRAPH_NODE_TYPE_MEMSET, rpc_lookup(R_MEMSET)->req,
+	    v, &keep);
+	if (rc == CUDA_SUCCESS) {
+		memset(p, 0, sizeof *p);
+		p->dst = v[3].u;
+		p->pitch = v[4].u;
+		p->value = (unsigned)v[5].u;
+		p->elementSize = (unsigned)v[6].u;
+		p->width = v[7].u;
+		p->height = v[8].u;
+	}
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuGraphMemsetNodeSetParams(CUgraphNode h, const CUDA_MEMSET_NODE_PARAMS *p)
+{
+	struct rpc_val in[9];
+	CUresult rc;
+
+	if ((rc = memset_req(p, NULL, in)) != CUDA_SUCCESS)
+		return rc;
+	return node_set(NULL, h, CU_GRAPH_NODE_TYPE_MEMSET, R_MEMSET, in);
+}
+
+CUresult
+cuGraphExecMemsetNodeSetParams(CUgraphExec e, CUgraphNode h,
+    const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx)
+{
+	struct rpc_val in[9];
+	CUresult rc;
+
+	if ((rc = memset_req(p, ctx, in)) != CUDA_SUCCESS)
+		return rc;
+	return node_set(e, h, CU_GRAPH_NODE_TYPE_MEMSET, R_MEMSET, in);
+}
+
+/* ---- memcpy nodes ---- */
+
+CUresult
+cuGraphMemcpyNodeGetParams(CUgraphNode h, CUDA_MEMCPY3D *m)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	uint64_t f[20];
+	struct pr r;
+	void *keep;
+	CUresult rc;
+	int i;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get(h, CU_GRAPH_NODE_TYPE_MEMCPY, rpc_lookup(R_MEM_3D)->req,
+	    v, &keep);
+	if (rc == CUDA_SUCCESS) {
+		pr_init(&r, v[3].p, v[3].len);
+		for (i = 0; i < 20; i++)
+			f[i] = pr_u64(&r);
+		if (r.bad)
+			rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	if (rc == CUDA_SUCCESS) {
+		memset(m, 0, sizeof *m);
+		m->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		m->srcXInBytes = f[1]; m->srcY = f[2]; m->srcZ = f[3];
+		m->srcDevice = f[4]; m->srcPitch = f[5]; m->srcHeight = f[6];
+		m->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		m->dstXInBytes = f[8]; m->dstY = f[9]; m->dstZ = f[10];
+		m->dstDevice = f[11]; m->dstPitch = f[12]; m->dstHeight = f[13];
+		m->WidthInBytes = f[14];
+		m->Height = f[15];
+		m->Depth = f[16];
+	}
+	free(keep);
+	return rc;
+}
+
+static CUresult
+mcnode_set(CUgraphExec e, CUgraphNode h, const CUDA_MEMCPY3D *m,
+    CUcontext ctx)
+{
+	struct rpc_val in[5];
+	struct pw desc;
+	CUresult rc;
+
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].p = desc.p;
+	in[3].len = (uint32_t)desc.len;
+	in[4].p = NULL;
+	in[4].len = 0;
+	rc = node_set(e, h, CU_GRAPH_NODE_TYPE_MEMCPY, R_MEM_3D, in);
+	pw_free(&desc);
+	return rc;
+}
+
+CUresult cuGraphMemcpyNodeSetParams(CUgraphNode h, const CUDA_MEMCPY3D *m) { return mcnode_set(NULL, h, m, NULL); }
+CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec e, CUgraphNode h, const CUDA_MEMCPY3D *m, CUcontext ctx) { return mcnode_set(e, h, m, ctx); }
+
+/* ---- event nodes ---- */
+
+static CUresult
+enode_get(CUgraphNode h, int wait, CUevent *pe)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	void *keep, *e;
+	CUresult rc;
+
+	if (pe == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get(h, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+	    CU_GRAPH_NODE_TYPE_EVENT_RECORD, rpc_lookup(wait ?
+	    R_STREAM_WAIT_EVENT : R_EVENT_RECORD)->req, v, &keep);
+	if (rc == CUDA_SUCCESS) {
+		e = gobj_check((void *)(uintptr_t)v[wait ? 2 : 1].u, GK_EVENT);
+		if (e == NULL) {
+			log_warn("cuGraphEventRecordNodeGetEvent: the node's "
+			    "event is not one this process knows");
+			rc = CUDA_ERROR_INVALID_HANDLE;
+		} else
+			*pe = (CUevent)e;
+	}
+	free(keep);
+	return rc;
+}
+
+static CUresult
+enode_set(CUgraphExec x, CUgraphNode h, int wait, CUevent he)
+{
+	struct gevent *e = gobj_check(he, GK_EVENT);
+	struct rpc_val in[4];
+
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	in[0].u = gobj_id(e->ctx);
+	if (wait) {
+		in[1].u = 0;
+		in[2].u = gobj_id(e);
+		in[3].u = 0;
+		return node_set(x, h, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+		    R_STREAM_WAIT_EVENT, in);
+	}
+	in[1].u = gobj_id(e);
+	in[2].u = 0;
+	return node_set(x, h, CU_GRAPH_NODE_TYPE_EVENT_RECORD, R_EVENT_RECORD,
+	    in);
+}
+
+CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent *e) { return enode_get(h, 0, e); }
+CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode h, CUevent *e) { return enode_get(h, 1, e); }
+CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode h, CUevent e) { return enode_set(NULL, h, 0, e); }
+CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) { return enode_set(NULL, h, 1, e); }
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec x, CUgraphNode h, CUevent e) { return enode_set(x, h, 0, e); }
+CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec x, CUgraphNode h, CUevent e) { return enode_set(x, h, 1, e); }
+
+/* ---- memory allocation and free nodes ---- */
+
+/*
+ * The driver chooses an allocation node's address when the node is
+ * added; it is known here as device memory (copies, pointer queries)
+ * until the graph is destroyed.
+ */
+CUresult
+cuGraphAddMemAllocNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct gnode *n;
+	struct gctx *c;
+	struct pw w, acc;
+	uint64_t ctx;
+	void *keep;
+	size_t i;
+	CUresult rc;
+
+	if (p == NULL || pn == NULL ||
+	    (p->accessDescCount > 0 && p->accessDescs == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (p->accessDescCount > RPC_MEMALLOC_ACCESS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	ctx = gobj_id(c);
+	pw_init(&acc);
+	for (i = 0; i < p->accessDescCount; i++) {
+		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.type);
+		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.id);
+		pw_u32(&acc, (uint32_t)p->accessDescs[i].flags);
+	}
+	memset(v, 0, sizeof v);
+	v[1].u = p->bytesize;
+	v[2].u = (uint32_t)p->poolProps.allocType;
+	v[3].u = (uint32_t)p->poolProps.handleTypes;
+	v[4].u = (uint32_t)p->poolProps.location.type;
+	v[5].u = (uint32_t)p->poolProps.location.id;
+	v[6].p = acc.p;
+	v[6].len = (uint32_t)acc.len;
+	pw_init(&w);
+	rpc_pack(&w, RPC_SIG_MEMALLOC, v);
+	pw_free(&acc);
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_ALLOC, ctx, 0,
+	    NULL, &w);
+	pw_free(&w);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	n = (struct gnode *)*pn;
+	if ((rc = node_get(*pn, CU_GRAPH_NODE_TYPE_MEM_ALLOC, RPC_SIG_MEMALLOC,
+	    v, &keep)) == CUDA_SUCCESS) {
+		p->dptr = v[0].u;
+		if (mem_add(v[0].u, p->bytesize, c, 0, 0) == 0)
+			n->dptr = v[0].u;
+	}
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuGraphMemAllocNodeGetParams(CUgraphNode h, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUmemAccessDesc *acc = NULL;
+	struct pr r;
+	void *keep;
+	size_t i, na;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_get(h, CU_GRAPH_NODE_TYPE_MEM_ALLOC, RPC_SIG_MEMALLOC,
+	    v, &keep)) != CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	na = v[6].len / 12;
+	/* The descriptors live with the node, as the driver's do. */
+	if (na > 0 && (acc = calloc(na, sizeof *acc)) == NULL) {
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pr_init(&r, v[6].p, v[6].len);
+	for (i = 0; i < na; i++) {
+		acc[i].location.type = (CUmemLocationType)pr_u32(&r);
+		acc[i].location.id = (int)pr_u32(&r);
+		acc[i].flags = (CUmemAccess_flags)pr_u32(&r);
+	}
+	memset(p, 0, sizeof *p);
+	p->poolProps.allocType = (CUmemAllocationType)v[2].u;
+	p->poolProps.handleTypes = (CUmemAllocationHandleType)v[3].u;
+	p->poolProps.location.type = (CUmemLocationType)v[4].u;
+	p->poolProps.location.id = (int)v[5].u;
+	p->accessDescs = acc;
+	p->accessDescCount = na;
+	p->bytesize = v[1].u;
+	p->dptr = v[0].u;
+	free(keep);
+	pthread_mutex_lock(&node_lock);
+	free(n->kbuf);
+	n->kbuf = acc;
+	pthread_mutex_unlock(&node_lock);
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddMemFreeNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUdeviceptr dptr)
+{
+	struct pw w;
+	CUresult rc;
+
+	pw_init(&w);
+	pw_u64(&w, dptr);
+	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_FREE, 0, 0, NULL,
+	    &w);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult
+cuGraphMemFreeNodeGetParams(CUgraphNode h, CUdeviceptr *dptr)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	void *keep;
+	CUresult rc;
+
+	if (dptr == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_get(h, CU_GRAPH_NODE_TYPE_MEM_FREE, "Q", v, &keep)) ==
+	    CUDA_SUCCESS)
+		*dptr = v[0].u;
+	free(keep);
+	return rc;
+}
+
+/* ---- an exec's nodes enabled ---- */
+
+static CUresult
+node_enabled(CUgraphExec he, CUgraphNode h, int set, unsigned *on)
+{
+	struct gnode *n = node_of(h, NULL);
+	void *e = gobj_check(he, GK_GEXEC);
+	struct rpc_val in[5], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || e == NULL || on == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(e);
+	in[1].u = gobj_id(n->g);
+	in[2].u = n->h;
+	in[3].u = (uint64_t)set;
+	in[4].u = *on != 0;
+	rc = remote_call(R_NODE_ENABLED, in, out, &keep);
+	if (rc == CUDA_SUCCESS)
+		*on = (unsigned)out[0].u;
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuGraphNodeSetEnabled(CUgraphExec e, CUgraphNode h, unsigned int on)
+{
+	return node_enabled(e, h, 1, &on);
+}
+
+CUresult
+cuGraphNodeGetEnabled(CUgraphExec e, CUgraphNode h, unsigned int *on)
+{
+	unsigned v = 0;
+	CUresult rc;
+
+	if (on == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_enabled(e, h, 0, &v)) == CUDA_SUCCESS)
+		*on = v;
+	return rc;
+}
+
+/* ---- the graph memory of a device ---- */
+
+static CUresult
+graph_mem(CUdevice dev, unsigned op, CUgraphMem_attribute attr,
+    cuuint64_t *val)
+{
+	struct rpc_val in[4], out[1];
+	void *keep;
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (client_device(dev) == NULL)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (op > 0 && val == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = (uint32_t)dev;
+	in[1].u = op;
+	in[2].u = (uint32_t)attr;
+	in[3].u = val != NULL ? *val : 0;
+	rc = remote_call(R_GRAPH_MEM, in, out, &keep);
+	if (rc == CUDA_SUCCESS && op == 1)
+		*val = out[0].u;
+	free(keep);
+	return rc;
+}
+
+CUresult cuDeviceGraphMemTrim(CUdevice dev) { return graph_mem(dev, 0, 0, NULL); }
+CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute a, void *v) { return graph_mem(dev, 1, a, v); }
+CUresult cuDeviceSetGraphMemAttribute(CUdevice dev, CUgraphMem_attribute a, void *v) { return graph_mem(dev, 2, a, v); }
+
+/* ---- a node's graph, its clone's ---- */
+
+CUresult
+cuGraphNodeGetContainingGraph(CUgraphNode h, CUgraph *pg)
+{
+	struct gnode *n = node_of(h, NULL);
+
+	if (n == NULL || pg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pg = (CUgraph)n->g;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
+{
+	struct gnode *n = node_of(h, NULL), *found;
+	struct ggraph *c = gobj_check(hc, GK_GRAPH);
+	struct rpc_val in[3], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (pn == NULL || n == NULL || c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(c);
+	in[1].u = gobj_id(n->g);
+	in[2].u = n->h;
+	rc = remote_call(R_NODE_FIND, in, out, &keep);
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&node_lock);
+		found = node_for(c, out[0].u, (uint32_t)n->type);
+		pthread_mutex_unlock(&node_lock);
+		if (found == NULL)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else
+			*pn = (CUgraphNode)found;
+	}
+	free(keep);
+	return rc;
 }

@@ -29,6 +29,7 @@ struct gexec {
 	struct gobj	 o;
 	struct gctx	*ctx;
 	cuuint64_t	 flags;
+	unsigned	 id;		/* cuGraphExecGetId's */
 };
 
 struct gcap {
@@ -241,6 +242,7 @@ cap_begin(CUstream s, CUstreamCaptureMode mode, int ptsz)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	gr->o.kind = GK_GRAPH;
+	gr->id = graph_next_id();
 	pthread_mutex_lock(&cap_lock);
 	for (i = 0; i < CAP_MAX && cap_live[i] != NULL; i++)
 		;
@@ -439,8 +441,10 @@ graph_new(void)
 {
 	struct ggraph *g = calloc(1, sizeof *g);
 
-	if (g != NULL)
+	if (g != NULL) {
 		g->o.kind = GK_GRAPH;
+		g->id = graph_next_id();
+	}
 	return g;
 }
 
@@ -531,6 +535,7 @@ gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	e->o.kind = GK_GEXEC;
+	e->id = graph_next_id();
 	e->ctx = c;
 	e->flags = flags;
 	in[0].u = gobj_id(c);
@@ -719,4 +724,38 @@ cuGraphDebugDotPrint(CUgraph h, const char *path, unsigned int flags)
 	}
 	free(keep);
 	return rc;
+}
+
+/*
+ * Graph and exec ids: the driver's are its own counters, unique among
+ * a process's graphs (and execs); these are too, counted here.
+ */
+static unsigned		 graph_ids;
+
+unsigned
+graph_next_id(void)
+{
+	return __atomic_add_fetch(&graph_ids, 1, __ATOMIC_RELAXED);
+}
+
+CUresult
+cuGraphGetId(CUgraph h, unsigned int *id)
+{
+	struct ggraph *g = gobj_check(h, GK_GRAPH);
+
+	if (g == NULL || id == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*id = g->id;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphExecGetId(CUgraphExec h, unsigned int *id)
+{
+	struct gexec *e = gobj_check(h, GK_GEXEC);
+
+	if (e == NULL || id == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	*id = e->id;
+	return CUDA_SUCCESS;
 }

@@ -9,7 +9,11 @@ struct gnode;
 struct ggraph {
 	struct gobj	 o;
 	struct gnode	*nodes;		/* handles given out, by server's */
+	unsigned	 id;		/* cuGraphGetId's, given here */
 };
+
+/* A new graph's or exec's id (cuGraphGetId, cuGraphExecGetId). */
+unsigned	graph_next_id(void);
 
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);

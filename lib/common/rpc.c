@@ -115,6 +115,11 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_GRAPH_NODE_DESTROY,	"cuGraphDestroyNode",	"QQ",		"", 0),
 	C(R_KNODE_GET,		"cuGraphKernelNodeGetParams", "QQ",	"QIIIIIIIB", 0),
 	C(R_KNODE_SET,		"cuGraphKernelNodeSetParams", "QQQB",	"", 0),
+	C(R_NODE_GET,		"cuGraphNodeGetParams",	"QQ",		"IB", 0),
+	C(R_NODE_SET,		"cuGraphNodeSetParams",	"QQQIB",	"", 0),
+	C(R_NODE_ENABLED,	"cuGraphNodeSetEnabled", "QQQII",	"I", 0),
+	C(R_GRAPH_MEM,		"cuDeviceGraphMemTrim",	"IIIQ",		"Q", 0),
+	C(R_NODE_FIND,		"cuGraphNodeFindInClone", "QQQ",	"Q", 0),
 #undef C
 #undef RD
 #undef WR

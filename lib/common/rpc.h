@@ -182,7 +182,9 @@ enum rpc_call {
 				   (R_LAUNCH, R_MEMSET, R_MEM_3D on no
 				   stream, R_EVENT_RECORD,
 				   R_STREAM_WAIT_EVENT; a child graph: u64
-				   its id; empty: nothing) -> its handle */
+				   its id; empty: nothing; a memory
+				   allocation: RPC_SIG_MEMALLOC; a free:
+				   u64 its address) -> its handle */
 	R_GRAPH_EDGES,		/* graph, add (1) or remove (0), pairs (u64
 				   from, u64 to handles) */
 	R_GRAPH_NODE_DESTROY,	/* graph, node */
@@ -191,10 +193,32 @@ enum rpc_call {
 				   packed arguments */
 	R_KNODE_SET,		/* graph, exec (0: the graph's node), node,
 				   R_LAUNCH request on no stream */
+	R_NODE_GET,		/* graph, node -> its type, the request it
+				   stands for as R_GRAPH_ADD takes it
+				   (memset, copy, event nodes; a memory
+				   allocation: RPC_SIG_MEMALLOC with its
+				   address; a free: u64 its address) */
+	R_NODE_SET,		/* graph, exec (0: the graph's node), node,
+				   node type, request as R_GRAPH_ADD's
+				   (memset, copy, event nodes) */
+	R_NODE_ENABLED,		/* exec, graph, node, set (1) or get (0),
+				   enabled -> enabled */
+	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set
+				   attribute), attribute, value -> value */
+	R_NODE_FIND,		/* clone, original graph, node -> the node
+				   of the clone that it is */
 	R_CALL_END		/* one past the last */
 };
 
 #define RPC_NCALLS	(R_CALL_END - R_OPEN)
+/*
+ * A memory allocation node's request (R_GRAPH_ADD, R_NODE_GET): its
+ * address (0 when added), bytes, allocation type, handle types, location
+ * type and id, access descriptors (u32 location type, i32 id, u32 flags
+ * each).
+ */
+#define RPC_SIG_MEMALLOC	"QQIIIiB"
+#define RPC_MEMALLOC_ACCESS_MAX	64
 #define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
 /*
  * The result of an R_MEM_HTOD_LANES or R_MEM_DTOH_LANES that a migrated

@@ -100,6 +100,27 @@ run_prog() {
 	done
 }
 
+@test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {
+	for k in static shared; do
+		run_prog $k graphs_more
+		echo "$output"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_more: ok" ]
+		[[ "$output" == *"alloc node: 4096 bytes, type 1, location 1/0, address alloc"* ]]
+		[[ "$output" == *"free node: address alloc"* ]]
+		[[ "$output" == *"memset node: dst alloc value 5 element 4 width 1024 height 1"* ]]
+		[[ "$output" == *"graph memset: value 17 width 512"* ]]
+		[[ "$output" == *"memcpy node: alloc -> du, 4096 bytes x 1 x 1"* ]]
+		[[ "$output" == *"event node set: ev2"* ]]
+		[[ "$output" == *"kernel node enabled: 1"* ]]
+		[[ "$output" == *"memset params of a kernel node: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"free node of no allocation: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"clone's node: kernel grid 4, its own"* ]]
+		[[ "$output" == *"a graph as its own clone: cudaErrorInvalidValue"* ]]
+		[[ "$stderr" == *"graphs_more: graph ids checked"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

@@ -128,6 +128,43 @@ seeds = {
         frame("R_GEXEC_DESTROY", Q(52)),
         frame("R_GRAPH_DESTROY", Q(51)),
         frame("R_GRAPH_DESTROY", Q(50))),
+    "graphnodes": seed(
+        ctx, alloc,
+        frame("R_GRAPH_CREATE", Q(51) + I(0)),
+        # a memory allocation node (RPC_SIG_MEMALLOC), one with a broken
+        # access blob, one with an address given
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(10) + B(b"") +
+              B(Q(0) + Q(4096) + I(1) + I(0) + I(1) + I(0) +
+                B(I(1) + I(0) + I(3)))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(10) + B(b"") +
+              B(Q(0) + Q(4096) + I(1) + I(0) + I(1) + I(0) + B(b"12345"))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(10) + B(b"") +
+              B(Q(0x1000) + Q(64) + I(1) + I(0) + I(1) + I(0) + B(b""))),
+        frame("R_NODE_GET", Q(51) + Q(1)),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(2) + B(Q(1)) +
+              B(Q(1) + Q(0) + I(1) + P(0) + Q(0) + I(7) + I(1) + Q(128) +
+                Q(1))),
+        frame("R_NODE_SET", Q(51) + Q(0) + Q(2) + I(2) +
+              B(Q(1) + Q(0) + I(1) + P(0) + Q(0) + I(9) + I(1) + Q(64) +
+                Q(1))),
+        frame("R_NODE_SET", Q(51) + Q(0) + Q(2) + I(0) + B(b"")),
+        frame("R_NODE_GET", Q(51) + Q(2)),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(11) + B(Q(2)) + B(Q(0x1234))),
+        frame("R_GRAPH_INSTANTIATE", Q(1) + Q(52) + Q(51) + Q(0) + Q(0)),
+        frame("R_NODE_ENABLED", Q(52) + Q(51) + Q(2) + I(1) + I(0)),
+        frame("R_NODE_ENABLED", Q(52) + Q(51) + Q(2) + I(0) + I(0)),
+        frame("R_NODE_ENABLED", Q(52) + Q(51) + Q(2) + I(2) + I(9)),
+        frame("R_GRAPH_LAUNCH", Q(1) + Q(52) + Q(0)),
+        frame("R_GRAPH_MEM", I(0) + I(0) + I(0) + Q(0)),
+        frame("R_GRAPH_MEM", I(0) + I(1) + I(0) + Q(0)),
+        frame("R_GRAPH_MEM", I(7) + I(3) + I(0) + Q(0)),
+        frame("R_GRAPH_CLONE", Q(53) + Q(51)),
+        frame("R_NODE_FIND", Q(53) + Q(51) + Q(2)),
+        frame("R_NODE_FIND", Q(51) + Q(51) + Q(2)),
+        frame("R_NODE_FIND", Q(53) + Q(51) + Q(99)),
+        frame("R_GRAPH_DESTROY", Q(53)),
+        frame("R_GEXEC_DESTROY", Q(52)),
+        frame("R_GRAPH_DESTROY", Q(51))),
     "vmm": seed(
         ctx,
         frame("R_VMM_RESERVE", Q(1) + Q(2 << 20) + Q(0) + Q(0) + Q(0)),

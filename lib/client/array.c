@@ -51,6 +51,40 @@ array_extent(const struct garray *a, size_t *wbytes, size_t *rows,
 	*slices = a->d.Depth ? a->d.Depth : 1;
 }
 
+/*
+ * Destroyed arrays' structs are kept for the next arrays, never freed: a
+ * program's stale handle then reads as none of ours (or as a newer
+ * array, as a driver's recycled handle would), not freed memory.
+ */
+static pthread_mutex_t array_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct garray *array_spare;
+static struct gmipmap *mipmap_spare;
+
+static struct garray *
+array_alloc(void)
+{
+	struct garray *a;
+
+	pthread_mutex_lock(&array_mu);
+	if ((a = array_spare) != NULL)
+		array_spare = (struct garray *)(void *)a->owner;
+	pthread_mutex_unlock(&array_mu);
+	if (a == NULL)
+		return calloc(1, sizeof *a);
+	memset(a, 0, sizeof *a);
+	return a;
+}
+
+static void
+array_free(struct garray *a)
+{
+	__atomic_store_n(&a->o.magic, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&array_mu);
+	a->owner = (struct gmipmap *)(void *)array_spare;
+	array_spare = a;
+	pthread_mutex_unlock(&array_mu);
+}
+
 /* The server's array (levels 0) or mipmapped array for obj, id its own. */
 static CUresult
 array_make(struct gctx *c, void *obj, const CUDA_ARRAY3D_DESCRIPTOR *d,
@@ -85,14 +119,14 @@ cuArray3DCreate_v2(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
-	if ((a = calloc(1, sizeof *a)) == NULL)
+	if ((a = array_alloc()) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	a->o.kind = GK_ARRAY;
 	a->ctx = c;
 	a->d = *d;
 	a->el = array_el(d->Format, d->NumChannels);
 	if ((rc = array_make(c, a, d, 0)) != CUDA_SUCCESS) {
-		free(a);
+		array_free(a);
 		return rc;
 	}
 	gobj_publish(a);
@@ -161,8 +195,7 @@ cuArrayDestroy(CUarray h)
 	free(keep);
 	if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_HANDLE) {
 		/* The server has none such left: neither has the program. */
-		a->o.magic = 0;
-		free(a);
+		array_free(a);
 	}
 	return rc;
 }
@@ -240,7 +273,13 @@ cuMipmappedArrayCreate(CUmipmappedArray *pm,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
-	if ((m = calloc(1, sizeof *m)) == NULL)
+	pthread_mutex_lock(&array_mu);
+	if ((m = mipmap_spare) != NULL)
+		mipmap_spare = (struct gmipmap *)(void *)m->level;
+	pthread_mutex_unlock(&array_mu);
+	if (m != NULL)
+		memset(m, 0, sizeof *m);
+	else if ((m = calloc(1, sizeof *m)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if ((m->level = calloc(levels, sizeof *m->level)) == NULL) {
 		free(m);
@@ -253,7 +292,7 @@ cuMipmappedArrayCreate(CUmipmappedArray *pm,
 	m->nlevels = levels;
 	if ((rc = array_make(c, m, d, levels)) != CUDA_SUCCESS) {
 		free(m->level);
-		free(m);
+		free(m);	/* never published: no handle names it */
 		return rc;
 	}
 	gobj_publish(m);
@@ -285,7 +324,7 @@ cuMipmappedArrayGetLevel(CUarray *pa, CUmipmappedArray h, unsigned level)
 		*pa = (CUarray)a;
 		return CUDA_SUCCESS;
 	}
-	if ((a = calloc(1, sizeof *a)) == NULL) {
+	if ((a = array_alloc()) == NULL) {
 		pthread_mutex_unlock(&level_mu);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -299,7 +338,7 @@ cuMipmappedArrayGetLevel(CUarray *pa, CUmipmappedArray h, unsigned level)
 	free(keep);
 	if (rc != CUDA_SUCCESS) {
 		pthread_mutex_unlock(&level_mu);
-		free(a);
+		array_free(a);
 		return rc;
 	}
 	a->d = m->d;
@@ -332,13 +371,15 @@ cuMipmappedArrayDestroy(CUmipmappedArray h)
 	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_INVALID_HANDLE)
 		return rc;
 	for (i = 0; i < m->nlevels; i++)
-		if (m->level[i] != NULL) {
-			m->level[i]->o.magic = 0;
-			free(m->level[i]);
-		}
+		if (m->level[i] != NULL)
+			array_free(m->level[i]);
 	free(m->level);
-	m->o.magic = 0;
-	free(m);
+	/* Kept for the next, as arrays are. */
+	__atomic_store_n(&m->o.magic, 0, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&array_mu);
+	m->level = (struct garray **)(void *)mipmap_spare;
+	mipmap_spare = m;
+	pthread_mutex_unlock(&array_mu);
 	return rc;
 }
 

@@ -821,6 +821,11 @@ copy_linear(const struct lside *dst, const struct lside *src, size_t n,
 			m.srcY = sy % rows;
 			m.srcZ = sy / rows;
 		}
+		/* One row: a pointer side's pitch is the row. */
+		if (dst->a == NULL)
+			m.dstPitch = k;
+		if (src->a == NULL)
+			m.srcPitch = k;
 		m.WidthInBytes = k;
 		m.Height = m.Depth = 1;
 		if ((rc = copy_desc3d(&m, s, async, ptsz)) != CUDA_SUCCESS)

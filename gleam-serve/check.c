@@ -247,18 +247,19 @@ int
 check_tex(const struct rcall *c, struct rpc_res *r, struct rpc_texd *t,
     struct rpc_view *v)
 {
-	int surf = c->in[1].u != 0, i;
+	int surf = c->in[2].u != 0, i;
 	unsigned el;
 
 	memset(t, 0, sizeof *t);
 	memset(v, 0, sizeof *v);
-	if (c->in[1].u > 1 || rpc_res_dec(&c->in[2], r) == -1)
+	if (c->in[1].u == 0 || c->in[2].u > 1 ||
+	    rpc_res_dec(&c->in[3], r) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* A surface has no texture or view descriptor. */
-	if (surf ? c->in[3].len != 0 || c->in[4].len != 0 ||
+	if (surf ? c->in[4].len != 0 || c->in[5].len != 0 ||
 	    r->type != CU_RESOURCE_TYPE_ARRAY :
-	    rpc_texd_dec(&c->in[3], t) == -1 ||
-	    (c->in[4].len != 0 && rpc_view_dec(&c->in[4], v) == -1))
+	    rpc_texd_dec(&c->in[4], t) == -1 ||
+	    (c->in[5].len != 0 && rpc_view_dec(&c->in[5], v) == -1))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (r->flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -272,7 +273,7 @@ check_tex(const struct rcall *c, struct rpc_res *r, struct rpc_texd *t,
 	case CU_RESOURCE_TYPE_LINEAR:
 	case CU_RESOURCE_TYPE_PITCH2D:
 		/* A view is for arrays only. */
-		if (r->h == 0 || c->in[4].len != 0 ||
+		if (r->h == 0 || c->in[5].len != 0 ||
 		    check_format(r->format, r->channels, &el) != CUDA_SUCCESS ||
 		    el == 0 || r->width == 0)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -293,7 +294,7 @@ check_tex(const struct rcall *c, struct rpc_res *r, struct rpc_texd *t,
 	    t->mipfilter > CU_TR_FILTER_MODE_LINEAR ||
 	    (t->flags & ~(uint32_t)CHECK_TEX_FLAGS) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (c->in[4].len != 0 && (v->format > CU_RES_VIEW_FORMAT_UNSIGNED_BC7 ||
+	if (c->in[5].len != 0 && (v->format > CU_RES_VIEW_FORMAT_UNSIGNED_BC7 ||
 	    v->firstmip > v->lastmip ||
 	    v->firstlayer > v->lastlayer))
 		return CUDA_ERROR_INVALID_VALUE;

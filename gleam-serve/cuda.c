@@ -1458,7 +1458,7 @@ cuda_f32(uint32_t u)
 	return f;
 }
 
-/* in: ctx, surface, resource, texture, view -> handle */
+/* in: ctx, id, surface, resource, texture, view -> handle */
 static int
 c_tex_create(struct rcall *c)
 {
@@ -1512,7 +1512,7 @@ c_tex_create(struct rcall *c)
 		rd.res.pitch2D.pitchInBytes = r.pitch;
 		break;
 	}
-	if (c->in[1].u) {
+	if (c->in[2].u) {
 		CUsurfObject so;
 
 		if ((rc = drv.SurfObjectCreate(&so, &rd)) != CUDA_SUCCESS)
@@ -1542,15 +1542,15 @@ c_tex_create(struct rcall *c)
 		vd.lastMipmapLevel = v.lastmip;
 		vd.firstLayer = v.firstlayer;
 		vd.lastLayer = v.lastlayer;
-		if ((rc = drv.TexObjectCreate(&to, &rd, &td, c->in[4].len ?
+		if ((rc = drv.TexObjectCreate(&to, &rd, &td, c->in[5].len ?
 		    &vd : NULL)) != CUDA_SUCCESS)
 			return rc;
 		h = to;
 	}
-	/* Known by the driver's handle, which kernels are given. */
-	if ((o = robj_new(c->cl, h, c->in[1].u ? RK_SURF : RK_TEX,
-	    NULL)) == NULL) {
-		if (c->in[1].u)
+	/* The client's id; the handle goes back to it for its kernels. */
+	if ((o = robj_new(c->cl, c->in[1].u, c->in[2].u ? RK_SURF : RK_TEX,
+	    (void *)(uintptr_t)h)) == NULL) {
+		if (c->in[2].u)
 			drv.SurfObjectDestroy(h);
 		else
 			drv.TexObjectDestroy(h);
@@ -1561,21 +1561,22 @@ c_tex_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* in: handle, surface */
+/* in: id, surface */
 static int
 c_tex_destroy(struct rcall *c)
 {
 	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_SURF :
 	    RK_TEX);
+	uint64_t h;
 	CUresult rc;
 
 	if (o == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	h = (uint64_t)(uintptr_t)o->h;
 	if (o->ctx != NULL && o->ctx->h != NULL &&
 	    (rc = drv.CtxSetCurrent(o->ctx->h)) != CUDA_SUCCESS)
 		return rc;
-	rc = c->in[1].u ? drv.SurfObjectDestroy(c->in[0].u) :
-	    drv.TexObjectDestroy(c->in[0].u);
+	rc = c->in[1].u ? drv.SurfObjectDestroy(h) : drv.TexObjectDestroy(h);
 	robj_del(c->cl, c->in[0].u);
 	return rc;
 }

@@ -1487,6 +1487,7 @@ struct harray {
 };
 
 struct htex {
+	uint64_t	 h;		/* the handle given for kernels */
 	struct rpc_res	 r;
 	struct rpc_texd	 t;
 	struct rpc_view	 v;
@@ -1662,7 +1663,7 @@ c_array_memreq(struct rcall *c)
 	return CUDA_ERROR_INVALID_VALUE;
 }
 
-/* in: ctx, surface, resource, texture, view -> handle */
+/* in: ctx, id, surface, resource, texture, view -> handle */
 static int
 c_tex_create(struct rcall *c)
 {
@@ -1688,10 +1689,10 @@ c_tex_create(struct rcall *c)
 		else
 			a = o->h;
 		/* A surface needs an array made for load and store. */
-		if (a != NULL && c->in[1].u &&
+		if (a != NULL && c->in[2].u &&
 		    !(a->flags & CUDA_ARRAY3D_SURFACE_LDST))
 			rc = CUDA_ERROR_INVALID_VALUE;
-		if (a != NULL && c->in[4].len != 0 &&
+		if (a != NULL && c->in[5].len != 0 &&
 		    x->v.lastmip >= (a->nlevels ? a->nlevels : 1))
 			rc = CUDA_ERROR_INVALID_VALUE;
 		break;
@@ -1720,8 +1721,9 @@ c_tex_create(struct rcall *c)
 		uint64_t h = __atomic_fetch_add(&host_texnext, 1,
 		    __ATOMIC_RELAXED);
 
-		if ((o = robj_new(c->cl, h, c->in[1].u ? RK_SURF : RK_TEX,
-		    x)) == NULL)
+		x->h = h;
+		if ((o = robj_new(c->cl, c->in[1].u, c->in[2].u ? RK_SURF :
+		    RK_TEX, x)) == NULL)
 			rc = CUDA_ERROR_INVALID_VALUE;
 		else {
 			o->ctx = ctx;
@@ -1733,7 +1735,7 @@ c_tex_create(struct rcall *c)
 	return rc;
 }
 
-/* in: handle, surface */
+/* in: id, surface */
 static int
 c_tex_destroy(struct rcall *c)
 {

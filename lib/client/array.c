@@ -3,8 +3,9 @@
  * client structs known to the server by their address (client.h); their
  * descriptors stay here, so that descriptor queries and the bounds of
  * copies (copy.c) need no round trip.  Texture and surface objects are
- * the server's driver's handles, which kernels receive as they are; their
- * descriptors stay here too, for the Get calls.
+ * the server's driver's handles, which kernels receive as they are; the
+ * server knows each by the address of its descriptors here, kept for the
+ * Get calls.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -450,7 +451,7 @@ static CUresult
 tex_create(uint64_t *ph, int surf, const CUDA_RESOURCE_DESC *rd,
     const CUDA_TEXTURE_DESC *td, const CUDA_RESOURCE_VIEW_DESC *vd)
 {
-	struct rpc_val in[5], out[1];
+	struct rpc_val in[6], out[1];
 	struct pw pr, pt, pv;
 	struct rpc_res r;
 	struct rpc_texd t;
@@ -499,14 +500,16 @@ tex_create(uint64_t *ph, int surf, const CUDA_RESOURCE_DESC *rd,
 			rpc_view_enc(&pv, &v);
 		}
 	}
+	/* Known to the server by the address of its descriptors here. */
 	in[0].u = gobj_id(c);
-	in[1].u = (uint64_t)surf;
-	in[2].p = pr.p;
-	in[2].len = (uint32_t)pr.len;
-	in[3].p = pt.p;
-	in[3].len = (uint32_t)pt.len;
-	in[4].p = pv.p;
-	in[4].len = (uint32_t)pv.len;
+	in[1].u = (uint64_t)(uintptr_t)x;
+	in[2].u = (uint64_t)surf;
+	in[3].p = pr.p;
+	in[3].len = (uint32_t)pr.len;
+	in[4].p = pt.p;
+	in[4].len = (uint32_t)pt.len;
+	in[5].p = pv.p;
+	in[5].len = (uint32_t)pv.len;
 	if (pr.bad || pt.bad || pv.bad)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	else
@@ -571,11 +574,12 @@ tex_destroy(uint64_t h, int surf)
 	pthread_mutex_unlock(&tex_mu);
 	if (x == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	free(x);
-	in[0].u = h;
+	/* Freed once the call is sent: its id may name a new one after. */
+	in[0].u = (uint64_t)(uintptr_t)x;
 	in[1].u = (uint64_t)surf;
 	rc = remote_call(R_TEX_DESTROY, in, out, &keep);
 	free(keep);
+	free(x);
 	return rc;
 }
 

@@ -120,7 +120,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_ARRAY_DESTROY,	"cuArrayDestroy",	"QI",		"", 0),
 	C(R_MIPMAP_LEVEL,	"cuMipmappedArrayGetLevel", "QIQ",	"QQQ", 0),
 	C(R_ARRAY_MEMREQ,	"cuArrayGetMemoryRequirements", "QIi",	"QQ", 0),
-	C(R_TEX_CREATE,		"cuTexObjectCreate",	"QIBBB",	"Q", 0),
+	C(R_TEX_CREATE,		"cuTexObjectCreate",	"QQIBBB",	"Q", 0),
 	C(R_TEX_DESTROY,	"cuTexObjectDestroy",	"QI",		"", 0),
 #undef C
 #undef RD

@@ -202,11 +202,12 @@ enum rpc_call {
 				   array is known by id from here on ->
 				   width, height, depth */
 	R_ARRAY_MEMREQ,		/* id, mipmapped, device -> size, alignment */
-	R_TEX_CREATE,		/* ctx, surface (0 texture, 1 surface),
+	R_TEX_CREATE,		/* ctx, id, surface (0 texture, 1 surface),
 				   resource (RPC_RES_LEN bytes), texture
 				   (RPC_TEXD_LEN or empty), view
-				   (RPC_VIEW_LEN or empty) -> handle */
-	R_TEX_DESTROY,		/* handle, surface */
+				   (RPC_VIEW_LEN or empty) -> the driver's
+				   handle */
+	R_TEX_DESTROY,		/* id, surface */
 	R_CALL_END		/* one past the last */
 };
 

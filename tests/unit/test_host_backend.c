@@ -778,36 +778,39 @@ test_arrays(void)
 	r.h = 80;
 	rpc_res_enc(&rb, &r);
 	rpc_texd_enc(&tb, &t);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(100), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == 0);
 	tex = c.out[0].u;
 	CHECK(tex != 0);
 	/* a surface needs an array for load and store */
-	CHECK(call(R_TEX_CREATE, U(1), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
+	CHECK(call(R_TEX_CREATE, U(1), U(101), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
 	    NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
 	r.h = 81;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
+	CHECK(call(R_TEX_CREATE, U(1), U(101), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
 	    NULL, 0u) == 0);
 	CHECK(c.out[0].u != tex);
-	CHECK(call(R_TEX_DESTROY, c.out[0].u, U(1)) == 0);
+	CHECK(call(R_TEX_DESTROY, U(101), U(1)) == 0);
 	/* a texture's handle is no surface's; twice is once too many */
-	CHECK(call(R_TEX_DESTROY, tex, U(1)) == CUDA_ERROR_INVALID_VALUE);
-	CHECK(call(R_TEX_DESTROY, tex, U(0)) == 0);
-	CHECK(call(R_TEX_DESTROY, tex, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEX_DESTROY, U(100), U(1)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEX_DESTROY, U(100), U(0)) == 0);
+	CHECK(call(R_TEX_DESTROY, U(100), U(0)) == CUDA_ERROR_INVALID_VALUE);
 	/* over a mipmapped array, by the wrong kind, a destroyed array */
 	r.type = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
 	r.h = 84;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(102), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == 0);
 	tex = c.out[0].u;
+	/* an id in use */
+	CHECK(call(R_TEX_CREATE, U(1), U(102), U(0), rb.p, (unsigned)rb.len,
+	    tb.p, (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
 	r.h = 80;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(103), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_HANDLE);
 	CHECK(call(R_ARRAY_DESTROY, U(81), U(0)) == 0);
 	CHECK(call(R_ARRAY_DESTROY, U(81), U(0)) ==
@@ -816,7 +819,7 @@ test_arrays(void)
 	r.h = 81;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(103), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_HANDLE);
 	/* linear memory: inside the client's, pitch aligned */
 	CHECK(call(R_MEM_ALLOC, U(1), U(4096)) == 0);
@@ -829,13 +832,13 @@ test_arrays(void)
 	r.width = 4096;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(104), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == 0);
-	CHECK(call(R_TEX_DESTROY, c.out[0].u, U(0)) == 0);
+	CHECK(call(R_TEX_DESTROY, U(104), U(0)) == 0);
 	r.width = 4100;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
 	r.type = CU_RESOURCE_TYPE_PITCH2D;
 	r.width = 16;
@@ -843,14 +846,14 @@ test_arrays(void)
 	r.pitch = 80;		/* not a multiple of 32 */
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
 	r.pitch = 64;
 	rb.len = 0;
 	rpc_res_enc(&rb, &r);
-	CHECK(call(R_TEX_CREATE, U(1), U(0), rb.p, (unsigned)rb.len, tb.p,
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
 	    (unsigned)tb.len, NULL, 0u) == 0);
-	CHECK(call(R_TEX_DESTROY, c.out[0].u, U(0)) == 0);
+	CHECK(call(R_TEX_DESTROY, U(105), U(0)) == 0);
 	CHECK(call(R_MEM_FREE, U(1), p) == 0);
 	pw_free(&rb);
 	pw_free(&tb);

@@ -594,7 +594,7 @@ test_arrays(void)
 	pw_init(&rb);
 	pw_init(&tb);
 	pw_init(&vb);
-#define TEX(fn, surf, tl, vl) fn(R_TEX_CREATE, NOCTX, U(surf), rb.p,	\
+#define TEX(fn, surf, tl, vl) fn(R_TEX_CREATE, NOCTX, U(9), U(surf), rb.p, \
 	(unsigned)rb.len, tb.p, (unsigned)(tl), vb.p, (unsigned)(vl))
 #define ENC() do {							\
 	rb.len = tb.len = vb.len = 0;					\
@@ -663,6 +663,9 @@ test_arrays(void)
 	CHECK(TEX(chk, 0, tb.len, vb.len) == CUDA_ERROR_INVALID_VALUE);
 	v.firstmip = 0; v.format = 0x23; ENC();
 	CHECK(TEX(host, 0, tb.len, vb.len) == CUDA_ERROR_INVALID_VALUE);
+	/* id 0 */
+	CHECK(chk(R_TEX_CREATE, NOCTX, U(0), U(0), rb.p, (unsigned)rb.len,
+	    tb.p, (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
 #undef TEX
 #undef ENC
 	pw_free(&rb);

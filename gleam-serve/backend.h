@@ -28,7 +28,13 @@ enum robj_kind {
 	RK_EVENT,
 	RK_GRAPH,		/* graphs (issue 24) */
 	RK_GEXEC,
-	RK_LINK				/* a JIT link state (R_LINK_*) */
+	RK_LINK,			/* a JIT link state (R_LINK_*) */
+	RK_ARRAY,		/* arrays; a mipmapped array's levels have
+				   it as parent */
+	RK_MIPMAP,
+	RK_TEX,			/* texture and surface objects, known by
+				   the handle the backend gave */
+	RK_SURF
 };
 
 /* An object a client created, in the client's id table. */

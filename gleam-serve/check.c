@@ -65,6 +65,15 @@ check_span3d(uint64_t x, uint64_t y, uint64_t z, uint64_t pitch,
 	return 0;
 }
 
+/* A side's memory type, with an array's fields as the client sends them. */
+static int
+copy3d_type(uint64_t type, uint64_t ptr, uint64_t pitch, uint64_t height)
+{
+	if (type == CU_MEMORYTYPE_ARRAY)
+		return ptr != 0 && pitch == 0 && height == 0;
+	return type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_DEVICE;
+}
+
 int
 check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m, uint64_t *srcspan,
     uint64_t *dstspan, int *empty)
@@ -82,11 +91,12 @@ check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m, uint64_t *srcspan,
 		return CUDA_ERROR_INVALID_VALUE;
 	/* f: srcType, srcX, srcY, srcZ, srcPtr, srcPitch, srcHeight,
 	 *    dstType, dstX, dstY, dstZ, dstPtr, dstPitch, dstHeight,
-	 *    width, height, depth, and three zeros. */
+	 *    width, height, depth, and three zeros.  An array side's
+	 *    pointer is the array's id, its pitch and height 0. */
 	if (f[14] == 0 || f[15] == 0 || f[16] == 0)
 		return CUDA_SUCCESS;
-	if ((f[0] != CU_MEMORYTYPE_HOST && f[0] != CU_MEMORYTYPE_DEVICE) ||
-	    (f[7] != CU_MEMORYTYPE_HOST && f[7] != CU_MEMORYTYPE_DEVICE) ||
+	if (!copy3d_type(f[0], f[4], f[5], f[6]) ||
+	    !copy3d_type(f[7], f[11], f[12], f[13]) ||
 	    f[14] > CHECK_COPY_MAX || f[15] > CHECK_COPY_MAX ||
 	    f[16] > CHECK_COPY_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -99,14 +109,22 @@ check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m, uint64_t *srcspan,
 	m->dstDevice = f[11];
 	m->dstPitch = f[12]; m->dstHeight = f[13];
 	m->WidthInBytes = f[14]; m->Height = f[15]; m->Depth = f[16];
-	if (m->srcPitch < m->WidthInBytes || m->dstPitch < m->WidthInBytes ||
-	    (m->Depth > 1 && (m->srcHeight < m->Height ||
-	    m->dstHeight < m->Height)))
+	*srcspan = *dstspan = 0;
+	if (f[0] != CU_MEMORYTYPE_ARRAY && (m->srcPitch < m->WidthInBytes ||
+	    (m->Depth > 1 && m->srcHeight < m->Height) ||
+	    check_span3d(m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
+	    m->srcHeight, m, srcspan) == -1))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (check_span3d(m->srcXInBytes, m->srcY, m->srcZ, m->srcPitch,
-	    m->srcHeight, m, srcspan) == -1 ||
+	if (f[7] != CU_MEMORYTYPE_ARRAY && (m->dstPitch < m->WidthInBytes ||
+	    (m->Depth > 1 && m->dstHeight < m->Height) ||
 	    check_span3d(m->dstXInBytes, m->dstY, m->dstZ, m->dstPitch,
-	    m->dstHeight, m, dstspan) == -1)
+	    m->dstHeight, m, dstspan) == -1))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* An array's extent is its backend's to check; no sum may wrap. */
+	if ((f[0] == CU_MEMORYTYPE_ARRAY && (f[1] > CHECK_COPY_MAX ||
+	    f[2] > CHECK_COPY_MAX || f[3] > CHECK_COPY_MAX)) ||
+	    (f[7] == CU_MEMORYTYPE_ARRAY && (f[8] > CHECK_COPY_MAX ||
+	    f[9] > CHECK_COPY_MAX || f[10] > CHECK_COPY_MAX)))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* A host side is the request's blob, or the reply's, from 0. */
 	if (f[0] == CU_MEMORYTYPE_HOST && (f[4] != 0 || *srcspan >
@@ -116,6 +134,170 @@ check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m, uint64_t *srcspan,
 	    *dstspan > CHECK_COPY_MAX))
 		return CUDA_ERROR_INVALID_VALUE;
 	*empty = 0;
+	return CUDA_SUCCESS;
+}
+
+int
+check_format(uint64_t format, uint64_t channels, unsigned *elsize)
+{
+	unsigned bytes, n = 0;
+
+	switch (format) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:		bytes = 1; break;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:			bytes = 2; break;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:		bytes = 4; break;
+	/* The normalized formats name their channels. */
+	case CU_AD_FORMAT_UNORM_INT8X1:
+	case CU_AD_FORMAT_SNORM_INT8X1:		bytes = 1; n = 1; break;
+	case CU_AD_FORMAT_UNORM_INT8X2:
+	case CU_AD_FORMAT_SNORM_INT8X2:		bytes = 1; n = 2; break;
+	case CU_AD_FORMAT_UNORM_INT8X4:
+	case CU_AD_FORMAT_SNORM_INT8X4:		bytes = 1; n = 4; break;
+	case CU_AD_FORMAT_UNORM_INT16X1:
+	case CU_AD_FORMAT_SNORM_INT16X1:	bytes = 2; n = 1; break;
+	case CU_AD_FORMAT_UNORM_INT16X2:
+	case CU_AD_FORMAT_SNORM_INT16X2:	bytes = 2; n = 2; break;
+	case CU_AD_FORMAT_UNORM_INT16X4:
+	case CU_AD_FORMAT_SNORM_INT16X4:	bytes = 2; n = 4; break;
+	default:
+		/* Block-compressed, YUV and packed formats: their layout is
+		 * the driver's; their channels too. */
+		if ((format >= CU_AD_FORMAT_BC1_UNORM &&
+		    format <= CU_AD_FORMAT_Y410) ||
+		    (format >= CU_AD_FORMAT_NV12 &&
+		    format <= CU_AD_FORMAT_YUV444_16bit_SemiPlanar) ||
+		    format == CU_AD_FORMAT_UNORM_INT_101010_2) {
+			*elsize = 0;
+			return CUDA_SUCCESS;
+		}
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (n != 0 ? channels != n :
+	    channels != 1 && channels != 2 && channels != 4)
+		return CUDA_ERROR_INVALID_VALUE;
+	*elsize = bytes * (unsigned)channels;
+	return CUDA_SUCCESS;
+}
+
+/* Mipmap levels of an extent: 1 + log2 of its largest side. */
+static unsigned
+check_levels(uint64_t w, uint64_t h, uint64_t d)
+{
+	uint64_t m = w > h ? w : h;
+	unsigned n = 1;
+
+	if (d > m)
+		m = d;
+	while (m > 1) {
+		m >>= 1;
+		n++;
+	}
+	return n;
+}
+
+/* in: ctx, id, width, height, depth, format, channels, flags, levels */
+static int
+check_array(const struct rcall *c)
+{
+	uint64_t w = c->in[2].u, h = c->in[3].u, d = c->in[4].u,
+	    fl = c->in[7].u, lv = c->in[8].u, layers;
+	unsigned el;
+	int rc;
+
+	if (c->in[1].u == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_format(c->in[5].u, c->in[6].u, &el)) != CUDA_SUCCESS)
+		return rc;
+	if ((fl & ~(uint64_t)CHECK_ARRAY_FLAGS) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Their memory is mapped by calls not remoted (cuMemMapArrayAsync). */
+	if (fl & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (w == 0 || w > CHECK_COPY_MAX || h > CHECK_COPY_MAX ||
+	    d > CHECK_COPY_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* 1D (height and depth 0), 2D (depth 0), 3D; layered: depth layers
+	 * of a 1D (height 0) or 2D array. */
+	if (!(fl & CUDA_ARRAY3D_LAYERED) && h == 0 && d != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((fl & CUDA_ARRAY3D_LAYERED) && d == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	layers = fl & CUDA_ARRAY3D_LAYERED ? d : 1;
+	if (fl & CUDA_ARRAY3D_CUBEMAP) {
+		if (w != h || (fl & CUDA_ARRAY3D_LAYERED ? d % 6 != 0 :
+		    d != 6))
+			return CUDA_ERROR_INVALID_VALUE;
+		layers = d;
+	}
+	if ((fl & CUDA_ARRAY3D_TEXTURE_GATHER) && (h == 0 || d != 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	(void)layers;
+	if (lv != 0 && lv > check_levels(w, h, fl & (CUDA_ARRAY3D_LAYERED |
+	    CUDA_ARRAY3D_CUBEMAP) ? 0 : d))
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+int
+check_tex(const struct rcall *c, struct rpc_res *r, struct rpc_texd *t,
+    struct rpc_view *v)
+{
+	int surf = c->in[2].u != 0, i;
+	unsigned el;
+
+	memset(t, 0, sizeof *t);
+	memset(v, 0, sizeof *v);
+	if (c->in[1].u == 0 || c->in[2].u > 1 ||
+	    rpc_res_dec(&c->in[3], r) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A surface has no texture or view descriptor. */
+	if (surf ? c->in[4].len != 0 || c->in[5].len != 0 ||
+	    r->type != CU_RESOURCE_TYPE_ARRAY :
+	    rpc_texd_dec(&c->in[4], t) == -1 ||
+	    (c->in[5].len != 0 && rpc_view_dec(&c->in[5], v) == -1))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (r->flags != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (r->type) {
+	case CU_RESOURCE_TYPE_ARRAY:
+	case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+		if (r->h == 0 || r->format != 0 || r->channels != 0 ||
+		    r->width != 0 || r->height != 0 || r->pitch != 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_RESOURCE_TYPE_LINEAR:
+	case CU_RESOURCE_TYPE_PITCH2D:
+		/* A view is for arrays only. */
+		if (r->h == 0 || c->in[5].len != 0 ||
+		    check_format(r->format, r->channels, &el) != CUDA_SUCCESS ||
+		    el == 0 || r->width == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (r->type == CU_RESOURCE_TYPE_LINEAR ? r->height != 0 ||
+		    r->pitch != 0 : r->height == 0 || r->width >
+		    CHECK_COPY_MAX || r->pitch / el < r->width)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (surf)
+		return CUDA_SUCCESS;
+	for (i = 0; i < 3; i++)
+		if (t->addr[i] > CU_TR_ADDRESS_MODE_BORDER)
+			return CUDA_ERROR_INVALID_VALUE;
+	if (t->filter > CU_TR_FILTER_MODE_LINEAR ||
+	    t->mipfilter > CU_TR_FILTER_MODE_LINEAR ||
+	    (t->flags & ~(uint32_t)CHECK_TEX_FLAGS) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[5].len != 0 && (v->format > CU_RES_VIEW_FORMAT_UNSIGNED_BC7 ||
+	    v->firstmip > v->lastmip ||
+	    v->firstlayer > v->lastlayer))
+		return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
 
@@ -404,6 +586,9 @@ check_call(const struct rcall *c)
 	uint64_t jv[RPC_JIT_OPTS_MAX];
 	unsigned jn;
 	struct rpc_tmap t;
+	struct rpc_res res;
+	struct rpc_texd texd;
+	struct rpc_view view;
 	CUDA_MEMCPY3D m;
 	uint64_t a, b;
 	unsigned f;
@@ -545,6 +730,19 @@ check_call(const struct rcall *c)
 		    c->in[4].len, &t) == -1)
 			return CUDA_ERROR_INVALID_VALUE;
 		return CUDA_SUCCESS;
+	case R_ARRAY_CREATE:
+		return check_array(c);
+	case R_ARRAY_DESTROY:
+	case R_TEX_DESTROY:
+		return c->in[1].u > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_MIPMAP_LEVEL:
+		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_ARRAY_MEMREQ:
+		return c->in[1].u > 1 || (int32_t)c->in[2].u < 0 ?
+		    CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+	case R_TEX_CREATE:
+		return check_tex(c, &res, &texd, &view);
 	case R_VMM_RESERVE:
 	case R_VMM_FREE:
 	case R_VMM_CREATE:

@@ -61,6 +61,30 @@ int	check_copy3d(const struct rcall *c, CUDA_MEMCPY3D *m,
 	    uint64_t *srcspan, uint64_t *dstspan, int *empty);
 
 /*
+ * An array format with its channels: CUDA_SUCCESS with *elsize the bytes
+ * of an element (0 for a format whose layout is the driver's alone:
+ * block-compressed, YUV), or CUDA_ERROR_INVALID_VALUE.
+ */
+int	check_format(uint64_t format, uint64_t channels, unsigned *elsize);
+#define CHECK_ARRAY_FLAGS	(CUDA_ARRAY3D_LAYERED | \
+	CUDA_ARRAY3D_SURFACE_LDST | CUDA_ARRAY3D_CUBEMAP | \
+	CUDA_ARRAY3D_TEXTURE_GATHER | CUDA_ARRAY3D_DEPTH_TEXTURE | \
+	CUDA_ARRAY3D_COLOR_ATTACHMENT | CUDA_ARRAY3D_SPARSE | \
+	CUDA_ARRAY3D_DEFERRED_MAPPING | CUDA_ARRAY3D_VIDEO_ENCODE_DECODE)
+#define CHECK_TEX_FLAGS		(CU_TRSF_READ_AS_INTEGER | \
+	CU_TRSF_NORMALIZED_COORDINATES | CU_TRSF_SRGB | \
+	CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION | CU_TRSF_SEAMLESS_CUBEMAP)
+
+/*
+ * R_TEX_CREATE's descriptors decoded (rpc.h) and checked: resource type
+ * and its fields, address and filter modes, flags, the view's levels and
+ * layers.  CUDA_SUCCESS or the CUresult.  Objects, device ranges and
+ * extents are the backend's to check.
+ */
+int	check_tex(const struct rcall *c, struct rpc_res *, struct rpc_texd *,
+	    struct rpc_view *);
+
+/*
  * A launch attributes blob: the number of attributes, or -1 with *rc the
  * CUresult (CUDA_ERROR_NOT_SUPPORTED for an attribute whose value holds a
  * handle or a pointer, which no client may send).

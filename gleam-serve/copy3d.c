@@ -6,7 +6,8 @@
 #include "copy3d.h"
 
 int
-copy3d_prepare(struct rcall *c, CUDA_MEMCPY3D *m, int *empty)
+copy3d_prepare(struct rcall *c, CUDA_MEMCPY3D *m, int *empty,
+    copy3d_array_fn array)
 {
 	uint64_t sspan, dspan;
 	int rc;
@@ -16,12 +17,18 @@ copy3d_prepare(struct rcall *c, CUDA_MEMCPY3D *m, int *empty)
 	    *empty)
 		return rc;
 	*empty = 1;
-	if (m->srcMemoryType == CU_MEMORYTYPE_HOST) {
+	if (m->srcMemoryType == CU_MEMORYTYPE_ARRAY) {
+		if ((rc = array(c, m, 0)) != CUDA_SUCCESS)
+			return rc;
+	} else if (m->srcMemoryType == CU_MEMORYTYPE_HOST) {
 		m->srcDevice = 0;
 		m->srcHost = c->in[4].p;
 	} else if (rmem_check(c->cl, m->srcDevice, sspan) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (m->dstMemoryType == CU_MEMORYTYPE_HOST) {
+	if (m->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+		if ((rc = array(c, m, 1)) != CUDA_SUCCESS)
+			return rc;
+	} else if (m->dstMemoryType == CU_MEMORYTYPE_HOST) {
 		if ((c->scratch = calloc(1, dspan)) == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		m->dstDevice = 0;

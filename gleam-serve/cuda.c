@@ -242,6 +242,25 @@ static struct {
 	    CUstreamBatchMemOpParams *, unsigned);
 	CUresult (*MemGetAccess)(unsigned long long *, const CUmemLocation *,
 	    CUdeviceptr);
+	/* arrays, textures and surfaces */
+	CUresult (*Array3DCreate)(CUarray *, const CUDA_ARRAY3D_DESCRIPTOR *);
+	CUresult (*ArrayDestroy)(CUarray);
+	CUresult (*MipmappedArrayCreate)(CUmipmappedArray *,
+	    const CUDA_ARRAY3D_DESCRIPTOR *, unsigned);
+	CUresult (*MipmappedArrayDestroy)(CUmipmappedArray);
+	CUresult (*MipmappedArrayGetLevel)(CUarray *, CUmipmappedArray,
+	    unsigned);
+	CUresult (*Array3DGetDescriptor)(CUDA_ARRAY3D_DESCRIPTOR *, CUarray);
+	CUresult (*ArrayGetMemoryRequirements)(
+	    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUarray, CUdevice);
+	CUresult (*MipmappedArrayGetMemoryRequirements)(
+	    CUDA_ARRAY_MEMORY_REQUIREMENTS *, CUmipmappedArray, CUdevice);
+	CUresult (*TexObjectCreate)(CUtexObject *, const CUDA_RESOURCE_DESC *,
+	    const CUDA_TEXTURE_DESC *, const CUDA_RESOURCE_VIEW_DESC *);
+	CUresult (*TexObjectDestroy)(CUtexObject);
+	CUresult (*SurfObjectCreate)(CUsurfObject *,
+	    const CUDA_RESOURCE_DESC *);
+	CUresult (*SurfObjectDestroy)(CUsurfObject);
 } drv;
 
 static struct {
@@ -411,6 +430,19 @@ static struct {
 	S(LinkDestroy, "cuLinkDestroy", 5050),
 	S(StreamBatchMemOp, "cuStreamBatchMemOp", 11070),
 	S(MemGetAccess, "cuMemGetAccess", 10020),
+	S(Array3DCreate, "cuArray3DCreate", 3020),
+	S(ArrayDestroy, "cuArrayDestroy", 2000),
+	S(MipmappedArrayCreate, "cuMipmappedArrayCreate", 5000),
+	S(MipmappedArrayDestroy, "cuMipmappedArrayDestroy", 5000),
+	S(MipmappedArrayGetLevel, "cuMipmappedArrayGetLevel", 5000),
+	S(Array3DGetDescriptor, "cuArray3DGetDescriptor", 3020),
+	S(ArrayGetMemoryRequirements, "cuArrayGetMemoryRequirements", 11060),
+	S(MipmappedArrayGetMemoryRequirements,
+	    "cuMipmappedArrayGetMemoryRequirements", 11060),
+	S(TexObjectCreate, "cuTexObjectCreate", 5000),
+	S(TexObjectDestroy, "cuTexObjectDestroy", 5000),
+	S(SurfObjectCreate, "cuSurfObjectCreate", 5000),
+	S(SurfObjectDestroy, "cuSurfObjectDestroy", 5000),
 #undef S
 };
 
@@ -1328,6 +1360,289 @@ c_memset(struct rcall *c)
 	}
 }
 
+/* ---- arrays, textures and surfaces -------------------------------------- */
+
+/*
+ * A copy's array side: the driver's array, which checks the extent
+ * itself.  The id is the client's (an array, or a mipmapped array's
+ * level).
+ */
+static int
+cuda_copy_array(struct rcall *c, CUDA_MEMCPY3D *m, int dst)
+{
+	struct robj *o = robj_get(c->cl, dst ? m->dstDevice : m->srcDevice,
+	    RK_ARRAY);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (dst) {
+		m->dstDevice = 0;
+		m->dstArray = o->h;
+	} else {
+		m->srcDevice = 0;
+		m->srcArray = o->h;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, id, width, height, depth, format, channels, flags, levels */
+static int
+c_array_create(struct rcall *c)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	struct robj *ctx, *o;
+	CUarray a = NULL;
+	CUmipmappedArray mm = NULL;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	memset(&d, 0, sizeof d);
+	d.Width = c->in[2].u;
+	d.Height = c->in[3].u;
+	d.Depth = c->in[4].u;
+	d.Format = (CUarray_format)c->in[5].u;
+	d.NumChannels = (unsigned)c->in[6].u;
+	d.Flags = (unsigned)c->in[7].u;
+	if (c->in[8].u != 0)
+		rc = drv.MipmappedArrayCreate(&mm, &d, (unsigned)c->in[8].u);
+	else
+		rc = drv.Array3DCreate(&a, &d);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, c->in[8].u ? RK_MIPMAP :
+	    RK_ARRAY, mm != NULL ? (void *)mm : (void *)a)) == NULL) {
+		if (mm != NULL)
+			drv.MipmappedArrayDestroy(mm);
+		else
+			drv.ArrayDestroy(a);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* Forgets the levels asked of a mipmapped array (the driver's to free). */
+static void
+cuda_levels_forget(struct rclient *cl, struct robj *mm)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == mm &&
+		    ((struct robj *)v)->kind == RK_ARRAY)
+			robj_del(cl, id);
+}
+
+/* in: id, mipmapped */
+static int
+c_array_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY);
+	CUresult rc;
+
+	/* A level is its mipmapped array's. */
+	if (o == NULL || o->parent != NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->ctx != NULL && o->ctx->h != NULL &&
+	    (rc = drv.CtxSetCurrent(o->ctx->h)) != CUDA_SUCCESS)
+		return rc;
+	if (c->in[1].u) {
+		rc = drv.MipmappedArrayDestroy(o->h);
+		cuda_levels_forget(c->cl, o);
+	} else
+		rc = drv.ArrayDestroy(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+/* in: mipmapped array, level, id -> width, height, depth */
+static int
+c_mipmap_level(struct rcall *c)
+{
+	struct robj *mm = robj_get(c->cl, c->in[0].u, RK_MIPMAP), *o;
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	CUarray a;
+	CUresult rc;
+
+	if (mm == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = drv.MipmappedArrayGetLevel(&a, mm->h,
+	    (unsigned)c->in[1].u)) != CUDA_SUCCESS ||
+	    (rc = drv.Array3DGetDescriptor(&d, a)) != CUDA_SUCCESS)
+		return rc;
+	/* Asked again: the same level under the same id is no error. */
+	if ((o = robj_get(c->cl, c->in[2].u, RK_ARRAY)) == NULL) {
+		if ((o = robj_new(c->cl, c->in[2].u, RK_ARRAY, a)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		o->ctx = mm->ctx;
+		o->parent = mm;
+	} else if (o->h != a)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = d.Width;
+	c->out[1].u = d.Height;
+	c->out[2].u = d.Depth;
+	return CUDA_SUCCESS;
+}
+
+/* in: id, mipmapped, device -> size, alignment */
+static int
+c_array_memreq(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY);
+	CUDA_ARRAY_MEMORY_REQUIREMENTS r;
+	CUresult rc;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	memset(&r, 0, sizeof r);
+	rc = c->in[1].u ? drv.MipmappedArrayGetMemoryRequirements(&r, o->h,
+	    (CUdevice)c->in[2].u) : drv.ArrayGetMemoryRequirements(&r, o->h,
+	    (CUdevice)c->in[2].u);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = r.size;
+	c->out[1].u = r.alignment;
+	return CUDA_SUCCESS;
+}
+
+/* A float from its bits. */
+static float
+cuda_f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* in: ctx, id, surface, resource, texture, view -> handle */
+static int
+c_tex_create(struct rcall *c)
+{
+	CUDA_RESOURCE_DESC rd;
+	CUDA_TEXTURE_DESC td;
+	CUDA_RESOURCE_VIEW_DESC vd;
+	struct rpc_res r;
+	struct rpc_texd t;
+	struct rpc_view v;
+	struct robj *ctx, *o;
+	uint64_t h = 0, span;
+	unsigned el;
+	int i;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	check_tex(c, &r, &t, &v);	/* passed in check_call */
+	memset(&rd, 0, sizeof rd);
+	rd.resType = (CUresourcetype)r.type;
+	switch (r.type) {
+	case CU_RESOURCE_TYPE_ARRAY:
+		if ((o = robj_get(c->cl, r.h, RK_ARRAY)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		rd.res.array.hArray = o->h;
+		break;
+	case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+		if ((o = robj_get(c->cl, r.h, RK_MIPMAP)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		rd.res.mipmap.hMipmappedArray = o->h;
+		break;
+	case CU_RESOURCE_TYPE_LINEAR:
+		if (rmem_check(c->cl, r.h, r.width) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		rd.res.linear.devPtr = r.h;
+		rd.res.linear.format = (CUarray_format)r.format;
+		rd.res.linear.numChannels = r.channels;
+		rd.res.linear.sizeInBytes = r.width;
+		break;
+	default:
+		check_format(r.format, r.channels, &el);
+		span = (r.height - 1) * r.pitch + r.width * el;
+		if (r.height > CHECK_COPY_MAX || r.pitch > CHECK_COPY_MAX ||
+		    rmem_check(c->cl, r.h, span) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		rd.res.pitch2D.devPtr = r.h;
+		rd.res.pitch2D.format = (CUarray_format)r.format;
+		rd.res.pitch2D.numChannels = r.channels;
+		rd.res.pitch2D.width = r.width;
+		rd.res.pitch2D.height = r.height;
+		rd.res.pitch2D.pitchInBytes = r.pitch;
+		break;
+	}
+	if (c->in[2].u) {
+		CUsurfObject so;
+
+		if ((rc = drv.SurfObjectCreate(&so, &rd)) != CUDA_SUCCESS)
+			return rc;
+		h = so;
+	} else {
+		CUtexObject to;
+
+		memset(&td, 0, sizeof td);
+		for (i = 0; i < 3; i++)
+			td.addressMode[i] = (CUaddress_mode)t.addr[i];
+		td.filterMode = (CUfilter_mode)t.filter;
+		td.flags = t.flags;
+		td.maxAnisotropy = t.aniso;
+		td.mipmapFilterMode = (CUfilter_mode)t.mipfilter;
+		td.mipmapLevelBias = cuda_f32(t.bias);
+		td.minMipmapLevelClamp = cuda_f32(t.minclamp);
+		td.maxMipmapLevelClamp = cuda_f32(t.maxclamp);
+		for (i = 0; i < 4; i++)
+			td.borderColor[i] = cuda_f32(t.border[i]);
+		memset(&vd, 0, sizeof vd);
+		vd.format = (CUresourceViewFormat)v.format;
+		vd.width = v.width;
+		vd.height = v.height;
+		vd.depth = v.depth;
+		vd.firstMipmapLevel = v.firstmip;
+		vd.lastMipmapLevel = v.lastmip;
+		vd.firstLayer = v.firstlayer;
+		vd.lastLayer = v.lastlayer;
+		if ((rc = drv.TexObjectCreate(&to, &rd, &td, c->in[5].len ?
+		    &vd : NULL)) != CUDA_SUCCESS)
+			return rc;
+		h = to;
+	}
+	/* The client's id; the handle goes back to it for its kernels. */
+	if ((o = robj_new(c->cl, c->in[1].u, c->in[2].u ? RK_SURF : RK_TEX,
+	    (void *)(uintptr_t)h)) == NULL) {
+		if (c->in[2].u)
+			drv.SurfObjectDestroy(h);
+		else
+			drv.TexObjectDestroy(h);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	c->out[0].u = h;
+	return CUDA_SUCCESS;
+}
+
+/* in: id, surface */
+static int
+c_tex_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_SURF :
+	    RK_TEX);
+	uint64_t h;
+	CUresult rc;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	h = (uint64_t)(uintptr_t)o->h;
+	if (o->ctx != NULL && o->ctx->h != NULL &&
+	    (rc = drv.CtxSetCurrent(o->ctx->h)) != CUDA_SUCCESS)
+		return rc;
+	rc = c->in[1].u ? drv.SurfObjectDestroy(h) : drv.TexObjectDestroy(h);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
 /*
  * A 3D (or 2D) copy; copy3d_prepare checks the descriptor (every step for
  * overflow) and the client's ranges, and points host sides at the frame.
@@ -1342,7 +1657,7 @@ c_mem_3d(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1, s);
-	rc = (CUresult)copy3d_prepare(c, &m, &empty);
+	rc = (CUresult)copy3d_prepare(c, &m, &empty, cuda_copy_array);
 	if (rc != CUDA_SUCCESS || empty)
 		return rc;
 	if (c->in[2].u) {
@@ -2799,7 +3114,8 @@ c_graph_add(struct rcall *c)
 		rc = drv.GraphAddMemsetNode(&node, g->h, deps, nd, &mp, ctx->h);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
-		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty)) !=
+		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty,
+		    cuda_copy_array)) !=
 		    CUDA_SUCCESS)
 			break;
 		rc = drv.GraphAddMemcpyNode(&node, g->h, deps, nd, &m, ctx->h);
@@ -3145,8 +3461,8 @@ c_node_set(struct rcall *c)
 		return e != NULL ? drv.GraphExecMemsetNodeSetParams(e->h, node,
 		    &mp, ctx->h) : drv.GraphMemsetNodeSetParams(node, &mp);
 	case R_MEM_3D:
-		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty)) !=
-		    CUDA_SUCCESS)
+		if ((rc = (CUresult)copy3d_prepare(&sub, &m, &empty,
+		    cuda_copy_array)) != CUDA_SUCCESS)
 			return rc;
 		return e != NULL ? drv.GraphExecMemcpyNodeSetParams(e->h, node,
 		    &m, ctx->h) : drv.GraphMemcpyNodeSetParams(node, &m);
@@ -3894,7 +4210,13 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
-	F(R_NODE_FIND, c_node_find)
+	F(R_NODE_FIND, c_node_find) \
+	F(R_ARRAY_CREATE, c_array_create) \
+	F(R_ARRAY_DESTROY, c_array_destroy) \
+	F(R_MIPMAP_LEVEL, c_mipmap_level) \
+	F(R_ARRAY_MEMREQ, c_array_memreq) \
+	F(R_TEX_CREATE, c_tex_create) \
+	F(R_TEX_DESTROY, c_tex_destroy)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -342,6 +342,9 @@ host_backend_configure(const char *kernels, uint64_t budget)
 
 /* ---- memory ------------------------------------------------------------ */
 
+struct harray;
+static void	harray_free(struct harray *);
+
 /* Takes n bytes of the budget; -1 if they are not there. */
 static int
 host_reserve(uint64_t n)
@@ -782,8 +785,12 @@ host_forget(struct rclient *cl, struct robj *ctx)
 			continue;
 		if (o->kind == RK_MODULE)
 			hmod_free(cl, o->h);
-		else if (o->kind == RK_EVENT)
+		else if (o->kind == RK_EVENT || o->kind == RK_TEX ||
+		    o->kind == RK_SURF)
 			free(o->h);
+		else if (o->kind == RK_MIPMAP ||
+		    (o->kind == RK_ARRAY && o->parent == NULL))
+			harray_free(o->h);
 		robj_del(cl, id);
 	}
 	rmem_drop(cl, ctx);
@@ -1015,7 +1022,16 @@ host_client_free(struct rclient *cl)
 			hmod_free(cl, o->h);
 			break;
 		case RK_EVENT:
+		case RK_TEX:
+		case RK_SURF:
 			free(o->h);
+			break;
+		case RK_ARRAY:
+			if (o->parent == NULL)
+				harray_free(o->h);
+			break;
+		case RK_MIPMAP:
+			harray_free(o->h);
 			break;
 		case RK_GRAPH:
 		case RK_GEXEC:
@@ -1450,6 +1466,322 @@ c_memset(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * ---- arrays, textures and surfaces ---------------------------------------
+ * An array is linear host memory: element (x, y, z) at ((z * rows + y) *
+ * pitch + x * element size), with pitch the width times the element size
+ * (no padding), rows the height (1 for a 1D array) and slices the depth
+ * or layers (1 for 1D and 2D).  A mipmapped array holds its levels so,
+ * each with the extent the driver gives it: every side halved down to 1,
+ * layers kept.  The driver's layout is opaque; only copies in and out and
+ * descriptors show, and those agree.  Texture and surface objects keep
+ * their descriptors for nothing: host kernels cannot fetch through them.
+ */
+struct harray {
+	uint64_t	 w, h, d;	/* as created: h, d may be 0 */
+	unsigned	 format, channels, flags, el;
+	uint64_t	 pitch, rows, slices, bytes;
+	uint8_t		*data;
+	unsigned	 nlevels;	/* mipmapped: its levels */
+	struct harray	*levels;
+};
+
+struct htex {
+	uint64_t	 h;		/* the handle given for kernels */
+	struct rpc_res	 r;
+	struct rpc_texd	 t;
+	struct rpc_view	 v;
+};
+
+static uint64_t host_texnext = 0x1000;	/* handles of texture objects */
+
+static void
+harray_free(struct harray *a)
+{
+	unsigned i;
+
+	if (a == NULL)
+		return;
+	for (i = 0; i < a->nlevels; i++) {
+		host_unreserve(a->levels[i].bytes);
+		free(a->levels[i].data);
+	}
+	free(a->levels);
+	if (a->data != NULL) {
+		host_unreserve(a->bytes);
+		free(a->data);
+	}
+	free(a);
+}
+
+/* One array's memory for its extent; a CUresult. */
+static int
+harray_fill(struct harray *a)
+{
+	uint64_t n;
+
+	a->pitch = a->w * a->el;
+	a->rows = a->h ? a->h : 1;
+	a->slices = a->d ? a->d : 1;
+	if (__builtin_mul_overflow(a->pitch, a->rows, &n) ||
+	    __builtin_mul_overflow(n, a->slices, &n) || n > host.budget ||
+	    host_reserve(n) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* Zeroed: no client reads what another left. */
+	if ((a->data = calloc(1, n)) == NULL) {
+		host_unreserve(n);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	a->bytes = n;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, id, width, height, depth, format, channels, flags, levels */
+static int
+c_array_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	struct harray *a;
+	unsigned i, el;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	check_format(c->in[5].u, c->in[6].u, &el);	/* passed check_call */
+	/* Block-compressed and YUV layouts are the driver's alone. */
+	if (el == 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((a = calloc(1, sizeof *a)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a->w = c->in[2].u;
+	a->h = c->in[3].u;
+	a->d = c->in[4].u;
+	a->format = (unsigned)c->in[5].u;
+	a->channels = (unsigned)c->in[6].u;
+	a->flags = (unsigned)c->in[7].u;
+	a->el = el;
+	if (c->in[8].u == 0)
+		rc = harray_fill(a);
+	else if ((a->levels = calloc(c->in[8].u, sizeof *a->levels)) == NULL)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	else {
+		rc = CUDA_SUCCESS;
+		for (i = 0; i < c->in[8].u && rc == CUDA_SUCCESS; i++) {
+			struct harray *l = &a->levels[i];
+
+			*l = *a;
+			l->levels = NULL;
+			l->w = a->w >> i ? a->w >> i : 1;
+			l->h = a->h == 0 ? 0 : a->h >> i ? a->h >> i : 1;
+			l->d = a->d == 0 || (a->flags & (CUDA_ARRAY3D_LAYERED |
+			    CUDA_ARRAY3D_CUBEMAP)) ? a->d : a->d >> i ?
+			    a->d >> i : 1;
+			if ((rc = harray_fill(l)) == CUDA_SUCCESS)
+				a->nlevels = i + 1;
+		}
+	}
+	if (rc == CUDA_SUCCESS && (o = robj_new(c->cl, c->in[1].u,
+	    c->in[8].u ? RK_MIPMAP : RK_ARRAY, a)) == NULL)
+		rc = CUDA_ERROR_INVALID_VALUE;
+	if (rc != CUDA_SUCCESS) {
+		harray_free(a);
+		return rc;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* Forgets the levels asked of a mipmapped array (they are its memory). */
+static void
+host_levels_forget(struct rclient *cl, struct robj *mm)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == mm &&
+		    ((struct robj *)v)->kind == RK_ARRAY)
+			robj_del(cl, id);
+}
+
+/* in: id, mipmapped */
+static int
+c_array_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY);
+
+	/* A level is its mipmapped array's. */
+	if (o == NULL || o->parent != NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[1].u)
+		host_levels_forget(c->cl, o);
+	harray_free(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: mipmapped array, level, id -> width, height, depth */
+static int
+c_mipmap_level(struct rcall *c)
+{
+	struct robj *mm = robj_get(c->cl, c->in[0].u, RK_MIPMAP), *o;
+	struct harray *a, *l;
+
+	if (mm == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	a = mm->h;
+	if (c->in[1].u >= a->nlevels)
+		return CUDA_ERROR_INVALID_VALUE;
+	l = &a->levels[c->in[1].u];
+	if ((o = robj_get(c->cl, c->in[2].u, RK_ARRAY)) == NULL) {
+		if ((o = robj_new(c->cl, c->in[2].u, RK_ARRAY, l)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		o->ctx = mm->ctx;
+		o->parent = mm;
+	} else if (o->h != l)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = l->w;
+	c->out[1].u = l->h;
+	c->out[2].u = l->d;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: id, mipmapped, device -> size, alignment.  Only an array made for
+ * deferred mapping has requirements, and the host backend makes none.
+ */
+static int
+c_array_memreq(struct rcall *c)
+{
+	if (robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[2].u != 0)		/* one device */
+		return CUDA_ERROR_INVALID_DEVICE;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* in: ctx, id, surface, resource, texture, view -> handle */
+static int
+c_tex_create(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	struct htex *x;
+	struct harray *a = NULL;
+	uint64_t span;
+	unsigned el;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((x = calloc(1, sizeof *x)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	check_tex(c, &x->r, &x->t, &x->v);	/* passed check_call */
+	rc = CUDA_SUCCESS;
+	switch (x->r.type) {
+	case CU_RESOURCE_TYPE_ARRAY:
+	case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+		if ((o = robj_get(c->cl, x->r.h, x->r.type ==
+		    CU_RESOURCE_TYPE_ARRAY ? RK_ARRAY : RK_MIPMAP)) == NULL)
+			rc = CUDA_ERROR_INVALID_HANDLE;
+		else
+			a = o->h;
+		/* A surface needs an array made for load and store. */
+		if (a != NULL && c->in[2].u &&
+		    !(a->flags & CUDA_ARRAY3D_SURFACE_LDST))
+			rc = CUDA_ERROR_INVALID_VALUE;
+		if (a != NULL && c->in[5].len != 0 &&
+		    x->v.lastmip >= (a->nlevels ? a->nlevels : 1))
+			rc = CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_RESOURCE_TYPE_LINEAR:
+		/*
+		 * As the device attributes the host backend gives say, but
+		 * for the address's alignment (512): its allocations are
+		 * 256-byte aligned, and no kernel here reads through it.
+		 */
+		check_format(x->r.format, x->r.channels, &el);
+		if (x->r.width / el > (1u << 27) ||
+		    rmem_check(c->cl, x->r.h, x->r.width) == -1)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		break;
+	default:
+		check_format(x->r.format, x->r.channels, &el);
+		span = (x->r.height - 1) * x->r.pitch + x->r.width * el;
+		if (x->r.pitch % 32 != 0 ||
+		    x->r.width > 131072 || x->r.height > 65000 ||
+		    x->r.pitch > CHECK_COPY_MAX ||
+		    rmem_check(c->cl, x->r.h, span) == -1)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		break;
+	}
+	if (rc == CUDA_SUCCESS) {
+		uint64_t h = __atomic_fetch_add(&host_texnext, 1,
+		    __ATOMIC_RELAXED);
+
+		x->h = h;
+		if ((o = robj_new(c->cl, c->in[1].u, c->in[2].u ? RK_SURF :
+		    RK_TEX, x)) == NULL)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		else {
+			o->ctx = ctx;
+			c->out[0].u = h;
+			return CUDA_SUCCESS;
+		}
+	}
+	free(x);
+	return rc;
+}
+
+/* in: id, surface */
+static int
+c_tex_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_SURF :
+	    RK_TEX);
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	free(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* A copy's array side: bounds checked, then the memory standing for it. */
+static int
+host_copy_array(struct rcall *c, CUDA_MEMCPY3D *m, int dst)
+{
+	struct robj *o = robj_get(c->cl, dst ? m->dstDevice : m->srcDevice,
+	    RK_ARRAY);
+	struct harray *a;
+	size_t x = dst ? m->dstXInBytes : m->srcXInBytes,
+	    y = dst ? m->dstY : m->srcY, z = dst ? m->dstZ : m->srcZ;
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	a = o->h;
+	/* check_copy3d bounded every term by 2^30: no sum wraps. */
+	if (x + m->WidthInBytes > a->pitch || y + m->Height > a->rows ||
+	    z + m->Depth > a->slices)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dst) {
+		m->dstMemoryType = CU_MEMORYTYPE_HOST;
+		m->dstDevice = 0;
+		m->dstHost = a->data;
+		m->dstPitch = a->pitch;
+		m->dstHeight = a->rows;
+	} else {
+		m->srcMemoryType = CU_MEMORYTYPE_HOST;
+		m->srcDevice = 0;
+		m->srcHost = a->data;
+		m->srcPitch = a->pitch;
+		m->srcHeight = a->rows;
+	}
+	return CUDA_SUCCESS;
+}
+
 /* The copy copy3d_prepare checked: row by row, all in host memory. */
 static void
 host_copy3d(const CUDA_MEMCPY3D *m)
@@ -1478,7 +1810,8 @@ c_mem_3d(struct rcall *c)
 
 	CTX(c, 0);
 	STREAM(c, 1);
-	if ((rc = copy3d_prepare(c, &m, &empty)) != CUDA_SUCCESS || empty)
+	if ((rc = copy3d_prepare(c, &m, &empty, host_copy_array)) !=
+	    CUDA_SUCCESS || empty)
 		return rc;
 	host_copy3d(&m);
 	return CUDA_SUCCESS;
@@ -3750,7 +4083,13 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
-	F(R_NODE_FIND, c_node_find)
+	F(R_NODE_FIND, c_node_find) \
+	F(R_ARRAY_CREATE, c_array_create) \
+	F(R_ARRAY_DESTROY, c_array_destroy) \
+	F(R_MIPMAP_LEVEL, c_mipmap_level) \
+	F(R_ARRAY_MEMREQ, c_array_memreq) \
+	F(R_TEX_CREATE, c_tex_create) \
+	F(R_TEX_DESTROY, c_tex_destroy)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 
@@ -3815,9 +4154,13 @@ host_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 	for (i = 0; htab_next(&cl->objs, &i, &id, &v);) {
 		o = v;
 		if (o->kind == RK_GRAPH || o->kind == RK_GEXEC ||
-		    o->kind == RK_LINK) {
+		    o->kind == RK_LINK || o->kind == RK_ARRAY ||
+		    o->kind == RK_MIPMAP || o->kind == RK_TEX ||
+		    o->kind == RK_SURF) {
 			snprintf(why, whylen, "it holds %s (not moved yet)",
-			    o->kind == RK_LINK ? "a JIT link" : "graphs");
+			    o->kind == RK_LINK ? "a JIT link" :
+			    o->kind == RK_GRAPH || o->kind == RK_GEXEC ?
+			    "graphs" : "arrays or texture objects");
 			return -1;
 		}
 		if ((o->kind == RK_STREAM && o->cap != NULL) ||

@@ -23,7 +23,7 @@
 
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
-	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE
+	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE, GK_ARRAY, GK_MIPMAP
 };
 
 struct gobj {
@@ -87,6 +87,31 @@ struct gevent {
 	unsigned	 flags;
 	uint64_t	 capseq;	/* the capture that last recorded it */
 };
+
+/*
+ * Arrays and mipmapped arrays (array.c): the descriptor is kept, so that
+ * descriptors and copies' bounds need no round trip.  el is the bytes of
+ * an element, 0 for a format whose layout only the driver knows.  A
+ * mipmapped array's levels are arrays it owns (made when first asked).
+ */
+struct gmipmap;
+struct garray {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	unsigned	 el;
+	struct gmipmap	*owner;		/* a level: its mipmapped array */
+};
+struct gmipmap {
+	struct gobj	 o;
+	struct gctx	*ctx;
+	CUDA_ARRAY3D_DESCRIPTOR d;
+	unsigned	 el, nlevels;
+	struct garray	**level;	/* nlevels, NULL until asked */
+};
+/* An array's row in bytes, rows, and slices (1 where 0 in d). */
+void		 array_extent(const struct garray *, size_t *wbytes,
+		    size_t *rows, size_t *slices);
 
 /*
  * Stream capture's rules, kept here so that most answers need no round

@@ -462,7 +462,8 @@ CUresult cuMemcpyAsync_ptsz(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
  * descriptor whose host side starts at offset 0 of the frame's blob.
  */
 struct side {
-	int		 dev;		/* device memory */
+	int		 dev;		/* device memory or an array */
+	int		 arr;		/* an array: dptr is its id */
 	uint64_t	 dptr;		/* device: base */
 	char		*hptr;		/* host: base */
 	size_t		 x, y, z, pitch, height;
@@ -494,10 +495,35 @@ side_of(CUmemorytype t, CUdeviceptr d, const void *h, CUarray a, size_t x,
 			s->hptr = (char *)(uintptr_t)d;
 		return CUDA_SUCCESS;
 	case CU_MEMORYTYPE_ARRAY:
+		if (gobj_check(a, GK_ARRAY) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		s->dev = s->arr = 1;
+		s->dptr = gobj_id(a);
+		s->pitch = s->height = 0;
+		return CUDA_SUCCESS;
 	default:
-		(void)a;
-		return CUDA_ERROR_NOT_SUPPORTED;
+		return CUDA_ERROR_INVALID_VALUE;
 	}
+}
+
+/*
+ * An array side's extent against the array's, as the driver checks it
+ * (its format's layout known: else the server's driver judges).
+ */
+static CUresult
+side_fits(const struct side *s, const CUDA_MEMCPY3D *m, CUarray a)
+{
+	const struct garray *g = (const struct garray *)a;
+	size_t wb, rows, slices;
+
+	if (!s->arr || g->el == 0)
+		return CUDA_SUCCESS;
+	array_extent(g, &wb, &rows, &slices);
+	if (s->x > wb || m->WidthInBytes > wb - s->x || s->y > rows ||
+	    m->Height > rows - s->y || s->z > slices ||
+	    m->Depth > slices - s->z)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 /* Host address of row (y, z) of a side, at its x offset. */
@@ -528,7 +554,8 @@ copy3d_call(struct gctx *c, uint64_t sid, int async, const struct side *src,
 		cols = w;
 	}
 	/* Source. */
-	f[0] = src->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	f[0] = src->arr ? CU_MEMORYTYPE_ARRAY : src->dev ?
+	    CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
 	if (src->dev) {
 		f[1] = src->x + x0; f[2] = src->y + y0; f[3] = src->z + z;
 		f[4] = src->dptr; f[5] = src->pitch; f[6] = src->height;
@@ -536,7 +563,8 @@ copy3d_call(struct gctx *c, uint64_t sid, int async, const struct side *src,
 		f[5] = cols;
 		f[6] = rows;
 	}
-	f[7] = dst->dev ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+	f[7] = dst->arr ? CU_MEMORYTYPE_ARRAY : dst->dev ?
+	    CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
 	if (dst->dev) {
 		f[8] = dst->x + x0; f[9] = dst->y + y0; f[10] = dst->z + z;
 		f[11] = dst->dptr; f[12] = dst->pitch; f[13] = dst->height;
@@ -648,11 +676,16 @@ copy_desc3d(const CUDA_MEMCPY3D *m, CUstream s, int async, int ptsz)
 	    m->dstArray, m->dstXInBytes, m->dstY, m->dstZ, m->dstPitch,
 	    m->dstHeight, &dst)) != CUDA_SUCCESS)
 		return rc;
-	if ((m->Height > 1 || m->Depth > 1) && (src.pitch < m->WidthInBytes ||
-	    dst.pitch < m->WidthInBytes))
+	if ((m->Height > 1 || m->Depth > 1) && ((!src.arr &&
+	    src.pitch < m->WidthInBytes) || (!dst.arr &&
+	    dst.pitch < m->WidthInBytes)))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (m->Depth > 1 && (src.height < m->Height || dst.height < m->Height))
+	if (m->Depth > 1 && ((!src.arr && src.height < m->Height) ||
+	    (!dst.arr && dst.height < m->Height)))
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = side_fits(&src, m, m->srcArray)) != CUDA_SUCCESS ||
+	    (rc = side_fits(&dst, m, m->dstArray)) != CUDA_SUCCESS)
+		return rc;
 	return copy3d(&src, &dst, m->WidthInBytes, m->Height, m->Depth, s,
 	    async, ptsz);
 }
@@ -676,8 +709,10 @@ copy_desc2d(const CUDA_MEMCPY2D *m, CUstream s, int async, int ptsz)
 	d.WidthInBytes = m->WidthInBytes;
 	d.Height = m->Height;
 	d.Depth = 1;
-	if (m->Height > 1 && (m->srcPitch < m->WidthInBytes ||
-	    m->dstPitch < m->WidthInBytes))
+	if (m->Height > 1 && ((m->srcMemoryType != CU_MEMORYTYPE_ARRAY &&
+	    m->srcPitch < m->WidthInBytes) ||
+	    (m->dstMemoryType != CU_MEMORYTYPE_ARRAY &&
+	    m->dstPitch < m->WidthInBytes)))
 		return CUDA_ERROR_INVALID_VALUE;
 	return copy_desc3d(&d, s, async, ptsz);
 }
@@ -692,6 +727,143 @@ CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 
 CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *m) { return copy_desc3d(m, NULL, 0, 1); }
 CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 0); }
 CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *m, CUstream s) { return copy_desc3d(m, s, 1, 1); }
+
+/*
+ * Copies that name an array by a byte offset (cuMemcpyHtoA & co.): the
+ * array's bytes taken as its rows one after another, each row's piece a
+ * 3D copy of one row.  Either side may be an array; the other is host
+ * (h) or device (d) memory.
+ */
+struct lside {
+	CUarray		 a;		/* or */
+	CUdeviceptr	 d;		/* or */
+	char		*h;
+	size_t		 off;
+};
+
+static CUresult
+lside_rows(const struct lside *l, size_t n, size_t *wb)
+{
+	const struct garray *g;
+	size_t rows, slices;
+
+	*wb = 0;
+	if (l->a == NULL)
+		return CUDA_SUCCESS;
+	if ((g = gobj_check(l->a, GK_ARRAY)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (g->el == 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	array_extent(g, wb, &rows, &slices);
+	if (l->off > *wb * rows * slices || n > *wb * rows * slices - l->off)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+static void
+lside_at(const struct lside *l, size_t wb, size_t at, CUmemorytype *t,
+    CUarray *a, CUdeviceptr *d, void **h, size_t *x, size_t *y)
+{
+	*a = NULL;
+	*d = 0;
+	*h = NULL;
+	*x = *y = 0;
+	if (l->a != NULL) {
+		*t = CU_MEMORYTYPE_ARRAY;
+		*a = l->a;
+		*x = (l->off + at) % wb;
+		*y = (l->off + at) / wb;
+	} else if (l->h != NULL) {
+		*t = CU_MEMORYTYPE_HOST;
+		*h = l->h + at;
+	} else {
+		*t = CU_MEMORYTYPE_DEVICE;
+		*d = l->d + at;
+	}
+}
+
+static CUresult
+copy_linear(const struct lside *dst, const struct lside *src, size_t n,
+    CUstream s, int async, int ptsz)
+{
+	CUDA_MEMCPY3D m;
+	size_t dwb, swb, at, k, dy, sy;
+	void *h;
+	CUresult rc;
+
+	if ((rc = lside_rows(dst, n, &dwb)) != CUDA_SUCCESS ||
+	    (rc = lside_rows(src, n, &swb)) != CUDA_SUCCESS)
+		return rc;
+	for (at = 0; at < n; at += k) {
+		k = n - at;
+		if (dwb != 0 && k > dwb - (dst->off + at) % dwb)
+			k = dwb - (dst->off + at) % dwb;
+		if (swb != 0 && k > swb - (src->off + at) % swb)
+			k = swb - (src->off + at) % swb;
+		memset(&m, 0, sizeof m);
+		lside_at(dst, dwb, at, &m.dstMemoryType, &m.dstArray,
+		    &m.dstDevice, &m.dstHost, &m.dstXInBytes, &dy);
+		lside_at(src, swb, at, &m.srcMemoryType, &m.srcArray,
+		    &m.srcDevice, &h, &m.srcXInBytes, &sy);
+		m.srcHost = h;
+		/* A row index beyond the height is the next slice's. */
+		if (dst->a != NULL) {
+			const struct garray *g = (const void *)dst->a;
+			size_t rows = g->d.Height ? g->d.Height : 1;
+
+			m.dstY = dy % rows;
+			m.dstZ = dy / rows;
+		}
+		if (src->a != NULL) {
+			const struct garray *g = (const void *)src->a;
+			size_t rows = g->d.Height ? g->d.Height : 1;
+
+			m.srcY = sy % rows;
+			m.srcZ = sy / rows;
+		}
+		/* One row: a pointer side's pitch is the row. */
+		if (dst->a == NULL)
+			m.dstPitch = k;
+		if (src->a == NULL)
+			m.srcPitch = k;
+		m.WidthInBytes = k;
+		m.Height = m.Depth = 1;
+		if ((rc = copy_desc3d(&m, s, async, ptsz)) != CUDA_SUCCESS)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+#define ACOPY(name, dstfill, srcfill, args, async, ptsz, stream)	\
+CUresult name args							\
+{									\
+	struct lside d_, s_;						\
+	memset(&d_, 0, sizeof d_);					\
+	memset(&s_, 0, sizeof s_);					\
+	dstfill; srcfill;						\
+	return copy_linear(&d_, &s_, n, stream, async, ptsz);		\
+}
+#define AHTOA(sfx, ptsz) ACOPY(cuMemcpyHtoA##sfx, (d_.a = a, d_.off = off), \
+    s_.h = (char *)(uintptr_t)p, (CUarray a, size_t off, const void *p,	\
+    size_t n), 0, ptsz, NULL)						\
+ACOPY(cuMemcpyAtoH##sfx, d_.h = p, (s_.a = a, s_.off = off),		\
+    (void *p, CUarray a, size_t off, size_t n), 0, ptsz, NULL)		\
+ACOPY(cuMemcpyDtoA##sfx, (d_.a = a, d_.off = off), s_.d = dp,		\
+    (CUarray a, size_t off, CUdeviceptr dp, size_t n), 0, ptsz, NULL)	\
+ACOPY(cuMemcpyAtoD##sfx, d_.d = dp, (s_.a = a, s_.off = off),		\
+    (CUdeviceptr dp, CUarray a, size_t off, size_t n), 0, ptsz, NULL)	\
+ACOPY(cuMemcpyAtoA##sfx, (d_.a = a, d_.off = off), (s_.a = b,		\
+    s_.off = boff), (CUarray a, size_t off, CUarray b, size_t boff,	\
+    size_t n), 0, ptsz, NULL)
+AHTOA(_v2, 0)
+AHTOA(_v2_ptds, 1)
+#define AHTOA_ASYNC(sfx, ptsz) ACOPY(cuMemcpyHtoAAsync##sfx, (d_.a = a, \
+    d_.off = off), s_.h = (char *)(uintptr_t)p, (CUarray a, size_t off,	\
+    const void *p, size_t n, CUstream st), 1, ptsz, st)			\
+ACOPY(cuMemcpyAtoHAsync##sfx, d_.h = p, (s_.a = a, s_.off = off),	\
+    (void *p, CUarray a, size_t off, size_t n, CUstream st), 1, ptsz, st)
+AHTOA_ASYNC(_v2, 0)
+AHTOA_ASYNC(_v2_ptsz, 1)
 
 /* ---- memset ------------------------------------------------------------ */
 

@@ -120,6 +120,13 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_NODE_ENABLED,	"cuGraphNodeSetEnabled", "QQQII",	"I", 0),
 	C(R_GRAPH_MEM,		"cuDeviceGraphMemTrim",	"IIIQ",		"Q", 0),
 	C(R_NODE_FIND,		"cuGraphNodeFindInClone", "QQQ",	"Q", 0),
+	/* arrays, textures and surfaces */
+	C(R_ARRAY_CREATE,	"cuArray3DCreate",	"QQQQQIIII",	"", 0),
+	C(R_ARRAY_DESTROY,	"cuArrayDestroy",	"QI",		"", 0),
+	C(R_MIPMAP_LEVEL,	"cuMipmappedArrayGetLevel", "QIQ",	"QQQ", 0),
+	C(R_ARRAY_MEMREQ,	"cuArrayGetMemoryRequirements", "QIi",	"QQ", 0),
+	C(R_TEX_CREATE,		"cuTexObjectCreate",	"QQIBBB",	"Q", 0),
+	C(R_TEX_DESTROY,	"cuTexObjectDestroy",	"QI",		"", 0),
 #undef C
 #undef RD
 #undef WR
@@ -481,4 +488,104 @@ rpc_tmap_dec(uint32_t which, const void *p, size_t len, struct rpc_tmap *t)
 	t->l2 = pr_u32(&r);
 	t->oobfill = pr_u32(&r);
 	return pr_done(&r);
+}
+
+/* R_TEX_CREATE's descriptors (rpc.h). */
+void
+rpc_res_enc(struct pw *w, const struct rpc_res *r)
+{
+	pw_u32(w, r->type);
+	pw_u32(w, r->flags);
+	pw_u64(w, r->h);
+	pw_u32(w, r->format);
+	pw_u32(w, r->channels);
+	pw_u64(w, r->width);
+	pw_u64(w, r->height);
+	pw_u64(w, r->pitch);
+}
+
+void
+rpc_texd_enc(struct pw *w, const struct rpc_texd *t)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		pw_u32(w, t->addr[i]);
+	pw_u32(w, t->filter);
+	pw_u32(w, t->flags);
+	pw_u32(w, t->aniso);
+	pw_u32(w, t->mipfilter);
+	pw_u32(w, t->bias);
+	pw_u32(w, t->minclamp);
+	pw_u32(w, t->maxclamp);
+	for (i = 0; i < 4; i++)
+		pw_u32(w, t->border[i]);
+}
+
+void
+rpc_view_enc(struct pw *w, const struct rpc_view *v)
+{
+	pw_u32(w, v->format);
+	pw_u64(w, v->width);
+	pw_u64(w, v->height);
+	pw_u64(w, v->depth);
+	pw_u32(w, v->firstmip);
+	pw_u32(w, v->lastmip);
+	pw_u32(w, v->firstlayer);
+	pw_u32(w, v->lastlayer);
+}
+
+int
+rpc_res_dec(const struct rpc_val *b, struct rpc_res *r)
+{
+	struct pr p;
+
+	pr_init(&p, b->p, b->len);
+	r->type = pr_u32(&p);
+	r->flags = pr_u32(&p);
+	r->h = pr_u64(&p);
+	r->format = pr_u32(&p);
+	r->channels = pr_u32(&p);
+	r->width = pr_u64(&p);
+	r->height = pr_u64(&p);
+	r->pitch = pr_u64(&p);
+	return b->len == RPC_RES_LEN ? pr_done(&p) : -1;
+}
+
+int
+rpc_texd_dec(const struct rpc_val *b, struct rpc_texd *t)
+{
+	struct pr p;
+	int i;
+
+	pr_init(&p, b->p, b->len);
+	for (i = 0; i < 3; i++)
+		t->addr[i] = pr_u32(&p);
+	t->filter = pr_u32(&p);
+	t->flags = pr_u32(&p);
+	t->aniso = pr_u32(&p);
+	t->mipfilter = pr_u32(&p);
+	t->bias = pr_u32(&p);
+	t->minclamp = pr_u32(&p);
+	t->maxclamp = pr_u32(&p);
+	for (i = 0; i < 4; i++)
+		t->border[i] = pr_u32(&p);
+	return b->len == RPC_TEXD_LEN ? pr_done(&p) : -1;
+}
+
+int
+rpc_view_dec(const struct rpc_val *b, struct rpc_view *v)
+{
+	struct pr p;
+
+	pr_init(&p, b->p, b->len);
+	v->format = pr_u32(&p);
+	v->width = pr_u64(&p);
+	v->height = pr_u64(&p);
+	v->depth = pr_u64(&p);
+	v->firstmip = pr_u32(&p);
+	v->lastmip = pr_u32(&p);
+	v->firstlayer = pr_u32(&p);
+	v->lastlayer = pr_u32(&p);
+	return b->len == RPC_VIEW_LEN ? pr_done(&p) : -1;
 }

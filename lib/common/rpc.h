@@ -207,6 +207,23 @@ enum rpc_call {
 				   attribute), attribute, value -> value */
 	R_NODE_FIND,		/* clone, original graph, node -> the node
 				   of the clone that it is */
+	/* arrays, mipmapped arrays, texture and surface objects (issue 24):
+	   arrays are client ids, texture and surface objects the server's
+	   driver's handles */
+	R_ARRAY_CREATE,		/* ctx, id, width, height, depth, format,
+				   channels, flags, levels (0: an array, else
+				   a mipmapped array of that many levels) */
+	R_ARRAY_DESTROY,	/* id, mipmapped */
+	R_MIPMAP_LEVEL,		/* mipmapped array, level, id: the level's
+				   array is known by id from here on ->
+				   width, height, depth */
+	R_ARRAY_MEMREQ,		/* id, mipmapped, device -> size, alignment */
+	R_TEX_CREATE,		/* ctx, id, surface (0 texture, 1 surface),
+				   resource (RPC_RES_LEN bytes), texture
+				   (RPC_TEXD_LEN or empty), view
+				   (RPC_VIEW_LEN or empty) -> the driver's
+				   handle */
+	R_TEX_DESTROY,		/* id, surface */
 	R_CALL_END		/* one past the last */
 };
 
@@ -390,5 +407,44 @@ int	rpc_tmap_dec(uint32_t which, const void *, size_t, struct rpc_tmap *);
 #define RPC_JIT_LOG_MAX		(16u << 20)
 #define RPC_MEMOP_LEN		24
 #define RPC_MEMOPS_MAX		256
+
+/*
+ * R_TEX_CREATE's descriptors, fixed-length, little-endian, fields that
+ * the resource type does not use 0.  Resource (CUDA_RESOURCE_DESC): u32
+ * type, u32 flags, u64 array id, mipmapped array id or device pointer,
+ * u32 format, u32 channels, u64 width (linear: bytes), u64 height, u64
+ * pitch.  Texture (CUDA_TEXTURE_DESC): u32 address mode[3], filter mode,
+ * flags, max anisotropy, mipmap filter mode, then the float bits of
+ * mipmap level bias, min and max mipmap level clamp, border color[4].
+ * View (CUDA_RESOURCE_VIEW_DESC): u32 format, u64 width, height, depth,
+ * u32 first and last mipmap level, first and last layer.
+ * R_MEM_3D's descriptor names an array side by CU_MEMORYTYPE_ARRAY and
+ * the array's id in its pointer field.
+ */
+#define RPC_RES_LEN		48
+#define RPC_TEXD_LEN		56
+#define RPC_VIEW_LEN		44
+struct rpc_res {
+	uint32_t	 type, flags;
+	uint64_t	 h;		/* array id, or device pointer */
+	uint32_t	 format, channels;
+	uint64_t	 width, height, pitch;
+};
+struct rpc_texd {
+	uint32_t	 addr[3], filter, flags, aniso, mipfilter;
+	uint32_t	 bias, minclamp, maxclamp, border[4];	/* float bits */
+};
+struct rpc_view {
+	uint32_t	 format;
+	uint64_t	 width, height, depth;
+	uint32_t	 firstmip, lastmip, firstlayer, lastlayer;
+};
+void	rpc_res_enc(struct pw *, const struct rpc_res *);
+void	rpc_texd_enc(struct pw *, const struct rpc_texd *);
+void	rpc_view_enc(struct pw *, const struct rpc_view *);
+/* Each 0, or -1 unless the blob has exactly its length. */
+int	rpc_res_dec(const struct rpc_val *, struct rpc_res *);
+int	rpc_texd_dec(const struct rpc_val *, struct rpc_texd *);
+int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
 
 #endif

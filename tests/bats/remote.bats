@@ -325,6 +325,19 @@ run_prog() {
 	done
 }
 
+@test "arrays: copies in and out, descriptors, texture and surface objects, refused arguments" {
+	for k in static shared; do
+		run_prog $k arrays -r
+		printf '%s\n' "${lines[@]}" >"$BATS_TEST_TMPDIR/$k.out"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "arrays: ok" ]
+	done
+	# The same output from either cudart, and what the host backend
+	# does: every copy, descriptor and code; no texel fetches (801).
+	cmp "$BATS_TEST_TMPDIR/static.out" "$BATS_TEST_TMPDIR/shared.out"
+	diff -u "$BATS_TEST_DIRNAME/arrays.expected" "$BATS_TEST_TMPDIR/static.out"
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

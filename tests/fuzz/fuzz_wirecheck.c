@@ -3,8 +3,9 @@
  * request as the server decodes it.  The first byte picks the call; what
  * rpc_unpack takes goes to check_dispatch, and what passes reaches a
  * backend that re-does the arithmetic the backends rely on: a memset's
- * span and a 3D copy's spans must fit, and a host side must lie in its
- * blob or under the reply's limit.
+ * span and a 3D copy's spans must fit, a host side must lie in its
+ * blob or under the reply's limit, an array side's offsets stay under
+ * 2^30, a texture's descriptors decode whole.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,7 +20,11 @@ static int
 fuzz_backend(struct rcall *c)
 {
 	CUDA_MEMCPY3D m;
+	struct rpc_res r;
+	struct rpc_texd t;
+	struct rpc_view v;
 	uint64_t span, a, b;
+	unsigned el;
 	int empty;
 
 	switch (c->d->type) {
@@ -34,6 +39,23 @@ fuzz_backend(struct rcall *c)
 		if (!empty && ((m.srcMemoryType == CU_MEMORYTYPE_HOST &&
 		    a > c->in[4].len) || (m.dstMemoryType ==
 		    CU_MEMORYTYPE_HOST && b > CHECK_COPY_MAX)))
+			abort();
+		/* An array side's offsets: no sum with an extent wraps. */
+		if (!empty && ((m.srcMemoryType == CU_MEMORYTYPE_ARRAY &&
+		    (m.srcXInBytes > CHECK_COPY_MAX || m.srcY > CHECK_COPY_MAX ||
+		    m.srcZ > CHECK_COPY_MAX || m.srcDevice == 0)) ||
+		    (m.dstMemoryType == CU_MEMORYTYPE_ARRAY &&
+		    (m.dstXInBytes > CHECK_COPY_MAX || m.dstY > CHECK_COPY_MAX ||
+		    m.dstZ > CHECK_COPY_MAX || m.dstDevice == 0))))
+			abort();
+		break;
+	case R_TEX_CREATE:
+		/* Decoded whole; a pitched resource's rows fit its pitch. */
+		if (check_tex(c, &r, &t, &v) != CUDA_SUCCESS ||
+		    (r.type == CU_RESOURCE_TYPE_PITCH2D &&
+		    (check_format(r.format, r.channels, &el) != CUDA_SUCCESS ||
+		    el == 0 || r.width > CHECK_COPY_MAX ||
+		    r.width * el > r.pitch)))
 			abort();
 		break;
 	case R_MEM_DTOH:

@@ -620,6 +620,258 @@ test_pitch(void)
 }
 
 /*
+ * Arrays as the host backend lays them out: copies in and out of a 2D
+ * array at offsets, out of its bounds, array to array; a mipmapped
+ * array's levels; texture and surface objects made and destroyed; what
+ * is refused.
+ */
+static void
+test_arrays(void)
+{
+	uint64_t d[20], tex, p;
+	uint8_t host[10 * 6 * 4], back[sizeof host];
+	struct rpc_res r;
+	struct rpc_texd t;
+	struct pw rb, tb;
+	int i, ok;
+
+	/* 10 x 6 floats, a 3D array of 4 x 2 x 3 uchar4 */
+	CHECK(call(R_ARRAY_CREATE, U(1), U(80), U(10), U(6), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(0)) == 0);
+	CHECK(call(R_ARRAY_CREATE, U(1), U(81), U(4), U(2), U(3),
+	    U(CU_AD_FORMAT_UNSIGNED_INT8), U(4), U(CUDA_ARRAY3D_SURFACE_LDST),
+	    U(0)) == 0);
+	/* the same id again; no such context; a format laid out by the
+	 * driver alone */
+	CHECK(call(R_ARRAY_CREATE, U(1), U(80), U(10), U(6), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_ARRAY_CREATE, U(99), U(82), U(10), U(6), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_ARRAY_CREATE, U(1), U(82), U(64), U(64), U(0),
+	    U(CU_AD_FORMAT_NV12), U(3), U(0), U(0)) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	/* larger than the budget */
+	CHECK(call(R_ARRAY_CREATE, U(1), U(82), U(1u << 20), U(1u << 10),
+	    U(0), U(CU_AD_FORMAT_FLOAT), U(4), U(0), U(0)) ==
+	    CUDA_ERROR_OUT_OF_MEMORY);
+
+	/* Host (packed 10 x 6 floats) into array 80, whole. */
+	for (i = 0; i < (int)sizeof host; i++)
+		host[i] = (uint8_t)(i * 13 + 1);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_HOST; d[5] = 40; d[6] = 6;
+	d[7] = CU_MEMORYTYPE_ARRAY; d[11] = 80;
+	d[14] = 40; d[15] = 6; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, host,
+	    (unsigned)sizeof host) == 0);
+	/* 3 x 2 floats at (x 4, y 3) back */
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_ARRAY; d[1] = 16; d[2] = 3; d[4] = 80;
+	d[7] = CU_MEMORYTYPE_HOST; d[12] = 12; d[13] = 2;
+	d[14] = 12; d[15] = 2; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	CHECK(c.out[0].len == 24 &&
+	    memcmp(c.out[0].p, host + 3 * 40 + 16, 12) == 0 &&
+	    memcmp((const uint8_t *)c.out[0].p + 12, host + 4 * 40 + 16,
+	    12) == 0);
+	/* past the width, the height; a 2D array has one slice */
+	d[1] = 32;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	d[1] = 16; d[2] = 5;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	d[2] = 3; d[3] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	/* an array that is none; one of another kind's id */
+	d[3] = 0; d[4] = 83;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_HANDLE);
+	d[4] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == CUDA_ERROR_INVALID_HANDLE);
+	/* array 80 to device memory, to array 81 (all 24 bytes of each of
+	 * its 3 slices: 4 uchar4 x 2 rows from 80's rows), then back */
+	CHECK(call(R_MEM_ALLOC, U(1), U(240)) == 0);
+	p = c.out[0].u;
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_ARRAY; d[4] = 80;
+	d[7] = CU_MEMORYTYPE_DEVICE; d[11] = p; d[12] = 40; d[13] = 6;
+	d[14] = 40; d[15] = 6; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_DEVICE; d[4] = p; d[5] = 16; d[6] = 2;
+	d[7] = CU_MEMORYTYPE_ARRAY; d[11] = 81;
+	d[14] = 16; d[15] = 2; d[16] = 3;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_ARRAY; d[4] = 81;
+	d[7] = CU_MEMORYTYPE_HOST; d[12] = 16; d[13] = 2;
+	d[14] = 16; d[15] = 2; d[16] = 3;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	CHECK(c.out[0].len == 96 && memcmp(c.out[0].p, host, 96) == 0);
+	/* array to array: 81's slice 2 row 1 to 80's row 0 at x 8 */
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_ARRAY; d[2] = 1; d[3] = 2; d[4] = 81;
+	d[7] = CU_MEMORYTYPE_ARRAY; d[8] = 8; d[11] = 80;
+	d[14] = 16; d[15] = 1; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_ARRAY; d[4] = 80;
+	d[7] = CU_MEMORYTYPE_HOST; d[12] = 40; d[13] = 6;
+	d[14] = 40; d[15] = 6; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, NULL,
+	    0u) == 0);
+	memcpy(back, host, sizeof back);
+	memcpy(back + 8, host + 5 * 16, 16);
+	CHECK(c.out[0].len == sizeof back &&
+	    memcmp(c.out[0].p, back, sizeof back) == 0);
+	CHECK(call(R_MEM_FREE, U(1), p) == 0);
+
+	/* A mipmapped 16 x 8 of 5 levels: extents halved down to 1. */
+	CHECK(call(R_ARRAY_CREATE, U(1), U(84), U(16), U(8), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(5)) == 0);
+	ok = 1;
+	for (i = 0; i < 5; i++) {
+		ok &= call(R_MIPMAP_LEVEL, U(84), U(i), U(90 + i)) == 0;
+		ok &= c.out[0].u == (16u >> i) && c.out[1].u ==
+		    (8u >> i ? 8u >> i : 1) && c.out[2].u == 0;
+	}
+	CHECK(ok);
+	CHECK(call(R_MIPMAP_LEVEL, U(84), U(4), U(94)) == 0);
+	CHECK(call(R_MIPMAP_LEVEL, U(84), U(5), U(95)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MIPMAP_LEVEL, U(84), U(3), U(94)) ==
+	    CUDA_ERROR_INVALID_VALUE);	/* another level's id */
+	CHECK(call(R_MIPMAP_LEVEL, U(80), U(0), U(95)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	/* level 1 (8 x 4) written and read as an array */
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_HOST; d[5] = 32; d[6] = 4;
+	d[7] = CU_MEMORYTYPE_ARRAY; d[11] = 91;
+	d[14] = 32; d[15] = 4; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, host,
+	    128u) == 0);
+	d[15] = 5;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, host,
+	    160u) == CUDA_ERROR_INVALID_VALUE);
+	/* a level is its mipmapped array's, not destroyed by itself */
+	CHECK(call(R_ARRAY_DESTROY, U(91), U(0)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_ARRAY_MEMREQ, U(84), U(1), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+
+	/* Texture and surface objects. */
+	pw_init(&rb);
+	pw_init(&tb);
+	memset(&r, 0, sizeof r);
+	memset(&t, 0, sizeof t);
+	r.type = CU_RESOURCE_TYPE_ARRAY;
+	r.h = 80;
+	rpc_res_enc(&rb, &r);
+	rpc_texd_enc(&tb, &t);
+	CHECK(call(R_TEX_CREATE, U(1), U(100), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == 0);
+	tex = c.out[0].u;
+	CHECK(tex != 0);
+	/* a surface needs an array for load and store */
+	CHECK(call(R_TEX_CREATE, U(1), U(101), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
+	    NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	r.h = 81;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(101), U(1), rb.p, (unsigned)rb.len, NULL, 0u,
+	    NULL, 0u) == 0);
+	CHECK(c.out[0].u != tex);
+	CHECK(call(R_TEX_DESTROY, U(101), U(1)) == 0);
+	/* a texture's handle is no surface's; twice is once too many */
+	CHECK(call(R_TEX_DESTROY, U(100), U(1)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEX_DESTROY, U(100), U(0)) == 0);
+	CHECK(call(R_TEX_DESTROY, U(100), U(0)) == CUDA_ERROR_INVALID_VALUE);
+	/* over a mipmapped array, by the wrong kind, a destroyed array */
+	r.type = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+	r.h = 84;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(102), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == 0);
+	tex = c.out[0].u;
+	/* an id in use */
+	CHECK(call(R_TEX_CREATE, U(1), U(102), U(0), rb.p, (unsigned)rb.len,
+	    tb.p, (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	r.h = 80;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(103), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_ARRAY_DESTROY, U(81), U(0)) == 0);
+	CHECK(call(R_ARRAY_DESTROY, U(81), U(0)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	r.type = CU_RESOURCE_TYPE_ARRAY;
+	r.h = 81;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(103), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_HANDLE);
+	/* linear memory: inside the client's, pitch aligned */
+	CHECK(call(R_MEM_ALLOC, U(1), U(4096)) == 0);
+	p = c.out[0].u;
+	memset(&r, 0, sizeof r);
+	r.type = CU_RESOURCE_TYPE_LINEAR;
+	r.h = p;
+	r.format = CU_AD_FORMAT_FLOAT;
+	r.channels = 1;
+	r.width = 4096;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(104), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == 0);
+	CHECK(call(R_TEX_DESTROY, U(104), U(0)) == 0);
+	r.width = 4100;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	r.type = CU_RESOURCE_TYPE_PITCH2D;
+	r.width = 16;
+	r.height = 16;
+	r.pitch = 80;		/* not a multiple of 32 */
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	r.pitch = 64;
+	rb.len = 0;
+	rpc_res_enc(&rb, &r);
+	CHECK(call(R_TEX_CREATE, U(1), U(105), U(0), rb.p, (unsigned)rb.len, tb.p,
+	    (unsigned)tb.len, NULL, 0u) == 0);
+	CHECK(call(R_TEX_DESTROY, U(105), U(0)) == 0);
+	CHECK(call(R_MEM_FREE, U(1), p) == 0);
+	pw_free(&rb);
+	pw_free(&tb);
+	/* The mipmapped array goes with its levels; the texture stays (the
+	 * client ends with it held). */
+	CHECK(call(R_ARRAY_DESTROY, U(84), U(1)) == 0);
+	CHECK(call(R_MIPMAP_LEVEL, U(84), U(0), U(96)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	memset(d, 0, sizeof d);
+	d[0] = CU_MEMORYTYPE_HOST; d[5] = 32; d[6] = 4;
+	d[7] = CU_MEMORYTYPE_ARRAY; d[11] = 91;
+	d[14] = 32; d[15] = 4; d[16] = 1;
+	CHECK(call(R_MEM_3D, U(1), U(0), U(0), d, (unsigned)sizeof d, host,
+	    128u) == CUDA_ERROR_INVALID_HANDLE);
+	(void)tex;
+}
+
+/*
  * A small cubin: a kernel without a host implementation, vecAdd (which
  * has one), a global with an initial value and one without.
  */
@@ -1214,6 +1466,7 @@ main(int argc, char *argv[])
 	test_granularity();
 	test_vmm();
 	test_pitch();
+	test_arrays();
 	test_modules();
 	test_launch(da, db, dc);
 	test_globals_library();
@@ -1226,6 +1479,11 @@ main(int argc, char *argv[])
 	CHECK(call(R_CTX_CREATE, U(7), U(0), U(0)) == 0);
 	CHECK(call(R_MEM_ALLOC, U(7), U(1000)) == 0);
 	CHECK(call(R_EVENT_CREATE, U(7), U(75), U(0)) == 0);
+	CHECK(call(R_ARRAY_CREATE, U(7), U(79), U(8), U(8), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(0)) == 0);
+	CHECK(call(R_ARRAY_CREATE, U(1), U(74), U(8), U(8), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(3)) == 0);
+	CHECK(call(R_MIPMAP_LEVEL, U(74), U(1), U(73)) == 0);
 	CHECK(call(R_MODULE_LOAD, U(7), U(76), STR("x")) == 0);
 	CHECK(call(R_MODULE_GET_GLOBAL, U(76), STR("g_table")) == 0);
 	CHECK(call(R_VMM_RESERVE, U(7), U(4u << 20), U(0), U(0), U(0)) == 0);

@@ -243,6 +243,23 @@ test_copy3d(void)
 	/* nothing to copy */
 	BASE(); f[15] = 0; f[5] = 0; desc3d(d, f);
 	CHECK(C3(chk, NULL, 0) == CUDA_SUCCESS);
+	/* an array side: an id, no pitch or height; its extent is the
+	 * backend's, but no offset past 2^30 */
+	BASE(); f[0] = CU_MEMORYTYPE_ARRAY; f[4] = 77; f[5] = f[6] = 0;
+	desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_SUCCESS);
+	CHECK(C3(host, NULL, 0) == CUDA_ERROR_INVALID_CONTEXT);
+	f[4] = 0; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	f[4] = 77; f[6] = 8; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	f[6] = 0; f[1] = (1u << 30) + 1; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	f[1] = 0; f[3] = UINT64_MAX; desc3d(d, f);
+	CHECK(C3(dispatch, NULL, 0) == CUDA_ERROR_INVALID_VALUE);
+	BASE(); f[7] = CU_MEMORYTYPE_ARRAY; f[11] = 5; f[12] = f[13] = 0;
+	f[0] = CU_MEMORYTYPE_ARRAY; f[4] = 6; f[5] = f[6] = 0; desc3d(d, f);
+	CHECK(C3(chk, NULL, 0) == CUDA_SUCCESS);
 #undef BASE
 #undef C3
 }
@@ -506,6 +523,161 @@ test_memops_jit(void)
 	    CUDA_ERROR_JIT_COMPILER_NOT_FOUND);
 }
 
+/* R_ARRAY_CREATE and R_TEX_CREATE: shapes, formats, descriptors. */
+static void
+test_arrays(void)
+{
+	struct rpc_res r;
+	struct rpc_texd t;
+	struct rpc_view v;
+	struct pw rb, tb, vb;
+
+	/* ctx, id, width, height, depth, format, channels, flags, levels */
+#define AC(fn, w, h, d, f, n, fl, lv) fn(R_ARRAY_CREATE, NOCTX, U(9),	\
+	U(w), U(h), U(d), U(f), U(n), U(fl), U(lv))
+	CHECK(AC(chk, 64, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_SUCCESS);
+	CHECK(AC(host, 64, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	/* formats and channels */
+	CHECK(AC(chk, 64, 0, 0, 0x55, 1, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 64, 0, 0, CU_AD_FORMAT_FLOAT, 3, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 64, 0, 0, CU_AD_FORMAT_FLOAT, 0, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 64, 0, 0, CU_AD_FORMAT_UNORM_INT8X2, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 64, 0, 0, CU_AD_FORMAT_UNORM_INT8X2, 2, 0, 0) ==
+	    CUDA_SUCCESS);
+	CHECK(AC(chk, 64, 64, 0, CU_AD_FORMAT_NV12, 3, 0, 0) ==
+	    CUDA_SUCCESS);
+	/* shapes: width 0, depth without height, cubemaps, layers */
+	CHECK(AC(chk, 0, 4, 0, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 0, 4, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 0, 4, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED,
+	    0) == CUDA_SUCCESS);
+	CHECK(AC(chk, 8, 8, 0, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED,
+	    0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 4, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP,
+	    0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 8, 6, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP,
+	    0) == CUDA_SUCCESS);
+	CHECK(AC(chk, 8, 8, 7, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP,
+	    0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 8, 12, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_CUBEMAP |
+	    CUDA_ARRAY3D_LAYERED, 0) == CUDA_SUCCESS);
+	CHECK(AC(chk, U(1) << 40, 1, 0, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* flags: unknown, and memory mapped by calls not remoted */
+	CHECK(AC(chk, 8, 8, 0, CU_AD_FORMAT_FLOAT, 1, 0x10000, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 8, 8, 0, CU_AD_FORMAT_FLOAT, 1,
+	    CUDA_ARRAY3D_DEFERRED_MAPPING, 0) == CUDA_ERROR_NOT_SUPPORTED);
+	/* mipmap levels: 1 + log2 of the largest side, layers aside */
+	CHECK(AC(chk, 64, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0, 7) ==
+	    CUDA_SUCCESS);
+	CHECK(AC(chk, 64, 32, 0, CU_AD_FORMAT_FLOAT, 1, 0, 8) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(chk, 4, 4, 64, CU_AD_FORMAT_FLOAT, 1, CUDA_ARRAY3D_LAYERED,
+	    4) == CUDA_ERROR_INVALID_VALUE);
+	/* id 0 */
+	CHECK(chk(R_ARRAY_CREATE, NOCTX, U(0), U(8), U(8), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(AC(dispatch, 8, 0, 4, CU_AD_FORMAT_FLOAT, 1, 0, 0) ==
+	    CUDA_ERROR_INVALID_VALUE);
+#undef AC
+
+	/* ctx, surface, resource, texture, view */
+	pw_init(&rb);
+	pw_init(&tb);
+	pw_init(&vb);
+#define TEX(fn, surf, tl, vl) fn(R_TEX_CREATE, NOCTX, U(9), U(surf), rb.p, \
+	(unsigned)rb.len, tb.p, (unsigned)(tl), vb.p, (unsigned)(vl))
+#define ENC() do {							\
+	rb.len = tb.len = vb.len = 0;					\
+	rpc_res_enc(&rb, &r);						\
+	rpc_texd_enc(&tb, &t);						\
+	rpc_view_enc(&vb, &v);						\
+} while (0)
+	memset(&r, 0, sizeof r);
+	memset(&t, 0, sizeof t);
+	memset(&v, 0, sizeof v);
+	r.type = CU_RESOURCE_TYPE_ARRAY;
+	r.h = 5;
+	ENC();
+	CHECK(rb.len == RPC_RES_LEN && tb.len == RPC_TEXD_LEN &&
+	    vb.len == RPC_VIEW_LEN);
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
+	CHECK(TEX(chk, 0, tb.len, vb.len) == CUDA_SUCCESS);
+	CHECK(TEX(host, 0, tb.len, 0) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(TEX(chk, 1, 0, 0) == CUDA_SUCCESS);
+	/* lengths: a texture without its descriptor, a surface with one */
+	CHECK(TEX(chk, 0, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(TEX(chk, 0, tb.len - 1, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(TEX(chk, 1, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(TEX(chk, 2, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	rb.len--;
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* resources: no array id, flags, stray fields, unknown type */
+	r.h = 0; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.h = 5; r.flags = 1; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.flags = 0; r.pitch = 4; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.pitch = 0; r.type = 4; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* linear and pitched memory: format, size, pitch; a surface over
+	 * them; a view of them */
+	r.type = CU_RESOURCE_TYPE_LINEAR; r.h = 0x10000;
+	r.format = CU_AD_FORMAT_FLOAT; r.channels = 1; r.width = 1024; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
+	CHECK(TEX(chk, 0, tb.len, vb.len) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(TEX(chk, 1, 0, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.channels = 3; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.channels = 1; r.format = CU_AD_FORMAT_BC1_UNORM; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.type = CU_RESOURCE_TYPE_PITCH2D; r.format = CU_AD_FORMAT_FLOAT;
+	r.width = 16; r.height = 16; r.pitch = 64; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
+	r.pitch = 63; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.pitch = 64; r.height = 0; ENC();
+	CHECK(TEX(dispatch, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	/* texture descriptors: modes, flags; views: levels, formats */
+	r.type = CU_RESOURCE_TYPE_ARRAY; r.h = 5; r.format = r.channels = 0;
+	r.width = r.height = r.pitch = 0;
+	t.addr[2] = 4; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	t.addr[2] = 0; t.filter = 2; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	t.filter = 1; t.flags = 0x80; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	t.flags = CU_TRSF_NORMALIZED_COORDINATES; v.firstmip = 2;
+	v.lastmip = 1; ENC();
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
+	CHECK(TEX(chk, 0, tb.len, vb.len) == CUDA_ERROR_INVALID_VALUE);
+	v.firstmip = 0; v.format = 0x23; ENC();
+	CHECK(TEX(host, 0, tb.len, vb.len) == CUDA_ERROR_INVALID_VALUE);
+	/* id 0 */
+	CHECK(chk(R_TEX_CREATE, NOCTX, U(0), U(0), rb.p, (unsigned)rb.len,
+	    tb.p, (unsigned)tb.len, NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+#undef TEX
+#undef ENC
+	pw_free(&rb);
+	pw_free(&tb);
+	pw_free(&vb);
+	/* destroy: the kind is 0 or 1 */
+	CHECK(chk(R_TEX_DESTROY, U(5), U(2)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_ARRAY_DESTROY, U(5), U(2)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MIPMAP_LEVEL, U(5), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+}
+
 int
 main(void)
 {
@@ -518,6 +690,7 @@ main(void)
 	test_others();
 	test_memops_jit();
 	test_vmm();
+	test_arrays();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

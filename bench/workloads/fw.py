@@ -7,7 +7,8 @@ warm-up, so that a local and a remote run do the same work.
 
 GROUP is torch (PyTorch eager, AMP training, torch.compile in three
 modes, torch.cuda.CUDAGraph, SDPA, transformers' generate, a Triton
-kernel) or misc (JAX, CuPy, numba-cuda).  -l lists the group's workloads
+kernel), misc (JAX, CuPy, numba-cuda) or c (tests/cuda/ggml.cu's decode,
+as llama.cpp's CUDA backend drives the driver).  -l lists the group's workloads
 and exits.  -s multiplies every workload's timed steps (default 1).
 Prints one YAML list item per workload:
 
@@ -403,6 +404,36 @@ class NumbaKernel(Work):
         self.cuda.synchronize()
 
 
+class GgmlDecode(Work):
+    """tests/cuda/ggml.cu's bench mode: a ggml-like greedy decode, a CUDA
+    graph per token (VMM pool, cuBLAS); a step is a token, timed by the
+    program itself (FW_GGML names the binary, default build/cuda/shared/
+    ggml from the repository)."""
+    steps = 300
+    bytes_per_step = 4
+    syncs_per_step = 1
+
+    def measure(self, steps):
+        import subprocess
+        root = os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))))
+        exe = os.environ.get("FW_GGML", os.path.join(
+            root, "build", "cuda", "shared", "ggml"))
+        if not os.access(exe, os.X_OK):
+            raise FileNotFoundError("%s: not built (tests/cuda/build)" % exe)
+        r = subprocess.run([exe, "-b", str(steps)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=600)
+        if r.returncode != 0:
+            tail = (r.stderr.strip().splitlines() or
+                    r.stdout.strip().splitlines() or ["?"])[-1]
+            raise RuntimeError("ggml exit %d: %s" % (r.returncode, tail))
+        ms = [float(x.split()[1]) for x in r.stdout.splitlines()
+              if x.startswith("ms_per_token:")]
+        if not ms:
+            raise RuntimeError("ggml printed no ms_per_token")
+        return steps * ms[0] / 1e3
+
+
 GROUPS = {
     "torch": [("torch_infer", TorchInfer), ("torch_train_amp", TorchTrainAmp),
               ("compile_default", TorchCompile),
@@ -413,6 +444,7 @@ GROUPS = {
     "misc": [("jax_train", JaxTrain), ("jax_fft", JaxFft),
              ("cupy_fft", CupyFft), ("cupy_raw", CupyRaw),
              ("numba_kernel", NumbaKernel)],
+    "c": [("ggml_decode", GgmlDecode)],
 }
 
 
@@ -422,6 +454,10 @@ def run(name, cls):
     item = {"name": name, "steps": 0, "seconds": 0.0, "bytes_per_step": 0,
             "syncs_per_step": w.syncs_per_step, "error": None}
     try:
+        if hasattr(w, "measure"):       # a program that times itself
+            item.update(steps=steps, seconds=w.measure(steps),
+                        bytes_per_step=w.bytes_per_step)
+            return item
         w.setup()
         for _ in range(w.warmup):
             w.step()

@@ -622,6 +622,8 @@ cuGetExportTable(const void **pp, const void *id)
 			served = "real (no room or unreadable)";
 	} else if (rc == 0)
 		served = "real (not selected)";
+	else
+		served = "none";
 	line_start(&l, "export");
 	line_add(&l, " %s rc=%d", name, rc);
 	if (tb != NULL)

@@ -35,6 +35,15 @@ tt_test() {
 	[[ "$output" == *"1..24"* ]]
 }
 
+@test "tabletrace reads memory through a pipe where process_vm_readv is refused" {
+	TABLETRACE_PEEK=pipe run tt_test
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "$output" != *"not ok"* ]]
+	grep -q "ret 6e163fbe-b958444d-835ce182-aff1991e\[2\] .* m0=8b77665544332211.* \*m1=b0b0b0b0b0b0b0b0" "$LOG"
+	! grep "call 6e163fbe-b958444d-835ce182-aff1991e\[5\] #5 " "$LOG" | grep -q " m[01]="
+}
+
 @test "tabletrace logs tables, layouts, arguments, results and memory" {
 	tt_test
 	cat "$LOG"

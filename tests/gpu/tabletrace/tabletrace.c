@@ -9,7 +9,8 @@
  * Environment: TABLETRACE_REAL (the real driver's path), TABLETRACE_LOG
  * (the log; stderr without it), TABLETRACE_UUIDS (wrap only these UUID
  * prefixes), TABLETRACE_PASS (never wrap these), TABLETRACE_PROC=1 (log
- * every cuGetProcAddress lookup too).
+ * every cuGetProcAddress lookup too), TABLETRACE_PEEK=pipe (read memory
+ * through a pipe, not process_vm_readv: for the test).
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -454,6 +455,8 @@ init(void)
 	if ((env = getenv("TABLETRACE_PASS")) != NULL && *env != '\0')
 		pass_uuids = strdup(env);
 	want_proc = (env = getenv("TABLETRACE_PROC")) != NULL && *env == '1';
+	use_pipe = (env = getenv("TABLETRACE_PEEK")) != NULL &&
+	    strcmp(env, "pipe") == 0;
 	memset(&self, 0, sizeof self);
 	dladdr((void *)init, &self);
 

@@ -83,6 +83,7 @@ CLIENT_LIBS	:=
 -include lib/client/client.mk
 -include lib/nvml/nvml.mk
 -include lib/codec/codec.mk
+-include tests/gpu/tabletrace/tabletrace.mk
 
 check-install: all
 	@tests/check-install
@@ -194,7 +195,8 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/run-unit $(UNIT_BIN)
 	@tests/check-driver-truth $(CLIENT_SO)
 
-bats: $(PROG_BIN) cuda-tests $(NVML_TEST)
+bats: $(PROG_BIN) cuda-tests $(NVML_TEST) tabletrace $(TT_OUT)/fake/libcuda-fake.so \
+    $(TT_OUT)/tt-test
 	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
 # The nvcc-built test programs (static and shared cudart) and the host

@@ -116,13 +116,6 @@ replan_decide(struct sched *s, const double *here,
 			    "there now", tn, cn, fn, on);
 			continue;
 		}
-		if (here[i] < cf->stay) {
-			log_info("not moving %s of %s from %s to %s (it would "
-			    "save %.0f%% of its cost): on %s for %.1f s, "
-			    "less than the %g s a client stays", tn, cn, fn,
-			    on, w.saved * 100, fn, here[i], cf->stay);
-			continue;
-		}
 		if (w.saved < cf->margin) {
 			log_info("not moving %s of %s from %s to %s: it would "
 			    "save %.1f%% of its cost there (%.3f ms per "
@@ -130,6 +123,13 @@ replan_decide(struct sched *s, const double *here,
 			    "of %g%%", tn, cn, fn, on, w.saved * 100,
 			    w.m.after * 1e3, w.m.before * 1e3,
 			    cf->margin * 100);
+			continue;
+		}
+		if (here[i] < cf->stay) {
+			log_info("not moving %s of %s from %s to %s (it would "
+			    "save %.0f%% of its cost): on %s for %.1f s, "
+			    "less than the %g s a client stays", tn, cn, fn,
+			    on, w.saved * 100, fn, here[i], cf->stay);
 			continue;
 		}
 		if (n >= cf->moves) {

@@ -29,7 +29,7 @@ struct replan_move {
  * move the plan makes against where the task runs, one after the other
  * in the order of what they save: a move is made if it lowers the plan's
  * cost by at least margin times the task's own cost where it runs, and
- * the task has been there stay seconds, conf->moves moves at most.  Each
+ * the task has been there stay seconds; conf->moves moves at most.  Each
  * decision is logged.  Fills mv (conf->moves entries) and returns how
  * many, or -1 if memory ran out; the tasks' servers are left as they
  * were.

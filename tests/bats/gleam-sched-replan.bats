@@ -109,7 +109,7 @@ start() {
 	OUT=$BATS_TEST_TMPDIR/out ERR=$BATS_TEST_TMPDIR/err
 	env GLEAM_CLIENT=c1 "$@" timeout 60 "$GLEAM_BIN/gleam-run" \
 	    -S "$SCHED_ADDR" -t chat -O "$ST" -- "$WORKLOADS/infer" \
-	    -K -b 2 -q 32 -n 150 "$MODEL" >"$OUT" 2>"$ERR" 3>&- &
+	    -K -b 2 -q 32 -n "${N:-150}" "$MODEL" >"$OUT" 2>"$ERR" 3>&- &
 	RUN_PID=$!
 	until_log "chat of c1 on fast: its client connected"
 }
@@ -154,5 +154,64 @@ sched_status() {
 	grep -q "(infer): migrated in" "$SLOW_LOG"
 	[ "$(sed -n 's/^migrations: //p' "$ST")" = 1 ]
 	# One move, and no more: slow stays the better.
-	[ "$(grep -c "^.*moving chat" "$SCHED_LOG")" = 1 ]
+	[ "$(grep -c "gleam-sched: moving chat" "$SCHED_LOG")" = 1 ]
+}
+
+@test "a client that is not movable stays, however its server gets worse" {
+	daemon_start -R 1
+	start
+	grep -q "placed chat of c1 on fast (.* ms per request), leased" "$SCHED_LOG"
+	run -0 sched_status
+	[[ "$output" == *"task: chat"*"server: fast"*"movable: false"* ]]
+	servers 0.05 1
+	kill -HUP "$SCHED_PID"
+	until_log "re-planning (the files were read again): 1 client running, 0 movable"
+	finish
+	diff "$BATS_FILE_TMPDIR/ref" <(stable <"$OUT")
+	! grep -q "gleam-sched: moving chat" "$SCHED_LOG"
+	! grep -q "ordered to" "$FAST_LOG"
+	[ "$(sed -n 's/^migrations: //p' "$ST")" = 0 ]
+}
+
+@test "the margin and the stay keep a client from going back and forth" {
+	export GLEAM_SCHED_STAY=3s
+	daemon_start -R 1
+	N=1000 start GLEAM_MOVABLE=1
+	# slow a little faster: the plan would move it, for too little.
+	servers 1 1.1
+	kill -HUP "$SCHED_PID"
+	until_log "not moving chat of c1 from fast to slow: it would save [0-9.]*% of its cost there (.* ms per request against .* ms), less than the margin of 20%"
+	# Then much faster: it moves, once it has been on fast 3 s.
+	servers 0.25 1
+	kill -HUP "$SCHED_PID"
+	until_log "chat of c1 moved from fast to slow"
+	# And fast again the faster: not back before it has been 3 s on slow.
+	servers 1 0.25
+	kill -HUP "$SCHED_PID"
+	until_log "not moving chat of c1 from slow to fast (it would save [0-9]*% of its cost): on slow for [0-9.]* s, less than the 3 s a client stays"
+	[ "$(grep -c "gleam-sched: moving chat" "$SCHED_LOG")" = 1 ]
+	run -0 sched_status
+	[[ "$output" == *"moves: 1"* ]]
+	[[ "$output" == *"server: slow"*"moves: 1"*"last_move: {from: fast, to: slow, ago_s: "* ]]
+}
+
+@test "-R 0: no re-planning; the clients are followed, none is moved" {
+	daemon_start -R 0
+	grep -q "no re-planning (-R 0): running clients stay where they are" "$SCHED_LOG"
+	start GLEAM_MOVABLE=1
+	servers 0.05 1
+	kill -HUP "$SCHED_PID"
+	until_log "reloaded: 2 servers"
+	sleep 1
+	run -0 sched_status
+	[[ "$output" == *"replan_s: 0.0"*"moves: 0"* ]]
+	[[ "$output" == *"running:"*"task: chat"*"server: fast"*"movable: true"*"moving: null"*"last_move: null"* ]]
+	finish
+	! grep -q "re-planning\|moving chat" "$SCHED_LOG"
+	! grep -q "ordered to" "$FAST_LOG"
+	diff "$BATS_FILE_TMPDIR/ref" <(stable <"$OUT")
+	# Once the program has ended, the daemon follows it no more.
+	until_log "chat of c1 on fast: its client is gone after [0-9.]* s, 0 moves"
+	run -0 sched_status
+	[[ "$output" == *"running: []"* ]]
 }

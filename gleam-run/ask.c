@@ -62,6 +62,24 @@ ask_client(char *name, size_t len)
 	return 0;
 }
 
+/*
+ * GLEAM_MOVABLE=1: the daemon may move the program to another server
+ * while it runs (gleam-sched(1), Re-planning).  Anything but 1 or 0 is
+ * ignored with a warning, as the toolkit does with its variables.
+ */
+static int
+ask_movable(void)
+{
+	const char *e = getenv("GLEAM_MOVABLE");
+
+	if (e == NULL || *e == '\0' || strcmp(e, "0") == 0)
+		return 0;
+	if (strcmp(e, "1") == 0)
+		return 1;
+	log_warn("GLEAM_MOVABLE=%s: expected 1 or 0: ignored", e);
+	return 0;
+}
+
 int
 run_ask(const char *addr, const char *key_file, const char *task,
     char *server, size_t len)
@@ -87,6 +105,7 @@ run_ask(const char *addr, const char *key_file, const char *task,
 	if (ask_client(rq.client, sizeof rq.client) == -1)
 		return EXIT_CONFIG;
 	snprintf(rq.task, sizeof rq.task, "%s", task);
+	rq.movable = ask_movable();
 	if (auth_init() == -1) {
 		log_error("libsodium cannot start");
 		return EXIT_IO;

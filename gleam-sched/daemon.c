@@ -19,6 +19,13 @@
  * status counts it), or until the lease runs out, whichever is first.
  * So a PLACE whose client never comes holds its capacity for the lease
  * and no longer.
+ *
+ * The client that ends a lease is a run from then on: followed round
+ * after round in its server's status (by its session), until it is gone.
+ * Re-planning (replan.c) weighs the movable runs against the other
+ * servers; a move is an order that a third thread, the mover, sends to
+ * the run's server (MIGRATE_ONE), since it blocks.  The run is moving
+ * until a round shows its client on the target, or the wait runs out.
  */
 #include <sys/types.h>
 #include <sys/queue.h>
@@ -48,11 +55,13 @@
 #include "input.h"
 #include "limit.h"
 #include "log.h"
+#include "migrate.h"
 #include "net.h"
 #include "parse.h"
 #include "place.h"
 #include "predict.h"
 #include "proto.h"
+#include "replan.h"
 #include "sched.h"
 #include "schedwire.h"
 #include "status.h"
@@ -70,6 +79,15 @@
 #define D_CONNS_ADDR	16	/* from one address */
 #define D_OUT_MAX	(256 << 10)	/* replies unread: stop reading */
 #define D_TICK_MS	250	/* leases looked at */
+#define D_REPLAN	30.0	/* s between re-plannings; -R */
+#define D_MARGIN	0.2	/* GLEAM_SCHED_MARGIN */
+#define D_STAY		60.0	/* s on a server before a move; _STAY */
+#define D_MOVES		2	/* per re-planning; GLEAM_SCHED_MOVES */
+#define D_MOVE_WAIT	10.0	/* s, and two rounds: a move's time to show */
+#define D_MEM_CHANGE	0.1	/* a server's free memory: a change */
+#define D_LOAD_CHANGE	0.1	/* its background load */
+#define D_MAX_RUNS	SCHED_MAX_TASKS
+#define D_ORDERS	64	/* moves waiting for the mover */
 
 /* A task the daemon placed, while its lease lasts. */
 struct assign {
@@ -79,6 +97,51 @@ struct assign {
 	char		 host[48];	/* the asker's address */
 	char		 key[LIMIT_KEY_MAX];	/* and its bucket's key */
 	double		 since, until;	/* monotonic seconds: the lease */
+	int		 movable;	/* the client said GLEAM_MOVABLE=1 */
+};
+
+/* A client the daemon placed, once it runs: its lease ended by it. */
+struct run {
+	unsigned	 id;
+	struct sched_task t;		/* client index into the config */
+	char		 client[SCHED_NAME_MAX];
+	char		 server[SCHED_NAME_MAX];	/* where it runs */
+	char		 host[48];	/* its address's host */
+	char		 address[64];	/* its connection there */
+	uint64_t	 session;	/* its session there; 0 unknown */
+	int		 movable;
+	double		 started;	/* monotonic: its client came */
+	double		 since;		/* to this server, or a move failed */
+	int		 unseen;	/* rounds its server did not list it */
+	int		 moves;
+	/* A move ordered and not yet seen done. */
+	int		 moving;
+	double		 ordered;
+	unsigned long	 ordered_round;
+	char		 to[SCHED_NAME_MAX];
+	/* The last move made. */
+	char		 last_from[SCHED_NAME_MAX], last_to[SCHED_NAME_MAX];
+	double		 last_at;	/* 0: none */
+	double		 last_before, last_after;	/* ms per request */
+};
+
+/* A move for the mover to send: MIGRATE_ONE to the run's server. */
+struct order {
+	unsigned	 run;		/* its id */
+	char		 host[SCHED_ADDR_MAX];	/* the run's server */
+	int		 port;
+	struct msg_migrate_one m;
+	int		 sent;		/* taken by the mover */
+	int		 done, rc;
+	char		 err[600];
+};
+
+/* A server as the last re-planning saw it, to tell a change. */
+struct snap {
+	char		 name[SCHED_NAME_MAX];
+	int		 down;
+	uint64_t	 mem_free;
+	double		 background;
 };
 
 /* What one status request said. */
@@ -125,6 +188,16 @@ struct daemon {
 	double		 busy_logged;	/* when refusals were last logged */
 	double		 conns_logged;
 	unsigned long	 busy_n;	/* refused since */
+	struct run	*runs;
+	int		 nruns;
+	unsigned	 next_run;
+	struct replan_conf rc;		/* margin, stay, moves */
+	double		 replan_next;	/* monotonic: the next periodic one */
+	unsigned long	 replan_round;	/* the round it last saw */
+	int		 reloaded;	/* files read again since */
+	struct snap	*snap;
+	int		 nsnap;
+	unsigned long	 moves, move_failures;
 
 	pthread_t	 thr;
 	int		 thr_started;
@@ -136,6 +209,11 @@ struct daemon {
 	struct heard	*heard;		/* under mu; the last full round */
 	int		 nheard;
 	unsigned long	 rounds;	/* under mu */
+	pthread_t	 mthr;		/* the mover */
+	int		 mthr_started;
+	pthread_cond_t	 mcv;		/* an order came, or stop */
+	struct order	 orders[D_ORDERS];	/* under mu */
+	int		 norders;
 };
 
 /* A connection to the daemon (gleam-run -S, gleam-probe). */
@@ -245,6 +323,7 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 		limit_host(sc->address, lc->host, sizeof lc->host);
 		snprintf(lc->name, sizeof lc->name, "%.63s", sc->name);
 		lc->since = t - sc->connected_s;
+		lc->session = sc->session;
 	}
 	status_free(&st);
 }
@@ -326,7 +405,179 @@ targets_set(struct daemon *d)
 	return 0;
 }
 
+/* ---- the mover ------------------------------------------------------- */
+
+/*
+ * Sends the orders the loop queues, one at a time and outside the lock
+ * (a server that does not answer holds the mover for 10 s, not the
+ * loop), and leaves each result in its order for the loop to collect.
+ */
+static void *
+mover(void *arg)
+{
+	struct daemon *d = arg;
+	struct order o;
+	int i;
+
+	pthread_mutex_lock(&d->mu);
+	while (!d->stop) {
+		for (i = 0; i < d->norders && d->orders[i].sent; i++)
+			;
+		if (i == d->norders) {
+			pthread_cond_wait(&d->mcv, &d->mu);
+			continue;
+		}
+		d->orders[i].sent = 1;
+		o = d->orders[i];
+		pthread_mutex_unlock(&d->mu);
+		o.rc = migrate_send(o.host, o.port, &o.m, d->key.set ?
+		    &d->key : NULL, "gleam-sched", o.err, sizeof o.err);
+		pthread_mutex_lock(&d->mu);
+		/* The loop compacts the queue: the order is found by its run. */
+		for (i = 0; i < d->norders; i++)
+			if (d->orders[i].run == o.run && d->orders[i].sent &&
+			    !d->orders[i].done) {
+				d->orders[i].rc = o.rc;
+				snprintf(d->orders[i].err, sizeof o.err, "%s",
+				    o.err);
+				d->orders[i].done = 1;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&d->mu);
+	return NULL;
+}
+
 /* ---- the view -------------------------------------------------------- */
+
+/* The last round's word from a server, under mu; NULL if none. */
+static const struct heard *
+heard_find(const struct daemon *d, const char *name)
+{
+	int k;
+
+	for (k = 0; k < d->nheard; k++)
+		if (strcmp(d->heard[k].name, name) == 0)
+			return &d->heard[k];
+	return NULL;
+}
+
+/* The run's client in a server's status: by its session, else address. */
+static int
+run_find(const struct run *r, const struct heard *h)
+{
+	int j;
+
+	for (j = 0; j < h->ncl; j++)
+		if (r->session != 0 ? h->cl[j].session == r->session :
+		    strcmp(h->cl[j].address, r->address) == 0)
+			return j;
+	return -1;
+}
+
+/* A lease's client has come: it runs from now on. */
+static void
+run_add(struct daemon *d, const struct assign *a, const struct lease_client *c,
+    double t)
+{
+	struct run *r;
+
+	if (d->nruns >= D_MAX_RUNS) {
+		log_warn("%s of %s on %s: %d clients followed already; this "
+		    "one is not", a->t.name, a->client, a->server, d->nruns);
+		return;
+	}
+	r = &d->runs[d->nruns++];
+	memset(r, 0, sizeof *r);
+	r->id = ++d->next_run;
+	r->t = a->t;
+	snprintf(r->client, sizeof r->client, "%s", a->client);
+	snprintf(r->server, sizeof r->server, "%s", a->server);
+	snprintf(r->host, sizeof r->host, "%s", c->host);
+	snprintf(r->address, sizeof r->address, "%s", c->address);
+	r->session = c->session;
+	r->movable = a->movable;
+	r->started = r->since = t;
+}
+
+/*
+ * A new round of status, under mu: each run is still on its server (its
+ * connection may be a new one, resumed), or has gone; a moving one has
+ * come to its target, or stayed where it was, or gone.  A client that
+ * drops and resumes may miss a round: gone is two rounds unseen.
+ */
+static void
+runs_track(struct daemon *d, double t)
+{
+	const struct heard *hs, *ht;
+	struct run *r;
+	int i, j, n = 0, keep;
+
+	for (i = 0; i < d->nruns; i++) {
+		r = &d->runs[i];
+		keep = 1;
+		hs = heard_find(d, r->server);
+		if (r->moving) {
+			ht = heard_find(d, r->to);
+			if (ht != NULL && ht->ok && (j = lease_match(r->host,
+			    r->ordered, ht->cl, ht->ncl, &d->cred)) >= 0) {
+				log_info("%s of %s moved from %s to %s (%s, "
+				    "session %llu there) %.1f s after the order",
+				    r->t.name, r->client, r->server, r->to,
+				    ht->cl[j].address,
+				    (unsigned long long)ht->cl[j].session,
+				    t - r->ordered);
+				snprintf(r->last_from, sizeof r->last_from,
+				    "%s", r->server);
+				snprintf(r->last_to, sizeof r->last_to, "%s",
+				    r->to);
+				snprintf(r->server, sizeof r->server, "%s",
+				    r->to);
+				snprintf(r->address, sizeof r->address, "%s",
+				    ht->cl[j].address);
+				r->session = ht->cl[j].session;
+				r->last_at = r->since = t;
+				r->moving = 0;
+				r->unseen = 0;
+				r->moves++;
+				d->moves++;
+			} else if (t - r->ordered > D_MOVE_WAIT &&
+			    d->rounds >= r->ordered_round + 2) {
+				if (hs != NULL && hs->ok && run_find(r,
+				    hs) >= 0) {
+					log_warn("%s of %s did not move from %s "
+					    "to %s within %.0f s: it stays (%s's "
+					    "log says why)", r->t.name,
+					    r->client, r->server, r->to,
+					    D_MOVE_WAIT, r->server);
+					r->moving = 0;
+					r->since = t;
+					d->move_failures++;
+				} else {
+					log_info("%s of %s: gone while it moved "
+					    "from %s to %s", r->t.name,
+					    r->client, r->server, r->to);
+					keep = 0;
+				}
+			}
+		} else if (hs != NULL && hs->ok) {
+			if ((j = run_find(r, hs)) >= 0) {
+				r->unseen = 0;
+				snprintf(r->address, sizeof r->address, "%s",
+				    hs->cl[j].address);
+			} else if (++r->unseen >= 2) {
+				log_info("%s of %s on %s: its client is gone "
+				    "after %.1f s, %d move%s", r->t.name,
+				    r->client, r->server, t - r->started,
+				    r->moves, r->moves == 1 ? "" : "s");
+				keep = 0;
+			}
+		}
+		if (keep)
+			d->runs[n++] = *r;
+	}
+	d->nruns = n;
+}
 
 /*
  * Ends the leases whose client a new round of status shows on its
@@ -343,6 +594,9 @@ lease_sweep(struct daemon *d)
 	int i, j, k, n = 0, gone;
 
 	pthread_mutex_lock(&d->mu);
+	/* Runs first: a moving one's client has the first claim. */
+	if (d->rounds != d->matched)
+		runs_track(d, t);
 	for (i = 0; i < d->nas; i++) {
 		a = &d->as[i];
 		gone = 0;
@@ -357,6 +611,7 @@ lease_sweep(struct daemon *d)
 			    "%s), lease ended after %.1f s", a->t.name,
 			    a->client, a->server, h->cl[j].address,
 			    h->cl[j].name, t - a->since);
+			run_add(d, a, &h->cl[j], t);
 			gone = 1;
 			break;
 		}
@@ -375,10 +630,16 @@ lease_sweep(struct daemon *d)
 	d->nas = n;
 }
 
+static void	orders_collect(struct daemon *);
+static void	replan_tick(struct daemon *);
+
+/* Leases, runs, the mover's results, and re-planning when it is due. */
 static void
 lease_tick(evutil_socket_t fd, short what, void *arg)
 {
 	lease_sweep(arg);
+	orders_collect(arg);
+	replan_tick(arg);
 }
 
 /*
@@ -556,15 +817,398 @@ daemon_place(struct daemon *d, const struct place_req *rq, const char *host,
 	snprintf(a->key, sizeof a->key, "%s", key);
 	a->since = now_mono();
 	a->until = a->since + d->lease;
-	log_info("placed %s of %s on %s (%.3f ms per request), leased for "
+	a->movable = rq->movable;
+	log_info("placed %s of %s on %s (%.3f ms per request%s), leased for "
 	    "%.1f s", rq->task, rq->client, rp->server, rp->latency_ms,
-	    d->lease);
+	    rq->movable ? ", movable" : "", d->lease);
 	rc = 0;
 out:
 	place_why_free(why, n);
 	free(why);
 	free(tasks);
 	return rc;
+}
+
+/* ---- re-planning ------------------------------------------------------- */
+
+static struct run *
+run_by_id(struct daemon *d, unsigned id)
+{
+	int i;
+
+	for (i = 0; i < d->nruns; i++)
+		if (d->runs[i].id == id)
+			return &d->runs[i];
+	return NULL;
+}
+
+/* The mover's answers: a refused order leaves the run where it is. */
+static void
+orders_collect(struct daemon *d)
+{
+	struct order o;
+	struct run *r;
+	int i, n = 0;
+
+	pthread_mutex_lock(&d->mu);
+	for (i = 0; i < d->norders; i++) {
+		if (!d->orders[i].done) {
+			d->orders[n++] = d->orders[i];
+			continue;
+		}
+		o = d->orders[i];
+		if ((r = run_by_id(d, o.run)) == NULL)
+			continue;
+		if (o.rc == EXIT_OK) {
+			log_info("%s of %s: %s took the order to move it to %s",
+			    r->t.name, r->client, r->server, r->to);
+			continue;
+		}
+		log_warn("%s of %s: %s refused to move it to %s: %s",
+		    r->t.name, r->client, r->server, r->to, o.err);
+		r->moving = 0;
+		r->since = now_mono();
+		d->move_failures++;
+	}
+	d->norders = n;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* Queues the move of r to the server `to` for the mover; -1 if it cannot. */
+static int
+order_add(struct daemon *d, struct run *r, const struct sched_server *from,
+    const struct sched_server *to)
+{
+	struct order *o;
+	const char *why;
+	int port = PROTO_DEFAULT_PORT, tport = PROTO_DEFAULT_PORT, rc = -1;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->norders >= D_ORDERS) {
+		log_warn("not moving %s of %s: %d moves wait to be sent",
+		    r->t.name, r->client, d->norders);
+		goto out;
+	}
+	o = &d->orders[d->norders];
+	memset(o, 0, sizeof *o);
+	o->run = r->id;
+	if (parse_hostport(from->address, o->host, sizeof o->host, &port,
+	    &why) == -1 || parse_hostport(to->address, o->m.host,
+	    sizeof o->m.host, &tport, &why) == -1) {
+		log_warn("not moving %s of %s: %s or %s: %s", r->t.name,
+		    r->client, from->address, to->address, why);
+		goto out;
+	}
+	o->port = port;
+	o->m.port = (uint16_t)tport;
+	if (r->session != 0) {
+		o->m.selector = MIGSEL_SESSION;
+		o->m.session = r->session;
+	} else {
+		o->m.selector = MIGSEL_ADDRESS;
+		snprintf(o->m.address, sizeof o->m.address, "%s", r->address);
+	}
+	d->norders++;
+	pthread_cond_broadcast(&d->mcv);
+	rc = 0;
+out:
+	pthread_mutex_unlock(&d->mu);
+	return rc;
+}
+
+/* The servers of the view, their resident models copied. */
+static struct sched_server *
+servers_dup(const struct sched *s)
+{
+	struct sched_server *sv;
+	int v, k;
+
+	if ((sv = calloc((size_t)s->nservers + 1, sizeof *sv)) == NULL)
+		return NULL;
+	for (v = 0; v < s->nservers; v++) {
+		sv[v] = s->servers[v];
+		sv[v].models = NULL;
+		sv[v].nmodels = 0;
+		for (k = 0; k < s->servers[v].nmodels; k++)
+			if (sched_model_add(&sv[v],
+			    s->servers[v].models[k]) == -1)
+				break;
+	}
+	return sv;
+}
+
+static void
+servers_free(struct sched_server *sv, int n)
+{
+	int v, k;
+
+	for (v = 0; sv != NULL && v < n; v++) {
+		for (k = 0; k < sv[v].nmodels; k++)
+			free(sv[v].models[k]);
+		free(sv[v].models);
+	}
+	free(sv);
+}
+
+/*
+ * A running client as a task that runs where it is.  What its server's
+ * status counts of it (the memory it holds, the GPU time it takes) is
+ * given back, for the plan counts it; where the status does not say
+ * (no GPU listed, no utilization) the file's figures never held it.
+ */
+static void
+run_give_back(struct daemon *d, struct sched_server *sv,
+    const struct sched_task *t)
+{
+	const struct heard *h;
+	double load;
+
+	pthread_mutex_lock(&d->mu);
+	h = heard_find(d, sv->name);
+	if (h != NULL && h->ok && h->ngpus > 0) {
+		sv->mem_free += t->memory;
+		sv->gpu_free_max += t->memory;
+	}
+	if (h != NULL && h->ok && h->util >= 0 && sv->ngpus > 0) {
+		load = t->rate * t->gpu_time / sv->speed / sv->ngpus;
+		sv->background = sv->background > load ?
+		    sv->background - load : 0;
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (t->model[0] != '\0' && !sched_resident(sv, t->model))
+		(void)sched_model_add(sv, t->model);
+}
+
+/*
+ * Plans again with the runs as tasks that run where they are (movable or
+ * not, as their clients asked) and the leases in force as fixed, and
+ * orders the moves replan_decide makes.
+ */
+static void
+daemon_replan(struct daemon *d, const char *why, int loud)
+{
+	struct sched w;
+	struct replan_move *mv = NULL;
+	struct sched_task *t;
+	struct run *r;
+	double *here = NULL, now = now_mono();
+	int *ri = NULL, i, n, nt = 0, v, nmov = 0, nm, m;
+
+	if (d->nruns == 0) {
+		log_debug("re-planning (%s): no client runs", why);
+		return;
+	}
+	w = d->cfg;
+	n = d->nas + d->nruns;
+	w.servers = servers_dup(&d->cfg);
+	w.tasks = calloc((size_t)n, sizeof *w.tasks);
+	here = calloc((size_t)n, sizeof *here);
+	ri = calloc((size_t)n, sizeof *ri);
+	mv = calloc((size_t)d->rc.moves, sizeof *mv);
+	if (w.servers == NULL || w.tasks == NULL || here == NULL ||
+	    ri == NULL || mv == NULL) {
+		log_error("re-planning: out of memory");
+		goto out;
+	}
+	for (i = 0; i < d->nas; i++) {
+		if ((v = sched_server_find(&w, d->as[i].server)) < 0)
+			continue;
+		t = &w.tasks[nt];
+		*t = d->as[i].t;
+		t->server = v;
+		t->from = -1;
+		t->fixed = 1;
+		ri[nt++] = -1;
+	}
+	for (i = 0; i < d->nruns; i++) {
+		r = &d->runs[i];
+		/* A server that is down cannot hand its clients on. */
+		if ((v = sched_server_find(&w, r->server)) < 0 ||
+		    w.servers[v].down)
+			continue;
+		t = &w.tasks[nt];
+		*t = r->t;
+		t->server = t->from = v;
+		t->fixed = !r->movable || r->moving;
+		nmov += !t->fixed;
+		run_give_back(d, &w.servers[v], t);
+		here[nt] = now - r->since;
+		ri[nt++] = i;
+	}
+	w.ntasks = nt;
+	if (loud)
+		log_info("re-planning (%s): %d client%s running, %d movable",
+		    why, d->nruns, d->nruns == 1 ? "" : "s", nmov);
+	else
+		log_debug("re-planning (%s): %d client%s running, %d movable",
+		    why, d->nruns, d->nruns == 1 ? "" : "s", nmov);
+	if (nmov == 0)
+		goto out;
+	if ((nm = replan_decide(&w, here, &d->rc, mv)) == -1) {
+		log_error("re-planning: out of memory");
+		goto out;
+	}
+	for (m = 0; m < nm; m++) {
+		r = &d->runs[ri[mv[m].task]];
+		if (order_add(d, r, &d->cfg.servers[mv[m].from],
+		    &d->cfg.servers[mv[m].to]) == -1)
+			continue;
+		r->moving = 1;
+		r->ordered = now;
+		pthread_mutex_lock(&d->mu);
+		r->ordered_round = d->rounds;
+		pthread_mutex_unlock(&d->mu);
+		snprintf(r->to, sizeof r->to, "%s",
+		    d->cfg.servers[mv[m].to].name);
+		r->last_before = mv[m].before * 1e3;
+		r->last_after = mv[m].after * 1e3;
+	}
+out:
+	servers_free(w.servers, d->cfg.nservers);
+	free(w.tasks);
+	free(here);
+	free(ri);
+	free(mv);
+}
+
+/* What changed among the servers since the last re-planning; 0: nothing. */
+static int
+view_changed(const struct daemon *d, char *why, size_t len)
+{
+	const struct sched_server *sv;
+	const struct snap *sn;
+	double a, b;
+	int v, k;
+
+	for (v = 0; v < d->cfg.nservers; v++) {
+		sv = &d->cfg.servers[v];
+		for (sn = NULL, k = 0; k < d->nsnap; k++)
+			if (strcmp(d->snap[k].name, sv->name) == 0)
+				sn = &d->snap[k];
+		if (sn == NULL) {
+			snprintf(why, len, "%s is new", sv->name);
+			return 1;
+		}
+		if (sn->down != sv->down) {
+			snprintf(why, len, "%s is %s", sv->name, sv->down ?
+			    "down" : "up again");
+			return 1;
+		}
+		if (sv->down)
+			continue;
+		a = (double)sn->mem_free;
+		b = (double)sv->mem_free;
+		if (fabs(a - b) > D_MEM_CHANGE * (a > b ? a : b)) {
+			snprintf(why, len, "free memory on %s went from %.0f "
+			    "to %.0f MiB", sv->name, a / 1048576, b / 1048576);
+			return 1;
+		}
+		if (fabs(sn->background - sv->background) > D_LOAD_CHANGE) {
+			snprintf(why, len, "the load on %s went from %.2f to "
+			    "%.2f", sv->name, sn->background, sv->background);
+			return 1;
+		}
+	}
+	for (k = 0; k < d->nsnap; k++)
+		if (sched_server_find(&d->cfg, d->snap[k].name) < 0) {
+			snprintf(why, len, "%s is gone", d->snap[k].name);
+			return 1;
+		}
+	return 0;
+}
+
+static void
+snap_take(struct daemon *d)
+{
+	struct snap *sn;
+	int v;
+
+	if ((sn = calloc((size_t)d->cfg.nservers + 1, sizeof *sn)) == NULL)
+		return;		/* the next round finds a change: harmless */
+	for (v = 0; v < d->cfg.nservers; v++) {
+		snprintf(sn[v].name, sizeof sn[v].name, "%s",
+		    d->cfg.servers[v].name);
+		sn[v].down = d->cfg.servers[v].down;
+		sn[v].mem_free = d->cfg.servers[v].mem_free;
+		sn[v].background = d->cfg.servers[v].background;
+	}
+	free(d->snap);
+	d->snap = sn;
+	d->nsnap = d->cfg.nservers;
+}
+
+/*
+ * Once per round of status at most: re-plans when the files were read
+ * again, when a server changed (gone, back, added, its free memory or
+ * its load), or every -R seconds.
+ */
+static void
+replan_tick(struct daemon *d)
+{
+	char why[SCHED_NAME_MAX * 2 + 64];
+	unsigned long rounds;
+	double t = now_mono();
+	int loud = 1;
+
+	if (d->o->replan <= 0)
+		return;
+	pthread_mutex_lock(&d->mu);
+	rounds = d->rounds;
+	pthread_mutex_unlock(&d->mu);
+	if (rounds == d->replan_round)
+		return;
+	view_refresh(d);
+	if (d->reloaded)
+		snprintf(why, sizeof why, "the files were read again");
+	else if (!view_changed(d, why, sizeof why)) {
+		if (t < d->replan_next)
+			return;
+		snprintf(why, sizeof why, "every %g s", d->o->replan);
+		loud = 0;
+	}
+	d->reloaded = 0;
+	d->replan_round = rounds;
+	d->replan_next = t + d->o->replan;
+	daemon_replan(d, why, loud);
+	snap_take(d);
+}
+
+/* A run in the daemon's STATUS. */
+static void
+status_run(struct yw *w, const struct run *r, double t)
+{
+	yw_map(w);
+	yw_kstr(w, "task", r->t.name);
+	yw_kstr(w, "client", r->client);
+	yw_kstr(w, "server", r->server);
+	yw_kstr(w, "address", r->address);
+	yw_key(w, "session");
+	if (r->session == 0)
+		yw_null(w);
+	else
+		yw_uint(w, r->session);
+	yw_kbool(w, "movable", r->movable);
+	yw_kdbl(w, "age_s", t - r->started, 1);
+	yw_kdbl(w, "here_s", t - r->since, 1);
+	yw_kint(w, "moves", r->moves);
+	yw_key(w, "moving");
+	if (r->moving)
+		yw_str(w, r->to);
+	else
+		yw_null(w);
+	yw_key(w, "last_move");
+	if (r->last_at == 0)
+		yw_null(w);
+	else {
+		yw_fmap(w);
+		yw_kstr(w, "from", r->last_from);
+		yw_kstr(w, "to", r->last_to);
+		yw_kdbl(w, "ago_s", t - r->last_at, 1);
+		yw_kdbl(w, "before_ms", r->last_before, 3);
+		yw_kdbl(w, "after_ms", r->last_after, 3);
+		yw_end(w);
+	}
+	yw_end(w);
 }
 
 /* The daemon's view as YAML, for STATUS. */
@@ -589,6 +1233,9 @@ daemon_status(struct daemon *d, size_t *len)
 	yw_map(w);
 	yw_kstr(w, "scheduler", "gleam-sched");
 	yw_kint(w, "status_rounds", (long long)rounds);
+	yw_kdbl(w, "replan_s", d->o->replan, 1);
+	yw_kint(w, "moves", (long long)d->moves);
+	yw_kint(w, "move_failures", (long long)d->move_failures);
 	yw_key(w, "servers");
 	yw_seq(w);
 	for (v = 0; v < d->cfg.nservers; v++) {
@@ -605,6 +1252,9 @@ daemon_status(struct daemon *d, size_t *len)
 		yw_kdbl(w, "background", sv->background, 3);
 		yw_kint(w, "nclients", sv->nclients);
 		yw_kint(w, "placed", n);
+		for (n = 0, i = 0; i < d->nruns; i++)
+			n += strcmp(d->runs[i].server, sv->name) == 0;
+		yw_kint(w, "running", n);
 		yw_end(w);
 	}
 	yw_end(w);
@@ -622,6 +1272,14 @@ daemon_status(struct daemon *d, size_t *len)
 		yw_kdbl(w, "left_s", d->as[i].until - t, 1);
 		yw_end(w);
 	}
+	yw_end(w);
+	yw_key(w, "running");
+	if (d->nruns == 0)
+		yw_fseq(w);
+	else
+		yw_seq(w);
+	for (i = 0; i < d->nruns; i++)
+		status_run(w, &d->runs[i], t);
 	yw_end(w);
 	yw_end(w);
 	if ((text = yw_finish(w, len)) != NULL && (out = malloc(*len)) != NULL)
@@ -1046,6 +1704,23 @@ daemon_reload(evutil_socket_t sig, short what, void *arg)
 		d->as[n++] = d->as[i];
 	}
 	d->nas = n;
+	/* Runs likewise: a run whose target has gone is no longer moving. */
+	for (i = n = 0; i < d->nruns; i++) {
+		if ((c = sched_client_find(&d->cfg, d->runs[i].client)) < 0 ||
+		    sched_server_find(&d->cfg, d->runs[i].server) < 0) {
+			log_info("%s of %s on %s: forgotten, its client or "
+			    "server no longer named", d->runs[i].t.name,
+			    d->runs[i].client, d->runs[i].server);
+			continue;
+		}
+		d->runs[i].t.client = c;
+		if (d->runs[i].moving &&
+		    sched_server_find(&d->cfg, d->runs[i].to) < 0)
+			d->runs[i].moving = 0;
+		d->runs[n++] = d->runs[i];
+	}
+	d->nruns = n;
+	d->reloaded = 1;
 	if (targets_set(d) == -1)
 		log_error("reload: out of memory");
 	log_info("reloaded: %d servers, %d clients, %d tasks known",
@@ -1107,6 +1782,34 @@ daemon_env(struct daemon *d)
 			d->leases = (int)n;
 	}
 	limit_init(&d->lim, rate, burst);
+	d->rc.margin = D_MARGIN;
+	if ((e = getenv("GLEAM_SCHED_MARGIN")) != NULL && *e != '\0' &&
+	    parse_double(e, 0, 100, &d->rc.margin, &why) == -1) {
+		log_warn("GLEAM_SCHED_MARGIN=%s: %s; it is %g", e, why,
+		    D_MARGIN);
+		d->rc.margin = D_MARGIN;
+	}
+	d->rc.stay = D_STAY;
+	if ((e = getenv("GLEAM_SCHED_STAY")) != NULL && *e != '\0') {
+		why = NULL;
+		if (parse_duration(e, &v, &why) == 0) {
+			if (v < 0 || v > 86400)
+				why = "not between 0 and 1 day";
+			else
+				d->rc.stay = v;
+		}
+		if (why != NULL)
+			log_warn("GLEAM_SCHED_STAY=%s: %s; it is %g s", e, why,
+			    D_STAY);
+	}
+	d->rc.moves = D_MOVES;
+	if ((e = getenv("GLEAM_SCHED_MOVES")) != NULL && *e != '\0') {
+		if (parse_int(e, 1, D_ORDERS, &n, &why) == -1)
+			log_warn("GLEAM_SCHED_MOVES=%s: %s; it is %d", e, why,
+			    D_MOVES);
+		else
+			d->rc.moves = (int)n;
+	}
 }
 
 int
@@ -1128,6 +1831,7 @@ daemon_main(const struct daemon_opts *o)
 	d.busy_logged = d.conns_logged = now_mono() - 1;
 	pthread_mutex_init(&d.mu, NULL);
 	pthread_cond_init(&d.cv, NULL);
+	pthread_cond_init(&d.mcv, NULL);
 	if (parse_hostport(o->listen, host, sizeof host, &port, &why) == -1) {
 		log_error("-L %s: %s", o->listen, why);
 		return EXIT_USAGE;
@@ -1157,6 +1861,7 @@ daemon_main(const struct daemon_opts *o)
 	d.hs.peer_kind = "client";
 	d.hs.self_kind = "scheduler";
 	if ((d.as = calloc(D_MAX_ASSIGN, sizeof *d.as)) == NULL ||
+	    (d.runs = calloc(D_MAX_RUNS, sizeof *d.runs)) == NULL ||
 	    (d.base = event_base_new()) == NULL) {
 		log_error("out of memory");
 		goto out;
@@ -1198,8 +1903,21 @@ daemon_main(const struct daemon_opts *o)
 		goto out;
 	}
 	d.thr_started = 1;
+	if (pthread_create(&d.mthr, NULL, mover, &d) != 0) {
+		log_error("cannot start the mover");
+		goto out;
+	}
+	d.mthr_started = 1;
+	d.replan_next = now_mono() + o->replan;
 	log_info("%d servers, %d clients, %d tasks known; status every %g s",
 	    d.cfg.nservers, d.cfg.nclients, d.cfg.ntasks, o->interval);
+	if (o->replan > 0)
+		log_info("re-planning every %g s and on a change; a move saves "
+		    "%g%% of its cost, after %g s on a server, %d at a time",
+		    o->replan, d.rc.margin * 100, d.rc.stay, d.rc.moves);
+	else
+		log_info("no re-planning (-R 0): running clients stay where "
+		    "they are");
 	if (d.lim.rate > 0)
 		log_info("placements leased for %g s, %d at once per address; "
 		    "%g requests a second per address, %g at once", d.lease,
@@ -1212,13 +1930,15 @@ daemon_main(const struct daemon_opts *o)
 	event_base_dispatch(d.base);
 	rc = EXIT_OK;
 out:
-	if (d.thr_started) {
-		pthread_mutex_lock(&d.mu);
-		d.stop = 1;
-		pthread_cond_broadcast(&d.cv);
-		pthread_mutex_unlock(&d.mu);
+	pthread_mutex_lock(&d.mu);
+	d.stop = 1;
+	pthread_cond_broadcast(&d.cv);
+	pthread_cond_broadcast(&d.mcv);
+	pthread_mutex_unlock(&d.mu);
+	if (d.thr_started)
 		pthread_join(d.thr, NULL);
-	}
+	if (d.mthr_started)
+		pthread_join(d.mthr, NULL);
 	if (d.listener != NULL)
 		evconnlistener_free(d.listener);
 	if (d.ev_hup != NULL)
@@ -1234,10 +1954,13 @@ out:
 	free(d.targets);
 	heard_free(d.heard, d.nheard);
 	free(d.as);
+	free(d.runs);
+	free(d.snap);
 	sched_free(&d.cfg);
 	auth_keys_free(&d.keys);
 	sodium_memzero(&d.key, sizeof d.key);
 	pthread_mutex_destroy(&d.mu);
 	pthread_cond_destroy(&d.cv);
+	pthread_cond_destroy(&d.mcv);
 	return rc;
 }

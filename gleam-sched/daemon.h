@@ -12,6 +12,7 @@ struct daemon_opts {
 	const char	*listen;	/* host:port */
 	const char	*key_file;	/* NULL: no key */
 	double		 interval;	/* seconds between status rounds */
+	double		 replan;	/* seconds between re-plannings; 0 none */
 	int		 verbose;
 };
 

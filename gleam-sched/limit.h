@@ -8,6 +8,7 @@
 #define SCHED_LIMIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct sockaddr;
 
@@ -57,6 +58,7 @@ struct lease_client {
 	char		 host[48];	/* limit_host of it */
 	char		 name[64];
 	double		 since;		/* when it connected, our clock */
+	uint64_t	 session;	/* its remoting session; 0 none */
 };
 
 /* Connections that have ended a lease already, newest over oldest. */

@@ -39,6 +39,8 @@ static const struct cli_opt opts[] = {
 	{ 'L', "links", "links.yaml", "the links from clients to servers", 0 },
 	{ 'o', "format", "format", "plan: yaml (default) or table", 0 },
 	{ 'P', "pid-file", "pidfile", "serve: the pid file", 0 },
+	{ 'R', "replan", "seconds", "serve: plan the running clients again "
+	    "this often (30; 0: never)", 0 },
 	{ 's', "servers", "servers.yaml", "the servers", 0 },
 	{ 't', "tasks", "tasks.yaml", "the tasks", 0 },
 	{ 'v', "verbose", NULL, "serve: log each connection and request", 0 },
@@ -53,7 +55,8 @@ static struct cli cli = { "gleam-sched",
     "gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml "
     "-t tasks.yaml\n"
     "gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] "
-    "[-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]\n"
+    "[-P pidfile] [-R seconds] -L links.yaml -s servers.yaml "
+    "[-t tasks.yaml]\n"
     "gleam-sched migrate [-k keyfile] server session|address target",
     opts, 0,
     "0.1's plan -l links.yaml is still taken, with a warning." };
@@ -82,9 +85,10 @@ main(int argc, char *argv[])
 	const char *listen = NULL, *key = NULL, *pidfile = NULL;
 	const char *larg = NULL, *Larg = NULL;
 	char host[256];
-	double interval = 10;
+	double interval = 10, replan = 30;
 	int ch, explain = 0, table = 0, rc, i, daemon = 0, verbose = 0;
 	int oflag = 0, iflag = 0, aflag = 0, fflag = 0, oldserve = 0, port;
+	int rflag = 0;
 
 	log_init("gleam-sched", LL_WARN);
 	while ((ch = cli_next(&cli, argc, argv)) != -1) {
@@ -126,6 +130,12 @@ main(int argc, char *argv[])
 		case 'P':
 			pidfile = optarg;
 			break;
+		case 'R':
+			if (parse_double(optarg, 0, 86400, &replan,
+			    &errstr) == -1)
+				misuse("-R %s: %s", optarg, errstr);
+			rflag = 1;
+			break;
 		case 's':
 			servers = optarg;
 			break;
@@ -145,7 +155,8 @@ main(int argc, char *argv[])
 	/* The mode: a word, plan by default; 0.1 said -d for serve. */
 	if (argc > 0 && strcmp(argv[0], "migrate") == 0) {
 		if (oldserve || Larg || larg || servers || tasks || oflag ||
-		    explain || iflag || pidfile || aflag || fflag || verbose)
+		    explain || iflag || pidfile || aflag || fflag || verbose ||
+		    rflag)
 			misuse("migrate takes -k only");
 		if (argc < 4)
 			misuse("migrate: expected a server, a session or "
@@ -210,14 +221,17 @@ main(int argc, char *argv[])
 			    "listen on 127.0.0.1, or say -A", dopt.listen);
 		dopt.key_file = key;
 		dopt.interval = interval;
+		dopt.replan = replan;
 		dopt.verbose = verbose;
 		if (pidfile != NULL && svc_pidfile(pidfile) == -1)
 			return EXIT_IO;
 		return daemon_main(&dopt);
 	}
-	if (key != NULL || verbose || iflag || pidfile || aflag || fflag)
+	if (key != NULL || verbose || iflag || pidfile || aflag || fflag ||
+	    rflag)
 		misuse("-%c: only with serve", key != NULL ? 'k' : verbose ?
-		    'v' : iflag ? 'i' : pidfile ? 'P' : aflag ? 'A' : 'D');
+		    'v' : iflag ? 'i' : pidfile ? 'P' : aflag ? 'A' : rflag ?
+		    'R' : 'D');
 	if (tasks == NULL)
 		misuse("no tasks file given (-t)");
 

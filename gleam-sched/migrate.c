@@ -35,12 +35,8 @@ migrate_main(const char *server, const char *which, const char *target,
 {
 	struct msg_migrate_one m;
 	struct auth_keys keys;
-	struct conn c;
-	struct pw w;
-	const uint8_t *reply;
 	const char *why;
 	char host[256], ahost[256], err[600];
-	size_t rlen;
 	long long v;
 	int port, tport, aport, rc;
 
@@ -82,26 +78,42 @@ migrate_main(const char *server, const char *which, const char *target,
 		log_error("%s", err);
 		return EXIT_CONFIG;
 	}
-	if (conn_open(&c, host, port, keys.n > 0 ? &keys.v[0] : NULL,
-	    "gleam-sched migrate", MIGRATE_TIMEOUT_MS) == -1) {
-		log_error("%s", c.err);
-		auth_keys_free(&keys);
+	rc = migrate_send(host, port, &m, keys.n > 0 ? &keys.v[0] : NULL,
+	    "gleam-sched migrate", err, sizeof err);
+	auth_keys_free(&keys);
+	if (rc != EXIT_OK)
+		log_error("%s", err);
+	return rc;
+}
+
+int
+migrate_send(const char *host, int port, const struct msg_migrate_one *m,
+    const struct auth_key *key, const char *name, char *err, size_t errlen)
+{
+	struct conn c;
+	struct pw w;
+	const uint8_t *reply;
+	size_t rlen;
+	int rc;
+
+	err[0] = '\0';
+	if (conn_open(&c, host, port, key, name, MIGRATE_TIMEOUT_MS) == -1) {
+		snprintf(err, errlen, "%s", c.err);
 		return c.fail == CONN_AUTH ? EXIT_AUTH : EXIT_NET;
 	}
-	auth_keys_free(&keys);
 	pw_init(&w);
-	msg_migrate_one_enc(&w, &m);
+	msg_migrate_one_enc(&w, m);
 	if (w.bad) {
 		pw_free(&w);
 		conn_close(&c);
-		log_error("out of memory");
+		snprintf(err, errlen, "out of memory");
 		return EXIT_IO;
 	}
 	rc = conn_call(&c, MSG_MIGRATE_ONE, w.p, w.len, MSG_MIGRATE_ONE,
 	    &reply, &rlen);
 	pw_free(&w);
 	if (rc == -1) {
-		log_error("%s", c.err);
+		snprintf(err, errlen, "%s", c.err);
 		rc = c.fail == CONN_AUTH ? EXIT_AUTH :
 		    c.fail != CONN_REMOTE ? EXIT_NET :
 		    c.perr == PERR_MALFORMED ? EXIT_SOFTWARE : EXIT_FAIL;
@@ -109,7 +121,8 @@ migrate_main(const char *server, const char *which, const char *target,
 		return rc;
 	}
 	if (rlen != 4 || reply[0] || reply[1] || reply[2] || reply[3]) {
-		log_error("%s: a reply to MIGRATE_ONE that is not 0", server);
+		snprintf(err, errlen, "%s:%d: a reply to MIGRATE_ONE that is "
+		    "not 0", host, port);
 		conn_close(&c);
 		return EXIT_NET;
 	}

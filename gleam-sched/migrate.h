@@ -13,4 +13,17 @@
 int	migrate_main(const char *server, const char *which, const char *target,
 	    const char *key_file);
 
+struct auth_key;
+struct msg_migrate_one;
+
+/*
+ * One MIGRATE_ONE to the server at host:port, proving key (NULL: none)
+ * under the connection's name (the server's log and status show it).
+ * Blocks for at most 10 s.  Returns an exit code, with the reason in err
+ * on failure; the daemon's re-planning calls it from its own thread.
+ */
+int	migrate_send(const char *host, int port,
+	    const struct msg_migrate_one *, const struct auth_key *key,
+	    const char *name, char *err, size_t errlen);
+
 #endif

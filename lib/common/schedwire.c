@@ -33,6 +33,9 @@ place_req_enc(const struct place_req *r, size_t *len)
 	yw_map(w);
 	yw_kstr(w, "client", r->client);
 	yw_kstr(w, "task", r->task);
+	/* Absent when false: a daemon older than the key takes the rest. */
+	if (r->movable)
+		yw_kbool(w, "movable", 1);
 	yw_end(w);
 	return finish(w, len);
 }
@@ -68,6 +71,7 @@ place_rep_enc(const struct place_rep *r, size_t *len)
 static const struct cfg_key place_req_keys[] = {
 	NAME("client", CFG_FIELD(struct place_req, client)),
 	NAME("task", CFG_FIELD(struct place_req, task)),
+	{ "movable",	CFG_BOOL, CFG_FIELD(struct place_req, movable) },
 	{ NULL }
 };
 

@@ -4,7 +4,8 @@
  * schedwire.c) and one in prose (gleam-sched(1), DAEMON).
  *
  * PLACE asks which server a task should run on; its payload is a YAML
- * mapping { client, task }.  The reply (PLACE with FL_REPLY) is a YAML
+ * mapping { client, task }, and movable: true for a program that the
+ * daemon may move to another server while it runs (its re-planning).  The reply (PLACE with FL_REPLY) is a YAML
  * mapping { task, client, server, address, latency_ms, reason }, or
  * { task, client, error } for a task that cannot be placed (an unknown
  * client, no server with room), or { task, client, error, retry_ms }
@@ -37,6 +38,7 @@
 struct place_req {
 	char		 client[SCHEDWIRE_NAME_MAX + 1];
 	char		 task[SCHEDWIRE_NAME_MAX + 1];
+	int		 movable;	/* written only when true */
 };
 
 struct place_rep {

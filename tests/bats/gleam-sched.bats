@@ -6,7 +6,7 @@
 load test_helper
 
 USAGE1="usage: gleam-sched [plan] [-x] [-o format] -L links.yaml -s servers.yaml -t tasks.yaml"
-USAGE2="       gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] [-P pidfile] -L links.yaml -s servers.yaml [-t tasks.yaml]"
+USAGE2="       gleam-sched serve [-ADv] [-i seconds] [-k keyfile] [-l address:port] [-P pidfile] [-R seconds] -L links.yaml -s servers.yaml [-t tasks.yaml]"
 USAGE3="       gleam-sched migrate [-k keyfile] server session|address target"
 USAGE="$USAGE1
 $USAGE2
@@ -711,17 +711,23 @@ named_fleet() {
 	[ "$output" = "$FAST" ]
 }
 
-@test "daemon flags: serve excludes -x and -o; -l -k -i -v -P -A -D need serve" {
+@test "daemon flags: serve excludes -x and -o; -l -k -i -v -P -A -D -R need serve" {
 	run -2 --separate-stderr sched serve -x
 	[ "${stderr_lines[0]}" = "gleam-sched: -x: only in plan mode" ]
 	run -2 --separate-stderr sched -o table serve
 	[ "${stderr_lines[0]}" = "gleam-sched: -o: only in plan mode" ]
-	for f in "-k key" "-i 1" "-v" "-P p" "-A" "-D"; do
+	for f in "-k key" "-i 1" "-v" "-P p" "-A" "-D" "-R 5"; do
 		run -2 --separate-stderr sched $f
 		[ "${stderr_lines[0]}" = "gleam-sched: ${f%% *}: only with serve" ]
 	done
 	run -2 --separate-stderr sched serve -i 0
 	[[ "${stderr_lines[0]}" == "gleam-sched: -i 0: "* ]]
+	run -2 --separate-stderr sched serve -R -1
+	[[ "${stderr_lines[0]}" == "gleam-sched: -R -1: "* ]]
+	run -2 --separate-stderr sched serve --replan=5x
+	[[ "${stderr_lines[0]}" == "gleam-sched: -R 5x: "* ]]
+	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -R 5 a 1 b
+	[[ "$stderr" == *"migrate takes -k only"* ]]
 	run -2 --separate-stderr "$GLEAM_BIN/gleam-sched" serve -l nohost: \
 	    -L "$EX/links.yaml" -s "$EX/servers.yaml"
 	[[ "${stderr_lines[0]}" == "gleam-sched: -l nohost:: "* ]]

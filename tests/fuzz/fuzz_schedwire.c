@@ -28,6 +28,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ENSURE(place_req_dec(doc, len, &q2, err, sizeof err) == 0);
 		ENSURE(strcmp(q.client, q2.client) == 0);
 		ENSURE(strcmp(q.task, q2.task) == 0);
+		ENSURE(q.movable == q2.movable);
 		free(doc);
 	} else
 		ENSURE(memchr(err, '\0', sizeof err) != NULL);

@@ -1,7 +1,8 @@
 /*
  * Unit tests for gleam-sched's predictor and placement (gleam-sched/),
- * built in (they are not in the library), for the daemon's rate limit
- * and lease matching (limit.c), and for the PLACE message of its daemon
+ * built in (they are not in the library), for the daemon's rate limit,
+ * lease matching (limit.c) and re-planning (replan.c), and for the PLACE
+ * message of its daemon
  * (lib/schedwire.c).
  */
 #include <arpa/inet.h>
@@ -16,6 +17,7 @@
 #include "../../gleam-sched/predict.c"
 #include "../../gleam-sched/place.c"
 #include "../../gleam-sched/limit.c"
+#include "../../gleam-sched/replan.c"
 #include "schedwire.h"
 #include "t.h"
 
@@ -399,6 +401,59 @@ test_down(void)
 	sched_free(&s);
 }
 
+/*
+ * Re-planning running tasks: a movable task on a slow server moves when
+ * it saves past the margin, after its stay; a fixed one never; a small
+ * gain is not worth a move; the bound holds.
+ */
+static void
+test_replan(void)
+{
+	struct sched s;
+	struct replan_conf cf = { 0.2, 10, 1 };
+	struct replan_move mv[2];
+	double speed[] = { 1, 4 }, here[3] = { 20, 20, 20 };
+	int i;
+
+	lan(&s, 2, speed);
+	for (i = 0; i < 3; i++) {
+		task(&s, i == 0 ? "a" : i == 1 ? "b" : "c", 1, 0.1, 1, 100);
+		s.tasks[i].server = s.tasks[i].from = 0;
+	}
+	s.tasks[0].fixed = 1;
+	/* b and c would both gain; one move at a time. */
+	CHECK(replan_decide(&s, here, &cf, mv) == 1);
+	CHECK(mv[0].task == 1 || mv[0].task == 2);
+	CHECK(mv[0].from == 0 && mv[0].to == 1);
+	CHECK(mv[0].after < mv[0].before);
+	CHECK(mv[0].cost_after < mv[0].cost_before);
+	CHECK(mv[0].saved >= 0.2);
+	/* Left where they run. */
+	for (i = 0; i < 3; i++)
+		CHECK(s.tasks[i].server == 0);
+	cf.moves = 2;
+	CHECK(replan_decide(&s, here, &cf, mv) == 2);
+	CHECK(mv[0].task != 0 && mv[1].task != 0);
+	/* Not there long enough. */
+	here[1] = here[2] = 5;
+	CHECK(replan_decide(&s, here, &cf, mv) == 0);
+	here[1] = here[2] = 20;
+	/* Alone, with too little to gain: 5% of its compute. */
+	s.ntasks = 1;
+	s.tasks[0].fixed = 0;
+	s.servers[1].speed = 1.05;
+	CHECK(replan_decide(&s, here, &cf, mv) == 0);
+	cf.margin = 0.01;
+	CHECK(replan_decide(&s, here, &cf, mv) == 1);
+	CHECK(mv[0].saved > 0.01 && mv[0].saved < 0.2);
+	/* Nothing movable: nothing moves. */
+	s.ntasks = 3;
+	s.servers[1].speed = 4;
+	s.tasks[0].fixed = s.tasks[1].fixed = s.tasks[2].fixed = 1;
+	CHECK(replan_decide(&s, here, &cf, mv) == 0);
+	sched_free(&s);
+}
+
 static void
 test_wire(void)
 {
@@ -431,6 +486,24 @@ test_wire(void)
 	CHECK(place_req_dec("client: a\ntask: b\n", 18, &q, err,
 	    sizeof err) == 0);
 	CHECK_STR(q.client, "a");
+	CHECK(!q.movable);
+	/* movable: written only when true, read either way. */
+	CHECK((doc = place_req_enc(&q, &len)) != NULL);
+	CHECK(strstr(doc, "movable") == NULL);
+	free(doc);
+	q.movable = 1;
+	CHECK((doc = place_req_enc(&q, &len)) != NULL);
+	memset(&q, 0, sizeof q);
+	CHECK(place_req_dec(doc, len, &q, err, sizeof err) == 0);
+	CHECK(q.movable == 1);
+	CHECK_STR(q.task, "b");
+	free(doc);
+	CHECK(place_req_dec("client: a\ntask: b\nmovable: false\n", 33, &q,
+	    err, sizeof err) == 0);
+	CHECK(q.movable == 0);
+	CHECK(place_req_dec("client: a\ntask: b\nmovable: 7\n", 29, &q, err,
+	    sizeof err) == -1);
+	CHECK(strstr(err, "movable") != NULL);
 	CHECK(place_req_dec("client: a\n", 10, &q, err, sizeof err) == -1);
 	CHECK_STR(err, "place:1: task: missing");
 	CHECK(place_req_dec("client: a\ntask: b\nx: 1\n", 23, &q, err,
@@ -593,6 +666,7 @@ main(void)
 	test_affinity();
 	test_exact_places_all();
 	test_down();
+	test_replan();
 	test_wire();
 	test_limit();
 	test_lease();

@@ -68,7 +68,12 @@ struct gfunc {
 	struct gfunc	*asfunc;	/* a kernel: its function, once asked */
 	struct gfunc	*askernel;	/* that function: its kernel */
 	struct gfunc	*next;		/* mod's made, pushed atomically */
+	struct glegacy	*legacy;	/* cuFuncSetBlockShape & co.
+					   (legacy.c), made on first use */
 };
+
+/* The legacy launch state of f, made on first use (NULL: no memory). */
+struct glegacy	*legacy_of(struct gfunc *f);
 
 struct gcap;
 

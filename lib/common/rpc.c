@@ -115,6 +115,9 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_GRAPH_NODE_DESTROY,	"cuGraphDestroyNode",	"QQ",		"", 0),
 	C(R_KNODE_GET,		"cuGraphKernelNodeGetParams", "QQ",	"QIIIIIIIB", 0),
 	C(R_KNODE_SET,		"cuGraphKernelNodeSetParams", "QQQB",	"", 0),
+	/* device and context odds and ends */
+	C(R_CTX_OP,		"ctxOp",		"QIQII",	"", 0),
+	C(R_DEV_QUERY,		"deviceQuery",		"IiB",		"B", 0),
 #undef C
 #undef RD
 #undef WR

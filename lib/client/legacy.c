@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "hooks.h"
 
 #define LEGACY_PARAM_MAX	4096	/* the buffer of CUDA 1's launches */
 
@@ -187,4 +188,61 @@ CUresult
 cuLaunchGridAsync(CUfunction h, int w, int ht, CUstream s)
 {
 	return legacy_launch(h, w, ht, s);
+}
+
+/*
+ * Cooperative launches on several devices at once (deprecated in CUDA
+ * 11.3): each entry's launch is cuLaunchCooperativeKernel's on its
+ * stream.  Unless the flags say otherwise, the driver makes every launch
+ * wait for the work before it in all the entries' streams, and the work
+ * after it in any of them wait for all the launches; the host waits for
+ * those streams here, before and after, which keeps both promises.
+ */
+CUresult
+cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *p,
+    unsigned int n, unsigned int flags)
+{
+	unsigned i, j;
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (p == NULL || n == 0 || n > (unsigned)client_device_count() ||
+	    (flags & ~(unsigned)(CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC
+	    | CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC)) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* One launch per device: a stream's context names its device. */
+	for (i = 0; i < n; i++) {
+		struct gstream *a = gobj_check(p[i].hStream, GK_STREAM);
+
+		if (a == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		for (j = 0; j < i; j++) {
+			struct gstream *b = gobj_check(p[j].hStream,
+			    GK_STREAM);
+
+			if (b->ctx->device == a->ctx->device)
+				return CUDA_ERROR_INVALID_DEVICE;
+		}
+	}
+	if (n > 1 && !(flags &
+	    CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC))
+		for (i = 0; i < n; i++)
+			if ((rc = cuStreamSynchronize(p[i].hStream)) !=
+			    CUDA_SUCCESS)
+				return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = cuLaunchCooperativeKernel(p[i].function,
+		    p[i].gridDimX, p[i].gridDimY, p[i].gridDimZ,
+		    p[i].blockDimX, p[i].blockDimY, p[i].blockDimZ,
+		    p[i].sharedMemBytes, p[i].hStream, p[i].kernelParams)) !=
+		    CUDA_SUCCESS)
+			return rc;
+	if (n > 1 && !(flags &
+	    CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC))
+		for (i = 0; i < n; i++)
+			if ((rc = cuStreamSynchronize(p[i].hStream)) !=
+			    CUDA_SUCCESS)
+				return rc;
+	return CUDA_SUCCESS;
 }

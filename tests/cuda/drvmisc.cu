@@ -264,6 +264,34 @@ legacy(CUfunction f)
 	expect("cuLaunchGridAsync", is_set(h, 9, N));
 	DK(cuStreamDestroy(s));
 
+	/* A cooperative launch on "every" device: this one. */
+	{
+		CUDA_LAUNCH_PARAMS lp, two[2];
+		unsigned v = 13;
+		void *args[3] = { &d, &v, &n };
+
+		memset(&lp, 0, sizeof lp);
+		lp.function = f;
+		lp.gridDimX = N / 256;
+		lp.gridDimY = lp.gridDimZ = 1;
+		lp.blockDimX = 256;
+		lp.blockDimY = lp.blockDimZ = 1;
+		DK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+		lp.hStream = s;
+		lp.kernelParams = args;
+		DK(cuLaunchCooperativeKernelMultiDevice(&lp, 1, 0));
+		DK(cuStreamSynchronize(s));
+		DK(cuMemcpyDtoH(h, d, N * sizeof *h));
+		expect("cuLaunchCooperativeKernelMultiDevice", is_set(h, 13, N));
+		printf("multi-device codes: two on one device %d, flags %d\n",
+		    (two[0] = two[1] = lp,
+		    cuLaunchCooperativeKernelMultiDevice(two, 2, 0)),
+		    cuLaunchCooperativeKernelMultiDevice(&lp, 1, 4));
+		DK(cuParamSeti(f, 8, 9));
+		DK(cuLaunchGrid(f, N / 256, 1));
+		DK(cuStreamDestroy(s));
+	}
+
 	/* One block of 256: the rest keeps 9. */
 	DK(cuParamSeti(f, 8, 3));
 	DK(cuLaunch(f));

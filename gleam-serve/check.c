@@ -579,6 +579,29 @@ check_memalloc(const struct rpc_val *f, struct rpc_val *v)
 	return CUDA_SUCCESS;
 }
 
+/* R_DEV_QUERY: which, device, arguments of that query's exact length. */
+static int
+check_dev_query(const struct rcall *c)
+{
+	uint32_t len = c->in[2].len;
+
+	if ((int32_t)c->in[1].u < 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	switch (c->in[0].u) {
+	case DEVQ_TEX1D:
+		return len == 8 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	case DEVQ_P2P_ATOMIC:
+		if (len < 4)
+			return CUDA_ERROR_INVALID_VALUE;
+		len -= 4;
+		/* FALLTHROUGH */
+	case DEVQ_HOST_ATOMIC:
+		return len % 4 != 0 || len / 4 > RPC_ATOMIC_OPS_MAX ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
 int
 check_call(const struct rcall *c)
 {
@@ -750,6 +773,18 @@ check_call(const struct rcall *c)
 	case R_VMM_UNMAP:
 	case R_VMM_SET_ACCESS:
 		return check_vmm(c);
+	case R_CTX_OP:
+		/* in: ctx, op, event, a, b; the flush's target and scope */
+		if (c->in[1].u > CTXOP_FLUSH)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (c->in[1].u == CTXOP_FLUSH && (c->in[3].u !=
+		    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
+		    (c->in[4].u != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER &&
+		    c->in[4].u != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)))
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_DEV_QUERY:
+		return check_dev_query(c);
 	}
 	return CUDA_SUCCESS;
 }

@@ -465,11 +465,27 @@ struct cclient {
 	int		 dtoh_failed;	/* registering it failed: don't retry */
 };
 
+/* The driver's lookup, for entry points newer than the ones drv needs. */
+static CUresult (*gpa)(const char *, void **, int, cuuint64_t,
+    CUdriverProcAddressQueryResult *);
+
+/*
+ * An entry point that an older driver may lack (drv_opt): NULL then, and
+ * the call that needs it answers CUDA_ERROR_NOT_SUPPORTED.
+ */
+static void *
+drv_opt(const char *name, int version)
+{
+	void *fn = NULL;
+
+	if (gpa == NULL || gpa(name, &fn, version, 0, NULL) != CUDA_SUCCESS)
+		return NULL;
+	return fn;
+}
+
 static int
 cuda_init(char *err, size_t errlen)
 {
-	CUresult (*gpa)(const char *, void **, int, cuuint64_t,
-	    CUdriverProcAddressQueryResult *);
 	const char *path = getenv("GLEAM_REAL_LIBCUDA");
 	size_t i;
 	void *fn;
@@ -2093,6 +2109,109 @@ c_event_record(struct rcall *c)
 		return CUDA_ERROR_INVALID_HANDLE;
 	STREAM(c, 2, s);
 	return drv.EventRecord(e->h, s);
+}
+
+/*
+ * in: ctx, op, event, a, b.  Entry points of CUDA 11 and 12.5 that an
+ * older driver lacks are looked up when first used.
+ */
+static int
+c_ctx_op(struct rcall *c)
+{
+	static CUresult (*record)(CUcontext, CUevent), (*wait)(CUcontext,
+	    CUevent), (*reset)(void), (*flush)(CUflushGPUDirectRDMAWritesTarget,
+	    CUflushGPUDirectRDMAWritesScope);
+	static int looked;
+	struct robj *ctx, *e = NULL;
+	CUresult rc;
+
+	if (!looked) {
+		record = (__typeof__(record))drv_opt("cuCtxRecordEvent", 12050);
+		wait = (__typeof__(wait))drv_opt("cuCtxWaitEvent", 12050);
+		reset = (__typeof__(reset))drv_opt(
+		    "cuCtxResetPersistingL2Cache", 11000);
+		flush = (__typeof__(flush))drv_opt("cuFlushGPUDirectRDMAWrites",
+		    11030);
+		looked = 1;
+	}
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_WAIT) &&
+	    (e = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (c->in[1].u) {
+	case CTXOP_RECORD:
+		return record == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    record(ctx->h, e->h);
+	case CTXOP_WAIT:
+		return wait == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    wait(ctx->h, e->h);
+	case CTXOP_RESET_L2:
+		return reset == NULL ? CUDA_ERROR_NOT_SUPPORTED : reset();
+	default:
+		return flush == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    flush((CUflushGPUDirectRDMAWritesTarget)c->in[3].u,
+		    (CUflushGPUDirectRDMAWritesScope)c->in[4].u);
+	}
+}
+
+/* in: which, device, arguments -> answer (rpc.h's DEVQ_*). */
+static int
+c_dev_query(struct rcall *c)
+{
+	static CUresult (*tex1d)(size_t *, CUarray_format, unsigned, CUdevice),
+	    (*p2p)(unsigned *, const CUatomicOperation *, unsigned, CUdevice,
+	    CUdevice), (*host)(unsigned *, const CUatomicOperation *, unsigned,
+	    CUdevice);
+	static int looked;
+	CUatomicOperation op[RPC_ATOMIC_OPS_MAX];
+	unsigned cap[RPC_ATOMIC_OPS_MAX], n, i;
+	struct pr r;
+	uint32_t fmt, ch;
+	int32_t peer = 0;
+	size_t w;
+	CUresult rc;
+	int dev = (int)c->in[1].u;
+
+	if (!looked) {
+		tex1d = (__typeof__(tex1d))drv_opt(
+		    "cuDeviceGetTexture1DLinearMaxWidth", 11010);
+		p2p = (__typeof__(p2p))drv_opt(
+		    "cuDeviceGetP2PAtomicCapabilities", 13000);
+		host = (__typeof__(host))drv_opt(
+		    "cuDeviceGetHostAtomicCapabilities", 13000);
+		looked = 1;
+	}
+	if (dev >= drv_ndev)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pr_init(&r, c->in[2].p, c->in[2].len);
+	if (c->in[0].u == DEVQ_TEX1D) {
+		fmt = pr_u32(&r);
+		ch = pr_u32(&r);
+		if (tex1d == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		if ((rc = tex1d(&w, (CUarray_format)fmt, ch, dev)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		pw_u64(&c->blob, w);
+	} else {
+		if (c->in[0].u == DEVQ_P2P_ATOMIC)
+			peer = (int32_t)pr_u32(&r);
+		for (n = 0; r.len - r.off >= 4; n++)
+			op[n] = (CUatomicOperation)pr_u32(&r);
+		if ((c->in[0].u == DEVQ_P2P_ATOMIC ? (void *)p2p : (void *)host)
+		    == NULL)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		rc = c->in[0].u == DEVQ_P2P_ATOMIC ? p2p(cap, op, n, dev, peer) :
+		    host(cap, op, n, dev);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		for (i = 0; i < n; i++)
+			pw_u32(&c->blob, cap[i]);
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
 }
 
 static int
@@ -4216,7 +4335,9 @@ c_stream_memop(struct rcall *c)
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \
 	F(R_ARRAY_MEMREQ, c_array_memreq) \
 	F(R_TEX_CREATE, c_tex_create) \
-	F(R_TEX_DESTROY, c_tex_destroy)
+	F(R_TEX_DESTROY, c_tex_destroy) \
+	F(R_CTX_OP, c_ctx_op) \
+	F(R_DEV_QUERY, c_dev_query)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -2657,6 +2657,92 @@ c_event_record(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: ctx, op, event, a, b.  Work here is done when it is asked for, so
+ * an event recorded for a context is recorded now, a wait has nothing to
+ * wait for, and there is no L2 cache and no RDMA writer.
+ */
+static int
+c_ctx_op(struct rcall *c)
+{
+	struct robj *o = NULL;
+	struct hevent *e;
+
+	CTX(c, 0);
+	if ((c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_WAIT) &&
+	    (o = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (c->in[1].u == CTXOP_RECORD) {
+		e = o->h;
+		clock_gettime(CLOCK_MONOTONIC, &e->t);
+		e->recorded = 1;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* A CUarray_format's bytes per channel, 0 for one this backend lacks. */
+static unsigned
+host_format_bytes(uint32_t f)
+{
+	switch (f) {
+	case CU_AD_FORMAT_UNSIGNED_INT8:
+	case CU_AD_FORMAT_SIGNED_INT8:
+		return 1;
+	case CU_AD_FORMAT_UNSIGNED_INT16:
+	case CU_AD_FORMAT_SIGNED_INT16:
+	case CU_AD_FORMAT_HALF:
+		return 2;
+	case CU_AD_FORMAT_UNSIGNED_INT32:
+	case CU_AD_FORMAT_SIGNED_INT32:
+	case CU_AD_FORMAT_FLOAT:
+		return 4;
+	}
+	return 0;
+}
+
+/*
+ * in: which, device, arguments -> answer.  One device, so no peer; the
+ * host's CPU does every atomic operation, integer ones signed and
+ * unsigned, on 32 and 64 bits; a linear 1D texture spans 2^28 bytes.
+ */
+static int
+c_dev_query(struct rcall *c)
+{
+	struct pr r;
+	uint32_t op, fmt, ch;
+	unsigned b;
+
+	if (c->in[1].u != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	pr_init(&r, c->in[2].p, c->in[2].len);
+	switch (c->in[0].u) {
+	case DEVQ_TEX1D:
+		fmt = pr_u32(&r);
+		ch = pr_u32(&r);
+		if ((b = host_format_bytes(fmt)) == 0 || (ch != 1 && ch != 2 &&
+		    ch != 4))
+			return CUDA_ERROR_INVALID_VALUE;
+		pw_u64(&c->blob, (1u << 28) / (b * ch));
+		break;
+	case DEVQ_P2P_ATOMIC:
+		return CUDA_ERROR_INVALID_DEVICE;
+	default:
+		while (r.len - r.off >= 4) {
+			if ((op = pr_u32(&r)) >= CU_ATOMIC_OPERATION_MAX)
+				return CUDA_ERROR_INVALID_VALUE;
+			pw_u32(&c->blob, CU_ATOMIC_CAPABILITY_SCALAR_32 |
+			    CU_ATOMIC_CAPABILITY_SCALAR_64 |
+			    (op < CU_ATOMIC_OPERATION_FLOAT_ADD ?
+			    CU_ATOMIC_CAPABILITY_SIGNED |
+			    CU_ATOMIC_CAPABILITY_UNSIGNED : 0));
+		}
+		break;
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* in: event (both calls): all work is done when it is asked. */
 static int
 c_event_sync(struct rcall *c)
@@ -4089,7 +4175,9 @@ c_stream_memop(struct rcall *c)
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \
 	F(R_ARRAY_MEMREQ, c_array_memreq) \
 	F(R_TEX_CREATE, c_tex_create) \
-	F(R_TEX_DESTROY, c_tex_destroy)
+	F(R_TEX_DESTROY, c_tex_destroy) \
+	F(R_CTX_OP, c_ctx_op) \
+	F(R_DEV_QUERY, c_dev_query)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -308,6 +308,37 @@ cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 
 /* ---- pointer attributes ------------------------------------------------ */
 
+/*
+ * SYNC_MEMOPS, the one attribute a program sets: kept for
+ * cuPointerGetAttribute.  A synchronous copy here returns once the
+ * server has done it, so unsetting it loosens nothing that could be seen.
+ */
+CUresult
+cuPointerSetAttribute(const void *value, CUpointer_attribute attr,
+    CUdeviceptr p)
+{
+	CUresult rc;
+	long i;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (value == NULL || attr != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&mem_lock);
+	i = mem_find(p);
+	if (i < 0 || allocs[i].host || p - allocs[i].base >= (allocs[i].size ?
+	    allocs[i].size : 1)) {
+		pthread_mutex_unlock(&mem_lock);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (*(const unsigned *)value)
+		allocs[i].flags &= ~MEM_F_NOSYNC;
+	else
+		allocs[i].flags |= MEM_F_NOSYNC;
+	pthread_mutex_unlock(&mem_lock);
+	return CUDA_SUCCESS;
+}
+
 static CUresult
 ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 {
@@ -357,7 +388,7 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		*(unsigned long long *)data = found ? a.base : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-		*(int *)data = 1;
+		*(int *)data = !found || !(a.flags & MEM_F_NOSYNC);
 		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "client.h"
+#include "diag.h"
 #include "io.h"
 #include "mapped.h"
 
@@ -43,6 +44,14 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 			ridle_set(in[0].u, in[1].u, mark);
 		else if (type == R_CTX_SYNC)
 			ridle_set(in[0].u, RIDLE_ALL, mark);
+	}
+	/* A failure for the error log (a query's "not yet" is none). */
+	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && d != NULL) {
+		const char *e = NULL;
+
+		cuGetErrorName(rc, &e);
+		diag_log(0, "%s: %s (%d)", d->name, e != NULL ? e : "unknown",
+		    (int)rc);
 	}
 	return rc;
 }

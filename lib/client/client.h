@@ -68,7 +68,12 @@ struct gfunc {
 	struct gfunc	*asfunc;	/* a kernel: its function, once asked */
 	struct gfunc	*askernel;	/* that function: its kernel */
 	struct gfunc	*next;		/* mod's made, pushed atomically */
+	struct glegacy	*legacy;	/* cuFuncSetBlockShape & co.
+					   (legacy.c), made on first use */
 };
+
+/* The legacy launch state of f, made on first use (NULL: no memory). */
+struct glegacy	*legacy_of(struct gfunc *f);
 
 struct gcap;
 
@@ -222,6 +227,8 @@ struct alloc {
 #define MEM_F_VMM	0x80000000u	/* flags of device memory: a cuMemMap
 					   mapping (vmm.c), not cuMemFree's */
 #define MEM_F_MANAGED	0x40000000u	/* cuMemAllocManaged's (mapped.c) */
+#define MEM_F_NOSYNC	0x20000000u	/* SYNC_MEMOPS unset by
+					   cuPointerSetAttribute */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
 int		 mem_rewritten(CUdeviceptr, size_t);
 /* host: 0 device memory, 1 pinned or mapped host memory, 2 registered

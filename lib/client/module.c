@@ -93,6 +93,7 @@ module_free(struct gmodule *m)
 	while ((f = m->made) != NULL) {
 		m->made = f->next;
 		rpc_ftab_free(f->own, f->nown);
+		free(f->legacy);
 		f->o.magic = 0;
 		free(f);
 	}
@@ -965,4 +966,103 @@ CUresult
 cuLibraryEnumerateKernels(CUkernel *ks, unsigned int n, CUlibrary l)
 {
 	return module_enum((void **)ks, n, l, 1);
+}
+
+/*
+ * Loading: the server's load of a module or library brings back every
+ * function's table entry, so a function handle here is always one the
+ * server has loaded.
+ */
+CUresult
+cuFuncLoad(CUfunction h)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	return func_of(h) != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult
+cuFuncIsLoaded(CUfunctionLoadingState *state, CUfunction h)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (state == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (func_of(h) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*state = CU_FUNCTION_LOADING_STATE_LOADED;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A library's __managed__ variable lives in the server's managed memory,
+ * with no host side here for the program to read and write (mapped.c
+ * makes one only for cuMemAllocManaged): refused once found.
+ */
+CUresult
+cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
+    const char *name)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = global_get(NULL, NULL, l, name, 1)) != CUDA_SUCCESS)
+		return rc;
+	(void)dptr;
+	(void)bytes;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * Unified functions (device functions the host calls through a pointer)
+ * would run in the server's address space; none is found here, which is
+ * the driver's answer for the libraries nvcc builds without them.
+ */
+CUresult
+cuLibraryGetUnifiedFunction(void **fptr, CUlibrary l, const char *symbol)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (fptr == NULL || symbol == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (gobj_check(l, GK_LIBRARY) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+/*
+ * Texture and surface references went with CUDA 12: no module a CUDA 12
+ * compiler builds has one, and the driver finds none by any name.
+ */
+static CUresult
+module_ref(const void *out, CUmodule m, const char *name)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (out == NULL || name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (gobj_check(m, GK_MODULE) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult
+cuModuleGetTexRef(CUtexref *ref, CUmodule m, const char *name)
+{
+	return module_ref(ref, m, name);
+}
+
+CUresult
+cuModuleGetSurfRef(CUsurfref *ref, CUmodule m, const char *name)
+{
+	return module_ref(ref, m, name);
 }

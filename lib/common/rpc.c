@@ -127,6 +127,9 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_ARRAY_MEMREQ,	"cuArrayGetMemoryRequirements", "QIi",	"QQ", 0),
 	C(R_TEX_CREATE,		"cuTexObjectCreate",	"QQIBBB",	"Q", 0),
 	C(R_TEX_DESTROY,	"cuTexObjectDestroy",	"QI",		"", 0),
+	/* device and context odds and ends */
+	C(R_CTX_OP,		"ctxOp",		"QIQII",	"", 0),
+	C(R_DEV_QUERY,		"deviceQuery",		"IiB",		"B", 0),
 #undef C
 #undef RD
 #undef WR

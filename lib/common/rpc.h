@@ -224,6 +224,10 @@ enum rpc_call {
 				   (RPC_VIEW_LEN or empty) -> the driver's
 				   handle */
 	R_TEX_DESTROY,		/* id, surface */
+	/* device and context odds and ends (issue 24) */
+	R_CTX_OP,		/* ctx, op, event (0 none), a, b: CTXOP_* */
+	R_DEV_QUERY,		/* which, device, arguments -> answer:
+				   DEVQ_* */
 	R_CALL_END		/* one past the last */
 };
 
@@ -446,5 +450,31 @@ void	rpc_view_enc(struct pw *, const struct rpc_view *);
 int	rpc_res_dec(const struct rpc_val *, struct rpc_res *);
 int	rpc_texd_dec(const struct rpc_val *, struct rpc_texd *);
 int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
+
+/*
+ * R_CTX_OP: what the context does, in stream order with the connection's
+ * other work.
+ *	CTXOP_RECORD	cuCtxRecordEvent(ctx, event)
+ *	CTXOP_WAIT	cuCtxWaitEvent(ctx, event)
+ *	CTXOP_RESET_L2	cuCtxResetPersistingL2Cache()
+ *	CTXOP_FLUSH	cuFlushGPUDirectRDMAWrites(a target, b scope)
+ * R_DEV_QUERY: device queries the client cannot answer from the device's
+ * attributes; arguments and answers little-endian:
+ *	DEVQ_TEX1D	u32 format, u32 channels -> u64 width in elements
+ *			(cuDeviceGetTexture1DLinearMaxWidth)
+ *	DEVQ_P2P_ATOMIC	i32 peer device, u32 operation each -> u32
+ *			capabilities each (cuDeviceGetP2PAtomicCapabilities,
+ *			the device the source)
+ *	DEVQ_HOST_ATOMIC u32 operation each -> u32 capabilities each
+ *			(cuDeviceGetHostAtomicCapabilities)
+ */
+#define CTXOP_RECORD		0
+#define CTXOP_WAIT		1
+#define CTXOP_RESET_L2		2
+#define CTXOP_FLUSH		3
+#define DEVQ_TEX1D		0
+#define DEVQ_P2P_ATOMIC		1
+#define DEVQ_HOST_ATOMIC	2
+#define RPC_ATOMIC_OPS_MAX	64
 
 #endif

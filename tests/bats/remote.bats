@@ -263,6 +263,17 @@ run_prog() {
 	done
 }
 
+@test "the driver's odd corners: legacy launches, context events, batched copies, logs, coredump settings" {
+	for k in static shared; do
+		run_prog $k drvmisc
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"by its bus id: device 0"* ]]
+		[[ "$output" == *"cuLaunchGrid: ok"* ]]
+		[[ "$output" == *"batched 3D copy: ok"* ]]
+		[ "${lines[-1]}" = "drvmisc: ok" ]
+	done
+}
+
 @test "virtual memory management: reserve, create, map, access, remap, refused arguments" {
 	for k in static shared; do
 		run_prog $k vmm

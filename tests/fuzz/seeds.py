@@ -174,6 +174,16 @@ seeds = {
         frame("R_VMM_UNMAP", Q(1) + P(0) + Q(2 << 20)),
         frame("R_VMM_RELEASE", Q(1) + Q(60)),
         frame("R_VMM_FREE", Q(1) + P(0) + Q(2 << 20))),
+    "devquery": seed(
+        ctx,
+        frame("R_EVENT_CREATE", Q(1) + Q(70) + I(0)),
+        frame("R_CTX_OP", Q(1) + I(0) + Q(70) + I(0) + I(0)),
+        frame("R_CTX_OP", Q(1) + I(1) + Q(71) + I(0) + I(0)),
+        frame("R_CTX_OP", Q(1) + I(3) + Q(0) + I(0) + I(100)),
+        frame("R_DEV_QUERY", I(0) + I(0) + B(I(0x20) + I(4))),
+        frame("R_DEV_QUERY", I(2) + I(0) + B(I(9) + I(10) + I(99))),
+        frame("R_DEV_QUERY", I(1) + I(0) + B(I(0) + I(1))),
+        frame("R_DEV_QUERY", I(2) + I(0) + B(b"\1\2\3"))),
     "echo-bye": seed(
         bytes([255, 0, 3, 0]) + b"abc",
         bytes([254, 0, 0, 0]),

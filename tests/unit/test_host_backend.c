@@ -291,6 +291,40 @@ test_granularity(void)
 	    CUDA_ERROR_INVALID_DEVICE);
 }
 
+/* The device queries: a texture's width, the CPU's atomics, no peer. */
+static void
+test_dev_query(void)
+{
+	uint32_t a[3] = { CU_AD_FORMAT_FLOAT, 4, 0 }, ops[2] = {
+	    CU_ATOMIC_OPERATION_CAS, CU_ATOMIC_OPERATION_FLOAT_MAX };
+	uint32_t v;
+	uint64_t w;
+
+	CHECK(call(R_DEV_QUERY, U(DEVQ_TEX1D), U(0), a, 8u) == 0);
+	CHECK(c.out[0].len == 8);
+	memcpy(&w, c.out[0].p, 8);
+	CHECK(w == (1u << 28) / 16);
+	a[1] = 3;
+	CHECK(call(R_DEV_QUERY, U(DEVQ_TEX1D), U(0), a, 8u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_DEV_QUERY, U(DEVQ_TEX1D), U(1), a, 8u) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(call(R_DEV_QUERY, U(DEVQ_HOST_ATOMIC), U(0), ops, 8u) == 0);
+	CHECK(c.out[0].len == 8);
+	memcpy(&v, c.out[0].p, 4);
+	CHECK(v == (CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED
+	    | CU_ATOMIC_CAPABILITY_SCALAR_32 | CU_ATOMIC_CAPABILITY_SCALAR_64));
+	memcpy(&v, (const char *)c.out[0].p + 4, 4);
+	CHECK(v == (CU_ATOMIC_CAPABILITY_SCALAR_32 |
+	    CU_ATOMIC_CAPABILITY_SCALAR_64));
+	ops[1] = CU_ATOMIC_OPERATION_MAX;
+	CHECK(call(R_DEV_QUERY, U(DEVQ_HOST_ATOMIC), U(0), ops, 8u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	a[0] = 0;
+	CHECK(call(R_DEV_QUERY, U(DEVQ_P2P_ATOMIC), U(0), a, 8u) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+}
+
 /* One-way allocation's calls (pool.c over the host backend's mmap). */
 static void
 test_pool(void)
@@ -1242,6 +1276,17 @@ test_streams_events(void)
 	CHECK(ms.f >= 0 && ms.f < 1000);
 	CHECK(call(R_EVENT_ELAPSED, U(71), U(73)) ==
 	    CUDA_ERROR_INVALID_HANDLE);		/* no timing */
+	/* A context's record and wait, its L2 and RDMA flush. */
+	CHECK(call(R_CTX_OP, U(1), U(CTXOP_RECORD), U(72), U(0), U(0)) == 0);
+	CHECK(call(R_EVENT_QUERY, U(72)) == 0);
+	CHECK(call(R_CTX_OP, U(1), U(CTXOP_WAIT), U(72), U(0), U(0)) == 0);
+	CHECK(call(R_CTX_OP, U(1), U(CTXOP_WAIT), U(79), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_CTX_OP, U(99), U(CTXOP_RECORD), U(72), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(call(R_CTX_OP, U(1), U(CTXOP_RESET_L2), U(0), U(0), U(0)) == 0);
+	CHECK(call(R_CTX_OP, U(1), U(CTXOP_FLUSH), U(0), U(0),
+	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER)) == 0);
 	CHECK(call(R_EVENT_DESTROY, U(72)) == 0);
 	CHECK(call(R_EVENT_DESTROY, U(72)) == CUDA_ERROR_INVALID_HANDLE);
 	CHECK(call(R_STREAM_DESTROY, U(70)) == 0);
@@ -1464,6 +1509,7 @@ main(int argc, char *argv[])
 	test_gpu_tier(dc, N * 4);
 	test_pool();
 	test_granularity();
+	test_dev_query();
 	test_vmm();
 	test_pitch();
 	test_arrays();

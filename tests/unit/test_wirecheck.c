@@ -678,6 +678,48 @@ test_arrays(void)
 	    CUDA_ERROR_INVALID_VALUE);
 }
 
+/* A context's operations and the device queries (issue 24). */
+static void
+test_ctxop_devquery(void)
+{
+	uint32_t a[RPC_ATOMIC_OPS_MAX + 2];
+
+	memset(a, 0, sizeof a);
+	CHECK(chk(R_CTX_OP, NOCTX, U(CTXOP_RECORD), U(5), U(0), U(0)) ==
+	    CUDA_SUCCESS);
+	CHECK(chk(R_CTX_OP, NOCTX, U(CTXOP_FLUSH), U(0),
+	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX),
+	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_CTX_OP, NOCTX, U(4), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CTX_OP, NOCTX, U(CTXOP_FLUSH), U(0), U(1),
+	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CTX_OP, NOCTX, U(CTXOP_FLUSH), U(0), U(0), U(7)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_CTX_OP, NOCTX, U(CTXOP_RESET_L2), U(0), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+
+	CHECK(chk(R_DEV_QUERY, U(DEVQ_TEX1D), U(0), a, 8u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_DEV_QUERY, U(DEVQ_TEX1D), U(0), a, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_DEV_QUERY, U(DEVQ_TEX1D), U(-1), a, 8u) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(chk(R_DEV_QUERY, U(DEVQ_P2P_ATOMIC), U(0), a, 12u) ==
+	    CUDA_SUCCESS);
+	CHECK(dispatch(R_DEV_QUERY, U(DEVQ_P2P_ATOMIC), U(0), a, 2u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_DEV_QUERY, U(DEVQ_P2P_ATOMIC), U(0), a,
+	    (unsigned)(4 * (RPC_ATOMIC_OPS_MAX + 2))) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_DEV_QUERY, U(DEVQ_HOST_ATOMIC), U(0), a,
+	    (unsigned)(4 * RPC_ATOMIC_OPS_MAX)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_DEV_QUERY, U(DEVQ_HOST_ATOMIC), U(0), a, 6u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_DEV_QUERY, U(3), U(0), a, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+}
+
 int
 main(void)
 {
@@ -691,6 +733,7 @@ main(void)
 	test_memops_jit();
 	test_vmm();
 	test_arrays();
+	test_ctxop_devquery();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

@@ -1278,6 +1278,9 @@ cuda_runs_drop(struct rclient *cl, struct robj *ctx)
 
 	if (cc == NULL || cc->runs == NULL)
 		return;
+	/* The context is current (cuda_pool_drop): its work first. */
+	if (ctx != NULL && !cp_sync_capturing(ctx))
+		drv.CtxSynchronize();
 	while (htab_next(&cc->moved, &i, &base, &v))
 		if (ctx == NULL || ((struct crun *)v)->ctx == ctx)
 			htab_del(&cc->moved, base);
@@ -1304,7 +1307,8 @@ cuda_moved_free(struct rclient *cl, uint64_t p)
 		return 0;
 	if (--u->refs > 0)
 		return 1;
-	if (!cp_sync_capturing(u->ctx))
+	if (u->ctx->h != NULL && drv.CtxSetCurrent(u->ctx->h) == CUDA_SUCCESS &&
+	    !cp_sync_capturing(u->ctx))
 		drv.CtxSynchronize();
 	for (up = &cc->runs; *up != NULL; up = &(*up)->next)
 		if (*up == u) {
@@ -3775,6 +3779,11 @@ cuda_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 		}
 		if (o->kind == RK_STREAM && o->cap != NULL) {
 			snprintf(why, whylen, "a stream capture is open");
+			return -1;
+		}
+		if (o->kind == RK_EVENT && (o->flags & CU_EVENT_INTERPROCESS)) {
+			snprintf(why, whylen, "it holds an interprocess event "
+			    "(not moved yet)");
 			return -1;
 		}
 		if ((o->kind == RK_MODULE || o->kind == RK_LIBRARY) &&

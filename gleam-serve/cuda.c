@@ -4332,9 +4332,9 @@ cuda_mig_load(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 	uint32_t n, i;
 	int rc = -1;
 
+	snprintf(why, whylen, "malformed state");
 	if (cl->be == NULL)
 		return -1;
-	snprintf(why, whylen, "malformed state");
 	if (pr_u32(r) != MIG_MAGIC || pr_u32(r) != MIG_VERSION || r->bad) {
 		snprintf(why, whylen, "not a state this server reads (another "
 		    "backend's, or another version)");

@@ -37,6 +37,19 @@ enum robj_kind {
 	RK_SURF
 };
 
+/* A global a client looked up, kept for migration (cuda backend). */
+struct rglobal {
+	struct rglobal	*next;
+	uint64_t	 ctx;		/* the client's id of its context */
+	uint64_t	 base, size;	/* what the client was told */
+	char		 name[];
+};
+
+/* An attribute a client set on a function or kernel (cuda backend). */
+struct rattr {
+	int32_t		 attr, value;
+};
+
 /* An object a client created, in the client's id table. */
 struct robj {
 	uint64_t	 id;		/* the client's */
@@ -56,6 +69,17 @@ struct robj {
 	uint8_t		*img;		/* modules and libraries: the image,
 					   kept for migration (migrate.h) */
 	size_t		 imglen;
+	/* What the cuda backend keeps to recreate the object elsewhere. */
+	uint32_t	 flags;		/* contexts, streams, events: as
+					   created */
+	int32_t		 prio;		/* streams: priority */
+	int		 recorded;	/* events: recorded at least once */
+	struct rglobal	*globals;	/* modules, libraries: looked up */
+	struct rattr	*attrs;		/* functions, kernels: set, the
+					   last value of each */
+	uint32_t	 nattrs;
+	int32_t		 cache;		/* functions, kernels: the cache
+					   configuration set, + 1; 0 none */
 };
 
 /* A device memory range the client may name in copies and memsets. */

@@ -376,9 +376,13 @@ check_launch(const struct rcall *c, int ex)
 static int
 check_func_attr(const struct rcall *c)
 {
-	int64_t v = (int64_t)c->in[2].u;
+	return check_attr_value(c->in[1].u, (int64_t)c->in[2].u);
+}
 
-	switch (c->in[1].u) {
+int
+check_attr_value(uint64_t attr, int64_t v)
+{
+	switch (attr) {
 	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
 		return v < 0 || v > CHECK_SHMEM_MAX ?
 		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;

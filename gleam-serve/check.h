@@ -90,6 +90,11 @@ int	check_tex(const struct rcall *c, struct rpc_res *, struct rpc_texd *,
  * handle or a pointer, which no client may send).
  */
 int	check_attrs(const struct rpc_val *v, int *rc);
+/*
+ * A function attribute a client may set, and its value: CUDA_SUCCESS or
+ * CUDA_ERROR_INVALID_VALUE (R_FUNC_SET_ATTR; a migrated client's again).
+ */
+int	check_attr_value(uint64_t attr, int64_t value);
 
 /*
  * A JIT option list (rpc.h's R_LINK_* format) decoded into opt[] and

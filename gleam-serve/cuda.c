@@ -8,6 +8,8 @@
  * did or did not free.  The driver is loaded with dlopen so that hosts
  * without one still run gleam-serve.
  */
+#include <sys/random.h>
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -457,12 +459,30 @@ static int drv_ndev;
  */
 #define DTOH_PINNED	(4u << 20)	/* the client's pieces (BULK_CHUNK) */
 
+/*
+ * A run of granules mapped at the addresses where a migrated client's
+ * cuMemAlloc allocations were (cuda_mig_load): the driver cannot be told
+ * where cuMemAlloc places, so they are VMM memory here, shared by the
+ * allocations that share granules, and cuMemFree of the last of them
+ * unmaps and releases it.  The context's: it goes before the context.
+ */
+struct crun {
+	struct crun	*next;
+	struct robj	*ctx;
+	uint64_t	 va, size;
+	CUmemGenericAllocationHandle h;	/* 0 until made */
+	int		 mapped;
+	int		 refs;		/* allocations in it */
+};
+
 struct cclient {
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
 	void		*in;		/* the input buffer, when pinned */
 	void		*lanes;		/* the lanes' buffer, when pinned */
 	uint8_t		*dtoh;		/* pinned scratch, DTOH_PINNED bytes */
 	int		 dtoh_failed;	/* registering it failed: don't retry */
+	struct crun	*runs;
+	struct htab	 moved;		/* allocation's address -> its run */
 };
 
 /* The driver's lookup, for entry points newer than the ones drv needs. */
@@ -555,8 +575,13 @@ static const struct vmm_ops cuda_vmm;
 static int
 cuda_client_new(struct rclient *cl)
 {
-	cl->be = calloc(1, sizeof(struct cclient));
-	return cl->be != NULL ? 0 : CUDA_ERROR_OUT_OF_MEMORY;
+	struct cclient *cc;
+
+	if ((cc = calloc(1, sizeof *cc)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	htab_init(&cc->moved);
+	cl->be = cc;
+	return 0;
 }
 
 /* Unregisters what was pinned in ctx (any context if NULL), while it lives. */
@@ -673,6 +698,8 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 }
 
 static void	cuda_pool_drop(struct rclient *, struct robj *);
+static void	cuda_runs_drop(struct rclient *, struct robj *);
+static int	cuda_moved_free(struct rclient *, uint64_t);
 static void	cuda_graphs_free(struct rclient *);
 static void	knode_captured(struct rcall *, CUstream);
 static void	knode_forget(struct rclient *);
@@ -709,6 +736,11 @@ cuda_client_free(struct rclient *cl)
 			drv.CtxDestroy(o->h);
 			o->h = NULL;
 		}
+	}
+	if (cl->be != NULL) {
+		/* A context that was never made: its runs, unmapped here. */
+		cuda_runs_drop(cl, NULL);
+		htab_free(&((struct cclient *)cl->be)->moved);
 	}
 	free(cl->be);
 	cl->be = NULL;
@@ -793,11 +825,26 @@ cuda_ctx_create(struct rcall *c, int primary)
 	}
 	o->device = dev;
 	o->refs = 1;
+	o->flags = flags & 0x7;
 	return CUDA_SUCCESS;
 }
 
 static int c_ctx_create(struct rcall *c) { return cuda_ctx_create(c, 0); }
 static int c_primary_retain(struct rcall *c) { return cuda_ctx_create(c, 1); }
+
+/* Forgets the globals of library l that were looked up in context id. */
+static void
+cuda_forget_globals(struct robj *l, uint64_t id)
+{
+	struct rglobal **gp, *g;
+
+	for (gp = &l->globals; (g = *gp) != NULL;)
+		if (g->ctx == id) {
+			*gp = g->next;
+			free(g);
+		} else
+			gp = &g->next;
+}
 
 /* Forgets every object that lived in ctx (the driver freed them). */
 static void
@@ -815,6 +862,8 @@ cuda_forget(struct rclient *cl, struct robj *ctx)
 		if (o->kind == RK_LIBRARY || o->kind == RK_KERNEL) {
 			if (o->ctx == ctx)
 				o->ctx = NULL;
+			if (o->kind == RK_LIBRARY)
+				cuda_forget_globals(o, ctx->id);
 			continue;
 		}
 		if (o->ctx == ctx || (o->parent != NULL &&
@@ -958,6 +1007,8 @@ c_mem_free(struct rcall *c)
 		return rc;
 	if (rmem_del(c->cl, c->in[1].u) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (cuda_moved_free(c->cl, c->in[1].u))
+		return CUDA_SUCCESS;
 	return drv.MemFree(c->in[1].u);
 }
 
@@ -1143,14 +1194,77 @@ cp_meminfo(struct robj *ctx, uint64_t *freeb, uint64_t *total)
 	return rc;
 }
 
+/*
+ * Pools' ranges come from a region of their own, 96 to 120 TiB, starting
+ * at a random slot of it in each process and going on from there, so
+ * that the range a migrated client had on another server is most likely
+ * free here (gleam-protocol(5), Migration): the driver places at a hint
+ * where nothing is.  Where it does not, anywhere.
+ */
+#define CUDA_VA_LO	(96ull << 40)
+#define CUDA_VA_HI	(120ull << 40)
+#define CUDA_VA_SLOT	(512ull << 30)
+#define CUDA_VA_TRIES	8
+static uint64_t cuda_va_next;
+
 static int
 cp_reserve(struct robj *ctx, uint64_t size, uint64_t gran, uint64_t *va)
 {
-	CUdeviceptr p = 0;
-	CUresult rc = drv.MemAddressReserve(&p, size, gran, 0, 0);
+	CUdeviceptr p;
+	CUresult rc;
+	uint64_t a, r, tries;
 
+	a = __atomic_load_n(&cuda_va_next, __ATOMIC_RELAXED);
+	if (a == 0) {
+		if (getrandom(&r, sizeof r, 0) != sizeof r)
+			r = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+		a = CUDA_VA_LO + r % ((CUDA_VA_HI - CUDA_VA_LO) /
+		    CUDA_VA_SLOT) * CUDA_VA_SLOT;
+	}
+	for (tries = 0; size <= CUDA_VA_HI - CUDA_VA_LO &&
+	    tries < CUDA_VA_TRIES; tries++) {
+		a = (a + gran - 1) & ~(gran - 1);
+		if (a < CUDA_VA_LO || a > CUDA_VA_HI - size)
+			a = CUDA_VA_LO;
+		p = 0;
+		rc = drv.MemAddressReserve(&p, size, gran, a, 0);
+		if (rc == CUDA_SUCCESS && p == a) {
+			__atomic_store_n(&cuda_va_next, a + size,
+			    __ATOMIC_RELAXED);
+			*va = a;
+			return CUDA_SUCCESS;
+		}
+		if (rc == CUDA_SUCCESS)
+			drv.MemAddressFree(p, size);
+		/* Taken (another client's pool): past it, a slot on. */
+		a = (a + size + CUDA_VA_SLOT - 1) & ~(CUDA_VA_SLOT - 1);
+	}
+	p = 0;
+	rc = drv.MemAddressReserve(&p, size, gran, 0, 0);
 	*va = p;
 	return rc;
+}
+
+/* Exactly [va, va + size), or CUDA_ERROR_INVALID_ADDRESS_SPACE. */
+static CUresult
+cuda_reserve_at(uint64_t va, uint64_t size)
+{
+	CUdeviceptr p = 0;
+	CUresult rc;
+
+	if ((rc = drv.MemAddressReserve(&p, size, 0, va, 0)) != CUDA_SUCCESS)
+		return rc;
+	if (p != va) {
+		drv.MemAddressFree(p, size);
+		return CUDA_ERROR_INVALID_ADDRESS_SPACE;
+	}
+	return CUDA_SUCCESS;
+}
+
+static int
+cp_reserve_at(struct robj *ctx, uint64_t va, uint64_t size)
+{
+	return cuda_reserve_at(va, size);
 }
 
 static void
@@ -1244,16 +1358,89 @@ cp_unmap(struct robj *ctx, uint64_t va, uint64_t size)
 
 static const struct pool_ops cuda_pool = {
 	cp_granule, cp_meminfo, cp_reserve, cp_unreserve, cp_create,
-	cp_release, cp_map, cp_access, cp_unmap
+	cp_release, cp_map, cp_access, cp_unmap, cp_reserve_at
 };
 
-/* The context's pool goes before it does (its granules are the device's). */
+/* Unmaps, releases and frees run u (its allocations forgotten first). */
+static void
+crun_free(struct crun *u)
+{
+	if (u->mapped)
+		drv.MemUnmap(u->va, u->size);
+	if (u->h != 0)
+		drv.MemRelease(u->h);
+	drv.MemAddressFree(u->va, u->size);
+	free(u);
+}
+
+/*
+ * Drops the runs of ctx (of every context if NULL), and the allocations
+ * in them; their ranges go with the context's (cuda_forget).
+ */
+static void
+cuda_runs_drop(struct rclient *cl, struct robj *ctx)
+{
+	struct cclient *cc = cl->be;
+	struct crun **up, *u;
+	size_t i = 0;
+	uint64_t base;
+	void *v;
+
+	if (cc == NULL || cc->runs == NULL)
+		return;
+	/* The context is current (cuda_pool_drop): its work first. */
+	if (ctx != NULL && !cp_sync_capturing(ctx))
+		drv.CtxSynchronize();
+	while (htab_next(&cc->moved, &i, &base, &v))
+		if (ctx == NULL || ((struct crun *)v)->ctx == ctx)
+			htab_del(&cc->moved, base);
+	for (up = &cc->runs; (u = *up) != NULL;)
+		if (ctx == NULL || u->ctx == ctx) {
+			*up = u->next;
+			crun_free(u);
+		} else
+			up = &u->next;
+}
+
+/*
+ * cuMemFree of a migrated allocation at p (its range already gone): 1
+ * once its run lost it (unmapped with the last, after the device's work
+ * on it, as cuMemFree waits), 0 if p is not one.
+ */
+static int
+cuda_moved_free(struct rclient *cl, uint64_t p)
+{
+	struct cclient *cc = cl->be;
+	struct crun **up, *u;
+
+	if (cc == NULL || (u = htab_del(&cc->moved, p)) == NULL)
+		return 0;
+	if (--u->refs > 0)
+		return 1;
+	if (u->ctx->h != NULL && drv.CtxSetCurrent(u->ctx->h) == CUDA_SUCCESS &&
+	    !cp_sync_capturing(u->ctx))
+		drv.CtxSynchronize();
+	for (up = &cc->runs; *up != NULL; up = &(*up)->next)
+		if (*up == u) {
+			*up = u->next;
+			break;
+		}
+	crun_free(u);
+	return 1;
+}
+
+/*
+ * The context's pool and migrated allocations go before it does (their
+ * granules are the device's, not the context's).
+ */
 static void
 cuda_pool_drop(struct rclient *cl, struct robj *ctx)
 {
-	if (ctx->pool != NULL && ctx->h != NULL &&
-	    drv.CtxSetCurrent(ctx->h) == CUDA_SUCCESS)
+	if (ctx->h == NULL || drv.CtxSetCurrent(ctx->h) != CUDA_SUCCESS)
+		return;
+	if (ctx->pool != NULL)
 		pool_drop(cl, ctx, &cuda_pool);
+	cuda_runs_drop(cl, ctx);
 }
 
 /* memPool, memMap, memTrim: pool.c, in the context named first. */
@@ -1882,6 +2069,32 @@ cuda_get_func(struct rcall *c, int kernel)
 static int c_module_get_func(struct rcall *c) { return cuda_get_func(c, 0); }
 static int c_library_get_kernel(struct rcall *c) { return cuda_get_func(c, 1); }
 
+/*
+ * Notes on a module or library m that the client was told where its
+ * global name is in the context ctx (an id), for migration: the target
+ * checks that it is there too.  -1 without memory.
+ */
+static int
+cuda_note_global(struct robj *m, uint64_t ctx, const char *name,
+    uint64_t base, uint64_t size)
+{
+	struct rglobal *g;
+	size_t len = strlen(name);
+
+	for (g = m->globals; g != NULL; g = g->next)
+		if (g->ctx == ctx && strcmp(g->name, name) == 0)
+			return 0;
+	if ((g = malloc(sizeof *g + len + 1)) == NULL)
+		return -1;
+	g->ctx = ctx;
+	g->base = base;
+	g->size = size;
+	memcpy(g->name, name, len + 1);
+	g->next = m->globals;
+	m->globals = g;
+	return 0;
+}
+
 static int
 c_module_get_global(struct rcall *c)
 {
@@ -1901,6 +2114,9 @@ c_module_get_global(struct rcall *c)
 		return rc;
 	/* The module's: gone from the map when it is unloaded. */
 	rmem_add(c->cl, p, n, 1, m);
+	if (cuda_note_global(m, m->ctx != NULL ? m->ctx->id : 0, name, p, n) ==
+	    -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	c->out[0].u = p;
 	c->out[1].u = n;
 	return CUDA_SUCCESS;
@@ -1958,6 +2174,8 @@ c_library_get_global(struct rcall *c)
 	if ((rc = drv.LibraryGetGlobal(&p, &n, l->h, name)) != CUDA_SUCCESS)
 		return rc;
 	rmem_add(c->cl, p, n, 1, ctx);
+	if (cuda_note_global(l, ctx->id, name, p, n) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	c->out[0].u = p;
 	c->out[1].u = n;
 	return CUDA_SUCCESS;
@@ -2017,6 +2235,8 @@ c_stream_create(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	o->ctx = ctx;
+	o->flags = (uint32_t)c->in[2].u;
+	o->prio = (int32_t)(int64_t)c->in[3].u;
 	return CUDA_SUCCESS;
 }
 
@@ -2082,6 +2302,7 @@ c_event_create(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	o->ctx = ctx;
+	o->flags = (uint32_t)c->in[2].u;
 	return CUDA_SUCCESS;
 }
 
@@ -2104,11 +2325,15 @@ c_event_record(struct rcall *c)
 	struct robj *e;
 	CUstream s;
 
+	CUresult rc;
+
 	CTX(c, 0);
 	if ((e = robj_get(c->cl, c->in[1].u, RK_EVENT)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	STREAM(c, 2, s);
-	return drv.EventRecord(e->h, s);
+	if ((rc = drv.EventRecord(e->h, s)) == CUDA_SUCCESS)
+		e->recorded = 1;
+	return rc;
 }
 
 /*
@@ -2260,32 +2485,73 @@ cuda_func(struct rcall *c, uint64_t id)
 	return f != NULL ? f : robj_get(c->cl, id, RK_KERNEL);
 }
 
+/* An attribute set on f or a kernel: on the driver's handle. */
+static CUresult
+cuda_set_attr(struct robj *f, int attr, int value)
+{
+	if (f->kind == RK_KERNEL)
+		return drv.KernelSetAttribute((CUfunction_attribute)attr,
+		    value, f->h, f->ctx ? f->ctx->device : 0);
+	return drv.FuncSetAttribute(f->h, (CUfunction_attribute)attr, value);
+}
+
+static CUresult
+cuda_set_cache(struct robj *f, int cache)
+{
+	if (f->kind == RK_KERNEL)
+		return drv.KernelSetCacheConfig(f->h, (CUfunc_cache)cache,
+		    f->ctx ? f->ctx->device : 0);
+	return drv.FuncSetCacheConfig(f->h, (CUfunc_cache)cache);
+}
+
+/* Notes on f that the client set attr to value, for migration; -1 OOM. */
+static int
+cuda_note_attr(struct robj *f, int32_t attr, int32_t value)
+{
+	struct rattr *n;
+	uint32_t i;
+
+	for (i = 0; i < f->nattrs; i++)
+		if (f->attrs[i].attr == attr) {
+			f->attrs[i].value = value;
+			return 0;
+		}
+	if (f->nattrs >= CU_FUNC_ATTRIBUTE_MAX ||
+	    (n = realloc(f->attrs, (f->nattrs + 1) * sizeof *n)) == NULL)
+		return -1;
+	f->attrs = n;
+	f->attrs[f->nattrs].attr = attr;
+	f->attrs[f->nattrs].value = value;
+	f->nattrs++;
+	return 0;
+}
+
 static int
 c_func_set_attr(struct rcall *c)
 {
 	struct robj *f = cuda_func(c, c->in[0].u);
+	int attr = (int)c->in[1].u, value = (int)(int64_t)c->in[2].u;
+	CUresult rc;
 
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (f->kind == RK_KERNEL)
-		return drv.KernelSetAttribute((CUfunction_attribute)c->in[1].u,
-		    (int)(int64_t)c->in[2].u, f->h,
-		    f->ctx ? f->ctx->device : 0);
-	return drv.FuncSetAttribute(f->h, (CUfunction_attribute)c->in[1].u,
-	    (int)(int64_t)c->in[2].u);
+	if ((rc = cuda_set_attr(f, attr, value)) == CUDA_SUCCESS &&
+	    cuda_note_attr(f, attr, value) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return rc;
 }
 
 static int
 c_func_set_cache(struct rcall *c)
 {
 	struct robj *f = cuda_func(c, c->in[0].u);
+	CUresult rc;
 
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (f->kind == RK_KERNEL)
-		return drv.KernelSetCacheConfig(f->h, (CUfunc_cache)c->in[1].u,
-		    f->ctx ? f->ctx->device : 0);
-	return drv.FuncSetCacheConfig(f->h, (CUfunc_cache)c->in[1].u);
+	if ((rc = cuda_set_cache(f, (int)c->in[1].u)) == CUDA_SUCCESS)
+		f->cache = (int32_t)c->in[1].u + 1;
+	return rc;
 }
 
 static int
@@ -4242,6 +4508,753 @@ c_stream_memop(struct rcall *c)
 	return drv.StreamBatchMemOp(s, n, ops, (unsigned)c->in[2].u);
 }
 
+/*
+ * ---- migration (migrate.h) -----------------------------------------------
+ * The state is the host backend's (gleam-protocol(5), Migration), in its
+ * order, under a magic of its own (a host backend's state does not load
+ * here, nor this one there), with what the driver needs besides:
+ * contexts' flags, streams' flags and priorities, functions' attributes,
+ * globals' sizes.  Each section goes in the order of the client's ids,
+ * which is the order it made them in, so that the driver here places what
+ * it chooses the places of (contexts' own memory, modules) as it did
+ * there.  The driver cannot be told where cuMemAlloc places: a migrated
+ * client's allocations are VMM memory here, mapped at their addresses
+ * before any module loads (struct crun); a pool's range is reserved
+ * where it was (cp_reserve chose it in a region of its own).  A module's
+ * global is where the driver puts it: the load fails if one moved.
+ */
+#define MIG_MAGIC	0x434d4c47u	/* "GLMC" */
+#define MIG_VERSION	1
+#define MIG_MAX		(1u << 20)	/* objects of a kind, allocations */
+
+static int
+mig_idcmp(const void *a, const void *b)
+{
+	const struct robj *x = *(struct robj *const *)a;
+	const struct robj *y = *(struct robj *const *)b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The client's objects of kind or kind2, in the order of their ids. */
+static struct robj **
+mig_objs(struct rclient *cl, int kind, int kind2, size_t *n)
+{
+	struct robj **v;
+	size_t i = 0, k = 0;
+	uint64_t id;
+	void *p;
+
+	if ((v = calloc(cl->objs.n + 1, sizeof *v)) == NULL)
+		return NULL;
+	while (htab_next(&cl->objs, &i, &id, &p))
+		if (((struct robj *)p)->kind == kind ||
+		    ((struct robj *)p)->kind == kind2)
+			v[k++] = p;
+	qsort(v, k, sizeof *v, mig_idcmp);
+	*n = k;
+	return v;
+}
+
+/* A cuMemAlloc allocation (not a pool's mapping, not a global). */
+static int
+mig_is_alloc(const struct rrange *rg)
+{
+	return !rg->global && !pool_holds(rg->owner, rg->base);
+}
+
+/* A global's context, if it is a live one of the client's. */
+static struct robj *
+mig_live_ctx(struct rclient *cl, uint64_t id)
+{
+	struct robj *x = id != 0 ? robj_get(cl, id, RK_CTX) : NULL;
+
+	return x != NULL && x->h != NULL ? x : NULL;
+}
+
+static int
+cuda_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
+{
+	static const int order[][2] = { { RK_CTX, RK_CTX },
+	    { RK_MODULE, RK_LIBRARY }, { RK_FUNC, RK_KERNEL },
+	    { RK_STREAM, RK_STREAM }, { RK_EVENT, RK_EVENT } };
+	struct robj **v = NULL, *o;
+	struct rglobal *g;
+	const char *name;
+	size_t i, j, k, n;
+	uint64_t id;
+	void *p;
+	CUresult rc;
+
+	if (!vmm_empty(cl)) {
+		snprintf(why, whylen, "it holds VMM memory (not moved yet)");
+		return -1;
+	}
+	for (i = 0; htab_next(&cl->objs, &i, &id, &p);) {
+		o = p;
+		if (o->kind == RK_GRAPH || o->kind == RK_GEXEC ||
+		    o->kind == RK_LINK) {
+			snprintf(why, whylen, "it holds %s (not moved yet)",
+			    o->kind == RK_LINK ? "a JIT link" : "graphs");
+			return -1;
+		}
+		if (o->kind == RK_STREAM && o->cap != NULL) {
+			snprintf(why, whylen, "a stream capture is open");
+			return -1;
+		}
+		if (o->kind == RK_EVENT && (o->flags & CU_EVENT_INTERPROCESS)) {
+			snprintf(why, whylen, "it holds an interprocess event "
+			    "(not moved yet)");
+			return -1;
+		}
+		if ((o->kind == RK_MODULE || o->kind == RK_LIBRARY) &&
+		    o->img == NULL) {
+			snprintf(why, whylen, "a module's image was not kept "
+			    "(loaded before migration was configured)");
+			return -1;
+		}
+	}
+	/* Its work done first: what it wrote is what moves. */
+	for (i = 0; htab_next(&cl->objs, &i, &id, &p);) {
+		o = p;
+		if (o->kind != RK_CTX || o->h == NULL)
+			continue;
+		if ((rc = drv.CtxSetCurrent(o->h)) != CUDA_SUCCESS ||
+		    (rc = drv.CtxSynchronize()) != CUDA_SUCCESS) {
+			snprintf(why, whylen, "context %llu: its work failed "
+			    "(error %d), which does not move",
+			    (unsigned long long)id, rc);
+			return -1;
+		}
+	}
+	pw_u32(w, MIG_MAGIC);
+	pw_u32(w, MIG_VERSION);
+	/* The memory cuMemAlloc placed. */
+	for (i = n = 0; i < cl->nranges; i++)
+		n += mig_is_alloc(&cl->ranges[i]);
+	pw_u32(w, (uint32_t)n);
+	for (i = 0; i < cl->nranges; i++)
+		if (mig_is_alloc(&cl->ranges[i])) {
+			pw_u64(w, cl->ranges[i].base);
+			pw_u64(w, cl->ranges[i].size);
+		}
+	for (k = 0; k < sizeof order / sizeof order[0]; k++) {
+		if ((v = mig_objs(cl, order[k][0], order[k][1], &n)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		pw_u32(w, (uint32_t)n);
+		for (j = 0; j < n; j++) {
+			o = v[j];
+			pw_u64(w, o->id);
+			switch (order[k][0]) {
+			case RK_CTX:
+				pw_u32(w, (uint32_t)o->device);
+				pw_u32(w, (uint32_t)o->refs);
+				pw_u8(w, o->h != NULL);
+				if (o->h == NULL)
+					break;
+				pw_u32(w, o->flags);
+				for (i = id = 0; i < cl->nranges; i++)
+					id += cl->ranges[i].owner == o &&
+					    mig_is_alloc(&cl->ranges[i]);
+				pw_u32(w, (uint32_t)id);
+				for (i = 0; i < cl->nranges; i++)
+					if (cl->ranges[i].owner == o &&
+					    mig_is_alloc(&cl->ranges[i]))
+						pw_u64(w, cl->ranges[i].base);
+				pool_save(o, w);
+				break;
+			case RK_MODULE:
+				pw_u16(w, (uint16_t)o->kind);
+				pw_u64(w, o->ctx != NULL ? o->ctx->id : 0);
+				pw_u32(w, (uint32_t)o->imglen);
+				pw_bytes(w, o->img, o->imglen);
+				pw_u32(w, 0);	/* attributes: the functions' */
+				for (id = 0, g = o->globals; g != NULL;
+				    g = g->next)
+					id += mig_live_ctx(cl, g->ctx) != NULL;
+				pw_u32(w, (uint32_t)id);
+				for (g = o->globals; g != NULL; g = g->next) {
+					if (mig_live_ctx(cl, g->ctx) == NULL)
+						continue;
+					pw_str(w, g->name);
+					pw_u64(w, g->ctx);
+					pw_u64(w, g->base);
+					pw_u64(w, g->size);
+				}
+				break;
+			case RK_FUNC:
+				name = NULL;
+				if (o->kind == RK_KERNEL)
+					rc = drv.KernelGetName(&name, o->h);
+				else
+					rc = drv.FuncGetName(&name, o->h);
+				if (rc != CUDA_SUCCESS || name == NULL ||
+				    strlen(name) > RPC_STRING_MAX) {
+					snprintf(why, whylen, "function %llu: "
+					    "no name (error %d)",
+					    (unsigned long long)o->id, rc);
+					free(v);
+					return -1;
+				}
+				pw_u16(w, (uint16_t)o->kind);
+				pw_u64(w, o->parent->id);
+				pw_str(w, name);
+				pw_u32(w, o->nattrs);
+				for (i = 0; i < o->nattrs; i++) {
+					pw_u32(w, (uint32_t)o->attrs[i].attr);
+					pw_u32(w, (uint32_t)o->attrs[i].value);
+				}
+				pw_u32(w, (uint32_t)(o->cache - 1));
+				break;
+			case RK_STREAM:
+				pw_u64(w, o->ctx->id);
+				pw_u32(w, o->flags);
+				pw_u32(w, (uint32_t)o->prio);
+				break;
+			case RK_EVENT:
+				pw_u64(w, o->ctx->id);
+				pw_u32(w, o->flags);
+				pw_u8(w, (uint8_t)o->recorded);
+				pw_u64(w, 0);	/* when: not known here */
+				pw_u32(w, 0);
+				break;
+			}
+		}
+		free(v);
+	}
+	pw_u32(w, 0);		/* no device output held back here */
+	if (w->bad) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* An allocation to be placed, and the context that claims it. */
+struct mplace {
+	uint64_t	 base, size;
+	struct robj	*ctx;
+};
+
+static int
+mplace_cmp(const void *a, const void *b)
+{
+	const struct mplace *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base;
+}
+
+#define ROUNDUP(x, g)	(((x) + (g) - 1) & ~((g) - 1))
+
+/*
+ * Maps VMM memory at the addresses of every allocation in pl (sorted,
+ * not overlapping, each claimed by a live context): a run of granules for
+ * those that share granules.  -1 with why.
+ */
+static int
+cuda_mig_place(struct rclient *cl, struct mplace *pl, size_t n, char *why,
+    size_t whylen)
+{
+	struct cclient *cc = cl->be;
+	CUmemAllocationProp prop;
+	CUmemAccessDesc d;
+	struct robj *ctx;
+	struct crun *u;
+	uint64_t gran, lo, hi;
+	size_t i, j, k;
+	CUresult rc;
+
+	for (i = 0; i < n; i = j) {
+		ctx = pl[i].ctx;
+		if ((rc = drv.CtxSetCurrent(ctx->h)) != CUDA_SUCCESS ||
+		    (rc = cp_granule(ctx, &gran)) != CUDA_SUCCESS ||
+		    gran == 0 || (gran & (gran - 1)) != 0) {
+			snprintf(why, whylen, "no allocation granule on "
+			    "device %d (error %d)", ctx->device, rc);
+			return -1;
+		}
+		lo = pl[i].base & ~(gran - 1);
+		hi = ROUNDUP(pl[i].base + pl[i].size, gran);
+		for (j = i + 1; j < n && pl[j].base < hi; j++) {
+			if (pl[j].ctx != ctx) {
+				snprintf(why, whylen, "allocations of two "
+				    "contexts share the granule at 0x%llx",
+				    (unsigned long long)(pl[j].base &
+				    ~(gran - 1)));
+				return -1;
+			}
+			if (ROUNDUP(pl[j].base + pl[j].size, gran) > hi)
+				hi = ROUNDUP(pl[j].base + pl[j].size, gran);
+		}
+		if ((u = calloc(1, sizeof *u)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		if ((rc = cuda_reserve_at(lo, hi - lo)) != CUDA_SUCCESS) {
+			free(u);
+			snprintf(why, whylen, "device addresses 0x%llx to "
+			    "0x%llx are taken here (error %d)",
+			    (unsigned long long)lo, (unsigned long long)hi, rc);
+			return -1;
+		}
+		/* The client's from here: client_free drops it. */
+		u->ctx = ctx;
+		u->va = lo;
+		u->size = hi - lo;
+		u->next = cc->runs;
+		cc->runs = u;
+		cuda_prop(ctx, &prop);
+		memset(&d, 0, sizeof d);
+		d.location = prop.location;
+		d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+		if ((rc = drv.MemCreate(&u->h, hi - lo, &prop, 0)) !=
+		    CUDA_SUCCESS) {
+			u->h = 0;
+			snprintf(why, whylen, "no device memory for 0x%llx to "
+			    "0x%llx (error %d)", (unsigned long long)lo,
+			    (unsigned long long)hi, rc);
+			return -1;
+		}
+		if ((rc = drv.MemMap(lo, hi - lo, 0, u->h, 0)) != CUDA_SUCCESS ||
+		    (u->mapped = 1, rc = drv.MemSetAccess(lo, hi - lo, &d, 1)) !=
+		    CUDA_SUCCESS) {
+			snprintf(why, whylen, "cannot map device memory at "
+			    "0x%llx (error %d)", (unsigned long long)lo, rc);
+			return -1;
+		}
+		for (k = i; k < j; k++) {
+			if (htab_put(&cc->moved, pl[k].base, u) == -1 ||
+			    rmem_add(cl, pl[k].base, pl[k].size, 0, ctx) == -1) {
+				htab_del(&cc->moved, pl[k].base);
+				snprintf(why, whylen, "out of memory");
+				return -1;
+			}
+			u->refs++;
+		}
+	}
+	return 0;
+}
+
+/* A live context of the client's, made current; NULL otherwise. */
+static struct robj *
+mig_ctx_cur(struct rclient *cl, uint64_t id)
+{
+	struct robj *x = mig_live_ctx(cl, id);
+
+	return x != NULL && drv.CtxSetCurrent(x->h) == CUDA_SUCCESS ? x : NULL;
+}
+
+/* Contexts, with their allocations claimed in pl, and their pools. */
+static int
+mig_load_ctxs(struct rclient *cl, struct pr *r, struct mplace *pl,
+    size_t np, char *why, size_t whylen)
+{
+	struct mplace key, *f;
+	struct robj *o;
+	CUcontext h;
+	uint32_t n, nn, i, j, dev, refs, flags;
+	uint64_t id;
+	CUresult rc;
+
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		dev = pr_u32(r);
+		refs = pr_u32(r);
+		if (r->bad || i >= MIG_MAX || dev >= (uint32_t)drv_ndev ||
+		    refs > INT32_MAX ||
+		    (o = robj_new(cl, id, RK_CTX, NULL)) == NULL)
+			return -1;
+		o->device = (int)dev;
+		o->refs = (int)refs;
+		if (pr_u8(r) == 0)
+			continue;
+		flags = pr_u32(r);
+		if (r->bad || flags > 0x7)
+			return -1;
+		if ((rc = drv.CtxCreate(&h, flags, (CUdevice)dev)) !=
+		    CUDA_SUCCESS) {
+			snprintf(why, whylen, "no context here on device %u "
+			    "(error %d)", dev, rc);
+			return -1;
+		}
+		o->h = h;
+		o->flags = flags;
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			key.base = pr_u64(r);
+			f = bsearch(&key, pl, np, sizeof *pl, mplace_cmp);
+			if (f == NULL || f->ctx != NULL)
+				return -1;	/* not listed, or twice */
+			f->ctx = o;
+		}
+		if (r->bad || drv.CtxSetCurrent(h) != CUDA_SUCCESS ||
+		    pool_load(cl, o, r, &cuda_pool, why, whylen) == -1)
+			return -1;
+		snprintf(why, whylen, "malformed state");
+	}
+	return r->bad ? -1 : 0;
+}
+
+/*
+ * Modules and libraries, each loaded from its image, its globals checked
+ * to be where the client was told they are.
+ */
+static int
+mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct robj *o, *x;
+	const void *img;
+	CUmodule mod;
+	CUlibrary lib;
+	CUdeviceptr p;
+	size_t sz;
+	uint64_t id, cid, base, size;
+	uint32_t n, nn, i, j, len;
+	uint16_t kind;
+	CUresult rc;
+
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		kind = pr_u16(r);
+		cid = pr_u64(r);
+		len = pr_u32(r);
+		img = pr_take(r, len);
+		if (r->bad || i >= MIG_MAX || len == 0 ||
+		    (kind != RK_MODULE && kind != RK_LIBRARY))
+			return -1;
+		x = cid != 0 ? mig_ctx_cur(cl, cid) : NULL;
+		if ((cid != 0 && x == NULL) || (kind == RK_MODULE && x == NULL))
+			return -1;	/* a module has a context */
+		if ((o = robj_new(cl, id, kind, NULL)) == NULL)
+			return -1;
+		o->ctx = x;
+		if ((o->img = malloc(len)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		memcpy(o->img, img, len);
+		o->imglen = len;
+		if (kind == RK_MODULE) {
+			rc = drv.ModuleLoadData(&mod, o->img);
+			o->h = rc == CUDA_SUCCESS ? (void *)mod : NULL;
+		} else {
+			rc = drv.LibraryLoadData(&lib, o->img, NULL, NULL, 0,
+			    NULL, NULL, 0);
+			o->h = rc == CUDA_SUCCESS ? (void *)lib : NULL;
+		}
+		if (rc != CUDA_SUCCESS) {
+			robj_del(cl, id);
+			snprintf(why, whylen, "module %llu does not load here "
+			    "(error %d)", (unsigned long long)id, rc);
+			return -1;
+		}
+		/* Kernels' attributes: the functions' (none come here). */
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			pr_str(r, name, RPC_STRING_MAX);
+			(void)pr_u32(r);
+			(void)pr_u32(r);
+		}
+		nn = pr_u32(r);
+		for (j = 0; j < nn && !r->bad; j++) {
+			pr_str(r, name, RPC_STRING_MAX);
+			cid = pr_u64(r);
+			base = pr_u64(r);
+			size = pr_u64(r);
+			if (r->bad || (x = mig_ctx_cur(cl, cid)) == NULL ||
+			    (kind == RK_MODULE && x != o->ctx))
+				return -1;
+			rc = kind == RK_MODULE ? drv.ModuleGetGlobal(&p, &sz,
+			    o->h, name) : drv.LibraryGetGlobal(&p, &sz, o->h,
+			    name);
+			if (rc != CUDA_SUCCESS) {
+				snprintf(why, whylen, "module %llu has no "
+				    "global %s here (error %d)",
+				    (unsigned long long)id, name, rc);
+				return -1;
+			}
+			if (p != base || sz != size) {
+				snprintf(why, whylen, "a module global moved: "
+				    "0x%llx -> 0x%llx (%s, %llu -> %zu "
+				    "bytes)", (unsigned long long)base,
+				    (unsigned long long)p, name,
+				    (unsigned long long)size, sz);
+				return -1;
+			}
+			if (rmem_add(cl, p, sz, 1, kind == RK_MODULE ? o : x) ==
+			    -1 || cuda_note_global(o, cid, name, p, sz) == -1) {
+				snprintf(why, whylen, "out of memory");
+				return -1;
+			}
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+/* Functions and kernels, with the attributes the client set. */
+static int
+mig_load_funcs(struct rclient *cl, struct pr *r, char *why, size_t whylen)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct robj *o, *x;
+	uint64_t id, pid;
+	uint32_t n, na, i, j;
+	int32_t attr, value, cache;
+	uint16_t kind;
+	void *h;
+	CUresult rc;
+
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		kind = pr_u16(r);
+		pid = pr_u64(r);
+		pr_str(r, name, RPC_STRING_MAX);
+		if (r->bad || i >= MIG_MAX || (kind != RK_FUNC &&
+		    kind != RK_KERNEL) || (x = robj_get(cl, pid, kind ==
+		    RK_FUNC ? RK_MODULE : RK_LIBRARY)) == NULL)
+			return -1;
+		if (x->ctx != NULL && x->ctx->h != NULL)
+			drv.CtxSetCurrent(x->ctx->h);
+		rc = kind == RK_KERNEL ? drv.LibraryGetKernel((CUkernel *)&h,
+		    x->h, name) : drv.ModuleGetFunction((CUfunction *)&h, x->h,
+		    name);
+		if (rc != CUDA_SUCCESS) {
+			snprintf(why, whylen, "kernel %s is not here (error "
+			    "%d)", name, rc);
+			return -1;
+		}
+		if ((o = robj_new(cl, id, kind, h)) == NULL)
+			return -1;
+		o->parent = x;
+		o->ctx = x->ctx;
+		if (cuda_params(o, h, kind == RK_KERNEL) == -1) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+		na = pr_u32(r);
+		if (na > CU_FUNC_ATTRIBUTE_MAX)
+			return -1;
+		for (j = 0; j < na && !r->bad; j++) {
+			attr = (int32_t)pr_u32(r);
+			value = (int32_t)pr_u32(r);
+			if (r->bad || check_attr_value((uint32_t)attr, value) !=
+			    CUDA_SUCCESS)
+				return -1;
+			if ((rc = cuda_set_attr(o, attr, value)) !=
+			    CUDA_SUCCESS) {
+				snprintf(why, whylen, "kernel %s: attribute "
+				    "%d = %d refused here (error %d)", name,
+				    attr, value, rc);
+				return -1;
+			}
+			if (cuda_note_attr(o, attr, value) == -1) {
+				snprintf(why, whylen, "out of memory");
+				return -1;
+			}
+		}
+		cache = (int32_t)pr_u32(r);
+		if (r->bad || cache < -1 || cache > CU_FUNC_CACHE_PREFER_EQUAL)
+			return -1;
+		if (cache >= 0) {
+			if ((rc = cuda_set_cache(o, cache)) != CUDA_SUCCESS) {
+				snprintf(why, whylen, "kernel %s: cache "
+				    "configuration %d refused here (error %d)",
+				    name, cache, rc);
+				return -1;
+			}
+			o->cache = cache + 1;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+/* Streams and events, in their contexts. */
+static int
+mig_load_queues(struct rclient *cl, struct pr *r, char *why, size_t whylen)
+{
+	struct robj *o, *x;
+	CUstream s;
+	CUevent e;
+	uint64_t id, cid;
+	uint32_t n, i, flags;
+	int32_t prio;
+	int rec;
+	CUresult rc;
+
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		cid = pr_u64(r);
+		flags = pr_u32(r);
+		prio = (int32_t)pr_u32(r);
+		if (r->bad || i >= MIG_MAX || id <= 2 ||
+		    (flags & ~(uint32_t)CU_STREAM_NON_BLOCKING) != 0 ||
+		    (x = mig_ctx_cur(cl, cid)) == NULL ||
+		    htab_get(&cl->objs, id) != NULL)
+			return -1;
+		if ((rc = drv.StreamCreateWithPriority(&s, flags, prio)) !=
+		    CUDA_SUCCESS) {
+			snprintf(why, whylen, "no stream here (error %d)", rc);
+			return -1;
+		}
+		if ((o = robj_new(cl, id, RK_STREAM, s)) == NULL) {
+			drv.StreamDestroy(s);
+			return -1;
+		}
+		o->ctx = x;
+		o->flags = flags;
+		o->prio = prio;
+	}
+	n = pr_u32(r);
+	for (i = 0; i < n && !r->bad; i++) {
+		id = pr_u64(r);
+		cid = pr_u64(r);
+		flags = pr_u32(r);
+		rec = pr_u8(r) != 0;
+		(void)pr_u64(r);
+		(void)pr_u32(r);
+		if (r->bad || i >= MIG_MAX || (flags &
+		    ~(uint32_t)(CU_EVENT_BLOCKING_SYNC |
+		    CU_EVENT_DISABLE_TIMING)) != 0 ||
+		    (x = mig_ctx_cur(cl, cid)) == NULL ||
+		    htab_get(&cl->objs, id) != NULL)
+			return -1;
+		if ((rc = drv.EventCreate(&e, flags)) != CUDA_SUCCESS) {
+			snprintf(why, whylen, "no event here (error %d)", rc);
+			return -1;
+		}
+		if ((o = robj_new(cl, id, RK_EVENT, e)) == NULL) {
+			drv.EventDestroy(e);
+			return -1;
+		}
+		o->ctx = x;
+		o->flags = flags;
+		/* Recorded there, and done: done here at once. */
+		if (rec && (rc = drv.EventRecord(e, NULL)) != CUDA_SUCCESS) {
+			snprintf(why, whylen, "an event does not record here "
+			    "(error %d)", rc);
+			return -1;
+		}
+		o->recorded = rec;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int
+cuda_mig_load(struct rclient *cl, struct pr *r, char *why, size_t whylen)
+{
+	struct mplace *pl = NULL;
+	uint32_t n, i;
+	int rc = -1;
+
+	snprintf(why, whylen, "malformed state");
+	if (cl->be == NULL)
+		return -1;
+	if (pr_u32(r) != MIG_MAGIC || pr_u32(r) != MIG_VERSION || r->bad) {
+		snprintf(why, whylen, "not a state this server reads (another "
+		    "backend's, or another version)");
+		return -1;
+	}
+	/* cuMemAlloc's allocations: claimed by contexts, placed after. */
+	n = pr_u32(r);
+	if (r->bad || n > MIG_MAX || n > (r->len - r->off) / 16)
+		return -1;
+	if ((pl = calloc(n ? n : 1, sizeof *pl)) == NULL) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		pl[i].base = pr_u64(r);
+		pl[i].size = pr_u64(r);
+		if (pl[i].base == 0 || pl[i].size == 0 ||
+		    pl[i].size > (1ull << 48) || pl[i].base >= (1ull << 57))
+			goto out;
+	}
+	qsort(pl, n, sizeof *pl, mplace_cmp);
+	for (i = 1; i < n; i++)
+		if (pl[i].base < pl[i - 1].base + pl[i - 1].size)
+			goto out;	/* overlapping */
+	if (mig_load_ctxs(cl, r, pl, n, why, whylen) == -1)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (pl[i].ctx == NULL) {
+			snprintf(why, whylen, "memory at 0x%llx belongs to "
+			    "nothing", (unsigned long long)pl[i].base);
+			goto out;
+		}
+	/* Before any module: the driver places modules where it likes. */
+	if (cuda_mig_place(cl, pl, n, why, whylen) == -1)
+		goto out;
+	snprintf(why, whylen, "malformed state");
+	if (mig_load_mods(cl, r, why, whylen) == -1 ||
+	    mig_load_funcs(cl, r, why, whylen) == -1 ||
+	    mig_load_queues(cl, r, why, whylen) == -1)
+		goto out;
+	/* The device's output held back: none on this backend. */
+	if (pr_u32(r) != 0 || pr_done(r) == -1)
+		goto out;
+	rc = 0;
+out:
+	free(pl);
+	return rc;
+}
+
+/*
+ * The context of the client's memory at addr (a range's owner: its
+ * context, or a module whose global it is), made current; NULL if none.
+ */
+static struct robj *
+cuda_mig_where(struct rclient *cl, uint64_t addr)
+{
+	size_t lo = 0, hi = cl->nranges, mid;
+	struct robj *o;
+
+	/* Owners are contexts and modules unless VMM holds some. */
+	if (!vmm_empty(cl))
+		return NULL;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (cl->ranges[mid].base <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr - cl->ranges[lo - 1].base >=
+	    cl->ranges[lo - 1].size)
+		return NULL;
+	o = (struct robj *)(uintptr_t)cl->ranges[lo - 1].owner;
+	if (o->kind != RK_CTX)
+		o = o->ctx;
+	if (o == NULL || o->h == NULL || drv.CtxSetCurrent(o->h) !=
+	    CUDA_SUCCESS)
+		return NULL;
+	return o;
+}
+
+static const void *
+cuda_mig_read(struct rclient *cl, uint64_t addr, void *buf, size_t n)
+{
+	if (cuda_mig_where(cl, addr) == NULL ||
+	    drv.MemcpyDtoH(buf, addr, n) != CUDA_SUCCESS)
+		return NULL;
+	return buf;
+}
+
+static int
+cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
+{
+	if (cuda_mig_where(cl, addr) == NULL ||
+	    drv.MemcpyHtoD(addr, p, n) != CUDA_SUCCESS)
+		return -1;
+	return 0;
+}
+
 /* The cuda backend's calls, each behind check_call (check_dispatch). */
 #define CUDA_CALLS(F) \
 	F(R_CTX_CREATE, c_ctx_create) \
@@ -4368,6 +5381,10 @@ const struct backend backend_cuda = {
 	.describe = cuda_describe,
 	.client_new = cuda_client_new,
 	.client_free = cuda_client_free,
+	.mig_save = cuda_mig_save,
+	.mig_load = cuda_mig_load,
+	.mig_read = cuda_mig_read,
+	.mig_write = cuda_mig_write,
 	.call = { CUDA_CALLS(G) },
 };
 #undef F

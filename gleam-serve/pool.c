@@ -386,6 +386,14 @@ oom:
 	return -1;
 }
 
+int
+pool_holds(const struct robj *ctx, uint64_t va)
+{
+	const struct rpool *p = ctx->pool;
+
+	return p != NULL && va >= p->va && va - p->va < p->size;
+}
+
 void
 pool_drop(struct rclient *cl, struct robj *ctx, const struct pool_ops *ops)
 {

@@ -53,6 +53,8 @@ int	pool_free(struct rclient *, uint64_t p, const struct pool_ops *,
 void	pool_save(const struct robj *ctx, struct pw *w);
 int	pool_load(struct rclient *, struct robj *ctx, struct pr *r,
 	    const struct pool_ops *, char *why, size_t whylen);
+/* 1 if va lies in ctx's pool's range. */
+int	pool_holds(const struct robj *ctx, uint64_t va);
 /* Unmaps and releases everything of ctx's pool (before the context goes). */
 void	pool_drop(struct rclient *, struct robj *ctx, const struct pool_ops *);
 

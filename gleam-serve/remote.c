@@ -198,6 +198,13 @@ robj_free(struct robj *o)
 	free(o->offset);
 	free(o->size);
 	free(o->img);
+	free(o->attrs);
+	while (o->globals != NULL) {
+		struct rglobal *g = o->globals;
+
+		o->globals = g->next;
+		free(g);
+	}
 	free(o);
 }
 

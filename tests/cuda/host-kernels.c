@@ -797,6 +797,79 @@ static const struct gleam_host_param mk_add_p[] = {
 	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(int)
 };
 
+/* ---- migrate.cu -------------------------------------------------------- */
+
+static void
+mig_fill(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), seed = ARG(unsigned, 1);
+	int n = ARG(int, 2);
+
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&p[(int)i], 4))
+			p[(int)i] = (seed ^ i) * 2654435761u + (i >> 3);
+}
+
+static void
+mig_mix(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *dst = ARG(unsigned *, 0), k = ARG(unsigned, 3), j;
+	const unsigned *src = ARG(const unsigned *, 1);
+	int m = ARG(int, 2), n = ARG(int, 4);
+
+	FOR_EACH_THREAD(g, b) {
+		if ((int)i >= n || m <= 0)
+			continue;
+		j = i * 7u % (unsigned)m;
+		if (OK(&dst[(int)i], 4) && OK(&src[j], 4))
+			dst[(int)i] = dst[(int)i] * 33u + (src[j] ^ k);
+	}
+}
+
+/* Each block's 16 * blockDim.x words reversed by threads, plus one. */
+static void
+mig_smem(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0), *buf, n = b->x * 16, base, t, j;
+
+	if (shmem < n * 4 || (buf = malloc(n * 4)) == NULL) {
+		OK(NULL, 1);
+		return;
+	}
+	for (unsigned bx = 0; bx < g->x; bx++) {
+		base = bx * n;
+		if (!OK(&p[base], n * 4))
+			break;
+		memcpy(buf, &p[base], n * 4);
+		for (t = 0; t < b->x; t++)
+			for (j = 0; j < 16; j++)
+				p[base + t * 16 + j] =
+				    buf[(b->x - 1 - t) * 16 + j] + 1;
+	}
+	free(buf);
+}
+
+static void
+mig_glob(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned k = ARG(unsigned, 0), *v = global("g_mig");
+
+	if (v == NULL)
+		return;
+	FOR_EACH_THREAD(g, b)
+		if (i < 16)
+			v[i] = v[i] * 5u + k + i;
+}
+
+static const struct gleam_host_param mig_mix_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(const unsigned *),
+	GLEAM_HOST_PARAM(int), GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(int)
+};
+
+static const struct gleam_host_param p_u32[] = {
+	GLEAM_HOST_PARAM(unsigned)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -837,6 +910,10 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z10pf_orderedPji", pf_ordered_p, pf_ordered),
 	K("_Z7pf_spewii", p_int_int, pf_spew),
 	K("_Z10check_valsPKji", check_vals_p, check_vals),
+	K("_Z8mig_fillPjji", p_u32_u32_int, mig_fill),
+	K("_Z7mig_mixPjPKjiji", mig_mix_p, mig_mix),
+	K("_Z8mig_smemPj", p_ptr, mig_smem),
+	K("_Z8mig_globj", p_u32, mig_glob),
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -851,5 +928,6 @@ const struct gleam_host_global gleam_host_globals[] = {
 	{ "g_table", G_N * sizeof(unsigned), NULL },
 	{ "g_sum", sizeof(unsigned long long), NULL },
 	{ "g_noparams", sizeof(unsigned), NULL },
+	{ "g_mig", 16 * sizeof(unsigned), NULL },
 	{ NULL, 0, NULL }
 };

@@ -232,6 +232,15 @@ static struct {
 	CUresult (*DeviceSetGraphMemAttribute)(CUdevice,
 	    CUgraphMem_attribute, void *);
 	CUresult (*GraphNodeFindInClone)(CUgraphNode *, CUgraphNode, CUgraph);
+	CUresult (*LaunchHostFunc)(CUstream, CUhostFn, void *);
+	CUresult (*GraphAddHostNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphHostNodeGetParams)(CUgraphNode,
+	    CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphHostNodeSetParams)(CUgraphNode,
+	    const CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphExecHostNodeSetParams)(CUgraphExec, CUgraphNode,
+	    const CUDA_HOST_NODE_PARAMS *);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -405,6 +414,11 @@ static struct {
 	S(DeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040),
 	S(DeviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040),
 	S(GraphNodeFindInClone, "cuGraphNodeFindInClone", 10000),
+	S(LaunchHostFunc, "cuLaunchHostFunc", 10000),
+	S(GraphAddHostNode, "cuGraphAddHostNode", 10000),
+	S(GraphHostNodeGetParams, "cuGraphHostNodeGetParams", 10000),
+	S(GraphHostNodeSetParams, "cuGraphHostNodeSetParams", 10000),
+	S(GraphExecHostNodeSetParams, "cuGraphExecHostNodeSetParams", 10000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -431,7 +445,62 @@ struct cclient {
 	void		*lanes;		/* the lanes' buffer, when pinned */
 	uint8_t		*dtoh;		/* pinned scratch, DTOH_PINNED bytes */
 	int		 dtoh_failed;	/* registering it failed: don't retry */
+	struct chost	*hosts;		/* host functions' data (chost_get) */
 };
+
+/*
+ * A host function of the client's as the driver runs it: host_reached
+ * with one of these, made once per callback id and kept until the client
+ * is freed (after its contexts: no callback comes later).  The function
+ * only notes that it was reached; it never waits for the client.
+ */
+struct chost {
+	struct rclient	*cl;
+	uint64_t	 id;
+	struct chost	*next;
+};
+
+static void CUDA_CB
+host_reached(void *p)
+{
+	struct chost *h = p;
+
+	rclient_host_note(h->cl, h->id);
+}
+
+/* The driver's data for callback id, made if new; NULL when out of memory. */
+static struct chost *
+chost_get(struct rclient *cl, uint64_t id)
+{
+	struct cclient *cc = cl->be;
+	struct chost *h;
+
+	for (h = cc->hosts; h != NULL; h = h->next)
+		if (h->id == id)
+			return h;
+	if ((h = calloc(1, sizeof *h)) == NULL)
+		return NULL;
+	h->cl = cl;
+	h->id = id;
+	h->next = cc->hosts;
+	cc->hosts = h;
+	return h;
+}
+
+/* The callback id of a host node's parameters; 0 if not the client's. */
+static uint64_t
+chost_id(struct rclient *cl, const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct cclient *cc = cl->be;
+	struct chost *h;
+
+	if (p->fn != host_reached)
+		return 0;
+	for (h = cc->hosts; h != NULL; h = h->next)
+		if (h == p->userData)
+			return h->id;
+	return 0;
+}
 
 static int
 cuda_init(char *err, size_t errlen)
@@ -660,6 +729,15 @@ cuda_client_free(struct rclient *cl)
 			cuda_pool_drop(cl, o);
 			drv.CtxDestroy(o->h);
 			o->h = NULL;
+		}
+	}
+	{
+		struct cclient *cc = cl->be;
+		struct chost *h, *next;
+
+		for (h = cc->hosts; h != NULL; h = next) {
+			next = h->next;
+			free(h);
 		}
 	}
 	free(cl->be);
@@ -1780,6 +1858,20 @@ c_event_record(struct rcall *c)
 	return drv.EventRecord(e->h, s);
 }
 
+/* in: ctx, stream, callback id: the driver's host function notes it. */
+static int
+c_host_func(struct rcall *c)
+{
+	struct chost *h;
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((h = chost_get(c->cl, c->in[2].u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return drv.LaunchHostFunc(s, host_reached, h);
+}
+
 static int
 c_event_sync(struct rcall *c)
 {
@@ -2745,6 +2837,7 @@ c_graph_add(struct rcall *c)
 	uint16_t call = check_graph_call(c->in[2].u);
 	CUDA_KERNEL_NODE_PARAMS kp;
 	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMCPY3D m;
 	CUgraphNode *deps = NULL, node = NULL;
 	struct rcall sub;
@@ -2818,6 +2911,15 @@ c_graph_add(struct rcall *c)
 		break;
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		rc = drv.GraphAddEmptyNode(&node, g->h, deps, nd);
+		break;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		memset(&hp, 0, sizeof hp);
+		hp.fn = host_reached;
+		if ((hp.userData = chost_get(c->cl, sub.in[2].u)) == NULL) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		rc = drv.GraphAddHostNode(&node, g->h, deps, nd, &hp);
 		break;
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		pr_init(&r, c->in[4].p, c->in[4].len);
@@ -3024,6 +3126,7 @@ c_node_get(struct rcall *c)
 	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
 	CUDA_MEM_ALLOC_NODE_PARAMS ap;
 	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMCPY3D m;
 	CUgraphNodeType t;
 	struct rpc_val v[RPC_MAX_FIELDS];
@@ -3090,6 +3193,14 @@ c_node_get(struct rcall *c)
 			return rc;
 		pw_u64(&c->blob, dp);
 		break;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		if ((rc = drv.GraphHostNodeGetParams(node, &hp)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		if ((v[2].u = chost_id(c->cl, &hp)) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		rpc_pack(&c->blob, rpc_lookup(R_HOST_FUNC)->req, v);
+		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -3109,6 +3220,7 @@ c_node_set(struct rcall *c)
 	struct robj *ctx, *o;
 	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[2].u;
 	uint16_t call = check_graph_call(c->in[3].u);
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMSET_NODE_PARAMS mp;
 	CUDA_MEMCPY3D m;
 	CUgraphNodeType t;
@@ -3162,6 +3274,13 @@ c_node_set(struct rcall *c)
 			    drv.GraphEventRecordNodeSetEvent(node, o->h);
 		return e != NULL ? drv.GraphExecEventWaitNodeSetEvent(e->h,
 		    node, o->h) : drv.GraphEventWaitNodeSetEvent(node, o->h);
+	case R_HOST_FUNC:
+		memset(&hp, 0, sizeof hp);
+		hp.fn = host_reached;
+		if ((hp.userData = chost_get(c->cl, sub.in[2].u)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		return e != NULL ? drv.GraphExecHostNodeSetParams(e->h, node,
+		    &hp) : drv.GraphHostNodeSetParams(node, &hp);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
@@ -3894,7 +4013,8 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
-	F(R_NODE_FIND, c_node_find)
+	F(R_NODE_FIND, c_node_find) \
+	F(R_HOST_FUNC, c_host_func)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

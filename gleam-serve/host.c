@@ -2308,6 +2308,22 @@ c_event_destroy(struct rcall *c)
 }
 
 /* in: ctx, event, stream */
+/*
+ * in: ctx, stream, callback id.  Work here is done when it is called:
+ * the function is reached at once, and the client runs it when the
+ * notice comes (rclient_host_note).  Nothing here waits for the client,
+ * so a graph's nodes after a host node do not wait for its callback
+ * (gleam-serve(8)).
+ */
+static int
+c_host_func(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	rclient_host_note(c->cl, c->in[2].u);
+	return CUDA_SUCCESS;
+}
+
 static int
 c_event_record(struct rcall *c)
 {
@@ -2564,6 +2580,7 @@ hgraph_sfield(uint16_t type)
 	case R_MEM_3D:
 	case R_MEMSET:
 	case R_STREAM_WAIT_EVENT:
+	case R_HOST_FUNC:
 		return 1;
 	case R_EVENT_RECORD:
 	case R_GRAPH_LAUNCH:
@@ -3146,6 +3163,8 @@ hgraph_node_type(uint16_t type)
 		return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
 	case R_STREAM_WAIT_EVENT:
 		return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+	case R_HOST_FUNC:
+		return CU_GRAPH_NODE_TYPE_HOST;
 	}
 	return CU_GRAPH_NODE_TYPE_MEMCPY;
 }
@@ -3462,6 +3481,7 @@ c_node_get(struct rcall *c)
 	case R_MEM_3D:
 	case R_EVENT_RECORD:
 	case R_STREAM_WAIT_EVENT:
+	case R_HOST_FUNC:
 		memcpy(v, o->in, sizeof v);
 		v[0].u = 0;
 		if (o->sf >= 0)
@@ -3750,7 +3770,8 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_SET, c_node_set) \
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
-	F(R_NODE_FIND, c_node_find)
+	F(R_NODE_FIND, c_node_find) \
+	F(R_HOST_FUNC, c_host_func)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -120,6 +120,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_NODE_ENABLED,	"cuGraphNodeSetEnabled", "QQQII",	"I", 0),
 	C(R_GRAPH_MEM,		"cuDeviceGraphMemTrim",	"IIIQ",		"Q", 0),
 	C(R_NODE_FIND,		"cuGraphNodeFindInClone", "QQQ",	"Q", 0),
+	C(R_HOST_FUNC,		"cuLaunchHostFunc",	"QQQ",		"", 0),
 #undef C
 #undef RD
 #undef WR

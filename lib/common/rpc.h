@@ -207,6 +207,11 @@ enum rpc_call {
 				   attribute), attribute, value -> value */
 	R_NODE_FIND,		/* clone, original graph, node -> the node
 				   of the clone that it is */
+	/* host functions (issue 24) */
+	R_HOST_FUNC,		/* ctx, stream, callback id: the client's
+				   host function in stream order (captured:
+				   a host node); when it is reached the
+				   server sends the id in MSG_HOST */
 	R_CALL_END		/* one past the last */
 };
 

@@ -98,6 +98,7 @@ struct rclient {
 	char		 addr[64];
 	char		 name[PROTO_NAME_MAX + 1];
 	struct vmm	*vmm;		/* cuMemAddressReserve & co. (vmm.h) */
+	struct rhostq	*hq;		/* host functions reached (remote.c) */
 };
 
 /* One call in progress. */
@@ -216,6 +217,14 @@ void		 rmem_drop(struct rclient *, const void *owner);
 int		 rmem_del(struct rclient *, uint64_t base);
 /* 0 if [ptr, ptr+len) lies inside one range of the client's. */
 int		 rmem_check(const struct rclient *, uint64_t ptr, uint64_t len);
+/*
+ * A host function of the client's (R_HOST_FUNC, a host node) was reached:
+ * its callback id goes to the client in MSG_HOST, ahead of the serving
+ * thread's next reply or as soon as that thread is idle.  From any thread
+ * (the driver's own, for the cuda backend); it never waits for the
+ * client.  Nothing happens where cl has no queue (tests).
+ */
+void		 rclient_host_note(struct rclient *, uint64_t id);
 /* Copies a string field into a NUL-terminated buffer; -1 if too long. */
 int		 rval_str(const struct rpc_val *, char *, size_t);
 

@@ -539,6 +539,7 @@ check_graph_call(uint64_t t)
 	case CU_GRAPH_NODE_TYPE_MEMCPY:		return R_MEM_3D;
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:	return R_EVENT_RECORD;
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:	return R_STREAM_WAIT_EVENT;
+	case CU_GRAPH_NODE_TYPE_HOST:		return R_HOST_FUNC;
 	}
 	return 0;
 }
@@ -727,6 +728,10 @@ check_call(const struct rcall *c)
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_graph_sub(c, 4, check_graph_call(c->in[3].u),
 		    NULL);
+	case R_HOST_FUNC:
+		/* A callback id: the client's, never 0. */
+		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
 	case R_NODE_ENABLED:
 		return c->in[3].u > 1 || c->in[4].u > 1 ?
 		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;

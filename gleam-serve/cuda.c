@@ -234,6 +234,15 @@ static struct {
 	CUresult (*DeviceSetGraphMemAttribute)(CUdevice,
 	    CUgraphMem_attribute, void *);
 	CUresult (*GraphNodeFindInClone)(CUgraphNode *, CUgraphNode, CUgraph);
+	CUresult (*LaunchHostFunc)(CUstream, CUhostFn, void *);
+	CUresult (*GraphAddHostNode)(CUgraphNode *, CUgraph,
+	    const CUgraphNode *, size_t, const CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphHostNodeGetParams)(CUgraphNode,
+	    CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphHostNodeSetParams)(CUgraphNode,
+	    const CUDA_HOST_NODE_PARAMS *);
+	CUresult (*GraphExecHostNodeSetParams)(CUgraphExec, CUgraphNode,
+	    const CUDA_HOST_NODE_PARAMS *);
 	CUresult (*LinkCreate)(unsigned, CUjit_option *, void **,
 	    CUlinkState *);
 	CUresult (*LinkAddData)(CUlinkState, CUjitInputType, void *, size_t,
@@ -426,6 +435,11 @@ static struct {
 	S(DeviceGetGraphMemAttribute, "cuDeviceGetGraphMemAttribute", 11040),
 	S(DeviceSetGraphMemAttribute, "cuDeviceSetGraphMemAttribute", 11040),
 	S(GraphNodeFindInClone, "cuGraphNodeFindInClone", 10000),
+	S(LaunchHostFunc, "cuLaunchHostFunc", 10000),
+	S(GraphAddHostNode, "cuGraphAddHostNode", 10000),
+	S(GraphHostNodeGetParams, "cuGraphHostNodeGetParams", 10000),
+	S(GraphHostNodeSetParams, "cuGraphHostNodeSetParams", 10000),
+	S(GraphExecHostNodeSetParams, "cuGraphExecHostNodeSetParams", 10000),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),
@@ -483,6 +497,7 @@ struct cclient {
 	int		 dtoh_failed;	/* registering it failed: don't retry */
 	struct crun	*runs;
 	struct htab	 moved;		/* allocation's address -> its run */
+	struct chost	*hosts;		/* host functions' data (chost_get) */
 };
 
 /* The driver's lookup, for entry points newer than the ones drv needs. */
@@ -501,6 +516,60 @@ drv_opt(const char *name, int version)
 	if (gpa == NULL || gpa(name, &fn, version, 0, NULL) != CUDA_SUCCESS)
 		return NULL;
 	return fn;
+}
+
+/*
+ * A host function of the client's as the driver runs it: host_reached
+ * with one of these, made once per callback id and kept until the client
+ * is freed (after its contexts: no callback comes later).  The function
+ * only notes that it was reached; it never waits for the client.
+ */
+struct chost {
+	struct rclient	*cl;
+	uint64_t	 id;
+	struct chost	*next;
+};
+
+static void CUDA_CB
+host_reached(void *p)
+{
+	struct chost *h = p;
+
+	rclient_host_note(h->cl, h->id);
+}
+
+/* The driver's data for callback id, made if new; NULL when out of memory. */
+static struct chost *
+chost_get(struct rclient *cl, uint64_t id)
+{
+	struct cclient *cc = cl->be;
+	struct chost *h;
+
+	for (h = cc->hosts; h != NULL; h = h->next)
+		if (h->id == id)
+			return h;
+	if ((h = calloc(1, sizeof *h)) == NULL)
+		return NULL;
+	h->cl = cl;
+	h->id = id;
+	h->next = cc->hosts;
+	cc->hosts = h;
+	return h;
+}
+
+/* The callback id of a host node's parameters; 0 if not the client's. */
+static uint64_t
+chost_id(struct rclient *cl, const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct cclient *cc = cl->be;
+	struct chost *h;
+
+	if (p->fn != host_reached)
+		return 0;
+	for (h = cc->hosts; h != NULL; h = h->next)
+		if (h == p->userData)
+			return h->id;
+	return 0;
 }
 
 static int
@@ -738,9 +807,16 @@ cuda_client_free(struct rclient *cl)
 		}
 	}
 	if (cl->be != NULL) {
+		struct cclient *cc = cl->be;
+		struct chost *h, *next;
+
 		/* A context that was never made: its runs, unmapped here. */
 		cuda_runs_drop(cl, NULL);
-		htab_free(&((struct cclient *)cl->be)->moved);
+		htab_free(&cc->moved);
+		for (h = cc->hosts; h != NULL; h = next) {
+			next = h->next;
+			free(h);
+		}
 	}
 	free(cl->be);
 	cl->be = NULL;
@@ -2439,6 +2515,20 @@ c_dev_query(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/* in: ctx, stream, callback id: the driver's host function notes it. */
+static int
+c_host_func(struct rcall *c)
+{
+	struct chost *h;
+	CUstream s;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((h = chost_get(c->cl, c->in[2].u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return drv.LaunchHostFunc(s, host_reached, h);
+}
+
 static int
 c_event_sync(struct rcall *c)
 {
@@ -3445,6 +3535,7 @@ c_graph_add(struct rcall *c)
 	uint16_t call = check_graph_call(c->in[2].u);
 	CUDA_KERNEL_NODE_PARAMS kp;
 	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMCPY3D m;
 	CUgraphNode *deps = NULL, node = NULL;
 	struct rcall sub;
@@ -3519,6 +3610,15 @@ c_graph_add(struct rcall *c)
 		break;
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		rc = drv.GraphAddEmptyNode(&node, g->h, deps, nd);
+		break;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		memset(&hp, 0, sizeof hp);
+		hp.fn = host_reached;
+		if ((hp.userData = chost_get(c->cl, sub.in[2].u)) == NULL) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		rc = drv.GraphAddHostNode(&node, g->h, deps, nd, &hp);
 		break;
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		pr_init(&r, c->in[4].p, c->in[4].len);
@@ -3725,6 +3825,7 @@ c_node_get(struct rcall *c)
 	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
 	CUDA_MEM_ALLOC_NODE_PARAMS ap;
 	CUDA_MEMSET_NODE_PARAMS mp;
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMCPY3D m;
 	CUgraphNodeType t;
 	struct rpc_val v[RPC_MAX_FIELDS];
@@ -3791,6 +3892,14 @@ c_node_get(struct rcall *c)
 			return rc;
 		pw_u64(&c->blob, dp);
 		break;
+	case CU_GRAPH_NODE_TYPE_HOST:
+		if ((rc = drv.GraphHostNodeGetParams(node, &hp)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		if ((v[2].u = chost_id(c->cl, &hp)) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		rpc_pack(&c->blob, rpc_lookup(R_HOST_FUNC)->req, v);
+		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -3810,6 +3919,7 @@ c_node_set(struct rcall *c)
 	struct robj *ctx, *o;
 	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[2].u;
 	uint16_t call = check_graph_call(c->in[3].u);
+	CUDA_HOST_NODE_PARAMS hp;
 	CUDA_MEMSET_NODE_PARAMS mp;
 	CUDA_MEMCPY3D m;
 	CUgraphNodeType t;
@@ -3863,6 +3973,13 @@ c_node_set(struct rcall *c)
 			    drv.GraphEventRecordNodeSetEvent(node, o->h);
 		return e != NULL ? drv.GraphExecEventWaitNodeSetEvent(e->h,
 		    node, o->h) : drv.GraphEventWaitNodeSetEvent(node, o->h);
+	case R_HOST_FUNC:
+		memset(&hp, 0, sizeof hp);
+		hp.fn = host_reached;
+		if ((hp.userData = chost_get(c->cl, sub.in[2].u)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		return e != NULL ? drv.GraphExecHostNodeSetParams(e->h, node,
+		    &hp) : drv.GraphHostNodeSetParams(node, &hp);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
@@ -5350,7 +5467,8 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_TEX_CREATE, c_tex_create) \
 	F(R_TEX_DESTROY, c_tex_destroy) \
 	F(R_CTX_OP, c_ctx_op) \
-	F(R_DEV_QUERY, c_dev_query)
+	F(R_DEV_QUERY, c_dev_query) \
+	F(R_HOST_FUNC, c_host_func)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -2641,6 +2641,22 @@ c_event_destroy(struct rcall *c)
 }
 
 /* in: ctx, event, stream */
+/*
+ * in: ctx, stream, callback id.  Work here is done when it is called:
+ * the function is reached at once, and the client runs it when the
+ * notice comes (rclient_host_note).  Nothing here waits for the client,
+ * so a graph's nodes after a host node do not wait for its callback
+ * (gleam-serve(8)).
+ */
+static int
+c_host_func(struct rcall *c)
+{
+	CTX(c, 0);
+	STREAM(c, 1);
+	rclient_host_note(c->cl, c->in[2].u);
+	return CUDA_SUCCESS;
+}
+
 static int
 c_event_record(struct rcall *c)
 {
@@ -2983,6 +2999,7 @@ hgraph_sfield(uint16_t type)
 	case R_MEM_3D:
 	case R_MEMSET:
 	case R_STREAM_WAIT_EVENT:
+	case R_HOST_FUNC:
 		return 1;
 	case R_EVENT_RECORD:
 	case R_GRAPH_LAUNCH:
@@ -3565,6 +3582,8 @@ hgraph_node_type(uint16_t type)
 		return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
 	case R_STREAM_WAIT_EVENT:
 		return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+	case R_HOST_FUNC:
+		return CU_GRAPH_NODE_TYPE_HOST;
 	}
 	return CU_GRAPH_NODE_TYPE_MEMCPY;
 }
@@ -3881,6 +3900,7 @@ c_node_get(struct rcall *c)
 	case R_MEM_3D:
 	case R_EVENT_RECORD:
 	case R_STREAM_WAIT_EVENT:
+	case R_HOST_FUNC:
 		memcpy(v, o->in, sizeof v);
 		v[0].u = 0;
 		if (o->sf >= 0)
@@ -4177,7 +4197,8 @@ c_stream_memop(struct rcall *c)
 	F(R_TEX_CREATE, c_tex_create) \
 	F(R_TEX_DESTROY, c_tex_destroy) \
 	F(R_CTX_OP, c_ctx_op) \
-	F(R_DEV_QUERY, c_dev_query)
+	F(R_DEV_QUERY, c_dev_query) \
+	F(R_HOST_FUNC, c_host_func)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -163,6 +163,71 @@ remote_pin(struct remote *r)
 		r->pin = 0;
 }
 
+/*
+ * Host functions reached (backend.h, rclient_host_note): noted by any
+ * thread, sent by the serving thread in MSG_HOST frames, ahead of its
+ * next reply (remote_serve) and whenever its loop comes round; fd wakes
+ * it from a wait for input (remote_read).
+ */
+#define HOSTQ_FRAME	8192	/* ids in one MSG_HOST */
+
+struct rhostq {
+	pthread_mutex_t	 mu;
+	struct pw	 ids;		/* u64 each, in the order reached */
+	uint32_t	 n;		/* atomic reads outside mu */
+	int		 fd;		/* an eventfd */
+};
+
+void
+rclient_host_note(struct rclient *cl, uint64_t id)
+{
+	struct rhostq *q = cl->hq;
+	uint64_t one = 1;
+
+	if (q == NULL)
+		return;
+	pthread_mutex_lock(&q->mu);
+	pw_u64(&q->ids, id);
+	if (q->ids.bad) {
+		/* Out of memory: the client cannot learn of it. */
+		log_warn("client %s: a host function's notice is lost",
+		    cl->addr);
+		pw_free(&q->ids);
+		pw_init(&q->ids);
+		__atomic_store_n(&q->n, 0, __ATOMIC_RELEASE);
+	} else
+		__atomic_add_fetch(&q->n, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&q->mu);
+	(void)!write(q->fd, &one, sizeof one);
+}
+
+static struct rhostq *
+hostq_new(void)
+{
+	struct rhostq *q = calloc(1, sizeof *q);
+
+	if (q == NULL)
+		return NULL;
+	if ((q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+		free(q);
+		return NULL;
+	}
+	pthread_mutex_init(&q->mu, NULL);
+	pw_init(&q->ids);
+	return q;
+}
+
+static void
+hostq_free(struct rhostq *q)
+{
+	if (q == NULL)
+		return;
+	close(q->fd);
+	pw_free(&q->ids);
+	pthread_mutex_destroy(&q->mu);
+	free(q);
+}
+
 struct robj *
 robj_get(struct rclient *cl, uint64_t id, int kind)
 {
@@ -347,6 +412,36 @@ remote_error(struct remote *r, uint64_t id, uint32_t code, const char *text)
 	    proto_err_name(code), text);
 }
 
+/* The host functions reached so far, as MSG_HOST frames. */
+static void
+remote_host_collect(struct remote *r)
+{
+	struct rhostq *q = r->cl.hq;
+	struct pw w;
+	struct pr p;
+	uint32_t n, k, i;
+
+	if (q == NULL || __atomic_load_n(&q->n, __ATOMIC_ACQUIRE) == 0)
+		return;
+	pthread_mutex_lock(&q->mu);
+	n = q->n;
+	pr_init(&p, q->ids.p, q->ids.len);
+	while (n > 0) {
+		k = n < HOSTQ_FRAME ? n : HOSTQ_FRAME;
+		pw_init(&w);
+		pw_u32(&w, k);
+		for (i = 0; i < k; i++)
+			pw_u64(&w, pr_u64(&p));
+		if (!w.bad)
+			remote_frame(r, MSG_HOST, 0, 0, w.p, w.len);
+		pw_free(&w);
+		n -= k;
+	}
+	q->ids.len = 0;
+	__atomic_store_n(&q->n, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&q->mu);
+}
+
 /* A record must start at off of the output (if there is room to say so). */
 static void
 remote_brk(struct remote *r, size_t off)
@@ -381,6 +476,7 @@ static int	remote_mig_in(struct remote *, const struct frame_hdr *,
 		    const uint8_t *);
 static int	remote_open_records(struct remote *);
 static int	remote_resend(struct remote *, uint64_t);
+static void	efd_drain(int);
 
 /*
  * Room for n more bytes in what the client has not acknowledged: waits
@@ -934,6 +1030,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	 * call returns, where a local run prints it.
 	 */
 	output_collect(&r->out);
+	remote_host_collect(r);
 	/*
 	 * The reply is packed in place: a large one is copied once, or not
 	 * at all where its last field is a large blob (the tail), which is
@@ -1086,25 +1183,34 @@ remote_read(struct remote *r)
 			if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR) || now_ns() - t0 >= r->env->spin_ns)
 				break;
+			/* A host function reached: its notice goes now. */
+			if (__atomic_load_n(&r->cl.hq->n, __ATOMIC_ACQUIRE) > 0)
+				return 0;
 			if ((++k & 63) == 0)
 				sched_yield();
 		}
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR || r->env->spin_ns == 0)) {
-		if (r->ctl_started) {
-			/* Input, or a connection that resumes this session
-			 * (the client saw the drop before we did). */
-			struct pollfd pf[2];
+		{
+			/* Input, a host function reached (its notice goes at
+			 * once: the client may be waiting for nothing else),
+			 * or a connection that resumes this session (the
+			 * client saw the drop before we did). */
+			struct pollfd pf[3];
 			int prc, nfd;
 
-			/* An order to migrate waits for a point at rest. */
-			nfd = remote_mig_waits(r) ? 1 : 2;
 			pf[0].fd = r->fd;
 			pf[0].events = POLLIN;
-			pf[1].fd = r->wake;
+			pf[0].revents = 0;
+			pf[1].fd = r->cl.hq->fd;
 			pf[1].events = POLLIN;
 			pf[1].revents = 0;
+			pf[2].fd = r->wake;
+			pf[2].events = POLLIN;
+			pf[2].revents = 0;
+			/* An order to migrate waits for a point at rest. */
+			nfd = !r->ctl_started || remote_mig_waits(r) ? 2 : 3;
 			do
 				prc = poll(pf, (nfds_t)nfd, r->env->idle_s > 0 ?
 				    (int)(r->env->idle_s * 1000) : -1);
@@ -1113,6 +1219,13 @@ remote_read(struct remote *r)
 				errno = EAGAIN;
 				goto idle;
 			}
+			if (prc > 0 && pf[1].revents != 0) {
+				efd_drain(r->cl.hq->fd);
+				if (pf[0].revents == 0)
+					return 0;
+			}
+			/* Below, pf[1] is the session's channel's. */
+			pf[1] = pf[2];
 			if (prc > 0 && pf[1].revents != 0 && r->at_rest &&
 			    remote_order(r))
 				return -1;
@@ -1914,7 +2027,8 @@ remote_main(void *arg)
 	for (;;) {
 		r->at_rest = 0;
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
-		    (remote_pin(r), remote_flush(r)) == -1 ||
+		    (remote_pin(r), remote_host_collect(r),
+		    remote_flush(r)) == -1 ||
 		    (r->at_rest = !lanes_pending(r->lanes),
 		    remote_read(r)) == -1) {
 			r->at_rest = 0;
@@ -1981,6 +2095,8 @@ remote_main(void *arg)
 		htab_free(&r->stages);
 	}
 	free(r->cl.ranges);
+	hostq_free(r->cl.hq);
+	r->cl.hq = NULL;
 	free(r->in);
 	free(r->seal);
 	pw_free(&r->out);
@@ -2021,11 +2137,16 @@ remote_new(int fd, const char *addr, const char *name,
 	r->token = token;
 	htab_init(&r->cl.objs);
 	htab_init(&r->stages);
+	if ((r->cl.hq = hostq_new()) == NULL) {
+		free(r);
+		return NULL;
+	}
 	snprintf(r->cl.addr, sizeof r->cl.addr, "%s", addr);
 	snprintf(r->cl.name, sizeof r->cl.name, "%s", name);
 	pw_init(&r->out);
 	if (len > 0) {
 		if ((r->in = malloc(len)) == NULL) {
+			hostq_free(r->cl.hq);
 			free(r);
 			return NULL;
 		}
@@ -2069,6 +2190,7 @@ remote_unnew(struct remote *r, struct remote_handoff *ho)
 	ho->ch = r->ch;
 	htab_free(&r->cl.objs);
 	htab_free(&r->stages);
+	hostq_free(r->cl.hq);
 	free(r->in);
 	free(r);
 }

@@ -139,6 +139,23 @@ void		 capture_saw(struct gctx *c, CUresult);
 int		 capture_busy(uint64_t sid);
 void		 capture_forget(struct gstream *);
 
+/*
+ * Host functions run here while the server runs the device's work
+ * (hostcb.c).  hostcb_id: the callback id of (fn, data), the same for
+ * the same pair, 0 if out of memory; hostcb_lookup: its pair, -1 if no
+ * such id.  hostcb_post: a MSG_HOST payload from the I/O thread, its
+ * callbacks queued for their thread; -1 if it does not decode.
+ * hostcb_mark: notices received so far; hostcb_wait: returns once that
+ * many callbacks have returned (at once on their own thread).
+ * hostcb_inside: the calling thread is running a callback.
+ */
+uint64_t	 hostcb_id(CUhostFn fn, void *data);
+int		 hostcb_lookup(uint64_t id, CUhostFn *fn, void **data);
+int		 hostcb_post(const void *, size_t);
+uint64_t	 hostcb_mark(void);
+void		 hostcb_wait(uint64_t mark);
+int		 hostcb_inside(void);
+
 /* A handle's object if it is one of ours of that kind, else NULL. */
 void		*gobj_check(const void *, int kind);
 /*

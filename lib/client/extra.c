@@ -77,15 +77,36 @@ cuFuncSetSharedMemConfig(CUfunction f, CUsharedconfig c)
 /*
  * A host function runs once the work queued before it is done, and work
  * queued after it waits for it: here the stream is synchronized and the
- * function called on the calling thread, which keeps both promises.
+ * function called on the calling thread, which keeps both promises.  On
+ * a capturing stream it becomes a host node of the capture's graph: the
+ * server notes it in stream order and it runs here when reached
+ * (hostcb.c).
  */
 static CUresult
 host_fn(CUstream s, int ptsz, CUhostFn fn, void *data)
 {
+	struct rpc_val in[3];
+	struct gctx *c;
+	uint64_t sid;
 	CUresult rc;
 
 	if (fn == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if (capture_busy(sid)) {
+		struct gstream *g = gobj_check(s, GK_STREAM);
+
+		if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+			return rc;
+		if ((in[2].u = hostcb_id(fn, data)) == 0)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		in[0].u = gobj_id(g != NULL ? g->ctx : c);
+		in[1].u = sid;
+		return rpost(R_HOST_FUNC, in, 0);
+	}
 	rc = ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s);
 	if (rc != CUDA_SUCCESS)
 		return rc;

@@ -1129,6 +1129,77 @@ CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode h, CUevent e) { return enode_s
 CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec x, CUgraphNode h, CUevent e) { return enode_set(x, h, 0, e); }
 CUresult cuGraphExecEventWaitNodeSetEvent(CUgraphExec x, CUgraphNode h, CUevent e) { return enode_set(x, h, 1, e); }
 
+/* ---- host nodes ---- */
+
+/*
+ * A host node's request: R_HOST_FUNC's, with the callback id of its
+ * function and data (hostcb.c), which run here when the node is reached.
+ */
+static CUresult
+hnode_req(const CUDA_HOST_NODE_PARAMS *p, struct rpc_val *in)
+{
+	struct gctx *c;
+	CUresult rc;
+
+	if (p == NULL || p->fn == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = 0;
+	if ((in[2].u = hostcb_id(p->fn, p->userData)) == 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddHostNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct rpc_val in[3];
+	CUresult rc;
+
+	if ((rc = hnode_req(p, in)) != CUDA_SUCCESS)
+		return rc;
+	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_HOST, in[0].u,
+	    R_HOST_FUNC, in, NULL);
+}
+
+CUresult
+cuGraphHostNodeGetParams(CUgraphNode h, CUDA_HOST_NODE_PARAMS *p)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	void *keep;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = node_get(h, CU_GRAPH_NODE_TYPE_HOST,
+	    rpc_lookup(R_HOST_FUNC)->req, v, &keep);
+	if (rc == CUDA_SUCCESS &&
+	    hostcb_lookup(v[2].u, &p->fn, &p->userData) == -1) {
+		log_warn("cuGraphHostNodeGetParams: the node's function is "
+		    "not one this process gave");
+		rc = CUDA_ERROR_INVALID_VALUE;
+	}
+	free(keep);
+	return rc;
+}
+
+static CUresult
+hnode_set(CUgraphExec e, CUgraphNode h, const CUDA_HOST_NODE_PARAMS *p)
+{
+	struct rpc_val in[3];
+	CUresult rc;
+
+	if ((rc = hnode_req(p, in)) != CUDA_SUCCESS)
+		return rc;
+	return node_set(e, h, CU_GRAPH_NODE_TYPE_HOST, R_HOST_FUNC, in);
+}
+
+CUresult cuGraphHostNodeSetParams(CUgraphNode h, const CUDA_HOST_NODE_PARAMS *p) { return hnode_set(NULL, h, p); }
+CUresult cuGraphExecHostNodeSetParams(CUgraphExec e, CUgraphNode h, const CUDA_HOST_NODE_PARAMS *p) { return hnode_set(e, h, p); }
+
 /* ---- memory allocation and free nodes ---- */
 
 /*

@@ -359,6 +359,7 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 	size_t n = w->direct ? 4 : h->len;
 
 	waiter_unlink(w);
+	w->hmark = hostcb_mark();
 	if (w->detached) {
 		/* Nobody waits: an error is reported like a one-way call's. */
 		if (!w->direct)
@@ -492,6 +493,13 @@ io_frame(const struct frame_hdr *h, const uint8_t *p)
 	}
 	if (h->type == MSG_REDIRECT) {
 		io_redirect(h, p);
+		return;
+	}
+	if (h->type == MSG_HOST) {
+		/* Run by their own thread, never this one (hostcb.c). */
+		if (h->flags != 0 || hostcb_post(p, h->len) == -1)
+			log_warn("server %s: a malformed host-function notice",
+			    rconn.peer);
 		return;
 	}
 	if (!(h->flags & FL_REPLY))
@@ -1590,6 +1598,9 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 	CUresult rc = CUDA_SUCCESS;
 	int zip = 0, beside = w != NULL && w->beside;
 
+	/* A host function makes no CUDA calls: it could wait for itself. */
+	if (hostcb_inside())
+		return CUDA_ERROR_NOT_PERMITTED;
 	/* The memory layer's own calls go first (mapped.c). */
 	if (send_hook != NULL)
 		send_hook(type, in);
@@ -1742,6 +1753,9 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	pthread_mutex_unlock(&tlock);
 	/* What the device printed came ahead of the reply: out before it. */
 	io_output_write();
+	/* So did the host functions reached: they have run when it returns. */
+	if (d != NULL && (d->flags & (RPC_F_WAITS | RPC_F_POLLS)))
+		hostcb_wait(w->hmark);
 	if (!w->beside && (!w->ahead || waited))
 		stats_sync(w->type, now_ns() - t0);
 	b = w->buf;

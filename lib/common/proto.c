@@ -82,6 +82,7 @@ proto_type_name(uint16_t t)
 	case MSG_MIG_END: return "MIG_END";
 	case MSG_REDIRECT: return "REDIRECT";
 	case MSG_MIGRATE_ONE: return "MIGRATE_ONE";
+	case MSG_HOST: return "HOST";
 	}
 	return t >= MSG_REMOTE_FIRST ? "REMOTE" : "unknown";
 }

@@ -61,6 +61,9 @@ enum msg_type {
 	MSG_MIGRATE_ONE = 26,	/* admin->s: move one client's session
 				   (msg_migrate_one); the reply: u32 0 once
 				   ordered, or ERROR */
+	MSG_HOST = 27,		/* s->c, one-way: host functions reached
+				   (R_HOST_FUNC, host nodes): u32 n, then n
+				   u64 callback ids, in the order reached */
 	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
 };
 

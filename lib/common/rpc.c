@@ -130,6 +130,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	/* device and context odds and ends */
 	C(R_CTX_OP,		"ctxOp",		"QIQII",	"", 0),
 	C(R_DEV_QUERY,		"deviceQuery",		"IiB",		"B", 0),
+	C(R_HOST_FUNC,		"cuLaunchHostFunc",	"QQQ",		"", 0),
 #undef C
 #undef RD
 #undef WR

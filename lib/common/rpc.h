@@ -181,7 +181,8 @@ enum rpc_call {
 				   request of the call it stands for
 				   (R_LAUNCH, R_MEMSET, R_MEM_3D on no
 				   stream, R_EVENT_RECORD,
-				   R_STREAM_WAIT_EVENT; a child graph: u64
+				   R_STREAM_WAIT_EVENT, R_HOST_FUNC on no
+				   stream; a child graph: u64
 				   its id; empty: nothing; a memory
 				   allocation: RPC_SIG_MEMALLOC; a free:
 				   u64 its address) -> its handle */
@@ -195,12 +196,12 @@ enum rpc_call {
 				   R_LAUNCH request on no stream */
 	R_NODE_GET,		/* graph, node -> its type, the request it
 				   stands for as R_GRAPH_ADD takes it
-				   (memset, copy, event nodes; a memory
+				   (memset, copy, event, host nodes; a memory
 				   allocation: RPC_SIG_MEMALLOC with its
 				   address; a free: u64 its address) */
 	R_NODE_SET,		/* graph, exec (0: the graph's node), node,
 				   node type, request as R_GRAPH_ADD's
-				   (memset, copy, event nodes) */
+				   (memset, copy, event, host nodes) */
 	R_NODE_ENABLED,		/* exec, graph, node, set (1) or get (0),
 				   enabled -> enabled */
 	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set
@@ -228,6 +229,11 @@ enum rpc_call {
 	R_CTX_OP,		/* ctx, op, event (0 none), a, b: CTXOP_* */
 	R_DEV_QUERY,		/* which, device, arguments -> answer:
 				   DEVQ_* */
+	/* host functions (issue 24) */
+	R_HOST_FUNC,		/* ctx, stream, callback id: the client's
+				   host function in stream order (captured:
+				   a host node); when it is reached the
+				   server sends the id in MSG_HOST */
 	R_CALL_END		/* one past the last */
 };
 

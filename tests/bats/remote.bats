@@ -121,6 +121,29 @@ run_prog() {
 	done
 }
 
+@test "graphs_host: host nodes and captured host functions run in the client, in order" {
+	for k in static shared; do
+		run_prog $k graphs_host
+		echo "$output"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_host: ok" ]
+		[[ "$output" == *'launches: callbacks 6 "ABABAB", on the program'"'"'s thread 0'* ]]
+		[[ "$output" == *"launches: value 6,"* ]]
+		[[ "$output" == *"host node params: cb_slow, data A"* ]]
+		[[ "$output" == *"host node set: cb_note, data C"* ]]
+		[[ "$output" == *'graph set: new exec, old exec: "CBAB"'* ]]
+		[[ "$output" == *'exec set: "Ax"'* ]]
+		[[ "$output" == *"captured: kernel host kernel host"* ]]
+		[[ "$output" == *'captured launches: callbacks 4 "xyxy"'* ]]
+		[[ "$output" == *"captured launches: value 16,"* ]]
+		[[ "$output" == *"a launch nobody waits for: its callback ran"* ]]
+		[[ "$output" == *"host node with no function: cudaErrorInvalidValue"* ]]
+		# Refused through Gleam: cudaErrorNotPermitted.
+		[[ "$stderr" == *"graphs_host: a CUDA call in a callback: 800"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

@@ -33,6 +33,7 @@
 
 #include "../../lib/common/net.h"
 #include "../../lib/client/io.c"
+#include "../../lib/client/hostcb.c"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

@@ -165,6 +165,33 @@ seeds = {
         frame("R_GRAPH_DESTROY", Q(53)),
         frame("R_GEXEC_DESTROY", Q(52)),
         frame("R_GRAPH_DESTROY", Q(51))),
+    "hostfuncs": seed(
+        ctx,
+        frame("R_STREAM_CREATE", Q(1) + Q(10) + I(0) + I(0)),
+        frame("R_GRAPH_CREATE", Q(51) + I(0)),
+        # host nodes: a callback id, none (0), a request too short
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(4) + B(b"") +
+              B(Q(1) + Q(0) + Q(7))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(4) + B(Q(1)) +
+              B(Q(1) + Q(0) + Q(0))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(4) + B(b"") + B(Q(1))),
+        frame("R_NODE_GET", Q(51) + Q(1)),
+        frame("R_NODE_SET", Q(51) + Q(0) + Q(1) + I(4) +
+              B(Q(1) + Q(0) + Q(8))),
+        frame("R_GRAPH_INSTANTIATE", Q(1) + Q(52) + Q(51) + Q(0) + Q(0)),
+        frame("R_NODE_SET", Q(51) + Q(52) + Q(1) + I(4) +
+              B(Q(1) + Q(0) + Q(9))),
+        frame("R_GRAPH_LAUNCH", Q(1) + Q(52) + Q(10)),
+        # on a stream, captured, on no stream of the client's
+        frame("R_HOST_FUNC", Q(1) + Q(10) + Q(5)),
+        frame("R_CAPTURE_BEGIN", Q(1) + Q(10) + I(0) + Q(54)),
+        frame("R_HOST_FUNC", Q(1) + Q(10) + Q(6)),
+        frame("R_CAPTURE_END", Q(1) + Q(10) + I(1)),
+        frame("R_HOST_FUNC", Q(1) + Q(99) + Q(6)),
+        frame("R_HOST_FUNC", Q(1) + Q(10) + Q(0)),
+        frame("R_GEXEC_DESTROY", Q(52)),
+        frame("R_GRAPH_DESTROY", Q(54)),
+        frame("R_GRAPH_DESTROY", Q(51))),
     "vmm": seed(
         ctx,
         frame("R_VMM_RESERVE", Q(1) + Q(2 << 20) + Q(0) + Q(0) + Q(0)),
@@ -307,6 +334,11 @@ write("client", {
                                I(700)),
                             fr(21, 0, 0, bytes([1]) + I(3) + b"hi\n"),
                             fr(R + call["R_CTX_SYNC"], REPLY, 1, I(0))),
+    "host-notices": client(0x20, b"", waiters(("R_CTX_SYNC", 0, 0)),
+                           fr(27, 0, 0, I(2) + Q(1) + Q(2)),
+                           fr(27, 0, 0, I(3) + Q(1)),
+                           fr(27, 1, 0, I(0)),
+                           fr(R + call["R_CTX_SYNC"], REPLY, 1, I(0))),
     "error": client(0x20, b"", waiters(("R_CTX_SYNC", 0, 0)),
                     error(7, b"server draining")),
     "handshake": client(0x00, challenge() + welcome(), waiters(),

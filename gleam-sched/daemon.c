@@ -903,32 +903,6 @@ client_free(struct client *c)
 	free(c);
 }
 
-/* ERROR 11 before the handshake, and closed: come again shortly. */
-static void
-daemon_refuse(evutil_socket_t fd, const char *text)
-{
-	struct msg_error e;
-	struct frame_hdr h;
-	uint8_t buf[PROTO_HDR_LEN + 600];
-	struct pw w;
-
-	memset(&e, 0, sizeof e);
-	e.code = PERR_AGAIN;
-	snprintf(e.text, sizeof e.text, "%s", text);
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
-		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY,
-		    0 };
-		proto_hdr_encode(buf, &h);
-		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
-		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
-	}
-	pw_free(&w);
-	evutil_closesocket(fd);
-}
-
 static void
 daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -951,7 +925,7 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 			    "its address)", net_addr_str(sa, peer, sizeof peer),
 			    d->nclients, n);
 		}
-		daemon_refuse(fd, n >= D_CONNS_ADDR ?
+		proto_refuse(fd, PERR_AGAIN, n >= D_CONNS_ADDR ?
 		    "busy: too many connections from this address" :
 		    "busy: too many connections");
 		return;

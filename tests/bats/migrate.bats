@@ -251,10 +251,17 @@ drain_timeout: 30s
 }
 
 @test "gleam-serve -n: peer and drain are checked" {
-	printf 'peer: nowhere\n' >"$BATS_TEST_TMPDIR/bad.yaml"
+	local bad
+	for bad in nowhere :7393 gpu2:0; do
+		printf 'peer: "%s"\n' "$bad" >"$BATS_TEST_TMPDIR/bad.yaml"
+		run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
+		[ "$status" -eq 3 ]
+		[[ "$output" == *"bad.yaml:1: peer: '$bad': expected host:port" ]]
+	done
+	printf 'peer: gpu2:http\n' >"$BATS_TEST_TMPDIR/bad.yaml"
 	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
 	[ "$status" -eq 3 ]
-	[[ "$output" == *"peer"* ]]
+	[[ "$output" == *"bad.yaml:1: peer: 'gpu2:http': bad port" ]]
 	printf 'drain: later\n' >"$BATS_TEST_TMPDIR/bad.yaml"
 	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
 	[ "$status" -eq 3 ]
@@ -399,6 +406,12 @@ session_of() {
 	printf 'key_file: %s\nadmins: ops\n' "$k/ops.key" >"$k/bad.yaml"
 	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
 	[[ "$output" == *"admins"*"a list of identities"* ]]
+	printf 'key_file: %s\nadmins: [ops, "o p"]\n' "$k/ops.key" >"$k/bad.yaml"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
+	[[ "$output" == *"bad.yaml:2: admins: 'o p': not an identity's name" ]]
+	printf 'key_file: %s\nadmins: [ops, ops]\n' "$k/ops.key" >"$k/bad.yaml"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
+	[[ "$output" == *"bad.yaml:2: admins: ops: listed twice" ]]
 	printf 'key_file: %s\nadmins: [ops]\n' "$k/ops.key" >"$k/ok.yaml"
 	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$k/ok.yaml"
 }

@@ -499,18 +499,25 @@ msg_error_dec(const void *p, size_t len, struct msg_error *m)
 }
 
 void
-proto_refuse(int fd, uint32_t code, const char *text)
+msg_error_put(struct pw *w, uint32_t code, const char *text)
 {
 	struct msg_error e;
-	struct frame_hdr h;
-	uint8_t buf[PROTO_HDR_LEN + 600];
-	struct pw w;
 
 	memset(&e, 0, sizeof e);
 	e.code = code;
 	snprintf(e.text, sizeof e.text, "%s", text);
+	msg_error_enc(w, &e);
+}
+
+void
+proto_refuse(int fd, uint32_t code, const char *text)
+{
+	struct frame_hdr h;
+	uint8_t buf[PROTO_HDR_LEN + 600];
+	struct pw w;
+
 	pw_init(&w);
-	msg_error_enc(&w, &e);
+	msg_error_put(&w, code, text);
 	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
 		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
 		proto_hdr_encode(buf, &h);

@@ -835,6 +835,29 @@ test_migrate_one(void)
 	CHECK(strcmp(proto_type_name(MSG_MIGRATE_ONE), "MIGRATE_ONE") == 0);
 }
 
+/* msg_error_put: as msg_error_enc of the struct, the text cut to fit. */
+static void
+test_error_put(void)
+{
+	struct msg_error e;
+	struct pw w;
+	char big[700];
+
+	pw_init(&w);
+	msg_error_put(&w, PERR_SHUTDOWN, "no new clients accepted");
+	CHECK(!w.bad && msg_error_dec(w.p, w.len, &e) == 0);
+	CHECK(e.code == PERR_SHUTDOWN);
+	CHECK_STR(e.text, "no new clients accepted");
+	pw_free(&w);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	pw_init(&w);
+	msg_error_put(&w, PERR_AGAIN, big);
+	CHECK(!w.bad && msg_error_dec(w.p, w.len, &e) == 0);
+	CHECK(e.code == PERR_AGAIN && strlen(e.text) == sizeof e.text - 1);
+	pw_free(&w);
+}
+
 /* proto_refuse: one ERROR frame on the socket, then it is closed. */
 static void
 test_refuse(void)
@@ -866,6 +889,7 @@ test_refuse(void)
 int
 main(void)
 {
+	test_error_put();
 	test_refuse();
 	test_migrate_one();
 	test_resume_fields();

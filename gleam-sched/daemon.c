@@ -700,6 +700,19 @@ client_limit(struct client *c, int place)
 	return ms;
 }
 
+/* The reply doc, of len bytes, to request id; NULL: out of memory. */
+static void
+client_reply(struct client *c, uint16_t type, uint64_t id, char *doc,
+    size_t len)
+{
+	if (doc == NULL) {
+		client_fail(c, id, PERR_INTERNAL, 0, "out of memory");
+		return;
+	}
+	client_frame(c, type, FL_REPLY, id, doc, len);
+	free(doc);
+}
+
 /* A request after the handshake: PLACE or STATUS, one reply each. */
 static void
 client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
@@ -707,7 +720,7 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 	struct place_req rq;
 	struct place_rep rp;
 	char err[SCHEDWIRE_REASON_MAX + 256], *doc;
-	size_t len;
+	size_t len = 0;
 	int ms;
 
 	switch (h->type) {
@@ -720,13 +733,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			snprintf(rp.error, sizeof rp.error, "busy, retry in %d "
 			    "ms", ms);
 			rp.retry_ms = ms;
-			if ((doc = place_rep_enc(&rp, &len)) == NULL) {
-				client_fail(c, h->id, PERR_INTERNAL, 0,
-				    "out of memory");
-				return;
-			}
-			client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
-			free(doc);
+			doc = place_rep_enc(&rp, &len);
+			client_reply(c, MSG_PLACE, h->id, doc, len);
 			return;
 		}
 		if (place_req_dec(p, h->len, &rq, err, sizeof err) == -1) {
@@ -742,13 +750,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			snprintf(rp.error, sizeof rp.error, "%.760s", err);
 			log_info("not placed: %s", err);
 		}
-		if ((doc = place_rep_enc(&rp, &len)) == NULL) {
-			client_fail(c, h->id, PERR_INTERNAL, 0,
-			    "out of memory");
-			return;
-		}
-		client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
-		free(doc);
+		doc = place_rep_enc(&rp, &len);
+		client_reply(c, MSG_PLACE, h->id, doc, len);
 		return;
 	case MSG_STATUS:
 		if ((ms = client_limit(c, 0)) > 0) {
@@ -761,13 +764,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			    "STATUS takes no payload");
 			return;
 		}
-		if ((doc = daemon_status(c->d, &len)) == NULL) {
-			client_fail(c, h->id, PERR_INTERNAL, 0,
-			    "out of memory");
-			return;
-		}
-		client_frame(c, MSG_STATUS, FL_REPLY, h->id, doc, len);
-		free(doc);
+		doc = daemon_status(c->d, &len);
+		client_reply(c, MSG_STATUS, h->id, doc, len);
 		return;
 	case MSG_BYE:
 	case MSG_ERROR:

@@ -166,9 +166,8 @@ main(int argc, char *argv[])
 
 		snprintf(p->spec, sizeof p->spec, "%s", argv[i]);
 		p->port = PROTO_DEFAULT_PORT;
-		if (parse_hostport(argv[i], p->host, sizeof p->host, &p->port,
-		    &why) == -1 || (p->port == 0 && (why = "port 0")) ||
-		    (p->host[0] == '\0' && (why = "no host")))
+		if (parse_connect(argv[i], p->host, sizeof p->host, &p->port,
+		    &why) == -1)
 			cli_bad(&cli, "%s: %s", argv[i], why);
 	}
 	for (i = 0; i < n; i++) {

@@ -45,10 +45,8 @@ run_check(const char *server, const char *key_file, char *why, size_t len)
 	int port = PROTO_DEFAULT_PORT;
 
 	memset(&key, 0, sizeof key);
-	if (parse_hostport(server, host, sizeof host, &port, &err) == -1 ||
-	    port == 0 || host[0] == '\0') {
-		snprintf(why, len, "%s: %s", server, port == 0 ? "port 0" :
-		    host[0] ? err : "no host");
+	if (parse_connect(server, host, sizeof host, &port, &err) == -1) {
+		snprintf(why, len, "%s: %s", server, err);
 		return EXIT_USAGE;
 	}
 	if (auth_init() == -1) {

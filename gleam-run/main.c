@@ -67,9 +67,8 @@ main(int argc, char *argv[])
 			break;
 		case 'S':
 		case 's':
-			if (parse_hostport(optarg, host, sizeof host, &port,
-			    &why) == -1 || (port == 0 && (why = "port 0")) ||
-			    (host[0] == '\0' && (why = "no host")))
+			if (parse_connect(optarg, host, sizeof host, &port,
+			    &why) == -1)
 				cli_bad(&cli, "-%c %s: %s", ch, optarg, why);
 			if (ch == 's')
 				o.server = optarg;

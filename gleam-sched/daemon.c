@@ -1358,6 +1358,19 @@ client_limit(struct client *c, int place)
 	return ms;
 }
 
+/* The reply doc, of len bytes, to request id; NULL: out of memory. */
+static void
+client_reply(struct client *c, uint16_t type, uint64_t id, char *doc,
+    size_t len)
+{
+	if (doc == NULL) {
+		client_fail(c, id, PERR_INTERNAL, 0, "out of memory");
+		return;
+	}
+	client_frame(c, type, FL_REPLY, id, doc, len);
+	free(doc);
+}
+
 /* A request after the handshake: PLACE or STATUS, one reply each. */
 static void
 client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
@@ -1365,7 +1378,7 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 	struct place_req rq;
 	struct place_rep rp;
 	char err[SCHEDWIRE_REASON_MAX + 256], *doc;
-	size_t len;
+	size_t len = 0;
 	int ms;
 
 	switch (h->type) {
@@ -1378,13 +1391,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			snprintf(rp.error, sizeof rp.error, "busy, retry in %d "
 			    "ms", ms);
 			rp.retry_ms = ms;
-			if ((doc = place_rep_enc(&rp, &len)) == NULL) {
-				client_fail(c, h->id, PERR_INTERNAL, 0,
-				    "out of memory");
-				return;
-			}
-			client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
-			free(doc);
+			doc = place_rep_enc(&rp, &len);
+			client_reply(c, MSG_PLACE, h->id, doc, len);
 			return;
 		}
 		if (place_req_dec(p, h->len, &rq, err, sizeof err) == -1) {
@@ -1400,13 +1408,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			snprintf(rp.error, sizeof rp.error, "%.760s", err);
 			log_info("not placed: %s", err);
 		}
-		if ((doc = place_rep_enc(&rp, &len)) == NULL) {
-			client_fail(c, h->id, PERR_INTERNAL, 0,
-			    "out of memory");
-			return;
-		}
-		client_frame(c, MSG_PLACE, FL_REPLY, h->id, doc, len);
-		free(doc);
+		doc = place_rep_enc(&rp, &len);
+		client_reply(c, MSG_PLACE, h->id, doc, len);
 		return;
 	case MSG_STATUS:
 		if ((ms = client_limit(c, 0)) > 0) {
@@ -1419,13 +1422,8 @@ client_request(struct client *c, const struct frame_hdr *h, const uint8_t *p)
 			    "STATUS takes no payload");
 			return;
 		}
-		if ((doc = daemon_status(c->d, &len)) == NULL) {
-			client_fail(c, h->id, PERR_INTERNAL, 0,
-			    "out of memory");
-			return;
-		}
-		client_frame(c, MSG_STATUS, FL_REPLY, h->id, doc, len);
-		free(doc);
+		doc = daemon_status(c->d, &len);
+		client_reply(c, MSG_STATUS, h->id, doc, len);
 		return;
 	case MSG_BYE:
 	case MSG_ERROR:
@@ -1561,32 +1559,6 @@ client_free(struct client *c)
 	free(c);
 }
 
-/* ERROR 11 before the handshake, and closed: come again shortly. */
-static void
-daemon_refuse(evutil_socket_t fd, const char *text)
-{
-	struct msg_error e;
-	struct frame_hdr h;
-	uint8_t buf[PROTO_HDR_LEN + 600];
-	struct pw w;
-
-	memset(&e, 0, sizeof e);
-	e.code = PERR_AGAIN;
-	snprintf(e.text, sizeof e.text, "%s", text);
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
-		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY,
-		    0 };
-		proto_hdr_encode(buf, &h);
-		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
-		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
-	}
-	pw_free(&w);
-	evutil_closesocket(fd);
-}
-
 static void
 daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -1609,7 +1581,7 @@ daemon_accept(struct evconnlistener *l, evutil_socket_t fd,
 			    "its address)", net_addr_str(sa, peer, sizeof peer),
 			    d->nclients, n);
 		}
-		daemon_refuse(fd, n >= D_CONNS_ADDR ?
+		proto_refuse(fd, PERR_AGAIN, n >= D_CONNS_ADDR ?
 		    "busy: too many connections from this address" :
 		    "busy: too many connections");
 		return;

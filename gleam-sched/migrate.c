@@ -20,9 +20,7 @@ migrate_addr(const char *what, const char *s, char *host, size_t hostlen,
 	const char *why;
 
 	*port = PROTO_DEFAULT_PORT;
-	if (parse_hostport(s, host, hostlen, port, &why) == -1 ||
-	    (*port == 0 && (why = "port 0")) ||
-	    (host[0] == '\0' && (why = "no host"))) {
+	if (parse_connect(s, host, hostlen, port, &why) == -1) {
 		log_error("%s %s: %s", what, s, why);
 		return -1;
 	}

@@ -43,6 +43,27 @@ config_defaults(struct config *c)
 	c->lanes = 8;
 }
 
+/*
+ * A "host:port" key: its text into text, its parts into host and *port (a
+ * part left out leaves them as they are); with both, each part is needed.
+ */
+static int
+config_hostport(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
+    struct yerr *err, char *text, size_t textlen, char *host, size_t hostlen,
+    int *port, int both)
+{
+	const char *why;
+
+	if (yget_str(d, n, k->name, text, textlen, err) == -1)
+		return -1;
+	if (parse_hostport(text, host, hostlen, port, &why) == -1)
+		return yerr_at(d, n, k->name, err, "'%s': %s", text, why);
+	if (both && (host[0] == '\0' || *port == 0))
+		return yerr_at(d, n, k->name, err, "'%s': expected host:port",
+		    text);
+	return 0;
+}
+
 /* listen: "host:port" into two fields, either part optional. */
 static int
 config_listen(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
@@ -50,15 +71,33 @@ config_listen(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 {
 	struct config *c = base;
 	char buf[300];
-	const char *why;
 
-	if (yget_str(d, n, k->name, buf, sizeof buf, err) == -1)
+	if (config_hostport(d, n, k, err, buf, sizeof buf, c->listen_host,
+	    sizeof c->listen_host, &c->listen_port, 0) == -1)
 		return -1;
-	if (parse_hostport(buf, c->listen_host, sizeof c->listen_host,
-	    &c->listen_port, &why) == -1)
-		return yerr_at(d, n, k->name, err, "'%s': %s", buf, why);
 	c->listen_set = 1;
 	return 0;
+}
+
+/*
+ * The identity at j of the list n (of group, for a message): the name, and
+ * its node in *m; NULL after an error at the node.
+ */
+static const char *
+config_ident(struct ydoc *d, yaml_node_t *n, size_t j, const struct cfg_key *k,
+    const char *group, yaml_node_t **m, struct yerr *err)
+{
+	const char *ident;
+
+	*m = yseq_get(d, n, j);
+	if (*m == NULL || (ident = yscalar(*m)) == NULL ||
+	    auth_name_check(ident) == -1) {
+		(void)yerr_at(d, *m ? *m : n, k->name, err,
+		    "%s%s'%s': not an identity's name", group ? group : "",
+		    group ? ": " : "", *m && yscalar(*m) ? yscalar(*m) : "");
+		return NULL;
+	}
+	return ident;
 }
 
 /*
@@ -91,12 +130,9 @@ config_share(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 			return yerr_at(d, kn, k->name, err, "%s: a list of "
 			    "identities ([alice, bob])", group);
 		for (j = 0; j < yseq_len(members); j++) {
-			m = yseq_get(d, members, j);
-			if (m == NULL || (ident = yscalar(m)) == NULL ||
-			    auth_name_check(ident) == -1)
-				return yerr_at(d, m ? m : members, k->name, err,
-				    "%s: '%s': not an identity's name", group,
-				    m && yscalar(m) ? yscalar(m) : "");
+			if ((ident = config_ident(d, members, j, k, group, &m,
+			    err)) == NULL)
+				return -1;
 			for (x = 0; x < c->nshare; x++)
 				if (strcmp(c->share[x].ident, ident) == 0)
 					return yerr_at(d, m, k->name, err,
@@ -136,12 +172,8 @@ config_admins(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 		return yerr_at(d, n, k->name, err, "a list of identities "
 		    "([alice, bob])");
 	for (j = 0; j < yseq_len(n); j++) {
-		m = yseq_get(d, n, j);
-		if (m == NULL || (ident = yscalar(m)) == NULL ||
-		    auth_name_check(ident) == -1)
-			return yerr_at(d, m ? m : n, k->name, err,
-			    "'%s': not an identity's name",
-			    m && yscalar(m) ? yscalar(m) : "");
+		if ((ident = config_ident(d, n, j, k, NULL, &m, err)) == NULL)
+			return -1;
 		for (x = 0; x < c->nadmins; x++)
 			if (strcmp(c->admins[x], ident) == 0)
 				return yerr_at(d, m, k->name, err,
@@ -163,17 +195,10 @@ config_address(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 {
 	struct config *c = base;
 	char host[256];
-	const char *why;
 	int port = 0;
 
-	if (yget_str(d, n, k->name, c->address, sizeof c->address, err) == -1)
-		return -1;
-	if (parse_hostport(c->address, host, sizeof host, &port, &why) == -1)
-		return yerr_at(d, n, k->name, err, "'%s': %s", c->address, why);
-	if (host[0] == '\0' || port == 0)
-		return yerr_at(d, n, k->name, err, "'%s': expected host:port",
-		    c->address);
-	return 0;
+	return config_hostport(d, n, k, err, c->address, sizeof c->address,
+	    host, sizeof host, &port, 1);
 }
 
 /* peer: "host:port", both parts needed. */
@@ -183,18 +208,10 @@ config_peer(struct ydoc *d, yaml_node_t *n, const struct cfg_key *k,
 {
 	struct config *c = base;
 	char buf[300];
-	const char *why;
 
-	if (yget_str(d, n, k->name, buf, sizeof buf, err) == -1)
-		return -1;
 	c->peer_port = 0;
-	if (parse_hostport(buf, c->peer_host, sizeof c->peer_host,
-	    &c->peer_port, &why) == -1)
-		return yerr_at(d, n, k->name, err, "'%s': %s", buf, why);
-	if (c->peer_host[0] == '\0' || c->peer_port == 0)
-		return yerr_at(d, n, k->name, err, "'%s': host and port "
-		    "needed", buf);
-	return 0;
+	return config_hostport(d, n, k, err, buf, sizeof buf, c->peer_host,
+	    sizeof c->peer_host, &c->peer_port, 1);
 }
 
 /* In the order of DRAIN_CUT and DRAIN_MIGRATE. */
@@ -320,11 +337,22 @@ config_parse(struct config *c, const char *name, const void *buf, size_t len,
 	return rc;
 }
 
+/* Whether the key file names ident (auth_keys_find takes any for one key). */
+static int
+config_known(const struct config *c, const char *ident)
+{
+	size_t j;
+
+	for (j = 0; j < c->keys.n; j++)
+		if (strcmp(c->keys.v[j].name, ident) == 0)
+			return 1;
+	return 0;
+}
+
 int
 config_load_key(struct config *c, char *err, size_t errlen)
 {
 	const char *where = c->path[0] ? c->path : "configuration";
-	size_t j;
 	int i;
 
 	memset(&c->keys, 0, sizeof c->keys);
@@ -348,10 +376,7 @@ config_load_key(struct config *c, char *err, size_t errlen)
 		return -1;
 	/* A member the key file lacks is a typo, or one removed. */
 	for (i = 0; i < c->nshare; i++) {
-		for (j = 0; j < c->keys.n; j++)
-			if (strcmp(c->keys.v[j].name, c->share[i].ident) == 0)
-				break;
-		if (j == c->keys.n) {
+		if (!config_known(c, c->share[i].ident)) {
 			snprintf(err, errlen, "%s:%d: cache_share: %s: no "
 			    "identity %s in key file %s", where,
 			    c->share[i].line, c->share[i].group,
@@ -361,10 +386,7 @@ config_load_key(struct config *c, char *err, size_t errlen)
 		}
 	}
 	for (i = 0; i < c->nadmins; i++) {
-		for (j = 0; j < c->keys.n; j++)
-			if (strcmp(c->keys.v[j].name, c->admins[i]) == 0)
-				break;
-		if (j == c->keys.n) {
+		if (!config_known(c, c->admins[i])) {
 			snprintf(err, errlen, "%s:%d: admins: no identity %s "
 			    "in key file %s", where, c->admins_line,
 			    c->admins[i], c->key_file);

@@ -397,14 +397,10 @@ remote_frame(struct remote *r, uint16_t type, uint16_t flags, uint64_t id,
 static void
 remote_error(struct remote *r, uint64_t id, uint32_t code, const char *text)
 {
-	struct msg_error e;
 	struct pw w;
 
-	memset(&e, 0, sizeof e);
-	e.code = code;
-	snprintf(e.text, sizeof e.text, "%s", text);
 	pw_init(&w);
-	msg_error_enc(&w, &e);
+	msg_error_put(&w, code, text);
 	if (!w.bad)
 		remote_frame(r, MSG_ERROR, FL_REPLY, id, w.p, w.len);
 	pw_free(&w);

@@ -1077,31 +1077,6 @@ client_hs_timeout(evutil_socket_t fd, short what, void *arg)
 	client_close_after_flush(c);
 }
 
-/* Refuses a connection we will not serve, with a reason it can print. */
-static void
-server_refuse(evutil_socket_t fd, uint32_t code, const char *text)
-{
-	struct msg_error e;
-	struct frame_hdr h;
-	uint8_t buf[PROTO_HDR_LEN + 600];
-	struct pw w;
-
-	memset(&e, 0, sizeof e);
-	e.code = code;
-	snprintf(e.text, sizeof e.text, "%s", text);
-	pw_init(&w);
-	msg_error_enc(&w, &e);
-	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
-		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
-		proto_hdr_encode(buf, &h);
-		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
-		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
-		    MSG_NOSIGNAL | MSG_DONTWAIT);
-	}
-	pw_free(&w);
-	evutil_closesocket(fd);
-}
-
 static void
 server_accept(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -1113,7 +1088,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 
 	net_addr_str(sa, addr, sizeof addr);
 	if (srv->draining) {
-		server_refuse(fd, PERR_SHUTDOWN, "no new clients accepted");
+		proto_refuse(fd, PERR_SHUTDOWN, "no new clients accepted");
 		return;
 	}
 	/*
@@ -1130,7 +1105,7 @@ server_accept(struct evconnlistener *l, evutil_socket_t fd,
 			    server_pending_from(srv, host));
 			srv->busy_logged = now_ns();
 		}
-		server_refuse(fd, PERR_AGAIN, "too many handshakes under way");
+		proto_refuse(fd, PERR_AGAIN, "too many handshakes under way");
 		return;
 	}
 	net_nodelay(fd);

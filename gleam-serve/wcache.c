@@ -1124,8 +1124,6 @@ static int
 wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 {
 	struct cstore_ref *r;
-	struct rcall sub;
-	backend_fn fn = be->call[R_MEM_HTOD - R_OPEN];
 	uint64_t n = c->in[5].u;
 	uint8_t h[CSTORE_HASH_LEN];
 	int rc;
@@ -1150,16 +1148,7 @@ wc_htod(struct wclient *w, const struct backend *be, struct rcall *c)
 		return 0;
 	}
 	/* The backend's own copy, from the entry's bytes. */
-	memset(&sub, 0, sizeof sub);
-	sub.cl = c->cl;
-	sub.d = rpc_lookup(R_MEM_HTOD);
-	memcpy(sub.in, c->in, 4 * sizeof *c->in);
-	sub.in[4].p = r->data;
-	sub.in[4].len = (uint32_t)r->len;
-	pw_init(&sub.blob);
-	rc = fn != NULL ? fn(&sub) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
-	pw_free(&sub.blob);
-	free(sub.scratch);
+	rc = wc_copy(be, c, r);
 	if (rc == 0)
 		gpu_add(w, be, c, h, r);
 	s_pin(w, h);

@@ -32,9 +32,8 @@ clenv_read(struct clenv *e, char *err, size_t errlen)
 		return -1;
 	}
 	snprintf(e->server, sizeof e->server, "%s", server);
-	if (parse_hostport(server, e->host, sizeof e->host, &e->port,
-	    &why) == -1 || e->port == 0 || e->host[0] == '\0') {
-		why = e->port == 0 ? "port 0" : e->host[0] ? why : "no host";
+	if (parse_connect(server, e->host, sizeof e->host, &e->port,
+	    &why) == -1) {
 		snprintf(err, errlen, "GLEAM_SERVER=%s: %s", server, why);
 		return -1;
 	}

@@ -93,16 +93,23 @@ cli_usage_exit(const struct cli *c, int code)
 	exit(code);
 }
 
+/* "PROG: MESSAGE" on stderr, a line. */
+static void __attribute__((format(printf, 2, 0)))
+cli_vsay(const struct cli *c, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", c->prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void
 cli_bad(const struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", c->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vsay(c, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	cli_usage_exit(c, EXIT_USAGE);
 }
 
@@ -184,11 +191,9 @@ cli_deprecated(const struct cli *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", c->prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vsay(c, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /*

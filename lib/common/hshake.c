@@ -163,14 +163,10 @@ void
 hshake_error(struct hshake *hs, struct evbuffer *out, uint64_t id,
     uint32_t code, const char *text)
 {
-	struct msg_error e;
 	struct pw w;
 
-	memset(&e, 0, sizeof e);
-	e.code = code;
-	snprintf(e.text, sizeof e.text, "%s", text);
 	pw_init(&w);
-	msg_error_enc(&w, &e);
+	msg_error_put(&w, code, text);
 	hshake_pw(hs, out, MSG_ERROR, id, &w);
 }
 

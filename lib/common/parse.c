@@ -268,6 +268,23 @@ parse_hostport(const char *s, char *host, size_t hostlen, int *port,
 	return 0;
 }
 
+int
+parse_connect(const char *s, char *host, size_t hostlen, int *port,
+    const char **errstr)
+{
+	if (parse_hostport(s, host, hostlen, port, errstr) == -1)
+		return -1;
+	if (*port == 0) {
+		*errstr = "port 0";
+		return -1;
+	}
+	if (host[0] == '\0') {
+		*errstr = "no host";
+		return -1;
+	}
+	return 0;
+}
+
 const char *
 fmt_rate(double bps, char *buf, size_t len)
 {

@@ -31,6 +31,9 @@ int	parse_size(const char *, uint64_t *bytes, const char **errstr);
  */
 int	parse_hostport(const char *, char *host, size_t hostlen, int *port,
 	    const char **errstr);
+/* As parse_hostport, for a place to connect to: "port 0", "no host" refused. */
+int	parse_connect(const char *, char *host, size_t hostlen, int *port,
+	    const char **errstr);
 
 /* Human forms for messages and tables: "941.2 Mbit/s", "0.512 ms", "16 MiB". */
 const char *fmt_rate(double bps, char *, size_t);

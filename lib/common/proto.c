@@ -1,6 +1,11 @@
 /* Frame headers and payload codecs of the wire protocol. */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto.h"
 
@@ -492,6 +497,37 @@ msg_error_dec(const void *p, size_t len, struct msg_error *m)
 	m->code = pr_u32(&r);
 	pr_str(&r, m->text, sizeof m->text - 1);
 	return pr_done(&r);
+}
+
+void
+msg_error_put(struct pw *w, uint32_t code, const char *text)
+{
+	struct msg_error e;
+
+	memset(&e, 0, sizeof e);
+	e.code = code;
+	snprintf(e.text, sizeof e.text, "%s", text);
+	msg_error_enc(w, &e);
+}
+
+void
+proto_refuse(int fd, uint32_t code, const char *text)
+{
+	struct frame_hdr h;
+	uint8_t buf[PROTO_HDR_LEN + 600];
+	struct pw w;
+
+	pw_init(&w);
+	msg_error_put(&w, code, text);
+	if (!w.bad && w.len <= sizeof buf - PROTO_HDR_LEN) {
+		h = (struct frame_hdr){ (uint32_t)w.len, MSG_ERROR, FL_REPLY, 0 };
+		proto_hdr_encode(buf, &h);
+		memcpy(buf + PROTO_HDR_LEN, w.p, w.len);
+		(void)send(fd, buf, PROTO_HDR_LEN + w.len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	pw_free(&w);
+	close(fd);
 }
 
 void

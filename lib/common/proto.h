@@ -360,6 +360,14 @@ void	proto_lane_rhello_enc(uint8_t *out, const struct lane_rhello *);
 int	proto_lane_rhello_dec(const void *p, size_t len, struct lane_rhello *);
 void	msg_error_enc(struct pw *, const struct msg_error *);
 int	msg_error_dec(const void *, size_t, struct msg_error *);
+/* msg_error_enc of code and text (cut to msg_error's text). */
+void	msg_error_put(struct pw *, uint32_t code, const char *text);
+/*
+ * Refuses a connection before its handshake: one ERROR frame (code, text),
+ * sent without waiting (what does not fit the socket's buffer is dropped),
+ * then fd is closed.  For an accept callback that will not serve the peer.
+ */
+void	proto_refuse(int fd, uint32_t code, const char *text);
 void	msg_bulk_get_enc(struct pw *, const struct msg_bulk_get *);
 int	msg_bulk_get_dec(const void *, size_t, struct msg_bulk_get *);
 void	msg_bulk_result_enc(struct pw *, const struct msg_bulk_result *);

@@ -384,6 +384,11 @@ idents() {
 	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
 	[[ "$output" == *"cache_share: lab: no identity dave in key file"* ]]
 	conf "cache_share:
+  lab: [alice, \"b b\"]
+"
+	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$CONF" -k "$BATS_TEST_TMPDIR/server.keys"
+	[[ "$output" == *": cache_share: lab: 'b b': not an identity's name" ]]
+	conf "cache_share:
   lab: [alice]
   ml: [bob, alice]
 "

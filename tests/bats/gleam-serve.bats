@@ -98,46 +98,34 @@ teardown() {
 }
 
 @test "invalid YAML names the file and line and exits 3" {
-	printf 'listen: 127.0.0.1:1\nname: [unclosed\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'listen: 127.0.0.1:1\nname: [unclosed\n'
 	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
 	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ]
 }
 
 @test "an unknown key names file, line and key" {
-	printf 'name: a\nlisten_port: 7000\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'name: a\nlisten_port: 7000\n'
 	[ "$stderr" = "gleam-serve: $CONF:2: configuration: unknown key 'listen_port'" ]
 }
 
 @test "a bad value names file, line and key" {
-	printf 'name: a\n\nlisten: 127.0.0.1:99999\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'name: a\n\nlisten: 127.0.0.1:99999\n'
 	[ "$stderr" = "gleam-serve: $CONF:3: listen: '127.0.0.1:99999': port out of range" ]
-	printf 'max_clients: lots\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'max_clients: lots\n'
 	[[ "$stderr" == "gleam-serve: $CONF:1: max_clients: 'lots': not a number"* ]]
-	printf 'drain_timeout: -1s\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'drain_timeout: -1s\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: drain_timeout: '-1s': negative value" ]
-	printf 'max_frame: 1k\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'max_frame: 1k\n'
 	[[ "$stderr" == *"max_frame: must be between 64k and 1g" ]]
-	printf 'spin: 1s\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'spin: 1s\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: spin: at most 100ms" ]
-	printf 'spin: 0\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
-	printf 'lanes: 17\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 0 "$CONF" 'spin: 0\n'
+	serve_check 3 "$CONF" 'lanes: 17\n'
 	[[ "$stderr" == "gleam-serve: $CONF:1: lanes: "* ]]
-	printf 'lanes: 0\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
-	printf 'port_rate: fast\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 0 "$CONF" 'lanes: 0\n'
+	serve_check 3 "$CONF" 'port_rate: fast\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: port_rate: 'fast': not a number" ]
-	printf -- '- a\n- b\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" '- a\n- b\n'
 	[[ "$stderr" == *"configuration: expected a mapping" ]]
 }
 
@@ -215,13 +203,11 @@ teardown() {
 	printf 'name: before\n' >"$CONF"
 	serve_start -c "$CONF"
 	printf 'name: after\n' >"$CONF"
-	kill -HUP "$SERVE_PID"
-	for i in $(seq 50); do grep -q "configuration reloaded" "$SERVE_LOG" && break; sleep 0.1; done
+	serve_reload
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"host: after"* ]]
 	printf 'name: [broken\n' >"$CONF"
-	kill -HUP "$SERVE_PID"
-	for i in $(seq 50); do grep -q "keeping the running" "$SERVE_LOG" && break; sleep 0.1; done
+	run -1 serve_reload
 	grep -q "keeping the running configuration" "$SERVE_LOG"
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"host: after"* ]]
@@ -423,8 +409,7 @@ probe_via() {
 	[[ "$output" == *"    address: $(hostname):$SERVE_PORT"* ]]
 	serve_stop
 	for bad in 'gpu1' ':7400' 'gpu1:http'; do
-		printf 'address: "%s"\n' "$bad" >"$CONF"
-		run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+		serve_check 3 "$CONF" 'address: "%s"\n' "$bad"
 		[[ "$stderr" == "gleam-serve: $CONF:1: address: '$bad': "* ]]
 	done
 }
@@ -435,17 +420,8 @@ probe_via() {
 	[ "$output" = "configuration OK" ]
 	printf 'name: [\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c -
 	    [[ "$stderr" == "gleam-serve: stdin:2: "* ]]; }
-	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -D -c - -l 127.0.0.1:0 <"$CONF" 2>"$SERVE_LOG" 3>&- &
-	SERVE_PID=$!
-	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID")
-	SERVE_ADDR=127.0.0.1:$SERVE_PORT
-	kill -HUP "$SERVE_PID"
-	for i in $(seq 1 100); do
-		grep -q "configuration reloaded" "$SERVE_LOG" && break
-		sleep 0.1
-	done
-	grep -q "configuration reloaded" "$SERVE_LOG"
+	SERVE_IN=$CONF serve_start -c -
+	serve_reload
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
 	[[ "$output" == *"    host: from-stdin"* ]]
 	serve_stop
@@ -470,18 +446,9 @@ probe_via() {
 	    [[ "$stderr" == "gleam-serve: key file stdin:1: not a key"* ]]; }
 	printf 'backend: none\n' | { run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c - -k -
 	    [ "$stderr" = "gleam-serve: stdin: already read as YAML (standard input gives one file)" ]; }
-	SERVE_LOG=$BATS_TEST_TMPDIR/serve.log
-	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -k - -l 127.0.0.1:0 \
-	    <"$BATS_TEST_TMPDIR/k" 2>"$SERVE_LOG" 3>&- &
-	SERVE_PID=$!
-	SERVE_ADDR=127.0.0.1:$(wait_listen "$SERVE_LOG" "$SERVE_PID")
+	SERVE_IN=$BATS_TEST_TMPDIR/k serve_start -k -
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k "$BATS_TEST_TMPDIR/k" "$SERVE_ADDR"
-	kill -HUP "$SERVE_PID"
-	for i in $(seq 1 100); do
-		grep -q "configuration reloaded" "$SERVE_LOG" && break
-		sleep 0.1
-	done
-	grep -q "configuration reloaded" "$SERVE_LOG"
+	serve_reload
 	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -k - "$SERVE_ADDR" <"$BATS_TEST_TMPDIR/k"
 	run -5 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 "$SERVE_ADDR"
 	serve_stop
@@ -530,26 +497,21 @@ probe_via() {
 	head -c 9000000 /dev/zero | tr '\0' '#' >"$CONF"
 	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
 	[ "$stderr" = "gleam-serve: $CONF: more than 8388608 bytes" ]
-	printf 'x: &x [1, 2]\nlanes: *x\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'x: &x [1, 2]\nlanes: *x\n'
 	[[ "$stderr" == "gleam-serve: $CONF:"* ]]
-	printf 'lanes: &x [*x]\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'lanes: &x [*x]\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: alias *x: no complete node of that anchor before it" ]
 }
 
 @test "backend: with an unknown value names the key" {
-	printf 'backend: gpu\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'backend: gpu\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: backend: 'gpu': expected auto, cuda, host or none" ]
 }
 
 @test "isolation: with an unknown value names the key" {
-	printf 'isolation: none\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'isolation: none\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: isolation: 'none': expected process or thread" ]
-	printf 'isolation: thread\n' >"$CONF"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 0 "$CONF" 'isolation: thread\n'
 }
 
 @test "without a key only loopback is served, unless auth: off says so" {
@@ -563,11 +525,9 @@ probe_via() {
 	make_key "$BATS_TEST_TMPDIR/key"
 	serve_start -l '0.0.0.0:0' -k "$BATS_TEST_TMPDIR/key"
 	serve_stop
-	printf 'auth: off\nkey_file: %s\n' "$BATS_TEST_TMPDIR/key" >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'auth: off\nkey_file: %s\n' "$BATS_TEST_TMPDIR/key"
 	[[ "$stderr" == *"auth: off and a key: choose one" ]]
-	printf 'auth: maybe\n' >"$CONF"
-	run -3 --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$CONF"
+	serve_check 3 "$CONF" 'auth: maybe\n'
 }
 
 @test "user: drops root after binding; a missing user stops it; root is warned about" {
@@ -621,11 +581,7 @@ print("refused", refused, flush=True)
 time.sleep(3)
 PY
 	BG_PID=$!
-	local i
-	for i in $(seq 1 50); do
-		grep -q refused "$BATS_TEST_TMPDIR/flood.out" && break
-		sleep 0.1
-	done
+	wait_for refused "$BATS_TEST_TMPDIR/flood.out"
 	grep -q "refused 6" "$BATS_TEST_TMPDIR/flood.out"
 	grep -q "handshakes under way (4 from its address)" "$SERVE_LOG"
 	# Meanwhile a client from another address is served at once.
@@ -657,11 +613,7 @@ try:
 except EOFError:
     pass
 PY
-	for i in $(seq 1 30); do
-		grep -q "idle for 0.3 s, closing" "$SERVE_LOG" && break
-		sleep 0.1
-	done
-	grep -q "idle for 0.3 s, closing" "$SERVE_LOG"
+	wait_for "idle for 0.3 s, closing" "$SERVE_LOG" 30
 	serve_stop
 }
 
@@ -702,11 +654,7 @@ c.send(256, struct.pack("<I", 0), fid=1)
 c.frame()
 s.close()
 PY
-	for i in $(seq 1 40); do
-		grep -q "not resumed within 0.3 s, closing" "$SERVE_LOG" && break
-		sleep 0.1
-	done
-	grep -q "not resumed within 0.3 s, closing" "$SERVE_LOG"
+	wait_for "not resumed within 0.3 s, closing" "$SERVE_LOG" 40
 	serve_stop
 	printf 'backend: host\nresume: 0\n' >"$CONF"
 	serve_start -c "$CONF" -v

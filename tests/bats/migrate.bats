@@ -23,13 +23,10 @@ setup_file() {
 setup() {
 	[ -x "$WORKLOADS/infer" ] || skip "workloads not built (make cuda-tests)"
 	[ -x "$CUDA_BIN/static/soak" ] || skip "CUDA test programs not built (make cuda-tests)"
-	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
-	    >"$BATS_TEST_TMPDIR/target.yaml"
+	host_yaml "$BATS_TEST_TMPDIR/target.yaml"
 	serve_start -c "$BATS_TEST_TMPDIR/target.yaml" ${TARGET_ARGS:-}
 	T_PID=$SERVE_PID T_PORT=$SERVE_PORT T_LOG=$SERVE_LOG
-	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\n%s' \
-	    "$HOST_KERNELS" "$T_PORT" "${SOURCE_EXTRA:-}" \
-	    >"$BATS_TEST_TMPDIR/source.yaml"
+	host_yaml "$BATS_TEST_TMPDIR/source.yaml" "$T_PORT" "${SOURCE_EXTRA:-}"
 	serve_start -c "$BATS_TEST_TMPDIR/source.yaml" -v
 	S_PID=$SERVE_PID S_PORT=$SERVE_PORT S_LOG=$SERVE_LOG
 	ST=$BATS_TEST_TMPDIR/st.yaml
@@ -43,9 +40,26 @@ teardown() {
 	done
 }
 
+# host_yaml FILE [PEER-PORT [MORE]]: a configuration of the host backend,
+# that migrates to 127.0.0.1:PEER-PORT if given, and MORE (YAML lines).
+host_yaml() {
+	{
+		printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS"
+		[ -z "${2:-}" ] || printf 'peer: 127.0.0.1:%s\n' "$2"
+		printf '%s' "${3:-}"
+	} >"$1"
+}
+
 # infer's lines that do not depend on time.
 stable() {
 	grep -v -e '_s:' -e '_ms' -e 'per_s:'
+}
+
+# reference N: infer's output of N queries on the target alone, in ref.
+reference() {
+	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
+	    -K -b 2 -q 32 -n "$1" "$MODEL" 2>/dev/null 3>&- |
+	    stable >"$BATS_TEST_TMPDIR/ref"
 }
 
 # start PROG [ARGS]: on the source, in the background; RUN_PID, OUT, ERR.
@@ -56,28 +70,34 @@ start() {
 	RUN_PID=$!
 }
 
+# finish [FILE...]: waits for the program start started; fails, showing
+# its stderr and the FILEs, unless it exited 0.
+finish() {
+	local rc=0
+	wait "$RUN_PID" || rc=$?
+	RUN_PID=
+	[ "$rc" -eq 0 ] || { cat "$ERR" "$@"; return 1; }
+}
+
+# signal_running SIG PID...: SIG to the PIDs while the program runs;
+# fails once it has ended.
+signal_running() {
+	kill -0 "$RUN_PID" 2>/dev/null || return 1
+	kill "-$1" "${@:2}"
+}
+
 # signal_until SIG: SIG to the source until it logs a migration (or the
 # program ends): an order before the client is there reaches no one.
 signal_until() {
-	local i
-	for i in $(seq 1 100); do
-		grep -q "migrated to" "$S_LOG" && return 0
-		kill -0 "$RUN_PID" 2>/dev/null || break
-		kill "-$1" "$S_PID"
-		sleep 0.2
-	done
-	grep -q "migrated to" "$S_LOG" || { cat "$S_LOG" "$ERR"; return 1; }
+	wait_for "migrated to" "$S_LOG" 100 0.2 signal_running "$1" "$S_PID" ||
+	    { cat "$S_LOG" "$ERR"; return 1; }
 }
 
 @test "infer: migrated mid-run (SIGUSR1), output identical, counted" {
-	local rc=0
-	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
-	    -K -b 2 -q 32 -n 100 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	reference 100
 	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 100 "$MODEL"
 	signal_until USR1
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR"; return 1; }
+	finish
 	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
 	grep -q "checksum:" "$OUT"
 	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
@@ -128,13 +148,11 @@ stat() {
 	teardown
 	setup
 	export GLEAM_LANES=4 GLEAM_CACHE=0
-	local rc=0 runs=30
+	local runs=30
 	# The program checks every byte that comes back; its times vary.
 	start "$BULK_BIN" -m 32 -r $runs
 	signal_until USR1
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	finish "$S_LOG"
 	[ "$(grep -c '^- {dir: htod, mib: 32, s:' "$OUT")" = $runs ]
 	[ "$(grep -c '^- {dir: dtoh, mib: 32, s:' "$OUT")" = $runs ]
 	grep -q "(bulk): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
@@ -152,27 +170,18 @@ stat() {
 
 @test "bulk lanes: along three servers, whatever copy is in hand when the session moves, every byte checked" {
 	[ -x "$BULK_BIN" ] || skip "bench/bulk.cu not built (nvcc -O2 -o build/bench/bulk bench/bulk.cu)"
-	printf 'backend: host\nhost_kernels: %s\n' "$HOST_KERNELS" \
-	    >"$BATS_TEST_TMPDIR/far.yaml"
+	host_yaml "$BATS_TEST_TMPDIR/far.yaml"
 	serve_start -c "$BATS_TEST_TMPDIR/far.yaml" -v
 	F_PID=$SERVE_PID F_PORT=$SERVE_PORT F_LOG=$SERVE_LOG
-	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\n' \
-	    "$HOST_KERNELS" "$F_PORT" >"$BATS_TEST_TMPDIR/target.yaml"
-	kill -HUP "$T_PID"
-	sleep 0.3
+	host_yaml "$BATS_TEST_TMPDIR/target.yaml" "$F_PORT"
+	serve_reload "$T_PID" "$T_LOG"
 	export GLEAM_LANES=4 GLEAM_CACHE=0 GLEAM_DEBUG=2
-	local rc=0 i runs=40
+	local runs=40
 	start "$BULK_BIN" -m 32 -r $runs
 	# Orders to both, often: a copy is often on the lanes when one lands.
-	for i in $(seq 1 200); do
-		grep -q "migrated in" "$F_LOG" && break
-		kill -0 "$RUN_PID" 2>/dev/null || break
-		kill -USR1 "$S_PID" "$T_PID"
-		sleep 0.1
-	done
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG" "$T_LOG"; return 1; }
+	wait_for "migrated in" "$F_LOG" 200 0.1 \
+	    signal_running USR1 "$S_PID" "$T_PID" || true
+	finish "$S_LOG" "$T_LOG"
 	[ "$(grep -c '^- {dir: ' "$OUT")" = $((2 * runs)) ]
 	[ "$(stat migrations)" = 2 ] || { grep -h migrat "$S_LOG" "$T_LOG"; return 1; }
 	[ "$(stat lanes)" = 4 ]
@@ -183,16 +192,12 @@ stat() {
 }
 
 @test "a REDIRECT lost in a drop: the source tells the client again where its session went" {
-	local rc=0
-	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
-	    -K -b 2 -q 32 -n 100 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	reference 100
 	# The link to the source is cut where the REDIRECT would cross.
 	mitm_start "$S_PORT" -x 25
 	VIA=$MITM_ADDR start "$WORKLOADS/infer" -K -b 2 -q 32 -n 100 "$MODEL"
 	signal_until USR1
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	finish "$S_LOG"
 	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
 	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
 	grep -q "session [0-9]* moved to 127.0.0.1:$T_PORT: told so again" "$S_LOG"
@@ -204,10 +209,9 @@ stat() {
 }
 
 @test "a session that moved is told so again only with its token, and not after its window" {
-	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:%s\nresume: 2s\n' \
-	    "$HOST_KERNELS" "$T_PORT" >"$BATS_TEST_TMPDIR/source.yaml"
-	kill -HUP "$S_PID"
-	sleep 0.3
+	host_yaml "$BATS_TEST_TMPDIR/source.yaml" "$T_PORT" 'resume: 2s
+'
+	serve_reload "$S_PID" "$S_LOG"
 	run -0 python3 "$BATS_TEST_DIRNAME/migwire.py" moved "$S_PORT" "$S_PID" "$T_PORT"
 	echo "$output"
 	[[ "${lines[0]}" == "redirect 127.0.0.1 $T_PORT "* ]]
@@ -223,20 +227,14 @@ drain_timeout: 30s
 '
 	teardown
 	setup
-	local rc=0
 	# Without lanes: a session moves only when no copy is on them, and a
 	# soak that keeps them busy on a loaded machine may finish first (the
 	# lanes' own migration tests are above).
 	GLEAM_LANES=0 start "$CUDA_BIN/static/soak" 4 8
 	# Once it is served (a signal before would end the server at once).
-	for i in $(seq 1 100); do
-		grep -q "(soak): remoting" "$S_LOG" && break
-		sleep 0.05
-	done
+	wait_for "(soak): remoting" "$S_LOG" 100 0.05 || true
 	kill -TERM "$S_PID"
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	finish "$S_LOG"
 	grep -q "^soak: ok" "$OUT"
 	grep -q "(soak): migrated in" "$T_LOG"
 	# The source, its clients gone, exits.
@@ -246,52 +244,35 @@ drain_timeout: 30s
 }
 
 @test "a session that cannot resume stays where it is" {
-	local rc=0
 	GLEAM_RESUME=0 start "$CUDA_BIN/static/soak" 2 4
-	for i in $(seq 1 40); do
-		grep -q "not migrated" "$S_LOG" && break
-		kill -USR1 "$S_PID"
-		sleep 0.1
-	done
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ]
+	wait_for "not migrated" "$S_LOG" 40 0.1 kill -USR1 "$S_PID" || true
+	finish
 	grep -q "^soak: ok" "$OUT"
 	grep -q "not migrated: its session is not resumable" "$S_LOG"
 	! grep -q "migrated in" "$T_LOG"
 }
 
 @test "a peer that is not there: the client stays and finishes" {
-	printf 'backend: host\nhost_kernels: %s\npeer: 127.0.0.1:1\n' \
-	    "$HOST_KERNELS" >"$BATS_TEST_TMPDIR/source.yaml"
-	kill -HUP "$S_PID"
-	sleep 0.3
-	local rc=0
+	host_yaml "$BATS_TEST_TMPDIR/source.yaml" 1
+	serve_reload "$S_PID" "$S_LOG"
 	start "$CUDA_BIN/static/soak" 2 4
-	for i in $(seq 1 40); do
-		grep -q "not migrated to" "$S_LOG" && break
-		kill -USR1 "$S_PID"
-		sleep 0.1
-	done
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ]
+	wait_for "not migrated to" "$S_LOG" 40 0.1 kill -USR1 "$S_PID" || true
+	finish
 	grep -q "^soak: ok" "$OUT"
 	grep -q "not migrated to 127.0.0.1:1: .*; it stays here" "$S_LOG"
 }
 
 @test "gleam-serve -n: peer and drain are checked" {
-	printf 'peer: nowhere\n' >"$BATS_TEST_TMPDIR/bad.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"peer"* ]]
-	printf 'drain: later\n' >"$BATS_TEST_TMPDIR/bad.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/bad.yaml"
-	[ "$status" -eq 3 ]
-	[[ "$output" == *"drain"* ]]
-	printf 'peer: gpu2:7393\ndrain: migrate\n' >"$BATS_TEST_TMPDIR/ok.yaml"
-	run "$GLEAM_BIN/gleam-serve" -n -c "$BATS_TEST_TMPDIR/ok.yaml"
-	[ "$status" -eq 0 ]
+	local bad c=$BATS_TEST_TMPDIR/check.yaml
+	for bad in nowhere :7393 gpu2:0; do
+		serve_check 3 "$c" 'peer: "%s"\n' "$bad"
+		[ "$stderr" = "gleam-serve: $c:1: peer: '$bad': expected host:port" ]
+	done
+	serve_check 3 "$c" 'peer: gpu2:http\n'
+	[ "$stderr" = "gleam-serve: $c:1: peer: 'gpu2:http': bad port" ]
+	serve_check 3 "$c" 'drain: later\n'
+	[[ "$stderr" == *"drain"* ]]
+	serve_check 0 "$c" 'peer: gpu2:7393\ndrain: migrate\n'
 }
 
 # session_of: the number of the remoting session on the source, once
@@ -310,18 +291,15 @@ session_of() {
 }
 
 @test "gleam-sched migrate: one session, by its number, to the target; output identical" {
-	local rc=0 s
-	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
-	    -K -b 2 -q 32 -n 400 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	local s
+	reference 400
 	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 400 "$MODEL"
 	s=$(session_of)
 	# Without a key, this host may order it.
 	run -0 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate \
 	    "127.0.0.1:$S_PORT" "$s" "127.0.0.1:$T_PORT"
 	[ -z "$output" ] && [ -z "$stderr" ]
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	finish "$S_LOG"
 	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
 	grep -q "session $s ordered to 127.0.0.1:$T_PORT by 127.0.0.1:[0-9]* (no identity)" "$S_LOG"
 	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
@@ -330,7 +308,7 @@ session_of() {
 }
 
 @test "gleam-sched migrate: by the client's address" {
-	local rc=0 a
+	local a
 	start "$CUDA_BIN/static/soak" 4 8
 	session_of >/dev/null
 	a=$("$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "127.0.0.1:$S_PORT" |
@@ -338,9 +316,7 @@ session_of() {
 	[[ "$a" == 127.0.0.1:* ]]
 	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" "$a" \
 	    "127.0.0.1:$T_PORT"
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG"; return 1; }
+	finish "$S_LOG"
 	grep -q "^soak: ok" "$OUT"
 	grep -q "(soak): migrated in" "$T_LOG"
 }
@@ -403,57 +379,49 @@ session_of() {
 	grep -q "MIGRATE_ONE refused: alice is not an admin" "$SERVE_LOG"
 	# Without admins, several identities: no one.
 	printf 'backend: host\nkey_file: %s\n' "$k/ids.keys" >"$k/keyed.yaml"
-	kill -HUP "$F_PID"
-	sleep 0.3
+	serve_reload "$F_PID" "$SERVE_LOG"
 	run -5 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
 	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
 	[[ "$stderr" == *"ops is not an admin (the key file has several identities and admins names none)"* ]]
 	# One identity and no admins: its holder may.
 	printf 'backend: host\nkey_file: %s\n' "$k/ops.key" >"$k/keyed.yaml"
-	kill -HUP "$F_PID"
-	sleep 0.3
+	serve_reload "$F_PID" "$SERVE_LOG"
 	run -1 --separate-stderr "$GLEAM_BIN/gleam-sched" migrate -k "$k/ops.key" \
 	    "127.0.0.1:$SERVE_PORT" 42 "127.0.0.1:$T_PORT"
 	[[ "$stderr" == *"no remoting client has session 42 here"* ]]
 }
 
 @test "gleam-serve -n: admins must be identities of the key file" {
-	local k=$BATS_TEST_TMPDIR
+	local k=$BATS_TEST_TMPDIR c=$BATS_TEST_TMPDIR/check.yaml
 	"$GLEAM_BIN/gleam-key" -i ops "$k/ops.key"
-	printf 'key_file: %s\nadmins: [ops, mallory]\n' "$k/ops.key" >"$k/bad.yaml"
-	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
-	[[ "$output" == *"admins: no identity mallory in key file"* ]]
-	printf 'admins: [ops]\n' >"$k/bad.yaml"
-	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
-	[[ "$output" == *"admins: no key_file"* ]]
-	printf 'key_file: %s\nadmins: ops\n' "$k/ops.key" >"$k/bad.yaml"
-	run -3 "$GLEAM_BIN/gleam-serve" -n -c "$k/bad.yaml"
-	[[ "$output" == *"admins"*"a list of identities"* ]]
-	printf 'key_file: %s\nadmins: [ops]\n' "$k/ops.key" >"$k/ok.yaml"
-	run -0 "$GLEAM_BIN/gleam-serve" -n -c "$k/ok.yaml"
+	serve_check 3 "$c" 'key_file: %s\nadmins: [ops, mallory]\n' "$k/ops.key"
+	[[ "$stderr" == *"admins: no identity mallory in key file"* ]]
+	serve_check 3 "$c" 'admins: [ops]\n'
+	[[ "$stderr" == *"admins: no key_file"* ]]
+	serve_check 3 "$c" 'key_file: %s\nadmins: ops\n' "$k/ops.key"
+	[[ "$stderr" == *"admins"*"a list of identities"* ]]
+	serve_check 3 "$c" 'key_file: %s\nadmins: [ops, "o p"]\n' "$k/ops.key"
+	[ "$stderr" = "gleam-serve: $c:2: admins: 'o p': not an identity's name" ]
+	serve_check 3 "$c" 'key_file: %s\nadmins: [ops, ops]\n' "$k/ops.key"
+	[ "$stderr" = "gleam-serve: $c:2: admins: ops: listed twice" ]
+	serve_check 0 "$c" 'key_file: %s\nadmins: [ops]\n' "$k/ops.key"
 }
 
 # A session that comes back to the server it left: the pool's range the
 # first worker reserved must be free in the next one, forked from a
 # server that mapped more meanwhile (the host backend's own region).
 @test "there and back: A to B to A, output identical" {
-	local rc=0 s i
-	"$GLEAM_BIN/gleam-run" -s "127.0.0.1:$T_PORT" -- "$WORKLOADS/infer" \
-	    -K -b 2 -q 32 -n 600 "$MODEL" 2>/dev/null 3>&- | stable >"$BATS_TEST_TMPDIR/ref"
+	local s
+	reference 600
 	start "$WORKLOADS/infer" -K -b 2 -q 32 -n 600 "$MODEL"
 	s=$(session_of)
 	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$S_PORT" "$s" \
 	    "127.0.0.1:$T_PORT"
-	for i in $(seq 1 100); do
-		grep -q "(infer): resumes session" "$T_LOG" && break
-		sleep 0.1
-	done
+	wait_for "(infer): resumes session" "$T_LOG" 100 || true
 	s=$(S_PORT=$T_PORT session_of)
 	run -0 "$GLEAM_BIN/gleam-sched" migrate "127.0.0.1:$T_PORT" "$s" \
 	    "127.0.0.1:$S_PORT"
-	wait "$RUN_PID" || rc=$?
-	RUN_PID=
-	[ "$rc" -eq 0 ] || { cat "$ERR" "$S_LOG" "$T_LOG"; return 1; }
+	finish "$S_LOG" "$T_LOG"
 	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
 	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
 	grep -q "(infer): migrated to 127.0.0.1:$S_PORT" "$T_LOG" ||

@@ -36,12 +36,29 @@ wait_listen() {
 	return 1
 }
 
+# wait_for PATTERN FILE [TRIES [PAUSE [COMMAND...]]]: waits until a line
+# of FILE matches PATTERN (grep's), looking TRIES times (50) PAUSE seconds
+# (0.1) apart and running COMMAND, if any, before each pause; fails if no
+# line does by then, or once COMMAND fails.
+wait_for() {
+	local pat=$1 file=$2 tries=${3:-50} pause=${4:-0.1} i
+	shift $(($# < 4 ? $# : 4))
+	for ((i = 0; i < tries; i++)); do
+		grep -q -- "$pat" "$file" 2>/dev/null && return 0
+		if [ $# -gt 0 ]; then "$@" || break; fi
+		sleep "$pause"
+	done
+	grep -q -- "$pat" "$file" 2>/dev/null
+}
+
 # serve_start [ARGS...]: starts gleam-serve in the foreground on a free
-# port; sets SERVE_PID, SERVE_PORT, SERVE_ADDR and SERVE_LOG.
+# port, its standard input SERVE_IN (/dev/null); sets SERVE_PID,
+# SERVE_PORT, SERVE_ADDR and SERVE_LOG.  A -c in ARGS comes after the
+# helper's own -c /dev/null, and wins.
 serve_start() {
 	SERVE_LOG=${BATS_TEST_TMPDIR:-$BATS_FILE_TMPDIR}/serve.$$.$RANDOM.log
 	"$GLEAM_BIN/gleam-serve" -D -c /dev/null -l 127.0.0.1:0 "$@" \
-	    2>"$SERVE_LOG" 3>&- &
+	    <"${SERVE_IN:-/dev/null}" 2>"$SERVE_LOG" 3>&- &
 	SERVE_PID=$!
 	SERVE_PORT=$(wait_listen "$SERVE_LOG" "$SERVE_PID") || return 1
 	SERVE_ADDR=127.0.0.1:$SERVE_PORT
@@ -55,6 +72,37 @@ serve_stop() {
 	wait "$SERVE_PID" || rc=$?
 	SERVE_PID=
 	return $rc
+}
+
+# serve_reload [PID [LOG]]: SIGHUP to a gleam-serve (SERVE_PID, whose log
+# is SERVE_LOG), then waits until LOG says how the reload went: succeeds
+# if it took the new configuration, fails if it kept the running one or
+# said nothing within 10 s.
+serve_reload() {
+	local pid=${1:-$SERVE_PID} log=${2:-$SERVE_LOG} n i
+	local ok='configuration reloaded' kept='keeping the running configuration'
+	n=$(grep -c -e "$ok" -e "$kept" "$log" || true)
+	kill -HUP "$pid"
+	for i in $(seq 1 100); do
+		if [ "$(grep -c -e "$ok" -e "$kept" "$log" || true)" -gt "$n" ]; then
+			grep -e "$ok" -e "$kept" "$log" | tail -n 1 |
+			    grep -q -- "$ok"
+			return
+		fi
+		sleep 0.1
+	done
+	echo "no word of the reload in $log" >&2
+	return 1
+}
+
+# serve_check STATUS FILE FORMAT [ARGS...]: writes printf's FORMAT ARGS to
+# FILE and checks it with gleam-serve -n -c FILE, which must exit STATUS;
+# bats' run, so $output (stdout) and $stderr tell the rest.
+serve_check() {
+	local rc=$1 file=$2 fmt=$3
+	shift 3
+	printf -- "$fmt" "$@" >"$file"
+	run "-$rc" --separate-stderr "$GLEAM_BIN/gleam-serve" -n -c "$file"
 }
 
 # The key files used by the authentication tests.

@@ -97,5 +97,21 @@ main(void)
 	CHECK_STR(why, "bad port");
 	CHECK(parse_hostport("[::1", host, sizeof host, &port, &why) == -1);
 
+	/* A place to connect to: both parts, one perhaps by default. */
+	port = 7;
+	CHECK(parse_connect("gpu1", host, sizeof host, &port, &why) == 0);
+	CHECK_STR(host, "gpu1");
+	CHECK(port == 7);
+	CHECK(parse_connect("[::1]:80", host, sizeof host, &port, &why) == 0);
+	CHECK(port == 80);
+	CHECK(parse_connect("h:0", host, sizeof host, &port, &why) == -1);
+	CHECK_STR(why, "port 0");
+	CHECK(parse_connect(":80", host, sizeof host, &port, &why) == -1);
+	CHECK_STR(why, "no host");
+	CHECK(parse_connect(":x", host, sizeof host, &port, &why) == -1);
+	CHECK_STR(why, "bad port");
+	CHECK(parse_connect("", host, sizeof host, &port, &why) == -1);
+	CHECK_STR(why, "empty address");
+
 	return t_done("parse");
 }

@@ -2,9 +2,15 @@
  * Unit tests for lib/proto.c.  Every decoder gets its input in a buffer of
  * exactly the input's size, so that under ASan a read past the end fails.
  */
+#include <sys/types.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "proto.h"
 #include "t.h"
@@ -829,9 +835,62 @@ test_migrate_one(void)
 	CHECK(strcmp(proto_type_name(MSG_MIGRATE_ONE), "MIGRATE_ONE") == 0);
 }
 
+/* msg_error_put: as msg_error_enc of the struct, the text cut to fit. */
+static void
+test_error_put(void)
+{
+	struct msg_error e;
+	struct pw w;
+	char big[700];
+
+	pw_init(&w);
+	msg_error_put(&w, PERR_SHUTDOWN, "no new clients accepted");
+	CHECK(!w.bad && msg_error_dec(w.p, w.len, &e) == 0);
+	CHECK(e.code == PERR_SHUTDOWN);
+	CHECK_STR(e.text, "no new clients accepted");
+	pw_free(&w);
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	pw_init(&w);
+	msg_error_put(&w, PERR_AGAIN, big);
+	CHECK(!w.bad && msg_error_dec(w.p, w.len, &e) == 0);
+	CHECK(e.code == PERR_AGAIN && strlen(e.text) == sizeof e.text - 1);
+	pw_free(&w);
+}
+
+/* proto_refuse: one ERROR frame on the socket, then it is closed. */
+static void
+test_refuse(void)
+{
+	struct frame_hdr h;
+	struct msg_error e;
+	uint8_t buf[1024];
+	ssize_t n;
+	int sv[2];
+
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	proto_refuse(sv[0], PERR_AGAIN, "busy: too many connections");
+	/* Closed: fd sv[0] no longer names a file. */
+	CHECK(fcntl(sv[0], F_GETFD) == -1 && errno == EBADF);
+	n = recv(sv[1], buf, sizeof buf, MSG_WAITALL);
+	CHECK(n > PROTO_HDR_LEN);
+	if (n > PROTO_HDR_LEN) {
+		proto_hdr_decode(buf, &h);
+		CHECK(h.type == MSG_ERROR && h.flags == FL_REPLY && h.id == 0);
+		CHECK(h.len == (size_t)n - PROTO_HDR_LEN);
+		CHECK(msg_error_dec(buf + PROTO_HDR_LEN, h.len, &e) == 0);
+		CHECK(e.code == PERR_AGAIN);
+		CHECK_STR(e.text, "busy: too many connections");
+	}
+	CHECK(recv(sv[1], buf, sizeof buf, 0) == 0);
+	close(sv[1]);
+}
+
 int
 main(void)
 {
+	test_error_put();
+	test_refuse();
 	test_migrate_one();
 	test_resume_fields();
 	test_output();

@@ -1,10 +1,11 @@
-// managed_big [MiB]: a large cudaMallocManaged allocation (1024 MiB
+// managed_big [MiB [sparse]]: a large cudaMallocManaged allocation (1024 MiB
 // unless told) touched sparsely: the host writes one word in each of K
 // blocks far apart, a kernel reads them, a kernel writes them, the host
 // reads them back; threads write and read their own words while the main
 // thread launches kernels on another buffer and synchronizes; a SIGSEGV
 // handler of the program's own, installed before and after, gets its own
-// faults and never the client's.  Prints values and counts only, so that
+// faults and never the client's.  With "sparse", only the first part:
+// then the host touched K + 2 blocks and wrote K.  Prints values and counts only, so that
 // a local and a remote run compare.
 #include <csetjmp>
 #include <csignal>
@@ -170,6 +171,10 @@ main(int argc, char **argv)
 	printf("untouched words are zero: %d\n", big[stride / 2] == 0 &&
 	    big[words - 1] == 0);
 
+	if (argc > 2 && strcmp(argv[2], "sparse") == 0) {
+		printf(NAME ": ok\n");
+		return 0;
+	}
 	// A handler installed now gets the program's faults, and the old
 	// one is reported as the one before.
 	memset(&sa, 0, sizeof sa);

@@ -627,44 +627,6 @@ fetch_main(void *arg)
 }
 
 /*
- * [p, p + n) of tracked buffers ready for a system call or the library to
- * read it (stale blocks fetched) or, with wr, to write it (dirty too).
- */
-void
-mapped_prepare(const void *p, size_t n, int wr)
-{
-	uintptr_t a = (uintptr_t)p, e = a + n;
-	struct mapped *m;
-	struct track *t;
-	size_t b, b1;
-
-	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || n == 0 ||
-	    e < a)
-		return;
-	pthread_mutex_lock(&map_lock);
-	while (a < e && (m = track_find(a)) != NULL) {
-		t = m->t;
-		b = (a - t->lo) >> t->shift;
-		b1 = ((e < t->hi ? e : t->hi) - t->lo + ((size_t)1 << t->shift)
-		    - 1) >> t->shift;
-		for (; b < b1; b++) {
-			track_fetch(m, b);
-			if (!wr)
-				continue;
-			spin_lock(t);
-			if (!bit_get(t->dirty, b)) {
-				blk_protect(t, b, b + 1, PROT_READ |
-				    PROT_WRITE);
-				bit_set(t->dirty, b);
-			}
-			spin_unlock(t);
-		}
-		a = t->hi;
-	}
-	pthread_mutex_unlock(&map_lock);
-}
-
-/*
  * Is [p, p + n) inside a tracked buffer?  Then *dev is its device side,
  * and a copy with the host side there is a device-to-device copy.
  */

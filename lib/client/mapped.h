@@ -52,11 +52,6 @@ int		 mapped_managed_free(CUdeviceptr p);
  * it lies in one buffer.
  */
 int		 mapped_alias(const void *p, size_t n, CUdeviceptr *dev);
-/*
- * [p, p + n) made current for a reader that cannot take a fault (a
- * system call), and with wr writable too; nothing outside mapped memory.
- */
-void		 mapped_prepare(const void *p, size_t n, int wr);
 
 /* The registered buffers' pull (tracked ones move on demand). */
 struct mpull {

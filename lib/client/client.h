@@ -267,6 +267,7 @@ void		 stats_sync(uint16_t, uint64_t);
 void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
+void		 stats_mapped(uint64_t out, uint64_t in);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 /* The link dropped; a resume ended (ok or not) after ns, resent bytes. */
 void		 stats_drop(void);

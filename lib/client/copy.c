@@ -39,6 +39,9 @@ dev_range_known(CUdeviceptr p, size_t n)
 #define BULK_CHUNK	(4u << 20)
 #define HTOD_CHUNK	(1u << 20)
 
+static CUresult	copy_dtod(struct gctx *, uint64_t, int, CUdeviceptr,
+		    CUdeviceptr, size_t);
+
 static CUresult
 copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
     const void *src, size_t n)
@@ -48,7 +51,11 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	int known = dev_range_known(dst, n), pg;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
+	CUdeviceptr hd;
 
+	/* From mapped memory: from its device side (mapped.c). */
+	if (mapped_alias(src, n, &hd))
+		return copy_dtod(c, sid, async, dst, hd, n);
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
 	mapped_host_write(dst, src, n);
@@ -230,7 +237,23 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	struct mpull mp;
 	int pull = 0;
 	void *keep;
+	CUdeviceptr hd;
 
+	/*
+	 * Into mapped memory: into its device side (mapped.c), then, for a
+	 * copy that waits, the wait, so that the host sees the device's
+	 * writes as after a copy to the host.
+	 */
+	if (mapped_alias(dst, n, &hd)) {
+		if ((rc = copy_dtod(c, sid, async, hd, src, n)) !=
+		    CUDA_SUCCESS || async)
+			return rc;
+		in[0].u = gobj_id(c);
+		in[1].u = sid;
+		rc = remote_call(R_STREAM_SYNC, in, out, &keep);
+		free(keep);
+		return rc;
+	}
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
 

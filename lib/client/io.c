@@ -91,6 +91,7 @@ static CUresult		 deferred;	/* a one-way call's error, unreported */
 static uint16_t		 deferred_type;
 static struct pw	 outq;		/* MSG_OUTPUT records, not yet written */
 static int		 sync_mode;	/* GLEAM_SYNC=1 */
+__thread int		 io_self __attribute__((tls_model("initial-exec")));
 static int		 zmode = -1;	/* GLEAM_ZSTD: -1 auto, 0 off, 1 on */
 static double		 zratio = 1;	/* compressed / raw, last trial */
 static unsigned		 ztrials;	/* bulk pieces since the last trial */
@@ -1336,6 +1337,7 @@ io_main(void *arg)
 	static struct io io;
 	int n;
 
+	io_self = 1;
 	(void)arg;
 	memset(&io, 0, sizeof io);
 	pw_init(&io.out);
@@ -1525,6 +1527,7 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 		return;
 	/* The pool's calls are no stream's work: a stream stays idle. */
 	if ((d != NULL && (d->flags & RPC_F_NO_STREAM)) ||
+	    (flags & RP_NOWORK) ||
 	    ((flags & RP_KEEPIDLE) && sidle.ctx == in[0].u &&
 	    sidle.sid == in[1].u))
 		sidle.mark = queued;

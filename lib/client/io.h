@@ -67,6 +67,10 @@ struct rwait {
 /* rsend's flags. */
 #define RP_BULK		0x1	/* a bulk payload: compress where it pays */
 #define RP_KEEPIDLE	0x2	/* cannot fail for its arguments: see idle_keep */
+#define RP_NOWORK	0x4	/* no stream's work, not the program's (a mapped
+				   block fetched): any idle stream stays so */
+/* Set in the I/O thread: a fault there cannot wait for a remote call. */
+extern __thread int io_self __attribute__((tls_model("initial-exec")));
 /*
  * Queues a call.  With w, its reply is expected and rwait(w) collects it
  * (calls may be sent ahead several at a time); without, the call is

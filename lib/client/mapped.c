@@ -3,41 +3,115 @@
  * (mapped.h).
  */
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
+#include <linux/futex.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "hooks.h"
 #include "io.h"
 #include "mapped.h"
 #include "log.h"
+#include "parse.h"
 
 /*
  * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP), which kernels read and
- * write in place (cuDNN keeps a status word so): the GPU is on another
- * machine, so the memory is a device allocation on the server with a
- * host copy here, kept coherent at the points where a program may look:
- * before work that may read it (launches, copies, memsets) the host side
- * goes to the device if it changed since (a shadow copy tells); after the
- * host waited for the device (a synchronize, a query that found the work
- * done, a blocking copy) the device side comes back.  The host copy is
- * mapped at the device allocation's own address where that address is
- * free here, so that, with unified addressing, the host pointer is the
- * device pointer too, as on a GPU; else cuMemHostGetDevicePointer gives
- * the device's.  Meant for small buffers: MAPPED_MAX bytes in all.
- * The device side comes back only if device work that could have written
- * it was sent since it last came back (map_gen): a kernel, or a copy or
- * memset whose destination may be a mapped buffer.
+ * write in place (cuDNN keeps a status word so), and managed memory: the
+ * GPU is on another machine, so the memory is a device allocation on the
+ * server with a host copy here, kept coherent at the points where a
+ * program may look: before work that may read it (launches, copies,
+ * memsets) the host's changes go to the device; after the host waited
+ * for the device (a synchronize, a query that found the work done, a
+ * blocking copy) the device's writes are what the host reads.  The host
+ * copy is mapped at the device allocation's own address where that
+ * address is free here, so that, with unified addressing, the host
+ * pointer is the device pointer too, as on a GPU; else
+ * cuMemHostGetDevicePointer gives the device's.
+ *
+ * Memory this library maps (cuMemHostAlloc, cuMemAllocManaged) is
+ * tracked by page protection, in blocks of 64 KiB (more for buffers of
+ * over 2 GiB, so that a buffer has at most BLK_MAX blocks and the kernel
+ * at most that many mappings of it).  It is a memfd mapped twice: the
+ * program's view, whose protection tells a block's state, and the
+ * library's own view (back), always writable, through which blocks are
+ * pushed and fetched.  A block is
+ *	clean	PROT_READ: the host's bytes are the device's;
+ *	dirty	PROT_READ|PROT_WRITE: the host wrote it (a write to a clean
+ *		block faulted, and the handler let it go);
+ *	stale	PROT_NONE: the device may have written it since; the
+ *		host's first access faults and the block is fetched.
+ * Before device work that may read it, only dirty blocks go, coalesced,
+ * and turn clean.  After the host waited for work that may have written
+ * it (a kernel: the whole buffer; a copy or memset into it: its range,
+ * wr), clean blocks turn stale: nothing moves until the host looks.  A
+ * copy or memset into it makes its range stale at once too, so that a
+ * blocking copy is seen by the host when it returns.  Copies whose host
+ * side is in such a buffer become device-to-device copies (mapped_alias),
+ * so that the transport never writes or reads a block that may fault.
+ *
+ * The SIGSEGV handler (map_fault) runs in the thread that faulted and is
+ * async-signal-safe: it finds the block in a table that it reads without
+ * a lock (tab, kept alive while tab_readers counts a handler in it),
+ * takes the buffer's spin lock (which is only ever held around bit
+ * operations and mprotect, by code that cannot fault meanwhile), and
+ * either makes a clean block writable and dirty, or, for a stale block,
+ * asks the fetch thread through a pipe and sleeps on a futex until it
+ * answers.  The fetch thread makes an ordinary remote call under
+ * map_lock, writes the block through the back view and makes it clean.
+ * The threads: pushes, pulls (the marking of stale blocks), fetches and
+ * copies from the host into a buffer hold map_lock, so they never cross;
+ * each block's state changes under its buffer's spin lock, so the handler
+ * never sees one half changed.  A block is never made writable without
+ * being marked dirty, so no write is lost from the tracking; a write that
+ * races a push (the block turned clean, the bytes being read) makes it
+ * dirty again and goes with the next push.  A host write racing a
+ * synchronization in another thread to a block a kernel wrote keeps the
+ * host's bytes.  Faults in the client's own I/O thread or the fetch thread
+ * cannot be served (they would wait for themselves): they are avoided
+ * (mapped_alias) and, should one happen, end the program with a message.
+ *
+ * Registered memory (cuMemHostRegister with DEVICEMAP) is the program's
+ * own memory: its ends need not be page-aligned (protecting the pages
+ * would fault on the program's other data beside it), and the program
+ * passes it to system calls, which return EFAULT instead of faulting on
+ * a protected page.  So it keeps a shadow copy: a push sends it whole
+ * where it differs from the shadow, a pull copies it back whole.
+ *
+ * The device side comes back only if device work that could have
+ * written it was sent since it last came back (map_gen).  GLEAM_MAPPED_MAX
+ * bounds the bytes of all (64 GiB by default).
  */
-#define MAPPED_MAX	(16u << 20)
+#define MAPPED_MAX_DEFAULT	(64ull << 30)
+#define BLK_SHIFT		16		/* 64 KiB */
+#define BLK_MAX			32768		/* blocks a buffer at most */
+#define LBITS			(8 * sizeof(unsigned long))
+
+struct track {
+	uintptr_t	 lo, hi;	/* the program's view */
+	uint8_t		*back;		/* the library's view */
+	unsigned	 shift;		/* a block is 1 << shift bytes */
+	size_t		 nblk;
+	unsigned long	*dirty, *stale, *wr;	/* bitmaps */
+	int		 wall;		/* a kernel may have written it all */
+	int		 spin;
+};
 
 struct mapped {
 	uint8_t		*host, *shadow;
 	CUdeviceptr	 dev;
 	size_t		 size;
 	struct gctx	*ctx;
+	struct track	*t;		/* page-tracked: no shadow */
 	int		 fixed;		/* host == dev: mmap'd there */
 	int		 reg;		/* host is the program's, registered */
 	int		 managed;	/* cuMemAllocManaged's (host == dev) */
@@ -45,36 +119,609 @@ struct mapped {
 	int		 preferred, prefetched;	/* devices, or -2 */
 };
 
+/* The tracked buffers, for the handler: replaced whole, never changed. */
+struct ttab {
+	int		 n;
+	struct track	*t[];
+};
+
 static pthread_mutex_t	 map_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mapped	 maps[MAPPED_N];
-static int		 nmaps;
-static size_t		 mapped_bytes;
+static struct mapped	*maps;
+static int		 nmaps, capmaps;
+static uint64_t		 mapped_bytes, mapped_max;
 static int		 mapped_on;	/* nmaps > 0, read without the lock */
 static __thread int	 in_mapped;	/* our own copies: no hooks */
 static uint64_t		 map_gen;	/* device work that may write them */
 static uint64_t		 map_pulled;	/* map_gen when last pulled */
 
+static struct ttab	*tab;		/* read by the handler */
+static int		 tab_readers;	/* handlers reading it */
+static int		 fault_on;	/* the handler and fetch thread are up */
+static int		 req_pipe[2] = { -1, -1 };
+static struct sigaction	 chained;	/* the program's SIGSEGV action */
+static pthread_once_t	 fault_once = PTHREAD_ONCE_INIT;
+/* The fetch thread: a fault there cannot be served (nor in io_self's). */
+static __thread int	 no_fetch __attribute__((tls_model("initial-exec")));
+
+static int (*real_sigaction)(int, const struct sigaction *,
+    struct sigaction *);
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static int
+bit_get(const unsigned long *m, size_t b)
+{
+	return (__atomic_load_n(&m[b / LBITS], __ATOMIC_ACQUIRE) >>
+	    (b % LBITS)) & 1;
+}
+
+static void
+bit_set(unsigned long *m, size_t b)
+{
+	__atomic_or_fetch(&m[b / LBITS], 1ul << (b % LBITS), __ATOMIC_ACQ_REL);
+}
+
+static void
+bit_clr(unsigned long *m, size_t b)
+{
+	__atomic_and_fetch(&m[b / LBITS], ~(1ul << (b % LBITS)),
+	    __ATOMIC_ACQ_REL);
+}
+
+static void
+spin_lock(struct track *t)
+{
+	while (__atomic_exchange_n(&t->spin, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void
+spin_unlock(struct track *t)
+{
+	__atomic_store_n(&t->spin, 0, __ATOMIC_RELEASE);
+}
+
+/* Bytes of blocks [b0, b1), and where they start. */
+static size_t
+blk_off(const struct track *t, size_t b)
+{
+	return b << t->shift;
+}
+
+static size_t
+blk_len(const struct track *t, size_t b0, size_t b1)
+{
+	size_t end = blk_off(t, b1), len = t->hi - t->lo;
+
+	return (end < len ? end : len) - blk_off(t, b0);
+}
+
+/* A message and the end, from a signal handler. */
+static void
+fault_die(const char *why)
+{
+	static const char pre[] = "gleam: mapped memory: ";
+	ssize_t n;
+
+	n = write(2, pre, sizeof pre - 1);
+	n = write(2, why, strlen(why));
+	n = write(2, "\n", 1);
+	(void)n;
+	abort();
+}
+
+/* Blocks [b0, b1) of t to prot; with t's spin lock held. */
+static void
+blk_protect(struct track *t, size_t b0, size_t b1, int prot)
+{
+	if (mprotect((void *)(t->lo + blk_off(t, b0)), blk_len(t, b0, b1),
+	    prot) == -1)
+		fault_die("mprotect failed (too many mappings? see "
+		    "vm.max_map_count)");
+}
+
+/* ---- the fault handler -------------------------------------------------- */
+
+struct fetch_req {
+	uintptr_t	 addr;
+	int		*done;
+};
+
+/* Passes a fault that is not ours to the program's action for SIGSEGV. */
+static void
+fault_chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction sa = chained;
+
+	if (sa.sa_flags & SA_SIGINFO) {
+		if (sa.sa_sigaction != NULL) {
+			sa.sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+		sa.sa_handler(sig);
+		return;
+	}
+	/* The default: the access runs again and the kernel's action ends
+	 * the program as it would have. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	real_sigaction(SIGSEGV, &sa, NULL);
+}
+
 /*
- * Does a call that writes device memory write a mapped buffer?  Where its
- * row says where (RPC_F_DST_RANGE), only if that range meets one.
+ * 0 if the fault at a was ours and served, 1 if its block is stale and
+ * must be fetched, -1 if it is none of ours.
  */
 static int
-mapped_hit(const struct rpc_desc *d, const struct rpc_val *in)
+fault_serve(uintptr_t a)
 {
-	uint64_t len;
+	struct ttab *tb;
+	struct track *t = NULL;
+	size_t b;
+	int i, r = 0;
+
+	__atomic_add_fetch(&tab_readers, 1, __ATOMIC_ACQ_REL);
+	tb = __atomic_load_n(&tab, __ATOMIC_ACQUIRE);
+	for (i = 0; tb != NULL && i < tb->n; i++)
+		if (a >= tb->t[i]->lo && a < tb->t[i]->hi) {
+			t = tb->t[i];
+			break;
+		}
+	if (t == NULL) {
+		__atomic_sub_fetch(&tab_readers, 1, __ATOMIC_ACQ_REL);
+		return -1;
+	}
+	b = (a - t->lo) >> t->shift;
+	spin_lock(t);
+	if (bit_get(t->stale, b))
+		r = 1;
+	else if (!bit_get(t->dirty, b)) {
+		/* A write to a clean block: writable first, then dirty. */
+		blk_protect(t, b, b + 1, PROT_READ | PROT_WRITE);
+		bit_set(t->dirty, b);
+	}
+	/* Else another thread made it writable meanwhile. */
+	spin_unlock(t);
+	__atomic_sub_fetch(&tab_readers, 1, __ATOMIC_ACQ_REL);
+	return r;
+}
+
+static void
+map_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct fetch_req q;
+	int e = errno, r, done = 0;
+	ssize_t n;
+
+	if (si->si_code != SEGV_ACCERR ||
+	    (r = fault_serve((uintptr_t)si->si_addr)) == -1) {
+		errno = e;
+		fault_chain(sig, si, uc);
+		return;
+	}
+	if (r == 1) {
+		if (no_fetch || io_self)
+			fault_die("a stale block touched by the client's "
+			    "own thread");
+		q.addr = (uintptr_t)si->si_addr;
+		q.done = &done;
+		do
+			n = write(req_pipe[1], &q, sizeof q);
+		while (n == -1 && errno == EINTR);
+		if (n != (ssize_t)sizeof q)
+			fault_die("cannot ask for a block");
+		while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) == 0)
+			syscall(SYS_futex, &done, FUTEX_WAIT_PRIVATE, 0, NULL,
+			    NULL, 0);
+	}
+	errno = e;
+}
+
+static void	*fetch_main(void *);
+
+static void
+fault_setup(void)
+{
+	struct sigaction sa;
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	if (real_sigaction == NULL)
+		real_sigaction = (int (*)(int, const struct sigaction *,
+		    struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	if (real_sigaction == NULL || pipe2(req_pipe, O_CLOEXEC) == -1) {
+		log_warn("mapped memory: no fault handling: %s",
+		    real_sigaction == NULL ? "no sigaction" : strerror(errno));
+		return;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&tid, &attr, fetch_main, NULL) != 0) {
+		pthread_attr_destroy(&attr);
+		log_warn("mapped memory: no fetch thread");
+		return;
+	}
+	pthread_attr_destroy(&attr);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = map_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	pthread_mutex_lock(&map_lock);
+	real_sigaction(SIGSEGV, &sa, &chained);
+	__atomic_store_n(&fault_on, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&map_lock);
+}
+
+/*
+ * The program's own SIGSEGV action, once ours is installed, is kept
+ * to be chained to (faults outside mapped memory go there), as a
+ * program that installs one expects; ours stays first.
+ */
+__attribute__((visibility("default"))) int
+sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (real_sigaction == NULL)
+		real_sigaction = (int (*)(int, const struct sigaction *,
+		    struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+	if (real_sigaction == NULL) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (sig != SIGSEGV || !__atomic_load_n(&fault_on, __ATOMIC_ACQUIRE))
+		return real_sigaction(sig, act, old);
+	pthread_mutex_lock(&map_lock);
+	if (old != NULL)
+		*old = chained;
+	if (act != NULL)
+		chained = *act;
+	pthread_mutex_unlock(&map_lock);
+	return 0;
+}
+
+__attribute__((visibility("default"))) sighandler_t
+signal(int sig, sighandler_t h)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = h;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, &old) == -1)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+
+/* With map_lock held: the handler's table anew, t added or removed. */
+static int
+tab_update(struct track *add, struct track *del)
+{
+	struct ttab *old = tab, *nt;
+	int i, n = old != NULL ? old->n : 0;
+
+	if ((nt = malloc(sizeof *nt + (size_t)(n + 1) *
+	    sizeof nt->t[0])) == NULL)
+		return -1;
+	nt->n = 0;
+	for (i = 0; i < n; i++)
+		if (old->t[i] != del)
+			nt->t[nt->n++] = old->t[i];
+	if (add != NULL)
+		nt->t[nt->n++] = add;
+	__atomic_store_n(&tab, nt, __ATOMIC_RELEASE);
+	/* No handler still reads the old one (or del). */
+	while (__atomic_load_n(&tab_readers, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
+	free(old);
+	return 0;
+}
+
+static void
+track_free(struct track *t)
+{
+	if (t == NULL)
+		return;
+	free(t->dirty);
+	free(t->stale);
+	free(t->wr);
+	free(t);
+}
+
+/* ---- pushes and fetches ------------------------------------------------- */
+
+static void
+mapped_limit(void)
+{
+	const char *s, *why = NULL;
+	uint64_t v = 0;
+
+	if (mapped_max != 0)
+		return;
+	mapped_max = MAPPED_MAX_DEFAULT;
+	if ((s = getenv("GLEAM_MAPPED_MAX")) != NULL && *s != '\0') {
+		if (parse_size(s, &v, &why) == -1 || v == 0)
+			log_warn("GLEAM_MAPPED_MAX=%s: %s: ignored", s,
+			    why != NULL ? why : "must be positive");
+		else
+			mapped_max = v;
+	}
+}
+
+/* One way: n bytes at p to the device at dev (in pieces). */
+static void
+push_bytes(struct mapped *m, CUdeviceptr dev, const uint8_t *p, size_t n)
+{
+	struct rpc_val in[5];
+	size_t max = io_max_payload(), k;
+
+	if (max > (1u << 20))
+		max = 1u << 20;
+	stats_mapped(n, 0);
+	for (; n > 0; n -= k, p += k, dev += k) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = dev;
+		in[4].p = p;
+		in[4].len = (uint32_t)k;
+		rpost(R_MEM_HTOD, in, 0);
+	}
+}
+
+/* A tracked buffer's dirty blocks to the device, clean again. */
+static void
+track_push(struct mapped *m)
+{
+	struct track *t = m->t;
+	size_t b = 0, e;
+
+	while (b < t->nblk) {
+		if (b % LBITS == 0 &&
+		    __atomic_load_n(&t->dirty[b / LBITS], __ATOMIC_ACQUIRE) == 0) {
+			b += LBITS;
+			continue;
+		}
+		if (!bit_get(t->dirty, b)) {
+			b++;
+			continue;
+		}
+		/* The run of dirty blocks from b. */
+		spin_lock(t);
+		for (e = b; e < t->nblk && bit_get(t->dirty, e); e++)
+			bit_clr(t->dirty, e);
+		/* Read-only before the bytes are read: a later write
+		 * faults and goes with the next push. */
+		blk_protect(t, b, e, PROT_READ);
+		spin_unlock(t);
+		push_bytes(m, m->dev + blk_off(t, b), t->back + blk_off(t, b),
+		    blk_len(t, b, e));
+		b = e;
+	}
+}
+
+/*
+ * Blocks [b0, b1) of a tracked buffer are stale now, but for those the
+ * host wrote since the push (its bytes win); with map_lock held.
+ */
+static void
+track_stale(struct track *t, size_t b0, size_t b1)
+{
+	size_t b, s;
+
+	spin_lock(t);
+	for (b = b0; b < b1; b = s + 1) {
+		/* A run of clean blocks: stale. */
+		for (s = b; s < b1 && !bit_get(t->stale, s) &&
+		    !bit_get(t->dirty, s); s++)
+			bit_set(t->stale, s);
+		if (s > b)
+			blk_protect(t, b, s, PROT_NONE);
+	}
+	spin_unlock(t);
+}
+
+/*
+ * Block b of a tracked buffer from the device, clean; with map_lock held.
+ * On failure it keeps the host's old bytes (the program learns of the
+ * lost server at its next call).
+ */
+static void
+track_fetch(struct mapped *m, size_t b)
+{
+	struct track *t = m->t;
+	struct rpc_val in[5], out[1];
+	struct rwait w;
+	size_t off = blk_off(t, b), n = blk_len(t, b, b + 1), k;
+	size_t max = io_max_payload();
+	CUresult rc = CUDA_SUCCESS;
+	void *keep;
+	int save = in_mapped;
+
+	if (!bit_get(t->stale, b))
+		return;
+	if (max > (4u << 20))
+		max = 4u << 20;
+	in_mapped = 1;
+	for (k = 0; m->ctx->live && rc == CUDA_SUCCESS && n > 0;
+	    off += k, n -= k) {
+		k = n < max ? n : max;
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = m->dev + off;
+		in[4].u = k;
+		memset(&w, 0, sizeof w);
+		w.dst = t->back + off;
+		w.dstlen = k;
+		/* Not the program's wait, nor stream work. */
+		w.beside = 1;
+		if ((rc = rsend(R_MEM_DTOH, in, RP_NOWORK, &w)) != CUDA_SUCCESS)
+			break;
+		keep = NULL;
+		if ((rc = rwait(&w, out, &keep)) == CUDA_SUCCESS) {
+			if (out[0].len != k)
+				rc = CUDA_ERROR_UNKNOWN;
+			else if (out[0].p != t->back + off)
+				memcpy(t->back + off, out[0].p, k);
+		}
+		free(keep);
+		stats_mapped(0, k);
+	}
+	in_mapped = save;
+	if (rc != CUDA_SUCCESS || !m->ctx->live)
+		log_warn("mapped memory: a block at %p could not be fetched: "
+		    "the host keeps its old bytes", (void *)(t->lo + off));
+	spin_lock(t);
+	bit_clr(t->stale, b);
+	blk_protect(t, b, b + 1, PROT_READ);
+	spin_unlock(t);
+}
+
+/* The buffer holding host address a (tracked); with map_lock held. */
+static struct mapped *
+track_find(uintptr_t a)
+{
+	int i;
+
+	for (i = 0; i < nmaps; i++)
+		if (maps[i].t != NULL && a >= maps[i].t->lo &&
+		    a < maps[i].t->hi)
+			return &maps[i];
+	return NULL;
+}
+
+/* The fetch thread: serves the handler's stale blocks. */
+static void *
+fetch_main(void *arg)
+{
+	struct fetch_req q;
+	struct mapped *m;
+	ssize_t n;
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	no_fetch = 1;
+	in_mapped = 1;
+	for (;;) {
+		n = read(req_pipe[0], &q, sizeof q);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof q)
+			break;
+		pthread_mutex_lock(&map_lock);
+		if ((m = track_find(q.addr)) != NULL)
+			track_fetch(m, (q.addr - m->t->lo) >> m->t->shift);
+		pthread_mutex_unlock(&map_lock);
+		__atomic_store_n(q.done, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, q.done, FUTEX_WAKE_PRIVATE, 1, NULL, NULL,
+		    0);
+	}
+	return NULL;
+}
+
+/*
+ * Is [p, p + n) inside a tracked buffer?  Then *dev is its device side,
+ * and a copy with the host side there is a device-to-device copy.
+ */
+int
+mapped_alias(const void *p, size_t n, CUdeviceptr *dev)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct mapped *m;
+	int r = 0;
+
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || n == 0)
+		return 0;
+	pthread_mutex_lock(&map_lock);
+	if ((m = track_find(a)) != NULL && n <= m->t->hi - a) {
+		*dev = m->dev + (a - m->t->lo);
+		r = 1;
+	}
+	pthread_mutex_unlock(&map_lock);
+	return r;
+}
+
+/* ---- the hook ----------------------------------------------------------- */
+
+/*
+ * Where a call writes device memory: 1 and [*lo, *lo + *len) if its row
+ * says (RPC_F_DST_RANGE) or it is a copy or memset whose fields do; 0 if
+ * it may write anywhere.
+ */
+static int
+dst_range(uint16_t type, const struct rpc_desc *d, const struct rpc_val *in,
+    uint64_t *lo, uint64_t *len)
+{
+	if (d->flags & RPC_F_DST_RANGE) {
+		*lo = in[3].u;
+		*len = d->req[4] == 'B' ? in[4].len : in[4].u;
+		return 1;
+	}
+	/* A copy on the device, or from the host by name (wcache.c). */
+	if (type == R_MEM_DTOD || type == R_CACHE_HTOD ||
+	    type == R_CACHE_HELD) {
+		*lo = in[3].u;
+		*len = in[5].u;
+		return 1;
+	}
+	/* A memset: (height - 1) * pitch + width * element. */
+	if (type == R_MEMSET && in[6].u > 0 && in[7].u > 0 && in[8].u > 0 &&
+	    in[6].u <= 4 && in[7].u <= UINT64_MAX / 4 &&
+	    (in[8].u == 1 || (in[4].u >= in[7].u * in[6].u &&
+	    in[8].u - 1 <= (UINT64_MAX - in[7].u * in[6].u) / in[4].u))) {
+		*lo = in[3].u;
+		*len = (in[8].u - 1) * in[4].u + in[7].u * in[6].u;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does a call that writes device memory write a mapped buffer?  Where it
+ * says where, only if that range meets one; tracked buffers' blocks in
+ * it turn stale (and are marked for the next pull); with map_lock held.
+ */
+static int
+mapped_hit(uint16_t type, const struct rpc_desc *d, const struct rpc_val *in)
+{
+	uint64_t lo, len;
 	int i, hit = 0;
 
 	if (!(d->flags & RPC_F_WRITES_DEV))
 		return 0;
-	if (!(d->flags & RPC_F_DST_RANGE))
+	if (!dst_range(type, d, in, &lo, &len)) {
+		/* A kernel: every tracked buffer, at the next pull. */
+		for (i = 0; i < nmaps; i++)
+			if (maps[i].t != NULL)
+				maps[i].t->wall = 1;
 		return 1;
-	/* Inputs into ordinary device memory leave them alone. */
-	len = d->req[4] == 'B' ? in[4].len : in[4].u;
-	pthread_mutex_lock(&map_lock);
-	for (i = 0; i < nmaps && !hit; i++)
-		hit = in[3].u < maps[i].dev + maps[i].size &&
-		    maps[i].dev < in[3].u + len;
-	pthread_mutex_unlock(&map_lock);
+	}
+	for (i = 0; i < nmaps; i++) {
+		struct mapped *m = &maps[i];
+		struct track *t = m->t;
+		uint64_t a, e;
+		size_t b0, b1, b;
+
+		if (!(lo < m->dev + m->size && m->dev < lo + len))
+			continue;
+		hit = 1;
+		if (t == NULL)
+			continue;
+		a = lo > m->dev ? lo - m->dev : 0;
+		e = lo + len < m->dev + m->size ? lo + len - m->dev : m->size;
+		b0 = a >> t->shift;
+		b1 = (e + ((size_t)1 << t->shift) - 1) >> t->shift;
+		for (b = b0; b < b1; b++)
+			bit_set(t->wr, b);
+		track_stale(t, b0, b1);
+	}
 	return hit;
 }
 
@@ -86,57 +733,67 @@ mapped_touch(int hit)
 		__atomic_add_fetch(&map_gen, 1, __ATOMIC_ACQ_REL);
 }
 
+/* With map_lock held: every buffer's host changes to the device. */
 static void
 mapped_push_locked(void)
 {
-	struct rpc_val in[5];
 	int i;
 
 	for (i = 0; i < nmaps; i++) {
 		struct mapped *m = &maps[i];
 
-		if (!m->ctx->live || memcmp(m->host, m->shadow, m->size) == 0)
+		if (!m->ctx->live)
+			continue;
+		if (m->t != NULL) {
+			track_push(m);
+			continue;
+		}
+		if (memcmp(m->host, m->shadow, m->size) == 0)
 			continue;
 		memcpy(m->shadow, m->host, m->size);
-		in[0].u = gobj_id(m->ctx);
-		in[1].u = 0;
-		in[2].u = 0;
-		in[3].u = m->dev;
-		in[4].p = m->shadow;
-		in[4].len = (uint32_t)m->size;
-		rpost(R_MEM_HTOD, in, 0);
+		push_bytes(m, m->dev, m->shadow, m->size);
 	}
-}
-
-/* The host side of changed buffers to the device. */
-static void
-mapped_push(void)
-{
-	in_mapped = 1;
-	pthread_mutex_lock(&map_lock);
-	mapped_push_locked();
-	pthread_mutex_unlock(&map_lock);
-	in_mapped = 0;
 }
 
 void
 mapped_before_send(uint16_t type, const struct rpc_val *in)
 {
 	const struct rpc_desc *d;
-	int hit;
+	int hit, push;
 
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped ||
 	    (d = rpc_lookup(type)) == NULL)
 		return;
+	if (!(d->flags & (RPC_F_READS_DEV | RPC_F_WRITES_DEV)))
+		return;
+	in_mapped = 1;
+	pthread_mutex_lock(&map_lock);
 	/*
 	 * Work that may read mapped host memory sees its host writes; a
 	 * copy from the host into a mapped buffer goes after them, or a
-	 * later push of the whole buffer would undo it.
+	 * later push of the whole buffer would undo it.  Then the blocks
+	 * it writes are stale.
 	 */
-	hit = mapped_hit(d, in);
-	if ((d->flags & RPC_F_READS_DEV) || ((d->flags & RPC_F_WRITES_DEV) &&
-	    (!(d->flags & RPC_F_FROM_HOST) || hit)))
-		mapped_push();
+	push = (d->flags & RPC_F_READS_DEV) || (d->flags & RPC_F_WRITES_DEV);
+	if ((d->flags & RPC_F_WRITES_DEV) && (d->flags & RPC_F_FROM_HOST) &&
+	    !(d->flags & RPC_F_READS_DEV)) {
+		uint64_t lo, len;
+		int i;
+
+		/* Only if it meets one. */
+		push = 0;
+		if (dst_range(type, d, in, &lo, &len)) {
+			for (i = 0; i < nmaps && !push; i++)
+				push = lo < maps[i].dev + maps[i].size &&
+				    maps[i].dev < lo + len;
+		} else
+			push = 1;
+	}
+	if (push)
+		mapped_push_locked();
+	hit = mapped_hit(type, d, in);
+	pthread_mutex_unlock(&map_lock);
+	in_mapped = 0;
 	mapped_touch(hit);
 }
 
@@ -152,7 +809,9 @@ mapped_host_write(CUdeviceptr dst, const void *src, size_t n)
 		struct mapped *m = &maps[i];
 		uint64_t lo, hi;
 
-		if (dst >= m->dev + m->size || m->dev >= dst + n)
+		/* A tracked buffer's blocks turn stale as the copy goes. */
+		if (m->t != NULL || dst >= m->dev + m->size ||
+		    m->dev >= dst + n)
 			continue;
 		lo = dst > m->dev ? dst : m->dev;
 		hi = dst + n < m->dev + m->size ? dst + n : m->dev + m->size;
@@ -172,9 +831,9 @@ int
 client_mapped_pull_begin(struct mpull *mp)
 {
 	struct rpc_val in[5];
-	int i;
+	int i, n;
 
-	mp->n = 0;
+	memset(mp, 0, sizeof *mp);
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
 		return 0;
 	in_mapped = 1;
@@ -187,11 +846,22 @@ client_mapped_pull_begin(struct mpull *mp)
 		in_mapped = 0;
 		return 0;
 	}
+	for (i = n = 0; i < nmaps; i++)
+		n += maps[i].t == NULL;
+	if (n > 0 && ((mp->w = calloc((size_t)n, sizeof *mp->w)) == NULL ||
+	    (mp->idx = calloc((size_t)n, sizeof *mp->idx)) == NULL)) {
+		free(mp->w);
+		mp->w = NULL;
+		pthread_mutex_unlock(&map_lock);
+		in_mapped = 0;
+		return 0;
+	}
+	/* Registered buffers come back whole, beside the call. */
 	for (i = 0; i < nmaps; i++) {
 		struct mapped *m = &maps[i];
 		struct rwait *w = &mp->w[mp->n];
 
-		if (!m->ctx->live)
+		if (m->t != NULL || !m->ctx->live)
 			continue;
 		in[0].u = gobj_id(m->ctx);
 		in[1].u = 0;
@@ -224,6 +894,7 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 		if (rc == CUDA_SUCCESS && ok && out[0].len == m->size) {
 			memcpy(m->host, out[0].p, m->size);
 			memcpy(m->shadow, out[0].p, m->size);
+			stats_mapped(0, m->size);
 		} else
 			all = 0;
 		free(keep);
@@ -233,90 +904,227 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 		else
 			at = mp->w[i].qend;
 	}
+	/* Tracked buffers: what the device may have written turns stale. */
+	for (i = 0; ok && i < nmaps; i++) {
+		struct track *t = maps[i].t;
+		size_t b, s;
+
+		if (t == NULL || !maps[i].ctx->live)
+			continue;
+		if (t->wall)
+			track_stale(t, 0, t->nblk);
+		else
+			for (b = 0; b < t->nblk; b = s) {
+				if (t->wr[b / LBITS] == 0) {
+					s = (b / LBITS + 1) * LBITS;
+					continue;
+				}
+				for (s = b; s < t->nblk && bit_get(t->wr, s);
+				    s++)
+					;
+				if (s > b)
+					track_stale(t, b, s);
+				else
+					s = b + 1;
+			}
+		t->wall = 0;
+		memset(t->wr, 0, (t->nblk + LBITS - 1) / LBITS *
+		    sizeof(unsigned long));
+	}
 	if (all && ok)
 		map_pulled = mp->gen;
 	*qend = at;
 	pthread_mutex_unlock(&map_lock);
 	in_mapped = 0;
+	free(mp->w);
+	free(mp->idx);
+	mp->w = NULL;
+	mp->idx = NULL;
+}
+
+/* With map_lock held: room for one more buffer within the limits. */
+static int
+maps_room(size_t len, const char *fn)
+{
+	struct mapped *nm;
+
+	mapped_limit();
+	if (mapped_bytes + len > mapped_max) {
+		log_warn("%s: mapped and managed memory is emulated for %llu "
+		    "MiB in all (GLEAM_MAPPED_MAX): refused", fn,
+		    (unsigned long long)(mapped_max >> 20));
+		return -1;
+	}
+	if (nmaps == capmaps) {
+		int cap = capmaps ? 2 * capmaps : 16;
+
+		if ((nm = realloc(maps, (size_t)cap * sizeof *nm)) == NULL)
+			return -1;
+		maps = nm;
+		capmaps = cap;
+	}
+	return 0;
+}
+
+/*
+ * The host side of a buffer the library maps: a memfd mapped read-only
+ * at want (if not 0, and free) or anywhere, and writable at *back.
+ */
+static void *
+track_map(uintptr_t want, size_t len, uint8_t **back, int *fixed)
+{
+	void *p = MAP_FAILED, *b;
+	int fd;
+
+	if ((fd = memfd_create("gleam-mapped", MFD_CLOEXEC)) == -1)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) == -1) {
+		close(fd);
+		return NULL;
+	}
+	*fixed = 0;
+	if (want != 0) {
+		p = mmap((void *)want, len, PROT_READ, MAP_SHARED |
+		    MAP_NORESERVE | MAP_FIXED_NOREPLACE, fd, 0);
+		if (p != MAP_FAILED && p != (void *)want) {
+			munmap(p, len);	/* an old kernel's hint, not ours */
+			p = MAP_FAILED;
+		}
+		*fixed = p != MAP_FAILED;
+	}
+	if (p == MAP_FAILED && want == 0)
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd,
+		    0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED |
+	    MAP_NORESERVE, fd, 0);
+	close(fd);
+	if (b == MAP_FAILED) {
+		munmap(p, len);
+		return NULL;
+	}
+	/* A forked child does not write the library's view. */
+	madvise(b, len, MADV_DONTFORK);
+	*back = b;
+	return p;
+}
+
+static struct track *
+track_new(uintptr_t lo, size_t len, uint8_t *back)
+{
+	struct track *t;
+	size_t words;
+
+	if ((t = calloc(1, sizeof *t)) == NULL)
+		return NULL;
+	t->lo = lo;
+	t->hi = lo + len;
+	t->back = back;
+	t->shift = BLK_SHIFT;
+	while (((len + ((size_t)1 << t->shift) - 1) >> t->shift) > BLK_MAX)
+		t->shift++;
+	t->nblk = (len + ((size_t)1 << t->shift) - 1) >> t->shift;
+	words = (t->nblk + LBITS - 1) / LBITS;
+	if ((t->dirty = calloc(words, sizeof(unsigned long))) == NULL ||
+	    (t->stale = calloc(words, sizeof(unsigned long))) == NULL ||
+	    (t->wr = calloc(words, sizeof(unsigned long))) == NULL) {
+		track_free(t);
+		return NULL;
+	}
+	return t;
 }
 
 static CUresult
 mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 {
+	const char *fn = managed ? "cuMemAllocManaged" : "cuMemHostAlloc";
 	size_t len = (size + 4095) & ~(size_t)4095;
+	struct rpc_val in[9];
 	struct mapped m;
+	uint8_t *back;
 	CUresult rc;
 	void *p;
 
 	memset(&m, 0, sizeof m);
+	if (len < size)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	if ((rc = ctx_need(&m.ctx)) != CUDA_SUCCESS)
 		return rc;
+	pthread_once(&fault_once, fault_setup);
+	if (!__atomic_load_n(&fault_on, __ATOMIC_ACQUIRE)) {
+		log_warn("%s: mapped memory needs its fault handler: refused",
+		    fn);
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
 	pthread_mutex_lock(&map_lock);
-	if (nmaps == MAPPED_N || mapped_bytes + len > MAPPED_MAX) {
+	if (maps_room(len, fn) == -1) {
 		pthread_mutex_unlock(&map_lock);
-		log_warn("cuMemHostAlloc: mapped host memory is emulated for "
-		    "%u buffers and %u MiB in all: refused", MAPPED_N,
-		    MAPPED_MAX >> 20);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&map_lock);
 	if ((rc = cuMemAlloc_v2(&m.dev, len)) != CUDA_SUCCESS)
 		return rc;
 	m.size = size;
-	p = mmap((void *)(uintptr_t)m.dev, len, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	if (p != MAP_FAILED && p != (void *)(uintptr_t)m.dev) {
-		munmap(p, len);		/* an old kernel's hint, not ours */
-		p = MAP_FAILED;
-	}
-	if (p != MAP_FAILED)
-		m.fixed = 1;
-	else if (managed) {
+	p = track_map(m.dev, len, &back, &m.fixed);
+	if (p == NULL && !managed)
+		p = track_map(0, len, &back, &m.fixed);
+	if (p == NULL) {
 		/* Managed memory is one pointer for both sides, or none. */
-		log_warn("cuMemAllocManaged: the device's address is taken "
-		    "here: refused");
+		log_warn("%s: %s: refused", fn, managed ?
+		    "the device's address is taken here" :
+		    "no host memory for it");
 		cuMemFree_v2(m.dev);
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	} else if (posix_memalign(&p, 4096, len) != 0) {
-		cuMemFree_v2(m.dev);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	} else
-		memset(p, 0, len);
+	}
 	m.host = p;
 	m.managed = managed;
 	m.preferred = m.prefetched = -2;
+	if ((m.t = track_new((uintptr_t)p, len, back)) == NULL ||
+	    (!m.fixed && mem_add((uintptr_t)p, size, m.ctx, 1, flags) == -1)) {
+		track_free(m.t);
+		munmap(p, len);
+		munmap(back, len);
+		cuMemFree_v2(m.dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if (managed) {
 		/* Its registry entry says so (pointer queries, cuMemFree). */
 		mem_del(m.dev, 0);
 		mem_add(m.dev, size, m.ctx, 0, MEM_F_MANAGED);
 	}
-	if ((m.shadow = calloc(1, len)) == NULL ||
-	    (!m.fixed && mem_add((uintptr_t)p, size, m.ctx, 1, flags) == -1)) {
-		free(m.shadow);
-		if (m.fixed)
-			munmap(p, len);
-		else
-			free(p);
+	pthread_mutex_lock(&map_lock);
+	if (maps_room(len, fn) == -1 || tab_update(m.t, NULL) == -1) {
+		pthread_mutex_unlock(&map_lock);
+		if (!m.fixed)
+			mem_del((uintptr_t)p, 1);
+		track_free(m.t);
+		munmap(p, len);
+		munmap(back, len);
+		if (managed) {
+			mem_del(m.dev, 0);
+			mem_add(m.dev, len, m.ctx, 0, 0);
+		}
 		cuMemFree_v2(m.dev);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	/* Both sides start as zeros: the device's is written once. */
-	pthread_mutex_lock(&map_lock);
 	maps[nmaps++] = m;
 	mapped_bytes += len;
 	__atomic_store_n(&mapped_on, 1, __ATOMIC_RELEASE);
+	/* Both sides start as zeros (all clean): the device's by a memset. */
 	in_mapped = 1;
-	{
-		struct rpc_val in[5];
-
-		in[0].u = gobj_id(m.ctx);
-		in[1].u = 0;
-		in[2].u = 0;
-		in[3].u = m.dev;
-		in[4].p = m.shadow;
-		in[4].len = (uint32_t)m.size;
-		rpost(R_MEM_HTOD, in, 0);
-	}
+	in[0].u = gobj_id(m.ctx);
+	in[1].u = 0;
+	in[2].u = 0;
+	in[3].u = m.dev;
+	in[4].u = len;
+	in[5].u = 0;
+	in[6].u = 1;
+	in[7].u = len;
+	in[8].u = 1;
+	rpost(R_MEMSET, in, 0);
 	in_mapped = 0;
 	pthread_mutex_unlock(&map_lock);
 	*pp = p;
@@ -328,6 +1136,7 @@ static int
 mapped_free(void *p)
 {
 	struct mapped m;
+	size_t len;
 	int i;
 
 	pthread_mutex_lock(&map_lock);
@@ -340,7 +1149,10 @@ mapped_free(void *p)
 	}
 	m = maps[i];
 	maps[i] = maps[--nmaps];
-	mapped_bytes -= (m.size + 4095) & ~(size_t)4095;
+	len = (m.size + 4095) & ~(size_t)4095;
+	mapped_bytes -= len;
+	if (m.t != NULL)
+		tab_update(NULL, m.t);	/* no handler looks at it after */
 	if (nmaps == 0)
 		__atomic_store_n(&mapped_on, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&map_lock);
@@ -356,11 +1168,12 @@ mapped_free(void *p)
 		mem_del(m.dev, 0);
 	if (m.reg)
 		mem_del((uintptr_t)m.host, 2);
-	else if (m.fixed)
-		munmap(m.host, (m.size + 4095) & ~(size_t)4095);
 	else {
-		mem_del((uintptr_t)m.host, 1);
-		free(m.host);
+		if (!m.fixed)
+			mem_del((uintptr_t)m.host, 1);
+		munmap(m.host, len);
+		munmap(m.t->back, len);
+		track_free(m.t);
 	}
 	free(m.shadow);
 	return 0;
@@ -371,12 +1184,13 @@ mapped_free(void *p)
  * CU_MEMHOSTREGISTER_DEVICEMAP): as mapped memory of cuMemHostAlloc, but
  * the host side is the program's own memory, whose bytes go to the
  * device buffer first; the device pointer differs from the host one.
+ * It keeps a shadow (see above: no page protection on the program's own
+ * memory).
  */
 static CUresult
 mapped_register(void *p, size_t size, unsigned flags)
 {
 	size_t len = (size + 4095) & ~(size_t)4095;
-	struct rpc_val in[5];
 	struct mapped m;
 	CUresult rc;
 
@@ -384,11 +1198,8 @@ mapped_register(void *p, size_t size, unsigned flags)
 	if ((rc = ctx_need(&m.ctx)) != CUDA_SUCCESS)
 		return rc;
 	pthread_mutex_lock(&map_lock);
-	if (nmaps == MAPPED_N || mapped_bytes + len > MAPPED_MAX) {
+	if (maps_room(len, "cuMemHostRegister") == -1) {
 		pthread_mutex_unlock(&map_lock);
-		log_warn("cuMemHostRegister: mapped host memory is emulated "
-		    "for %u buffers and %u MiB in all: refused", MAPPED_N,
-		    MAPPED_MAX >> 20);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&map_lock);
@@ -397,6 +1208,7 @@ mapped_register(void *p, size_t size, unsigned flags)
 	m.size = size;
 	m.host = p;
 	m.reg = 1;
+	m.preferred = m.prefetched = -2;
 	if ((m.shadow = malloc(len)) == NULL ||
 	    mem_add((uintptr_t)p, size, m.ctx, 2, flags) == -1) {
 		free(m.shadow);
@@ -405,17 +1217,18 @@ mapped_register(void *p, size_t size, unsigned flags)
 	}
 	memcpy(m.shadow, p, size);
 	pthread_mutex_lock(&map_lock);
+	if (maps_room(len, "cuMemHostRegister") == -1) {
+		pthread_mutex_unlock(&map_lock);
+		mem_del((uintptr_t)p, 2);
+		free(m.shadow);
+		cuMemFree_v2(m.dev);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	maps[nmaps++] = m;
 	mapped_bytes += len;
 	__atomic_store_n(&mapped_on, 1, __ATOMIC_RELEASE);
 	in_mapped = 1;
-	in[0].u = gobj_id(m.ctx);
-	in[1].u = 0;
-	in[2].u = 0;
-	in[3].u = m.dev;
-	in[4].p = m.shadow;
-	in[4].len = (uint32_t)m.size;
-	rpost(R_MEM_HTOD, in, 0);
+	push_bytes(&m, m.dev, m.shadow, m.size);
 	in_mapped = 0;
 	pthread_mutex_unlock(&map_lock);
 	return CUDA_SUCCESS;

@@ -1,7 +1,9 @@
 /*
- * Mapped host memory (mapped.c): a device allocation on the server with a
- * host copy here, kept coherent by copies each way where the call table's
- * flags (rpc.h) say the device or the host may look.
+ * Mapped host memory and managed memory (mapped.c): a device allocation
+ * on the server with a host copy here, kept coherent by copies each way
+ * where the call table's flags (rpc.h) say the device or the host may
+ * look: the host's dirty blocks go before device work that may read
+ * them, the device's come back block by block when the host touches them.
  */
 #ifndef GLEAM_CLIENT_MAPPED_H
 #define GLEAM_CLIENT_MAPPED_H
@@ -44,10 +46,17 @@ void		 mapped_host_write(CUdeviceptr dst, const void *src, size_t n);
 CUresult	 mapped_managed_alloc(CUdeviceptr *, size_t, unsigned flags);
 int		 mapped_managed_free(CUdeviceptr p);
 
-#define MAPPED_N	64		/* mapped buffers at most */
+/*
+ * Copies whose host side lies in memory this library mapped become
+ * device-to-device copies: 1 and *dev, the device side of [p, p + n), if
+ * it lies in one buffer.
+ */
+int		 mapped_alias(const void *p, size_t n, CUdeviceptr *dev);
+
+/* The registered buffers' pull (tracked ones move on demand). */
 struct mpull {
-	struct rwait	 w[MAPPED_N];
-	int		 idx[MAPPED_N];
+	struct rwait	*w;
+	int		*idx;
 	int		 n;
 	uint64_t	 gen;
 };

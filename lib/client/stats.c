@@ -37,6 +37,8 @@ static struct {
 	uint64_t	 lane_drops;	/* a bulk lane broke, the session resumable */
 	uint64_t	 lane_resent;	/* bytes its stripes moved again */
 	uint64_t	 migrations;	/* the server moved the session */
+	uint64_t	 mapped_out;	/* mapped memory's bytes pushed */
+	uint64_t	 mapped_in;	/* and fetched or pulled */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -144,6 +146,16 @@ stats_lane_drop(uint64_t resent)
 	if (resent == 0)
 		st.lane_drops++;
 	st.lane_resent += resent;
+	pthread_mutex_unlock(&st_lock);
+}
+
+/* Mapped or managed memory's bytes: pushed to the device, brought back. */
+void
+stats_mapped(uint64_t out, uint64_t in)
+{
+	pthread_mutex_lock(&st_lock);
+	st.mapped_out += out;
+	st.mapped_in += in;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -302,6 +314,10 @@ stats_write(int status, void *arg)
 	yw_uint(w, st.lane_resent);
 	yw_key(w, "migrations");
 	yw_uint(w, st.migrations);
+	yw_key(w, "mapped_bytes_pushed");
+	yw_uint(w, st.mapped_out);
+	yw_key(w, "mapped_bytes_fetched");
+	yw_uint(w, st.mapped_in);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

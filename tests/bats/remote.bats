@@ -359,6 +359,47 @@ run_prog() {
 	done
 }
 
+@test "large managed memory touched sparsely: bytes moved are the touched blocks" {
+	# 60 MiB: below the size at which the client asks the server for
+	# its own allocation, which the host backend places where this
+	# process has its libraries (the host side must sit there too).
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/$k.yaml run_prog $k managed_big 60 sparse
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"kernel read the host's sparse writes: ok"* ]]
+		[[ "$output" == *"host read the kernel's sparse writes: ok"* ]]
+		[[ "$output" == *"untouched words are zero: 1"* ]]
+		[ "${lines[-1]}" = "managed_big: ok" ]
+		# 64 blocks of 64 KiB written, 66 read after the kernels.
+		grep -qx 'mapped_bytes_pushed: 4194304' "$BATS_TEST_TMPDIR/$k.yaml"
+		grep -qx 'mapped_bytes_fetched: 4325376' "$BATS_TEST_TMPDIR/$k.yaml"
+	done
+}
+
+@test "managed memory with threads and the program's own SIGSEGV handlers" {
+	for k in static shared; do
+		run_prog $k managed_big 60
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"own handler before: 1, its fault: 1"* ]]
+		[[ "$output" == *"the old handler is the program's: 1"* ]]
+		[[ "$output" == *"threads read their own writes: ok"* ]]
+		[[ "$output" == *"other buffer: 4076"* ]]
+		[[ "$output" == *"kernel read the threads' last writes: ok"* ]]
+		[[ "$output" == *"own handler after: 1, its fault: 1, the first's: 1"* ]]
+		[ "${lines[-1]}" = "managed_big: ok" ]
+	done
+}
+
+@test "GLEAM_MAPPED_MAX bounds managed memory; a bad value is ignored with a warning" {
+	GLEAM_MAPPED_MAX=32M run_prog static managed_big 60 sparse
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == *"GLEAM_MAPPED_MAX"* ]]
+	[[ "$output" == *"cudaErrorMemoryAllocation"* ]]
+	GLEAM_MAPPED_MAX=lots run_prog static managed_big 60 sparse
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"GLEAM_MAPPED_MAX=lots"*"ignored"* ]]
+}
+
 @test "arrays: copies in and out, descriptors, texture and surface objects, refused arguments" {
 	for k in static shared; do
 		run_prog $k arrays -r

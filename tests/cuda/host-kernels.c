@@ -870,6 +870,47 @@ static const struct gleam_host_param p_u32[] = {
 	GLEAM_HOST_PARAM(unsigned)
 };
 
+/* ---- managed_big.cu ---------------------------------------------------- */
+
+/* out[i] = src[i * stride], i < n */
+static void
+gather_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *out = ARG(unsigned *, 0);
+	const unsigned *src = ARG(const unsigned *, 1);
+	unsigned long long stride = ARG(unsigned long long, 2);
+	int n = ARG(int, 3);
+
+	(void)shmem;
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&out[i], 4) && OK(&src[i * stride], 4))
+			out[i] = src[i * stride];
+}
+
+/* dst[i * stride] = v ^ i, i < n */
+static void
+scatter_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *dst = ARG(unsigned *, 0);
+	unsigned long long stride = ARG(unsigned long long, 1);
+	unsigned v = ARG(unsigned, 2);
+	int n = ARG(int, 3);
+
+	(void)shmem;
+	FOR_EACH_THREAD(g, b)
+		if ((int)i < n && OK(&dst[i * stride], 4))
+			dst[i * stride] = v ^ i;
+}
+
+static const struct gleam_host_param gather_u32_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(const unsigned *),
+	GLEAM_HOST_PARAM(unsigned long long), GLEAM_HOST_PARAM(int)
+};
+static const struct gleam_host_param scatter_u32_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(unsigned long long),
+	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(int)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -880,6 +921,8 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("mk_add", mk_add_p, mk_add),
 	K("mk_scale", p_u32_u32_int, mk_scale),
 	K("_Z7set_u32Pjji", p_u32_u32_int, set_u32),
+	K("_Z10gather_u32PjPKjyi", gather_u32_p, gather_u32),
+	K("_Z11scatter_u32Pjyji", scatter_u32_p, scatter_u32),
 	K("_Z8smem_revPj", p_ptr, smem_rev),
 	K("_Z8poke_u32Pjj", p_ptr_u32, poke_u32),
 	K("_Z8iota_u32Pjjji", p_u32_u32_u32_int, iota_u32),

@@ -128,14 +128,22 @@ tt_line_end(struct tt_line *l)
  * or more, as "text" (blanks, quotes and backslashes as \xHH, so that a
  * line splits on blanks into its fields): a name or a bus id reads.
  */
+static size_t
+text_len(const uint8_t *p, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n && p[k] >= 0x20 && p[k] < 0x7f; k++)
+		continue;
+	return k >= 4 && (k == n || p[k] == 0) ? k : 0;
+}
+
 static void
 line_bytes(struct tt_line *l, const uint8_t *p, size_t n)
 {
 	size_t i, k;
 
-	for (k = 0; k < n && p[k] >= 0x20 && p[k] < 0x7f; k++)
-		continue;
-	if (k >= 4 && (k == n || p[k] == 0)) {
+	if ((k = text_len(p, n)) > 0) {
 		tt_line_add(l, "\"");
 		for (i = 0; i < k; i++)
 			if (p[i] == ' ' || p[i] == '"' || p[i] == '\\')
@@ -794,10 +802,13 @@ tt_leave(struct tt_regs *r)
 	tt_line_add(&l, " #%lu rc=%d rax=%lx x0=%lx", (unsigned long)r->seq,
 	    (int)(uint32_t)r->ret[0], (unsigned long)r->ret[0],
 	    (unsigned long)x0);
-	/* A pointer result (nvmlErrorString's): what it points to. */
+	/*
+	 * A string result (nvmlErrorString's).  Only a string: a function
+	 * that returns none leaves rax as it was, often a pointer.
+	 */
 	if (pointerish(r->ret[0]) && prot_of(r->ret[0], prot) != NULL &&
 	    prot[2] != 'x' && (n = tt_peek(r->ret[0], deref,
-	    sizeof deref)) > 0) {
+	    sizeof deref)) > 0 && text_len(deref, n) > 0) {
 		tt_line_add(&l, " *rax=");
 		line_bytes(&l, deref, n);
 	}

@@ -271,6 +271,16 @@ nv_test() {
 	grep -q "^== smi-list (rc 0): nvidia-smi$" "$o/summary.txt"
 	grep -q "^ nvmlInit_v2 rc 0$" "$o/smi-list.summary"
 	rm -rf "$TT/nvml-real"
+	# A build that fails: the tracer built here, and the row says so.
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH TABLETRACE_REAL=/dev/null CC=false \
+	    TABLETRACE_NVML_REAL=$NVFAKE run tests/gpu/tabletrace/run \
+	    "$BATS_TEST_TMPDIR/out2" smi-list
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "smi-list ok 2 calls; "*"and building with them failed (nvml-build.log)"* ]]
+	grep -q "note real .* self .*/tabletrace/nvml/libnvidia-ml.so.1 calls all$" \
+	    "$BATS_TEST_TMPDIR/out2/smi-list.log"
+	rm -rf "$TT/nvml-real"
 }
 
 @test "run smi-gleam: nvidia-smi under the NVML tracer in front of Gleam's NVML" {
@@ -280,9 +290,9 @@ nv_test() {
 	mkdir -p "$BATS_TEST_TMPDIR/bin"
 	ln -s "$top/tests/gpu/tabletrace/fake-smi" "$BATS_TEST_TMPDIR/bin/nvidia-smi"
 	cd "$top"
-	# smi-list first, for smi-gleam-list to compare with; CC=false: no
+	# smi-list first, for smi-gleam-list to compare with; no cc, so no
 	# rebuild.
-	PATH=$BATS_TEST_TMPDIR/bin:$PATH TABLETRACE_REAL=/dev/null CC=false \
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH TABLETRACE_REAL=/dev/null CC=/nonexistent/cc \
 	    TABLETRACE_NVML_REAL=$NVFAKE run tests/gpu/tabletrace/run \
 	    "$BATS_TEST_TMPDIR/out" smi-list smi-gleam-list
 	echo "$output"

@@ -195,8 +195,7 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/run-unit $(UNIT_BIN)
 	@tests/check-driver-truth $(CLIENT_SO)
 
-bats: $(PROG_BIN) cuda-tests $(NVML_TEST) tabletrace $(TT_OUT)/fake/libcuda-fake.so \
-    $(TT_OUT)/tt-test
+bats: $(PROG_BIN) cuda-tests $(NVML_TEST) tabletrace $(TT_TESTS)
 	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
 # The nvcc-built test programs (static and shared cudart) and the host

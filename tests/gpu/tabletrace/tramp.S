@@ -1,10 +1,12 @@
 /*
- * The slot trampolines.  Trampoline i (16 bytes each, from tt_tramp_base)
- * puts i in r11 and enters tt_common, which saves the argument registers
- * (six integer, rax, xmm0-7), lets tt_enter log them and name the real
- * slot, copies TT_STACKW words of the caller's stack arguments, calls the
- * real slot with every register as it came, saves its results (rax, rdx,
- * xmm0-1) for tt_leave to log, and returns them.
+ * The trampolines: one for each slot of each table (TT_NTABLES x
+ * TT_NSLOTS), then one for each forwarder that TABLETRACE_CALLS logs
+ * (TT_NCALLS).  Trampoline i (16 bytes each, from tt_tramp_base) puts i
+ * in r11 and enters tt_common, which saves the argument registers (six
+ * integer, rax, xmm0-7), lets tt_enter log them and name the real
+ * function, copies TT_STACKW words of the caller's stack arguments,
+ * calls the real function with every register as it came, saves its
+ * results (rax, rdx, xmm0-1) for tt_leave to log, and returns them.
  */
 #include "tabletrace.h"
 
@@ -14,7 +16,7 @@
 	.balign	16
 tt_tramp_base:
 	.set	i, 0
-	.rept	TT_NTABLES * TT_NSLOTS
+	.rept	TT_NTRAMP
 	.balign	16
 	movl	$i, %r11d
 	jmp	tt_common

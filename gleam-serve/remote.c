@@ -977,8 +977,13 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			rc = wcache_call(&r->wc, &r->scope, r->env->be, &c);
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
-	/* Kept for migration: what the target loads again. */
-	if (rc == 0 && r->env->keep_images && (h->type == R_MODULE_LOAD ||
+	/*
+	 * Kept for migration: what the target loads again.  A session that
+	 * came here by migration keeps them whatever this server's peer: it
+	 * may well be sent back.
+	 */
+	if (rc == 0 && (r->env->keep_images || r->mig_in == 2) &&
+	    (h->type == R_MODULE_LOAD ||
 	    h->type == R_LIBRARY_LOAD || (h->type == R_MODULE_LOAD_EX &&
 	    c.out[0].u == 0))) {
 		struct robj *o = htab_get(&r->cl.objs, c.in[1].u);

@@ -80,7 +80,15 @@ struct robj {
 	uint32_t	 nattrs;
 	int32_t		 cache;		/* functions, kernels: the cache
 					   configuration set, + 1; 0 none */
+	uint8_t		*sattr;		/* streams (host backend): attribute
+					   values set, SATTR_SLOT bytes each
+					   by attribute, SATTR_IDS of them */
+	int		 capto;		/* graphs (cuda backend): captured
+					   into by cuStreamBeginCaptureToGraph,
+					   the program's when it ends */
 };
+#define SATTR_SLOT	32
+#define SATTR_IDS	17
 
 /* A device memory range the client may name in copies and memsets. */
 struct rrange {

@@ -584,6 +584,37 @@ check_memalloc(const struct rpc_val *f, struct rpc_val *v)
 	return CUDA_SUCCESS;
 }
 
+/* Edge data: whole entries, one per node, or none. */
+static int
+check_edges(const struct rpc_val *nodes, const struct rpc_val *edges)
+{
+	if (nodes->len % 8 != 0 || nodes->len / 8 > RPC_CAPDEPS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (edges->len != 0 && edges->len != nodes->len / 8 * RPC_EDGE_LEN)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * R_STREAM_ATTR: ctx, stream, op, attribute, source, value: a stream
+ * attribute, whose value a set gives at its exact length.
+ */
+static int
+check_stream_attr(const struct rcall *c)
+{
+	size_t len = rpc_sattr_len((uint32_t)c->in[3].u);
+
+	if (c->in[2].u > SATTR_COPY)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u == SATTR_COPY)
+		return c->in[5].len == 0 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	if (len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c->in[5].len == (c->in[2].u == SATTR_SET ? len : 0) ?
+	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* R_DEV_QUERY: which, device, arguments of that query's exact length. */
 static int
 check_dev_query(const struct rcall *c)
@@ -794,6 +825,20 @@ check_call(const struct rcall *c)
 		return CUDA_SUCCESS;
 	case R_DEV_QUERY:
 		return check_dev_query(c);
+	case R_STREAM_ATTR:
+		return check_stream_attr(c);
+	case R_CAPTURE_TO_GRAPH:
+		/* As R_CAPTURE_BEGIN, into the graph named. */
+		if (c->in[1].u <= 2)
+			return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		if (c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED)
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_edges(&c->in[4], &c->in[5]);
+	case R_CAPTURE_DEPS:
+		if (c->in[2].u > CAPDEPS_SET ||
+		    (c->in[2].u == CAPDEPS_GET && c->in[3].len != 0))
+			return CUDA_ERROR_INVALID_VALUE;
+		return check_edges(&c->in[3], &c->in[4]);
 	}
 	return CUDA_SUCCESS;
 }

@@ -3003,6 +3003,11 @@ c_capture_end(struct rcall *c)
 		return rc;
 	so->cap = NULL;
 	g->cap = NULL;
+	/* A graph captured into stays the program's, whatever the end. */
+	if (g->capto) {
+		g->capto = 0;
+		return rc;
+	}
 	if (rc != CUDA_SUCCESS || h != g->h || c->in[2].u == 0) {
 		if (rc == CUDA_SUCCESS && h != NULL)
 			drv.GraphDestroy(h);
@@ -4017,6 +4022,209 @@ c_node_find(struct rcall *c)
 	    (CUgraphNode)(uintptr_t)c->in[2].u, n->h);
 	c->out[0].u = (uint64_t)(uintptr_t)out;
 	return rc;
+}
+
+/* ---- capture into a graph, capture dependencies (issue 24) ------------ */
+
+_Static_assert(sizeof(CUgraphEdgeData) == RPC_EDGE_LEN, "edge data");
+
+/*
+ * The nodes of field f (u64 handles), each one of graph g's, and their
+ * edge data (field e, or none) into *v and *ed (malloc'd, *n each).
+ */
+static int
+cuda_nodes_in(struct rcall *c, CUgraph g, int f, int e, CUgraphNode **v,
+    CUgraphEdgeData **ed, size_t *n)
+{
+	struct pr r;
+	size_t i;
+
+	*n = c->in[f].len / 8;
+	*ed = NULL;
+	if ((*v = calloc(*n + 1, sizeof **v)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pr_init(&r, c->in[f].p, c->in[f].len);
+	for (i = 0; i < *n; i++) {
+		uint64_t h = pr_u64(&r);
+
+		if (!node_in(g, h)) {
+			free(*v);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		(*v)[i] = (CUgraphNode)(uintptr_t)h;
+	}
+	if (c->in[e].len == 0)
+		return CUDA_SUCCESS;
+	if ((*ed = calloc(*n + 1, sizeof **ed)) == NULL) {
+		free(*v);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(*ed, c->in[e].p, c->in[e].len);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, mode, graph, dependencies, edge data */
+static int
+c_capture_to_graph(struct rcall *c)
+{
+	static CUresult (*begin)(CUstream, CUgraph, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, CUstreamCaptureMode);
+	static int looked;
+	struct robj *so, *g;
+	CUgraphNode *deps;
+	CUgraphEdgeData *ed;
+	CUstream s;
+	size_t n;
+	CUresult rc;
+
+	if (!looked) {
+		begin = (__typeof__(begin))drv_opt(
+		    "cuStreamBeginCaptureToGraph", 12030);
+		looked = 1;
+	}
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((g = robj_get(c->cl, c->in[3].u, RK_GRAPH)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (so->cap != NULL || g->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if (begin == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((rc = cuda_nodes_in(c, g->h, 4, 5, &deps, &ed, &n)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	/* Relaxed, as c_capture_begin's. */
+	rc = begin(s, g->h, n > 0 ? deps : NULL, ed, n,
+	    CU_STREAM_CAPTURE_MODE_RELAXED);
+	free(deps);
+	free(ed);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	g->cap = so;
+	g->capto = 1;
+	so->cap = g;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, op, nodes, edge data -> the open ends after it */
+static int
+c_capture_deps(struct rcall *c)
+{
+	static CUresult (*info)(CUstream, CUstreamCaptureStatus *,
+	    cuuint64_t *, CUgraph *, const CUgraphNode **,
+	    const CUgraphEdgeData **, size_t *);
+	static CUresult (*update)(CUstream, CUgraphNode *,
+	    const CUgraphEdgeData *, size_t, unsigned);
+	static int looked;
+	static const CUgraphEdgeData zero;
+	const CUgraphNode *ends = NULL;
+	const CUgraphEdgeData *eds = NULL;
+	CUstreamCaptureStatus st;
+	CUgraphNodeType type;
+	CUgraphNode *v;
+	CUgraphEdgeData *ed;
+	struct robj *so = NULL, *g;
+	CUgraph gh = NULL;
+	CUstream s;
+	size_t n, i;
+	CUresult rc;
+
+	if (!looked) {
+		info = (__typeof__(info))drv_opt("cuStreamGetCaptureInfo",
+		    12030);
+		update = (__typeof__(update))drv_opt(
+		    "cuStreamUpdateCaptureDependencies", 12030);
+		looked = 1;
+	}
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (c->in[1].u > 2)
+		so = robj_get(c->cl, c->in[1].u, RK_STREAM);
+	g = so != NULL ? so->cap : NULL;
+	if (info == NULL || update == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (c->in[2].u != CAPDEPS_GET) {
+		if (g == NULL)
+			return CUDA_ERROR_ILLEGAL_STATE;
+		if ((rc = cuda_nodes_in(c, g->h, 3, 4, &v, &ed, &n)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		rc = update(s, n > 0 ? v : NULL, ed, n,
+		    c->in[2].u == CAPDEPS_SET ?
+		    CU_STREAM_SET_CAPTURE_DEPENDENCIES :
+		    CU_STREAM_ADD_CAPTURE_DEPENDENCIES);
+		free(v);
+		free(ed);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	n = 0;
+	if ((rc = info(s, &st, NULL, &gh, &ends, &eds, &n)) != CUDA_SUCCESS)
+		return rc;
+	if (st == CU_STREAM_CAPTURE_STATUS_NONE || g == NULL || gh != g->h)
+		n = 0;
+	pw_u32(&c->blob, (uint32_t)n);
+	for (i = 0; i < n; i++) {
+		if ((rc = drv.GraphNodeGetType(ends[i], &type)) !=
+		    CUDA_SUCCESS)
+			return rc;
+		pw_u64(&c->blob, (uint64_t)(uintptr_t)ends[i]);
+		pw_u32(&c->blob, (uint32_t)type);
+		pw_bytes(&c->blob, eds != NULL ? &eds[i] : &zero,
+		    RPC_EDGE_LEN);
+	}
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, op, attribute, source, value -> value */
+static int
+c_stream_attr(struct rcall *c)
+{
+	static CUresult (*get)(CUstream, CUstreamAttrID, CUstreamAttrValue *),
+	    (*set)(CUstream, CUstreamAttrID, const CUstreamAttrValue *),
+	    (*copy)(CUstream, CUstream);
+	static int looked;
+	CUstreamAttrID a = (CUstreamAttrID)c->in[3].u;
+	size_t len = rpc_sattr_len((uint32_t)c->in[3].u);
+	CUstreamAttrValue v;
+	CUstream s, src;
+	CUresult rc;
+
+	_Static_assert(sizeof(CUaccessPolicyWindow) == 32, "a window");
+	_Static_assert(sizeof(CUlaunchMemSyncDomainMap) == 2, "a map");
+	if (!looked) {
+		get = (__typeof__(get))drv_opt("cuStreamGetAttribute", 11000);
+		set = (__typeof__(set))drv_opt("cuStreamSetAttribute", 11000);
+		copy = (__typeof__(copy))drv_opt("cuStreamCopyAttributes",
+		    11000);
+		looked = 1;
+	}
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if (get == NULL || set == NULL || copy == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		STREAM(c, 4, src);
+		return copy(s, src);
+	case SATTR_SET:
+		memset(&v, 0, sizeof v);
+		memcpy(&v, c->in[5].p, len);
+		return set(s, a, &v);
+	}
+	memset(&v, 0, sizeof v);
+	if ((rc = get(s, a, &v)) != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, &v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
 }
 
 /* in: device, op (0 trim, 1 get, 2 set), attribute, value -> value */
@@ -5468,7 +5676,10 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_TEX_DESTROY, c_tex_destroy) \
 	F(R_CTX_OP, c_ctx_op) \
 	F(R_DEV_QUERY, c_dev_query) \
-	F(R_HOST_FUNC, c_host_func)
+	F(R_HOST_FUNC, c_host_func) \
+	F(R_STREAM_ATTR, c_stream_attr) \
+	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
+	F(R_CAPTURE_DEPS, c_capture_deps)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

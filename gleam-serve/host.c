@@ -2572,6 +2572,7 @@ c_stream_create(struct rcall *c)
 	if ((o = robj_new(c->cl, c->in[1].u, RK_STREAM, ctx)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	o->ctx = ctx;
+	o->prio = (int32_t)c->in[3].u;
 	return CUDA_SUCCESS;
 }
 
@@ -2947,8 +2948,10 @@ host_ctx_device(struct rcall *c)
  * launch's stream in an order the edges allow, list order first (all
  * work here is done at once, so that keeps every dependency a real graph
  * has).  A capture makes a node of each call but event records and waits
- * (as the driver does on one stream), each node after the last; nodes
- * are numbered from 1 per graph, their handles, kept by a clone.
+ * (as the driver does on one stream), each node after the capture's open
+ * ends, which it then replaces; the streams a capture joined share one
+ * set of open ends here (all its work is one stream's).  Nodes are
+ * numbered from 1 per graph, their handles, kept by a clone.
  */
 #define HOP_EMPTY	R_CALL_END		/* an empty node */
 #define HOP_CHILD	(R_CALL_END + 1)	/* a child graph node */
@@ -2976,13 +2979,18 @@ struct hgraph {
 	struct hedge	*e;
 	size_t		 ne, ecap;
 	uint64_t	 nodes;		/* node numbers given */
-	uint64_t	 last;		/* a capture's last node */
+	uint64_t	*ends;		/* a capture's open ends */
+	size_t		 nends;
 	uint64_t	 capid;		/* nonzero while a capture records */
 	uint64_t	 id;		/* the client's id of a captured graph */
 	int		 invalid;	/* that capture met an illegal call */
+	int		 capto;		/* the program's graph, captured into
+					   (cuStreamBeginCaptureToGraph) */
 };
 
 static uint64_t	 hgraph_capseq;
+
+static uint32_t	hgraph_node_type(uint16_t);
 
 static int	host_call(struct rcall *);
 
@@ -3043,7 +3051,24 @@ hgraph_free(struct hgraph *g)
 		hop_clear(&g->op[i], hop_sig(g->op[i].type));
 	free(g->op);
 	free(g->e);
+	free(g->ends);
 	free(g);
+}
+
+/* The capture's open ends become the n nodes of v (numbers); 0 or -1. */
+static int
+hgraph_set_ends(struct hgraph *g, const uint64_t *v, size_t n)
+{
+	uint64_t *e = NULL;
+
+	if (n > 0 && (e = malloc(n * sizeof *e)) == NULL)
+		return -1;
+	if (n > 0)
+		memcpy(e, v, n * sizeof *e);
+	free(g->ends);
+	g->ends = e;
+	g->nends = n;
+	return 0;
 }
 
 /* An edge of g: 0, or -1 when out of memory. */
@@ -3133,7 +3158,6 @@ hgraph_clone(const struct hgraph *g)
 			return NULL;
 		}
 	n->nodes = g->nodes;
-	n->last = g->last;
 	return n;
 }
 
@@ -3162,6 +3186,7 @@ hgraph_unjoin(struct rclient *cl, struct hgraph *g)
 		    ((struct robj *)v)->cap == g)
 			((struct robj *)v)->cap = NULL;
 	g->capid = 0;
+	hgraph_set_ends(g, NULL, 0);
 }
 
 /*
@@ -3230,12 +3255,18 @@ hgraph_intercept(struct rcall *c, int *rc)
 	}
 	*rc = CUDA_SUCCESS;
 	if (hgraph_is_node(type)) {
+		size_t i;
+
 		g->op[g->n - 1].node = ++g->nodes;
-		if (g->last != 0 && hgraph_edge(g, g->last, g->nodes) == -1) {
+		for (i = 0; i < g->nends; i++)
+			if (hgraph_edge(g, g->ends[i], g->nodes) == -1) {
+				g->invalid = 1;
+				*rc = CUDA_ERROR_OUT_OF_MEMORY;
+			}
+		if (hgraph_set_ends(g, &g->nodes, 1) == -1) {
 			g->invalid = 1;
 			*rc = CUDA_ERROR_OUT_OF_MEMORY;
 		}
-		g->last = g->nodes;
 	}
 	return 1;
 }
@@ -3294,11 +3325,204 @@ c_capture_end(struct rcall *c)
 	go->cap = NULL;
 	if (g->invalid)
 		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-	if (rc != CUDA_SUCCESS || c->in[2].u == 0) {
+	g->invalid = 0;
+	/* A graph captured into stays the program's, whatever the end. */
+	if (g->capto)
+		g->capto = 0;
+	else if (rc != CUDA_SUCCESS || c->in[2].u == 0) {
 		hgraph_free(g);
 		robj_del(c->cl, id);
 	}
 	return rc;
+}
+
+/*
+ * The n node numbers of field f (u64 each) into *v (malloc'd), each a
+ * node of g; edge data (field e) only the default: 0, or the CUresult.
+ */
+static int
+hgraph_nodes_in(struct rcall *c, const struct hgraph *g, int f, int e,
+    uint64_t **v, size_t *n)
+{
+	const uint8_t *ed = c->in[e].p;
+	struct pr r;
+	size_t i;
+
+	*n = c->in[f].len / 8;
+	for (i = 0; i < c->in[e].len; i++)
+		if (ed[i] != 0)
+			return CUDA_ERROR_NOT_SUPPORTED;
+	if ((*v = calloc(*n + 1, sizeof **v)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pr_init(&r, c->in[f].p, c->in[f].len);
+	for (i = 0; i < *n; i++)
+		if (hgraph_op(g, (*v)[i] = pr_u64(&r)) == NULL) {
+			free(*v);
+			*v = NULL;
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, mode, graph, dependencies, edge data */
+static int
+c_capture_to_graph(struct rcall *c)
+{
+	struct robj *so, *go;
+	struct hgraph *g;
+	uint64_t *v;
+	size_t n;
+	int rc;
+
+	CTX(c, 0);
+	if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (so->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	if ((go = robj_get(c->cl, c->in[3].u, RK_GRAPH)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (go->cap != NULL)
+		return CUDA_ERROR_ILLEGAL_STATE;
+	g = go->h;
+	if ((rc = hgraph_nodes_in(c, g, 4, 5, &v, &n)) != CUDA_SUCCESS)
+		return rc;
+	rc = hgraph_set_ends(g, v, n) == -1 ? CUDA_ERROR_OUT_OF_MEMORY :
+	    CUDA_SUCCESS;
+	free(v);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	g->capid = ++hgraph_capseq;
+	g->id = c->in[3].u;
+	g->capto = 1;
+	g->invalid = 0;
+	go->cap = so;
+	so->cap = g;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, op, nodes, edge data -> the open ends after it */
+static int
+c_capture_deps(struct rcall *c)
+{
+	struct robj *so;
+	struct hgraph *g;
+	uint64_t *v, *all;
+	size_t n, i, k;
+	int rc;
+
+	CTX(c, 0);
+	if (c->in[1].u <= 2)
+		g = NULL;
+	else if ((so = robj_get(c->cl, c->in[1].u, RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	else
+		g = so->cap;
+	if (g == NULL) {
+		if (c->in[2].u != CAPDEPS_GET)
+			return CUDA_ERROR_ILLEGAL_STATE;
+		pw_u32(&c->blob, 0);
+		goto out;
+	}
+	if (c->in[2].u != CAPDEPS_GET) {
+		if ((rc = hgraph_nodes_in(c, g, 3, 4, &v, &n)) != CUDA_SUCCESS)
+			return rc;
+		if (c->in[2].u == CAPDEPS_ADD) {
+			/* The ends and the new nodes, each once. */
+			if ((all = calloc(g->nends + n + 1, sizeof *all)) ==
+			    NULL) {
+				free(v);
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			}
+			memcpy(all, g->ends, g->nends * sizeof *all);
+			k = g->nends;
+			for (i = 0; i < n; i++) {
+				size_t j;
+
+				for (j = 0; j < k && all[j] != v[i]; j++)
+					;
+				if (j == k)
+					all[k++] = v[i];
+			}
+			free(v);
+			v = all;
+			n = k;
+		}
+		rc = hgraph_set_ends(g, v, n) == -1 ?
+		    CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+		free(v);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+	}
+	pw_u32(&c->blob, (uint32_t)g->nends);
+	for (i = 0; i < g->nends; i++) {
+		static const uint8_t zero[RPC_EDGE_LEN];
+		const struct hop *o = hgraph_op(g, g->ends[i]);
+
+		pw_u64(&c->blob, g->ends[i]);
+		pw_u32(&c->blob, o != NULL ? hgraph_node_type(o->type) : 0);
+		pw_bytes(&c->blob, zero, sizeof zero);
+	}
+out:
+	if (c->blob.bad)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: ctx, stream, op, attribute, source, value -> value.  A stream's
+ * attributes are what was set, else 0 (its priority: as created, or
+ * set); none changes how work runs here.
+ */
+static int
+c_stream_attr(struct rcall *c)
+{
+	struct robj *so, *src;
+	uint32_t a = (uint32_t)c->in[3].u;
+	size_t len = rpc_sattr_len(a);
+	uint8_t v[SATTR_SLOT];
+
+	CTX(c, 0);
+	if (c->in[1].u <= 2 || (so = robj_get(c->cl, c->in[1].u,
+	    RK_STREAM)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		if (c->in[4].u <= 2 || (src = robj_get(c->cl, c->in[4].u,
+		    RK_STREAM)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		so->prio = src->prio;
+		if (src->sattr == NULL) {
+			free(so->sattr);
+			so->sattr = NULL;
+			return CUDA_SUCCESS;
+		}
+		if (so->sattr == NULL &&
+		    (so->sattr = malloc(SATTR_SLOT * SATTR_IDS)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(so->sattr, src->sattr, SATTR_SLOT * SATTR_IDS);
+		return CUDA_SUCCESS;
+	case SATTR_SET:
+		if (a == CU_LAUNCH_ATTRIBUTE_PRIORITY) {
+			memcpy(&so->prio, c->in[5].p, sizeof so->prio);
+			return CUDA_SUCCESS;
+		}
+		if (so->sattr == NULL &&
+		    (so->sattr = calloc(SATTR_IDS, SATTR_SLOT)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(so->sattr + a * SATTR_SLOT, c->in[5].p, len);
+		return CUDA_SUCCESS;
+	}
+	memset(v, 0, sizeof v);
+	if (a == CU_LAUNCH_ATTRIBUTE_PRIORITY)
+		memcpy(v, &so->prio, sizeof so->prio);
+	else if (so->sattr != NULL)
+		memcpy(v, so->sattr + a * SATTR_SLOT, len);
+	pw_bytes(&c->blob, v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
 }
 
 /* in: id, flags */
@@ -3815,8 +4039,11 @@ c_graph_node_destroy(struct rcall *c)
 			g->ne--;
 		} else
 			k++;
-	if (g->last == c->in[1].u)
-		g->last = 0;
+	for (k = 0; k < g->nends; )
+		if (g->ends[k] == c->in[1].u)
+			g->ends[k] = g->ends[--g->nends];
+		else
+			k++;
 	return CUDA_SUCCESS;
 }
 
@@ -4198,7 +4425,10 @@ c_stream_memop(struct rcall *c)
 	F(R_TEX_DESTROY, c_tex_destroy) \
 	F(R_CTX_OP, c_ctx_op) \
 	F(R_DEV_QUERY, c_dev_query) \
-	F(R_HOST_FUNC, c_host_func)
+	F(R_HOST_FUNC, c_host_func) \
+	F(R_STREAM_ATTR, c_stream_attr) \
+	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
+	F(R_CAPTURE_DEPS, c_capture_deps)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -264,6 +264,7 @@ robj_free(struct robj *o)
 	free(o->size);
 	free(o->img);
 	free(o->attrs);
+	free(o->sattr);
 	while (o->globals != NULL) {
 		struct rglobal *g = o->globals;
 

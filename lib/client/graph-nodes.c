@@ -80,6 +80,25 @@ node_for(struct ggraph *g, uint64_t h, uint32_t type)
 	return n;
 }
 
+struct gnode *
+graph_node(struct ggraph *g, uint64_t h, uint32_t type)
+{
+	struct gnode *n;
+
+	pthread_mutex_lock(&node_lock);
+	n = node_for(g, h, type);
+	pthread_mutex_unlock(&node_lock);
+	return n;
+}
+
+uint64_t
+graph_node_h(const void *h, const struct ggraph *g)
+{
+	struct gnode *n = gobj_check(h, GK_GNODE);
+
+	return n != NULL && n->g == g ? n->h : 0;
+}
+
 static void
 glist_free(struct glist *l)
 {

@@ -41,6 +41,9 @@ struct gcap {
 	CUstreamCaptureMode mode;
 	pthread_t	 thread;
 	int		 invalid;
+	int		 capto;		/* into the program's graph */
+	CUgraphNode	*deps;		/* the open ends last asked for */
+	CUgraphEdgeData	*edges;
 };
 
 static pthread_mutex_t	 cap_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +69,8 @@ cap_end(struct gcap *cp)
 	for (i = 0; i < CAP_MAX; i++)
 		if (cap_live[i] == cp)
 			cap_live[i] = NULL;
+	free(cp->deps);
+	free(cp->edges);
 	free(cp);
 }
 
@@ -279,6 +284,125 @@ cap_begin(CUstream s, CUstreamCaptureMode mode, int ptsz)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * The server handles of n nodes of g, and their edge data, for a request
+ * (pw_free'd by the caller, also on failure).
+ */
+static CUresult
+cap_nodes(struct ggraph *g, const CUgraphNode *deps,
+    const CUgraphEdgeData *edges, size_t n, struct pw *dw, struct pw *ew)
+{
+	static const CUgraphEdgeData zero;
+	uint64_t h;
+	size_t i;
+	int any = 0;
+
+	pw_init(dw);
+	pw_init(ew);
+	if (n > RPC_CAPDEPS_MAX || (n > 0 && deps == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (i = 0; i < n; i++) {
+		if ((h = graph_node_h(deps[i], g)) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		pw_u64(dw, h);
+		if (edges != NULL && memcmp(&edges[i], &zero, sizeof zero))
+			any = 1;
+	}
+	/* Default edges go as none. */
+	for (i = 0; any && i < n; i++)
+		pw_bytes(ew, &edges[i], sizeof edges[i]);
+	return dw->bad || ew->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+/*
+ * cuStreamBeginCaptureToGraph: a capture into the program's graph hg,
+ * after deps; one round trip, so that a refusal is known before the
+ * stream's work goes on uncaptured.
+ */
+static CUresult
+cap_to_graph(CUstream s, CUgraph hg, const CUgraphNode *deps,
+    const CUgraphEdgeData *edges, size_t nd, CUstreamCaptureMode mode,
+    int ptsz)
+{
+	struct ggraph *gr = gobj_check(hg, GK_GRAPH);
+	struct rpc_val in[6], out[1];
+	struct gstream *g;
+	struct gcap *cp;
+	struct gctx *c;
+	struct pw dw, ew;
+	uint64_t sid;
+	void *keep;
+	CUresult rc;
+	int i, k;
+
+	if (gr == NULL || (unsigned)mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	if ((g = cap_stream(sid)) == NULL)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	if ((rc = cap_nodes(gr, deps, edges, nd, &dw, &ew)) != CUDA_SUCCESS) {
+		pw_free(&dw);
+		pw_free(&ew);
+		return rc;
+	}
+	if ((cp = calloc(1, sizeof *cp)) == NULL) {
+		pw_free(&dw);
+		pw_free(&ew);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* The slot and the stream are taken before the round trip. */
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX && cap_live[i] != NULL; i++)
+		;
+	rc = g->cap != NULL ? CUDA_ERROR_ILLEGAL_STATE :
+	    i == CAP_MAX ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+	for (k = 0; rc == CUDA_SUCCESS && k < CAP_MAX; k++)
+		if (cap_live[k] != NULL && cap_live[k]->graph == gr)
+			rc = CUDA_ERROR_ILLEGAL_STATE;
+	if (rc != CUDA_SUCCESS) {
+		pthread_mutex_unlock(&cap_lock);
+		pw_free(&dw);
+		pw_free(&ew);
+		free(cp);
+		return rc;
+	}
+	cp->seq = ++cap_seq;
+	cp->ctx = g->ctx;
+	cp->graph = gr;
+	cp->capto = 1;
+	cp->s[0] = g;
+	cp->ns = 1;
+	cp->mode = mode;
+	cp->thread = pthread_self();
+	cap_live[i] = cp;
+	g->cap = cp;
+	pthread_mutex_unlock(&cap_lock);
+	in[0].u = gobj_id(g->ctx);
+	in[1].u = sid;
+	in[2].u = (uint64_t)mode;
+	in[3].u = gobj_id(gr);
+	in[4].p = dw.p;
+	in[4].len = (uint32_t)dw.len;
+	in[5].p = ew.p;
+	in[5].len = (uint32_t)ew.len;
+	rc = remote_call(R_CAPTURE_TO_GRAPH, in, out, &keep);
+	free(keep);
+	pw_free(&dw);
+	pw_free(&ew);
+	if (rc != CUDA_SUCCESS) {
+		pthread_mutex_lock(&cap_lock);
+		cap_end(cp);
+		pthread_mutex_unlock(&cap_lock);
+	}
+	return rc;
+}
+
+CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *d, const CUgraphEdgeData *e, size_t n, CUstreamCaptureMode m) { return cap_to_graph(s, g, d, e, n, m, 0); }
+CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *d, const CUgraphEdgeData *e, size_t n, CUstreamCaptureMode m) { return cap_to_graph(s, g, d, e, n, m, 1); }
+
 CUresult cuStreamBeginCapture(CUstream s) { return cap_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, 0); }
 CUresult cuStreamBeginCapture_ptsz(CUstream s) { return cap_begin(s, CU_STREAM_CAPTURE_MODE_GLOBAL, 1); }
 CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode m) { return cap_begin(s, m, 0); }
@@ -295,7 +419,7 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	uint64_t sid;
 	void *keep;
 	CUresult rc;
-	int invalid;
+	int invalid, capto;
 
 	if (pg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -319,6 +443,7 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	}
 	invalid = cp->invalid;
 	gr = cp->graph;
+	capto = cp->capto;
 	cap_end(cp);
 	pthread_mutex_unlock(&cap_lock);
 	in[0].u = gobj_id(g->ctx);
@@ -330,8 +455,11 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	    rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED))
 		rc = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
 	if (rc != CUDA_SUCCESS) {
-		gr->o.magic = 0;
-		free(gr);
+		/* A graph captured into stays the program's. */
+		if (!capto) {
+			gr->o.magic = 0;
+			free(gr);
+		}
 		*pg = NULL;
 		return rc;
 	}
@@ -341,6 +469,132 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 
 CUresult cuStreamEndCapture(CUstream s, CUgraph *g) { return cap_end_call(s, g, 0); }
 CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *g) { return cap_end_call(s, g, 1); }
+
+/*
+ * The capture of stream sid: its open ends read, added to or replaced
+ * (op, CAPDEPS_*, with n nodes and their edge data), one round trip.
+ * The ends after it come back as node handles of the capture's graph,
+ * in arrays kept with the capture until it ends or is asked again.
+ */
+static CUresult
+cap_deps(uint64_t sid, unsigned op, const CUgraphNode *nodes,
+    const CUgraphEdgeData *ed, size_t n, const CUgraphNode **deps,
+    const CUgraphEdgeData **edges, size_t *ndeps)
+{
+	struct gstream *g = cap_stream(sid);
+	struct rpc_val in[5], out[1];
+	struct ggraph *gr = NULL;
+	CUgraphNode *dv = NULL;
+	CUgraphEdgeData *ev = NULL;
+	struct gctx *c = NULL;
+	struct gcap *cp;
+	struct pw dw, ew;
+	struct pr r;
+	uint64_t seq = 0, h;
+	uint32_t k, m, type;
+	void *keep = NULL;
+	CUresult rc;
+	int i;
+
+	pthread_mutex_lock(&cap_lock);
+	if (g != NULL && (cp = g->cap) != NULL) {
+		gr = cp->graph;
+		seq = cp->seq;
+		c = cp->ctx;
+	}
+	pthread_mutex_unlock(&cap_lock);
+	if (gr == NULL)
+		return op == CAPDEPS_GET ? CUDA_SUCCESS :
+		    CUDA_ERROR_ILLEGAL_STATE;
+	if ((rc = cap_nodes(gr, nodes, ed, n, &dw, &ew)) != CUDA_SUCCESS)
+		goto out;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	in[2].u = op;
+	in[3].p = dw.p;
+	in[3].len = (uint32_t)dw.len;
+	in[4].p = ew.p;
+	in[4].len = (uint32_t)ew.len;
+	if ((rc = remote_call(R_CAPTURE_DEPS, in, out, &keep)) !=
+	    CUDA_SUCCESS)
+		goto out;
+	pr_init(&r, out[0].p, out[0].len);
+	m = pr_u32(&r);
+	if (r.bad || m > out[0].len / (12 + RPC_EDGE_LEN)) {
+		log_warn("captureDeps: a malformed reply");
+		rc = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((dv = calloc(m + 1, sizeof *dv)) == NULL ||
+	    (ev = calloc(m + 1, sizeof *ev)) == NULL) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	for (k = 0; k < m && !r.bad; k++) {
+		h = pr_u64(&r);
+		type = pr_u32(&r);
+		pr_bytes(&r, &ev[k], RPC_EDGE_LEN);
+		if (!r.bad && (dv[k] = (CUgraphNode)graph_node(gr, h, type)) ==
+		    NULL) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
+		}
+	}
+	if (r.bad || pr_done(&r) != 0) {
+		log_warn("captureDeps: a malformed reply");
+		rc = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	/* Kept with the capture, if it is still there. */
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX; i++)
+		if ((cp = cap_live[i]) != NULL && cp->seq == seq) {
+			free(cp->deps);
+			free(cp->edges);
+			cp->deps = dv;
+			cp->edges = ev;
+			dv = NULL;
+			ev = NULL;
+			if (deps != NULL)
+				*deps = m > 0 ? cp->deps : NULL;
+			if (edges != NULL)
+				*edges = m > 0 ? cp->edges : NULL;
+			if (ndeps != NULL)
+				*ndeps = m;
+			break;
+		}
+	pthread_mutex_unlock(&cap_lock);
+out:
+	free(keep);
+	free(dv);
+	free(ev);
+	pw_free(&dw);
+	pw_free(&ew);
+	return rc;
+}
+
+static CUresult
+cap_update(CUstream s, int ptsz, CUgraphNode *nodes,
+    const CUgraphEdgeData *ed, size_t n, unsigned flags)
+{
+	struct gctx *c;
+	uint64_t sid;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if (flags > CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	return cap_deps(sid, flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES ?
+	    CAPDEPS_SET : CAPDEPS_ADD, nodes, ed, n, NULL, NULL, NULL);
+}
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream s, CUgraphNode *d, size_t n, unsigned int f) { return cap_update(s, 0, d, NULL, n, f); }
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream s, CUgraphNode *d, size_t n, unsigned int f) { return cap_update(s, 1, d, NULL, n, f); }
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream s, CUgraphNode *d, const CUgraphEdgeData *e, size_t n, unsigned int f) { return cap_update(s, 0, d, e, n, f); }
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream s, CUgraphNode *d, const CUgraphEdgeData *e, size_t n, unsigned int f) { return cap_update(s, 1, d, e, n, f); }
 
 /* What a stream's capture is, answered here. */
 static CUresult
@@ -376,13 +630,17 @@ cap_info(CUstream s, int ptsz, CUstreamCaptureStatus *st, cuuint64_t *id,
 			*graph = (CUgraph)g->cap->graph;
 	}
 	pthread_mutex_unlock(&cap_lock);
-	/* The capture's open ends are the server's: none are named here. */
 	if (deps != NULL)
 		*deps = NULL;
 	if (edges != NULL)
 		*edges = NULL;
 	if (ndeps != NULL)
 		*ndeps = 0;
+	/* The open ends are the server's: asked for only when wanted. */
+	if (rc == CUDA_SUCCESS && *st != CU_STREAM_CAPTURE_STATUS_NONE &&
+	    (deps != NULL || edges != NULL || ndeps != NULL))
+		rc = cap_deps(sid, CAPDEPS_GET, NULL, NULL, 0, deps, edges,
+		    ndeps);
 	return rc;
 }
 

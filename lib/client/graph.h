@@ -15,6 +15,11 @@ struct ggraph {
 /* A new graph's or exec's id (cuGraphGetId, cuGraphExecGetId). */
 unsigned	graph_next_id(void);
 
+/* The server's handle of node h when it is one of g's, else 0. */
+uint64_t	graph_node_h(const void *h, const struct ggraph *g);
+/* g's handle for the server's node h of type, made if new; NULL: no memory. */
+struct gnode	*graph_node(struct ggraph *g, uint64_t h, uint32_t type);
+
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
 

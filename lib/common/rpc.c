@@ -131,6 +131,10 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CTX_OP,		"ctxOp",		"QIQII",	"", 0),
 	C(R_DEV_QUERY,		"deviceQuery",		"IiB",		"B", 0),
 	C(R_HOST_FUNC,		"cuLaunchHostFunc",	"QQQ",		"", 0),
+	/* stream attributes and capture dependencies */
+	C(R_STREAM_ATTR,	"cuStreamGetAttribute",	"QQIIQB",	"B", 0),
+	C(R_CAPTURE_TO_GRAPH,	"cuStreamBeginCaptureToGraph", "QQIQBB", "", 0),
+	C(R_CAPTURE_DEPS,	"cuStreamUpdateCaptureDependencies", "QQIBB", "B", 0),
 #undef C
 #undef RD
 #undef WR
@@ -148,6 +152,27 @@ rpc_lookup(uint16_t type)
 	if (type < R_OPEN || type >= R_CALL_END)
 		return NULL;
 	return &rpc_table[type - R_OPEN];
+}
+
+/*
+ * A stream attribute's value length (CUlaunchAttributeID numbers; the
+ * common library builds without the CUDA headers).
+ */
+size_t
+rpc_sattr_len(uint32_t attr)
+{
+	switch (attr) {
+	case 1:		/* ACCESS_POLICY_WINDOW: CUaccessPolicyWindow */
+		return 32;
+	case 3:		/* SYNCHRONIZATION_POLICY */
+	case 8:		/* PRIORITY */
+	case 10:	/* MEM_SYNC_DOMAIN */
+	case 16:	/* NVLINK_UTIL_CENTRIC_SCHEDULING */
+		return 4;
+	case 9:		/* MEM_SYNC_DOMAIN_MAP: two bytes */
+		return 2;
+	}
+	return 0;
 }
 
 int

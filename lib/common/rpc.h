@@ -234,6 +234,20 @@ enum rpc_call {
 				   host function in stream order (captured:
 				   a host node); when it is reached the
 				   server sends the id in MSG_HOST */
+	/* stream attributes and capture dependencies (issue 24) */
+	R_STREAM_ATTR,		/* ctx, stream, op (SATTR_*), attribute,
+				   source stream (a copy's), value (a set's:
+				   the attribute's bytes, rpc_sattr_len)
+				   -> value (a get's) */
+	R_CAPTURE_TO_GRAPH,	/* ctx, stream, mode, graph, dependencies
+				   (u64 server handles), edge data (empty,
+				   or RPC_EDGE_LEN bytes each): capture into
+				   that graph, after those nodes */
+	R_CAPTURE_DEPS,		/* ctx, stream, op (CAPDEPS_*), nodes (u64
+				   server handles), edge data (as
+				   R_CAPTURE_TO_GRAPH's) -> the open ends
+				   after it: u32 n, each u64 handle, u32
+				   type, RPC_EDGE_LEN bytes of edge data */
 	R_CALL_END		/* one past the last */
 };
 
@@ -482,5 +496,28 @@ int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
 #define DEVQ_P2P_ATOMIC		1
 #define DEVQ_HOST_ATOMIC	2
 #define RPC_ATOMIC_OPS_MAX	64
+
+/*
+ * R_STREAM_ATTR: what it does.  A value travels as the attribute's own
+ * bytes (CUstreamAttrValue's member for it, little-endian), of the
+ * length rpc_sattr_len gives; 0 there: not a stream attribute.
+ */
+#define SATTR_GET		0
+#define SATTR_SET		1
+#define SATTR_COPY		2
+size_t	rpc_sattr_len(uint32_t attr);
+
+/*
+ * R_CAPTURE_DEPS: the capture's open ends read (CAPDEPS_GET, no nodes
+ * sent), added to (CAPDEPS_ADD, cuStreamUpdateCaptureDependencies'
+ * CU_STREAM_ADD_CAPTURE_DEPENDENCIES) or replaced (CAPDEPS_SET).  An
+ * edge's data (CUgraphEdgeData): u8 from port, u8 to port, u8 type, 5
+ * bytes 0.
+ */
+#define CAPDEPS_GET		0
+#define CAPDEPS_ADD		1
+#define CAPDEPS_SET		2
+#define RPC_EDGE_LEN		8
+#define RPC_CAPDEPS_MAX		4096
 
 #endif

@@ -144,6 +144,37 @@ run_prog() {
 	done
 }
 
+@test "graphs_deps: stream attributes, a capture's open ends read and changed, a capture into a graph" {
+	for k in static shared; do
+		run_prog $k graphs_deps
+		echo "$output"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_deps: ok" ]
+		[[ "$output" == *"sync policy: 3"* ]]
+		[[ "$output" == *"window: d, 4096 bytes, hit ratio 0.50, hit 2, miss 1"* ]]
+		[[ "$output" == *"copied sync policy: 3"* ]]
+		[[ "$output" == *"copied window: 4096 bytes"* ]]
+		[[ "$output" == *"priority attribute matches: 1"* ]]
+		[[ "$output" == *"cooperative on a stream: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"before any work: 0 open ends"* ]]
+		[[ "$output" == *"after a kernel: 1 open end, a kernel: 1"* ]]
+		[[ "$output" == *"after another: 1 open end, a new node: 1"* ]]
+		[[ "$output" == *"set: 1 open end, k1: 1"* ]]
+		[[ "$output" == *"added: 2 open ends, k3 and k2: 1"* ]]
+		[[ "$output" == *"the capture's graph: 1"* ]]
+		[[ "$output" == *"nodes: 4, the ends' handles among them: 1"* ]]
+		[[ "$output" == *"edges: 4 k1->k2 k1->k3 k2->k4 k3->k4"* ]]
+		[[ "$output" == *"launched: every element 4: 1"* ]]
+		[[ "$output" == *"update with no capture: cudaErrorIllegalState"* ]]
+		[[ "$output" == *"captured into: the same graph: 1"* ]]
+		[[ "$output" == *"into: 2 nodes, 1 edge, empty first: 1, kernel after: 1"* ]]
+		[[ "$output" == *"into: launched twice: every element 2: 1"* ]]
+		[[ "$output" == *"into after another graph's node: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"capturing after that: 0"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

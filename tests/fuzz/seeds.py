@@ -192,6 +192,38 @@ seeds = {
         frame("R_GEXEC_DESTROY", Q(52)),
         frame("R_GRAPH_DESTROY", Q(54)),
         frame("R_GRAPH_DESTROY", Q(51))),
+    "capdeps": seed(
+        ctx,
+        frame("R_STREAM_CREATE", Q(1) + Q(10) + I(0) + I(0)),
+        frame("R_STREAM_CREATE", Q(1) + Q(11) + I(0) + I(0)),
+        # attributes: a set, its get, a copy, a length that is wrong,
+        # an attribute that is not a stream's, a special stream
+        frame("R_STREAM_ATTR", Q(1) + Q(10) + I(1) + I(3) + Q(0) +
+              B(I(2))),
+        frame("R_STREAM_ATTR", Q(1) + Q(10) + I(0) + I(3) + Q(0) + B(b"")),
+        frame("R_STREAM_ATTR", Q(1) + Q(11) + I(2) + I(0) + Q(10) + B(b"")),
+        frame("R_STREAM_ATTR", Q(1) + Q(10) + I(1) + I(1) + Q(0) +
+              B(Q(0))),
+        frame("R_STREAM_ATTR", Q(1) + Q(10) + I(0) + I(2) + Q(0) + B(b"")),
+        frame("R_STREAM_ATTR", Q(1) + Q(0) + I(0) + I(8) + Q(0) + B(b"")),
+        # a capture into a graph after its node, its ends read, set,
+        # added to, with a node of no graph, with edge data
+        frame("R_GRAPH_CREATE", Q(51) + I(0)),
+        frame("R_GRAPH_ADD", Q(0) + Q(51) + I(5) + B(b"") + B(b"")),
+        frame("R_CAPTURE_TO_GRAPH", Q(1) + Q(10) + I(0) + Q(51) +
+              B(Q(1)) + B(b"")),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(0) + B(b"") + B(b"")),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(2) + B(Q(1)) + B(b"")),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(1) + B(Q(1)) + B(b"")),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(1) + B(Q(77)) + B(b"")),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(2) + B(Q(1)) +
+              B(b"\x01" + b"\x00" * 7)),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(3) + B(b"") + B(b"")),
+        frame("R_CAPTURE_END", Q(1) + Q(10) + I(1)),
+        frame("R_CAPTURE_DEPS", Q(1) + Q(10) + I(2) + B(Q(1)) + B(b"")),
+        frame("R_CAPTURE_TO_GRAPH", Q(1) + Q(10) + I(0) + Q(51) +
+              B(Q(99)) + B(b"")),
+        frame("R_GRAPH_DESTROY", Q(51))),
     "vmm": seed(
         ctx,
         frame("R_VMM_RESERVE", Q(1) + Q(2 << 20) + Q(0) + Q(0) + Q(0)),

@@ -720,6 +720,52 @@ test_ctxop_devquery(void)
 	    CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Stream attributes at their lengths; capture dependencies' nodes. */
+static void
+test_capdeps(void)
+{
+	uint8_t v[64], ed[16];
+
+	memset(v, 0, sizeof v);
+	memset(ed, 0, sizeof ed);
+	CHECK(chk(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_SET), U(3), U(0), v,
+	    4u) == CUDA_SUCCESS);
+	CHECK(chk(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_SET), U(1), U(0), v,
+	    32u) == CUDA_SUCCESS);
+	CHECK(chk(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_GET), U(9), U(0), v,
+	    0u) == CUDA_SUCCESS);
+	CHECK(chk(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_COPY), U(0), U(11), v,
+	    0u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_SET), U(1), U(0),
+	    v, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_SET), U(2), U(0),
+	    v, 4u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_STREAM_ATTR, NOCTX, U(10), U(SATTR_GET), U(3), U(0),
+	    v, 4u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_STREAM_ATTR, NOCTX, U(10), U(3), U(3), U(0), v,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_CAPTURE_TO_GRAPH, NOCTX, U(10), U(0), U(5), v, 16u, ed,
+	    16u) == CUDA_SUCCESS);
+	CHECK(chk(R_CAPTURE_TO_GRAPH, NOCTX, U(10), U(0), U(5), v, 0u, ed,
+	    0u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_CAPTURE_TO_GRAPH, NOCTX, U(2), U(0), U(5), v, 0u, ed,
+	    0u) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+	CHECK(dispatch(R_CAPTURE_TO_GRAPH, NOCTX, U(10), U(0), U(5), v, 16u,
+	    ed, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CAPTURE_TO_GRAPH, NOCTX, U(10), U(3), U(5), v, 8u,
+	    ed, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_CAPTURE_DEPS, NOCTX, U(10), U(CAPDEPS_GET), v, 0u, ed,
+	    0u) == CUDA_SUCCESS);
+	CHECK(chk(R_CAPTURE_DEPS, NOCTX, U(10), U(CAPDEPS_SET), v, 8u, ed,
+	    8u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_CAPTURE_DEPS, NOCTX, U(10), U(CAPDEPS_GET), v, 8u,
+	    ed, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CAPTURE_DEPS, NOCTX, U(10), U(CAPDEPS_ADD), v, 12u,
+	    ed, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CAPTURE_DEPS, NOCTX, U(10), U(3), v, 0u, ed, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+}
+
 int
 main(void)
 {
@@ -734,6 +780,7 @@ main(void)
 	test_vmm();
 	test_arrays();
 	test_ctxop_devquery();
+	test_capdeps();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

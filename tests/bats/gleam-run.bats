@@ -141,7 +141,7 @@ ctypes.CDLL("libcuda.so"); ctypes.CDLL("libnvidia-ml.so")
 for line in open("/proc/self/maps"):
 	if "libcuda" in line or "libnvidia-ml" in line:
 		print(line.split()[-1])'
-	lib=$(cd "$BATS_TEST_DIRNAME/../../lib" && pwd -P)
+	lib=$(cd "${GLEAM_LIBDIR:-$BATS_TEST_DIRNAME/../../lib}" && pwd -P)
 	[ "$(printf '%s\n' "$output" | sort -u)" = "$(printf '%s\n' \
 	    "$lib/libcuda.so.1" "$lib/libnvidia-ml.so.1")" ]
 }

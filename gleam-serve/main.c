@@ -82,7 +82,7 @@ catch_fatal_signals(void)
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		sigaction(sigs[i], &sa, NULL);
 #else
-	(void)sa; (void)pc; (void)i; (void)sigs;
+	(void)sa; (void)pc; (void)i; (void)sigs; (void)fatal_signal;
 #endif
 }
 

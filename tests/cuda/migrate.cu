@@ -192,6 +192,7 @@ main(int argc, char **argv)
 	CHECK(cudaEventDestroy(ev));
 	CHECK(cudaStreamDestroy(s1));
 	CHECK(cudaStreamDestroy(s2));
+	free(host);
 	printf("migrate: ok\n");
 	return 0;
 }

@@ -983,7 +983,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	 * came here by migration keeps them whatever this server's peer: it
 	 * may well be sent back.
 	 */
-	if (rc == 0 && (r->env->keep_images || r->mig_in == 2) &&
+	if (rc == 0 && (r->env->keep_images || r->mig_from) &&
 	    (h->type == R_MODULE_LOAD ||
 	    h->type == R_LIBRARY_LOAD || (h->type == R_MODULE_LOAD_EX &&
 	    c.out[0].u == 0))) {

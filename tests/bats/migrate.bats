@@ -129,7 +129,7 @@ signal_until() {
 		diff "$BATS_TEST_TMPDIR/ref" "$OUT"
 		grep -q "^migrate: ok" "$OUT"
 		grep -q "($prog): migrated to 127.0.0.1:$T_PORT" "$S_LOG" ||
-		    { cat "$S_LOG"; return 1; }
+		    { cat "$S_LOG" "$T_LOG"; return 1; }
 		grep -q "($prog): migrated in" "$T_LOG"
 		[ "$(stat migrations)" = 1 ]
 		teardown

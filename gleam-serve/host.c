@@ -241,8 +241,9 @@ struct hrun {
 
 /* An allocation, device memory or a global. */
 struct halloc {
-	void		*raw;		/* what calloc gave */
+	void		*raw;		/* what calloc or mmap gave */
 	uint64_t	 size;		/* counted against the budget */
+	uint64_t	 maplen;	/* mmap's length, or 0: calloc's */
 	struct hrun	*run;		/* or the pages it lies in */
 };
 
@@ -367,28 +368,42 @@ host_unreserve(uint64_t n)
 
 /*
  * Zeroed memory of at least bytes, 256-byte aligned at *base: zeroed so
- * that no client reads what another left.  calloc takes large blocks
+ * that no client reads what another left.  Where the region of pools'
+ * ranges is used (host_va_map, below), from it, page by page: a session
+ * that moves finds its addresses free at the target, whatever the heap
+ * of either process (under AddressSanitizer the heaps of two processes
+ * lie at the same addresses); else from calloc, whose large blocks come
  * straight from the kernel, already zero.
  */
+static int host_va_map(uint64_t, void **);
+
 static int
 host_alloc(uint64_t bytes, struct halloc **out, uint64_t *base)
 {
 	struct halloc *a;
 	uint64_t n;
+	void *p;
 
 	if (bytes > host.budget)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	n = (bytes + HOST_ALIGN - 1) & ~(uint64_t)(HOST_ALIGN - 1);
 	if (host_reserve(n) == -1)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if ((a = malloc(sizeof *a)) == NULL ||
-	    (a->raw = calloc(1, n + HOST_ALIGN - 1)) == NULL) {
-		free(a);
+	if ((a = malloc(sizeof *a)) == NULL) {
 		host_unreserve(n);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	a->size = n;
 	a->run = NULL;
+	a->maplen = 0;
+	if (host_va_map(n, &p) == 0) {
+		a->raw = p;
+		a->maplen = (n + 4095) & ~(uint64_t)4095;
+	} else if ((a->raw = calloc(1, n + HOST_ALIGN - 1)) == NULL) {
+		free(a);
+		host_unreserve(n);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	*base = ((uintptr_t)a->raw + HOST_ALIGN - 1) &
 	    ~(uintptr_t)(HOST_ALIGN - 1);
 	*out = a;
@@ -404,7 +419,9 @@ host_free(struct halloc *a)
 			munmap((void *)(uintptr_t)a->run->base, a->run->len);
 			free(a->run);
 		}
-	} else
+	} else if (a->maplen != 0)
+		munmap(a->raw, a->maplen);
+	else
 		free(a->raw);
 	free(a);
 }
@@ -483,6 +500,24 @@ hp_reserve_region(uint64_t size, uint64_t gran, uint64_t *va)
 		a = (a + size + HOST_VA_SLOT - 1) & ~(HOST_VA_SLOT - 1);
 	}
 	return -1;
+}
+
+/* n bytes of zeroed pages from the region, at *p: 0, or -1 (no region). */
+static int
+host_va_map(uint64_t n, void **p)
+{
+	uint64_t va;
+
+	n = (n + 4095) & ~(uint64_t)4095;
+	if (!HOST_VA_REGION || hp_reserve_region(n, 4096, &va) == -1)
+		return -1;
+	if (mprotect((void *)(uintptr_t)va, n, PROT_READ | PROT_WRITE) ==
+	    -1) {
+		munmap((void *)(uintptr_t)va, n);
+		return -1;
+	}
+	*p = (void *)(uintptr_t)va;
+	return 0;
 }
 
 static int

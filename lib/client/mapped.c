@@ -136,7 +136,7 @@ static uint64_t		 map_pulled;	/* map_gen when last pulled */
 
 static struct ttab	*tab;		/* read by the handler */
 static int		 tab_readers;	/* handlers reading it */
-static int		 fault_on;	/* the handler and fetch thread are up */
+int			 mapped_fault_on;	/* the handler and fetch thread are up */
 static int		 req_pipe[2] = { -1, -1 };
 static struct sigaction	 chained;	/* the program's SIGSEGV action */
 static pthread_once_t	 fault_once = PTHREAD_ONCE_INIT;
@@ -349,27 +349,20 @@ fault_setup(void)
 	sigemptyset(&sa.sa_mask);
 	pthread_mutex_lock(&map_lock);
 	real_sigaction(SIGSEGV, &sa, &chained);
-	__atomic_store_n(&fault_on, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mapped_fault_on, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&map_lock);
 }
 
 /*
- * The program's own SIGSEGV action, once ours is installed, is kept
- * to be chained to (faults outside mapped memory go there), as a
- * program that installs one expects; ours stays first.
+ * The program's own SIGSEGV action, once ours is installed (sigwrap.c
+ * takes the program's sigaction and signal calls, and passes SIGSEGV's
+ * here while mapped_fault_on): kept to be chained to (faults outside
+ * mapped memory go there), as a program that installs one expects; ours
+ * stays first.
  */
-__attribute__((visibility("default"))) int
-sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+int
+mapped_sig_chain(const struct sigaction *act, struct sigaction *old)
 {
-	if (real_sigaction == NULL)
-		real_sigaction = (int (*)(int, const struct sigaction *,
-		    struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
-	if (real_sigaction == NULL) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (sig != SIGSEGV || !__atomic_load_n(&fault_on, __ATOMIC_ACQUIRE))
-		return real_sigaction(sig, act, old);
 	pthread_mutex_lock(&map_lock);
 	if (old != NULL)
 		*old = chained;
@@ -377,20 +370,6 @@ sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 		chained = *act;
 	pthread_mutex_unlock(&map_lock);
 	return 0;
-}
-
-__attribute__((visibility("default"))) sighandler_t
-signal(int sig, sighandler_t h)
-{
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = h;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, &old) == -1)
-		return SIG_ERR;
-	return old.sa_handler;
 }
 
 /* ---- the table ---------------------------------------------------------- */
@@ -1054,7 +1033,7 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 	if ((rc = ctx_need(&m.ctx)) != CUDA_SUCCESS)
 		return rc;
 	pthread_once(&fault_once, fault_setup);
-	if (!__atomic_load_n(&fault_on, __ATOMIC_ACQUIRE)) {
+	if (!__atomic_load_n(&mapped_fault_on, __ATOMIC_ACQUIRE)) {
 		log_warn("%s: mapped memory needs its fault handler: refused",
 		    fn);
 		return CUDA_ERROR_NOT_SUPPORTED;

@@ -8,6 +8,7 @@
 #ifndef GLEAM_CLIENT_MAPPED_H
 #define GLEAM_CLIENT_MAPPED_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "client.h"
@@ -63,5 +64,9 @@ struct mpull {
 int		 client_mapped_pull_begin(struct mpull *);
 void		 client_mapped_pull_end(struct mpull *, int ok,
 		    uint64_t qstart, uint64_t *qend);
+
+/* sigwrap.c's: the program's SIGSEGV action while ours is installed. */
+extern int	mapped_fault_on;
+int	mapped_sig_chain(const struct sigaction *, struct sigaction *);
 
 #endif

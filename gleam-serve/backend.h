@@ -86,6 +86,9 @@ struct robj {
 	int		 capto;		/* graphs (cuda backend): captured
 					   into by cuStreamBeginCaptureToGraph,
 					   the program's when it ends */
+	uint64_t	 node;		/* graphs: a conditional node's body
+					   (parent: the node's graph), that
+					   node's handle */
 };
 #define SATTR_SLOT	32
 #define SATTR_IDS	17

@@ -562,7 +562,51 @@ check_graph_add(const struct rcall *c)
 		    CUDA_ERROR_INVALID_VALUE;
 	if (c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
 		return check_memalloc(&c->in[4], NULL);
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return check_cond(&c->in[4], NULL);
 	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * A conditional node's request (rpc.h, RPC_SIG_COND) decoded into v (room
+ * for its 4 fields; NULL: checked only): a type and a size the driver
+ * takes (if: 1 or 2 bodies, while: 1, switch: 1 or more), an id for each
+ * body, none 0.
+ */
+int
+check_cond(const struct rpc_val *f, struct rpc_val *v)
+{
+	struct rpc_val tmp[RPC_MAX_FIELDS];
+	struct pr r;
+	uint32_t i;
+
+	if (v == NULL)
+		v = tmp;
+	if (rpc_unpack(f->p, f->len, RPC_SIG_COND, v) == -1 || v[0].u == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (v[1].u) {
+	case CU_GRAPH_COND_TYPE_IF:
+		if (v[2].u != 1 && v[2].u != 2)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_GRAPH_COND_TYPE_WHILE:
+		if (v[2].u != 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_GRAPH_COND_TYPE_SWITCH:
+		if (v[2].u == 0 || v[2].u > RPC_COND_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (v[3].len != v[2].u * 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	pr_init(&r, v[3].p, v[3].len);
+	for (i = 0; i < v[2].u; i++)
+		if (pr_u64(&r) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 /*
@@ -754,6 +798,9 @@ check_call(const struct rcall *c)
 	case R_KNODE_SET:
 		return check_graph_sub(c, 3, R_LAUNCH, NULL);
 	case R_NODE_SET:
+		if (c->in[3].u == CU_GRAPH_NODE_TYPE_GRAPH)
+			return c->in[4].len == 8 ? CUDA_SUCCESS :
+			    CUDA_ERROR_INVALID_VALUE;
 		if (c->in[3].u == CU_GRAPH_NODE_TYPE_KERNEL ||
 		    check_graph_call(c->in[3].u) == 0)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -834,6 +881,9 @@ check_call(const struct rcall *c)
 		if (c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED)
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_edges(&c->in[4], &c->in[5]);
+	case R_COND_HANDLE:
+		return c->in[3].u & ~(uint64_t)CU_GRAPH_COND_ASSIGN_DEFAULT ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_CAPTURE_DEPS:
 		if (c->in[2].u > CAPDEPS_SET ||
 		    (c->in[2].u == CAPDEPS_GET && c->in[3].len != 0))

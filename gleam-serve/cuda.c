@@ -3042,10 +3042,11 @@ c_graph_destroy(struct rcall *c)
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
 	CUresult rc;
 
-	if (g == NULL)
+	if (g == NULL || g->parent != NULL)	/* a body is its node's */
 		return CUDA_ERROR_INVALID_VALUE;
 	if (g->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
+	cond_unname(c->cl, g, 0);
 	knode_drop(c->cl, g->h);
 	rmem_drop(c->cl, g);		/* its allocation nodes' memory */
 	rc = drv.GraphDestroy(g->h);
@@ -3223,7 +3224,9 @@ cuda_graphs_free(struct rclient *cl)
 	i = 0;
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
-		if (o->kind == RK_GRAPH && o->h != NULL && o->cap == NULL) {
+		/* A conditional node's body goes with its node. */
+		if (o->kind == RK_GRAPH && o->h != NULL && o->cap == NULL &&
+		    o->parent == NULL) {
 			drv.GraphDestroy(o->h);
 			o->h = NULL;
 		}
@@ -3362,6 +3365,124 @@ knode_forget(struct rclient *cl)
 		else
 			i++;
 	pthread_mutex_unlock(&knode_lock);
+}
+
+static void	knode_drop(struct rclient *, CUgraph);
+
+/*
+ * Forgets the client's ids of the conditional bodies of graph g (those
+ * of node, or of all its nodes for 0) and of those within them: the
+ * driver destroys them with their node.
+ */
+static void
+cond_unname(struct rclient *cl, struct robj *g, uint64_t node)
+{
+	struct robj *o;
+	size_t i;
+	uint64_t id;
+	void *v;
+
+	for (;;) {
+		o = NULL;
+		i = 0;
+		while (htab_next(&cl->objs, &i, &id, &v))
+			if (((struct robj *)v)->kind == RK_GRAPH &&
+			    ((struct robj *)v)->parent == g &&
+			    (node == 0 || ((struct robj *)v)->node == node)) {
+				o = v;
+				break;
+			}
+		if (o == NULL)
+			return;
+		cond_unname(cl, o, 0);
+		knode_drop(cl, o->h);
+		robj_del(cl, o->id);
+	}
+}
+
+/* in: ctx, graph, default value, flags -> the driver's handle */
+static int
+c_cond_handle(struct rcall *c)
+{
+	static CUresult (*create)(CUgraphConditionalHandle *, CUgraph,
+	    CUcontext, unsigned, unsigned);
+	static int looked;
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH), *ctx;
+	CUgraphConditionalHandle h = 0;
+	CUresult rc;
+
+	if (!looked) {
+		create = (__typeof__(create))drv_opt(
+		    "cuGraphConditionalHandleCreate", 12030);
+		looked = 1;
+	}
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (g == NULL || g->cap != NULL || g->h == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (create == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = create(&h, g->h, ctx->h, (unsigned)c->in[2].u,
+	    (unsigned)c->in[3].u);
+	c->out[0].u = h;
+	return rc;
+}
+
+/*
+ * A conditional node (RPC_SIG_COND) in graph g after deps: the driver
+ * makes its bodies, known from then on by the client's ids.
+ */
+static int
+cond_node(struct rcall *c, struct robj *g, struct robj *ctx,
+    const CUgraphNode *deps, size_t nd, CUgraphNode *node)
+{
+	static CUresult (*add)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUgraphNodeParams *);
+	static int looked;
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUgraphNodeParams p;
+	struct robj *o;
+	struct pr r;
+	uint32_t k;
+	CUresult rc;
+
+	if (!looked) {
+		add = (__typeof__(add))drv_opt("cuGraphAddNode", 12020);
+		looked = 1;
+	}
+	if ((rc = check_cond(&c->in[4], v)) != CUDA_SUCCESS)
+		return rc;
+	if (add == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* The ids are new, before the driver makes anything. */
+	pr_init(&r, v[3].p, v[3].len);
+	for (k = 0; k < v[2].u; k++)
+		if (htab_get(&c->cl->objs, pr_u64(&r)) != NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(&p, 0, sizeof p);
+	p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	p.conditional.handle = v[0].u;
+	p.conditional.type = (CUgraphConditionalNodeType)v[1].u;
+	p.conditional.size = (unsigned)v[2].u;
+	p.conditional.ctx = ctx->h;
+	if ((rc = add(node, g->h, deps, nd, &p)) != CUDA_SUCCESS)
+		return rc;
+	pr_init(&r, v[3].p, v[3].len);
+	for (k = 0; k < v[2].u; k++) {
+		o = p.conditional.phGraph_out == NULL ? NULL :
+		    robj_new(c->cl, pr_u64(&r), RK_GRAPH,
+		    p.conditional.phGraph_out[k]);
+		if (o == NULL) {
+			/* Two bodies of one id, or no memory. */
+			cond_unname(c->cl, g, (uint64_t)(uintptr_t)*node);
+			drv.GraphDestroyNode(*node);
+			*node = NULL;
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		o->parent = g;
+		o->node = (uint64_t)(uintptr_t)*node;
+	}
+	return CUDA_SUCCESS;
 }
 
 /* Forgets the kernel nodes of graph g, about to be destroyed. */
@@ -3635,6 +3756,10 @@ c_graph_add(struct rcall *c)
 		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
 		    memalloc_node(c, g, deps, nd, &node);
 		break;
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
+		    cond_node(c, g, ctx, deps, nd, &node);
+		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		pr_init(&r, c->in[4].p, c->in[4].len);
 		span = pr_u64(&r);
@@ -3691,6 +3816,7 @@ c_graph_node_destroy(struct rcall *c)
 
 	if (g == NULL || !node_in(g->h, c->in[1].u))
 		return CUDA_ERROR_INVALID_VALUE;
+	cond_unname(c->cl, g, c->in[1].u);
 	return drv.GraphDestroyNode((CUgraphNode)(uintptr_t)c->in[1].u);
 }
 
@@ -3916,6 +4042,42 @@ c_node_get(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A child graph node's graph (field 4: the client's id of a graph) set:
+ * the node of graph, or exec e's copy of it.
+ */
+static int
+child_set(struct rcall *c, struct robj *e, CUgraphNode node)
+{
+	static CUresult (*eset)(CUgraphExec, CUgraphNode, CUgraph);
+	static CUresult (*gset)(CUgraphNode, CUgraphNodeParams *);
+	static int looked;
+	CUgraphNodeParams p;
+	struct robj *o;
+	struct pr r;
+
+	if (!looked) {
+		eset = (__typeof__(eset))drv_opt(
+		    "cuGraphExecChildGraphNodeSetParams", 11010);
+		gset = (__typeof__(gset))drv_opt("cuGraphNodeSetParams",
+		    12020);
+		looked = 1;
+	}
+	pr_init(&r, c->in[4].p, c->in[4].len);
+	o = robj_get(c->cl, pr_u64(&r), RK_GRAPH);
+	if (o == NULL || o->cap != NULL || o->h == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (e != NULL)
+		return eset == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    eset(e->h, node, o->h);
+	if (gset == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memset(&p, 0, sizeof p);
+	p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+	p.graph.graph = o->h;
+	return gset(node, &p);
+}
+
 /* in: graph, exec (0: the graph's node), node, node type, request */
 static int
 c_node_set(struct rcall *c)
@@ -3942,6 +4104,8 @@ c_node_set(struct rcall *c)
 		return rc;
 	if ((uint64_t)t != c->in[3].u)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (t == CU_GRAPH_NODE_TYPE_GRAPH)
+		return child_set(c, e, node);
 	if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
 		return rc;
 	if ((ctx = cuda_ctx(c, sub.in[0].u, &rc)) == NULL)
@@ -5679,7 +5843,8 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_HOST_FUNC, c_host_func) \
 	F(R_STREAM_ATTR, c_stream_attr) \
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
-	F(R_CAPTURE_DEPS, c_capture_deps)
+	F(R_CAPTURE_DEPS, c_capture_deps) \
+	F(R_COND_HANDLE, c_cond_handle)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

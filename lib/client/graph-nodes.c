@@ -27,6 +27,9 @@ struct gnode {
 					   allocation: its access descriptors */
 	uint64_t	 dptr;		/* allocation: its address, known to
 					   alloc.c while the graph lives */
+	CUgraph		*body;		/* conditional: its bodies, handed
+					   out as phGraph_out */
+	uint32_t	 nbody;
 	struct gnode	*next;
 };
 
@@ -39,21 +42,47 @@ struct glist {
 
 static pthread_mutex_t	 node_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void
-graph_nodes_free(struct ggraph *g)
+static void	nodes_free(struct ggraph *);
+
+/* Frees node handle n, and its bodies' handles (node_lock held). */
+static void
+node_free(struct gnode *n)
+{
+	struct ggraph *b;
+	uint32_t k;
+
+	n->o.magic = 0;
+	if (n->dptr != 0)
+		mem_del(n->dptr, 0);
+	for (k = 0; k < n->nbody; k++) {
+		b = (struct ggraph *)n->body[k];
+		nodes_free(b);
+		b->o.magic = 0;
+		free(b);
+	}
+	free(n->body);
+	free(n->kbuf);
+	free(n);
+}
+
+/* (node_lock held) */
+static void
+nodes_free(struct ggraph *g)
 {
 	struct gnode *n, *next;
 
-	pthread_mutex_lock(&node_lock);
 	for (n = g->nodes; n != NULL; n = next) {
 		next = n->next;
-		n->o.magic = 0;
-		if (n->dptr != 0)
-			mem_del(n->dptr, 0);
-		free(n->kbuf);
-		free(n);
+		node_free(n);
 	}
 	g->nodes = NULL;
+}
+
+void
+graph_nodes_free(struct ggraph *g)
+{
+	pthread_mutex_lock(&node_lock);
+	nodes_free(g);
 	pthread_mutex_unlock(&node_lock);
 }
 
@@ -683,12 +712,8 @@ cuGraphDestroyNode(CUgraphNode h)
 			*pp = n->next;
 			break;
 		}
+	node_free(n);
 	pthread_mutex_unlock(&node_lock);
-	n->o.magic = 0;
-	if (n->dptr != 0)
-		mem_del(n->dptr, 0);
-	free(n->kbuf);
-	free(n);
 	return CUDA_SUCCESS;
 }
 
@@ -918,10 +943,13 @@ node_get(CUgraphNode h, CUgraphNodeType type, const char *sig,
 	return CUDA_SUCCESS;
 }
 
-/* New parameters (the request of call) for node h, or exec's copy of it. */
+/*
+ * New parameters for node h, or exec's copy of it: the request of call,
+ * or for call 0 the bytes of raw.
+ */
 static CUresult
-node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
-    const struct rpc_val *req)
+node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
+    uint16_t call, const struct rpc_val *req, const struct pw *raw)
 {
 	struct gnode *n = node_of(h, NULL);
 	struct rpc_val in[5], out[1];
@@ -942,7 +970,10 @@ node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
 	if (n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
 	pw_init(&w);
-	rpc_pack(&w, rpc_lookup(call)->req, req);
+	if (call != 0)
+		rpc_pack(&w, rpc_lookup(call)->req, req);
+	else
+		pw_bytes(&w, raw->p, raw->len);
 	in[0].u = gobj_id(n->g);
 	in[1].u = eid;
 	in[2].u = n->h;
@@ -953,6 +984,39 @@ node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
 	free(keep);
 	pw_free(&w);
 	return rc;
+}
+
+static CUresult
+node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
+    const struct rpc_val *req)
+{
+	return node_set_as(he, h, type, call, req, NULL);
+}
+
+/* A child graph node's graph, or exec's copy of it, set to a copy of hc. */
+CUresult
+graph_child_set(CUgraphExec he, CUgraphNode h, CUgraph hc)
+{
+	struct ggraph *c = gobj_check(hc, GK_GRAPH);
+	struct pw w;
+	CUresult rc;
+
+	if (c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&w);
+	pw_u64(&w, gobj_id(c));
+	rc = w.bad ? CUDA_ERROR_OUT_OF_MEMORY : node_set_as(he, h,
+	    CU_GRAPH_NODE_TYPE_GRAPH, 0, NULL, &w);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult
+cuGraphExecChildGraphNodeSetParams(CUgraphExec e, CUgraphNode h, CUgraph c)
+{
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return graph_child_set(e, h, c);
 }
 
 /* ---- memset nodes ---- */
@@ -1471,5 +1535,102 @@ cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
 			*pn = (CUgraphNode)found;
 	}
 	free(keep);
+	return rc;
+}
+
+/* ---- conditional nodes ---- */
+
+CUresult
+cuGraphConditionalHandleCreate(CUgraphConditionalHandle *ph, CUgraph hg,
+    CUcontext hc, unsigned int def, unsigned int flags)
+{
+	struct ggraph *g = gobj_check(hg, GK_GRAPH);
+	struct rpc_val in[4], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (ph == NULL || g == NULL ||
+	    (flags & ~(unsigned)CU_GRAPH_COND_ASSIGN_DEFAULT) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(hc, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = gobj_id(g);
+	in[2].u = def;
+	in[3].u = flags;
+	rc = remote_call(R_COND_HANDLE, in, out, &keep);
+	if (rc == CUDA_SUCCESS)
+		*ph = out[0].u;
+	free(keep);
+	return rc;
+}
+
+/*
+ * A conditional node: the driver makes its bodies, which take handles
+ * here first (the server knows them by their ids), published once the
+ * node is there and kept with it; phGraph_out points at them.
+ */
+CUresult
+graph_cond_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+	struct rpc_val v[4];
+	struct ggraph *b;
+	struct gnode *n;
+	struct pw w, ids;
+	CUgraph *body;
+	uint64_t ctx;
+	uint32_t k;
+	CUresult rc;
+
+	if (p == NULL || p->handle == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The driver's sizes: if 1 or 2, while 1, switch any. */
+	if (p->size == 0 || p->size > RPC_COND_MAX ||
+	    (p->type == CU_GRAPH_COND_TYPE_IF && p->size > 2) ||
+	    (p->type == CU_GRAPH_COND_TYPE_WHILE && p->size != 1) ||
+	    (unsigned)p->type > CU_GRAPH_COND_TYPE_SWITCH)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(p->ctx, &ctx)) != CUDA_SUCCESS)
+		return rc;
+	if ((body = calloc(p->size, sizeof *body)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pw_init(&ids);
+	for (k = 0; k < p->size; k++) {
+		if ((b = graph_new()) == NULL) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto fail;
+		}
+		b->owned = 1;
+		body[k] = (CUgraph)b;
+		pw_u64(&ids, gobj_id(b));
+	}
+	memset(v, 0, sizeof v);
+	v[0].u = p->handle;
+	v[1].u = (uint32_t)p->type;
+	v[2].u = p->size;
+	v[3].p = ids.p;
+	v[3].len = (uint32_t)ids.len;
+	pw_init(&w);
+	rpc_pack(&w, RPC_SIG_COND, v);
+	rc = ids.bad || w.bad ? CUDA_ERROR_OUT_OF_MEMORY : node_add(pn, g,
+	    deps, nd, CU_GRAPH_NODE_TYPE_CONDITIONAL, ctx, 0, NULL, &w);
+	pw_free(&w);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	pw_free(&ids);
+	n = (struct gnode *)*pn;
+	for (k = 0; k < p->size; k++)
+		gobj_publish(body[k]);
+	pthread_mutex_lock(&node_lock);
+	n->body = body;
+	n->nbody = p->size;
+	pthread_mutex_unlock(&node_lock);
+	p->phGraph_out = body;
+	return CUDA_SUCCESS;
+fail:
+	for (k = 0; k < p->size; k++)
+		free(body[k]);
+	free(body);
+	pw_free(&ids);
 	return rc;
 }

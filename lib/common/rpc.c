@@ -135,6 +135,8 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_STREAM_ATTR,	"cuStreamGetAttribute",	"QQIIQB",	"B", 0),
 	C(R_CAPTURE_TO_GRAPH,	"cuStreamBeginCaptureToGraph", "QQIQBB", "", 0),
 	C(R_CAPTURE_DEPS,	"cuStreamUpdateCaptureDependencies", "QQIBB", "B", 0),
+	/* conditional nodes */
+	C(R_COND_HANDLE,	"cuGraphConditionalHandleCreate", "QQII", "Q", 0),
 #undef C
 #undef RD
 #undef WR

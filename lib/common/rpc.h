@@ -185,7 +185,8 @@ enum rpc_call {
 				   stream; a child graph: u64
 				   its id; empty: nothing; a memory
 				   allocation: RPC_SIG_MEMALLOC; a free:
-				   u64 its address) -> its handle */
+				   u64 its address; a conditional:
+				   RPC_SIG_COND) -> its handle */
 	R_GRAPH_EDGES,		/* graph, add (1) or remove (0), pairs (u64
 				   from, u64 to handles) */
 	R_GRAPH_NODE_DESTROY,	/* graph, node */
@@ -201,7 +202,8 @@ enum rpc_call {
 				   address; a free: u64 its address) */
 	R_NODE_SET,		/* graph, exec (0: the graph's node), node,
 				   node type, request as R_GRAPH_ADD's
-				   (memset, copy, event, host nodes) */
+				   (memset, copy, event, host nodes; a child
+				   graph: u64 the id of the graph copied) */
 	R_NODE_ENABLED,		/* exec, graph, node, set (1) or get (0),
 				   enabled -> enabled */
 	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set
@@ -248,6 +250,10 @@ enum rpc_call {
 				   R_CAPTURE_TO_GRAPH's) -> the open ends
 				   after it: u32 n, each u64 handle, u32
 				   type, RPC_EDGE_LEN bytes of edge data */
+	/* conditional nodes (issue 24) */
+	R_COND_HANDLE,		/* ctx, graph, default value, flags -> the
+				   driver's handle, which kernels are given
+				   as an argument */
 	R_CALL_END		/* one past the last */
 };
 
@@ -260,6 +266,15 @@ enum rpc_call {
  */
 #define RPC_SIG_MEMALLOC	"QQIIIiB"
 #define RPC_MEMALLOC_ACCESS_MAX	64
+/*
+ * A conditional node's request (R_GRAPH_ADD): its condition's handle
+ * (R_COND_HANDLE's), type (CUgraphConditionalNodeType), size, and the
+ * client's ids for the body graphs the driver makes (u64 each, size of
+ * them), known by those ids from then on until the node or its graph
+ * goes.
+ */
+#define RPC_SIG_COND		"QIIB"
+#define RPC_COND_MAX		1024	/* bodies of a switch */
 #define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
 /*
  * The result of an R_MEM_HTOD_LANES or R_MEM_DTOH_LANES that a migrated

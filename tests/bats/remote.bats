@@ -175,6 +175,31 @@ run_prog() {
 	done
 }
 
+@test "graphs_cond: nodes through the generic calls, conditional nodes (if, while, switch)" {
+	for k in static shared; do
+		run_prog $k graphs_cond
+		echo "$output"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_cond: ok" ]
+		[[ "$output" == *"generic nodes: 6"* ]]
+		[[ "$output" == *"launch: kernel and child 2 (same 1), memset 7 (same 1), copy 7 (same 1)"* ]]
+		[[ "$output" == *"graph set: old exec 7, new exec 9, exec set 11, other exec 9"* ]]
+		[[ "$output" == *"exec child set: a +1, f 1"* ]]
+		[[ "$output" == *"alloc node: address given 1"* ]]
+		[[ "$output" == *"reserved field set: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"event params on a memset node: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"if node: type conditional 1, bodies' nodes 1 1"* ]]
+		[[ "$output" == *"if: then 1, else 101"* ]]
+		[[ "$output" == *"if destroyed: 101"* ]]
+		[[ "$output" == *"while: 5 turns, again 6"* ]]
+		[[ "$output" == *"switch: 100, out of range 100"* ]]
+		[[ "$output" == *"if of three bodies: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"while of two bodies: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"switch of none: cudaErrorInvalidValue"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

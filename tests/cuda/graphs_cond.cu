@@ -1,0 +1,420 @@
+// graphs_cond: nodes made and set through the generic calls, and
+// conditional nodes (runtime API).  Prints only what does not depend on
+// timing or addresses:
+//  1. cudaGraphAddNode: kernel, memset, copy, empty, child graph and
+//     event record nodes, launched (values); an allocation node's
+//     address given back; cudaGraphNodeSetParams on a memset node (a new
+//     exec), cudaGraphExecNodeSetParams on an exec's (that exec only);
+//     a child graph node's graph set on an exec
+//     (cudaGraphExecChildGraphNodeSetParams); codes: a reserved field
+//     set, parameters of another node type;
+//  2. conditional nodes: an if/else whose condition a kernel sets (both
+//     ways, the kernel's argument set on the exec), a while whose body
+//     counts its turns (twice: the default comes back at each launch), a
+//     switch of three bodies (in range, out of range); the node's type
+//     and its bodies' nodes; a conditional node destroyed; codes: an if
+//     of three bodies, a while of two, a switch of none.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cuda_runtime.h>
+
+#define NAME	"graphs_cond"
+#define CK(x)	check((x), __FILE__, __LINE__)
+#define N	1024
+
+static void
+check(cudaError_t e, const char *file, int line)
+{
+	if (e == cudaSuccess)
+		return;
+	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
+	    cudaGetErrorName(e), cudaGetErrorString(e));
+	exit(2);
+}
+
+// Kernels the host backend has (tests/cuda/host-kernels.c).
+__global__ void
+soakInc(unsigned *v, size_t n)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	if (i < n)
+		v[i] += 1;
+}
+
+__global__ void
+condSet(cudaGraphConditionalHandle h, unsigned v)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		cudaGraphSetConditional(h, v);
+}
+
+__global__ void
+condCount(cudaGraphConditionalHandle h, unsigned *c, unsigned limit)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0) {
+		*c += 1;
+		cudaGraphSetConditional(h, *c < limit);
+	}
+}
+
+__global__ void
+condAdd(unsigned *p, unsigned k)
+{
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		*p += k;
+}
+
+// The first element of d, and whether all N are the same.
+static unsigned
+first(const unsigned *d, int *same)
+{
+	static unsigned h[N];
+
+	CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+	*same = 1;
+	for (int i = 1; i < N; i++)
+		if (h[i] != h[0])
+			*same = 0;
+	return h[0];
+}
+
+static unsigned
+one(const unsigned *d)
+{
+	unsigned v;
+
+	CK(cudaMemcpy(&v, d, sizeof v, cudaMemcpyDeviceToHost));
+	return v;
+}
+
+static void
+kernel_params(cudaGraphNodeParams *p, void *fn, void **args, unsigned grid,
+    unsigned block)
+{
+	memset(p, 0, sizeof *p);
+	p->type = cudaGraphNodeTypeKernel;
+	p->kernel.func = fn;
+	p->kernel.gridDim = dim3(grid);
+	p->kernel.blockDim = dim3(block);
+	p->kernel.kernelParams = args;
+}
+
+static void
+generic(cudaStream_t s)
+{
+	cudaGraph_t g, child, child2;
+	cudaGraphExec_t x, x2;
+	cudaGraphNode_t k, ms, cp, em, ch, ev, al, c2;
+	cudaGraphNodeParams p;
+	cudaEvent_t done;
+	unsigned *a, *b, *c, *f;
+	size_t n = N, nodes;
+	void *args[2];
+	int same;
+	unsigned va, vb, vc;
+	cudaError_t e;
+
+	CK(cudaMalloc(&a, N * 4));
+	CK(cudaMalloc(&b, N * 4));
+	CK(cudaMalloc(&c, N * 4));
+	CK(cudaMalloc(&f, N * 4));
+	CK(cudaMemset(a, 0, N * 4));
+	CK(cudaMemset(c, 0, N * 4));
+	CK(cudaMemset(f, 0, N * 4));
+	CK(cudaEventCreate(&done));
+
+	// The child: one kernel on a.
+	CK(cudaGraphCreate(&child, 0));
+	args[0] = &a;
+	args[1] = &n;
+	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
+	CK(cudaGraphAddNode(&k, child, NULL, NULL, 0, &p));
+
+	CK(cudaGraphCreate(&g, 0));
+	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
+	CK(cudaGraphAddNode(&k, g, NULL, NULL, 0, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeMemset;
+	p.memset.dst = b;
+	p.memset.value = 7;
+	p.memset.elementSize = 4;
+	p.memset.width = N;
+	p.memset.height = 1;
+	CK(cudaGraphAddNode(&ms, g, NULL, NULL, 0, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeMemcpy;
+	p.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(b, N * 4, N * 4, 1);
+	p.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(c, N * 4, N * 4, 1);
+	p.memcpy.copyParams.extent = make_cudaExtent(N * 4, 1, 1);
+	p.memcpy.copyParams.kind = cudaMemcpyDeviceToDevice;
+	CK(cudaGraphAddNode(&cp, g, &ms, NULL, 1, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEmpty;
+	cudaGraphNode_t two[2] = { k, cp };
+	CK(cudaGraphAddNode(&em, g, two, NULL, 2, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeGraph;
+	p.graph.graph = child;
+	CK(cudaGraphAddNode(&ch, g, &em, NULL, 1, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEventRecord;
+	p.eventRecord.event = done;
+	CK(cudaGraphAddNode(&ev, g, &ch, NULL, 1, &p));
+	CK(cudaGraphGetNodes(g, NULL, &nodes));
+	printf("generic nodes: %zu\n", nodes);
+
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaEventSynchronize(done));
+	va = first(a, &same);
+	printf("launch: kernel and child %u (same %d)", va, same);
+	vb = first(b, &same);
+	printf(", memset %u (same %d)", vb, same);
+	vc = first(c, &same);
+	printf(", copy %u (same %d)\n", vc, same);
+
+	// A memset node set on the graph: a new exec has it, the old not.
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeMemset;
+	p.memset.dst = b;
+	p.memset.value = 9;
+	p.memset.elementSize = 4;
+	p.memset.width = N;
+	p.memset.height = 1;
+	CK(cudaGraphNodeSetParams(ms, &p));
+	CK(cudaGraphInstantiate(&x2, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("graph set: old exec %u", one(b));
+	CK(cudaGraphLaunch(x2, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", new exec %u", one(b));
+	// And on the old exec only.
+	p.memset.value = 11;
+	CK(cudaGraphExecNodeSetParams(x, ms, &p));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", exec set %u", one(b));
+	CK(cudaGraphLaunch(x2, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", other exec %u\n", one(b));
+
+	// The exec's child graph: the same shape, on f.
+	CK(cudaGraphCreate(&child2, 0));
+	args[0] = &f;
+	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
+	CK(cudaGraphAddNode(&c2, child2, NULL, NULL, 0, &p));
+	va = one(a);
+	CK(cudaGraphExecChildGraphNodeSetParams(x, ch, child2));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("exec child set: a +%u, f %u\n", one(a) - va, one(f));
+
+	// An allocation node's address comes back in the parameters.
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeMemAlloc;
+	p.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+	p.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+	p.alloc.poolProps.location.id = 0;
+	p.alloc.bytesize = 4096;
+	CK(cudaGraphAddNode(&al, child2, NULL, NULL, 0, &p));
+	printf("alloc node: address given %d\n", p.alloc.dptr != NULL);
+	CK(cudaGraphDestroyNode(al));
+
+	// Codes.
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEmpty;
+	p.reserved0[1] = 1;
+	e = cudaGraphAddNode(&em, g, NULL, NULL, 0, &p);
+	printf("reserved field set: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEventRecord;
+	p.eventRecord.event = done;
+	e = cudaGraphNodeSetParams(ms, &p);
+	printf("event params on a memset node: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphExecDestroy(x2));
+	CK(cudaGraphDestroy(g));
+	CK(cudaGraphDestroy(child));
+	CK(cudaGraphDestroy(child2));
+	CK(cudaEventDestroy(done));
+	CK(cudaFree(a));
+	CK(cudaFree(b));
+	CK(cudaFree(c));
+	CK(cudaFree(f));
+}
+
+// A conditional node of type and size in g after dep (if not NULL).
+static cudaError_t
+cond_node(cudaGraphNode_t *n, cudaGraph_t g, cudaGraphNode_t dep,
+    cudaGraphConditionalHandle h, cudaGraphConditionalNodeType type,
+    unsigned size, cudaGraph_t **body)
+{
+	cudaGraphNodeParams p;
+	cudaError_t e;
+
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeConditional;
+	p.conditional.handle = h;
+	p.conditional.type = type;
+	p.conditional.size = size;
+	e = cudaGraphAddNode(n, g, dep != NULL ? &dep : NULL, NULL,
+	    dep != NULL ? 1 : 0, &p);
+	if (e == cudaSuccess && body != NULL)
+		*body = p.conditional.phGraph_out;
+	return e;
+}
+
+// A one-thread kernel node of fn with args in g.
+static cudaGraphNode_t
+tiny(cudaGraph_t g, void *fn, void **args)
+{
+	cudaGraphNodeParams p;
+	cudaGraphNode_t n;
+
+	kernel_params(&p, fn, args, 1, 1);
+	CK(cudaGraphAddNode(&n, g, NULL, NULL, 0, &p));
+	return n;
+}
+
+static void
+conditionals(cudaStream_t s)
+{
+	cudaGraphConditionalHandle h;
+	cudaGraph_t g, *body;
+	cudaGraphExec_t x;
+	cudaGraphNode_t set, cn;
+	cudaKernelNodeParams kp;
+	cudaGraphNodeType t;
+	unsigned *p, v, k1 = 1, k100 = 100, k10 = 10, limit = 5;
+	void *args[3];
+	size_t n0, n1;
+	cudaError_t e;
+
+	CK(cudaMalloc(&p, 16));
+
+	// if/else: a kernel sets the condition first.
+	CK(cudaMemset(p, 0, 16));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphConditionalHandleCreate(&h, g, 0, 0));
+	v = 1;
+	args[0] = &h;
+	args[1] = &v;
+	set = tiny(g, (void *)condSet, args);
+	CK(cond_node(&cn, g, set, h, cudaGraphCondTypeIf, 2, &body));
+	args[0] = &p;
+	args[1] = &k1;
+	tiny(body[0], (void *)condAdd, args);
+	args[1] = &k100;
+	tiny(body[1], (void *)condAdd, args);
+	CK(cudaGraphNodeGetType(cn, &t));
+	CK(cudaGraphGetNodes(body[0], NULL, &n0));
+	CK(cudaGraphGetNodes(body[1], NULL, &n1));
+	printf("if node: type conditional %d, bodies' nodes %zu %zu\n",
+	    t == cudaGraphNodeTypeConditional, n0, n1);
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("if: then %u", one(p));
+	CK(cudaGraphKernelNodeGetParams(set, &kp));
+	v = 0;
+	args[0] = &h;
+	args[1] = &v;
+	kp.kernelParams = args;
+	CK(cudaGraphExecKernelNodeSetParams(x, set, &kp));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", else %u\n", one(p));
+	CK(cudaGraphExecDestroy(x));
+	// A conditional node destroyed takes its bodies; the rest runs.
+	CK(cudaGraphDestroyNode(cn));
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("if destroyed: %u\n", one(p));
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(g));
+
+	// while: the body counts its turns; the default comes back.
+	CK(cudaMemset(p, 0, 16));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphConditionalHandleCreate(&h, g, 1,
+	    cudaGraphCondAssignDefault));
+	CK(cond_node(&cn, g, NULL, h, cudaGraphCondTypeWhile, 1, &body));
+	args[0] = &h;
+	args[1] = &p;
+	args[2] = &limit;
+	tiny(body[0], (void *)condCount, args);
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("while: %u turns", one(p));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", again %u\n", one(p));
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(g));
+
+	// switch of three bodies.
+	CK(cudaMemset(p, 0, 16));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphConditionalHandleCreate(&h, g, 0, 0));
+	v = 2;
+	args[0] = &h;
+	args[1] = &v;
+	set = tiny(g, (void *)condSet, args);
+	CK(cond_node(&cn, g, set, h, cudaGraphCondTypeSwitch, 3, &body));
+	args[0] = &p;
+	args[1] = &k1;
+	tiny(body[0], (void *)condAdd, args);
+	args[1] = &k10;
+	tiny(body[1], (void *)condAdd, args);
+	args[1] = &k100;
+	tiny(body[2], (void *)condAdd, args);
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("switch: %u", one(p));
+	CK(cudaGraphKernelNodeGetParams(set, &kp));
+	v = 7;
+	args[0] = &h;
+	args[1] = &v;
+	kp.kernelParams = args;
+	CK(cudaGraphExecKernelNodeSetParams(x, set, &kp));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", out of range %u\n", one(p));
+	CK(cudaGraphExecDestroy(x));
+
+	// Codes.
+	e = cond_node(&cn, g, NULL, h, cudaGraphCondTypeIf, 3, NULL);
+	printf("if of three bodies: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	e = cond_node(&cn, g, NULL, h, cudaGraphCondTypeWhile, 2, NULL);
+	printf("while of two bodies: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	e = cond_node(&cn, g, NULL, h, cudaGraphCondTypeSwitch, 0, NULL);
+	printf("switch of none: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+	CK(cudaGraphDestroy(g));
+	CK(cudaFree(p));
+}
+
+int
+main(void)
+{
+	cudaStream_t s;
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	generic(s);
+	conditionals(s);
+	CK(cudaStreamDestroy(s));
+	printf(NAME ": ok\n");
+	return 0;
+}

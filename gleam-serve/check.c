@@ -881,6 +881,9 @@ check_call(const struct rcall *c)
 		if (c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED)
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_edges(&c->in[4], &c->in[5]);
+	case R_CHILD_GRAPH:
+		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
 	case R_COND_HANDLE:
 		return c->in[3].u & ~(uint64_t)CU_GRAPH_COND_ASSIGN_DEFAULT ?
 		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;

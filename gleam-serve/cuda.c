@@ -4042,6 +4042,10 @@ c_node_get(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+static struct robj *child_named(struct rclient *, CUgraphNode);
+static CUresult	child_get(CUgraphNode, CUgraph *);
+static void	cond_unname(struct rclient *, struct robj *, uint64_t);
+
 /*
  * A child graph node's graph (field 4: the client's id of a graph) set:
  * the node of graph, or exec e's copy of it.
@@ -4053,8 +4057,10 @@ child_set(struct rcall *c, struct robj *e, CUgraphNode node)
 	static CUresult (*gset)(CUgraphNode, CUgraphNodeParams *);
 	static int looked;
 	CUgraphNodeParams p;
-	struct robj *o;
+	struct robj *o, *k;
 	struct pr r;
+	CUgraph h;
+	CUresult rc;
 
 	if (!looked) {
 		eset = (__typeof__(eset))drv_opt(
@@ -4075,7 +4081,71 @@ child_set(struct rcall *c, struct robj *e, CUgraphNode node)
 	memset(&p, 0, sizeof p);
 	p.type = CU_GRAPH_NODE_TYPE_GRAPH;
 	p.graph.graph = o->h;
-	return gset(node, &p);
+	if ((rc = gset(node, &p)) != CUDA_SUCCESS)
+		return rc;
+	/* The node's graph, if the client knows it, as it is now. */
+	if ((k = child_named(c->cl, node)) != NULL) {
+		cond_unname(c->cl, k, 0);
+		if (child_get(node, &h) == CUDA_SUCCESS)
+			k->h = h;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The robj naming child graph node's graph (R_CHILD_GRAPH), else NULL. */
+static struct robj *
+child_named(struct rclient *cl, CUgraphNode node)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_GRAPH &&
+		    ((struct robj *)v)->parent != NULL &&
+		    ((struct robj *)v)->node == (uint64_t)(uintptr_t)node)
+			return v;
+	return NULL;
+}
+
+/* cuGraphChildGraphNodeGetGraph, where the driver has it. */
+static CUresult
+child_get(CUgraphNode node, CUgraph *h)
+{
+	static CUresult (*get)(CUgraphNode, CUgraph *);
+	static int looked;
+
+	if (!looked) {
+		get = (__typeof__(get))drv_opt(
+		    "cuGraphChildGraphNodeGetGraph", 10000);
+		looked = 1;
+	}
+	return get == NULL ? CUDA_ERROR_NOT_SUPPORTED : get(node, h);
+}
+
+/* in: graph, child graph node, id: the node's graph known by that id */
+static int
+c_child_graph(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *o;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUgraphNodeType t;
+	CUgraph h;
+	CUresult rc;
+
+	if (g == NULL || g->cap != NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphNodeGetType(node, &t)) != CUDA_SUCCESS)
+		return rc;
+	if (t != CU_GRAPH_NODE_TYPE_GRAPH || child_named(c->cl, node) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = child_get(node, &h)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[2].u, RK_GRAPH, h)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = g;
+	o->node = c->in[1].u;
+	return CUDA_SUCCESS;
 }
 
 /* in: graph, exec (0: the graph's node), node, node type, request */
@@ -5844,7 +5914,8 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_STREAM_ATTR, c_stream_attr) \
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
 	F(R_CAPTURE_DEPS, c_capture_deps) \
-	F(R_COND_HANDLE, c_cond_handle)
+	F(R_COND_HANDLE, c_cond_handle) \
+	F(R_CHILD_GRAPH, c_child_graph)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -3019,6 +3019,8 @@ static uint64_t	 hcond_seq;
 static __thread struct hgraph *hrun_root;
 
 static uint32_t	hgraph_node_type(uint16_t);
+static struct robj *hgraph_robj(struct rclient *, const struct hgraph *);
+static void	hgraph_unname(struct rclient *, const struct hgraph *);
 
 static int	host_call(struct rcall *);
 
@@ -4063,20 +4065,36 @@ hgraph_robj(struct rclient *cl, const struct hgraph *g)
  * The client's ids of the bodies in g, and of those within them, are
  * forgotten: their node or graph goes.
  */
+static void	hop_unname(struct rclient *, const struct hop *);
+
 static void
 hgraph_unname(struct rclient *cl, const struct hgraph *g)
 {
-	struct robj *o;
 	size_t i;
-	uint32_t b;
 
 	for (i = 0; i < g->n; i++)
-		for (b = 0; b < g->op[i].nbody; b++) {
-			hgraph_unname(cl, g->op[i].body[b]);
-			if ((o = hgraph_robj(cl, g->op[i].body[b])) != NULL &&
-			    o->parent != NULL)
-				robj_del(cl, o->id);
-		}
+		hop_unname(cl, &g->op[i]);
+}
+
+/* The ids of op o's bodies and child graph, and of those within them. */
+static void
+hop_unname(struct rclient *cl, const struct hop *o)
+{
+	struct robj *r;
+	uint32_t b;
+
+	for (b = 0; b < o->nbody; b++) {
+		hgraph_unname(cl, o->body[b]);
+		if ((r = hgraph_robj(cl, o->body[b])) != NULL &&
+		    r->parent != NULL)
+			robj_del(cl, r->id);
+	}
+	if (o->child != NULL) {
+		hgraph_unname(cl, o->child);
+		if ((r = hgraph_robj(cl, o->child)) != NULL &&
+		    r->parent != NULL)
+			robj_del(cl, r->id);
+	}
 }
 
 /* Bodies made by hcond_bodies, unnamed and freed (on a failure). */
@@ -4338,17 +4356,10 @@ c_graph_node_destroy(struct rcall *c)
 	struct hgraph *g = hgraph_get(c, c->in[0].u);
 	struct hop *o;
 	size_t k;
-	uint32_t b;
 
 	if (g == NULL || (o = hgraph_op(g, c->in[1].u)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (b = 0; b < o->nbody; b++) {
-		struct robj *bo = hgraph_robj(c->cl, o->body[b]);
-
-		hgraph_unname(c->cl, o->body[b]);
-		if (bo != NULL && bo->parent != NULL)
-			robj_del(c->cl, bo->id);
-	}
+	hop_unname(c->cl, o);
 	hop_clear(o, hop_sig(o->type));
 	k = (size_t)(o - g->op);
 	memmove(o, o + 1, (g->n - k - 1) * sizeof *o);
@@ -4484,10 +4495,11 @@ static int
 hchild_set(struct rcall *c, struct hgraph *g, struct hgraph *top,
     uint64_t node, int exec)
 {
-	struct hgraph *child, *n;
+	struct hgraph *child, *n, tmp;
 	struct hop *o;
 	struct pr r;
 	size_t i;
+	uint32_t b;
 
 	pr_init(&r, c->in[4].p, c->in[4].len);
 	if ((o = hgraph_op(g, node)) == NULL || o->type != HOP_CHILD ||
@@ -4502,8 +4514,41 @@ hchild_set(struct rcall *c, struct hgraph *g, struct hgraph *top,
 	}
 	if ((n = hgraph_clone(child)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	hgraph_free(o->child);
-	o->child = n;
+	if (exec) {
+		hgraph_free(o->child);
+		o->child = n;
+		return CUDA_SUCCESS;
+	}
+	/*
+	 * A graph's node keeps its graph, which the client may know by an
+	 * id (R_CHILD_GRAPH): the copy's contents take its place.
+	 */
+	hgraph_unname(c->cl, o->child);
+	tmp = *o->child;
+	*o->child = *n;
+	*n = tmp;
+	hgraph_free(n);
+	for (i = 0; i < o->child->n; i++)
+		for (b = 0; b < o->child->op[i].nbody; b++)
+			o->child->op[i].body[b]->up = o->child;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, child graph node, id: the node's graph known by that id */
+static int
+c_child_graph(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH), *o;
+	struct hop *op;
+
+	if (go == NULL || go->cap != NULL ||
+	    (op = hgraph_op(go->h, c->in[1].u)) == NULL ||
+	    op->type != HOP_CHILD || hgraph_robj(c->cl, op->child) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((o = robj_new(c->cl, c->in[2].u, RK_GRAPH, op->child)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = go;
+	o->node = c->in[1].u;
 	return CUDA_SUCCESS;
 }
 
@@ -4784,7 +4829,8 @@ c_stream_memop(struct rcall *c)
 	F(R_STREAM_ATTR, c_stream_attr) \
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
 	F(R_CAPTURE_DEPS, c_capture_deps) \
-	F(R_COND_HANDLE, c_cond_handle)
+	F(R_COND_HANDLE, c_cond_handle) \
+	F(R_CHILD_GRAPH, c_child_graph)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -30,6 +30,8 @@ struct gnode {
 	CUgraph		*body;		/* conditional: its bodies, handed
 					   out as phGraph_out */
 	uint32_t	 nbody;
+	struct ggraph	*child;		/* child graph node: its graph, once
+					   asked for */
 	struct gnode	*next;
 };
 
@@ -61,6 +63,11 @@ node_free(struct gnode *n)
 		free(b);
 	}
 	free(n->body);
+	if ((b = n->child) != NULL) {
+		nodes_free(b);
+		b->o.magic = 0;
+		free(b);
+	}
 	free(n->kbuf);
 	free(n);
 }
@@ -998,6 +1005,7 @@ CUresult
 graph_child_set(CUgraphExec he, CUgraphNode h, CUgraph hc)
 {
 	struct ggraph *c = gobj_check(hc, GK_GRAPH);
+	struct gnode *n;
 	struct pw w;
 	CUresult rc;
 
@@ -1008,6 +1016,10 @@ graph_child_set(CUgraphExec he, CUgraphNode h, CUgraph hc)
 	rc = w.bad ? CUDA_ERROR_OUT_OF_MEMORY : node_set_as(he, h,
 	    CU_GRAPH_NODE_TYPE_GRAPH, 0, NULL, &w);
 	pw_free(&w);
+	/* The node's graph has other nodes now. */
+	if (rc == CUDA_SUCCESS && he == NULL &&
+	    (n = node_of(h, NULL)) != NULL && n->child != NULL)
+		graph_nodes_free(n->child);
 	return rc;
 }
 
@@ -1632,5 +1644,52 @@ fail:
 		free(body[k]);
 	free(body);
 	pw_free(&ids);
+	return rc;
+}
+
+/* ---- a child graph node's graph ---- */
+
+static pthread_mutex_t	 child_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The node's own graph (the driver's copy), a graph of this process's
+ * from its first asking, the same handle after, until the node goes.
+ */
+CUresult
+cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *pg)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[3], out[1];
+	struct ggraph *b;
+	void *keep;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (n == NULL || pg == NULL || n->type != CU_GRAPH_NODE_TYPE_GRAPH)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* One asking at a time: the server names a node's graph once. */
+	pthread_mutex_lock(&child_lock);
+	if ((b = n->child) == NULL) {
+		if ((b = graph_new()) == NULL) {
+			pthread_mutex_unlock(&child_lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		b->owned = 1;
+		in[0].u = gobj_id(n->g);
+		in[1].u = n->h;
+		in[2].u = gobj_id(b);
+		rc = remote_call(R_CHILD_GRAPH, in, out, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			free(b);
+		else {
+			gobj_publish(b);
+			pthread_mutex_lock(&node_lock);
+			n->child = b;
+			pthread_mutex_unlock(&node_lock);
+		}
+	}
+	pthread_mutex_unlock(&child_lock);
+	if (rc == CUDA_SUCCESS)
+		*pg = (CUgraph)b;
 	return rc;
 }

@@ -137,6 +137,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_CAPTURE_DEPS,	"cuStreamUpdateCaptureDependencies", "QQIBB", "B", 0),
 	/* conditional nodes */
 	C(R_COND_HANDLE,	"cuGraphConditionalHandleCreate", "QQII", "Q", 0),
+	C(R_CHILD_GRAPH,	"cuGraphChildGraphNodeGetGraph", "QQQ",	"", 0),
 #undef C
 #undef RD
 #undef WR

@@ -254,6 +254,9 @@ enum rpc_call {
 	R_COND_HANDLE,		/* ctx, graph, default value, flags -> the
 				   driver's handle, which kernels are given
 				   as an argument */
+	R_CHILD_GRAPH,		/* graph, child graph node, id: the node's
+				   own graph is known by that id from here
+				   on, until the node or its graph goes */
 	R_CALL_END		/* one past the last */
 };
 

@@ -183,6 +183,7 @@ run_prog() {
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "graphs_cond: ok" ]
 		[[ "$output" == *"generic nodes: 6"* ]]
+		[[ "$output" == *"child's graph: 1 node, same handle 1, then 2"* ]]
 		[[ "$output" == *"launch: kernel and child 2 (same 1), memset 7 (same 1), copy 7 (same 1)"* ]]
 		[[ "$output" == *"graph set: old exec 7, new exec 9, exec set 11, other exec 9"* ]]
 		[[ "$output" == *"exec child set: a +1, f 1"* ]]

@@ -6,8 +6,10 @@
 //     address given back; cudaGraphNodeSetParams on a memset node (a new
 //     exec), cudaGraphExecNodeSetParams on an exec's (that exec only);
 //     a child graph node's graph set on an exec
-//     (cudaGraphExecChildGraphNodeSetParams); codes: a reserved field
-//     set, parameters of another node type;
+//     (cudaGraphExecChildGraphNodeSetParams); the node's own graph
+//     (cudaGraphChildGraphNodeGetGraph: its nodes, the same handle, a
+//     node added to it); codes: a reserved field set, parameters of
+//     another node type;
 //  2. conditional nodes: an if/else whose condition a kernel sets (both
 //     ways, the kernel's argument set on the exec), a while whose body
 //     counts its turns (twice: the default comes back at each launch), a
@@ -105,13 +107,13 @@ kernel_params(cudaGraphNodeParams *p, void *fn, void **args, unsigned grid,
 static void
 generic(cudaStream_t s)
 {
-	cudaGraph_t g, child, child2;
+	cudaGraph_t g, child, child2, cg, cg2;
 	cudaGraphExec_t x, x2;
-	cudaGraphNode_t k, ms, cp, em, ch, ev, al, c2;
+	cudaGraphNode_t k, ms, cp, em, ch, ev, al, c2, em2;
 	cudaGraphNodeParams p;
 	cudaEvent_t done;
 	unsigned *a, *b, *c, *f;
-	size_t n = N, nodes;
+	size_t n = N, nodes, n0, n1;
 	void *args[2];
 	int same;
 	unsigned va, vb, vc;
@@ -166,6 +168,18 @@ generic(cudaStream_t s)
 	CK(cudaGraphGetNodes(g, NULL, &nodes));
 	printf("generic nodes: %zu\n", nodes);
 
+	// The node's own graph: one node; the same handle asked again; a
+	// node added to it is the node's.
+	CK(cudaGraphChildGraphNodeGetGraph(ch, &cg));
+	CK(cudaGraphChildGraphNodeGetGraph(ch, &cg2));
+	CK(cudaGraphGetNodes(cg, NULL, &n0));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEmpty;
+	CK(cudaGraphAddNode(&em2, cg, NULL, NULL, 0, &p));
+	CK(cudaGraphGetNodes(cg, NULL, &n1));
+	printf("child's graph: %zu node, same handle %d, then %zu\n", n0,
+	    cg == cg2, n1);
+
 	CK(cudaGraphInstantiate(&x, g, 0));
 	CK(cudaGraphLaunch(x, s));
 	CK(cudaEventSynchronize(done));
@@ -207,6 +221,9 @@ generic(cudaStream_t s)
 	args[0] = &f;
 	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
 	CK(cudaGraphAddNode(&c2, child2, NULL, NULL, 0, &p));
+	memset(&p, 0, sizeof p);
+	p.type = cudaGraphNodeTypeEmpty;
+	CK(cudaGraphAddNode(&em2, child2, NULL, NULL, 0, &p));
 	va = one(a);
 	CK(cudaGraphExecChildGraphNodeSetParams(x, ch, child2));
 	CK(cudaGraphLaunch(x, s));

@@ -850,6 +850,9 @@ test_cond(void)
 	/* The host backend: no such context. */
 	CHECK(host(R_COND_HANDLE, NOCTX, U(2), U(0), U(0)) ==
 	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(chk(R_CHILD_GRAPH, U(2), U(3), U(5)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_CHILD_GRAPH, U(2), U(3), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
 	CHECK(chk(R_NODE_SET, U(2), U(0), U(3), U(CU_GRAPH_NODE_TYPE_GRAPH),
 	    &id, 8u) == CUDA_SUCCESS);
 	CHECK(dispatch(R_NODE_SET, U(2), U(0), U(3),

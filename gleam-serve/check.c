@@ -540,6 +540,7 @@ check_graph_call(uint64_t t)
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:	return R_EVENT_RECORD;
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:	return R_STREAM_WAIT_EVENT;
 	case CU_GRAPH_NODE_TYPE_HOST:		return R_HOST_FUNC;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:	return R_STREAM_MEMOP;
 	}
 	return 0;
 }

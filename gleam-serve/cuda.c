@@ -3652,6 +3652,10 @@ memalloc_node(struct rcall *c, struct robj *g, CUgraphNode *deps, size_t nd,
 	return CUDA_SUCCESS;
 }
 
+static int	bnode_do(struct rcall *, struct robj *, struct robj *,
+		    struct robj *, const CUgraphNode *, size_t, CUgraphNode *);
+static int	bnode_get(CUgraphNode, struct pw *, uint64_t *);
+
 /* in: ctx, graph, node type, dependencies, request -> node */
 static int
 c_graph_add(struct rcall *c)
@@ -3759,6 +3763,9 @@ c_graph_add(struct rcall *c)
 	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
 		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
 		    cond_node(c, g, ctx, deps, nd, &node);
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		rc = bnode_do(&sub, ctx, g, NULL, deps, nd, &node);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		pr_init(&r, c->in[4].p, c->in[4].len);
@@ -4031,6 +4038,17 @@ c_node_get(struct rcall *c)
 			return CUDA_ERROR_INVALID_VALUE;
 		rpc_pack(&c->blob, rpc_lookup(R_HOST_FUNC)->req, v);
 		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		pw_init(&d);
+		if ((rc = bnode_get(node, &d, &v[2].u)) == CUDA_SUCCESS) {
+			v[3].p = d.p;
+			v[3].len = (uint32_t)d.len;
+			rpc_pack(&c->blob, rpc_lookup(R_STREAM_MEMOP)->req, v);
+		}
+		pw_free(&d);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -4219,6 +4237,8 @@ c_node_set(struct rcall *c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		return e != NULL ? drv.GraphExecHostNodeSetParams(e->h, node,
 		    &hp) : drv.GraphHostNodeSetParams(node, &hp);
+	case R_STREAM_MEMOP:
+		return bnode_do(&sub, ctx, NULL, e, NULL, 0, &node);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
@@ -5010,19 +5030,21 @@ c_link_destroy(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* in: ctx, stream, flags, operations (check_call passed their types) */
+/*
+ * The operations of field f of c (check_call passed their types) into
+ * ops, *n of them: CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for an
+ * address not the client's.
+ */
 static int
-c_stream_memop(struct rcall *c)
+memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
+    uint32_t *pn)
 {
-	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
 	struct pr r;
-	uint32_t i, n = c->in[3].len / RPC_MEMOP_LEN, type, flags;
+	uint32_t i, n = c->in[f].len / RPC_MEMOP_LEN, type, flags;
 	uint64_t addr, val;
-	CUstream s;
 
-	CTX(c, 0);
-	STREAM(c, 1, s);
-	pr_init(&r, c->in[3].p, c->in[3].len);
+	*pn = n;
+	pr_init(&r, c->in[f].p, c->in[f].len);
 	memset(ops, 0, n * sizeof *ops);
 	for (i = 0; i < n; i++) {
 		type = pr_u32(&r);
@@ -5064,7 +5086,127 @@ c_stream_memop(struct rcall *c)
 			break;
 		}
 	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, flags, operations (check_call passed their types) */
+static int
+c_stream_memop(struct rcall *c)
+{
+	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
+	uint32_t n;
+	CUstream s;
+	int rc;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((rc = memops_decode(c, 3, ops, &n)) != CUDA_SUCCESS)
+		return rc;
 	return drv.StreamBatchMemOp(s, n, ops, (unsigned)c->in[2].u);
+}
+
+/* The driver's batch node calls, where it has them. */
+static struct {
+	CUresult	(*add)(CUgraphNode *, CUgraph, const CUgraphNode *,
+			    size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*get)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*set)(CUgraphNode,
+			    const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*eset)(CUgraphExec, CUgraphNode,
+			    const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	int		 looked;
+} bnode;
+
+static int
+bnode_look(void)
+{
+	if (!bnode.looked) {
+		bnode.add = (__typeof__(bnode.add))drv_opt(
+		    "cuGraphAddBatchMemOpNode", 11070);
+		bnode.get = (__typeof__(bnode.get))drv_opt(
+		    "cuGraphBatchMemOpNodeGetParams", 11070);
+		bnode.set = (__typeof__(bnode.set))drv_opt(
+		    "cuGraphBatchMemOpNodeSetParams", 11070);
+		bnode.eset = (__typeof__(bnode.eset))drv_opt(
+		    "cuGraphExecBatchMemOpNodeSetParams", 11070);
+		bnode.looked = 1;
+	}
+	return bnode.add != NULL && bnode.get != NULL && bnode.set != NULL &&
+	    bnode.eset != NULL ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * A batch node: sub is its R_STREAM_MEMOP request; the node of graph g
+ * added after deps (e and node NULL), or set, on the graph (e NULL) or
+ * on exec e.
+ */
+static int
+bnode_do(struct rcall *sub, struct robj *ctx, struct robj *g, struct robj *e,
+    const CUgraphNode *deps, size_t nd, CUgraphNode *node)
+{
+	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	uint32_t n;
+	int rc;
+
+	if ((rc = bnode_look()) != CUDA_SUCCESS ||
+	    (rc = memops_decode(sub, 3, ops, &n)) != CUDA_SUCCESS)
+		return rc;
+	memset(&p, 0, sizeof p);
+	p.ctx = ctx->h;
+	p.count = n;
+	p.paramArray = ops;
+	p.flags = (unsigned)sub->in[2].u;
+	if (g != NULL)
+		return bnode.add(node, g->h, deps, nd, &p);
+	return e != NULL ? bnode.eset(e->h, *node, &p) : bnode.set(*node, &p);
+}
+
+/* A batch node's operations as R_STREAM_MEMOP carries them, into w. */
+static int
+bnode_get(CUgraphNode node, struct pw *w, uint64_t *flags)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	const CUstreamBatchMemOpParams *o;
+	uint64_t addr, val;
+	uint32_t i, of;
+	int rc;
+
+	if ((rc = bnode_look()) != CUDA_SUCCESS)
+		return rc;
+	memset(&p, 0, sizeof p);
+	if ((rc = bnode.get(node, &p)) != CUDA_SUCCESS)
+		return rc;
+	for (i = 0; i < p.count && p.paramArray != NULL; i++) {
+		o = &p.paramArray[i];
+		addr = val = 0;
+		switch (o->operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			addr = o->waitValue.address;
+			val = o->waitValue.value64;
+			of = o->waitValue.flags;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			addr = o->writeValue.address;
+			val = o->writeValue.value64;
+			of = o->writeValue.flags;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			of = o->flushRemoteWrites.flags;
+			break;
+		default:
+			of = o->memoryBarrier.flags;
+			break;
+		}
+		pw_u32(w, (uint32_t)o->operation);
+		pw_u32(w, of);
+		pw_u64(w, addr);
+		pw_u64(w, val);
+	}
+	*flags = p.flags;
+	return CUDA_SUCCESS;
 }
 
 /*

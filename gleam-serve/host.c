@@ -3038,6 +3038,7 @@ hgraph_sfield(uint16_t type)
 	case R_MEMSET:
 	case R_STREAM_WAIT_EVENT:
 	case R_HOST_FUNC:
+	case R_STREAM_MEMOP:
 		return 1;
 	case R_EVENT_RECORD:
 	case R_GRAPH_LAUNCH:
@@ -3983,6 +3984,8 @@ hgraph_node_type(uint16_t type)
 		return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
 	case R_HOST_FUNC:
 		return CU_GRAPH_NODE_TYPE_HOST;
+	case R_STREAM_MEMOP:
+		return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
 	}
 	return CU_GRAPH_NODE_TYPE_MEMCPY;
 }
@@ -4460,6 +4463,7 @@ c_node_get(struct rcall *c)
 	case R_EVENT_RECORD:
 	case R_STREAM_WAIT_EVENT:
 	case R_HOST_FUNC:
+	case R_STREAM_MEMOP:
 		memcpy(v, o->in, sizeof v);
 		v[0].u = 0;
 		if (o->sf >= 0)

@@ -1693,3 +1693,131 @@ cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *pg)
 		*pg = (CUgraph)b;
 	return rc;
 }
+
+/* ---- batch memory-operation nodes ---- */
+
+/* A batch node's request: R_STREAM_MEMOP's on no stream (w pw_free'd by
+ * the caller). */
+static CUresult
+bnode_req(const CUDA_BATCH_MEM_OP_NODE_PARAMS *p, struct rpc_val *in,
+    struct pw *w)
+{
+	CUresult rc;
+
+	pw_init(w);
+	if (p == NULL || p->count == 0 || p->paramArray == NULL ||
+	    p->count > RPC_MEMOPS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(p->ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = memop_pack(p->count, p->paramArray, w)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = p->flags;
+	in[3].p = w->p;
+	in[3].len = (uint32_t)w->len;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddBatchMemOpNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct rpc_val in[4];
+	struct pw w;
+	CUresult rc;
+
+	if ((rc = bnode_req(p, in, &w)) == CUDA_SUCCESS)
+		rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+		    in[0].u, R_STREAM_MEMOP, in, NULL);
+	pw_free(&w);
+	return rc;
+}
+
+/*
+ * The node's operations, in an array kept with the node until the next
+ * read or its end, as the driver keeps its own; the context is the one
+ * the node was made in when the server says, else NULL.
+ */
+CUresult
+cuGraphBatchMemOpNodeGetParams(CUgraphNode h,
+    CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUstreamBatchMemOpParams *ops;
+	uint32_t i, k, type, flags;
+	uint64_t addr, val;
+	struct pr r;
+	void *keep;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_get(h, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+	    rpc_lookup(R_STREAM_MEMOP)->req, v, &keep)) != CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	k = v[3].len / RPC_MEMOP_LEN;
+	if ((ops = calloc(k + 1, sizeof *ops)) == NULL) {
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pr_init(&r, v[3].p, v[3].len);
+	for (i = 0; i < k; i++) {
+		type = pr_u32(&r);
+		flags = pr_u32(&r);
+		addr = pr_u64(&r);
+		val = pr_u64(&r);
+		ops[i].operation = (CUstreamBatchMemOpType)type;
+		switch (type) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			ops[i].waitValue.address = addr;
+			ops[i].waitValue.value64 = val;
+			ops[i].waitValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			ops[i].writeValue.address = addr;
+			ops[i].writeValue.value64 = val;
+			ops[i].writeValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			ops[i].flushRemoteWrites.flags = flags;
+			break;
+		default:
+			ops[i].memoryBarrier.flags = flags;
+			break;
+		}
+	}
+	memset(p, 0, sizeof *p);
+	p->ctx = gobj_check((void *)(uintptr_t)v[0].u, GK_CTX);
+	p->count = k;
+	p->paramArray = ops;
+	p->flags = (unsigned)v[2].u;
+	free(keep);
+	pthread_mutex_lock(&node_lock);
+	free(n->kbuf);
+	n->kbuf = ops;
+	pthread_mutex_unlock(&node_lock);
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+bnode_set(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct rpc_val in[4];
+	struct pw w;
+	CUresult rc;
+
+	if ((rc = bnode_req(p, in, &w)) == CUDA_SUCCESS)
+		rc = node_set(e, h, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+		    R_STREAM_MEMOP, in);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(NULL, h, p); }
+CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(e, h, p); }

@@ -34,6 +34,10 @@ CUresult	graph_cond_add(CUgraphNode *, CUgraph, const CUgraphNode *,
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
 
+/* memop.c: n operations as R_STREAM_MEMOP carries them, into w. */
+CUresult	memop_pack(unsigned n, const CUstreamBatchMemOpParams *,
+		    struct pw *w);
+
 /* exec.c: the R_LAUNCH request of a kernel node, on no stream. */
 CUresult	launch_request(CUfunction, unsigned gx, unsigned gy, unsigned gz,
 		    unsigned bx, unsigned by, unsigned bz, unsigned shmem,

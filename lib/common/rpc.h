@@ -181,8 +181,9 @@ enum rpc_call {
 				   request of the call it stands for
 				   (R_LAUNCH, R_MEMSET, R_MEM_3D on no
 				   stream, R_EVENT_RECORD,
-				   R_STREAM_WAIT_EVENT, R_HOST_FUNC on no
-				   stream; a child graph: u64
+				   R_STREAM_WAIT_EVENT, R_HOST_FUNC,
+				   R_STREAM_MEMOP on no stream; a child
+				   graph: u64
 				   its id; empty: nothing; a memory
 				   allocation: RPC_SIG_MEMALLOC; a free:
 				   u64 its address; a conditional:
@@ -197,13 +198,14 @@ enum rpc_call {
 				   R_LAUNCH request on no stream */
 	R_NODE_GET,		/* graph, node -> its type, the request it
 				   stands for as R_GRAPH_ADD takes it
-				   (memset, copy, event, host nodes; a memory
-				   allocation: RPC_SIG_MEMALLOC with its
-				   address; a free: u64 its address) */
+				   (memset, copy, event, host, batch nodes; a
+				   memory allocation: RPC_SIG_MEMALLOC with
+				   its address; a free: u64 its address) */
 	R_NODE_SET,		/* graph, exec (0: the graph's node), node,
 				   node type, request as R_GRAPH_ADD's
-				   (memset, copy, event, host nodes; a child
-				   graph: u64 the id of the graph copied) */
+				   (memset, copy, event, host, batch nodes; a
+				   child graph: u64 the id of the graph
+				   copied) */
 	R_NODE_ENABLED,		/* exec, graph, node, set (1) or get (0),
 				   enabled -> enabled */
 	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set

@@ -198,6 +198,9 @@ run_prog() {
 		[[ "$output" == *"if of three bodies: cudaErrorInvalidValue"* ]]
 		[[ "$output" == *"while of two bodies: cudaErrorInvalidValue"* ]]
 		[[ "$output" == *"switch of none: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"batch node: 0x100 0x101"* ]]
+		[[ "$output" == *"batch params: 2 ops, types 2 5, values 0x100 0x101"* ]]
+		[[ "$output" == *"batch set: 0x200 0x201, exec set 0x300 0x301"* ]]
 	done
 }
 

@@ -15,11 +15,15 @@
 //     counts its turns (twice: the default comes back at each launch), a
 //     switch of three bodies (in range, out of range); the node's type
 //     and its bodies' nodes; a conditional node destroyed; codes: an if
-//     of three bodies, a while of two, a switch of none.
+//     of three bodies, a while of two, a switch of none;
+//  3. batch memory-operation nodes (driver API, links -lcuda): two writes
+//     launched (values), the node's parameters read back (count, types,
+//     values), set on the graph (a new exec) and on an exec.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #define NAME	"graphs_cond"
@@ -423,6 +427,86 @@ conditionals(cudaStream_t s)
 	CK(cudaFree(p));
 }
 
+#define DK(x)	dcheck((x), __LINE__)
+
+static void
+dcheck(CUresult r, int line)
+{
+	const char *name = NULL;
+
+	if (r == CUDA_SUCCESS)
+		return;
+	cuGetErrorName(r, &name);
+	printf(NAME ": driver error at line %d: %s\n", line,
+	    name != NULL ? name : "?");
+	exit(2);
+}
+
+// Two writes: a 32-bit one of v to p[0], a 64-bit one of v + 1 to p[2].
+static void
+memops(CUstreamBatchMemOpParams *op, unsigned *p, unsigned v)
+{
+	memset(op, 0, 2 * sizeof *op);
+	op[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	op[0].writeValue.address = (CUdeviceptr)p;
+	op[0].writeValue.value = v;
+	op[1].operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+	op[1].writeValue.address = (CUdeviceptr)(p + 2);
+	op[1].writeValue.value64 = v + 1;
+}
+
+static void
+batch(cudaStream_t s)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS bp, got;
+	CUstreamBatchMemOpParams op[2];
+	cudaGraphExec_t x, x2;
+	unsigned *p, h[4];
+	CUgraphNode n;
+	CUcontext ctx;
+	cudaGraph_t g;
+
+	CK(cudaMalloc(&p, 16));
+	CK(cudaMemset(p, 0, 16));
+	DK(cuCtxGetCurrent(&ctx));
+	CK(cudaGraphCreate(&g, 0));
+	memops(op, p, 0x100);
+	memset(&bp, 0, sizeof bp);
+	bp.ctx = ctx;
+	bp.count = 2;
+	bp.paramArray = op;
+	DK(cuGraphAddBatchMemOpNode(&n, g, NULL, 0, &bp));
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost));
+	printf("batch node: %#x %#x\n", h[0], h[2]);
+	memset(&got, 0, sizeof got);
+	DK(cuGraphBatchMemOpNodeGetParams(n, &got));
+	printf("batch params: %u ops, types %d %d, values %#x %#llx\n",
+	    got.count, (int)got.paramArray[0].operation,
+	    (int)got.paramArray[1].operation,
+	    (unsigned)got.paramArray[0].writeValue.value,
+	    (unsigned long long)got.paramArray[1].writeValue.value64);
+	memops(op, p, 0x200);
+	DK(cuGraphBatchMemOpNodeSetParams(n, &bp));
+	CK(cudaGraphInstantiate(&x2, g, 0));
+	CK(cudaGraphLaunch(x2, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost));
+	printf("batch set: %#x %#x", h[0], h[2]);
+	memops(op, p, 0x300);
+	DK(cuGraphExecBatchMemOpNodeSetParams(x, n, &bp));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	CK(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost));
+	printf(", exec set %#x %#x\n", h[0], h[2]);
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphExecDestroy(x2));
+	CK(cudaGraphDestroy(g));
+	CK(cudaFree(p));
+}
+
 int
 main(void)
 {
@@ -431,6 +515,7 @@ main(void)
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 	generic(s);
 	conditionals(s);
+	batch(s);
 	CK(cudaStreamDestroy(s));
 	printf(NAME ": ok\n");
 	return 0;

@@ -34,7 +34,8 @@ enum robj_kind {
 	RK_MIPMAP,
 	RK_TEX,			/* texture and surface objects, known by
 				   the handle the backend gave */
-	RK_SURF
+	RK_SURF,
+	RK_UOBJ			/* user objects: the client's reference */
 };
 
 /* A global a client looked up, kept for migration (cuda backend). */

@@ -882,6 +882,13 @@ check_call(const struct rcall *c)
 		if (c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED)
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_edges(&c->in[4], &c->in[5]);
+	case R_UOBJ_CREATE:
+	case R_UOBJ_RELEASE:
+		return c->in[0].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_GRAPH_UOBJ:
+		return c->in[2].u == 0 || c->in[2].u > INT32_MAX ||
+		    c->in[3].u > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_CHILD_GRAPH:
 		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
 		    CUDA_SUCCESS;

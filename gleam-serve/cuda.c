@@ -777,6 +777,143 @@ static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
 static int cp_sync_capturing(struct robj *);
 
+/*
+ * User objects: the driver's, each holding one reference for its client
+ * while the client names it; graphs own the others.  The driver calls
+ * cuobj_gone from a thread of its own when the last reference goes,
+ * perhaps after the client has: a gone client's objects name no client
+ * (cuobj_forget), under cuobj_mu.
+ */
+struct cuobj {
+	struct rclient	*cl;
+	uint64_t	 id;
+	struct cuobj	*next, **prev;
+};
+
+static pthread_mutex_t	 cuobj_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct cuobj	*cuobj_all;
+
+static void
+cuobj_gone(void *p)
+{
+	struct cuobj *u = p;
+
+	pthread_mutex_lock(&cuobj_mu);
+	if (u->cl != NULL)
+		rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+	if ((*u->prev = u->next) != NULL)
+		u->next->prev = u->prev;
+	pthread_mutex_unlock(&cuobj_mu);
+	free(u);
+}
+
+/* The client goes: its objects' references go, no notice after. */
+static void
+cuobj_forget(struct rclient *cl)
+{
+	static CUresult (*rel)(CUuserObject, unsigned);
+	struct cuobj *u;
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	pthread_mutex_lock(&cuobj_mu);
+	for (u = cuobj_all; u != NULL; u = u->next)
+		if (u->cl == cl)
+			u->cl = NULL;
+	pthread_mutex_unlock(&cuobj_mu);
+	if (rel == NULL)
+		rel = (__typeof__(rel))drv_opt("cuUserObjectRelease", 11030);
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_UOBJ &&
+		    ((struct robj *)v)->h != NULL) {
+			if (rel != NULL)
+				rel(((struct robj *)v)->h, 1);
+			((struct robj *)v)->h = NULL;
+		}
+}
+
+/* R_UOBJ_CREATE: id; R_UOBJ_RELEASE: id */
+static int
+c_uobj(struct rcall *c)
+{
+	static CUresult (*create)(CUuserObject *, void *, CUhostFn, unsigned,
+	    unsigned);
+	static CUresult (*rel)(CUuserObject, unsigned);
+	static int looked;
+	struct robj *o;
+	struct cuobj *u;
+	CUuserObject h;
+	CUresult rc;
+
+	if (!looked) {
+		create = (__typeof__(create))drv_opt("cuUserObjectCreate",
+		    11030);
+		rel = (__typeof__(rel))drv_opt("cuUserObjectRelease", 11030);
+		looked = 1;
+	}
+	if (create == NULL || rel == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (c->d->type == R_UOBJ_RELEASE) {
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		h = o->h;
+		robj_del(c->cl, c->in[0].u);
+		return rel(h, 1);
+	}
+	if (htab_get(&c->cl->objs, c->in[0].u) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->cl = c->cl;
+	u->id = c->in[0].u;
+	pthread_mutex_lock(&cuobj_mu);
+	if ((u->next = cuobj_all) != NULL)
+		cuobj_all->prev = &u->next;
+	u->prev = &cuobj_all;
+	cuobj_all = u;
+	pthread_mutex_unlock(&cuobj_mu);
+	if ((rc = create(&h, u, cuobj_gone, 1,
+	    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)) != CUDA_SUCCESS) {
+		pthread_mutex_lock(&cuobj_mu);
+		if ((*u->prev = u->next) != NULL)
+			u->next->prev = u->prev;
+		pthread_mutex_unlock(&cuobj_mu);
+		free(u);
+		return rc;
+	}
+	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, h) == NULL) {
+		rel(h, 1);	/* cuobj_gone frees u */
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, user object, count, retain (1) or release (0) */
+static int
+c_graph_uobj(struct rcall *c)
+{
+	static CUresult (*ret)(CUgraph, CUuserObject, unsigned, unsigned);
+	static CUresult (*rel)(CUgraph, CUuserObject, unsigned);
+	static int looked;
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *u = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+
+	if (!looked) {
+		ret = (__typeof__(ret))drv_opt("cuGraphRetainUserObject",
+		    11030);
+		rel = (__typeof__(rel))drv_opt("cuGraphReleaseUserObject",
+		    11030);
+		looked = 1;
+	}
+	if (g == NULL || u == NULL || g->h == NULL || u->h == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ret == NULL || rel == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return c->in[3].u ? ret(g->h, u->h, (unsigned)c->in[2].u, 0) :
+	    rel(g->h, u->h, (unsigned)c->in[2].u);
+}
+
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
 cuda_client_free(struct rclient *cl)
@@ -793,6 +930,7 @@ cuda_client_free(struct rclient *cl)
 		if (o->kind == RK_LINK && o->h != NULL)
 			cuda_link_free(o->h);
 	}
+	cuobj_forget(cl);
 	cuda_graphs_free(cl);
 	knode_forget(cl);
 	i = 0;
@@ -6057,7 +6195,10 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
 	F(R_CAPTURE_DEPS, c_capture_deps) \
 	F(R_COND_HANDLE, c_cond_handle) \
-	F(R_CHILD_GRAPH, c_child_graph)
+	F(R_CHILD_GRAPH, c_child_graph) \
+	F(R_UOBJ_CREATE, c_uobj) \
+	F(R_UOBJ_RELEASE, c_uobj) \
+	F(R_GRAPH_UOBJ, c_graph_uobj)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -1010,6 +1010,8 @@ host_client_new(struct rclient *cl)
 
 struct hgraph;
 static void	hgraph_free(struct hgraph *);
+struct huobj;
+static void	huobj_drop(struct huobj *, unsigned long);
 
 static void
 host_client_free(struct rclient *cl)
@@ -1042,6 +1044,9 @@ host_client_free(struct rclient *cl)
 		case RK_GEXEC:
 			if (o->parent == NULL)	/* a body: its node's */
 				hgraph_free(o->h);
+			break;
+		case RK_UOBJ:
+			huobj_drop(o->h, 1);
 			break;
 		case RK_CTX:
 			pool_drop(cl, o, &host_pool);
@@ -2977,6 +2982,23 @@ struct hcond {
 	unsigned	 def, flags, value;
 };
 
+/*
+ * A user object: its references, the client's one (while it names it)
+ * and those graphs hold (and their execs and clones); when the last
+ * goes, the client is told (UOBJ_NOTICE) and runs the destructor.
+ */
+struct huobj {
+	struct rclient	*cl;
+	uint64_t	 id;
+	unsigned long	 refs;
+};
+
+/* A graph's references to one user object. */
+struct huref {
+	struct huobj	*u;
+	unsigned long	 n;
+};
+
 /* Turns of a while node's body before the launch fails. */
 #define HOST_WHILE_MAX	(1u << 20)
 
@@ -3010,6 +3032,8 @@ struct hgraph {
 					   (cuStreamBeginCaptureToGraph) */
 	struct hcond	*cond;		/* conditions made on it */
 	size_t		 ncond;
+	struct huref	*uref;		/* user objects' references it owns */
+	size_t		 nuref;
 	struct hgraph	*up;		/* a body: the graph of its node */
 };
 
@@ -3077,6 +3101,17 @@ hop_clear(struct hop *o, const char *sig)
 	o->nbody = 0;
 }
 
+/* n references to u go; with the last, u does, and its client learns. */
+static void
+huobj_drop(struct huobj *u, unsigned long n)
+{
+	u->refs -= n < u->refs ? n : u->refs;
+	if (u->refs > 0)
+		return;
+	rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+	free(u);
+}
+
 static void
 hgraph_free(struct hgraph *g)
 {
@@ -3086,6 +3121,9 @@ hgraph_free(struct hgraph *g)
 		return;
 	for (i = 0; i < g->n; i++)
 		hop_clear(&g->op[i], hop_sig(g->op[i].type));
+	for (i = 0; i < g->nuref; i++)
+		huobj_drop(g->uref[i].u, g->uref[i].n);
+	free(g->uref);
 	free(g->op);
 	free(g->e);
 	free(g->ends);
@@ -3222,6 +3260,18 @@ hgraph_clone(const struct hgraph *g)
 		}
 		memcpy(n->cond, g->cond, g->ncond * sizeof *n->cond);
 		n->ncond = g->ncond;
+	}
+	/* A copy owns references of its own, as the driver's do. */
+	if (g->nuref > 0) {
+		if ((n->uref = calloc(g->nuref, sizeof *n->uref)) == NULL) {
+			hgraph_free(n);
+			return NULL;
+		}
+		for (i = 0; i < g->nuref; i++) {
+			n->uref[i] = g->uref[i];
+			n->uref[i].u->refs += n->uref[i].n;
+		}
+		n->nuref = g->nuref;
 	}
 	for (i = 0; i < g->ne; i++)
 		if (hgraph_edge(n, g->e[i].from, g->e[i].to) == -1) {
@@ -4160,6 +4210,72 @@ hcond_bodies(struct rcall *c, struct hgraph *g, const struct rpc_val *ids,
 	return CUDA_SUCCESS;
 }
 
+/* R_UOBJ_CREATE: id; R_UOBJ_RELEASE: id */
+static int
+c_uobj(struct rcall *c)
+{
+	struct robj *o;
+	struct huobj *u;
+
+	if (c->d->type == R_UOBJ_RELEASE) {
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		u = o->h;
+		robj_del(c->cl, c->in[0].u);
+		huobj_drop(u, 1);
+		return CUDA_SUCCESS;
+	}
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->cl = c->cl;
+	u->id = c->in[0].u;
+	u->refs = 1;
+	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, u) == NULL) {
+		free(u);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, user object, count, retain (1) or release (0) */
+static int
+c_graph_uobj(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *uo = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+	unsigned long n = c->in[2].u;
+	struct hgraph *g;
+	struct huref *r;
+	size_t i;
+
+	if (go == NULL || uo == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = go->h;
+	for (i = 0; i < g->nuref && g->uref[i].u != uo->h; i++)
+		;
+	if (c->in[3].u == 0) {
+		/* More than the graph owns: refused, as the driver does. */
+		if (i == g->nuref || g->uref[i].n < n)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((g->uref[i].n -= n) == 0)
+			g->uref[i] = g->uref[--g->nuref];
+		huobj_drop(uo->h, n);
+		return CUDA_SUCCESS;
+	}
+	if (i == g->nuref) {
+		if ((r = realloc(g->uref, (g->nuref + 1) * sizeof *r)) ==
+		    NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->uref = r;
+		g->uref[g->nuref].u = uo->h;
+		g->uref[g->nuref].n = 0;
+		g->nuref++;
+	}
+	g->uref[i].n += n;
+	((struct huobj *)uo->h)->refs += n;
+	return CUDA_SUCCESS;
+}
+
 /* in: ctx, graph, default value, flags -> the condition's handle */
 static int
 c_cond_handle(struct rcall *c)
@@ -4834,7 +4950,10 @@ c_stream_memop(struct rcall *c)
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
 	F(R_CAPTURE_DEPS, c_capture_deps) \
 	F(R_COND_HANDLE, c_cond_handle) \
-	F(R_CHILD_GRAPH, c_child_graph)
+	F(R_CHILD_GRAPH, c_child_graph) \
+	F(R_UOBJ_CREATE, c_uobj) \
+	F(R_UOBJ_RELEASE, c_uobj) \
+	F(R_GRAPH_UOBJ, c_graph_uobj)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -138,6 +138,10 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	/* conditional nodes */
 	C(R_COND_HANDLE,	"cuGraphConditionalHandleCreate", "QQII", "Q", 0),
 	C(R_CHILD_GRAPH,	"cuGraphChildGraphNodeGetGraph", "QQQ",	"", 0),
+	/* user objects */
+	C(R_UOBJ_CREATE,	"cuUserObjectCreate",	"Q",		"", 0),
+	C(R_UOBJ_RELEASE,	"cuUserObjectRelease",	"Q",		"", 0),
+	C(R_GRAPH_UOBJ,		"cuGraphRetainUserObject", "QQII",	"", 0),
 #undef C
 #undef RD
 #undef WR

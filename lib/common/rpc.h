@@ -259,6 +259,15 @@ enum rpc_call {
 	R_CHILD_GRAPH,		/* graph, child graph node, id: the node's
 				   own graph is known by that id from here
 				   on, until the node or its graph goes */
+	/* user objects (issue 24) */
+	R_UOBJ_CREATE,		/* id: a user object holding one reference,
+				   the client's; when its last reference
+				   goes the server sends the id, with
+				   UOBJ_NOTICE, in MSG_HOST */
+	R_UOBJ_RELEASE,		/* id: the client's reference goes, and its
+				   id with it */
+	R_GRAPH_UOBJ,		/* graph, user object, count, retain (1) or
+				   release (0): references the graph owns */
 	R_CALL_END		/* one past the last */
 };
 

@@ -201,6 +201,8 @@ run_prog() {
 		[[ "$output" == *"batch node: 0x100 0x101"* ]]
 		[[ "$output" == *"batch params: 2 ops, types 2 5, values 0x100 0x101"* ]]
 		[[ "$output" == *"batch set: 0x200 0x201, exec set 0x300 0x301"* ]]
+		[[ "$output" == *"user object: held by a graph, ran 0, by an exec, ran 0, all gone, ran 1"* ]]
+		[[ "$output" == *"user object moved: ran 0, released by the graph, ran 1"* ]]
 	done
 }
 

@@ -18,10 +18,16 @@
 //     of three bodies, a while of two, a switch of none;
 //  3. batch memory-operation nodes (driver API, links -lcuda): two writes
 //     launched (values), the node's parameters read back (count, types,
-//     values), set on the graph (a new exec) and on an exec.
+//     values), set on the graph (a new exec) and on an exec;
+//  4. user objects: the program's references retained and released, a
+//     graph's reference, an exec's, the destructor run only once the
+//     last goes (waited for, up to 10 s); one moved into a graph and
+//     released by it.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -507,6 +513,62 @@ batch(cudaStream_t s)
 	CK(cudaFree(p));
 }
 
+static void
+dtor(void *p)
+{
+	__atomic_store_n((int *)p, 1, __ATOMIC_RELEASE);
+}
+
+// Whether *f became 1 within 10 s.
+static int
+waited(int *f)
+{
+	for (int i = 0; i < 10000; i++) {
+		if (__atomic_load_n(f, __ATOMIC_ACQUIRE))
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static int
+now(int *f)
+{
+	return __atomic_load_n(f, __ATOMIC_ACQUIRE);
+}
+
+static void
+user_objects(void)
+{
+	static int ran1, ran2;
+	cudaUserObject_t o1, o2;
+	cudaGraph_t g, g2;
+	cudaGraphExec_t x;
+
+	CK(cudaUserObjectCreate(&o1, &ran1, dtor, 1,
+	    cudaUserObjectNoDestructorSync));
+	CK(cudaUserObjectRetain(o1, 2));
+	CK(cudaUserObjectRelease(o1, 2));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphRetainUserObject(g, o1, 1, 0));
+	CK(cudaUserObjectRelease(o1, 1));
+	printf("user object: held by a graph, ran %d", now(&ran1));
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphDestroy(g));
+	printf(", by an exec, ran %d", now(&ran1));
+	CK(cudaGraphExecDestroy(x));
+	printf(", all gone, ran %d\n", waited(&ran1));
+
+	CK(cudaUserObjectCreate(&o2, &ran2, dtor, 1,
+	    cudaUserObjectNoDestructorSync));
+	CK(cudaGraphCreate(&g2, 0));
+	CK(cudaGraphRetainUserObject(g2, o2, 1, cudaGraphUserObjectMove));
+	printf("user object moved: ran %d", now(&ran2));
+	CK(cudaGraphReleaseUserObject(g2, o2, 1));
+	printf(", released by the graph, ran %d\n", waited(&ran2));
+	CK(cudaGraphDestroy(g2));
+}
+
 int
 main(void)
 {
@@ -516,6 +578,7 @@ main(void)
 	generic(s);
 	conditionals(s);
 	batch(s);
+	user_objects();
 	CK(cudaStreamDestroy(s));
 	printf(NAME ": ok\n");
 	return 0;

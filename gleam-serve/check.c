@@ -660,6 +660,23 @@ check_stream_attr(const struct rcall *c)
 	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* R_KNODE_ATTR: as R_STREAM_ATTR's, for a kernel node. */
+static int
+check_knode_attr(const struct rcall *c)
+{
+	size_t len = rpc_kattr_len((uint32_t)c->in[3].u);
+
+	if (c->in[2].u > SATTR_COPY)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u == SATTR_COPY)
+		return c->in[6].len == 0 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	if (len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c->in[6].len == (c->in[2].u == SATTR_SET ? len : 0) ?
+	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* R_DEV_QUERY: which, device, arguments of that query's exact length. */
 static int
 check_dev_query(const struct rcall *c)
@@ -875,6 +892,8 @@ check_call(const struct rcall *c)
 		return check_dev_query(c);
 	case R_STREAM_ATTR:
 		return check_stream_attr(c);
+	case R_KNODE_ATTR:
+		return check_knode_attr(c);
 	case R_CAPTURE_TO_GRAPH:
 		/* As R_CAPTURE_BEGIN, into the graph named. */
 		if (c->in[1].u <= 2)

@@ -3538,6 +3538,57 @@ cond_unname(struct rclient *cl, struct robj *g, uint64_t node)
 	}
 }
 
+/*
+ * in: graph, kernel node, op, attribute, source graph and node, value ->
+ * value: the driver's kernel node attributes, as bytes (rpc_kattr_len).
+ */
+static int
+c_knode_attr(struct rcall *c)
+{
+	static CUresult (*get)(CUgraphNode, CUkernelNodeAttrID,
+	    CUkernelNodeAttrValue *), (*set)(CUgraphNode, CUkernelNodeAttrID,
+	    const CUkernelNodeAttrValue *), (*copy)(CUgraphNode, CUgraphNode);
+	static int looked;
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *sg;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUkernelNodeAttrID a = (CUkernelNodeAttrID)c->in[3].u;
+	size_t len = rpc_kattr_len((uint32_t)c->in[3].u);
+	CUkernelNodeAttrValue v;
+	CUresult rc;
+
+	if (!looked) {
+		get = (__typeof__(get))drv_opt("cuGraphKernelNodeGetAttribute",
+		    11000);
+		set = (__typeof__(set))drv_opt("cuGraphKernelNodeSetAttribute",
+		    11000);
+		copy = (__typeof__(copy))drv_opt(
+		    "cuGraphKernelNodeCopyAttributes", 11000);
+		looked = 1;
+	}
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (get == NULL || set == NULL || copy == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		sg = robj_get(c->cl, c->in[4].u, RK_GRAPH);
+		if (sg == NULL || !node_in(sg->h, c->in[5].u))
+			return CUDA_ERROR_INVALID_VALUE;
+		return copy(node, (CUgraphNode)(uintptr_t)c->in[5].u);
+	case SATTR_SET:
+		memset(&v, 0, sizeof v);
+		memcpy(&v, c->in[6].p, len);
+		return set(node, a, &v);
+	}
+	memset(&v, 0, sizeof v);
+	if ((rc = get(node, a, &v)) != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, &v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* in: ctx, graph, default value, flags -> the driver's handle */
 static int
 c_cond_handle(struct rcall *c)
@@ -6198,7 +6249,8 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_CHILD_GRAPH, c_child_graph) \
 	F(R_UOBJ_CREATE, c_uobj) \
 	F(R_UOBJ_RELEASE, c_uobj) \
-	F(R_GRAPH_UOBJ, c_graph_uobj)
+	F(R_GRAPH_UOBJ, c_graph_uobj) \
+	F(R_KNODE_ATTR, c_knode_attr)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

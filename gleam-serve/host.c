@@ -3010,6 +3010,8 @@ struct hop {
 	struct hgraph	*child;		/* HOP_CHILD: its own copy */
 	struct hgraph	**body;		/* HOP_COND: its bodies, its own */
 	uint32_t	 nbody;
+	uint8_t		*kattr;		/* a kernel node's attributes set,
+					   as a stream's sattr */
 	int		 off;		/* an exec's node disabled */
 };
 
@@ -3099,6 +3101,8 @@ hop_clear(struct hop *o, const char *sig)
 	free(o->body);
 	o->body = NULL;
 	o->nbody = 0;
+	free(o->kattr);
+	o->kattr = NULL;
 }
 
 /* n references to u go; with the last, u does, and its client learns. */
@@ -3251,6 +3255,15 @@ hgraph_clone(const struct hgraph *g)
 		    hop_bodies_clone(&n->op[i], &g->op[i], n) == -1) {
 			hgraph_free(n);
 			return NULL;
+		}
+		if (g->op[i].kattr != NULL) {
+			if ((n->op[i].kattr = malloc(SATTR_SLOT *
+			    SATTR_IDS)) == NULL) {
+				hgraph_free(n);
+				return NULL;
+			}
+			memcpy(n->op[i].kattr, g->op[i].kattr,
+			    SATTR_SLOT * SATTR_IDS);
 		}
 	}
 	if (g->ncond > 0) {
@@ -4562,6 +4575,54 @@ c_knode_set(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: graph, kernel node, op, attribute, source graph and node, value ->
+ * value.  Values kept per node, that change nothing here; a copy goes
+ * with the graph's copies.
+ */
+static int
+c_knode_attr(struct rcall *c)
+{
+	struct hop *o = hgraph_kop(c, c->in[0].u, RK_GRAPH, c->in[1].u), *src;
+	uint32_t a = (uint32_t)c->in[3].u;
+	size_t len = rpc_kattr_len(a);
+	uint8_t v[SATTR_SLOT];
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		if ((src = hgraph_kop(c, c->in[4].u, RK_GRAPH,
+		    c->in[5].u)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (src == o)
+			return CUDA_SUCCESS;
+		if (src->kattr == NULL) {
+			free(o->kattr);
+			o->kattr = NULL;
+			return CUDA_SUCCESS;
+		}
+		if (o->kattr == NULL &&
+		    (o->kattr = malloc(SATTR_SLOT * SATTR_IDS)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(o->kattr, src->kattr, SATTR_SLOT * SATTR_IDS);
+		return CUDA_SUCCESS;
+	case SATTR_SET:
+		if (o->kattr == NULL &&
+		    (o->kattr = calloc(SATTR_IDS, SATTR_SLOT)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(o->kattr + a * SATTR_SLOT, c->in[6].p, len);
+		return CUDA_SUCCESS;
+	}
+	memset(v, 0, sizeof v);
+	if (o->kattr != NULL)
+		memcpy(v, o->kattr + a * SATTR_SLOT, len);
+	pw_bytes(&c->blob, v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -4953,7 +5014,8 @@ c_stream_memop(struct rcall *c)
 	F(R_CHILD_GRAPH, c_child_graph) \
 	F(R_UOBJ_CREATE, c_uobj) \
 	F(R_UOBJ_RELEASE, c_uobj) \
-	F(R_GRAPH_UOBJ, c_graph_uobj)
+	F(R_GRAPH_UOBJ, c_graph_uobj) \
+	F(R_KNODE_ATTR, c_knode_attr)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -1821,3 +1821,55 @@ bnode_set(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
 
 CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(NULL, h, p); }
 CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(e, h, p); }
+
+/* ---- kernel node attributes ---- */
+
+/*
+ * Kernel node h's attribute a read (SATTR_GET) into v or set from v
+ * (SATTR_SET), or all of src's copied to h (SATTR_COPY): one round trip,
+ * the value as its bytes (rpc_kattr_len).
+ */
+static CUresult
+knode_attr(CUgraphNode h, CUgraphNode hsrc, unsigned op,
+    CUkernelNodeAttrID a, CUkernelNodeAttrValue *v)
+{
+	struct gnode *n = node_of(h, NULL), *s = NULL;
+	struct rpc_val in[7], out[1];
+	size_t len = 0;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (op == SATTR_COPY) {
+		s = node_of(hsrc, NULL);
+		if (s == NULL || s->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (v == NULL || (len = rpc_kattr_len((uint32_t)a)) == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	in[2].u = op;
+	in[3].u = op == SATTR_COPY ? 0 : (uint32_t)a;
+	in[4].u = s != NULL ? gobj_id(s->g) : 0;
+	in[5].u = s != NULL ? s->h : 0;
+	in[6].p = op == SATTR_SET ? (const void *)v : NULL;
+	in[6].len = op == SATTR_SET ? (uint32_t)len : 0;
+	rc = remote_call(R_KNODE_ATTR, in, out, &keep);
+	if (rc == CUDA_SUCCESS && op == SATTR_GET) {
+		if (out[0].len != len) {
+			log_warn("cuGraphKernelNodeGetAttribute: a malformed "
+			    "reply");
+			rc = CUDA_ERROR_INVALID_VALUE;
+		} else {
+			memset(v, 0, sizeof *v);
+			memcpy(v, out[0].p, len);
+		}
+	}
+	free(keep);
+	return rc;
+}
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode h, CUkernelNodeAttrID a, CUkernelNodeAttrValue *v) { return knode_attr(h, NULL, SATTR_GET, a, v); }
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode h, CUkernelNodeAttrID a, const CUkernelNodeAttrValue *v) { return knode_attr(h, NULL, SATTR_SET, a, (CUkernelNodeAttrValue *)v); }
+CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) { return knode_attr(dst, src, SATTR_COPY, (CUkernelNodeAttrID)0, NULL); }

@@ -268,6 +268,11 @@ enum rpc_call {
 				   id with it */
 	R_GRAPH_UOBJ,		/* graph, user object, count, retain (1) or
 				   release (0): references the graph owns */
+	/* kernel node attributes (issue 24) */
+	R_KNODE_ATTR,		/* graph, kernel node, op (SATTR_*),
+				   attribute, source graph and node (a
+				   copy's), value (a set's: the attribute's
+				   bytes, rpc_kattr_len) -> value (a get's) */
 	R_CALL_END		/* one past the last */
 };
 
@@ -535,6 +540,8 @@ int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
 #define SATTR_SET		1
 #define SATTR_COPY		2
 size_t	rpc_sattr_len(uint32_t attr);
+/* R_KNODE_ATTR: the same, for kernel nodes' attributes. */
+size_t	rpc_kattr_len(uint32_t attr);
 
 /*
  * R_CAPTURE_DEPS: the capture's open ends read (CAPDEPS_GET, no nodes

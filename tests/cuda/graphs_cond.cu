@@ -240,6 +240,39 @@ generic(cudaStream_t s)
 	CK(cudaStreamSynchronize(s));
 	printf("exec child set: a +%u, f %u\n", one(a) - va, one(f));
 
+	// Kernel node attributes: set, read back, copied to another node.
+	cudaKernelNodeAttrValue av, bv;
+	memset(&av, 0, sizeof av);
+	av.cooperative = 1;
+	CK(cudaGraphKernelNodeSetAttribute(k, cudaKernelNodeAttributeCooperative,
+	    &av));
+	memset(&av, 0, sizeof av);
+	av.accessPolicyWindow.base_ptr = a;
+	av.accessPolicyWindow.num_bytes = 4096;
+	av.accessPolicyWindow.hitRatio = 0.5f;
+	av.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+	av.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+	CK(cudaGraphKernelNodeSetAttribute(k,
+	    cudaKernelNodeAttributeAccessPolicyWindow, &av));
+	memset(&bv, 0, sizeof bv);
+	CK(cudaGraphKernelNodeGetAttribute(k,
+	    cudaKernelNodeAttributeCooperative, &bv));
+	printf("kernel attrs: cooperative %d", bv.cooperative);
+	memset(&bv, 0, sizeof bv);
+	CK(cudaGraphKernelNodeGetAttribute(k,
+	    cudaKernelNodeAttributeAccessPolicyWindow, &bv));
+	printf(", window %zu bytes, hit ratio %.2f", bv.accessPolicyWindow.num_bytes,
+	    bv.accessPolicyWindow.hitRatio);
+	CK(cudaGraphKernelNodeCopyAttributes(c2, k));
+	memset(&bv, 0, sizeof bv);
+	CK(cudaGraphKernelNodeGetAttribute(c2,
+	    cudaKernelNodeAttributeAccessPolicyWindow, &bv));
+	printf(", copied window %zu bytes\n", bv.accessPolicyWindow.num_bytes);
+	e = cudaGraphKernelNodeGetAttribute(ms,
+	    cudaKernelNodeAttributeCooperative, &bv);
+	printf("kernel attr of a memset node: %s\n", cudaGetErrorName(e));
+	(void)cudaGetLastError();
+
 	// An allocation node's address comes back in the parameters.
 	memset(&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeMemAlloc;

@@ -779,87 +779,110 @@ static int cp_sync_capturing(struct robj *);
 
 /*
  * User objects: the driver's, each holding one reference for its client
- * while the client names it; graphs own the others.  The driver calls
- * cuobj_gone from a thread of its own when the last reference goes,
- * perhaps after the client has: a gone client's objects name no client
- * (cuobj_forget), under cuobj_mu.
+ * until R_UOBJ_RELEASE; graphs own the others.  The client names one
+ * until it goes (gone), and the struct lives as long as that name: the
+ * driver calls cuobj_gone from a thread of its own when the last
+ * reference goes, perhaps after the client has, which cuobj_forget
+ * marks (cl NULL), under cuobj_mu.  Whichever comes last frees it.
  */
 struct cuobj {
+	CUuserObject	 h;
 	struct rclient	*cl;
 	uint64_t	 id;
-	struct cuobj	*next, **prev;
+	int		 share;		/* the client's reference is held */
+	int		 gone;		/* the driver's object went */
 };
 
 static pthread_mutex_t	 cuobj_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct cuobj	*cuobj_all;
+
+static struct {
+	CUresult	(*create)(CUuserObject *, void *, CUhostFn, unsigned,
+			    unsigned);
+	CUresult	(*rel)(CUuserObject, unsigned);
+	CUresult	(*gret)(CUgraph, CUuserObject, unsigned, unsigned);
+	CUresult	(*grel)(CUgraph, CUuserObject, unsigned);
+	int		 looked;
+} cuobj_drv;
+
+static int
+cuobj_look(void)
+{
+	if (!cuobj_drv.looked) {
+		cuobj_drv.create = (__typeof__(cuobj_drv.create))drv_opt(
+		    "cuUserObjectCreate", 11030);
+		cuobj_drv.rel = (__typeof__(cuobj_drv.rel))drv_opt(
+		    "cuUserObjectRelease", 11030);
+		cuobj_drv.gret = (__typeof__(cuobj_drv.gret))drv_opt(
+		    "cuGraphRetainUserObject", 11030);
+		cuobj_drv.grel = (__typeof__(cuobj_drv.grel))drv_opt(
+		    "cuGraphReleaseUserObject", 11030);
+		cuobj_drv.looked = 1;
+	}
+	return cuobj_drv.create != NULL && cuobj_drv.rel != NULL &&
+	    cuobj_drv.gret != NULL && cuobj_drv.grel != NULL ? CUDA_SUCCESS :
+	    CUDA_ERROR_NOT_SUPPORTED;
+}
 
 static void
 cuobj_gone(void *p)
 {
 	struct cuobj *u = p;
+	int last;
 
 	pthread_mutex_lock(&cuobj_mu);
+	u->gone = 1;
 	if (u->cl != NULL)
 		rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
-	if ((*u->prev = u->next) != NULL)
-		u->next->prev = u->prev;
+	last = u->cl == NULL;
 	pthread_mutex_unlock(&cuobj_mu);
-	free(u);
+	if (last)
+		free(u);
 }
 
-/* The client goes: its objects' references go, no notice after. */
+/* The client goes: its references go, and no notice after. */
 static void
 cuobj_forget(struct rclient *cl)
 {
-	static CUresult (*rel)(CUuserObject, unsigned);
 	struct cuobj *u;
+	struct robj *o;
 	size_t i = 0;
 	uint64_t id;
 	void *v;
+	int share, gone;
 
-	pthread_mutex_lock(&cuobj_mu);
-	for (u = cuobj_all; u != NULL; u = u->next)
-		if (u->cl == cl)
-			u->cl = NULL;
-	pthread_mutex_unlock(&cuobj_mu);
-	if (rel == NULL)
-		rel = (__typeof__(rel))drv_opt("cuUserObjectRelease", 11030);
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->kind == RK_UOBJ &&
-		    ((struct robj *)v)->h != NULL) {
-			if (rel != NULL)
-				rel(((struct robj *)v)->h, 1);
-			((struct robj *)v)->h = NULL;
-		}
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		if ((o = v)->kind != RK_UOBJ || (u = o->h) == NULL)
+			continue;
+		o->h = NULL;
+		pthread_mutex_lock(&cuobj_mu);
+		gone = u->gone;
+		share = u->share;
+		u->cl = NULL;
+		pthread_mutex_unlock(&cuobj_mu);
+		if (gone)
+			free(u);
+		else if (share)
+			cuobj_drv.rel(u->h, 1);	/* cuobj_gone may free u */
+	}
 }
 
 /* R_UOBJ_CREATE: id; R_UOBJ_RELEASE: id */
 static int
 c_uobj(struct rcall *c)
 {
-	static CUresult (*create)(CUuserObject *, void *, CUhostFn, unsigned,
-	    unsigned);
-	static CUresult (*rel)(CUuserObject, unsigned);
-	static int looked;
 	struct robj *o;
 	struct cuobj *u;
-	CUuserObject h;
 	CUresult rc;
+	int gone;
 
-	if (!looked) {
-		create = (__typeof__(create))drv_opt("cuUserObjectCreate",
-		    11030);
-		rel = (__typeof__(rel))drv_opt("cuUserObjectRelease", 11030);
-		looked = 1;
-	}
-	if (create == NULL || rel == NULL)
-		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((rc = cuobj_look()) != CUDA_SUCCESS)
+		return rc;
 	if (c->d->type == R_UOBJ_RELEASE) {
-		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL)
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL ||
+		    (u = o->h) == NULL || !u->share)
 			return CUDA_ERROR_INVALID_VALUE;
-		h = o->h;
-		robj_del(c->cl, c->in[0].u);
-		return rel(h, 1);
+		u->share = 0;
+		return cuobj_drv.rel(u->h, 1);
 	}
 	if (htab_get(&c->cl->objs, c->in[0].u) != NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -867,23 +890,21 @@ c_uobj(struct rcall *c)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	u->cl = c->cl;
 	u->id = c->in[0].u;
-	pthread_mutex_lock(&cuobj_mu);
-	if ((u->next = cuobj_all) != NULL)
-		cuobj_all->prev = &u->next;
-	u->prev = &cuobj_all;
-	cuobj_all = u;
-	pthread_mutex_unlock(&cuobj_mu);
-	if ((rc = create(&h, u, cuobj_gone, 1,
+	u->share = 1;
+	if ((rc = cuobj_drv.create(&u->h, u, cuobj_gone, 1,
 	    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)) != CUDA_SUCCESS) {
-		pthread_mutex_lock(&cuobj_mu);
-		if ((*u->prev = u->next) != NULL)
-			u->next->prev = u->prev;
-		pthread_mutex_unlock(&cuobj_mu);
 		free(u);
 		return rc;
 	}
-	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, h) == NULL) {
-		rel(h, 1);	/* cuobj_gone frees u */
+	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, u) == NULL) {
+		pthread_mutex_lock(&cuobj_mu);
+		u->cl = NULL;
+		gone = u->gone;
+		pthread_mutex_unlock(&cuobj_mu);
+		if (gone)
+			free(u);
+		else
+			cuobj_drv.rel(u->h, 1);	/* cuobj_gone frees u */
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	return CUDA_SUCCESS;
@@ -893,25 +914,23 @@ c_uobj(struct rcall *c)
 static int
 c_graph_uobj(struct rcall *c)
 {
-	static CUresult (*ret)(CUgraph, CUuserObject, unsigned, unsigned);
-	static CUresult (*rel)(CUgraph, CUuserObject, unsigned);
-	static int looked;
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
-	struct robj *u = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+	struct robj *o = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+	struct cuobj *u;
+	CUresult rc;
+	int gone;
 
-	if (!looked) {
-		ret = (__typeof__(ret))drv_opt("cuGraphRetainUserObject",
-		    11030);
-		rel = (__typeof__(rel))drv_opt("cuGraphReleaseUserObject",
-		    11030);
-		looked = 1;
-	}
-	if (g == NULL || u == NULL || g->h == NULL || u->h == NULL)
+	if ((rc = cuobj_look()) != CUDA_SUCCESS)
+		return rc;
+	if (g == NULL || o == NULL || g->h == NULL || (u = o->h) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (ret == NULL || rel == NULL)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	return c->in[3].u ? ret(g->h, u->h, (unsigned)c->in[2].u, 0) :
-	    rel(g->h, u->h, (unsigned)c->in[2].u);
+	pthread_mutex_lock(&cuobj_mu);
+	gone = u->gone;
+	pthread_mutex_unlock(&cuobj_mu);
+	if (gone)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c->in[3].u ? cuobj_drv.gret(g->h, u->h, (unsigned)c->in[2].u,
+	    0) : cuobj_drv.grel(g->h, u->h, (unsigned)c->in[2].u);
 }
 
 /* Destroying a context frees its memory, modules, streams and events. */
@@ -3174,6 +3193,9 @@ c_graph_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+static void	cond_unname(struct rclient *, struct robj *, uint64_t);
+static int	node_in(CUgraph, uint64_t);
+
 static int
 c_graph_destroy(struct rcall *c)
 {
@@ -4251,7 +4273,6 @@ c_node_get(struct rcall *c)
 
 static struct robj *child_named(struct rclient *, CUgraphNode);
 static CUresult	child_get(CUgraphNode, CUgraph *);
-static void	cond_unname(struct rclient *, struct robj *, uint64_t);
 
 /*
  * A child graph node's graph (field 4: the client's id of a graph) set:

@@ -1011,7 +1011,7 @@ host_client_new(struct rclient *cl)
 struct hgraph;
 static void	hgraph_free(struct hgraph *);
 struct huobj;
-static void	huobj_drop(struct huobj *, unsigned long);
+static void	huobj_forget(struct huobj *);
 
 static void
 host_client_free(struct rclient *cl)
@@ -1021,6 +1021,13 @@ host_client_free(struct rclient *cl)
 	void *v;
 	struct robj *o;
 
+	/* User objects first: the graphs' references free them later. */
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if ((o = v)->kind == RK_UOBJ && o->h != NULL) {
+			huobj_forget(o->h);
+			o->h = NULL;
+		}
+	i = 0;
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
 		switch (o->kind) {
@@ -1044,9 +1051,6 @@ host_client_free(struct rclient *cl)
 		case RK_GEXEC:
 			if (o->parent == NULL)	/* a body: its node's */
 				hgraph_free(o->h);
-			break;
-		case RK_UOBJ:
-			huobj_drop(o->h, 1);
 			break;
 		case RK_CTX:
 			pool_drop(cl, o, &host_pool);
@@ -2983,14 +2987,16 @@ struct hcond {
 };
 
 /*
- * A user object: its references, the client's one (while it names it)
- * and those graphs hold (and their execs and clones); when the last
- * goes, the client is told (UOBJ_NOTICE) and runs the destructor.
+ * A user object: its references, the client's one (until R_UOBJ_RELEASE)
+ * and those graphs hold (and their execs and clones); the client names
+ * it while any is left.  When the last goes, the client is told
+ * (UOBJ_NOTICE) and runs the destructor.  cl NULL: the client is going.
  */
 struct huobj {
 	struct rclient	*cl;
 	uint64_t	 id;
 	unsigned long	 refs;
+	int		 share;		/* the client's reference is held */
 };
 
 /* A graph's references to one user object. */
@@ -3112,8 +3118,22 @@ huobj_drop(struct huobj *u, unsigned long n)
 	u->refs -= n < u->refs ? n : u->refs;
 	if (u->refs > 0)
 		return;
-	rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+	if (u->cl != NULL) {
+		rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+		robj_del(u->cl, u->id);
+	}
 	free(u);
+}
+
+/* The client goes: u names none, and its reference goes. */
+static void
+huobj_forget(struct huobj *u)
+{
+	u->cl = NULL;
+	if (u->share) {
+		u->share = 0;
+		huobj_drop(u, 1);
+	}
 }
 
 static void
@@ -4231,11 +4251,12 @@ c_uobj(struct rcall *c)
 	struct huobj *u;
 
 	if (c->d->type == R_UOBJ_RELEASE) {
-		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL)
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL ||
+		    !((struct huobj *)o->h)->share)
 			return CUDA_ERROR_INVALID_VALUE;
 		u = o->h;
-		robj_del(c->cl, c->in[0].u);
-		huobj_drop(u, 1);
+		u->share = 0;
+		huobj_drop(u, 1);	/* its name goes with the last */
 		return CUDA_SUCCESS;
 	}
 	if ((u = calloc(1, sizeof *u)) == NULL)
@@ -4243,6 +4264,7 @@ c_uobj(struct rcall *c)
 	u->cl = c->cl;
 	u->id = c->in[0].u;
 	u->refs = 1;
+	u->share = 1;
 	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, u) == NULL) {
 		free(u);
 		return CUDA_ERROR_INVALID_VALUE;

@@ -106,7 +106,7 @@ static void
 kernel_params(cudaGraphNodeParams *p, void *fn, void **args, unsigned grid,
     unsigned block)
 {
-	memset(p, 0, sizeof *p);
+	memset((void *)p, 0, sizeof *p);
 	p->type = cudaGraphNodeTypeKernel;
 	p->kernel.func = fn;
 	p->kernel.gridDim = dim3(grid);
@@ -120,7 +120,7 @@ generic(cudaStream_t s)
 	cudaGraph_t g, child, child2, cg, cg2;
 	cudaGraphExec_t x, x2;
 	cudaGraphNode_t k, ms, cp, em, ch, ev, al, c2, em2;
-	cudaGraphNodeParams p;
+	cudaGraphNodeParams p = {};
 	cudaEvent_t done;
 	unsigned *a, *b, *c, *f;
 	size_t n = N, nodes, n0, n1;
@@ -148,7 +148,7 @@ generic(cudaStream_t s)
 	CK(cudaGraphCreate(&g, 0));
 	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
 	CK(cudaGraphAddNode(&k, g, NULL, NULL, 0, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeMemset;
 	p.memset.dst = b;
 	p.memset.value = 7;
@@ -156,22 +156,22 @@ generic(cudaStream_t s)
 	p.memset.width = N;
 	p.memset.height = 1;
 	CK(cudaGraphAddNode(&ms, g, NULL, NULL, 0, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeMemcpy;
 	p.memcpy.copyParams.srcPtr = make_cudaPitchedPtr(b, N * 4, N * 4, 1);
 	p.memcpy.copyParams.dstPtr = make_cudaPitchedPtr(c, N * 4, N * 4, 1);
 	p.memcpy.copyParams.extent = make_cudaExtent(N * 4, 1, 1);
 	p.memcpy.copyParams.kind = cudaMemcpyDeviceToDevice;
 	CK(cudaGraphAddNode(&cp, g, &ms, NULL, 1, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEmpty;
 	cudaGraphNode_t two[2] = { k, cp };
 	CK(cudaGraphAddNode(&em, g, two, NULL, 2, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeGraph;
 	p.graph.graph = child;
 	CK(cudaGraphAddNode(&ch, g, &em, NULL, 1, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEventRecord;
 	p.eventRecord.event = done;
 	CK(cudaGraphAddNode(&ev, g, &ch, NULL, 1, &p));
@@ -183,7 +183,7 @@ generic(cudaStream_t s)
 	CK(cudaGraphChildGraphNodeGetGraph(ch, &cg));
 	CK(cudaGraphChildGraphNodeGetGraph(ch, &cg2));
 	CK(cudaGraphGetNodes(cg, NULL, &n0));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEmpty;
 	CK(cudaGraphAddNode(&em2, cg, NULL, NULL, 0, &p));
 	CK(cudaGraphGetNodes(cg, NULL, &n1));
@@ -201,7 +201,7 @@ generic(cudaStream_t s)
 	printf(", copy %u (same %d)\n", vc, same);
 
 	// A memset node set on the graph: a new exec has it, the old not.
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeMemset;
 	p.memset.dst = b;
 	p.memset.value = 9;
@@ -231,7 +231,7 @@ generic(cudaStream_t s)
 	args[0] = &f;
 	kernel_params(&p, (void *)soakInc, args, N / 256, 256);
 	CK(cudaGraphAddNode(&c2, child2, NULL, NULL, 0, &p));
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEmpty;
 	CK(cudaGraphAddNode(&em2, child2, NULL, NULL, 0, &p));
 	va = one(a);
@@ -242,11 +242,11 @@ generic(cudaStream_t s)
 
 	// Kernel node attributes: set, read back, copied to another node.
 	cudaKernelNodeAttrValue av, bv;
-	memset(&av, 0, sizeof av);
+	memset((void *)&av, 0, sizeof av);
 	av.cooperative = 1;
 	CK(cudaGraphKernelNodeSetAttribute(k, cudaKernelNodeAttributeCooperative,
 	    &av));
-	memset(&av, 0, sizeof av);
+	memset((void *)&av, 0, sizeof av);
 	av.accessPolicyWindow.base_ptr = a;
 	av.accessPolicyWindow.num_bytes = 4096;
 	av.accessPolicyWindow.hitRatio = 0.5f;
@@ -254,17 +254,17 @@ generic(cudaStream_t s)
 	av.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
 	CK(cudaGraphKernelNodeSetAttribute(k,
 	    cudaKernelNodeAttributeAccessPolicyWindow, &av));
-	memset(&bv, 0, sizeof bv);
+	memset((void *)&bv, 0, sizeof bv);
 	CK(cudaGraphKernelNodeGetAttribute(k,
 	    cudaKernelNodeAttributeCooperative, &bv));
 	printf("kernel attrs: cooperative %d", bv.cooperative);
-	memset(&bv, 0, sizeof bv);
+	memset((void *)&bv, 0, sizeof bv);
 	CK(cudaGraphKernelNodeGetAttribute(k,
 	    cudaKernelNodeAttributeAccessPolicyWindow, &bv));
 	printf(", window %zu bytes, hit ratio %.2f", bv.accessPolicyWindow.num_bytes,
 	    bv.accessPolicyWindow.hitRatio);
 	CK(cudaGraphKernelNodeCopyAttributes(c2, k));
-	memset(&bv, 0, sizeof bv);
+	memset((void *)&bv, 0, sizeof bv);
 	CK(cudaGraphKernelNodeGetAttribute(c2,
 	    cudaKernelNodeAttributeAccessPolicyWindow, &bv));
 	printf(", copied window %zu bytes\n", bv.accessPolicyWindow.num_bytes);
@@ -274,7 +274,7 @@ generic(cudaStream_t s)
 	(void)cudaGetLastError();
 
 	// An allocation node's address comes back in the parameters.
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeMemAlloc;
 	p.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
 	p.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
@@ -285,13 +285,13 @@ generic(cudaStream_t s)
 	CK(cudaGraphDestroyNode(al));
 
 	// Codes.
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEmpty;
 	p.reserved0[1] = 1;
 	e = cudaGraphAddNode(&em, g, NULL, NULL, 0, &p);
 	printf("reserved field set: %s\n", cudaGetErrorName(e));
 	(void)cudaGetLastError();
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeEventRecord;
 	p.eventRecord.event = done;
 	e = cudaGraphNodeSetParams(ms, &p);
@@ -316,10 +316,10 @@ cond_node(cudaGraphNode_t *n, cudaGraph_t g, cudaGraphNode_t dep,
     cudaGraphConditionalHandle h, cudaGraphConditionalNodeType type,
     unsigned size, cudaGraph_t **body)
 {
-	cudaGraphNodeParams p;
+	cudaGraphNodeParams p = {};
 	cudaError_t e;
 
-	memset(&p, 0, sizeof p);
+	memset((void *)&p, 0, sizeof p);
 	p.type = cudaGraphNodeTypeConditional;
 	p.conditional.handle = h;
 	p.conditional.type = type;
@@ -335,7 +335,7 @@ cond_node(cudaGraphNode_t *n, cudaGraph_t g, cudaGraphNode_t dep,
 static cudaGraphNode_t
 tiny(cudaGraph_t g, void *fn, void **args)
 {
-	cudaGraphNodeParams p;
+	cudaGraphNodeParams p = {};
 	cudaGraphNode_t n;
 
 	kernel_params(&p, fn, args, 1, 1);
@@ -510,7 +510,7 @@ batch(cudaStream_t s)
 	DK(cuCtxGetCurrent(&ctx));
 	CK(cudaGraphCreate(&g, 0));
 	memops(op, p, 0x100);
-	memset(&bp, 0, sizeof bp);
+	memset((void *)&bp, 0, sizeof bp);
 	bp.ctx = ctx;
 	bp.count = 2;
 	bp.paramArray = op;
@@ -520,7 +520,7 @@ batch(cudaStream_t s)
 	CK(cudaStreamSynchronize(s));
 	CK(cudaMemcpy(h, p, sizeof h, cudaMemcpyDeviceToHost));
 	printf("batch node: %#x %#x\n", h[0], h[2]);
-	memset(&got, 0, sizeof got);
+	memset((void *)&got, 0, sizeof got);
 	DK(cuGraphBatchMemOpNodeGetParams(n, &got));
 	printf("batch params: %u ops, types %d %d, values %#x %#llx\n",
 	    got.count, (int)got.paramArray[0].operation,

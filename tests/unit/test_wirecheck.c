@@ -850,6 +850,41 @@ test_cond(void)
 	/* The host backend: no such context. */
 	CHECK(host(R_COND_HANDLE, NOCTX, U(2), U(0), U(0)) ==
 	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(chk(R_UOBJ_CREATE, U(4)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_UOBJ_CREATE, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_UOBJ_RELEASE, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_GRAPH_UOBJ, U(2), U(4), U(1), U(1)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(0), U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(0x80000000), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(1), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* The host backend: a user object twice, a release of none. */
+	CHECK(host(R_UOBJ_CREATE, U(900)) == CUDA_SUCCESS);
+	CHECK(host(R_UOBJ_CREATE, U(900)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_UOBJ_RELEASE, U(900)) == CUDA_SUCCESS);
+	CHECK(host(R_UOBJ_RELEASE, U(900)) == CUDA_ERROR_INVALID_VALUE);
+	/* Kernel node attributes at their lengths, as streams'. */
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(2), U(0), U(0),
+	    &id, 4u) == CUDA_SUCCESS);
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(4), U(0), U(0),
+	    t, 12u) == CUDA_SUCCESS);
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_COPY), U(0), U(2), U(5),
+	    &id, 0u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(3), U(0),
+	    U(0), &id, 4u) == CUDA_ERROR_INVALID_VALUE);	/* a stream's */
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_GET), U(12), U(0),
+	    U(0), &id, 0u) == CUDA_ERROR_INVALID_VALUE);	/* an event */
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(2), U(0),
+	    U(0), &id, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_COPY), U(0), U(2),
+	    U(5), &id, 4u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(3), U(2), U(0), U(0), &id,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(rpc_sattr_len(2) == 0 && rpc_kattr_len(2) == 4);
+	CHECK(rpc_sattr_len(3) == 4 && rpc_kattr_len(3) == 0);
+	CHECK(rpc_sattr_len(1) == 32 && rpc_kattr_len(1) == 32);
 	CHECK(chk(R_CHILD_GRAPH, U(2), U(3), U(5)) == CUDA_SUCCESS);
 	CHECK(dispatch(R_CHILD_GRAPH, U(2), U(3), U(0)) ==
 	    CUDA_ERROR_INVALID_VALUE);

@@ -196,6 +196,7 @@ run_prog() {
 		[[ "$output" == *"if: then 1, else 101"* ]]
 		[[ "$output" == *"if destroyed: 101"* ]]
 		[[ "$output" == *"while: 5 turns, again 6"* ]]
+		[[ "$output" == *"while captured: the body back 1, 3 turns"* ]]
 		[[ "$output" == *"switch: 100, out of range 100"* ]]
 		[[ "$output" == *"if of three bodies: cudaErrorInvalidValue"* ]]
 		[[ "$output" == *"while of two bodies: cudaErrorInvalidValue"* ]]

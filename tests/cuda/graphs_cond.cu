@@ -12,7 +12,8 @@
 //     another node type;
 //  2. conditional nodes: an if/else whose condition a kernel sets (both
 //     ways, the kernel's argument set on the exec), a while whose body
-//     counts its turns (twice: the default comes back at each launch), a
+//     counts its turns (twice: the default comes back at each launch),
+//     one whose body a capture into it filled, a
 //     switch of three bodies (in range, out of range); the node's type
 //     and its bodies' nodes; a conditional node destroyed; codes: an if
 //     of three bodies, a while of two, a switch of none;
@@ -418,6 +419,26 @@ conditionals(cudaStream_t s)
 	CK(cudaGraphLaunch(x, s));
 	CK(cudaStreamSynchronize(s));
 	printf(", again %u\n", one(p));
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(g));
+
+	// A while body filled by a capture into it.
+	cudaGraph_t got;
+	CK(cudaMemset(p, 0, 16));
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphConditionalHandleCreate(&h, g, 1,
+	    cudaGraphCondAssignDefault));
+	CK(cond_node(&cn, g, NULL, h, cudaGraphCondTypeWhile, 1, &body));
+	CK(cudaStreamBeginCaptureToGraph(s, body[0], NULL, NULL, 0,
+	    cudaStreamCaptureModeRelaxed));
+	condCount<<<1, 1, 0, s>>>(h, p, 3);
+	CK(cudaGetLastError());
+	CK(cudaStreamEndCapture(s, &got));
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("while captured: the body back %d, %u turns\n", got == body[0],
+	    one(p));
 	CK(cudaGraphExecDestroy(x));
 	CK(cudaGraphDestroy(g));
 

@@ -118,8 +118,10 @@ struct gleam_host_global {
 /*
  * The object's exports: gleam_host_kernel_abi, gleam_host_access,
  * gleam_host_global_ptr, gleam_host_printf, gleam_host_assert_fail and
- * gleam_host_set_conditional come from GLEAM_HOST_KERNEL_LIBRARY, written once at file scope (the
- * backend sets the pointers when it loads the object); gleam_host_kernels is required, gleam_host_globals optional.
+ * gleam_host_set_conditional come from GLEAM_HOST_KERNEL_LIBRARY,
+ * written once at file scope (the backend sets the pointers when it
+ * loads the object); gleam_host_kernels is required, gleam_host_globals
+ * optional.
  */
 extern const unsigned			 gleam_host_kernel_abi;
 extern const struct gleam_host_kernel	 gleam_host_kernels[];

@@ -3832,7 +3832,8 @@ hcond_run(struct rclient *cl, const struct hop *o, uint64_t sid)
 		for (n = 0; rc == CUDA_SUCCESS && k->value != 0; n++) {
 			if (n == HOST_WHILE_MAX) {
 				log_warn("host backend: a while node turned "
-				    "%u times: the launch fails", HOST_WHILE_MAX);
+				    "%u times: the launch fails",
+				    HOST_WHILE_MAX);
 				return CUDA_ERROR_LAUNCH_TIMEOUT;
 			}
 			rc = hgraph_run(cl, o->body[0], sid);

@@ -69,7 +69,8 @@ add_node(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 		}
 		if (p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
 			return CUDA_ERROR_INVALID_VALUE;
-		return cuGraphAddChildGraphNode(pn, g, deps, nd, p->graph.graph);
+		return cuGraphAddChildGraphNode(pn, g, deps, nd,
+		    p->graph.graph);
 	case CU_GRAPH_NODE_TYPE_EMPTY:
 		return cuGraphAddEmptyNode(pn, g, deps, nd);
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
@@ -174,11 +175,13 @@ set_node(CUgraphExec e, CUgraphNode h, CUgraphNodeParams *p)
 		return cuGraphEventRecordNodeSetEvent(h, p->eventRecord.event);
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
-		return CUDA_ERROR_NOT_SUPPORTED;	/* the driver's answer */
+		/* The driver's answer. */
+		return CUDA_ERROR_NOT_SUPPORTED;
 	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
 		if (e != NULL)
 			return cuGraphExecBatchMemOpNodeSetParams(e, h,
-			    (const CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 *)&p->memOp);
+			    (const CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 *)
+			    &p->memOp);
 		return cuGraphBatchMemOpNodeSetParams(h,
 		    (const CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 *)&p->memOp);
 	default:

@@ -34,7 +34,8 @@ enum robj_kind {
 	RK_MIPMAP,
 	RK_TEX,			/* texture and surface objects, known by
 				   the handle the backend gave */
-	RK_SURF
+	RK_SURF,
+	RK_UOBJ			/* user objects: the client's reference */
 };
 
 /* A global a client looked up, kept for migration (cuda backend). */
@@ -86,6 +87,9 @@ struct robj {
 	int		 capto;		/* graphs (cuda backend): captured
 					   into by cuStreamBeginCaptureToGraph,
 					   the program's when it ends */
+	uint64_t	 node;		/* graphs: a conditional node's body
+					   (parent: the node's graph), that
+					   node's handle */
 };
 #define SATTR_SLOT	32
 #define SATTR_IDS	17

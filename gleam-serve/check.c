@@ -540,6 +540,7 @@ check_graph_call(uint64_t t)
 	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:	return R_EVENT_RECORD;
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:	return R_STREAM_WAIT_EVENT;
 	case CU_GRAPH_NODE_TYPE_HOST:		return R_HOST_FUNC;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:	return R_STREAM_MEMOP;
 	}
 	return 0;
 }
@@ -562,7 +563,51 @@ check_graph_add(const struct rcall *c)
 		    CUDA_ERROR_INVALID_VALUE;
 	if (c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
 		return check_memalloc(&c->in[4], NULL);
+	if (c->in[2].u == CU_GRAPH_NODE_TYPE_CONDITIONAL)
+		return check_cond(&c->in[4], NULL);
 	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * A conditional node's request (rpc.h, RPC_SIG_COND) decoded into v (room
+ * for its 4 fields; NULL: checked only): a type and a size the driver
+ * takes (if: 1 or 2 bodies, while: 1, switch: 1 or more), an id for each
+ * body, none 0.
+ */
+int
+check_cond(const struct rpc_val *f, struct rpc_val *v)
+{
+	struct rpc_val tmp[RPC_MAX_FIELDS];
+	struct pr r;
+	uint32_t i;
+
+	if (v == NULL)
+		v = tmp;
+	if (rpc_unpack(f->p, f->len, RPC_SIG_COND, v) == -1 || v[0].u == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (v[1].u) {
+	case CU_GRAPH_COND_TYPE_IF:
+		if (v[2].u != 1 && v[2].u != 2)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_GRAPH_COND_TYPE_WHILE:
+		if (v[2].u != 1)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	case CU_GRAPH_COND_TYPE_SWITCH:
+		if (v[2].u == 0 || v[2].u > RPC_COND_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		break;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (v[3].len != v[2].u * 8)
+		return CUDA_ERROR_INVALID_VALUE;
+	pr_init(&r, v[3].p, v[3].len);
+	for (i = 0; i < v[2].u; i++)
+		if (pr_u64(&r) == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
 }
 
 /*
@@ -612,6 +657,23 @@ check_stream_attr(const struct rcall *c)
 	if (len == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	return c->in[5].len == (c->in[2].u == SATTR_SET ? len : 0) ?
+	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* R_KNODE_ATTR: as R_STREAM_ATTR's, for a kernel node. */
+static int
+check_knode_attr(const struct rcall *c)
+{
+	size_t len = rpc_kattr_len((uint32_t)c->in[3].u);
+
+	if (c->in[2].u > SATTR_COPY)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u == SATTR_COPY)
+		return c->in[6].len == 0 ? CUDA_SUCCESS :
+		    CUDA_ERROR_INVALID_VALUE;
+	if (len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c->in[6].len == (c->in[2].u == SATTR_SET ? len : 0) ?
 	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -754,6 +816,9 @@ check_call(const struct rcall *c)
 	case R_KNODE_SET:
 		return check_graph_sub(c, 3, R_LAUNCH, NULL);
 	case R_NODE_SET:
+		if (c->in[3].u == CU_GRAPH_NODE_TYPE_GRAPH)
+			return c->in[4].len == 8 ? CUDA_SUCCESS :
+			    CUDA_ERROR_INVALID_VALUE;
 		if (c->in[3].u == CU_GRAPH_NODE_TYPE_KERNEL ||
 		    check_graph_call(c->in[3].u) == 0)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -827,6 +892,8 @@ check_call(const struct rcall *c)
 		return check_dev_query(c);
 	case R_STREAM_ATTR:
 		return check_stream_attr(c);
+	case R_KNODE_ATTR:
+		return check_knode_attr(c);
 	case R_CAPTURE_TO_GRAPH:
 		/* As R_CAPTURE_BEGIN, into the graph named. */
 		if (c->in[1].u <= 2)
@@ -834,6 +901,19 @@ check_call(const struct rcall *c)
 		if (c->in[2].u > CU_STREAM_CAPTURE_MODE_RELAXED)
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_edges(&c->in[4], &c->in[5]);
+	case R_UOBJ_CREATE:
+	case R_UOBJ_RELEASE:
+		return c->in[0].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_GRAPH_UOBJ:
+		return c->in[2].u == 0 || c->in[2].u > INT32_MAX ||
+		    c->in[3].u > 1 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	case R_CHILD_GRAPH:
+		return c->in[2].u == 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_COND_HANDLE:
+		return c->in[3].u & ~(uint64_t)CU_GRAPH_COND_ASSIGN_DEFAULT ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_CAPTURE_DEPS:
 		if (c->in[2].u > CAPDEPS_SET ||
 		    (c->in[2].u == CAPDEPS_GET && c->in[3].len != 0))

@@ -38,6 +38,8 @@ uint16_t check_graph_call(uint64_t nodetype);
 /* A memory allocation node's request (RPC_SIG_MEMALLOC) into v (NULL:
  * checked only): CUDA_SUCCESS or the CUresult. */
 int	check_memalloc(const struct rpc_val *, struct rpc_val *v);
+/* A conditional node's request (RPC_SIG_COND), decoded into v. */
+int	check_cond(const struct rpc_val *, struct rpc_val *v);
 /*
  * The backends' dispatch: check_call, then fn[] for c's call (which the
  * backend must have).  Every backend's call table goes through it.

@@ -777,6 +777,162 @@ static void	cuda_link_free(void *);
 static const struct pool_ops cuda_pool;
 static int cp_sync_capturing(struct robj *);
 
+/*
+ * User objects: the driver's, each holding one reference for its client
+ * until R_UOBJ_RELEASE; graphs own the others.  The client names one
+ * until it goes (gone), and the struct lives as long as that name: the
+ * driver calls cuobj_gone from a thread of its own when the last
+ * reference goes, perhaps after the client has, which cuobj_forget
+ * marks (cl NULL), under cuobj_mu.  Whichever comes last frees it.
+ */
+struct cuobj {
+	CUuserObject	 h;
+	struct rclient	*cl;
+	uint64_t	 id;
+	int		 share;		/* the client's reference is held */
+	int		 gone;		/* the driver's object went */
+};
+
+static pthread_mutex_t	 cuobj_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static struct {
+	CUresult	(*create)(CUuserObject *, void *, CUhostFn, unsigned,
+			    unsigned);
+	CUresult	(*rel)(CUuserObject, unsigned);
+	CUresult	(*gret)(CUgraph, CUuserObject, unsigned, unsigned);
+	CUresult	(*grel)(CUgraph, CUuserObject, unsigned);
+	int		 looked;
+} cuobj_drv;
+
+static int
+cuobj_look(void)
+{
+	if (!cuobj_drv.looked) {
+		cuobj_drv.create = (__typeof__(cuobj_drv.create))drv_opt(
+		    "cuUserObjectCreate", 11030);
+		cuobj_drv.rel = (__typeof__(cuobj_drv.rel))drv_opt(
+		    "cuUserObjectRelease", 11030);
+		cuobj_drv.gret = (__typeof__(cuobj_drv.gret))drv_opt(
+		    "cuGraphRetainUserObject", 11030);
+		cuobj_drv.grel = (__typeof__(cuobj_drv.grel))drv_opt(
+		    "cuGraphReleaseUserObject", 11030);
+		cuobj_drv.looked = 1;
+	}
+	return cuobj_drv.create != NULL && cuobj_drv.rel != NULL &&
+	    cuobj_drv.gret != NULL && cuobj_drv.grel != NULL ? CUDA_SUCCESS :
+	    CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static void
+cuobj_gone(void *p)
+{
+	struct cuobj *u = p;
+	int last;
+
+	pthread_mutex_lock(&cuobj_mu);
+	u->gone = 1;
+	if (u->cl != NULL)
+		rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+	last = u->cl == NULL;
+	pthread_mutex_unlock(&cuobj_mu);
+	if (last)
+		free(u);
+}
+
+/* The client goes: its references go, and no notice after. */
+static void
+cuobj_forget(struct rclient *cl)
+{
+	struct cuobj *u;
+	struct robj *o;
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	int share, gone;
+
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		if ((o = v)->kind != RK_UOBJ || (u = o->h) == NULL)
+			continue;
+		o->h = NULL;
+		pthread_mutex_lock(&cuobj_mu);
+		gone = u->gone;
+		share = u->share;
+		u->cl = NULL;
+		pthread_mutex_unlock(&cuobj_mu);
+		if (gone)
+			free(u);
+		else if (share)
+			cuobj_drv.rel(u->h, 1);	/* cuobj_gone may free u */
+	}
+}
+
+/* R_UOBJ_CREATE: id; R_UOBJ_RELEASE: id */
+static int
+c_uobj(struct rcall *c)
+{
+	struct robj *o;
+	struct cuobj *u;
+	CUresult rc;
+	int gone;
+
+	if ((rc = cuobj_look()) != CUDA_SUCCESS)
+		return rc;
+	if (c->d->type == R_UOBJ_RELEASE) {
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL ||
+		    (u = o->h) == NULL || !u->share)
+			return CUDA_ERROR_INVALID_VALUE;
+		u->share = 0;
+		return cuobj_drv.rel(u->h, 1);
+	}
+	if (htab_get(&c->cl->objs, c->in[0].u) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->cl = c->cl;
+	u->id = c->in[0].u;
+	u->share = 1;
+	if ((rc = cuobj_drv.create(&u->h, u, cuobj_gone, 1,
+	    CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)) != CUDA_SUCCESS) {
+		free(u);
+		return rc;
+	}
+	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, u) == NULL) {
+		pthread_mutex_lock(&cuobj_mu);
+		u->cl = NULL;
+		gone = u->gone;
+		pthread_mutex_unlock(&cuobj_mu);
+		if (gone)
+			free(u);
+		else
+			cuobj_drv.rel(u->h, 1);	/* cuobj_gone frees u */
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, user object, count, retain (1) or release (0) */
+static int
+c_graph_uobj(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *o = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+	struct cuobj *u;
+	CUresult rc;
+	int gone;
+
+	if ((rc = cuobj_look()) != CUDA_SUCCESS)
+		return rc;
+	if (g == NULL || o == NULL || g->h == NULL || (u = o->h) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&cuobj_mu);
+	gone = u->gone;
+	pthread_mutex_unlock(&cuobj_mu);
+	if (gone)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c->in[3].u ? cuobj_drv.gret(g->h, u->h, (unsigned)c->in[2].u,
+	    0) : cuobj_drv.grel(g->h, u->h, (unsigned)c->in[2].u);
+}
+
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
 cuda_client_free(struct rclient *cl)
@@ -793,6 +949,7 @@ cuda_client_free(struct rclient *cl)
 		if (o->kind == RK_LINK && o->h != NULL)
 			cuda_link_free(o->h);
 	}
+	cuobj_forget(cl);
 	cuda_graphs_free(cl);
 	knode_forget(cl);
 	i = 0;
@@ -3036,16 +3193,20 @@ c_graph_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+static void	cond_unname(struct rclient *, struct robj *, uint64_t);
+static int	node_in(CUgraph, uint64_t);
+
 static int
 c_graph_destroy(struct rcall *c)
 {
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
 	CUresult rc;
 
-	if (g == NULL)
+	if (g == NULL || g->parent != NULL)	/* a body is its node's */
 		return CUDA_ERROR_INVALID_VALUE;
 	if (g->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;	/* still captured into */
+	cond_unname(c->cl, g, 0);
 	knode_drop(c->cl, g->h);
 	rmem_drop(c->cl, g);		/* its allocation nodes' memory */
 	rc = drv.GraphDestroy(g->h);
@@ -3223,7 +3384,9 @@ cuda_graphs_free(struct rclient *cl)
 	i = 0;
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
-		if (o->kind == RK_GRAPH && o->h != NULL && o->cap == NULL) {
+		/* A conditional node's body goes with its node. */
+		if (o->kind == RK_GRAPH && o->h != NULL && o->cap == NULL &&
+		    o->parent == NULL) {
 			drv.GraphDestroy(o->h);
 			o->h = NULL;
 		}
@@ -3362,6 +3525,175 @@ knode_forget(struct rclient *cl)
 		else
 			i++;
 	pthread_mutex_unlock(&knode_lock);
+}
+
+static void	knode_drop(struct rclient *, CUgraph);
+
+/*
+ * Forgets the client's ids of the conditional bodies of graph g (those
+ * of node, or of all its nodes for 0) and of those within them: the
+ * driver destroys them with their node.
+ */
+static void
+cond_unname(struct rclient *cl, struct robj *g, uint64_t node)
+{
+	struct robj *o;
+	size_t i;
+	uint64_t id;
+	void *v;
+
+	for (;;) {
+		o = NULL;
+		i = 0;
+		while (htab_next(&cl->objs, &i, &id, &v))
+			if (((struct robj *)v)->kind == RK_GRAPH &&
+			    ((struct robj *)v)->parent == g &&
+			    (node == 0 || ((struct robj *)v)->node == node)) {
+				o = v;
+				break;
+			}
+		if (o == NULL)
+			return;
+		cond_unname(cl, o, 0);
+		knode_drop(cl, o->h);
+		robj_del(cl, o->id);
+	}
+}
+
+/*
+ * in: graph, kernel node, op, attribute, source graph and node, value ->
+ * value: the driver's kernel node attributes, as bytes (rpc_kattr_len).
+ */
+static int
+c_knode_attr(struct rcall *c)
+{
+	static CUresult (*get)(CUgraphNode, CUkernelNodeAttrID,
+	    CUkernelNodeAttrValue *), (*set)(CUgraphNode, CUkernelNodeAttrID,
+	    const CUkernelNodeAttrValue *), (*copy)(CUgraphNode, CUgraphNode);
+	static int looked;
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *sg;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUkernelNodeAttrID a = (CUkernelNodeAttrID)c->in[3].u;
+	size_t len = rpc_kattr_len((uint32_t)c->in[3].u);
+	CUkernelNodeAttrValue v;
+	CUresult rc;
+
+	if (!looked) {
+		get = (__typeof__(get))drv_opt("cuGraphKernelNodeGetAttribute",
+		    11000);
+		set = (__typeof__(set))drv_opt("cuGraphKernelNodeSetAttribute",
+		    11000);
+		copy = (__typeof__(copy))drv_opt(
+		    "cuGraphKernelNodeCopyAttributes", 11000);
+		looked = 1;
+	}
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (get == NULL || set == NULL || copy == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		sg = robj_get(c->cl, c->in[4].u, RK_GRAPH);
+		if (sg == NULL || !node_in(sg->h, c->in[5].u))
+			return CUDA_ERROR_INVALID_VALUE;
+		return copy(node, (CUgraphNode)(uintptr_t)c->in[5].u);
+	case SATTR_SET:
+		memset(&v, 0, sizeof v);
+		memcpy(&v, c->in[6].p, len);
+		return set(node, a, &v);
+	}
+	memset(&v, 0, sizeof v);
+	if ((rc = get(node, a, &v)) != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, &v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, graph, default value, flags -> the driver's handle */
+static int
+c_cond_handle(struct rcall *c)
+{
+	static CUresult (*create)(CUgraphConditionalHandle *, CUgraph,
+	    CUcontext, unsigned, unsigned);
+	static int looked;
+	struct robj *g = robj_get(c->cl, c->in[1].u, RK_GRAPH), *ctx;
+	CUgraphConditionalHandle h = 0;
+	CUresult rc;
+
+	if (!looked) {
+		create = (__typeof__(create))drv_opt(
+		    "cuGraphConditionalHandleCreate", 12030);
+		looked = 1;
+	}
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (g == NULL || g->cap != NULL || g->h == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (create == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = create(&h, g->h, ctx->h, (unsigned)c->in[2].u,
+	    (unsigned)c->in[3].u);
+	c->out[0].u = h;
+	return rc;
+}
+
+/*
+ * A conditional node (RPC_SIG_COND) in graph g after deps: the driver
+ * makes its bodies, known from then on by the client's ids.
+ */
+static int
+cond_node(struct rcall *c, struct robj *g, struct robj *ctx,
+    const CUgraphNode *deps, size_t nd, CUgraphNode *node)
+{
+	static CUresult (*add)(CUgraphNode *, CUgraph, const CUgraphNode *,
+	    size_t, CUgraphNodeParams *);
+	static int looked;
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUgraphNodeParams p;
+	struct robj *o;
+	struct pr r;
+	uint32_t k;
+	CUresult rc;
+
+	if (!looked) {
+		add = (__typeof__(add))drv_opt("cuGraphAddNode", 12020);
+		looked = 1;
+	}
+	if ((rc = check_cond(&c->in[4], v)) != CUDA_SUCCESS)
+		return rc;
+	if (add == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* The ids are new, before the driver makes anything. */
+	pr_init(&r, v[3].p, v[3].len);
+	for (k = 0; k < v[2].u; k++)
+		if (htab_get(&c->cl->objs, pr_u64(&r)) != NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+	memset(&p, 0, sizeof p);
+	p.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+	p.conditional.handle = v[0].u;
+	p.conditional.type = (CUgraphConditionalNodeType)v[1].u;
+	p.conditional.size = (unsigned)v[2].u;
+	p.conditional.ctx = ctx->h;
+	if ((rc = add(node, g->h, deps, nd, &p)) != CUDA_SUCCESS)
+		return rc;
+	pr_init(&r, v[3].p, v[3].len);
+	for (k = 0; k < v[2].u; k++) {
+		o = p.conditional.phGraph_out == NULL ? NULL :
+		    robj_new(c->cl, pr_u64(&r), RK_GRAPH,
+		    p.conditional.phGraph_out[k]);
+		if (o == NULL) {
+			/* Two bodies of one id, or no memory. */
+			cond_unname(c->cl, g, (uint64_t)(uintptr_t)*node);
+			drv.GraphDestroyNode(*node);
+			*node = NULL;
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		o->parent = g;
+		o->node = (uint64_t)(uintptr_t)*node;
+	}
+	return CUDA_SUCCESS;
 }
 
 /* Forgets the kernel nodes of graph g, about to be destroyed. */
@@ -3531,6 +3863,10 @@ memalloc_node(struct rcall *c, struct robj *g, CUgraphNode *deps, size_t nd,
 	return CUDA_SUCCESS;
 }
 
+static int	bnode_do(struct rcall *, struct robj *, struct robj *,
+		    struct robj *, const CUgraphNode *, size_t, CUgraphNode *);
+static int	bnode_get(CUgraphNode, struct pw *, uint64_t *);
+
 /* in: ctx, graph, node type, dependencies, request -> node */
 static int
 c_graph_add(struct rcall *c)
@@ -3635,6 +3971,13 @@ c_graph_add(struct rcall *c)
 		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
 		    memalloc_node(c, g, deps, nd, &node);
 		break;
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		rc = ctx == NULL ? CUDA_ERROR_INVALID_CONTEXT :
+		    cond_node(c, g, ctx, deps, nd, &node);
+		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		rc = bnode_do(&sub, ctx, g, NULL, deps, nd, &node);
+		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		pr_init(&r, c->in[4].p, c->in[4].len);
 		span = pr_u64(&r);
@@ -3691,6 +4034,7 @@ c_graph_node_destroy(struct rcall *c)
 
 	if (g == NULL || !node_in(g->h, c->in[1].u))
 		return CUDA_ERROR_INVALID_VALUE;
+	cond_unname(c->cl, g, c->in[1].u);
 	return drv.GraphDestroyNode((CUgraphNode)(uintptr_t)c->in[1].u);
 }
 
@@ -3905,6 +4249,17 @@ c_node_get(struct rcall *c)
 			return CUDA_ERROR_INVALID_VALUE;
 		rpc_pack(&c->blob, rpc_lookup(R_HOST_FUNC)->req, v);
 		break;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		pw_init(&d);
+		if ((rc = bnode_get(node, &d, &v[2].u)) == CUDA_SUCCESS) {
+			v[3].p = d.p;
+			v[3].len = (uint32_t)d.len;
+			rpc_pack(&c->blob, rpc_lookup(R_STREAM_MEMOP)->req, v);
+		}
+		pw_free(&d);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
@@ -3913,6 +4268,111 @@ c_node_get(struct rcall *c)
 	c->out[0].u = (uint32_t)t;
 	c->out[1].p = c->blob.p;
 	c->out[1].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+static struct robj *child_named(struct rclient *, CUgraphNode);
+static CUresult	child_get(CUgraphNode, CUgraph *);
+
+/*
+ * A child graph node's graph (field 4: the client's id of a graph) set:
+ * the node of graph, or exec e's copy of it.
+ */
+static int
+child_set(struct rcall *c, struct robj *e, CUgraphNode node)
+{
+	static CUresult (*eset)(CUgraphExec, CUgraphNode, CUgraph);
+	static CUresult (*gset)(CUgraphNode, CUgraphNodeParams *);
+	static int looked;
+	CUgraphNodeParams p;
+	struct robj *o, *k;
+	struct pr r;
+	CUgraph h;
+	CUresult rc;
+
+	if (!looked) {
+		eset = (__typeof__(eset))drv_opt(
+		    "cuGraphExecChildGraphNodeSetParams", 11010);
+		gset = (__typeof__(gset))drv_opt("cuGraphNodeSetParams",
+		    12020);
+		looked = 1;
+	}
+	pr_init(&r, c->in[4].p, c->in[4].len);
+	o = robj_get(c->cl, pr_u64(&r), RK_GRAPH);
+	if (o == NULL || o->cap != NULL || o->h == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (e != NULL)
+		return eset == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    eset(e->h, node, o->h);
+	if (gset == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memset(&p, 0, sizeof p);
+	p.type = CU_GRAPH_NODE_TYPE_GRAPH;
+	p.graph.graph = o->h;
+	if ((rc = gset(node, &p)) != CUDA_SUCCESS)
+		return rc;
+	/* The node's graph, if the client knows it, as it is now. */
+	if ((k = child_named(c->cl, node)) != NULL) {
+		cond_unname(c->cl, k, 0);
+		if (child_get(node, &h) == CUDA_SUCCESS)
+			k->h = h;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* The robj naming child graph node's graph (R_CHILD_GRAPH), else NULL. */
+static struct robj *
+child_named(struct rclient *cl, CUgraphNode node)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_GRAPH &&
+		    ((struct robj *)v)->parent != NULL &&
+		    ((struct robj *)v)->node == (uint64_t)(uintptr_t)node)
+			return v;
+	return NULL;
+}
+
+/* cuGraphChildGraphNodeGetGraph, where the driver has it. */
+static CUresult
+child_get(CUgraphNode node, CUgraph *h)
+{
+	static CUresult (*get)(CUgraphNode, CUgraph *);
+	static int looked;
+
+	if (!looked) {
+		get = (__typeof__(get))drv_opt(
+		    "cuGraphChildGraphNodeGetGraph", 10000);
+		looked = 1;
+	}
+	return get == NULL ? CUDA_ERROR_NOT_SUPPORTED : get(node, h);
+}
+
+/* in: graph, child graph node, id: the node's graph known by that id */
+static int
+c_child_graph(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *o;
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	CUgraphNodeType t;
+	CUgraph h;
+	CUresult rc;
+
+	if (g == NULL || g->cap != NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = drv.GraphNodeGetType(node, &t)) != CUDA_SUCCESS)
+		return rc;
+	if (t != CU_GRAPH_NODE_TYPE_GRAPH || child_named(c->cl, node) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = child_get(node, &h)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[2].u, RK_GRAPH, h)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = g;
+	o->node = c->in[1].u;
 	return CUDA_SUCCESS;
 }
 
@@ -3942,6 +4402,8 @@ c_node_set(struct rcall *c)
 		return rc;
 	if ((uint64_t)t != c->in[3].u)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (t == CU_GRAPH_NODE_TYPE_GRAPH)
+		return child_set(c, e, node);
 	if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
 		return rc;
 	if ((ctx = cuda_ctx(c, sub.in[0].u, &rc)) == NULL)
@@ -3985,6 +4447,8 @@ c_node_set(struct rcall *c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		return e != NULL ? drv.GraphExecHostNodeSetParams(e->h, node,
 		    &hp) : drv.GraphHostNodeSetParams(node, &hp);
+	case R_STREAM_MEMOP:
+		return bnode_do(&sub, ctx, NULL, e, NULL, 0, &node);
 	}
 	return CUDA_ERROR_INVALID_VALUE;
 }
@@ -4776,19 +5240,21 @@ c_link_destroy(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* in: ctx, stream, flags, operations (check_call passed their types) */
+/*
+ * The operations of field f of c (check_call passed their types) into
+ * ops, *n of them: CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for an
+ * address not the client's.
+ */
 static int
-c_stream_memop(struct rcall *c)
+memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
+    uint32_t *pn)
 {
-	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
 	struct pr r;
-	uint32_t i, n = c->in[3].len / RPC_MEMOP_LEN, type, flags;
+	uint32_t i, n = c->in[f].len / RPC_MEMOP_LEN, type, flags;
 	uint64_t addr, val;
-	CUstream s;
 
-	CTX(c, 0);
-	STREAM(c, 1, s);
-	pr_init(&r, c->in[3].p, c->in[3].len);
+	*pn = n;
+	pr_init(&r, c->in[f].p, c->in[f].len);
 	memset(ops, 0, n * sizeof *ops);
 	for (i = 0; i < n; i++) {
 		type = pr_u32(&r);
@@ -4830,7 +5296,127 @@ c_stream_memop(struct rcall *c)
 			break;
 		}
 	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, stream, flags, operations (check_call passed their types) */
+static int
+c_stream_memop(struct rcall *c)
+{
+	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
+	uint32_t n;
+	CUstream s;
+	int rc;
+
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((rc = memops_decode(c, 3, ops, &n)) != CUDA_SUCCESS)
+		return rc;
 	return drv.StreamBatchMemOp(s, n, ops, (unsigned)c->in[2].u);
+}
+
+/* The driver's batch node calls, where it has them. */
+static struct {
+	CUresult	(*add)(CUgraphNode *, CUgraph, const CUgraphNode *,
+			    size_t, const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*get)(CUgraphNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*set)(CUgraphNode,
+			    const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	CUresult	(*eset)(CUgraphExec, CUgraphNode,
+			    const CUDA_BATCH_MEM_OP_NODE_PARAMS *);
+	int		 looked;
+} bnode;
+
+static int
+bnode_look(void)
+{
+	if (!bnode.looked) {
+		bnode.add = (__typeof__(bnode.add))drv_opt(
+		    "cuGraphAddBatchMemOpNode", 11070);
+		bnode.get = (__typeof__(bnode.get))drv_opt(
+		    "cuGraphBatchMemOpNodeGetParams", 11070);
+		bnode.set = (__typeof__(bnode.set))drv_opt(
+		    "cuGraphBatchMemOpNodeSetParams", 11070);
+		bnode.eset = (__typeof__(bnode.eset))drv_opt(
+		    "cuGraphExecBatchMemOpNodeSetParams", 11070);
+		bnode.looked = 1;
+	}
+	return bnode.add != NULL && bnode.get != NULL && bnode.set != NULL &&
+	    bnode.eset != NULL ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/*
+ * A batch node: sub is its R_STREAM_MEMOP request; the node of graph g
+ * added after deps (e and node NULL), or set, on the graph (e NULL) or
+ * on exec e.
+ */
+static int
+bnode_do(struct rcall *sub, struct robj *ctx, struct robj *g, struct robj *e,
+    const CUgraphNode *deps, size_t nd, CUgraphNode *node)
+{
+	CUstreamBatchMemOpParams ops[RPC_MEMOPS_MAX];
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	uint32_t n;
+	int rc;
+
+	if ((rc = bnode_look()) != CUDA_SUCCESS ||
+	    (rc = memops_decode(sub, 3, ops, &n)) != CUDA_SUCCESS)
+		return rc;
+	memset(&p, 0, sizeof p);
+	p.ctx = ctx->h;
+	p.count = n;
+	p.paramArray = ops;
+	p.flags = (unsigned)sub->in[2].u;
+	if (g != NULL)
+		return bnode.add(node, g->h, deps, nd, &p);
+	return e != NULL ? bnode.eset(e->h, *node, &p) : bnode.set(*node, &p);
+}
+
+/* A batch node's operations as R_STREAM_MEMOP carries them, into w. */
+static int
+bnode_get(CUgraphNode node, struct pw *w, uint64_t *flags)
+{
+	CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+	const CUstreamBatchMemOpParams *o;
+	uint64_t addr, val;
+	uint32_t i, of;
+	int rc;
+
+	if ((rc = bnode_look()) != CUDA_SUCCESS)
+		return rc;
+	memset(&p, 0, sizeof p);
+	if ((rc = bnode.get(node, &p)) != CUDA_SUCCESS)
+		return rc;
+	for (i = 0; i < p.count && p.paramArray != NULL; i++) {
+		o = &p.paramArray[i];
+		addr = val = 0;
+		switch (o->operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			addr = o->waitValue.address;
+			val = o->waitValue.value64;
+			of = o->waitValue.flags;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			addr = o->writeValue.address;
+			val = o->writeValue.value64;
+			of = o->writeValue.flags;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			of = o->flushRemoteWrites.flags;
+			break;
+		default:
+			of = o->memoryBarrier.flags;
+			break;
+		}
+		pw_u32(w, (uint32_t)o->operation);
+		pw_u32(w, of);
+		pw_u64(w, addr);
+		pw_u64(w, val);
+	}
+	*flags = p.flags;
+	return CUDA_SUCCESS;
 }
 
 /*
@@ -5679,7 +6265,13 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_HOST_FUNC, c_host_func) \
 	F(R_STREAM_ATTR, c_stream_attr) \
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
-	F(R_CAPTURE_DEPS, c_capture_deps)
+	F(R_CAPTURE_DEPS, c_capture_deps) \
+	F(R_COND_HANDLE, c_cond_handle) \
+	F(R_CHILD_GRAPH, c_child_graph) \
+	F(R_UOBJ_CREATE, c_uobj) \
+	F(R_UOBJ_RELEASE, c_uobj) \
+	F(R_GRAPH_UOBJ, c_graph_uobj) \
+	F(R_KNODE_ATTR, c_knode_attr)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -63,6 +63,14 @@
  * with this header's GLEAM_HOST_KERNEL_LIBRARY, and do nothing outside a
  * launch.
  *
+ * A kernel of a graph's launch sets a conditional node's condition as
+ * cudaGraphSetConditional(handle, value) does with
+ * gleam_host_set_conditional(handle, value), the handle being the
+ * argument the kernel was given: the condition of that launch.  Outside a
+ * graph's launch, or with a handle not of the launched graph, it does
+ * nothing.  Set for an object built with GLEAM_HOST_KERNEL_LIBRARY by a
+ * backend that has it (NULL for an older one).
+ *
  * Every launch runs to completion, one at a time per client, on the
  * client's thread in gleam-serve: a kernel must not keep pointers beyond
  * its return.  Different clients' launches may run at the same time.
@@ -109,9 +117,11 @@ struct gleam_host_global {
 
 /*
  * The object's exports: gleam_host_kernel_abi, gleam_host_access,
- * gleam_host_global_ptr, gleam_host_printf and gleam_host_assert_fail
- * come from GLEAM_HOST_KERNEL_LIBRARY, written once at file scope (the
- * backend sets the pointers when it loads the object); gleam_host_kernels is required, gleam_host_globals optional.
+ * gleam_host_global_ptr, gleam_host_printf, gleam_host_assert_fail and
+ * gleam_host_set_conditional come from GLEAM_HOST_KERNEL_LIBRARY,
+ * written once at file scope (the backend sets the pointers when it
+ * loads the object); gleam_host_kernels is required, gleam_host_globals
+ * optional.
  */
 extern const unsigned			 gleam_host_kernel_abi;
 extern const struct gleam_host_kernel	 gleam_host_kernels[];
@@ -125,6 +135,9 @@ extern void	*(*gleam_host_global_ptr)(const char *name);
 extern int	(*gleam_host_printf)(const char *fmt, ...)
 		    __attribute__((format(printf, 1, 2)));
 extern void	(*gleam_host_assert_fail)(const char *msg);
+/* During a graph's launch: cudaGraphSetConditional. */
+extern void	(*gleam_host_set_conditional)(unsigned long long handle,
+		    unsigned value);
 
 #define GLEAM_HOST_OK(p, len)	gleam_host_access((const void *)(p), (len))
 
@@ -133,6 +146,7 @@ extern void	(*gleam_host_assert_fail)(const char *msg);
 	int (*gleam_host_access)(const void *, unsigned long long);	\
 	void *(*gleam_host_global_ptr)(const char *);			\
 	int (*gleam_host_printf)(const char *, ...);			\
-	void (*gleam_host_assert_fail)(const char *)
+	void (*gleam_host_assert_fail)(const char *);			\
+	void (*gleam_host_set_conditional)(unsigned long long, unsigned)
 
 #endif

@@ -905,6 +905,7 @@ static int host_access(const void *, unsigned long long);
 static int host_printf(const char *, ...)
     __attribute__((format(printf, 1, 2)));
 static void host_assert_fail(const char *);
+static void host_set_cond(unsigned long long, unsigned);
 static void host_out_flush(struct rclient *);
 static void *host_global_ptr(const char *);
 
@@ -919,6 +920,7 @@ host_load(char *err, size_t errlen)
 	int (**ap)(const void *, unsigned long long);
 	int (**pp)(const char *, ...);
 	void (**fp)(const char *);
+	void (**cp)(unsigned long long, unsigned);
 	size_t n, i, j;
 
 	if ((host.dl = dlopen(host.path, RTLD_NOW | RTLD_LOCAL)) == NULL) {
@@ -932,6 +934,7 @@ host_load(char *err, size_t errlen)
 	ap = dlsym(host.dl, "gleam_host_access");
 	pp = dlsym(host.dl, "gleam_host_printf");
 	fp = dlsym(host.dl, "gleam_host_assert_fail");
+	cp = dlsym(host.dl, "gleam_host_set_conditional");
 	if (abi == NULL || ks == NULL || ap == NULL) {
 		snprintf(err, errlen, "%s: not a kernel library (no %s)",
 		    host.path, abi == NULL ? "gleam_host_kernel_abi" :
@@ -990,6 +993,8 @@ host_load(char *err, size_t errlen)
 		*pp = host_printf;
 	if (fp != NULL)
 		*fp = host_assert_fail;
+	if (cp != NULL)
+		*cp = host_set_cond;
 	log_info("host backend: %zu kernels, %zu globals from %s", host.nk,
 	    host.nglobals, host.path);
 	return 0;
@@ -1040,6 +1045,8 @@ host_client_new(struct rclient *cl)
 
 struct hgraph;
 static void	hgraph_free(struct hgraph *);
+struct huobj;
+static void	huobj_forget(struct huobj *);
 
 static void
 host_client_free(struct rclient *cl)
@@ -1049,6 +1056,13 @@ host_client_free(struct rclient *cl)
 	void *v;
 	struct robj *o;
 
+	/* User objects first: the graphs' references free them later. */
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if ((o = v)->kind == RK_UOBJ && o->h != NULL) {
+			huobj_forget(o->h);
+			o->h = NULL;
+		}
+	i = 0;
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
 		switch (o->kind) {
@@ -1070,7 +1084,8 @@ host_client_free(struct rclient *cl)
 			break;
 		case RK_GRAPH:
 		case RK_GEXEC:
-			hgraph_free(o->h);
+			if (o->parent == NULL)	/* a body: its node's */
+				hgraph_free(o->h);
 			break;
 		case RK_CTX:
 			pool_drop(cl, o, &host_pool);
@@ -2994,6 +3009,39 @@ host_ctx_device(struct rcall *c)
 						   in[] as RPC_SIG_MEMALLOC's
 						   numbers, its address in[0] */
 #define HOP_FREE	(R_CALL_END + 3)	/* a free node: in[0] */
+#define HOP_COND	(R_CALL_END + 4)	/* a conditional node: in[0]
+						   its handle, in[1] its type */
+
+/*
+ * A conditional node's condition: made on a graph (R_COND_HANDLE), copied
+ * with it, set by kernels during a launch (gleam_host_set_conditional).
+ */
+struct hcond {
+	uint64_t	 h;
+	unsigned	 def, flags, value;
+};
+
+/*
+ * A user object: its references, the client's one (until R_UOBJ_RELEASE)
+ * and those graphs hold (and their execs and clones); the client names
+ * it while any is left.  When the last goes, the client is told
+ * (UOBJ_NOTICE) and runs the destructor.  cl NULL: the client is going.
+ */
+struct huobj {
+	struct rclient	*cl;
+	uint64_t	 id;
+	unsigned long	 refs;
+	int		 share;		/* the client's reference is held */
+};
+
+/* A graph's references to one user object. */
+struct huref {
+	struct huobj	*u;
+	unsigned long	 n;
+};
+
+/* Turns of a while node's body before the launch fails. */
+#define HOST_WHILE_MAX	(1u << 20)
 
 struct hop {
 	uint16_t	 type;
@@ -3001,6 +3049,10 @@ struct hop {
 	struct rpc_val	 in[RPC_MAX_FIELDS];
 	uint64_t	 node;		/* its node's number, 0 if none */
 	struct hgraph	*child;		/* HOP_CHILD: its own copy */
+	struct hgraph	**body;		/* HOP_COND: its bodies, its own */
+	uint32_t	 nbody;
+	uint8_t		*kattr;		/* a kernel node's attributes set,
+					   as a stream's sattr */
 	int		 off;		/* an exec's node disabled */
 };
 
@@ -3021,11 +3073,21 @@ struct hgraph {
 	int		 invalid;	/* that capture met an illegal call */
 	int		 capto;		/* the program's graph, captured into
 					   (cuStreamBeginCaptureToGraph) */
+	struct hcond	*cond;		/* conditions made on it */
+	size_t		 ncond;
+	struct huref	*uref;		/* user objects' references it owns */
+	size_t		 nuref;
+	struct hgraph	*up;		/* a body: the graph of its node */
 };
 
 static uint64_t	 hgraph_capseq;
+static uint64_t	 hcond_seq;
+/* The exec a launch on this thread runs: its conditions are set. */
+static __thread struct hgraph *hrun_root;
 
 static uint32_t	hgraph_node_type(uint16_t);
+static struct robj *hgraph_robj(struct rclient *, const struct hgraph *);
+static void	hgraph_unname(struct rclient *, const struct hgraph *);
 
 static int	host_call(struct rcall *);
 
@@ -3043,6 +3105,7 @@ hgraph_sfield(uint16_t type)
 	case R_MEMSET:
 	case R_STREAM_WAIT_EVENT:
 	case R_HOST_FUNC:
+	case R_STREAM_MEMOP:
 		return 1;
 	case R_EVENT_RECORD:
 	case R_GRAPH_LAUNCH:
@@ -3066,6 +3129,7 @@ hop_sig(uint16_t type)
 static void
 hop_clear(struct hop *o, const char *sig)
 {
+	uint32_t k;
 	int i;
 
 	for (i = 0; sig[i] != '\0'; i++)
@@ -3073,6 +3137,38 @@ hop_clear(struct hop *o, const char *sig)
 			free((void *)o->in[i].p);
 	hgraph_free(o->child);
 	o->child = NULL;
+	for (k = 0; k < o->nbody; k++)
+		hgraph_free(o->body[k]);
+	free(o->body);
+	o->body = NULL;
+	o->nbody = 0;
+	free(o->kattr);
+	o->kattr = NULL;
+}
+
+/* n references to u go; with the last, u does, and its client learns. */
+static void
+huobj_drop(struct huobj *u, unsigned long n)
+{
+	u->refs -= n < u->refs ? n : u->refs;
+	if (u->refs > 0)
+		return;
+	if (u->cl != NULL) {
+		rclient_host_note(u->cl, UOBJ_NOTICE | u->id);
+		robj_del(u->cl, u->id);
+	}
+	free(u);
+}
+
+/* The client goes: u names none, and its reference goes. */
+static void
+huobj_forget(struct huobj *u)
+{
+	u->cl = NULL;
+	if (u->share) {
+		u->share = 0;
+		huobj_drop(u, 1);
+	}
 }
 
 static void
@@ -3084,9 +3180,13 @@ hgraph_free(struct hgraph *g)
 		return;
 	for (i = 0; i < g->n; i++)
 		hop_clear(&g->op[i], hop_sig(g->op[i].type));
+	for (i = 0; i < g->nuref; i++)
+		huobj_drop(g->uref[i].u, g->uref[i].n);
+	free(g->uref);
 	free(g->op);
 	free(g->e);
 	free(g->ends);
+	free(g->cond);
 	free(g);
 }
 
@@ -3163,6 +3263,26 @@ hgraph_add(struct hgraph *g, uint16_t type, int sf, const struct rpc_val *in)
 	return 0;
 }
 
+static struct hgraph *hgraph_clone(const struct hgraph *);
+
+/* Copies of o's bodies into n, a copy of o in graph up: 0 or -1. */
+static int
+hop_bodies_clone(struct hop *n, const struct hop *o, struct hgraph *up)
+{
+	uint32_t k;
+
+	n->nbody = 0;
+	if ((n->body = calloc(o->nbody, sizeof *n->body)) == NULL)
+		return -1;
+	for (k = 0; k < o->nbody; k++) {
+		if ((n->body[k] = hgraph_clone(o->body[k])) == NULL)
+			return -1;
+		n->body[k]->up = up;
+		n->nbody = k + 1;
+	}
+	return 0;
+}
+
 static struct hgraph *
 hgraph_clone(const struct hgraph *g)
 {
@@ -3186,6 +3306,40 @@ hgraph_clone(const struct hgraph *g)
 			hgraph_free(n);
 			return NULL;
 		}
+		if (g->op[i].nbody > 0 &&
+		    hop_bodies_clone(&n->op[i], &g->op[i], n) == -1) {
+			hgraph_free(n);
+			return NULL;
+		}
+		if (g->op[i].kattr != NULL) {
+			if ((n->op[i].kattr = malloc(SATTR_SLOT *
+			    SATTR_IDS)) == NULL) {
+				hgraph_free(n);
+				return NULL;
+			}
+			memcpy(n->op[i].kattr, g->op[i].kattr,
+			    SATTR_SLOT * SATTR_IDS);
+		}
+	}
+	if (g->ncond > 0) {
+		if ((n->cond = calloc(g->ncond, sizeof *n->cond)) == NULL) {
+			hgraph_free(n);
+			return NULL;
+		}
+		memcpy(n->cond, g->cond, g->ncond * sizeof *n->cond);
+		n->ncond = g->ncond;
+	}
+	/* A copy owns references of its own, as the driver's do. */
+	if (g->nuref > 0) {
+		if ((n->uref = calloc(g->nuref, sizeof *n->uref)) == NULL) {
+			hgraph_free(n);
+			return NULL;
+		}
+		for (i = 0; i < g->nuref; i++) {
+			n->uref[i] = g->uref[i];
+			n->uref[i].u->refs += n->uref[i].n;
+		}
+		n->nuref = g->nuref;
 	}
 	for (i = 0; i < g->ne; i++)
 		if (hgraph_edge(n, g->e[i].from, g->e[i].to) == -1) {
@@ -3582,10 +3736,12 @@ c_graph_destroy(struct rcall *c)
 	int kind = c->d->type == R_GRAPH_DESTROY ? RK_GRAPH : RK_GEXEC;
 	struct robj *o = robj_get(c->cl, c->in[0].u, kind);
 
-	if (o == NULL)
+	if (o == NULL || o->parent != NULL)	/* a body is its node's */
 		return CUDA_ERROR_INVALID_VALUE;
 	if (o->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;
+	if (kind == RK_GRAPH)
+		hgraph_unname(c->cl, o->h);
 	hgraph_free(o->h);
 	robj_del(c->cl, c->in[0].u);
 	return CUDA_SUCCESS;
@@ -3636,6 +3792,96 @@ hgraph_ready(const struct hgraph *g, const struct hop *o, const char *done)
 	return 1;
 }
 
+/* The condition h of g or of a graph within it, else NULL. */
+static struct hcond *
+hcond_find(struct hgraph *g, uint64_t h)
+{
+	struct hcond *k;
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < g->ncond; i++)
+		if (g->cond[i].h == h)
+			return &g->cond[i];
+	for (i = 0; i < g->n; i++) {
+		if (g->op[i].child != NULL &&
+		    (k = hcond_find(g->op[i].child, h)) != NULL)
+			return k;
+		for (b = 0; b < g->op[i].nbody; b++)
+			if ((k = hcond_find(g->op[i].body[b], h)) != NULL)
+				return k;
+	}
+	return NULL;
+}
+
+/* A launch begins: conditions that ask for it take their defaults. */
+static void
+hcond_reset(struct hgraph *g)
+{
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < g->ncond; i++)
+		if (g->cond[i].flags & CU_GRAPH_COND_ASSIGN_DEFAULT)
+			g->cond[i].value = g->cond[i].def;
+	for (i = 0; i < g->n; i++) {
+		if (g->op[i].child != NULL)
+			hcond_reset(g->op[i].child);
+		for (b = 0; b < g->op[i].nbody; b++)
+			hcond_reset(g->op[i].body[b]);
+	}
+}
+
+/* cudaGraphSetConditional, for the kernels of a graph's launch. */
+static void
+host_set_cond(unsigned long long h, unsigned value)
+{
+	struct hcond *k;
+
+	/* Outside a graph, or not its condition: nothing, as documented. */
+	if (hrun_root != NULL && (k = hcond_find(hrun_root, h)) != NULL)
+		k->value = value;
+}
+
+static int	hgraph_run(struct rclient *, struct hgraph *, uint64_t);
+
+/* A conditional node: its bodies run as its condition says. */
+static int
+hcond_run(struct rclient *cl, const struct hop *o, uint64_t sid)
+{
+	struct hcond *k = NULL;
+	unsigned long n;
+	int rc = CUDA_SUCCESS;
+
+	if (hrun_root == NULL ||
+	    (k = hcond_find(hrun_root, o->in[0].u)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (o->in[1].u) {
+	case CU_GRAPH_COND_TYPE_IF:
+		if (k->value != 0)
+			rc = hgraph_run(cl, o->body[0], sid);
+		else if (o->nbody == 2)
+			rc = hgraph_run(cl, o->body[1], sid);
+		break;
+	case CU_GRAPH_COND_TYPE_WHILE:
+		for (n = 0; rc == CUDA_SUCCESS && k->value != 0; n++) {
+			if (n == HOST_WHILE_MAX) {
+				log_warn("host backend: a while node turned "
+				    "%u times: the launch fails",
+				    HOST_WHILE_MAX);
+				return CUDA_ERROR_LAUNCH_TIMEOUT;
+			}
+			rc = hgraph_run(cl, o->body[0], sid);
+		}
+		break;
+	case CU_GRAPH_COND_TYPE_SWITCH:
+		if (k->value < o->nbody)
+			rc = hgraph_run(cl, o->body[k->value], sid);
+		break;
+	}
+	return rc;
+}
+
 /* Runs g's calls on stream sid, in an order its edges allow. */
 static int
 hgraph_run(struct rclient *cl, struct hgraph *g, uint64_t sid)
@@ -3666,6 +3912,10 @@ hgraph_run(struct rclient *cl, struct hgraph *g, uint64_t sid)
 			rc = hgraph_run(cl, o->child, sid);
 			continue;
 		}
+		if (o->type == HOP_COND) {
+			rc = hcond_run(cl, o, sid);
+			continue;
+		}
 		memset(&r, 0, sizeof r);
 		r.cl = cl;
 		r.d = rpc_lookup(o->type);
@@ -3684,7 +3934,9 @@ hgraph_run(struct rclient *cl, struct hgraph *g, uint64_t sid)
 static int
 c_graph_launch(struct rcall *c)
 {
+	struct hgraph *prev;
 	struct robj *eo;
+	int rc;
 
 	CTX(c, 0);
 	if ((eo = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
@@ -3692,7 +3944,13 @@ c_graph_launch(struct rcall *c)
 	STREAM(c, 2);
 	if (c->d->type == R_GRAPH_UPLOAD)
 		return CUDA_SUCCESS;
-	return hgraph_run(c->cl, eo->h, c->in[2].u);
+	/* A graph launched from a graph runs with its own conditions. */
+	prev = hrun_root;
+	hrun_root = eo->h;
+	hcond_reset(eo->h);
+	rc = hgraph_run(c->cl, eo->h, c->in[2].u);
+	hrun_root = prev;
+	return rc;
 }
 
 static size_t
@@ -3837,12 +4095,16 @@ hgraph_node_type(uint16_t type)
 		return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
 	case HOP_FREE:
 		return CU_GRAPH_NODE_TYPE_MEM_FREE;
+	case HOP_COND:
+		return CU_GRAPH_NODE_TYPE_CONDITIONAL;
 	case R_EVENT_RECORD:
 		return CU_GRAPH_NODE_TYPE_EVENT_RECORD;
 	case R_STREAM_WAIT_EVENT:
 		return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
 	case R_HOST_FUNC:
 		return CU_GRAPH_NODE_TYPE_HOST;
+	case R_STREAM_MEMOP:
+		return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
 	}
 	return CU_GRAPH_NODE_TYPE_MEMCPY;
 }
@@ -3906,15 +4168,222 @@ hgraph_get(struct rcall *c, uint64_t id)
 	return go == NULL || go->cap != NULL ? NULL : go->h;
 }
 
+/* The graph's robj of c's whose graph is g, else NULL. */
+static struct robj *
+hgraph_robj(struct rclient *cl, const struct hgraph *g)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == RK_GRAPH &&
+		    ((struct robj *)v)->h == g)
+			return v;
+	return NULL;
+}
+
+/*
+ * The client's ids of the bodies in g, and of those within them, are
+ * forgotten: their node or graph goes.
+ */
+static void	hop_unname(struct rclient *, const struct hop *);
+
+static void
+hgraph_unname(struct rclient *cl, const struct hgraph *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		hop_unname(cl, &g->op[i]);
+}
+
+/* The ids of op o's bodies and child graph, and of those within them. */
+static void
+hop_unname(struct rclient *cl, const struct hop *o)
+{
+	struct robj *r;
+	uint32_t b;
+
+	for (b = 0; b < o->nbody; b++) {
+		hgraph_unname(cl, o->body[b]);
+		if ((r = hgraph_robj(cl, o->body[b])) != NULL &&
+		    r->parent != NULL)
+			robj_del(cl, r->id);
+	}
+	if (o->child != NULL) {
+		hgraph_unname(cl, o->child);
+		if ((r = hgraph_robj(cl, o->child)) != NULL &&
+		    r->parent != NULL)
+			robj_del(cl, r->id);
+	}
+}
+
+/* Bodies made by hcond_bodies, unnamed and freed (on a failure). */
+static void
+hcond_drop(struct rclient *cl, struct hgraph **body, uint32_t n)
+{
+	struct robj *o;
+	uint32_t k;
+
+	for (k = 0; body != NULL && k < n; k++) {
+		if (body[k] != NULL && (o = hgraph_robj(cl, body[k])) != NULL)
+			robj_del(cl, o->id);
+		hgraph_free(body[k]);
+	}
+	free(body);
+}
+
+/*
+ * A conditional node's n bodies for graph g, empty, each known by the
+ * client's id in ids (u64 each) and owned by the node: 0 or the CUresult.
+ * The node's condition must be one made on g or a graph g is a body of.
+ */
+static int
+hcond_bodies(struct rcall *c, struct hgraph *g, const struct rpc_val *ids,
+    uint32_t n, struct hgraph ***pbody)
+{
+	struct robj *go = hgraph_robj(c->cl, g), *o;
+	struct hgraph **body, *up;
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct pr r;
+	uint32_t k;
+	size_t i;
+
+	rpc_unpack(c->in[4].p, c->in[4].len, RPC_SIG_COND, v);
+	for (up = g; up != NULL; up = up->up) {
+		for (i = 0; i < up->ncond && up->cond[i].h != v[0].u; i++)
+			;
+		if (i < up->ncond)
+			break;
+	}
+	if (up == NULL || go == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((body = calloc(n, sizeof *body)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pr_init(&r, ids->p, ids->len);
+	for (k = 0; k < n; k++) {
+		if ((body[k] = calloc(1, sizeof *body[k])) == NULL) {
+			hcond_drop(c->cl, body, n);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		body[k]->up = g;
+		if ((o = robj_new(c->cl, pr_u64(&r), RK_GRAPH, body[k])) ==
+		    NULL) {
+			hcond_drop(c->cl, body, n);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		o->parent = go;
+	}
+	*pbody = body;
+	return CUDA_SUCCESS;
+}
+
+/* R_UOBJ_CREATE: id; R_UOBJ_RELEASE: id */
+static int
+c_uobj(struct rcall *c)
+{
+	struct robj *o;
+	struct huobj *u;
+
+	if (c->d->type == R_UOBJ_RELEASE) {
+		if ((o = robj_get(c->cl, c->in[0].u, RK_UOBJ)) == NULL ||
+		    !((struct huobj *)o->h)->share)
+			return CUDA_ERROR_INVALID_VALUE;
+		u = o->h;
+		u->share = 0;
+		huobj_drop(u, 1);	/* its name goes with the last */
+		return CUDA_SUCCESS;
+	}
+	if ((u = calloc(1, sizeof *u)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	u->cl = c->cl;
+	u->id = c->in[0].u;
+	u->refs = 1;
+	u->share = 1;
+	if (robj_new(c->cl, c->in[0].u, RK_UOBJ, u) == NULL) {
+		free(u);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, user object, count, retain (1) or release (0) */
+static int
+c_graph_uobj(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	struct robj *uo = robj_get(c->cl, c->in[1].u, RK_UOBJ);
+	unsigned long n = c->in[2].u;
+	struct hgraph *g;
+	struct huref *r;
+	size_t i;
+
+	if (go == NULL || uo == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	g = go->h;
+	for (i = 0; i < g->nuref && g->uref[i].u != uo->h; i++)
+		;
+	if (c->in[3].u == 0) {
+		/* More than the graph owns: refused, as the driver does. */
+		if (i == g->nuref || g->uref[i].n < n)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((g->uref[i].n -= n) == 0)
+			g->uref[i] = g->uref[--g->nuref];
+		huobj_drop(uo->h, n);
+		return CUDA_SUCCESS;
+	}
+	if (i == g->nuref) {
+		if ((r = realloc(g->uref, (g->nuref + 1) * sizeof *r)) ==
+		    NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->uref = r;
+		g->uref[g->nuref].u = uo->h;
+		g->uref[g->nuref].n = 0;
+		g->nuref++;
+	}
+	g->uref[i].n += n;
+	((struct huobj *)uo->h)->refs += n;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, graph, default value, flags -> the condition's handle */
+static int
+c_cond_handle(struct rcall *c)
+{
+	struct hgraph *g = hgraph_get(c, c->in[1].u);
+	struct hcond *k;
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (g == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((k = realloc(g->cond, (g->ncond + 1) * sizeof *k)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g->cond = k;
+	k = &g->cond[g->ncond++];
+	/* Numbers no pointer or small integer is, unique in the process. */
+	k->h = 0x6c00000000000000ULL | ++hcond_seq;
+	k->def = (unsigned)c->in[2].u;
+	k->flags = (unsigned)c->in[3].u;
+	k->value = k->flags & CU_GRAPH_COND_ASSIGN_DEFAULT ? k->def : 0;
+	c->out[0].u = k->h;
+	return CUDA_SUCCESS;
+}
+
 /* in: ctx, graph, node type, dependencies, request -> node */
 static int
 c_graph_add(struct rcall *c)
 {
 	struct hgraph *g = hgraph_get(c, c->in[1].u), *child = NULL;
+	struct hgraph **body = NULL;
 	uint16_t call = check_graph_call(c->in[2].u), type = call;
 	struct robj *f, *ctx = NULL;
 	struct rcall sub;
 	struct rpc_val av[RPC_MAX_FIELDS];
+	uint32_t nbody = 0;
 	struct pr r;
 	size_t nd = c->in[3].len / 8, i;
 	uint64_t h, ptr = 0;
@@ -3926,7 +4395,8 @@ c_graph_add(struct rcall *c)
 		if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 			return rc;
 	} else if (call != 0 ||
-	    c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC)
+	    c->in[2].u == CU_GRAPH_NODE_TYPE_MEM_ALLOC ||
+	    c->in[2].u == CU_GRAPH_NODE_TYPE_CONDITIONAL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	pr_init(&r, c->in[3].p, c->in[3].len);
 	for (i = 0; i < nd; i++)
@@ -3987,14 +4457,30 @@ c_graph_add(struct rcall *c)
 			return CUDA_ERROR_INVALID_VALUE;
 		type = HOP_FREE;
 		break;
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		if ((rc = check_cond(&c->in[4], av)) != CUDA_SUCCESS)
+			return rc;
+		if ((rc = hcond_bodies(c, g, &av[3], (uint32_t)av[2].u,
+		    &body)) != CUDA_SUCCESS)
+			return rc;
+		nbody = (uint32_t)av[2].u;
+		type = HOP_COND;
+		break;
 	}
 	if (hgraph_add(g, type, sf, sub.in) == -1) {
 		hgraph_free(child);
+		hcond_drop(c->cl, body, nbody);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	h = ++g->nodes;
 	g->op[g->n - 1].node = h;
 	g->op[g->n - 1].child = child;
+	g->op[g->n - 1].body = body;
+	g->op[g->n - 1].nbody = nbody;
+	if (type == HOP_COND) {
+		g->op[g->n - 1].in[0].u = av[0].u;
+		g->op[g->n - 1].in[1].u = av[1].u;
+	}
 	if (type == HOP_ALLOC)
 		for (i = 1; i < 6; i++)
 			g->op[g->n - 1].in[i].u = av[i].u;
@@ -4063,6 +4549,7 @@ c_graph_node_destroy(struct rcall *c)
 
 	if (g == NULL || (o = hgraph_op(g, c->in[1].u)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	hop_unname(c->cl, o);
 	hop_clear(o, hop_sig(o->type));
 	k = (size_t)(o - g->op);
 	memmove(o, o + 1, (g->n - k - 1) * sizeof *o);
@@ -4146,6 +4633,54 @@ c_knode_set(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: graph, kernel node, op, attribute, source graph and node, value ->
+ * value.  Values kept per node, that change nothing here; a copy goes
+ * with the graph's copies.
+ */
+static int
+c_knode_attr(struct rcall *c)
+{
+	struct hop *o = hgraph_kop(c, c->in[0].u, RK_GRAPH, c->in[1].u), *src;
+	uint32_t a = (uint32_t)c->in[3].u;
+	size_t len = rpc_kattr_len(a);
+	uint8_t v[SATTR_SLOT];
+
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (c->in[2].u) {
+	case SATTR_COPY:
+		if ((src = hgraph_kop(c, c->in[4].u, RK_GRAPH,
+		    c->in[5].u)) == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
+		if (src == o)
+			return CUDA_SUCCESS;
+		if (src->kattr == NULL) {
+			free(o->kattr);
+			o->kattr = NULL;
+			return CUDA_SUCCESS;
+		}
+		if (o->kattr == NULL &&
+		    (o->kattr = malloc(SATTR_SLOT * SATTR_IDS)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(o->kattr, src->kattr, SATTR_SLOT * SATTR_IDS);
+		return CUDA_SUCCESS;
+	case SATTR_SET:
+		if (o->kattr == NULL &&
+		    (o->kattr = calloc(SATTR_IDS, SATTR_SLOT)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(o->kattr + a * SATTR_SLOT, c->in[6].p, len);
+		return CUDA_SUCCESS;
+	}
+	memset(v, 0, sizeof v);
+	if (o->kattr != NULL)
+		memcpy(v, o->kattr + a * SATTR_SLOT, len);
+	pw_bytes(&c->blob, v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -4163,6 +4698,7 @@ c_node_get(struct rcall *c)
 	case R_EVENT_RECORD:
 	case R_STREAM_WAIT_EVENT:
 	case R_HOST_FUNC:
+	case R_STREAM_MEMOP:
 		memcpy(v, o->in, sizeof v);
 		v[0].u = 0;
 		if (o->sf >= 0)
@@ -4189,6 +4725,72 @@ c_node_get(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A child graph node's graph (field 4: a graph's id) replaced by a copy
+ * of that graph, in g (the graph top, or an exec of it).  An exec's must
+ * keep its nodes and their types, as cuGraphExecUpdate's.
+ */
+static int
+hchild_set(struct rcall *c, struct hgraph *g, struct hgraph *top,
+    uint64_t node, int exec)
+{
+	struct hgraph *child, *n, tmp;
+	struct hop *o;
+	struct pr r;
+	size_t i;
+	uint32_t b;
+
+	pr_init(&r, c->in[4].p, c->in[4].len);
+	if ((o = hgraph_op(g, node)) == NULL || o->type != HOP_CHILD ||
+	    (child = hgraph_get(c, pr_u64(&r))) == NULL || child == top)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (exec) {
+		if (child->n != o->child->n || child->ne != o->child->ne)
+			return CUDA_ERROR_INVALID_VALUE;
+		for (i = 0; i < child->n; i++)
+			if (child->op[i].type != o->child->op[i].type)
+				return CUDA_ERROR_INVALID_VALUE;
+	}
+	if ((n = hgraph_clone(child)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (exec) {
+		hgraph_free(o->child);
+		o->child = n;
+		return CUDA_SUCCESS;
+	}
+	/*
+	 * A graph's node keeps its graph, which the client may know by an
+	 * id (R_CHILD_GRAPH): the copy's contents take its place.
+	 */
+	hgraph_unname(c->cl, o->child);
+	tmp = *o->child;
+	*o->child = *n;
+	*n = tmp;
+	hgraph_free(n);
+	for (i = 0; i < o->child->n; i++)
+		for (b = 0; b < o->child->op[i].nbody; b++)
+			o->child->op[i].body[b]->up = o->child;
+	return CUDA_SUCCESS;
+}
+
+/* in: graph, child graph node, id: the node's graph known by that id */
+static int
+c_child_graph(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH), *o;
+	struct hop *op;
+
+	if (go == NULL || go->cap != NULL ||
+	    (op = hgraph_op(go->h, c->in[1].u)) == NULL ||
+	    op->type != HOP_CHILD || hgraph_robj(c->cl, op->child) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((o = robj_new(c->cl, c->in[2].u, RK_GRAPH, op->child)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	o->parent = go;
+	o->node = c->in[1].u;
+	return CUDA_SUCCESS;
+}
+
 /* in: graph, exec (0: the graph's node), node, node type, request */
 static int
 c_node_set(struct rcall *c)
@@ -4208,6 +4810,8 @@ c_node_set(struct rcall *c)
 	    (eo = robj_get(c->cl, c->in[1].u, RK_GEXEC)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	g = eo != NULL ? eo->h : go->h;
+	if (c->in[3].u == CU_GRAPH_NODE_TYPE_GRAPH)
+		return hchild_set(c, g, go->h, node, eo != NULL);
 	if ((o = hgraph_op(g, node)) == NULL || o->type != call)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = check_graph_sub(c, 4, call, &sub)) != CUDA_SUCCESS)
@@ -4463,7 +5067,13 @@ c_stream_memop(struct rcall *c)
 	F(R_HOST_FUNC, c_host_func) \
 	F(R_STREAM_ATTR, c_stream_attr) \
 	F(R_CAPTURE_TO_GRAPH, c_capture_to_graph) \
-	F(R_CAPTURE_DEPS, c_capture_deps)
+	F(R_CAPTURE_DEPS, c_capture_deps) \
+	F(R_COND_HANDLE, c_cond_handle) \
+	F(R_CHILD_GRAPH, c_child_graph) \
+	F(R_UOBJ_CREATE, c_uobj) \
+	F(R_UOBJ_RELEASE, c_uobj) \
+	F(R_GRAPH_UOBJ, c_graph_uobj) \
+	F(R_KNODE_ATTR, c_knode_attr)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 

@@ -23,7 +23,8 @@
 
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
-	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE, GK_ARRAY, GK_MIPMAP
+	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE, GK_ARRAY, GK_MIPMAP,
+	GK_UOBJ
 };
 
 struct gobj {
@@ -155,6 +156,8 @@ int		 hostcb_post(const void *, size_t);
 uint64_t	 hostcb_mark(void);
 void		 hostcb_wait(uint64_t mark);
 int		 hostcb_inside(void);
+/* uobj.c: the server's user object id went; its destructor runs. */
+void		 uobj_gone(uint64_t id);
 
 /* A handle's object if it is one of ours of that kind, else NULL. */
 void		*gobj_check(const void *, int kind);

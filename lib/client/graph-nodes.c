@@ -27,6 +27,11 @@ struct gnode {
 					   allocation: its access descriptors */
 	uint64_t	 dptr;		/* allocation: its address, known to
 					   alloc.c while the graph lives */
+	CUgraph		*body;		/* conditional: its bodies, handed
+					   out as phGraph_out */
+	uint32_t	 nbody;
+	struct ggraph	*child;		/* child graph node: its graph, once
+					   asked for */
 	struct gnode	*next;
 };
 
@@ -39,21 +44,52 @@ struct glist {
 
 static pthread_mutex_t	 node_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void
-graph_nodes_free(struct ggraph *g)
+static void	nodes_free(struct ggraph *);
+
+/* Frees node handle n, and its bodies' handles (node_lock held). */
+static void
+node_free(struct gnode *n)
+{
+	struct ggraph *b;
+	uint32_t k;
+
+	n->o.magic = 0;
+	if (n->dptr != 0)
+		mem_del(n->dptr, 0);
+	for (k = 0; k < n->nbody; k++) {
+		b = (struct ggraph *)n->body[k];
+		nodes_free(b);
+		b->o.magic = 0;
+		free(b);
+	}
+	free(n->body);
+	if ((b = n->child) != NULL) {
+		nodes_free(b);
+		b->o.magic = 0;
+		free(b);
+	}
+	free(n->kbuf);
+	free(n);
+}
+
+/* (node_lock held) */
+static void
+nodes_free(struct ggraph *g)
 {
 	struct gnode *n, *next;
 
-	pthread_mutex_lock(&node_lock);
 	for (n = g->nodes; n != NULL; n = next) {
 		next = n->next;
-		n->o.magic = 0;
-		if (n->dptr != 0)
-			mem_del(n->dptr, 0);
-		free(n->kbuf);
-		free(n);
+		node_free(n);
 	}
 	g->nodes = NULL;
+}
+
+void
+graph_nodes_free(struct ggraph *g)
+{
+	pthread_mutex_lock(&node_lock);
+	nodes_free(g);
 	pthread_mutex_unlock(&node_lock);
 }
 
@@ -683,12 +719,8 @@ cuGraphDestroyNode(CUgraphNode h)
 			*pp = n->next;
 			break;
 		}
+	node_free(n);
 	pthread_mutex_unlock(&node_lock);
-	n->o.magic = 0;
-	if (n->dptr != 0)
-		mem_del(n->dptr, 0);
-	free(n->kbuf);
-	free(n);
 	return CUDA_SUCCESS;
 }
 
@@ -918,10 +950,13 @@ node_get(CUgraphNode h, CUgraphNodeType type, const char *sig,
 	return CUDA_SUCCESS;
 }
 
-/* New parameters (the request of call) for node h, or exec's copy of it. */
+/*
+ * New parameters for node h, or exec's copy of it: the request of call,
+ * or for call 0 the bytes of raw.
+ */
 static CUresult
-node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
-    const struct rpc_val *req)
+node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
+    uint16_t call, const struct rpc_val *req, const struct pw *raw)
 {
 	struct gnode *n = node_of(h, NULL);
 	struct rpc_val in[5], out[1];
@@ -942,7 +977,10 @@ node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
 	if (n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
 	pw_init(&w);
-	rpc_pack(&w, rpc_lookup(call)->req, req);
+	if (call != 0)
+		rpc_pack(&w, rpc_lookup(call)->req, req);
+	else
+		pw_bytes(&w, raw->p, raw->len);
 	in[0].u = gobj_id(n->g);
 	in[1].u = eid;
 	in[2].u = n->h;
@@ -953,6 +991,44 @@ node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
 	free(keep);
 	pw_free(&w);
 	return rc;
+}
+
+static CUresult
+node_set(CUgraphExec he, CUgraphNode h, CUgraphNodeType type, uint16_t call,
+    const struct rpc_val *req)
+{
+	return node_set_as(he, h, type, call, req, NULL);
+}
+
+/* A child graph node's graph, or exec's copy of it, set to a copy of hc. */
+CUresult
+graph_child_set(CUgraphExec he, CUgraphNode h, CUgraph hc)
+{
+	struct ggraph *c = gobj_check(hc, GK_GRAPH);
+	struct gnode *n;
+	struct pw w;
+	CUresult rc;
+
+	if (c == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	pw_init(&w);
+	pw_u64(&w, gobj_id(c));
+	rc = w.bad ? CUDA_ERROR_OUT_OF_MEMORY : node_set_as(he, h,
+	    CU_GRAPH_NODE_TYPE_GRAPH, 0, NULL, &w);
+	pw_free(&w);
+	/* The node's graph has other nodes now. */
+	if (rc == CUDA_SUCCESS && he == NULL &&
+	    (n = node_of(h, NULL)) != NULL && n->child != NULL)
+		graph_nodes_free(n->child);
+	return rc;
+}
+
+CUresult
+cuGraphExecChildGraphNodeSetParams(CUgraphExec e, CUgraphNode h, CUgraph c)
+{
+	if (e == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return graph_child_set(e, h, c);
 }
 
 /* ---- memset nodes ---- */
@@ -1473,3 +1549,327 @@ cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
 	free(keep);
 	return rc;
 }
+
+/* ---- conditional nodes ---- */
+
+CUresult
+cuGraphConditionalHandleCreate(CUgraphConditionalHandle *ph, CUgraph hg,
+    CUcontext hc, unsigned int def, unsigned int flags)
+{
+	struct ggraph *g = gobj_check(hg, GK_GRAPH);
+	struct rpc_val in[4], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (ph == NULL || g == NULL ||
+	    (flags & ~(unsigned)CU_GRAPH_COND_ASSIGN_DEFAULT) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(hc, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = gobj_id(g);
+	in[2].u = def;
+	in[3].u = flags;
+	rc = remote_call(R_COND_HANDLE, in, out, &keep);
+	if (rc == CUDA_SUCCESS)
+		*ph = out[0].u;
+	free(keep);
+	return rc;
+}
+
+/*
+ * A conditional node: the driver makes its bodies, which take handles
+ * here first (the server knows them by their ids), published once the
+ * node is there and kept with it; phGraph_out points at them.
+ */
+CUresult
+graph_cond_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUDA_CONDITIONAL_NODE_PARAMS *p)
+{
+	struct rpc_val v[4];
+	struct ggraph *b;
+	struct gnode *n;
+	struct pw w, ids;
+	CUgraph *body;
+	uint64_t ctx;
+	uint32_t k;
+	CUresult rc;
+
+	if (p == NULL || p->handle == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The driver's sizes: if 1 or 2, while 1, switch any. */
+	if (p->size == 0 || p->size > RPC_COND_MAX ||
+	    (p->type == CU_GRAPH_COND_TYPE_IF && p->size > 2) ||
+	    (p->type == CU_GRAPH_COND_TYPE_WHILE && p->size != 1) ||
+	    (unsigned)p->type > CU_GRAPH_COND_TYPE_SWITCH)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(p->ctx, &ctx)) != CUDA_SUCCESS)
+		return rc;
+	if ((body = calloc(p->size, sizeof *body)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	pw_init(&ids);
+	for (k = 0; k < p->size; k++) {
+		if ((b = graph_new()) == NULL) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto fail;
+		}
+		b->owned = 1;
+		body[k] = (CUgraph)b;
+		pw_u64(&ids, gobj_id(b));
+	}
+	memset(v, 0, sizeof v);
+	v[0].u = p->handle;
+	v[1].u = (uint32_t)p->type;
+	v[2].u = p->size;
+	v[3].p = ids.p;
+	v[3].len = (uint32_t)ids.len;
+	pw_init(&w);
+	rpc_pack(&w, RPC_SIG_COND, v);
+	rc = ids.bad || w.bad ? CUDA_ERROR_OUT_OF_MEMORY : node_add(pn, g,
+	    deps, nd, CU_GRAPH_NODE_TYPE_CONDITIONAL, ctx, 0, NULL, &w);
+	pw_free(&w);
+	if (rc != CUDA_SUCCESS)
+		goto fail;
+	pw_free(&ids);
+	n = (struct gnode *)*pn;
+	for (k = 0; k < p->size; k++)
+		gobj_publish(body[k]);
+	pthread_mutex_lock(&node_lock);
+	n->body = body;
+	n->nbody = p->size;
+	pthread_mutex_unlock(&node_lock);
+	p->phGraph_out = body;
+	return CUDA_SUCCESS;
+fail:
+	for (k = 0; k < p->size; k++)
+		free(body[k]);
+	free(body);
+	pw_free(&ids);
+	return rc;
+}
+
+/* ---- a child graph node's graph ---- */
+
+static pthread_mutex_t	 child_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The node's own graph (the driver's copy), a graph of this process's
+ * from its first asking, the same handle after, until the node goes.
+ */
+CUresult
+cuGraphChildGraphNodeGetGraph(CUgraphNode h, CUgraph *pg)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[3], out[1];
+	struct ggraph *b;
+	void *keep;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (n == NULL || pg == NULL || n->type != CU_GRAPH_NODE_TYPE_GRAPH)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* One asking at a time: the server names a node's graph once. */
+	pthread_mutex_lock(&child_lock);
+	if ((b = n->child) == NULL) {
+		if ((b = graph_new()) == NULL) {
+			pthread_mutex_unlock(&child_lock);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		b->owned = 1;
+		in[0].u = gobj_id(n->g);
+		in[1].u = n->h;
+		in[2].u = gobj_id(b);
+		rc = remote_call(R_CHILD_GRAPH, in, out, &keep);
+		free(keep);
+		if (rc != CUDA_SUCCESS)
+			free(b);
+		else {
+			gobj_publish(b);
+			pthread_mutex_lock(&node_lock);
+			n->child = b;
+			pthread_mutex_unlock(&node_lock);
+		}
+	}
+	pthread_mutex_unlock(&child_lock);
+	if (rc == CUDA_SUCCESS)
+		*pg = (CUgraph)b;
+	return rc;
+}
+
+/* ---- batch memory-operation nodes ---- */
+
+/* A batch node's request: R_STREAM_MEMOP's on no stream (w pw_free'd by
+ * the caller). */
+static CUresult
+bnode_req(const CUDA_BATCH_MEM_OP_NODE_PARAMS *p, struct rpc_val *in,
+    struct pw *w)
+{
+	CUresult rc;
+
+	pw_init(w);
+	if (p == NULL || p->count == 0 || p->paramArray == NULL ||
+	    p->count > RPC_MEMOPS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(p->ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((rc = memop_pack(p->count, p->paramArray, w)) != CUDA_SUCCESS)
+		return rc;
+	in[1].u = 0;
+	in[2].u = p->flags;
+	in[3].p = w->p;
+	in[3].len = (uint32_t)w->len;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddBatchMemOpNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct rpc_val in[4];
+	struct pw w;
+	CUresult rc;
+
+	if ((rc = bnode_req(p, in, &w)) == CUDA_SUCCESS)
+		rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+		    in[0].u, R_STREAM_MEMOP, in, NULL);
+	pw_free(&w);
+	return rc;
+}
+
+/*
+ * The node's operations, in an array kept with the node until the next
+ * read or its end, as the driver keeps its own; the context is the one
+ * the node was made in when the server says, else NULL.
+ */
+CUresult
+cuGraphBatchMemOpNodeGetParams(CUgraphNode h,
+    CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val v[RPC_MAX_FIELDS];
+	CUstreamBatchMemOpParams *ops;
+	uint32_t i, k, type, flags;
+	uint64_t addr, val;
+	struct pr r;
+	void *keep;
+	CUresult rc;
+
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_get(h, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+	    rpc_lookup(R_STREAM_MEMOP)->req, v, &keep)) != CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	k = v[3].len / RPC_MEMOP_LEN;
+	if ((ops = calloc(k + 1, sizeof *ops)) == NULL) {
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pr_init(&r, v[3].p, v[3].len);
+	for (i = 0; i < k; i++) {
+		type = pr_u32(&r);
+		flags = pr_u32(&r);
+		addr = pr_u64(&r);
+		val = pr_u64(&r);
+		ops[i].operation = (CUstreamBatchMemOpType)type;
+		switch (type) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			ops[i].waitValue.address = addr;
+			ops[i].waitValue.value64 = val;
+			ops[i].waitValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			ops[i].writeValue.address = addr;
+			ops[i].writeValue.value64 = val;
+			ops[i].writeValue.flags = flags;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			ops[i].flushRemoteWrites.flags = flags;
+			break;
+		default:
+			ops[i].memoryBarrier.flags = flags;
+			break;
+		}
+	}
+	memset(p, 0, sizeof *p);
+	p->ctx = gobj_check((void *)(uintptr_t)v[0].u, GK_CTX);
+	p->count = k;
+	p->paramArray = ops;
+	p->flags = (unsigned)v[2].u;
+	free(keep);
+	pthread_mutex_lock(&node_lock);
+	free(n->kbuf);
+	n->kbuf = ops;
+	pthread_mutex_unlock(&node_lock);
+	return CUDA_SUCCESS;
+}
+
+static CUresult
+bnode_set(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p)
+{
+	struct rpc_val in[4];
+	struct pw w;
+	CUresult rc;
+
+	if ((rc = bnode_req(p, in, &w)) == CUDA_SUCCESS)
+		rc = node_set(e, h, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+		    R_STREAM_MEMOP, in);
+	pw_free(&w);
+	return rc;
+}
+
+CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(NULL, h, p); }
+CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec e, CUgraphNode h, const CUDA_BATCH_MEM_OP_NODE_PARAMS *p) { return bnode_set(e, h, p); }
+
+/* ---- kernel node attributes ---- */
+
+/*
+ * Kernel node h's attribute a read (SATTR_GET) into v or set from v
+ * (SATTR_SET), or all of src's copied to h (SATTR_COPY): one round trip,
+ * the value as its bytes (rpc_kattr_len).
+ */
+static CUresult
+knode_attr(CUgraphNode h, CUgraphNode hsrc, unsigned op,
+    CUkernelNodeAttrID a, CUkernelNodeAttrValue *v)
+{
+	struct gnode *n = node_of(h, NULL), *s = NULL;
+	struct rpc_val in[7], out[1];
+	size_t len = 0;
+	void *keep;
+	CUresult rc;
+
+	if (n == NULL || n->type != CU_GRAPH_NODE_TYPE_KERNEL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (op == SATTR_COPY) {
+		s = node_of(hsrc, NULL);
+		if (s == NULL || s->type != CU_GRAPH_NODE_TYPE_KERNEL)
+			return CUDA_ERROR_INVALID_VALUE;
+	} else if (v == NULL || (len = rpc_kattr_len((uint32_t)a)) == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	in[2].u = op;
+	in[3].u = op == SATTR_COPY ? 0 : (uint32_t)a;
+	in[4].u = s != NULL ? gobj_id(s->g) : 0;
+	in[5].u = s != NULL ? s->h : 0;
+	in[6].p = op == SATTR_SET ? (const void *)v : NULL;
+	in[6].len = op == SATTR_SET ? (uint32_t)len : 0;
+	rc = remote_call(R_KNODE_ATTR, in, out, &keep);
+	if (rc == CUDA_SUCCESS && op == SATTR_GET) {
+		if (out[0].len != len) {
+			log_warn("cuGraphKernelNodeGetAttribute: a malformed "
+			    "reply");
+			rc = CUDA_ERROR_INVALID_VALUE;
+		} else {
+			memset(v, 0, sizeof *v);
+			memcpy(v, out[0].p, len);
+		}
+	}
+	free(keep);
+	return rc;
+}
+
+CUresult cuGraphKernelNodeGetAttribute(CUgraphNode h, CUkernelNodeAttrID a, CUkernelNodeAttrValue *v) { return knode_attr(h, NULL, SATTR_GET, a, v); }
+CUresult cuGraphKernelNodeSetAttribute(CUgraphNode h, CUkernelNodeAttrID a, const CUkernelNodeAttrValue *v) { return knode_attr(h, NULL, SATTR_SET, a, (CUkernelNodeAttrValue *)v); }
+CUresult cuGraphKernelNodeCopyAttributes(CUgraphNode dst, CUgraphNode src) { return knode_attr(dst, src, SATTR_COPY, (CUkernelNodeAttrID)0, NULL); }

@@ -694,7 +694,7 @@ cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 
 /* ---- graphs ------------------------------------------------------------- */
 
-static struct ggraph *
+struct ggraph *
 graph_new(void)
 {
 	struct ggraph *g = calloc(1, sizeof *g);
@@ -737,7 +737,7 @@ cuGraphDestroy(CUgraph h)
 	struct rpc_val in[1];
 	CUresult rc;
 
-	if (g == NULL)
+	if (g == NULL || g->owned)	/* a body goes with its node */
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(g);
 	rc = rpost(R_GRAPH_DESTROY, in, 0);

@@ -10,7 +10,12 @@ struct ggraph {
 	struct gobj	 o;
 	struct gnode	*nodes;		/* handles given out, by server's */
 	unsigned	 id;		/* cuGraphGetId's, given here */
+	int		 owned;		/* a conditional node's body: the
+					   node's, freed with it */
 };
+
+/* A new graph handle, not yet published; NULL: no memory. */
+struct ggraph	*graph_new(void);
 
 /* A new graph's or exec's id (cuGraphGetId, cuGraphExecGetId). */
 unsigned	graph_next_id(void);
@@ -20,8 +25,18 @@ uint64_t	graph_node_h(const void *h, const struct ggraph *g);
 /* g's handle for the server's node h of type, made if new; NULL: no memory. */
 struct gnode	*graph_node(struct ggraph *g, uint64_t h, uint32_t type);
 
+/* A child graph node's graph, or exec e's copy of it, set to a copy. */
+CUresult	graph_child_set(CUgraphExec e, CUgraphNode, CUgraph);
+/* cuGraphAddNode's conditional nodes (graph-nodes.c). */
+CUresult	graph_cond_add(CUgraphNode *, CUgraph, const CUgraphNode *,
+		    size_t, CUDA_CONDITIONAL_NODE_PARAMS *);
+
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
+
+/* memop.c: n operations as R_STREAM_MEMOP carries them, into w. */
+CUresult	memop_pack(unsigned n, const CUstreamBatchMemOpParams *,
+		    struct pw *w);
 
 /* exec.c: the R_LAUNCH request of a kernel node, on no stream. */
 CUresult	launch_request(CUfunction, unsigned gx, unsigned gy, unsigned gz,

@@ -8,6 +8,9 @@
  * thread (a callback may block, or take a lock the program holds) and
  * never the program's own.
  *
+ * User objects' destructors (uobj.c) come the same way, their ids
+ * tagged with UOBJ_NOTICE.
+ *
  * Order kept: callbacks run one at a time, in the order they were
  * reached; each runs after the work it depends on finished on the
  * device; and a call that waits for the device (RPC_F_WAITS or
@@ -81,7 +84,9 @@ hcb_main(void *arg)
 		if (ok)
 			h = hcb_tab[id - 1];
 		pthread_mutex_unlock(&hcb_lock);
-		if (ok)
+		if (id & UOBJ_NOTICE)
+			uobj_gone(id & ~UOBJ_NOTICE);
+		else if (ok)
 			h.fn(h.data);
 		else
 			log_warn("server %s: a host function this process "

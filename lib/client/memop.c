@@ -9,6 +9,59 @@
 
 #include "io.h"
 #include "client.h"
+#include "graph.h"
+
+CUresult
+memop_pack(unsigned n, const CUstreamBatchMemOpParams *ops, struct pw *w)
+{
+	uint64_t addr, val;
+	uint32_t oflags;
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		const CUstreamBatchMemOpParams *o = &ops[k];
+
+		addr = val = 0;
+		switch (o->operation) {
+		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+			addr = o->waitValue.address;
+			val = o->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ?
+			    o->waitValue.value : o->waitValue.value64;
+			oflags = o->waitValue.flags;
+			if (oflags & CU_STREAM_WAIT_VALUE_FLUSH)
+				return CUDA_ERROR_INVALID_VALUE;
+			break;
+		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+			addr = o->writeValue.address;
+			val = o->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ?
+			    o->writeValue.value : o->writeValue.value64;
+			oflags = o->writeValue.flags;
+			/*
+			 * "Not supported in the v2 API": the H200's driver
+			 * refuses it at once, and a wait that counted on the
+			 * write would hang.
+			 */
+			if (oflags & CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER)
+				return CUDA_ERROR_INVALID_VALUE;
+			break;
+		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+			oflags = o->flushRemoteWrites.flags;
+			break;
+		case CU_STREAM_MEM_OP_BARRIER:
+			oflags = o->memoryBarrier.flags;
+			break;
+		default:
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		pw_u32(w, (uint32_t)o->operation);
+		pw_u32(w, oflags);
+		pw_u64(w, addr);
+		pw_u64(w, val);
+	}
+	return w->bad ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
 
 static CUresult
 memop_post(CUstream s, int ptsz, unsigned count,
@@ -17,9 +70,8 @@ memop_post(CUstream s, int ptsz, unsigned count,
 	struct rpc_val in[4];
 	struct gctx *c;
 	struct pw w;
-	uint64_t sid, addr, val;
-	uint32_t oflags;
-	unsigned i, k, n;
+	uint64_t sid;
+	unsigned i, n;
 	CUresult rc;
 
 	if (count > 0 && ops == NULL)
@@ -34,62 +86,16 @@ memop_post(CUstream s, int ptsz, unsigned count,
 	for (i = 0; i < count; i += n) {
 		n = count - i < RPC_MEMOPS_MAX ? count - i : RPC_MEMOPS_MAX;
 		pw_init(&w);
-		for (k = i; k < i + n; k++) {
-			const CUstreamBatchMemOpParams *o = &ops[k];
-
-			addr = val = 0;
-			switch (o->operation) {
-			case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-			case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-				addr = o->waitValue.address;
-				val = o->operation ==
-				    CU_STREAM_MEM_OP_WAIT_VALUE_32 ?
-				    o->waitValue.value : o->waitValue.value64;
-				oflags = o->waitValue.flags;
-				if (oflags & CU_STREAM_WAIT_VALUE_FLUSH) {
-					pw_free(&w);
-					return CUDA_ERROR_INVALID_VALUE;
-				}
-				break;
-			case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-			case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-				addr = o->writeValue.address;
-				val = o->operation ==
-				    CU_STREAM_MEM_OP_WRITE_VALUE_32 ?
-				    o->writeValue.value : o->writeValue.value64;
-				oflags = o->writeValue.flags;
-				/*
-				 * "Not supported in the v2 API": the H200's
-				 * driver refuses it at once, and a wait that
-				 * counted on the write would hang.
-				 */
-				if (oflags & CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) {
-					pw_free(&w);
-					return CUDA_ERROR_INVALID_VALUE;
-				}
-				break;
-			case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-				oflags = o->flushRemoteWrites.flags;
-				break;
-			case CU_STREAM_MEM_OP_BARRIER:
-				oflags = o->memoryBarrier.flags;
-				break;
-			default:
-				pw_free(&w);
-				return CUDA_ERROR_INVALID_VALUE;
-			}
-			pw_u32(&w, (uint32_t)o->operation);
-			pw_u32(&w, oflags);
-			pw_u64(&w, addr);
-			pw_u64(&w, val);
+		if ((rc = memop_pack(n, ops + i, &w)) != CUDA_SUCCESS) {
+			pw_free(&w);
+			return rc;
 		}
 		in[0].u = gobj_id(c);
 		in[1].u = sid;
 		in[2].u = flags;
 		in[3].p = w.p;
 		in[3].len = (uint32_t)w.len;
-		rc = w.bad ? CUDA_ERROR_OUT_OF_MEMORY :
-		    rpost(R_STREAM_MEMOP, in, 0);
+		rc = rpost(R_STREAM_MEMOP, in, 0);
 		pw_free(&w);
 		if (rc != CUDA_SUCCESS)
 			return rc;

@@ -63,9 +63,14 @@ enum msg_type {
 				   ordered, or ERROR */
 	MSG_HOST = 27,		/* s->c, one-way: host functions reached
 				   (R_HOST_FUNC, host nodes): u32 n, then n
-				   u64 callback ids, in the order reached */
+				   u64 callback ids, in the order reached;
+				   an id with UOBJ_NOTICE set: a user
+				   object gone (R_UOBJ_CREATE's id) */
 	MSG_REMOTE_FIRST = 256	/* 256 and up: the remoting calls */
 };
+
+/* A MSG_HOST id that names a user object gone, its destructor to run. */
+#define UOBJ_NOTICE	(1ULL << 63)
 
 enum msg_flag {
 	FL_REPLY = 0x0001,	/* this frame answers request id */

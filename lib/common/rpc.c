@@ -135,6 +135,15 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_STREAM_ATTR,	"cuStreamGetAttribute",	"QQIIQB",	"B", 0),
 	C(R_CAPTURE_TO_GRAPH,	"cuStreamBeginCaptureToGraph", "QQIQBB", "", 0),
 	C(R_CAPTURE_DEPS,	"cuStreamUpdateCaptureDependencies", "QQIBB", "B", 0),
+	/* conditional nodes */
+	C(R_COND_HANDLE,	"cuGraphConditionalHandleCreate", "QQII", "Q", 0),
+	C(R_CHILD_GRAPH,	"cuGraphChildGraphNodeGetGraph", "QQQ",	"", 0),
+	/* user objects */
+	C(R_UOBJ_CREATE,	"cuUserObjectCreate",	"Q",		"", 0),
+	C(R_UOBJ_RELEASE,	"cuUserObjectRelease",	"Q",		"", 0),
+	C(R_GRAPH_UOBJ,		"cuGraphRetainUserObject", "QQII",	"", 0),
+	/* kernel node attributes */
+	C(R_KNODE_ATTR,		"cuGraphKernelNodeGetAttribute", "QQIIQQB", "B", 0),
 #undef C
 #undef RD
 #undef WR
@@ -155,24 +164,54 @@ rpc_lookup(uint16_t type)
 }
 
 /*
- * A stream attribute's value length (CUlaunchAttributeID numbers; the
- * common library builds without the CUDA headers).
+ * Launch attributes' value lengths, and whether streams (LA_STREAM) or
+ * kernel nodes (LA_NODE) take them (CUlaunchAttributeID numbers; the
+ * common library builds without the CUDA headers).  Those that name an
+ * event are left out: no handle travels as bytes.
  */
+#define LA_STREAM	1
+#define LA_NODE		2
+
+static const struct {
+	uint32_t	 attr;
+	uint8_t		 len, where;
+} lattr[] = {
+	{ 1, 32, LA_STREAM | LA_NODE },	/* ACCESS_POLICY_WINDOW */
+	{ 2, 4, LA_NODE },		/* COOPERATIVE */
+	{ 3, 4, LA_STREAM },		/* SYNCHRONIZATION_POLICY */
+	{ 4, 12, LA_NODE },		/* CLUSTER_DIMENSION: 3 u32 */
+	{ 5, 4, LA_NODE },		/* CLUSTER_SCHEDULING_POLICY_... */
+	{ 8, 4, LA_STREAM | LA_NODE },	/* PRIORITY */
+	{ 9, 2, LA_STREAM | LA_NODE },	/* MEM_SYNC_DOMAIN_MAP: two bytes */
+	{ 10, 4, LA_STREAM | LA_NODE },	/* MEM_SYNC_DOMAIN */
+	{ 11, 12, LA_NODE },		/* PREFERRED_CLUSTER_DIMENSION */
+	{ 13, 16, LA_NODE },		/* DEVICE_UPDATABLE_KERNEL_NODE: i32,
+					   4 bytes 0, u64 device node */
+	{ 14, 4, LA_NODE },		/* PREFERRED_SHARED_MEMORY_CARVEOUT */
+	{ 16, 4, LA_STREAM | LA_NODE },	/* NVLINK_UTIL_CENTRIC_SCHEDULING */
+};
+
+static size_t
+lattr_len(uint32_t attr, int where)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof lattr / sizeof lattr[0]; i++)
+		if (lattr[i].attr == attr)
+			return lattr[i].where & where ? lattr[i].len : 0;
+	return 0;
+}
+
 size_t
 rpc_sattr_len(uint32_t attr)
 {
-	switch (attr) {
-	case 1:		/* ACCESS_POLICY_WINDOW: CUaccessPolicyWindow */
-		return 32;
-	case 3:		/* SYNCHRONIZATION_POLICY */
-	case 8:		/* PRIORITY */
-	case 10:	/* MEM_SYNC_DOMAIN */
-	case 16:	/* NVLINK_UTIL_CENTRIC_SCHEDULING */
-		return 4;
-	case 9:		/* MEM_SYNC_DOMAIN_MAP: two bytes */
-		return 2;
-	}
-	return 0;
+	return lattr_len(attr, LA_STREAM);
+}
+
+size_t
+rpc_kattr_len(uint32_t attr)
+{
+	return lattr_len(attr, LA_NODE);
 }
 
 int

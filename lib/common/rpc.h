@@ -181,11 +181,13 @@ enum rpc_call {
 				   request of the call it stands for
 				   (R_LAUNCH, R_MEMSET, R_MEM_3D on no
 				   stream, R_EVENT_RECORD,
-				   R_STREAM_WAIT_EVENT, R_HOST_FUNC on no
-				   stream; a child graph: u64
+				   R_STREAM_WAIT_EVENT, R_HOST_FUNC,
+				   R_STREAM_MEMOP on no stream; a child
+				   graph: u64
 				   its id; empty: nothing; a memory
 				   allocation: RPC_SIG_MEMALLOC; a free:
-				   u64 its address) -> its handle */
+				   u64 its address; a conditional:
+				   RPC_SIG_COND) -> its handle */
 	R_GRAPH_EDGES,		/* graph, add (1) or remove (0), pairs (u64
 				   from, u64 to handles) */
 	R_GRAPH_NODE_DESTROY,	/* graph, node */
@@ -196,12 +198,14 @@ enum rpc_call {
 				   R_LAUNCH request on no stream */
 	R_NODE_GET,		/* graph, node -> its type, the request it
 				   stands for as R_GRAPH_ADD takes it
-				   (memset, copy, event, host nodes; a memory
-				   allocation: RPC_SIG_MEMALLOC with its
-				   address; a free: u64 its address) */
+				   (memset, copy, event, host, batch nodes; a
+				   memory allocation: RPC_SIG_MEMALLOC with
+				   its address; a free: u64 its address) */
 	R_NODE_SET,		/* graph, exec (0: the graph's node), node,
 				   node type, request as R_GRAPH_ADD's
-				   (memset, copy, event, host nodes) */
+				   (memset, copy, event, host, batch nodes; a
+				   child graph: u64 the id of the graph
+				   copied) */
 	R_NODE_ENABLED,		/* exec, graph, node, set (1) or get (0),
 				   enabled -> enabled */
 	R_GRAPH_MEM,		/* device, op (0 trim, 1 get, 2 set
@@ -248,6 +252,27 @@ enum rpc_call {
 				   R_CAPTURE_TO_GRAPH's) -> the open ends
 				   after it: u32 n, each u64 handle, u32
 				   type, RPC_EDGE_LEN bytes of edge data */
+	/* conditional nodes (issue 24) */
+	R_COND_HANDLE,		/* ctx, graph, default value, flags -> the
+				   driver's handle, which kernels are given
+				   as an argument */
+	R_CHILD_GRAPH,		/* graph, child graph node, id: the node's
+				   own graph is known by that id from here
+				   on, until the node or its graph goes */
+	/* user objects (issue 24) */
+	R_UOBJ_CREATE,		/* id: a user object holding one reference,
+				   the client's; when its last reference
+				   goes the server sends the id, with
+				   UOBJ_NOTICE, in MSG_HOST */
+	R_UOBJ_RELEASE,		/* id: the client's reference goes, and its
+				   id with it */
+	R_GRAPH_UOBJ,		/* graph, user object, count, retain (1) or
+				   release (0): references the graph owns */
+	/* kernel node attributes (issue 24) */
+	R_KNODE_ATTR,		/* graph, kernel node, op (SATTR_*),
+				   attribute, source graph and node (a
+				   copy's), value (a set's: the attribute's
+				   bytes, rpc_kattr_len) -> value (a get's) */
 	R_CALL_END		/* one past the last */
 };
 
@@ -260,6 +285,15 @@ enum rpc_call {
  */
 #define RPC_SIG_MEMALLOC	"QQIIIiB"
 #define RPC_MEMALLOC_ACCESS_MAX	64
+/*
+ * A conditional node's request (R_GRAPH_ADD): its condition's handle
+ * (R_COND_HANDLE's), type (CUgraphConditionalNodeType), size, and the
+ * client's ids for the body graphs the driver makes (u64 each, size of
+ * them), known by those ids from then on until the node or its graph
+ * goes.
+ */
+#define RPC_SIG_COND		"QIIB"
+#define RPC_COND_MAX		1024	/* bodies of a switch */
 #define RPC_MODEL_MAX	63	/* bytes of an R_MODEL name */
 /*
  * The result of an R_MEM_HTOD_LANES or R_MEM_DTOH_LANES that a migrated
@@ -506,6 +540,8 @@ int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
 #define SATTR_SET		1
 #define SATTR_COPY		2
 size_t	rpc_sattr_len(uint32_t attr);
+/* R_KNODE_ATTR: the same, for kernel nodes' attributes. */
+size_t	rpc_kattr_len(uint32_t attr);
 
 /*
  * R_CAPTURE_DEPS: the capture's open ends read (CAPDEPS_GET, no nodes

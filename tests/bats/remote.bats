@@ -175,6 +175,40 @@ run_prog() {
 	done
 }
 
+@test "graphs_cond: nodes through the generic calls, conditional nodes (if, while, switch)" {
+	for k in static shared; do
+		run_prog $k graphs_cond
+		echo "$output"
+		echo "$stderr"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphs_cond: ok" ]
+		[[ "$output" == *"generic nodes: 6"* ]]
+		[[ "$output" == *"child's graph: 1 node, same handle 1, then 2"* ]]
+		[[ "$output" == *"launch: kernel and child 2 (same 1), memset 7 (same 1), copy 7 (same 1)"* ]]
+		[[ "$output" == *"graph set: old exec 7, new exec 9, exec set 11, other exec 9"* ]]
+		[[ "$output" == *"exec child set: a +1, f 1"* ]]
+		[[ "$output" == *"alloc node: address given 1"* ]]
+		[[ "$output" == *"kernel attrs: cooperative 1, window 4096 bytes, hit ratio 0.50, copied window 4096 bytes"* ]]
+		[[ "$output" == *"kernel attr of a memset node: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"reserved field set: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"event params on a memset node: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"if node: type conditional 1, bodies' nodes 1 1"* ]]
+		[[ "$output" == *"if: then 1, else 101"* ]]
+		[[ "$output" == *"if destroyed: 101"* ]]
+		[[ "$output" == *"while: 5 turns, again 6"* ]]
+		[[ "$output" == *"while captured: the body back 1, 3 turns"* ]]
+		[[ "$output" == *"switch: 100, out of range 100"* ]]
+		[[ "$output" == *"if of three bodies: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"while of two bodies: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"switch of none: cudaErrorInvalidValue"* ]]
+		[[ "$output" == *"batch node: 0x100 0x101"* ]]
+		[[ "$output" == *"batch params: 2 ops, types 2 5, values 0x100 0x101"* ]]
+		[[ "$output" == *"batch set: 0x200 0x201, exec set 0x300 0x301"* ]]
+		[[ "$output" == *"user object: held by a graph, ran 0, by an exec, ran 0, all gone, ran 1"* ]]
+		[[ "$output" == *"user object moved: ran 0, released by the graph, ran 1"* ]]
+	done
+}
+
 @test "device globals and constant memory" {
 	for k in static shared; do
 		run_prog $k globals

@@ -687,6 +687,62 @@ static const struct gleam_host_param soak_inc_p[] = {
 	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(size_t)
 };
 
+/* ---- graphs_cond.cu: conditional nodes --------------------------------- */
+
+/* cudaGraphSetConditional, on a backend that has it. */
+static void
+set_cond(unsigned long long h, unsigned v)
+{
+	if (gleam_host_set_conditional != NULL)
+		gleam_host_set_conditional(h, v);
+}
+
+/* Thread 0 sets the condition h to v. */
+static void
+cond_set(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	(void)g;
+	(void)b;
+	(void)shmem;
+	set_cond(ARG(unsigned long long, 0), ARG(unsigned, 1));
+}
+
+/* Thread 0 counts a turn in *c and sets h to *c < limit. */
+static void
+cond_count(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *c = ARG(unsigned *, 1), limit = ARG(unsigned, 2);
+
+	(void)g;
+	(void)b;
+	(void)shmem;
+	if (!OK(c, 4))
+		return;
+	*c += 1;
+	set_cond(ARG(unsigned long long, 0), *c < limit);
+}
+
+/* Thread 0: *p += k. */
+static void
+cond_add(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *p = ARG(unsigned *, 0);
+
+	(void)g;
+	(void)b;
+	(void)shmem;
+	if (OK(p, 4))
+		*p += ARG(unsigned, 1);
+}
+
+static const struct gleam_host_param cond_set_p[] = {
+	GLEAM_HOST_PARAM(unsigned long long), GLEAM_HOST_PARAM(unsigned)
+};
+static const struct gleam_host_param cond_count_p[] = {
+	GLEAM_HOST_PARAM(unsigned long long), GLEAM_HOST_PARAM(unsigned *),
+	GLEAM_HOST_PARAM(unsigned)
+};
+
 /* ---- printf.cu and assert.cu: device output ------------------------- */
 
 static void
@@ -949,6 +1005,9 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z7softmaxPfiif", infer_softmax_p, infer_softmax),
 	K("_Z10gemm_tiledPKfixS0_ixiPfixiii", infer_gemm_p, infer_gemm),
 	K("_Z7soakIncPjm", soak_inc_p, soak_inc),
+	K("_Z7condSetyj", cond_set_p, cond_set),
+	K("_Z9condCountyPjj", cond_count_p, cond_count),
+	K("_Z7condAddPjj", p_ptr_u32, cond_add),
 	K("_Z8pf_helloif", pf_hello_p, pf_hello),
 	K("_Z10pf_orderedPji", pf_ordered_p, pf_ordered),
 	K("_Z7pf_spewii", p_int_int, pf_spew),

@@ -65,6 +65,7 @@ void progress_init(void) { }
 void progress_tick(void) { }
 void lanes_moved(void) { }
 void lanes_skipped(void) { }
+void uobj_gone(uint64_t id) { (void)id; }
 
 static int	lfd = -1;
 static int	lport;

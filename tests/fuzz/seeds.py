@@ -224,6 +224,52 @@ seeds = {
         frame("R_CAPTURE_TO_GRAPH", Q(1) + Q(10) + I(0) + Q(51) +
               B(Q(99)) + B(b"")),
         frame("R_GRAPH_DESTROY", Q(51))),
+    "condnodes": seed(
+        ctx, alloc,
+        frame("R_GRAPH_CREATE", Q(51) + I(0)),
+        # a condition, an if node of two bodies (ids 61, 62), a node in
+        # a body, a size the driver refuses, an id in use, no handle
+        frame("R_COND_HANDLE", Q(1) + Q(51) + I(1) + I(1)),
+        frame("R_COND_HANDLE", Q(1) + Q(51) + I(0) + I(4)),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(13) + B(b"") +
+              B(Q(0x6c00000000000001) + I(0) + I(2) + B(Q(61) + Q(62)))),
+        frame("R_GRAPH_ADD", Q(0) + Q(61) + I(5) + B(b"") + B(b"")),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(13) + B(b"") +
+              B(Q(0x6c00000000000001) + I(1) + I(2) + B(Q(63) + Q(64)))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(13) + B(b"") +
+              B(Q(0x6c00000000000001) + I(2) + I(1) + B(Q(61)))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(13) + B(b"") +
+              B(Q(0) + I(0) + I(1) + B(Q(65)))),
+        # a child node, its graph named, named again, set
+        frame("R_GRAPH_CREATE", Q(52) + I(0)),
+        frame("R_GRAPH_ADD", Q(0) + Q(51) + I(4) + B(b"") + B(Q(52))),
+        frame("R_CHILD_GRAPH", Q(51) + Q(2) + Q(70)),
+        frame("R_CHILD_GRAPH", Q(51) + Q(2) + Q(71)),
+        frame("R_NODE_SET", Q(51) + Q(0) + Q(2) + I(4) + B(Q(52))),
+        frame("R_NODE_SET", Q(51) + Q(0) + Q(2) + I(4) + B(I(52))),
+        # a batch node: a write, then none
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(12) + B(b"") +
+              B(Q(1) + Q(0) + I(0) + B(I(2) + I(0) + P(0) + Q(7)))),
+        frame("R_GRAPH_ADD", Q(1) + Q(51) + I(12) + B(b"") +
+              B(Q(1) + Q(0) + I(0) + B(b""))),
+        # kernel node attributes of a node that is none
+        frame("R_KNODE_ATTR", Q(51) + Q(1) + I(1) + I(2) + Q(0) + Q(0) +
+              B(I(1))),
+        frame("R_KNODE_ATTR", Q(51) + Q(1) + I(0) + I(12) + Q(0) + Q(0) +
+              B(b"")),
+        # user objects: made, held by the graph, released, its graph gone
+        frame("R_UOBJ_CREATE", Q(1)),
+        frame("R_UOBJ_CREATE", Q(1)),
+        frame("R_GRAPH_UOBJ", Q(51) + Q(1) + I(2) + I(1)),
+        frame("R_GRAPH_UOBJ", Q(51) + Q(1) + I(3) + I(0)),
+        frame("R_UOBJ_RELEASE", Q(1)),
+        frame("R_UOBJ_RELEASE", Q(1)),
+        frame("R_GRAPH_INSTANTIATE", Q(1) + Q(53) + Q(51) + Q(0) + Q(0)),
+        frame("R_GRAPH_LAUNCH", Q(1) + Q(53) + Q(0)),
+        frame("R_GRAPH_DESTROY", Q(61)),
+        frame("R_GRAPH_DESTROY", Q(51)),
+        frame("R_GEXEC_DESTROY", Q(53)),
+        frame("R_GRAPH_ADD", Q(0) + Q(61) + I(5) + B(b"") + B(b""))),
     "vmm": seed(
         ctx,
         frame("R_VMM_RESERVE", Q(1) + Q(2 << 20) + Q(0) + Q(0) + Q(0)),

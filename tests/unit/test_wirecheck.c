@@ -766,6 +766,134 @@ test_capdeps(void)
 	    CUDA_ERROR_INVALID_VALUE);
 }
 
+/* A conditional node's request: handle, type, size, nid body ids. */
+static void
+cond_req(struct pw *w, uint64_t h, uint32_t type, uint32_t size,
+    uint32_t nid, uint64_t first)
+{
+	struct rpc_val v[4];
+	struct pw ids;
+	uint32_t i;
+
+	pw_init(&ids);
+	for (i = 0; i < nid; i++)
+		pw_u64(&ids, first + i);
+	memset(v, 0, sizeof v);
+	v[0].u = h;
+	v[1].u = type;
+	v[2].u = size;
+	v[3].p = ids.p;
+	v[3].len = (uint32_t)ids.len;
+	pw_init(w);
+	rpc_pack(w, RPC_SIG_COND, v);
+	pw_free(&ids);
+}
+
+/* Conditional nodes: sizes by type, body ids; handles' flags; a child
+ * graph node's graph set. */
+static void
+test_cond(void)
+{
+	struct pw w;
+	uint64_t id = 77;
+	static const struct {
+		uint32_t	 type, size, nid;
+		uint64_t	 h, first;
+		int		 rc;
+	} t[] = {
+		{ CU_GRAPH_COND_TYPE_IF, 1, 1, 5, 100, CUDA_SUCCESS },
+		{ CU_GRAPH_COND_TYPE_IF, 2, 2, 5, 100, CUDA_SUCCESS },
+		{ CU_GRAPH_COND_TYPE_WHILE, 1, 1, 5, 100, CUDA_SUCCESS },
+		{ CU_GRAPH_COND_TYPE_SWITCH, 7, 7, 5, 100, CUDA_SUCCESS },
+		{ CU_GRAPH_COND_TYPE_IF, 3, 3, 5, 100,
+		    CUDA_ERROR_INVALID_VALUE },
+		{ CU_GRAPH_COND_TYPE_WHILE, 2, 2, 5, 100,
+		    CUDA_ERROR_INVALID_VALUE },
+		{ CU_GRAPH_COND_TYPE_SWITCH, 0, 0, 5, 100,
+		    CUDA_ERROR_INVALID_VALUE },
+		{ CU_GRAPH_COND_TYPE_SWITCH, RPC_COND_MAX + 1,
+		    RPC_COND_MAX + 1, 5, 100, CUDA_ERROR_INVALID_VALUE },
+		{ 3, 1, 1, 5, 100, CUDA_ERROR_INVALID_VALUE },
+		{ CU_GRAPH_COND_TYPE_IF, 2, 1, 5, 100,
+		    CUDA_ERROR_INVALID_VALUE },	/* an id short */
+		{ CU_GRAPH_COND_TYPE_IF, 1, 2, 5, 100,
+		    CUDA_ERROR_INVALID_VALUE },	/* one too many */
+		{ CU_GRAPH_COND_TYPE_IF, 1, 1, 0, 100,
+		    CUDA_ERROR_INVALID_VALUE },	/* no handle */
+		{ CU_GRAPH_COND_TYPE_IF, 1, 1, 5, 0,
+		    CUDA_ERROR_INVALID_VALUE },	/* id 0 */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		cond_req(&w, t[i].h, t[i].type, t[i].size, t[i].nid,
+		    t[i].first);
+		if (t[i].rc == CUDA_SUCCESS)
+			CHECK(chk(R_GRAPH_ADD, U(1), U(2),
+			    U(CU_GRAPH_NODE_TYPE_CONDITIONAL), &id, 0u, w.p,
+			    (unsigned)w.len) == CUDA_SUCCESS);
+		else
+			CHECK(dispatch(R_GRAPH_ADD, U(1), U(2),
+			    U(CU_GRAPH_NODE_TYPE_CONDITIONAL), &id, 0u, w.p,
+			    (unsigned)w.len) == t[i].rc);
+		pw_free(&w);
+	}
+	/* Truncated. */
+	CHECK(dispatch(R_GRAPH_ADD, U(1), U(2),
+	    U(CU_GRAPH_NODE_TYPE_CONDITIONAL), &id, 0u, &id, 4u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_COND_HANDLE, NOCTX, U(2), U(1),
+	    U(CU_GRAPH_COND_ASSIGN_DEFAULT)) == CUDA_SUCCESS);
+	CHECK(chk(R_COND_HANDLE, NOCTX, U(2), U(0), U(0)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_COND_HANDLE, NOCTX, U(2), U(0), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* The host backend: no such context. */
+	CHECK(host(R_COND_HANDLE, NOCTX, U(2), U(0), U(0)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(chk(R_UOBJ_CREATE, U(4)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_UOBJ_CREATE, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_UOBJ_RELEASE, U(0)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_GRAPH_UOBJ, U(2), U(4), U(1), U(1)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(0), U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(0x80000000), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_GRAPH_UOBJ, U(2), U(4), U(1), U(2)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* The host backend: a user object twice, a release of none. */
+	CHECK(host(R_UOBJ_CREATE, U(900)) == CUDA_SUCCESS);
+	CHECK(host(R_UOBJ_CREATE, U(900)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(host(R_UOBJ_RELEASE, U(900)) == CUDA_SUCCESS);
+	CHECK(host(R_UOBJ_RELEASE, U(900)) == CUDA_ERROR_INVALID_VALUE);
+	/* Kernel node attributes at their lengths, as streams'. */
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(2), U(0), U(0),
+	    &id, 4u) == CUDA_SUCCESS);
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(4), U(0), U(0),
+	    t, 12u) == CUDA_SUCCESS);
+	CHECK(chk(R_KNODE_ATTR, U(2), U(3), U(SATTR_COPY), U(0), U(2), U(5),
+	    &id, 0u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(3), U(0),
+	    U(0), &id, 4u) == CUDA_ERROR_INVALID_VALUE);	/* a stream's */
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_GET), U(12), U(0),
+	    U(0), &id, 0u) == CUDA_ERROR_INVALID_VALUE);	/* an event */
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_SET), U(2), U(0),
+	    U(0), &id, 8u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(SATTR_COPY), U(0), U(2),
+	    U(5), &id, 4u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_KNODE_ATTR, U(2), U(3), U(3), U(2), U(0), U(0), &id,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(rpc_sattr_len(2) == 0 && rpc_kattr_len(2) == 4);
+	CHECK(rpc_sattr_len(3) == 4 && rpc_kattr_len(3) == 0);
+	CHECK(rpc_sattr_len(1) == 32 && rpc_kattr_len(1) == 32);
+	CHECK(chk(R_CHILD_GRAPH, U(2), U(3), U(5)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_CHILD_GRAPH, U(2), U(3), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_NODE_SET, U(2), U(0), U(3), U(CU_GRAPH_NODE_TYPE_GRAPH),
+	    &id, 8u) == CUDA_SUCCESS);
+	CHECK(dispatch(R_NODE_SET, U(2), U(0), U(3),
+	    U(CU_GRAPH_NODE_TYPE_GRAPH), &id, 4u) == CUDA_ERROR_INVALID_VALUE);
+}
+
 int
 main(void)
 {
@@ -781,6 +909,7 @@ main(void)
 	test_arrays();
 	test_ctxop_devquery();
 	test_capdeps();
+	test_cond();
 	/* What passed reached the spy; what failed never did. */
 	CHECK(spied == 0);
 	free(c.scratch);

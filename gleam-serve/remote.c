@@ -469,6 +469,7 @@ remote_broke(struct remote *r, const char *why)
 static int	remote_read(struct remote *);
 static int	remote_order(struct remote *);
 static int	remote_mig_waits(struct remote *);
+static int	remote_resume_waits(struct remote *);
 static int	remote_mig_in(struct remote *, const struct frame_hdr *,
 		    const uint8_t *);
 static int	remote_open_records(struct remote *);
@@ -1234,6 +1235,13 @@ remote_read(struct remote *r)
 			if (prc > 0 && pf[1].revents != 0 &&
 			    pf[0].revents == 0 &&
 			    !remote_mig_waits(r)) {
+				/* Only the channel closed (the server drains):
+				 * this connection goes on, nothing can resume
+				 * it any more. */
+				if (!remote_resume_waits(r)) {
+					efd_drain(r->wake);
+					return 0;
+				}
 				remote_broke(r, "the client reconnected");
 				return -1;
 			}
@@ -1627,6 +1635,18 @@ remote_mig_waits(struct remote *r)
 	return r->ctl != -1 && recv(r->ctl, &kind, sizeof kind,
 	    MSG_PEEK | MSG_DONTWAIT) == (ssize_t)sizeof kind &&
 	    kind == REMOTE_MIGRATE;
+}
+
+/* A connection that resumes the session waits for the serving thread. */
+static int
+remote_resume_waits(struct remote *r)
+{
+	int w;
+
+	pthread_mutex_lock(&r->pmu);
+	w = r->pend_fd != -1;
+	pthread_mutex_unlock(&r->pmu);
+	return w;
 }
 
 /* A MIGRATE order that waits, taken: 1 (r->mig_req set). */

@@ -1623,7 +1623,7 @@ server_free(struct server *srv)
 		return;
 	srv->draining = 0;	/* no loopexit from here */
 	while ((c = TAILQ_FIRST(&srv->clients)) != NULL) {
-		if (c->remote) {
+		if (c->remote && c->pid <= 0) {
 			/* Its thread still runs; the process is ending. */
 			TAILQ_REMOVE(&srv->clients, c, entry);
 			continue;

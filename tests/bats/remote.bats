@@ -981,6 +981,35 @@ lanes_ok() {
 	kill -0 "$SERVE_PID"
 }
 
+@test "SIGTERM with a client still running: it is served until drain_timeout, then the server exits cleanly" {
+	serve_kill
+	printf 'backend: host\nhost_kernels: %s\ndrain_timeout: 1s\n' "$HOST_KERNELS" \
+	    >"$BATS_TEST_TMPDIR/drain.yaml"
+	serve_start -c "$BATS_TEST_TMPDIR/drain.yaml" -v
+	# 100 rounds 100 ms apart: 10 s, well past the drain's second.
+	timeout 60 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/migrate" 100 100 \
+	    >"$BATS_TEST_TMPDIR/out" 2>&1 3>&- &
+	BG_PID=$!
+	wait_for "remoting in process" "$SERVE_LOG" 100
+	sleep 0.3
+	kill -TERM "$SERVE_PID"
+	# The session is not cut at the signal (it was, as "the client
+	# reconnected", when the server closed its resume channel).
+	sleep 0.5
+	! grep -q "reconnected" "$SERVE_LOG"
+	wait_for "still connected after 1 s" "$SERVE_LOG" 100
+	local rc=0
+	wait "$SERVE_PID" || rc=$?
+	SERVE_PID=
+	[ "$rc" -eq 0 ]
+	grep -q "exiting" "$SERVE_LOG"
+	# The program was cut off at the drain's end: an error, no hang.
+	rc=0
+	wait "$BG_PID" || rc=$?
+	BG_PID=
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ]
+}
+
 # printf_expected: what printf.cu prints in a local run.
 printf_expected() {
 	local k i

@@ -3561,54 +3561,82 @@ cond_unname(struct rclient *cl, struct robj *g, uint64_t node)
 }
 
 /*
+ * A launch attribute of a stream, or of a kernel node where node is not
+ * NULL: SATTR_SET takes its value from val, otherwise it is read into the
+ * reply, as bytes (rpc_sattr_len, rpc_kattr_len).
+ */
+static int
+launch_attr(struct rcall *c, CUstream s, CUgraphNode node, uint64_t op,
+    uint32_t attr, const void *val)
+{
+	static CUresult (*sget)(CUstream, CUstreamAttrID, CUstreamAttrValue *),
+	    (*sset)(CUstream, CUstreamAttrID, const CUstreamAttrValue *),
+	    (*kget)(CUgraphNode, CUkernelNodeAttrID, CUkernelNodeAttrValue *),
+	    (*kset)(CUgraphNode, CUkernelNodeAttrID,
+	    const CUkernelNodeAttrValue *);
+	static int looked;
+	size_t len = node != NULL ? rpc_kattr_len(attr) : rpc_sattr_len(attr);
+	CUlaunchAttributeValue v;
+	CUresult rc;
+
+	_Static_assert(sizeof(CUaccessPolicyWindow) == 32, "a window");
+	_Static_assert(sizeof(CUlaunchMemSyncDomainMap) == 2, "a map");
+	if (!looked) {
+		sget = (__typeof__(sget))drv_opt("cuStreamGetAttribute", 11000);
+		sset = (__typeof__(sset))drv_opt("cuStreamSetAttribute", 11000);
+		kget = (__typeof__(kget))drv_opt(
+		    "cuGraphKernelNodeGetAttribute", 11000);
+		kset = (__typeof__(kset))drv_opt(
+		    "cuGraphKernelNodeSetAttribute", 11000);
+		looked = 1;
+	}
+	if (node != NULL ? kget == NULL || kset == NULL :
+	    sget == NULL || sset == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memset(&v, 0, sizeof v);
+	if (op == SATTR_SET) {
+		memcpy(&v, val, len);
+		return node != NULL ? kset(node, (CUkernelNodeAttrID)attr, &v) :
+		    sset(s, (CUstreamAttrID)attr, &v);
+	}
+	rc = node != NULL ? kget(node, (CUkernelNodeAttrID)attr, &v) :
+	    sget(s, (CUstreamAttrID)attr, &v);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, &v, len);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/*
  * in: graph, kernel node, op, attribute, source graph and node, value ->
  * value: the driver's kernel node attributes, as bytes (rpc_kattr_len).
  */
 static int
 c_knode_attr(struct rcall *c)
 {
-	static CUresult (*get)(CUgraphNode, CUkernelNodeAttrID,
-	    CUkernelNodeAttrValue *), (*set)(CUgraphNode, CUkernelNodeAttrID,
-	    const CUkernelNodeAttrValue *), (*copy)(CUgraphNode, CUgraphNode);
+	static CUresult (*copy)(CUgraphNode, CUgraphNode);
 	static int looked;
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH), *sg;
 	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
-	CUkernelNodeAttrID a = (CUkernelNodeAttrID)c->in[3].u;
-	size_t len = rpc_kattr_len((uint32_t)c->in[3].u);
-	CUkernelNodeAttrValue v;
-	CUresult rc;
 
 	if (!looked) {
-		get = (__typeof__(get))drv_opt("cuGraphKernelNodeGetAttribute",
-		    11000);
-		set = (__typeof__(set))drv_opt("cuGraphKernelNodeSetAttribute",
-		    11000);
 		copy = (__typeof__(copy))drv_opt(
 		    "cuGraphKernelNodeCopyAttributes", 11000);
 		looked = 1;
 	}
-	if (g == NULL || !node_in(g->h, c->in[1].u))
+	if (g == NULL || !node_in(g->h, c->in[1].u) || node == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (get == NULL || set == NULL || copy == NULL)
+	if (c->in[2].u != SATTR_COPY)
+		return launch_attr(c, NULL, node, c->in[2].u,
+		    (uint32_t)c->in[3].u, c->in[6].p);
+	if (copy == NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	switch (c->in[2].u) {
-	case SATTR_COPY:
-		sg = robj_get(c->cl, c->in[4].u, RK_GRAPH);
-		if (sg == NULL || !node_in(sg->h, c->in[5].u))
-			return CUDA_ERROR_INVALID_VALUE;
-		return copy(node, (CUgraphNode)(uintptr_t)c->in[5].u);
-	case SATTR_SET:
-		memset(&v, 0, sizeof v);
-		memcpy(&v, c->in[6].p, len);
-		return set(node, a, &v);
-	}
-	memset(&v, 0, sizeof v);
-	if ((rc = get(node, a, &v)) != CUDA_SUCCESS)
-		return rc;
-	pw_bytes(&c->blob, &v, len);
-	c->out[0].p = c->blob.p;
-	c->out[0].len = (uint32_t)c->blob.len;
-	return CUDA_SUCCESS;
+	sg = robj_get(c->cl, c->in[4].u, RK_GRAPH);
+	if (sg == NULL || !node_in(sg->h, c->in[5].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	return copy(node, (CUgraphNode)(uintptr_t)c->in[5].u);
 }
 
 /* in: ctx, graph, default value, flags -> the driver's handle */
@@ -4650,45 +4678,24 @@ c_capture_deps(struct rcall *c)
 static int
 c_stream_attr(struct rcall *c)
 {
-	static CUresult (*get)(CUstream, CUstreamAttrID, CUstreamAttrValue *),
-	    (*set)(CUstream, CUstreamAttrID, const CUstreamAttrValue *),
-	    (*copy)(CUstream, CUstream);
+	static CUresult (*copy)(CUstream, CUstream);
 	static int looked;
-	CUstreamAttrID a = (CUstreamAttrID)c->in[3].u;
-	size_t len = rpc_sattr_len((uint32_t)c->in[3].u);
-	CUstreamAttrValue v;
 	CUstream s, src;
-	CUresult rc;
 
-	_Static_assert(sizeof(CUaccessPolicyWindow) == 32, "a window");
-	_Static_assert(sizeof(CUlaunchMemSyncDomainMap) == 2, "a map");
 	if (!looked) {
-		get = (__typeof__(get))drv_opt("cuStreamGetAttribute", 11000);
-		set = (__typeof__(set))drv_opt("cuStreamSetAttribute", 11000);
 		copy = (__typeof__(copy))drv_opt("cuStreamCopyAttributes",
 		    11000);
 		looked = 1;
 	}
 	CTX(c, 0);
 	STREAM(c, 1, s);
-	if (get == NULL || set == NULL || copy == NULL)
+	if (c->in[2].u != SATTR_COPY)
+		return launch_attr(c, s, NULL, c->in[2].u,
+		    (uint32_t)c->in[3].u, c->in[5].p);
+	if (copy == NULL)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	switch (c->in[2].u) {
-	case SATTR_COPY:
-		STREAM(c, 4, src);
-		return copy(s, src);
-	case SATTR_SET:
-		memset(&v, 0, sizeof v);
-		memcpy(&v, c->in[5].p, len);
-		return set(s, a, &v);
-	}
-	memset(&v, 0, sizeof v);
-	if ((rc = get(s, a, &v)) != CUDA_SUCCESS)
-		return rc;
-	pw_bytes(&c->blob, &v, len);
-	c->out[0].p = c->blob.p;
-	c->out[0].len = (uint32_t)c->blob.len;
-	return CUDA_SUCCESS;
+	STREAM(c, 4, src);
+	return copy(s, src);
 }
 
 /* in: device, op (0 trim, 1 get, 2 set), attribute, value -> value */

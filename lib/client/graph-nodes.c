@@ -502,11 +502,11 @@ node_ctx(CUcontext h, uint64_t *id)
 	return CUDA_SUCCESS;
 }
 
-CUresult
-cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
-    size_t nd, const CUDA_MEMSET_NODE_PARAMS_v1 *p, CUcontext ctx)
+/* A memset node's parameters as R_MEMSET's request. */
+static CUresult
+memset_req(const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx,
+    struct rpc_val *in)
 {
-	struct rpc_val in[9];
 	CUresult rc;
 
 	if (p == NULL)
@@ -521,6 +521,18 @@ cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	in[6].u = p->elementSize;
 	in[7].u = p->width;
 	in[8].u = p->height;
+	return CUDA_SUCCESS;
+}
+
+CUresult
+cuGraphAddMemsetNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, const CUDA_MEMSET_NODE_PARAMS_v1 *p, CUcontext ctx)
+{
+	struct rpc_val in[9];
+	CUresult rc;
+
+	if ((rc = memset_req(p, ctx, in)) != CUDA_SUCCESS)
+		return rc;
 	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMSET, in[0].u,
 	    R_MEMSET, in, NULL);
 }
@@ -1032,27 +1044,6 @@ cuGraphExecChildGraphNodeSetParams(CUgraphExec e, CUgraphNode h, CUgraph c)
 }
 
 /* ---- memset nodes ---- */
-
-static CUresult
-memset_req(const CUDA_MEMSET_NODE_PARAMS *p, CUcontext ctx,
-    struct rpc_val *in)
-{
-	CUresult rc;
-
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
-		return rc;
-	in[1].u = 0;
-	in[2].u = 1;
-	in[3].u = p->dst;
-	in[4].u = p->pitch;
-	in[5].u = p->value;
-	in[6].u = p->elementSize;
-	in[7].u = p->width;
-	in[8].u = p->height;
-	return CUDA_SUCCESS;
-}
 
 CUresult
 cuGraphMemsetNodeGetParams(CUgraphNode h, CUDA_MEMSET_NODE_PARAMS *p)

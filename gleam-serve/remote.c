@@ -1656,7 +1656,14 @@ remote_order(struct remote *r)
 	struct remote_resume rr;
 	int fd;
 
-	if (!remote_mig_waits(r))
+	/*
+	 * Not a session that is still migrating in: the order waits until it
+	 * has come whole and its client follows (taken then, or dropped as
+	 * one whose connection is down).  Sent on at once, the source's
+	 * state would go to a third server while the source, cut off, keeps
+	 * the session.
+	 */
+	if (r->mig_in != 0 || r->mig_switch || !remote_mig_waits(r))
 		return 0;
 	if (r->ctl_started) {
 		pthread_mutex_lock(&r->pmu);
@@ -1718,6 +1725,7 @@ remote_migrate(struct remote *r)
 	size_t i, n, rlen;
 	uint8_t *buf = NULL;
 	char why[1000];
+	const char *busy;
 	int rc = -1, open = 0;
 
 	pw_init(&st);
@@ -1732,6 +1740,8 @@ remote_migrate(struct remote *r)
 		snprintf(why, sizeof why, "it has not opened");
 	else if (r->stages.n > 0)
 		snprintf(why, sizeof why, "a module is arriving in pieces");
+	else if ((busy = wcache_client_busy(r->wc)) != NULL)
+		snprintf(why, sizeof why, "%s", busy);
 	else if (be->mig_save == NULL)
 		snprintf(why, sizeof why, "the %s backend cannot migrate",
 		    be->name);

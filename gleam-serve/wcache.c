@@ -1359,6 +1359,24 @@ wcache_image_done(struct wclient *w, uint64_t id)
 		cstore_release(store, htab_del(&w->images, id));
 }
 
+const char *
+wcache_client_busy(const struct wclient *w)
+{
+	int i;
+
+	if (w == NULL)
+		return NULL;
+	for (i = 0; i < UP_MAX; i++) {
+		if (w->up[i].buf != NULL)
+			return "a weight-cache entry is arriving in pieces";
+		if (w->rd[i].ref != NULL)
+			return "a weight-cache entry waits for its copy";
+	}
+	if (w->images.n > 0)
+		return "a cached module image waits for its load";
+	return NULL;
+}
+
 void
 wcache_client_free(struct wclient *w)
 {

@@ -63,6 +63,12 @@ int	wcache_call(struct wclient **wc, const struct wscope *sc,
 int	wcache_image(struct wclient *, uint64_t id, struct rpc_val *v);
 void	wcache_image_done(struct wclient *, uint64_t id);
 void	wcache_client_free(struct wclient *);
+/*
+ * Why the client's state in the cache cannot move to another server now
+ * (an upload or a readied entry or image that its next calls expect), or
+ * NULL: a migration waits for a point where it is NULL.
+ */
+const char *wcache_client_busy(const struct wclient *);
 
 /*
  * For status: the models (R_MODEL names) whose last load's entries are

@@ -89,7 +89,7 @@ signal_running() {
 # signal_until SIG: SIG to the source until it logs a migration (or the
 # program ends): an order before the client is there reaches no one.
 signal_until() {
-	wait_for "migrated to" "$S_LOG" 100 0.2 signal_running "$1" "$S_PID" ||
+	wait_for "): migrated to" "$S_LOG" 100 0.2 signal_running "$1" "$S_PID" ||
 	    { cat "$S_LOG" "$ERR"; return 1; }
 }
 

@@ -53,10 +53,17 @@ target_start() {
 	RESUME_LOG=$SERVE_LOG
 }
 
-# target_restart: the server restarts on the same port, forgetting every
-# session.
+# serve_crash: the server dies at once, its workers with it (a SIGTERM
+# would let it serve its clients on until drain_timeout).
+serve_crash() {
+	{ kill -KILL "$SERVE_PID" && wait "$SERVE_PID"; } 2>/dev/null || true
+	SERVE_PID=
+}
+
+# target_restart: the server crashes and restarts on the same port,
+# forgetting every session.
 target_restart() {
-	serve_kill
+	serve_crash
 	SERVE_LOG=$BATS_TEST_TMPDIR/serve2.log
 	"$GLEAM_BIN/gleam-serve" -D -c "$SERVE_CONF" \
 	    -l "127.0.0.1:$SERVE_PORT" 2>"$SERVE_LOG" 3>&- &
@@ -285,7 +292,7 @@ drops_ok() {
 		sleep 0.02
 	done
 	# The server side goes and does not come back.
-	serve_kill
+	serve_crash
 	local rc=0
 	wait "$BG_PID" || rc=$?
 	BG_PID=

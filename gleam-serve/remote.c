@@ -90,8 +90,9 @@ struct remote {
 	int			 pend_port;
 	/*
 	 * Migration (gleam-protocol(5), Migration).  The source: an order
-	 * taken when every call is answered and no lanes are half open
-	 * (at_rest: no copy is on the lanes then), and whether the session
+	 * taken when every call is answered, no lanes are half open and
+	 * nothing of the weight cache is half done (at_rest: no copy is on
+	 * the lanes then, remote_rests), and whether the session
 	 * went; its lanes stay, and are closed with the worker.  The target: the state as it comes (mig_in 1, then
 	 * 2 once loaded) and the client's stream to go on with.
 	 */
@@ -2049,6 +2050,16 @@ remote_mig_switch(struct remote *r)
 	return 0;
 }
 
+/*
+ * A point where the session may move: no copy on the lanes, and nothing
+ * of the weight cache's half done (an order waits for it).
+ */
+static int
+remote_rests(struct remote *r)
+{
+	return !lanes_pending(r->lanes) && wcache_client_busy(r->wc) == NULL;
+}
+
 static void *
 remote_main(void *arg)
 {
@@ -2061,8 +2072,7 @@ remote_main(void *arg)
 		if (remote_open_records(r) == -1 || remote_drain(r) == -1 ||
 		    (remote_pin(r), remote_host_collect(r),
 		    remote_flush(r)) == -1 ||
-		    (r->at_rest = !lanes_pending(r->lanes),
-		    remote_read(r)) == -1) {
+		    (r->at_rest = remote_rests(r), remote_read(r)) == -1) {
 			r->at_rest = 0;
 			/* Every call answered: it may go elsewhere. */
 			if (r->mig_req) {

@@ -13,8 +13,15 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	8
 
-#define TESTUTIL	(TU_CHECK)
-#include "testutil.h"
+static void
+check(cudaError_t e, const char *file, int line)
+{
+	if (e == cudaSuccess)
+		return;
+	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
+	    cudaGetErrorName(e), cudaGetErrorString(e));
+	exit(2);
+}
 
 // Only p[5] is 3: one thread fails, one message.
 __global__ void

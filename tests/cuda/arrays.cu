@@ -30,15 +30,8 @@
 
 static int nfail;
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK)
+#include "testutil.h"
 
 static void *
 xmalloc(size_t n)

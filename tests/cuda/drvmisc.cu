@@ -27,15 +27,8 @@
 #define DK(x)	dcheck((x), __FILE__, __LINE__)
 #define N	4096
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK | TU_SET_U32)
+#include "testutil.h"
 
 static void
 dcheck(CUresult e, const char *file, int line)
@@ -47,16 +40,6 @@ dcheck(CUresult e, const char *file, int line)
 	cuGetErrorName(e, &s);
 	printf(NAME ": CUDA error at %s:%d: %s: %d\n", file, line, s, (int)e);
 	exit(2);
-}
-
-// The same kernel as errors.cu: the host backend has it.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
 }
 
 static int fail;

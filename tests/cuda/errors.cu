@@ -24,15 +24,8 @@
 
 static int nfail;
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK | TU_SET_U32)
+#include "testutil.h"
 
 static void
 expect(const char *what, cudaError_t got, cudaError_t want)
@@ -54,16 +47,6 @@ expect_call(const char *what, cudaError_t got, cudaError_t want)
 	expect("  then cudaGetLastError", cudaGetLastError(), want);
 	expect("  then cudaGetLastError again", cudaGetLastError(),
 	    cudaSuccess);
-}
-
-// p[i] = v ^ i
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
 }
 
 // Reverses p[0..blockDim.x) through dynamic shared memory.

@@ -15,25 +15,8 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	4096
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-// The same kernel as errors.cu: the host backend has it.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
-}
+#define TESTUTIL	(TU_CHECK | TU_SET_U32)
+#include "testutil.h"
 
 static int order[8], norder;
 

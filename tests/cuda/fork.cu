@@ -24,15 +24,8 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	4096
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK)
+#include "testutil.h"
 
 // p[i] = i * mul + add
 __global__ void

@@ -47,8 +47,8 @@
 #include <cuda_runtime.h>
 
 #define NAME	"ggml"
-#define CK(x)	check((x), #x, __LINE__)
-#define CU(x)	checkcu((x), #x, __LINE__)
+#define CK(x)	check((x), #x, __FILE__, __LINE__)
+#define CU(x)	checkcu((x), #x, __FILE__, __LINE__)
 #define BK(x)	checkblas((x), #x, __LINE__)
 #define KCK()	CK(cudaGetLastError())
 
@@ -59,28 +59,8 @@
 #define WORKSPACE	(32u << 20)	// cuBLAS's advice for Hopper
 #define WARMUP		8		// decode steps before a bench's clock
 
-static void
-check(cudaError_t e, const char *what, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    cudaGetErrorName(e), what);
-	exit(2);
-}
-
-static void
-checkcu(CUresult e, const char *what, int line)
-{
-	const char *s = NULL;
-
-	if (e == CUDA_SUCCESS)
-		return;
-	cuGetErrorName(e, &s);
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    s ? s : "?", what);
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK_WHAT | TU_CHECKCU)
+#include "testutil.h"
 
 static void
 checkblas(cublasStatus_t s, const char *what, int line)

@@ -16,34 +16,8 @@
 
 static int nfail;
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-static void
-expect(int ok, const char *what)
-{
-	printf("%s: %s\n", what, ok ? "yes" : "NO");
-	if (!ok)
-		nfail++;
-}
-
-static unsigned long long
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	unsigned long long h = 0xcbf29ce484222325ULL;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
+#define TESTUTIL	(TU_CHECK | TU_EXPECT | TU_FNVLL)
+#include "testutil.h"
 
 __constant__ unsigned c_coef[NCOEF];
 __constant__ unsigned c_bias;

@@ -37,26 +37,10 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	1024
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK | TU_SOAKINC)
+#include "testutil.h"
 
 // Kernels the host backend has (tests/cuda/host-kernels.c).
-__global__ void
-soakInc(unsigned *v, size_t n)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-
-	if (i < n)
-		v[i] += 1;
-}
-
 __global__ void
 condSet(cudaGraphConditionalHandle h, unsigned v)
 {
@@ -344,6 +328,28 @@ tiny(cudaGraph_t g, void *fn, void **args)
 	return n;
 }
 
+// Launches x and prints first and the count at p; sets the value that
+// the exec's kernel node set gives the condition h to v, launches again
+// and prints then and the count on the same line.
+static void
+relaunch(cudaGraphExec_t x, cudaStream_t s, cudaGraphNode_t set,
+    cudaGraphConditionalHandle h, unsigned v, const unsigned *p,
+    const char *first, const char *then)
+{
+	cudaKernelNodeParams kp;
+	void *args[2] = { &h, &v };
+
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf("%s %u", first, one(p));
+	CK(cudaGraphKernelNodeGetParams(set, &kp));
+	kp.kernelParams = args;
+	CK(cudaGraphExecKernelNodeSetParams(x, set, &kp));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	printf(", %s %u\n", then, one(p));
+}
+
 static void
 conditionals(cudaStream_t s)
 {
@@ -351,7 +357,6 @@ conditionals(cudaStream_t s)
 	cudaGraph_t g, *body;
 	cudaGraphExec_t x;
 	cudaGraphNode_t set, cn;
-	cudaKernelNodeParams kp;
 	cudaGraphNodeType t;
 	unsigned *p, v, k1 = 1, k100 = 100, k10 = 10, limit = 5;
 	void *args[3];
@@ -380,18 +385,7 @@ conditionals(cudaStream_t s)
 	printf("if node: type conditional %d, bodies' nodes %zu %zu\n",
 	    t == cudaGraphNodeTypeConditional, n0, n1);
 	CK(cudaGraphInstantiate(&x, g, 0));
-	CK(cudaGraphLaunch(x, s));
-	CK(cudaStreamSynchronize(s));
-	printf("if: then %u", one(p));
-	CK(cudaGraphKernelNodeGetParams(set, &kp));
-	v = 0;
-	args[0] = &h;
-	args[1] = &v;
-	kp.kernelParams = args;
-	CK(cudaGraphExecKernelNodeSetParams(x, set, &kp));
-	CK(cudaGraphLaunch(x, s));
-	CK(cudaStreamSynchronize(s));
-	printf(", else %u\n", one(p));
+	relaunch(x, s, set, h, 0, p, "if: then", "else");
 	CK(cudaGraphExecDestroy(x));
 	// A conditional node destroyed takes its bodies; the rest runs.
 	CK(cudaGraphDestroyNode(cn));
@@ -459,18 +453,7 @@ conditionals(cudaStream_t s)
 	args[1] = &k100;
 	tiny(body[2], (void *)condAdd, args);
 	CK(cudaGraphInstantiate(&x, g, 0));
-	CK(cudaGraphLaunch(x, s));
-	CK(cudaStreamSynchronize(s));
-	printf("switch: %u", one(p));
-	CK(cudaGraphKernelNodeGetParams(set, &kp));
-	v = 7;
-	args[0] = &h;
-	args[1] = &v;
-	kp.kernelParams = args;
-	CK(cudaGraphExecKernelNodeSetParams(x, set, &kp));
-	CK(cudaGraphLaunch(x, s));
-	CK(cudaStreamSynchronize(s));
-	printf(", out of range %u\n", one(p));
+	relaunch(x, s, set, h, 7, p, "switch:", "out of range");
 	CK(cudaGraphExecDestroy(x));
 
 	// Codes.

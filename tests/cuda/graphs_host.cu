@@ -27,36 +27,8 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	1024
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-// Kernels the host backend has (tests/cuda/host-kernels.c).
-__global__ void
-soakInc(unsigned *v, size_t n)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-
-	if (i < n)
-		v[i] += 1;
-}
-
-static unsigned
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	unsigned x = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		x = (x ^ b[i]) * 16777619u;
-	return x;
-}
+#define TESTUTIL	(TU_CHECK | TU_SOAKINC | TU_FNV32)
+#include "testutil.h"
 
 // The callbacks' log: what ran, in order.
 static char	 trail[256];

@@ -30,50 +30,12 @@
 #define N	1024
 #define MAXN	16
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-// Kernels the host backend has (tests/cuda/host-kernels.c).
-__global__ void
-vecAdd(const float *a, const float *b, float *c, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		c[i] = a[i] + b[i];
-}
-
-__global__ void
-soakInc(unsigned *v, size_t n)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-
-	if (i < n)
-		v[i] += 1;
-}
+#define TESTUTIL	(TU_CHECK | TU_VECADD | TU_SOAKINC | TU_FNV32)
+#include "testutil.h"
 
 static float *da, *db, *dc;
 static unsigned *du, *du2, *du3;
 static cudaStream_t s;
-
-// FNV-1a of the bytes.
-static unsigned
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	unsigned x = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		x = (x ^ b[i]) * 16777619u;
-	return x;
-}
 
 static unsigned
 sum_u32(const unsigned *d)

@@ -17,16 +17,8 @@
 #define NAME "jitlink"
 #define N 1000
 
-#define CK(x) do {							\
-	CUresult rc_ = (x);						\
-	if (rc_ != CUDA_SUCCESS) {					\
-		const char *s_ = "?";					\
-		cuGetErrorName(rc_, &s_);				\
-		printf(NAME ": CUDA error at %s:%d: %s\n", __FILE__,	\
-		    __LINE__, s_);					\
-		exit(2);						\
-	}								\
-} while (0)
+#define TESTUTIL	(TU_CKDRV)
+#include "testutil.h"
 
 static const char ptx_a[] =
     ".version 8.0\n"

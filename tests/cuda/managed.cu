@@ -13,55 +13,11 @@
 
 #define NAME	"managed"
 #define N	(1 << 14)	/* unsigned ints */
-#define CK(x)	check((x), #x, __LINE__)
+#define CK(x)	check((x), #x, __FILE__, __LINE__)
 
-static void
-check(cudaError_t e, const char *what, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    cudaGetErrorName(e), what);
-	exit(2);
-}
-
-// The same kernels as errors.cu and memcpy.cu: the host backend has them.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
-}
-
-__global__ void
-xor_u8(unsigned char *dst, const unsigned char *src, unsigned char k,
-    unsigned n)
-{
-	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		dst[i] = src[i] ^ k;
-}
-
-static uint64_t
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	uint64_t h = 1469598103934665603ull;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 1099511628211ull;
-	return h;
-}
-
-static void
-code(const char *what, cudaError_t rc)
-{
-	printf("%-48s %d\n", what, (int)rc);
-	cudaGetLastError();
-}
+#define TESTUTIL	(TU_CHECK_WHAT | TU_FNV64 | TU_CODE | TU_SET_U32 | \
+			 TU_XOR_U8)
+#include "testutil.h"
 
 int
 main(void)

@@ -23,17 +23,10 @@
 #define K	64		/* words touched, one per block */
 #define NT	4		/* threads */
 #define ROUNDS	20
-#define CK(x)	check((x), #x, __LINE__)
+#define CK(x)	check((x), #x, __FILE__, __LINE__)
 
-static void
-check(cudaError_t e, const char *what, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    cudaGetErrorName(e), what);
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK_WHAT | TU_SET_U32)
+#include "testutil.h"
 
 __global__ void
 gather_u32(unsigned *out, const unsigned *src, unsigned long long stride,
@@ -52,15 +45,6 @@ scatter_u32(unsigned *dst, unsigned long long stride, unsigned v, int n)
 
 	if (i < n)
 		dst[i * stride] = v ^ (unsigned)i;
-}
-
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
 }
 
 static unsigned *big;

@@ -20,15 +20,8 @@ check(cudaError_t e, const char *what, int line)
 	exit(2);
 }
 
-// The same kernel as errors.cu and oneway.cu: the host backend has it.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
-}
+#define TESTUTIL	(TU_SET_U32)
+#include "testutil.h"
 
 static int nfail;
 

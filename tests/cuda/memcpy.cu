@@ -22,27 +22,8 @@
 
 static int nfail;
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-static void *
-xmalloc(size_t n)
-{
-	void *p;
-
-	if ((p = malloc(n)) == NULL) {
-		printf(NAME ": FAIL out of host memory\n");
-		exit(1);
-	}
-	return p;
-}
+#define TESTUTIL	(TU_CHECK | TU_XMALLOC | TU_FNVLL | TU_XOR_U8)
+#include "testutil.h"
 
 static void *
 xpages(size_t n)
@@ -54,17 +35,6 @@ xpages(size_t n)
 		exit(1);
 	}
 	return p;
-}
-
-static unsigned long long
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	unsigned long long h = 0xcbf29ce484222325ULL;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
 }
 
 static unsigned char
@@ -120,16 +90,6 @@ checkmodel(const char *what, const unsigned char *got,
 		nfail++;
 	} else
 		printf(" ok\n");
-}
-
-__global__ void
-xor_u8(unsigned char *dst, const unsigned char *src, unsigned char k,
-    unsigned n)
-{
-	unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		dst[i] = src[i] ^ k;
 }
 
 static unsigned

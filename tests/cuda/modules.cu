@@ -80,16 +80,8 @@ static const char ptx_bad[] =
 
 static int fails;
 
-#define CK(x) do {							\
-	CUresult rc_ = (x);						\
-	if (rc_ != CUDA_SUCCESS) {					\
-		const char *s_ = "?";					\
-		cuGetErrorName(rc_, &s_);				\
-		printf(NAME ": CUDA error at %s:%d: %s\n", __FILE__,	\
-		    __LINE__, s_);					\
-		exit(2);						\
-	}								\
-} while (0)
+#define TESTUTIL	(TU_CKDRV)
+#include "testutil.h"
 
 // The whole of a file, malloc'd.
 static unsigned char *

@@ -21,26 +21,10 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	4096
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK | TU_SET_U32)
+#include "testutil.h"
 
-// The same kernels as errors.cu: the host backend has them.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
-}
-
+// The same kernel as errors.cu: the host backend has it.
 __global__ void
 poke_u32(unsigned *p, unsigned v)
 {

@@ -18,26 +18,8 @@
 
 static int nfail;
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
-
-static unsigned long long
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	unsigned long long h = 0xcbf29ce484222325ULL;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 0x100000001b3ULL;
-	return h;
-}
+#define TESTUTIL	(TU_CHECK | TU_FNVLL)
+#include "testutil.h"
 
 // The bits of a value, widened to 64: integers sign- or zero-extended as
 // C promotes them, floating point as its bit pattern.

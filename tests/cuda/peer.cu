@@ -15,28 +15,10 @@
 
 #define NAME	"peer"
 #define N	(1 << 16)	/* bytes */
-#define CK(x)	check((x), #x, __LINE__)
+#define CK(x)	check((x), #x, __FILE__, __LINE__)
 
-static void
-check(cudaError_t e, const char *what, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    cudaGetErrorName(e), what);
-	exit(2);
-}
-
-static uint64_t
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	uint64_t h = 1469598103934665603ull;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 1099511628211ull;
-	return h;
-}
+#define TESTUTIL	(TU_CHECK_WHAT | TU_FNV64)
+#include "testutil.h"
 
 static void
 code(const char *what, int rc)

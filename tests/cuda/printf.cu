@@ -20,15 +20,8 @@
 #define SPEW_LAUNCHES	4
 #define SPEW_LINES	8000
 
-static void
-check(cudaError_t e, const char *file, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", file, line,
-	    cudaGetErrorName(e), cudaGetErrorString(e));
-	exit(2);
-}
+#define TESTUTIL	(TU_CHECK)
+#include "testutil.h"
 
 __global__ void
 pf_hello(int v, float f)

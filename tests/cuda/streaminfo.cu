@@ -43,13 +43,8 @@ dk(CUresult r, const char *file, int line)
 	exit(2);
 }
 
-static void
-expect(int ok, const char *what)
-{
-	printf("%s: %s\n", what, ok ? "yes" : "NO");
-	if (!ok)
-		nfail++;
-}
+#define TESTUTIL	(TU_EXPECT)
+#include "testutil.h"
 
 typedef CUresult (*flags_fn)(CUstream, unsigned int *);
 typedef CUresult (*prio_fn)(CUstream, int *);

@@ -35,7 +35,7 @@ setup() {
 teardown() {
 	mitm_kill
 	local p
-	for p in ${RUN_PID:-} ${S_PID:-} ${T_PID:-} ${F_PID:-}; do
+	for p in ${RUN_PID:-} ${S_PID:-} ${T_PID:-} ${F_PID:-} ${LINK_PID:-}; do
 		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
 	done
 }
@@ -189,6 +189,28 @@ stat() {
 	# The old servers' lanes were never tried again after the move.
 	! grep -q "bulk lane [0-9]* back" "$S_LOG" "$T_LOG"
 	! grep -q "lost" "$ERR"
+}
+
+@test "an order that comes mid-upload waits for the weight cache's entry to be whole, then moves" {
+	# The reference without the cache: the target's cache stays empty.
+	GLEAM_CACHE=0 reference 20
+	# 20 MB of model at 50 Mbit/s: over 3 s of upload by cachePut.
+	"$GLEAM_BIN/gleam-link" -b 50mbit -l 127.0.0.1:0 "127.0.0.1:$S_PORT" \
+	    2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
+	LINK_PID=$!
+	local port
+	port=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$LINK_PID")
+	VIA=127.0.0.1:$port start "$WORKLOADS/infer" -K -b 2 -q 32 -n 20 "$MODEL"
+	wait_for "(infer): remoting" "$S_LOG" 100 0.05
+	sleep 0.5
+	kill -USR1 "$S_PID"
+	finish "$S_LOG" "$T_LOG"
+	kill "$LINK_PID"; wait "$LINK_PID" 2>/dev/null || true
+	diff "$BATS_TEST_TMPDIR/ref" <(stable <"$OUT")
+	grep -q "(infer): migrated to 127.0.0.1:$T_PORT" "$S_LOG"
+	! grep -q "not migrated" "$S_LOG"
+	[ "$(stat migrations)" = 1 ]
+	[ "$(stat cache_misses)" -ge 1 ]
 }
 
 @test "a REDIRECT lost in a drop: the source tells the client again where its session went" {

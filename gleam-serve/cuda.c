@@ -23,6 +23,7 @@
 #include "check.h"
 #include "pool.h"
 #include "copy3d.h"
+#include "cuwire.h"
 #include "vmm.h"
 #include "log.h"
 
@@ -5268,7 +5269,6 @@ memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
 		flags = pr_u32(&r);
 		addr = pr_u64(&r);
 		val = pr_u64(&r);
-		ops[i].operation = (CUstreamBatchMemOpType)type;
 		switch (type) {
 		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
 		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
@@ -5282,26 +5282,7 @@ memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
 				return CUDA_ERROR_INVALID_VALUE;
 			break;
 		}
-		switch (type) {
-		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			ops[i].waitValue.address = addr;
-			ops[i].waitValue.value64 = val;
-			ops[i].waitValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			ops[i].writeValue.address = addr;
-			ops[i].writeValue.value64 = val;
-			ops[i].writeValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-			ops[i].flushRemoteWrites.flags = flags;
-			break;
-		default:
-			ops[i].memoryBarrier.flags = flags;
-			break;
-		}
+		cuwire_memop_set(&ops[i], type, flags, addr, val);
 	}
 	return CUDA_SUCCESS;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "cuwire.h"
 #include "graph.h"
 #include "hooks.h"
 #include "log.h"
@@ -1761,27 +1762,7 @@ cuGraphBatchMemOpNodeGetParams(CUgraphNode h,
 		flags = pr_u32(&r);
 		addr = pr_u64(&r);
 		val = pr_u64(&r);
-		ops[i].operation = (CUstreamBatchMemOpType)type;
-		switch (type) {
-		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			ops[i].waitValue.address = addr;
-			ops[i].waitValue.value64 = val;
-			ops[i].waitValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			ops[i].writeValue.address = addr;
-			ops[i].writeValue.value64 = val;
-			ops[i].writeValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-			ops[i].flushRemoteWrites.flags = flags;
-			break;
-		default:
-			ops[i].memoryBarrier.flags = flags;
-			break;
-		}
+		cuwire_memop_set(&ops[i], type, flags, addr, val);
 	}
 	memset(p, 0, sizeof *p);
 	p->ctx = gobj_check((void *)(uintptr_t)v[0].u, GK_CTX);

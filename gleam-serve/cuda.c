@@ -4167,34 +4167,6 @@ node_copy_desc(const CUDA_MEMCPY3D *m, struct pw *d)
 		pw_u64(d, f[i]);
 }
 
-/* An allocation node's parameters as RPC_SIG_MEMALLOC. */
-static void
-node_alloc_req(const CUDA_MEM_ALLOC_NODE_PARAMS *ap, struct pw *w)
-{
-	struct rpc_val v[RPC_MAX_FIELDS];
-	struct pw a;
-	size_t i;
-
-	memset(v, 0, sizeof v);
-	pw_init(&a);
-	for (i = 0; i < ap->accessDescCount && i < RPC_MEMALLOC_ACCESS_MAX;
-	    i++) {
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.type);
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.id);
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].flags);
-	}
-	v[0].u = ap->dptr;
-	v[1].u = ap->bytesize;
-	v[2].u = (uint32_t)ap->poolProps.allocType;
-	v[3].u = (uint32_t)ap->poolProps.handleTypes;
-	v[4].u = (uint32_t)ap->poolProps.location.type;
-	v[5].u = (uint32_t)ap->poolProps.location.id;
-	v[6].p = a.p;
-	v[6].len = (uint32_t)a.len;
-	rpc_pack(w, RPC_SIG_MEMALLOC, v);
-	pw_free(&a);
-}
-
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -4262,7 +4234,7 @@ c_node_get(struct rcall *c)
 		if ((rc = drv.GraphMemAllocNodeGetParams(node, &ap)) !=
 		    CUDA_SUCCESS)
 			return rc;
-		node_alloc_req(&ap, &c->blob);
+		cuwire_memalloc_pack(&ap, ap.dptr, &c->blob);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		if ((rc = drv.GraphMemFreeNodeGetParams(node, &dp)) !=

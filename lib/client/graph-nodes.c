@@ -1301,10 +1301,9 @@ cuGraphAddMemAllocNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	struct rpc_val v[RPC_MAX_FIELDS];
 	struct gnode *n;
 	struct gctx *c;
-	struct pw w, acc;
+	struct pw w;
 	uint64_t ctx;
 	void *keep;
-	size_t i;
 	CUresult rc;
 
 	if (p == NULL || pn == NULL ||
@@ -1315,23 +1314,8 @@ cuGraphAddMemAllocNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
 	ctx = gobj_id(c);
-	pw_init(&acc);
-	for (i = 0; i < p->accessDescCount; i++) {
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.type);
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.id);
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].flags);
-	}
-	memset(v, 0, sizeof v);
-	v[1].u = p->bytesize;
-	v[2].u = (uint32_t)p->poolProps.allocType;
-	v[3].u = (uint32_t)p->poolProps.handleTypes;
-	v[4].u = (uint32_t)p->poolProps.location.type;
-	v[5].u = (uint32_t)p->poolProps.location.id;
-	v[6].p = acc.p;
-	v[6].len = (uint32_t)acc.len;
 	pw_init(&w);
-	rpc_pack(&w, RPC_SIG_MEMALLOC, v);
-	pw_free(&acc);
+	cuwire_memalloc_pack(p, 0, &w);
 	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_ALLOC, ctx, 0,
 	    NULL, &w);
 	pw_free(&w);

@@ -7,8 +7,11 @@
 #define GLEAM_CUWIRE_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <cuda.h>
+
+#include "rpc.h"
 
 /*
  * One R_STREAM_MEMOP operation (type, flags, address, value) as the
@@ -40,6 +43,39 @@ cuwire_memop_set(CUstreamBatchMemOpParams *op, uint32_t type,
 		op->memoryBarrier.flags = flags;
 		break;
 	}
+}
+
+/*
+ * An allocation node's parameters appended to w as RPC_SIG_MEMALLOC, dptr
+ * the allocation's address (0 in a request).  Access descriptors past
+ * RPC_MEMALLOC_ACCESS_MAX are not sent.
+ */
+static inline void
+cuwire_memalloc_pack(const CUDA_MEM_ALLOC_NODE_PARAMS *p, CUdeviceptr dptr,
+    struct pw *w)
+{
+	struct rpc_val v[RPC_MAX_FIELDS];
+	struct pw a;
+	size_t i;
+
+	memset(v, 0, sizeof v);
+	pw_init(&a);
+	for (i = 0; i < p->accessDescCount && i < RPC_MEMALLOC_ACCESS_MAX;
+	    i++) {
+		pw_u32(&a, (uint32_t)p->accessDescs[i].location.type);
+		pw_u32(&a, (uint32_t)p->accessDescs[i].location.id);
+		pw_u32(&a, (uint32_t)p->accessDescs[i].flags);
+	}
+	v[0].u = dptr;
+	v[1].u = p->bytesize;
+	v[2].u = (uint32_t)p->poolProps.allocType;
+	v[3].u = (uint32_t)p->poolProps.handleTypes;
+	v[4].u = (uint32_t)p->poolProps.location.type;
+	v[5].u = (uint32_t)p->poolProps.location.id;
+	v[6].p = a.p;
+	v[6].len = (uint32_t)a.len;
+	rpc_pack(w, RPC_SIG_MEMALLOC, v);
+	pw_free(&a);
 }
 
 #endif

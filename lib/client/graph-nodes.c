@@ -547,15 +547,22 @@ node_dev(CUmemorytype t, CUdeviceptr d)
 }
 
 /*
- * A copy node's R_MEM_3D descriptor into *desc (pw_free'd by the caller
- * on success): device memory on both sides only.
+ * A copy node's request: R_MEM_3D's on no stream, in context ctx (NULL:
+ * the current one), its descriptor in *desc (pw_free'd by the caller on
+ * success).  Device memory on both sides only.
  */
 static CUresult
-copy_node_desc(const CUDA_MEMCPY3D_v2 *m, struct pw *desc)
+copy_node_req(const CUDA_MEMCPY3D_v2 *m, CUcontext ctx, struct rpc_val *in,
+    struct pw *desc)
 {
 	uint64_t f[20];
+	CUresult rc;
 	int i;
 
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
 	if (!node_dev(m->srcMemoryType, m->srcDevice) ||
 	    !node_dev(m->dstMemoryType, m->dstDevice)) {
 		log_warn("graph memcpy nodes: only device-to-device copy "
@@ -590,6 +597,12 @@ copy_node_desc(const CUDA_MEMCPY3D_v2 *m, struct pw *desc)
 	pw_init(desc);
 	for (i = 0; i < 20; i++)
 		pw_u64(desc, f[i]);
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].p = desc->p;
+	in[3].len = (uint32_t)desc->len;
+	in[4].p = NULL;
+	in[4].len = 0;
 	return CUDA_SUCCESS;
 }
 
@@ -601,18 +614,8 @@ cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	struct pw desc;
 	CUresult rc;
 
-	if (m == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+	if ((rc = copy_node_req(m, ctx, in, &desc)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
-		return rc;
-	in[1].u = 0;
-	in[2].u = 1;
-	in[3].p = desc.p;
-	in[3].len = (uint32_t)desc.len;
-	in[4].p = NULL;
-	in[4].len = 0;
 	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMCPY, in[0].u,
 	    R_MEM_3D, in, NULL);
 	pw_free(&desc);
@@ -1140,18 +1143,8 @@ mcnode_set(CUgraphExec e, CUgraphNode h, const CUDA_MEMCPY3D *m,
 	struct pw desc;
 	CUresult rc;
 
-	if (m == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+	if ((rc = copy_node_req(m, ctx, in, &desc)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
-		return rc;
-	in[1].u = 0;
-	in[2].u = 1;
-	in[3].p = desc.p;
-	in[3].len = (uint32_t)desc.len;
-	in[4].p = NULL;
-	in[4].len = 0;
 	rc = node_set(e, h, CU_GRAPH_NODE_TYPE_MEMCPY, R_MEM_3D, in);
 	pw_free(&desc);
 	return rc;

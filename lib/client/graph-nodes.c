@@ -884,32 +884,6 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 }
 
 CUresult
-cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
-{
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	{
-		unsigned geo[7] = KGEO(p);
-
-		return knode_set(NULL, h, p->func, geo, p->kernelParams,
-		    p->extra);
-	}
-}
-
-CUresult
-cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
-{
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	{
-		unsigned geo[7] = KGEO(p);
-
-		return knode_set(NULL, h, p->func != NULL ? p->func :
-		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
-	}
-}
-
-CUresult
 cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode h,
     const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
@@ -936,6 +910,10 @@ cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode h,
 		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
 	}
 }
+
+/* A graph's own node: exec NULL. */
+CUresult cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p) { return cuGraphExecKernelNodeSetParams(NULL, h, p); }
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p) { return cuGraphExecKernelNodeSetParams_v2(NULL, h, p); }
 
 /* ---- other nodes' parameters (R_NODE_GET, R_NODE_SET) ------------------ */
 

@@ -1859,20 +1859,6 @@ c_array_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* Forgets the levels asked of a mipmapped array (the driver's to free). */
-static void
-cuda_levels_forget(struct rclient *cl, struct robj *mm)
-{
-	size_t i = 0;
-	uint64_t id;
-	void *v;
-
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->parent == mm &&
-		    ((struct robj *)v)->kind == RK_ARRAY)
-			robj_del(cl, id);
-}
-
 /* in: id, mipmapped */
 static int
 c_array_destroy(struct rcall *c)
@@ -1889,7 +1875,7 @@ c_array_destroy(struct rcall *c)
 		return rc;
 	if (c->in[1].u) {
 		rc = drv.MipmappedArrayDestroy(o->h);
-		cuda_levels_forget(c->cl, o);
+		robj_levels_del(c->cl, o);
 	} else
 		rc = drv.ArrayDestroy(o->h);
 	robj_del(c->cl, c->in[0].u);

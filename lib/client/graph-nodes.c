@@ -622,27 +622,35 @@ cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	return rc;
 }
 
+/*
+ * An event node's request: R_STREAM_WAIT_EVENT's (wait) or
+ * R_EVENT_RECORD's, on no stream; -1 when h is not an event.
+ */
+static int
+enode_req(CUevent h, int wait, struct rpc_val *in)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+
+	if (e == NULL)
+		return -1;
+	in[0].u = gobj_id(e->ctx);
+	in[1].u = wait ? 0 : gobj_id(e);
+	in[2].u = wait ? gobj_id(e) : 0;
+	in[3].u = 0;
+	return 0;
+}
+
 static CUresult
 enode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
     CUevent h, int wait)
 {
-	struct gevent *e = gobj_check(h, GK_EVENT);
 	struct rpc_val in[4];
 
-	if (e == NULL)
+	if (enode_req(h, wait, in) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	in[0].u = gobj_id(e->ctx);
-	if (wait) {
-		in[1].u = 0;
-		in[2].u = gobj_id(e);
-		in[3].u = 0;
-		return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-		    in[0].u, R_STREAM_WAIT_EVENT, in, NULL);
-	}
-	in[1].u = gobj_id(e);
-	in[2].u = 0;
-	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-	    in[0].u, R_EVENT_RECORD, in, NULL);
+	return node_add(pn, g, deps, nd, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+	    CU_GRAPH_NODE_TYPE_EVENT_RECORD, in[0].u, wait ?
+	    R_STREAM_WAIT_EVENT : R_EVENT_RECORD, in, NULL);
 }
 
 CUresult cuGraphAddEventRecordNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 0); }
@@ -1161,23 +1169,13 @@ enode_get(CUgraphNode h, int wait, CUevent *pe)
 static CUresult
 enode_set(CUgraphExec x, CUgraphNode h, int wait, CUevent he)
 {
-	struct gevent *e = gobj_check(he, GK_EVENT);
 	struct rpc_val in[4];
 
-	if (e == NULL)
+	if (enode_req(he, wait, in) == -1)
 		return CUDA_ERROR_INVALID_HANDLE;
-	in[0].u = gobj_id(e->ctx);
-	if (wait) {
-		in[1].u = 0;
-		in[2].u = gobj_id(e);
-		in[3].u = 0;
-		return node_set(x, h, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-		    R_STREAM_WAIT_EVENT, in);
-	}
-	in[1].u = gobj_id(e);
-	in[2].u = 0;
-	return node_set(x, h, CU_GRAPH_NODE_TYPE_EVENT_RECORD, R_EVENT_RECORD,
-	    in);
+	return node_set(x, h, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+	    CU_GRAPH_NODE_TYPE_EVENT_RECORD, wait ? R_STREAM_WAIT_EVENT :
+	    R_EVENT_RECORD, in);
 }
 
 CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent *e) { return enode_get(h, 0, e); }

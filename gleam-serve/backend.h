@@ -215,6 +215,11 @@ extern const struct backend backend_host;
 struct robj	*robj_get(struct rclient *, uint64_t id, int kind);
 struct robj	*robj_new(struct rclient *, uint64_t id, int kind, void *h);
 void		 robj_del(struct rclient *, uint64_t id);
+/*
+ * Forgets the levels asked of mipmapped array mm (its RK_ARRAY children):
+ * each backend frees them with the mipmapped array.
+ */
+void		 robj_levels_del(struct rclient *, struct robj *mm);
 void		 robj_free(struct robj *);
 /*
  * The client's memory: ranges it allocated or was given (globals).  Every

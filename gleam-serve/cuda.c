@@ -23,6 +23,7 @@
 #include "check.h"
 #include "pool.h"
 #include "copy3d.h"
+#include "cuwire.h"
 #include "vmm.h"
 #include "log.h"
 
@@ -1858,20 +1859,6 @@ c_array_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* Forgets the levels asked of a mipmapped array (the driver's to free). */
-static void
-cuda_levels_forget(struct rclient *cl, struct robj *mm)
-{
-	size_t i = 0;
-	uint64_t id;
-	void *v;
-
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->parent == mm &&
-		    ((struct robj *)v)->kind == RK_ARRAY)
-			robj_del(cl, id);
-}
-
 /* in: id, mipmapped */
 static int
 c_array_destroy(struct rcall *c)
@@ -1888,7 +1875,7 @@ c_array_destroy(struct rcall *c)
 		return rc;
 	if (c->in[1].u) {
 		rc = drv.MipmappedArrayDestroy(o->h);
-		cuda_levels_forget(c->cl, o);
+		robj_levels_del(c->cl, o);
 	} else
 		rc = drv.ArrayDestroy(o->h);
 	robj_del(c->cl, c->in[0].u);
@@ -4166,34 +4153,6 @@ node_copy_desc(const CUDA_MEMCPY3D *m, struct pw *d)
 		pw_u64(d, f[i]);
 }
 
-/* An allocation node's parameters as RPC_SIG_MEMALLOC. */
-static void
-node_alloc_req(const CUDA_MEM_ALLOC_NODE_PARAMS *ap, struct pw *w)
-{
-	struct rpc_val v[RPC_MAX_FIELDS];
-	struct pw a;
-	size_t i;
-
-	memset(v, 0, sizeof v);
-	pw_init(&a);
-	for (i = 0; i < ap->accessDescCount && i < RPC_MEMALLOC_ACCESS_MAX;
-	    i++) {
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.type);
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].location.id);
-		pw_u32(&a, (uint32_t)ap->accessDescs[i].flags);
-	}
-	v[0].u = ap->dptr;
-	v[1].u = ap->bytesize;
-	v[2].u = (uint32_t)ap->poolProps.allocType;
-	v[3].u = (uint32_t)ap->poolProps.handleTypes;
-	v[4].u = (uint32_t)ap->poolProps.location.type;
-	v[5].u = (uint32_t)ap->poolProps.location.id;
-	v[6].p = a.p;
-	v[6].len = (uint32_t)a.len;
-	rpc_pack(w, RPC_SIG_MEMALLOC, v);
-	pw_free(&a);
-}
-
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -4261,7 +4220,7 @@ c_node_get(struct rcall *c)
 		if ((rc = drv.GraphMemAllocNodeGetParams(node, &ap)) !=
 		    CUDA_SUCCESS)
 			return rc;
-		node_alloc_req(&ap, &c->blob);
+		cuwire_memalloc_pack(&ap, ap.dptr, &c->blob);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_FREE:
 		if ((rc = drv.GraphMemFreeNodeGetParams(node, &dp)) !=
@@ -5268,7 +5227,6 @@ memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
 		flags = pr_u32(&r);
 		addr = pr_u64(&r);
 		val = pr_u64(&r);
-		ops[i].operation = (CUstreamBatchMemOpType)type;
 		switch (type) {
 		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
 		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
@@ -5282,26 +5240,7 @@ memops_decode(struct rcall *c, int f, CUstreamBatchMemOpParams *ops,
 				return CUDA_ERROR_INVALID_VALUE;
 			break;
 		}
-		switch (type) {
-		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			ops[i].waitValue.address = addr;
-			ops[i].waitValue.value64 = val;
-			ops[i].waitValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			ops[i].writeValue.address = addr;
-			ops[i].writeValue.value64 = val;
-			ops[i].writeValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-			ops[i].flushRemoteWrites.flags = flags;
-			break;
-		default:
-			ops[i].memoryBarrier.flags = flags;
-			break;
-		}
+		cuwire_memop_set(&ops[i], type, flags, addr, val);
 	}
 	return CUDA_SUCCESS;
 }

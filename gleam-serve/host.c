@@ -1641,20 +1641,6 @@ c_array_create(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* Forgets the levels asked of a mipmapped array (they are its memory). */
-static void
-host_levels_forget(struct rclient *cl, struct robj *mm)
-{
-	size_t i = 0;
-	uint64_t id;
-	void *v;
-
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->parent == mm &&
-		    ((struct robj *)v)->kind == RK_ARRAY)
-			robj_del(cl, id);
-}
-
 /* in: id, mipmapped */
 static int
 c_array_destroy(struct rcall *c)
@@ -1666,7 +1652,7 @@ c_array_destroy(struct rcall *c)
 	if (o == NULL || o->parent != NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (c->in[1].u)
-		host_levels_forget(c->cl, o);
+		robj_levels_del(c->cl, o);
 	harray_free(o->h);
 	robj_del(c->cl, c->in[0].u);
 	return CUDA_SUCCESS;

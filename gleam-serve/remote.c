@@ -281,6 +281,19 @@ robj_del(struct rclient *cl, uint64_t id)
 	robj_free(htab_del(&cl->objs, id));
 }
 
+void
+robj_levels_del(struct rclient *cl, struct robj *mm)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->parent == mm &&
+		    ((struct robj *)v)->kind == RK_ARRAY)
+			robj_del(cl, id);
+}
+
 /* The index of the last range with base <= p, or -1. */
 static long
 rmem_find(const struct rclient *cl, uint64_t p)

@@ -172,6 +172,13 @@ uint64_t	 gobj_id(const void *);
 
 /* CUDA_SUCCESS once cuInit(0) has succeeded, else why it has not. */
 CUresult	 client_initialized(void);
+/*
+ * The checks every per-device query starts with (cuInit has succeeded,
+ * out is not NULL, dev is in range), then *d, dev's description (hooks.h).
+ */
+struct client_device;
+CUresult	 device_lookup(CUdevice dev, const void *out,
+		    const struct client_device **d);
 
 /*
  * The calls the modules make (call.c), above the transport (io.h).

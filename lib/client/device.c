@@ -100,7 +100,7 @@ cuDeviceGet(CUdevice_v1 *device, int ordinal)
 }
 
 /* The checks every per-device query starts with. */
-static CUresult
+CUresult
 device_lookup(CUdevice dev, const void *out, const struct client_device **d)
 {
 	CUresult rc;

@@ -350,50 +350,35 @@ core_set(CUcoredumpSettings a, void *v, size_t *size)
 	return rc;
 }
 
-CUresult
-cuCoredumpGetAttributeGlobal(CUcoredumpSettings a, void *v, size_t *size)
-{
-	CUresult rc;
-
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	return core_get(a, v, size);
-}
-
-CUresult
-cuCoredumpSetAttributeGlobal(CUcoredumpSettings a, void *v, size_t *size)
-{
-	CUresult rc;
-
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	return core_set(a, v, size);
-}
-
-CUresult
-cuCoredumpGetAttribute(CUcoredumpSettings a, void *v, size_t *size)
+/*
+ * The coredump attribute calls: the process's settings once cuInit has
+ * run (global), or through the current context, the same settings.
+ */
+static CUresult
+core_attr(int global, int set, CUcoredumpSettings a, void *v, size_t *size)
 {
 	struct gctx *c;
 	CUresult rc;
 
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if (global)
+		rc = client_initialized();
+	else
+		rc = ctx_need(&c);
+	if (rc != CUDA_SUCCESS)
 		return rc;
-	return core_get(a, v, size);
-}
-
-CUresult
-cuCoredumpSetAttribute(CUcoredumpSettings a, void *v, size_t *size)
-{
-	struct gctx *c;
-	CUresult rc;
-
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
-		return rc;
+	if (!set)
+		return core_get(a, v, size);
 	/* The driver takes the pipe's name only globally. */
-	if (a == CU_COREDUMP_PIPE || a == CU_COREDUMP_ENABLE_USER_TRIGGER)
+	if (!global &&
+	    (a == CU_COREDUMP_PIPE || a == CU_COREDUMP_ENABLE_USER_TRIGGER))
 		return CUDA_ERROR_NOT_PERMITTED;
 	return core_set(a, v, size);
 }
+
+CUresult cuCoredumpGetAttributeGlobal(CUcoredumpSettings a, void *v, size_t *size) { return core_attr(1, 0, a, v, size); }
+CUresult cuCoredumpSetAttributeGlobal(CUcoredumpSettings a, void *v, size_t *size) { return core_attr(1, 1, a, v, size); }
+CUresult cuCoredumpGetAttribute(CUcoredumpSettings a, void *v, size_t *size) { return core_attr(0, 0, a, v, size); }
+CUresult cuCoredumpSetAttribute(CUcoredumpSettings a, void *v, size_t *size) { return core_attr(0, 1, a, v, size); }
 
 /* ---- checkpointing ---------------------------------------------------- */
 

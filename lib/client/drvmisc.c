@@ -15,21 +15,6 @@
 #include "hooks.h"
 #include "proto.h"
 
-/* The checks every per-device query starts with. */
-static CUresult
-dev_lookup(CUdevice dev, const void *out, const struct client_device **d)
-{
-	CUresult rc;
-
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	if (out == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((*d = client_device(dev)) == NULL)
-		return CUDA_ERROR_INVALID_DEVICE;
-	return CUDA_SUCCESS;
-}
-
 /* The v1 ABI's unsigned int: more than 4 GiB reads as UINT_MAX. */
 CUresult
 cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
@@ -37,7 +22,7 @@ cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, bytes, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, bytes, &d)) != CUDA_SUCCESS)
 		return rc;
 	*bytes = d->totalmem > UINT_MAX ? UINT_MAX : (unsigned)d->totalmem;
 	return CUDA_SUCCESS;
@@ -49,7 +34,7 @@ cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, major, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, major, &d)) != CUDA_SUCCESS)
 		return rc;
 	if (minor == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -64,7 +49,7 @@ cuDeviceGetProperties(CUdevprop *p, CUdevice dev)
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, p, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, p, &d)) != CUDA_SUCCESS)
 		return rc;
 	p->maxThreadsPerBlock = d->attr[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
 	p->maxThreadsDim[0] = d->attr[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X];
@@ -154,7 +139,7 @@ cuDeviceGetLuid(char *luid, unsigned int *mask, CUdevice dev)
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, luid, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, luid, &d)) != CUDA_SUCCESS)
 		return rc;
 	if (mask == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -173,7 +158,7 @@ cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type,
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, pi, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, pi, &d)) != CUDA_SUCCESS)
 		return rc;
 	if ((unsigned)type >= CU_EXEC_AFFINITY_TYPE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -378,7 +363,7 @@ cuDeviceGetTexture1DLinearMaxWidth(size_t *width, CUarray_format fmt,
 	uint8_t b[8];
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, width, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, width, &d)) != CUDA_SUCCESS)
 		return rc;
 	if (channels != 1 && channels != 2 && channels != 4)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -407,7 +392,7 @@ atomic_caps(uint32_t which, unsigned *caps, const CUatomicOperation *ops,
 	unsigned i;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, caps, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, caps, &d)) != CUDA_SUCCESS)
 		return rc;
 	if (which == DEVQ_P2P_ATOMIC && client_device(peer) == NULL)
 		return CUDA_ERROR_INVALID_DEVICE;
@@ -462,7 +447,7 @@ cuDeviceRegisterAsyncNotification(CUdevice dev, CUasyncCallback fn,
 	CUresult rc;
 
 	(void)data;
-	if ((rc = dev_lookup(dev, handle, &d)) != CUDA_SUCCESS)
+	if ((rc = device_lookup(dev, handle, &d)) != CUDA_SUCCESS)
 		return rc;
 	if (fn == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -477,7 +462,8 @@ cuDeviceUnregisterAsyncNotification(CUdevice dev,
 	const struct client_device *d;
 	CUresult rc;
 
-	if ((rc = dev_lookup(dev, &d, &d)) != CUDA_SUCCESS)
+	/* No out parameter: &handle stands for one, never NULL. */
+	if ((rc = device_lookup(dev, &handle, &d)) != CUDA_SUCCESS)
 		return rc;
 	return handle == NULL ? CUDA_ERROR_INVALID_VALUE :
 	    CUDA_ERROR_NOT_SUPPORTED;

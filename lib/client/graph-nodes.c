@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "cuwire.h"
 #include "graph.h"
 #include "hooks.h"
 #include "log.h"
@@ -546,15 +547,22 @@ node_dev(CUmemorytype t, CUdeviceptr d)
 }
 
 /*
- * A copy node's R_MEM_3D descriptor into *desc (pw_free'd by the caller
- * on success): device memory on both sides only.
+ * A copy node's request: R_MEM_3D's on no stream, in context ctx (NULL:
+ * the current one), its descriptor in *desc (pw_free'd by the caller on
+ * success).  Device memory on both sides only.
  */
 static CUresult
-copy_node_desc(const CUDA_MEMCPY3D_v2 *m, struct pw *desc)
+copy_node_req(const CUDA_MEMCPY3D_v2 *m, CUcontext ctx, struct rpc_val *in,
+    struct pw *desc)
 {
 	uint64_t f[20];
+	CUresult rc;
 	int i;
 
+	if (m == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+		return rc;
 	if (!node_dev(m->srcMemoryType, m->srcDevice) ||
 	    !node_dev(m->dstMemoryType, m->dstDevice)) {
 		log_warn("graph memcpy nodes: only device-to-device copy "
@@ -589,6 +597,12 @@ copy_node_desc(const CUDA_MEMCPY3D_v2 *m, struct pw *desc)
 	pw_init(desc);
 	for (i = 0; i < 20; i++)
 		pw_u64(desc, f[i]);
+	in[1].u = 0;
+	in[2].u = 1;
+	in[3].p = desc->p;
+	in[3].len = (uint32_t)desc->len;
+	in[4].p = NULL;
+	in[4].len = 0;
 	return CUDA_SUCCESS;
 }
 
@@ -600,45 +614,43 @@ cuGraphAddMemcpyNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	struct pw desc;
 	CUresult rc;
 
-	if (m == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+	if ((rc = copy_node_req(m, ctx, in, &desc)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
-		return rc;
-	in[1].u = 0;
-	in[2].u = 1;
-	in[3].p = desc.p;
-	in[3].len = (uint32_t)desc.len;
-	in[4].p = NULL;
-	in[4].len = 0;
 	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEMCPY, in[0].u,
 	    R_MEM_3D, in, NULL);
 	pw_free(&desc);
 	return rc;
 }
 
+/*
+ * An event node's request: R_STREAM_WAIT_EVENT's (wait) or
+ * R_EVENT_RECORD's, on no stream; -1 when h is not an event.
+ */
+static int
+enode_req(CUevent h, int wait, struct rpc_val *in)
+{
+	struct gevent *e = gobj_check(h, GK_EVENT);
+
+	if (e == NULL)
+		return -1;
+	in[0].u = gobj_id(e->ctx);
+	in[1].u = wait ? 0 : gobj_id(e);
+	in[2].u = wait ? gobj_id(e) : 0;
+	in[3].u = 0;
+	return 0;
+}
+
 static CUresult
 enode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
     CUevent h, int wait)
 {
-	struct gevent *e = gobj_check(h, GK_EVENT);
 	struct rpc_val in[4];
 
-	if (e == NULL)
+	if (enode_req(h, wait, in) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	in[0].u = gobj_id(e->ctx);
-	if (wait) {
-		in[1].u = 0;
-		in[2].u = gobj_id(e);
-		in[3].u = 0;
-		return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-		    in[0].u, R_STREAM_WAIT_EVENT, in, NULL);
-	}
-	in[1].u = gobj_id(e);
-	in[2].u = 0;
-	return node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_EVENT_RECORD,
-	    in[0].u, R_EVENT_RECORD, in, NULL);
+	return node_add(pn, g, deps, nd, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+	    CU_GRAPH_NODE_TYPE_EVENT_RECORD, in[0].u, wait ?
+	    R_STREAM_WAIT_EVENT : R_EVENT_RECORD, in, NULL);
 }
 
 CUresult cuGraphAddEventRecordNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd, CUevent e) { return enode_add(pn, g, deps, nd, e, 0); }
@@ -880,32 +892,6 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 }
 
 CUresult
-cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p)
-{
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	{
-		unsigned geo[7] = KGEO(p);
-
-		return knode_set(NULL, h, p->func, geo, p->kernelParams,
-		    p->extra);
-	}
-}
-
-CUresult
-cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
-{
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	{
-		unsigned geo[7] = KGEO(p);
-
-		return knode_set(NULL, h, p->func != NULL ? p->func :
-		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
-	}
-}
-
-CUresult
 cuGraphExecKernelNodeSetParams(CUgraphExec e, CUgraphNode h,
     const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
@@ -932,6 +918,10 @@ cuGraphExecKernelNodeSetParams_v2(CUgraphExec e, CUgraphNode h,
 		    (CUfunction)p->kern, geo, p->kernelParams, p->extra);
 	}
 }
+
+/* A graph's own node: exec NULL. */
+CUresult cuGraphKernelNodeSetParams(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v1 *p) { return cuGraphExecKernelNodeSetParams(NULL, h, p); }
+CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode h, const CUDA_KERNEL_NODE_PARAMS_v2 *p) { return cuGraphExecKernelNodeSetParams_v2(NULL, h, p); }
 
 /* ---- other nodes' parameters (R_NODE_GET, R_NODE_SET) ------------------ */
 
@@ -1139,18 +1129,8 @@ mcnode_set(CUgraphExec e, CUgraphNode h, const CUDA_MEMCPY3D *m,
 	struct pw desc;
 	CUresult rc;
 
-	if (m == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = node_ctx(ctx, &in[0].u)) != CUDA_SUCCESS)
+	if ((rc = copy_node_req(m, ctx, in, &desc)) != CUDA_SUCCESS)
 		return rc;
-	if ((rc = copy_node_desc(m, &desc)) != CUDA_SUCCESS)
-		return rc;
-	in[1].u = 0;
-	in[2].u = 1;
-	in[3].p = desc.p;
-	in[3].len = (uint32_t)desc.len;
-	in[4].p = NULL;
-	in[4].len = 0;
 	rc = node_set(e, h, CU_GRAPH_NODE_TYPE_MEMCPY, R_MEM_3D, in);
 	pw_free(&desc);
 	return rc;
@@ -1189,23 +1169,13 @@ enode_get(CUgraphNode h, int wait, CUevent *pe)
 static CUresult
 enode_set(CUgraphExec x, CUgraphNode h, int wait, CUevent he)
 {
-	struct gevent *e = gobj_check(he, GK_EVENT);
 	struct rpc_val in[4];
 
-	if (e == NULL)
+	if (enode_req(he, wait, in) == -1)
 		return CUDA_ERROR_INVALID_HANDLE;
-	in[0].u = gobj_id(e->ctx);
-	if (wait) {
-		in[1].u = 0;
-		in[2].u = gobj_id(e);
-		in[3].u = 0;
-		return node_set(x, h, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-		    R_STREAM_WAIT_EVENT, in);
-	}
-	in[1].u = gobj_id(e);
-	in[2].u = 0;
-	return node_set(x, h, CU_GRAPH_NODE_TYPE_EVENT_RECORD, R_EVENT_RECORD,
-	    in);
+	return node_set(x, h, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :
+	    CU_GRAPH_NODE_TYPE_EVENT_RECORD, wait ? R_STREAM_WAIT_EVENT :
+	    R_EVENT_RECORD, in);
 }
 
 CUresult cuGraphEventRecordNodeGetEvent(CUgraphNode h, CUevent *e) { return enode_get(h, 0, e); }
@@ -1300,10 +1270,9 @@ cuGraphAddMemAllocNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	struct rpc_val v[RPC_MAX_FIELDS];
 	struct gnode *n;
 	struct gctx *c;
-	struct pw w, acc;
+	struct pw w;
 	uint64_t ctx;
 	void *keep;
-	size_t i;
 	CUresult rc;
 
 	if (p == NULL || pn == NULL ||
@@ -1314,23 +1283,8 @@ cuGraphAddMemAllocNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
 	ctx = gobj_id(c);
-	pw_init(&acc);
-	for (i = 0; i < p->accessDescCount; i++) {
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.type);
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].location.id);
-		pw_u32(&acc, (uint32_t)p->accessDescs[i].flags);
-	}
-	memset(v, 0, sizeof v);
-	v[1].u = p->bytesize;
-	v[2].u = (uint32_t)p->poolProps.allocType;
-	v[3].u = (uint32_t)p->poolProps.handleTypes;
-	v[4].u = (uint32_t)p->poolProps.location.type;
-	v[5].u = (uint32_t)p->poolProps.location.id;
-	v[6].p = acc.p;
-	v[6].len = (uint32_t)acc.len;
 	pw_init(&w);
-	rpc_pack(&w, RPC_SIG_MEMALLOC, v);
-	pw_free(&acc);
+	cuwire_memalloc_pack(p, 0, &w);
 	rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_MEM_ALLOC, ctx, 0,
 	    NULL, &w);
 	pw_free(&w);
@@ -1761,27 +1715,7 @@ cuGraphBatchMemOpNodeGetParams(CUgraphNode h,
 		flags = pr_u32(&r);
 		addr = pr_u64(&r);
 		val = pr_u64(&r);
-		ops[i].operation = (CUstreamBatchMemOpType)type;
-		switch (type) {
-		case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-		case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-			ops[i].waitValue.address = addr;
-			ops[i].waitValue.value64 = val;
-			ops[i].waitValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-		case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-			ops[i].writeValue.address = addr;
-			ops[i].writeValue.value64 = val;
-			ops[i].writeValue.flags = flags;
-			break;
-		case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-			ops[i].flushRemoteWrites.flags = flags;
-			break;
-		default:
-			ops[i].memoryBarrier.flags = flags;
-			break;
-		}
+		cuwire_memop_set(&ops[i], type, flags, addr, val);
 	}
 	memset(p, 0, sizeof *p);
 	p->ctx = gobj_check((void *)(uintptr_t)v[0].u, GK_CTX);

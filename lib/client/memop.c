@@ -9,6 +9,7 @@
 
 #include "io.h"
 #include "client.h"
+#include "cuwire.h"
 #include "graph.h"
 
 CUresult
@@ -111,17 +112,7 @@ memop_one(CUstream s, int ptsz, CUstreamBatchMemOpType type,
 	CUstreamBatchMemOpParams op;
 
 	memset(&op, 0, sizeof op);
-	op.operation = type;
-	if (type == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
-	    type == CU_STREAM_MEM_OP_WAIT_VALUE_64) {
-		op.waitValue.address = addr;
-		op.waitValue.value64 = v;
-		op.waitValue.flags = flags;
-	} else {
-		op.writeValue.address = addr;
-		op.writeValue.value64 = v;
-		op.writeValue.flags = flags;
-	}
+	cuwire_memop_set(&op, type, flags, addr, v);
 	return memop_post(s, ptsz, 1, &op, 0);
 }
 

@@ -198,12 +198,17 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 bats: $(PROG_BIN) cuda-tests $(NVML_TEST) tabletrace $(TT_TESTS)
 	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
 
-# The nvcc-built test programs (static and shared cudart) and the host
-# kernels that let the host backend run them; skipped without nvcc.
+# The nvcc-built test programs (static and shared cudart), the bulk bench
+# (the lanes' tests run it) and the host kernels that let the host
+# backend run them; skipped without nvcc.
 cuda-tests: build/tests/host-kernels.so build/tests/fullfs.so build/tests/cacheput
 	@if command -v nvcc >/dev/null 2>&1 || [ -x $(CUDA_HOME)/bin/nvcc ]; then \
 	    PATH=$$PATH:$(CUDA_HOME)/bin tests/cuda/build build/cuda; rc=$$?; \
 	    PATH=$$PATH:$(CUDA_HOME)/bin bench/workloads/build build/workloads || rc=1; \
+	    if [ ! build/bench/bulk -nt bench/bulk.cu ]; then \
+	        mkdir -p build/bench && \
+	        PATH=$$PATH:$(CUDA_HOME)/bin nvcc -O2 -o build/bench/bulk bench/bulk.cu || rc=1; \
+	    fi; \
 	    exit $$rc; \
 	else echo "cuda-tests: no nvcc: the remoting tests will be skipped"; fi
 

@@ -98,5 +98,13 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	CK(cudaFree(d));
+	if (pinned) {
+		CK(cudaFreeHost(h));
+		CK(cudaFreeHost(back));
+	} else {
+		free(h);
+		free(back);
+	}
 	return 0;
 }

@@ -2064,13 +2064,17 @@ remote_mig_switch(struct remote *r)
 }
 
 /*
- * A point where the session may move: no copy on the lanes, and nothing
- * of the weight cache's half done (an order waits for it).
+ * A point where the session may move: no copy on the lanes, nothing of
+ * the weight cache's half done, and what the client has not acknowledged
+ * small enough to go in MIG_END (after a large reply, the client's ack
+ * comes soon: it acknowledges every CHAN_ACK_EVERY bytes).  An order
+ * waits for such a point.
  */
 static int
 remote_rests(struct remote *r)
 {
-	return !lanes_pending(r->lanes) && wcache_client_busy(r->wc) == NULL;
+	return !lanes_pending(r->lanes) && wcache_client_busy(r->wc) == NULL &&
+	    r->keep.end - r->keep.base <= r->env->max_frame / 2;
 }
 
 static void *

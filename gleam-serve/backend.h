@@ -35,7 +35,8 @@ enum robj_kind {
 	RK_TEX,			/* texture and surface objects, known by
 				   the handle the backend gave */
 	RK_SURF,
-	RK_UOBJ			/* user objects: the client's reference */
+	RK_UOBJ,		/* user objects: the client's reference */
+	RK_RESDESC		/* resource descriptors (green contexts) */
 };
 
 /* A global a client looked up, kept for migration (cuda backend). */
@@ -90,6 +91,9 @@ struct robj {
 	uint64_t	 node;		/* graphs: a conditional node's body
 					   (parent: the node's graph), that
 					   node's handle */
+	void		*green;		/* contexts: the green context this
+					   one is (cuCtxFromGreenCtx's), the
+					   backend's to free */
 };
 #define SATTR_SLOT	32
 #define SATTR_IDS	17

@@ -660,6 +660,29 @@ check_stream_attr(const struct rcall *c)
 	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/*
+ * R_SM_SPLIT: op, groups, flags, minimum count, input, group parameters,
+ * wanted.  A structured split's parameters are one per group, or none;
+ * a split by count has none.
+ */
+static int
+check_sm_split(const struct rcall *c)
+{
+	uint64_t groups = c->in[1].u;
+
+	if (c->in[0].u > SPLIT_STRUCTURED || groups > RPC_DEVRES_MAX ||
+	    c->in[4].len != RPC_DEVRES_LEN ||
+	    (c->in[6].u & ~(uint64_t)(SPLIT_WANT_RESULT |
+	    SPLIT_WANT_REMAINDER)) != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[0].u == SPLIT_BY_COUNT)
+		return c->in[5].len != 0 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	if (c->in[5].len != 0 && c->in[5].len != groups * RPC_SMGROUP_LEN)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 /* R_KNODE_ATTR: as R_STREAM_ATTR's, for a kernel node. */
 static int
 check_knode_attr(const struct rcall *c)
@@ -880,7 +903,7 @@ check_call(const struct rcall *c)
 		return check_vmm(c);
 	case R_CTX_OP:
 		/* in: ctx, op, event, a, b; the flush's target and scope */
-		if (c->in[1].u > CTXOP_FLUSH)
+		if (c->in[1].u > CTXOP_GREEN_WAIT)
 			return CUDA_ERROR_INVALID_VALUE;
 		if (c->in[1].u == CTXOP_FLUSH && (c->in[3].u !=
 		    CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
@@ -919,6 +942,28 @@ check_call(const struct rcall *c)
 		    (c->in[2].u == CAPDEPS_GET && c->in[3].len != 0))
 			return CUDA_ERROR_INVALID_VALUE;
 		return check_edges(&c->in[3], &c->in[4]);
+	case R_DEV_RESOURCE:
+		/* in: which, device, ctx, stream, type */
+		if (c->in[0].u > DEVRES_STREAM)
+			return CUDA_ERROR_INVALID_VALUE;
+		return c->in[0].u == DEVRES_DEVICE && (int32_t)c->in[1].u < 0 ?
+		    CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+	case R_SM_SPLIT:
+		return check_sm_split(c);
+	case R_RES_DESC:
+		if (c->in[0].u == 0 || c->in[1].len % RPC_DEVRES_LEN != 0 ||
+		    c->in[1].len / RPC_DEVRES_LEN > RPC_DEVRES_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		return CUDA_SUCCESS;
+	case R_GREEN_CREATE:
+		if (c->in[0].u == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		return (int32_t)c->in[2].u < 0 ? CUDA_ERROR_INVALID_DEVICE :
+		    CUDA_SUCCESS;
+	case R_GREEN_STREAM:
+		/* As R_STREAM_CREATE's; the flags are the driver's to judge. */
+		return c->in[1].u <= 2 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
 	}
 	return CUDA_SUCCESS;
 }

@@ -768,6 +768,7 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 }
 
 static void	cuda_pool_drop(struct rclient *, struct robj *);
+static CUresult	cgreen_end(struct rclient *, struct robj *);
 static void	cuda_runs_drop(struct rclient *, struct robj *);
 static int	cuda_moved_free(struct rclient *, uint64_t);
 static void	cuda_graphs_free(struct rclient *);
@@ -958,6 +959,13 @@ cuda_client_free(struct rclient *cl)
 	vmm_drop(cl, &cuda_vmm);
 	while (htab_next(&cl->objs, &i, &id, &v)) {
 		o = v;
+		/* The device's primary context is no client's to destroy. */
+		if (o->kind == RK_CTX && o->h != NULL && o->green != NULL)
+			cgreen_end(cl, o);
+	}
+	i = 0;
+	while (htab_next(&cl->objs, &i, &id, &v)) {
+		o = v;
 		if (o->kind == RK_CTX && o->h != NULL) {
 			cuda_pool_drop(cl, o);
 			drv.CtxDestroy(o->h);
@@ -1117,7 +1125,8 @@ c_ctx_destroy(struct rcall *c)
 	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
 	CUresult rc;
 
-	if (o == NULL || o->h == NULL)
+	/* A green context's goes with it (R_GREEN_DESTROY). */
+	if (o == NULL || o->h == NULL || o->green != NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	cuda_pool_drop(c->cl, o);
 	cuda_pins_drop(c->cl, o->h);
@@ -2557,6 +2566,323 @@ c_event_record(struct rcall *c)
 }
 
 /*
+ * Green contexts (CUDA 12.4; the structured split and a stream's
+ * resources 13.1), looked up when first used.  A green context is known
+ * by the client's id of the context cuCtxFromGreenCtx gives: an RK_CTX
+ * whose green field holds the driver's green context, destroyed in its
+ * place.  That context is the device's real primary context with the
+ * green context's SMs, shared by every client's green contexts on the
+ * device, unlike the contexts this backend makes for each client.
+ * Resource descriptors are RK_RESDESC; the driver has no call that frees
+ * one.
+ */
+static struct {
+	CUresult	(*devres)(CUdevice, CUdevResource *, CUdevResourceType);
+	CUresult	(*ctxres)(CUcontext, CUdevResource *, CUdevResourceType);
+	CUresult	(*greenres)(CUgreenCtx, CUdevResource *,
+			    CUdevResourceType);
+	CUresult	(*streamres)(CUstream, CUdevResource *,
+			    CUdevResourceType);
+	CUresult	(*bycount)(CUdevResource *, unsigned *,
+			    const CUdevResource *, CUdevResource *, unsigned,
+			    unsigned);
+	CUresult	(*split)(CUdevResource *, unsigned,
+			    const CUdevResource *, CUdevResource *, unsigned,
+			    void *);
+	CUresult	(*desc)(CUdevResourceDesc *, CUdevResource *, unsigned);
+	CUresult	(*create)(CUgreenCtx *, CUdevResourceDesc, CUdevice,
+			    unsigned);
+	CUresult	(*destroy)(CUgreenCtx);
+	CUresult	(*toctx)(CUcontext *, CUgreenCtx);
+	CUresult	(*stream)(CUstream *, CUgreenCtx, unsigned, int);
+	CUresult	(*record)(CUgreenCtx, CUevent);
+	CUresult	(*wait)(CUgreenCtx, CUevent);
+	int		 looked;
+} cgreen;
+
+static void
+cgreen_look(void)
+{
+	if (cgreen.looked)
+		return;
+#define L(f, n, v)	cgreen.f = (__typeof__(cgreen.f))drv_opt(n, v)
+	L(devres, "cuDeviceGetDevResource", 12040);
+	L(ctxres, "cuCtxGetDevResource", 12040);
+	L(greenres, "cuGreenCtxGetDevResource", 12040);
+	L(streamres, "cuStreamGetDevResource", 13010);
+	L(bycount, "cuDevSmResourceSplitByCount", 12040);
+	L(split, "cuDevSmResourceSplit", 13010);
+	L(desc, "cuDevResourceGenerateDesc", 12040);
+	L(create, "cuGreenCtxCreate", 12040);
+	L(destroy, "cuGreenCtxDestroy", 12040);
+	L(toctx, "cuCtxFromGreenCtx", 12040);
+	L(stream, "cuGreenCtxStreamCreate", 12050);
+	L(record, "cuGreenCtxRecordEvent", 12040);
+	L(wait, "cuGreenCtxWaitEvent", 12040);
+#undef L
+	cgreen.looked = 1;
+}
+
+/*
+ * What the client made in green context o that the driver keeps when a
+ * green context goes (the device's primary context holds it): streams,
+ * events, modules and memory; then the green context itself.
+ */
+static CUresult
+cgreen_end(struct rclient *cl, struct robj *ctx)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+	struct robj *o;
+	CUresult rc;
+
+	cuda_pool_drop(cl, ctx);
+	cuda_pins_drop(cl, ctx->h);
+	if (drv.CtxSetCurrent(ctx->h) == CUDA_SUCCESS) {
+		while (htab_next(&cl->objs, &i, &id, &v)) {
+			if ((o = v)->ctx != ctx || o->h == NULL)
+				continue;
+			if (o->kind == RK_STREAM)
+				drv.StreamDestroy(o->h);
+			else if (o->kind == RK_EVENT)
+				drv.EventDestroy(o->h);
+			else if (o->kind == RK_MODULE)
+				drv.ModuleUnload(o->h);
+			else
+				continue;
+			o->h = NULL;
+		}
+		for (i = 0; i < cl->nranges; i++)
+			if (cl->ranges[i].owner == ctx && !cl->ranges[i].global)
+				drv.MemFree(cl->ranges[i].base);
+	}
+	rc = cgreen.destroy(ctx->green);
+	ctx->h = NULL;
+	ctx->green = NULL;
+	return rc;
+}
+
+/* in: which, device, ctx, stream, type -> resource */
+static int
+c_dev_resource(struct rcall *c)
+{
+	CUdevResourceType type = (CUdevResourceType)c->in[4].u;
+	CUdevResource r;
+	struct robj *ctx;
+	CUstream s;
+	CUresult rc;
+	int dev = (int)c->in[1].u;
+
+	cgreen_look();
+	memset(&r, 0, sizeof r);
+	switch (c->in[0].u) {
+	case DEVRES_DEVICE:
+		if (dev >= drv_ndev)	/* check_call refused a negative one */
+			return CUDA_ERROR_INVALID_DEVICE;
+		rc = cgreen.devres == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.devres(dev, &r, type);
+		break;
+	case DEVRES_CTX:
+		if ((ctx = cuda_ctx(c, c->in[2].u, &rc)) == NULL)
+			return rc;
+		rc = cgreen.ctxres == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.ctxres(ctx->h, &r, type);
+		break;
+	case DEVRES_GREEN:
+		if ((ctx = cuda_ctx(c, c->in[2].u, &rc)) == NULL)
+			return rc;
+		if (ctx->green == NULL)
+			return CUDA_ERROR_INVALID_CONTEXT;
+		rc = cgreen.greenres == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.greenres(ctx->green, &r, type);
+		break;
+	default:
+		CTX(c, 2);
+		STREAM(c, 3, s);
+		rc = cgreen.streamres == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.streamres(s, &r, type);
+	}
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	pw_bytes(&c->blob, &r, sizeof r);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: op, groups, flags, minimum count, input, group parameters, wanted
+ * -> groups, results, remainder, group parameters
+ */
+static int
+c_sm_split(struct rcall *c)
+{
+	CUdevResource in, rem, *res = NULL;
+	unsigned n = (unsigned)c->in[1].u, want = (unsigned)c->in[6].u;
+	uint32_t np = c->in[5].len;
+	size_t off;
+	void *params = NULL;
+	CUresult rc;
+
+	cgreen_look();
+	if ((c->in[0].u == SPLIT_BY_COUNT && cgreen.bycount == NULL) ||
+	    (c->in[0].u == SPLIT_STRUCTURED && cgreen.split == NULL))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	memcpy(&in, c->in[4].p, sizeof in);
+	memset(&rem, 0, sizeof rem);
+	/* One at least: a result array of none is not the driver's query. */
+	if ((want & SPLIT_WANT_RESULT) &&
+	    (res = calloc(n > 0 ? n : 1, sizeof *res)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (np > 0) {
+		if ((params = malloc(np)) == NULL) {
+			free(res);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy(params, c->in[5].p, np);
+	}
+	if (c->in[0].u == SPLIT_BY_COUNT)
+		rc = cgreen.bycount(res, &n, &in, (want & SPLIT_WANT_REMAINDER) ?
+		    &rem : NULL, (unsigned)c->in[2].u, (unsigned)c->in[3].u);
+	else
+		rc = cgreen.split(res, n, &in, (want & SPLIT_WANT_REMAINDER) ?
+		    &rem : NULL, (unsigned)c->in[2].u, params);
+	if (rc == CUDA_SUCCESS && res != NULL && n > c->in[1].u)
+		rc = CUDA_ERROR_UNKNOWN;	/* more than the array holds */
+	if (rc != CUDA_SUCCESS) {
+		free(res);
+		free(params);
+		return rc;
+	}
+	/* One blob, pointed into once it is whole. */
+	c->out[0].u = n;
+	if (res != NULL)
+		pw_bytes(&c->blob, res, (size_t)n * sizeof *res);
+	c->out[1].len = (uint32_t)c->blob.len;
+	if (want & SPLIT_WANT_REMAINDER)
+		pw_bytes(&c->blob, &rem, sizeof rem);
+	c->out[2].len = (uint32_t)c->blob.len - c->out[1].len;
+	off = c->blob.len;
+	if (np > 0)
+		pw_bytes(&c->blob, params, np);
+	c->out[3].len = np;
+	c->out[1].p = c->blob.p;
+	c->out[2].p = (const char *)c->blob.p + c->out[1].len;
+	c->out[3].p = (const char *)c->blob.p + off;
+	free(res);
+	free(params);
+	return CUDA_SUCCESS;
+}
+
+/* in: id, resources */
+static int
+c_res_desc(struct rcall *c)
+{
+	CUdevResource *r = NULL;
+	CUdevResourceDesc d;
+	unsigned n = c->in[1].len / RPC_DEVRES_LEN;
+	CUresult rc;
+
+	cgreen_look();
+	if (cgreen.desc == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (htab_get(&c->cl->objs, c->in[0].u) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > 0) {
+		if ((r = malloc((size_t)n * sizeof *r)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(r, c->in[1].p, (size_t)n * sizeof *r);
+	}
+	rc = cgreen.desc(&d, r, n);
+	free(r);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	/* Nothing frees a descriptor: it is the driver's until exit. */
+	if (robj_new(c->cl, c->in[0].u, RK_RESDESC, d) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, descriptor, device, flags */
+static int
+c_green_create(struct rcall *c)
+{
+	struct robj *d = robj_get(c->cl, c->in[1].u, RK_RESDESC), *o;
+	CUgreenCtx g;
+	CUcontext ctx;
+	CUresult rc;
+	int dev = (int)c->in[2].u;
+
+	cgreen_look();
+	if (cgreen.create == NULL || cgreen.destroy == NULL ||
+	    cgreen.toctx == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (d == NULL || htab_get(&c->cl->objs, c->in[0].u) != NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (dev >= drv_ndev)	/* check_call refused a negative one */
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((rc = cgreen.create(&g, d->h, dev, (unsigned)c->in[3].u)) !=
+	    CUDA_SUCCESS)
+		return rc;
+	if ((rc = cgreen.toctx(&ctx, g)) != CUDA_SUCCESS) {
+		cgreen.destroy(g);
+		return rc;
+	}
+	if ((o = robj_new(c->cl, c->in[0].u, RK_CTX, ctx)) == NULL) {
+		cgreen.destroy(g);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	o->device = dev;
+	o->refs = 1;
+	o->green = g;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx (a green context's) */
+static int
+c_green_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+	CUresult rc;
+
+	if (o == NULL || o->h == NULL || o->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = cgreen_end(c->cl, o);
+	cuda_forget(c->cl, o);
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+/* in: ctx (a green context's), id, flags, priority */
+static int
+c_green_stream(struct rcall *c)
+{
+	struct robj *ctx, *o;
+	CUstream s;
+	CUresult rc;
+
+	cgreen_look();
+	if (cgreen.stream == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (ctx->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((rc = cgreen.stream(&s, ctx->green, (unsigned)c->in[2].u,
+	    (int)(int64_t)c->in[3].u)) != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_STREAM, s)) == NULL) {
+		drv.StreamDestroy(s);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	o->flags = (uint32_t)c->in[2].u;
+	o->prio = (int32_t)(int64_t)c->in[3].u;
+	return CUDA_SUCCESS;
+}
+
+/*
  * in: ctx, op, event, a, b.  Entry points of CUDA 11 and 12.5 that an
  * older driver lacks are looked up when first used.
  */
@@ -2581,10 +2907,21 @@ c_ctx_op(struct rcall *c)
 	}
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	if ((c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_WAIT) &&
+	if ((c->in[1].u == CTXOP_GREEN_RECORD ||
+	    c->in[1].u == CTXOP_GREEN_WAIT) && ctx->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (c->in[1].u != CTXOP_RESET_L2 && c->in[1].u != CTXOP_FLUSH &&
 	    (e = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	switch (c->in[1].u) {
+	case CTXOP_GREEN_RECORD:
+		cgreen_look();
+		return cgreen.record == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.record(ctx->green, e->h);
+	case CTXOP_GREEN_WAIT:
+		cgreen_look();
+		return cgreen.wait == NULL ? CUDA_ERROR_NOT_SUPPORTED :
+		    cgreen.wait(ctx->green, e->h);
 	case CTXOP_RECORD:
 		return record == NULL ? CUDA_ERROR_NOT_SUPPORTED :
 		    record(ctx->h, e->h);
@@ -5459,6 +5796,12 @@ cuda_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 			snprintf(why, whylen, "a stream capture is open");
 			return -1;
 		}
+		if (o->kind == RK_RESDESC || (o->kind == RK_CTX &&
+		    o->green != NULL)) {
+			snprintf(why, whylen, "it holds green contexts (not "
+			    "moved yet)");
+			return -1;
+		}
 		if (o->kind == RK_EVENT && (o->flags & CU_EVENT_INTERPROCESS)) {
 			snprintf(why, whylen, "it holds an interprocess event "
 			    "(not moved yet)");
@@ -6217,7 +6560,13 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_UOBJ_CREATE, c_uobj) \
 	F(R_UOBJ_RELEASE, c_uobj) \
 	F(R_GRAPH_UOBJ, c_graph_uobj) \
-	F(R_KNODE_ATTR, c_knode_attr)
+	F(R_KNODE_ATTR, c_knode_attr) \
+	F(R_DEV_RESOURCE, c_dev_resource) \
+	F(R_SM_SPLIT, c_sm_split) \
+	F(R_RES_DESC, c_res_desc) \
+	F(R_GREEN_CREATE, c_green_create) \
+	F(R_GREEN_DESTROY, c_green_destroy) \
+	F(R_GREEN_STREAM, c_green_stream)
 
 static const backend_fn cuda_fn[RPC_NCALLS] = { CUDA_CALLS(F) };
 

@@ -1090,6 +1090,11 @@ host_client_free(struct rclient *cl)
 		case RK_CTX:
 			pool_drop(cl, o, &host_pool);
 			hctx_free(o->h);
+			free(o->green);
+			o->green = NULL;
+			break;
+		case RK_RESDESC:
+			free(o->h);
 			break;
 		default:
 			continue;
@@ -1213,7 +1218,8 @@ c_ctx_destroy(struct rcall *c)
 {
 	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
 
-	if (o == NULL || o->h == NULL)
+	/* A green context's goes with it (R_GREEN_DESTROY). */
+	if (o == NULL || o->h == NULL || o->green != NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	host_ctx_end(c->cl, o);
 	robj_del(c->cl, c->in[0].u);
@@ -2713,24 +2719,380 @@ c_event_record(struct rcall *c)
 /*
  * in: ctx, op, event, a, b.  Work here is done when it is asked for, so
  * an event recorded for a context is recorded now, a wait has nothing to
- * wait for, and there is no L2 cache and no RDMA writer.
+ * wait for, and there is no L2 cache and no RDMA writer.  A green
+ * context's ops need a green context's id.
  */
 static int
 c_ctx_op(struct rcall *c)
 {
-	struct robj *o = NULL;
+	struct robj *o = NULL, *ctx;
 	struct hevent *e;
+	int rc, green = c->in[1].u == CTXOP_GREEN_RECORD ||
+	    c->in[1].u == CTXOP_GREEN_WAIT;
 
-	CTX(c, 0);
-	if ((c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_WAIT) &&
-	    (o = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (green && ctx->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_WAIT ||
+	    green) && (o = robj_get(c->cl, c->in[2].u, RK_EVENT)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (c->in[1].u == CTXOP_RECORD) {
+	if (c->in[1].u == CTXOP_RECORD || c->in[1].u == CTXOP_GREEN_RECORD) {
 		e = o->h;
 		clock_gettime(CLOCK_MONOTONIC, &e->t);
 		e->recorded = 1;
 	}
 	return CUDA_SUCCESS;
+}
+
+/* ---- green contexts ---------------------------------------------------- */
+
+/*
+ * SM resources as this backend makes them: the driver's CUdevResource,
+ * with the backend's own fields in the part that is opaque to programs.
+ * The device's SMs are numbered from 0; a resource is a run of them, and
+ * the results and the remainder of one split carry that split's number,
+ * which a descriptor of several resources must share.  Groups follow
+ * the rule the driver's documentation gives for compute capability 9.0:
+ * at least 8 SMs, a multiple of 8 (2 and 2 where the split ignores
+ * co-scheduling).
+ */
+#define HRES_MAGIC	0x53524c47u	/* "GLRS" */
+#define HRES_MIN	8
+#define HRES_MIN_LOOSE	2
+struct hres {
+	uint32_t	 magic;
+	uint32_t	 first;		/* its first SM */
+	uint32_t	 split;		/* the split it came from, 0 none */
+};
+
+/* A green context (a context's green field): the SMs it was given. */
+struct hgreen {
+	CUdevResource	 res;
+};
+
+static uint32_t	host_splits;
+
+static void
+hres_make(CUdevResource *r, uint32_t first, uint32_t count, uint32_t min,
+    uint32_t split)
+{
+	struct hres h = { HRES_MAGIC, first, split };
+
+	memset(r, 0, sizeof *r);
+	r->type = CU_DEV_RESOURCE_TYPE_SM;
+	memcpy(r->_internal_padding, &h, sizeof h);
+	r->sm.smCount = count;
+	r->sm.minSmPartitionSize = min;
+	r->sm.smCoscheduledAlignment = min;
+}
+
+/* A resource of the wire: 0, or the error for one this backend never made. */
+static int
+hres_read(const struct rpc_val *v, CUdevResource *r, struct hres *h)
+{
+	uint32_t total = (uint32_t)
+	    host_attr[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT];
+
+	if (v->len != sizeof *r)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(r, v->p, sizeof *r);
+	if (r->type != CU_DEV_RESOURCE_TYPE_SM)
+		return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+	memcpy(h, r->_internal_padding, sizeof *h);
+	if (h->magic != HRES_MAGIC || r->sm.smCount == 0 ||
+	    r->sm.smCount > total || h->first > total - r->sm.smCount)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/* A context's SMs: a green context's, or the whole device (ctx NULL too). */
+static void
+hres_of(const struct robj *ctx, CUdevResource *r)
+{
+	if (ctx != NULL && ctx->green != NULL)
+		*r = ((struct hgreen *)ctx->green)->res;
+	else
+		hres_make(r, 0, (uint32_t)
+		    host_attr[CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT],
+		    HRES_MIN, 0);
+}
+
+/* in: which, device, ctx, stream, type -> resource */
+static int
+c_dev_resource(struct rcall *c)
+{
+	CUdevResource r;
+	struct robj *ctx = NULL, *s;
+	int rc;
+
+	switch (c->in[0].u) {
+	case DEVRES_DEVICE:
+		if (c->in[1].u != 0)
+			return CUDA_ERROR_INVALID_DEVICE;
+		break;
+	case DEVRES_STREAM:
+		if ((ctx = host_ctx(c, c->in[2].u, &rc)) == NULL)
+			return rc;
+		STREAM(c, 3);
+		if ((s = robj_get(c->cl, c->in[3].u, RK_STREAM)) != NULL)
+			ctx = s->ctx;
+		break;
+	default:
+		if ((ctx = host_ctx(c, c->in[2].u, &rc)) == NULL)
+			return rc;
+		if (c->in[0].u == DEVRES_GREEN && ctx->green == NULL)
+			return CUDA_ERROR_INVALID_CONTEXT;
+	}
+	if (c->in[4].u != CU_DEV_RESOURCE_TYPE_SM)
+		return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+	hres_of(ctx, &r);
+	pw_bytes(&c->blob, &r, sizeof r);
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * A structured split's groups (CU_DEV_SM_RESOURCE_GROUP_PARAMS: SMs,
+ * co-scheduled SMs, preferred, flags): sizes as asked, multiples of
+ * their co-scheduled count; groups of 0 SMs share what the others
+ * leave, evenly.  The parameters say the sizes chosen.
+ */
+static int
+hsplit_sizes(uint32_t *p, uint32_t n, uint32_t avail, uint32_t min,
+    uint32_t *size)
+{
+	uint32_t i, fixed = 0, nfree = 0, each, co;
+
+	for (i = 0; i < n; i++) {
+		co = p[i * 16 + 1] != 0 ? p[i * 16 + 1] : min;
+		if (co % HRES_MIN_LOOSE != 0 || co > avail)
+			return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+		p[i * 16 + 1] = co;
+		if (p[i * 16] == 0) {
+			nfree++;
+			continue;
+		}
+		if (p[i * 16] % co != 0 || p[i * 16] < min ||
+		    p[i * 16] > avail - fixed)
+			return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+		fixed += p[i * 16];
+	}
+	for (i = 0; i < n; i++) {
+		if (p[i * 16] == 0) {
+			co = p[i * 16 + 1];
+			each = (avail - fixed) / nfree / co * co;
+			if (each < min || each == 0)
+				return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+			p[i * 16] = each;
+		}
+		size[i] = p[i * 16];
+	}
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: op, groups, flags, minimum count, input, group parameters, wanted
+ * -> groups, results, remainder, group parameters
+ */
+static int
+c_sm_split(struct rcall *c)
+{
+	CUdevResource in, r;
+	struct hres h;
+	uint32_t n = (uint32_t)c->in[1].u, flags = (uint32_t)c->in[2].u;
+	uint32_t min, size, made, first, i, *p = NULL, *sizes = NULL;
+	unsigned want = (unsigned)c->in[6].u;
+	int rc;
+
+	if ((rc = hres_read(&c->in[4], &in, &h)) != CUDA_SUCCESS)
+		return rc;
+	if (flags & ~(uint32_t)(CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING |
+	    CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A split's results are split again only once a green context has them. */
+	if (h.split != 0)
+		return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+	min = flags & CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING ?
+	    HRES_MIN_LOOSE : HRES_MIN;
+	if (c->in[0].u == SPLIT_BY_COUNT) {
+		if (c->in[3].u > in.sm.smCount)
+			return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+		if ((want & SPLIT_WANT_RESULT) && n == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		size = (uint32_t)c->in[3].u < min ? min : (uint32_t)c->in[3].u;
+		size = (size + min - 1) / min * min;
+		made = in.sm.smCount / size;
+		if ((want & SPLIT_WANT_RESULT) && made > n)
+			made = n;
+	} else {
+		if (n == 0 || c->in[5].len == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((p = malloc(c->in[5].len)) == NULL ||
+		    (sizes = calloc(n, sizeof *sizes)) == NULL) {
+			free(p);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy(p, c->in[5].p, c->in[5].len);
+		if ((rc = hsplit_sizes(p, n, in.sm.smCount, min, sizes)) !=
+		    CUDA_SUCCESS) {
+			free(p);
+			free(sizes);
+			return rc;
+		}
+		made = n;
+		size = 0;
+	}
+	if (++host_splits == 0)
+		host_splits = 1;
+	first = h.first;
+	for (i = 0; i < made; i++) {
+		uint32_t k = sizes != NULL ? sizes[i] : size;
+
+		if (want & SPLIT_WANT_RESULT) {
+			hres_make(&r, first, k, min, host_splits);
+			pw_bytes(&c->blob, &r, sizeof r);
+		}
+		first += k;
+	}
+	c->out[0].u = made;
+	c->out[1].p = c->blob.p;
+	c->out[1].len = (uint32_t)c->blob.len;
+	c->out[2].len = 0;
+	c->out[3].len = 0;
+	if (want & SPLIT_WANT_REMAINDER) {
+		/* What the groups left, perhaps no SMs. */
+		hres_make(&r, first, in.sm.smCount - (first - h.first), min,
+		    host_splits);
+		if ((c->scratch = malloc(sizeof r + (p != NULL ?
+		    c->in[5].len : 0))) == NULL) {
+			free(p);
+			free(sizes);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy(c->scratch, &r, sizeof r);
+		c->out[2].p = c->scratch;
+		c->out[2].len = sizeof r;
+	}
+	if (p != NULL) {
+		if (c->scratch == NULL && (c->scratch = malloc(c->in[5].len)) ==
+		    NULL) {
+			free(p);
+			free(sizes);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		memcpy((char *)c->scratch + c->out[2].len, p, c->in[5].len);
+		c->out[3].p = (char *)c->scratch + c->out[2].len;
+		c->out[3].len = c->in[5].len;
+	}
+	free(p);
+	free(sizes);
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: id, resources.  Several must come from one split; the descriptor
+ * is their SMs together.
+ */
+static int
+c_res_desc(struct rcall *c)
+{
+	CUdevResource r;
+	struct hres h, h0;
+	struct rpc_val v;
+	struct hgreen *g;
+	uint32_t i, n = c->in[1].len / RPC_DEVRES_LEN, count = 0, min = 0;
+	int rc;
+
+	if (n == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&h0, 0, sizeof h0);
+	for (i = 0; i < n; i++) {
+		v.p = (const char *)c->in[1].p + i * RPC_DEVRES_LEN;
+		v.len = RPC_DEVRES_LEN;
+		if ((rc = hres_read(&v, &r, &h)) != CUDA_SUCCESS)
+			return rc;
+		if (i == 0) {
+			min = r.sm.minSmPartitionSize;
+			h0 = h;
+		} else if (h.split == 0 || h.split != h0.split)
+			return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+		else if (h.first < h0.first)
+			h0.first = h.first;
+		count += r.sm.smCount;
+	}
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* Its own SMs from here on, to be split again. */
+	hres_make(&g->res, h0.first, count, min, 0);
+	if (robj_new(c->cl, c->in[0].u, RK_RESDESC, g) == NULL) {
+		free(g);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx, descriptor, device, flags */
+static int
+c_green_create(struct rcall *c)
+{
+	struct robj *d = robj_get(c->cl, c->in[1].u, RK_RESDESC), *o;
+	struct hgreen *g;
+	struct hctx *x;
+
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[2].u != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (c->in[3].u != CU_GREEN_CTX_DEFAULT_STREAM)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((g = malloc(sizeof *g)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*g = *(struct hgreen *)d->h;
+	if ((x = hctx_new()) == NULL) {
+		free(g);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if ((o = robj_new(c->cl, c->in[0].u, RK_CTX, x)) == NULL) {
+		hctx_free(x);
+		free(g);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->device = 0;
+	o->refs = 1;
+	o->green = g;
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx (a green context's) */
+static int
+c_green_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_CTX);
+
+	if (o == NULL || o->h == NULL || o->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	host_ctx_end(c->cl, o);
+	free(o->green);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* in: ctx (a green context's), id, flags, priority */
+static int
+c_green_stream(struct rcall *c)
+{
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (ctx->green == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (c->in[2].u != CU_STREAM_NON_BLOCKING)
+		return CUDA_ERROR_INVALID_VALUE;
+	return c_stream_create(c);
 }
 
 /* A CUarray_format's bytes per channel, 0 for one this backend lacks. */
@@ -5059,7 +5421,13 @@ c_stream_memop(struct rcall *c)
 	F(R_UOBJ_CREATE, c_uobj) \
 	F(R_UOBJ_RELEASE, c_uobj) \
 	F(R_GRAPH_UOBJ, c_graph_uobj) \
-	F(R_KNODE_ATTR, c_knode_attr)
+	F(R_KNODE_ATTR, c_knode_attr) \
+	F(R_DEV_RESOURCE, c_dev_resource) \
+	F(R_SM_SPLIT, c_sm_split) \
+	F(R_RES_DESC, c_res_desc) \
+	F(R_GREEN_CREATE, c_green_create) \
+	F(R_GREEN_DESTROY, c_green_destroy) \
+	F(R_GREEN_STREAM, c_green_stream)
 
 static const backend_fn host_fn[RPC_NCALLS] = { HOST_CALLS(F) };
 
@@ -5131,6 +5499,12 @@ host_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 			    o->kind == RK_LINK ? "a JIT link" :
 			    o->kind == RK_GRAPH || o->kind == RK_GEXEC ?
 			    "graphs" : "arrays or texture objects");
+			return -1;
+		}
+		if (o->kind == RK_RESDESC || (o->kind == RK_CTX &&
+		    o->green != NULL)) {
+			snprintf(why, whylen, "it holds green contexts (not "
+			    "moved yet)");
 			return -1;
 		}
 		if ((o->kind == RK_STREAM && o->cap != NULL) ||

@@ -24,7 +24,7 @@
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
 	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE, GK_ARRAY, GK_MIPMAP,
-	GK_UOBJ
+	GK_UOBJ, GK_GREEN, GK_RESDESC
 };
 
 struct gobj {
@@ -32,6 +32,7 @@ struct gobj {
 	uint32_t	 kind;		/* enum gobj_kind */
 };
 
+struct ggreen;
 struct gctx {
 	struct gobj	 o;
 	int		 device;
@@ -43,6 +44,8 @@ struct gctx {
 					   per-thread streams belong to one */
 	CUresult	 sticky;	/* a fault that ends the context's use */
 	struct cpool	*pool;		/* one-way allocation (pool.c) */
+	struct ggreen	*green;		/* the green context this one is
+					   (cuCtxFromGreenCtx, green.c) */
 };
 
 /* A function's description: an entry of the server's function table. */
@@ -220,6 +223,24 @@ CUresult	 stream_id(CUstream, int ptsz, uint64_t *id);
 
 /* A new life number for a context the server has just made. */
 uint64_t	 ctx_new_life(void);
+/*
+ * Ends context c on the server by call type: cudart's destructors run,
+ * its pool goes.  ctx_unstack takes it off the calling thread's stack.
+ */
+CUresult	 ctx_end(struct gctx *c, uint16_t type);
+void		 ctx_unstack(struct gctx *c);
+/*
+ * A new stream in c, made by call type (R_STREAM_CREATE, or
+ * R_GREEN_STREAM for a green context's), one-way.
+ */
+CUresult	 stream_make(struct gctx *c, uint16_t type, unsigned flags,
+		    int prio, CUstream *);
+/*
+ * The resource R_DEV_RESOURCE gives (green.c): which (DEVRES_*), the
+ * device, context and stream ids that one names.
+ */
+CUresult	 green_resource(uint32_t which, int dev, uint64_t ctx,
+		    uint64_t sid, CUdevResourceType type, CUdevResource *);
 
 /* The calling thread's context, or the error to return. */
 CUresult	 ctx_need(struct gctx **);

@@ -159,8 +159,8 @@ cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 }
 
 /* Runs cudart's destructors, then lets the server drop the context. */
-static CUresult
-ctx_drop(struct gctx *p, uint16_t type)
+CUresult
+ctx_end(struct gctx *p, uint16_t type)
 {
 	cls_destroy((struct CUctx_st *)p);
 	p->live = 0;
@@ -182,7 +182,7 @@ cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	if (p->refs == 0)
 		rc = CUDA_ERROR_INVALID_CONTEXT;
 	else if (--p->refs == 0)
-		rc = ctx_drop(p, R_PRIMARY_RELEASE);
+		rc = ctx_end(p, R_PRIMARY_RELEASE);
 	pthread_mutex_unlock(&ctx_lock);
 	return rc;
 }
@@ -205,7 +205,7 @@ cuDevicePrimaryCtxReset_v2(CUdevice dev)
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&ctx_lock);
 	if (p->live)
-		rc = ctx_drop(p, R_PRIMARY_RESET);
+		rc = ctx_end(p, R_PRIMARY_RESET);
 	p->refs = 0;
 	pthread_mutex_unlock(&ctx_lock);
 	return rc;
@@ -333,14 +333,25 @@ cuCtxDestroy_v2(CUcontext ctx)
 {
 	struct gctx *c = gobj_check(ctx, GK_CTX);
 	CUresult rc;
-	int i;
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
-	if (c == NULL || c->primary || !c->live)
+	/* A green context's goes with it (cuGreenCtxDestroy). */
+	if (c == NULL || c->primary || c->green != NULL || !c->live)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	rc = ctx_drop(c, R_CTX_DESTROY);
-	/* Off this thread's stack; other threads must not use it either. */
+	rc = ctx_end(c, R_CTX_DESTROY);
+	ctx_unstack(c);
+	c->o.magic = 0;
+	free(c);
+	return rc;
+}
+
+/* Off this thread's stack; other threads must not use it either. */
+void
+ctx_unstack(struct gctx *c)
+{
+	int i;
+
 	for (i = 0; i < tdepth; i++)
 		if (tstack[i] == c) {
 			memmove(&tstack[i], &tstack[i + 1],
@@ -348,9 +359,6 @@ cuCtxDestroy_v2(CUcontext ctx)
 			tdepth--;
 			i--;
 		}
-	c->o.magic = 0;
-	free(c);
-	return rc;
 }
 
 CUresult

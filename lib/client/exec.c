@@ -376,17 +376,13 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 static uint64_t	 stream_seq = 15;
 
 CUresult
-cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
+stream_make(struct gctx *c, uint16_t type, unsigned flags, int prio,
+    CUstream *ps)
 {
 	struct rpc_val in[4];
 	struct gstream *g;
-	struct gctx *c;
 	CUresult rc;
 
-	if (ps == NULL || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
-		return rc;
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	g->o.kind = GK_STREAM;
@@ -400,7 +396,7 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 	in[2].u = flags;
 	in[3].u = (uint64_t)(int64_t)g->priority;
 	/* The id is ours: the program need not wait for the server. */
-	rc = rpost(R_STREAM_CREATE, in, 0);
+	rc = rpost(type, in, 0);
 	if (rc != CUDA_SUCCESS) {
 		free(g);
 		return rc;
@@ -408,6 +404,19 @@ cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
 	gobj_publish(g);
 	*ps = (CUstream)g;
 	return CUDA_SUCCESS;
+}
+
+CUresult
+cuStreamCreateWithPriority(CUstream *ps, unsigned int flags, int prio)
+{
+	struct gctx *c;
+	CUresult rc;
+
+	if (ps == NULL || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	return stream_make(c, R_STREAM_CREATE, flags, prio, ps);
 }
 
 CUresult

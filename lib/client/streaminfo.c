@@ -91,10 +91,46 @@ sinfo_ctx(CUstream s, int ptsz, CUcontext *pctx, CUgreenCtx *pgreen)
 	if ((rc = sinfo_resolve(s, ptsz, &g, &c, &sp)) != CUDA_SUCCESS)
 		return rc;
 	*pctx = (CUcontext)c;
-	/* No green contexts here. */
 	if (pgreen != NULL)
-		*pgreen = NULL;
+		*pgreen = (CUgreenCtx)c->green;
 	return CUDA_SUCCESS;
+}
+
+/* A stream's green context, or NULL: its context's (green.c). */
+static CUresult
+sinfo_green(CUstream s, CUgreenCtx *pgreen)
+{
+	struct gstream *g;
+	struct gctx *c;
+	CUresult rc;
+	int sp;
+
+	if (pgreen == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = sinfo_resolve(s, 0, &g, &c, &sp)) != CUDA_SUCCESS)
+		return rc;
+	*pgreen = (CUgreenCtx)c->green;
+	return CUDA_SUCCESS;
+}
+
+/* The SMs of the stream's context, as the server's driver says. */
+static CUresult
+sinfo_resource(CUstream s, int ptsz, CUdevResource *res,
+    CUdevResourceType type)
+{
+	struct gstream *g;
+	struct gctx *c;
+	uint64_t sid;
+	CUresult rc;
+	int sp;
+
+	if (res == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = sinfo_resolve(s, ptsz, &g, &c, &sp)) != CUDA_SUCCESS ||
+	    (rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
+		return rc;
+	return green_resource(DEVRES_STREAM, c->device, gobj_id(c), sid,
+	    type, res);
 }
 
 static CUresult
@@ -155,3 +191,6 @@ CUresult cuStreamGetDevice(CUstream s, CUdevice *d) { return sinfo_device(s, 0, 
 CUresult cuStreamGetDevice_ptsz(CUstream s, CUdevice *d) { return sinfo_device(s, 1, d); }
 CUresult cuStreamGetId(CUstream s, unsigned long long *id) { return sinfo_id(s, 0, id); }
 CUresult cuStreamGetId_ptsz(CUstream s, unsigned long long *id) { return sinfo_id(s, 1, id); }
+CUresult cuStreamGetGreenCtx(CUstream s, CUgreenCtx *gc) { return sinfo_green(s, gc); }
+CUresult cuStreamGetDevResource(CUstream s, CUdevResource *r, CUdevResourceType t) { return sinfo_resource(s, 0, r, t); }
+CUresult cuStreamGetDevResource_ptsz(CUstream s, CUdevResource *r, CUdevResourceType t) { return sinfo_resource(s, 1, r, t); }

@@ -144,6 +144,13 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_GRAPH_UOBJ,		"cuGraphRetainUserObject", "QQII",	"", 0),
 	/* kernel node attributes */
 	C(R_KNODE_ATTR,		"cuGraphKernelNodeGetAttribute", "QQIIQQB", "B", 0),
+	/* green contexts */
+	C(R_DEV_RESOURCE,	"cuDeviceGetDevResource", "IiQQI",	"B", 0),
+	C(R_SM_SPLIT,		"cuDevSmResourceSplitByCount", "IIIIBBI", "IBBB", 0),
+	C(R_RES_DESC,		"cuDevResourceGenerateDesc", "QB",	"", 0),
+	C(R_GREEN_CREATE,	"cuGreenCtxCreate",	"QQiI",		"", 0),
+	C(R_GREEN_DESTROY,	"cuGreenCtxDestroy",	"Q",		"", 0),
+	C(R_GREEN_STREAM,	"cuGreenCtxStreamCreate", "QQIi",	"", 0),
 #undef C
 #undef RD
 #undef WR

@@ -273,6 +273,28 @@ enum rpc_call {
 				   attribute, source graph and node (a
 				   copy's), value (a set's: the attribute's
 				   bytes, rpc_kattr_len) -> value (a get's) */
+	/* green contexts (issue 24) */
+	R_DEV_RESOURCE,		/* which (DEVRES_*), device, ctx, stream,
+				   type -> the resource (RPC_DEVRES_LEN
+				   bytes, the driver's CUdevResource) */
+	R_SM_SPLIT,		/* op (SPLIT_*), groups, flags, minimum
+				   count, input (a resource), group
+				   parameters (a structured split's,
+				   RPC_SMGROUP_LEN bytes each, or empty),
+				   wanted (SPLIT_WANT_*) -> groups, the
+				   results, the remainder (empty if not
+				   wanted), group parameters (as the driver
+				   left them) */
+	R_RES_DESC,		/* id, resources (RPC_DEVRES_LEN bytes each):
+				   a resource descriptor known by id until
+				   the client goes */
+	R_GREEN_CREATE,		/* ctx, descriptor, device, flags: a green
+				   context, known by the id of its context
+				   (cuCtxFromGreenCtx's) */
+	R_GREEN_DESTROY,	/* ctx: a green context's; it goes, with its
+				   context */
+	R_GREEN_STREAM,		/* ctx (a green context's), id, flags,
+				   priority: cuGreenCtxStreamCreate */
 	R_CALL_END		/* one past the last */
 };
 
@@ -512,6 +534,8 @@ int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
  *	CTXOP_WAIT	cuCtxWaitEvent(ctx, event)
  *	CTXOP_RESET_L2	cuCtxResetPersistingL2Cache()
  *	CTXOP_FLUSH	cuFlushGPUDirectRDMAWrites(a target, b scope)
+ *	CTXOP_GREEN_RECORD, CTXOP_GREEN_WAIT	cuGreenCtxRecordEvent and
+ *			cuGreenCtxWaitEvent(the green context of ctx, event)
  * R_DEV_QUERY: device queries the client cannot answer from the device's
  * attributes; arguments and answers little-endian:
  *	DEVQ_TEX1D	u32 format, u32 channels -> u64 width in elements
@@ -526,6 +550,9 @@ int	rpc_view_dec(const struct rpc_val *, struct rpc_view *);
 #define CTXOP_WAIT		1
 #define CTXOP_RESET_L2		2
 #define CTXOP_FLUSH		3
+#define CTXOP_GREEN_RECORD	4	/* cuGreenCtxRecordEvent, ctx a green
+					   context's */
+#define CTXOP_GREEN_WAIT	5	/* cuGreenCtxWaitEvent */
 #define DEVQ_TEX1D		0
 #define DEVQ_P2P_ATOMIC		1
 #define DEVQ_HOST_ATOMIC	2
@@ -555,5 +582,30 @@ size_t	rpc_kattr_len(uint32_t attr);
 #define CAPDEPS_SET		2
 #define RPC_EDGE_LEN		8
 #define RPC_CAPDEPS_MAX		4096
+
+/*
+ * Green contexts.  A CUdevResource travels whole, RPC_DEVRES_LEN bytes
+ * as the driver wrote them (its opaque part is the driver's), and so do
+ * a structured split's CU_DEV_SM_RESOURCE_GROUP_PARAMS (CUDA 13.1),
+ * RPC_SMGROUP_LEN bytes each; at most RPC_DEVRES_MAX of either in a
+ * call.  R_DEV_RESOURCE asks for the resources of a device
+ * (DEVRES_DEVICE), a context (DEVRES_CTX), a green context (DEVRES_GREEN,
+ * ctx its context's id) or a stream (DEVRES_STREAM, in ctx).  R_SM_SPLIT
+ * is cuDevSmResourceSplitByCount (SPLIT_BY_COUNT: groups the size of the
+ * result array) or cuDevSmResourceSplit (SPLIT_STRUCTURED, CUDA 13.1);
+ * a result array or remainder the program did not give is not wanted,
+ * and the driver is passed NULL for it.
+ */
+#define RPC_DEVRES_LEN		144	/* sizeof(CUdevResource) */
+#define RPC_SMGROUP_LEN		64
+#define RPC_DEVRES_MAX		1024
+#define DEVRES_DEVICE		0
+#define DEVRES_CTX		1
+#define DEVRES_GREEN		2
+#define DEVRES_STREAM		3
+#define SPLIT_BY_COUNT		0
+#define SPLIT_STRUCTURED	1
+#define SPLIT_WANT_RESULT	1
+#define SPLIT_WANT_REMAINDER	2
 
 #endif

@@ -478,6 +478,19 @@ run_prog() {
 	diff -u "$BATS_TEST_DIRNAME/arrays.expected" "$BATS_TEST_TMPDIR/static.out"
 }
 
+@test "greenctx: SM resources, splits, green contexts, their streams, kernels and events" {
+	for k in static shared; do
+		run_prog $k greenctx
+		printf '%s\n' "${lines[@]}" >"$BATS_TEST_TMPDIR/$k.out"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "greenctx: ok" ]
+	done
+	# The same output from either cudart, and what the host backend
+	# does: 132 SMs split in groups of multiples of 8.
+	cmp "$BATS_TEST_TMPDIR/static.out" "$BATS_TEST_TMPDIR/shared.out"
+	diff -u "$BATS_TEST_DIRNAME/greenctx.expected" "$BATS_TEST_TMPDIR/static.out"
+}
+
 @test "gleam-run -o writes the call statistics" {
 	run -0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/s.yaml" -- "$CUDA_BIN/static/vecadd"
 	grep -q '^program: vecadd$' "$BATS_TEST_TMPDIR/s.yaml"

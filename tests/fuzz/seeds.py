@@ -43,6 +43,11 @@ def seed(*frames):
     return b"\x01" + b"".join(frames)
 
 
+# An SM resource as the host backend makes it: type 1, its own fields
+# (magic, first SM, split), 132 SMs in groups of 8.
+SMRES = (I(1) + I(0x53524c47) + I(0) + I(0) + bytes(80) + I(132) + I(8) +
+         I(8) + bytes(36))
+
 ctx = frame("R_CTX_CREATE", Q(1) + I(0) + I(0))
 alloc = frame("R_MEM_ALLOC", Q(1) + Q(4096))
 seeds = {
@@ -289,6 +294,33 @@ seeds = {
         frame("R_DEV_QUERY", I(2) + I(0) + B(I(9) + I(10) + I(99))),
         frame("R_DEV_QUERY", I(1) + I(0) + B(I(0) + I(1))),
         frame("R_DEV_QUERY", I(2) + I(0) + B(b"\1\2\3"))),
+    "greenctx": seed(
+        ctx,
+        # the device's SMs, a split by count (a query, two groups and the
+        # remainder), a structured one, descriptors, a green context with
+        # a stream and events, its resources, its end
+        frame("R_DEV_RESOURCE", I(0) + I(0) + Q(0) + Q(0) + I(1)),
+        frame("R_DEV_RESOURCE", I(1) + I(0) + Q(1) + Q(0) + I(0)),
+        frame("R_SM_SPLIT", I(0) + I(0) + I(0) + I(16) + B(SMRES) +
+              B(b"") + I(0)),
+        frame("R_SM_SPLIT", I(0) + I(2) + I(0) + I(16) + B(SMRES) +
+              B(b"") + I(3)),
+        frame("R_SM_SPLIT", I(1) + I(2) + I(0) + I(0) + B(SMRES) +
+              B(I(16) + I(8) + bytes(56) + I(0) + I(8) + bytes(56)) +
+              I(3)),
+        frame("R_RES_DESC", Q(80) + B(SMRES)),
+        frame("R_RES_DESC", Q(81) + B(b"")),
+        frame("R_GREEN_CREATE", Q(82) + Q(80) + I(0) + I(1)),
+        frame("R_GREEN_CREATE", Q(83) + Q(80) + I(0) + I(0)),
+        frame("R_GREEN_STREAM", Q(82) + Q(84) + I(1) + I(0)),
+        frame("R_DEV_RESOURCE", I(2) + I(0) + Q(82) + Q(0) + I(1)),
+        frame("R_DEV_RESOURCE", I(3) + I(0) + Q(82) + Q(84) + I(1)),
+        frame("R_EVENT_CREATE", Q(82) + Q(85) + I(0)),
+        frame("R_CTX_OP", Q(82) + I(4) + Q(85) + I(0) + I(0)),
+        frame("R_CTX_OP", Q(1) + I(5) + Q(85) + I(0) + I(0)),
+        frame("R_CTX_DESTROY", Q(82)),
+        frame("R_GREEN_DESTROY", Q(82)),
+        frame("R_GREEN_DESTROY", Q(82))),
     "echo-bye": seed(
         bytes([255, 0, 3, 0]) + b"abc",
         bytes([254, 0, 0, 0]),

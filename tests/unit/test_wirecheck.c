@@ -690,8 +690,8 @@ test_ctxop_devquery(void)
 	CHECK(chk(R_CTX_OP, NOCTX, U(CTXOP_FLUSH), U(0),
 	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX),
 	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)) == CUDA_SUCCESS);
-	CHECK(dispatch(R_CTX_OP, NOCTX, U(4), U(0), U(0), U(0)) ==
-	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_CTX_OP, NOCTX, U(CTXOP_GREEN_WAIT + 1), U(0), U(0),
+	    U(0)) == CUDA_ERROR_INVALID_VALUE);
 	CHECK(dispatch(R_CTX_OP, NOCTX, U(CTXOP_FLUSH), U(0), U(1),
 	    U(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER)) ==
 	    CUDA_ERROR_INVALID_VALUE);
@@ -791,6 +791,63 @@ cond_req(struct pw *w, uint64_t h, uint32_t type, uint32_t size,
 
 /* Conditional nodes: sizes by type, body ids; handles' flags; a child
  * graph node's graph set. */
+/* Green contexts: resources whole, splits' parameters one a group. */
+static void
+green_checks(void)
+{
+	static uint8_t res[RPC_DEVRES_LEN], par[2 * RPC_SMGROUP_LEN];
+
+	CHECK(chk(R_DEV_RESOURCE, U(DEVRES_DEVICE), U(0), U(0), U(0),
+	    U(1)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_DEV_RESOURCE, U(4), U(0), U(0), U(0), U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_DEV_RESOURCE, U(DEVRES_DEVICE), U(0xffffffff), U(0),
+	    U(0), U(1)) == CUDA_ERROR_INVALID_DEVICE);
+	CHECK(chk(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(2), U(0), U(16), res,
+	    (uint32_t)sizeof res, res, 0u, U(3)) == CUDA_SUCCESS);
+	CHECK(dispatch(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(2), U(0), U(16), res,
+	    (uint32_t)sizeof res - 1, res, 0u, U(3)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(2), U(0), U(16), res,
+	    (uint32_t)sizeof res, par, (uint32_t)sizeof par, U(3)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(RPC_DEVRES_MAX + 1),
+	    U(0), U(16), res, (uint32_t)sizeof res, res, 0u, U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(2), U(0), U(16), res,
+	    (uint32_t)sizeof res, res, 0u, U(4)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_SM_SPLIT, U(SPLIT_STRUCTURED), U(2), U(0), U(0), res,
+	    (uint32_t)sizeof res, par, (uint32_t)sizeof par, U(3)) ==
+	    CUDA_SUCCESS);
+	CHECK(dispatch(R_SM_SPLIT, U(SPLIT_STRUCTURED), U(1), U(0), U(0),
+	    res, (uint32_t)sizeof res, par, (uint32_t)sizeof par, U(3)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_RES_DESC, U(5), res, (uint32_t)sizeof res) ==
+	    CUDA_SUCCESS);
+	CHECK(dispatch(R_RES_DESC, U(5), res, 100u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_RES_DESC, U(0), res, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(dispatch(R_GREEN_CREATE, U(5), U(6), U(0xffffffff), U(1)) ==
+	    CUDA_ERROR_INVALID_DEVICE);
+	CHECK(dispatch(R_GREEN_STREAM, U(5), U(2), U(1), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_CTX_OP, U(2), U(CTXOP_GREEN_WAIT), U(3), U(0), U(0)) ==
+	    CUDA_SUCCESS);
+	CHECK(dispatch(R_CTX_OP, U(2), U(CTXOP_GREEN_WAIT + 1), U(3), U(0),
+	    U(0)) == CUDA_ERROR_INVALID_VALUE);
+	/* The host backend: what it refuses before any context. */
+	CHECK(host(R_DEV_RESOURCE, U(DEVRES_DEVICE), U(0), U(0), U(0),
+	    U(0)) == CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	CHECK(host(R_DEV_RESOURCE, U(DEVRES_GREEN), U(0), U(77), U(0),
+	    U(1)) == CUDA_ERROR_INVALID_CONTEXT);
+	CHECK(host(R_SM_SPLIT, U(SPLIT_BY_COUNT), U(2), U(0), U(16), res,
+	    (uint32_t)sizeof res, res, 0u, U(3)) ==
+	    CUDA_ERROR_INVALID_RESOURCE_TYPE);	/* all zero: type 0 */
+	CHECK(host(R_GREEN_CREATE, U(5), U(6), U(0), U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);	/* no such descriptor */
+	CHECK(host(R_GREEN_DESTROY, U(5)) == CUDA_ERROR_INVALID_CONTEXT);
+}
+
 static void
 test_cond(void)
 {
@@ -892,6 +949,7 @@ test_cond(void)
 	    &id, 8u) == CUDA_SUCCESS);
 	CHECK(dispatch(R_NODE_SET, U(2), U(0), U(3),
 	    U(CU_GRAPH_NODE_TYPE_GRAPH), &id, 4u) == CUDA_ERROR_INVALID_VALUE);
+	green_checks();
 }
 
 int

@@ -9,6 +9,7 @@ MAN=$BATS_TEST_DIRNAME/../../man
 
 teardown() {
 	serve_kill
+	sanitizer_check
 }
 
 @test "try-scheduler: two host-backend servers probed, the probe piped into gleam-sched, a program placed by the daemon, all stopped" {

@@ -38,6 +38,7 @@ teardown() {
 	for p in ${RUN_PID:-} ${S_PID:-} ${T_PID:-} ${F_PID:-} ${LINK_PID:-}; do
 		{ kill -KILL "$p" && wait "$p"; } 2>/dev/null || true
 	done
+	sanitizer_check
 }
 
 # host_yaml FILE [PEER-PORT [MORE]]: a configuration of the host backend,

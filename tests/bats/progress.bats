@@ -23,6 +23,7 @@ setup() {
 teardown() {
 	serve_kill
 	if [ -n "${LINK_PID:-}" ]; then { kill -KILL "$LINK_PID" && wait "$LINK_PID"; } 2>/dev/null || true; fi
+	sanitizer_check
 }
 
 # slow_link: gleam-link at 100 Mbit/s before the server; sets LINK_ADDR.

@@ -708,7 +708,7 @@ check_texref(const struct rcall *c, int set)
 	    op != TREF_MIPMAP && idx != 0) || (!set && idx != 0 &&
 	    op != TREF_ADDRMODE))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (len != (op == TREF_ADDRESS2D ? RPC_TREF2D_LEN :
+	if (set && len != (op == TREF_ADDRESS2D ? RPC_TREF2D_LEN :
 	    op == TREF_BORDER ? RPC_TREF_BORDER_LEN : 0))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (set && op == TREF_FORMAT)

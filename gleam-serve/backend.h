@@ -36,7 +36,10 @@ enum robj_kind {
 				   the handle the backend gave */
 	RK_SURF,
 	RK_UOBJ,		/* user objects: the client's reference */
-	RK_RESDESC		/* resource descriptors (green contexts) */
+	RK_RESDESC,		/* resource descriptors (green contexts) */
+	RK_TEXREF,		/* texture references: a module's (its
+				   parent) or created */
+	RK_SURFREF		/* surface references: a module's */
 };
 
 /* A global a client looked up, kept for migration (cuda backend). */

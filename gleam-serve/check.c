@@ -215,8 +215,8 @@ check_array(const struct rcall *c)
 		return rc;
 	if ((fl & ~(uint64_t)CHECK_ARRAY_FLAGS) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* Their memory is mapped by calls not remoted (cuMemMapArrayAsync). */
-	if (fl & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+	/* Deferred mapping's memory is mapped by calls not remoted. */
+	if (fl & CUDA_ARRAY3D_DEFERRED_MAPPING)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (w == 0 || w > CHECK_COPY_MAX || h > CHECK_COPY_MAX ||
 	    d > CHECK_COPY_MAX)
@@ -700,6 +700,45 @@ check_knode_attr(const struct rcall *c)
 	    CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* R_TEXREF_NEW: ctx, id, module, surface, name. */
+static int
+check_texref_new(const struct rcall *c)
+{
+	if (c->in[1].u == 0 || c->in[3].u > 1)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* A created reference is a texture's and has no name. */
+	if (c->in[2].u == 0 ? c->in[3].u != 0 || c->in[4].len != 0 :
+	    c->in[4].len == 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * R_TEXREF_SET (set) and R_TEXREF_GET: the operation, its index and the
+ * data's exact length.  The values are the driver's to judge (the client
+ * checked a setter's, which goes one-way).
+ */
+static int
+check_texref(const struct rcall *c, int set)
+{
+	uint64_t op = c->in[1].u, idx = c->in[2].u;
+	uint32_t len = set ? c->in[5].len : 0;
+	unsigned el;
+
+	if (op >= TREF_OPS || (!set && op == TREF_ADDRESS2D))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (op == TREF_ADDRMODE ? idx > 2 : (op != TREF_ARRAY &&
+	    op != TREF_MIPMAP && idx != 0) || (!set && idx != 0 &&
+	    op != TREF_ADDRMODE))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (set && len != (op == TREF_ADDRESS2D ? RPC_TREF2D_LEN :
+	    op == TREF_BORDER ? RPC_TREF_BORDER_LEN : 0))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (set && op == TREF_FORMAT)
+		return check_format(c->in[3].u, c->in[4].u, &el);
+	return CUDA_SUCCESS;
+}
+
 /* R_DEV_QUERY: which, device, arguments of that query's exact length. */
 static int
 check_dev_query(const struct rcall *c)
@@ -917,6 +956,20 @@ check_call(const struct rcall *c)
 		return check_stream_attr(c);
 	case R_KNODE_ATTR:
 		return check_knode_attr(c);
+	case R_TEXREF_NEW:
+		return check_texref_new(c);
+	case R_TEXREF_SET:
+		return check_texref(c, 1);
+	case R_TEXREF_GET:
+		return check_texref(c, 0);
+	case R_ARRAY_SPARSE:
+		return c->in[1].u > 1 ? CUDA_ERROR_INVALID_VALUE :
+		    CUDA_SUCCESS;
+	case R_MAP_ARRAY:
+		/* Whole entries, at least one; each the backend's to read. */
+		return c->in[2].len == 0 || c->in[2].len % RPC_MAPINFO_LEN ||
+		    c->in[2].len / RPC_MAPINFO_LEN > RPC_MAPINFO_MAX ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_CAPTURE_TO_GRAPH:
 		/* As R_CAPTURE_BEGIN, into the graph named. */
 		if (c->in[1].u <= 2)

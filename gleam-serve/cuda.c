@@ -935,6 +935,8 @@ c_graph_uobj(struct rcall *c)
 	    0) : cuobj_drv.grel(g->h, u->h, (unsigned)c->in[2].u);
 }
 
+static void tref_drop(struct robj *);
+
 /* Destroying a context frees its memory, modules, streams and events. */
 static void
 cuda_client_free(struct rclient *cl)
@@ -950,6 +952,8 @@ cuda_client_free(struct rclient *cl)
 			drv.LibraryUnload(o->h);
 		if (o->kind == RK_LINK && o->h != NULL)
 			cuda_link_free(o->h);
+		if (o->kind == RK_TEXREF)
+			tref_drop(o);
 	}
 	cuobj_forget(cl);
 	cuda_graphs_free(cl);
@@ -1952,6 +1956,16 @@ cuda_f32(uint32_t u)
 	return f;
 }
 
+/* A float's bits. */
+static uint32_t
+cuda_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
 /* in: ctx, id, surface, resource, texture, view -> handle */
 static int
 c_tex_create(struct rcall *c)
@@ -2072,6 +2086,444 @@ c_tex_destroy(struct rcall *c)
 		return rc;
 	rc = c->in[1].u ? drv.SurfObjectDestroy(h) : drv.TexObjectDestroy(h);
 	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+/* ---- texture and surface references, sparse arrays ---------------------- */
+
+/*
+ * The driver's entry points for references (deprecated since CUDA 11: a
+ * later driver may lack them, and their calls answer
+ * CUDA_ERROR_NOT_SUPPORTED) and sparse arrays, looked up on first use.
+ */
+static struct {
+	int	 looked;
+	CUresult (*modtex)(CUtexref *, CUmodule, const char *);
+	CUresult (*modsurf)(CUsurfref *, CUmodule, const char *);
+	CUresult (*create)(CUtexref *);
+	CUresult (*destroy)(CUtexref);
+	CUresult (*setarray)(CUtexref, CUarray, unsigned);
+	CUresult (*setmipmap)(CUtexref, CUmipmappedArray, unsigned);
+	CUresult (*setaddr)(size_t *, CUtexref, CUdeviceptr, size_t);
+	CUresult (*setaddr2d)(CUtexref, const CUDA_ARRAY_DESCRIPTOR *,
+	    CUdeviceptr, size_t);
+	CUresult (*setformat)(CUtexref, CUarray_format, int);
+	CUresult (*setaddrmode)(CUtexref, int, CUaddress_mode);
+	CUresult (*setfilter)(CUtexref, CUfilter_mode);
+	CUresult (*setmipfilter)(CUtexref, CUfilter_mode);
+	CUresult (*setbias)(CUtexref, float);
+	CUresult (*setclamp)(CUtexref, float, float);
+	CUresult (*setaniso)(CUtexref, unsigned);
+	CUresult (*setborder)(CUtexref, float *);
+	CUresult (*setflags)(CUtexref, unsigned);
+	CUresult (*getaddr)(CUdeviceptr *, CUtexref);
+	CUresult (*getarray)(CUarray *, CUtexref);
+	CUresult (*getmipmap)(CUmipmappedArray *, CUtexref);
+	CUresult (*getaddrmode)(CUaddress_mode *, CUtexref, int);
+	CUresult (*getfilter)(CUfilter_mode *, CUtexref);
+	CUresult (*getformat)(CUarray_format *, int *, CUtexref);
+	CUresult (*getmipfilter)(CUfilter_mode *, CUtexref);
+	CUresult (*getbias)(float *, CUtexref);
+	CUresult (*getclamp)(float *, float *, CUtexref);
+	CUresult (*getaniso)(int *, CUtexref);
+	CUresult (*getborder)(float *, CUtexref);
+	CUresult (*getflags)(unsigned *, CUtexref);
+	CUresult (*surfset)(CUsurfref, CUarray, unsigned);
+	CUresult (*surfget)(CUarray *, CUsurfref);
+	CUresult (*sparse)(CUDA_ARRAY_SPARSE_PROPERTIES *, CUarray);
+	CUresult (*mmsparse)(CUDA_ARRAY_SPARSE_PROPERTIES *,
+	    CUmipmappedArray);
+	CUresult (*maparray)(CUarrayMapInfo *, unsigned, CUstream);
+} tref;
+
+static void
+tref_load(void)
+{
+#define L(f, n, v)	tref.f = (__typeof__(tref.f))drv_opt(n, v)
+	if (tref.looked)
+		return;
+	L(modtex, "cuModuleGetTexRef", 2000);
+	L(modsurf, "cuModuleGetSurfRef", 3000);
+	L(create, "cuTexRefCreate", 2000);
+	L(destroy, "cuTexRefDestroy", 2000);
+	L(setarray, "cuTexRefSetArray", 2000);
+	L(setmipmap, "cuTexRefSetMipmappedArray", 5000);
+	L(setaddr, "cuTexRefSetAddress", 3020);
+	L(setaddr2d, "cuTexRefSetAddress2D", 4010);
+	L(setformat, "cuTexRefSetFormat", 2000);
+	L(setaddrmode, "cuTexRefSetAddressMode", 2000);
+	L(setfilter, "cuTexRefSetFilterMode", 2000);
+	L(setmipfilter, "cuTexRefSetMipmapFilterMode", 5000);
+	L(setbias, "cuTexRefSetMipmapLevelBias", 5000);
+	L(setclamp, "cuTexRefSetMipmapLevelClamp", 5000);
+	L(setaniso, "cuTexRefSetMaxAnisotropy", 5000);
+	L(setborder, "cuTexRefSetBorderColor", 8000);
+	L(setflags, "cuTexRefSetFlags", 2000);
+	L(getaddr, "cuTexRefGetAddress", 3020);
+	L(getarray, "cuTexRefGetArray", 2000);
+	L(getmipmap, "cuTexRefGetMipmappedArray", 5000);
+	L(getaddrmode, "cuTexRefGetAddressMode", 2000);
+	L(getfilter, "cuTexRefGetFilterMode", 2000);
+	L(getformat, "cuTexRefGetFormat", 2000);
+	L(getmipfilter, "cuTexRefGetMipmapFilterMode", 5000);
+	L(getbias, "cuTexRefGetMipmapLevelBias", 5000);
+	L(getclamp, "cuTexRefGetMipmapLevelClamp", 5000);
+	L(getaniso, "cuTexRefGetMaxAnisotropy", 5000);
+	L(getborder, "cuTexRefGetBorderColor", 8000);
+	L(getflags, "cuTexRefGetFlags", 2000);
+	L(surfset, "cuSurfRefSetArray", 3000);
+	L(surfget, "cuSurfRefGetArray", 3000);
+	L(sparse, "cuArrayGetSparseProperties", 11010);
+	L(mmsparse, "cuMipmappedArrayGetSparseProperties", 11010);
+	L(maparray, "cuMemMapArrayAsync", 11010);
+#undef L
+	tref.looked = 1;
+}
+
+/* A created reference still held when its client goes. */
+static void
+tref_drop(struct robj *o)
+{
+	if (o->parent == NULL && o->h != NULL && tref.destroy != NULL) {
+		tref.destroy(o->h);
+		o->h = NULL;
+	}
+}
+
+/* An entry point the driver lacks answers so. */
+#define TREF_CALL(f, args)	(tref.f == NULL ? CUDA_ERROR_NOT_SUPPORTED : \
+	tref.f args)
+
+/* in: ctx, id, module (0: created), surface, name */
+static int
+c_texref_new(struct rcall *c)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct robj *ctx, *m = NULL, *o;
+	void *h = NULL;
+	CUresult rc;
+
+	tref_load();
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[2].u != 0) {
+		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (rval_str(&c->in[4], name, sizeof name) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = c->in[3].u ? TREF_CALL(modsurf, ((CUsurfref *)&h, m->h,
+		    name)) : TREF_CALL(modtex, ((CUtexref *)&h, m->h, name));
+	} else
+		rc = TREF_CALL(create, ((CUtexref *)&h));
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if ((o = robj_new(c->cl, c->in[1].u, c->in[3].u ? RK_SURFREF :
+	    RK_TEXREF, h)) == NULL) {
+		if (m == NULL)
+			tref.destroy(h);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	/* A module's goes with its module; a created one with the client. */
+	o->parent = m;
+	o->ctx = m != NULL ? m->ctx : ctx;
+	return CUDA_SUCCESS;
+}
+
+/* in: id */
+static int
+c_texref_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_TEXREF);
+	CUresult rc;
+
+	if (o == NULL || o->parent != NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	rc = TREF_CALL(destroy, (o->h));
+	robj_del(c->cl, c->in[0].u);
+	return rc;
+}
+
+/* The client's id of a driver's array (kind RK_ARRAY or RK_MIPMAP). */
+static uint64_t
+cuda_array_id(struct rclient *cl, void *h, int kind)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == kind &&
+		    ((struct robj *)v)->h == h)
+			return id;
+	return 0;
+}
+
+/* in: id, op, index, a, b, data -> byte offset */
+static int
+c_texref_set(struct rcall *c)
+{
+	struct robj *o, *a;
+	CUDA_ARRAY_DESCRIPTOR d;
+	uint32_t u[4];
+	float f[4];
+	size_t off = 0;
+	struct pr r;
+	int i;
+	CUresult rc;
+
+	tref_load();
+	c->out[0].u = 0;
+	if ((o = robj_get(c->cl, c->in[0].u, RK_TEXREF)) == NULL &&
+	    (o = robj_get(c->cl, c->in[0].u, RK_SURFREF)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->kind == RK_SURFREF && c->in[1].u != TREF_ARRAY)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->ctx != NULL && o->ctx->h != NULL &&
+	    (rc = drv.CtxSetCurrent(o->ctx->h)) != CUDA_SUCCESS)
+		return rc;
+	switch (c->in[1].u) {
+	case TREF_ARRAY:
+		if ((a = robj_get(c->cl, c->in[3].u, RK_ARRAY)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		return o->kind == RK_SURFREF ? TREF_CALL(surfset, (o->h, a->h,
+		    (unsigned)c->in[2].u)) : TREF_CALL(setarray, (o->h, a->h,
+		    (unsigned)c->in[2].u));
+	case TREF_MIPMAP:
+		if ((a = robj_get(c->cl, c->in[3].u, RK_MIPMAP)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		return TREF_CALL(setmipmap, (o->h, a->h,
+		    (unsigned)c->in[2].u));
+	case TREF_ADDRESS:
+		if (rmem_check(c->cl, c->in[3].u, c->in[4].u) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = TREF_CALL(setaddr, (&off, o->h, c->in[3].u,
+		    (size_t)c->in[4].u));
+		c->out[0].u = off;
+		return rc;
+	case TREF_ADDRESS2D:
+		pr_init(&r, c->in[5].p, c->in[5].len);
+		d.Width = pr_u64(&r);
+		d.Height = pr_u64(&r);
+		d.Format = (CUarray_format)pr_u32(&r);
+		d.NumChannels = pr_u32(&r);
+		/* The rows the driver may read: height times the pitch. */
+		if (d.Height > CHECK_COPY_MAX || c->in[4].u > CHECK_COPY_MAX ||
+		    rmem_check(c->cl, c->in[3].u, d.Height * c->in[4].u) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		return TREF_CALL(setaddr2d, (o->h, &d, c->in[3].u,
+		    (size_t)c->in[4].u));
+	case TREF_FORMAT:
+		return TREF_CALL(setformat, (o->h, (CUarray_format)c->in[3].u,
+		    (int)c->in[4].u));
+	case TREF_ADDRMODE:
+		return TREF_CALL(setaddrmode, (o->h, (int)c->in[2].u,
+		    (CUaddress_mode)c->in[3].u));
+	case TREF_FILTER:
+		return TREF_CALL(setfilter, (o->h, (CUfilter_mode)c->in[3].u));
+	case TREF_MIPFILTER:
+		return TREF_CALL(setmipfilter, (o->h,
+		    (CUfilter_mode)c->in[3].u));
+	case TREF_BIAS:
+		return TREF_CALL(setbias, (o->h, cuda_f32((uint32_t)c->in[3].u)));
+	case TREF_CLAMP:
+		return TREF_CALL(setclamp, (o->h, cuda_f32((uint32_t)c->in[3].u),
+		    cuda_f32((uint32_t)c->in[4].u)));
+	case TREF_ANISO:
+		return TREF_CALL(setaniso, (o->h, (unsigned)c->in[3].u));
+	case TREF_BORDER:
+		pr_init(&r, c->in[5].p, c->in[5].len);
+		for (i = 0; i < 4; i++) {
+			u[i] = pr_u32(&r);
+			f[i] = cuda_f32(u[i]);
+		}
+		return TREF_CALL(setborder, (o->h, f));
+	default:
+		return TREF_CALL(setflags, (o->h, (unsigned)c->in[3].u));
+	}
+}
+
+/* in: id, op, index -> a, b, data */
+static int
+c_texref_get(struct rcall *c)
+{
+	struct robj *o;
+	CUdeviceptr p;
+	CUarray a;
+	CUmipmappedArray mm;
+	CUaddress_mode am;
+	CUfilter_mode fm;
+	CUarray_format fmt;
+	float f[4];
+	unsigned u;
+	int n, i;
+	CUresult rc;
+
+	tref_load();
+	c->out[0].u = c->out[1].u = 0;
+	c->out[2].p = NULL;
+	c->out[2].len = 0;
+	if ((o = robj_get(c->cl, c->in[0].u, RK_TEXREF)) == NULL &&
+	    (o = robj_get(c->cl, c->in[0].u, RK_SURFREF)) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->kind == RK_SURFREF && c->in[1].u != TREF_ARRAY)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (o->ctx != NULL && o->ctx->h != NULL &&
+	    (rc = drv.CtxSetCurrent(o->ctx->h)) != CUDA_SUCCESS)
+		return rc;
+	switch (c->in[1].u) {
+	case TREF_ARRAY:
+		if ((rc = o->kind == RK_SURFREF ? TREF_CALL(surfget, (&a,
+		    o->h)) : TREF_CALL(getarray, (&a, o->h))) != CUDA_SUCCESS)
+			return rc;
+		c->out[0].u = cuda_array_id(c->cl, a, RK_ARRAY);
+		return CUDA_SUCCESS;
+	case TREF_MIPMAP:
+		if ((rc = TREF_CALL(getmipmap, (&mm, o->h))) != CUDA_SUCCESS)
+			return rc;
+		c->out[0].u = cuda_array_id(c->cl, mm, RK_MIPMAP);
+		return CUDA_SUCCESS;
+	case TREF_ADDRESS:
+		rc = TREF_CALL(getaddr, (&p, o->h));
+		c->out[0].u = p;
+		return rc;
+	case TREF_FORMAT:
+		rc = TREF_CALL(getformat, (&fmt, &n, o->h));
+		c->out[0].u = (uint64_t)fmt;
+		c->out[1].u = (uint64_t)(uint32_t)n;
+		return rc;
+	case TREF_ADDRMODE:
+		rc = TREF_CALL(getaddrmode, (&am, o->h, (int)c->in[2].u));
+		c->out[0].u = (uint64_t)am;
+		return rc;
+	case TREF_FILTER:
+	case TREF_MIPFILTER:
+		rc = c->in[1].u == TREF_FILTER ? TREF_CALL(getfilter, (&fm,
+		    o->h)) : TREF_CALL(getmipfilter, (&fm, o->h));
+		c->out[0].u = (uint64_t)fm;
+		return rc;
+	case TREF_BIAS:
+		rc = TREF_CALL(getbias, (&f[0], o->h));
+		c->out[0].u = cuda_bits(f[0]);
+		return rc;
+	case TREF_CLAMP:
+		rc = TREF_CALL(getclamp, (&f[0], &f[1], o->h));
+		c->out[0].u = cuda_bits(f[0]);
+		c->out[1].u = cuda_bits(f[1]);
+		return rc;
+	case TREF_ANISO:
+		rc = TREF_CALL(getaniso, (&n, o->h));
+		c->out[0].u = (uint64_t)(uint32_t)n;
+		return rc;
+	case TREF_BORDER:
+		if ((rc = TREF_CALL(getborder, (f, o->h))) != CUDA_SUCCESS)
+			return rc;
+		for (i = 0; i < 4; i++)
+			pw_u32(&c->blob, cuda_bits(f[i]));
+		if (c->blob.bad)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		c->out[2].p = c->blob.p;
+		c->out[2].len = (uint32_t)c->blob.len;
+		return CUDA_SUCCESS;
+	default:
+		rc = TREF_CALL(getflags, (&u, o->h));
+		c->out[0].u = u;
+		return rc;
+	}
+}
+
+/* in: id, mipmapped -> tile extent, miptail first level and size, flags */
+static int
+c_array_sparse(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY);
+	CUDA_ARRAY_SPARSE_PROPERTIES p;
+	CUresult rc;
+
+	tref_load();
+	if (o == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	memset(&p, 0, sizeof p);
+	if ((rc = c->in[1].u ? TREF_CALL(mmsparse, (&p, o->h)) :
+	    TREF_CALL(sparse, (&p, o->h))) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = p.tileExtent.width;
+	c->out[1].u = p.tileExtent.height;
+	c->out[2].u = p.tileExtent.depth;
+	c->out[3].u = p.miptailFirstLevel;
+	c->out[4].u = p.miptailSize;
+	c->out[5].u = p.flags;
+	return CUDA_SUCCESS;
+}
+
+/*
+ * in: ctx, stream, entries.  Arrays and memory handles are the client's
+ * ids; a handle must be one of the client's VMM allocations, with the
+ * range mapped inside it.
+ */
+static int
+c_map_array(struct rcall *c)
+{
+	CUarrayMapInfo *m;
+	struct rpc_mapinfo e;
+	struct robj *o;
+	uint64_t size;
+	uint32_t i, n = c->in[2].len / RPC_MAPINFO_LEN;
+	void *h;
+	CUstream s;
+	CUresult rc;
+
+	tref_load();
+	CTX(c, 0);
+	STREAM(c, 1, s);
+	if ((m = calloc(n, sizeof *m)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = CUDA_SUCCESS;
+	for (i = 0; i < n && rc == CUDA_SUCCESS; i++) {
+		rpc_mapinfo_dec(&c->in[2], i, &e);	/* check_call's size */
+		m[i].resourceType = (CUresourcetype)e.restype;
+		o = robj_get(c->cl, e.res, e.restype ==
+		    CU_RESOURCE_TYPE_MIPMAPPED_ARRAY ? RK_MIPMAP : RK_ARRAY);
+		if (o == NULL) {
+			rc = CUDA_ERROR_INVALID_HANDLE;
+			break;
+		}
+		if (e.restype == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY)
+			m[i].resource.mipmap = o->h;
+		else
+			m[i].resource.array = o->h;
+		m[i].subresourceType = (CUarraySparseSubresourceType)e.subtype;
+		if (e.subtype == CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL) {
+			m[i].subresource.sparseLevel.level = e.level;
+			m[i].subresource.sparseLevel.layer = e.layer;
+			m[i].subresource.sparseLevel.offsetX = e.x;
+			m[i].subresource.sparseLevel.offsetY = e.y;
+			m[i].subresource.sparseLevel.offsetZ = e.z;
+			m[i].subresource.sparseLevel.extentWidth = e.w;
+			m[i].subresource.sparseLevel.extentHeight = e.h;
+			m[i].subresource.sparseLevel.extentDepth = e.d;
+		} else {
+			m[i].subresource.miptail.layer = e.tlayer;
+			m[i].subresource.miptail.offset = e.toffset;
+			m[i].subresource.miptail.size = e.tsize;
+		}
+		m[i].memOperationType = (CUmemOperationType)e.memop;
+		m[i].memHandleType = (CUmemHandleType)e.memtype;
+		if (e.memop == CU_MEM_OPERATION_TYPE_MAP) {
+			if ((h = vmm_handle(c->cl, e.mem, &size)) == NULL) {
+				rc = CUDA_ERROR_INVALID_HANDLE;
+				break;
+			}
+			m[i].memHandle.memHandle =
+			    (CUmemGenericAllocationHandle)(uintptr_t)h;
+		}
+		m[i].offset = e.offset;
+		m[i].deviceBitMask = e.devmask;
+		m[i].flags = e.flags;
+	}
+	if (rc == CUDA_SUCCESS)
+		rc = TREF_CALL(maparray, (m, n, s));
+	free(m);
 	return rc;
 }
 
@@ -5787,9 +6239,12 @@ cuda_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 	for (i = 0; htab_next(&cl->objs, &i, &id, &p);) {
 		o = p;
 		if (o->kind == RK_GRAPH || o->kind == RK_GEXEC ||
-		    o->kind == RK_LINK) {
+		    o->kind == RK_LINK || o->kind == RK_TEXREF ||
+		    o->kind == RK_SURFREF) {
 			snprintf(why, whylen, "it holds %s (not moved yet)",
-			    o->kind == RK_LINK ? "a JIT link" : "graphs");
+			    o->kind == RK_LINK ? "a JIT link" :
+			    o->kind == RK_TEXREF || o->kind == RK_SURFREF ?
+			    "texture references" : "graphs");
 			return -1;
 		}
 		if (o->kind == RK_STREAM && o->cap != NULL) {
@@ -6549,6 +7004,12 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_ARRAY_MEMREQ, c_array_memreq) \
 	F(R_TEX_CREATE, c_tex_create) \
 	F(R_TEX_DESTROY, c_tex_destroy) \
+	F(R_TEXREF_NEW, c_texref_new) \
+	F(R_TEXREF_DESTROY, c_texref_destroy) \
+	F(R_TEXREF_SET, c_texref_set) \
+	F(R_TEXREF_GET, c_texref_get) \
+	F(R_ARRAY_SPARSE, c_array_sparse) \
+	F(R_MAP_ARRAY, c_map_array) \
 	F(R_CTX_OP, c_ctx_op) \
 	F(R_DEV_QUERY, c_dev_query) \
 	F(R_HOST_FUNC, c_host_func) \

@@ -173,7 +173,7 @@ static const int host_attr[CU_DEVICE_ATTRIBUTE_MAX] = {
 	A(MAX_ACCESS_POLICY_WINDOW_SIZE, 134217728),
 	A(GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, 1),
 	A(RESERVED_SHARED_MEMORY_PER_BLOCK, 1024),
-	A(SPARSE_CUDA_ARRAY_SUPPORTED, 1),
+	A(SPARSE_CUDA_ARRAY_SUPPORTED, 0),	/* not emulated */
 	A(READ_ONLY_HOST_REGISTER_SUPPORTED, 1),
 	A(TIMELINE_SEMAPHORE_INTEROP_SUPPORTED, 1),
 	A(MEMORY_POOLS_SUPPORTED, 1),
@@ -821,7 +821,8 @@ host_forget(struct rclient *cl, struct robj *ctx)
 		if (o->kind == RK_MODULE)
 			hmod_free(cl, o->h);
 		else if (o->kind == RK_EVENT || o->kind == RK_TEX ||
-		    o->kind == RK_SURF)
+		    o->kind == RK_SURF || o->kind == RK_TEXREF ||
+		    o->kind == RK_SURFREF)
 			free(o->h);
 		else if (o->kind == RK_MIPMAP ||
 		    (o->kind == RK_ARRAY && o->parent == NULL))
@@ -1073,6 +1074,8 @@ host_client_free(struct rclient *cl)
 		case RK_EVENT:
 		case RK_TEX:
 		case RK_SURF:
+		case RK_TEXREF:
+		case RK_SURFREF:
 			free(o->h);
 			break;
 		case RK_ARRAY:
@@ -1603,6 +1606,9 @@ c_array_create(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
+	/* No tiles to map memory onto (see the references below). */
+	if (c->in[7].u & CUDA_ARRAY3D_SPARSE)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	check_format(c->in[5].u, c->in[6].u, &el);	/* passed check_call */
 	/* Block-compressed and YUV layouts are the driver's alone. */
 	if (el == 0)
@@ -1789,6 +1795,287 @@ c_tex_destroy(struct rcall *c)
 	free(o->h);
 	robj_del(c->cl, c->in[0].u);
 	return CUDA_SUCCESS;
+}
+
+/*
+ * ---- texture and surface references, sparse arrays ---------------------
+ * A reference is its state, as the driver's setters leave it and its
+ * getters read it; no host kernel fetches through one (the host backend
+ * loads no PTX, and a reference lives in a module's PTX or a created
+ * one).  A new reference reads as one-channel unsigned 8-bit texels,
+ * wrapped, point-filtered, bound to nothing: the defaults chosen here.
+ * Sparse arrays are refused where they are made (CUDA_ERROR_NOT_SUPPORTED,
+ * the device's SPARSE_CUDA_ARRAY_SUPPORTED attribute 0): no array here
+ * has tiles to map memory onto.
+ */
+#define HREF_NONE	0
+#define HREF_ARRAY	1
+#define HREF_MIPMAP	2
+#define HREF_LINEAR	3
+#define HREF_PITCH2D	4
+#define HREF_TEXALIGN	512		/* TEXTURE_ALIGNMENT */
+#define HREF_PITCHALIGN	32		/* TEXTURE_PITCH_ALIGNMENT */
+
+struct htexref {
+	int		 bound;		/* HREF_* */
+	uint64_t	 res;		/* the array's id, or the address */
+	uint32_t	 format, channels, addr[3], filter, mipfilter, aniso;
+	uint32_t	 bias, minclamp, maxclamp, border[4], flags;
+};
+
+/* in: ctx, id, module (0: created), surface, name */
+static int
+c_texref_new(struct rcall *c)
+{
+	char name[RPC_STRING_MAX + 1];
+	struct robj *ctx, *m = NULL, *o;
+	struct htexref *t;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if (c->in[2].u != 0) {
+		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (rval_str(&c->in[4], name, sizeof name) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		/* No image's references are read here (device code that
+		 * never runs): none is found, as in a module without. */
+		return CUDA_ERROR_NOT_FOUND;
+	}
+	if ((t = calloc(1, sizeof *t)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	t->format = CU_AD_FORMAT_UNSIGNED_INT8;
+	t->channels = 1;
+	if ((o = robj_new(c->cl, c->in[1].u, RK_TEXREF, t)) == NULL) {
+		free(t);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	o->ctx = ctx;
+	return CUDA_SUCCESS;
+}
+
+/* in: id */
+static int
+c_texref_destroy(struct rcall *c)
+{
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_TEXREF);
+
+	if (o == NULL || o->parent != NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	free(o->h);
+	robj_del(c->cl, c->in[0].u);
+	return CUDA_SUCCESS;
+}
+
+/* The reference of in[0] that op applies to, or NULL with *rc. */
+static struct htexref *
+host_texref(struct rcall *c, int *surf, int *rc)
+{
+	struct robj *o;
+
+	*rc = CUDA_ERROR_INVALID_HANDLE;
+	if ((o = robj_get(c->cl, c->in[0].u, RK_TEXREF)) == NULL &&
+	    (o = robj_get(c->cl, c->in[0].u, RK_SURFREF)) == NULL)
+		return NULL;
+	*surf = o->kind == RK_SURFREF;
+	if (*surf && c->in[1].u != TREF_ARRAY)
+		return NULL;
+	*rc = CUDA_SUCCESS;
+	return o->h;
+}
+
+/* in: id, op, index, a, b, data -> byte offset */
+static int
+c_texref_set(struct rcall *c)
+{
+	struct htexref *t;
+	struct robj *o;
+	struct harray *a;
+	struct pr r;
+	uint64_t w, h;
+	uint32_t f, n;
+	unsigned el;
+	int surf, rc, i;
+
+	c->out[0].u = 0;
+	if ((t = host_texref(c, &surf, &rc)) == NULL)
+		return rc;
+	switch (c->in[1].u) {
+	case TREF_ARRAY:
+	case TREF_MIPMAP:
+		if ((o = robj_get(c->cl, c->in[3].u, c->in[1].u ==
+		    TREF_ARRAY ? RK_ARRAY : RK_MIPMAP)) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		a = o->h;
+		if ((surf && (c->in[2].u != 0 ||
+		    !(a->flags & CUDA_ARRAY3D_SURFACE_LDST))) ||
+		    (c->in[2].u & ~(uint64_t)CU_TRSA_OVERRIDE_FORMAT))
+			return CUDA_ERROR_INVALID_VALUE;
+		t->bound = c->in[1].u == TREF_ARRAY ? HREF_ARRAY :
+		    HREF_MIPMAP;
+		t->res = c->in[3].u;
+		if (c->in[2].u & CU_TRSA_OVERRIDE_FORMAT) {
+			t->format = a->format;
+			t->channels = a->channels;
+		}
+		return CUDA_SUCCESS;
+	case TREF_ADDRESS:
+		if (rmem_check(c->cl, c->in[3].u, c->in[4].u) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		t->bound = HREF_LINEAR;
+		t->res = c->in[3].u;
+		c->out[0].u = c->in[3].u % HREF_TEXALIGN;
+		return CUDA_SUCCESS;
+	case TREF_ADDRESS2D:
+		pr_init(&r, c->in[5].p, c->in[5].len);
+		w = pr_u64(&r);
+		h = pr_u64(&r);
+		f = pr_u32(&r);
+		n = pr_u32(&r);
+		if (check_format(f, n, &el) != CUDA_SUCCESS || el == 0 ||
+		    w == 0 || h == 0 || w > 131072 || h > 65000 ||
+		    c->in[4].u % HREF_PITCHALIGN != 0 ||
+		    c->in[4].u > CHECK_COPY_MAX || w * el > c->in[4].u ||
+		    rmem_check(c->cl, c->in[3].u, h * c->in[4].u) == -1)
+			return CUDA_ERROR_INVALID_VALUE;
+		t->bound = HREF_PITCH2D;
+		t->res = c->in[3].u;
+		t->format = f;
+		t->channels = n;
+		return CUDA_SUCCESS;
+	case TREF_FORMAT:
+		t->format = (uint32_t)c->in[3].u;
+		t->channels = (uint32_t)c->in[4].u;
+		return CUDA_SUCCESS;
+	case TREF_ADDRMODE:
+		if (c->in[3].u > CU_TR_ADDRESS_MODE_BORDER)
+			return CUDA_ERROR_INVALID_VALUE;
+		t->addr[c->in[2].u] = (uint32_t)c->in[3].u;
+		return CUDA_SUCCESS;
+	case TREF_FILTER:
+	case TREF_MIPFILTER:
+		if (c->in[3].u > CU_TR_FILTER_MODE_LINEAR)
+			return CUDA_ERROR_INVALID_VALUE;
+		*(c->in[1].u == TREF_FILTER ? &t->filter : &t->mipfilter) =
+		    (uint32_t)c->in[3].u;
+		return CUDA_SUCCESS;
+	case TREF_BIAS:
+		t->bias = (uint32_t)c->in[3].u;
+		return CUDA_SUCCESS;
+	case TREF_CLAMP:
+		t->minclamp = (uint32_t)c->in[3].u;
+		t->maxclamp = (uint32_t)c->in[4].u;
+		return CUDA_SUCCESS;
+	case TREF_ANISO:
+		t->aniso = (uint32_t)c->in[3].u;
+		return CUDA_SUCCESS;
+	case TREF_BORDER:
+		pr_init(&r, c->in[5].p, c->in[5].len);
+		for (i = 0; i < 4; i++)
+			t->border[i] = pr_u32(&r);
+		return CUDA_SUCCESS;
+	default:
+		if (c->in[3].u & ~(uint64_t)CHECK_TEX_FLAGS)
+			return CUDA_ERROR_INVALID_VALUE;
+		t->flags = (uint32_t)c->in[3].u;
+		return CUDA_SUCCESS;
+	}
+}
+
+/* in: id, op, index -> a, b, data */
+static int
+c_texref_get(struct rcall *c)
+{
+	struct htexref *t;
+	int surf, rc, i;
+
+	c->out[0].u = c->out[1].u = 0;
+	c->out[2].p = NULL;
+	c->out[2].len = 0;
+	if ((t = host_texref(c, &surf, &rc)) == NULL)
+		return rc;
+	switch (c->in[1].u) {
+	case TREF_ARRAY:
+	case TREF_MIPMAP:
+		if (t->bound != (c->in[1].u == TREF_ARRAY ? HREF_ARRAY :
+		    HREF_MIPMAP))
+			return CUDA_ERROR_INVALID_VALUE;
+		c->out[0].u = t->res;
+		return CUDA_SUCCESS;
+	case TREF_ADDRESS:
+		if (t->bound != HREF_LINEAR && t->bound != HREF_PITCH2D)
+			return CUDA_ERROR_INVALID_VALUE;
+		c->out[0].u = t->res;
+		return CUDA_SUCCESS;
+	case TREF_FORMAT:
+		c->out[0].u = t->format;
+		c->out[1].u = t->channels;
+		return CUDA_SUCCESS;
+	case TREF_ADDRMODE:
+		c->out[0].u = t->addr[c->in[2].u];
+		return CUDA_SUCCESS;
+	case TREF_FILTER:
+		c->out[0].u = t->filter;
+		return CUDA_SUCCESS;
+	case TREF_MIPFILTER:
+		c->out[0].u = t->mipfilter;
+		return CUDA_SUCCESS;
+	case TREF_BIAS:
+		c->out[0].u = t->bias;
+		return CUDA_SUCCESS;
+	case TREF_CLAMP:
+		c->out[0].u = t->minclamp;
+		c->out[1].u = t->maxclamp;
+		return CUDA_SUCCESS;
+	case TREF_ANISO:
+		c->out[0].u = t->aniso;
+		return CUDA_SUCCESS;
+	case TREF_BORDER:
+		for (i = 0; i < 4; i++)
+			pw_u32(&c->blob, t->border[i]);
+		if (c->blob.bad)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		c->out[2].p = c->blob.p;
+		c->out[2].len = (uint32_t)c->blob.len;
+		return CUDA_SUCCESS;
+	default:
+		c->out[0].u = t->flags;
+		return CUDA_SUCCESS;
+	}
+}
+
+/* in: id, mipmapped.  No array here is sparse: the driver's answer. */
+static int
+c_array_sparse(struct rcall *c)
+{
+	if (robj_get(c->cl, c->in[0].u, c->in[1].u ? RK_MIPMAP :
+	    RK_ARRAY) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* in: ctx, stream, entries: each checked, and none maps a sparse array. */
+static int
+c_map_array(struct rcall *c)
+{
+	struct rpc_mapinfo e;
+	uint64_t size;
+	uint32_t i, n = c->in[2].len / RPC_MAPINFO_LEN;
+
+	CTX(c, 0);
+	STREAM(c, 1);
+	for (i = 0; i < n; i++) {
+		rpc_mapinfo_dec(&c->in[2], i, &e);	/* check_call's size */
+		if (robj_get(c->cl, e.res, e.restype ==
+		    CU_RESOURCE_TYPE_MIPMAPPED_ARRAY ? RK_MIPMAP :
+		    RK_ARRAY) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+		if (e.memop == CU_MEM_OPERATION_TYPE_MAP &&
+		    vmm_handle(c->cl, e.mem, &size) == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
 }
 
 /* A copy's array side: bounds checked, then the memory standing for it. */
@@ -2207,8 +2494,12 @@ host_unload(struct rcall *c, int kind)
 	if (o == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	while (htab_next(&c->cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->parent == o)
+		if (((struct robj *)v)->parent == o) {
+			if (((struct robj *)v)->kind == RK_TEXREF ||
+			    ((struct robj *)v)->kind == RK_SURFREF)
+				free(((struct robj *)v)->h);
 			robj_del(c->cl, id);
+		}
 	hmod_free(c->cl, o->h);
 	robj_del(c->cl, c->in[0].u);
 	return CUDA_SUCCESS;
@@ -5410,6 +5701,12 @@ c_stream_memop(struct rcall *c)
 	F(R_ARRAY_MEMREQ, c_array_memreq) \
 	F(R_TEX_CREATE, c_tex_create) \
 	F(R_TEX_DESTROY, c_tex_destroy) \
+	F(R_TEXREF_NEW, c_texref_new) \
+	F(R_TEXREF_DESTROY, c_texref_destroy) \
+	F(R_TEXREF_SET, c_texref_set) \
+	F(R_TEXREF_GET, c_texref_get) \
+	F(R_ARRAY_SPARSE, c_array_sparse) \
+	F(R_MAP_ARRAY, c_map_array) \
 	F(R_CTX_OP, c_ctx_op) \
 	F(R_DEV_QUERY, c_dev_query) \
 	F(R_HOST_FUNC, c_host_func) \
@@ -5494,7 +5791,8 @@ host_mig_save(struct rclient *cl, struct pw *w, char *why, size_t whylen)
 		if (o->kind == RK_GRAPH || o->kind == RK_GEXEC ||
 		    o->kind == RK_LINK || o->kind == RK_ARRAY ||
 		    o->kind == RK_MIPMAP || o->kind == RK_TEX ||
-		    o->kind == RK_SURF) {
+		    o->kind == RK_SURF || o->kind == RK_TEXREF ||
+		    o->kind == RK_SURFREF) {
 			snprintf(why, whylen, "it holds %s (not moved yet)",
 			    o->kind == RK_LINK ? "a JIT link" :
 			    o->kind == RK_GRAPH || o->kind == RK_GEXEC ?

@@ -181,6 +181,17 @@ vmm_create(struct rcall *c, struct vmm *v, const struct vmm_ops *ops)
 	return CUDA_SUCCESS;
 }
 
+void *
+vmm_handle(struct rclient *cl, uint64_t id, uint64_t *size)
+{
+	struct vhandle *h;
+
+	if (cl->vmm == NULL || (h = htab_get(&cl->vmm->handles, id)) == NULL)
+		return NULL;
+	*size = h->size;
+	return h->h;
+}
+
 /* in: ctx, id.  What is mapped of it stays until unmapped. */
 static int
 vmm_release(struct rcall *c, struct vmm *v, const struct vmm_ops *ops)

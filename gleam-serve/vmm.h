@@ -49,6 +49,11 @@ struct vmm_ops {
 
 /* An R_VMM_* call of c's client (its context checked by the caller). */
 int	vmm_call(struct rcall *, const struct vmm_ops *);
+/*
+ * The backend's handle of the client's allocation id (R_VMM_CREATE's),
+ * with its size; NULL if the client has none such.
+ */
+void	*vmm_handle(struct rclient *, uint64_t id, uint64_t *size);
 /* 1 if the client holds no reservation, allocation or mapping. */
 int	vmm_empty(const struct rclient *);
 /* Unmaps, releases and frees everything the client still holds. */

@@ -43,6 +43,12 @@ array_el(CUarray_format f, unsigned n)
 	}
 }
 
+unsigned
+array_elsize(CUarray_format f, unsigned n)
+{
+	return array_el(f, n);
+}
+
 void
 array_extent(const struct garray *a, size_t *wbytes, size_t *rows,
     size_t *slices)

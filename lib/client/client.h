@@ -24,7 +24,7 @@
 enum gobj_kind {
 	GK_CTX = 1, GK_MODULE, GK_FUNC, GK_LIBRARY, GK_KERNEL, GK_STREAM,
 	GK_EVENT, GK_GRAPH, GK_GEXEC, GK_LINK, GK_GNODE, GK_ARRAY, GK_MIPMAP,
-	GK_UOBJ, GK_GREEN, GK_RESDESC
+	GK_UOBJ, GK_GREEN, GK_RESDESC, GK_TEXREF, GK_SURFREF
 };
 
 struct gobj {
@@ -118,6 +118,15 @@ struct gmipmap {
 	unsigned	 el, nlevels;
 	struct garray	**level;	/* nlevels, NULL until asked */
 };
+/* Bytes of an element of format f with n channels; 0: the driver's own. */
+unsigned	 array_elsize(CUarray_format f, unsigned n);
+/*
+ * texref.c: a module's texture (surf 0) or surface reference by name,
+ * the same handle each time; the references of a module that goes.
+ */
+CUresult	 texref_module(void **out, void *mod, const char *name,
+		    int surf);
+void		 texref_forget(const void *mod);
 /* An array's row in bytes, rows, and slices (1 where 0 in d). */
 void		 array_extent(const struct garray *, size_t *wbytes,
 		    size_t *rows, size_t *slices);

@@ -133,8 +133,8 @@ cuParamSetv(CUfunction h, int off, void *p, unsigned int n)
 }
 
 /*
- * Texture references went with CUDA 12: no module of a CUDA 12 compiler
- * has one, and cuModuleGetTexRef finds none to pass here.
+ * A reference's binding to a launch's texture unit is not remoted: a
+ * module's references (texref.c) are bound to what they read by name.
  */
 CUresult
 cuParamSetTexRef(CUfunction h, int texunit, CUtexref ref)

@@ -97,6 +97,7 @@ module_free(struct gmodule *m)
 		f->o.magic = 0;
 		free(f);
 	}
+	texref_forget(m);
 	rpc_ftab_free(m->funcs, m->nfunc);
 	free(m->enumed);
 	m->o.magic = 0;
@@ -1037,32 +1038,15 @@ cuLibraryGetUnifiedFunction(void **fptr, CUlibrary l, const char *symbol)
 	return CUDA_ERROR_NOT_FOUND;
 }
 
-/*
- * Texture and surface references went with CUDA 12: no module a CUDA 12
- * compiler builds has one, and the driver finds none by any name.
- */
-static CUresult
-module_ref(const void *out, CUmodule m, const char *name)
-{
-	CUresult rc;
-
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	if (out == NULL || name == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (gobj_check(m, GK_MODULE) == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
-	return CUDA_ERROR_NOT_FOUND;
-}
-
+/* A module's texture and surface references (texref.c). */
 CUresult
 cuModuleGetTexRef(CUtexref *ref, CUmodule m, const char *name)
 {
-	return module_ref(ref, m, name);
+	return texref_module((void **)ref, m, name, 0);
 }
 
 CUresult
 cuModuleGetSurfRef(CUsurfref *ref, CUmodule m, const char *name)
 {
-	return module_ref(ref, m, name);
+	return texref_module((void **)ref, m, name, 1);
 }

@@ -151,6 +151,13 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_GREEN_CREATE,	"cuGreenCtxCreate",	"QQiI",		"", 0),
 	C(R_GREEN_DESTROY,	"cuGreenCtxDestroy",	"Q",		"", 0),
 	C(R_GREEN_STREAM,	"cuGreenCtxStreamCreate", "QQIi",	"", 0),
+	/* texture and surface references, sparse arrays */
+	C(R_TEXREF_NEW,		"cuModuleGetTexRef",	"QQQIS",	"", 0),
+	C(R_TEXREF_DESTROY,	"cuTexRefDestroy",	"Q",		"", 0),
+	C(R_TEXREF_SET,		"cuTexRefSet",		"QIIQQB",	"Q", 0),
+	C(R_TEXREF_GET,		"cuTexRefGet",		"QII",		"QQB", 0),
+	C(R_ARRAY_SPARSE,	"cuArrayGetSparseProperties", "QI",	"QQQIQI", 0),
+	C(R_MAP_ARRAY,		"cuMemMapArrayAsync",	"QQB",		"", 0),
 #undef C
 #undef RD
 #undef WR
@@ -663,4 +670,62 @@ rpc_view_dec(const struct rpc_val *b, struct rpc_view *v)
 	v->firstlayer = pr_u32(&p);
 	v->lastlayer = pr_u32(&p);
 	return b->len == RPC_VIEW_LEN ? pr_done(&p) : -1;
+}
+
+/* R_MAP_ARRAY's entries (rpc.h). */
+void
+rpc_mapinfo_enc(struct pw *w, const struct rpc_mapinfo *m)
+{
+	pw_u32(w, m->restype);
+	pw_u64(w, m->res);
+	pw_u32(w, m->subtype);
+	pw_u32(w, m->level);
+	pw_u32(w, m->layer);
+	pw_u32(w, m->x);
+	pw_u32(w, m->y);
+	pw_u32(w, m->z);
+	pw_u32(w, m->w);
+	pw_u32(w, m->h);
+	pw_u32(w, m->d);
+	pw_u32(w, m->tlayer);
+	pw_u64(w, m->toffset);
+	pw_u64(w, m->tsize);
+	pw_u32(w, m->memop);
+	pw_u32(w, m->memtype);
+	pw_u64(w, m->mem);
+	pw_u64(w, m->offset);
+	pw_u32(w, m->devmask);
+	pw_u32(w, m->flags);
+}
+
+int
+rpc_mapinfo_dec(const struct rpc_val *b, uint32_t i, struct rpc_mapinfo *m)
+{
+	struct pr p;
+
+	if (b->len % RPC_MAPINFO_LEN != 0 || i >= b->len / RPC_MAPINFO_LEN)
+		return -1;
+	pr_init(&p, (const uint8_t *)b->p + (size_t)i * RPC_MAPINFO_LEN,
+	    RPC_MAPINFO_LEN);
+	m->restype = pr_u32(&p);
+	m->res = pr_u64(&p);
+	m->subtype = pr_u32(&p);
+	m->level = pr_u32(&p);
+	m->layer = pr_u32(&p);
+	m->x = pr_u32(&p);
+	m->y = pr_u32(&p);
+	m->z = pr_u32(&p);
+	m->w = pr_u32(&p);
+	m->h = pr_u32(&p);
+	m->d = pr_u32(&p);
+	m->tlayer = pr_u32(&p);
+	m->toffset = pr_u64(&p);
+	m->tsize = pr_u64(&p);
+	m->memop = pr_u32(&p);
+	m->memtype = pr_u32(&p);
+	m->mem = pr_u64(&p);
+	m->offset = pr_u64(&p);
+	m->devmask = pr_u32(&p);
+	m->flags = pr_u32(&p);
+	return pr_done(&p);
 }

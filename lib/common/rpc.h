@@ -295,6 +295,20 @@ enum rpc_call {
 				   context */
 	R_GREEN_STREAM,		/* ctx (a green context's), id, flags,
 				   priority: cuGreenCtxStreamCreate */
+	/* texture and surface references, sparse arrays (issue 24) */
+	R_TEXREF_NEW,		/* ctx, id, module (0: cuTexRefCreate),
+				   surface (0 texture, 1 surface reference),
+				   name (a module's, else empty): known by
+				   id from here on */
+	R_TEXREF_DESTROY,	/* id: cuTexRefDestroy, of a created one */
+	R_TEXREF_SET,		/* id, op (TREF_*), index, a, b, data ->
+				   byte offset (TREF_ADDRESS, else 0) */
+	R_TEXREF_GET,		/* id, op (TREF_*), index -> a, b, data */
+	R_ARRAY_SPARSE,		/* id, mipmapped -> tile width, height,
+				   depth, miptail first level, miptail size,
+				   flags: CUDA_ARRAY_SPARSE_PROPERTIES */
+	R_MAP_ARRAY,		/* ctx, stream, map entries (RPC_MAPINFO_LEN
+				   bytes each): cuMemMapArrayAsync */
 	R_CALL_END		/* one past the last */
 };
 
@@ -607,5 +621,67 @@ size_t	rpc_kattr_len(uint32_t attr);
 #define SPLIT_STRUCTURED	1
 #define SPLIT_WANT_RESULT	1
 #define SPLIT_WANT_REMAINDER	2
+
+/*
+ * R_TEXREF_SET and R_TEXREF_GET: what they set or read of a texture
+ * reference (a surface reference has TREF_ARRAY only), in a and b, the
+ * float bits of a float, unless said:
+ *	TREF_ARRAY	a array id (get: the client's, 0 none), index
+ *			(set) flags: cuTexRefSetArray, cuSurfRefSetArray
+ *	TREF_MIPMAP	a mipmapped array id, index (set) flags
+ *	TREF_ADDRESS	a device pointer, b bytes (set; the reply: the
+ *			byte offset)
+ *	TREF_ADDRESS2D	set only: a device pointer, b pitch, data u64
+ *			width, u64 height, u32 format, u32 channels
+ *	TREF_FORMAT	a format, b channels
+ *	TREF_ADDRMODE	index dimension (0..2), a mode
+ *	TREF_FILTER, TREF_MIPFILTER, TREF_ANISO, TREF_FLAGS	a
+ *	TREF_BIAS	a
+ *	TREF_CLAMP	a minimum, b maximum
+ *	TREF_BORDER	data: 4 floats' bits (u32 each)
+ */
+#define TREF_ARRAY		0
+#define TREF_MIPMAP		1
+#define TREF_ADDRESS		2
+#define TREF_ADDRESS2D		3
+#define TREF_FORMAT		4
+#define TREF_ADDRMODE		5
+#define TREF_FILTER		6
+#define TREF_MIPFILTER		7
+#define TREF_BIAS		8
+#define TREF_CLAMP		9
+#define TREF_ANISO		10
+#define TREF_BORDER		11
+#define TREF_FLAGS		12
+#define TREF_OPS		13
+#define RPC_TREF2D_LEN		24
+#define RPC_TREF_BORDER_LEN	16
+
+/*
+ * R_MAP_ARRAY's entries (CUarrayMapInfo), little-endian: u32 resource
+ * type, u64 array or mipmapped array id, u32 subresource type, u32
+ * level, layer, offset x, y, z, extent width, height, depth (a sparse
+ * level's), u32 layer, u64 offset, u64 size (a miptail's), u32 memory
+ * operation type, u32 memory handle type, u64 memory handle (the
+ * client's VMM id, R_VMM_CREATE; 0 for an unmap), u64 offset, u32 device
+ * bit mask, u32 flags.
+ */
+#define RPC_MAPINFO_LEN		100
+#define RPC_MAPINFO_MAX		1024
+struct rpc_mapinfo {
+	uint32_t	 restype;
+	uint64_t	 res;
+	uint32_t	 subtype;
+	uint32_t	 level, layer, x, y, z, w, h, d;
+	uint32_t	 tlayer;
+	uint64_t	 toffset, tsize;
+	uint32_t	 memop, memtype;
+	uint64_t	 mem, offset;
+	uint32_t	 devmask, flags;
+};
+void	rpc_mapinfo_enc(struct pw *, const struct rpc_mapinfo *);
+/* Entry i of the blob v: 0, or -1 if the blob is not whole entries. */
+int	rpc_mapinfo_dec(const struct rpc_val *v, uint32_t i,
+	    struct rpc_mapinfo *);
 
 #endif

@@ -321,6 +321,40 @@ seeds = {
         frame("R_CTX_DESTROY", Q(82)),
         frame("R_GREEN_DESTROY", Q(82)),
         frame("R_GREEN_DESTROY", Q(82))),
+    "texref": seed(
+        ctx,
+        # a created reference: setters, a pitched binding, getters, an
+        # op and a border of the wrong sizes, destroyed twice
+        frame("R_TEXREF_NEW", Q(1) + Q(80) + Q(0) + I(0) + S(b"")),
+        frame("R_TEXREF_NEW", Q(1) + Q(81) + Q(0) + I(1) + S(b"x")),
+        frame("R_TEXREF_SET", Q(80) + I(4) + I(0) + Q(0x20) + Q(1) +
+              B(b"")),
+        frame("R_TEXREF_SET", Q(80) + I(5) + I(2) + Q(3) + Q(0) + B(b"")),
+        frame("R_TEXREF_SET", Q(80) + I(5) + I(3) + Q(1) + Q(0) + B(b"")),
+        frame("R_TEXREF_SET", Q(80) + I(11) + I(0) + Q(0) + Q(0) +
+              B(I(0x3f800000) * 4)),
+        frame("R_TEXREF_SET", Q(80) + I(11) + I(0) + Q(0) + Q(0) +
+              B(I(0) * 3)),
+        frame("R_MEM_ALLOC_PITCH", Q(1) + Q(128) + Q(16) + I(4)),
+        frame("R_TEXREF_SET", Q(80) + I(3) + I(0) + P(0) + Q(512) +
+              B(Q(32) + Q(16) + I(0x20) + I(1))),
+        frame("R_TEXREF_SET", Q(80) + I(2) + I(0) + P(0) + Q(1 << 40) +
+              B(b"")),
+        frame("R_TEXREF_GET", Q(80) + I(11) + I(0)),
+        frame("R_TEXREF_GET", Q(80) + I(2) + I(0)),
+        frame("R_TEXREF_GET", Q(80) + I(3) + I(0)),
+        frame("R_TEXREF_GET", Q(80) + I(13) + I(0)),
+        frame("R_TEXREF_DESTROY", Q(80)),
+        frame("R_TEXREF_DESTROY", Q(80)),
+        # an array: its sparse properties, a tile mapped, no entries
+        frame("R_ARRAY_CREATE", Q(1) + Q(82) + Q(64) + Q(64) + Q(0) +
+              I(0x20) + I(1) + I(0) + I(0)),
+        frame("R_ARRAY_SPARSE", Q(82) + I(0)),
+        frame("R_ARRAY_SPARSE", Q(82) + I(2)),
+        frame("R_MAP_ARRAY", Q(1) + Q(0) + B(I(0) + Q(82) + I(0) +
+              I(0) * 5 + I(64) + I(64) + I(1) + I(0) + Q(0) + Q(0) +
+              I(1) + I(2) + Q(60) + Q(0) + I(1) + I(0))),
+        frame("R_MAP_ARRAY", Q(1) + Q(0) + B(b""))),
     "echo-bye": seed(
         bytes([255, 0, 3, 0]) + b"abc",
         bytes([254, 0, 0, 0]),

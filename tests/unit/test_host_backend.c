@@ -905,6 +905,118 @@ test_arrays(void)
 	(void)tex;
 }
 
+/* Texture references' state, and sparse arrays refused (issue 24). */
+static void
+test_texref(void)
+{
+	uint8_t border[RPC_TREF_BORDER_LEN], desc[RPC_TREF2D_LEN];
+	uint8_t map[RPC_MAPINFO_LEN];
+	uint64_t p, pitch;
+	struct rpc_mapinfo mi;
+	struct pw w;
+
+	CHECK(call(R_TEXREF_NEW, U(1), U(200), U(0), U(0), STR("")) == 0);
+	CHECK(call(R_TEXREF_NEW, U(1), U(200), U(0), U(0), STR("")) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* a module's: none found by name; no module */
+	CHECK(call(R_MODULE_LOAD, U(1), U(201), STR("x")) == 0);
+	CHECK(call(R_TEXREF_NEW, U(1), U(202), U(201), U(0), STR("tex")) ==
+	    CUDA_ERROR_NOT_FOUND);
+	CHECK(call(R_TEXREF_NEW, U(1), U(202), U(299), U(1), STR("s")) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_MODULE_UNLOAD, U(201)) == 0);
+	/* defaults, then set and read back */
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_FORMAT), U(0)) == 0 &&
+	    c.out[0].u == CU_AD_FORMAT_UNSIGNED_INT8 && c.out[1].u == 1);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_FORMAT), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(2), NULL, 0u) == 0);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ADDRMODE), U(2),
+	    U(CU_TR_ADDRESS_MODE_BORDER), U(0), NULL, 0u) == 0);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ADDRMODE), U(0), U(9),
+	    U(0), NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_FLAGS), U(0), U(0x100),
+	    U(0), NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	memset(border, 0x3f, sizeof border);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_BORDER), U(0), U(0), U(0),
+	    border, (unsigned)sizeof border) == 0);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_FORMAT), U(0)) == 0 &&
+	    c.out[0].u == CU_AD_FORMAT_FLOAT && c.out[1].u == 2);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_ADDRMODE), U(2)) == 0 &&
+	    c.out[0].u == CU_TR_ADDRESS_MODE_BORDER);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_BORDER), U(0)) == 0 &&
+	    c.out[2].len == sizeof border &&
+	    memcmp(c.out[2].p, border, sizeof border) == 0);
+	/* bound to nothing, then to an array (its format taken over) */
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_ARRAY), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_ARRAY_CREATE, U(1), U(203), U(16), U(0), U(0),
+	    U(CU_AD_FORMAT_UNSIGNED_INT16), U(4), U(0), U(0)) == 0);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ARRAY),
+	    U(CU_TRSA_OVERRIDE_FORMAT), U(203), U(0), NULL, 0u) == 0);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_ARRAY), U(0)) == 0 &&
+	    c.out[0].u == 203);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_FORMAT), U(0)) == 0 &&
+	    c.out[0].u == CU_AD_FORMAT_UNSIGNED_INT16 && c.out[1].u == 4);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_ADDRESS), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* pitched memory: its rows in the client's memory, aligned */
+	CHECK(call(R_MEM_ALLOC_PITCH, U(1), U(128), U(16), U(4)) == 0);
+	p = c.out[0].u;
+	pitch = c.out[1].u;
+	pw_init(&w);
+	pw_u64(&w, 32);
+	pw_u64(&w, 16);
+	pw_u32(&w, CU_AD_FORMAT_FLOAT);
+	pw_u32(&w, 1);
+	memcpy(desc, w.p, sizeof desc);
+	pw_free(&w);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ADDRESS2D), U(0), p, pitch,
+	    desc, (unsigned)sizeof desc) == 0);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ADDRESS2D), U(0), p,
+	    pitch + 1, desc, (unsigned)sizeof desc) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEXREF_SET, U(200), U(TREF_ADDRESS2D), U(0), p,
+	    pitch * 4, desc, (unsigned)sizeof desc) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEXREF_GET, U(200), U(TREF_ADDRESS), U(0)) == 0 &&
+	    c.out[0].u == p);
+	/* sparse: refused where made; none to ask or map */
+	CHECK(call(R_ARRAY_CREATE, U(1), U(204), U(1024), U(1024), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(CUDA_ARRAY3D_SPARSE), U(0)) ==
+	    CUDA_ERROR_NOT_SUPPORTED);
+	CHECK(call(R_ARRAY_SPARSE, U(203), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_ARRAY_SPARSE, U(204), U(0)) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	memset(&mi, 0, sizeof mi);
+	mi.restype = CU_RESOURCE_TYPE_ARRAY;
+	mi.res = 203;
+	mi.memop = CU_MEM_OPERATION_TYPE_MAP;
+	mi.mem = 299;
+	pw_init(&w);
+	rpc_mapinfo_enc(&w, &mi);
+	CHECK(w.len == sizeof map);
+	memcpy(map, w.p, sizeof map);
+	pw_free(&w);
+	CHECK(call(R_MAP_ARRAY, U(1), U(0), map, (unsigned)sizeof map) ==
+	    CUDA_ERROR_INVALID_HANDLE);
+	CHECK(call(R_MAP_ARRAY, U(1), U(0), map, 7u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	mi.memop = CU_MEM_OPERATION_TYPE_UNMAP;
+	pw_init(&w);
+	rpc_mapinfo_enc(&w, &mi);
+	memcpy(map, w.p, sizeof map);
+	pw_free(&w);
+	CHECK(call(R_MAP_ARRAY, U(1), U(0), map, (unsigned)sizeof map) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_TEXREF_DESTROY, U(200)) == 0);
+	CHECK(call(R_TEXREF_DESTROY, U(200)) == CUDA_ERROR_INVALID_HANDLE);
+	/* one left for the client's end to free */
+	CHECK(call(R_TEXREF_NEW, U(1), U(205), U(0), U(0), STR("")) == 0);
+	CHECK(call(R_ARRAY_DESTROY, U(203), U(0)) == 0);
+	CHECK(call(R_MEM_FREE, U(1), p) == 0);
+}
+
 /*
  * A small cubin: a kernel without a host implementation, vecAdd (which
  * has one), a global with an initial value and one without.
@@ -1513,6 +1625,7 @@ main(int argc, char *argv[])
 	test_vmm();
 	test_pitch();
 	test_arrays();
+	test_texref();
 	test_modules();
 	test_launch(da, db, dc);
 	test_globals_library();

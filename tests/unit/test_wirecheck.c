@@ -678,6 +678,65 @@ test_arrays(void)
 	    CUDA_ERROR_INVALID_VALUE);
 }
 
+/* Texture references, sparse properties, array mappings (issue 24). */
+static void
+test_texref(void)
+{
+	uint8_t b[RPC_MAPINFO_LEN * 2];
+
+	memset(b, 0, sizeof b);
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(5), U(0), U(0), "", 0u) ==
+	    CUDA_SUCCESS);
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(0), U(0), U(0), "", 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* a created one is a texture's, without a name; a module's has one */
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(5), U(0), U(1), "", 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(5), U(0), U(0), "t", 1u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(5), U(9), U(1), "", 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_NEW, NOCTX, U(5), U(9), U(2), "t", 1u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* ops, indices, data lengths, a format's channels */
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_OPS), U(0), U(0), U(0), NULL,
+	    0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_ADDRMODE), U(2), U(0), U(0),
+	    NULL, 0u) == CUDA_SUCCESS);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_ADDRMODE), U(3), U(0), U(0),
+	    NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_FILTER), U(1), U(0), U(0),
+	    NULL, 0u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_BORDER), U(0), U(0), U(0), b,
+	    (unsigned)RPC_TREF_BORDER_LEN) == CUDA_SUCCESS);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_BORDER), U(0), U(0), U(0), b,
+	    12u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_ADDRESS2D), U(0), U(0), U(0),
+	    b, (unsigned)RPC_TREF2D_LEN) == CUDA_SUCCESS);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_FLAGS), U(0), U(0), U(0), b,
+	    1u) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_SET, U(5), U(TREF_FORMAT), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(3), NULL, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_GET, U(5), U(TREF_BORDER), U(0)) == CUDA_SUCCESS);
+	CHECK(chk(R_TEXREF_GET, U(5), U(TREF_ADDRESS2D), U(0)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_TEXREF_GET, U(5), U(TREF_ARRAY), U(1)) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* sparse properties; whole map entries, at least one */
+	CHECK(chk(R_ARRAY_SPARSE, U(5), U(2)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MAP_ARRAY, NOCTX, U(0), b, (unsigned)sizeof b) ==
+	    CUDA_SUCCESS);
+	CHECK(chk(R_MAP_ARRAY, NOCTX, U(0), b, 0u) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	CHECK(chk(R_MAP_ARRAY, NOCTX, U(0), b, (unsigned)sizeof b - 1) ==
+	    CUDA_ERROR_INVALID_VALUE);
+	/* a sparse array passes to the backend; deferred mapping does not */
+	CHECK(chk(R_ARRAY_CREATE, NOCTX, U(9), U(8), U(8), U(0),
+	    U(CU_AD_FORMAT_FLOAT), U(1), U(CUDA_ARRAY3D_SPARSE), U(0)) ==
+	    CUDA_SUCCESS);
+}
+
 /* A context's operations and the device queries (issue 24). */
 static void
 test_ctxop_devquery(void)
@@ -965,6 +1024,7 @@ main(void)
 	test_memops_jit();
 	test_vmm();
 	test_arrays();
+	test_texref();
 	test_ctxop_devquery();
 	test_capdeps();
 	test_cond();

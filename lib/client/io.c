@@ -139,6 +139,7 @@ static int		 rkeyset;
 static int		 rdetect_s = RESUME_DETECT_S;
 static int		 rbye;		/* BYE queued at exit (atomic) */
 static int		 rmoved;	/* a REDIRECT came: resume there */
+static unsigned		 rmoves;	/* REDIRECTs followed, as lanes_moved */
 
 /* Under tlock: calls may be queued and waited for (up, or resuming). */
 static int
@@ -361,6 +362,7 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 
 	waiter_unlink(w);
 	w->hmark = hostcb_mark();
+	w->moves = rmoves;
 	if (w->detached) {
 		/* Nobody waits: an error is reported like a one-way call's. */
 		if (!w->direct)
@@ -473,6 +475,7 @@ io_redirect(const struct frame_hdr *h, const uint8_t *p)
 	snprintf(rconn.peer, sizeof rconn.peer, "%s:%u", m.host,
 	    (unsigned)m.port);
 	rmoved = 1;
+	rmoves++;
 	lanes_moved();
 	stats_migrated();
 }

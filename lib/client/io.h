@@ -62,6 +62,9 @@ struct rwait {
 	/* Set by the I/O thread: host-function notices received before
 	 * the reply (hostcb_mark). */
 	uint64_t	 hmark;
+	/* Set by the I/O thread: the REDIRECTs followed before the reply,
+	 * so which server of a moving session answered (lanes.c). */
+	unsigned	 moves;
 	struct rwait	*next;
 };
 /* rsend's flags. */

@@ -68,12 +68,13 @@ static struct {
 	uint32_t	 epoch[PROTO_LANES_MAX];	/* the next to use */
 	/*
 	 * Migration (gleam-protocol(5), Migration): the lanes stay behind.
-	 * moved counts the REDIRECTs (atomic), mseen those the lanes were
-	 * opened after; while they differ a lane that needs its server fails
-	 * at once (ESTALE) instead of trying the old one.  New lanes at the
-	 * new server count their jobs from 1: a job's number there is gen
-	 * less jbase.  gone counts the lanes' calls the new server did not
-	 * execute (atomic): their bytes go again.
+	 * moved counts the REDIRECTs (atomic), mseen those followed before
+	 * the lanes' server took them (R_LANES_UP); while they differ a lane
+	 * that needs its server fails at once (ESTALE) instead of trying the
+	 * old one.  New lanes at the new server count their jobs from 1: a
+	 * job's number there is gen less jbase.  gone counts the lanes'
+	 * calls the new server did not execute (atomic): their bytes go
+	 * again.
 	 */
 	unsigned	 nthr;		/* lanes the threads serve */
 	unsigned	 moved, mseen;
@@ -358,7 +359,7 @@ lanes_move(const uint8_t *src, uint8_t *dst, uint64_t len)
 	return 0;
 }
 
-static uint32_t	lanes_up(uint32_t);
+static uint32_t	lanes_up(uint32_t, unsigned *);
 static void	lanes_rclose(uint32_t);
 static void	lanes_unchan(uint32_t);
 
@@ -374,13 +375,26 @@ static void
 lanes_reopen(void)
 {
 	uint32_t k = L.n;
+	unsigned at;
 
 	L.mseen = __atomic_load_n(&L.moved, __ATOMIC_ACQUIRE);
 	lanes_rclose(k);
 	lanes_unchan(k);
 	__atomic_store_n(&L.n, 0, __ATOMIC_RELEASE);
 	L.jbase = __atomic_load_n(&L.gen, __ATOMIC_ACQUIRE);
-	k = lanes_up(L.nthr);
+	k = lanes_up(L.nthr, &at);
+	/*
+	 * The session may move again while the lanes are opened: an order
+	 * that reached the old server with R_LANES in flight has the call
+	 * sent again to the new one, which offers the lanes.  They are then
+	 * the new server's, where the session is: seen are the moves before
+	 * the reply of the server that took them (R_LANES_UP), not those
+	 * read above.  Counted stale, the next copy's call went to that
+	 * server while its stripes failed at once (ESTALE), and the server,
+	 * waiting for them, dropped the session.
+	 */
+	if (k > 0)
+		L.mseen = at;
 	__atomic_store_n(&L.n, k, __ATOMIC_RELEASE);
 	stats_lanes(k, 0, 0);
 	log_debug("lanes: the session moved: %u up at %s", k,
@@ -656,11 +670,13 @@ lanes_direct(const struct sockaddr_storage *peer, uint32_t port,
  * says so (R_LANES_UP): the lanes up, their connections in L.fd, or 0
  * with none.  The first round trip comes before anything else, so that
  * the main connection is up (after a move, at the new server) when its
- * peer is looked at.
+ * peer is looked at.  *at: the moves followed before the server that
+ * took the lanes answered R_LANES_UP (where the lanes are).
  */
 static uint32_t
-lanes_up(uint32_t want)
+lanes_up(uint32_t want, unsigned *at)
 {
+	struct rwait w;
 	struct rpc_val in[1], out[5];
 	struct sockaddr_storage peer;
 	socklen_t sl = sizeof peer;
@@ -711,7 +727,9 @@ lanes_up(uint32_t want)
 	free(keep);
 	keep = NULL;
 	in[0].u = i == k ? k : 0;
-	if (remote_call(R_LANES_UP, in, out, &keep) != CUDA_SUCCESS ||
+	memset(&w, 0, sizeof w);
+	if (rsend(R_LANES_UP, in, 0, &w) != CUDA_SUCCESS ||
+	    rwait(&w, out, &keep) != CUDA_SUCCESS ||
 	    i < k || (uint32_t)out[0].u != k) {
 		if (i == k)
 			log_warn("lanes: the server did not take them: none");
@@ -728,6 +746,7 @@ lanes_up(uint32_t want)
 	free(keep);
 	for (i = 0; i < k && !L.res; i++)
 		L.fd[i] = fd[i];
+	*at = w.moves;
 	return k;
 }
 
@@ -735,6 +754,7 @@ void
 lanes_init(void)
 {
 	uint32_t want, k, i;
+	unsigned at;
 	const char *s, *why;
 	long long v;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -752,11 +772,11 @@ lanes_init(void)
 	/* One lane is the main connection's pace again: no gain. */
 	if (want < 2 || rsync_mode())
 		return;
-	if ((k = lanes_up(want)) == 0)
+	if ((k = lanes_up(want, &at)) == 0)
 		return;
 	L.n = k;
 	L.nthr = k;
-	L.mseen = __atomic_load_n(&L.moved, __ATOMIC_ACQUIRE);
+	L.mseen = at;
 	L.spin = rspin_ok();
 	L.dtoh = (s = getenv("GLEAM_LANES_DTOH")) == NULL || strcmp(s, "0") != 0;
 	{

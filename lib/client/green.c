@@ -12,6 +12,7 @@
  * context's id.  Its id (cuGreenCtxGetId) is a number of this process,
  * as unique as the driver's.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +28,15 @@ struct ggreen {
 
 struct gdesc {
 	struct gobj	 o;
+	struct gdesc	*next;
 };
+
+/*
+ * Every descriptor made: the driver has no call that frees one, so each
+ * lives until the program ends, listed here (not lost to a leak check).
+ */
+static struct gdesc	*descs;
+static pthread_mutex_t	 descs_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t	 green_seq;
 
@@ -217,6 +226,10 @@ cuDevResourceGenerateDesc(CUdevResourceDesc *phDesc,
 		free(d);
 		return rc;
 	}
+	pthread_mutex_lock(&descs_mu);
+	d->next = descs;
+	descs = d;
+	pthread_mutex_unlock(&descs_mu);
 	gobj_publish(d);
 	*phDesc = (CUdevResourceDesc)d;
 	return CUDA_SUCCESS;

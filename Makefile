@@ -164,6 +164,12 @@ SHELL		:= /bin/bash
 # Seconds each fuzz target runs: 16 targets at 7 s are about the two
 # minutes that 12 at 10 s were.
 FUZZ_SECONDS	?= 7
+# The bats files two at a time (GNU parallel; tests/deps installs it): the
+# tests mostly wait on daemons and links, and each file keeps its tests in
+# order.  BATS_JOBS=1 runs them one after the other.
+BATS_JOBS	?= 2
+BATS_PAR	= $(shell [ "$(BATS_JOBS)" -gt 1 ] 2>/dev/null && command -v parallel >/dev/null 2>&1 && \
+		    echo --jobs $(BATS_JOBS) --no-parallelize-within-files)
 CHECKLOG	 = build/check.log
 CHECKTIMES	 = build/check-times
 # $(call timed,NAME,COMMAND): runs COMMAND, noting its seconds if it passed.
@@ -196,7 +202,7 @@ unit: $(UNIT_BIN) $(CLIENT_SO)
 	@tests/check-driver-truth $(CLIENT_SO)
 
 bats: $(PROG_BIN) cuda-tests $(NVML_TEST) tabletrace $(TT_TESTS)
-	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats --formatter tap --print-output-on-failure tests/bats
+	$(call say,BATS,tests/bats)GLEAM_BIN=$(CURDIR)/$(BINOUT) bats $(BATS_PAR) --formatter tap --print-output-on-failure tests/bats
 
 # The nvcc-built test programs (static and shared cudart), the bulk bench
 # (the lanes' tests run it) and the host kernels that let the host
@@ -260,7 +266,7 @@ asan:
 	$(call say,ASAN,tests/bats)ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	    GLEAM_PRELOAD=$$(cc -print-file-name=libasan.so) \
-	    GLEAM_LIBDIR=$(CURDIR)/build/asan/lib GLEAM_BIN=$(CURDIR)/build/asan/bin bats --formatter tap --print-output-on-failure tests/bats
+	    GLEAM_LIBDIR=$(CURDIR)/build/asan/lib GLEAM_BIN=$(CURDIR)/build/asan/bin bats $(BATS_PAR) --formatter tap --print-output-on-failure tests/bats
 
 fuzz:
 	@tests/fuzz/run $(FUZZ_SECONDS)
@@ -345,7 +351,7 @@ help:
 	@echo "make check       install missing test packages, run every test"
 	@echo "make demo        install missing packages, serve and probe on loopback"
 	@echo "make unit        C unit tests"
-	@echo "make bats        interface and end-to-end tests (bats)"
+	@echo "make bats        interface and end-to-end tests (bats), BATS_JOBS files at a time (default 2)"
 	@echo "make asan        unit and bats tests built with ASan and UBSan"
 	@echo "make tsan        the client library and gleam-serve with TSan: threaded programs, lanes and cache tests"
 	@echo "make fuzz        each fuzz target for FUZZ_SECONDS (default 7)"

@@ -440,7 +440,7 @@ static struct {
 	S(GraphAddHostNode, "cuGraphAddHostNode", 10000),
 	S(GraphHostNodeGetParams, "cuGraphHostNodeGetParams", 10000),
 	S(GraphHostNodeSetParams, "cuGraphHostNodeSetParams", 10000),
-	S(GraphExecHostNodeSetParams, "cuGraphExecHostNodeSetParams", 10000),
+	S(GraphExecHostNodeSetParams, "cuGraphExecHostNodeSetParams", 10020),
 	S(LinkCreate, "cuLinkCreate", 6050),
 	S(LinkAddData, "cuLinkAddData", 6050),
 	S(LinkComplete, "cuLinkComplete", 5050),

@@ -1949,14 +1949,11 @@ c_texref_set(struct rcall *c)
 		t->channels = (uint32_t)c->in[4].u;
 		return CUDA_SUCCESS;
 	case TREF_ADDRMODE:
-		if (c->in[3].u > CU_TR_ADDRESS_MODE_BORDER)
-			return CUDA_ERROR_INVALID_VALUE;
+		/* Any mode is taken, as the real driver takes it. */
 		t->addr[c->in[2].u] = (uint32_t)c->in[3].u;
 		return CUDA_SUCCESS;
 	case TREF_FILTER:
 	case TREF_MIPFILTER:
-		if (c->in[3].u > CU_TR_FILTER_MODE_LINEAR)
-			return CUDA_ERROR_INVALID_VALUE;
 		*(c->in[1].u == TREF_FILTER ? &t->filter : &t->mipfilter) =
 		    (uint32_t)c->in[3].u;
 		return CUDA_SUCCESS;

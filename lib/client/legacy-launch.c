@@ -143,9 +143,11 @@ cuParamSetTexRef(CUfunction h, int texunit, CUtexref ref)
 	CUresult rc;
 
 	(void)texunit;
-	(void)ref;
 	if ((rc = legacy_get(h, &l)) != CUDA_SUCCESS)
 		return rc;
+	/* No reference: the driver 580 answers an invalid handle. */
+	if (ref == NULL || gobj_check(ref, GK_TEXREF) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 

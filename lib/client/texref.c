@@ -416,7 +416,8 @@ cuTexRefSetAddressMode(CUtexref h, int dim, CUaddress_mode am)
 
 	if (t == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if (dim < 0 || dim > 2 || (unsigned)am > CU_TR_ADDRESS_MODE_BORDER)
+	/* A mode past the last is taken: the H100's driver 580 does. */
+	if (dim < 0 || dim > 2)
 		return CUDA_ERROR_INVALID_VALUE;
 	return tref_set(t, TREF_ADDRMODE, (unsigned)dim, (uint64_t)am, 0,
 	    NULL, 0);
@@ -427,11 +428,10 @@ tref_filter(CUtexref h, unsigned op, CUfilter_mode fm)
 {
 	struct gtexref *t = gobj_check(h, GK_TEXREF);
 
+	/* A mode past the last is taken, as the driver 580 takes it. */
 	if (t == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((unsigned)fm > CU_TR_FILTER_MODE_LINEAR)
-		return CUDA_ERROR_INVALID_VALUE;
-	return tref_set(t, op, 0, (uint64_t)fm, 0, NULL, 0);
+	return tref_set(t, op, 0, (uint64_t)(unsigned)fm, 0, NULL, 0);
 }
 
 CUresult

@@ -764,6 +764,9 @@ main(int argc, char **argv)
 	cudaArray_t a;
 	int refused = argc > 1 && strcmp(argv[1], "-r") == 0;
 
+	// Line by line: a crash (seen with the real driver) shows where.
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	CK(cudaSetDevice(0));
 	arrays_2d();
 	arrays_3d();

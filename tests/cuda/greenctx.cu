@@ -117,6 +117,9 @@ main(void)
 	int blocks = (N + 255) / 256;
 	CUdevice cd;
 
+	// Line by line: a crash (seen with the real driver) shows where.
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	RT(cudaFree(0));
 	CK(cuCtxGetCurrent(&prim));
 	RT(cudaMalloc(&d, N * sizeof *d));

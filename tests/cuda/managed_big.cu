@@ -112,6 +112,9 @@ main(int argc, char **argv)
 	volatile unsigned *guard;
 	int i, bad, r;
 
+	// Line by line: a crash (seen with the real driver) shows where.
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
 	if (argc > 1)
 		mib = strtoull(argv[1], NULL, 10);
 	words = mib << 18;

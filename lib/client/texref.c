@@ -545,47 +545,40 @@ cuTexRefGetAddress(CUdeviceptr_v1 *p, CUtexref h)
 	return CUDA_SUCCESS;
 }
 
-CUresult
-cuTexRefGetArray(CUarray *pa, CUtexref h)
+/*
+ * The array (op TREF_ARRAY) or mipmapped array (TREF_MIPMAP) a reference
+ * is bound to: the server names it by the client's id, its address.
+ */
+static CUresult
+tref_get_obj(void **out, CUtexref h, unsigned op, int kind)
 {
 	struct gtexref *t = gobj_check(h, GK_TEXREF);
 	uint64_t a;
 	void *o;
 	CUresult rc;
 
-	if (pa == NULL)
+	if (out == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (t == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((rc = tref_get(t, TREF_ARRAY, 0, &a, NULL, NULL, 0)) !=
-	    CUDA_SUCCESS)
+	if ((rc = tref_get(t, op, 0, &a, NULL, NULL, 0)) != CUDA_SUCCESS)
 		return rc;
-	/* The server names the array by the client's id: this address. */
-	if ((o = gobj_check((void *)(uintptr_t)a, GK_ARRAY)) == NULL)
+	if ((o = gobj_check((void *)(uintptr_t)a, kind)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pa = (CUarray)o;
+	*out = o;
 	return CUDA_SUCCESS;
+}
+
+CUresult
+cuTexRefGetArray(CUarray *pa, CUtexref h)
+{
+	return tref_get_obj((void **)pa, h, TREF_ARRAY, GK_ARRAY);
 }
 
 CUresult
 cuTexRefGetMipmappedArray(CUmipmappedArray *pm, CUtexref h)
 {
-	struct gtexref *t = gobj_check(h, GK_TEXREF);
-	uint64_t a;
-	void *o;
-	CUresult rc;
-
-	if (pm == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if ((rc = tref_get(t, TREF_MIPMAP, 0, &a, NULL, NULL, 0)) !=
-	    CUDA_SUCCESS)
-		return rc;
-	if ((o = gobj_check((void *)(uintptr_t)a, GK_MIPMAP)) == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	*pm = (CUmipmappedArray)o;
-	return CUDA_SUCCESS;
+	return tref_get_obj((void **)pm, h, TREF_MIPMAP, GK_MIPMAP);
 }
 
 /* A getter of one value (a) and perhaps a second (b). */

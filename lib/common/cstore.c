@@ -73,6 +73,7 @@ struct pin {
 
 struct cstore {
 	pthread_mutex_t		 mu;
+	struct cstore		*snext;		/* all stores, for fork */
 	struct cstore_conf	 conf;
 	int			 disk_ok;
 	int			 lockfd;
@@ -1191,6 +1192,67 @@ cstore_drain(struct cstore *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
+/*
+ * A fork (gleam-serve starts a worker per client) takes every store's lock
+ * first, so that no other thread is half-way through one: a child would
+ * otherwise inherit a lock held by a thread it lacks, and the heap that
+ * thread had in hand (LeakSanitizer in the worker saw pins_rewrite's
+ * buffer) with no one to free it.
+ */
+static pthread_mutex_t	 stores_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t	 stores_once = PTHREAD_ONCE_INIT;
+static struct cstore	*stores;
+
+static void
+stores_prepare(void)
+{
+	struct cstore *s;
+
+	pthread_mutex_lock(&stores_mu);
+	for (s = stores; s != NULL; s = s->snext)
+		pthread_mutex_lock(&s->mu);
+}
+
+static void
+stores_done(void)
+{
+	struct cstore *s;
+
+	for (s = stores; s != NULL; s = s->snext)
+		pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&stores_mu);
+}
+
+static void
+stores_atfork(void)
+{
+	pthread_atfork(stores_prepare, stores_done, stores_done);
+}
+
+static void
+stores_add(struct cstore *s)
+{
+	pthread_once(&stores_once, stores_atfork);
+	pthread_mutex_lock(&stores_mu);
+	s->snext = stores;
+	stores = s;
+	pthread_mutex_unlock(&stores_mu);
+}
+
+static void
+stores_del(struct cstore *s)
+{
+	struct cstore **pp;
+
+	pthread_mutex_lock(&stores_mu);
+	for (pp = &stores; *pp != NULL; pp = &(*pp)->snext)
+		if (*pp == s) {
+			*pp = s->snext;
+			break;
+		}
+	pthread_mutex_unlock(&stores_mu);
+}
+
 struct cstore *
 cstore_open(const struct cstore_conf *conf)
 {
@@ -1206,6 +1268,7 @@ cstore_open(const struct cstore_conf *conf)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->wcv, NULL);
 	pthread_cond_init(&s->wdone, NULL);
+	stores_add(s);
 	s->conf = *conf;
 	s->lockfd = -1;
 	if (s->conf.dir[0] == '\0' || s->conf.disk_budget == 0)
@@ -1266,6 +1329,7 @@ cstore_close(struct cstore *s)
 
 	if (s == NULL)
 		return;
+	stores_del(s);
 	if (s->wt_on) {
 		pthread_mutex_lock(&s->mu);
 		s->wt_stop = 1;

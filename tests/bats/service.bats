@@ -74,6 +74,9 @@ notify_cycle() {
 	kill -TERM "$DAEMON_PID"
 	wait "$DAEMON_PID"
 	DAEMON_PID=
+	# The datagram is queued by now, but the listener may not have
+	# written it out yet.
+	until_line "$NOTIFY_OUT" "STOPPING=1"
 	[ "$(cut -d' ' -f1 "$NOTIFY_OUT" | tr '\n' ' ')" = \
 	    "bound READY=1 RELOADING=1 READY=1 STOPPING=1 " ]
 	grep -q "^RELOADING=1 MONOTONIC_USEC=[0-9]" "$NOTIFY_OUT"

@@ -2100,6 +2100,7 @@ static struct {
 	int	 looked;
 	CUresult (*modtex)(CUtexref *, CUmodule, const char *);
 	CUresult (*modsurf)(CUsurfref *, CUmodule, const char *);
+	CUresult (*libmod)(CUmodule *, CUlibrary);
 	CUresult (*create)(CUtexref *);
 	CUresult (*destroy)(CUtexref);
 	CUresult (*setarray)(CUtexref, CUarray, unsigned);
@@ -2144,6 +2145,7 @@ tref_load(void)
 		return;
 	L(modtex, "cuModuleGetTexRef", 2000);
 	L(modsurf, "cuModuleGetSurfRef", 3000);
+	L(libmod, "cuLibraryGetModule", 12000);
 	L(create, "cuTexRefCreate", 2000);
 	L(destroy, "cuTexRefDestroy", 2000);
 	L(setarray, "cuTexRefSetArray", 2000);
@@ -2207,12 +2209,21 @@ c_texref_new(struct rcall *c)
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	if (c->in[2].u != 0) {
-		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) == NULL)
+		CUmodule mh;
+
+		/* A library's module (cuLibraryGetModule, a kernel's
+		 * cuFuncGetModule) is named by its library. */
+		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) != NULL)
+			mh = m->h;
+		else if ((m = robj_get(c->cl, c->in[2].u, RK_LIBRARY)) ==
+		    NULL)
 			return CUDA_ERROR_INVALID_HANDLE;
+		else if ((rc = TREF_CALL(libmod, (&mh, m->h))) != CUDA_SUCCESS)
+			return rc;
 		if (rval_str(&c->in[4], name, sizeof name) == -1)
 			return CUDA_ERROR_INVALID_VALUE;
-		rc = c->in[3].u ? TREF_CALL(modsurf, ((CUsurfref *)&h, m->h,
-		    name)) : TREF_CALL(modtex, ((CUtexref *)&h, m->h, name));
+		rc = c->in[3].u ? TREF_CALL(modsurf, ((CUsurfref *)&h, mh,
+		    name)) : TREF_CALL(modtex, ((CUtexref *)&h, mh, name));
 	} else
 		rc = TREF_CALL(create, ((CUtexref *)&h));
 	if (rc != CUDA_SUCCESS)
@@ -2225,7 +2236,7 @@ c_texref_new(struct rcall *c)
 	}
 	/* A module's goes with its module; a created one with the client. */
 	o->parent = m;
-	o->ctx = m != NULL ? m->ctx : ctx;
+	o->ctx = m != NULL && m->ctx != NULL ? m->ctx : ctx;
 	return CUDA_SUCCESS;
 }
 

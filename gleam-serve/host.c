@@ -1835,7 +1835,9 @@ c_texref_new(struct rcall *c)
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	if (c->in[2].u != 0) {
-		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) == NULL)
+		/* A library's module is named by its library. */
+		if ((m = robj_get(c->cl, c->in[2].u, RK_MODULE)) == NULL &&
+		    (m = robj_get(c->cl, c->in[2].u, RK_LIBRARY)) == NULL)
 			return CUDA_ERROR_INVALID_HANDLE;
 		if (rval_str(&c->in[4], name, sizeof name) == -1)
 			return CUDA_ERROR_INVALID_VALUE;

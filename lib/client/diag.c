@@ -108,7 +108,9 @@ cuLogsUnregisterCallback(CUlogsCallbackHandle h)
 CUresult
 cuLogsCurrent(CUlogIterator *it, unsigned int flags)
 {
-	if (it == NULL || flags != 0)
+	/* The driver 580 takes flags it does not know (1 answered 0). */
+	(void)flags;
+	if (it == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&log_lock);
 	*it = log_next;
@@ -366,6 +368,9 @@ core_attr(int global, int set, CUcoredumpSettings a, void *v, size_t *size)
 		rc = ctx_need(&c);
 	if (rc != CUDA_SUCCESS)
 		return rc;
+	/* The driver 580 answers the user trigger only globally. */
+	if (!set && !global && a == CU_COREDUMP_ENABLE_USER_TRIGGER)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (!set)
 		return core_get(a, v, size);
 	/* The driver takes the pipe's name only globally. */

@@ -141,7 +141,9 @@ texref_module(void **out, void *h, const char *name, int surf)
 	}
 	t->o.kind = (uint32_t)kind;
 	t->mod = m;
-	if ((rc = tref_new(m->ctx, t, gobj_id(m), surf, name)) !=
+	/* A library's module is the library's at the server. */
+	if ((rc = tref_new(m->ctx, t, gobj_id(m->lib != NULL ? m->lib : m),
+	    surf, name)) !=
 	    CUDA_SUCCESS) {
 		free(t->name);
 		t->name = NULL;

@@ -460,7 +460,7 @@ static void
 diagnostics(void)
 {
 	CUlogsCallbackHandle cb;
-	CUlogIterator it = 0, it2 = 0;
+	CUlogIterator it = 0, it2 = 0, it3 = 0;
 	char buf[4096], file[256];
 	size_t n = sizeof buf;
 	bool b = true;
@@ -474,10 +474,12 @@ diagnostics(void)
 	/* A failed call the driver logs: an allocation far too large. */
 	rc = cuMemAlloc(&p, (size_t)1 << 60);
 	printf("a petabyte: %d\n", rc);
-	DK(cuLogsCurrent(&it2, 0));
+	/* The driver takes flags it does not know, and logs the refused
+	 * calls too (lines whose text is its own): it2 comes after them. */
 	printf("logs: codes register NULL %d, current flags %d, dump NULL %d\n",
-	    cuLogsRegisterCallback(NULL, NULL, &cb), cuLogsCurrent(&it, 1),
+	    cuLogsRegisterCallback(NULL, NULL, &cb), cuLogsCurrent(&it3, 1),
 	    cuLogsDumpToMemory(&it, NULL, &n, 0));
+	DK(cuLogsCurrent(&it2, 0));
 	DK(cuLogsDumpToMemory(&it2, buf, &n, 0));
 	printf("logs: nothing since the last line: %zu\n", n);
 	n = sizeof buf;
@@ -491,9 +493,14 @@ diagnostics(void)
 	DK(cuCoredumpGetAttributeGlobal(CU_COREDUMP_ENABLE_ON_EXCEPTION, &b,
 	    &n));
 	printf("coredump on exception: %d", b);
+	/* The driver refuses the user trigger through a context. */
 	n = sizeof b;
-	DK(cuCoredumpGetAttribute(CU_COREDUMP_ENABLE_USER_TRIGGER, &b, &n));
-	printf(", user trigger: %d", b);
+	printf(", user trigger through the context: code %d",
+	    cuCoredumpGetAttribute(CU_COREDUMP_ENABLE_USER_TRIGGER, &b, &n));
+	n = sizeof b;
+	DK(cuCoredumpGetAttributeGlobal(CU_COREDUMP_ENABLE_USER_TRIGGER, &b,
+	    &n));
+	printf(", globally: %d", b);
 	n = sizeof flags;
 	DK(cuCoredumpGetAttributeGlobal(CU_COREDUMP_GENERATION_FLAGS, &flags,
 	    &n));

@@ -4093,6 +4093,45 @@ c_gexec_update(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Edges with their data (CUDA 12.3): a captured kernel launched with
+ * programmatic serialization (cuBLAS's, on sm_90) leaves edges whose data
+ * is not the default, and the calls before edge data answer
+ * CUDA_ERROR_LOSSY_QUERY for any graph that has one.
+ */
+static struct {
+	CUresult (*get)(CUgraph, CUgraphNode *, CUgraphNode *,
+	    CUgraphEdgeData *, size_t *);
+	CUresult (*add)(CUgraph, const CUgraphNode *, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t);
+	CUresult (*del)(CUgraph, const CUgraphNode *, const CUgraphNode *,
+	    const CUgraphEdgeData *, size_t);
+} edv2;
+static pthread_once_t	 edv2_once = PTHREAD_ONCE_INIT;
+
+static void
+edv2_load(void)
+{
+	edv2.get = (__typeof__(edv2.get))drv_opt("cuGraphGetEdges", 12030);
+	edv2.add = (__typeof__(edv2.add))drv_opt("cuGraphAddDependencies",
+	    12030);
+	edv2.del = (__typeof__(edv2.del))drv_opt("cuGraphRemoveDependencies",
+	    12030);
+}
+
+/* g's edges, and their data where data is not NULL (zeroes before 12.3). */
+static CUresult
+edges_get(CUgraph g, CUgraphNode *from, CUgraphNode *to,
+    CUgraphEdgeData *data, size_t *n)
+{
+	pthread_once(&edv2_once, edv2_load);
+	if (edv2.get != NULL)
+		return edv2.get(g, from, to, data, n);
+	if (data != NULL)
+		memset(data, 0, *n * sizeof *data);
+	return drv.GraphGetEdges(g, from, to, n);
+}
+
 static int
 c_graph_count(struct rcall *c)
 {
@@ -4107,7 +4146,7 @@ c_graph_count(struct rcall *c)
 	else if (c->in[1].u == 1)
 		rc = drv.GraphGetRootNodes(g->h, NULL, &n);
 	else
-		rc = drv.GraphGetEdges(g->h, NULL, NULL, &n);
+		rc = edges_get(g->h, NULL, NULL, NULL, &n);
 	c->out[0].u = n;
 	return rc;
 }
@@ -4202,26 +4241,29 @@ c_graph_nodes(struct rcall *c)
 {
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
 	CUgraphNode *v = NULL, *r = NULL, *from = NULL, *to = NULL;
+	static const CUgraphEdgeData zero;
+	CUgraphEdgeData *ed = NULL;
 	CUgraphNodeType type;
-	size_t n = 0, nr = 0, ne = 0, i;
+	size_t n = 0, nr = 0, ne = 0, i, special = 0;
 	CUresult rc;
 
 	if (g == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = drv.GraphGetNodes(g->h, NULL, &n)) != CUDA_SUCCESS ||
 	    (rc = drv.GraphGetRootNodes(g->h, NULL, &nr)) != CUDA_SUCCESS ||
-	    (rc = drv.GraphGetEdges(g->h, NULL, NULL, &ne)) != CUDA_SUCCESS)
+	    (rc = edges_get(g->h, NULL, NULL, NULL, &ne)) != CUDA_SUCCESS)
 		return rc;
 	if ((v = calloc(n + 1, sizeof *v)) == NULL ||
 	    (r = calloc(nr + 1, sizeof *r)) == NULL ||
 	    (from = calloc(ne + 1, sizeof *from)) == NULL ||
-	    (to = calloc(ne + 1, sizeof *to)) == NULL) {
+	    (to = calloc(ne + 1, sizeof *to)) == NULL ||
+	    (ed = calloc(ne + 1, sizeof *ed)) == NULL) {
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
 	if ((rc = drv.GraphGetNodes(g->h, v, &n)) != CUDA_SUCCESS ||
 	    (rc = drv.GraphGetRootNodes(g->h, r, &nr)) != CUDA_SUCCESS ||
-	    (rc = drv.GraphGetEdges(g->h, from, to, &ne)) != CUDA_SUCCESS)
+	    (rc = edges_get(g->h, from, to, ed, &ne)) != CUDA_SUCCESS)
 		goto out;
 	pw_u32(&c->blob, (uint32_t)n);
 	for (i = 0; i < n; i++) {
@@ -4237,7 +4279,12 @@ c_graph_nodes(struct rcall *c)
 	for (i = 0; i < ne; i++) {
 		pw_u32(&c->blob, (uint32_t)node_index(v, n, from[i]));
 		pw_u32(&c->blob, (uint32_t)node_index(v, n, to[i]));
+		special |= memcmp(&ed[i], &zero, sizeof zero) != 0;
 	}
+	/* Edge data only where some edge has any. */
+	pw_u32(&c->blob, special ? (uint32_t)ne : 0);
+	if (special)
+		pw_bytes(&c->blob, ed, ne * sizeof *ed);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 out:
@@ -4245,6 +4292,7 @@ out:
 	free(r);
 	free(from);
 	free(to);
+	free(ed);
 	return rc;
 }
 
@@ -4814,11 +4862,13 @@ c_graph_edges(struct rcall *c)
 	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
 	size_t n = c->in[2].len / 16, i;
 	CUgraphNode *from, *to;
+	CUgraphEdgeData *ed;
 	struct pr r;
 	uint64_t a, b;
 	CUresult rc = CUDA_SUCCESS;
 
-	if (g == NULL)
+	if (g == NULL || (c->in[3].len != 0 &&
+	    c->in[3].len != n * sizeof(CUgraphEdgeData)))
 		return CUDA_ERROR_INVALID_VALUE;
 	from = calloc(n + 1, sizeof *from);
 	to = calloc(n + 1, sizeof *to);
@@ -4833,7 +4883,20 @@ c_graph_edges(struct rcall *c)
 		from[i] = (CUgraphNode)(uintptr_t)a;
 		to[i] = (CUgraphNode)(uintptr_t)b;
 	}
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS && c->in[3].len != 0) {
+		/* Edges with data: the calls of CUDA 12.3. */
+		pthread_once(&edv2_once, edv2_load);
+		if ((ed = malloc(c->in[3].len)) == NULL)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else if (edv2.add == NULL || edv2.del == NULL)
+			rc = CUDA_ERROR_NOT_SUPPORTED;
+		else {
+			memcpy(ed, c->in[3].p, c->in[3].len);
+			rc = c->in[1].u ? edv2.add(g->h, from, to, ed, n) :
+			    edv2.del(g->h, from, to, ed, n);
+		}
+		free(ed);
+	} else if (rc == CUDA_SUCCESS)
 		rc = c->in[1].u ? drv.GraphAddDependencies(g->h, from, to, n) :
 		    drv.GraphRemoveDependencies(g->h, from, to, n);
 	free(from);

@@ -3696,6 +3696,7 @@ struct hop {
 
 struct hedge {
 	uint64_t	 from, to;	/* node numbers */
+	CUgraphEdgeData	 data;		/* ports, type: zero the default */
 };
 
 struct hgraph {
@@ -3846,7 +3847,8 @@ hgraph_set_ends(struct hgraph *g, const uint64_t *v, size_t n)
 
 /* An edge of g: 0, or -1 when out of memory. */
 static int
-hgraph_edge(struct hgraph *g, uint64_t from, uint64_t to)
+hgraph_edge(struct hgraph *g, uint64_t from, uint64_t to,
+    const CUgraphEdgeData *data)
 {
 	struct hedge *e;
 
@@ -3860,6 +3862,10 @@ hgraph_edge(struct hgraph *g, uint64_t from, uint64_t to)
 	}
 	g->e[g->ne].from = from;
 	g->e[g->ne].to = to;
+	if (data != NULL)
+		g->e[g->ne].data = *data;
+	else
+		memset(&g->e[g->ne].data, 0, sizeof g->e[g->ne].data);
 	g->ne++;
 	return 0;
 }
@@ -3980,7 +3986,8 @@ hgraph_clone(const struct hgraph *g)
 		n->nuref = g->nuref;
 	}
 	for (i = 0; i < g->ne; i++)
-		if (hgraph_edge(n, g->e[i].from, g->e[i].to) == -1) {
+		if (hgraph_edge(n, g->e[i].from, g->e[i].to,
+		    &g->e[i].data) == -1) {
 			hgraph_free(n);
 			return NULL;
 		}
@@ -4086,7 +4093,7 @@ hgraph_intercept(struct rcall *c, int *rc)
 
 		g->op[g->n - 1].node = ++g->nodes;
 		for (i = 0; i < g->nends; i++)
-			if (hgraph_edge(g, g->ends[i], g->nodes) == -1) {
+			if (hgraph_edge(g, g->ends[i], g->nodes, NULL) == -1) {
 				g->invalid = 1;
 				*rc = CUDA_ERROR_OUT_OF_MEMORY;
 			}
@@ -4767,9 +4774,11 @@ static int
 c_graph_nodes(struct rcall *c)
 {
 	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	static const CUgraphEdgeData zero;
 	const struct hgraph *g;
 	uint32_t k = 0;
 	size_t i;
+	int special = 0;
 
 	if (go == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -4791,7 +4800,12 @@ c_graph_nodes(struct rcall *c)
 	for (i = 0; i < g->ne; i++) {
 		pw_u32(&c->blob, hgraph_index(g, g->e[i].from));
 		pw_u32(&c->blob, hgraph_index(g, g->e[i].to));
+		special |= memcmp(&g->e[i].data, &zero, sizeof zero) != 0;
 	}
+	/* Edge data only where some edge has any. */
+	pw_u32(&c->blob, special ? (uint32_t)g->ne : 0);
+	for (i = 0; special && i < g->ne; i++)
+		pw_bytes(&c->blob, &g->e[i].data, sizeof g->e[i].data);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 	return CUDA_SUCCESS;
@@ -5126,10 +5140,44 @@ c_graph_add(struct rcall *c)
 		g->op[g->n - 1].in[0].u = ptr;
 	pr_init(&r, c->in[3].p, c->in[3].len);
 	for (i = 0; i < nd; i++)
-		if (hgraph_edge(g, pr_u64(&r), h) == -1)
+		if (hgraph_edge(g, pr_u64(&r), h, NULL) == -1)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	c->out[0].u = h;
 	return CUDA_SUCCESS;
+}
+
+/*
+ * Edge data the driver takes: a default edge, or one between two kernel
+ * nodes whose type is programmatic (1) or default, from the default,
+ * programmatic (1) or launch-completion (2) port, to the default port,
+ * reserved bytes zero.
+ */
+static int
+hedge_data_ok(const CUgraphEdgeData *d, const struct hop *from,
+    const struct hop *to)
+{
+	static const CUgraphEdgeData zero;
+
+	if (memcmp(d, &zero, sizeof zero) == 0)
+		return 1;
+	if (d->type > CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC ||
+	    d->from_port > CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER ||
+	    d->to_port != 0 || memcmp(d->reserved, zero.reserved,
+	    sizeof d->reserved) != 0)
+		return 0;
+	return hgraph_node_type(from->type) == CU_GRAPH_NODE_TYPE_KERNEL &&
+	    hgraph_node_type(to->type) == CU_GRAPH_NODE_TYPE_KERNEL;
+}
+
+/* Whether e is the edge from a to b, with data d (NULL: the default). */
+static int
+hedge_is(const struct hedge *e, uint64_t a, uint64_t b,
+    const CUgraphEdgeData *d)
+{
+	static const CUgraphEdgeData zero;
+
+	return e->from == a && e->to == b &&
+	    memcmp(&e->data, d != NULL ? d : &zero, sizeof zero) == 0;
 }
 
 /* in: graph, add, pairs (u64 from, u64 to) */
@@ -5138,43 +5186,59 @@ c_graph_edges(struct rcall *c)
 {
 	struct hgraph *g = hgraph_get(c, c->in[0].u);
 	size_t n = c->in[2].len / 16, i, k;
+	CUgraphEdgeData *ed = NULL;
+	const struct hop *fo, *to;
 	struct pr r;
 	uint64_t a, b;
+	int rc = CUDA_SUCCESS;
 
-	if (g == NULL)
+	if (g == NULL || (c->in[3].len != 0 &&
+	    c->in[3].len != n * sizeof *ed))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[3].len != 0) {
+		if ((ed = malloc(c->in[3].len)) == NULL)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(ed, c->in[3].p, c->in[3].len);
+	}
 	/* All checked before any change, as the driver does. */
 	pr_init(&r, c->in[2].p, c->in[2].len);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == CUDA_SUCCESS; i++) {
 		a = pr_u64(&r);
 		b = pr_u64(&r);
-		if (hgraph_op(g, a) == NULL || hgraph_op(g, b) == NULL ||
-		    a == b)
-			return CUDA_ERROR_INVALID_VALUE;
+		if ((fo = hgraph_op(g, a)) == NULL ||
+		    (to = hgraph_op(g, b)) == NULL || a == b ||
+		    (ed != NULL && !hedge_data_ok(&ed[i], fo, to))) {
+			rc = CUDA_ERROR_INVALID_VALUE;
+			break;
+		}
 		for (k = 0; k < g->ne; k++)
-			if (g->e[k].from == a && g->e[k].to == b)
+			if (hedge_is(&g->e[k], a, b, ed != NULL ? &ed[i] :
+			    NULL))
 				break;
 		if ((k < g->ne) == (c->in[1].u != 0))
-			return CUDA_ERROR_INVALID_VALUE;
+			rc = CUDA_ERROR_INVALID_VALUE;
 	}
 	pr_init(&r, c->in[2].p, c->in[2].len);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == CUDA_SUCCESS; i++) {
 		a = pr_u64(&r);
 		b = pr_u64(&r);
 		if (c->in[1].u) {
-			if (hgraph_edge(g, a, b) == -1)
-				return CUDA_ERROR_OUT_OF_MEMORY;
+			if (hgraph_edge(g, a, b, ed != NULL ? &ed[i] : NULL) ==
+			    -1)
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
 			continue;
 		}
 		for (k = 0; k < g->ne; k++)
-			if (g->e[k].from == a && g->e[k].to == b) {
+			if (hedge_is(&g->e[k], a, b, ed != NULL ? &ed[i] :
+			    NULL)) {
 				memmove(&g->e[k], &g->e[k + 1],
 				    (g->ne - k - 1) * sizeof *g->e);
 				g->ne--;
 				break;
 			}
 	}
-	return CUDA_SUCCESS;
+	free(ed);
+	return rc;
 }
 
 /* in: graph, node */

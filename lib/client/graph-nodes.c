@@ -41,6 +41,7 @@ struct glist {
 	struct gnode	**node;
 	uint32_t	*root;
 	uint32_t	*from, *to;
+	CUgraphEdgeData	*data;		/* NULL: every edge the default */
 };
 
 static pthread_mutex_t	 node_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -143,6 +144,7 @@ glist_free(struct glist *l)
 	free(l->root);
 	free(l->from);
 	free(l->to);
+	free(l->data);
 	memset(l, 0, sizeof *l);
 }
 
@@ -153,7 +155,7 @@ glist_get(struct ggraph *g, struct glist *l)
 	struct rpc_val in[1], out[1];
 	struct pr r;
 	void *keep;
-	uint32_t i, type;
+	uint32_t i, type, nd;
 	uint64_t h;
 	CUresult rc;
 
@@ -194,6 +196,15 @@ glist_get(struct ggraph *g, struct glist *l)
 		l->to[i] = pr_u32(&r);
 		if (l->from[i] >= l->n || l->to[i] >= l->n)
 			r.bad = 1;
+	}
+	/* Edge data, where an edge has any (none from an older server). */
+	if (!r.bad && r.off < r.len && (nd = pr_u32(&r)) != 0) {
+		if (nd != l->nedge)
+			r.bad = 1;
+		else if ((l->data = calloc(nd, sizeof *l->data)) == NULL)
+			goto bad;
+		else
+			pr_bytes(&r, l->data, (size_t)nd * sizeof *l->data);
 	}
 	if (r.bad || pr_done(&r) != 0)
 		goto bad;
@@ -261,23 +272,29 @@ CUresult cuGraphGetRootNodes(CUgraph g, CUgraphNode *nodes, size_t *n) { return 
 
 /*
  * Edges, all of a graph's (node NULL) or those into (in) or out of a
- * node: the ends in from/to, default edge data in data.  A node's
- * dependencies (in) fill the from side, its dependents the to side.
+ * node: the ends in from/to, their data in data.  A node's dependencies
+ * (in) fill the from side, its dependents the to side.  Without data, an
+ * edge that has some makes the query lossy, as the driver says: always
+ * in the calls before edge data (v1), else when the ends are asked for.
  */
 static CUresult
 edges_of(struct ggraph *g, struct gnode *node, int in, CUgraphNode *from,
-    CUgraphNode *to, CUgraphEdgeData *data, size_t *n)
+    CUgraphNode *to, CUgraphEdgeData *data, size_t *n, int v1)
 {
+	static const CUgraphEdgeData zero;
 	struct gnode **a, **b;
+	CUgraphEdgeData *d;
 	struct glist l;
 	size_t i, k = 0;
+	int lossy = 0;
 	CUresult rc;
 
 	if ((rc = glist_get(g, &l)) != CUDA_SUCCESS)
 		return rc;
 	a = calloc(l.nedge + 1, sizeof *a);
 	b = calloc(l.nedge + 1, sizeof *b);
-	if (a == NULL || b == NULL) {
+	d = calloc(l.nedge + 1, sizeof *d);
+	if (a == NULL || b == NULL || d == NULL) {
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
@@ -288,7 +305,15 @@ edges_of(struct ggraph *g, struct gnode *node, int in, CUgraphNode *from,
 			continue;
 		a[k] = f;
 		b[k] = t;
+		if (l.data != NULL) {
+			d[k] = l.data[i];
+			lossy |= memcmp(&d[k], &zero, sizeof zero) != 0;
+		}
 		k++;
+	}
+	if (lossy && data == NULL && (v1 || from != NULL || to != NULL)) {
+		rc = CUDA_ERROR_LOSSY_QUERY;
+		goto out;
 	}
 	if (from == NULL && to == NULL && data == NULL)
 		*n = k;
@@ -299,7 +324,7 @@ edges_of(struct ggraph *g, struct gnode *node, int in, CUgraphNode *from,
 			if (to != NULL)
 				to[i] = i < k ? (CUgraphNode)b[i] : NULL;
 			if (data != NULL)
-				memset(&data[i], 0, sizeof data[i]);
+				data[i] = i < k ? d[i] : zero;
 		}
 		if (*n > k)
 			*n = k;
@@ -307,6 +332,7 @@ edges_of(struct ggraph *g, struct gnode *node, int in, CUgraphNode *from,
 out:
 	free(a);
 	free(b);
+	free(d);
 	glist_free(&l);
 	return rc;
 }
@@ -318,7 +344,7 @@ cuGraphGetEdges(CUgraph h, CUgraphNode *from, CUgraphNode *to, size_t *n)
 
 	if (g == NULL || n == NULL || (from == NULL) != (to == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	return edges_of(g, NULL, 0, from, to, NULL, n);
+	return edges_of(g, NULL, 0, from, to, NULL, n, 1);
 }
 
 CUresult
@@ -330,7 +356,7 @@ cuGraphGetEdges_v2(CUgraph h, CUgraphNode *from, CUgraphNode *to,
 	if (g == NULL || n == NULL || (from == NULL) != (to == NULL) ||
 	    (data != NULL && from == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
-	return edges_of(g, NULL, 0, from, to, data, n);
+	return edges_of(g, NULL, 0, from, to, data, n, 0);
 }
 
 CUresult
@@ -346,20 +372,20 @@ cuGraphNodeGetType(CUgraphNode h, CUgraphNodeType *type)
 
 static CUresult
 node_edges(CUgraphNode h, int in, CUgraphNode *arr, CUgraphEdgeData *data,
-    size_t *n)
+    size_t *n, int v1)
 {
 	struct gnode *node = gobj_check(h, GK_GNODE);
 
 	if (node == NULL || n == NULL || (data != NULL && arr == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
 	return edges_of(node->g, node, in, in ? arr : NULL, in ? NULL : arr,
-	    data, n);
+	    data, n, v1);
 }
 
-CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 1, d, NULL, n); }
-CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 1, d, e, n); }
-CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 0, d, NULL, n); }
-CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 0, d, e, n); }
+CUresult cuGraphNodeGetDependencies(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 1, d, NULL, n, 1); }
+CUresult cuGraphNodeGetDependencies_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 1, d, e, n, 0); }
+CUresult cuGraphNodeGetDependentNodes(CUgraphNode h, CUgraphNode *d, size_t *n) { return node_edges(h, 0, d, NULL, n, 1); }
+CUresult cuGraphNodeGetDependentNodes_v2(CUgraphNode h, CUgraphNode *d, CUgraphEdgeData *e, size_t *n) { return node_edges(h, 0, d, e, n, 0); }
 
 /* ---- explicit construction ---------------------------------------------- */
 
@@ -674,13 +700,16 @@ cuGraphAddChildGraphNode(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
 	return rc;
 }
 
-/* Edges added (add) or removed between from[i] and to[i]. */
-static CUresult
+/*
+ * Edges added (add) or removed between from[i] and to[i], with data[i]
+ * (ports, a programmatic type) where data is not NULL.
+ */
+CUresult
 edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
     const CUgraphEdgeData *data, size_t n, int add)
 {
 	struct ggraph *g = gobj_check(h, GK_GRAPH);
-	struct rpc_val in[3], out[1];
+	struct rpc_val in[4], out[1];
 	static const CUgraphEdgeData zero;
 	struct gnode *a, *b;
 	struct pw w;
@@ -691,11 +720,10 @@ edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
 	if (g == NULL || (n > 0 && (from == NULL || to == NULL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (i = 0; data != NULL && i < n; i++)
-		if (memcmp(&data[i], &zero, sizeof zero) != 0) {
-			log_warn("graph edges with data (ports, types) are not "
-			    "supported remotely");
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
+		if (memcmp(&data[i], &zero, sizeof zero) != 0)
+			break;
+	if (data != NULL && i == n)
+		data = NULL;	/* all the default: sent as none */
 	pw_init(&w);
 	for (i = 0; i < n; i++) {
 		if ((a = node_of(from[i], g)) == NULL ||
@@ -710,6 +738,8 @@ edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
 	in[1].u = (uint64_t)add;
 	in[2].p = w.p;
 	in[2].len = (uint32_t)w.len;
+	in[3].p = data;
+	in[3].len = data != NULL ? (uint32_t)(n * sizeof *data) : 0;
 	rc = remote_call(R_GRAPH_EDGES, in, out, &keep);
 	free(keep);
 	pw_free(&w);

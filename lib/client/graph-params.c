@@ -3,6 +3,7 @@
  * CUgraphNodeParams.  Each kind maps onto its own call (graph-nodes.c),
  * so that a node made either way is the same request on the wire.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
@@ -17,32 +18,60 @@ params_ok(const CUgraphNodeParams *p)
 	    p->reserved0[2] == 0 && p->reserved2 == 0;
 }
 
-/* Non-default edge data: refused, as cuGraphAddDependencies_v2 does. */
-static CUresult
-edges_default(const CUgraphEdgeData *ed, size_t n)
+/* Whether edge data has any edge that is not the default. */
+static int
+edges_special(const CUgraphEdgeData *ed, size_t n)
 {
 	static const CUgraphEdgeData zero;
 	size_t i;
 
 	for (i = 0; ed != NULL && i < n; i++)
-		if (memcmp(&ed[i], &zero, sizeof zero) != 0) {
-			log_warn("graph edges with data (ports, types) are not "
-			    "supported remotely");
-			return CUDA_ERROR_NOT_SUPPORTED;
-		}
-	return CUDA_SUCCESS;
+		if (memcmp(&ed[i], &zero, sizeof zero) != 0)
+			return 1;
+	return 0;
 }
 
+static CUresult	add_node_plain(CUgraphNode *, CUgraph, const CUgraphNode *,
+		    size_t, CUgraphNodeParams *);
+
+/*
+ * With edge data (ports, a programmatic type), the node is added first,
+ * then its edges with their data; a refused edge takes the node away
+ * again, so that nothing is left of the call.
+ */
 static CUresult
 add_node(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
     const CUgraphEdgeData *ed, size_t nd, CUgraphNodeParams *p)
 {
+	CUgraphNode n, *to;
 	CUresult rc;
+	size_t i;
 
 	if (!params_ok(p))
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = edges_default(ed, nd)) != CUDA_SUCCESS)
-		return rc;
+	if (!edges_special(ed, nd))
+		return add_node_plain(pn, g, deps, nd, p);
+	if (pn == NULL || deps == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((to = calloc(nd, sizeof *to)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = add_node_plain(&n, g, NULL, 0, p)) == CUDA_SUCCESS) {
+		for (i = 0; i < nd; i++)
+			to[i] = n;
+		if ((rc = edges_change(g, deps, to, ed, nd, 1)) ==
+		    CUDA_SUCCESS)
+			*pn = n;
+		else
+			(void)cuGraphDestroyNode(n);
+	}
+	free(to);
+	return rc;
+}
+
+static CUresult
+add_node_plain(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps,
+    size_t nd, CUgraphNodeParams *p)
+{
 	switch (p->type) {
 	case CU_GRAPH_NODE_TYPE_KERNEL:
 		/* v3 is v2's layout. */

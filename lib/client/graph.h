@@ -33,6 +33,9 @@ CUresult	graph_cond_add(CUgraphNode *, CUgraph, const CUgraphNode *,
 
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
+/* Edges added (add) or removed, with their data (NULL: the default). */
+CUresult	edges_change(CUgraph, const CUgraphNode *, const CUgraphNode *,
+		    const CUgraphEdgeData *, size_t, int add);
 
 /* memop.c: n operations as R_STREAM_MEMOP carries them, into w. */
 CUresult	memop_pack(unsigned n, const CUstreamBatchMemOpParams *,

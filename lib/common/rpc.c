@@ -111,7 +111,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	/* graph nodes */
 	C(R_GRAPH_NODES,	"graphNodes",		"Q",		"B", 0),
 	C(R_GRAPH_ADD,		"cuGraphAddNode",	"QQIBB",	"Q", 0),
-	C(R_GRAPH_EDGES,	"cuGraphAddDependencies", "QIB",	"", 0),
+	C(R_GRAPH_EDGES,	"cuGraphAddDependencies", "QIBB",	"", 0),
 	C(R_GRAPH_NODE_DESTROY,	"cuGraphDestroyNode",	"QQ",		"", 0),
 	C(R_KNODE_GET,		"cuGraphKernelNodeGetParams", "QQ",	"QIIIIIIIB", 0),
 	C(R_KNODE_SET,		"cuGraphKernelNodeSetParams", "QQQB",	"", 0),

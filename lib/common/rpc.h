@@ -175,7 +175,10 @@ enum rpc_call {
 				   server's handle and u32 type; u32 roots,
 				   each u32 node index; u32 edges, each u32
 				   from and u32 to index (the driver's
-				   orders) */
+				   orders); then, where an edge carries data
+				   (ports, a programmatic type), u32 edges
+				   again and RPC_EDGE_LEN bytes each, else
+				   u32 0 (an older server: nothing) */
 	R_GRAPH_ADD,		/* ctx (0 none), graph, node type, its
 				   dependencies (u64 server handles), the
 				   request of the call it stands for
@@ -189,7 +192,9 @@ enum rpc_call {
 				   u64 its address; a conditional:
 				   RPC_SIG_COND) -> its handle */
 	R_GRAPH_EDGES,		/* graph, add (1) or remove (0), pairs (u64
-				   from, u64 to handles) */
+				   from, u64 to handles), edge data (none:
+				   the default, or RPC_EDGE_LEN bytes a
+				   pair) */
 	R_GRAPH_NODE_DESTROY,	/* graph, node */
 	R_KNODE_GET,		/* graph, kernel node -> function id (the
 				   client's), grid[3], block[3], shmem,

@@ -144,13 +144,20 @@ run_prog() {
 	done
 }
 
-@test "graphs_deps: stream attributes, a capture's open ends read and changed, a capture into a graph" {
+@test "graphs_deps: stream attributes, a capture's open ends read and changed, a capture into a graph, edges with data" {
 	for k in static shared; do
 		run_prog $k graphs_deps
 		echo "$output"
 		echo "$stderr"
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "graphs_deps: ok" ]
+		# Programmatic edges: kept, listed with their data, lossy
+		# without it, removed by their data.
+		[[ "$output" == *"edge data: the ends alone: cudaErrorLossyQuery"* ]]
+		[[ "$output" == *"edge data: k1->k2 port 1 to 0 type 1"* ]]
+		[[ "$output" == *"edge data: k2->k3 port 2 to 0 type 1"* ]]
+		[[ "$output" == *"edge data: 1 edge after the removal"* ]]
+		[[ "$output" == *"edge data: launched twice: quarters 2 2 2 0"* ]]
 		[[ "$output" == *"sync policy: 3"* ]]
 		[[ "$output" == *"window: d, 4096 bytes, hit ratio 0.50, hit 2, miss 1"* ]]
 		[[ "$output" == *"copied sync policy: 3"* ]]

@@ -12,7 +12,11 @@
 //     (cudaStreamBeginCaptureToGraph): the same graph back, its nodes
 //     and edge; launched (checksum);
 //  4. codes: dependencies updated on a stream that does not capture, a
-//     capture into a graph after another graph's node.
+//     capture into a graph after another graph's node;
+//  5. edge data: a programmatic edge between two kernel nodes
+//     (cudaGraphAddDependencies with data), one more made with its node
+//     (cudaGraphAddNode), read back (the ends alone: a lossy query), one
+//     removed, the graph launched (every quarter its count).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -247,6 +251,114 @@ into_graph(unsigned *d)
 	CK(cudaStreamDestroy(s));
 }
 
+// The element counts of d's four quarters, as "a b c d" (each the value
+// every element of the quarter has, or -1).
+static void
+quarters(const unsigned *d, char *out, size_t len)
+{
+	static unsigned h[N];
+	int q[4];
+
+	CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+	for (int k = 0; k < 4; k++) {
+		q[k] = (int)h[k * N / 4];
+		for (int i = k * N / 4; i < (k + 1) * N / 4; i++)
+			if (h[i] != (unsigned)q[k])
+				q[k] = -1;
+	}
+	snprintf(out, len, "%d %d %d %d", q[0], q[1], q[2], q[3]);
+}
+
+static void
+kparams(cudaKernelNodeParams *p, unsigned **d, size_t *n, void **args)
+{
+	*p = cudaKernelNodeParams();
+	args[0] = d;
+	args[1] = n;
+	p->func = (void *)soakInc;
+	p->gridDim = dim3(N / 4 / 256);
+	p->blockDim = dim3(256);
+	p->kernelParams = args;
+}
+
+static void
+edge_data(unsigned *d)
+{
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	cudaGraphNode_t k1, k2, k3, from[4], to[4], deps[4];
+	cudaGraphEdgeData ed, got[4];
+	cudaKernelNodeParams p1, p2;
+	cudaGraphNodeParams np = {};
+	unsigned *q1 = d, *q2 = d + N / 4, *q3 = d + N / 2;
+	void *a1[2], *a2[2], *a3[2];
+	size_t quarter = N / 4, ne, n;
+	char qs[64];
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaMemset(d, 0, N * sizeof *d));
+	CK(cudaGraphCreate(&g, 0));
+	kparams(&p1, &q1, &quarter, a1);
+	kparams(&p2, &q2, &quarter, a2);
+	CK(cudaGraphAddKernelNode(&k1, g, NULL, 0, &p1));
+	CK(cudaGraphAddKernelNode(&k2, g, NULL, 0, &p2));
+	memset(&ed, 0, sizeof ed);
+	ed.from_port = cudaGraphKernelNodePortProgrammatic;
+	ed.type = cudaGraphDependencyTypeProgrammatic;
+	CK(cudaGraphAddDependencies(g, &k1, &k2, &ed, 1));
+	// A third kernel after the second, its edge made with the node.
+	np.type = cudaGraphNodeTypeKernel;
+	a3[0] = &q3;
+	a3[1] = &quarter;
+	np.kernel.func = (void *)soakInc;
+	np.kernel.gridDim = dim3(N / 4 / 256);
+	np.kernel.blockDim = dim3(256);
+	np.kernel.kernelParams = a3;
+	ed.from_port = cudaGraphKernelNodePortLaunchCompletion;
+	CK(cudaGraphAddNode(&k3, g, &k2, &ed, 1, &np));
+	ne = 0;
+	CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &ne));
+	printf("edge data: %zu edges counted\n", ne);
+	ne = 4;
+	printf("edge data: the ends alone: %s\n",
+	    cudaGetErrorName(cudaGraphGetEdges(g, from, to, NULL, &ne)));
+	(void)cudaGetLastError();
+	ne = 4;
+	memset(got, 0xff, sizeof got);
+	CK(cudaGraphGetEdges(g, from, to, got, &ne));
+	for (size_t i = 0; i < ne; i++)
+		printf("edge data: k%d->k%d port %d to %d type %d\n",
+		    from[i] == k1 ? 1 : from[i] == k2 ? 2 : 3,
+		    to[i] == k1 ? 1 : to[i] == k2 ? 2 : 3,
+		    (int)got[i].from_port, (int)got[i].to_port,
+		    (int)got[i].type);
+	n = 4;
+	memset(got, 0xff, sizeof got);
+	CK(cudaGraphNodeGetDependencies(k3, deps, got, &n));
+	printf("edge data: k3 after k2 %d, type %d\n", n == 1 &&
+	    deps[0] == k2, (int)got[0].type);
+	// Removing takes the edge's data; the default names no such edge.
+	printf("edge data: removed as a default edge: %s\n",
+	    cudaGetErrorName(cudaGraphRemoveDependencies(g, &k1, &k2, NULL,
+	    1)));
+	(void)cudaGetLastError();
+	ed.from_port = cudaGraphKernelNodePortProgrammatic;
+	CK(cudaGraphRemoveDependencies(g, &k1, &k2, &ed, 1));
+	ne = 0;
+	CK(cudaGraphGetEdges(g, NULL, NULL, NULL, &ne));
+	printf("edge data: %zu edge after the removal\n", ne);
+	CK(cudaGraphInstantiate(&x, g, 0));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaStreamSynchronize(s));
+	quarters(d, qs, sizeof qs);
+	printf("edge data: launched twice: quarters %s\n", qs);
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(g));
+	CK(cudaStreamDestroy(s));
+}
+
 int
 main(void)
 {
@@ -256,6 +368,7 @@ main(void)
 	attributes(d);
 	dependencies(d);
 	into_graph(d);
+	edge_data(d);
 	CK(cudaFree(d));
 	printf(NAME ": ok\n");
 	return 0;

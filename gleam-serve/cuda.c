@@ -6627,61 +6627,145 @@ mig_load_ctxs(struct rclient *cl, struct pr *r, struct mplace *pl,
 	return r->bad ? -1 : 0;
 }
 
+#define MIG_SPACERS	16	/* reservations steering one module */
+#define MIG_SPACE_GRAN	(2ull << 20)	/* the driver's VA chunk */
+
+struct mglobal {
+	char		 name[RPC_STRING_MAX + 1];
+	uint64_t	 cid, base, size;
+};
+
+struct mspacer {
+	CUdeviceptr	 at;
+	size_t		 size;
+};
+
+/* o's image loaded as its kind: the driver's result, o->h set. */
+static CUresult
+mig_image_load(struct robj *o, uint16_t kind)
+{
+	CUmodule mod;
+	CUlibrary lib;
+	CUresult rc;
+
+	if (kind == RK_MODULE) {
+		rc = drv.ModuleLoadData(&mod, o->img);
+		o->h = rc == CUDA_SUCCESS ? (void *)mod : NULL;
+	} else {
+		rc = drv.LibraryLoadData(&lib, o->img, NULL, NULL, 0, NULL,
+		    NULL, 0);
+		o->h = rc == CUDA_SUCCESS ? (void *)lib : NULL;
+	}
+	return rc;
+}
+
+static void
+mig_image_unload(struct robj *o, uint16_t kind)
+{
+	if (o->h == NULL)
+		return;
+	if (kind == RK_MODULE)
+		(void)drv.ModuleUnload((CUmodule)o->h);
+	else
+		(void)drv.LibraryUnload((CUlibrary)o->h);
+	o->h = NULL;
+}
+
+/*
+ * Whether o's globals (n of g) are where the client was told: 0 all of
+ * them, 1 one is not (*which, at *got here), -1 an error (why).
+ */
+static int
+mig_globals_at(struct rclient *cl, struct robj *o, uint16_t kind,
+    const struct mglobal *g, uint32_t n, uint32_t *which, CUdeviceptr *got,
+    char *why, size_t whylen)
+{
+	struct robj *x;
+	CUdeviceptr p;
+	size_t sz;
+	uint32_t j;
+	CUresult rc;
+
+	for (j = 0; j < n; j++) {
+		if ((x = mig_ctx_cur(cl, g[j].cid)) == NULL ||
+		    (kind == RK_MODULE && x != o->ctx)) {
+			snprintf(why, whylen, "malformed state");
+			return -1;
+		}
+		rc = kind == RK_MODULE ? drv.ModuleGetGlobal(&p, &sz, o->h,
+		    g[j].name) : drv.LibraryGetGlobal(&p, &sz, o->h,
+		    g[j].name);
+		if (rc != CUDA_SUCCESS) {
+			snprintf(why, whylen, "module %llu has no global %s "
+			    "here (error %d)", (unsigned long long)o->id,
+			    g[j].name, rc);
+			return -1;
+		}
+		if (sz != g[j].size) {
+			snprintf(why, whylen, "module %llu's global %s has "
+			    "%zu bytes here, %llu there",
+			    (unsigned long long)o->id, g[j].name, sz,
+			    (unsigned long long)g[j].size);
+			return -1;
+		}
+		if (p != g[j].base) {
+			*which = j;
+			*got = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Modules and libraries, each loaded from its image, its globals checked
- * to be where the client was told they are.
+ * to be where the client was told they are.  The driver places a
+ * module's data where it likes, in chunks of its VA space: the source
+ * had other things (freed since, or its own) below where a global went.
+ * A global placed lower here is steered: the module unloaded, the VA
+ * between where it went and where it must be reserved, the module loaded
+ * again; the reservations go once every module is in.  One placed higher
+ * (its place taken here) cannot be: the client stays where it is.
  */
 static int
 mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 {
-	char name[RPC_STRING_MAX + 1];
+	struct mspacer sp[MIG_SPACERS];
+	struct mglobal *g = NULL;
 	struct robj *o, *x;
 	const void *img;
-	CUmodule mod;
-	CUlibrary lib;
-	CUdeviceptr p;
-	size_t sz;
-	uint64_t id, cid, base, size;
-	uint32_t n, nn, i, j, len;
+	CUdeviceptr p, lo, hi, at;
+	uint64_t id, cid;
+	uint32_t n, nn, ng, i, j, tries, which;
 	uint16_t kind;
+	size_t nsp = 0;
 	CUresult rc;
+	int k, ret = -1;
 
 	n = pr_u32(r);
 	for (i = 0; i < n && !r->bad; i++) {
+		char name[RPC_STRING_MAX + 1];
+
 		id = pr_u64(r);
 		kind = pr_u16(r);
 		cid = pr_u64(r);
-		len = pr_u32(r);
-		img = pr_take(r, len);
-		if (r->bad || i >= MIG_MAX || len == 0 ||
+		nn = pr_u32(r);
+		img = pr_take(r, nn);
+		if (r->bad || i >= MIG_MAX || nn == 0 ||
 		    (kind != RK_MODULE && kind != RK_LIBRARY))
-			return -1;
+			goto out;
 		x = cid != 0 ? mig_ctx_cur(cl, cid) : NULL;
 		if ((cid != 0 && x == NULL) || (kind == RK_MODULE && x == NULL))
-			return -1;	/* a module has a context */
+			goto out;	/* a module has a context */
 		if ((o = robj_new(cl, id, kind, NULL)) == NULL)
-			return -1;
+			goto out;
 		o->ctx = x;
-		if ((o->img = malloc(len)) == NULL) {
+		if ((o->img = malloc(nn)) == NULL) {
 			snprintf(why, whylen, "out of memory");
-			return -1;
+			goto out;
 		}
-		memcpy(o->img, img, len);
-		o->imglen = len;
-		if (kind == RK_MODULE) {
-			rc = drv.ModuleLoadData(&mod, o->img);
-			o->h = rc == CUDA_SUCCESS ? (void *)mod : NULL;
-		} else {
-			rc = drv.LibraryLoadData(&lib, o->img, NULL, NULL, 0,
-			    NULL, NULL, 0);
-			o->h = rc == CUDA_SUCCESS ? (void *)lib : NULL;
-		}
-		if (rc != CUDA_SUCCESS) {
-			robj_del(cl, id);
-			snprintf(why, whylen, "module %llu does not load here "
-			    "(error %d)", (unsigned long long)id, rc);
-			return -1;
-		}
+		memcpy(o->img, img, nn);
+		o->imglen = nn;
 		/* Kernels' attributes: the functions' (none come here). */
 		nn = pr_u32(r);
 		for (j = 0; j < nn && !r->bad; j++) {
@@ -6689,40 +6773,86 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 			(void)pr_u32(r);
 			(void)pr_u32(r);
 		}
-		nn = pr_u32(r);
-		for (j = 0; j < nn && !r->bad; j++) {
-			pr_str(r, name, RPC_STRING_MAX);
-			cid = pr_u64(r);
-			base = pr_u64(r);
-			size = pr_u64(r);
-			if (r->bad || (x = mig_ctx_cur(cl, cid)) == NULL ||
-			    (kind == RK_MODULE && x != o->ctx))
-				return -1;
-			rc = kind == RK_MODULE ? drv.ModuleGetGlobal(&p, &sz,
-			    o->h, name) : drv.LibraryGetGlobal(&p, &sz, o->h,
-			    name);
-			if (rc != CUDA_SUCCESS) {
-				snprintf(why, whylen, "module %llu has no "
-				    "global %s here (error %d)",
-				    (unsigned long long)id, name, rc);
-				return -1;
+		ng = pr_u32(r);
+		if (r->bad || ng > (r->len - r->off) / 24)
+			goto out;
+		free(g);
+		if ((g = calloc(ng + 1, sizeof *g)) == NULL) {
+			snprintf(why, whylen, "out of memory");
+			goto out;
+		}
+		for (j = 0; j < ng && !r->bad; j++) {
+			pr_str(r, g[j].name, RPC_STRING_MAX);
+			g[j].cid = pr_u64(r);
+			g[j].base = pr_u64(r);
+			g[j].size = pr_u64(r);
+		}
+		if (r->bad)
+			goto out;
+		for (tries = 0;; tries++) {
+			if (x != NULL && drv.CtxSetCurrent((CUcontext)x->h) !=
+			    CUDA_SUCCESS)
+				goto out;
+			if ((rc = mig_image_load(o, kind)) != CUDA_SUCCESS) {
+				robj_del(cl, id);
+				snprintf(why, whylen, "module %llu does not "
+				    "load here (error %d)",
+				    (unsigned long long)id, rc);
+				goto out;
 			}
-			if (p != base || sz != size) {
-				snprintf(why, whylen, "a module global moved: "
-				    "0x%llx -> 0x%llx (%s, %llu -> %zu "
-				    "bytes)", (unsigned long long)base,
-				    (unsigned long long)p, name,
-				    (unsigned long long)size, sz);
-				return -1;
+			k = mig_globals_at(cl, o, kind, g, ng, &which, &p, why,
+			    whylen);
+			if (k == 0)
+				break;
+			if (k == -1)
+				goto out;
+			/* Steered below where it must be, if it can be. */
+			lo = p & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
+			hi = g[which].base & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
+			at = 0;
+			if (p > g[which].base || hi <= lo ||
+			    nsp == MIG_SPACERS || drv.MemAddressReserve(&at,
+			    hi - lo, 0, lo, 0) != CUDA_SUCCESS || at != lo) {
+				if (at != 0 && at != lo)
+					(void)drv.MemAddressFree(at, hi - lo);
+				snprintf(why, whylen, "a module global would "
+				    "move: the driver puts %s at 0x%llx here, "
+				    "not 0x%llx (%s steered %zu time%s)",
+				    g[which].name, (unsigned long long)p,
+				    (unsigned long long)g[which].base,
+				    p > g[which].base ? "its place is taken;" :
+				    "the space below not free;", nsp,
+				    nsp == 1 ? "" : "s");
+				goto out;
 			}
-			if (rmem_add(cl, p, sz, 1, kind == RK_MODULE ? o : x) ==
-			    -1 || cuda_note_global(o, cid, name, p, sz) == -1) {
+			sp[nsp].at = lo;
+			sp[nsp++].size = hi - lo;
+			mig_image_unload(o, kind);
+		}
+		if (tries > 0)
+			log_debug("client %s: module %llu placed as it was after "
+			    "%u tr%s", cl->addr, (unsigned long long)id, tries,
+			    tries == 1 ? "y" : "ies");
+		for (j = 0; j < ng; j++) {
+			x = mig_ctx_cur(cl, g[j].cid);
+			if (rmem_add(cl, g[j].base, g[j].size, 1,
+			    kind == RK_MODULE ? o : x) == -1 ||
+			    cuda_note_global(o, g[j].cid, g[j].name, g[j].base,
+			    g[j].size) == -1) {
 				snprintf(why, whylen, "out of memory");
-				return -1;
+				goto out;
 			}
 		}
 	}
-	return r->bad ? -1 : 0;
+	ret = r->bad ? -1 : 0;
+out:
+	/* The modules are in: the space below them is the program's. */
+	while (nsp > 0) {
+		nsp--;
+		(void)drv.MemAddressFree(sp[nsp].at, sp[nsp].size);
+	}
+	free(g);
+	return ret;
 }
 
 /* Functions and kernels, with the attributes the client set. */

@@ -124,6 +124,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: vaprobe cubin\n");
 		return 2;
 	}
+	/* Line by line: the targets end with _exit, which flushes nothing
+	 * (the H100 run saw none of their lines). */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	memset(&s, 0, sizeof s);
 	if (pipe(fd) == -1)
 		return 1;
@@ -134,7 +137,9 @@ main(int argc, char **argv)
 			close(fd[1]);
 			if (read(fd[0], &s, sizeof s) != sizeof s)
 				_exit(1);
-			_exit(target(&s, argv[1], i));
+			status = target(&s, argv[1], i);
+			fflush(stdout);
+			_exit(status);
 		}
 	}
 	close(fd[0]);

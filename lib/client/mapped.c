@@ -8,11 +8,13 @@
 #include <linux/futex.h>
 
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,6 +229,32 @@ struct fetch_req {
 	int		*done;
 };
 
+/*
+ * A fatal fault outside the memory this library maps, with GLEAM_DEBUG:
+ * the address, the thread and its stack on standard error before the
+ * kernel ends the program (a crash through gleam-run is otherwise a bare
+ * exit status).  backtrace(3) was called once at install time, so that
+ * it allocates nothing here.
+ */
+static int	fault_trace;
+
+static void
+fault_backtrace(const siginfo_t *si)
+{
+	void *pc[48];
+	char line[160];
+	ssize_t n;
+	int k;
+
+	snprintf(line, sizeof line, "gleam: SIGSEGV at %p (code %d) in thread "
+	    "%ld, not in memory Gleam maps; its stack:\n", si->si_addr,
+	    si->si_code, (long)syscall(SYS_gettid));
+	n = write(2, line, strlen(line));
+	(void)n;
+	k = backtrace(pc, (int)(sizeof pc / sizeof pc[0]));
+	backtrace_symbols_fd(pc, k, 2);
+}
+
 /* Passes a fault that is not ours to the program's action for SIGSEGV. */
 static void
 fault_chain(int sig, siginfo_t *si, void *uc)
@@ -243,7 +271,9 @@ fault_chain(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/* The default: the access runs again and the kernel's action ends
-	 * the program as it would have. */
+	 * the program as it would have; with GLEAM_DEBUG, where it was. */
+	if (fault_trace)
+		fault_backtrace(si);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	real_sigaction(SIGSEGV, &sa, NULL);
@@ -334,6 +364,12 @@ fault_setup(void)
 		log_warn("mapped memory: no fault handling: %s",
 		    real_sigaction == NULL ? "no sigaction" : strerror(errno));
 		return;
+	}
+	if (log_getlevel() > LL_WARN) {		/* GLEAM_DEBUG set */
+		void *pc[2];
+
+		(void)backtrace(pc, 2);	/* libgcc loaded now, not in a fault */
+		fault_trace = 1;
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

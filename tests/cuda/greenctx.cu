@@ -20,52 +20,11 @@
 
 #define NAME	"greenctx"
 #define N	4096
-#define CK(x)	check((x), #x, __LINE__)
-#define RT(x)	checkrt((x), #x, __LINE__)
+#define CK(x)	checkcu((x), #x, __FILE__, __LINE__)
+#define RT(x)	check((x), #x, __FILE__, __LINE__)
 
-static void
-check(CUresult e, const char *what, int line)
-{
-	const char *s = NULL;
-
-	if (e == CUDA_SUCCESS)
-		return;
-	cuGetErrorName(e, &s);
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    s ? s : "?", what);
-	exit(2);
-}
-
-static void
-checkrt(cudaError_t e, const char *what, int line)
-{
-	if (e == cudaSuccess)
-		return;
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    cudaGetErrorName(e), what);
-	exit(2);
-}
-
-// The same kernel as errors.cu: the host backend has it.
-__global__ void
-set_u32(unsigned *p, unsigned v, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = v ^ (unsigned)i;
-}
-
-static uint64_t
-fnv(const void *p, size_t n)
-{
-	const unsigned char *b = (const unsigned char *)p;
-	uint64_t h = 1469598103934665603ull;
-
-	while (n-- > 0)
-		h = (h ^ *b++) * 1099511628211ull;
-	return h;
-}
+#define TESTUTIL	(TU_CHECK_WHAT | TU_CHECKCU | TU_SET_U32 | TU_FNV64)
+#include "testutil.h"
 
 // The checksum of the buffer, copied back in the primary context.
 static uint64_t

@@ -27,22 +27,12 @@
 #include <cuda_runtime.h>
 
 #define NAME	"texref"
-#define CK(x)	check((x), #x, __LINE__)
+#define CK(x)	checkcu((x), #x, __FILE__, __LINE__)
 
 static int nfail;
 
-static void
-check(CUresult e, const char *what, int line)
-{
-	const char *s = NULL;
-
-	if (e == CUDA_SUCCESS)
-		return;
-	cuGetErrorName(e, &s);
-	printf(NAME ": CUDA error at %s:%d: %s: %s\n", __FILE__, line,
-	    s ? s : "?", what);
-	exit(2);
-}
+#define TESTUTIL	TU_CHECKCU
+#include "testutil.h"
 
 static CUresult
 code(const char *what, CUresult rc)

@@ -6627,7 +6627,7 @@ mig_load_ctxs(struct rclient *cl, struct pr *r, struct mplace *pl,
 	return r->bad ? -1 : 0;
 }
 
-#define MIG_SPACERS	16	/* reservations steering one module */
+#define MIG_SPACERS	64	/* reservations steering the modules */
 #define MIG_SPACE_GRAN	(2ull << 20)	/* the driver's VA chunk */
 
 struct mglobal {
@@ -6717,13 +6717,29 @@ mig_globals_at(struct rclient *cl, struct robj *o, uint16_t kind,
 	return 0;
 }
 
+/* A reservation of size bytes exactly at at: size, else 0. */
+static size_t
+mig_spacer(CUdeviceptr at, size_t size)
+{
+	CUdeviceptr got = 0;
+
+	if (drv.MemAddressReserve(&got, size, 0, at, 0) != CUDA_SUCCESS)
+		return 0;
+	if (got != at) {
+		(void)drv.MemAddressFree(got, size);
+		return 0;
+	}
+	return size;
+}
+
 /*
  * Modules and libraries, each loaded from its image, its globals checked
  * to be where the client was told they are.  The driver places a
  * module's data where it likes, in chunks of its VA space: the source
  * had other things (freed since, or its own) below where a global went.
  * A global placed lower here is steered: the module unloaded, the VA
- * between where it went and where it must be reserved, the module loaded
+ * between where it went and where it must be reserved (or, where some of
+ * that space is taken here, the chunk where it went), the module loaded
  * again; the reservations go once every module is in.  One placed higher
  * (its place taken here) cannot be: the client stays where it is.
  */
@@ -6734,8 +6750,9 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 	struct mglobal *g = NULL;
 	struct robj *o, *x;
 	const void *img;
-	CUdeviceptr p, lo, hi, at;
+	CUdeviceptr p, lo, hi;
 	uint64_t id, cid;
+	size_t sz;
 	uint32_t n, nn, ng, i, j, tries, which;
 	uint16_t kind;
 	size_t nsp = 0;
@@ -6809,12 +6826,14 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 			/* Steered below where it must be, if it can be. */
 			lo = p & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
 			hi = g[which].base & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
-			at = 0;
-			if (p > g[which].base || hi <= lo ||
-			    nsp == MIG_SPACERS || drv.MemAddressReserve(&at,
-			    hi - lo, 0, lo, 0) != CUDA_SUCCESS || at != lo) {
-				if (at != 0 && at != lo)
-					(void)drv.MemAddressFree(at, hi - lo);
+			/* All the space below it at once, else (something of
+			 * this side's in it) the chunk where it went. */
+			sz = p > g[which].base || hi <= lo || nsp == MIG_SPACERS ?
+			    0 : mig_spacer(lo, hi - lo);
+			if (sz == 0 && p < g[which].base && hi > lo &&
+			    nsp < MIG_SPACERS)
+				sz = mig_spacer(lo, MIG_SPACE_GRAN);
+			if (sz == 0) {
 				snprintf(why, whylen, "a module global would "
 				    "move: the driver puts %s at 0x%llx here, "
 				    "not 0x%llx (%s steered %zu time%s)",
@@ -6826,7 +6845,7 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 				goto out;
 			}
 			sp[nsp].at = lo;
-			sp[nsp++].size = hi - lo;
+			sp[nsp++].size = sz;
 			mig_image_unload(o, kind);
 		}
 		if (tries > 0)

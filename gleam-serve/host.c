@@ -6267,6 +6267,12 @@ host_mig_load(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 			snprintf(why, whylen, "kernel %s is not here", name);
 			goto out;
 		}
+		/* A server without host kernels runs none of the client's. */
+		if (m->f[f].k->fn == NULL && host.nk == 0) {
+			snprintf(why, whylen, "kernel %s has no host "
+			    "implementation here (no host_kernels)", name);
+			goto out;
+		}
 		if ((o = robj_new(cl, id, kind, &m->f[f])) == NULL)
 			goto out;
 		o->parent = x;

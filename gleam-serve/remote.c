@@ -1888,6 +1888,22 @@ remote_migrate(struct remote *r)
 	    (double)(now_ns() - t2) / 1e9);
 	goto done;
 net:
+	/*
+	 * The target says why it refuses before it closes, while this side
+	 * is still sending: its ERROR is read, if it came, rather than the
+	 * broken pipe the sending met.
+	 */
+	if (c.fd != -1) {
+		char sent[sizeof c.err];
+		struct frame_hdr eh;
+		const uint8_t *ep;
+
+		snprintf(sent, sizeof sent, "%s", c.err);
+		c.timeout_ms = 2000;
+		if (conn_recv(&c, &eh, &ep) == -1 || eh.type != MSG_ERROR ||
+		    conn_error_frame(&c, ep, eh.len) != -1)
+			snprintf(c.err, sizeof c.err, "%s", sent);
+	}
 	snprintf(why, sizeof why, "%s:%d: %s", r->mig_host, r->mig_port,
 	    c.err);
 out:

@@ -597,42 +597,39 @@ tref_get2(CUtexref h, unsigned op, unsigned idx, const void *pa,
 	return tref_get(t, op, idx, a, b, NULL, 0);
 }
 
+/* A getter of one 32-bit value (a mode, a count, flags) into *p. */
+static CUresult
+tref_get_u32(CUtexref h, unsigned op, unsigned idx, void *p)
+{
+	uint64_t a;
+	uint32_t v;
+	CUresult rc;
+
+	if ((rc = tref_get2(h, op, idx, p, &a, NULL)) == CUDA_SUCCESS) {
+		v = (uint32_t)a;
+		memcpy(p, &v, sizeof v);
+	}
+	return rc;
+}
+
 CUresult
 cuTexRefGetAddressMode(CUaddress_mode *pam, CUtexref h, int dim)
 {
-	uint64_t a;
-	CUresult rc;
-
 	if (dim < 0 || dim > 2)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = tref_get2(h, TREF_ADDRMODE, (unsigned)dim, pam, &a,
-	    NULL)) == CUDA_SUCCESS)
-		*pam = (CUaddress_mode)a;
-	return rc;
+	return tref_get_u32(h, TREF_ADDRMODE, (unsigned)dim, pam);
 }
 
 CUresult
 cuTexRefGetFilterMode(CUfilter_mode *pfm, CUtexref h)
 {
-	uint64_t a;
-	CUresult rc;
-
-	if ((rc = tref_get2(h, TREF_FILTER, 0, pfm, &a, NULL)) ==
-	    CUDA_SUCCESS)
-		*pfm = (CUfilter_mode)a;
-	return rc;
+	return tref_get_u32(h, TREF_FILTER, 0, pfm);
 }
 
 CUresult
 cuTexRefGetMipmapFilterMode(CUfilter_mode *pfm, CUtexref h)
 {
-	uint64_t a;
-	CUresult rc;
-
-	if ((rc = tref_get2(h, TREF_MIPFILTER, 0, pfm, &a, NULL)) ==
-	    CUDA_SUCCESS)
-		*pfm = (CUfilter_mode)a;
-	return rc;
+	return tref_get_u32(h, TREF_MIPFILTER, 0, pfm);
 }
 
 CUresult
@@ -683,13 +680,7 @@ cuTexRefGetMipmapLevelClamp(float *plo, float *phi, CUtexref h)
 CUresult
 cuTexRefGetMaxAnisotropy(int *paniso, CUtexref h)
 {
-	uint64_t a;
-	CUresult rc;
-
-	if ((rc = tref_get2(h, TREF_ANISO, 0, paniso, &a, NULL)) ==
-	    CUDA_SUCCESS)
-		*paniso = (int)a;
-	return rc;
+	return tref_get_u32(h, TREF_ANISO, 0, paniso);
 }
 
 CUresult
@@ -720,13 +711,7 @@ cuTexRefGetBorderColor(float *rgba, CUtexref h)
 CUresult
 cuTexRefGetFlags(unsigned int *pflags, CUtexref h)
 {
-	uint64_t a;
-	CUresult rc;
-
-	if ((rc = tref_get2(h, TREF_FLAGS, 0, pflags, &a, NULL)) ==
-	    CUDA_SUCCESS)
-		*pflags = (unsigned int)a;
-	return rc;
+	return tref_get_u32(h, TREF_FLAGS, 0, pflags);
 }
 
 /* A surface reference binds an array made for load and store, no flags. */

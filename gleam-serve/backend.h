@@ -220,6 +220,8 @@ extern const struct backend backend_host;
 
 /* Object table helpers for backends. */
 struct robj	*robj_get(struct rclient *, uint64_t id, int kind);
+/* The client's id of the object of kind whose driver handle is h, else 0. */
+uint64_t	 robj_id_of(struct rclient *, const void *h, int kind);
 struct robj	*robj_new(struct rclient *, uint64_t id, int kind, void *h);
 void		 robj_del(struct rclient *, uint64_t id);
 /*

@@ -2254,21 +2254,6 @@ c_texref_destroy(struct rcall *c)
 	return rc;
 }
 
-/* The client's id of a driver's array (kind RK_ARRAY or RK_MIPMAP). */
-static uint64_t
-cuda_array_id(struct rclient *cl, void *h, int kind)
-{
-	size_t i = 0;
-	uint64_t id;
-	void *v;
-
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->kind == kind &&
-		    ((struct robj *)v)->h == h)
-			return id;
-	return 0;
-}
-
 /* in: id, op, index, a, b, data -> byte offset */
 static int
 c_texref_set(struct rcall *c)
@@ -2386,12 +2371,12 @@ c_texref_get(struct rcall *c)
 		if ((rc = o->kind == RK_SURFREF ? TREF_CALL(surfget, (&a,
 		    o->h)) : TREF_CALL(getarray, (&a, o->h))) != CUDA_SUCCESS)
 			return rc;
-		c->out[0].u = cuda_array_id(c->cl, a, RK_ARRAY);
+		c->out[0].u = robj_id_of(c->cl, a, RK_ARRAY);
 		return CUDA_SUCCESS;
 	case TREF_MIPMAP:
 		if ((rc = TREF_CALL(getmipmap, (&mm, o->h))) != CUDA_SUCCESS)
 			return rc;
-		c->out[0].u = cuda_array_id(c->cl, mm, RK_MIPMAP);
+		c->out[0].u = robj_id_of(c->cl, mm, RK_MIPMAP);
 		return CUDA_SUCCESS;
 	case TREF_ADDRESS:
 		rc = TREF_CALL(getaddr, (&p, o->h));
@@ -4986,21 +4971,6 @@ c_knode_set(struct rcall *c)
 	return rc;
 }
 
-/* The client's id of the driver's event h, else 0. */
-static uint64_t
-event_id(struct rclient *cl, CUevent h)
-{
-	size_t i = 0;
-	uint64_t id;
-	void *v;
-
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->kind == RK_EVENT &&
-		    ((struct robj *)v)->h == h)
-			return id;
-	return 0;
-}
-
 /* A copy node's parameters as R_MEM_3D's descriptor, into v[3]. */
 static void
 node_copy_desc(const CUDA_MEMCPY3D *m, struct pw *d)
@@ -5068,14 +5038,14 @@ c_node_get(struct rcall *c)
 		if ((rc = drv.GraphEventRecordNodeGetEvent(node, &ev)) !=
 		    CUDA_SUCCESS)
 			return rc;
-		v[1].u = event_id(c->cl, ev);
+		v[1].u = robj_id_of(c->cl, ev, RK_EVENT);
 		rpc_pack(&c->blob, rpc_lookup(R_EVENT_RECORD)->req, v);
 		break;
 	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
 		if ((rc = drv.GraphEventWaitNodeGetEvent(node, &ev)) !=
 		    CUDA_SUCCESS)
 			return rc;
-		v[2].u = event_id(c->cl, ev);
+		v[2].u = robj_id_of(c->cl, ev, RK_EVENT);
 		rpc_pack(&c->blob, rpc_lookup(R_STREAM_WAIT_EVENT)->req, v);
 		break;
 	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:

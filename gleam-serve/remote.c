@@ -237,6 +237,20 @@ robj_get(struct rclient *cl, uint64_t id, int kind)
 	return o != NULL && o->kind == kind ? o : NULL;
 }
 
+uint64_t
+robj_id_of(struct rclient *cl, const void *h, int kind)
+{
+	size_t i = 0;
+	uint64_t id;
+	void *v;
+
+	while (htab_next(&cl->objs, &i, &id, &v))
+		if (((struct robj *)v)->kind == kind &&
+		    ((struct robj *)v)->h == h)
+			return id;
+	return 0;
+}
+
 struct robj *
 robj_new(struct rclient *cl, uint64_t id, int kind, void *h)
 {

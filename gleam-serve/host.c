@@ -4824,15 +4824,9 @@ hgraph_get(struct rcall *c, uint64_t id)
 static struct robj *
 hgraph_robj(struct rclient *cl, const struct hgraph *g)
 {
-	size_t i = 0;
-	uint64_t id;
-	void *v;
+	uint64_t id = robj_id_of(cl, g, RK_GRAPH);
 
-	while (htab_next(&cl->objs, &i, &id, &v))
-		if (((struct robj *)v)->kind == RK_GRAPH &&
-		    ((struct robj *)v)->h == g)
-			return v;
-	return NULL;
+	return id != 0 ? robj_get(cl, id, RK_GRAPH) : NULL;
 }
 
 /*

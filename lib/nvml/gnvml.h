@@ -105,6 +105,14 @@ typedef enum nvmlTemperatureSensors_enum {
 	NVML_TEMPERATURE_COUNT
 } nvmlTemperatureSensors_t;
 
+/* nvmlDeviceGetTemperatureV's struct, version 1. */
+typedef struct nvmlTemperature_v1_st {
+	unsigned int	 version;	/* nvmlTemperature_v1 */
+	nvmlTemperatureSensors_t sensorType;
+	int		 temperature;
+} nvmlTemperature_v1_t, nvmlTemperature_t;
+#define nvmlTemperature_v1	NVML_STRUCT_VERSION(Temperature, 1)
+
 typedef enum nvmlClockType_enum {
 	NVML_CLOCK_GRAPHICS = 0,
 	NVML_CLOCK_SM = 1,
@@ -167,6 +175,7 @@ nvmlReturn_t	nvmlDeviceGetUtilizationRates(nvmlDevice_t,
 		    nvmlUtilization_t *);
 nvmlReturn_t	nvmlDeviceGetTemperature(nvmlDevice_t,
 		    nvmlTemperatureSensors_t, unsigned int *);
+nvmlReturn_t	nvmlDeviceGetTemperatureV(nvmlDevice_t, nvmlTemperature_t *);
 nvmlReturn_t	nvmlDeviceGetPowerUsage(nvmlDevice_t, unsigned int *);
 nvmlReturn_t	nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t,
 		    unsigned int *);

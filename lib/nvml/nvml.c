@@ -57,10 +57,10 @@ nv_initialized(void)
 
 /*
  * NVIDIA's tools ask the library for private tables by UUID, as cudart
- * asks the driver (../shared/ref: the driver's hidden export tables);
- * which ones NVML's callers want is not known yet, so each UUID asked for
- * is logged once, on standard error whatever the level (nvidia-smi asks
- * before nvmlInit, and says only "Mismatch in versions" when refused).
+ * asks the driver (../shared/ref: the driver's hidden export tables).
+ * nvidia-smi's is answered (smi.c); any other UUID asked for is logged
+ * once, on standard error whatever the level (nvidia-smi asks before
+ * nvmlInit, and says only "Mismatch in versions" when refused).
  */
 nvmlReturn_t	nvmlInternalGetExportTable(const void **,
 		    const unsigned char *);
@@ -77,6 +77,12 @@ nvmlInternalGetExportTable(const void **table, const unsigned char *uuid)
 		*table = NULL;
 	if (uuid == NULL)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	if (nv_smi_table(uuid) != NULL) {
+		if (table == NULL)
+			return NVML_ERROR_INVALID_ARGUMENT;
+		*table = nv_smi_table(uuid);
+		return NVML_SUCCESS;
+	}
 	pthread_mutex_lock(&mu);
 	for (i = 0; i < nseen; i++)
 		known |= memcmp(seen[i], uuid, 16) == 0;
@@ -678,6 +684,26 @@ nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s,
 		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
 		    NVML_ERROR_UNINITIALIZED;
 	return NV_NUM(d, temperature_c, t);
+}
+
+/* The versioned call (nvidia-smi's): its struct says which sensor. */
+nvmlReturn_t
+nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
+{
+	unsigned int c;
+	nvmlReturn_t rc;
+
+	if (t == NULL)
+		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
+		    NVML_ERROR_UNINITIALIZED;
+	if (t->version != nvmlTemperature_v1)
+		return nv_initialized() ?
+		    NVML_ERROR_ARGUMENT_VERSION_MISMATCH :
+		    NVML_ERROR_UNINITIALIZED;
+	if ((rc = nvmlDeviceGetTemperature(d, t->sensorType, &c)) ==
+	    NVML_SUCCESS)
+		t->temperature = (int)c;
+	return rc;
 }
 
 nvmlReturn_t

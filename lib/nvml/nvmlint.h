@@ -1,4 +1,4 @@
-/* Between nvml.c and stubs.c. */
+/* Between nvml.c, stubs.c and smi.c. */
 #ifndef GLEAM_NVMLINT_H
 #define GLEAM_NVMLINT_H
 
@@ -6,5 +6,7 @@
 int	nv_initialized(void);
 /* Once per function (*said), at info level: name is not answered here. */
 void	nv_unsupported(const char *name, int *said);
+/* The private table of that UUID that smi.c answers, else NULL. */
+const void	*nv_smi_table(const unsigned char *uuid);
 
 #endif

@@ -14,6 +14,7 @@
  * BAR1, this process alone) is not checked.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,7 @@ device(unsigned int i)
 	nvmlDevice_t d, d2;
 	nvmlMemory_t m;
 	nvmlMemory_v2_t m2;
+	nvmlTemperature_t tv;
 	nvmlUtilization_t u;
 	nvmlPciInfo_t pci;
 	nvmlProcessInfo_t procs[4];
@@ -149,6 +151,13 @@ device(unsigned int i)
 		printf("  temperature: %u\n", v);
 	expect("temperature sensor 7", nvmlDeviceGetTemperature(d,
 	    (nvmlTemperatureSensors_t)7, &v), NVML_ERROR_INVALID_ARGUMENT);
+	tv.version = nvmlTemperature_v1;
+	tv.sensorType = NVML_TEMPERATURE_GPU;
+	if (say("temperature_v", nvmlDeviceGetTemperatureV(d, &tv)))
+		printf("  temperature_v: %d\n", tv.temperature);
+	tv.version = 1;
+	expect("temperature_v, version 1", nvmlDeviceGetTemperatureV(d, &tv),
+	    NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
 	if (say("power", nvmlDeviceGetPowerUsage(d, &v)))
 		printf("  power: %u\n", v);
 	if (say("power_limit", nvmlDeviceGetPowerManagementLimit(d, &v)))
@@ -217,6 +226,60 @@ device(unsigned int i)
 		    buf), NVML_ERROR_NOT_SUPPORTED);
 }
 
+nvmlReturn_t	nvmlInternalGetExportTable(const void **,
+		    const unsigned char *);
+
+/*
+ * nvidia-smi's private table (lib/nvml/smi.c), its words called as
+ * nvidia-smi calls them: a line of output, the bus id of an index, a
+ * GPU's processes, one that Gleam does not answer.
+ */
+static void
+smi_table(unsigned int n)
+{
+	static const unsigned char uuid[16] = {
+		0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+		0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4
+	};
+	nvmlReturn_t (*line)(const char *, const char *, const char *);
+	nvmlReturn_t (*bus)(unsigned int, char *, unsigned int);
+	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *, void *,
+	    unsigned int);
+	nvmlReturn_t (*other)(void);
+	const void **t = NULL;
+	nvmlDevice_t d;
+	char buf[64];
+	unsigned int k;
+
+	expect("smi table", nvmlInternalGetExportTable((const void **)&t,
+	    uuid), NVML_SUCCESS);
+	if (t == NULL)
+		return;
+	printf("smi table: %zu bytes, word 1 %s, word 24 %s\n",
+	    (size_t)(uintptr_t)t[0], t[1] == NULL ? "empty" : "a function",
+	    t[24] == NULL ? "empty" : "a function");
+	*(const void **)&line = t[26];
+	fflush(stdout);
+	expect("smi line", line("nvidia-smi %s: %s\n", "stdout",
+	    "smi line: printed"), NVML_SUCCESS);
+	fflush(stdout);
+	*(const void **)&bus = t[81];
+	if (say("smi bus id", bus(0, buf, 22))) {
+		printf("smi bus id: %s\n", buf);
+		expect("smi bus id, short", bus(0, buf, 4),
+		    NVML_ERROR_INSUFFICIENT_SIZE);
+	}
+	expect("smi bus id, past the end", bus(n, buf, 22),
+	    NVML_ERROR_INVALID_ARGUMENT);
+	*(const void **)&procs = t[213];
+	expect("handle", nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_SUCCESS);
+	k = 500;
+	if (say("smi processes", procs(d, &k, buf, 2)))
+		printf("smi processes: %u\n", k);
+	*(const void **)&other = t[230];
+	expect("smi word 230", other(), NVML_ERROR_NOT_SUPPORTED);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -279,6 +342,9 @@ main(int argc, char *argv[])
 		device(i);
 	expect("handle past the end", nvmlDeviceGetHandleByIndex_v2(n, &d),
 	    NVML_ERROR_INVALID_ARGUMENT);
+	/* The driver's slots take more than is known of them. */
+	if (!real && n > 0)
+		smi_table(n);
 	/* The driver's would follow a bad handle. */
 	if (!real) {
 		expect("bad handle", nvmlDeviceGetName((nvmlDevice_t)buf, buf,

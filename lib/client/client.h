@@ -251,8 +251,13 @@ CUresult	 stream_make(struct gctx *c, uint16_t type, unsigned flags,
 CUresult	 green_resource(uint32_t which, int dev, uint64_t ctx,
 		    uint64_t sid, CUdevResourceType type, CUdevResource *);
 
-/* The calling thread's context, or the error to return. */
-CUresult	 ctx_need(struct gctx **);
+/* The calling thread's context, or the error to return; with
+ * GLEAM_DEBUG=2, a thread without one is logged under the caller's name
+ * (what cudart, cuBLAS or a framework asked without a context is
+ * otherwise answered here, unseen). */
+CUresult	 ctx_need_at(struct gctx **, const char *);
+CUresult	 ctx_none(const char *);	/* logs, returns 201 */
+#define ctx_need(out)	ctx_need_at((out), __func__)
 
 /* JIT options (jit.c): encoded, noting each log buffer's size; a reply's
  * outputs written back into the program's arrays. */

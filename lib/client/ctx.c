@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "log.h"
 #include "pool.h"
 #include "cls.h"
 #include "hooks.h"
@@ -73,7 +74,15 @@ ctx_current(void)
 }
 
 CUresult
-ctx_need(struct gctx **out)
+ctx_none(const char *who)
+{
+	log_debug("%s (no current context in this thread): %d", who,
+	    CUDA_ERROR_INVALID_CONTEXT);
+	return CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult
+ctx_need_at(struct gctx **out, const char *who)
 {
 	struct gctx *c = ctx_current();
 	CUresult rc;
@@ -81,7 +90,7 @@ ctx_need(struct gctx **out)
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
 	if (c == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return ctx_none(who);
 	if (!c->live)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	if (c->sticky != CUDA_SUCCESS)

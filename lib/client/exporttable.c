@@ -172,8 +172,11 @@ tls_get(void **out, uint32_t kind)
 static CUresult
 cls_resolve(CUcontext *c)
 {
-	if (*c == NULL && (*c = client_ctx_current()) == NULL)
+	if (*c == NULL && (*c = client_ctx_current()) == NULL) {
+		log_trace("context-local storage: no current context in "
+		    "this thread (201)");
 		return CUDA_ERROR_INVALID_CONTEXT;
+	}
 	return CUDA_SUCCESS;
 }
 

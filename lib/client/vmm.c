@@ -150,7 +150,7 @@ cuMemAddressFree(CUdeviceptr ptr, size_t size)
 	if (ptr == 0 || size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((c = vmm_ctx(NULL)) == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return ctx_none(__func__);
 	in[0].u = gobj_id(c);
 	in[1].u = ptr;
 	in[2].u = size;
@@ -302,7 +302,7 @@ cuMemUnmap(CUdeviceptr ptr, size_t size)
 	pthread_mutex_lock(&vmm_lock);
 	if ((c = vmm_ctx(NULL)) == NULL) {
 		pthread_mutex_unlock(&vmm_lock);
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return ctx_none(__func__);
 	}
 	/* Copies on their way out of it land first. */
 	rdrain_detached();
@@ -344,7 +344,7 @@ cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc,
 	    count > sizeof b / 12)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((c = vmm_ctx(NULL)) == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return ctx_none(__func__);
 	for (i = 0; i < count; i++) {
 		uint32_t v[3];
 		int k;
@@ -377,7 +377,7 @@ cuMemGetAccess(unsigned long long *flags, const CUmemLocation *location,
 	if (flags == NULL || location == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((c = vmm_ctx(NULL)) == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
+		return ctx_none(__func__);
 	in[0].u = gobj_id(c);
 	in[1].u = (uint32_t)location->type;
 	in[2].u = (uint64_t)(int64_t)location->id;

@@ -385,6 +385,18 @@ run_prog() {
 	done
 }
 
+@test "a thread with no current context: driver calls answer 201, a runtime call makes the primary context current" {
+	for k in static shared; do
+		run_prog $k noctx
+		[ "$status" -eq 0 ]
+		[[ "$output" == *"  current is NULL                            1"* ]]
+		[[ "$output" == *"cuCtxGetDevice                               201"* ]]
+		[[ "$output" == *"  it is the main thread's                    1"* ]]
+		[[ "$output" == *"main: first byte 2"* ]]
+		[ "${lines[-1]}" = "noctx: ok" ]
+	done
+}
+
 @test "memory pools: create, attributes, allocation from a pool, trim, the device's current pool" {
 	for k in static shared; do
 		run_prog $k mempool

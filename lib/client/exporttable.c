@@ -116,6 +116,19 @@ static void *cluster_table[17] = {
 	REF(cluster, 13), REF(cluster, 14), REF(cluster, 15), REF(cluster, 16)
 };
 
+UNSEEN10(fft, , NOTSUP) UNSEEN10(fft, 1, NOTSUP) UNSEEN10(fft, 2, NOTSUP)
+UNSEEN10(fft, 3, NOTSUP) UNSEEN10(fft, 4, NOTSUP) UNSEEN10(fft, 5, NOTSUP)
+UNSEEN10(fft, 6, NOTSUP) UNSEEN10(fft, 7, NOTSUP) UNSEEN10(fft, 8, NOTSUP)
+UNSEEN(fft, 90, NOTSUP) UNSEEN(fft, 91, NOTSUP) UNSEEN(fft, 92, NOTSUP)
+UNSEEN(fft, 93, NOTSUP) UNSEEN(fft, 94, NOTSUP) UNSEEN(fft, 95, NOTSUP)
+UNSEEN(fft, 96, NOTSUP) UNSEEN(fft, 97, NOTSUP) UNSEEN(fft, 98, NOTSUP)
+static void *fft_table[99] = {
+	REF10(fft, ), REF10(fft, 1), REF10(fft, 2), REF10(fft, 3),
+	REF10(fft, 4), REF10(fft, 5), REF10(fft, 6), REF10(fft, 7),
+	REF10(fft, 8), REF(fft, 90), REF(fft, 91), REF(fft, 92), REF(fft, 93),
+	REF(fft, 94), REF(fft, 95), REF(fft, 96), REF(fft, 97), REF(fft, 98)
+};
+
 /*
  * CUDART_INTERFACE [2]: the device's primary-context handle.  Like the
  * real slot it takes no reference and does not make the context current.
@@ -336,6 +349,34 @@ cluster_tpc_map_free(uint8_t *vgpc, uint8_t *mtpc)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * 6e163fbe [7], asked for by cuFFT (export-tables.md): the functions of a
+ * module that cuFFT loaded from an image without naming its kernel, each
+ * given to fn(arg, function); the answer is their count, which cuFFT
+ * wants to be 1 (the real driver answered 1 for each of its modules).
+ * The context is the one the module was loaded in.
+ */
+static int
+fft_module_functions(CUcontext ctx, CUmodule mod,
+    void (*fn)(void *, CUfunction), void *arg)
+{
+	CUfunction one[8], *fs = one;
+	unsigned int i, n = 0;
+
+	(void)ctx;
+	if (fn == NULL || cuModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS)
+		return 0;
+	if (n > nitems(one) && (fs = calloc(n, sizeof *fs)) == NULL)
+		return 0;
+	if (n > 0 && cuModuleEnumerateFunctions(fs, n, mod) != CUDA_SUCCESS)
+		n = 0;
+	for (i = 0; i < n; i++)
+		fn(arg, fs[i]);
+	if (fs != one)
+		free(fs);
+	return (int)n;
+}
+
 static void
 export_fill(void)
 {
@@ -366,6 +407,10 @@ export_fill(void)
 	cluster_table[0] = SIZEWORD(cluster_table);
 	cluster_table[4] = SLOT(cluster_tpc_map);
 	cluster_table[13] = SLOT(cluster_tpc_map_free);
+
+	fft_table[0] = SIZEWORD(fft_table);
+	fft_table[7] = SLOT(fft_module_functions);
+	fft_table[93] = NULL;
 }
 
 /* The tables by UUID, bytes in wire order.  A NULL table is refused. */
@@ -398,6 +443,9 @@ static const struct export_entry {
 	{ { 0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45,
 	    0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca },
 	  "cluster prototype", cluster_table },
+	{ { 0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
+	    0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e },
+	  "cuFFT private", fft_table },
 	/* Optional: everything ran with these refused. */
 	{ { 0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e,
 	    0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9 },

@@ -1143,6 +1143,9 @@ printf_expected() {
 		[[ "$output" == *"cubin: g_bias 4 bytes, 7"* ]]
 		[[ "$output" == *"library: g_bias 4 bytes, 7"* ]]
 		[[ "$output" == *"fatbin: mk_ functions enumerated 3"* ]]
+		# cuFFT's private table: a module's functions through slot 7.
+		[[ "$output" == *"fatbin: cuFFT's table: size word 792, [7] answers the count 1, gave each once 1"* ]]
+		[[ "$output" == *"cubin: cuFFT's table: size word 792, [7] answers the count 1, gave each once 1"* ]]
 		[[ "$output" == *"library: mk_ kernels enumerated 3"* ]]
 		# No JIT compiler on the host backend.
 		[[ "$output" == *"ptx: load 221"* ]]

@@ -13,6 +13,7 @@
 // skipped, 221).  cuLibraryGetModule: mk_add and g_bias through the
 // library's module; cuKernelGetFunction's function and its module.
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <elf.h>
@@ -221,6 +222,53 @@ run_add(const char *what, CUfunction f, CUdeviceptr d)
 	fails += bad != 0;
 }
 
+// cuFFT's private driver table (6e163fbe) and its slot 7, which gives a
+// module's functions to a callback and answers their count
+// (lib/client/export-tables.md): what cuFFT uses for a module whose
+// kernel it does not name.
+static CUfunction fft_seen[4096];
+static unsigned fft_nseen;
+
+static void
+fft_collect(void *arg, CUfunction f)
+{
+	(void)arg;
+	if (fft_nseen < 4096)
+		fft_seen[fft_nseen++] = f;
+}
+
+static void
+fft_slot7(const char *what, CUmodule m, const CUfunction *fs, unsigned n)
+{
+	static const CUuuid id = { { (char)0x6e, 0x16, 0x3f, (char)0xbe,
+	    (char)0xb9, 0x58, 0x44, 0x4d, (char)0x83, 0x5c, (char)0xe1,
+	    (char)0x82, (char)0xaf, (char)0xf1, (char)0x99, 0x1e } };
+	typedef int (*slot7)(CUcontext, CUmodule, void (*)(void *, CUfunction),
+	    void *);
+	const void *t = NULL;
+	CUcontext c = NULL;
+	unsigned i, j, known = 0;
+	int r;
+
+	CK(cuCtxGetCurrent(&c));
+	if (cuGetExportTable(&t, &id) != CUDA_SUCCESS || t == NULL) {
+		printf("%s: cuFFT's table: refused\n", what);
+		fails++;
+		return;
+	}
+	fft_nseen = 0;
+	r = ((slot7)((void *const *)t)[7])(c, m, fft_collect, NULL);
+	for (i = 0; i < fft_nseen; i++)
+		for (j = 0; j < n; j++)
+			if (fft_seen[i] == fs[j]) {
+				known++;
+				break;
+			}
+	printf("%s: cuFFT's table: size word %zu, [7] answers the count %d, "
+	    "gave each once %d\n", what, (size_t)((const uintptr_t *)t)[0],
+	    r == (int)n, fft_nseen == n && known == n);
+}
+
 // What a module shows of itself.
 static void
 show_module(const char *what, CUmodule m, CUdeviceptr d)
@@ -237,6 +285,7 @@ show_module(const char *what, CUmodule m, CUdeviceptr d)
 	if (n > 4096)
 		n = 4096;
 	CK(cuModuleEnumerateFunctions(fs, n, m));
+	fft_slot7(what, m, fs, n);
 	for (i = 0; i < n; i++) {
 		CK(cuFuncGetName(&name, fs[i]));
 		mk += strncmp(name, "mk_", 3) == 0;

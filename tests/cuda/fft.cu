@@ -1,0 +1,1 @@
+../gpu/tabletrace/fft.cu

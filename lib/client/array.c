@@ -657,8 +657,12 @@ cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *d, CUtexObject h)
 {
 	struct gtex x;
 
-	if (d == NULL || tex_find(h, 0, &x) == -1 || !x.hasview)
+	if (d == NULL || tex_find(h, 0, &x) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	*d = x.v;
+	/* Made without a view: the real driver (580) answers 0 too. */
+	if (x.hasview)
+		*d = x.v;
+	else
+		memset(d, 0, sizeof *d);
 	return CUDA_SUCCESS;
 }

@@ -714,8 +714,8 @@ driver_api(int refused)
 	same("HtoA async", out, in, sizeof in);
 	printf("HtoA past the end: error %d\n", (int)cuMemcpyHtoA(a, 390,
 	    in, 20));
-	printf("AtoH of a destroyed-looking handle: error %d\n",
-	    (int)cuMemcpyAtoH(out, (CUarray)(void *)in, 0, 4));
+	// (A handle that names no array is not asked about: the real
+	// driver (580) reads through it and crashes.)
 	if (refused) {
 		typedef CUresult (*acreate)(CUarray *, const void *);
 		typedef CUresult (*htoa)(CUarray, unsigned, const void *,

@@ -124,8 +124,8 @@ main(void)
 	other[1] = res[2];
 	code("descriptor of two splits' groups",
 	    cuDevResourceGenerateDesc(&dbad, other, 2));
-	code("descriptor of no resources", cuDevResourceGenerateDesc(&dbad,
-	    res, 0));
+	// (No resources at all is not asked about: the real driver (580)
+	// crashes on it.)
 
 	// Two green contexts.
 	code("green context with flags 0", cuGreenCtxCreate(&gbad, d0, 0, 0));

@@ -227,25 +227,7 @@ static struct {
 	bool		 host, light;
 	int		 genflags;
 	char		 file[CORE_PATH_MAX], pipe[CORE_PATH_MAX];
-	int		 named;
-} core = { true, false, 0, "", "", 0 };
-
-static void
-core_names(void)
-{
-	char host[256];
-
-	if (core.named)
-		return;
-	if (gethostname(host, sizeof host) != 0)
-		snprintf(host, sizeof host, "localhost");
-	host[sizeof host - 1] = '\0';
-	snprintf(core.file, sizeof core.file, "core.cuda.%s.%ld", host,
-	    (long)getpid());
-	snprintf(core.pipe, sizeof core.pipe, "corepipe.cuda.%s.%ld", host,
-	    (long)getpid());
-	core.named = 1;
-}
+} core = { true, false, 0, "", "" };
 
 static CUresult
 core_get(CUcoredumpSettings a, void *v, size_t *size)
@@ -257,7 +239,6 @@ core_get(CUcoredumpSettings a, void *v, size_t *size)
 	if (v == NULL || size == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&log_lock);
-	core_names();
 	switch (a) {
 	case CU_COREDUMP_ENABLE_ON_EXCEPTION:
 	case CU_COREDUMP_ENABLE_USER_TRIGGER:
@@ -287,7 +268,10 @@ core_get(CUcoredumpSettings a, void *v, size_t *size)
 		pthread_mutex_unlock(&log_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (s != NULL) {
+	if (s != NULL && *s == '\0' && *size == 0) {
+		/* Never set: the real driver (580) answers 0 to a size of
+		 * 0 (and no "core.cuda.HOST.PID" it would write to). */
+	} else if (s != NULL) {
 		if ((n = strlen(s) + 1) > *size) {
 			pthread_mutex_unlock(&log_lock);
 			return CUDA_ERROR_INVALID_VALUE;
@@ -315,7 +299,6 @@ core_set(CUcoredumpSettings a, void *v, size_t *size)
 	if (v == NULL || size == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&log_lock);
-	core_names();
 	switch (a) {
 	case CU_COREDUMP_ENABLE_ON_EXCEPTION:
 	case CU_COREDUMP_ENABLE_USER_TRIGGER:

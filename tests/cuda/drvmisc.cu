@@ -506,9 +506,10 @@ diagnostics(void)
 	    &n));
 	printf(", flags %d", flags);
 	n = sizeof file;
+	snprintf(file, sizeof file, "unwritten");
 	DK(cuCoredumpGetAttributeGlobal(CU_COREDUMP_FILE, file, &n));
-	printf(", file core.cuda.*: %d\n", strncmp(file, "core.cuda.", 10) ==
-	    0);
+	printf(", file core.cuda.*: %d, empty: %d\n", strncmp(file,
+	    "core.cuda.", 10) == 0, file[0] == '\0');
 	flags = CU_COREDUMP_SKIP_ABORT;
 	n = sizeof flags;
 	DK(cuCoredumpSetAttributeGlobal(CU_COREDUMP_GENERATION_FLAGS, &flags,

@@ -5245,6 +5245,9 @@ c_graph_node_destroy(struct rcall *c)
 
 	if (g == NULL || (o = hgraph_op(g, c->in[1].u)) == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* The H200's driver (580) keeps an allocation node. */
+	if (o->type == HOP_ALLOC)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	hop_unname(c->cl, o);
 	hop_clear(o, hop_sig(o->type));
 	k = (size_t)(o - g->op);

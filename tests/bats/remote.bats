@@ -195,6 +195,7 @@ run_prog() {
 		[[ "$output" == *"graph set: old exec 7, new exec 9, exec set 11, other exec 9"* ]]
 		[[ "$output" == *"exec child set: a +1, f 1"* ]]
 		[[ "$output" == *"alloc node: address given 1"* ]]
+		[[ "$output" == *"alloc node removed: cudaErrorNotSupported"* ]]
 		[[ "$output" == *"kernel attrs: cooperative 1, window 4096 bytes, hit ratio 0.50, copied window 4096 bytes"* ]]
 		[[ "$output" == *"kernel attr of a memset node: cudaErrorInvalidValue"* ]]
 		[[ "$output" == *"reserved field set: cudaErrorInvalidValue"* ]]

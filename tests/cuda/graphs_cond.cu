@@ -267,7 +267,10 @@ generic(cudaStream_t s)
 	p.alloc.bytesize = 4096;
 	CK(cudaGraphAddNode(&al, child2, NULL, NULL, 0, &p));
 	printf("alloc node: address given %d\n", p.alloc.dptr != NULL);
-	CK(cudaGraphDestroyNode(al));
+	// The H200's driver (580) refuses to remove an allocation node.
+	printf("alloc node removed: %s\n", cudaGetErrorName(
+	    cudaGraphDestroyNode(al)));
+	(void)cudaGetLastError();
 
 	// Codes.
 	memset((void *)&p, 0, sizeof p);

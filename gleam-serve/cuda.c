@@ -4232,12 +4232,19 @@ c_graph_nodes(struct rcall *c)
 	size_t n = 0, nr = 0, ne = 0, i, special = 0;
 	CUresult rc;
 
-	if (g == NULL)
+	if (g == NULL) {
+		log_info("graphNodes: no graph %llu",
+		    (unsigned long long)c->in[0].u);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	if ((rc = drv.GraphGetNodes(g->h, NULL, &n)) != CUDA_SUCCESS ||
 	    (rc = drv.GraphGetRootNodes(g->h, NULL, &nr)) != CUDA_SUCCESS ||
-	    (rc = edges_get(g->h, NULL, NULL, NULL, &ne)) != CUDA_SUCCESS)
+	    (rc = edges_get(g->h, NULL, NULL, NULL, &ne)) != CUDA_SUCCESS) {
+		log_info("graphNodes: graph %llu%s: the driver's counts: %d",
+		    (unsigned long long)c->in[0].u, g->parent != NULL ?
+		    " (a child graph node's)" : "", (int)rc);
 		return rc;
+	}
 	if ((v = calloc(n + 1, sizeof *v)) == NULL ||
 	    (r = calloc(nr + 1, sizeof *r)) == NULL ||
 	    (from = calloc(ne + 1, sizeof *from)) == NULL ||

@@ -54,9 +54,9 @@ target(struct st *s, const char *path, int modfirst)
 	CUmemAllocationProp pr;
 	CUmemAccessDesc d;
 	CUmemGenericAllocationHandle h;
-	size_t gran, i;
-	uint64_t g1 = 0, g2 = 0, lo, hi;
-	int bad = 0;
+	size_t gran, i, j, nrun = 0;
+	uint64_t g1 = 0, g2 = 0, lo, hi, rlo[NA], rhi[NA];
+	int bad = 0, placed;
 
 	CK(cuInit(0));
 	CK(cuDevicePrimaryCtxRetain(&c, 0));
@@ -83,9 +83,13 @@ target(struct st *s, const char *path, int modfirst)
 			continue;	/* freed by the source */
 		lo = s->a[i] & ~(uint64_t)(gran - 1);
 		hi = (s->a[i] + sizes[i] + gran - 1) & ~(uint64_t)(gran - 1);
-		if (i > 0 && lo < ((s->a[i - 1] + sizes[i - 1] + gran - 1) &
-		    ~(uint64_t)(gran - 1)) && lo >= (s->a[i - 1] & ~(gran - 1)))
-			continue;	/* shares a granule: already placed */
+		/* Sharing a granule with one placed before: placed. */
+		for (j = placed = 0; j < nrun; j++)
+			placed |= lo < rhi[j] && hi > rlo[j];
+		if (placed)
+			continue;
+		rlo[nrun] = lo;
+		rhi[nrun++] = hi;
 		p = 0;
 		CK(cuMemAddressReserve(&p, hi - lo, 0, lo, 0));
 		printf("vaprobe(%s): alloc %zu 0x%llx run 0x%llx+%llu %s\n",

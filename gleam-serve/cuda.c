@@ -6615,6 +6615,8 @@ struct mglobal {
 struct mspacer {
 	CUdeviceptr	 at;
 	size_t		 size;
+	void		*img;	/* else an image loaded and kept there */
+	uint16_t	 kind;	/* img's */
 };
 
 /* o's image loaded as its kind: the driver's result, o->h set. */
@@ -6716,8 +6718,9 @@ mig_spacer(CUdeviceptr at, size_t size)
  * had other things (freed since, or its own) below where a global went.
  * A global placed lower here is steered: the module unloaded, the VA
  * between where it went and where it must be reserved (or, where some of
- * that space is taken here, the chunk where it went), the module loaded
- * again; the reservations go once every module is in.  One placed higher
+ * that space is taken here, the chunk where it went; or, where the driver
+ * keeps that chunk for itself, a copy of the module left loaded in it),
+ * the module loaded again; the spacers go once every module is in.  One placed higher
  * (its place taken here) cannot be: the client stays where it is.
  */
 static int
@@ -6800,16 +6803,31 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 				break;
 			if (k == -1)
 				goto out;
-			/* Steered below where it must be, if it can be. */
+			/* Steered below where it must be, if it can be: the
+			 * module out first, its chunk free again. */
 			lo = p & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
 			hi = g[which].base & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
-			/* All the space below it at once, else (something of
-			 * this side's in it) the chunk where it went. */
-			sz = p > g[which].base || hi <= lo || nsp == MIG_SPACERS ?
-			    0 : mig_spacer(lo, hi - lo);
-			if (sz == 0 && p < g[which].base && hi > lo &&
-			    nsp < MIG_SPACERS)
-				sz = mig_spacer(lo, MIG_SPACE_GRAN);
+			sz = 0;
+			if (p < g[which].base && nsp < MIG_SPACERS) {
+				mig_image_unload(o, kind);
+				/* All the space below it at once, else
+				 * (something of this side's in it) the chunk
+				 * where it went. */
+				if (hi > lo && (sz = mig_spacer(lo,
+				    hi - lo)) == 0)
+					sz = mig_spacer(lo, MIG_SPACE_GRAN);
+				sp[nsp].img = NULL;
+				/* Else the driver keeps that space for
+				 * itself: a copy of the module kept where it
+				 * went, the next one goes above it. */
+				if (sz == 0 && mig_image_load(o, kind) ==
+				    CUDA_SUCCESS) {
+					sp[nsp].img = o->h;
+					sp[nsp].kind = kind;
+					o->h = NULL;
+					sz = 1;
+				}
+			}
 			if (sz == 0) {
 				snprintf(why, whylen, "a module global would "
 				    "move: the driver puts %s at 0x%llx here, "
@@ -6823,7 +6841,6 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 			}
 			sp[nsp].at = lo;
 			sp[nsp++].size = sz;
-			mig_image_unload(o, kind);
 		}
 		if (tries > 0)
 			log_debug("client %s: module %llu placed as it was after "
@@ -6845,7 +6862,13 @@ out:
 	/* The modules are in: the space below them is the program's. */
 	while (nsp > 0) {
 		nsp--;
-		(void)drv.MemAddressFree(sp[nsp].at, sp[nsp].size);
+		if (sp[nsp].img != NULL) {
+			struct robj tmp;
+
+			tmp.h = sp[nsp].img;
+			mig_image_unload(&tmp, sp[nsp].kind);
+		} else
+			(void)drv.MemAddressFree(sp[nsp].at, sp[nsp].size);
 	}
 	free(g);
 	return ret;

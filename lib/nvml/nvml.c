@@ -604,10 +604,12 @@ nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p)
 	return nv_pci(d, p, 0);
 }
 
+/* NVML 580's _v2 leaves busId as it was (seen on the H200): the
+ * fields of the first struct only. */
 nvmlReturn_t
 nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p)
 {
-	return nv_pci(d, p, 0);
+	return nv_pci(d, p, 1);
 }
 
 nvmlReturn_t
@@ -646,8 +648,10 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 		    NVML_ERROR_UNINITIALIZED;
 	if ((rc = nvmlDeviceGetMemoryInfo(d, &m1)) != NVML_SUCCESS)
 		return rc;
+	/* Another struct version: what NVML 580 answers (seen on the
+	 * H200), not ARGUMENT_VERSION_MISMATCH. */
 	if (m->version != nvmlMemory_v2)
-		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+		return NVML_ERROR_FUNCTION_NOT_FOUND;
 	/* The server's status does not tell what the driver reserves. */
 	m->total = m1.total;
 	m->reserved = 0;
@@ -749,8 +753,11 @@ nv_clock(nvmlDevice_t d, nvmlClockType_t type, unsigned int *mhz, int max)
 
 	if ((rc = nv_device(d, &g)) != NVML_SUCCESS)
 		return rc;
-	if (mhz == NULL || (unsigned int)type >= NVML_CLOCK_COUNT)
+	if (mhz == NULL)
 		return nv_leave(NVML_ERROR_INVALID_ARGUMENT);
+	/* A clock it does not know: NVML 580 says not supported. */
+	if ((unsigned int)type >= NVML_CLOCK_COUNT)
+		return nv_leave(NVML_ERROR_NOT_SUPPORTED);
 	v = max ? g->max_clock_mhz[type] : g->clock_mhz[type];
 	if (v < 0)
 		return nv_leave(NVML_ERROR_NOT_SUPPORTED);

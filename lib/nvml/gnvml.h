@@ -144,6 +144,9 @@ typedef enum nvmlPStates_enum {
 typedef int nvmlBrandType_t;
 typedef unsigned int nvmlDeviceArchitecture_t;
 
+/* An event set: one with no events registered (none are remoted). */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
 /* stubs.c defines every name its own way: it asks for the types alone. */
 #ifndef GNVML_TYPES_ONLY
 nvmlReturn_t	nvmlInit(void);
@@ -220,6 +223,15 @@ nvmlReturn_t	nvmlDeviceGetPowerState(nvmlDevice_t, nvmlPstates_t *);
 nvmlReturn_t	nvmlDeviceGetBrand(nvmlDevice_t, nvmlBrandType_t *);
 nvmlReturn_t	nvmlDeviceGetArchitecture(nvmlDevice_t,
 		    nvmlDeviceArchitecture_t *);
+nvmlReturn_t	nvmlDeviceValidateInforom(nvmlDevice_t);
+nvmlReturn_t	nvmlDeviceGetDisplayActive(nvmlDevice_t,
+		    nvmlEnableState_t *);
+nvmlReturn_t	nvmlDeviceGetDisplayMode(nvmlDevice_t, nvmlEnableState_t *);
+nvmlReturn_t	nvmlDeviceIsMigDeviceHandle(nvmlDevice_t, unsigned int *);
+nvmlReturn_t	nvmlDeviceGetMigMode(nvmlDevice_t, unsigned int *,
+		    unsigned int *);
+nvmlReturn_t	nvmlEventSetCreate(nvmlEventSet_t *);
+nvmlReturn_t	nvmlEventSetFree(nvmlEventSet_t);
 #endif
 
 #endif

@@ -965,3 +965,93 @@ nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t d, unsigned int *n,
 {
 	return nv_procs(d, n, p, sizeof *p, 0);
 }
+
+/* ---- what nvidia-smi asks of every GPU ----------------------------------
+ * Answers true of a GPU as a client of Gleam has it: no display attached
+ * to it here, a whole GPU (no MIG instance, MIG not on: a server's GPU in
+ * MIG mode shows its instances as devices), an InfoROM the server's
+ * driver runs with, and event sets that hold no events (none are remoted:
+ * nvmlDeviceRegisterEvents answers NOT_SUPPORTED). */
+
+nvmlReturn_t
+nvmlDeviceValidateInforom(nvmlDevice_t d)
+{
+	const struct gpu_status *g;
+	nvmlReturn_t rc;
+
+	if ((rc = nv_device(d, &g)) != NVML_SUCCESS)
+		return rc;
+	return nv_leave(NVML_SUCCESS);
+}
+
+static nvmlReturn_t
+nv_disabled(nvmlDevice_t d, unsigned int *a, unsigned int *b)
+{
+	const struct gpu_status *g;
+	nvmlReturn_t rc;
+
+	if ((rc = nv_device(d, &g)) != NVML_SUCCESS)
+		return rc;
+	if (a == NULL)
+		return nv_leave(NVML_ERROR_INVALID_ARGUMENT);
+	*a = 0;
+	if (b != NULL)
+		*b = 0;
+	return nv_leave(NVML_SUCCESS);
+}
+
+nvmlReturn_t
+nvmlDeviceGetDisplayActive(nvmlDevice_t d, nvmlEnableState_t *m)
+{
+	return nv_disabled(d, (unsigned int *)m, NULL);
+}
+
+nvmlReturn_t
+nvmlDeviceGetDisplayMode(nvmlDevice_t d, nvmlEnableState_t *m)
+{
+	return nv_disabled(d, (unsigned int *)m, NULL);
+}
+
+nvmlReturn_t
+nvmlDeviceIsMigDeviceHandle(nvmlDevice_t d, unsigned int *is)
+{
+	return nv_disabled(d, is, NULL);
+}
+
+nvmlReturn_t
+nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pend)
+{
+	if (pend == NULL)
+		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
+		    NVML_ERROR_UNINITIALIZED;
+	return nv_disabled(d, cur, pend);
+}
+
+struct nvmlEventSet_st {
+	int	 magic;
+};
+
+nvmlReturn_t
+nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+	if (!nv_initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	if (set == NULL)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if ((*set = calloc(1, sizeof **set)) == NULL)
+		return NVML_ERROR_MEMORY;
+	(*set)->magic = 0x65766e74;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t
+nvmlEventSetFree(nvmlEventSet_t set)
+{
+	if (!nv_initialized())
+		return NVML_ERROR_UNINITIALIZED;
+	if (set == NULL || set->magic != 0x65766e74)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	set->magic = 0;
+	free(set);
+	return NVML_SUCCESS;
+}

@@ -223,6 +223,24 @@ device(unsigned int i)
 	    d, &n, procs), NVML_SUCCESS);
 	if (n != 0)
 		fail("%u graphics processes", n);
+	/* What nvidia-smi asks of each GPU before it lists it. */
+	{
+		nvmlEnableState_t da = (nvmlEnableState_t)9;
+		unsigned int mc = 9, mp = 9, mig = 9;
+		nvmlEventSet_t evs = NULL;
+
+		if (say("display_active", nvmlDeviceGetDisplayActive(d, &da)))
+			printf("  display_active: %d\n", (int)da);
+		if (say("mig_mode", nvmlDeviceGetMigMode(d, &mc, &mp)))
+			printf("  mig_mode: %u %u\n", mc, mp);
+		if (say("mig_device", nvmlDeviceIsMigDeviceHandle(d, &mig)))
+			printf("  mig_device: %u\n", mig);
+		expect("inforom", nvmlDeviceValidateInforom(d), NVML_SUCCESS);
+		expect("event set", nvmlEventSetCreate(&evs), NVML_SUCCESS);
+		if (evs != NULL)
+			expect("event set freed", nvmlEventSetFree(evs),
+			    NVML_SUCCESS);
+	}
 	if (!real)
 		expect("BAR1 (not answered)", nvmlDeviceGetBAR1MemoryInfo(d,
 		    buf), NVML_ERROR_NOT_SUPPORTED);

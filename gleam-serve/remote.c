@@ -324,6 +324,30 @@ rmem_find(const struct rclient *cl, uint64_t p)
 	return (long)lo - 1;
 }
 
+/*
+ * A range refused: said in the log (-v) with the nearest range below it,
+ * the first 16 times in a process (a worker serves one client), so that
+ * a program's call that failed for it can be told from the driver's.
+ */
+static void
+rmem_refused(const struct rclient *cl, uint64_t p, uint64_t len, long i)
+{
+	static int said;
+
+	if (__atomic_fetch_add(&said, 1, __ATOMIC_RELAXED) >= 16)
+		return;
+	if (i < 0)
+		log_info("client %s: 0x%llx+%llu: not the client's device "
+		    "memory (none below it)", cl->addr, (unsigned long long)p,
+		    (unsigned long long)len);
+	else
+		log_info("client %s: 0x%llx+%llu: not the client's device "
+		    "memory (the range below: 0x%llx+%llu)", cl->addr,
+		    (unsigned long long)p, (unsigned long long)len,
+		    (unsigned long long)cl->ranges[i].base,
+		    (unsigned long long)cl->ranges[i].size);
+}
+
 int
 rmem_add(struct rclient *cl, uint64_t base, uint64_t size, int global,
     const void *owner)
@@ -378,12 +402,13 @@ rmem_check(const struct rclient *cl, uint64_t p, uint64_t len)
 	long i = rmem_find(cl, p);
 	const struct rrange *r;
 
-	if (i < 0)
-		return -1;
-	r = &cl->ranges[i];
-	if (p - r->base > r->size || len > r->size - (p - r->base))
-		return -1;
-	return 0;
+	if (i >= 0) {
+		r = &cl->ranges[i];
+		if (p - r->base <= r->size && len <= r->size - (p - r->base))
+			return 0;
+	}
+	rmem_refused(cl, p, len, i);
+	return -1;
 }
 
 int

@@ -257,6 +257,10 @@ CUresult	 green_resource(uint32_t which, int dev, uint64_t ctx,
  * otherwise answered here, unseen). */
 CUresult	 ctx_need_at(struct gctx **, const char *);
 CUresult	 ctx_none(const char *);	/* logs, returns 201 */
+/* The same, but a thread with no context of its own that names a stream
+ * of one gets the stream's (work on a stream is done in its context). */
+CUresult	 ctx_need_for(CUstream, struct gctx **, const char *);
+#define ctx_need_stream(s, out)	ctx_need_for((s), (out), __func__)
 #define ctx_need(out)	ctx_need_at((out), __func__)
 
 /* JIT options (jit.c): encoded, noting each log buffer's size; a reply's

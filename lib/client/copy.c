@@ -373,7 +373,7 @@ copy_prep(CUstream s, int ptsz, struct gctx **c, uint64_t *sid)
 {
 	CUresult rc;
 
-	if ((rc = ctx_need(c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, c)) != CUDA_SUCCESS)
 		return rc;
 	return stream_id(s, ptsz, sid);
 }

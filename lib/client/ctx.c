@@ -82,6 +82,26 @@ ctx_none(const char *who)
 }
 
 CUresult
+ctx_need_for(CUstream s, struct gctx **out, const char *who)
+{
+	struct gstream *g;
+	CUresult rc;
+
+	if (ctx_current() != NULL || s == NULL || s == CU_STREAM_LEGACY ||
+	    s == CU_STREAM_PER_THREAD ||
+	    (g = gobj_check(s, GK_STREAM)) == NULL || g->ctx == NULL)
+		return ctx_need_at(out, who);
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (!g->ctx->live)
+		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+	if (g->ctx->sticky != CUDA_SUCCESS)
+		return g->ctx->sticky;
+	*out = g->ctx;
+	return CUDA_SUCCESS;
+}
+
+CUresult
 ctx_need_at(struct gctx **out, const char *who)
 {
 	struct gctx *c = ctx_current();

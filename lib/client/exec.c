@@ -347,7 +347,7 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 	void *keep;
 	CUresult rc;
 
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
@@ -457,7 +457,7 @@ exec_wait_event(CUstream s, CUevent e, unsigned flags, int ptsz)
 	uint64_t sid;
 	CUresult rc;
 
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
 	if (ev == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -555,7 +555,7 @@ exec_record(CUevent h, CUstream s, int ptsz)
 
 	if (e == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;

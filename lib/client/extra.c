@@ -92,7 +92,7 @@ host_fn(CUstream s, int ptsz, CUhostFn fn, void *data)
 
 	if (fn == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;

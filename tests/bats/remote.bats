@@ -393,6 +393,9 @@ run_prog() {
 		[[ "$output" == *"  current is NULL                            1"* ]]
 		[[ "$output" == *"cuCtxGetDevice                               201"* ]]
 		[[ "$output" == *"  it is the main thread's                    1"* ]]
+		# Work on another thread's stream is done in its context.
+		[[ "$output" == *"cuStreamSynchronize (its stream)             0"* ]]
+		[[ "$output" == *"  the host function ran                      1"* ]]
 		[[ "$output" == *"main: first byte 2"* ]]
 		[ "${lines[-1]}" = "noctx: ok" ]
 	done

@@ -5,8 +5,11 @@
 // current context, device, memory, copies, streams, events, virtual
 // memory and pinned memory before any runtime call, then one runtime call
 // (which makes the primary context current there) and the current context
-// again.  Prints the codes and flags only, so that a local and a remote
-// run compare: the real driver's answers are the truth.
+// again.  Also what names its context by the main thread's stream, event
+// or address: async copies, memsets, event records and waits, host
+// functions, synchronizations, a free.  Prints the codes and flags only,
+// so that a local and a remote run compare: the real driver's answers are
+// the truth.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,15 @@
 
 static CUdeviceptr dev_buf;		/* the main thread's, 1 MiB */
 static CUcontext main_ctx;
+static CUstream main_s;			/* the main thread's stream */
+static CUevent main_e;			/* and event */
+static CUdeviceptr main_free;		/* freed by the worker */
+
+static void CUDA_CB
+host_fn(void *arg)
+{
+	*(int *)arg = 1;
+}
 
 static CUresult
 code(const char *what, CUresult rc)
@@ -82,6 +94,29 @@ worker(void *arg)
 	if (code("cuMemAllocHost", cuMemAllocHost(&hp, 4096)) == CUDA_SUCCESS)
 		code("cuMemFreeHost", cuMemFreeHost(hp));
 
+	// What names its context by a stream, an event or an address:
+	// what frameworks' worker threads do with the main thread's.
+	static int ran;
+	CUcontext sc = NULL;
+	code("cuStreamGetCtx (the main thread's stream)",
+	    cuStreamGetCtx(main_s, &sc));
+	printf("%-44s %d\n", "  it is the main thread's", sc == main_ctx);
+	code("cuMemcpyHtoDAsync (its stream)", cuMemcpyHtoDAsync(dev_buf, buf,
+	    sizeof buf, main_s));
+	code("cuMemsetD8Async (its stream)", cuMemsetD8Async(dev_buf + 16, 5,
+	    16, main_s));
+	code("cuEventRecord (its event, its stream)", cuEventRecord(main_e,
+	    main_s));
+	code("cuStreamWaitEvent", cuStreamWaitEvent(main_s, main_e, 0));
+	code("cuLaunchHostFunc (its stream)", cuLaunchHostFunc(main_s,
+	    host_fn, &ran));
+	code("cuStreamSynchronize (its stream)", cuStreamSynchronize(main_s));
+	printf("%-44s %d\n", "  the host function ran", ran);
+	code("cuStreamQuery (its stream)", cuStreamQuery(main_s));
+	code("cuEventSynchronize (its event)", cuEventSynchronize(main_e));
+	code("cuEventQuery (its event)", cuEventQuery(main_e));
+	code("cuMemFree (the main thread's)", cuMemFree(main_free));
+
 	// Virtual memory management.
 	memset(&prop, 0, sizeof prop);
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -127,6 +162,9 @@ main(void)
 	CK(cuCtxGetCurrent(&main_ctx));
 	CK(cuMemAlloc(&dev_buf, 1 << 20));
 	CK(cuMemsetD8(dev_buf, 0, 1 << 20));
+	CK(cuMemAlloc(&main_free, 4096));
+	CK(cuStreamCreate(&main_s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&main_e, CU_EVENT_DISABLE_TIMING));
 	if (pthread_create(&t, NULL, worker, NULL) != 0) {
 		printf(NAME ": pthread_create failed\n");
 		return 1;
@@ -134,6 +172,8 @@ main(void)
 	pthread_join(t, NULL);
 	CK(cuMemcpyDtoH(b, dev_buf, sizeof b));
 	printf("main: first byte %d\n", b[0]);
+	CK(cuStreamDestroy(main_s));
+	CK(cuEventDestroy(main_e));
 	CK(cuMemFree(dev_buf));
 	printf(NAME ": ok\n");
 	return 0;

@@ -33,6 +33,8 @@ def _flat(x):
         if x.dtype.is_floating_point and x.element_size() < 4:
             x = x.float()
         x = x.cpu().numpy()
+    elif type(x).__module__.split(".")[0] == "cupy" and hasattr(x, "get"):
+        x = x.get()                     # CuPy refuses np.asarray
     return [np.ascontiguousarray(np.asarray(x))]
 
 

@@ -2,6 +2,12 @@
 """numba-cuda: a kernel compiled by numba and launched through the driver
 API, with device arrays and a reduction."""
 import numpy as np  # noqa: E402
+
+# numba-cuda as installed on the GPU machine still calls np.row_stack,
+# which NumPy 2 removed (its local runs failed on it): the old name back.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
 from numba import cuda  # noqa: E402
 
 from fwcommon import done, part  # noqa: E402

@@ -759,8 +759,15 @@ lanes_init(void)
 	long long v;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
-	/* Default: 4 where a host has the CPUs to drive them. */
+	/*
+	 * Default: 4 where a host has the CPUs to drive them; 8 where the
+	 * records are sealed and it has 16, so that the cipher's passes
+	 * spread over more cores (on the H200's host, 4 sealed lanes moved
+	 * 0.58 of the clear rate host to device on loopback).
+	 */
 	want = ncpu >= 8 ? 4 : 0;
+	if (ncpu >= 16 && io_chan()->sealed)
+		want = 8;
 	if ((s = getenv("GLEAM_LANES")) != NULL && *s != '\0') {
 		if (parse_int(s, 0, PROTO_LANES_MAX, &v, &why) == -1) {
 			log_warn("GLEAM_LANES=%s: %s (0 to %d): no lanes", s,

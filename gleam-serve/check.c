@@ -277,11 +277,12 @@ check_tex(const struct rcall *c, struct rpc_res *r, struct rpc_texd *t,
 		    check_format(r->format, r->channels, &el) != CUDA_SUCCESS ||
 		    el == 0 || r->width == 0)
 			return CUDA_ERROR_INVALID_VALUE;
-		/* A pitch under a row the real driver (580) takes; the
-		 * backends bound what the rows span. */
+		/* A pitch under a row the real driver (580) takes, if it
+		 * keeps the texture pitch alignment (32); the backends bound
+		 * what the rows span. */
 		if (r->type == CU_RESOURCE_TYPE_LINEAR ? r->height != 0 ||
 		    r->pitch != 0 : r->height == 0 || r->width >
-		    CHECK_COPY_MAX)
+		    CHECK_COPY_MAX || r->pitch == 0 || r->pitch % 32 != 0)
 			return CUDA_ERROR_INVALID_VALUE;
 		break;
 	default:

@@ -644,8 +644,10 @@ test_arrays(void)
 	r.type = CU_RESOURCE_TYPE_PITCH2D; r.format = CU_AD_FORMAT_FLOAT;
 	r.width = 16; r.height = 16; r.pitch = 64; ENC();
 	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
-	r.pitch = 63; ENC();
+	r.pitch = 63; ENC();		/* not the pitch alignment */
 	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
+	r.pitch = 32; ENC();		/* under a row: the driver takes it */
+	CHECK(TEX(chk, 0, tb.len, 0) == CUDA_SUCCESS);
 	r.pitch = 64; r.height = 0; ENC();
 	CHECK(TEX(dispatch, 0, tb.len, 0) == CUDA_ERROR_INVALID_VALUE);
 	/* texture descriptors: modes, flags; views: levels, formats */

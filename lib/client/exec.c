@@ -211,7 +211,7 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	char *args;
 	CUresult rc;
 
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
 	if ((fi = func_info(f, &fid)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;

@@ -396,6 +396,7 @@ run_prog() {
 		# Work on another thread's stream is done in its context.
 		[[ "$output" == *"cuStreamSynchronize (its stream)             0"* ]]
 		[[ "$output" == *"  the host function ran                      1"* ]]
+		[[ "$output" == *"main: the worker's kernel ran 1"* ]]
 		[[ "$output" == *"main: first byte 2"* ]]
 		[ "${lines[-1]}" = "noctx: ok" ]
 	done

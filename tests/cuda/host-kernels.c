@@ -967,6 +967,19 @@ static const struct gleam_host_param scatter_u32_p[] = {
 	GLEAM_HOST_PARAM(unsigned), GLEAM_HOST_PARAM(int)
 };
 
+/* ---- noctx.cu ---------------------------------------------------------- */
+
+/* p[threadIdx.x] += 1 */
+static void
+bump(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned char *p = ARG(unsigned char *, 0);
+
+	FOR_EACH_THREAD(g, b)
+		if (OK(&p[tx_], 1))
+			p[tx_] += 1;
+}
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -977,6 +990,7 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("mk_add", mk_add_p, mk_add),
 	K("mk_scale", p_u32_u32_int, mk_scale),
 	K("_Z7set_u32Pjji", p_u32_u32_int, set_u32),
+	K("_Z4bumpPh", p_ptr, bump),
 	K("_Z10gather_u32PjPKjyi", gather_u32_p, gather_u32),
 	K("_Z11scatter_u32Pjyji", scatter_u32_p, scatter_u32),
 	K("_Z8smem_revPj", p_ptr, smem_rev),

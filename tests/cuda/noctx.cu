@@ -32,6 +32,14 @@ static CUstream main_s;			/* the main thread's stream */
 static CUevent main_e;			/* and event */
 static CUdeviceptr main_free;		/* freed by the worker */
 
+static CUfunction bump_fn;		/* bump, as a driver function */
+
+__global__ void
+bump(unsigned char *p)
+{
+	p[threadIdx.x] += 1;
+}
+
 static void CUDA_CB
 host_fn(void *arg)
 {
@@ -110,6 +118,13 @@ worker(void *arg)
 	code("cuStreamWaitEvent", cuStreamWaitEvent(main_s, main_e, 0));
 	code("cuLaunchHostFunc (its stream)", cuLaunchHostFunc(main_s,
 	    host_fn, &ran));
+	{
+		CUdeviceptr at = dev_buf + 64;
+		void *kargs[] = { &at };
+
+		code("cuLaunchKernel (its stream)", cuLaunchKernel(bump_fn,
+		    1, 1, 1, 16, 1, 1, 0, main_s, kargs, NULL));
+	}
 	code("cuStreamSynchronize (its stream)", cuStreamSynchronize(main_s));
 	printf("%-44s %d\n", "  the host function ran", ran);
 	code("cuStreamQuery (its stream)", cuStreamQuery(main_s));
@@ -165,6 +180,7 @@ main(void)
 	CK(cuMemAlloc(&main_free, 4096));
 	CK(cuStreamCreate(&main_s, CU_STREAM_NON_BLOCKING));
 	CK(cuEventCreate(&main_e, CU_EVENT_DISABLE_TIMING));
+	RT(cudaGetFuncBySymbol(&bump_fn, (const void *)bump));
 	if (pthread_create(&t, NULL, worker, NULL) != 0) {
 		printf(NAME ": pthread_create failed\n");
 		return 1;
@@ -172,6 +188,8 @@ main(void)
 	pthread_join(t, NULL);
 	CK(cuMemcpyDtoH(b, dev_buf, sizeof b));
 	printf("main: first byte %d\n", b[0]);
+	CK(cuMemcpyDtoH(b, dev_buf + 64, sizeof b));
+	printf("main: the worker's kernel ran %d\n", b[0]);
 	CK(cuStreamDestroy(main_s));
 	CK(cuEventDestroy(main_e));
 	CK(cuMemFree(dev_buf));

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "log.h"
 #include "mapped.h"
 #include "pool.h"
 
@@ -345,8 +346,12 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 	struct alloc a;
 	int found = mem_lookup(p, &a) == 0;
 
-	if (!found && strict)
+	if (!found && strict) {
+		log_debug("cuPointerGetAttribute (attribute %d): 0x%llx is "
+		    "in no allocation this library knows: %d", (int)attr,
+		    (unsigned long long)p, CUDA_ERROR_INVALID_VALUE);
 		return CUDA_ERROR_INVALID_VALUE;
+	}
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
 		*(CUcontext *)data = found ? (CUcontext)a.ctx : NULL;

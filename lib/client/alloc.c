@@ -347,8 +347,8 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 	int found = mem_lookup(p, &a) == 0;
 
 	if (!found && strict) {
-		log_debug("cuPointerGetAttribute (attribute %d): 0x%llx is "
-		    "in no allocation this library knows: %d", (int)attr,
+		log_debug("cuPointerGetAttribute (attribute %d, 0x%llx in "
+		    "no allocation this library knows): %d", (int)attr,
 		    (unsigned long long)p, CUDA_ERROR_INVALID_VALUE);
 		return CUDA_ERROR_INVALID_VALUE;
 	}

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,10 +403,29 @@ rmem_check(const struct rclient *cl, uint64_t p, uint64_t len)
 	long i = rmem_find(cl, p);
 	const struct rrange *r;
 
+	uint64_t at;
+	size_t j;
+
 	if (i >= 0) {
 		r = &cl->ranges[i];
 		if (p - r->base <= r->size && len <= r->size - (p - r->base))
 			return 0;
+		/*
+		 * Across ranges that meet (a growing allocator's adjacent
+		 * reservations, allocations back to back): the driver
+		 * checks only that the addresses are mapped.
+		 */
+		if (p - r->base < r->size && len <= UINT64_MAX - p) {
+			at = r->base + r->size;
+			for (j = (size_t)i + 1; j < cl->nranges &&
+			    cl->ranges[j].base <= at; j++) {
+				if (cl->ranges[j].base + cl->ranges[j].size > at)
+					at = cl->ranges[j].base +
+					    cl->ranges[j].size;
+				if (p + len <= at)
+					return 0;
+			}
+		}
 	}
 	rmem_refused(cl, p, len, i);
 	return -1;

@@ -382,6 +382,8 @@ run_prog() {
 		second=$(sed -n 's/^first: [0-9a-f]* second: //p' <<<"$output")
 		[ -n "$first" ] && [ "$first" != "$second" ]
 		[[ "$output" == *"swapped: first $second second $first"* ]]
+		# Reservations that meet: work across them is taken.
+		[[ "$output" == *"memset across two reservations                   0"* ]]
 		[ "${lines[-1]}" = "vmm: ok" ]
 	done
 }

@@ -168,6 +168,43 @@ main(void)
 	CK(cuMemRelease(h2));
 	CK(cuMemAddressFree(va2, 2 * g));
 	CK(cuMemAddressFree(va, 4 * g));
+
+	// Two reservations that meet (as a growing allocator makes them,
+	// asking for the next range at the end of the last), each with an
+	// allocation mapped: a memset and a copy across where they meet.
+	{
+		CUdeviceptr r1 = 0, r2 = 0, want;
+		CUmemGenericAllocationHandle a1, a2;
+		unsigned char hb[64];
+		int meet;
+
+		CK(cuMemAddressReserve(&r1, 2 * g, 0, 0, 0));
+		CK(cuMemAddressFree(r1, 2 * g));
+		CK(cuMemAddressReserve(&r1, g, 0, r1, 0));
+		want = r1 + g;
+		CK(cuMemAddressReserve(&r2, g, 0, want, 0));
+		meet = r2 == want;
+		printf("reservations meet: %d\n", meet);
+		CK(cuMemCreate(&a1, g, &prop, 0));
+		CK(cuMemCreate(&a2, g, &prop, 0));
+		CK(cuMemMap(r1, g, 0, a1, 0));
+		CK(cuMemMap(r2, g, 0, a2, 0));
+		CK(cuMemSetAccess(r1, g, &acc, 1));
+		CK(cuMemSetAccess(r2, g, &acc, 1));
+		if (meet) {
+			memset(hb, 9, sizeof hb);
+			code("memset across two reservations",
+			    cuMemsetD8(r2 - 32, 5, 64));
+			code("copy across two reservations",
+			    cuMemcpyHtoD(r2 - 32, hb, sizeof hb));
+		}
+		CK(cuMemUnmap(r1, g));
+		CK(cuMemUnmap(r2, g));
+		CK(cuMemRelease(a1));
+		CK(cuMemRelease(a2));
+		CK(cuMemAddressFree(r1, g));
+		CK(cuMemAddressFree(r2, g));
+	}
 	RT(cudaDeviceSynchronize());
 	if (nf)
 		printf(NAME ": FAIL\n");

@@ -541,12 +541,13 @@ probe_via() {
 		skip "not root: the drop itself is not tested"
 	fi
 	serve_start -l 127.0.0.1:0
-	grep -q "running as root: " "$SERVE_LOG"
+	# Said once the port is bound, which may be after "listening on".
+	wait_for "running as root: " "$SERVE_LOG"
 	serve_stop
 	id nobody >/dev/null 2>&1 || skip "no user nobody"
 	printf 'user: nobody\n' >"$CONF"
 	serve_start -c "$CONF" -v
-	grep -q "running as nobody" "$SERVE_LOG"
+	wait_for "running as nobody" "$SERVE_LOG"
 	! grep -q "running as root: " "$SERVE_LOG"
 	# The server's process is nobody's now.
 	[ "$(ps -o user= -p "$SERVE_PID")" = nobody ]

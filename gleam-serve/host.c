@@ -5205,9 +5205,12 @@ c_graph_edges(struct rcall *c)
 			rc = CUDA_ERROR_INVALID_VALUE;
 			break;
 		}
+		/* Removed with no data: the edge whatever its data (the
+		 * H200's driver (580) takes a programmatic edge so). */
 		for (k = 0; k < g->ne; k++)
-			if (hedge_is(&g->e[k], a, b, ed != NULL ? &ed[i] :
-			    NULL))
+			if (ed == NULL && !c->in[1].u ? g->e[k].from == a &&
+			    g->e[k].to == b : hedge_is(&g->e[k], a, b,
+			    ed != NULL ? &ed[i] : NULL))
 				break;
 		if ((k < g->ne) == (c->in[1].u != 0))
 			rc = CUDA_ERROR_INVALID_VALUE;
@@ -5223,8 +5226,9 @@ c_graph_edges(struct rcall *c)
 			continue;
 		}
 		for (k = 0; k < g->ne; k++)
-			if (hedge_is(&g->e[k], a, b, ed != NULL ? &ed[i] :
-			    NULL)) {
+			if (ed == NULL ? g->e[k].from == a &&
+			    g->e[k].to == b : hedge_is(&g->e[k], a, b,
+			    &ed[i])) {
 				memmove(&g->e[k], &g->e[k + 1],
 				    (g->ne - k - 1) * sizeof *g->e);
 				g->ne--;

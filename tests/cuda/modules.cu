@@ -344,7 +344,14 @@ load_ex(const char *what, const void *img, int library, CUdeviceptr d)
 	if (rc != CUDA_SUCCESS)
 		return;
 	if (library) {
-		CK(cuLibraryGetKernel(&k, l, "mk_add"));
+		// The H200's driver (580) loads a library lazily: broken
+		// PTX loads, and its kernel is what fails.
+		rc = cuLibraryGetKernel(&k, l, "mk_add");
+		if (rc != CUDA_SUCCESS) {
+			printf("%s: kernel: error %d\n", what, (int)rc);
+			CK(cuLibraryUnload(l));
+			return;
+		}
 		CK(cuKernelGetFunction(&f, k));
 	} else
 		CK(cuModuleGetFunction(&f, m, "mk_add"));

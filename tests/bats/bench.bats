@@ -12,7 +12,7 @@ teardown() {
 	sanitizer_check
 }
 
-SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-accuracy plot
+SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-accuracy migrate plot
     reduce-bench reduce-correctness reduce-nccl sched-dos sched-gen sched-real sched-sim"
 
 @test "every benchmark script answers -h with its usage, status 0" {

@@ -6638,15 +6638,22 @@ mig_image_load(struct robj *o, uint16_t kind)
 	return rc;
 }
 
+/* A module or library the driver loaded (h) unloaded, as its kind. */
+static void
+mig_handle_unload(void *h, uint16_t kind)
+{
+	if (h == NULL)
+		return;
+	if (kind == RK_MODULE)
+		(void)drv.ModuleUnload((CUmodule)h);
+	else
+		(void)drv.LibraryUnload((CUlibrary)h);
+}
+
 static void
 mig_image_unload(struct robj *o, uint16_t kind)
 {
-	if (o->h == NULL)
-		return;
-	if (kind == RK_MODULE)
-		(void)drv.ModuleUnload((CUmodule)o->h);
-	else
-		(void)drv.LibraryUnload((CUlibrary)o->h);
+	mig_handle_unload(o->h, kind);
 	o->h = NULL;
 }
 
@@ -6862,12 +6869,9 @@ out:
 	/* The modules are in: the space below them is the program's. */
 	while (nsp > 0) {
 		nsp--;
-		if (sp[nsp].img != NULL) {
-			struct robj tmp;
-
-			tmp.h = sp[nsp].img;
-			mig_image_unload(&tmp, sp[nsp].kind);
-		} else
+		if (sp[nsp].img != NULL)
+			mig_handle_unload(sp[nsp].img, sp[nsp].kind);
+		else
 			(void)drv.MemAddressFree(sp[nsp].at, sp[nsp].size);
 	}
 	free(g);

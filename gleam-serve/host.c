@@ -5174,6 +5174,20 @@ hedge_is(const struct hedge *e, uint64_t a, uint64_t b,
 	    memcmp(&e->data, d != NULL ? d : &zero, sizeof zero) == 0;
 }
 
+/*
+ * Whether e is the edge a to b that a call adding or removing names with
+ * data d (NULL: none given).  Removed with none, the edge whatever its
+ * data (the H200's driver (580) takes a programmatic edge so).
+ */
+static int
+hedge_named(const struct hedge *e, uint64_t a, uint64_t b,
+    const CUgraphEdgeData *d, int add)
+{
+	if (d == NULL && !add)
+		return e->from == a && e->to == b;
+	return hedge_is(e, a, b, d);
+}
+
 /* in: graph, add, pairs (u64 from, u64 to) */
 static int
 c_graph_edges(struct rcall *c)
@@ -5205,12 +5219,9 @@ c_graph_edges(struct rcall *c)
 			rc = CUDA_ERROR_INVALID_VALUE;
 			break;
 		}
-		/* Removed with no data: the edge whatever its data (the
-		 * H200's driver (580) takes a programmatic edge so). */
 		for (k = 0; k < g->ne; k++)
-			if (ed == NULL && !c->in[1].u ? g->e[k].from == a &&
-			    g->e[k].to == b : hedge_is(&g->e[k], a, b,
-			    ed != NULL ? &ed[i] : NULL))
+			if (hedge_named(&g->e[k], a, b, ed != NULL ? &ed[i] :
+			    NULL, c->in[1].u != 0))
 				break;
 		if ((k < g->ne) == (c->in[1].u != 0))
 			rc = CUDA_ERROR_INVALID_VALUE;
@@ -5226,9 +5237,8 @@ c_graph_edges(struct rcall *c)
 			continue;
 		}
 		for (k = 0; k < g->ne; k++)
-			if (ed == NULL ? g->e[k].from == a &&
-			    g->e[k].to == b : hedge_is(&g->e[k], a, b,
-			    &ed[i])) {
+			if (hedge_named(&g->e[k], a, b, ed != NULL ? &ed[i] :
+			    NULL, 0)) {
 				memmove(&g->e[k], &g->e[k + 1],
 				    (g->ne - k - 1) * sizeof *g->e);
 				g->ne--;

@@ -81,30 +81,10 @@ ctx_none(const char *who)
 	return CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUresult
-ctx_need_for(CUstream s, struct gctx **out, const char *who)
+/* c, the context a call works in (NULL: none), or the error to return. */
+static CUresult
+ctx_usable(struct gctx *c, struct gctx **out, const char *who)
 {
-	struct gstream *g;
-	CUresult rc;
-
-	if (ctx_current() != NULL || s == NULL || s == CU_STREAM_LEGACY ||
-	    s == CU_STREAM_PER_THREAD ||
-	    (g = gobj_check(s, GK_STREAM)) == NULL || g->ctx == NULL)
-		return ctx_need_at(out, who);
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	if (!g->ctx->live)
-		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
-	if (g->ctx->sticky != CUDA_SUCCESS)
-		return g->ctx->sticky;
-	*out = g->ctx;
-	return CUDA_SUCCESS;
-}
-
-CUresult
-ctx_need_at(struct gctx **out, const char *who)
-{
-	struct gctx *c = ctx_current();
 	CUresult rc;
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
@@ -117,6 +97,25 @@ ctx_need_at(struct gctx **out, const char *who)
 		return c->sticky;
 	*out = c;
 	return CUDA_SUCCESS;
+}
+
+CUresult
+ctx_need_for(CUstream s, struct gctx **out, const char *who)
+{
+	struct gctx *c = ctx_current();
+	struct gstream *g;
+
+	if (c == NULL && s != NULL && s != CU_STREAM_LEGACY &&
+	    s != CU_STREAM_PER_THREAD &&
+	    (g = gobj_check(s, GK_STREAM)) != NULL)
+		c = g->ctx;
+	return ctx_usable(c, out, who);
+}
+
+CUresult
+ctx_need_at(struct gctx **out, const char *who)
+{
+	return ctx_usable(ctx_current(), out, who);
 }
 
 int

@@ -360,20 +360,18 @@ static int
 fft_module_functions(CUcontext ctx, CUmodule mod,
     void (*fn)(void *, CUfunction), void *arg)
 {
-	CUfunction one[8], *fs = one;
+	CUfunction *fs;
 	unsigned int i, n = 0;
 
 	(void)ctx;
-	if (fn == NULL || cuModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS)
-		return 0;
-	if (n > nitems(one) && (fs = calloc(n, sizeof *fs)) == NULL)
+	if (fn == NULL || cuModuleGetFunctionCount(&n, mod) != CUDA_SUCCESS ||
+	    (fs = calloc(n + 1, sizeof *fs)) == NULL)
 		return 0;
 	if (n > 0 && cuModuleEnumerateFunctions(fs, n, mod) != CUDA_SUCCESS)
 		n = 0;
 	for (i = 0; i < n; i++)
 		fn(arg, fs[i]);
-	if (fs != one)
-		free(fs);
+	free(fs);
 	return (int)n;
 }
 

@@ -55,6 +55,12 @@ nv_initialized(void)
 	return __atomic_load_n(&nv_refs, __ATOMIC_RELAXED) > 0;
 }
 
+int
+nv_refuse(int rc)
+{
+	return nv_initialized() ? rc : NVML_ERROR_UNINITIALIZED;
+}
+
 /*
  * NVIDIA's tools ask the library for private tables by UUID, as cudart
  * asks the driver (../shared/ref: the driver's hidden export tables).
@@ -644,8 +650,7 @@ nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m)
 	nvmlReturn_t rc;
 
 	if (m == NULL)
-		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	if ((rc = nvmlDeviceGetMemoryInfo(d, &m1)) != NVML_SUCCESS)
 		return rc;
 	/* Another struct version: what NVML 580 answers (seen on the
@@ -685,8 +690,7 @@ nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSensors_t s,
     unsigned int *t)
 {
 	if ((unsigned int)s >= NVML_TEMPERATURE_COUNT)
-		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	return NV_NUM(d, temperature_c, t);
 }
 
@@ -698,12 +702,9 @@ nvmlDeviceGetTemperatureV(nvmlDevice_t d, nvmlTemperature_t *t)
 	nvmlReturn_t rc;
 
 	if (t == NULL)
-		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	if (t->version != nvmlTemperature_v1)
-		return nv_initialized() ?
-		    NVML_ERROR_ARGUMENT_VERSION_MISMATCH :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
 	if ((rc = nvmlDeviceGetTemperature(d, t->sensorType, &c)) ==
 	    NVML_SUCCESS)
 		t->temperature = (int)c;
@@ -736,8 +737,7 @@ nvmlDeviceGetPowerManagementMode(nvmlDevice_t d, nvmlEnableState_t *on)
 	nvmlReturn_t rc;
 
 	if (on == NULL)
-		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	if ((rc = NV_NUM(d, power_limit_mw, &mw)) == NVML_SUCCESS)
 		*on = NVML_FEATURE_ENABLED;
 	return rc;
@@ -1022,8 +1022,7 @@ nvmlReturn_t
 nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *cur, unsigned int *pend)
 {
 	if (pend == NULL)
-		return nv_initialized() ? NVML_ERROR_INVALID_ARGUMENT :
-		    NVML_ERROR_UNINITIALIZED;
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	return nv_disabled(d, cur, pend);
 }
 
@@ -1034,10 +1033,8 @@ struct nvmlEventSet_st {
 nvmlReturn_t
 nvmlEventSetCreate(nvmlEventSet_t *set)
 {
-	if (!nv_initialized())
-		return NVML_ERROR_UNINITIALIZED;
-	if (set == NULL)
-		return NVML_ERROR_INVALID_ARGUMENT;
+	if (set == NULL || !nv_initialized())
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	if ((*set = calloc(1, sizeof **set)) == NULL)
 		return NVML_ERROR_MEMORY;
 	(*set)->magic = 0x65766e74;
@@ -1047,10 +1044,8 @@ nvmlEventSetCreate(nvmlEventSet_t *set)
 nvmlReturn_t
 nvmlEventSetFree(nvmlEventSet_t set)
 {
-	if (!nv_initialized())
-		return NVML_ERROR_UNINITIALIZED;
-	if (set == NULL || set->magic != 0x65766e74)
-		return NVML_ERROR_INVALID_ARGUMENT;
+	if (set == NULL || set->magic != 0x65766e74 || !nv_initialized())
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
 	set->magic = 0;
 	free(set);
 	return NVML_SUCCESS;

@@ -19,7 +19,6 @@
 		static int said;					\
 									\
 		nv_unsupported(#name, &said);				\
-		return nv_initialized() ? NVML_ERROR_NOT_SUPPORTED :	\
-		    NVML_ERROR_UNINITIALIZED;				\
+		return nv_refuse(NVML_ERROR_NOT_SUPPORTED);		\
 	}
 #include "exports.h"

@@ -4253,10 +4253,22 @@ c_graph_nodes(struct rcall *c)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	if ((rc = drv.GraphGetNodes(g->h, v, &n)) != CUDA_SUCCESS ||
-	    (rc = drv.GraphGetRootNodes(g->h, r, &nr)) != CUDA_SUCCESS ||
-	    (rc = edges_get(g->h, from, to, ed, &ne)) != CUDA_SUCCESS)
+	/*
+	 * Arrays asked for only where there is something to fill (the
+	 * H100's driver refused the listing of a child graph node's graph
+	 * of one node and no edges; which call it refused is logged).
+	 */
+	if ((n > 0 && (rc = drv.GraphGetNodes(g->h, v, &n)) != CUDA_SUCCESS) ||
+	    (nr > 0 &&
+	    (rc = drv.GraphGetRootNodes(g->h, r, &nr)) != CUDA_SUCCESS) ||
+	    (ne > 0 &&
+	    (rc = edges_get(g->h, from, to, ed, &ne)) != CUDA_SUCCESS)) {
+		log_info("graphNodes: graph %llu%s: the driver's listing "
+		    "(%zu nodes, %zu roots, %zu edges): %d",
+		    (unsigned long long)c->in[0].u, g->parent != NULL ?
+		    " (a child graph node's)" : "", n, nr, ne, (int)rc);
 		goto out;
+	}
 	pw_u32(&c->blob, (uint32_t)n);
 	for (i = 0; i < n; i++) {
 		if ((rc = drv.GraphNodeGetType(v[i], &type)) != CUDA_SUCCESS)

@@ -17,6 +17,12 @@ struct nvml_pci {
 	unsigned int	 domain, bus, device, device_id, subsystem_id;
 	char		 bus_id[32];
 };
+/* nvmlPciInfoExt_v1_t: its version, then the class code. */
+struct nvml_pci_ext {
+	unsigned int	 version, domain, bus, device, device_id,
+			 subsystem_id, base_class, sub_class;
+	char		 bus_id[32];
+};
 typedef int (*nvml_uint_fn)(nvml_dev, unsigned int *);
 
 static struct {
@@ -33,6 +39,7 @@ static struct {
 	int	(*uuid)(nvml_dev, char *, unsigned int);
 	int	(*serial)(nvml_dev, char *, unsigned int);
 	int	(*pci)(nvml_dev, struct nvml_pci *);
+	int	(*pci_ext)(nvml_dev, struct nvml_pci_ext *);
 	int	(*cc)(nvml_dev, int *, int *);
 	int	(*temp)(nvml_dev, int, unsigned int *);
 	int	(*clock)(nvml_dev, int, unsigned int *);
@@ -104,6 +111,7 @@ gpu_load(void)
 	SYM(uuid, "nvmlDeviceGetUUID");
 	SYM(serial, "nvmlDeviceGetSerial");
 	SYM(pci, "nvmlDeviceGetPciInfo_v3");
+	SYM(pci_ext, "nvmlDeviceGetPciInfoExt");
 	SYM(cc, "nvmlDeviceGetCudaComputeCapability");
 	SYM(temp, "nvmlDeviceGetTemperature");
 	SYM(clock, "nvmlDeviceGetClockInfo");
@@ -183,6 +191,7 @@ gpu_read(unsigned int i, struct gpu_status *g)
 	struct nvml_memory m;
 	struct nvml_util u;
 	struct nvml_pci pci;
+	struct nvml_pci_ext pext;
 	unsigned int v;
 	size_t k;
 	nvml_dev d;
@@ -213,6 +222,11 @@ gpu_read(unsigned int i, struct gpu_status *g)
 		g->pci_device_id = pci.device_id;
 		g->pci_subsystem_id = pci.subsystem_id;
 	}
+	memset(&pext, 0, sizeof pext);
+	pext.version = (unsigned int)sizeof pext | 1u << 24;
+	if (nv.pci_ext != NULL && nv.pci_ext(d, &pext) == 0 &&
+	    pext.base_class <= 0xff && pext.sub_class <= 0xff)
+		g->pci_class = (int64_t)(pext.base_class << 8 | pext.sub_class);
 	if (nv.cc != NULL && nv.cc(d, &g->cc_major, &g->cc_minor) != 0)
 		g->cc_major = g->cc_minor = -1;
 	/* NVML_TEMPERATURE_GPU is 0. */

@@ -4392,6 +4392,8 @@ c_graph_destroy(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+static int hcond_unused(const struct hgraph *, const struct hgraph *);
+
 /* R_GRAPH_CLONE (new id, graph) and R_GRAPH_INSTANTIATE (ctx, exec id,
  * graph, flags, upload stream) */
 static int
@@ -4408,6 +4410,8 @@ c_graph_clone(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (inst && go->cap != NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;
+	if (inst && hcond_unused(go->h, go->h))
+		return CUDA_ERROR_INVALID_VALUE;
 	if (inst)
 		STREAM(c, 4);
 	if ((n = hgraph_clone(go->h)) == NULL)
@@ -4457,6 +4461,49 @@ hcond_find(struct hgraph *g, uint64_t h)
 				return k;
 	}
 	return NULL;
+}
+
+/* Does a conditional node of g, or of a graph within it, use h? */
+static int
+hcond_used(const struct hgraph *g, uint64_t h)
+{
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < g->n; i++) {
+		if (g->op[i].type == HOP_COND && g->op[i].in[0].u == h)
+			return 1;
+		if (g->op[i].child != NULL && hcond_used(g->op[i].child, h))
+			return 1;
+		for (b = 0; b < g->op[i].nbody; b++)
+			if (hcond_used(g->op[i].body[b], h))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Is a condition made on g, or on a graph within it, used by no node of
+ * root (the graph instantiated)?  The driver refuses to instantiate such
+ * a graph (CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED).
+ */
+static int
+hcond_unused(const struct hgraph *root, const struct hgraph *g)
+{
+	size_t i;
+	uint32_t b;
+
+	for (i = 0; i < g->ncond; i++)
+		if (!hcond_used(root, g->cond[i].h))
+			return 1;
+	for (i = 0; i < g->n; i++) {
+		if (g->op[i].child != NULL && hcond_unused(root, g->op[i].child))
+			return 1;
+		for (b = 0; b < g->op[i].nbody; b++)
+			if (hcond_unused(root, g->op[i].body[b]))
+				return 1;
+	}
+	return 0;
 }
 
 /* A launch begins: conditions that ask for it take their defaults. */

@@ -296,8 +296,13 @@ cuMemGetInfo_v2(size_t *freep, size_t *totalp)
 CUresult
 cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 {
+	struct gctx *c;
 	struct alloc a;
+	CUresult rc;
 
+	/* The driver asks for a context here, though the answer needs none. */
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
 	if (mem_lookup(p, &a) == -1 || a.host)
 		return CUDA_ERROR_NOT_FOUND;
 	if (base != NULL)

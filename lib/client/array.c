@@ -268,6 +268,23 @@ cuArrayGetPlane(CUarray *pa, CUarray h, unsigned plane)
 
 /* ---- mipmapped arrays ---------------------------------------------------- */
 
+/* 1 + floor(log2) of the largest extent of d. */
+static unsigned
+mipmap_levels_max(const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+	size_t m = d->Width > d->Height ? d->Width : d->Height;
+	unsigned n = 1;
+
+	if (!(d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) &&
+	    d->Depth > m)
+		m = d->Depth;
+	while (m > 1) {
+		m >>= 1;
+		n++;
+	}
+	return n;
+}
+
 CUresult
 cuMipmappedArrayCreate(CUmipmappedArray *pm,
     const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned levels)
@@ -280,6 +297,11 @@ cuMipmappedArrayCreate(CUmipmappedArray *pm,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
+	/* More levels than the largest extent halves into: as many as it
+	 * does, as the driver clamps them (a layered or cubemap array's
+	 * depth counts its layers, not an extent). */
+	if (levels > mipmap_levels_max(d))
+		levels = mipmap_levels_max(d);
 	pthread_mutex_lock(&array_mu);
 	if ((m = mipmap_spare) != NULL)
 		mipmap_spare = (struct gmipmap *)(void *)m->level;

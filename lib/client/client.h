@@ -257,6 +257,7 @@ CUresult	 green_resource(uint32_t which, int dev, uint64_t ctx,
  * otherwise answered here, unseen). */
 CUresult	 ctx_need_at(struct gctx **, const char *);
 CUresult	 ctx_none(const char *);	/* logs, returns 201 */
+struct gctx	*ctx_primary_live(int);	/* dev's primary if active (-1: any) */
 /* The same, but a thread with no context of its own that names a stream
  * of one gets the stream's (work on a stream is done in its context). */
 CUresult	 ctx_need_for(CUstream, struct gctx **, const char *);

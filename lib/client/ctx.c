@@ -50,6 +50,24 @@ ctx_primary(CUdevice dev)
 	return &primaries[dev];
 }
 
+/*
+ * Device dev's primary context if it is active (dev -1: the first one
+ * active), else NULL: what the calls the driver answers without a
+ * current context (the virtual memory family) name on the server.
+ */
+struct gctx *
+ctx_primary_live(int dev)
+{
+	int i;
+
+	if (ctx_primaries() == -1)
+		return NULL;
+	for (i = 0; i < nprimaries; i++)
+		if ((dev < 0 || dev == i) && primaries[i].live)
+			return &primaries[i];
+	return NULL;
+}
+
 CUresult
 client_primary_ctx(CUdevice dev, CUcontext *out)
 {

@@ -1320,8 +1320,13 @@ cuMemHostGetDevicePointer(CUdeviceptr_v1 *d, void *p, unsigned int flags)
 CUresult
 cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 {
+	struct gctx *c;
+	CUresult rc;
 	void *p;
 
+	/* Page-locked memory is a context's, in the driver. */
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
 	if (pp == NULL || size == 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)

@@ -70,15 +70,28 @@ vmm_handle(CUmemGenericAllocationHandle h)
 	return NULL;
 }
 
-/* A live context to name in a call about g: the current one or g's. */
+/*
+ * A live context to name in a call about g: the current one, g's, or an
+ * active primary context of device dev (-1: any device).  The driver
+ * answers this family without a current context; the server is told of
+ * one all the same.
+ */
 static struct gctx *
-vmm_ctx(const struct gvmem *g)
+vmm_ctx_on(const struct gvmem *g, int dev)
 {
 	struct gctx *c = ctx_current();
 
 	if (c != NULL && c->live)
 		return c;
-	return g != NULL && g->ctx->live ? g->ctx : NULL;
+	if (g != NULL && g->ctx->live)
+		return g->ctx;
+	return ctx_primary_live(dev);
+}
+
+static struct gctx *
+vmm_ctx(const struct gvmem *g)
+{
+	return vmm_ctx_on(g, -1);
 }
 
 /*
@@ -125,8 +138,8 @@ cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align,
 		return rc;
 	if (ptr == NULL || size == 0 || (align & (align - 1)) != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
-		return rc;
+	if ((c = vmm_ctx(NULL)) == NULL)
+		return ctx_none(__func__);
 	in[0].u = gobj_id(c);
 	in[1].u = size;
 	in[2].u = align;
@@ -171,8 +184,9 @@ cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 		return rc;
 	if (handle == NULL || prop == NULL || size == 0 || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
-		return rc;
+	if ((c = vmm_ctx_on(NULL, prop->location.type ==
+	    CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : -1)) == NULL)
+		return ctx_none(__func__);
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pthread_mutex_lock(&vmm_lock);

@@ -46,6 +46,7 @@ status_write_gpu(struct yw *w, const struct gpu_status *g)
 	status_kstr(w, "pci_bus_id", g->pci_bus_id);
 	status_kint(w, "pci_device_id", g->pci_device_id);
 	status_kint(w, "pci_subsystem_id", g->pci_subsystem_id);
+	status_kint(w, "pci_class", g->pci_class);
 	status_kint(w, "cc_major", g->cc_major);
 	status_kint(w, "cc_minor", g->cc_minor);
 	status_kint(w, "minor_number", g->minor_number);
@@ -275,6 +276,8 @@ static const struct cfg_key status_gpu_keys[] = {
 	    .min = 0, .max = UINT32_MAX },
 	{ "pci_subsystem_id", CFG_INT,	F(pci_subsystem_id),
 	    .flags = CFG_NULLOK, .min = 0, .max = UINT32_MAX },
+	{ "pci_class",	CFG_INT,	F(pci_class), .flags = CFG_NULLOK,
+	    .min = 0, .max = 0xffff },
 	STAT_INT(cc_major, 0, 99),
 	STAT_INT(cc_minor, 0, 99),
 	STAT_INT(minor_number, 0, 1 << 20),
@@ -345,7 +348,7 @@ status_gpu_init(struct gpu_status *g, int index)
 	memset(g, 0, sizeof *g);
 	g->index = index;
 	g->utilization = g->utilization_memory = -1;
-	g->pci_device_id = g->pci_subsystem_id = -1;
+	g->pci_device_id = g->pci_subsystem_id = g->pci_class = -1;
 	g->cc_major = g->cc_minor = g->minor_number = -1;
 	g->temperature_c = g->power_mw = g->power_limit_mw = -1;
 	g->enforced_power_limit_mw = g->fan_percent = g->pstate = -1;

@@ -37,6 +37,7 @@ struct gpu_status {
 	char		 pci_bus_id[32];	/* "00000000:17:00.0" */
 	int64_t		 pci_device_id;	/* device << 16 | vendor */
 	int64_t		 pci_subsystem_id;
+	int64_t		 pci_class;	/* base class << 8 | subclass */
 	int		 cc_major, cc_minor;	/* compute capability */
 	int		 minor_number;	/* of /dev/nvidiaN */
 	int		 temperature_c;

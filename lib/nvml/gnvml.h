@@ -68,6 +68,19 @@ typedef struct nvmlPciInfo_st {
 	char		 busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+typedef struct nvmlPciInfoExt_v1_st {
+	unsigned int	 version;
+	unsigned int	 domain;
+	unsigned int	 bus;
+	unsigned int	 device;
+	unsigned int	 pciDeviceId;
+	unsigned int	 pciSubSystemId;
+	unsigned int	 baseClass;
+	unsigned int	 subClass;
+	char		 busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfoExt_v1_t;
+typedef nvmlPciInfoExt_v1_t nvmlPciInfoExt_t;
+
 typedef struct nvmlUtilization_st {
 	unsigned int	 gpu;
 	unsigned int	 memory;
@@ -85,6 +98,7 @@ typedef struct nvmlMemory_v2_st {
 #define NVML_STRUCT_VERSION(data, ver)					\
 	(unsigned int)(sizeof(nvml ## data ## _v ## ver ## _t) | (ver << 24U))
 #define nvmlMemory_v2	NVML_STRUCT_VERSION(Memory, 2)
+#define nvmlPciInfoExt_v1	NVML_STRUCT_VERSION(PciInfoExt, 1)
 
 /* The first process struct, of the unversioned calls. */
 typedef struct nvmlProcessInfo_v1_st {
@@ -193,6 +207,7 @@ nvmlReturn_t	nvmlDeviceGetMaxClockInfo(nvmlDevice_t, nvmlClockType_t,
 nvmlReturn_t	nvmlDeviceGetPciInfo(nvmlDevice_t, nvmlPciInfo_t *);
 nvmlReturn_t	nvmlDeviceGetPciInfo_v2(nvmlDevice_t, nvmlPciInfo_t *);
 nvmlReturn_t	nvmlDeviceGetPciInfo_v3(nvmlDevice_t, nvmlPciInfo_t *);
+nvmlReturn_t	nvmlDeviceGetPciInfoExt(nvmlDevice_t, nvmlPciInfoExt_t *);
 nvmlReturn_t	nvmlDeviceGetComputeMode(nvmlDevice_t, nvmlComputeMode_t *);
 nvmlReturn_t	nvmlDeviceGetPersistenceMode(nvmlDevice_t,
 		    nvmlEnableState_t *);

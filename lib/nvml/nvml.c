@@ -624,6 +624,34 @@ nvmlDeviceGetPciInfo(nvmlDevice_t d, nvmlPciInfo_t *p)
 	return nv_pci(d, p, 1);
 }
 
+/* nvidia-smi's (its bus ids come from here): the class code too, 0 where
+ * the server's NVML did not tell it. */
+nvmlReturn_t
+nvmlDeviceGetPciInfoExt(nvmlDevice_t d, nvmlPciInfoExt_t *x)
+{
+	const struct gpu_status *g;
+	nvmlPciInfo_t p;
+	nvmlReturn_t rc;
+
+	if (x == NULL)
+		return nv_refuse(NVML_ERROR_INVALID_ARGUMENT);
+	if (x->version != nvmlPciInfoExt_v1)
+		return nv_refuse(NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	if ((rc = nv_pci(d, &p, 0)) != NVML_SUCCESS ||
+	    (rc = nv_device(d, &g)) != NVML_SUCCESS)
+		return rc;
+	x->domain = p.domain;
+	x->bus = p.bus;
+	x->device = p.device;
+	x->pciDeviceId = p.pciDeviceId;
+	x->pciSubSystemId = p.pciSubSystemId;
+	x->baseClass = g->pci_class < 0 ? 0 : (unsigned int)g->pci_class >> 8;
+	x->subClass = g->pci_class < 0 ? 0 :
+	    (unsigned int)g->pci_class & 0xff;
+	memcpy(x->busId, p.busId, sizeof x->busId);
+	return nv_leave(NVML_SUCCESS);
+}
+
 /* ---- how it is doing --------------------------------------------------- */
 
 nvmlReturn_t

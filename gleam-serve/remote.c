@@ -338,11 +338,11 @@ rmem_refused(const struct rclient *cl, uint64_t p, uint64_t len, long i)
 	if (__atomic_fetch_add(&said, 1, __ATOMIC_RELAXED) >= 16)
 		return;
 	if (i < 0)
-		log_info("client %s: 0x%llx+%llu: not the client's device "
+		log_warn("client %s: 0x%llx+%llu: not the client's device "
 		    "memory (none below it)", cl->addr, (unsigned long long)p,
 		    (unsigned long long)len);
 	else
-		log_info("client %s: 0x%llx+%llu: not the client's device "
+		log_warn("client %s: 0x%llx+%llu: not the client's device "
 		    "memory (the range below: 0x%llx+%llu)", cl->addr,
 		    (unsigned long long)p, (unsigned long long)len,
 		    (unsigned long long)cl->ranges[i].base,

@@ -65,6 +65,10 @@ mem_add(uint64_t base, uint64_t size, struct gctx *ctx, int host,
 	allocs[i] = (struct alloc){ base, size, ctx, host, flags, 0, {{0, 0}} };
 	nallocs++;
 	pthread_mutex_unlock(&mem_lock);
+	log_trace("memory: 0x%llx+%llu: %s (flags 0x%x)",
+	    (unsigned long long)base, (unsigned long long)size,
+	    host == 0 ? "device" : host == 1 ? "host, this library's" :
+	    "host, registered", flags);
 	return 0;
 }
 
@@ -84,6 +88,7 @@ mem_del(uint64_t base, int host)
 	    sizeof *allocs);
 	nallocs--;
 	pthread_mutex_unlock(&mem_lock);
+	log_trace("memory: 0x%llx: gone", (unsigned long long)base);
 	return 0;
 }
 

@@ -890,13 +890,47 @@ AHTOA_ASYNC(_v2_ptsz, 1)
 
 /* ---- memset ------------------------------------------------------------ */
 
+/*
+ * A memset into page-locked host memory (cuMemHostAlloc's without
+ * CU_MEMHOSTALLOC_DEVICEMAP, or registered memory): with unified
+ * addressing the driver sets it from the device (XLA zeroes its small
+ * host buffers so).  Here it is set on the host once the work queued
+ * before it on the stream is done: 1 with *rc the result, 0 if [p, p +
+ * span) is not such memory.
+ */
+static int
+mset_host(CUdeviceptr p, uint64_t span, size_t pitch, unsigned v,
+    unsigned el, size_t w, size_t h, CUstream s, int ptsz, CUresult *rc)
+{
+	struct alloc a;
+	uint8_t *row;
+	size_t i, j;
+
+	if (mem_lookup(p, &a) == -1 || a.host == 0 || span > a.size ||
+	    p - a.base > a.size - span)
+		return 0;
+	*rc = ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s);
+	if (*rc != CUDA_SUCCESS)
+		return 1;
+	for (i = 0; i < h; i++) {
+		row = (uint8_t *)(uintptr_t)p + i * pitch;
+		if (el == 1)
+			memset(row, (int)(v & 0xff), w);
+		else
+			for (j = 0; j < w; j++)
+				memcpy(row + j * el, &v, el);
+	}
+	return 1;
+}
+
 static CUresult
 mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
     size_t h, CUstream s, int async, int ptsz)
 {
 	struct rpc_val in[9], out[1];
 	struct gctx *c;
-	uint64_t sid;
+	CUdeviceptr alias;
+	uint64_t sid, span;
 	void *keep;
 	CUresult rc;
 
@@ -904,6 +938,17 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 		return rc;
 	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
 		return rc;
+	if (w > 0 && h > 0 && (h == 1 || pitch >= w * el) &&
+	    !__builtin_mul_overflow((uint64_t)(h - 1), (uint64_t)pitch, &span) &&
+	    !__builtin_add_overflow(span, (uint64_t)w * el, &span) &&
+	    !dev_range_known(p, span)) {
+		/* Mapped host memory: its device side, as copies do. */
+		if (mapped_alias((const void *)(uintptr_t)p, span, &alias))
+			p = alias;
+		else if (!capture_busy(sid) && mset_host(p, span, pitch, v, el, w,
+		    h, s, ptsz, &rc))
+			return rc;
+	}
 	in[0].u = gobj_id(c);
 	in[1].u = sid;
 	in[2].u = (uint64_t)async;

@@ -240,7 +240,16 @@ module_load(struct gmodule **out, const void *image, int library,
 
 	if (out == NULL || image == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+	/*
+	 * A library is the process's, not a context's: the driver loads one
+	 * on a thread with no current context (cudart does, on a thread's
+	 * first launch, before it makes the primary context current).  The
+	 * server is told of an active primary context to load it in.
+	 */
+	if (library && ctx_current() == NULL &&
+	    (c = ctx_primary_live(-1)) != NULL)
+		rc = CUDA_SUCCESS;
+	else if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
 	if ((n = image_size(&image)) == 0)
 		return CUDA_ERROR_INVALID_IMAGE;

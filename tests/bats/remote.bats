@@ -54,6 +54,7 @@ run_prog() {
 		run_prog $k memset
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "memset: ok" ]
+		[[ "$output" == *"cudaMemsetAsync pinned           32: ok"* ]]
 	done
 }
 

@@ -38,8 +38,28 @@ def _flat(x):
     return [np.ascontiguousarray(np.asarray(x))]
 
 
+_SAID_LIBS = set()
+
+
+def _said_libs():
+    """On standard error, each driver library this process has mapped, once
+    (through gleam-run only Gleam's should be there: a framework that opened
+    the machine's own by its path would be using the local GPU)."""
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {l.split()[-1] for l in f
+                    if "libcuda.so" in l or "libnvidia-ml.so" in l}
+    except OSError:
+        return
+    for lib in sorted(libs - _SAID_LIBS):
+        print("fw: driver library mapped: %s" % lib, file=sys.stderr,
+              flush=True)
+    _SAID_LIBS.update(libs)
+
+
 def part(name, fn):
     """Run fn and print its line."""
+    _said_libs()
     try:
         arrs = _flat(fn())
         h = hashlib.sha256()
@@ -66,5 +86,6 @@ def part(name, fn):
 
 def done(name):
     """The last line: the case ran to its end, and how long it took."""
+    _said_libs()
     print("%s: done" % name, flush=True)
     print("%s: %.2f s" % (name, time.time() - T0), file=sys.stderr)

@@ -42,6 +42,41 @@ dev_range_known(CUdeviceptr p, size_t n)
 static CUresult	copy_dtod(struct gctx *, uint64_t, int, CUdeviceptr,
 		    CUdeviceptr, size_t);
 
+/*
+ * Page-locked host memory named as device memory: with unified
+ * addressing the driver copies to and from it as from the device (XLA
+ * reads its small pinned buffers so).  Is [p, p + n) such memory, not
+ * mapped (mapped memory has a device side, mapped_alias)?
+ */
+static int
+host_pinned(CUdeviceptr p, size_t n)
+{
+	struct alloc a;
+	CUdeviceptr hd;
+
+	return n > 0 && !dev_range_known(p, n) &&
+	    !mapped_alias((const void *)(uintptr_t)p, n, &hd) &&
+	    mem_lookup(p, &a) == 0 && a.host != 0 && n <= a.size &&
+	    p - a.base <= a.size - n;
+}
+
+/* The work queued on stream sid done (a copy on the host follows it). */
+static CUresult
+sid_wait(struct gctx *c, uint64_t sid)
+{
+	struct rpc_val in[2], out[1];
+	void *keep;
+	CUresult rc;
+
+	if (capture_busy(sid))
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	in[0].u = gobj_id(c);
+	in[1].u = sid;
+	rc = remote_call(R_STREAM_SYNC, in, out, &keep);
+	free(keep);
+	return rc;
+}
+
 static CUresult
 copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
     const void *src, size_t n)
@@ -56,6 +91,11 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	/* From mapped memory: from its device side (mapped.c). */
 	if (mapped_alias(src, n, &hd))
 		return copy_dtod(c, sid, async, dst, hd, n);
+	if (!known && host_pinned(dst, n)) {
+		if ((rc = sid_wait(c, sid)) == CUDA_SUCCESS)
+			memmove((void *)(uintptr_t)dst, src, n);
+		return rc;
+	}
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
 	mapped_host_write(dst, src, n);
@@ -254,6 +294,11 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 		free(keep);
 		return rc;
 	}
+	if (host_pinned(src, n)) {
+		if ((rc = sid_wait(c, sid)) == CUDA_SUCCESS)
+			memmove(dst, (const void *)(uintptr_t)src, n);
+		return rc;
+	}
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
 
@@ -354,6 +399,21 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		return rc;
 	if (n == 0)
 		return CUDA_SUCCESS;
+	/* A side in page-locked host memory: a copy to or from the host,
+	 * after the stream's work (both there: on the host). */
+	if (host_pinned(src, n) || host_pinned(dst, n)) {
+		if ((rc = sid_wait(c, sid)) != CUDA_SUCCESS)
+			return rc;
+		if (host_pinned(src, n) && host_pinned(dst, n)) {
+			memmove((void *)(uintptr_t)dst,
+			    (const void *)(uintptr_t)src, n);
+			return CUDA_SUCCESS;
+		}
+		if (host_pinned(src, n))
+			return copy_htod(c, sid, 0, dst,
+			    (const void *)(uintptr_t)src, n);
+		return copy_dtoh(c, sid, 0, (void *)(uintptr_t)dst, src, n);
+	}
 	in[0].u = gobj_id(c);
 	in[1].u = sid;
 	in[2].u = (uint64_t)async;

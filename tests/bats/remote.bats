@@ -55,6 +55,7 @@ run_prog() {
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "memset: ok" ]
 		[[ "$output" == *"cudaMemsetAsync pinned           32: ok"* ]]
+		[[ "$output" == *"pinned as device memory         256: ok"* ]]
 	done
 }
 

@@ -209,6 +209,18 @@ pinned(cudaStream_t s)
 	printf("%-26s %8zu: %s\n", "cudaMemsetAsync pinned", 8 * sizeof *h,
 	    bad ? "MISMATCH" : "ok");
 	nfail += bad != 0;
+	// The same memory named as the device's in copies: read back
+	// "from the device", and copied to the device and back.
+	unsigned back[64];
+	CK(cudaMemcpyAsync(back, h, sizeof back, cudaMemcpyDeviceToHost, s));
+	CK(cudaMemcpyAsync(d, h, sizeof back, cudaMemcpyDeviceToDevice, s));
+	CK(cudaStreamSynchronize(s));
+	bad = memcmp(back, h, sizeof back) != 0;
+	CK(cudaMemcpy(back, d, sizeof back, cudaMemcpyDeviceToHost));
+	bad += memcmp(back, h, sizeof back) != 0;
+	printf("%-26s %8zu: %s\n", "pinned as device memory", sizeof back,
+	    bad ? "MISMATCH" : "ok");
+	nfail += bad != 0;
 	CK(cudaFree(d));
 	CK(cudaFreeHost(h));
 }

@@ -4,8 +4,11 @@
  * without which it stops ("Mismatch in versions between nvidia-smi and
  * NVML").  Its layout and the slots nvidia-smi calls are what tabletrace
  * saw of NVML 580 on an H100 (nvidia-smi, -q and --query-gpu):
- *	[26]	writes one line of the output: (error format, stream name,
- *		the line, ...); the line goes out with a newline, as puts;
+ *	[26]	is given each line of the output: (error format, stream
+ *		name, the line, ...).  It prints nothing: nvidia-smi prints
+ *		its lines itself (an earlier reading printed them here, and
+ *		every line came out twice), and the real NVML, called by
+ *		nvml-check with a line of its own on the H100, printed none;
  *	[81]	(index, buffer, size): the GPU's PCI bus id, "0000:00:06.0";
  *	[213], [214], [215]
  *		(device, in: capacity, out: count, buffer, ...): the
@@ -48,19 +51,13 @@ smi_refused(int word)
 SMI_STUB_SLOTS
 #undef S
 
-/* [26]: a line of the output. */
+/* [26]: a line of the output, which nvidia-smi prints itself. */
 static nvmlReturn_t
 smi_line(const char *errfmt, const char *stream, const char *line)
 {
-	FILE *f = stream != NULL && strcmp(stream, "stderr") == 0 ? stderr :
-	    stdout;
-
 	(void)errfmt;
-	if (line == NULL)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	fputs(line, f);
-	fputc('\n', f);
-	return NVML_SUCCESS;
+	(void)stream;
+	return line == NULL ? NVML_ERROR_INVALID_ARGUMENT : NVML_SUCCESS;
 }
 
 /* [81]: the bus id of the GPU of an index, as nvmlPciInfo_t's legacy one. */

@@ -288,11 +288,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 		if ((rc = copy_dtod(c, sid, async, hd, src, n)) !=
 		    CUDA_SUCCESS || async)
 			return rc;
-		in[0].u = gobj_id(c);
-		in[1].u = sid;
-		rc = remote_call(R_STREAM_SYNC, in, out, &keep);
-		free(keep);
-		return rc;
+		return sid_wait(c, sid);
 	}
 	if (host_pinned(src, n)) {
 		if ((rc = sid_wait(c, sid)) == CUDA_SUCCESS)

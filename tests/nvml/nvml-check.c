@@ -69,6 +69,7 @@ device(unsigned int i)
 	nvmlTemperature_t tv;
 	nvmlUtilization_t u;
 	nvmlPciInfo_t pci;
+	nvmlPciInfoExt_t px;
 	nvmlProcessInfo_t procs[4];
 	nvmlProcessInfo_v1_t procs1[4];
 	nvmlComputeMode_t cm;
@@ -135,6 +136,15 @@ device(unsigned int i)
 		if (pci.busId[16] != 0x55)
 			fail("nvmlDeviceGetPciInfo wrote past its struct");
 	}
+	/* nvidia-smi's: the bus id and the class code. */
+	memset(&px, 0, sizeof px);
+	px.version = nvmlPciInfoExt_v1;
+	if (say("pci ext", nvmlDeviceGetPciInfoExt(d, &px)))
+		printf("  pci ext: %s class %02x%02x\n", px.busId,
+		    px.baseClass, px.subClass);
+	px.version = 0;
+	expect("pci ext, version 0", nvmlDeviceGetPciInfoExt(d, &px),
+	    NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
 	if (say("memory", nvmlDeviceGetMemoryInfo(d, &m)))
 		printf("  memory: total %llu free %llu used %llu\n", m.total,
 		    m.free, m.used);

@@ -118,6 +118,7 @@ test_round_trip(void)
 	strcpy(s.gpus[0].uuid, "GPU-8f3a");
 	strcpy(s.gpus[0].pci_bus_id, "00000000:19:00.0");
 	s.gpus[0].pci_device_id = 0x233510de;
+	s.gpus[0].pci_class = 0x0302;
 	s.gpus[0].cc_major = 9;
 	s.gpus[0].cc_minor = 0;
 	s.gpus[0].temperature_c = 41;
@@ -171,6 +172,7 @@ test_round_trip(void)
 	CHECK_STR(g.gpus[0].pci_bus_id, "00000000:19:00.0");
 	CHECK(g.gpus[0].pci_device_id == 0x233510de);
 	CHECK(g.gpus[0].pci_subsystem_id == -1);
+	CHECK(g.gpus[0].pci_class == 0x0302 && g.gpus[1].pci_class == -1);
 	CHECK(g.gpus[0].cc_major == 9 && g.gpus[0].cc_minor == 0);
 	CHECK(g.gpus[0].temperature_c == 41 && g.gpus[0].power_mw == 118234);
 	CHECK(g.gpus[0].pstate == 0 && g.gpus[0].fan_percent == -1);

@@ -263,7 +263,7 @@ cuMemFree_v2(CUdeviceptr p)
 		return rc;
 	/* The allocation's own context, which need not be current. */
 	if (mem_lookup(p, &a) == -1 || a.host || a.base != p ||
-	    (a.flags & MEM_F_VMM))
+	    (a.flags & (MEM_F_VMM | MEM_F_GLOBAL)))
 		return CUDA_ERROR_INVALID_VALUE;
 	c = a.ctx;
 	if (!c->live)

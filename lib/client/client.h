@@ -61,6 +61,9 @@ struct gmodule {
 	struct gmodule	*lib;		/* a library's module: the library */
 	struct gmodule	*mod;		/* a library: its module, once asked */
 	struct gfunc	*made;		/* its functions, freed with it (next) */
+	uint64_t	*globals;	/* its globals' addresses, in the
+					   allocation registry while it lives */
+	size_t		 nglobals;
 };
 
 struct gfunc {
@@ -296,6 +299,8 @@ struct alloc {
 #define MEM_F_MANAGED	0x40000000u	/* cuMemAllocManaged's (mapped.c) */
 #define MEM_F_NOSYNC	0x20000000u	/* SYNC_MEMOPS unset by
 					   cuPointerSetAttribute */
+#define MEM_F_GLOBAL	0x10000000u	/* a module's global (module.c), not
+					   cuMemFree's */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
 int		 mem_rewritten(CUdeviceptr, size_t);
 /* host: 0 device memory, 1 pinned or mapped host memory, 2 registered

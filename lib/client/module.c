@@ -100,6 +100,9 @@ module_free(struct gmodule *m)
 	texref_forget(m);
 	rpc_ftab_free(m->funcs, m->nfunc);
 	free(m->enumed);
+	while (m->nglobals > 0)
+		mem_del(m->globals[--m->nglobals], 0);
+	free(m->globals);
 	m->o.magic = 0;
 	free(m);
 }
@@ -575,13 +578,39 @@ cuKernelGetLibrary(CUlibrary *pl, CUkernel k)
 	return CUDA_SUCCESS;
 }
 
+static pthread_mutex_t	 global_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A global's memory into the allocation registry, once, as device memory
+ * of m's until m goes: pointer queries answer for it as the driver's do
+ * (XLA asks the device of its constants, which are globals), and copies
+ * into it need not wait for the server's reply.
+ */
+static void
+global_known(struct gmodule *m, struct gctx *c, uint64_t base, uint64_t size)
+{
+	struct alloc a;
+	uint64_t *v;
+
+	if (base == 0 || size == 0 || c == NULL)
+		return;
+	pthread_mutex_lock(&global_lock);
+	if (mem_lookup(base, &a) == -1 &&
+	    (v = realloc(m->globals, (m->nglobals + 1) * sizeof *v)) != NULL) {
+		m->globals = v;
+		if (mem_add(base, size, c, 0, MEM_F_GLOBAL) == 0)
+			m->globals[m->nglobals++] = base;
+	}
+	pthread_mutex_unlock(&global_lock);
+}
+
 static CUresult
 global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
     int library)
 {
 	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
 	struct rpc_val in[3], rep[2];
-	struct gctx *c;
+	struct gctx *c = NULL;
 	void *keep;
 	CUresult rc;
 
@@ -611,6 +640,7 @@ global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
 	free(keep);
 	if (rc != CUDA_SUCCESS)
 		return rc;
+	global_known(m, library ? c : m->ctx, rep[0].u, rep[1].u);
 	if (dptr != NULL)
 		*dptr = rep[0].u;
 	if (bytes != NULL)

@@ -228,6 +228,8 @@ run_prog() {
 		run_prog $k globals
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "globals: ok" ]
+		[[ "$output" == *"g_table's attributes: device memory 1, device 0, device pointer 1"* ]]
+		[[ "$output" == *"cudaFree of g_table: cudaErrorInvalidValue"* ]]
 	done
 }
 

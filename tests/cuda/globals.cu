@@ -136,6 +136,16 @@ main()
 	expect(bad == 0, "g_table equals the CPU reference");
 	printf("g_table fnv1a64 %016llx\n", fnv(tab, sizeof(tab)));
 
+	// A global's address is device memory to pointer queries (XLA asks
+	// the device of its constants), and not cudaFree's.
+	cudaPointerAttributes pa;
+	CK(cudaPointerGetAttributes(&pa, dtab + 100));
+	printf("g_table's attributes: device memory %d, device %d, "
+	    "device pointer %d\n", pa.type == cudaMemoryTypeDevice,
+	    pa.device, pa.devicePointer == (void *)(dtab + 100));
+	printf("cudaFree of g_table: %s\n", cudaGetErrorName(cudaFree(dtab)));
+	(void)cudaGetLastError();
+
 	// The kernel reads g_init; change it through the symbol.
 	init[3] = 0xffffffff;
 	CK(cudaMemcpyToSymbol(g_init, &init[3], sizeof(unsigned),

@@ -78,6 +78,14 @@ static const struct {
 	{ "nvmlDeviceGetBrand", offsetof(struct gpu_status, brand), 1000 },
 	{ "nvmlDeviceGetArchitecture", offsetof(struct gpu_status,
 	    architecture), 1000 },
+	{ "nvmlDeviceGetCurrPcieLinkGeneration", offsetof(struct gpu_status,
+	    pcie_gen), 100 },
+	{ "nvmlDeviceGetCurrPcieLinkWidth", offsetof(struct gpu_status,
+	    pcie_width), 1024 },
+	{ "nvmlDeviceGetMaxPcieLinkGeneration", offsetof(struct gpu_status,
+	    max_pcie_gen), 100 },
+	{ "nvmlDeviceGetMaxPcieLinkWidth", offsetof(struct gpu_status,
+	    max_pcie_width), 1024 },
 };
 #define NUINTS	(sizeof gpu_uints / sizeof gpu_uints[0])
 static nvml_uint_fn uint_fns[NUINTS];

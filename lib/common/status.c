@@ -60,6 +60,10 @@ status_write_gpu(struct yw *w, const struct gpu_status *g)
 	status_kint(w, "persistence_mode", g->persistence_mode);
 	status_kint(w, "brand", g->brand);
 	status_kint(w, "architecture", g->architecture);
+	status_kint(w, "pcie_gen", g->pcie_gen);
+	status_kint(w, "pcie_width", g->pcie_width);
+	status_kint(w, "max_pcie_gen", g->max_pcie_gen);
+	status_kint(w, "max_pcie_width", g->max_pcie_width);
 	for (i = 0; i < STATUS_NCLK; i++) {
 		snprintf(key, sizeof key, "clock_%s_mhz", status_clk_names[i]);
 		status_kint(w, key, g->clock_mhz[i]);
@@ -291,6 +295,10 @@ static const struct cfg_key status_gpu_keys[] = {
 	STAT_INT(persistence_mode, 0, 1),
 	STAT_INT(brand, 0, 1000),
 	STAT_INT(architecture, 0, 1000),
+	STAT_INT(pcie_gen, 0, 100),
+	STAT_INT(pcie_width, 0, 1024),
+	STAT_INT(max_pcie_gen, 0, 100),
+	STAT_INT(max_pcie_width, 0, 1024),
 	{ "clock_graphics_mhz", CFG_INT, F(clock_mhz[STATUS_CLK_GRAPHICS]),
 	    .flags = CFG_NULLOK, .min = 0, .max = 100000 },
 	{ "clock_sm_mhz", CFG_INT,	F(clock_mhz[STATUS_CLK_SM]),
@@ -354,6 +362,7 @@ status_gpu_init(struct gpu_status *g, int index)
 	g->enforced_power_limit_mw = g->fan_percent = g->pstate = -1;
 	g->compute_mode = g->persistence_mode = -1;
 	g->brand = g->architecture = -1;
+	g->pcie_gen = g->pcie_width = g->max_pcie_gen = g->max_pcie_width = -1;
 	memset(g->clock_mhz, 0xff, sizeof g->clock_mhz);
 	memset(g->max_clock_mhz, 0xff, sizeof g->max_clock_mhz);
 }

@@ -50,6 +50,8 @@ struct gpu_status {
 	int		 persistence_mode;	/* 0 or 1 */
 	int		 brand;		/* nvmlBrandType_t */
 	int		 architecture;	/* nvmlDeviceArchitecture_t */
+	int		 pcie_gen, pcie_width;	/* the PCIe link now */
+	int		 max_pcie_gen, max_pcie_width;
 	int		 clock_mhz[STATUS_NCLK];	/* now */
 	int		 max_clock_mhz[STATUS_NCLK];
 };

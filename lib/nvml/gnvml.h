@@ -208,6 +208,12 @@ nvmlReturn_t	nvmlDeviceGetPciInfo(nvmlDevice_t, nvmlPciInfo_t *);
 nvmlReturn_t	nvmlDeviceGetPciInfo_v2(nvmlDevice_t, nvmlPciInfo_t *);
 nvmlReturn_t	nvmlDeviceGetPciInfo_v3(nvmlDevice_t, nvmlPciInfo_t *);
 nvmlReturn_t	nvmlDeviceGetPciInfoExt(nvmlDevice_t, nvmlPciInfoExt_t *);
+nvmlReturn_t	nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t,
+		    unsigned int *);
+nvmlReturn_t	nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t, unsigned int *);
+nvmlReturn_t	nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t,
+		    unsigned int *);
+nvmlReturn_t	nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t, unsigned int *);
 nvmlReturn_t	nvmlDeviceGetComputeMode(nvmlDevice_t, nvmlComputeMode_t *);
 nvmlReturn_t	nvmlDeviceGetPersistenceMode(nvmlDevice_t,
 		    nvmlEnableState_t *);

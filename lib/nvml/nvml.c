@@ -825,6 +825,31 @@ nvmlDeviceGetFanSpeed(nvmlDevice_t d, unsigned int *pct)
 	return NV_NUM(d, fan_percent, pct);
 }
 
+/* The server's GPU's PCIe link (XLA reads it to judge host transfers). */
+nvmlReturn_t
+nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v)
+{
+	return NV_NUM(d, pcie_gen, v);
+}
+
+nvmlReturn_t
+nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v)
+{
+	return NV_NUM(d, pcie_width, v);
+}
+
+nvmlReturn_t
+nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v)
+{
+	return NV_NUM(d, max_pcie_gen, v);
+}
+
+nvmlReturn_t
+nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v)
+{
+	return NV_NUM(d, max_pcie_width, v);
+}
+
 nvmlReturn_t
 nvmlDeviceGetPerformanceState(nvmlDevice_t d, nvmlPstates_t *p)
 {

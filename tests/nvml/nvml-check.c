@@ -79,7 +79,7 @@ device(unsigned int i)
 	nvmlDeviceArchitecture_t arch;
 	char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE], uuid[96], bus[32];
 	const char *clk[] = { "graphics", "sm", "memory", "video" };
-	unsigned int v, n, k;
+	unsigned int v, n, k, lanes;
 	int major, minor;
 
 	printf("gpu %u:\n", i);
@@ -198,6 +198,12 @@ device(unsigned int i)
 		printf("  compute_capability: %d.%d\n", major, minor);
 	if (say("fan", nvmlDeviceGetFanSpeed(d, &v)))
 		printf("  fan: %u\n", v);
+	if (say("pcie_link", nvmlDeviceGetMaxPcieLinkGeneration(d, &v)) &&
+	    say("pcie_link", nvmlDeviceGetMaxPcieLinkWidth(d, &lanes)))
+		printf("  pcie_link: gen %u x%u\n", v, lanes);
+	if (say("pcie_now", nvmlDeviceGetCurrPcieLinkGeneration(d, &v)) &&
+	    say("pcie_now", nvmlDeviceGetCurrPcieLinkWidth(d, &lanes)))
+		printf("  pcie_now: gen %u x%u\n", v, lanes);
 	if (say("pstate", nvmlDeviceGetPerformanceState(d, &ps)))
 		printf("  pstate: %d\n", ps);
 	if (say("brand", nvmlDeviceGetBrand(d, &brand)))

@@ -60,6 +60,22 @@ host_pinned(CUdeviceptr p, size_t n)
 	    p - a.base <= a.size - n;
 }
 
+/*
+ * A mapped buffer's host address where a device address is asked for
+ * (unified addressing gives the host pointer of mapped memory to
+ * kernels and copies): its device side, else p.
+ */
+static CUdeviceptr
+dev_side(CUdeviceptr p, size_t n)
+{
+	CUdeviceptr hd;
+
+	if (n > 0 && !dev_range_known(p, n) &&
+	    mapped_alias((const void *)(uintptr_t)p, n, &hd))
+		return hd;
+	return p;
+}
+
 /* The work queued on stream sid done (a copy on the host follows it). */
 static CUresult
 sid_wait(struct gctx *c, uint64_t sid)
@@ -83,11 +99,13 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 {
 	struct rpc_val in[5], out[1];
 	size_t max = io_max_payload(), k;
-	int known = dev_range_known(dst, n), pg;
+	int known, pg;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 	CUdeviceptr hd;
 
+	dst = dev_side(dst, n);
+	known = dev_range_known(dst, n);
 	/* From mapped memory: from its device side (mapped.c). */
 	if (mapped_alias(src, n, &hd))
 		return copy_dtod(c, sid, async, dst, hd, n);
@@ -279,6 +297,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	void *keep;
 	CUdeviceptr hd;
 
+	src = dev_side(src, n);
 	/*
 	 * Into mapped memory: into its device side (mapped.c), then, for a
 	 * copy that waits, the wait, so that the host sees the device's
@@ -395,6 +414,8 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 		return rc;
 	if (n == 0)
 		return CUDA_SUCCESS;
+	dst = dev_side(dst, n);
+	src = dev_side(src, n);
 	/* A side in page-locked host memory: a copy to or from the host,
 	 * after the stream's work (both there: on the host). */
 	if (host_pinned(src, n) || host_pinned(dst, n)) {
@@ -999,7 +1020,7 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 	    !__builtin_add_overflow(span, (uint64_t)w * el, &span) &&
 	    !dev_range_known(p, span)) {
 		/* Mapped host memory: its device side, as copies do. */
-		if (mapped_alias((const void *)(uintptr_t)p, span, &alias))
+		if ((alias = dev_side(p, span)) != p)
 			p = alias;
 		else if (!capture_busy(sid) && mset_host(p, span, pitch, v, el, w,
 		    h, s, ptsz, &rc))

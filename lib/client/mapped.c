@@ -111,6 +111,9 @@ struct track {
 struct mapped {
 	uint8_t		*host, *shadow;
 	CUdeviceptr	 dev;
+	CUdeviceptr	 dbase;		/* the allocation dev lies in (dev is
+					   page-aligned in it), for cuMemFree */
+	size_t		 dlen;		/* its size */
 	size_t		 size;
 	struct gctx	*ctx;
 	struct track	*t;		/* page-tracked: no shadow */
@@ -1052,6 +1055,32 @@ track_new(uintptr_t lo, size_t len, uint8_t *back)
 	return t;
 }
 
+/*
+ * The device side of a buffer of len bytes, at a page boundary so that
+ * the host copy can be mapped at its address (small allocations come
+ * from slabs at 512 bytes): an allocation a page larger where the first
+ * is not on one.
+ */
+static CUresult
+mapped_dev_alloc(struct mapped *m, size_t len)
+{
+	CUresult rc;
+
+	if ((rc = cuMemAlloc_v2(&m->dbase, len)) != CUDA_SUCCESS)
+		return rc;
+	m->dlen = len;
+	if ((m->dbase & 4095) != 0) {
+		cuMemFree_v2(m->dbase);
+		if (len > SIZE_MAX - 4096)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		m->dlen = len + 4096;
+		if ((rc = cuMemAlloc_v2(&m->dbase, m->dlen)) != CUDA_SUCCESS)
+			return rc;
+	}
+	m->dev = (m->dbase + 4095) & ~(CUdeviceptr)4095;
+	return CUDA_SUCCESS;
+}
+
 static CUresult
 mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 {
@@ -1080,7 +1109,7 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&map_lock);
-	if ((rc = cuMemAlloc_v2(&m.dev, len)) != CUDA_SUCCESS)
+	if ((rc = mapped_dev_alloc(&m, len)) != CUDA_SUCCESS)
 		return rc;
 	m.size = size;
 	p = track_map(m.dev, len, &back, &m.fixed);
@@ -1091,7 +1120,7 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 		log_warn("%s: %s: refused", fn, managed ?
 		    "the device's address is taken here" :
 		    "no host memory for it");
-		cuMemFree_v2(m.dev);
+		cuMemFree_v2(m.dbase);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	m.host = p;
@@ -1102,12 +1131,12 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 		track_free(m.t);
 		munmap(p, len);
 		munmap(back, len);
-		cuMemFree_v2(m.dev);
+		cuMemFree_v2(m.dbase);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	if (managed) {
 		/* Its registry entry says so (pointer queries, cuMemFree). */
-		mem_del(m.dev, 0);
+		mem_del(m.dbase, 0);
 		mem_add(m.dev, size, m.ctx, 0, MEM_F_MANAGED);
 	}
 	pthread_mutex_lock(&map_lock);
@@ -1120,9 +1149,9 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 		munmap(back, len);
 		if (managed) {
 			mem_del(m.dev, 0);
-			mem_add(m.dev, len, m.ctx, 0, 0);
+			mem_add(m.dbase, m.dlen, m.ctx, 0, 0);
 		}
-		cuMemFree_v2(m.dev);
+		cuMemFree_v2(m.dbase);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	maps[nmaps++] = m;
@@ -1175,12 +1204,12 @@ mapped_free(void *p)
 		/* cuMemFree would come back here. */
 		mem_del(m.dev, 0);
 		if (m.ctx->live)
-			mem_add(m.dev, m.size, m.ctx, 0, 0);
+			mem_add(m.dbase, m.dlen, m.ctx, 0, 0);
 	}
 	if (m.ctx->live)
-		cuMemFree_v2(m.dev);
-	else
-		mem_del(m.dev, 0);
+		cuMemFree_v2(m.dbase);
+	else if (!m.managed)
+		mem_del(m.dbase, 0);
 	if (m.reg)
 		mem_del((uintptr_t)m.host, 2);
 	else {
@@ -1220,6 +1249,8 @@ mapped_register(void *p, size_t size, unsigned flags)
 	pthread_mutex_unlock(&map_lock);
 	if ((rc = cuMemAlloc_v2(&m.dev, len)) != CUDA_SUCCESS)
 		return rc;
+	m.dbase = m.dev;
+	m.dlen = len;
 	m.size = size;
 	m.host = p;
 	m.reg = 1;

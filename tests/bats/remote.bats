@@ -330,6 +330,8 @@ run_prog() {
 		run_prog $k mapped
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "mapped: ok" ]
+		[[ "$output" == *"small mapped: host pointer is device pointer 1"* ]]
+		[[ "$output" == *"small mapped: a kernel's writes through it   ok"* ]]
 	done
 }
 

@@ -113,6 +113,28 @@ main(void)
 	CK(cudaMemcpy(back, other, N * sizeof *back, cudaMemcpyDeviceToHost));
 	expect("host writes after a copy and a sync", back, 50);
 
+	// A small mapped buffer after a small allocation (whose device side
+	// would not start a page): with unified addressing its host pointer
+	// is its device pointer, which a kernel may be given.
+	unsigned *tiny, *small, *sd;
+	int sbad = 0;
+	CK(cudaMalloc((void **)&tiny, 100));
+	CK(cudaHostAlloc((void **)&small, 64 * sizeof *small,
+	    cudaHostAllocMapped));
+	CK(cudaHostGetDevicePointer((void **)&sd, small, 0));
+	printf("%-44s %d\n", "small mapped: host pointer is device pointer",
+	    sd == small);
+	set_u32<<<1, 64>>>(small, 70, 64);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	for (i = 0; i < 64; i++)
+		sbad += small[i] != (70u ^ (unsigned)i);
+	printf("%-44s %s\n", "small mapped: a kernel's writes through it",
+	    sbad ? "WRONG" : "ok");
+	nfail += sbad != 0;
+	CK(cudaFreeHost(small));
+	CK(cudaFree(tiny));
+
 	CK(cudaFreeHost(h));
 	CK(cudaFree(other));
 	CK(cudaFree(in));

@@ -459,6 +459,7 @@ run_prog() {
 		[[ "$output" == *"host read the kernel's writes: ok"* ]]
 		[[ "$output" == *"host sees the copy: 1"* ]]
 		[[ "$output" == *"pointer: type 3 device pointer is it 1 host pointer is it 1"* ]]
+		[[ "$output" == *"small managed after a small allocation: 5 0"* ]]
 		[ "${lines[-1]}" = "managed: ok" ]
 	done
 }

@@ -104,6 +104,19 @@ main(void)
 	printf("still there: %016llx\n", (unsigned long long)fnv(m,
 	    N * sizeof *m));
 
+	// A small managed buffer after a small allocation (whose device
+	// side would not start a page): one pointer all the same.
+	unsigned *tiny, *sm;
+	CK(cudaMalloc((void **)&tiny, 100));
+	CK(cudaMallocManaged((void **)&sm, 256));
+	sm[3] = 5;
+	CK(cudaMemset(sm, 0, 8));
+	CK(cudaDeviceSynchronize());
+	printf("small managed after a small allocation: %u %u\n", sm[3],
+	    sm[1]);
+	CK(cudaFree(sm));
+	CK(cudaFree(tiny));
+
 	CK(cudaFree(m));
 	CK(cudaFree(out));
 	CK(cudaFree(plain));

@@ -354,7 +354,9 @@ static CUresult
 ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 {
 	struct alloc a;
-	int found = mem_lookup(p, &a) == 0;
+	CUdeviceptr hp = 0, dp = 0;
+	int mapped = mapped_describe(p, &a, &hp, &dp);
+	int found = mapped || mem_lookup(p, &a) == 0;
 
 	if (!found && strict) {
 		log_debug("cuPointerGetAttribute (attribute %d, 0x%llx in "
@@ -371,11 +373,19 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		    CU_MEMORYTYPE_DEVICE;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		if (mapped) {
+			*(CUdeviceptr *)data = dp;
+			break;
+		}
 		if (found && a.host)
 			return CUDA_ERROR_NOT_SUPPORTED;	/* not mapped */
 		*(CUdeviceptr *)data = found ? p : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		if (mapped) {
+			*(void **)data = (void *)(uintptr_t)hp;
+			break;
+		}
 		/* Managed memory's host side is at its address. */
 		if (found && !a.host && !(a.flags & MEM_F_MANAGED))
 			return CUDA_ERROR_INVALID_VALUE;

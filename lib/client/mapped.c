@@ -114,6 +114,7 @@ struct mapped {
 	CUdeviceptr	 dbase;		/* the allocation dev lies in (dev is
 					   page-aligned in it), for cuMemFree */
 	size_t		 dlen;		/* its size */
+	unsigned	 flags;		/* cuMemHostAlloc's or cuMemHostRegister's */
 	size_t		 size;
 	struct gctx	*ctx;
 	struct track	*t;		/* page-tracked: no shadow */
@@ -666,6 +667,49 @@ mapped_alias(const void *p, size_t n, CUdeviceptr *dev)
 	return r;
 }
 
+/*
+ * Mapped host memory (not managed) holding p, by its host address or its
+ * device side: 1 with *a the host allocation (registry kind 1, or 2 for
+ * registered memory) and *host and *dev p's two addresses.  Pointer
+ * queries and cuMemHostGetFlags answer from it: where the host copy sits
+ * at the device address, the registry holds the device allocation.
+ */
+int
+mapped_describe(CUdeviceptr p, struct alloc *a, CUdeviceptr *host,
+    CUdeviceptr *dev)
+{
+	struct mapped *m;
+	uintptr_t h;
+	int i, r = 0;
+
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&map_lock);
+	for (i = 0; i < nmaps && !r; i++) {
+		m = &maps[i];
+		h = (uintptr_t)m->host;
+		if (m->managed)
+			continue;
+		if (p >= h && p - h < m->size) {
+			*host = p;
+			*dev = m->dev + (p - h);
+		} else if (p >= m->dev && p - m->dev < m->size) {
+			*host = h + (p - m->dev);
+			*dev = p;
+		} else
+			continue;
+		memset(a, 0, sizeof *a);
+		a->base = h;
+		a->size = m->size;
+		a->ctx = m->ctx;
+		a->host = m->reg ? 2 : 1;
+		a->flags = m->flags;
+		r = 1;
+	}
+	pthread_mutex_unlock(&map_lock);
+	return r;
+}
+
 /* ---- the hook ----------------------------------------------------------- */
 
 /*
@@ -1126,6 +1170,7 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 	m.host = p;
 	m.managed = managed;
 	m.preferred = m.prefetched = -2;
+	m.flags = flags;
 	if ((m.t = track_new((uintptr_t)p, len, back)) == NULL ||
 	    (!m.fixed && mem_add((uintptr_t)p, size, m.ctx, 1, flags) == -1)) {
 		track_free(m.t);
@@ -1255,6 +1300,7 @@ mapped_register(void *p, size_t size, unsigned flags)
 	m.host = p;
 	m.reg = 1;
 	m.preferred = m.prefetched = -2;
+	m.flags = flags;
 	if ((m.shadow = malloc(len)) == NULL ||
 	    mem_add((uintptr_t)p, size, m.ctx, 2, flags) == -1) {
 		free(m.shadow);
@@ -1401,8 +1447,12 @@ CUresult
 cuMemHostGetFlags(unsigned int *flags, void *p)
 {
 	struct alloc a;
+	CUdeviceptr hp, dp;
 
-	if (flags == NULL || mem_lookup((uintptr_t)p, &a) == -1 || !a.host)
+	if (flags == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!mapped_describe((uintptr_t)p, &a, &hp, &dp) &&
+	    (mem_lookup((uintptr_t)p, &a) == -1 || !a.host))
 		return CUDA_ERROR_INVALID_VALUE;
 	*flags = a.flags;
 	return CUDA_SUCCESS;

@@ -54,6 +54,14 @@ int		 mapped_managed_free(CUdeviceptr p);
  */
 int		 mapped_alias(const void *p, size_t n, CUdeviceptr *dev);
 
+/*
+ * Mapped host memory (not managed) holding p by either address: 1 with
+ * *a its host allocation and *host, *dev p's two addresses.
+ */
+struct alloc;
+int		 mapped_describe(CUdeviceptr p, struct alloc *a,
+		    CUdeviceptr *host, CUdeviceptr *dev);
+
 /* The registered buffers' pull (tracked ones move on demand). */
 struct mpull {
 	struct rwait	*w;

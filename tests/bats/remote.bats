@@ -417,6 +417,23 @@ run_prog() {
 	done
 }
 
+@test "pointer attributes of every kind of memory (the GPU run compares them with the driver's)" {
+	for k in static shared; do
+		run_prog $k ptrattr
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "ptrattr: ok" ]
+		# Mapped memory is host memory whose device pointer is itself.
+		[[ "$output" == *"mapped    2: 1"* ]]
+		[[ "$output" == *"mapped    3: itself"* ]]
+		[[ "$output" == *"mapped   12: 4096"* ]]
+		# A module's global is device memory of the current context.
+		[[ "$output" == *"global    2: 2"* ]]
+		[[ "$output" == *"global    9: 0"* ]]
+		[[ "$output" == *"global    1: current"* ]]
+		[[ "$output" == *"device   all: CUDA_SUCCESS type 2 ordinal 0 managed 0"* ]]
+	done
+}
+
 @test "memory pools: create, attributes, allocation from a pool, trim, the device's current pool" {
 	for k in static shared; do
 		run_prog $k mempool

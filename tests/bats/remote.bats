@@ -426,6 +426,8 @@ run_prog() {
 		[[ "$output" == *"mapped    2: 1"* ]]
 		[[ "$output" == *"mapped    3: itself"* ]]
 		[[ "$output" == *"mapped   12: 4096"* ]]
+		[[ "$output" == *"mapped   flags: CUDA_SUCCESS 2"* ]]
+		[[ "$output" == *"mapped    4: itself"* ]]
 		# A module's global is device memory of the current context.
 		[[ "$output" == *"global    2: 2"* ]]
 		[[ "$output" == *"global    9: 0"* ]]

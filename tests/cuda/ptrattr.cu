@@ -157,6 +157,17 @@ main(void)
 		    k[i].name, s ? s : "?", mt, ord, man);
 	}
 
+	// The flags of host memory, as cudart and the driver give them.
+	for (i = 3; i <= 4; i++) {
+		unsigned fl = 99;
+		CUresult e = cuMemHostGetFlags(&fl,
+		    (void *)(k[i].base + k[i].off));
+		const char *s = NULL;
+
+		cuGetErrorName(e, &s);
+		printf("%-8s flags: %s %u\n", k[i].name, s ? s : "?", fl);
+	}
+
 	CK(cuMemUnmap(va, gran));
 	CK(cuMemRelease(h));
 	CK(cuMemAddressFree(va, 2 * gran));

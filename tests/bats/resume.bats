@@ -106,7 +106,7 @@ run_linked() {
 	shift
 	[[ "$prog" == */* ]] || prog=$CUDA_BIN/static/$prog
 	ST=$BATS_TEST_TMPDIR/st.yaml
-	run --separate-stderr timeout 60 "$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" \
+	run --separate-stderr "$BATS_TEST_DIRNAME/hang-guard" 60 "$GLEAM_BIN/gleam-run" -s "$LINK_ADDR" \
 	    ${KEY:+-k "$KEY"} -o "$ST" -- "$prog" "$@"
 }
 

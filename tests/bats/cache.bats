@@ -236,7 +236,9 @@ small() {
 	: >"$BATS_TEST_TMPDIR/file"
 	DIR=$BATS_TEST_TMPDIR/file/sub conf
 	serve_start -c "$CONF"
-	grep -q "going on without the disk tier" "$SERVE_LOG"
+	# The store opens after the port is bound: its line may follow
+	# "listening on".
+	wait_for "going on without the disk tier" "$SERVE_LOG"
 	load_once
 	first=$SENT
 	load_once

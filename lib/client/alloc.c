@@ -418,6 +418,16 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;
 		break;
+	case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+		/* Documented: the pool it came from, else NULL. */
+		*(CUmemoryPool *)data = found && !a.host ?
+		    mempool_of(a.base) : NULL;
+		break;
+	case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+		/* Documented: unique in the process per physical allocation
+		 * (while it lives): its start here. */
+		*(unsigned long long *)data = found ? a.base : 0;
+		break;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}

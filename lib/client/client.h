@@ -302,6 +302,9 @@ struct alloc {
 #define MEM_F_GLOBAL	0x10000000u	/* a module's global (module.c), not
 					   cuMemFree's */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);
+/* The memory pool an allocation (by its start) came from, or NULL
+ * (mempool.c). */
+CUmemoryPool	 mempool_of(CUdeviceptr base);
 int		 mem_rewritten(CUdeviceptr, size_t);
 /* host: 0 device memory, 1 pinned or mapped host memory, 2 registered
  * host memory.  mem_add returns -1 when out of memory. */

@@ -540,6 +540,23 @@ free_async(CUdeviceptr p, CUstream s, int ptsz)
 	return CUDA_SUCCESS;
 }
 
+/* The pool an allocation starting at base came from, or NULL. */
+CUmemoryPool
+mempool_of(CUdeviceptr base)
+{
+	CUmemoryPool r = NULL;
+	size_t i;
+
+	pthread_mutex_lock(&pool_lock);
+	for (i = 0; i < npallocs; i++)
+		if (pallocs[i].p == base) {
+			r = (CUmemoryPool)pallocs[i].pool;
+			break;
+		}
+	pthread_mutex_unlock(&pool_lock);
+	return r;
+}
+
 CUresult cuMemAllocAsync(CUdeviceptr *d, size_t n, CUstream s) { return alloc_async(d, n, NULL, s, 0); }
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr *d, size_t n, CUstream s) { return alloc_async(d, n, NULL, s, 1); }
 CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { return free_async(p, s, 0); }

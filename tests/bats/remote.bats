@@ -433,6 +433,9 @@ run_prog() {
 		[[ "$output" == *"global    9: 0"* ]]
 		[[ "$output" == *"global    1: current"* ]]
 		[[ "$output" == *"device   all: CUDA_SUCCESS type 2 ordinal 0 managed 0"* ]]
+		# The pool of a stream-ordered allocation, none for cuMemAlloc's.
+		[[ "$output" == *"async    17: the default pool"* ]]
+		[[ "$output" == *"device   17: null"* ]]
 	done
 }
 

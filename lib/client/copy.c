@@ -43,37 +43,34 @@ static CUresult	copy_dtod(struct gctx *, uint64_t, int, CUdeviceptr,
 		    CUdeviceptr, size_t);
 
 /*
- * Page-locked host memory named as device memory: with unified
- * addressing the driver copies to and from it as from the device (XLA
- * reads its small pinned buffers so).  Is [p, p + n) such memory, not
- * mapped (mapped memory has a device side, mapped_alias)?
+ * What [*p, *p + n), named where a device address is asked for, is.
+ * With unified addressing a program may name host memory so: a mapped
+ * buffer's host address becomes its device side here (*p changed), and
+ * page-locked host memory (XLA zeroes and reads its small pinned
+ * buffers so) is set and copied on the host.
  */
+#define AT_UNKNOWN	0	/* the server judges it */
+#define AT_DEVICE	1	/* device memory this library knows */
+#define AT_PINNED	2	/* page-locked host memory, not mapped */
+
 static int
-host_pinned(CUdeviceptr p, size_t n)
+dev_where(CUdeviceptr *p, size_t n)
 {
 	struct alloc a;
 	CUdeviceptr hd;
 
-	return n > 0 && !dev_range_known(p, n) &&
-	    !mapped_alias((const void *)(uintptr_t)p, n, &hd) &&
-	    mem_lookup(p, &a) == 0 && a.host != 0 && n <= a.size &&
-	    p - a.base <= a.size - n;
-}
-
-/*
- * A mapped buffer's host address where a device address is asked for
- * (unified addressing gives the host pointer of mapped memory to
- * kernels and copies): its device side, else p.
- */
-static CUdeviceptr
-dev_side(CUdeviceptr p, size_t n)
-{
-	CUdeviceptr hd;
-
-	if (n > 0 && !dev_range_known(p, n) &&
-	    mapped_alias((const void *)(uintptr_t)p, n, &hd))
-		return hd;
-	return p;
+	if (dev_range_known(*p, n))
+		return AT_DEVICE;
+	if (n == 0)
+		return AT_UNKNOWN;
+	if (mapped_alias((const void *)(uintptr_t)*p, n, &hd)) {
+		*p = hd;
+		return dev_range_known(hd, n) ? AT_DEVICE : AT_UNKNOWN;
+	}
+	if (mem_lookup(*p, &a) == 0 && a.host != 0 && n <= a.size &&
+	    *p - a.base <= a.size - n)
+		return AT_PINNED;
+	return AT_UNKNOWN;
 }
 
 /* The work queued on stream sid done (a copy on the host follows it). */
@@ -99,17 +96,17 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 {
 	struct rpc_val in[5], out[1];
 	size_t max = io_max_payload(), k;
-	int known, pg;
+	int where, known, pg;
 	void *keep;
 	CUresult rc = CUDA_SUCCESS;
 	CUdeviceptr hd;
 
-	dst = dev_side(dst, n);
-	known = dev_range_known(dst, n);
+	where = dev_where(&dst, n);
+	known = where == AT_DEVICE;
 	/* From mapped memory: from its device side (mapped.c). */
 	if (mapped_alias(src, n, &hd))
 		return copy_dtod(c, sid, async, dst, hd, n);
-	if (!known && host_pinned(dst, n)) {
+	if (where == AT_PINNED) {
 		if ((rc = sid_wait(c, sid)) == CUDA_SUCCESS)
 			memmove((void *)(uintptr_t)dst, src, n);
 		return rc;
@@ -296,8 +293,8 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	int pull = 0;
 	void *keep;
 	CUdeviceptr hd;
+	int where = dev_where(&src, n);
 
-	src = dev_side(src, n);
 	/*
 	 * Into mapped memory: into its device side (mapped.c), then, for a
 	 * copy that waits, the wait, so that the host sees the device's
@@ -309,7 +306,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			return rc;
 		return sid_wait(c, sid);
 	}
-	if (host_pinned(src, n)) {
+	if (where == AT_PINNED) {
 		if ((rc = sid_wait(c, sid)) == CUDA_SUCCESS)
 			memmove(dst, (const void *)(uintptr_t)src, n);
 		return rc;
@@ -317,7 +314,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
 
-	if (async && !rsync_mode() && n > 0 && dev_range_known(src, n)) {
+	if (async && !rsync_mode() && n > 0 && where == AT_DEVICE) {
 		struct alloc a;
 
 		if (mem_lookup((uintptr_t)dst, &a) == 0 && a.host &&
@@ -326,7 +323,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			return copy_dtoh_pinned(c, sid, dst, src, n);
 	}
 	/* Large ones over the bulk lanes, where there are any. */
-	if (!rsync_mode() && n > 0 && dev_range_known(src, n) &&
+	if (!rsync_mode() && n > 0 && where == AT_DEVICE &&
 	    lanes_hold(n, 1)) {
 		size_t k;
 
@@ -409,24 +406,25 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	struct rpc_val in[6], out[1];
 	void *keep;
 	CUresult rc;
+	int wd, ws;
 
 	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
 		return rc;
 	if (n == 0)
 		return CUDA_SUCCESS;
-	dst = dev_side(dst, n);
-	src = dev_side(src, n);
+	wd = dev_where(&dst, n);
+	ws = dev_where(&src, n);
 	/* A side in page-locked host memory: a copy to or from the host,
 	 * after the stream's work (both there: on the host). */
-	if (host_pinned(src, n) || host_pinned(dst, n)) {
+	if (wd == AT_PINNED || ws == AT_PINNED) {
 		if ((rc = sid_wait(c, sid)) != CUDA_SUCCESS)
 			return rc;
-		if (host_pinned(src, n) && host_pinned(dst, n)) {
+		if (wd == AT_PINNED && ws == AT_PINNED) {
 			memmove((void *)(uintptr_t)dst,
 			    (const void *)(uintptr_t)src, n);
 			return CUDA_SUCCESS;
 		}
-		if (host_pinned(src, n))
+		if (ws == AT_PINNED)
 			return copy_htod(c, sid, 0, dst,
 			    (const void *)(uintptr_t)src, n);
 		return copy_dtoh(c, sid, 0, (void *)(uintptr_t)dst, src, n);
@@ -437,7 +435,7 @@ copy_dtod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	in[3].u = dst;
 	in[4].u = src;
 	in[5].u = n;
-	if (dev_range_known(dst, n) && dev_range_known(src, n))
+	if (wd == AT_DEVICE && ws == AT_DEVICE)
 		return rpost(R_MEM_DTOD, in, 0);
 	rc = remote_call(R_MEM_DTOD, in, out, &keep);
 	free(keep);
@@ -972,23 +970,18 @@ AHTOA_ASYNC(_v2_ptsz, 1)
  * CU_MEMHOSTALLOC_DEVICEMAP, or registered memory): with unified
  * addressing the driver sets it from the device (XLA zeroes its small
  * host buffers so).  Here it is set on the host once the work queued
- * before it on the stream is done: 1 with *rc the result, 0 if [p, p +
- * span) is not such memory.
+ * before it on the stream is done (dev_where judged [p, p + span)).
  */
-static int
-mset_host(CUdeviceptr p, uint64_t span, size_t pitch, unsigned v,
-    unsigned el, size_t w, size_t h, CUstream s, int ptsz, CUresult *rc)
+static CUresult
+mset_host(struct gctx *c, uint64_t sid, CUdeviceptr p, size_t pitch,
+    unsigned v, unsigned el, size_t w, size_t h)
 {
-	struct alloc a;
 	uint8_t *row;
 	size_t i, j;
+	CUresult rc;
 
-	if (mem_lookup(p, &a) == -1 || a.host == 0 || span > a.size ||
-	    p - a.base > a.size - span)
-		return 0;
-	*rc = ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s);
-	if (*rc != CUDA_SUCCESS)
-		return 1;
+	if ((rc = sid_wait(c, sid)) != CUDA_SUCCESS)
+		return rc;
 	for (i = 0; i < h; i++) {
 		row = (uint8_t *)(uintptr_t)p + i * pitch;
 		if (el == 1)
@@ -997,7 +990,7 @@ mset_host(CUdeviceptr p, uint64_t span, size_t pitch, unsigned v,
 			for (j = 0; j < w; j++)
 				memcpy(row + j * el, &v, el);
 	}
-	return 1;
+	return CUDA_SUCCESS;
 }
 
 static CUresult
@@ -1006,26 +999,22 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 {
 	struct rpc_val in[9], out[1];
 	struct gctx *c;
-	CUdeviceptr alias;
 	uint64_t sid, span;
 	void *keep;
 	CUresult rc;
+	int where = AT_UNKNOWN;
 
 	if ((rc = copy_prep(s, ptsz, &c, &sid)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
 		return rc;
-	if (w > 0 && h > 0 && (h == 1 || pitch >= w * el) &&
+	/* The bytes it reaches: (height - 1) * pitch + width * element. */
+	if (w > 0 && h > 0 && el > 0 && (h == 1 || pitch >= w * el) &&
 	    !__builtin_mul_overflow((uint64_t)(h - 1), (uint64_t)pitch, &span) &&
-	    !__builtin_add_overflow(span, (uint64_t)w * el, &span) &&
-	    !dev_range_known(p, span)) {
-		/* Mapped host memory: its device side, as copies do. */
-		if ((alias = dev_side(p, span)) != p)
-			p = alias;
-		else if (!capture_busy(sid) && mset_host(p, span, pitch, v, el, w,
-		    h, s, ptsz, &rc))
-			return rc;
-	}
+	    !__builtin_add_overflow(span, (uint64_t)w * el, &span))
+		where = dev_where(&p, span);
+	if (where == AT_PINNED && !capture_busy(sid))
+		return mset_host(c, sid, p, pitch, v, el, w, h);
 	in[0].u = gobj_id(c);
 	in[1].u = sid;
 	in[2].u = (uint64_t)async;
@@ -1035,8 +1024,7 @@ mset(CUdeviceptr p, size_t pitch, unsigned v, unsigned el, size_t w,
 	in[6].u = el;
 	in[7].u = w;
 	in[8].u = h;
-	if (w > 0 && h > 0 && el > 0 && (h == 1 || pitch >= w * el) &&
-	    dev_range_known(p, (h - 1) * pitch + w * el))
+	if (where == AT_DEVICE)
 		return rpost(R_MEMSET, in, 0);
 	rc = remote_call(R_MEMSET, in, out, &keep);
 	free(keep);

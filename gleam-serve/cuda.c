@@ -6731,6 +6731,26 @@ mig_spacer(CUdeviceptr at, size_t size)
 }
 
 /*
+ * A module of size bytes of data alone (in the constant bank if
+ * constant, else global memory), loaded in the current context: its
+ * handle, else NULL.  Kept loaded, it moves what the driver places next
+ * in the same chunk up by its size.
+ */
+static void *
+mig_pad(size_t size, int constant)
+{
+	char ptx[256];
+	CUmodule m;
+
+	snprintf(ptx, sizeof ptx, ".version 7.0\n.target sm_52\n"
+	    ".address_size 64\n.visible .%s .align 8 .b8 gleam_pad[%zu];\n",
+	    constant ? "const" : "global", size);
+	if (drv.ModuleLoadData(&m, ptx) != CUDA_SUCCESS)
+		return NULL;
+	return m;
+}
+
+/*
  * Modules and libraries, each loaded from its image, its globals checked
  * to be where the client was told they are.  The driver places a
  * module's data where it likes, in chunks of its VA space: the source
@@ -6739,17 +6759,24 @@ mig_spacer(CUdeviceptr at, size_t size)
  * between where it went and where it must be reserved (or, where some of
  * that space is taken here, the chunk where it went; or, where the driver
  * keeps that chunk for itself, a copy of the module left loaded in it),
- * the module loaded again; the spacers go once every module is in.  One placed higher
- * (its place taken here) cannot be: the client stays where it is.
+ * the module loaded again.  One placed lower in the chunk where it must
+ * be (the source had data of other modules before it there) is steered
+ * with pads: modules of data alone, as many bytes as it fell short, in
+ * global memory or, where that moved nothing, the constant bank; a pad
+ * that moved it too far is made smaller.  The spacers and pads go once
+ * every module is in.  One placed higher (its place taken here) cannot
+ * be: the client stays where it is.
  */
 static int
 mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 {
 	struct mspacer sp[MIG_SPACERS];
 	struct mglobal *g = NULL;
-	struct robj *o, *x;
+	struct robj *o, *x, *gx;
 	const void *img;
-	CUdeviceptr p, lo, hi;
+	CUdeviceptr p, lo, hi, lastp;
+	size_t padsz, want;
+	int padconst;
 	uint64_t id, cid;
 	size_t sz;
 	uint32_t n, nn, ng, i, j, tries, which;
@@ -6805,6 +6832,9 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 		}
 		if (r->bad)
 			goto out;
+		lastp = 0;
+		padsz = 0;
+		padconst = 0;
 		for (tries = 0;; tries++) {
 			if (x != NULL && drv.CtxSetCurrent((CUcontext)x->h) !=
 			    CUDA_SUCCESS)
@@ -6827,7 +6857,47 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 			lo = p & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
 			hi = g[which].base & ~(CUdeviceptr)(MIG_SPACE_GRAN - 1);
 			sz = 0;
-			if (p < g[which].base && nsp < MIG_SPACERS) {
+			want = 0;
+			if (padsz > 0) {
+				/* The last spacer is a pad: what it did. */
+				if (p < g[which].base && p > lastp) {
+					/* Not enough: another. */
+					want = g[which].base - p;
+					lastp = p;
+				} else {
+					/* Nothing (the global is in the other
+					 * memory), or too much: it goes, one of
+					 * the other kind, or smaller, instead. */
+					mig_image_unload(o, kind);
+					nsp--;
+					mig_handle_unload(sp[nsp].img,
+					    sp[nsp].kind);
+					if (p == lastp && !padconst &&
+					    padsz < 65536) {
+						padconst = 1;
+						want = padsz;
+					} else if (p > g[which].base &&
+					    p - g[which].base < padsz)
+						want = padsz - (p - g[which].base);
+				}
+			} else if (p < g[which].base && lo == hi) {
+				/* In its chunk, too low: a pad below it. */
+				want = g[which].base - p;
+				lastp = p;
+			}
+			if (want > 0 && nsp < MIG_SPACERS && tries < 16 &&
+			    (gx = mig_ctx_cur(cl, g[which].cid)) != NULL) {
+				if (o->h != NULL)
+					mig_image_unload(o, kind);
+				sp[nsp].img = NULL;
+				if (drv.CtxSetCurrent((CUcontext)gx->h) ==
+				    CUDA_SUCCESS)
+					sp[nsp].img = mig_pad(want, padconst);
+				sp[nsp].kind = RK_MODULE;
+				sz = sp[nsp].img != NULL;
+				padsz = want;
+			} else if (padsz == 0 && p < g[which].base &&
+			    nsp < MIG_SPACERS) {
 				mig_image_unload(o, kind);
 				/* All the space below it at once, else
 				 * (something of this side's in it) the chunk

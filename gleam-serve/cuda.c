@@ -175,6 +175,9 @@ static struct {
 	    size_t *);
 	CUresult (*GraphDebugDotPrint)(CUgraph, const char *, unsigned);
 	CUresult (*GraphNodeGetType)(CUgraphNode, CUgraphNodeType *);
+	/* CUDA 13.1's, where the driver has them (else NULL). */
+	CUresult (*GraphNodeGetLocalId)(CUgraphNode, unsigned *);
+	CUresult (*GraphNodeGetToolsId)(CUgraphNode, unsigned long long *);
 	CUresult (*GraphAddKernelNode)(CUgraphNode *, CUgraph,
 	    const CUgraphNode *, size_t, const CUDA_KERNEL_NODE_PARAMS *);
 	CUresult (*GraphAddMemsetNode)(CUgraphNode *, CUgraph,
@@ -573,6 +576,17 @@ chost_id(struct rclient *cl, const CUDA_HOST_NODE_PARAMS *p)
 	return 0;
 }
 
+/* A call of a later CUDA than some drivers have: the function, else NULL. */
+static void *
+drv_optional(const char *name, int version)
+{
+	void *fn = NULL;
+
+	if (gpa(name, &fn, version, 0, NULL) != CUDA_SUCCESS || fn == NULL)
+		fn = dlsym(drv.h, name);
+	return fn;
+}
+
 static int
 cuda_init(char *err, size_t errlen)
 {
@@ -601,6 +615,10 @@ cuda_init(char *err, size_t errlen)
 		}
 		memcpy((char *)&drv + drv_syms[i].off, &fn, sizeof fn);
 	}
+	drv.GraphNodeGetLocalId = (__typeof__(drv.GraphNodeGetLocalId))
+	    drv_optional("cuGraphNodeGetLocalId", 13010);
+	drv.GraphNodeGetToolsId = (__typeof__(drv.GraphNodeGetToolsId))
+	    drv_optional("cuGraphNodeGetToolsId", 13010);
 	if (drv.Init(0) != CUDA_SUCCESS ||
 	    drv.DeviceGetCount(&drv_ndev) != CUDA_SUCCESS || drv_ndev == 0) {
 		snprintf(err, errlen, "no CUDA device");
@@ -5005,6 +5023,28 @@ node_copy_desc(const CUDA_MEMCPY3D *m, struct pw *d)
 		pw_u64(d, f[i]);
 }
 
+/* in: graph, node -> the driver's local id and tools id of the node */
+static int
+c_node_id(struct rcall *c)
+{
+	struct robj *g = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	CUgraphNode node = (CUgraphNode)(uintptr_t)c->in[1].u;
+	unsigned long long tools = 0;
+	unsigned local = 0;
+	CUresult rc;
+
+	if (g == NULL || !node_in(g->h, c->in[1].u))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (drv.GraphNodeGetLocalId == NULL || drv.GraphNodeGetToolsId == NULL)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if ((rc = drv.GraphNodeGetLocalId(node, &local)) != CUDA_SUCCESS ||
+	    (rc = drv.GraphNodeGetToolsId(node, &tools)) != CUDA_SUCCESS)
+		return rc;
+	c->out[0].u = local;
+	c->out[1].u = tools;
+	return CUDA_SUCCESS;
+}
+
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -7307,6 +7347,7 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
 	F(R_NODE_FIND, c_node_find) \
+	F(R_NODE_ID, c_node_id) \
 	F(R_ARRAY_CREATE, c_array_create) \
 	F(R_ARRAY_DESTROY, c_array_destroy) \
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \

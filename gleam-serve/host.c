@@ -4766,6 +4766,23 @@ c_graph_dot(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * A node's local id: its number, as the dot text names it; its tools id
+ * that and its graph's id, unique in the process.
+ */
+static int
+c_node_id(struct rcall *c)
+{
+	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
+	const struct hop *o;
+
+	if (go == NULL || (o = hgraph_op(go->h, c->in[1].u)) == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
+	c->out[0].u = (uint32_t)o->node;
+	c->out[1].u = c->in[0].u << 32 | (uint32_t)o->node;
+	return CUDA_SUCCESS;
+}
+
 /* ---- graph nodes (issue 24) ------------------------------------------- */
 
 /* The driver's type of an op's node. */
@@ -5816,6 +5833,7 @@ c_stream_memop(struct rcall *c)
 	F(R_NODE_ENABLED, c_node_enabled) \
 	F(R_GRAPH_MEM, c_graph_mem) \
 	F(R_NODE_FIND, c_node_find) \
+	F(R_NODE_ID, c_node_id) \
 	F(R_ARRAY_CREATE, c_array_create) \
 	F(R_ARRAY_DESTROY, c_array_destroy) \
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \

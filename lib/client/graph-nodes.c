@@ -1497,6 +1497,41 @@ cuGraphNodeGetContainingGraph(CUgraphNode h, CUgraph *pg)
 	return CUDA_SUCCESS;
 }
 
+/* Node h's local id and tools id, as the server's driver numbers them. */
+static CUresult
+node_ids(CUgraphNode h, unsigned *local, unsigned long long *tools)
+{
+	struct gnode *n = node_of(h, NULL);
+	struct rpc_val in[2], out[2];
+	void *keep = NULL;
+	CUresult rc;
+
+	if (n == NULL || (local == NULL && tools == NULL))
+		return CUDA_ERROR_INVALID_VALUE;
+	in[0].u = gobj_id(n->g);
+	in[1].u = n->h;
+	if ((rc = remote_call(R_NODE_ID, in, out, &keep)) == CUDA_SUCCESS) {
+		if (local != NULL)
+			*local = (unsigned)out[0].u;
+		if (tools != NULL)
+			*tools = out[1].u;
+	}
+	free(keep);
+	return rc;
+}
+
+CUresult
+cuGraphNodeGetLocalId(CUgraphNode h, unsigned int *id)
+{
+	return node_ids(h, id, NULL);
+}
+
+CUresult
+cuGraphNodeGetToolsId(CUgraphNode h, unsigned long long *id)
+{
+	return node_ids(h, NULL, id);
+}
+
 CUresult
 cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
 {

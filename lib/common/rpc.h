@@ -314,6 +314,9 @@ enum rpc_call {
 				   flags: CUDA_ARRAY_SPARSE_PROPERTIES */
 	R_MAP_ARRAY,		/* ctx, stream, map entries (RPC_MAPINFO_LEN
 				   bytes each): cuMemMapArrayAsync */
+	R_NODE_ID,		/* graph, node -> its local id (the number
+				   cuGraphDebugDotPrint gives it), its tools
+				   id */
 	R_CALL_END		/* one past the last */
 };
 

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -175,6 +176,55 @@ modes(const char *what, cudaStreamCaptureMode mode, int relax)
 	cudaGetLastError();
 }
 
+// CUDA 13.1's node ids, through the driver's entry points: whether the
+// lookup worked, and each id distinct among g's nodes.
+static void
+node_ids(cudaGraph_t g)
+{
+	typedef int (*lid_fn)(cudaGraphNode_t, unsigned *);
+	typedef int (*tid_fn)(cudaGraphNode_t, unsigned long long *);
+	typedef int (*gpa_fn)(const char *, void **, int, unsigned long long,
+	    int *);
+	cudaGraphNode_t nodes[64];
+	unsigned lid[64];
+	unsigned long long tid[64];
+	size_t n = 64, i, j;
+	void *fl = NULL, *ft = NULL, *lib, *gpa;
+	int same_l = 0, same_t = 0, rc = 0, e1 = -1, e2 = -1, q1 = -1, q2 = -1;
+
+	// The driver's own lookup: cudart 13.0 asks for no later version.
+	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	gpa = lib != NULL ? dlsym(lib, "cuGetProcAddress_v2") : NULL;
+	if (gpa != NULL) {
+		e1 = ((gpa_fn)gpa)("cuGraphNodeGetLocalId", &fl, 13010, 0, &q1);
+		e2 = ((gpa_fn)gpa)("cuGraphNodeGetToolsId", &ft, 13010, 0, &q2);
+	}
+	// A 13.0 driver answers INVALID_VALUE for version 13010: the
+	// exported symbols then.
+	if (lib != NULL && fl == NULL)
+		fl = dlsym(lib, "cuGraphNodeGetLocalId");
+	if (lib != NULL && ft == NULL)
+		ft = dlsym(lib, "cuGraphNodeGetToolsId");
+	printf("node ids: lookups %d %d\n", e1, e2);
+	if (fl == NULL || ft == NULL) {
+		printf("node ids: no entry points (%d %d, %d %d)\n", e1, q1,
+		    e2, q2);
+		return;
+	}
+	CK(cudaGraphGetNodes(g, nodes, &n));
+	for (i = 0; i < n && rc == 0; i++)
+		if ((rc = ((lid_fn)fl)(nodes[i], &lid[i])) == 0)
+			rc = ((tid_fn)ft)(nodes[i], &tid[i]);
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			same_l += lid[i] == lid[j];
+			same_t += tid[i] == tid[j];
+		}
+	printf("node ids: %zu nodes, code %d, %d local and %d tools ids "
+	    "repeated, NULL answers %d\n", n, rc, same_l, same_t,
+	    ((lid_fn)fl)(nodes[0], NULL));
+}
+
 int
 main(void)
 {
@@ -250,6 +300,7 @@ main(void)
 	}
 	unlink(path);
 	printf("dot file: %d lines\n", lines);
+	node_ids(g);
 
 	// 5.
 	illegal("cudaMalloc", 0);

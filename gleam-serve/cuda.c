@@ -6816,7 +6816,7 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 	const void *img;
 	CUdeviceptr p, lo, hi, lastp;
 	size_t padsz, want;
-	int padconst;
+	int padconst, nopad;
 	uint64_t id, cid;
 	size_t sz;
 	uint32_t n, nn, ng, i, j, tries, which;
@@ -6875,6 +6875,7 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 		lastp = 0;
 		padsz = 0;
 		padconst = 0;
+		nopad = 0;
 		for (tries = 0;; tries++) {
 			if (x != NULL && drv.CtxSetCurrent((CUcontext)x->h) !=
 			    CUDA_SUCCESS)
@@ -6919,8 +6920,13 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 					} else if (p > g[which].base &&
 					    p - g[which].base < padsz)
 						want = padsz - (p - g[which].base);
+					else
+						nopad = 1;	/* the other ways */
+					padsz = 0;
+					if (want == 0)
+						continue;	/* loaded again */
 				}
-			} else if (p < g[which].base && lo == hi) {
+			} else if (p < g[which].base && lo == hi && !nopad) {
 				/* In its chunk, too low: a pad below it. */
 				want = g[which].base - p;
 				lastp = p;
@@ -6934,7 +6940,13 @@ mig_load_mods(struct rclient *cl, struct pr *r, char *why, size_t whylen)
 				    CUDA_SUCCESS)
 					sp[nsp].img = mig_pad(want, padconst);
 				sp[nsp].kind = RK_MODULE;
-				sz = sp[nsp].img != NULL;
+				if (sp[nsp].img == NULL) {
+					/* No pad here: the other ways. */
+					nopad = 1;
+					padsz = 0;
+					continue;
+				}
+				sz = 1;
 				padsz = want;
 			} else if (padsz == 0 && p < g[which].base &&
 			    nsp < MIG_SPACERS) {

@@ -215,7 +215,7 @@ node_ids(cudaGraph_t g)
 	for (i = 0; i < n && rc == 0; i++)
 		if ((rc = ((lid_fn)fl)(nodes[i], &lid[i])) == 0)
 			rc = ((tid_fn)ft)(nodes[i], &tid[i]);
-	for (i = 0; i < n; i++)
+	for (i = 0; rc == 0 && i < n; i++)
 		for (j = i + 1; j < n; j++) {
 			same_l += lid[i] == lid[j];
 			same_t += tid[i] == tid[j];

@@ -1058,14 +1058,15 @@ lanes_ok() {
 
 @test "bulk lanes: a client killed amid copies over its lanes leaves the server serving others" {
 	# memcpy over and over, killed a moment in: somewhere among its copies.
-	GLEAM_CACHE=0 GLEAM_LANES=4 bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
+	# A process group of its own, so that the kill reaches its memcpy
+	# and no other test's (the tests run in parallel).
+	GLEAM_CACHE=0 GLEAM_LANES=4 setsid bash -c 'while :; do "$1" -s "$2" -- "$3"; done' \
 	    _ "$GLEAM_BIN/gleam-run" "$SERVE_ADDR" "$CUDA_BIN/static/memcpy" \
 	    >/dev/null 2>&1 3>&- &
 	BG_PID=$!
 	sleep 1.5
-	kill -KILL "$BG_PID"
+	kill -KILL -- "-$BG_PID"
 	wait "$BG_PID" 2>/dev/null || true
-	pkill -KILL -f "^$CUDA_BIN/static/memcpy" || true
 	BG_PID=
 	lanes_run after 4
 	lanes_ok after 4

@@ -1773,8 +1773,10 @@ cstore_flush(struct cstore *s, int force)
 	}
 	s->flushed = t;
 	counters_now(s, &c);
-	pthread_mutex_unlock(&s->mu);
+	/* Written under the lock, so that a fork (stores_prepare) never
+	 * comes half-way through: the child would keep the writer's heap. */
 	counters_write(s, &c);
+	pthread_mutex_unlock(&s->mu);
 }
 
 void

@@ -383,11 +383,46 @@ s_flush(void)
 		cstore_flush(store, 0);
 }
 
-/* The server's end of one worker's channel: its socket, its scope. */
+/*
+ * The server's end of one worker's channel: its socket, its scope, and
+ * all the heap its thread has in hand.  They are on a list, and a fork
+ * waits for the locks below: a worker forked beside a channel thread
+ * inherits that heap without the thread, and must find it reachable, or
+ * its leak check (make asan) reports the parent's memory as its own.
+ */
 struct chctx {
 	int		 fd;
 	char		 tenant[CSTORE_TENANT_MAX];
+	struct mload	 ml;		/* the load of its model */
+	void		*buf;		/* an entry being read */
+	struct chctx	*prev, *next;
 };
+
+static pthread_mutex_t	 chans_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct chctx	*chans;
+static pthread_once_t	 chans_once = PTHREAD_ONCE_INIT;
+
+static void
+chans_prepare(void)
+{
+	pthread_mutex_lock(&chans_lock);
+	pthread_mutex_lock(&models_lock);
+	pthread_mutex_lock(&gpu_lock);
+}
+
+static void
+chans_done(void)
+{
+	pthread_mutex_unlock(&gpu_lock);
+	pthread_mutex_unlock(&models_lock);
+	pthread_mutex_unlock(&chans_lock);
+}
+
+static void
+chans_atfork(void)
+{
+	pthread_atfork(chans_prepare, chans_done, chans_done);
+}
 
 /* The server's end of one worker's channel, on a thread of its own. */
 static void *
@@ -397,13 +432,11 @@ channel_main(void *arg)
 	const char *tenant = cx->tenant;
 	int fd = cx->fd;
 	struct cstore_ref *r;
-	struct mload ml;
+	struct mload *ml = &cx->ml;
 	struct chdr hd;
 	uint8_t g[CSTORE_HASH_LEN], yes = 1, no = 0;
-	void *buf;
 	int mfd;
 
-	memset(&ml, 0, sizeof ml);
 	while (fd_read_full(fd, &hd, sizeof hd) == 0) {
 		if (hd.len > CSTORE_ENTRY_MAX || hd.op < CH_GET ||
 		    hd.op > CH_GMOVE)
@@ -458,8 +491,8 @@ channel_main(void *arg)
 			    !model_name_ok(name, hd.len))
 				break;
 			name[hd.len] = '\0';
-			memcpy(ml.name, name, sizeof ml.name);
-			snprintf(ml.tenant, sizeof ml.tenant, "%s", tenant);
+			memcpy(ml->name, name, sizeof ml->name);
+			snprintf(ml->tenant, sizeof ml->tenant, "%s", tenant);
 			continue;
 		}
 		if (hd.op == CH_GET) {
@@ -485,33 +518,40 @@ channel_main(void *arg)
 			cstore_flush(store, 0);
 		} else if (hd.op == CH_PUT) {
 			/* In a memfd: workers will map it, not copy it. */
-			if ((buf = cbuf_alloc(hd.len)) == NULL)
+			if ((cx->buf = cbuf_alloc(hd.len)) == NULL)
 				break;
-			if (fd_read_full(fd, buf, hd.len) == -1) {
-				cbuf_free(buf);
+			if (fd_read_full(fd, cx->buf, hd.len) == -1)
 				break;
-			}
 			/* The worker checked; so do we (a worker runs its
 			 * client's code near enough to be doubted). */
-			cstore_hash(cstore_naming(tenant), buf, hd.len, g);
-			if (memcmp(g, hd.hash, sizeof g) != 0) {
-				cbuf_free(buf);
+			cstore_hash(cstore_naming(tenant), cx->buf, hd.len, g);
+			if (memcmp(g, hd.hash, sizeof g) != 0)
 				break;
-			}
 			cstore_release(store, cstore_put(store, tenant,
-			    hd.hash, buf, hd.len));
+			    hd.hash, cx->buf, hd.len));
+			cx->buf = NULL;		/* the store's */
 			cstore_flush(store, 0);
 		} else if (cstore_has(store, tenant, hd.hash)) {
 			/* Pins are bounded by the entries. */
 			cstore_pin(store, arg, tenant, hd.hash);
-			mload_add(&ml, hd.hash);
+			mload_add(ml, hd.hash);
 		}
 	}
-	mload_done(&ml);
+	cbuf_free(cx->buf);
+	cx->buf = NULL;
+	mload_done(ml);
 	cstore_unpin_all(store, arg);
 	cstore_flush(store, 0);
 	close(fd);
+	pthread_mutex_lock(&chans_lock);
+	if (cx->prev != NULL)
+		cx->prev->next = cx->next;
+	else
+		chans = cx->next;
+	if (cx->next != NULL)
+		cx->next->prev = cx->prev;
 	free(cx);
+	pthread_mutex_unlock(&chans_lock);
 	return NULL;
 }
 
@@ -527,13 +567,23 @@ wcache_channel(int fd, const struct wscope *sc)
 		return -1;
 	cx->fd = fd;
 	snprintf(cx->tenant, sizeof cx->tenant, "%s", sc->tenant);
+	pthread_mutex_lock(&chans_lock);
+	if ((cx->next = chans) != NULL)
+		chans->prev = cx;
+	chans = cx;
+	pthread_mutex_unlock(&chans_lock);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&tid, &attr, channel_main, cx);
 	pthread_attr_destroy(&attr);
-	if (rc != 0)
-		free(cx);
-	return rc == 0 ? 0 : -1;
+	if (rc == 0)
+		return 0;
+	pthread_mutex_lock(&chans_lock);
+	if ((chans = cx->next) != NULL)
+		chans->prev = NULL;
+	free(cx);
+	pthread_mutex_unlock(&chans_lock);
+	return -1;
 }
 
 void
@@ -563,7 +613,11 @@ wcache_init(const struct config *cfg)
 	cc.disk_budget = cfg->cache_disk;
 	cc.level = cfg->cache_level;
 	gpu_budget = cfg->cache_gpu;
-	if ((store = cstore_open(&cc)) == NULL)
+	store = cstore_open(&cc);
+	/* After the store's: ours come first before a fork, as in the code
+	 * (models_lock, then the store's). */
+	pthread_once(&chans_once, chans_atfork);
+	if (store == NULL)
 		log_error("cache: out of memory: serving without a cache");
 	else if (!cstore_active(store))
 		log_info("cache: off (cache_ram and cache_disk are 0)");

@@ -1226,6 +1226,7 @@ stores_done(void)
 static void
 stores_atfork(void)
 {
+	cbuf_atfork_init();	/* its lock after ours: see cbuf.h */
 	pthread_atfork(stores_prepare, stores_done, stores_done);
 }
 

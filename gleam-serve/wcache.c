@@ -395,6 +395,7 @@ struct chctx {
 	char		 tenant[CSTORE_TENANT_MAX];
 	struct mload	 ml;		/* the load of its model */
 	void		*buf;		/* an entry being read */
+	struct cstore_ref *ref;		/* an entry being sent */
 	struct chctx	*prev, *next;
 };
 
@@ -496,25 +497,24 @@ channel_main(void *arg)
 			continue;
 		}
 		if (hd.op == CH_GET) {
-			r = cstore_get(store, tenant, hd.hash, hd.len);
+			r = cx->ref = cstore_get(store, tenant, hd.hash,
+			    hd.len);
 			if (r == NULL || r->len != hd.len) {
 				cstore_release(store, r);
+				cx->ref = NULL;
 				if (fd_write_all(fd, &no, 1) == -1)
 					break;
 				continue;
 			}
 			/* An entry in a memfd goes as the descriptor. */
 			if ((mfd = cbuf_fd(r->data, r->len)) >= 0) {
-				if (fd_send(fd, mfd) == -1) {
-					cstore_release(store, r);
+				if (fd_send(fd, mfd) == -1)
 					break;
-				}
 			} else if (fd_write_all(fd, &yes, 1) == -1 ||
-			    fd_write_all(fd, r->data, r->len) == -1) {
-				cstore_release(store, r);
+			    fd_write_all(fd, r->data, r->len) == -1)
 				break;
-			}
 			cstore_release(store, r);
+			cx->ref = NULL;
 			cstore_flush(store, 0);
 		} else if (hd.op == CH_PUT) {
 			/* In a memfd: workers will map it, not copy it. */
@@ -537,6 +537,8 @@ channel_main(void *arg)
 			mload_add(ml, hd.hash);
 		}
 	}
+	cstore_release(store, cx->ref);
+	cx->ref = NULL;
 	cbuf_free(cx->buf);
 	cx->buf = NULL;
 	mload_done(ml);

@@ -73,6 +73,7 @@ struct pin {
 
 struct cstore {
 	pthread_mutex_t		 mu;
+	pthread_rwlock_t	 gate;		/* disk reads and writes, for fork */
 	struct cstore		*snext;		/* all stores, for fork */
 	struct cstore_conf	 conf;
 	int			 disk_ok;
@@ -1209,8 +1210,10 @@ stores_prepare(void)
 	struct cstore *s;
 
 	pthread_mutex_lock(&stores_mu);
-	for (s = stores; s != NULL; s = s->snext)
+	for (s = stores; s != NULL; s = s->snext) {
+		pthread_rwlock_wrlock(&s->gate);
 		pthread_mutex_lock(&s->mu);
+	}
 }
 
 static void
@@ -1218,8 +1221,10 @@ stores_done(void)
 {
 	struct cstore *s;
 
-	for (s = stores; s != NULL; s = s->snext)
+	for (s = stores; s != NULL; s = s->snext) {
 		pthread_mutex_unlock(&s->mu);
+		pthread_rwlock_unlock(&s->gate);
+	}
 	pthread_mutex_unlock(&stores_mu);
 }
 
@@ -1267,6 +1272,16 @@ cstore_open(const struct cstore_conf *conf)
 		return NULL;
 	}
 	pthread_mutex_init(&s->mu, NULL);
+	{
+		pthread_rwlockattr_t ra;
+
+		/* A fork waiting for the gate stops new readers. */
+		pthread_rwlockattr_init(&ra);
+		pthread_rwlockattr_setkind_np(&ra,
+		    PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+		pthread_rwlock_init(&s->gate, &ra);
+		pthread_rwlockattr_destroy(&ra);
+	}
 	pthread_cond_init(&s->wcv, NULL);
 	pthread_cond_init(&s->wdone, NULL);
 	stores_add(s);
@@ -1351,6 +1366,7 @@ cstore_close(struct cstore *s)
 	pthread_cond_destroy(&s->wcv);
 	pthread_cond_destroy(&s->wdone);
 	pthread_mutex_destroy(&s->mu);
+	pthread_rwlock_destroy(&s->gate);
 	free(s);
 }
 
@@ -1417,7 +1433,7 @@ cstore_get(struct cstore *s, const char *tenant,
 	struct cstore_ref *r = NULL;
 	struct centry *e;
 	void *b;
-	int corrupt;
+	int corrupt, gated = 0;
 
 	pthread_mutex_lock(&s->mu);
 	if ((e = idx_find(s, tenant, hash)) == NULL || e->len != len ||
@@ -1434,6 +1450,10 @@ cstore_get(struct cstore *s, const char *tenant,
 	}
 	e->refs++;
 	pthread_mutex_unlock(&s->mu);
+	/* Through the gate until b is the entry's or the ref's (see
+	 * disk_write). */
+	pthread_rwlock_rdlock(&s->gate);
+	gated = 1;
 	b = disk_read(s, e, &corrupt);
 	pthread_mutex_lock(&s->mu);
 	e->refs--;
@@ -1462,17 +1482,20 @@ cstore_get(struct cstore *s, const char *tenant,
 	s->c.disk_hits++;
 	s->c.hit_bytes += len;
 	pthread_mutex_unlock(&s->mu);
+	pthread_rwlock_unlock(&s->gate);
 	return r;
 miss:
 	s->c.misses++;
 	s->c.miss_bytes += len;
 	pthread_mutex_unlock(&s->mu);
+	if (gated)
+		pthread_rwlock_unlock(&s->gate);
 	return NULL;
 }
 
 /* Writes an entry's file through tmp/ and rename; 0 or -1 (logged). */
 static int
-disk_write(struct cstore *s, const char *tenant, const uint8_t *hash,
+disk_write1(struct cstore *s, const char *tenant, const uint8_t *hash,
     const void *p, size_t len, uint64_t *disk)
 {
 	char tmp[1200], path[1200], dir[1200];
@@ -1547,6 +1570,24 @@ out:
 		return -1;
 	*disk = elen;
 	return 0;
+}
+
+/*
+ * One entry compressed and written inside the store's gate: a fork waits
+ * for it (stores_prepare), so that no worker inherits the compressor's
+ * or the encoded entry's heap without the thread that would free it.
+ * Reads and writes pass the gate together.
+ */
+static int
+disk_write(struct cstore *s, const char *tenant, const uint8_t *hash,
+    const void *p, size_t len, uint64_t *disk)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&s->gate);
+	rc = disk_write1(s, tenant, hash, p, len, disk);
+	pthread_rwlock_unlock(&s->gate);
+	return rc;
 }
 
 struct cstore_ref *

@@ -251,7 +251,8 @@ drops_ok() {
 	[ "$status" -eq 0 ]
 	[ "$output" = "$REF" ]
 	[ "$(stat drops)" = 0 ]
-	awk -v a="$WALL" -v b="$(stat wall_s)" 'BEGIN { d = b - a; exit !(d > 1.8 && d < 3.5) }' ||
+	# 1.5 s: see the same test over bulk lanes below.
+	awk -v a="$WALL" -v b="$(stat wall_s)" 'BEGIN { d = b - a; exit !(d > 1.5 && d < 3.5) }' ||
 	    { echo "uninterrupted $WALL s, with the hole $(stat wall_s) s"; false; }
 }
 
@@ -355,7 +356,10 @@ drops_ok() {
 	[ "$(stat lanes)" = 4 ]
 	[ "$(stat drops)" = 0 ]
 	[ "$(stat lane_drops)" = 0 ]
-	awk -v a="$WALL" -v b="$(stat wall_s)" 'BEGIN { d = b - a; exit !(d > 1.8 && d < 3.5) }' ||
+	# The hole's 2 s against one uninterrupted run, whose own time varies
+	# by some tenths of a second on a loaded machine (CI runs the tests
+	# in parallel): 1.5 s is the least a hole of 2 s could show.
+	awk -v a="$WALL" -v b="$(stat wall_s)" 'BEGIN { d = b - a; exit !(d > 1.5 && d < 3.5) }' ||
 	    { echo "uninterrupted $WALL s, with the hole $(stat wall_s) s"; false; }
 }
 

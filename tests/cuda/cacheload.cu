@@ -10,7 +10,10 @@
 //
 // With -w the load is one copy of the whole buffer (named in pieces).
 //
-// usage: cacheload [-ptw] [-m MiB] [-r rewrites] [-s seed]
+// With -z S it stays connected S seconds after printing its result (its
+// server holds what it loaded meanwhile), then exits.
+//
+// usage: cacheload [-ptw] [-m MiB] [-r rewrites] [-s seed] [-z seconds]
 // Prints "cacheload: ok"; with -t first "cacheload: load S s, N copies,
 // M MiB" (left out by default, so that runs compare equal).
 #include <cuda_runtime.h>
@@ -54,13 +57,13 @@ main(int argc, char **argv)
 {
 	size_t mib = 64, n, off, k, i, ncopies = 0;
 	uint64_t seed = 42, s;
-	int ch, pinned = 0, timing = 0, rewrites = 0, whole = 0;
+	int ch, pinned = 0, timing = 0, rewrites = 0, whole = 0, stay = 0;
 	unsigned char *host, *back;
 	void *dev;
 	cudaStream_t st;
 	double t0, t1;
 
-	while ((ch = getopt(argc, argv, "m:pr:s:tw")) != -1) {
+	while ((ch = getopt(argc, argv, "m:pr:s:twz:")) != -1) {
 		switch (ch) {
 		case 'm':
 			mib = strtoul(optarg, NULL, 10);
@@ -80,15 +83,18 @@ main(int argc, char **argv)
 		case 'w':
 			whole = 1;
 			break;
+		case 'z':
+			stay = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: cacheload [-ptw] [-m MiB] "
-			    "[-r rewrites] [-s seed]\n");
+			    "[-r rewrites] [-s seed] [-z seconds]\n");
 			return 2;
 		}
 	}
 	if (mib == 0 || mib > 65536 || seed == 0 || rewrites < 0 ||
-	    rewrites > 1000) {
-		fprintf(stderr, "cacheload: bad -m, -r or -s\n");
+	    rewrites > 1000 || stay < 0 || stay > 3600) {
+		fprintf(stderr, "cacheload: bad -m, -r, -s or -z\n");
 		return 2;
 	}
 	n = mib << 20;
@@ -154,5 +160,9 @@ main(int argc, char **argv)
 	else
 		free(host);
 	printf("cacheload: ok\n");
+	if (stay > 0) {
+		fflush(stdout);
+		sleep((unsigned)stay);
+	}
 	return 0;
 }

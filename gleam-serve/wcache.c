@@ -425,6 +425,21 @@ chans_atfork(void)
 	pthread_atfork(chans_prepare, chans_done, chans_done);
 }
 
+/* cx off the list, and freed. */
+static void
+chans_del(struct chctx *cx)
+{
+	pthread_mutex_lock(&chans_lock);
+	if (cx->prev != NULL)
+		cx->prev->next = cx->next;
+	else
+		chans = cx->next;
+	if (cx->next != NULL)
+		cx->next->prev = cx->prev;
+	free(cx);
+	pthread_mutex_unlock(&chans_lock);
+}
+
 /* The server's end of one worker's channel, on a thread of its own. */
 static void *
 channel_main(void *arg)
@@ -545,15 +560,7 @@ channel_main(void *arg)
 	cstore_unpin_all(store, arg);
 	cstore_flush(store, 0);
 	close(fd);
-	pthread_mutex_lock(&chans_lock);
-	if (cx->prev != NULL)
-		cx->prev->next = cx->next;
-	else
-		chans = cx->next;
-	if (cx->next != NULL)
-		cx->next->prev = cx->prev;
-	free(cx);
-	pthread_mutex_unlock(&chans_lock);
+	chans_del(cx);
 	return NULL;
 }
 
@@ -578,14 +585,9 @@ wcache_channel(int fd, const struct wscope *sc)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	rc = pthread_create(&tid, &attr, channel_main, cx);
 	pthread_attr_destroy(&attr);
-	if (rc == 0)
-		return 0;
-	pthread_mutex_lock(&chans_lock);
-	if ((chans = cx->next) != NULL)
-		chans->prev = NULL;
-	free(cx);
-	pthread_mutex_unlock(&chans_lock);
-	return -1;
+	if (rc != 0)
+		chans_del(cx);
+	return rc == 0 ? 0 : -1;
 }
 
 void

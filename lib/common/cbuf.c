@@ -20,9 +20,8 @@ static pthread_once_t	 cb_once = PTHREAD_ONCE_INIT;
 static struct htab	 cb_tab;	/* address -> struct cbuf */
 
 /* A fork waits for the lock: the child (a gleam-serve worker) gets the
- * table whole, never one another thread was changing.  The lock is
- * taken last (cstore frees buffers under its own lock), so the handler
- * must be registered first: see cbuf_atfork_init in cbuf.h. */
+ * table whole, never one another thread was changing.  The store, which
+ * frees buffers under its own lock, registers this first (cbuf.h). */
 static void cb_prepare(void) { pthread_mutex_lock(&cb_lock); }
 static void cb_done(void) { pthread_mutex_unlock(&cb_lock); }
 static void cb_atfork(void) { pthread_atfork(cb_prepare, cb_done, cb_done); }
@@ -33,20 +32,13 @@ cbuf_atfork_init(void)
 	pthread_once(&cb_once, cb_atfork);
 }
 
-static void
-cb_lock_take(void)
-{
-	cbuf_atfork_init();
-	pthread_mutex_lock(&cb_lock);
-}
-
 static int
 cb_add(void *p, size_t len, int fd)
 {
 	struct cbuf *b;
 	int rc;
 
-	cb_lock_take();
+	pthread_mutex_lock(&cb_lock);
 	if ((b = malloc(sizeof *b)) == NULL) {
 		pthread_mutex_unlock(&cb_lock);
 		return -1;
@@ -111,7 +103,7 @@ cbuf_free(void *p)
 
 	if (p == NULL)
 		return;
-	cb_lock_take();
+	pthread_mutex_lock(&cb_lock);
 	b = htab_del(&cb_tab, (uint64_t)(uintptr_t)p);
 	pthread_mutex_unlock(&cb_lock);
 	if (b == NULL) {
@@ -130,7 +122,7 @@ cbuf_fd(const void *p, size_t len)
 	struct cbuf *b;
 	int fd = -1;
 
-	cb_lock_take();
+	pthread_mutex_lock(&cb_lock);
 	b = htab_get(&cb_tab, (uint64_t)(uintptr_t)p);
 	if (b != NULL && b->len == len)
 		fd = b->fd;

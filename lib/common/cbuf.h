@@ -25,9 +25,9 @@ void	*cbuf_map(int fd, size_t len);
 /*
  * Makes a fork wait until no thread is in the middle of the table.  A
  * handler registered earlier runs later before a fork (pthread_atfork):
- * whoever frees cbufs under a lock of its own calls this before
- * registering its handler for that lock, so that its lock is taken
- * first, as in its code.  The cbuf calls do it too, once.
+ * whoever frees cbufs under a lock of its own (the store, whose threads
+ * share cbufs with forked workers) calls this before registering its
+ * handler for that lock, so that its lock is taken first, as in its code.
  */
 void	 cbuf_atfork_init(void);
 

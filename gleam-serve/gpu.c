@@ -1,12 +1,23 @@
 /* GPU inventory through NVML, loaded at run time so no GPU host needs it. */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpu.h"
 #include "log.h"
+#include "util.h"
 
 /* The few NVML types and calls we use, as nvml.h declares them. */
 typedef void *nvml_dev;
@@ -301,11 +312,187 @@ gpu_test_file(const char *path, struct server_status *all)
 	return rc;
 }
 
+/*
+ * What NVML says of this host's GPUs, all of them (CUDA_VISIBLE_DEVICES
+ * is applied by gpu_query): a plain struct, so that the helper can send
+ * it whole.
+ */
+struct nvml_answer {
+	char		 why[64];	/* "" if NVML answered; else why not */
+	unsigned int	 n;
+	struct gpu_status gpus[STATUS_MAX_GPUS];
+	char		 driver_version[32];
+	char		 nvml_version[32];
+	int		 cuda_version;
+};
+
+/* NVML asked here (in the helper). */
+static void
+nvml_ask(struct nvml_answer *a)
+{
+	unsigned int i;
+
+	memset(a, 0, sizeof *a);
+	if (!gpu_load()) {
+		snprintf(a->why, sizeof a->why, "%s", nv.why);
+		return;
+	}
+	if (nv.count(&a->n) != 0)
+		a->n = 0;
+	if (a->n > STATUS_MAX_GPUS)
+		a->n = STATUS_MAX_GPUS;
+	for (i = 0; i < a->n; i++)
+		if (gpu_read(i, &a->gpus[i]) == -1)
+			a->gpus[i].index = -1;
+	if (nv.driver != NULL && nv.driver(a->driver_version,
+	    sizeof a->driver_version) != 0)
+		a->driver_version[0] = '\0';
+	if (nv.version != NULL && nv.version(a->nvml_version,
+	    sizeof a->nvml_version) != 0)
+		a->nvml_version[0] = '\0';
+	if (nv.cuda != NULL && nv.cuda(&a->cuda_version) != 0)
+		a->cuda_version = 0;
+}
+
+/*
+ * NVML lives in a helper process, never in the server: NVML started in
+ * a process that then forks puts the driver's state into the children,
+ * and a CUDA worker forked after the server's first status crashed in
+ * the driver at its first call (SIGSEGV in cuDeviceGet*, every client
+ * after a PyTorch one that had asked NVML through Gleam's library).  The
+ * helper is forked from the server (which holds no driver state of any
+ * kind), loads NVML on the first question and answers each byte written
+ * to its socket with a struct nvml_answer.  It dies with the server
+ * (PR_SET_PDEATHSIG) or when the socket closes; one that is gone is
+ * started again at the next question.
+ */
+static pthread_mutex_t	 helper_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		 helper_fd = -1;
+static pid_t		 helper_pid = -1;
+
+static void __attribute__((noreturn))
+helper_main(int fd, pid_t parent)
+{
+	struct nvml_answer a;
+	char q;
+	ssize_t n;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	/* The server's signals are the server's (a drain, a reload). */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+	/* Nothing of the server's: its listener, its clients' sockets. */
+	if (fd != 3 && (dup2(fd, 3) == -1 || close(fd) == -1))
+		_exit(1);
+	closefrom(4);
+	for (;;) {
+		n = read(3, &q, 1);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n != 1)
+			break;
+		nvml_ask(&a);
+		if (fd_write_all(3, &a, sizeof a) == -1)
+			break;
+	}
+	if (nv.ok && nv.shutdown != NULL)
+		nv.shutdown();
+	_exit(0);
+}
+
+/* The helper running, under helper_lock; -1 if it cannot be started. */
+static int
+helper_start(void)
+{
+	pid_t pid, self = getpid();
+	int sv[2];
+
+	if (helper_fd != -1)
+		return 0;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
+		return -1;
+	fflush(stderr);
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1], self);
+	}
+	close(sv[1]);
+	helper_fd = sv[0];
+	helper_pid = pid;
+	return 0;
+}
+
+/* The helper gone (or never to be asked again), under helper_lock. */
+static void
+helper_stop(void)
+{
+	if (helper_fd == -1)
+		return;
+	close(helper_fd);	/* it exits at the end of its socket */
+	helper_fd = -1;
+	/* The server's SIGCHLD handler may reap it first: then ECHILD. */
+	(void)waitpid(helper_pid, NULL, 0);
+	helper_pid = -1;
+}
+
+/* One question to the helper, within a few seconds: 0, or -1. */
+static int
+helper_ask(struct nvml_answer *a)
+{
+	struct pollfd p;
+	size_t got = 0;
+	ssize_t n;
+	char q = '?';
+	int64_t left = 10000;	/* ms: NVML's first start can be slow */
+	uint64_t t0 = now_ns();
+
+	if (helper_start() == -1)
+		return -1;
+	if (fd_write_all(helper_fd, &q, 1) == -1)
+		goto gone;
+	while (got < sizeof *a) {
+		p.fd = helper_fd;
+		p.events = POLLIN;
+		left = 10000 - (int64_t)((now_ns() - t0) / 1000000);
+		if (left <= 0 || poll(&p, 1, (int)left) == 0)
+			goto gone;
+		n = read(helper_fd, (char *)a + got, sizeof *a - got);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto gone;
+		got += (size_t)n;
+	}
+	a->why[sizeof a->why - 1] = '\0';
+	a->driver_version[sizeof a->driver_version - 1] = '\0';
+	a->nvml_version[sizeof a->nvml_version - 1] = '\0';
+	if (a->n > STATUS_MAX_GPUS)
+		a->n = STATUS_MAX_GPUS;
+	return 0;
+gone:
+	/* A helper that hangs is killed: the next question starts one. */
+	kill(helper_pid, SIGKILL);
+	helper_stop();
+	return -1;
+}
+
 void
 gpu_query(struct server_status *s)
 {
 	static struct server_status all;
 	static char uuids[STATUS_MAX_GPUS][96];
+	static struct nvml_answer a;
 	const char *vis = getenv("CUDA_VISIBLE_DEVICES"), *test;
 	unsigned int n, i;
 	int count;
@@ -321,27 +508,34 @@ gpu_query(struct server_status *s)
 		n = (unsigned int)count;
 		snprintf(s->gpu_source, sizeof s->gpu_source, "test");
 	} else {
-		if (!gpu_load()) {
+		int rc;
+
+		if (getenv("GLEAM_NO_NVML") != NULL) {
+			snprintf(s->gpu_source, sizeof s->gpu_source,
+			    "no GPU (NVML disabled)");
+			return;
+		}
+		pthread_mutex_lock(&helper_lock);
+		rc = helper_ask(&a);
+		pthread_mutex_unlock(&helper_lock);
+		if (rc == -1) {
+			snprintf(s->gpu_source, sizeof s->gpu_source,
+			    "no GPU (the NVML helper failed)");
+			return;
+		}
+		if (a.why[0] != '\0') {
 			snprintf(s->gpu_source, sizeof s->gpu_source, "%s",
-			    nv.why);
+			    a.why);
 			return;
 		}
 		snprintf(s->gpu_source, sizeof s->gpu_source, "nvml");
-		if (nv.count(&n) != 0)
-			n = 0;
-		if (n > STATUS_MAX_GPUS)
-			n = STATUS_MAX_GPUS;
-		for (i = 0; i < n; i++)
-			if (gpu_read(i, &all.gpus[i]) == -1)
-				all.gpus[i].index = -1;
-		if (nv.driver != NULL && nv.driver(all.driver_version,
-		    sizeof all.driver_version) != 0)
-			all.driver_version[0] = '\0';
-		if (nv.version != NULL && nv.version(all.nvml_version,
-		    sizeof all.nvml_version) != 0)
-			all.nvml_version[0] = '\0';
-		if (nv.cuda != NULL && nv.cuda(&all.cuda_version) != 0)
-			all.cuda_version = 0;
+		n = a.n;
+		memcpy(all.gpus, a.gpus, sizeof all.gpus);
+		memcpy(all.driver_version, a.driver_version,
+		    sizeof all.driver_version);
+		memcpy(all.nvml_version, a.nvml_version,
+		    sizeof all.nvml_version);
+		all.cuda_version = a.cuda_version;
 	}
 	for (i = 0; i < n; i++)
 		snprintf(uuids[i], sizeof uuids[i], "%s", all.gpus[i].uuid);
@@ -362,6 +556,9 @@ gpu_query(struct server_status *s)
 void
 gpu_shutdown(void)
 {
+	pthread_mutex_lock(&helper_lock);
+	helper_stop();
+	pthread_mutex_unlock(&helper_lock);
 	if (nv.ok && nv.shutdown != NULL)
 		nv.shutdown();
 	if (nv.h != NULL)

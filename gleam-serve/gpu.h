@@ -7,8 +7,10 @@
 /*
  * Fills s->gpus, s->ngpus and s->gpu_source: "nvml", or "no GPU" with the
  * reason in parentheses where NVML is there but fails ("no GPU (NVML
- * failed)").  Cheap after the
- * first call: the library stays loaded.
+ * failed)").  NVML is asked in a helper process (gpu.c), never in
+ * the server, whose workers must start CUDA with no driver state of
+ * the server's; the helper keeps NVML loaded, so only the first call is
+ * slow.  gpu_shutdown stops the helper.
  */
 void	gpu_query(struct server_status *);
 void	gpu_shutdown(void);

@@ -19,6 +19,7 @@ setup() {
 }
 
 teardown() {
+	[ -z "${B_PID:-}" ] || daemon_stop "$B_PID"
 	serve_kill
 	sanitizer_check
 }
@@ -154,4 +155,64 @@ nvml_run() {
 	nvml_run
 	[ "$status" -eq 0 ]
 	[[ "$output" == *"count: 0"* ]]
+}
+
+# A gleam-serve whose NVML is Gleam's library (LD_LIBRARY_PATH), which
+# asks the first server: B_PID, B_ADDR, its log B_LOG.
+serve_b() {
+	B_LOG=$BATS_TEST_TMPDIR/serve-b.log
+	env -u GLEAM_TEST_GPUS -u GLEAM_NO_NVML GLEAM_SERVER=$SERVE_ADDR LD_LIBRARY_PATH=$LIBDIR \
+	    "$GLEAM_BIN/gleam-serve" -D -c "$BATS_TEST_TMPDIR/host.yaml" \
+	    -l 127.0.0.1:0 </dev/null 2>"$B_LOG" 3>&- &
+	B_PID=$!
+	B_ADDR=127.0.0.1:$(wait_listen "$B_LOG" "$B_PID")
+}
+
+# The pid of B's NVML helper: its one child with NVML mapped.
+nvml_helper() {
+	local p
+	for p in $(pgrep -P "$B_PID"); do
+		grep -q libnvidia-ml "/proc/$p/maps" 2>/dev/null && echo "$p"
+	done
+}
+
+@test "the server asks NVML in a helper process: the server and its workers never map it" {
+	# NVML started in a process that then forks: the CUDA workers forked
+	# after the server's first status crashed in the driver (the H100).
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
+	serve_b
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$B_ADDR"
+	[[ "$output" == *"gpu_source: nvml"* ]]
+	[[ "$output" == *"uuid: GPU-8f3a1c52-5d1e-4f0b-9a47-2c1d3e4f5a6b"* ]]
+	[[ "$output" == *"driver_version: 580.95.05"* ]]
+	run ! grep libnvidia-ml "/proc/$B_PID/maps"
+	h=$(nvml_helper)
+	[ -n "$h" ]
+	# A client's worker, forked after: its program runs, and in it no NVML.
+	run -0 timeout 60 "$GLEAM_BIN/gleam-run" -s "$B_ADDR" -- "$CHECK"
+	run ! grep libnvidia-ml "/proc/$B_PID/maps"
+	# The helper keeps NVML: the next status is answered by the same one.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$B_ADDR"
+	[[ "$output" == *"gpu_source: nvml"* ]]
+	[ "$(nvml_helper)" = "$h" ]
+}
+
+@test "a helper that died is started again at the next status" {
+	serve_start -c "$BATS_TEST_TMPDIR/host.yaml"
+	serve_b
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$B_ADDR"
+	h=$(nvml_helper)
+	[ -n "$h" ]
+	kill -KILL "$h"
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$B_ADDR"
+	# The question that found it gone says so; the next one has a new one.
+	run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$B_ADDR"
+	[[ "$output" == *"gpu_source: nvml"* ]]
+	h2=$(nvml_helper)
+	[ -n "$h2" ] && [ "$h2" != "$h" ]
+	# The server goes, and its helper with it.
+	daemon_stop "$B_PID"
+	B_PID=
+	for i in $(seq 1 100); do [ -e "/proc/$h2" ] || break; sleep 0.05; done
+	[ ! -e "/proc/$h2" ] || [ "$(cut -d' ' -f3 "/proc/$h2/stat")" = Z ]
 }

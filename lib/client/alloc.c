@@ -342,10 +342,9 @@ cuPointerSetAttribute(const void *value, CUpointer_attribute attr,
 		pthread_mutex_unlock(&mem_lock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	if (*(const unsigned *)value)
-		allocs[i].flags &= ~MEM_F_NOSYNC;
-	else
-		allocs[i].flags |= MEM_F_NOSYNC;
+	allocs[i].flags &= ~(MEM_F_NOSYNC | MEM_F_SYNCOPS);
+	allocs[i].flags |= *(const unsigned *)value ? MEM_F_SYNCOPS :
+	    MEM_F_NOSYNC;
 	pthread_mutex_unlock(&mem_lock);
 	return CUDA_SUCCESS;
 }
@@ -358,6 +357,12 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 	int mapped = mapped_describe(p, &a, &hp, &dp);
 	int found = mapped || mem_lookup(p, &a) == 0;
 
+	/* cuMemAlloc's own (or a piece of the client's slab of it), as the
+	 * driver tells it from the rest (the H100's answers, ptrattr.cu):
+	 * not a pool's, a mapping's, managed memory or a module's global. */
+	int plain = found && !a.host && !(a.flags & (MEM_F_VMM |
+	    MEM_F_MANAGED | MEM_F_GLOBAL)) && mempool_of(a.base) == NULL;
+
 	if (!found && strict) {
 		log_debug("cuPointerGetAttribute (attribute %d, 0x%llx in "
 		    "no allocation this library knows): %d", (int)attr,
@@ -366,7 +371,10 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 	}
 	switch (attr) {
 	case CU_POINTER_ATTRIBUTE_CONTEXT:
-		*(CUcontext *)data = found ? (CUcontext)a.ctx : NULL;
+		/* A pool's or a mapping's memory is no context's. */
+		*(CUcontext *)data = found && !(a.flags & MEM_F_VMM) &&
+		    (a.host || mempool_of(a.base) == NULL) ?
+		    (CUcontext)a.ctx : NULL;
 		break;
 	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
 		*(unsigned *)data = !found ? 0 : a.host ? CU_MEMORYTYPE_HOST :
@@ -396,9 +404,17 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		    (a.flags & MEM_F_MANAGED) != 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
+		/* Pinned host memory too: unified addressing maps it. */
+		*(int *)data = found;
+		break;
 	case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
-		*(int *)data = found && attr == CU_POINTER_ATTRIBUTE_MAPPED ?
-		    !a.host : 0;
+	case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
+	case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+		*(int *)data = plain;
+		break;
+	case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+		/* cuMemCreate's handle types (none by cuMemAlloc). */
+		*(unsigned long long *)data = 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		*(int *)data = found && a.ctx != NULL ? a.ctx->device : -2;
@@ -413,7 +429,9 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		*(unsigned long long *)data = found ? a.base : 0;
 		break;
 	case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
-		*(int *)data = !found || !(a.flags & MEM_F_NOSYNC);
+		/* Off unless set, but for managed memory. */
+		*(int *)data = found && ((a.flags & MEM_F_SYNCOPS) ||
+		    ((a.flags & MEM_F_MANAGED) && !(a.flags & MEM_F_NOSYNC)));
 		break;
 	case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS:
 		*(unsigned *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE;

@@ -299,6 +299,9 @@ struct alloc {
 #define MEM_F_MANAGED	0x40000000u	/* cuMemAllocManaged's (mapped.c) */
 #define MEM_F_NOSYNC	0x20000000u	/* SYNC_MEMOPS unset by
 					   cuPointerSetAttribute */
+#define MEM_F_SYNCOPS	0x08000000u	/* SYNC_MEMOPS set by it (the
+					   driver's default: managed memory
+					   alone) */
 #define MEM_F_GLOBAL	0x10000000u	/* a module's global (module.c), not
 					   cuMemFree's */
 int		 mem_is_device(CUdeviceptr, size_t *base, size_t *size);

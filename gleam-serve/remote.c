@@ -1274,7 +1274,9 @@ remote_read(struct remote *r)
 			 * or a connection that resumes this session (the
 			 * client saw the drop before we did). */
 			struct pollfd pf[3];
-			int prc, nfd;
+			int prc, nfd, mig = remote_mig_waits(r);
+			int ms = r->env->idle_s > 0 ?
+			    (int)(r->env->idle_s * 1000) : -1;
 
 			pf[0].fd = r->fd;
 			pf[0].events = POLLIN;
@@ -1285,12 +1287,22 @@ remote_read(struct remote *r)
 			pf[2].fd = r->wake;
 			pf[2].events = POLLIN;
 			pf[2].revents = 0;
-			/* An order to migrate waits for a point at rest. */
-			nfd = !r->ctl_started || remote_mig_waits(r) ? 2 : 3;
+			/*
+			 * An order to migrate waits for a point at rest: not
+			 * at rest now (a lane's copy, the weight cache busy),
+			 * it is looked at again every few milliseconds, for
+			 * what keeps it from rest ends without a word from
+			 * the client, who may send none (an idle client's
+			 * order waited for ever; migrate.bats saw it).
+			 */
+			nfd = !r->ctl_started || mig ? 2 : 3;
+			if (mig && !r->at_rest && (ms < 0 || ms > 10))
+				ms = 10;
 			do
-				prc = poll(pf, (nfds_t)nfd, r->env->idle_s > 0 ?
-				    (int)(r->env->idle_s * 1000) : -1);
+				prc = poll(pf, (nfds_t)nfd, ms);
 			while (prc == -1 && errno == EINTR);
+			if (prc == 0 && mig && !r->at_rest)
+				return 0;	/* at rest now? */
 			if (prc == 0) {
 				errno = EAGAIN;
 				goto idle;
@@ -1305,6 +1317,11 @@ remote_read(struct remote *r)
 			if (prc > 0 && pf[1].revents != 0 && r->at_rest &&
 			    remote_order(r))
 				return -1;
+			/* The order came while not at rest: not a blocking
+			 * read for it, but a look whether it rests now. */
+			if (prc > 0 && pf[1].revents != 0 &&
+			    pf[0].revents == 0 && remote_mig_waits(r))
+				return 0;
 			if (prc > 0 && pf[1].revents != 0 &&
 			    pf[0].revents == 0 &&
 			    !remote_mig_waits(r)) {

@@ -826,8 +826,21 @@ mapped_before_send(uint16_t type, const struct rpc_val *in)
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped ||
 	    (d = rpc_lookup(type)) == NULL)
 		return;
-	if (!(d->flags & (RPC_F_READS_DEV | RPC_F_WRITES_DEV)))
+	if (!(d->flags & (RPC_F_READS_DEV | RPC_F_WRITES_DEV))) {
+		/*
+		 * The host waits for, or asks after, work that may be
+		 * waiting for its writes (a kernel spinning on a flag in
+		 * mapped memory, as XLA's timer does): they go first.
+		 */
+		if (d->flags & (RPC_F_WAITS | RPC_F_POLLS)) {
+			in_mapped = 1;
+			pthread_mutex_lock(&map_lock);
+			mapped_push_locked();
+			pthread_mutex_unlock(&map_lock);
+			in_mapped = 0;
+		}
 		return;
+	}
 	in_mapped = 1;
 	pthread_mutex_lock(&map_lock);
 	/*
@@ -1393,6 +1406,35 @@ cuMemHostGetDevicePointer(CUdeviceptr_v1 *d, void *p, unsigned int flags)
 	return rc;
 }
 
+/*
+ * With unified addressing every page-locked buffer is the device's to
+ * read and write, DEVICEMAP or not, and some programs count on it: XLA's
+ * timer passes a 4-byte cuMemHostAlloc(PORTABLE) buffer straight to a
+ * kernel that spins on it until the host writes it.  Small buffers (up to
+ * GLEAM_PINNED_MAPPED bytes, a page by default; 0 for none) are mapped
+ * memory therefore; larger ones stay ordinary memory here, as kernels
+ * that read big host buffers in place are rare and would cross the
+ * network for every touch.
+ */
+#define PINNED_MAPPED_DEFAULT	4096
+
+static pthread_once_t	 pinned_once = PTHREAD_ONCE_INIT;
+static uint64_t		 pinned_mapped = PINNED_MAPPED_DEFAULT;
+
+static void
+pinned_mapped_init(void)
+{
+	const char *s, *why = NULL;
+	uint64_t v;
+
+	if ((s = getenv("GLEAM_PINNED_MAPPED")) == NULL || *s == '\0')
+		return;
+	if (parse_size(s, &v, &why) == -1)
+		log_warn("GLEAM_PINNED_MAPPED=%s: %s: ignored", s, why);
+	else
+		pinned_mapped = v;
+}
+
 /* Host memory: ordinary memory, remembered so it can be recognised. */
 CUresult
 cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
@@ -1408,6 +1450,12 @@ cuMemHostAlloc(void **pp, size_t size, unsigned int flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (flags & CU_MEMHOSTALLOC_DEVICEMAP)
 		return mapped_alloc(pp, size, flags, 0);
+	pthread_once(&pinned_once, pinned_mapped_init);
+	/* Refused as mapped memory (no fault handler, GLEAM_MAPPED_MAX
+	 * reached): ordinary memory, as before. */
+	if (size <= pinned_mapped && mapped_alloc(pp, size, flags, 0) ==
+	    CUDA_SUCCESS)
+		return CUDA_SUCCESS;
 	if (posix_memalign(&p, 4096, size) != 0)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (mem_add((uintptr_t)p, size, ctx_current(), 1, flags) == -1) {

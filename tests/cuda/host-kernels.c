@@ -69,6 +69,24 @@ set_u32(const dim *g, const dim *b, unsigned shmem, void **args)
 			p[(int)i] = v ^ i;
 }
 
+/*
+ * mapped.cu's spin_u32: waits for the host to write want, or times out,
+ * and says which in *out.  A launch here runs to its end before the next call is
+ * read, so no write of the host's can come while it waits: it looks once.
+ */
+static void
+spin_u32(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	unsigned *flag = ARG(unsigned *, 0), want = ARG(unsigned, 1);
+	unsigned *out = ARG(unsigned *, 3);
+
+	(void)g;
+	(void)b;
+	(void)shmem;
+	if (OK(flag, 4) && OK(out, 4))
+		*out = *flag == want ? 1 : 3;
+}
+
 /* Reverses p[0..blockDim.x) through dynamic shared memory. */
 static void
 smem_rev(const dim *g, const dim *b, unsigned shmem, void **args)
@@ -980,6 +998,11 @@ bump(const dim *g, const dim *b, unsigned shmem, void **args)
 			p[tx_] += 1;
 }
 
+static const struct gleam_host_param spin_u32_p[] = {
+	GLEAM_HOST_PARAM(unsigned *), GLEAM_HOST_PARAM(unsigned),
+	GLEAM_HOST_PARAM(long long), GLEAM_HOST_PARAM(unsigned *)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -990,6 +1013,7 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("mk_add", mk_add_p, mk_add),
 	K("mk_scale", p_u32_u32_int, mk_scale),
 	K("_Z7set_u32Pjji", p_u32_u32_int, set_u32),
+	K("_Z8spin_u32PVjjxPj", spin_u32_p, spin_u32),
 	K("_Z4bumpPh", p_ptr, bump),
 	K("_Z10gather_u32PjPKjyi", gather_u32_p, gather_u32),
 	K("_Z11scatter_u32Pjyji", scatter_u32_p, scatter_u32),

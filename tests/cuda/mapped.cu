@@ -25,6 +25,20 @@ check(cudaError_t e, const char *what, int line)
 
 static int nfail;
 
+// XLA's timer: a kernel that holds its stream until the host writes want
+// into page-locked memory it was given by its host pointer, or until
+// cycles pass; it says which in *out (1 released, 3 timed out).
+__global__ void
+spin_u32(volatile unsigned *flag, unsigned want, long long cycles,
+    unsigned *out)
+{
+	long long t0 = clock64();
+
+	while (*flag != want && clock64() - t0 < cycles)
+		;
+	*out = *flag == want ? 1 : 3;
+}
+
 static void
 expect(const char *what, const unsigned *p, unsigned v)
 {
@@ -134,6 +148,57 @@ main(void)
 	nfail += sbad != 0;
 	CK(cudaFreeHost(small));
 	CK(cudaFree(tiny));
+
+	// Page-locked memory without the mapped flag is the device's too with
+	// unified addressing, and programs pass its host pointer to kernels:
+	// a small buffer, written, read and written again by kernels.
+	unsigned *port;
+	sbad = 0;
+	CK(cudaHostAlloc((void **)&port, 64 * sizeof *port,
+	    cudaHostAllocPortable));
+	set_u32<<<1, 64>>>(port, 90, 64);
+	CK(cudaGetLastError());
+	CK(cudaDeviceSynchronize());
+	for (i = 0; i < 64; i++)
+		sbad += port[i] != (90u ^ (unsigned)i);
+	for (i = 0; i < 64; i++)
+		port[i] = 91u ^ (unsigned)i;
+	CK(cudaMemcpy(other, port, 64 * sizeof *port,
+	    cudaMemcpyDefault));
+	CK(cudaMemcpy(back, other, 64 * sizeof *back,
+	    cudaMemcpyDeviceToHost));
+	for (i = 0; i < 64; i++)
+		sbad += back[i] != (91u ^ (unsigned)i);
+	printf("%-44s %s\n", "small pinned: kernels use its host pointer",
+	    sbad ? "WRONG" : "ok");
+	nfail += sbad != 0;
+
+	// The host releases a kernel that waits on it (XLA's delay kernel):
+	// the host's write must reach it while it runs, at the latest when the
+	// host waits for what follows it.  About a second of cycles at most.
+	// Its answer goes to a buffer of its own, which the host leaves alone.
+	cudaStream_t ns;
+	cudaEvent_t ev;
+	unsigned *res;
+	CK(cudaHostAlloc((void **)&res, sizeof *res, cudaHostAllocPortable));
+	CK(cudaStreamCreateWithFlags(&ns, cudaStreamNonBlocking));
+	CK(cudaEventCreate(&ev));
+	port[0] = 1;
+	*res = 0;
+	spin_u32<<<1, 1, 0, ns>>>(port, 2, 2000000000ll, res);
+	CK(cudaGetLastError());
+	set_u32<<<N / 256, 256, 0, ns>>>(other, 95, N);
+	CK(cudaEventRecord(ev, ns));
+	port[0] = 2;
+	CK(cudaEventSynchronize(ev));
+	printf("%-44s %s\n", "small pinned: a waiting kernel released",
+	    *res == 1 ? "yes" : *res == 3 ? "no, it timed out" : "WRONG");
+	CK(cudaFreeHost(res));
+	CK(cudaMemcpy(back, other, N * sizeof *back, cudaMemcpyDeviceToHost));
+	expect("small pinned: the work after it", back, 95);
+	CK(cudaEventDestroy(ev));
+	CK(cudaStreamDestroy(ns));
+	CK(cudaFreeHost(port));
 
 	CK(cudaFreeHost(h));
 	CK(cudaFree(other));

@@ -1,5 +1,6 @@
 /* Wire arguments, checked once before dispatch, whatever the backend. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -1032,4 +1033,54 @@ check_dispatch(struct rcall *c, const backend_fn *fn)
 	if ((rc = check_call(c)) != CUDA_SUCCESS)
 		return rc;
 	return fn[c->d->type - R_OPEN](c);
+}
+
+/*
+ * R_GRAPH_NODES' last part: the parameters of the listing's kernel nodes,
+ * each as the backend's R_KNODE_GET (get) answers it, so that a client
+ * that reads them all after each capture (ggml, per token) asks once, not
+ * node by node.  A node get refuses is left out: the client asks for it
+ * and hears why.  GRAPH_KNODES_BYTES bounds the parameter bytes sent.
+ */
+#define GRAPH_KNODES_BYTES	(1u << 20)
+
+void
+graph_knodes_put(struct rcall *c, backend_fn get, const uint64_t *node,
+    const uint32_t *type, size_t n)
+{
+	struct rcall sub;
+	struct pw w;
+	size_t i, bytes = 0;
+	uint32_t k = 0;
+	int j;
+
+	pw_init(&w);
+	for (i = 0; i < n; i++) {
+		if (type[i] != CU_GRAPH_NODE_TYPE_KERNEL)
+			continue;
+		memset(&sub, 0, sizeof sub);
+		sub.cl = c->cl;
+		sub.d = rpc_lookup(R_KNODE_GET);
+		sub.in[0].u = c->in[0].u;
+		sub.in[1].u = node[i];
+		if (get(&sub) == CUDA_SUCCESS &&
+		    bytes + sub.out[8].len <= GRAPH_KNODES_BYTES) {
+			pw_u32(&w, (uint32_t)i);
+			pw_u64(&w, sub.out[0].u);
+			for (j = 1; j <= 7; j++)
+				pw_u32(&w, (uint32_t)sub.out[j].u);
+			pw_u32(&w, sub.out[8].len);
+			pw_bytes(&w, sub.out[8].p, sub.out[8].len);
+			bytes += sub.out[8].len;
+			k++;
+		}
+		free(sub.scratch);
+		pw_free(&sub.blob);
+	}
+	if (!w.bad) {
+		pw_u32(&c->blob, k);
+		pw_bytes(&c->blob, w.p, w.len);
+	} else
+		pw_u32(&c->blob, 0);
+	pw_free(&w);
 }

@@ -107,4 +107,14 @@ int	check_attr_value(uint64_t attr, int64_t value);
 int	check_jit_opts(const struct rpc_val *v, int *opt, uint64_t *val,
 	    unsigned *n);
 
+/*
+ * R_GRAPH_NODES' last part (gleam-protocol(5)): a u32 count, then for each
+ * kernel node of the listing's n (node handles and types) that get, the
+ * backend's R_KNODE_GET, answers: its u32 index in the listing, the
+ * function id, the grid, block and shared memory (7 u32), and the u32
+ * length and bytes of its arguments.
+ */
+void	graph_knodes_put(struct rcall *c, backend_fn get,
+	    const uint64_t *node, const uint32_t *type, size_t n);
+
 #endif

@@ -4239,6 +4239,8 @@ node_index(const CUgraphNode *v, size_t n, CUgraphNode h)
  * in: graph -> u32 nodes (u64 handle, u32 type each), u32 roots (u32
  * index each), u32 edges (u32 from, u32 to each), in the driver's orders.
  */
+static int	c_knode_get(struct rcall *);
+
 static int
 c_graph_nodes(struct rcall *c)
 {
@@ -4247,6 +4249,8 @@ c_graph_nodes(struct rcall *c)
 	static const CUgraphEdgeData zero;
 	CUgraphEdgeData *ed = NULL;
 	CUgraphNodeType type;
+	uint64_t *hs = NULL;
+	uint32_t *ty = NULL;
 	size_t n = 0, nr = 0, ne = 0, i, special = 0;
 	CUresult rc;
 
@@ -4267,7 +4271,9 @@ c_graph_nodes(struct rcall *c)
 	    (r = calloc(nr + 1, sizeof *r)) == NULL ||
 	    (from = calloc(ne + 1, sizeof *from)) == NULL ||
 	    (to = calloc(ne + 1, sizeof *to)) == NULL ||
-	    (ed = calloc(ne + 1, sizeof *ed)) == NULL) {
+	    (ed = calloc(ne + 1, sizeof *ed)) == NULL ||
+	    (hs = calloc(n + 1, sizeof *hs)) == NULL ||
+	    (ty = calloc(n + 1, sizeof *ty)) == NULL) {
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
@@ -4291,8 +4297,10 @@ c_graph_nodes(struct rcall *c)
 	for (i = 0; i < n; i++) {
 		if ((rc = drv.GraphNodeGetType(v[i], &type)) != CUDA_SUCCESS)
 			goto out;
-		pw_u64(&c->blob, (uint64_t)(uintptr_t)v[i]);
-		pw_u32(&c->blob, (uint32_t)type);
+		hs[i] = (uint64_t)(uintptr_t)v[i];
+		ty[i] = (uint32_t)type;
+		pw_u64(&c->blob, hs[i]);
+		pw_u32(&c->blob, ty[i]);
 	}
 	pw_u32(&c->blob, (uint32_t)nr);
 	for (i = 0; i < nr; i++)
@@ -4307,9 +4315,12 @@ c_graph_nodes(struct rcall *c)
 	pw_u32(&c->blob, special ? (uint32_t)ne : 0);
 	if (special)
 		pw_bytes(&c->blob, ed, ne * sizeof *ed);
+	graph_knodes_put(c, c_knode_get, hs, ty, n);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 out:
+	free(hs);
+	free(ty);
 	free(v);
 	free(r);
 	free(from);

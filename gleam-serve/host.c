@@ -4834,25 +4834,40 @@ hgraph_index(const struct hgraph *g, uint64_t h)
 }
 
 /* in: graph -> the listing (rpc.h): a node's handle is its number. */
+static int	c_knode_get(struct rcall *);
+
 static int
 c_graph_nodes(struct rcall *c)
 {
 	struct robj *go = robj_get(c->cl, c->in[0].u, RK_GRAPH);
 	static const CUgraphEdgeData zero;
 	const struct hgraph *g;
-	uint32_t k = 0;
-	size_t i;
+	uint64_t *hs;
+	uint32_t k = 0, *ty;
+	size_t i, n;
 	int special = 0;
 
 	if (go == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	g = go->h;
-	pw_u32(&c->blob, (uint32_t)hgraph_nodes(g));
+	n = hgraph_nodes(g);
+	hs = calloc(n + 1, sizeof *hs);
+	ty = calloc(n + 1, sizeof *ty);
+	if (hs == NULL || ty == NULL) {
+		free(hs);
+		free(ty);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	pw_u32(&c->blob, (uint32_t)n);
 	for (i = 0; i < g->n; i++)
 		if (g->op[i].node != 0) {
-			pw_u64(&c->blob, g->op[i].node);
-			pw_u32(&c->blob, hgraph_node_type(g->op[i].type));
+			hs[k] = g->op[i].node;
+			ty[k] = hgraph_node_type(g->op[i].type);
+			pw_u64(&c->blob, hs[k]);
+			pw_u32(&c->blob, ty[k]);
+			k++;
 		}
+	k = 0;
 	pw_u32(&c->blob, (uint32_t)hgraph_roots(g));
 	for (i = 0; i < g->n; i++)
 		if (g->op[i].node != 0) {
@@ -4870,6 +4885,9 @@ c_graph_nodes(struct rcall *c)
 	pw_u32(&c->blob, special ? (uint32_t)g->ne : 0);
 	for (i = 0; special && i < g->ne; i++)
 		pw_bytes(&c->blob, &g->e[i].data, sizeof g->e[i].data);
+	graph_knodes_put(c, c_knode_get, hs, ty, n);
+	free(hs);
+	free(ty);
 	c->out[0].p = c->blob.p;
 	c->out[0].len = (uint32_t)c->blob.len;
 	return CUDA_SUCCESS;

@@ -33,7 +33,17 @@ struct gnode {
 	uint32_t	 nbody;
 	struct ggraph	*child;		/* child graph node: its graph, once
 					   asked for */
+	struct kparams	*kp;		/* kernel: its parameters as the last
+					   listing gave them, until set */
 	struct gnode	*next;
+};
+
+/* A kernel node's parameters, as R_KNODE_GET's reply gives them. */
+struct kparams {
+	uint64_t	 fid;
+	uint32_t	 geo[7];	/* grid, block, shared memory */
+	uint32_t	 len;
+	unsigned char	 args[];
 };
 
 struct glist {
@@ -71,6 +81,7 @@ node_free(struct gnode *n)
 		free(b);
 	}
 	free(n->kbuf);
+	free(n->kp);
 	free(n);
 }
 
@@ -148,6 +159,49 @@ glist_free(struct glist *l)
 	memset(l, 0, sizeof *l);
 }
 
+/*
+ * The listing's kernel parameters (check.h's graph_knodes_put) kept with
+ * their nodes, replacing what an earlier listing left: -1 out of memory;
+ * r turns bad where they are malformed.
+ */
+static int
+knodes_take(struct pr *r, struct glist *l)
+{
+	struct kparams *kp;
+	uint32_t k, i, j, idx, len;
+	const void *args;
+	uint64_t fid;
+	uint32_t geo[7];
+
+	k = pr_u32(r);
+	if (k > l->n)
+		r->bad = 1;
+	for (i = 0; i < k && !r->bad; i++) {
+		idx = pr_u32(r);
+		fid = pr_u64(r);
+		for (j = 0; j < 7; j++)
+			geo[j] = pr_u32(r);
+		len = pr_u32(r);
+		if (r->bad || idx >= l->n || l->node[idx]->type !=
+		    CU_GRAPH_NODE_TYPE_KERNEL ||
+		    (args = pr_take(r, len)) == NULL) {
+			r->bad = 1;
+			break;
+		}
+		if ((kp = malloc(sizeof *kp + len + 1)) == NULL)
+			return -1;
+		kp->fid = fid;
+		memcpy(kp->geo, geo, sizeof geo);
+		kp->len = len;
+		memcpy(kp->args, args, len);
+		pthread_mutex_lock(&node_lock);
+		free(l->node[idx]->kp);
+		l->node[idx]->kp = kp;
+		pthread_mutex_unlock(&node_lock);
+	}
+	return 0;
+}
+
 /* The listing of g's nodes, roots and edges. */
 static CUresult
 glist_get(struct ggraph *g, struct glist *l)
@@ -206,6 +260,9 @@ glist_get(struct ggraph *g, struct glist *l)
 		else
 			pr_bytes(&r, l->data, (size_t)nd * sizeof *l->data);
 	}
+	/* Kernel nodes' parameters (none from an older server). */
+	if (!r.bad && r.off < r.len && knodes_take(&r, l) == -1)
+		goto bad;
 	if (r.bad || pr_done(&r) != 0)
 		goto bad;
 	free(keep);
@@ -791,7 +848,8 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 	struct gnode *n = node_of(h, NULL);
 	struct rpc_val in[2], out[9];
 	const struct gfinfo *fi;
-	void *f, *keep, **pv;
+	struct kparams *kp;
+	void *f, *keep = NULL, **pv;
 	uint64_t id;
 	char *buf;
 	uint32_t i;
@@ -799,11 +857,26 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 
 	if (n == NULL || p == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	in[0].u = gobj_id(n->g);
-	in[1].u = n->h;
-	if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) != CUDA_SUCCESS) {
-		free(keep);	/* the error's reply */
-		return rc;
+	/* What the last listing said, while no one has set them since. */
+	pthread_mutex_lock(&node_lock);
+	kp = n->kp;
+	n->kp = NULL;
+	pthread_mutex_unlock(&node_lock);
+	if (kp != NULL) {
+		out[0].u = kp->fid;
+		for (i = 0; i < 7; i++)
+			out[i + 1].u = kp->geo[i];
+		out[8].p = kp->args;
+		out[8].len = kp->len;
+		keep = kp;
+	} else {
+		in[0].u = gobj_id(n->g);
+		in[1].u = n->h;
+		if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) !=
+		    CUDA_SUCCESS) {
+			free(keep);	/* the error's reply */
+			return rc;
+		}
 	}
 	f = gobj_check((void *)(uintptr_t)out[0].u, GK_FUNC);
 	if (f == NULL)
@@ -880,6 +953,16 @@ cuGraphKernelNodeGetParams(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v1 *p)
 	return CUDA_SUCCESS;
 }
 
+/* A graph's node gets new parameters: the listing's are old. */
+static void
+knode_forget(struct gnode *n)
+{
+	pthread_mutex_lock(&node_lock);
+	free(n->kp);
+	n->kp = NULL;
+	pthread_mutex_unlock(&node_lock);
+}
+
 /* New parameters for a kernel node of a graph, or of exec's copy of it. */
 static CUresult
 knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
@@ -902,6 +985,8 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 			return CUDA_ERROR_INVALID_VALUE;
 		eid = gobj_id(e);
 	}
+	if (he == NULL)
+		knode_forget(n);
 	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
 	    geo[5], geo[6], params, extra, req, &args)) != CUDA_SUCCESS) {
 		free(args);
@@ -1008,6 +1093,8 @@ node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
 	}
 	if (n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (he == NULL)
+		knode_forget(n);
 	pw_init(&w);
 	if (call != 0)
 		rpc_pack(&w, rpc_lookup(call)->req, req);

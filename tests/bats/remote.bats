@@ -102,6 +102,13 @@ run_prog() {
 		# the client said why it refused the host-pointer memcpy node
 		[[ "$stderr" == *"only device-to-device copy nodes"* ]]
 	done
+	# Kernel nodes' parameters come with the listing: the captured
+	# graph's two are read from it; asked for alone are only those read
+	# again with no listing since (three times, once after they were
+	# set) and a memset node's (refused).
+	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphs_nodes
+	[ "$status" -eq 0 ]
+	grep -qx '  cuGraphKernelNodeGetParams: 4' "$BATS_TEST_TMPDIR/st.yaml"
 }
 
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {

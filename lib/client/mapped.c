@@ -1503,6 +1503,10 @@ cuMemHostGetFlags(unsigned int *flags, void *p)
 	    (mem_lookup((uintptr_t)p, &a) == -1 || !a.host))
 		return CUDA_ERROR_INVALID_VALUE;
 	*flags = a.flags;
+	/* With unified addressing cuMemHostAlloc's memory is mapped, and
+	 * the driver says so (the H100's: 2 for cudaMallocHost's). */
+	if (a.host == 1)
+		*flags |= CU_MEMHOSTALLOC_DEVICEMAP;
 	return CUDA_SUCCESS;
 }
 

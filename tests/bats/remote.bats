@@ -446,6 +446,9 @@ run_prog() {
 		[[ "$output" == *"mapped   12: 4096"* ]]
 		[[ "$output" == *"mapped   flags: CUDA_SUCCESS 2"* ]]
 		[[ "$output" == *"mapped    4: itself"* ]]
+		# So is small pinned memory, and its flags say mapped (UVA).
+		[[ "$output" == *"pinned    3: itself"* ]]
+		[[ "$output" == *"pinned   flags: CUDA_SUCCESS 2"* ]]
 		# A module's global is device memory of the current context.
 		[[ "$output" == *"global    2: 2"* ]]
 		[[ "$output" == *"global    9: 0"* ]]

@@ -243,6 +243,9 @@ void		 rmem_drop(struct rclient *, const void *owner);
 int		 rmem_del(struct rclient *, uint64_t base);
 /* 0 if [ptr, ptr+len) lies inside one range of the client's. */
 int		 rmem_check(const struct rclient *, uint64_t ptr, uint64_t len);
+/* The client's range holding ptr: 0 with its base and size, else -1. */
+int		 rmem_range(const struct rclient *, uint64_t ptr,
+		    uint64_t *base, uint64_t *size);
 /*
  * A host function of the client's (R_HOST_FUNC, a host node) was reached:
  * its callback id goes to the client in MSG_HOST, ahead of the serving

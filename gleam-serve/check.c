@@ -782,6 +782,15 @@ check_call(const struct rcall *c)
 	int rc, empty;
 
 	switch (c->d->type) {
+	case R_PTR_ATTR:
+		/* Only those the client cannot tell itself: sizes and
+		 * addresses of the driver's mappings and (a VMM range's)
+		 * reservations. */
+		return c->in[1].u != CU_POINTER_ATTRIBUTE_MAPPING_SIZE &&
+		    c->in[1].u != CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR &&
+		    c->in[1].u != CU_POINTER_ATTRIBUTE_RANGE_START_ADDR &&
+		    c->in[1].u != CU_POINTER_ATTRIBUTE_RANGE_SIZE ?
+		    CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 	case R_CTX_CREATE:
 	case R_PRIMARY_RETAIN:
 		/* A CUdevice is an int. */

@@ -51,6 +51,8 @@ static struct {
 	    unsigned);
 	CUresult (*MemFree)(CUdeviceptr);
 	CUresult (*MemGetInfo)(size_t *, size_t *);
+	CUresult (*PointerGetAttribute)(void *, CUpointer_attribute,
+		    CUdeviceptr);
 	CUresult (*MemAddressReserve)(CUdeviceptr *, size_t, size_t,
 	    CUdeviceptr, unsigned long long);
 	CUresult (*MemAddressFree)(CUdeviceptr, size_t);
@@ -305,6 +307,7 @@ static struct {
 	S(MemAllocPitch, "cuMemAllocPitch", 3020),
 	S(MemFree, "cuMemFree", 3020),
 	S(MemGetInfo, "cuMemGetInfo", 3020),
+	S(PointerGetAttribute, "cuPointerGetAttribute", 4000),
 	S(MemAddressReserve, "cuMemAddressReserve", 10020),
 	S(MemAddressFree, "cuMemAddressFree", 10020),
 	S(MemCreate, "cuMemCreate", 10020),
@@ -5056,6 +5059,37 @@ c_node_id(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: ctx, attribute, address -> the driver's mapping or range size or
+ * base for the client's own device memory (check_call took only those).
+ */
+static int
+c_ptr_attr(struct rcall *c)
+{
+	uint64_t v = 0;
+	CUresult rc;
+
+	CTX(c, 0);
+	if (rmem_check(c->cl, c->in[2].u, 1) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->in[1].u == CU_POINTER_ATTRIBUTE_MAPPING_SIZE ||
+	    c->in[1].u == CU_POINTER_ATTRIBUTE_RANGE_SIZE) {
+		size_t n = 0;
+
+		rc = drv.PointerGetAttribute(&n,
+		    (CUpointer_attribute)c->in[1].u, c->in[2].u);
+		v = n;
+	} else {
+		CUdeviceptr p = 0;
+
+		rc = drv.PointerGetAttribute(&p,
+		    (CUpointer_attribute)c->in[1].u, c->in[2].u);
+		v = p;
+	}
+	c->out[0].u = v;
+	return rc;
+}
+
 /* in: graph, node -> type, the request it stands for (rpc.h) */
 static int
 c_node_get(struct rcall *c)
@@ -7371,6 +7405,7 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_GRAPH_MEM, c_graph_mem) \
 	F(R_NODE_FIND, c_node_find) \
 	F(R_NODE_ID, c_node_id) \
+	F(R_PTR_ATTR, c_ptr_attr) \
 	F(R_ARRAY_CREATE, c_array_create) \
 	F(R_ARRAY_DESTROY, c_array_destroy) \
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \

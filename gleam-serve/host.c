@@ -4770,6 +4770,33 @@ c_graph_dot(struct rcall *c)
  * A node's local id: its number, as the dot text names it; its tools id
  * that and its graph's id, unique in the process.
  */
+/*
+ * in: ctx, attribute, address -> the mapping holding it: here each range
+ * of the client's is mapped on its own, in pieces of 2 MiB as the
+ * driver's (the H100's answers for cuMemAlloc's memory).
+ */
+static int
+c_ptr_attr(struct rcall *c)
+{
+	uint64_t base, size;
+
+	CTX(c, 0);
+	if (rmem_range(c->cl, c->in[2].u, &base, &size) == -1)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (c->in[1].u) {
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		c->out[0].u = (size + (2u << 20) - 1) & ~(uint64_t)((2u << 20) -
+		    1);
+		break;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		c->out[0].u = size;
+		break;
+	default:
+		c->out[0].u = base;
+	}
+	return CUDA_SUCCESS;
+}
+
 static int
 c_node_id(struct rcall *c)
 {
@@ -5852,6 +5879,7 @@ c_stream_memop(struct rcall *c)
 	F(R_GRAPH_MEM, c_graph_mem) \
 	F(R_NODE_FIND, c_node_find) \
 	F(R_NODE_ID, c_node_id) \
+	F(R_PTR_ATTR, c_ptr_attr) \
 	F(R_ARRAY_CREATE, c_array_create) \
 	F(R_ARRAY_DESTROY, c_array_destroy) \
 	F(R_MIPMAP_LEVEL, c_mipmap_level) \

@@ -398,6 +398,19 @@ rmem_drop(struct rclient *cl, const void *owner)
 }
 
 int
+rmem_range(const struct rclient *cl, uint64_t p, uint64_t *base,
+    uint64_t *size)
+{
+	long i = rmem_find(cl, p);
+
+	if (i < 0 || p - cl->ranges[i].base >= cl->ranges[i].size)
+		return -1;
+	*base = cl->ranges[i].base;
+	*size = cl->ranges[i].size;
+	return 0;
+}
+
+int
 rmem_check(const struct rclient *cl, uint64_t p, uint64_t len)
 {
 	long i = rmem_find(cl, p);

@@ -349,6 +349,48 @@ cuPointerSetAttribute(const void *value, CUpointer_attribute attr,
 	return CUDA_SUCCESS;
 }
 
+/*
+ * What only the driver knows of memory on the server: the size and base of
+ * its mapping (the pieces it maps memory in, several allocations to one),
+ * a VMM range's reservation.  Host memory here answers for itself: one
+ * mapping of 2 MiB pieces, as the driver maps page-locked memory.
+ */
+static CUresult
+ptr_attr_server(void *data, CUpointer_attribute attr, CUdeviceptr p,
+    const struct alloc *a, int mapped, CUdeviceptr dp)
+{
+	struct rpc_val in[3], out[1];
+	struct gctx *c = a->ctx;
+	void *keep;
+	CUresult rc;
+
+	if (a->host && !mapped) {
+		uint64_t sz = (a->size + (2u << 20) - 1) &
+		    ~(uint64_t)((2u << 20) - 1);
+
+		if (attr == CU_POINTER_ATTRIBUTE_MAPPING_SIZE)
+			*(size_t *)data = sz;
+		else
+			*(CUdeviceptr *)data = a->base;
+		return CUDA_SUCCESS;
+	}
+	if (c == NULL && (rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	in[0].u = gobj_id(c);
+	in[1].u = (uint64_t)attr;
+	in[2].u = mapped ? dp : p;
+	rc = remote_call(R_PTR_ATTR, in, out, &keep);
+	free(keep);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (attr == CU_POINTER_ATTRIBUTE_MAPPING_SIZE ||
+	    attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+		*(size_t *)data = (size_t)out[0].u;
+	else
+		*(CUdeviceptr *)data = (CUdeviceptr)out[0].u;
+	return CUDA_SUCCESS;
+}
+
 static CUresult
 ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 {
@@ -420,11 +462,20 @@ ptr_attr(void *data, CUpointer_attribute attr, CUdeviceptr p, int strict)
 		*(int *)data = found && a.ctx != NULL ? a.ctx->device : -2;
 		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-		*(CUdeviceptr *)data = found ? a.base : 0;
-		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
-		*(size_t *)data = found ? a.size : 0;
+		/* A VMM range's is its reservation, which the server knows. */
+		if (found && (a.flags & MEM_F_VMM))
+			return ptr_attr_server(data, attr, p, &a, 0, 0);
+		if (attr == CU_POINTER_ATTRIBUTE_RANGE_SIZE)
+			*(size_t *)data = found ? a.size : 0;
+		else
+			*(CUdeviceptr *)data = found ? a.base : 0;
 		break;
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+		if (!found)
+			return CUDA_ERROR_INVALID_VALUE;
+		return ptr_attr_server(data, attr, p, &a, mapped, dp);
 	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
 		*(unsigned long long *)data = found ? a.base : 0;
 		break;

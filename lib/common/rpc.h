@@ -317,6 +317,10 @@ enum rpc_call {
 	R_NODE_ID,		/* graph, node -> its local id (the number
 				   cuGraphDebugDotPrint gives it), its tools
 				   id */
+	R_PTR_ATTR,		/* ctx, attribute (MAPPING_SIZE,
+				   MAPPING_BASE_ADDR, RANGE_SIZE or
+				   RANGE_START_ADDR), device address in the
+				   client's memory -> the driver's value */
 	R_CALL_END		/* one past the last */
 };
 

@@ -210,6 +210,17 @@ io_max_payload(void)
 	return rconn.max_frame > 4096 ? rconn.max_frame - 1024 : 4096;
 }
 
+uint64_t
+io_sent_count(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&tlock);
+	n = rconn.next_id;
+	pthread_mutex_unlock(&tlock);
+	return n;
+}
+
 int
 rsync_mode(void)
 {

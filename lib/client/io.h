@@ -138,5 +138,10 @@ int		 io_gone(void);
 void		 io_lane_socket(int fd);
 /* The largest payload one frame may carry to the server. */
 size_t		 io_max_payload(void);
+/*
+ * Messages this process has sent the server so far: where it has not
+ * moved, nothing the process asked for has changed anything there.
+ */
+uint64_t	 io_sent_count(void);
 
 #endif

@@ -178,7 +178,16 @@ enum rpc_call {
 				   orders); then, where an edge carries data
 				   (ports, a programmatic type), u32 edges
 				   again and RPC_EDGE_LEN bytes each, else
-				   u32 0 (an older server: nothing) */
+				   u32 0 (an older server: nothing); then
+				   u32 k and the parameters of k of its
+				   kernel nodes, each u32 node index, u64
+				   function id (the client's), grid[3],
+				   block[3] and shmem as u32, u32 length
+				   and the packed arguments, as
+				   cuGraphKernelNodeGetParams answers them
+				   (nodes it refuses are left out; an older
+				   server: nothing), which the client keeps
+				   with its nodes until they are set */
 	R_GRAPH_ADD,		/* ctx (0 none), graph, node type, its
 				   dependencies (u64 server handles), the
 				   request of the call it stands for
@@ -319,8 +328,11 @@ enum rpc_call {
 				   id */
 	R_PTR_ATTR,		/* ctx, attribute (MAPPING_SIZE,
 				   MAPPING_BASE_ADDR, RANGE_SIZE or
-				   RANGE_START_ADDR), device address in the
-				   client's memory -> the driver's value */
+				   RANGE_START_ADDR; others are refused), an
+				   address in the client's device memory ->
+				   the driver's value: what only it knows,
+				   the pieces it maps memory in and a VMM
+				   range's reservation */
 	R_CALL_END		/* one past the last */
 };
 

@@ -109,6 +109,10 @@ run_prog() {
 	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphs_nodes
 	[ "$status" -eq 0 ]
 	grep -qx '  cuGraphKernelNodeGetParams: 4' "$BATS_TEST_TMPDIR/st.yaml"
+	# A listing holds while nothing was sent since: the counts, nodes,
+	# roots, edges and each node's neighbours that the program asks
+	# after one change of the graph come from one listing (66 before).
+	grep -qx '  graphNodes: 4' "$BATS_TEST_TMPDIR/st.yaml"
 }
 
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {

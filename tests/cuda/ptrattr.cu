@@ -60,8 +60,23 @@ say(const struct kind *k, int a)
 		printf("%-8s %2d: %s\n", k->name, a, u == 0 ? "null" :
 		    u == p ? "itself" : "elsewhere");
 		break;
+	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: {
+		// Where the driver's mapping starts depends on what else it
+		// packed into it before (other allocations, the process's
+		// history): only that it holds p compares across machines.
+		size_t msz = 0;
+
+		if (cuPointerGetAttribute(&msz,
+		    CU_POINTER_ATTRIBUTE_MAPPING_SIZE, p) == CUDA_SUCCESS &&
+		    u <= p && p - u < msz)
+			printf("%-8s %2d: below, within its mapping\n",
+			    k->name, a);
+		else
+			printf("%-8s %2d: %s\n", k->name, a, u == 0 ? "null" :
+			    "elsewhere");
+		break;
+	}
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
-	case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
 		if (u <= p && p - u < (1ull << 40))
 			printf("%-8s %2d: %llu below\n", k->name, a,
 			    (unsigned long long)(p - u));

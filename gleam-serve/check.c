@@ -1093,3 +1093,27 @@ graph_knodes_put(struct rcall *c, backend_fn get, const uint64_t *node,
 		pw_u32(&c->blob, 0);
 	pw_free(&w);
 }
+
+/*
+ * R_CAPTURE_END's reply: the new graph's listing as R_GRAPH_NODES (list,
+ * the backend's) answers it for graph id; nothing where that fails (the
+ * client asks again, and hears why).
+ */
+void
+graph_listing_put(struct rcall *c, backend_fn list, uint64_t id)
+{
+	struct rcall sub;
+
+	memset(&sub, 0, sizeof sub);
+	sub.cl = c->cl;
+	sub.d = rpc_lookup(R_GRAPH_NODES);
+	sub.in[0].u = id;
+	pw_init(&sub.blob);
+	if (id != 0 && list(&sub) == CUDA_SUCCESS && !sub.blob.bad) {
+		c->blob = sub.blob;
+		c->out[0].p = c->blob.p;
+		c->out[0].len = (uint32_t)c->blob.len;
+	} else
+		pw_free(&sub.blob);
+	free(sub.scratch);
+}

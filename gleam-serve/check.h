@@ -116,5 +116,10 @@ int	check_jit_opts(const struct rpc_val *v, int *opt, uint64_t *val,
  */
 void	graph_knodes_put(struct rcall *c, backend_fn get,
 	    const uint64_t *node, const uint32_t *type, size_t n);
+/*
+ * R_CAPTURE_END's reply blob (gleam-protocol(5)): graph id's listing, as
+ * list, the backend's R_GRAPH_NODES, answers it; empty where it fails.
+ */
+void	graph_listing_put(struct rcall *c, backend_fn list, uint64_t id);
 
 #endif

@@ -3933,6 +3933,8 @@ c_capture_begin(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+static int	c_graph_nodes(struct rcall *);
+
 static int
 c_capture_end(struct rcall *c)
 {
@@ -3958,7 +3960,7 @@ c_capture_end(struct rcall *c)
 		g->capto = 0;
 		return rc;
 	}
-	if (rc != CUDA_SUCCESS || h != g->h || c->in[2].u == 0) {
+	if (rc != CUDA_SUCCESS || h != g->h || (c->in[2].u & 1) == 0) {
 		if (rc == CUDA_SUCCESS && h != NULL)
 			drv.GraphDestroy(h);
 		/* Its id goes (the driver freed a failed capture's graph). */
@@ -3967,7 +3969,12 @@ c_capture_end(struct rcall *c)
 				robj_del(c->cl, id);
 				break;
 			}
+		return rc;
 	}
+	/* The new graph's listing, where the client asked for it. */
+	if (c->in[2].u & 2)
+		graph_listing_put(c, c_graph_nodes, robj_id_of(c->cl, g->h,
+		    RK_GRAPH));
 	return rc;
 }
 

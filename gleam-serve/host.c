@@ -4131,6 +4131,8 @@ c_capture_begin(struct rcall *c)
 }
 
 /* in: ctx, stream, keep */
+static int	c_graph_nodes(struct rcall *);
+
 static int
 c_capture_end(struct rcall *c)
 {
@@ -4163,10 +4165,12 @@ c_capture_end(struct rcall *c)
 	/* A graph captured into stays the program's, whatever the end. */
 	if (g->capto)
 		g->capto = 0;
-	else if (rc != CUDA_SUCCESS || c->in[2].u == 0) {
+	else if (rc != CUDA_SUCCESS || (c->in[2].u & 1) == 0) {
 		hgraph_free(g);
 		robj_del(c->cl, id);
-	}
+	} else if (c->in[2].u & 2)
+		/* The new graph's listing, where the client asked for it. */
+		graph_listing_put(c, c_graph_nodes, id);
 	return rc;
 }
 

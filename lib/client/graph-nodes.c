@@ -236,6 +236,26 @@ lc_take(const struct ggraph *g, uint32_t *len)
 	return p;
 }
 
+/* Set once the program lists a graph: capture ends bring listings. */
+static int		 lc_wanted;
+
+unsigned
+graph_listing_wanted(void)
+{
+	return __atomic_load_n(&lc_wanted, __ATOMIC_RELAXED) ? 2 : 0;
+}
+
+static void	lc_keep(const struct ggraph *, const void *, uint32_t,
+		    uint64_t);
+
+void
+graph_listing_came(const struct ggraph *g, const void *p, uint32_t len,
+    uint64_t mark)
+{
+	if (len > 0)
+		lc_keep(g, p, len, mark);
+}
+
 /* Keeps g's listing, sent nothing since mark. */
 static void
 lc_keep(const struct ggraph *g, const void *p, uint32_t len, uint64_t mark)
@@ -268,6 +288,7 @@ glist_get(struct ggraph *g, struct glist *l)
 	CUresult rc;
 
 	memset(l, 0, sizeof *l);
+	__atomic_store_n(&lc_wanted, 1, __ATOMIC_RELAXED);
 	if ((keep = lc_take(g, &len)) != NULL) {
 		out[0].p = keep;
 		out[0].len = len;

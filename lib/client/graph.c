@@ -20,6 +20,7 @@
 
 #include "client.h"
 #include "graph.h"
+#include "io.h"
 #include "log.h"
 
 #define CAP_MAX		64	/* captures at once */
@@ -416,7 +417,7 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	struct gstream *g;
 	struct gcap *cp;
 	struct gctx *c;
-	uint64_t sid;
+	uint64_t sid, m0, m1;
 	void *keep;
 	CUresult rc;
 	int invalid, capto;
@@ -448,8 +449,14 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	pthread_mutex_unlock(&cap_lock);
 	in[0].u = gobj_id(g->ctx);
 	in[1].u = sid;
-	in[2].u = !invalid;
+	in[2].u = (!invalid) | (capto ? 0 : graph_listing_wanted());
+	m0 = io_sent_count();
 	rc = remote_call(R_CAPTURE_END, in, out, &keep);
+	/* The new graph's listing, where it was asked for and the end was
+	 * the one message sent meanwhile. */
+	if (rc == CUDA_SUCCESS && !invalid && (m1 = io_sent_count()) ==
+	    m0 + 1)
+		graph_listing_came(gr, out[0].p, out[0].len, m1);
 	free(keep);
 	if (invalid && (rc == CUDA_SUCCESS ||
 	    rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED))

@@ -20,6 +20,16 @@ struct ggraph	*graph_new(void);
 /* A new graph's or exec's id (cuGraphGetId, cuGraphExecGetId). */
 unsigned	graph_next_id(void);
 
+/*
+ * A capture's end: 2 to ask for the new graph's listing with the reply
+ * (the program lists the graphs it captures, as ggml does every token),
+ * else 0; and the listing that came, kept as R_GRAPH_NODES' would be,
+ * nothing having been sent since mark.
+ */
+unsigned	graph_listing_wanted(void);
+void		graph_listing_came(const struct ggraph *g, const void *p,
+		    uint32_t len, uint64_t mark);
+
 /* The server's handle of node h when it is one of g's, else 0. */
 uint64_t	graph_node_h(const void *h, const struct ggraph *g);
 /* g's handle for the server's node h of type, made if new; NULL: no memory. */

@@ -80,7 +80,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MEM_GRANULARITY,	"cuMemGetAllocationGranularity", "IIIiIIII", "Q", 0),
 	/* graphs (issue 24) */
 	C(R_CAPTURE_BEGIN,	"cuStreamBeginCapture",	"QQIQ",		"", 0),
-	C(R_CAPTURE_END,	"cuStreamEndCapture",	"QQI",		"", 0),
+	C(R_CAPTURE_END,	"cuStreamEndCapture",	"QQI",		"B", 0),
 	C(R_GRAPH_CREATE,	"cuGraphCreate",	"QI",		"", 0),
 	C(R_GRAPH_DESTROY,	"cuGraphDestroy",	"Q",		"", 0),
 	C(R_GRAPH_INSTANTIATE,	"cuGraphInstantiate",	"QQQQQ",	"", 0),

@@ -119,7 +119,11 @@ enum rpc_call {
 	/* graphs (issue 24) */
 	R_CAPTURE_BEGIN,	/* ctx, stream, mode, graph id: the capture's
 				   graph is known by that id from here on */
-	R_CAPTURE_END,		/* ctx, stream, keep: 0 drops the graph */
+	R_CAPTURE_END,		/* ctx, stream, keep (bit 0: 0 drops the
+				   graph; bit 1: the client wants the
+				   listing) -> the new graph's listing as
+				   R_GRAPH_NODES gives it, where asked for
+				   (else empty) */
 	R_GRAPH_CREATE,		/* id, flags */
 	R_GRAPH_DESTROY,	/* id */
 	R_GRAPH_INSTANTIATE,	/* ctx, exec id, graph, flags, upload stream

@@ -111,7 +111,9 @@ run_prog() {
 	grep -qx '  cuGraphKernelNodeGetParams: 4' "$BATS_TEST_TMPDIR/st.yaml"
 	# A listing holds while nothing was sent since: the counts, nodes,
 	# roots, edges and each node's neighbours that the program asks
-	# after one change of the graph come from one listing (66 before).
+	# after one change of the graph come from one listing (66 before);
+	# and once the program has listed a graph, a capture's end brings
+	# the new graph's listing along (the recaptured graph: none asked).
 	grep -qx '  graphNodes: 4' "$BATS_TEST_TMPDIR/st.yaml"
 }
 

@@ -240,6 +240,24 @@ main(void)
 		printf(NAME ": FAIL %zu kernel nodes\n", nk);
 		return 1;
 	}
+	// The same work captured again, listed and read as ggml does each
+	// token (the capture's end may bring the listing along).
+	{
+		cudaGraph_t g2;
+		cudaGraphNode_t v2[MAXN];
+		size_t n2;
+
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+		vecAdd<<<N / 256, 256, 0, s>>>(da, db, dc, N);
+		CK(cudaGetLastError());
+		soakInc<<<N / 128, 128, 0, s>>>(du3, N);
+		CK(cudaGetLastError());
+		CK(cudaStreamEndCapture(s, &g2));
+		n2 = show("recaptured", g2, v2);
+		for (size_t i = 0; i < n2; i++)
+			show_kernel(v2[i]);
+		CK(cudaGraphDestroy(g2));
+	}
 
 	// 3. Launch, new parameters on the exec, on the graph.
 	CK(cudaGraphInstantiate(&ge, g, 0));

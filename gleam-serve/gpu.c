@@ -354,6 +354,17 @@ nvml_ask(struct nvml_answer *a)
 		a->cuda_version = 0;
 }
 
+void
+child_signals(void)
+{
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGUSR1, SIG_IGN);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
 /*
  * NVML lives in a helper process, never in the server: NVML started in
  * a process that then forks puts the driver's state into the children,
@@ -380,13 +391,7 @@ helper_main(int fd, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(0);
-	/* The server's signals are the server's (a drain, a reload). */
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGUSR1, SIG_IGN);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
+	child_signals();
 	/* Nothing of the server's: its listener, its clients' sockets. */
 	if (fd != 3 && (dup2(fd, 3) == -1 || close(fd) == -1))
 		_exit(1);

@@ -15,6 +15,13 @@
 void	gpu_query(struct server_status *);
 void	gpu_shutdown(void);
 /*
+ * In a child of the server (a worker, the NVML helper): the signals the
+ * server acts on (a drain, a reload, a migration) are the server's, so
+ * ignored; SIGCHLD as by default; SIGPIPE ignored (a write to a closed
+ * socket is an error, not a death).
+ */
+void	child_signals(void);
+/*
  * Where CUDA_VISIBLE_DEVICES (vis; NULL: unset) puts GPU i among the
  * ones this server's driver shows: its position, or -1 when hidden.
  * Entries are indices (as NVML numbers the GPUs: PCI order, which is

@@ -1333,11 +1333,9 @@ remote_read(struct remote *r)
 			/* The order came while not at rest: not a blocking
 			 * read for it, but a look whether it rests now. */
 			if (prc > 0 && pf[1].revents != 0 &&
-			    pf[0].revents == 0 && remote_mig_waits(r))
-				return 0;
-			if (prc > 0 && pf[1].revents != 0 &&
-			    pf[0].revents == 0 &&
-			    !remote_mig_waits(r)) {
+			    pf[0].revents == 0) {
+				if (remote_mig_waits(r))
+					return 0;
 				/* Only the channel closed (the server drains):
 				 * this connection goes on, nothing can resume
 				 * it any more. */

@@ -503,12 +503,7 @@ worker_main(struct client *c, int fd, int cfd, struct remote_handoff *ho,
 		_exit(EXIT_SOFTWARE);
 	/* A worker holds its client's key alone, not every identity's. */
 	config_free(&srv->cfg);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGUSR1, SIG_IGN);
-	signal(SIGCHLD, SIG_DFL);
-	signal(SIGPIPE, SIG_IGN);
+	child_signals();
 	/* Out of the way of what follows: the resume channel. */
 	if (ho->ctl != -1 && (ho->ctl = fcntl(ho->ctl, F_DUPFD_CLOEXEC, 100)) ==
 	    -1)

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "cuwire.h"
+#include "glist.h"
 #include "graph.h"
 #include "hooks.h"
 #include "io.h"
@@ -161,49 +162,6 @@ glist_free(struct glist *l)
 }
 
 /*
- * The listing's kernel parameters (check.h's graph_knodes_put) kept with
- * their nodes, replacing what an earlier listing left: -1 out of memory;
- * r turns bad where they are malformed.
- */
-static int
-knodes_take(struct pr *r, struct glist *l)
-{
-	struct kparams *kp;
-	uint32_t k, i, j, idx, len;
-	const void *args;
-	uint64_t fid;
-	uint32_t geo[7];
-
-	k = pr_u32(r);
-	if (k > l->n)
-		r->bad = 1;
-	for (i = 0; i < k && !r->bad; i++) {
-		idx = pr_u32(r);
-		fid = pr_u64(r);
-		for (j = 0; j < 7; j++)
-			geo[j] = pr_u32(r);
-		len = pr_u32(r);
-		if (r->bad || idx >= l->n || l->node[idx]->type !=
-		    CU_GRAPH_NODE_TYPE_KERNEL ||
-		    (args = pr_take(r, len)) == NULL) {
-			r->bad = 1;
-			break;
-		}
-		if ((kp = malloc(sizeof *kp + len + 1)) == NULL)
-			return -1;
-		kp->fid = fid;
-		memcpy(kp->geo, geo, sizeof geo);
-		kp->len = len;
-		memcpy(kp->args, args, len);
-		pthread_mutex_lock(&node_lock);
-		free(l->node[idx]->kp);
-		l->node[idx]->kp = kp;
-		pthread_mutex_unlock(&node_lock);
-	}
-	return 0;
-}
-
-/*
  * The last listing's reply, while the process has sent the server nothing
  * since (io_sent_count): the graph is as it was, and the next listing of
  * it is this one.  Programs count the nodes, then fill an array of them
@@ -252,8 +210,13 @@ void
 graph_listing_came(const struct ggraph *g, const void *p, uint32_t len,
     uint64_t mark)
 {
-	if (len > 0)
+	struct glist_wire w;
+
+	/* Only a whole one: a malformed listing is asked for again. */
+	if (len > 0 && glist_decode(p, len, &w) == 0) {
+		glist_wire_free(&w);
 		lc_keep(g, p, len, mark);
+	}
 }
 
 /* Keeps g's listing, sent nothing since mark. */
@@ -281,14 +244,17 @@ static CUresult
 glist_get(struct ggraph *g, struct glist *l)
 {
 	struct rpc_val in[1], out[1];
-	struct pr r;
+	struct glist_wire w;
+	struct kparams **kps;
 	void *keep;
-	uint32_t i, type, nd, len;
-	uint64_t h, m0, m1;
+	uint32_t i, len;
+	uint64_t m0, m1;
 	CUresult rc;
+	int d;
 
 	memset(l, 0, sizeof *l);
 	__atomic_store_n(&lc_wanted, 1, __ATOMIC_RELAXED);
+	m0 = m1 = 0;
 	if ((keep = lc_take(g, &len)) != NULL) {
 		out[0].p = keep;
 		out[0].len = len;
@@ -300,66 +266,73 @@ glist_get(struct ggraph *g, struct glist *l)
 			free(keep);	/* the error's reply */
 			return rc;
 		}
-		/* Only where the listing was the one message sent. */
-		if ((m1 = io_sent_count()) == m0 + 1)
-			lc_keep(g, out[0].p, out[0].len, m1);
+		m1 = io_sent_count();
 	}
-	pr_init(&r, out[0].p, out[0].len);
-	rc = CUDA_ERROR_INVALID_VALUE;
-	l->n = pr_u32(&r);
-	if (r.bad || l->n > out[0].len / 12 ||
-	    (l->node = calloc(l->n + 1, sizeof *l->node)) == NULL)
-		goto bad;
+	d = glist_decode(out[0].p, out[0].len, &w);
+	if (d != 0) {
+		free(keep);
+		if (d == -2)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		log_warn("graphNodes: a malformed listing");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	/* Kept where the listing was the one message sent meanwhile. */
+	if (m1 != 0 && m1 == m0 + 1)
+		lc_keep(g, out[0].p, out[0].len, m1);
+	if ((l->node = calloc(w.n + 1, sizeof *l->node)) == NULL ||
+	    (kps = calloc(w.nk + 1, sizeof *kps)) == NULL) {
+		free(l->node);
+		l->node = NULL;
+		glist_wire_free(&w);
+		free(keep);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* The kernel nodes' parameters, kept with their nodes below. */
+	for (i = 0; i < w.nk; i++) {
+		const struct glist_kparams *k = &w.k[i];
+
+		if ((kps[i] = malloc(sizeof *kps[i] + k->len + 1)) == NULL)
+			break;
+		kps[i]->fid = k->fid;
+		memcpy(kps[i]->geo, k->geo, sizeof k->geo);
+		kps[i]->len = k->len;
+		memcpy(kps[i]->args, k->args, k->len);
+	}
+	rc = i < w.nk ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 	pthread_mutex_lock(&node_lock);
-	for (i = 0; i < l->n && !r.bad; i++) {
-		h = pr_u64(&r);
-		type = pr_u32(&r);
-		if ((l->node[i] = node_for(g, h, type)) == NULL)
-			r.bad = 1;
+	for (i = 0; i < w.n && rc == CUDA_SUCCESS; i++)
+		if ((l->node[i] = node_for(g, w.h[i], w.type[i])) == NULL)
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+	/* Replacing what an earlier listing left. */
+	for (i = 0; i < w.nk && rc == CUDA_SUCCESS; i++) {
+		struct gnode *n = l->node[w.k[i].idx];
+
+		free(n->kp);
+		n->kp = kps[i];
+		kps[i] = NULL;
 	}
 	pthread_mutex_unlock(&node_lock);
-	l->nroot = pr_u32(&r);
-	if (r.bad || l->nroot > l->n ||
-	    (l->root = calloc(l->nroot + 1, sizeof *l->root)) == NULL)
-		goto bad;
-	for (i = 0; i < l->nroot; i++)
-		if ((l->root[i] = pr_u32(&r)) >= l->n)
-			r.bad = 1;
-	l->nedge = pr_u32(&r);
-	if (r.bad || l->nedge > out[0].len / 8 ||
-	    (l->from = calloc(l->nedge + 1, sizeof *l->from)) == NULL ||
-	    (l->to = calloc(l->nedge + 1, sizeof *l->to)) == NULL)
-		goto bad;
-	for (i = 0; i < l->nedge; i++) {
-		l->from[i] = pr_u32(&r);
-		l->to[i] = pr_u32(&r);
-		if (l->from[i] >= l->n || l->to[i] >= l->n)
-			r.bad = 1;
-	}
-	/* Edge data, where an edge has any (none from an older server). */
-	if (!r.bad && r.off < r.len && (nd = pr_u32(&r)) != 0) {
-		if (nd != l->nedge)
-			r.bad = 1;
-		else if ((l->data = calloc(nd, sizeof *l->data)) == NULL)
-			goto bad;
-		else
-			pr_bytes(&r, l->data, (size_t)nd * sizeof *l->data);
-	}
-	/* Kernel nodes' parameters (none from an older server). */
-	if (!r.bad && r.off < r.len && knodes_take(&r, l) == -1)
-		goto bad;
-	if (r.bad || pr_done(&r) != 0)
-		goto bad;
+	for (i = 0; i < w.nk; i++)
+		free(kps[i]);
+	free(kps);
 	free(keep);
+	if (rc != CUDA_SUCCESS) {
+		glist_wire_free(&w);
+		glist_free(l);
+		return rc;
+	}
+	/* The indices and edge data become the listing's own. */
+	l->n = w.n;
+	l->nroot = w.nroot;
+	l->nedge = w.nedge;
+	l->root = w.root;
+	l->from = w.from;
+	l->to = w.to;
+	l->data = w.data;
+	w.root = w.from = w.to = NULL;
+	w.data = NULL;
+	glist_wire_free(&w);
 	return CUDA_SUCCESS;
-bad:
-	if (r.bad)
-		log_warn("graphNodes: a malformed listing");
-	else
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	free(keep);
-	glist_free(l);
-	return rc;
 }
 
 /*

@@ -1,0 +1,121 @@
+/* A graph's listing from the server, decoded and checked (glist.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "glist.h"
+#include "proto.h"
+
+void
+glist_wire_free(struct glist_wire *w)
+{
+	free(w->h);
+	free(w->type);
+	free(w->root);
+	free(w->from);
+	free(w->to);
+	free(w->data);
+	free(w->k);
+	memset(w, 0, sizeof *w);
+}
+
+/* The kernel nodes' parameters, the listing's last part. */
+static int
+kparams_decode(struct pr *r, struct glist_wire *w)
+{
+	unsigned char *seen;
+	uint32_t k, i, j;
+
+	k = pr_u32(r);
+	if (r->bad || k > w->n)
+		return -1;
+	if (k == 0)
+		return 0;
+	if ((w->k = calloc(k, sizeof *w->k)) == NULL ||
+	    (seen = calloc(w->n, 1)) == NULL)
+		return -2;
+	for (i = 0; i < k && !r->bad; i++) {
+		struct glist_kparams *kp = &w->k[i];
+
+		kp->idx = pr_u32(r);
+		kp->fid = pr_u64(r);
+		for (j = 0; j < 7; j++)
+			kp->geo[j] = pr_u32(r);
+		kp->len = pr_u32(r);
+		if (r->bad || kp->idx >= w->n || seen[kp->idx] ||
+		    w->type[kp->idx] != CU_GRAPH_NODE_TYPE_KERNEL ||
+		    (kp->args = pr_take(r, kp->len)) == NULL) {
+			r->bad = 1;
+			break;
+		}
+		seen[kp->idx] = 1;
+	}
+	free(seen);
+	w->nk = k;
+	return r->bad ? -1 : 0;
+}
+
+int
+glist_decode(const void *p, size_t len, struct glist_wire *w)
+{
+	struct pr r;
+	uint32_t i, nd;
+	int rc = -1;
+
+	memset(w, 0, sizeof *w);
+	pr_init(&r, p, len);
+	w->n = pr_u32(&r);
+	/* 12 bytes a node, 4 a root, 8 an edge: no count past the bytes. */
+	if (r.bad || w->n > len / 12)
+		goto bad;
+	if ((w->h = calloc(w->n + 1, sizeof *w->h)) == NULL ||
+	    (w->type = calloc(w->n + 1, sizeof *w->type)) == NULL)
+		goto oom;
+	for (i = 0; i < w->n; i++) {
+		w->h[i] = pr_u64(&r);
+		w->type[i] = pr_u32(&r);
+	}
+	w->nroot = pr_u32(&r);
+	if (r.bad || w->nroot > w->n)
+		goto bad;
+	if ((w->root = calloc(w->nroot + 1, sizeof *w->root)) == NULL)
+		goto oom;
+	for (i = 0; i < w->nroot; i++)
+		if ((w->root[i] = pr_u32(&r)) >= w->n)
+			r.bad = 1;
+	w->nedge = pr_u32(&r);
+	if (r.bad || w->nedge > len / 8)
+		goto bad;
+	if ((w->from = calloc(w->nedge + 1, sizeof *w->from)) == NULL ||
+	    (w->to = calloc(w->nedge + 1, sizeof *w->to)) == NULL)
+		goto oom;
+	for (i = 0; i < w->nedge; i++) {
+		w->from[i] = pr_u32(&r);
+		w->to[i] = pr_u32(&r);
+		if (w->from[i] >= w->n || w->to[i] >= w->n)
+			r.bad = 1;
+	}
+	if (r.bad)
+		goto bad;
+	/* Edge data, where an edge has any (none from an older server). */
+	if (r.off < r.len && (nd = pr_u32(&r)) != 0) {
+		if (nd != w->nedge)
+			goto bad;
+		if ((w->data = calloc(nd, sizeof *w->data)) == NULL)
+			goto oom;
+		pr_bytes(&r, w->data, (size_t)nd * sizeof *w->data);
+	}
+	/* Kernel nodes' parameters (none from an older server). */
+	if (!r.bad && r.off < r.len && (rc = kparams_decode(&r, w)) != 0)
+		goto out;
+	if (r.bad || pr_done(&r) != 0)
+		goto bad;
+	return 0;
+oom:
+	rc = -2;
+	goto out;
+bad:
+	rc = -1;
+out:
+	glist_wire_free(w);
+	return rc;
+}

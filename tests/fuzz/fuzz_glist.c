@@ -1,0 +1,42 @@
+/*
+ * libFuzzer target: a graph's listing as the client takes it from a
+ * server (lib/client/glist.c: R_GRAPH_NODES' reply, R_CAPTURE_END's).
+ * Input: the listing's bytes.  Whatever they are, the decoder either
+ * refuses them, holding nothing, or gives arrays whose every index is
+ * in range, every parameter a kernel node's and inside the input; nothing
+ * may leak.
+ */
+#include "../../lib/client/glist.c"
+
+int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+
+#define ENSURE(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	struct glist_wire w;
+	uint32_t i;
+	int rc;
+
+	rc = glist_decode(d, n, &w);
+	if (rc != 0) {
+		ENSURE(rc == -1 || rc == -2);
+		ENSURE(w.h == NULL && w.k == NULL && w.n == 0);
+		return 0;
+	}
+	ENSURE(w.nroot <= w.n && w.nk <= w.n);
+	for (i = 0; i < w.nroot; i++)
+		ENSURE(w.root[i] < w.n);
+	for (i = 0; i < w.nedge; i++)
+		ENSURE(w.from[i] < w.n && w.to[i] < w.n);
+	for (i = 0; i < w.nk; i++) {
+		const struct glist_kparams *k = &w.k[i];
+
+		ENSURE(k->idx < w.n &&
+		    w.type[k->idx] == CU_GRAPH_NODE_TYPE_KERNEL);
+		ENSURE(k->args >= d && k->args + k->len <= d + n);
+	}
+	glist_wire_free(&w);
+	return 0;
+}

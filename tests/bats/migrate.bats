@@ -235,7 +235,11 @@ stat() {
 }
 
 @test "a session that moved is told so again only with its token, and not after its window" {
+	# spin: the source's thread looks for input 50 ms before it sleeps,
+	# and the first order comes then (it came between that look and
+	# the sleep, and waited for ever, in CI).
 	host_yaml "$BATS_TEST_TMPDIR/source.yaml" "$T_PORT" 'resume: 2s
+spin: 50ms
 '
 	serve_reload "$S_PID" "$S_LOG"
 	run python3 "$BATS_TEST_DIRNAME/migwire.py" moved "$S_PORT" "$S_PID" "$T_PORT"

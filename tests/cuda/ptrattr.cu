@@ -76,6 +76,17 @@ say(const struct kind *k, int a)
 			    "elsewhere");
 		break;
 	}
+	case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+		// A pool's mapping is a chunk of the pool's own choosing
+		// (32 MiB on driver 580; Gleam's pools, made of cuMemAlloc
+		// blocks, map 2 MiB: gleam-client(7)): only that it holds
+		// the allocation (1 MiB, below) compares.
+		if (strcmp(k->name, "async") == 0 && u >= (1u << 20))
+			printf("%-8s %2d: a pool's chunk, holds it\n",
+			    k->name, a);
+		else
+			printf("%-8s %2d: %llu\n", k->name, a, u);
+		break;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		if (u <= p && p - u < (1ull << 40))
 			printf("%-8s %2d: %llu below\n", k->name, a,

@@ -81,6 +81,8 @@ struct gfunc {
 
 /* The legacy launch state of f, made on first use (NULL: no memory). */
 struct glegacy	*legacy_of(struct gfunc *f);
+/* One id for a function, whichever of its handles names it (module.c). */
+uint64_t	func_canon(const void *);
 
 struct gcap;
 

@@ -37,12 +37,16 @@ struct gnode {
 					   asked for */
 	struct kparams	*kp;		/* kernel: its parameters as the last
 					   listing gave them, until set */
+	uint64_t	 kfid;		/* kernel: its function as added,
+					   listed or set, func_canon's id
+					   (0: not known) */
 	struct gnode	*next;
 };
 
 /* A kernel node's parameters, as R_KNODE_GET's reply gives them. */
 struct kparams {
 	uint64_t	 fid;
+	uint64_t	 canon;		/* func_canon(fid) */
 	uint32_t	 geo[7];	/* grid, block, shared memory */
 	uint32_t	 len;
 	unsigned char	 args[];
@@ -294,6 +298,7 @@ glist_get(struct ggraph *g, struct glist *l)
 		if ((kps[i] = malloc(sizeof *kps[i] + k->len + 1)) == NULL)
 			break;
 		kps[i]->fid = k->fid;
+		kps[i]->canon = func_canon((void *)(uintptr_t)k->fid);
 		memcpy(kps[i]->geo, k->geo, sizeof k->geo);
 		kps[i]->len = k->len;
 		memcpy(kps[i]->args, k->args, k->len);
@@ -309,6 +314,7 @@ glist_get(struct ggraph *g, struct glist *l)
 
 		free(n->kp);
 		n->kp = kps[i];
+		n->kfid = kps[i]->canon;
 		kps[i] = NULL;
 	}
 	pthread_mutex_unlock(&node_lock);
@@ -589,9 +595,13 @@ knode_add(CUgraphNode *pn, CUgraph g, const CUgraphNode *deps, size_t nd,
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
-	    geo[5], geo[6], params, extra, in, &args)) == CUDA_SUCCESS)
-		rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL,
-		    in[0].u, R_LAUNCH, in, NULL);
+	    geo[5], geo[6], params, extra, in, &args)) == CUDA_SUCCESS &&
+	    (rc = node_add(pn, g, deps, nd, CU_GRAPH_NODE_TYPE_KERNEL,
+	    in[0].u, R_LAUNCH, in, NULL)) == CUDA_SUCCESS) {
+		pthread_mutex_lock(&node_lock);
+		((struct gnode *)*pn)->kfid = func_canon(f);
+		pthread_mutex_unlock(&node_lock);
+	}
 	free(args);
 	return rc;
 }
@@ -1032,7 +1042,9 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 	struct pw w;
 	char *args;
 	void *keep;
+	uint64_t canon;
 	CUresult rc;
+	int oneway;
 
 	if (n == NULL || f == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1058,9 +1070,34 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 	in[2].u = n->h;
 	in[3].p = w.p;
 	in[3].len = (uint32_t)w.len;
+	/*
+	 * New arguments for an executable graph's kernel node that keeps
+	 * its function (XLA's command buffers, each step): what the driver
+	 * refuses there (another context's function, a node of another
+	 * graph or type, a function that starts using device-side
+	 * launches) is checked here or cannot arise, so the call goes
+	 * one-way, like a launch: any failure comes with the next call
+	 * that waits.  Anything else is a round trip.
+	 */
+	canon = func_canon(f);
+	pthread_mutex_lock(&node_lock);
+	oneway = he != NULL && n->type == CU_GRAPH_NODE_TYPE_KERNEL &&
+	    n->kfid != 0 && n->kfid == canon &&
+	    gexec_source(gobj_check(he, GK_GEXEC)) == gobj_id(n->g);
+	pthread_mutex_unlock(&node_lock);
+	if (oneway) {
+		rc = rpost(R_KNODE_SET, in, 0);
+		pw_free(&w);
+		return rc;
+	}
 	rc = remote_call(R_KNODE_SET, in, out, &keep);
 	free(keep);
 	pw_free(&w);
+	if (rc == CUDA_SUCCESS && he == NULL) {
+		pthread_mutex_lock(&node_lock);
+		n->kfid = canon;
+		pthread_mutex_unlock(&node_lock);
+	}
 	return rc;
 }
 

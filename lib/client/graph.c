@@ -31,6 +31,7 @@ struct gexec {
 	struct gctx	*ctx;
 	cuuint64_t	 flags;
 	unsigned	 id;		/* cuGraphExecGetId's */
+	uint64_t	 src;		/* the graph it was instantiated from */
 };
 
 struct gcap {
@@ -779,6 +780,13 @@ cuGraphClone(CUgraph *pg, CUgraph h)
 	return CUDA_SUCCESS;
 }
 
+/* The id of the graph exec e (checked) was instantiated from. */
+uint64_t
+gexec_source(const void *e)
+{
+	return ((const struct gexec *)e)->src;
+}
+
 static CUresult
 gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 {
@@ -803,6 +811,7 @@ gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 	e->id = graph_next_id();
 	e->ctx = c;
 	e->flags = flags;
+	e->src = gobj_id(g);
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = gobj_id(g);

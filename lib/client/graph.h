@@ -41,6 +41,9 @@ CUresult	graph_child_set(CUgraphExec e, CUgraphNode, CUgraph);
 CUresult	graph_cond_add(CUgraphNode *, CUgraph, const CUgraphNode *,
 		    size_t, CUDA_CONDITIONAL_NODE_PARAMS *);
 
+/* The id of the graph the exec e (checked) was instantiated from. */
+uint64_t	gexec_source(const void *e);
+
 /* Frees the node handles of g (before g itself goes). */
 void	graph_nodes_free(struct ggraph *);
 /* Edges added (add) or removed, with their data (NULL: the default). */

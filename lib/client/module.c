@@ -498,6 +498,21 @@ func_of(const void *h)
 
 const struct gfinfo *func_info(const void *h, uint64_t *id);
 
+/*
+ * One id for a function whichever handle names it: a library's kernel
+ * and the function cuKernelGetFunction gave for it are one (the
+ * kernel's id); 0 for a handle this process does not know.
+ */
+uint64_t
+func_canon(const void *h)
+{
+	struct gfunc *f = func_of(h);
+
+	if (f == NULL)
+		return 0;
+	return gobj_id(f->askernel != NULL ? f->askernel : f);
+}
+
 const struct gfinfo *
 func_info(const void *h, uint64_t *id)
 {

@@ -115,6 +115,11 @@ run_prog() {
 	# and once the program has listed a graph, a capture's end brings
 	# the new graph's listing along (the recaptured graph: none asked).
 	grep -qx '  graphNodes: 4' "$BATS_TEST_TMPDIR/st.yaml"
+	# New arguments for an executable graph's kernel node that keeps its
+	# function go one-way (XLA's command buffers, each step); the
+	# graph's own node's set stays a round trip: 2 calls, 1 round trip.
+	[ "$(grep -cx '  cuGraphKernelNodeSetParams: 2' "$BATS_TEST_TMPDIR/st.yaml")" -eq 1 ]
+	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphKernelNodeSetParams: 1')" -eq 1 ]
 }
 
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {

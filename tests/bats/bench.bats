@@ -142,3 +142,14 @@ SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-ac
 	[[ "$stderr" == "plot: infer.svg: "* ]]
 	[ ! -e "$d/infer.svg" ]
 }
+
+@test "fw-steps: -h prints its usage, a missing server or workload is a usage error" {
+	run "$BATS_TEST_DIRNAME/../../bench/fw-steps" -h
+	[ "$status" -eq 0 ]
+	[[ "$output" == "usage: bench/fw-steps "* ]]
+	run --separate-stderr "$BATS_TEST_DIRNAME/../../bench/fw-steps" torch torch_infer
+	[ "$status" -eq 2 ]
+	[[ "$stderr" == "usage: bench/fw-steps "* ]]
+	run --separate-stderr "$BATS_TEST_DIRNAME/../../bench/fw-steps" -s 127.0.0.1:1
+	[ "$status" -eq 2 ]
+}

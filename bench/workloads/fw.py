@@ -382,6 +382,10 @@ class NumbaKernel(Work):
 
     def setup(self):
         import numpy as np
+        # numba-cuda as installed on the GPU machine still calls
+        # np.row_stack, which numpy 2.4 removed (tests/frameworks too).
+        if not hasattr(np, "row_stack"):
+            np.row_stack = np.vstack
         from numba import cuda
         self.cuda = cuda
 

@@ -2,9 +2,9 @@
  * Tensor maps: cuTensorMapEncodeTiled, cuTensorMapEncodeIm2col,
  * cuTensorMapEncodeIm2colWide and cuTensorMapReplaceAddress.  The real
  * driver encodes them on the host, into a 128-byte CUtensorMap whose
- * format NVIDIA does not document, so this library cannot: each call is
- * one round trip (R_TMAP_ENCODE) in which the server's driver encodes and
- * the map comes back.  The global address is never dereferenced, only
+ * format NVIDIA does not document, so this library cannot: a call is one
+ * round trip (R_TMAP_ENCODE) in which the server's driver encodes and the
+ * map comes back, unless the same encoding was asked for before (below).  The global address is never dereferenced, only
  * encoded, and the program's device pointers already are the server's
  * addresses.  cuDNN 9 and cuBLASLt look these up for their Hopper
  * kernels; while they were missing or stubs, PyTorch's conv2d through
@@ -16,11 +16,170 @@
  * rest (enumerations, sizes, alignments) is the server's driver's to judge,
  * so that the error codes are the driver's.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+
+/*
+ * Encodings kept (issue 25: XLA's Triton kernels encode the same few maps
+ * every step, a round trip each).  An encoder is a function of its
+ * arguments, the map's alignment and the bytes it leaves as they were, so
+ * an entry keeps, for one context, encoder, alignment and argument bytes:
+ * the map it gave for the input bytes it was given, and, once the same
+ * arguments come with other input bytes, which bits the encoder sets and
+ * to what (the bits equal in its answers for input bytes and their
+ * complement; the rest it passed through).  A hit needs no round trip;
+ * cuTensorMapReplaceAddress, which reads the map it changes, is never
+ * kept.  Failures are not kept either.
+ */
+#define TM_KEEP		64
+
+struct tm_entry {
+	uint64_t	 ctx, use;
+	uint32_t	 which, align, len;
+	int		 masked;	/* set and mask known */
+	unsigned char	 in[TMAP_BYTES];	/* !masked: the input bytes */
+	unsigned char	 out[TMAP_BYTES];	/* !masked: the answer; masked:
+						   the bits the encoder sets */
+	unsigned char	 mask[TMAP_BYTES];	/* the bits it sets */
+	unsigned char	*args;
+};
+
+static struct {
+	pthread_mutex_t	 lock;
+	struct tm_entry	 e[TM_KEEP];
+	uint64_t	 clock;
+} TM = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The entry for the key, or NULL; TM.lock held. */
+static struct tm_entry *
+tm_find(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w)
+{
+	struct tm_entry *e;
+	int i;
+
+	for (i = 0; i < TM_KEEP; i++) {
+		e = &TM.e[i];
+		if (e->args != NULL && e->ctx == ctx && e->which == which &&
+		    e->align == align && e->len == w->len &&
+		    memcmp(e->args, w->p, w->len) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* A kept answer for map (its input bytes there) into ans: 1, else 0. */
+static int
+tm_hit(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w,
+    const unsigned char *map, unsigned char *ans)
+{
+	struct tm_entry *e;
+	int i, hit = 0;
+
+	pthread_mutex_lock(&TM.lock);
+	if ((e = tm_find(ctx, which, align, w)) != NULL) {
+		if (e->masked) {
+			for (i = 0; i < TMAP_BYTES; i++)
+				ans[i] = (unsigned char)((e->out[i] &
+				    e->mask[i]) | (map[i] & ~e->mask[i]));
+			hit = 1;
+		} else if (memcmp(e->in, map, TMAP_BYTES) == 0) {
+			memcpy(ans, e->out, TMAP_BYTES);
+			hit = 1;
+		}
+		if (hit)
+			e->use = ++TM.clock;
+	}
+	pthread_mutex_unlock(&TM.lock);
+	return hit;
+}
+
+/*
+ * Keeps the answer ans to input map.  Where the arguments were kept with
+ * other input bytes, the answer to their complement (cmp, from a second
+ * call) gives the bits the encoder sets.
+ */
+static void
+tm_keep(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w,
+    const unsigned char *map, const unsigned char *ans,
+    const unsigned char *cmp)
+{
+	struct tm_entry *e, *old = NULL;
+	int i;
+
+	pthread_mutex_lock(&TM.lock);
+	if ((e = tm_find(ctx, which, align, w)) == NULL) {
+		for (i = 0; i < TM_KEEP; i++)
+			if (old == NULL || TM.e[i].args == NULL ||
+			    (old->args != NULL && TM.e[i].use < old->use))
+				old = &TM.e[i];
+		e = old;
+		free(e->args);
+		memset(e, 0, sizeof *e);
+		if ((e->args = malloc(w->len + 1)) == NULL) {
+			pthread_mutex_unlock(&TM.lock);
+			return;
+		}
+		memcpy(e->args, w->p, w->len);
+		e->ctx = ctx;
+		e->which = which;
+		e->align = align;
+		e->len = (uint32_t)w->len;
+	}
+	e->use = ++TM.clock;
+	if (cmp != NULL) {
+		for (i = 0; i < TMAP_BYTES; i++) {
+			e->mask[i] = (unsigned char)~(ans[i] ^ cmp[i]);
+			e->out[i] = (unsigned char)(ans[i] & e->mask[i]);
+		}
+		e->masked = 1;
+	} else if (!e->masked) {
+		memcpy(e->in, map, TMAP_BYTES);
+		memcpy(e->out, ans, TMAP_BYTES);
+	}
+	pthread_mutex_unlock(&TM.lock);
+}
+
+/* 1 where the arguments are kept, with input bytes other than map's. */
+static int
+tm_seen(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w)
+{
+	int seen;
+
+	pthread_mutex_lock(&TM.lock);
+	seen = tm_find(ctx, which, align, w) != NULL;
+	pthread_mutex_unlock(&TM.lock);
+	return seen;
+}
+
+/* One encoding by the server's driver: in's bytes in, the map into ans. */
+static CUresult
+tmap_remote(uint64_t ctx, uint32_t which, uint32_t align,
+    const unsigned char *map, const struct pw *w, unsigned char *ans)
+{
+	struct rpc_val in[5], out[1];
+	void *keep = NULL;
+	CUresult rc;
+
+	memset(in, 0, sizeof in);
+	in[0].u = ctx;
+	in[1].u = which;
+	in[2].u = align;
+	in[3].p = map;
+	in[3].len = TMAP_BYTES;
+	in[4].p = w->p;
+	in[4].len = (uint32_t)w->len;
+	rc = remote_call(R_TMAP_ENCODE, in, out, &keep);
+	if (rc == CUDA_SUCCESS && out[0].len != TMAP_BYTES)
+		rc = CUDA_ERROR_INVALID_VALUE;	/* a server gone wrong */
+	if (rc == CUDA_SUCCESS)
+		memcpy(ans, out[0].p, TMAP_BYTES);
+	free(keep);
+	return rc;
+}
 
 /*
  * Sends encoder t->which with the map's present bytes (the driver may
@@ -32,35 +191,49 @@
 static CUresult
 tmap_call(void *map, const struct rpc_tmap *t)
 {
-	struct rpc_val in[5], out[1];
+	unsigned char cur[TMAP_BYTES], ans[TMAP_BYTES], cmp[TMAP_BYTES];
+	uint32_t align = (uint32_t)((uintptr_t)map % TMAP_BYTES);
+	uint64_t ctx;
 	struct gctx *c;
 	struct pw w;
-	void *keep = NULL;
 	CUresult rc;
+	int i, keep = t->which != TMAP_REPLACE, seen;
 
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
+	ctx = gobj_id(c);
 	pw_init(&w);
 	rpc_tmap_enc(&w, t);
 	if (w.bad) {
 		pw_free(&w);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
-	memset(in, 0, sizeof in);
-	in[0].u = gobj_id(c);
-	in[1].u = t->which;
-	in[2].u = (uintptr_t)map % TMAP_BYTES;
-	in[3].p = map;
-	in[3].len = TMAP_BYTES;
-	in[4].p = w.p;
-	in[4].len = (uint32_t)w.len;
-	rc = remote_call(R_TMAP_ENCODE, in, out, &keep);
+	memcpy(cur, map, TMAP_BYTES);
+	if (keep && tm_hit(ctx, t->which, align, &w, cur, ans)) {
+		pw_free(&w);
+		memcpy(map, ans, TMAP_BYTES);
+		return CUDA_SUCCESS;
+	}
+	seen = keep && tm_seen(ctx, t->which, align, &w);
+	rc = tmap_remote(ctx, t->which, align, cur, &w, ans);
+	if (rc == CUDA_SUCCESS && keep) {
+		/*
+		 * Seen before with other input bytes: which bits are the
+		 * encoder's, from its answer for their complement.
+		 */
+		if (seen) {
+			for (i = 0; i < TMAP_BYTES; i++)
+				cmp[i] = (unsigned char)~cur[i];
+			if (tmap_remote(ctx, t->which, align, cmp, &w,
+			    cmp) == CUDA_SUCCESS)
+				tm_keep(ctx, t->which, align, &w, cur, ans,
+				    cmp);
+		} else
+			tm_keep(ctx, t->which, align, &w, cur, ans, NULL);
+	}
 	pw_free(&w);
-	if (rc == CUDA_SUCCESS && out[0].len != TMAP_BYTES)
-		rc = CUDA_ERROR_INVALID_VALUE;	/* a server gone wrong */
 	if (rc == CUDA_SUCCESS)
-		memcpy(map, out[0].p, TMAP_BYTES);
-	free(keep);
+		memcpy(map, ans, TMAP_BYTES);
 	return rc;
 }
 

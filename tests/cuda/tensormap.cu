@@ -211,6 +211,40 @@ main(int argc, char **argv)
 			    (int)rc);
 	}
 
+	// The same encodings again and again, over maps holding other bytes
+	// before (Gleam keeps encodings: its answers must stay the driver's,
+	// whatever the bytes an encoder leaves as they were).
+	{
+		static const unsigned char fill[] = { 0x00, 0xff, 0x5a, 0x00,
+		    0xa5, 0x0f, 0xff };
+		static cuuint64_t dim[4] = { 64, 32, 32, 2 };
+		static cuuint64_t stride[3] = { 128, 4096, 131072 };
+		static int lower[2] = { -1, -1 }, upper[2] = { -1, -1 };
+		char what[64];
+
+		for (size_t i = 0; i < sizeof fill; i++) {
+			memset(&m, fill[i], sizeof m);
+			snprintf(what, sizeof what, "tiled again over %02x",
+			    fill[i]);
+			show(what, cuTensorMapEncodeTiled(&m,
+			    CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, FAKE, dim2,
+			    stride2, box2, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
+			    CU_TENSOR_MAP_SWIZZLE_NONE,
+			    CU_TENSOR_MAP_L2_PROMOTION_NONE,
+			    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), &m);
+			memset(&m, fill[i], sizeof m);
+			snprintf(what, sizeof what, "im2col again over %02x",
+			    fill[i]);
+			show(what, cuTensorMapEncodeIm2col(&m,
+			    CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, FAKE, dim,
+			    stride, lower, upper, 64, 128, one,
+			    CU_TENSOR_MAP_INTERLEAVE_NONE,
+			    CU_TENSOR_MAP_SWIZZLE_128B,
+			    CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+			    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), &m);
+		}
+	}
+
 	// Memory of the program's own: the address is the device's.
 	if (cudaMalloc(&d, 1 << 20) != cudaSuccess) {
 		printf(NAME ": FAIL cudaMalloc\n");

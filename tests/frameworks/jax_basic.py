@@ -5,6 +5,22 @@ import os
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
+# XLA's autotuner picks among kernels by timing them, so that two machines,
+# or a GPU reached through Gleam, may pick others where timings are close,
+# each as right, the sums a few ulps apart.  FW_XLA_AUTOTUNE names a file
+# (tests/frameworks/run: the case's): the first run writes its choices
+# there, later runs take them, so that the runs compare bit for bit.  The
+# case jax_autotune leaves it unset: the autotuner runs in every run (as
+# a user's), and its sums compare within a tolerance (FW_RTOL).
+_at = os.environ.get("FW_XLA_AUTOTUNE")
+if _at:
+    if os.path.exists(_at) and os.path.getsize(_at) > 0:
+        _flag = "--xla_gpu_load_autotune_results_from=" + _at
+    else:
+        _flag = "--xla_gpu_dump_autotune_results_to=" + _at
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " +
+                               _flag).strip()
+
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 

@@ -64,6 +64,9 @@ $(BUILD)/tests/test_client_integrity: lib/client/integrity.[ch]
 $(BUILD)/tests/test_client_exporttable: lib/client/integrity.[ch]
 $(BUILD)/tests/test_client_cls: lib/client/cls.[ch]
 $(BUILD)/tests/test_client_procaddr: tests/unit/test_client_rows.h
+# test_client_tmap compiles tmap.c in, with the client's headers.
+$(BUILD)/tests/test_client_tmap: lib/client/tmap.c lib/client/client.h
+$(BUILD)/tests/test_client_tmap: CPPFLAGS += -Ilib/client -Ilib/client/gen
 
 # Regenerate entry-points.[ch], stubs.c and tests/unit/test_client_rows.h
 # after a change to the entry-point list, entry-points.extra or the CUDA

@@ -37,8 +37,15 @@ struct stage {
 	size_t		 len, cap;
 };
 
+/* Where a session's time in the backend went, by call (-v: at its end). */
+struct rprof {
+	uint64_t		 n, ns, max;
+};
+
 struct remote {
 	unsigned		 oneway_failed;	/* one-way calls that failed */
+	struct rprof		 prof[RPC_NCALLS];
+	uint64_t		 t_open;	/* now_ns() at R_OPEN */
 	struct htab		 stages;	/* id -> struct stage */
 	uint64_t		 staged;	/* their bytes */
 	int			 fd;
@@ -823,6 +830,52 @@ stage_put(struct remote *r, struct rcall *c)
 	return 0;
 }
 
+/*
+ * -v: where the session's time went in the backend, the calls that took
+ * most first (RPROF_SHOW of them), against the session's wall time: what
+ * is neither is the server waiting for the client or the link.
+ */
+#define RPROF_SHOW	12
+
+static void
+remote_prof_log(struct remote *r)
+{
+	char line[2048];
+	size_t len = 0;
+	uint64_t total = 0, wall;
+	int shown[RPROF_SHOW], k, i, best, ns = 0;
+
+	if (log_getlevel() < LL_DEBUG || r->t_open == 0)
+		return;
+	wall = now_ns() - r->t_open;
+	for (i = 0; i < RPC_NCALLS; i++)
+		total += r->prof[i].ns;
+	line[0] = '\0';
+	for (k = 0; k < RPROF_SHOW; k++) {
+		best = -1;
+		for (i = 0; i < RPC_NCALLS; i++) {
+			int j, dup = 0;
+
+			for (j = 0; j < ns; j++)
+				dup |= shown[j] == i;
+			if (!dup && r->prof[i].n > 0 && (best == -1 ||
+			    r->prof[i].ns > r->prof[best].ns))
+				best = i;
+		}
+		if (best == -1)
+			break;
+		shown[ns++] = best;
+		if (len < sizeof line)
+			len += (size_t)snprintf(line + len, sizeof line - len,
+			    "%s%s %llu %.3f ms (max %.0f us)", k ? "; " : "",
+			    rpc_lookup((uint16_t)(best + R_OPEN))->name,
+			    (unsigned long long)r->prof[best].n,
+			    r->prof[best].ns / 1e6, r->prof[best].max / 1e3);
+	}
+	log_debug("client %s (%s): %.3f s, %.3f s in calls: %s", r->cl.addr,
+	    r->cl.name, wall / 1e9, total / 1e9, line);
+}
+
 /* A stripe of an R_MEM_HTOD_LANES copy, as an R_MEM_HTOD of its own. */
 struct lane_put {
 	backend_fn	 fn;
@@ -942,7 +995,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	const struct rpc_val *tail = NULL;	/* a reply's large last blob */
 	const char *why;
 	size_t plen;
-	uint64_t sid;
+	uint64_t sid, t0;
 	int rc, staged, sent;
 
 	if (h->type == MSG_BYE)
@@ -990,6 +1043,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	__atomic_add_fetch(&r->stats->calls, 1, __ATOMIC_RELAXED);
 	if (h->type == R_OPEN) {
 		free(zbuf);
+		r->t_open = now_ns();
 		remote_open(r, h, &c);
 		return 0;
 	}
@@ -1001,6 +1055,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	fn = r->env->be->call[h->type - R_OPEN];
 	pw_init(&c.blob);
 	staged = 0;
+	t0 = now_ns();
 	/* A link's input: in pieces under the link's id (field 0). */
 	sid = h->type == R_LINK_ADD ? c.in[0].u : c.in[1].u;
 	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD ||
@@ -1065,6 +1120,15 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			rc = wcache_call(&r->wc, &r->scope, r->env->be, &c);
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
+	{
+		struct rprof *pf = &r->prof[h->type - R_OPEN];
+		uint64_t dt = now_ns() - t0;
+
+		pf->n++;
+		pf->ns += dt;
+		if (dt > pf->max)
+			pf->max = dt;
+	}
 	/*
 	 * Kept for migration: what the target loads again.  A session that
 	 * came here by migration keeps them whatever this server's peer: it
@@ -2242,6 +2306,7 @@ remote_main(void *arg)
 	if (r->opened)
 		r->env->be->client_free(&r->cl);
 	wcache_client_free(r->wc);
+	remote_prof_log(r);
 	log_debug("client %s (%s): closed", r->cl.addr, r->cl.name);
 	shutdown(r->fd, SHUT_RDWR);
 	close(r->fd);

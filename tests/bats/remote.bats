@@ -694,6 +694,20 @@ run_prog() {
 	[[ "$output" == *"nclients: 1"* ]]
 }
 
+@test "gleam-serve -v: a session's end says where its time in the backend went, by call" {
+	serve_kill
+	serve_start -c "$SERVE_CONF" -v
+	run_prog static oneway
+	[ "$status" -eq 0 ]
+	local i
+	for i in $(seq 1 100); do
+		grep -q '(oneway): closed' "$SERVE_LOG" && break
+		sleep 0.05
+	done
+	grep '(oneway): [0-9.]* s, [0-9.]* s in calls: .*cuLaunchKernel 300 [0-9.]* ms (max [0-9]* us)' "$SERVE_LOG" ||
+	    { cat "$SERVE_LOG"; false; }
+}
+
 @test "each client is served by a worker process: one that dies takes no other client with it" {
 	# What a kernel fault or a crash in the driver does to a process is
 	# what kill -9 does to the worker here: only its client notices.

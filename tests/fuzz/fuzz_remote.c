@@ -65,6 +65,16 @@ take_replies(struct remote *r, uint64_t *ptrs, unsigned *nptrs)
 	while (r->out.len - off >= PROTO_HDR_LEN) {
 		proto_hdr_decode(r->out.p + off, &h);
 		ENSURE(r->out.len - off - PROTO_HDR_LEN >= h.len);
+		/*
+		 * A reply, or what the server sends of its own accord: host
+		 * functions that came due (cuLaunchHostFunc, a user object's
+		 * destructor) and device output.
+		 */
+		if (h.type == MSG_HOST || h.type == MSG_OUTPUT) {
+			ENSURE(h.flags == 0);
+			off += PROTO_HDR_LEN + h.len;
+			continue;
+		}
 		ENSURE(h.flags & FL_REPLY);
 		d = rpc_lookup(h.type);
 		q = r->out.p + off + PROTO_HDR_LEN;

@@ -1042,7 +1042,7 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 	struct pw w;
 	char *args;
 	void *keep;
-	uint64_t canon;
+	uint64_t canon, src;
 	CUresult rc;
 	int oneway;
 
@@ -1080,10 +1080,10 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 	 * that waits.  Anything else is a round trip.
 	 */
 	canon = func_canon(f);
+	src = he != NULL ? gexec_source(gobj_check(he, GK_GEXEC)) : 0;
 	pthread_mutex_lock(&node_lock);
 	oneway = he != NULL && n->type == CU_GRAPH_NODE_TYPE_KERNEL &&
-	    n->kfid != 0 && n->kfid == canon &&
-	    gexec_source(gobj_check(he, GK_GEXEC)) == gobj_id(n->g);
+	    n->kfid != 0 && n->kfid == canon && src == gobj_id(n->g);
 	pthread_mutex_unlock(&node_lock);
 	if (oneway) {
 		rc = rpost(R_KNODE_SET, in, 0);

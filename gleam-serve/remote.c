@@ -44,7 +44,8 @@ struct rprof {
 
 struct remote {
 	unsigned		 oneway_failed;	/* one-way calls that failed */
-	struct rprof		 prof[RPC_NCALLS];
+	struct rprof		 prof[RPC_NCALLS];	/* when profiling */
+	int			 profiling;	/* -v: the log wants them */
 	uint64_t		 t_open;	/* now_ns() at R_OPEN */
 	struct htab		 stages;	/* id -> struct stage */
 	uint64_t		 staged;	/* their bytes */
@@ -845,7 +846,7 @@ remote_prof_log(struct remote *r)
 	uint64_t total = 0, wall;
 	int shown[RPROF_SHOW], k, i, best, ns = 0;
 
-	if (log_getlevel() < LL_DEBUG || r->t_open == 0)
+	if (!r->profiling || r->t_open == 0)
 		return;
 	wall = now_ns() - r->t_open;
 	for (i = 0; i < RPC_NCALLS; i++)
@@ -1043,6 +1044,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	__atomic_add_fetch(&r->stats->calls, 1, __ATOMIC_RELAXED);
 	if (h->type == R_OPEN) {
 		free(zbuf);
+		r->profiling = log_getlevel() >= LL_DEBUG;
 		r->t_open = now_ns();
 		remote_open(r, h, &c);
 		return 0;
@@ -1055,7 +1057,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	fn = r->env->be->call[h->type - R_OPEN];
 	pw_init(&c.blob);
 	staged = 0;
-	t0 = now_ns();
+	t0 = r->profiling ? now_ns() : 0;
 	/* A link's input: in pieces under the link's id (field 0). */
 	sid = h->type == R_LINK_ADD ? c.in[0].u : c.in[1].u;
 	if ((h->type == R_MODULE_LOAD || h->type == R_LIBRARY_LOAD ||
@@ -1120,7 +1122,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 			rc = wcache_call(&r->wc, &r->scope, r->env->be, &c);
 	} else	/* the backend's table checks first (check_dispatch) */
 		rc = fn != NULL ? fn(&c) : 801;	/* CUDA_ERROR_NOT_SUPPORTED */
-	{
+	if (r->profiling) {
 		struct rprof *pf = &r->prof[h->type - R_OPEN];
 		uint64_t dt = now_ns() - t0;
 

@@ -210,17 +210,23 @@ graph_listing_wanted(void)
 static void	lc_keep(const struct ggraph *, const void *, uint32_t,
 		    uint64_t);
 
+/* Kept as it came: glist_get decodes it when the program lists g. */
 void
 graph_listing_came(const struct ggraph *g, const void *p, uint32_t len,
     uint64_t mark)
 {
-	struct glist_wire w;
-
-	/* Only a whole one: a malformed listing is asked for again. */
-	if (len > 0 && glist_decode(p, len, &w) == 0) {
-		glist_wire_free(&w);
+	if (len > 0)
 		lc_keep(g, p, len, mark);
-	}
+}
+
+/* The kept listing is not to be used again (it did not decode). */
+static void
+lc_drop(void)
+{
+	pthread_mutex_lock(&lc_lock);
+	free(lc.p);
+	lc.p = NULL;
+	pthread_mutex_unlock(&lc_lock);
 }
 
 /* Keeps g's listing, sent nothing since mark. */
@@ -259,10 +265,15 @@ glist_get(struct ggraph *g, struct glist *l)
 	memset(l, 0, sizeof *l);
 	__atomic_store_n(&lc_wanted, 1, __ATOMIC_RELAXED);
 	m0 = m1 = 0;
-	if ((keep = lc_take(g, &len)) != NULL) {
-		out[0].p = keep;
-		out[0].len = len;
-	} else {
+	d = -1;
+	/* A kept listing that does not decode is asked for again. */
+	if ((keep = lc_take(g, &len)) != NULL &&
+	    (d = glist_decode(keep, len, &w)) == -1) {
+		free(keep);
+		keep = NULL;
+		lc_drop();
+	}
+	if (keep == NULL) {
 		in[0].u = gobj_id(g);
 		m0 = io_sent_count();
 		if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) !=
@@ -271,8 +282,8 @@ glist_get(struct ggraph *g, struct glist *l)
 			return rc;
 		}
 		m1 = io_sent_count();
+		d = glist_decode(out[0].p, out[0].len, &w);
 	}
-	d = glist_decode(out[0].p, out[0].len, &w);
 	if (d != 0) {
 		free(keep);
 		if (d == -2)

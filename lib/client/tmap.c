@@ -71,7 +71,11 @@ tm_find(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w)
 	return NULL;
 }
 
-/* A kept answer for map (its input bytes there) into ans: 1, else 0. */
+/*
+ * A kept answer for map (its input bytes there) into ans: 1; -1 where the
+ * arguments are kept with other input bytes (and which bits are the
+ * encoder's is not known yet); 0 where they are not kept.
+ */
 static int
 tm_hit(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w,
     const unsigned char *map, unsigned char *ans)
@@ -81,6 +85,7 @@ tm_hit(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w,
 
 	pthread_mutex_lock(&TM.lock);
 	if ((e = tm_find(ctx, which, align, w)) != NULL) {
+		hit = -1;
 		if (e->masked) {
 			for (i = 0; i < TMAP_BYTES; i++)
 				ans[i] = (unsigned char)((e->out[i] &
@@ -143,18 +148,6 @@ tm_keep(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w,
 	pthread_mutex_unlock(&TM.lock);
 }
 
-/* 1 where the arguments are kept, with input bytes other than map's. */
-static int
-tm_seen(uint64_t ctx, uint32_t which, uint32_t align, const struct pw *w)
-{
-	int seen;
-
-	pthread_mutex_lock(&TM.lock);
-	seen = tm_find(ctx, which, align, w) != NULL;
-	pthread_mutex_unlock(&TM.lock);
-	return seen;
-}
-
 /* One encoding by the server's driver: in's bytes in, the map into ans. */
 static CUresult
 tmap_remote(uint64_t ctx, uint32_t which, uint32_t align,
@@ -209,19 +202,19 @@ tmap_call(void *map, const struct rpc_tmap *t)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	memcpy(cur, map, TMAP_BYTES);
-	if (keep && tm_hit(ctx, t->which, align, &w, cur, ans)) {
+	seen = keep ? tm_hit(ctx, t->which, align, &w, cur, ans) : 0;
+	if (seen == 1) {
 		pw_free(&w);
 		memcpy(map, ans, TMAP_BYTES);
 		return CUDA_SUCCESS;
 	}
-	seen = keep && tm_seen(ctx, t->which, align, &w);
 	rc = tmap_remote(ctx, t->which, align, cur, &w, ans);
 	if (rc == CUDA_SUCCESS && keep) {
 		/*
 		 * Seen before with other input bytes: which bits are the
 		 * encoder's, from its answer for their complement.
 		 */
-		if (seen) {
+		if (seen == -1) {
 			for (i = 0; i < TMAP_BYTES; i++)
 				cmp[i] = (unsigned char)~cur[i];
 			if (tmap_remote(ctx, t->which, align, cmp, &w,

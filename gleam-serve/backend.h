@@ -131,6 +131,10 @@ struct rcall {
 	/* Set by the caller: where R_MEM_DTOH's bytes land (page-locked
 	 * where the backend pins), instead of memory of the backend's. */
 	void			*into;
+	/* A one-way call (FL_ONEWAY): no reply but an error's, so that a
+	 * call whose failure is a reply field (cuGraphExecUpdate's
+	 * result) returns it as its CUresult. */
+	int			 oneway;
 };
 
 /* Returns a CUresult; on success fills c->out per the reply signature. */

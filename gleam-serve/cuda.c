@@ -4103,6 +4103,12 @@ c_gexec_update(struct rcall *c)
 		rc = drv.GraphExecUpdate(e->h, g->h, &info);
 	c->out[0].u = (uint32_t)rc;
 	c->out[1].u = (uint32_t)info.result;
+	/* One-way (the client saw the update could not fail): a failure
+	 * is the call's, reported at the client's next call that waits. */
+	if (c->oneway)
+		return rc != CUDA_SUCCESS ? (int)rc :
+		    info.result != CU_GRAPH_EXEC_UPDATE_SUCCESS ?
+		    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : CUDA_SUCCESS;
 	return CUDA_SUCCESS;
 }
 

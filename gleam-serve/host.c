@@ -4715,6 +4715,9 @@ c_gexec_update(struct rcall *c)
 out:
 	c->out[0].u = (uint32_t)rc;
 	c->out[1].u = (uint32_t)res;
+	/* One-way: a failure is the call's (cuda.c says why). */
+	if (c->oneway)
+		return rc;
 	return CUDA_SUCCESS;
 }
 

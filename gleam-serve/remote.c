@@ -1014,6 +1014,7 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		return remote_mig_in(r, h, p);
 	memset(&c, 0, sizeof c);
 	c.cl = &r->cl;
+	c.oneway = (h->flags & FL_ONEWAY) != 0;
 	c.d = rpc_lookup(h->type);
 	if (c.d == NULL) {
 		remote_error(r, h->id, PERR_UNKNOWN, "not a remoting call");

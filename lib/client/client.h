@@ -145,13 +145,16 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  * blocking stream captures), or one of ours for a host copy captured
  * (a graph's host pointer would be the client's).  capture_record and
  * capture_wait follow events between streams (a wait on an event
- * recorded in a capture joins it); capture_saw takes a call's answer
+ * recorded in a capture joins it); capture_special marks stream sid's
+ * capture as holding a cooperative launch (graph.c: no one-way update of
+ * its graph); capture_saw takes a call's answer
  * (a capture error spoils the captures of c); capture_busy says whether
  * stream sid captures; capture_forget drops a destroyed stream.
  */
 CUresult	 capture_gate(void);
 CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
 void		 capture_record(struct gevent *, uint64_t sid);
+void		 capture_special(uint64_t sid);
 void		 capture_wait(struct gevent *, uint64_t sid);
 void		 capture_saw(struct gctx *c, CUresult);
 int		 capture_busy(uint64_t sid);

@@ -222,6 +222,8 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 		return rc;
 	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
 		return rc;
+	if (flags & 1)		/* cooperative: updates compare it too */
+		capture_special(sid);
 	if ((rc = exec_args(fi, params, extra, &args)) != CUDA_SUCCESS)
 		return rc;
 	in[0].u = gobj_id(c);

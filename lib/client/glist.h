@@ -41,4 +41,16 @@ struct glist_wire {
 int	glist_decode(const void *p, size_t len, struct glist_wire *w);
 void	glist_wire_free(struct glist_wire *w);
 
+/*
+ * What cuGraphExecUpdate compares of a graph whose nodes are all kernels
+ * (graph.c, the one-way update): the nodes' order and types, the roots,
+ * the edges and their data, and each kernel node's function (canon maps
+ * a function id to one id whichever handle names it), not the arguments
+ * or the geometry, which an update may change.  0 where the listing is
+ * not all kernel nodes with their parameters (a node of another type,
+ * or parameters the server left out): no prediction.
+ */
+uint64_t glist_shape(const struct glist_wire *w,
+	    uint64_t (*canon)(uint64_t fid));
+
 #endif

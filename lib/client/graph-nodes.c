@@ -179,6 +179,8 @@ static struct {
 	uint64_t		 session;	/* io_session(): not moved */
 	void			*p;
 	uint32_t		 len;
+	uint64_t		 shape;	/* glist_shape's, once asked */
+	int			 shaped;
 } lc;
 
 /* A copy of g's listing where the last one is still true, else NULL. */
@@ -245,8 +247,45 @@ lc_keep(const struct ggraph *g, const void *p, uint32_t len, uint64_t mark)
 		lc.len = len;
 		lc.mark = mark;
 		lc.session = io_session();
+		lc.shaped = 0;
 	}
 	pthread_mutex_unlock(&lc_lock);
+}
+
+static uint64_t
+canon_fid(uint64_t fid)
+{
+	return func_canon((void *)(uintptr_t)fid);
+}
+
+/*
+ * What cuGraphExecUpdate compares of g (glist_shape), from the kept
+ * listing where it is still true (nothing sent since: g is as listed);
+ * 0 where not known.  Asked before the call that sends.
+ */
+uint64_t
+graph_shape_now(const struct ggraph *g)
+{
+	struct glist_wire w;
+	uint64_t h = 0;
+
+	if (g->noshape)
+		return 0;
+	/* An update asks for the listings of captures from now on. */
+	__atomic_store_n(&lc_wanted, 1, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&lc_lock);
+	if (lc.p != NULL && lc.g == g && lc.id == gobj_id(g) &&
+	    lc.mark == io_sent_count() && lc.session == io_session()) {
+		if (!lc.shaped && glist_decode(lc.p, lc.len, &w) == 0) {
+			lc.shape = glist_shape(&w, canon_fid);
+			lc.shaped = 1;
+			glist_wire_free(&w);
+		}
+		if (lc.shaped)
+			h = lc.shape;
+	}
+	pthread_mutex_unlock(&lc_lock);
+	return h;
 }
 
 /* The listing of g's nodes, roots and edges. */
@@ -1096,6 +1135,13 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 	oneway = he != NULL && n->type == CU_GRAPH_NODE_TYPE_KERNEL &&
 	    n->kfid != 0 && n->kfid == canon && src == gobj_id(n->g);
 	pthread_mutex_unlock(&node_lock);
+	/*
+	 * The exec's node may hold another function than the one set
+	 * (an update gave it another graph's): its shape (graph.c) is no
+	 * longer known.
+	 */
+	if (he != NULL)
+		gexec_shape_forget(gobj_check(he, GK_GEXEC));
 	if (oneway) {
 		rc = rpost(R_KNODE_SET, in, 0);
 		pw_free(&w);
@@ -1196,6 +1242,7 @@ node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
 		if (e == NULL)
 			return CUDA_ERROR_INVALID_VALUE;
 		eid = gobj_id(e);
+		gexec_shape_forget(e);
 	}
 	if (n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -2038,6 +2085,11 @@ knode_attr(CUgraphNode h, CUgraphNode hsrc, unsigned op,
 	in[5].u = s != NULL ? s->h : 0;
 	in[6].p = op == SATTR_SET ? (const void *)v : NULL;
 	in[6].len = op == SATTR_SET ? (uint32_t)len : 0;
+	/* Cooperative or not, an update compares: no one-way update of
+	 * this graph (graph.c). */
+	if (op == SATTR_COPY || (op == SATTR_SET &&
+	    a == CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE))
+		n->g->noshape = 1;
 	rc = remote_call(R_KNODE_ATTR, in, out, &keep);
 	if (rc == CUDA_SUCCESS && op == SATTR_GET) {
 		if (out[0].len != len) {

@@ -32,6 +32,8 @@ struct gexec {
 	cuuint64_t	 flags;
 	unsigned	 id;		/* cuGraphExecGetId's */
 	uint64_t	 src;		/* the graph it was instantiated from */
+	uint64_t	 shape;		/* graph_shape_now's of what it holds,
+					   0: not known */
 };
 
 struct gcap {
@@ -43,6 +45,7 @@ struct gcap {
 	CUstreamCaptureMode mode;
 	pthread_t	 thread;
 	int		 invalid;
+	int		 noshape;	/* a cooperative launch was captured */
 	int		 capto;		/* into the program's graph */
 	CUgraphNode	*deps;		/* the open ends last asked for */
 	CUgraphEdgeData	*edges;
@@ -143,6 +146,19 @@ capture_work(struct gctx *c, uint64_t sid, int host)
 	}
 	pthread_mutex_unlock(&cap_lock);
 	return rc;
+}
+
+void
+capture_special(uint64_t sid)
+{
+	struct gstream *g = cap_stream(sid);
+
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&cap_lock);
+	if (g->cap != NULL)
+		g->cap->noshape = 1;
+	pthread_mutex_unlock(&cap_lock);
 }
 
 void
@@ -446,6 +462,8 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	invalid = cp->invalid;
 	gr = cp->graph;
 	capto = cp->capto;
+	if (cp->noshape)
+		gr->noshape = 1;
 	cap_end(cp);
 	pthread_mutex_unlock(&cap_lock);
 	in[0].u = gobj_id(g->ctx);
@@ -812,6 +830,10 @@ gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 	e->ctx = c;
 	e->flags = flags;
 	e->src = gobj_id(g);
+	/* Priorities and device launches: more than the shape compared. */
+	if (!(flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
+	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)))
+		e->shape = graph_shape_now(g);
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = gobj_id(g);
@@ -929,12 +951,29 @@ CUresult cuGraphLaunch_ptsz(CUgraphExec e, CUstream s) { return gexec_run(R_GRAP
 CUresult cuGraphUpload(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_UPLOAD, e, s, 0); }
 CUresult cuGraphUpload_ptsz(CUgraphExec e, CUstream s) { return gexec_run(R_GRAPH_UPLOAD, e, s, 1); }
 
+void
+gexec_shape_forget(void *h)
+{
+	struct gexec *e = h;
+
+	__atomic_store_n(&e->shape, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * cuGraphExecUpdate.  Where the exec holds a graph of the new one's shape
+ * (glist_shape: the same kernel nodes, edges and functions; only
+ * arguments and geometry differ, as when ggml captures each token), the
+ * driver's update cannot fail for what the graphs are: one-way, like a
+ * launch, and a failure all the same comes with the next call that
+ * waits.  Anything else, or GLEAM_SYNC, is a round trip.
+ */
 static CUresult
 gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 {
 	struct gexec *e = gobj_check(he, GK_GEXEC);
 	struct ggraph *g = gobj_check(hg, GK_GRAPH);
 	struct rpc_val in[2], out[2];
+	uint64_t shape, held;
 	void *keep;
 	CUresult rc;
 
@@ -942,14 +981,26 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(e);
 	in[1].u = gobj_id(g);
+	shape = (e->flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
+	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)) ? 0 :
+	    graph_shape_now(g);
+	held = __atomic_load_n(&e->shape, __ATOMIC_RELAXED);
+	if (shape != 0 && shape == held && !rsync_mode()) {
+		*res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+		return rpost(R_GEXEC_UPDATE, in, 0);
+	}
 	rc = remote_call(R_GEXEC_UPDATE, in, out, &keep);
 	free(keep);
 	if (rc != CUDA_SUCCESS) {
+		gexec_shape_forget(e);
 		*res = CU_GRAPH_EXEC_UPDATE_ERROR;
 		return rc;
 	}
 	*res = (CUgraphExecUpdateResult)out[1].u;
-	return (CUresult)out[0].u;
+	rc = (CUresult)out[0].u;
+	__atomic_store_n(&e->shape, rc == CUDA_SUCCESS ? shape : 0,
+	    __ATOMIC_RELAXED);
+	return rc;
 }
 
 CUresult

@@ -12,6 +12,9 @@ struct ggraph {
 	unsigned	 id;		/* cuGraphGetId's, given here */
 	int		 owned;		/* a conditional node's body: the
 					   node's, freed with it */
+	int		 noshape;	/* holds what an update may refuse
+					   beyond its shape (a cooperative
+					   launch): never predicted */
 };
 
 /* A new graph handle, not yet published; NULL: no memory. */
@@ -29,6 +32,16 @@ unsigned	graph_next_id(void);
 unsigned	graph_listing_wanted(void);
 void		graph_listing_came(const struct ggraph *g, const void *p,
 		    uint32_t len, uint64_t mark);
+
+/*
+ * What cuGraphExecUpdate compares of g (glist_shape), where the listing
+ * kept is still true of it, else 0 (graph-nodes.c); the one-way update
+ * (graph.c) goes where an exec holds a graph of the same shape.
+ */
+uint64_t	graph_shape_now(const struct ggraph *g);
+
+/* An exec's node set other than the one-way kind: its shape unknown. */
+void		gexec_shape_forget(void *e);
 
 /* The server's handle of node h when it is one of g's, else 0. */
 uint64_t	graph_node_h(const void *h, const struct ggraph *g);

@@ -122,6 +122,32 @@ run_prog() {
 	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphKernelNodeSetParams: 1')" -eq 1 ]
 }
 
+@test "graphupd: an executable graph updated every step, as ggml decodes; same-shape updates one-way" {
+	for k in static shared; do
+		run_prog $k graphupd
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "graphupd: ok" ]
+		# another topology: refused, and once more from the exec made
+		# for it
+		[[ "${lines[6]}" == "step  6: "*"update cudaErrorGraphExecUpdateFailure"* ]]
+		[[ "${lines[7]}" == "step  7: "*"update cudaErrorGraphExecUpdateFailure"* ]]
+		[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	done
+	# 19 updates.  A round trip where the exec's shape is not known
+	# (steps 1, and 7 and 8 after a new instantiation: its graph's
+	# listing was not the last thing sent), or differs (6, 12, 13: one
+	# kernel more, another function at a node and back); the other 13
+	# go one-way, each step's words still what the CPU computes.
+	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphupd
+	[ "$status" -eq 0 ]
+	grep -qx '  cuGraphExecUpdate: 19' "$BATS_TEST_TMPDIR/st.yaml"
+	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphExecUpdate: 6')" -eq 1 ]
+	# Every call waits under GLEAM_SYNC: the same output.
+	GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/sync.yaml run_prog static graphupd
+	[ "$status" -eq 0 ]
+	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/sync.yaml" | grep -cx '  cuGraphExecUpdate: 19')" -eq 1 ]
+}
+
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {
 	for k in static shared; do
 		run_prog $k graphs_more

@@ -164,11 +164,122 @@ test_malformed(void)
 	CHECK(decode(&w) == -1);
 }
 
+/* Three kernel nodes, 0 -> 1 and 0 -> 2 (or 1 -> 2 with chain). */
+static void
+khead(int chain)
+{
+	len = 0;
+	u32(3);
+	u64(0x1000); u32(CU_GRAPH_NODE_TYPE_KERNEL);
+	u64(0x2000); u32(CU_GRAPH_NODE_TYPE_KERNEL);
+	u64(0x3000); u32(CU_GRAPH_NODE_TYPE_KERNEL);
+	u32(1); u32(0);
+	u32(2); u32(0); u32(1); u32(chain ? 1 : 0); u32(2);
+}
+
+/* A kernel node's parameters: function fid, grid x gx, n bytes of b. */
+static void
+kp(uint32_t idx, uint64_t fid, uint32_t gx, uint32_t n, unsigned char b)
+{
+	uint32_t i;
+
+	u32(idx);
+	u64(fid);
+	u32(gx);
+	for (i = 1; i < 7; i++)
+		u32(i);
+	u32(n);
+	for (i = 0; i < n; i++)
+		buf[len++] = b;
+}
+
+/* Function ids 7 and 8 are one function's handles; 9 is unknown. */
+static uint64_t
+canon(uint64_t fid)
+{
+	return fid == 8 ? 7 : fid == 9 ? 0 : fid;
+}
+
+/* listing: the shape of what is in buf (0 also where it does not decode). */
+static uint64_t
+shape(void)
+{
+	struct glist_wire w;
+	uint64_t h;
+
+	if (decode(&w) != 0)
+		return 0;
+	h = glist_shape(&w, canon);
+	glist_wire_free(&w);
+	return h;
+}
+
+static void
+test_shape(void)
+{
+	uint64_t a, b;
+
+	khead(0);
+	u32(0);
+	u32(3);
+	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK((a = shape()) != 0);
+	/* Other arguments and grids, a function by another handle: what
+	 * an update may change. */
+	khead(0);
+	u32(0);
+	u32(3);
+	kp(0, 8, 64, 8, 9); kp(1, 5, 2, 16, 3); kp(2, 6, 7, 0, 0);
+	CHECK(shape() == a);
+	/* Another function at a node. */
+	khead(0);
+	u32(0);
+	u32(3);
+	kp(0, 7, 1, 8, 1); kp(1, 6, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK((b = shape()) != 0 && b != a);
+	/* Other edges; edge data. */
+	khead(1);
+	u32(0);
+	u32(3);
+	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK((b = shape()) != 0 && b != a);
+	khead(0);
+	u32(2);
+	memset(buf + len, 0, 2 * sizeof(CUgraphEdgeData));
+	buf[len] = 1;
+	len += 2 * sizeof(CUgraphEdgeData);
+	u32(3);
+	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK((b = shape()) != 0 && b != a);
+	/* No prediction: a node's parameters left out, a function the
+	 * client does not know, a node that is not a kernel, no nodes. */
+	khead(0);
+	u32(0);
+	u32(2);
+	kp(0, 7, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK(shape() == 0);
+	khead(0);
+	u32(0);
+	u32(3);
+	kp(0, 7, 1, 8, 1); kp(1, 9, 1, 8, 1); kp(2, 6, 1, 8, 1);
+	CHECK(shape() == 0);
+	head();
+	u32(0);
+	u32(2);
+	kparam(0, 4);
+	kparam(2, 4);
+	CHECK(shape() == 0);
+	len = 0;
+	u32(0); u32(0); u32(0);
+	CHECK(shape() == 0);
+}
+
 int
 main(void)
 {
 	test_whole();
 	test_older();
 	test_malformed();
+	test_shape();
 	return t_done("client_glist");
 }

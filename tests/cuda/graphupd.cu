@@ -1,0 +1,187 @@
+// graphupd: cudaGraphExecUpdate every step, as ggml's CUDA backend runs a
+// decode.  Each step captures, on two streams joined by events, a fill of
+// n words, then an affine map of their second half beside a mix of their
+// first half, then an affine map of them all, with that step's arguments
+// and n (so the grids change too); lists the graph's nodes and reads their
+// kernel parameters (ggml's check); updates the executable graph (or,
+// where the update is refused, instantiates it again); launches it and
+// reads the words back.  Step 6 captures one kernel more (another
+// topology), step 12 another function at the mix's node, step 13 the mix
+// again.  Prints each step's update code and result, a checksum and
+// whether the words are what the CPU computes, so that a local run and a
+// remote one compare line by line.  Through Gleam the updates of a graph
+// of the same shape go one-way (gleam-client(7)); a stale update would
+// show as a MISMATCH.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cuda_runtime.h>
+
+#define NAME	"graphupd"
+#define CK(x)	check((x), __FILE__, __LINE__)
+#define NMAX	(8192 + 20 * 256)
+#define STEPS	20
+
+#define TESTUTIL	(TU_CHECK | TU_FNV32)
+#include "testutil.h"
+
+__global__ void
+fill_u32(unsigned *p, unsigned base, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = base + (unsigned)i * 2654435761u;
+}
+
+__global__ void
+affine_u32(unsigned *p, unsigned mul, unsigned add, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = p[i] * mul + add;
+}
+
+__global__ void
+mix_u32(unsigned *p, unsigned id, unsigned round, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = p[i] * 31 + (id << 16) + round;
+}
+
+static cudaStream_t s, s2;
+static cudaEvent_t fork_ev, join_ev;
+static unsigned *d, host[NMAX], want[NMAX];
+
+static unsigned
+grid(int n)
+{
+	return (unsigned)((n + 255) / 256);
+}
+
+// What step k computes, on the device (captured on s and s2) and here.
+static void
+enqueue(int k, int n, int extra, int swap)
+{
+	int h = n / 2;
+
+	fill_u32<<<grid(n), 256, 0, s>>>(d, 1000u * k + 1, n);
+	CK(cudaEventRecord(fork_ev, s));
+	CK(cudaStreamWaitEvent(s2, fork_ev, 0));
+	affine_u32<<<grid(n - h), 256, 0, s2>>>(d + h, 3, k, n - h);
+	if (swap)
+		affine_u32<<<grid(h), 256, 0, s>>>(d, 7, k, h);
+	else
+		mix_u32<<<grid(h), 256, 0, s>>>(d, 5, k, h);
+	CK(cudaEventRecord(join_ev, s2));
+	CK(cudaStreamWaitEvent(s, join_ev, 0));
+	affine_u32<<<grid(n), 256, 0, s>>>(d, 2u * k + 1, 9, n);
+	if (extra)
+		mix_u32<<<grid(n), 256, 0, s>>>(d, 6, k, n);
+	for (int i = 0; i < n; i++) {
+		unsigned v = 1000u * k + 1 + (unsigned)i * 2654435761u;
+
+		if (i >= h)
+			v = v * 3 + k;
+		else if (swap)
+			v = v * 7 + k;
+		else
+			v = v * 31 + (5u << 16) + k;
+		v = v * (2u * k + 1) + 9;
+		if (extra)
+			v = v * 31 + (6u << 16) + k;
+		want[i] = v;
+	}
+}
+
+// ggml's reading of the nodes' kernel parameters: the count of kernel
+// nodes whose parameters it could read.
+static int
+inspect(cudaGraph_t g)
+{
+	cudaGraphNode_t nodes[16];
+	size_t n = 0, i;
+	int ok = 0;
+
+	CK(cudaGraphGetNodes(g, NULL, &n));
+	if (n > 16)
+		n = 16;
+	CK(cudaGraphGetNodes(g, nodes, &n));
+	for (i = 0; i < n; i++) {
+		cudaGraphNodeType type;
+		cudaKernelNodeParams kp;
+
+		CK(cudaGraphNodeGetType(nodes[i], &type));
+		if (type == cudaGraphNodeTypeKernel &&
+		    cudaGraphKernelNodeGetParams(nodes[i], &kp) == cudaSuccess &&
+		    kp.blockDim.x == 256)
+			ok++;
+	}
+	return ok;
+}
+
+int
+main(void)
+{
+	cudaGraphExecUpdateResultInfo info;
+	cudaGraph_t g = NULL;
+	cudaGraphExec_t x = NULL;
+	int k, n, bad = 0;
+
+	CK(cudaMalloc(&d, NMAX * sizeof *d));
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+	CK(cudaEventCreateWithFlags(&fork_ev, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&join_ev, cudaEventDisableTiming));
+	for (k = 0; k < STEPS; k++) {
+		cudaError_t e = cudaSuccess;
+		int listed = 0, ok;
+
+		n = 8192 + 256 * k + 3 * k;
+		if (g != NULL)
+			CK(cudaGraphDestroy(g));
+		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+		enqueue(k, n, k == 6, k == 12);
+		CK(cudaStreamEndCapture(s, &g));
+		info.result = cudaGraphExecUpdateSuccess;
+		if (x == NULL)
+			CK(cudaGraphInstantiate(&x, g, 0));
+		else {
+			listed = inspect(g);
+			e = cudaGraphExecUpdate(x, g, &info);
+			if (e == cudaErrorGraphExecUpdateFailure) {
+				(void)cudaGetLastError();
+				CK(cudaGraphExecDestroy(x));
+				CK(cudaGraphInstantiate(&x, g, 0));
+			} else
+				CK(e);
+		}
+		CK(cudaGraphLaunch(x, s));
+		CK(cudaMemcpyAsync(host, d, n * sizeof *d,
+		    cudaMemcpyDeviceToHost, s));
+		CK(cudaStreamSynchronize(s));
+		ok = memcmp(host, want, n * sizeof *d) == 0;
+		bad += !ok;
+		printf("step %2d: n %d, %d kernel nodes read, update %s "
+		    "(result %d), %08x %s\n", k, n, listed, cudaGetErrorName(e),
+		    (int)info.result, fnv(host, n * sizeof *d),
+		    ok ? "ok" : "MISMATCH");
+	}
+	CK(cudaGraphExecDestroy(x));
+	CK(cudaGraphDestroy(g));
+	CK(cudaEventDestroy(fork_ev));
+	CK(cudaEventDestroy(join_ev));
+	CK(cudaStreamDestroy(s2));
+	CK(cudaStreamDestroy(s));
+	CK(cudaFree(d));
+	if (bad) {
+		printf(NAME ": %d steps wrong\n", bad);
+		return 1;
+	}
+	printf(NAME ": ok\n");
+	return 0;
+}

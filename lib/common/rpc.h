@@ -132,7 +132,9 @@ enum rpc_call {
 	R_GRAPH_LAUNCH,		/* ctx, exec, stream */
 	R_GRAPH_UPLOAD,		/* ctx, exec, stream */
 	R_GEXEC_UPDATE,		/* exec, graph -> CUresult, update result
-				   (the call itself always succeeds) */
+				   (the call itself always succeeds;
+				   sent one-way, a failed update is the
+				   call's error) */
 	R_GRAPH_CLONE,		/* new id, graph */
 	R_GRAPH_COUNT,		/* graph, what: 0 nodes, 1 roots, 2 edges
 				   -> count */

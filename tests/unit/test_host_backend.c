@@ -33,6 +33,7 @@
 static struct rclient	 cl;
 static struct rcall	 c;
 static struct pw	 req;
+static int		 oneway;	/* the next call's FL_ONEWAY */
 
 #define U(x)	((uint64_t)(x))
 #define STR(s)	(s), (unsigned)strlen(s)
@@ -73,6 +74,7 @@ call(int type, ...)
 	}
 	c.cl = &cl;
 	c.d = d;
+	c.oneway = oneway;
 	pw_init(&c.blob);
 	rc = backend_host.call[type - R_OPEN](&c);
 	pw_init(&rep);
@@ -1406,6 +1408,41 @@ test_streams_events(void)
 	CHECK(call(R_STREAM_DESTROY, U(70)) == CUDA_ERROR_INVALID_HANDLE);
 }
 
+/*
+ * cuGraphExecUpdate: a refused update is a reply field of a call that
+ * succeeds; sent one-way (the client predicted success), the call's own
+ * error, so that the client reports it later.
+ */
+static void
+test_gexec_update(void)
+{
+	int i;
+
+	CHECK(call(R_GRAPH_CREATE, U(180), U(0)) == 0);
+	CHECK(call(R_GRAPH_CREATE, U(181), U(0)) == 0);
+	CHECK(call(R_GRAPH_ADD, U(0), U(180), U(CU_GRAPH_NODE_TYPE_EMPTY),
+	    NULL, 0u, NULL, 0u) == 0);
+	for (i = 0; i < 2; i++)
+		CHECK(call(R_GRAPH_ADD, U(0), U(181),
+		    U(CU_GRAPH_NODE_TYPE_EMPTY), NULL, 0u, NULL, 0u) == 0);
+	CHECK(call(R_GRAPH_INSTANTIATE, U(1), U(182), U(180), U(0), U(0)) == 0);
+	CHECK(call(R_GEXEC_UPDATE, U(182), U(180)) == 0);
+	CHECK(c.out[0].u == CUDA_SUCCESS &&
+	    c.out[1].u == CU_GRAPH_EXEC_UPDATE_SUCCESS);
+	CHECK(call(R_GEXEC_UPDATE, U(182), U(181)) == 0);
+	CHECK(c.out[0].u == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE &&
+	    c.out[1].u == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+	oneway = 1;
+	CHECK(call(R_GEXEC_UPDATE, U(182), U(180)) == 0);
+	CHECK(call(R_GEXEC_UPDATE, U(182), U(181)) ==
+	    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+	CHECK(call(R_GEXEC_UPDATE, U(189), U(181)) == CUDA_ERROR_INVALID_VALUE);
+	oneway = 0;
+	CHECK(call(R_GEXEC_DESTROY, U(182)) == 0);
+	CHECK(call(R_GRAPH_DESTROY, U(181)) == 0);
+	CHECK(call(R_GRAPH_DESTROY, U(180)) == 0);
+}
+
 /* A kernel writing outside the client's memory: sticky, as on a GPU. */
 static void
 test_fault(void)
@@ -1631,6 +1668,7 @@ main(int argc, char *argv[])
 	test_launch(da, db, dc);
 	test_globals_library();
 	test_streams_events();
+	test_gexec_update();
 	test_tmap();
 	test_fault();
 

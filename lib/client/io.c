@@ -114,10 +114,16 @@ static int		 rlost;		/* rstate left R_UP (atomic) */
 #define SPIN_MAX_NS	(50ull * 1000000)	/* then it sleeps after all */
 #define IO_LINGER_NS	(200ull * 1000)		/* polling after activity */
 
-static struct {				/* an idle stream: ridle_set */
+/*
+ * Idle streams (ridle_set), a few at once: XLA synchronizes its compute
+ * and transfer streams one after another.  An entry holds while what was
+ * queued since its mark is no stream's work (idle_keep).
+ */
+#define SIDLE_MAX	8
+static struct {
 	uint64_t	 ctx, sid, mark;
 	int		 valid;
-} sidle;
+} sidle[SIDLE_MAX];
 
 /*
  * Resume: the window (0: the session is not resumable), what the I/O
@@ -1536,15 +1542,22 @@ static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
 	const struct rpc_desc *d = rpc_lookup(type);
+	int i, nowork;
 
-	if (!sidle.valid || sidle.mark != q0)
-		return;
-	/* The pool's calls are no stream's work: a stream stays idle. */
-	if ((d != NULL && (d->flags & RPC_F_NO_STREAM)) ||
-	    (flags & RP_NOWORK) ||
-	    ((flags & RP_KEEPIDLE) && sidle.ctx == in[0].u &&
-	    sidle.sid == in[1].u))
-		sidle.mark = queued;
+	/*
+	 * The pool's calls are no stream's work, nor are synchronizations
+	 * and queries (of another stream, an event, the context): a stream
+	 * stays idle.
+	 */
+	nowork = (d != NULL && (d->flags & RPC_F_NO_STREAM)) ||
+	    (flags & RP_NOWORK) || type == R_STREAM_SYNC ||
+	    type == R_STREAM_QUERY || type == R_CTX_SYNC ||
+	    type == R_EVENT_SYNC || type == R_EVENT_QUERY;
+	for (i = 0; i < SIDLE_MAX; i++)
+		if (sidle[i].valid && sidle[i].mark == q0 && (nowork ||
+		    ((flags & RP_KEEPIDLE) && sidle[i].ctx == in[0].u &&
+		    sidle[i].sid == in[1].u)))
+			sidle[i].mark = queued;
 }
 
 /*
@@ -1835,13 +1848,27 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 void
 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 {
+	int i, at = -1;
+
 	pthread_mutex_lock(&tlock);
-	/* Only if nothing was queued after the mark meanwhile. */
-	if (queued == mark) {
-		sidle.ctx = ctx;
-		sidle.sid = sid;
-		sidle.mark = mark;
-		sidle.valid = 1;
+	/*
+	 * Only if nothing was queued after the mark meanwhile; in the
+	 * stream's entry, else one that no longer holds.
+	 */
+	for (i = 0; queued == mark && i < SIDLE_MAX; i++) {
+		if (sidle[i].valid && sidle[i].ctx == ctx &&
+		    sidle[i].sid == sid) {
+			at = i;
+			break;
+		}
+		if (at < 0 && (!sidle[i].valid || sidle[i].mark != queued))
+			at = i;
+	}
+	if (at >= 0) {
+		sidle[at].ctx = ctx;
+		sidle[at].sid = sid;
+		sidle[at].mark = mark;
+		sidle[at].valid = 1;
 	}
 	pthread_mutex_unlock(&tlock);
 }
@@ -1849,14 +1876,16 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 int
 ridle_check(uint64_t ctx, uint64_t sid)
 {
-	int yes;
+	int i, yes = 0;
 
 	if (sync_mode)
 		return 0;
 	pthread_mutex_lock(&tlock);
-	yes = sidle.valid && rstate == R_UP && queued == sidle.mark &&
-	    deferred == CUDA_SUCCESS && ndetached == 0 && sidle.ctx == ctx &&
-	    (sidle.sid == sid || sidle.sid == RIDLE_ALL);
+	if (rstate == R_UP && deferred == CUDA_SUCCESS && ndetached == 0)
+		for (i = 0; !yes && i < SIDLE_MAX; i++)
+			yes = sidle[i].valid && queued == sidle[i].mark &&
+			    sidle[i].ctx == ctx && (sidle[i].sid == sid ||
+			    sidle[i].sid == RIDLE_ALL);
 	pthread_mutex_unlock(&tlock);
 	return yes;
 }

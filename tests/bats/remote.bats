@@ -390,6 +390,24 @@ run_prog() {
 	done
 }
 
+@test "syncidle: several streams idle at once; synchronizations are no work" {
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k syncidle
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "syncidle: ok" ]
+		local on=$output
+		# Of its 13 stream synchronizations, 7 are answered here: the
+		# second of each stream after both waited once (2), each after
+		# the device's (2), a's after its copy back (1), a's after b's
+		# wait (1), b's after a's wait that followed b's kernel (1).
+		grep -qx 'local_syncs: 7' "$BATS_TEST_TMPDIR/on.yaml"
+		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k syncidle
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		grep -qx 'local_syncs: 0' "$BATS_TEST_TMPDIR/off.yaml"
+	done
+}
+
 @test "a stream sync with nothing sent since a copy to the host is answered here, mapped memory current" {
 	for k in static shared; do
 		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k mapped

@@ -1,0 +1,74 @@
+// syncidle: synchronizations of streams that have nothing left to do, as
+// XLA makes them (its compute and transfer streams synchronized one after
+// another, again and again).  Two streams each run a kernel; then each is
+// synchronized twice in turn, the device once, each stream again; a copy
+// back on the first, and each stream again; a kernel on the second, and
+// each stream again.  Prints what the kernels wrote, so that a local run
+// and a remote one compare.  Through Gleam the client answers a stream's
+// synchronization itself while nothing but synchronizations was sent since
+// one that left the stream idle (gleam-client(7)): tests/bats/remote.bats
+// counts them.
+#include <cstdio>
+#include <cstdlib>
+
+#include <cuda_runtime.h>
+
+#define NAME	"syncidle"
+#define CK(x)	check((x), __FILE__, __LINE__)
+#define N	4096
+
+#define TESTUTIL	(TU_CHECK | TU_FNV32)
+#include "testutil.h"
+
+__global__ void
+fill_u32(unsigned *p, unsigned base, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = base + (unsigned)i * 2654435761u;
+}
+
+int
+main(void)
+{
+	cudaStream_t a, b;
+	unsigned *da, *db, h[N];
+
+	CK(cudaMalloc(&da, N * sizeof *da));
+	CK(cudaMalloc(&db, N * sizeof *db));
+	CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+	fill_u32<<<N / 256, 256, 0, a>>>(da, 1, N);
+	fill_u32<<<N / 256, 256, 0, b>>>(db, 2, N);
+	CK(cudaGetLastError());
+	// Each waits once; then both are idle: answered here.
+	CK(cudaStreamSynchronize(a));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamSynchronize(a));
+	CK(cudaStreamSynchronize(b));
+	// The device: all its streams idle.
+	CK(cudaDeviceSynchronize());
+	CK(cudaStreamSynchronize(a));
+	CK(cudaStreamSynchronize(b));
+	// A copy back on a: a is idle after it, b may not be.
+	CK(cudaMemcpyAsync(h, da, sizeof h, cudaMemcpyDeviceToHost, a));
+	CK(cudaStreamSynchronize(a));
+	printf("a: %08x\n", fnv(h, sizeof h));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamSynchronize(a));
+	// Work on b: b waits, a (idle before it) waits too.
+	fill_u32<<<N / 256, 256, 0, b>>>(db, 3, N);
+	CK(cudaGetLastError());
+	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamSynchronize(a));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaMemcpy(h, db, sizeof h, cudaMemcpyDeviceToHost));
+	printf("b: %08x\n", fnv(h, sizeof h));
+	CK(cudaStreamDestroy(a));
+	CK(cudaStreamDestroy(b));
+	CK(cudaFree(da));
+	CK(cudaFree(db));
+	printf(NAME ": ok\n");
+	return 0;
+}

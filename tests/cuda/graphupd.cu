@@ -23,35 +23,8 @@
 #define NMAX	(8192 + 20 * 256)
 #define STEPS	20
 
-#define TESTUTIL	(TU_CHECK | TU_FNV32)
+#define TESTUTIL	(TU_CHECK | TU_FNV32 | TU_FILL_U32 | TU_AFFINE_U32 | TU_MIX_U32)
 #include "testutil.h"
-
-__global__ void
-fill_u32(unsigned *p, unsigned base, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = base + (unsigned)i * 2654435761u;
-}
-
-__global__ void
-affine_u32(unsigned *p, unsigned mul, unsigned add, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = p[i] * mul + add;
-}
-
-__global__ void
-mix_u32(unsigned *p, unsigned id, unsigned round, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = p[i] * 31 + (id << 16) + round;
-}
 
 static cudaStream_t s, s2;
 static cudaEvent_t fork_ev, join_ev;

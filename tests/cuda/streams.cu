@@ -20,17 +20,8 @@
 
 static int nfail;
 
-#define TESTUTIL	(TU_CHECK | TU_EXPECT | TU_FNVLL)
+#define TESTUTIL	(TU_CHECK | TU_EXPECT | TU_FNVLL | TU_FILL_U32 | TU_AFFINE_U32)
 #include "testutil.h"
-
-__global__ void
-fill_u32(unsigned *p, unsigned base, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = base + (unsigned)i * 2654435761u;
-}
 
 // out += a + 3b + 5c + 7d
 __global__ void
@@ -41,16 +32,6 @@ sum4_u32(unsigned *out, const unsigned *a, const unsigned *b,
 
 	if (i < n)
 		out[i] += a[i] + 3 * b[i] + 5 * c[i] + 7 * d[i];
-}
-
-// p = p * mul + add
-__global__ void
-affine_u32(unsigned *p, unsigned mul, unsigned add, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = p[i] * mul + add;
 }
 
 static void

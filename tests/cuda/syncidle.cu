@@ -17,17 +17,8 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	4096
 
-#define TESTUTIL	(TU_CHECK | TU_FNV32)
+#define TESTUTIL	(TU_CHECK | TU_FNV32 | TU_FILL_U32)
 #include "testutil.h"
-
-__global__ void
-fill_u32(unsigned *p, unsigned base, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		p[i] = base + (unsigned)i * 2654435761u;
-}
 
 int
 main(void)

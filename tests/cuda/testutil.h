@@ -33,6 +33,9 @@
 #define TU_SOAKINC	0x0800	// kernel soakInc
 #define TU_VECADD	0x1000	// kernel vecAdd
 #define TU_CKDRV	0x2000	// CK(x): a driver call checked in place
+#define TU_FILL_U32	0x4000	// kernel fill_u32
+#define TU_AFFINE_U32	0x8000	// kernel affine_u32
+#define TU_MIX_U32	0x10000	// kernel mix_u32
 
 #if !defined(NAME) || !defined(TESTUTIL)
 #error "testutil.h: define NAME and TESTUTIL first"
@@ -212,6 +215,40 @@ soakInc(unsigned *v, size_t n)
 
 	if (i < n)
 		v[i] += 1;
+}
+#endif
+
+#if (TESTUTIL) & TU_FILL_U32
+__global__ void
+fill_u32(unsigned *p, unsigned base, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = base + (unsigned)i * 2654435761u;
+}
+#endif
+
+#if (TESTUTIL) & TU_AFFINE_U32
+// p = p * mul + add
+__global__ void
+affine_u32(unsigned *p, unsigned mul, unsigned add, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = p[i] * mul + add;
+}
+#endif
+
+#if (TESTUTIL) & TU_MIX_U32
+__global__ void
+mix_u32(unsigned *p, unsigned id, unsigned round, int n)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < n)
+		p[i] = p[i] * 31 + (id << 16) + round;
 }
 #endif
 

@@ -4055,6 +4055,9 @@ c_graph_instantiate(struct rcall *c)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	o->ctx = ctx;
+	/* Kept for a one-way update refused (c_gexec_update). */
+	o->flags = (uint32_t)(p.flags & ~(cuuint64_t)
+	    CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
 	return CUDA_SUCCESS;
 }
 
@@ -4103,12 +4106,35 @@ c_gexec_update(struct rcall *c)
 		rc = drv.GraphExecUpdate(e->h, g->h, &info);
 	c->out[0].u = (uint32_t)rc;
 	c->out[1].u = (uint32_t)info.result;
-	/* One-way (the client saw the update could not fail): a failure
-	 * is the call's, reported at the client's next call that waits. */
+	/*
+	 * One-way: the client told the program the update succeeded, having
+	 * seen the new graph keep the exec's shape.  Refused all the same
+	 * (a shape the client predicted from earlier captures that this one
+	 * did not keep), the exec is instantiated anew from the graph, as
+	 * the program does after a refusal: it runs the graph it was given.
+	 * What cannot be mended is the call's error, reported at the
+	 * client's next call that waits.
+	 */
+	if (c->oneway && e != NULL && g != NULL && (rc != CUDA_SUCCESS ||
+	    info.result != CU_GRAPH_EXEC_UPDATE_SUCCESS) &&
+	    rc != CUDA_ERROR_INVALID_CONTEXT) {
+		CUDA_GRAPH_INSTANTIATE_PARAMS p;
+		CUgraphExec h;
+
+		memset(&p, 0, sizeof p);
+		p.flags = e->flags;
+		if ((rc = drv.GraphInstantiateWithParams(&h, g->h, &p)) ==
+		    CUDA_SUCCESS) {
+			drv.GraphExecDestroy(e->h);
+			e->h = h;
+			log_debug("client %s: a one-way graph update refused "
+			    "(%d): the exec instantiated anew", c->cl->addr,
+			    (int)info.result);
+		}
+		return rc;
+	}
 	if (c->oneway)
-		return rc != CUDA_SUCCESS ? (int)rc :
-		    info.result != CU_GRAPH_EXEC_UPDATE_SUCCESS ?
-		    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE : CUDA_SUCCESS;
+		return rc;
 	return CUDA_SUCCESS;
 }
 

@@ -4704,7 +4704,17 @@ c_gexec_update(struct rcall *c)
 	for (i = 0; res == 0 && i < e->n; i++)
 		if (e->op[i].type != g->op[i].type)
 			res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
-	if (res == 0 && (n = hgraph_clone(g)) != NULL) {
+	/*
+	 * One-way and refused all the same: the exec made anew from the
+	 * graph, as cuda.c does (it says why).
+	 */
+	if (res != 0 && c->oneway && (n = hgraph_clone(g)) != NULL) {
+		hgraph_free(e);
+		eo->h = n;
+		log_debug("client %s: a one-way graph update refused (%d): the "
+		    "exec instantiated anew", c->cl->addr, res);
+		res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+	} else if (res == 0 && (n = hgraph_clone(g)) != NULL) {
 		hgraph_free(e);
 		eo->h = n;
 	} else if (res == 0) {

@@ -143,7 +143,9 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  * for stream sid in c (host: a copy from or to host memory) gets the
  * error the driver gives during a capture (the legacy stream's while a
  * blocking stream captures), or one of ours for a host copy captured
- * (a graph's host pointer would be the client's).  capture_record and
+ * (a graph's host pointer would be the client's).
+ * capture_launch is capture_work for a kernel launch of function fn
+ * (its canon id), which goes into the capture's trace; capture_record and
  * capture_wait follow events between streams (a wait on an event
  * recorded in a capture joins it); capture_special marks stream sid's
  * capture as holding a cooperative launch (graph.c: no one-way update of
@@ -153,6 +155,8 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  */
 CUresult	 capture_gate(void);
 CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
+CUresult	 capture_launch(struct gctx *c, uint64_t sid, uint64_t fn,
+		    unsigned flags, const void *attrs, size_t alen);
 void		 capture_record(struct gevent *, uint64_t sid);
 void		 capture_special(uint64_t sid);
 void		 capture_wait(struct gevent *, uint64_t sid);

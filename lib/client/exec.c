@@ -220,7 +220,9 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	if ((rc = exec_geometry(c, fi, gx, gy, gz, bx, by, bz, shmem)) !=
 	    CUDA_SUCCESS)
 		return rc;
-	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+	if ((rc = capture_launch(c, sid, func_canon(f), flags,
+	    attrs != NULL ? attrs->p : NULL, attrs != NULL ? attrs->len : 0)) !=
+	    CUDA_SUCCESS)
 		return rc;
 	if (flags & 1)		/* cooperative: updates compare it too */
 		capture_special(sid);

@@ -46,6 +46,8 @@ struct gcap {
 	pthread_t	 thread;
 	int		 invalid;
 	int		 noshape;	/* a cooperative launch was captured */
+	int		 opaque;	/* work other than launches captured */
+	uint64_t	 trace;		/* its launches' functions, in order */
 	int		 capto;		/* into the program's graph */
 	CUgraphNode	*deps;		/* the open ends last asked for */
 	CUgraphEdgeData	*edges;
@@ -128,13 +130,42 @@ capture_gate(void)
 	return rc;
 }
 
-CUresult
-capture_work(struct gctx *c, uint64_t sid, int host)
+/* One more word into a capture's trace. */
+static uint64_t
+trace_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/*
+ * Work for stream sid: launch is the function's id (canon) of a kernel
+ * launch, which goes into the capture's trace with its flags and
+ * attributes; any other work (0) leaves the capture's graph opaque, its
+ * shape not predicted (graph.h, graph_shape_now).
+ */
+static CUresult
+capture_work_as(struct gctx *c, uint64_t sid, int host, uint64_t launch,
+    unsigned flags, const void *attrs, size_t alen)
 {
 	struct gstream *g = cap_stream(sid);
 	CUresult rc = CUDA_SUCCESS;
+	const unsigned char *a = attrs;
+	size_t i;
 
 	pthread_mutex_lock(&cap_lock);
+	if (g != NULL && g->cap != NULL) {
+		struct gcap *cp = g->cap;
+
+		if (launch == 0 || cp->ns != 1) {
+			cp->opaque = 1;
+		} else {
+			cp->trace = trace_mix(cp->trace, launch);
+			cp->trace = trace_mix(cp->trace, flags);
+			for (i = 0; i < alen; i++)
+				cp->trace = trace_mix(cp->trace, a[i]);
+		}
+	}
 	if (sid <= 1 && cap_blocking(c, 1))
 		rc = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
 	else if (g != NULL && g->cap != NULL && host) {
@@ -146,6 +177,20 @@ capture_work(struct gctx *c, uint64_t sid, int host)
 	}
 	pthread_mutex_unlock(&cap_lock);
 	return rc;
+}
+
+CUresult
+capture_work(struct gctx *c, uint64_t sid, int host)
+{
+	return capture_work_as(c, sid, host, 0, 0, NULL, 0);
+}
+
+CUresult
+capture_launch(struct gctx *c, uint64_t sid, uint64_t fn, unsigned flags,
+    const void *attrs, size_t alen)
+{
+	return capture_work_as(c, sid, 0, fn != 0 ? fn : 1, flags, attrs,
+	    alen);
 }
 
 void
@@ -168,6 +213,8 @@ capture_record(struct gevent *e, uint64_t sid)
 
 	pthread_mutex_lock(&cap_lock);
 	e->capseq = g != NULL && g->cap != NULL ? g->cap->seq : 0;
+	if (e->capseq != 0)
+		g->cap->opaque = 1;	/* a fork or join: no trace of it */
 	pthread_mutex_unlock(&cap_lock);
 }
 
@@ -434,10 +481,10 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	struct gstream *g;
 	struct gcap *cp;
 	struct gctx *c;
-	uint64_t sid, m0, m1;
+	uint64_t sid, m0, m1, trace;
 	void *keep;
 	CUresult rc;
-	int invalid, capto;
+	int invalid, capto, lone;
 
 	if (pg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -464,11 +511,32 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	capto = cp->capto;
 	if (cp->noshape)
 		gr->noshape = 1;
+	lone = cp->ns == 1;
+	trace = lone && !cp->opaque && cp->trace != 0 ? cp->trace : 0;
 	cap_end(cp);
 	pthread_mutex_unlock(&cap_lock);
 	in[0].u = gobj_id(g->ctx);
 	in[1].u = sid;
 	in[2].u = (!invalid) | (capto ? 0 : graph_listing_wanted());
+	/*
+	 * One-way where nothing is to come back: a capture of one stream
+	 * (no fork left unjoined), valid as far as the client saw, whose
+	 * listing the program has never asked for.  A failure the server's
+	 * driver finds all the same comes with the next call that waits,
+	 * as a launch's does.
+	 */
+	if (!capto && !invalid && lone && in[2].u == 1 && !rsync_mode()) {
+		if ((rc = rpost(R_CAPTURE_END, in, 0)) != CUDA_SUCCESS) {
+			gr->o.magic = 0;
+			free(gr);
+			*pg = NULL;
+			return rc;
+		}
+		gr->trace = trace;
+		*pg = (CUgraph)gr;
+		return CUDA_SUCCESS;
+	}
+	gr->trace = capto ? 0 : trace;
 	m0 = io_sent_count();
 	rc = remote_call(R_CAPTURE_END, in, out, &keep);
 	/* The new graph's listing, where it was asked for and the end was
@@ -984,6 +1052,15 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 	shape = (e->flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
 	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)) ? 0 :
 	    graph_shape_now(g);
+	/*
+	 * A captured graph whose shape is not known yet: its listing,
+	 * once, so that the next captures of the same launches are known
+	 * by their trace (graph_shape_now).
+	 */
+	if (shape == 0 && g->trace != 0 && !g->noshape && !rsync_mode() &&
+	    !(e->flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
+	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)))
+		shape = graph_shape_fetch(g);
 	held = __atomic_load_n(&e->shape, __ATOMIC_RELAXED);
 	if (shape != 0 && shape == held && !rsync_mode()) {
 		*res = CU_GRAPH_EXEC_UPDATE_SUCCESS;

@@ -15,6 +15,10 @@ struct ggraph {
 	int		 noshape;	/* holds what an update may refuse
 					   beyond its shape (a cooperative
 					   launch): never predicted */
+	uint64_t	 trace;		/* a capture of kernel launches on
+					   one stream: their functions,
+					   flags and attributes hashed; 0
+					   for any other graph */
 };
 
 /* A new graph handle, not yet published; NULL: no memory. */
@@ -35,10 +39,15 @@ void		graph_listing_came(const struct ggraph *g, const void *p,
 
 /*
  * What cuGraphExecUpdate compares of g (glist_shape), where the listing
- * kept is still true of it, else 0 (graph-nodes.c); the one-way update
- * (graph.c) goes where an exec holds a graph of the same shape.
+ * kept is still true of it, else, for a capture whose trace (its
+ * launches) was seen before with a listing, that listing's shape; else 0
+ * (graph-nodes.c).  The one-way update (graph.c) goes where an exec holds
+ * a graph of the same shape; a server whose driver refuses it all the
+ * same instantiates the exec anew from the graph.
  */
 uint64_t	graph_shape_now(const struct ggraph *g);
+/* The same from g's listing asked for now (a round trip); 0 on failure. */
+uint64_t	graph_shape_fetch(struct ggraph *g);
 
 /* An exec's node set other than the one-way kind: its shape unknown. */
 void		gexec_shape_forget(void *e);

@@ -123,7 +123,7 @@ enum rpc_call {
 				   graph; bit 1: the client wants the
 				   listing) -> the new graph's listing as
 				   R_GRAPH_NODES gives it, where asked for
-				   (else empty) */
+				   (else empty; then it may come one-way) */
 	R_GRAPH_CREATE,		/* id, flags */
 	R_GRAPH_DESTROY,	/* id */
 	R_GRAPH_INSTANTIATE,	/* ctx, exec id, graph, flags, upload stream

@@ -146,6 +146,31 @@ run_prog() {
 	GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/sync.yaml run_prog static graphupd
 	[ "$status" -eq 0 ]
 	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/sync.yaml" | grep -cx '  cuGraphExecUpdate: 19')" -eq 1 ]
+	local ref=("${lines[@]}")
+	# On one stream, the nodes never listed (llama.cpp's way now): the
+	# captures end one-way, and their launches' trace tells the shape
+	# of a graph seen before (its listing asked for once, at steps 1, 6
+	# and 12): 5 updates of 19 wait (1, 6, 7, 12, 13), and each step is
+	# a capture, launches and an update sent, and one wait, the copy
+	# back.
+	GLEAM_STATS=$BATS_TEST_TMPDIR/ns.yaml run_prog static graphupd -ns
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/ns.yaml" >"$BATS_TEST_TMPDIR/rt"
+	! grep -q 'cuStreamEndCapture' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 5' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
+	# The same words as the fork and join gave, step by step.
+	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
+	# Listed each step, one stream: the listing comes with the
+	# capture's end (a round trip), and the update is predicted from
+	# it, as above.
+	GLEAM_STATS=$BATS_TEST_TMPDIR/s.yaml run_prog static graphupd -s
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	run "$CUDA_BIN/static/graphupd" -x
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"usage: graphupd [-ns]" ]]
 }
 
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {

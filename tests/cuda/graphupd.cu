@@ -12,9 +12,14 @@
 // remote one compare line by line.  Through Gleam the updates of a graph
 // of the same shape go one-way (gleam-client(7)); a stale update would
 // show as a MISMATCH.
+//
+// usage: graphupd [-ns]
+// -n: the nodes are not listed (as llama.cpp does now: only the update);
+// -s: all on one stream, no events (the same words).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 #include <cuda_runtime.h>
 
@@ -27,6 +32,7 @@
 #include "testutil.h"
 
 static cudaStream_t s, s2;
+static int lone;		// -s
 static cudaEvent_t fork_ev, join_ev;
 static unsigned *d, host[NMAX], want[NMAX];
 
@@ -42,16 +48,22 @@ enqueue(int k, int n, int extra, int swap)
 {
 	int h = n / 2;
 
+	cudaStream_t t = lone ? s : s2;
+
 	fill_u32<<<grid(n), 256, 0, s>>>(d, 1000u * k + 1, n);
-	CK(cudaEventRecord(fork_ev, s));
-	CK(cudaStreamWaitEvent(s2, fork_ev, 0));
-	affine_u32<<<grid(n - h), 256, 0, s2>>>(d + h, 3, k, n - h);
+	if (!lone) {
+		CK(cudaEventRecord(fork_ev, s));
+		CK(cudaStreamWaitEvent(s2, fork_ev, 0));
+	}
+	affine_u32<<<grid(n - h), 256, 0, t>>>(d + h, 3, k, n - h);
 	if (swap)
 		affine_u32<<<grid(h), 256, 0, s>>>(d, 7, k, h);
 	else
 		mix_u32<<<grid(h), 256, 0, s>>>(d, 5, k, h);
-	CK(cudaEventRecord(join_ev, s2));
-	CK(cudaStreamWaitEvent(s, join_ev, 0));
+	if (!lone) {
+		CK(cudaEventRecord(join_ev, s2));
+		CK(cudaStreamWaitEvent(s, join_ev, 0));
+	}
 	affine_u32<<<grid(n), 256, 0, s>>>(d, 2u * k + 1, 9, n);
 	if (extra)
 		mix_u32<<<grid(n), 256, 0, s>>>(d, 6, k, n);
@@ -98,12 +110,26 @@ inspect(cudaGraph_t g)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	cudaGraphExecUpdateResultInfo info;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t x = NULL;
-	int k, n, bad = 0;
+	int k, n, bad = 0, nolist = 0, ch;
+
+	while ((ch = getopt(argc, argv, "ns")) != -1) {
+		switch (ch) {
+		case 'n':
+			nolist = 1;
+			break;
+		case 's':
+			lone = 1;
+			break;
+		default:
+			fprintf(stderr, "usage: graphupd [-ns]\n");
+			return 2;
+		}
+	}
 
 	CK(cudaMalloc(&d, NMAX * sizeof *d));
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -124,7 +150,7 @@ main(void)
 		if (x == NULL)
 			CK(cudaGraphInstantiate(&x, g, 0));
 		else {
-			listed = inspect(g);
+			listed = nolist ? 0 : inspect(g);
 			e = cudaGraphExecUpdate(x, g, &info);
 			if (e == cudaErrorGraphExecUpdateFailure) {
 				(void)cudaGetLastError();

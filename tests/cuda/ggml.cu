@@ -25,7 +25,8 @@
 //   cudaGraphLaunch; then the 4-byte token copied to pinned memory and the
 //   stream synchronised.  The next step reads the token from device
 //   memory.  -G (or GGML_CUDA_DISABLE_GRAPHS set, ggml's own variable)
-//   enqueues every step directly.
+//   enqueues every step directly; -U updates without reading the nodes
+//   back, as llama.cpp's backend does now.
 //
 // Prints the parts as tests/frameworks/fwcommon.py does ("NAME sha=HEX
 // sum=FLOAT n=COUNT", then "ggml: done") and the figures behind them, for
@@ -587,6 +588,8 @@ inspect(struct graph *g)
 	free(nodes);
 }
 
+static int noread;	// -U: no reading of the nodes back
+
 // One step as ggml_backend_cuda_graph_compute runs it, then the token
 // read back as llama.cpp reads its output.  Returns the new token.
 static int
@@ -609,7 +612,8 @@ step(struct model *m, struct graph *g, int graphs, int pos, int n, int *htok)
 			CK(cudaGraphInstantiate(&g->x, g->g, 0));
 			g->inst++;
 		} else {
-			inspect(g);
+			if (!noread)
+				inspect(g);
 			e = cudaGraphExecUpdate(g->x, g->g, &info);
 			if (e == cudaErrorGraphExecUpdateFailure) {
 				(void)cudaGetLastError();
@@ -766,7 +770,7 @@ now(void)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ggml [-G] [-b tokens] [-d dim] [-l layers] "
+	fprintf(stderr, "usage: ggml [-GU] [-b tokens] [-d dim] [-l layers] "
 	    "[-n tokens] [-p prompt] [-v vocab]\n");
 	exit(2);
 }
@@ -817,10 +821,13 @@ main(int argc, char **argv)
 	}
 	if ((env = getenv("GGML_CUDA_DISABLE_GRAPHS")) != NULL && *env != '\0')
 		graphs = 0;
-	while ((ch = getopt(argc, argv, "Gb:d:l:n:p:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "GUb:d:l:n:p:v:")) != -1) {
 		switch (ch) {
 		case 'G':
 			graphs = 0;
+			break;
+		case 'U':
+			noread = 1;
 			break;
 		case 'b':
 			bench = optnum(optarg, 1, 65536, 'b');

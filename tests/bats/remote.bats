@@ -168,6 +168,12 @@ run_prog() {
 	GLEAM_STATS=$BATS_TEST_TMPDIR/s.yaml run_prog static graphupd -s
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	# graphupd_ns is graphupd -ns (for the GPU run, which passes no
+	# arguments).
+	GLEAM_STATS=$BATS_TEST_TMPDIR/ns2.yaml run_prog shared graphupd_ns
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	! sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/ns2.yaml" | grep -q cuStreamEndCapture
 	run "$CUDA_BIN/static/graphupd" -x
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"usage: graphupd [-ns]" ]]

@@ -15,7 +15,9 @@
 //
 // usage: graphupd [-ns]
 // -n: the nodes are not listed (as llama.cpp does now: only the update);
-// -s: all on one stream, no events (the same words).
+// -s: all on one stream, no events (the same words).  graphupd_ns.cu is
+// this program with -ns set (tests/gpu/run runs programs without
+// arguments).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -115,7 +117,13 @@ main(int argc, char **argv)
 	cudaGraphExecUpdateResultInfo info;
 	cudaGraph_t g = NULL;
 	cudaGraphExec_t x = NULL;
+#ifdef GRAPHUPD_NS
+	int k, n, bad = 0, nolist = 1, ch;
+
+	lone = 1;
+#else
 	int k, n, bad = 0, nolist = 0, ch;
+#endif
 
 	while ((ch = getopt(argc, argv, "ns")) != -1) {
 		switch (ch) {

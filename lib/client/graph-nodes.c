@@ -670,6 +670,7 @@ node_add(CUgraphNode *pn, CUgraph h, const CUgraphNode *deps, size_t nd,
 	in[3].len = (uint32_t)dw.len;
 	in[4].p = rw.p;
 	in[4].len = (uint32_t)rw.len;
+	g->trace = 0;		/* no longer what a capture made */
 	rc = remote_call(R_GRAPH_ADD, in, out, &keep);
 	pw_free(&dw);
 	pw_free(&rw);
@@ -976,6 +977,7 @@ edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
 	in[2].len = (uint32_t)w.len;
 	in[3].p = data;
 	in[3].len = data != NULL ? (uint32_t)(n * sizeof *data) : 0;
+	g->trace = 0;
 	rc = remote_call(R_GRAPH_EDGES, in, out, &keep);
 	free(keep);
 	pw_free(&w);
@@ -999,6 +1001,7 @@ cuGraphDestroyNode(CUgraphNode h)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
+	n->g->trace = 0;
 	rc = remote_call(R_GRAPH_NODE_DESTROY, in, out, &keep);
 	free(keep);
 	if (rc != CUDA_SUCCESS)
@@ -1208,6 +1211,8 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 		pw_free(&w);
 		return rc;
 	}
+	if (he == NULL)
+		n->g->trace = 0;
 	rc = remote_call(R_KNODE_SET, in, out, &keep);
 	free(keep);
 	pw_free(&w);
@@ -1320,6 +1325,8 @@ node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
 	in[3].u = (uint64_t)type;
 	in[4].p = w.p;
 	in[4].len = (uint32_t)w.len;
+	if (he == NULL)
+		n->g->trace = 0;
 	rc = remote_call(R_NODE_SET, in, out, &keep);
 	free(keep);
 	pw_free(&w);
@@ -2151,6 +2158,8 @@ knode_attr(CUgraphNode h, CUgraphNode hsrc, unsigned op,
 	if (op == SATTR_COPY || (op == SATTR_SET &&
 	    a == CU_KERNEL_NODE_ATTRIBUTE_COOPERATIVE))
 		n->g->noshape = 1;
+	if (op != SATTR_GET)
+		n->g->trace = 0;
 	rc = remote_call(R_KNODE_ATTR, in, out, &keep);
 	if (rc == CUDA_SUCCESS && op == SATTR_GET) {
 		if (out[0].len != len) {

@@ -438,6 +438,7 @@ cap_to_graph(CUstream s, CUgraph hg, const CUgraphNode *deps,
 	cp->ctx = g->ctx;
 	cp->graph = gr;
 	cp->capto = 1;
+	gr->trace = 0;		/* no longer only what a capture made */
 	cp->s[0] = g;
 	cp->ns = 1;
 	cp->mode = mode;
@@ -681,6 +682,11 @@ cap_update(CUstream s, int ptsz, CUgraphNode *nodes,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
+	/* The capture's dependencies changed: no trace of that. */
+	pthread_mutex_lock(&cap_lock);
+	if (cap_stream(sid) != NULL && cap_stream(sid)->cap != NULL)
+		cap_stream(sid)->cap->opaque = 1;
+	pthread_mutex_unlock(&cap_lock);
 	return cap_deps(sid, flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES ?
 	    CAPDEPS_SET : CAPDEPS_ADD, nodes, ed, n, NULL, NULL, NULL);
 }
@@ -1032,8 +1038,11 @@ gexec_shape_forget(void *h)
  * (glist_shape: the same kernel nodes, edges and functions; only
  * arguments and geometry differ, as when ggml captures each token), the
  * driver's update cannot fail for what the graphs are: one-way, like a
- * launch, and a failure all the same comes with the next call that
- * waits.  Anything else, or GLEAM_SYNC, is a round trip.
+ * launch.  The shape comes from the graph's listing, or from its
+ * capture's trace (graph_shape_now); refused all the same, the server
+ * instantiates the exec anew from the graph, and what it cannot mend
+ * comes with the next call that waits.  Anything else, or GLEAM_SYNC,
+ * is a round trip.
  */
 static CUresult
 gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)

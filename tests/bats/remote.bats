@@ -133,15 +133,18 @@ run_prog() {
 		[[ "${lines[7]}" == "step  7: "*"update cudaErrorGraphExecUpdateFailure"* ]]
 		[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
 	done
+	# an empty node added after the capture: refused
+	[[ "${lines[16]}" == "step 16: "*"update cudaErrorGraphExecUpdateFailure"* ]]
 	# 19 updates.  A round trip where the exec's shape is not known
-	# (steps 1, and 7 and 8 after a new instantiation: its graph's
-	# listing was not the last thing sent), or differs (6, 12, 13: one
-	# kernel more, another function at a node and back); the other 13
-	# go one-way, each step's words still what the CPU computes.
+	# (steps 1, and 7, 8, 17, 18 after a new instantiation: its graph's
+	# listing was not the last thing sent), or differs (6, 12, 13, 16:
+	# one kernel more, another function at a node and back, an empty
+	# node); the other 10 go one-way, each step's words still what the
+	# CPU computes.
 	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphupd
 	[ "$status" -eq 0 ]
 	grep -qx '  cuGraphExecUpdate: 19' "$BATS_TEST_TMPDIR/st.yaml"
-	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphExecUpdate: 6')" -eq 1 ]
+	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphExecUpdate: 9')" -eq 1 ]
 	# Every call waits under GLEAM_SYNC: the same output.
 	GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/sync.yaml run_prog static graphupd
 	[ "$status" -eq 0 ]
@@ -150,15 +153,16 @@ run_prog() {
 	# On one stream, the nodes never listed (llama.cpp's way now): the
 	# captures end one-way, and their launches' trace tells the shape
 	# of a graph seen before (its listing asked for once, at steps 1, 6
-	# and 12): 5 updates of 19 wait (1, 6, 7, 12, 13), and each step is
-	# a capture, launches and an update sent, and one wait, the copy
+	# and 12): 7 updates of 19 wait (1, 6, 7, 12, 13, and 16, 17: a
+	# graph changed after its capture has no trace), and each other step
+	# is a capture, launches and an update sent, and one wait, the copy
 	# back.
 	GLEAM_STATS=$BATS_TEST_TMPDIR/ns.yaml run_prog static graphupd -ns
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
 	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/ns.yaml" >"$BATS_TEST_TMPDIR/rt"
 	! grep -q 'cuStreamEndCapture' "$BATS_TEST_TMPDIR/rt"
-	grep -qx '  cuGraphExecUpdate: 5' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 7' "$BATS_TEST_TMPDIR/rt"
 	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
 	# The same words as the fork and join gave, step by step.
 	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)

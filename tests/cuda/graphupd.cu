@@ -7,7 +7,8 @@
 // where the update is refused, instantiates it again); launches it and
 // reads the words back.  Step 6 captures one kernel more (another
 // topology), step 12 another function at the mix's node, step 13 the mix
-// again.  Prints each step's update code and result, a checksum and
+// again; at step 16 an empty node is added to the captured graph (its
+// launches as before, its topology not).  Prints each step's update code and result, a checksum and
 // whether the words are what the CPU computes, so that a local run and a
 // remote one compare line by line.  Through Gleam the updates of a graph
 // of the same shape go one-way (gleam-client(7)); a stale update would
@@ -154,6 +155,11 @@ main(int argc, char **argv)
 		CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
 		enqueue(k, n, k == 6, k == 12);
 		CK(cudaStreamEndCapture(s, &g));
+		if (k == 16) {
+			cudaGraphNode_t empty;
+
+			CK(cudaGraphAddEmptyNode(&empty, g, NULL, 0));
+		}
 		info.result = cudaGraphExecUpdateSuccess;
 		if (x == NULL)
 			CK(cudaGraphInstantiate(&x, g, 0));

@@ -722,6 +722,13 @@ link_run(const struct link_config *cfg)
 	if (event_base_dispatch(lk.base) == -1)
 		fatalx(EXIT_SOFTWARE, "event loop failed");
 
+	/*
+	 * Connections still open say what they carried, as any that
+	 * closed did: a script that sums a run's bytes from the log after
+	 * stopping the link (its client gone a moment before) counts them.
+	 */
+	TAILQ_FOREACH(c, &lk.conns, entry)
+		link_conn_close(c, NULL, "the link stopped");
 	while ((c = TAILQ_FIRST(&lk.conns)) != NULL)
 		link_conn_free(c);
 	event_free(lk.relisten);

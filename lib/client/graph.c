@@ -36,6 +36,11 @@ struct gexec {
 					   0: not known */
 };
 
+/* Execs whose updates compare more than the shape: node priorities,
+ * device launches.  Never predicted (gexec_update). */
+#define GEXEC_UNPREDICTED	(CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY | \
+				 CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+
 struct gcap {
 	uint64_t	 seq;		/* its capture id, never 0 */
 	struct gctx	*ctx;
@@ -904,9 +909,7 @@ gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 	e->ctx = c;
 	e->flags = flags;
 	e->src = gobj_id(g);
-	/* Priorities and device launches: more than the shape compared. */
-	if (!(flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
-	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)))
+	if (!(flags & GEXEC_UNPREDICTED))
 		e->shape = graph_shape_now(g);
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
@@ -1058,17 +1061,14 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(e);
 	in[1].u = gobj_id(g);
-	shape = (e->flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
-	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)) ? 0 :
-	    graph_shape_now(g);
+	shape = (e->flags & GEXEC_UNPREDICTED) ? 0 : graph_shape_now(g);
 	/*
 	 * A captured graph whose shape is not known yet: its listing,
 	 * once, so that the next captures of the same launches are known
 	 * by their trace (graph_shape_now).
 	 */
 	if (shape == 0 && g->trace != 0 && !g->noshape && !rsync_mode() &&
-	    !(e->flags & (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY |
-	    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)))
+	    !(e->flags & GEXEC_UNPREDICTED))
 		shape = graph_shape_fetch(g);
 	held = __atomic_load_n(&e->shape, __ATOMIC_RELAXED);
 	if (shape != 0 && shape == held && !rsync_mode()) {

@@ -341,6 +341,8 @@ void		 stats_mapped(uint64_t out, uint64_t in);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 /* The link dropped; a resume ended (ok or not) after ns, resent bytes. */
 void		 stats_drop(void);
+void		 stats_arm(void);
+void		 stats_at_exit(void);
 void		 stats_migrated(void);
 void		 stats_resume_end(uint64_t ns, uint64_t resent, int ok);
 void		 stats_lane_drop(uint64_t resent);

@@ -13,6 +13,7 @@
 #include "hooks.h"
 #include "lanes.h"
 #include "mapped.h"
+#include "progress.h"
 #include "wcache.h"
 #include "clenv.h"
 #include "log.h"
@@ -90,6 +91,7 @@ client_init(void)
 	CUresult rc;
 
 	log_init("gleam", clenv_log_level());
+	stats_arm();	/* before the destructors, where preloaded */
 	if (clenv_read(&env, err, sizeof err) == -1) {
 		if (getenv("GLEAM_SERVER") == NULL || !*getenv("GLEAM_SERVER"))
 			log_error("no server: set GLEAM_SERVER (gleam-run -s "
@@ -147,4 +149,18 @@ client_device(int ordinal)
 	if (ordinal < 0 || ordinal >= rndev)
 		return NULL;
 	return &rdevs[ordinal];
+}
+
+/*
+ * At exit, last: a destructor runs after every exit handler, cudart's
+ * among them (its modules unloaded, its context released), so what they
+ * sent reaches the server before the connection goes and the statistics
+ * count it, whichever order the handlers were registered in.
+ */
+__attribute__((destructor)) static void
+client_at_exit(void)
+{
+	io_drain_at_exit();
+	progress_end();
+	stats_at_exit();
 }

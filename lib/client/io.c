@@ -1900,11 +1900,12 @@ rdrain_detached(void)
 }
 
 /*
- * At exit: what was queued still reaches the server (bounded wait).  A
+ * At exit (client_at_exit, after the program's and cudart's exit
+ * handlers): what was queued still reaches the server (bounded wait).  A
  * resumable session ends with BYE, so that the server does not keep it
  * for the window as it would after a drop.
  */
-static void
+void
 io_drain_at_exit(void)
 {
 	uint64_t until = now_ns() + 5000000000ull;
@@ -2101,9 +2102,7 @@ io_start(const char *host, int port, const struct auth_key *kp)
 		conn_close(&rconn);
 		return CUDA_ERROR_OPERATING_SYSTEM;
 	}
-	/* Before the drain's atexit: the drain runs first, the line moving. */
 	progress_init();
-	atexit(io_drain_at_exit);
 	return CUDA_SUCCESS;
 }
 

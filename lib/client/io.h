@@ -93,6 +93,8 @@ CUresult	 rwait(struct rwait *, struct rpc_val *out, void **keep);
 CUresult	 rsend_detached(uint16_t type, const struct rpc_val *in,
 		    void *dst, size_t len);
 void		 rdrain_detached(void);
+/* At exit: the queue drained (bounded), BYE where resumable. */
+void		 io_drain_at_exit(void);
 /*
  * Idle streams.  ridle_set records that stream sid of context ctx
  * (RIDLE_ALL: all of its streams) had finished everything sent before the

@@ -50,9 +50,11 @@ pg_atfork_child(void)
 	P.m.width = 0;
 }
 
-static void
-pg_atexit(void)
+void
+progress_end(void)
 {
+	if (__atomic_load_n(&P.mode, __ATOMIC_ACQUIRE) == METER_OFF)
+		return;
 	pthread_mutex_lock(&P.mu);
 	meter_done(&P.m);
 	pthread_mutex_unlock(&P.mu);
@@ -66,7 +68,6 @@ progress_init(void)
 	if (mode == METER_OFF)
 		return;
 	pthread_atfork(NULL, NULL, pg_atfork_child);
-	atexit(pg_atexit);
 	__atomic_store_n(&P.mode, mode, __ATOMIC_RELEASE);
 }
 

@@ -24,6 +24,8 @@ void	progress_init(void);
 int	progress_add(uint64_t n);
 void	progress_sent(uint64_t n, int how);
 void	progress_drop(uint64_t n);
+/* At exit, after the last bytes went: the line ends. */
+void	progress_end(void);
 /* The I/O thread, after sending: the queue drains, the line moves. */
 void	progress_tick(void);
 

@@ -42,6 +42,10 @@ static struct {
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
+	int		 status;	/* the exit status, once exiting */
+	int		 have_status;
+	int		 deferred;	/* stats_status writes them */
+	int		 wanted;	/* GLEAM_STATS or GLEAM_VERBOSE set */
 	char		 error[600];	/* stats_error's first reason */
 } st;
 static pthread_mutex_t st_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -231,12 +235,51 @@ rt_map(struct yw *w, const char *key, int secs)
 }
 
 /*
- * Runs at exit (on_exit: status is what the program passed to exit or
- * returned from main): the statistics, if asked for.
+ * The statistics are written after every exit handler, cudart's among
+ * them (its modules unloaded, its context released), so that their calls
+ * count whichever order the handlers were registered in: by
+ * client_at_exit, a destructor, with the exit status that stats_status
+ * (on_exit: what the program passed to exit or returned from main) kept.
+ * An on_exit handler registered by the constructor of a library loaded
+ * with the program (LD_PRELOAD) runs after the destructors, though; so
+ * client_init registers it again, and where the destructor found no
+ * status (a program that made no CUDA call) the late handler writes.
  */
+static void	stats_write(void);
+
 static void
-stats_write(int status, void *arg)
+stats_status(int status, void *arg)
 {
+	(void)arg;
+	if (st.have_status)
+		return;
+	st.status = status;
+	st.have_status = 1;
+	if (st.deferred)
+		stats_write();
+}
+
+void
+stats_arm(void)
+{
+	if (st.wanted)
+		on_exit(stats_status, NULL);
+}
+
+void
+stats_at_exit(void)
+{
+	if (st.have_status)
+		stats_write();
+	else
+		st.deferred = 1;
+}
+
+/* At exit: the statistics, if asked for. */
+static void
+stats_write(void)
+{
+	int status = st.status;
 	if (getpid() == st.pid && getenv("GLEAM_VERBOSE") != NULL)
 		stats_print();
 	const char *path = getenv("GLEAM_STATS");
@@ -368,8 +411,9 @@ stats_start(void)
 
 	st.start = now_ns();
 	st.pid = getpid();
+	/* Read before stats_writer's setenv: bash's own, early, hides the rest. */
+	st.wanted = e != NULL || getenv("GLEAM_VERBOSE") != NULL;
 	if (e != NULL && *e != '\0')
 		stats_writer();
-	if (e != NULL || getenv("GLEAM_VERBOSE") != NULL)
-		on_exit(stats_write, NULL);
+	stats_arm();
 }

@@ -35,7 +35,7 @@ struct lane {
 	int		 err;		/* its connection broke (atomic) */
 	/* Resumable: the connection that replaces fd, its epoch, and the
 	   least epoch taken next (all under mu). */
-	int		 pend;
+	int		 pend;		/* written under mu, atomically: read without */
 	uint32_t	 pend_epoch;
 	uint32_t	 min_epoch;
 	int		 seen;		/* a hello came (epoch 0 is taken) */
@@ -372,7 +372,8 @@ lane_adopt(struct lanes *ls, struct lane *l)
 	pthread_mutex_lock(&ls->mu);
 	fd = l->pend;
 	epoch = l->pend_epoch;
-	l->pend = -1;
+	/* Atomic: lane_rwait looks without the lock. */
+	__atomic_store_n(&l->pend, -1, __ATOMIC_RELEASE);
 	old = l->fd;
 	l->fd = -1;
 	pthread_mutex_unlock(&ls->mu);
@@ -629,7 +630,7 @@ lanes_take(struct lanes *ls, int fd, const uint8_t *hello)
 	l->min_epoch = h.epoch + 1;
 	if (l->pend != -1)
 		close(l->pend);
-	l->pend = fd;
+	__atomic_store_n(&l->pend, fd, __ATOMIC_RELEASE);
 	l->pend_epoch = h.epoch;
 	/* What it replaces is gone for the client: whoever waits on it
 	 * wakes. */

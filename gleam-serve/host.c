@@ -2812,7 +2812,7 @@ host_occupancy(const struct hfunc *f, uint64_t block, uint64_t shmem)
 
 /* in: ctx, function, gx, gy, gz, bx, by, bz, shmem, stream, flags, params */
 static int
-c_launch(struct rcall *c)
+host_launch(struct rcall *c, uint64_t flags)
 {
 	_Alignas(HOST_PALIGN) uint8_t buf[4096];
 	struct gleam_host_dim grid, block;
@@ -2841,7 +2841,7 @@ c_launch(struct rcall *c)
 	/* check_call bounded the geometry; this function's own limit: */
 	if (shmem > (uint64_t)hf->maxdyn)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((c->in[10].u & 1) && (uint64_t)grid.x * grid.y * grid.z >
+	if ((flags & 1) && (uint64_t)grid.x * grid.y * grid.z >
 	    (uint64_t)host_occupancy(hf, (uint64_t)block.x * block.y *
 	    block.z, shmem) * HOST_SMS)
 		return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
@@ -2887,6 +2887,41 @@ c_launch(struct rcall *c)
 		    "device assert" : "illegal address");
 	}
 	return CUDA_SUCCESS;
+}
+
+/* in: ctx, function, grid[3], block[3], shmem, stream, flags, params */
+static int
+c_launch(struct rcall *c)
+{
+	return host_launch(c, c->in[10].u);
+}
+
+/*
+ * cuLaunchKernelEx: as c_launch, the attributes (check_attrs' ids) in
+ * place of the flags.  Cooperative counts; the rest (cluster shapes,
+ * priorities, serialization and memory hints) mean nothing to a kernel
+ * run on the host's CPU.
+ */
+static int
+c_launch_ex(struct rcall *c)
+{
+	struct pr r;
+	uint64_t flags = 0;
+	uint32_t id;
+	int32_t v;
+	int i, n, rc;
+
+	if ((n = check_attrs(&c->in[10], &rc)) == -1)
+		return rc;
+	pr_init(&r, c->in[10].p, c->in[10].len);
+	for (i = 0; i < n; i++) {
+		id = pr_u32(&r);
+		v = (int32_t)pr_u32(&r);
+		(void)pr_take(&r, CHECK_ATTR_LEN - 8);
+		if (id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && v != 0)
+			flags |= 1;
+	}
+	return host_launch(c, flags);
 }
 
 /* ---- streams and events ------------------------------------------------ */
@@ -5842,6 +5877,7 @@ c_stream_memop(struct rcall *c)
 	F(R_LIBRARY_GET_KERNEL, c_library_get_kernel) \
 	F(R_LIBRARY_GET_GLOBAL, c_library_get_global) \
 	F(R_LAUNCH, c_launch) \
+	F(R_LAUNCH_EX, c_launch_ex) \
 	F(R_STREAM_CREATE, c_stream_create) \
 	F(R_STREAM_DESTROY, c_stream_destroy) \
 	F(R_STREAM_SYNC, c_stream_sync) \

@@ -4,6 +4,7 @@
  * configuration fails at the call that made it; its arguments are packed
  * by the parameter layout the module's load brought back.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -286,6 +287,69 @@ cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned gx, unsigned gy,
 }
 
 /*
+ * A launch attribute as it goes on the wire and into a capture's trace:
+ * its id, then its value's 64 bytes with only the attribute's own member
+ * copied and the rest zero.  The caller's union holds whatever its stack
+ * held beyond that member (cuBLAS's launches did, a new capture trace
+ * every token); an id not known here keeps all 64 bytes.
+ */
+static void
+attr_put(struct pw *w, const CUlaunchAttribute *a)
+{
+	const CUlaunchAttributeValue *v = &a->value;
+	unsigned char b[sizeof *v];
+	size_t n;
+
+	memset(b, 0, sizeof b);
+	switch ((int)a->id) {
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		n = offsetof(CUaccessPolicyWindow, missProp) +
+		    sizeof v->accessPolicyWindow.missProp;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		n = sizeof v->clusterDim;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		n = sizeof v->programmaticEvent;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+		n = offsetof(CUlaunchAttributeValue, launchCompletionEvent.flags) +
+		    sizeof v->launchCompletionEvent.flags;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		n = sizeof v->memSyncDomainMap;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+		/* The int, then the node handle past its padding. */
+		memcpy(b, &v->deviceUpdatableKernelNode.deviceUpdatable,
+		    sizeof v->deviceUpdatableKernelNode.deviceUpdatable);
+		memcpy(b + offsetof(CUlaunchAttributeValue,
+		    deviceUpdatableKernelNode.devNode),
+		    &v->deviceUpdatableKernelNode.devNode,
+		    sizeof v->deviceUpdatableKernelNode.devNode);
+		n = 0;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+	case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+	case CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING:
+		n = sizeof v->priority;		/* an int or an enum */
+		break;
+	default:
+		n = sizeof *v;
+		break;
+	}
+	memcpy(b, v, n);
+	pw_u32(w, (uint32_t)a->id);
+	pw_bytes(w, b, sizeof b);
+}
+
+/*
  * cuLaunchKernelEx: cooperative and priority alone go as a plain launch;
  * any other attribute (cluster dimensions, say) goes with R_LAUNCH_EX,
  * where the server takes those whose values hold no handle or pointer.
@@ -313,8 +377,7 @@ exec_launch_ex(const CUlaunchConfig *cfg, CUfunction f, void **params,
 				flags |= 1;
 		} else if (a->id != CU_LAUNCH_ATTRIBUTE_PRIORITY)
 			plain = 0;
-		pw_u32(&attrs, (uint32_t)a->id);
-		pw_bytes(&attrs, &a->value, sizeof a->value);
+		attr_put(&attrs, a);
 	}
 	rc = exec_launch(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
 	    cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
@@ -765,11 +828,8 @@ exec_occ_clusters(int what, int *out, CUfunction f, const CUlaunchConfig *cfg)
 	if (func_info(f, &fid) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	pw_init(&attrs);
-	for (i = 0; i < cfg->numAttrs; i++) {
-		pw_u32(&attrs, (uint32_t)cfg->attrs[i].id);
-		pw_bytes(&attrs, &cfg->attrs[i].value,
-		    sizeof cfg->attrs[i].value);
-	}
+	for (i = 0; i < cfg->numAttrs; i++)
+		attr_put(&attrs, &cfg->attrs[i]);
 	in[0].u = (uint64_t)what;
 	in[1].u = fid;
 	in[2].u = cfg->gridDimX; in[3].u = cfg->gridDimY;

@@ -2,7 +2,8 @@
 // decode.  Each step captures, on two streams joined by events, a fill of
 // n words, then an affine map of their second half beside a mix of their
 // first half, then an affine map of them all, with that step's arguments
-// and n (so the grids change too); lists the graph's nodes and reads their
+// and n (so the grids change too; the last launch with an attribute, as
+// cuBLAS's); lists the graph's nodes and reads their
 // kernel parameters (ggml's check); updates the executable graph (or,
 // where the update is refused, instantiates it again); launches it and
 // reads the words back.  Step 6 captures one kernel more (another
@@ -45,6 +46,27 @@ grid(int n)
 	return (unsigned)((n + 255) / 256);
 }
 
+// The last affine map by cudaLaunchKernelEx with a launch attribute, as
+// cuBLAS launches: its value union holding other bytes each step beyond
+// the member set (cuBLAS's stack did), which must not make each step's
+// capture look new to the client.
+static void
+affine_ex(int k, int n)
+{
+	cudaLaunchConfig_t cfg = {};
+	cudaLaunchAttribute a;
+
+	memset(&a, 0x5b + 17 * k, sizeof a);
+	a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+	a.val.programmaticStreamSerializationAllowed = 0;
+	cfg.gridDim = dim3(grid(n));
+	cfg.blockDim = dim3(256);
+	cfg.stream = s;
+	cfg.attrs = &a;
+	cfg.numAttrs = 1;
+	CK(cudaLaunchKernelEx(&cfg, affine_u32, d, 2u * k + 1, 9u, n));
+}
+
 // What step k computes, on the device (captured on s and s2) and here.
 static void
 enqueue(int k, int n, int extra, int swap)
@@ -67,7 +89,7 @@ enqueue(int k, int n, int extra, int swap)
 		CK(cudaEventRecord(join_ev, s2));
 		CK(cudaStreamWaitEvent(s, join_ev, 0));
 	}
-	affine_u32<<<grid(n), 256, 0, s>>>(d, 2u * k + 1, 9, n);
+	affine_ex(k, n);
 	if (extra)
 		mix_u32<<<grid(n), 256, 0, s>>>(d, 6, k, n);
 	for (int i = 0; i < n; i++) {

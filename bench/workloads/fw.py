@@ -416,6 +416,7 @@ class GgmlDecode(Work):
     steps = 300
     bytes_per_step = 4
     syncs_per_step = 1
+    flags = []
 
     def measure(self, steps):
         import subprocess
@@ -425,7 +426,8 @@ class GgmlDecode(Work):
             root, "build", "cuda", "shared", "ggml"))
         if not os.access(exe, os.X_OK):
             raise FileNotFoundError("%s: not built (tests/cuda/build)" % exe)
-        r = subprocess.run([exe, "-b", str(steps)], stdout=subprocess.PIPE,
+        r = subprocess.run([exe] + self.flags + ["-b", str(steps)],
+                           stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=600)
         if r.returncode != 0:
             tail = (r.stderr.strip().splitlines() or
@@ -438,6 +440,14 @@ class GgmlDecode(Work):
         return steps * ms[0] / 1e3
 
 
+class GgmlReplay(GgmlDecode):
+    """The same decode with its graph reused (ggml -R), as llama.cpp runs
+    a steady single-sequence decode: each token its position copied in
+    (4 bytes), one graph launch, the token read back."""
+    bytes_per_step = 8
+    flags = ["-R"]
+
+
 GROUPS = {
     "torch": [("torch_infer", TorchInfer), ("torch_train_amp", TorchTrainAmp),
               ("compile_default", TorchCompile),
@@ -448,7 +458,7 @@ GROUPS = {
     "misc": [("jax_train", JaxTrain), ("jax_fft", JaxFft),
              ("cupy_fft", CupyFft), ("cupy_raw", CupyRaw),
              ("numba_kernel", NumbaKernel)],
-    "c": [("ggml_decode", GgmlDecode)],
+    "c": [("ggml_decode", GgmlDecode), ("ggml_replay", GgmlReplay)],
 }
 
 

@@ -26,7 +26,14 @@
 //   stream synchronised.  The next step reads the token from device
 //   memory.  -G (or GGML_CUDA_DISABLE_GRAPHS set, ggml's own variable)
 //   enqueues every step directly; -U updates without reading the nodes
-//   back, as llama.cpp's backend does now.
+//   back.  -R reuses the graph, as llama.cpp does since 2025 in a steady
+//   single-sequence decode (its graph kept while the KV length padded to
+//   256 holds): captured with the step's kernels reading the position
+//   from device memory and attending over the padded length (the keys
+//   past the position zero, their weights masked), captured again (and
+//   the executable updated) only when the padded length grows; each token
+//   copies its position in (llama.cpp's inputs, set before the compute),
+//   launches the graph and reads the token back.
 //
 // Prints the parts as tests/frameworks/fwcommon.py does ("NAME sha=HEX
 // sum=FLOAT n=COUNT", then "ggml: done") and the figures behind them, for
@@ -132,18 +139,34 @@ bitsum_f16(const __half *p, size_t n, unsigned long long *acc)
 }
 
 // x[:, j] = emb[:, tok[pos + j]] plus a term of the position.
+__device__ static void
+embed_at(float *x, const __half *emb, const int *tok, int pos, int d, int i,
+    int j)
+{
+	int t = tok[pos + j];
+
+	x[(size_t)j * d + i] = __half2float(emb[(size_t)t * d + i]) +
+	    0.25f * (float)((int)(mix32((uint32_t)(pos + j) * (uint32_t)d +
+	    (uint32_t)i) & 0xff) - 128) / 128.0f;
+}
+
 __global__ void
 embed(float *x, const __half *emb, const int *tok, int pos, int d, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x, j = blockIdx.y;
-	int t;
 
-	if (i >= d || j >= n)
-		return;
-	t = tok[pos + j];
-	x[(size_t)j * d + i] = __half2float(emb[(size_t)t * d + i]) +
-	    0.25f * (float)((int)(mix32((uint32_t)(pos + j) * (uint32_t)d +
-	    (uint32_t)i) & 0xff) - 128) / 128.0f;
+	if (i < d && j < n)
+		embed_at(x, emb, tok, pos, d, i, j);
+}
+
+// -R: one token, its position *pp read from device memory.
+__global__ void
+embed_r(float *x, const __half *emb, const int *tok, const int *pp, int d)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < d)
+		embed_at(x, emb, tok, *pp, d, i, 0);
 }
 
 // A block's sum of v in a fixed order (blockDim.x == NT).
@@ -216,13 +239,23 @@ kv_store(const __half *x, __half *dst, size_t n)
 		dst[i] = x[i];
 }
 
+// -R: the column at position *pp of the cache kv (d rows).
+__global__ void
+kv_store_r(const __half *x, __half *kv, const int *pp, int d)
+{
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	if (i < d)
+		kv[(size_t)*pp * d + i] = x[i];
+}
+
 // Causal softmax of the scores s (nkv x n, column j is the token at pos +
 // j, which sees keys 0..pos + j) into fp16 p, a block a column.
-__global__ void
-softmax(const float *s, __half *p, int nkv, int pos)
+__device__ static void
+softmax_col(const float *s, __half *p, int nkv, int pos, int j)
 {
 	__shared__ float sh[NT];
-	int j = blockIdx.x, valid = pos + j + 1;
+	int valid = pos + j + 1;
 	const float *sc = s + (size_t)j * nkv;
 	__half *pc = p + (size_t)j * nkv;
 	float m = -INFINITY, sum = 0;
@@ -235,6 +268,19 @@ softmax(const float *s, __half *p, int nkv, int pos)
 	sum = block_sum(sum, sh);
 	for (int k = threadIdx.x; k < nkv; k += NT)
 		pc[k] = __float2half_rn(k < valid ? expf(sc[k] - m) / sum : 0.0f);
+}
+
+__global__ void
+softmax(const float *s, __half *p, int nkv, int pos)
+{
+	softmax_col(s, p, nkv, pos, blockIdx.x);
+}
+
+// -R: one column over the padded length nkv, the position *pp's.
+__global__ void
+softmax_r(const float *s, __half *p, int nkv, const int *pp)
+{
+	softmax_col(s, p, nkv, *pp, 0);
 }
 
 // y = fp16(silu(h)).
@@ -258,8 +304,8 @@ add(float *x, const float *t, size_t n)
 }
 
 // tok[at] = the lowest index of the greatest logit (one block).
-__global__ void
-argmax(const float *l, int v, int *tok, int at)
+__device__ static void
+argmax_at(const float *l, int v, int *tok, int at)
 {
 	__shared__ float bv[NT];
 	__shared__ int bi[NT];
@@ -289,6 +335,19 @@ argmax(const float *l, int v, int *tok, int at)
 	}
 	if (threadIdx.x == 0)
 		tok[at] = bi[0] < v ? bi[0] : 0;
+}
+
+__global__ void
+argmax(const float *l, int v, int *tok, int at)
+{
+	argmax_at(l, v, tok, at);
+}
+
+// -R: the token after position *pp.
+__global__ void
+argmax_r(const float *l, int v, int *tok, const int *pp)
+{
+	argmax_at(l, v, tok, *pp + 1);
 }
 
 static unsigned
@@ -442,6 +501,7 @@ struct model {
 	__half		*gout;
 	struct layer	*l;
 	int		*tok;		// ctx + 1 tokens on the device
+	int		*posd;		// -R: the step's position, on the device
 	float		*x, *y, *h, *t;	// residual, normed, ffn, product
 	float		*logits;
 	void		*ws;
@@ -454,6 +514,7 @@ struct graph {
 	cudaGraph_t	 g;
 	cudaGraphExec_t	 x;
 	long		 captures, inst, updates, refused_updates;
+	int		 npad;		// -R: the padded length captured
 	size_t		 nodes, knodes, kread, krefused;
 	cudaError_t	 kcode;		// the first refused read's code
 };
@@ -473,16 +534,22 @@ gemm(struct model *m, cublasOperation_t ta, int rows, int n, int k,
 
 // Enqueues the step of tokens [pos, pos + n) on m->st: the next token
 // goes to tok[pos + n].  Pool buffers live as long as ggml's would.
+// A step of n tokens at pos; with npad > 0 (-R) one token whose position
+// the kernels read from m->posd, attending over npad keys.
 static void
-enqueue(struct model *m, int pos, int n)
+enqueue(struct model *m, int pos, int n, int npad)
 {
 	struct pool *p = &m->pool;
 	cudaStream_t st = m->st;
 	size_t dn = (size_t)m->d * n, fn = (size_t)m->f * n;
-	int d = m->d, nkv = pos + n;
+	int d = m->d, nkv = npad > 0 ? npad : pos + n;
 	dim3 eg(blocks(d), n);
 
-	embed<<<eg, NT, 0, st>>>(m->x, m->emb, m->tok, pos, d, n);
+	if (npad > 0)
+		embed_r<<<blocks(d), NT, 0, st>>>(m->x, m->emb, m->tok,
+		    m->posd, d);
+	else
+		embed<<<eg, NT, 0, st>>>(m->x, m->emb, m->tok, pos, d, n);
 	KCK();
 	for (int i = 0; i < m->nl; i++) {
 		struct layer *l = &m->l[i];
@@ -495,15 +562,23 @@ enqueue(struct model *m, int pos, int n)
 		q = get(p, dn * sizeof(__half));
 		to_f16<<<blocks(dn), NT, 0, st>>>(m->y, (__half *)q.ptr, dn);
 		KCK();
-		kv_store<<<blocks(dn), NT, 0, st>>>((__half *)q.ptr,
-		    l->kv + (size_t)pos * d, dn);
+		if (npad > 0)
+			kv_store_r<<<blocks(d), NT, 0, st>>>((__half *)q.ptr,
+			    l->kv, m->posd, d);
+		else
+			kv_store<<<blocks(dn), NT, 0, st>>>((__half *)q.ptr,
+			    l->kv + (size_t)pos * d, dn);
 		KCK();
 		s = get(p, (size_t)nkv * n * sizeof(float));
 		gemm(m, CUBLAS_OP_T, nkv, n, d, 1.0f / (float)d, l->kv, d,
 		    (__half *)q.ptr, d, (float *)s.ptr, nkv);
 		pr = get(p, (size_t)nkv * n * sizeof(__half));
-		softmax<<<n, NT, 0, st>>>((float *)s.ptr, (__half *)pr.ptr,
-		    nkv, pos);
+		if (npad > 0)
+			softmax_r<<<1, NT, 0, st>>>((float *)s.ptr,
+			    (__half *)pr.ptr, nkv, m->posd);
+		else
+			softmax<<<n, NT, 0, st>>>((float *)s.ptr,
+			    (__half *)pr.ptr, nkv, pos);
 		KCK();
 		gemm(m, CUBLAS_OP_N, d, n, nkv, 1.0f, l->kv, d,
 		    (__half *)pr.ptr, nkv, m->t, d);
@@ -545,7 +620,12 @@ enqueue(struct model *m, int pos, int n)
 		gemm(m, CUBLAS_OP_T, m->v, 1, d, 1.0f, m->emb, d,
 		    (__half *)a.ptr, d, m->logits, m->v);
 		put(p, a);
-		argmax<<<1, NT, 0, st>>>(m->logits, m->v, m->tok, pos + n);
+		if (npad > 0)
+			argmax_r<<<1, NT, 0, st>>>(m->logits, m->v, m->tok,
+			    m->posd);
+		else
+			argmax<<<1, NT, 0, st>>>(m->logits, m->v, m->tok,
+			    pos + n);
 		KCK();
 	}
 }
@@ -589,6 +669,18 @@ inspect(struct graph *g)
 }
 
 static int noread;	// -U: no reading of the nodes back
+static int reuse;	// -R: the graph reused while the padded length holds
+static int hpos;	// -R: the position, copied in before each launch
+
+// -R: the KV length a step at pos attends over, padded as llama.cpp pads
+// n_kv (256), within the cache.
+static int
+padded(const struct model *m, int pos)
+{
+	int n = (pos + 1 + 255) / 256 * 256;
+
+	return n < m->ctx ? n : m->ctx;
+}
 
 // One step as ggml_backend_cuda_graph_compute runs it, then the token
 // read back as llama.cpp reads its output.  Returns the new token.
@@ -599,13 +691,44 @@ step(struct model *m, struct graph *g, int graphs, int pos, int n, int *htok)
 	cudaError_t e;
 
 	cur_step = pos;
-	if (graphs && n == 1) {
+	if (graphs && n == 1 && reuse) {
+		int npad = padded(m, pos);
+
+		if (g->x == NULL || npad != g->npad) {
+			if (g->g != NULL)
+				CK(cudaGraphDestroy(g->g));
+			CK(cudaStreamBeginCapture(m->st,
+			    cudaStreamCaptureModeRelaxed));
+			enqueue(m, pos, 1, npad);
+			CK(cudaStreamEndCapture(m->st, &g->g));
+			g->captures++;
+			g->npad = npad;
+			e = g->x == NULL ? cudaErrorGraphExecUpdateFailure :
+			    cudaGraphExecUpdate(g->x, g->g, &info);
+			if (e == cudaSuccess)
+				g->updates++;
+			else {
+				if (g->x != NULL) {
+					(void)cudaGetLastError();
+					CK(cudaGraphExecDestroy(g->x));
+					g->x = NULL;
+					g->refused_updates++;
+				}
+				CK(cudaGraphInstantiate(&g->x, g->g, 0));
+				g->inst++;
+			}
+		}
+		hpos = pos;
+		CK(cudaMemcpyAsync(m->posd, &hpos, sizeof(int),
+		    cudaMemcpyHostToDevice, m->st));
+		CK(cudaGraphLaunch(g->x, m->st));
+	} else if (graphs && n == 1) {
 		if (g->g != NULL) {
 			CK(cudaGraphDestroy(g->g));
 			g->g = NULL;
 		}
 		CK(cudaStreamBeginCapture(m->st, cudaStreamCaptureModeRelaxed));
-		enqueue(m, pos, n);
+		enqueue(m, pos, n, 0);
 		CK(cudaStreamEndCapture(m->st, &g->g));
 		g->captures++;
 		if (g->x == NULL) {
@@ -629,7 +752,7 @@ step(struct model *m, struct graph *g, int graphs, int pos, int n, int *htok)
 		}
 		CK(cudaGraphLaunch(g->x, m->st));
 	} else
-		enqueue(m, pos, n);
+		enqueue(m, pos, n, 0);
 	if (m->pool.used != 0)
 		fail("pool: buffers still held after a step");
 	CK(cudaMemcpyAsync(htok, m->tok + pos + n, sizeof(int),
@@ -701,6 +824,8 @@ model_init(struct model *m, int v, int d, int nl, int ctx, int pmax)
 		CK(cudaMalloc(&l->kv, (size_t)d * ctx * sizeof(__half)));
 		CK(cudaMemset(l->kv, 0, (size_t)d * ctx * sizeof(__half)));
 	}
+	CK(cudaMalloc(&m->posd, sizeof(int)));
+	CK(cudaMemset(m->posd, 0, sizeof(int)));
 	CK(cudaMalloc(&m->tok, (size_t)(ctx + 1) * sizeof(int)));
 	CK(cudaMemset(m->tok, 0, (size_t)(ctx + 1) * sizeof(int)));
 	CK(cudaMalloc(&m->x, (size_t)d * pmax * sizeof(float)));
@@ -749,6 +874,7 @@ model_free(struct model *m)
 	CK(cudaFree(m->emb));
 	CK(cudaFree(m->gout));
 	CK(cudaFree(m->tok));
+	CK(cudaFree(m->posd));
 	CK(cudaFree(m->x));
 	CK(cudaFree(m->y));
 	CK(cudaFree(m->t));
@@ -770,7 +896,7 @@ now(void)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: ggml [-GU] [-b tokens] [-d dim] [-l layers] "
+	fprintf(stderr, "usage: ggml [-GRU] [-b tokens] [-d dim] [-l layers] "
 	    "[-n tokens] [-p prompt] [-v vocab]\n");
 	exit(2);
 }
@@ -821,10 +947,13 @@ main(int argc, char **argv)
 	}
 	if ((env = getenv("GGML_CUDA_DISABLE_GRAPHS")) != NULL && *env != '\0')
 		graphs = 0;
-	while ((ch = getopt(argc, argv, "GUb:d:l:n:p:v:")) != -1) {
+	while ((ch = getopt(argc, argv, "GRUb:d:l:n:p:v:")) != -1) {
 		switch (ch) {
 		case 'G':
 			graphs = 0;
+			break;
+		case 'R':
+			reuse = 1;
 			break;
 		case 'U':
 			noread = 1;
@@ -865,7 +994,7 @@ main(int argc, char **argv)
 	CK(cudaFree(0));
 	printf(NAME ": vocab %ld dim %ld ffn %ld layers %ld prompt %ld "
 	    "tokens %ld graphs %s\n", v, d, 2 * d, nl, np, ntok,
-	    graphs ? "on" : "off");
+	    !graphs ? "off" : reuse ? "reused" : "on");
 	model_init(&m, (int)v, (int)d, (int)nl, (int)(np + ntok), (int)np);
 	pool_init(&m.pool, 0);
 	memset(&g, 0, sizeof(g));
@@ -965,12 +1094,20 @@ main(int argc, char **argv)
 	if (m.pool.nmap == 0 || m.pool.size % m.pool.gran != 0 ||
 	    m.pool.peak > m.pool.size)
 		fail("pool figures");
-	if (graphs && (g.captures != ntok - 1 ||
+	// -R: one capture per padded length the decode reached.
+	long want = 0;
+	for (int q = (int)np, prev = -1; q < np + ntok - 1; q++)
+		if (!reuse || padded(&m, q) != prev) {
+			want++;
+			prev = padded(&m, q);
+		}
+	if (graphs && (g.captures != want ||
 	    (ntok > 1 && g.inst < 1) ||
 	    g.inst + g.updates != g.captures))
 		fail("graph counts");
 	if (bench > 0) {
-		printf("mode: %s\n", graphs ? "graphs" : "eager");
+		printf("mode: %s\n", !graphs ? "eager" : reuse ? "replay" :
+		    noread ? "update" : "graphs");
 		printf("tokens: %ld\n", bench);
 		printf("ms_per_token: %.4f\n", (t1 - t0) * 1e3 / bench);
 		printf("tokens_per_s: %.2f\n", bench / (t1 - t0));

@@ -374,7 +374,8 @@ static CUresult
 module_unload(void *h, int library)
 {
 	struct gmodule *m = gobj_check(h, library ? GK_LIBRARY : GK_MODULE);
-	struct rpc_val in[1];
+	struct rpc_val in[1], out[1];
+	void *keep;
 	CUresult rc;
 
 	/* A library's module goes with the library, not alone. */
@@ -383,12 +384,9 @@ module_unload(void *h, int library)
 	if (m->mod != NULL)
 		module_free(m->mod);
 	in[0].u = gobj_id(m);
-	/*
-	 * One-way: the handle was checked here, and what follows reaches
-	 * the server after it (JAX and CuPy unload dozens of modules as they
-	 * recompile and exit, a round trip each before).
-	 */
-	rc = rpost(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, 0);
+	rc = remote_call(library ? R_LIBRARY_UNLOAD : R_MODULE_UNLOAD, in, out,
+	    &keep);
+	free(keep);
 	/* Function handles of the module die with it, as with the driver;
 	 * their structs stay allocated so a stale handle is caught, not used. */
 	module_free(m);

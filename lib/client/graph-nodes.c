@@ -259,11 +259,6 @@ canon_fid(uint64_t fid)
 }
 
 /*
- * What cuGraphExecUpdate compares of g (glist_shape), from the kept
- * listing where it is still true (nothing sent since: g is as listed);
- * 0 where not known.  Asked before the call that sends.
- */
-/*
  * Shapes learned by trace: a capture of the same launches (functions,
  * flags, attributes, in order, on one stream) as one whose listing was
  * seen builds a graph of that listing's shape.  A few, replaced in turn.
@@ -274,30 +269,47 @@ static struct {
 } traces[TRACES_MAX];
 static unsigned		 traces_next;
 
+/* Trace's slot, or NULL (under lc_lock). */
+static uint64_t *
+trace_slot(uint64_t trace)
+{
+	unsigned i;
+
+	for (i = 0; trace != 0 && i < TRACES_MAX; i++)
+		if (traces[i].trace == trace)
+			return &traces[i].shape;
+	return NULL;
+}
+
 /* Under lc_lock. */
 static void
 trace_learn(uint64_t trace, uint64_t shape)
 {
+	uint64_t *sp;
 	unsigned i;
 
 	if (trace == 0 || shape == 0)
 		return;
-	for (i = 0; i < TRACES_MAX; i++)
-		if (traces[i].trace == trace) {
-			traces[i].shape = shape;
-			return;
-		}
+	if ((sp = trace_slot(trace)) != NULL) {
+		*sp = shape;
+		return;
+	}
 	i = traces_next++ % TRACES_MAX;
 	traces[i].trace = trace;
 	traces[i].shape = shape;
 }
 
+/*
+ * What cuGraphExecUpdate compares of g (glist_shape), from the kept
+ * listing where it is still true (nothing sent since: g is as listed),
+ * else from a capture's trace seen with a listing before; 0 where not
+ * known.  Asked before the call that sends.
+ */
 uint64_t
 graph_shape_now(const struct ggraph *g)
 {
 	struct glist_wire w;
-	uint64_t h = 0;
-	unsigned i;
+	uint64_t h = 0, *sp;
 
 	if (g->noshape)
 		return 0;
@@ -313,11 +325,8 @@ graph_shape_now(const struct ggraph *g)
 			h = lc.shape;
 			trace_learn(g->trace, h);
 		}
-	} else if (g->trace != 0) {
-		for (i = 0; i < TRACES_MAX && h == 0; i++)
-			if (traces[i].trace == g->trace)
-				h = traces[i].shape;
-	}
+	} else if ((sp = trace_slot(g->trace)) != NULL)
+		h = *sp;
 	pthread_mutex_unlock(&lc_lock);
 	return h;
 }

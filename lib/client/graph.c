@@ -167,8 +167,12 @@ capture_work_as(struct gctx *c, uint64_t sid, int host, uint64_t launch,
 		} else {
 			cp->trace = trace_mix(cp->trace, launch);
 			cp->trace = trace_mix(cp->trace, flags);
-			for (i = 0; i < alen; i++)
-				cp->trace = trace_mix(cp->trace, a[i]);
+			for (i = 0; i < alen; i += 8) {	/* a word at a time */
+				uint64_t v = 0;
+
+				memcpy(&v, a + i, alen - i < 8 ? alen - i : 8);
+				cp->trace = trace_mix(cp->trace, v);
+			}
 		}
 	}
 	if (sid <= 1 && cap_blocking(c, 1))

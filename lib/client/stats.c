@@ -280,6 +280,7 @@ static void
 stats_write(void)
 {
 	int status = st.status;
+
 	if (getpid() == st.pid && getenv("GLEAM_VERBOSE") != NULL)
 		stats_print();
 	const char *path = getenv("GLEAM_STATS");

@@ -34,7 +34,7 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	 * device-to-host copies do, with their last piece).
 	 */
 	pull = d != NULL && (d->flags & (RPC_F_WAITS | RPC_F_POLLS)) &&
-	    !(d->flags & RPC_F_TO_HOST) && client_mapped_pull_begin(&mp);
+	    !(d->flags & RPC_F_TO_HOST) && client_mapped_pull_begin(&mp, type, in);
 	rc = rwait(&w, out, keep);
 	mark = w.qend;
 	if (pull)

@@ -338,6 +338,7 @@ void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
 void		 stats_saved(uint64_t);
 void		 stats_mapped(uint64_t out, uint64_t in);
+void		 stats_mapped_fetch(int prefetched, uint64_t n);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 /* The link dropped; a resume ended (ok or not) after ns, resent bytes. */
 void		 stats_drop(void);

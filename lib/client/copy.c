@@ -250,7 +250,7 @@ copy_dtoh_lanes(struct gctx *c, uint64_t sid, int async, void *dst,
 		if ((rc = rsend(R_MEM_DTOH_LANES, in, 0, &w)) != CUDA_SUCCESS)
 			break;
 		if (off + k == n)
-			pull = client_mapped_pull_begin(&mp);
+			pull = client_mapped_pull_begin(&mp, 0, NULL);
 		if ((e = lanes_in((char *)dst + off, k)) != 0)
 			rc = CUDA_ERROR_DEVICE_UNAVAILABLE;
 		keep = NULL;
@@ -375,7 +375,7 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 			/* The host will have waited: mapped memory comes back
 			 * with the last piece. */
 			if (n == 0)
-				pull = client_mapped_pull_begin(&mp);
+				pull = client_mapped_pull_begin(&mp, 0, NULL);
 		}
 		if (tail == head)
 			break;

@@ -89,6 +89,14 @@
  * a protected page.  So it keeps a shadow copy: a push sends it whole
  * where it differs from the shadow, a pull copies it back whole.
  *
+ * A stream's or context's synchronization that covers every call that
+ * may have written a buffer since the last full pull (pw: their streams)
+ * prefetches, beside it, the blocks a copy wrote and those the host
+ * touched since the previous one (hot), up to GLEAM_MAPPED_PREFETCH
+ * bytes: they stay stale but marked pf, and the host's first touch makes
+ * them clean with no fetch.  One that covers only some streams leaves
+ * the marks (wall, wr) for the next.
+ *
  * The device side comes back only if device work that could have
  * written it was sent since it last came back (map_gen).  GLEAM_MAPPED_MAX
  * bounds the bytes of all (64 GiB by default).
@@ -104,6 +112,10 @@ struct track {
 	unsigned	 shift;		/* a block is 1 << shift bytes */
 	size_t		 nblk;
 	unsigned long	*dirty, *stale, *wr;	/* bitmaps */
+	unsigned long	*pf;		/* stale, but the device's bytes came
+					   beside a wait (the prefetch) */
+	unsigned long	*hot;		/* the host looked since the last
+					   prefetch */
 	int		 wall;		/* a kernel may have written it all */
 	int		 spin;
 };
@@ -139,6 +151,18 @@ static int		 mapped_on;	/* nmaps > 0, read without the lock */
 static __thread int	 in_mapped;	/* our own copies: no hooks */
 static uint64_t		 map_gen;	/* device work that may write them */
 static uint64_t		 map_pulled;	/* map_gen when last pulled */
+/*
+ * The streams that device work which may write a mapped buffer went to
+ * since the last pull that covered them all (pw, a few; pw_over: more),
+ * and the bytes a pull may bring beside its wait (GLEAM_MAPPED_PREFETCH).
+ */
+#define PW_MAX			8
+#define PREFETCH_DEFAULT	(1u << 20)
+static struct {
+	uint64_t	 ctx, sid;
+} pw[PW_MAX];
+static int		 pw_n, pw_over;
+static uint64_t		 prefetch_max = UINT64_MAX;	/* unset */
 
 static struct ttab	*tab;		/* read by the handler */
 static int		 tab_readers;	/* handlers reading it */
@@ -308,7 +332,13 @@ fault_serve(uintptr_t a)
 	}
 	b = (a - t->lo) >> t->shift;
 	spin_lock(t);
-	if (bit_get(t->stale, b))
+	if (bit_get(t->stale, b) && bit_get(t->pf, b)) {
+		/* Prefetched: the bytes are there; readable, and looked at. */
+		bit_clr(t->pf, b);
+		bit_clr(t->stale, b);
+		bit_set(t->hot, b);
+		blk_protect(t, b, b + 1, PROT_READ);
+	} else if (bit_get(t->stale, b))
 		r = 1;
 	else if (!bit_get(t->dirty, b)) {
 		/* A write to a clean block: writable first, then dirty. */
@@ -446,6 +476,8 @@ track_free(struct track *t)
 	free(t->dirty);
 	free(t->stale);
 	free(t->wr);
+	free(t->pf);
+	free(t->hot);
 	free(t);
 }
 
@@ -539,6 +571,9 @@ track_stale(struct track *t, size_t b0, size_t b1)
 			bit_set(t->stale, s);
 		if (s > b)
 			blk_protect(t, b, s, PROT_NONE);
+		/* A stale one prefetched is not current any more. */
+		if (s < b1 && bit_get(t->stale, s))
+			bit_clr(t->pf, s);
 	}
 	spin_unlock(t);
 }
@@ -562,6 +597,17 @@ track_fetch(struct mapped *m, size_t b)
 
 	if (!bit_get(t->stale, b))
 		return;
+	spin_lock(t);
+	bit_set(t->hot, b);
+	if (bit_get(t->pf, b)) {
+		/* Prefetched meanwhile (the handler asked before it came). */
+		bit_clr(t->pf, b);
+		bit_clr(t->stale, b);
+		blk_protect(t, b, b + 1, PROT_READ);
+		spin_unlock(t);
+		return;
+	}
+	spin_unlock(t);
 	if (max > (4u << 20))
 		max = 4u << 20;
 	in_mapped = 1;
@@ -591,6 +637,7 @@ track_fetch(struct mapped *m, size_t b)
 		stats_mapped(0, k);
 	}
 	in_mapped = save;
+	stats_mapped_fetch(0, 0);
 	if (rc != CUDA_SUCCESS || !m->ctx->live)
 		log_warn("mapped memory: a block at %p could not be fetched: "
 		    "the host keeps its old bytes", (void *)(t->lo + off));
@@ -787,6 +834,77 @@ mapped_hit(uint16_t type, const struct rpc_desc *d, const struct rpc_val *in)
 	return hit;
 }
 
+/* The stream of a call that writes device memory: its second field but
+ * for launches' (the tenth) and graph launches' (the third). */
+static uint64_t
+writer_stream(uint16_t type, const struct rpc_val *in)
+{
+	switch (type) {
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+		return in[9].u;
+	case R_GRAPH_LAUNCH:
+		return in[2].u;
+	default:
+		return in[1].u;
+	}
+}
+
+/* With map_lock held: a call on (ctx, sid) that may write a mapped buffer. */
+static void
+writer_note(uint64_t ctx, uint64_t sid)
+{
+	int i;
+
+	for (i = 0; i < pw_n; i++)
+		if (pw[i].ctx == ctx && pw[i].sid == sid)
+			return;
+	if (pw_n == PW_MAX) {
+		pw_over = 1;
+		return;
+	}
+	pw[pw_n].ctx = ctx;
+	pw[pw_n].sid = sid;
+	pw_n++;
+}
+
+/*
+ * With map_lock held: does the wait (type, in) cover every stream with
+ * such work since the last full pull?  A stream's synchronization covers
+ * its own stream, the context's its streams; the other waits (an
+ * event's, a query that found the work done, a copy back: in NULL) are
+ * taken to cover all, as they were before streams were told apart.
+ */
+static int
+writers_covered(uint16_t type, const struct rpc_val *in)
+{
+	int i;
+
+	if (in == NULL || (type != R_STREAM_SYNC && type != R_CTX_SYNC))
+		return 1;
+	if (pw_over)
+		return 0;
+	for (i = 0; i < pw_n; i++)
+		if (pw[i].ctx != in[0].u || (type == R_STREAM_SYNC &&
+		    pw[i].sid != in[1].u))
+			return 0;
+	return 1;
+}
+
+/* With map_lock held, after a wait that did not cover them all: the
+ * streams it waited for are done with. */
+static void
+writers_forget(uint16_t type, const struct rpc_val *in)
+{
+	int i, j;
+
+	for (i = j = 0; i < pw_n; i++)
+		if (pw[i].ctx != in[0].u || (type == R_STREAM_SYNC &&
+		    pw[i].sid != in[1].u))
+			pw[j++] = pw[i];
+	pw_n = j;
+}
+
 /* Device work that may write a mapped buffer: the next pull fetches them. */
 static void
 mapped_touch(int hit)
@@ -867,6 +985,9 @@ mapped_before_send(uint16_t type, const struct rpc_val *in)
 	if (push)
 		mapped_push_locked();
 	hit = mapped_hit(type, d, in);
+	/* Such a call's first field is its context. */
+	if (hit)
+		writer_note(in[0].u, writer_stream(type, in));
 	pthread_mutex_unlock(&map_lock);
 	in_mapped = 0;
 	mapped_touch(hit);
@@ -902,8 +1023,151 @@ mapped_host_write(CUdeviceptr dst, const void *src, size_t n)
 	pthread_mutex_unlock(&map_lock);
 }
 
+/*
+ * GLEAM_MAPPED_PREFETCH: the bytes of tracked blocks a synchronization
+ * brings beside it (1 MiB by default; 0: none, every block on demand).
+ */
+static void
+prefetch_limit(void)
+{
+	const char *s, *why = NULL;
+	uint64_t v = 0;
+
+	if (prefetch_max != UINT64_MAX)
+		return;
+	prefetch_max = PREFETCH_DEFAULT;
+	if ((s = getenv("GLEAM_MAPPED_PREFETCH")) != NULL && *s != '\0') {
+		if (parse_size(s, &v, &why) == -1)
+			log_warn("GLEAM_MAPPED_PREFETCH=%s: %s: ignored", s,
+			    why != NULL ? why : "not a size");
+		else
+			prefetch_max = v;
+	}
+}
+
+/*
+ * May the pull beside this call prefetch?  Only where the call waits for
+ * every call since the last pull that may have written a mapped buffer:
+ * a stream's synchronization where they all went to that stream, the
+ * context's where they all went to that context.  Their bytes are then
+ * final when the server reads them, right after the wait.
+ */
+static int
+prefetch_ok(uint16_t type, const struct rpc_val *in, int cover)
+{
+	prefetch_limit();
+	return prefetch_max > 0 && pw_n > 0 && in != NULL && cover &&
+	    (type == R_STREAM_SYNC || type == R_CTX_SYNC);
+}
+
+/* Is block b of t one to prefetch: not the host's, and a copy wrote it or
+ * a kernel may have and the host looked at it last time? */
+static int
+prefetch_want(const struct track *t, size_t b)
+{
+	return !bit_get(t->dirty, b) && (bit_get(t->wr, b) ||
+	    (t->wall && bit_get(t->hot, b)));
+}
+
+/* With map_lock held: the prefetch's requests, beside the call. */
+static void
+prefetch_send(struct mpull *mp)
+{
+	uint64_t budget = prefetch_max;
+	size_t max = io_max_payload(), b, e, len;
+	struct rpc_val in[5];
+	struct mpf *pf;
+	int i, cap = 0;
+
+	if (max > (4u << 20))
+		max = 4u << 20;
+	for (i = 0; i < nmaps && budget > 0; i++) {
+		struct mapped *m = &maps[i];
+		struct track *t = m->t;
+
+		if (t == NULL || !m->ctx->live)
+			continue;
+		for (b = 0; b < t->nblk && budget > 0; b = e) {
+			unsigned long wd = t->wr[b / LBITS] |
+			    (t->wall ? t->hot[b / LBITS] : 0);
+
+			if (b % LBITS == 0 && wd == 0) {
+				e = b + LBITS;
+				continue;
+			}
+			e = b;
+			while (e < t->nblk && prefetch_want(t, e) &&
+			    blk_len(t, b, e + 1) <= max)
+				e++;
+			if (e == b) {
+				e = b + 1;
+				continue;
+			}
+			if ((len = blk_len(t, b, e)) > budget)
+				return;
+			if (mp->npf == cap) {
+				cap = cap ? 2 * cap : 4;
+				if ((pf = realloc(mp->pf, (size_t)cap *
+				    sizeof *pf)) == NULL)
+					return;
+				mp->pf = pf;
+			}
+			pf = &mp->pf[mp->npf];
+			memset(pf, 0, sizeof *pf);
+			pf->map = i;
+			pf->b0 = b;
+			pf->b1 = e;
+			pf->w.beside = 1;
+			in[0].u = gobj_id(m->ctx);
+			in[1].u = 0;
+			in[2].u = 0;
+			in[3].u = m->dev + blk_off(t, b);
+			in[4].u = len;
+			if (rsend(R_MEM_DTOH, in, 0, &pf->w) != CUDA_SUCCESS)
+				return;
+			mp->npf++;
+			budget -= len;
+		}
+	}
+}
+
+/*
+ * With map_lock held, after the call came back: the prefetched blocks
+ * still stale (none the host wrote meanwhile) get the device's bytes and
+ * are marked so; the host's first look makes them readable, no round trip.
+ */
+static void
+prefetch_take(struct mpf *pf, int ok, uint64_t *at)
+{
+	struct mapped *m = &maps[pf->map];
+	struct track *t = m->t;
+	struct rpc_val out[1];
+	size_t len = blk_len(t, pf->b0, pf->b1), b;
+	void *keep = NULL;
+	CUresult rc = rwait(&pf->w, out, &keep);
+
+	if (rc == CUDA_SUCCESS && ok && m->ctx->live && out[0].len == len) {
+		spin_lock(t);
+		for (b = pf->b0; b < pf->b1; b++)
+			if (bit_get(t->stale, b) && !bit_get(t->dirty, b)) {
+				memcpy(t->back + blk_off(t, b),
+				    (const uint8_t *)out[0].p +
+				    (blk_off(t, b) - blk_off(t, pf->b0)),
+				    blk_len(t, b, b + 1));
+				bit_set(t->pf, b);
+				bit_clr(t->hot, b);
+			}
+		spin_unlock(t);
+		stats_mapped(0, len);
+		stats_mapped_fetch(1, len);
+	}
+	free(keep);
+	*at = pf->w.qstart == *at ? pf->w.qend : 0;
+}
+
 int
-client_mapped_pull_begin(struct mpull *mp)
+client_mapped_pull_begin(struct mpull *mp, uint16_t type,
+    const struct rpc_val *cin)
 {
 	struct rpc_val in[5];
 	int i, n;
@@ -949,6 +1213,14 @@ client_mapped_pull_begin(struct mpull *mp)
 			break;
 		mp->idx[mp->n++] = i;
 	}
+	mp->cover = writers_covered(type, cin);
+	mp->type = type;
+	if (cin != NULL) {
+		mp->ctx = cin[0].u;
+		mp->sid = cin[1].u;
+	}
+	if (prefetch_ok(type, cin, mp->cover))
+		prefetch_send(mp);
 	/* map_lock stays held until the end: the buffers stay put. */
 	return 1;
 }
@@ -1002,19 +1274,37 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 				else
 					s = b + 1;
 			}
+		/* Where the wait covered only some streams, the next one
+		 * marks them again (the others' work may still write). */
+		if (!mp->cover)
+			continue;
 		t->wall = 0;
 		memset(t->wr, 0, (t->nblk + LBITS - 1) / LBITS *
 		    sizeof(unsigned long));
 	}
-	if (all && ok)
+	/* Sent after the registered buffers' requests, in this order. */
+	for (i = 0; i < mp->npf; i++)
+		prefetch_take(&mp->pf[i], ok, &at);
+	if (all && ok && mp->cover) {
 		map_pulled = mp->gen;
+		pw_n = pw_over = 0;
+	} else if (all && ok) {
+		struct rpc_val w[2];
+
+		w[0].u = mp->ctx;
+		w[1].u = mp->sid;
+		writers_forget(mp->type, w);
+	}
 	*qend = at;
 	pthread_mutex_unlock(&map_lock);
 	in_mapped = 0;
 	free(mp->w);
 	free(mp->idx);
+	free(mp->pf);
 	mp->w = NULL;
 	mp->idx = NULL;
+	mp->pf = NULL;
+	mp->npf = 0;
 }
 
 /* With map_lock held: room for one more buffer within the limits. */
@@ -1105,7 +1395,9 @@ track_new(uintptr_t lo, size_t len, uint8_t *back)
 	words = (t->nblk + LBITS - 1) / LBITS;
 	if ((t->dirty = calloc(words, sizeof(unsigned long))) == NULL ||
 	    (t->stale = calloc(words, sizeof(unsigned long))) == NULL ||
-	    (t->wr = calloc(words, sizeof(unsigned long))) == NULL) {
+	    (t->wr = calloc(words, sizeof(unsigned long))) == NULL ||
+	    (t->pf = calloc(words, sizeof(unsigned long))) == NULL ||
+	    (t->hot = calloc(words, sizeof(unsigned long))) == NULL) {
 		track_free(t);
 		return NULL;
 	}

@@ -62,14 +62,31 @@ struct alloc;
 int		 mapped_describe(CUdeviceptr p, struct alloc *a,
 		    CUdeviceptr *host, CUdeviceptr *dev);
 
-/* The registered buffers' pull (tracked ones move on demand). */
+/*
+ * The registered buffers' pull (tracked ones move on demand, but for
+ * those a stream or context synchronization prefetches: blocks a copy
+ * wrote, and those the host looked at after the last one, where every
+ * call that may have written them since the last pull went to the stream
+ * or context waited for).  type and in are the call's (0: no prefetch).
+ */
+struct mpf {
+	struct rwait	 w;
+	int		 map;		/* maps' index */
+	size_t		 b0, b1;	/* its blocks */
+};
 struct mpull {
 	struct rwait	*w;
 	int		*idx;
 	int		 n;
 	uint64_t	 gen;
+	struct mpf	*pf;
+	int		 npf;
+	int		 cover;		/* the wait covers every writer */
+	uint16_t	 type;		/* the wait's, and its context and */
+	uint64_t	 ctx, sid;	/* stream */
 };
-int		 client_mapped_pull_begin(struct mpull *);
+int		 client_mapped_pull_begin(struct mpull *, uint16_t type,
+		    const struct rpc_val *in);
 void		 client_mapped_pull_end(struct mpull *, int ok,
 		    uint64_t qstart, uint64_t *qend);
 

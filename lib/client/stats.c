@@ -39,6 +39,8 @@ static struct {
 	uint64_t	 migrations;	/* the server moved the session */
 	uint64_t	 mapped_out;	/* mapped memory's bytes pushed */
 	uint64_t	 mapped_in;	/* and fetched or pulled */
+	uint64_t	 mapped_fetches;	/* blocks fetched when touched */
+	uint64_t	 mapped_pre;	/* bytes prefetched beside a wait */
 	uint64_t	 start;
 	pid_t		 pid;		/* a forked child writes nothing */
 	int		 writer;	/* this process writes GLEAM_STATS */
@@ -160,6 +162,19 @@ stats_mapped(uint64_t out, uint64_t in)
 	pthread_mutex_lock(&st_lock);
 	st.mapped_out += out;
 	st.mapped_in += in;
+	pthread_mutex_unlock(&st_lock);
+}
+
+/* A block fetched when the host touched it (fetched 0), or n bytes
+ * brought beside a synchronization (fetched 1: the prefetch). */
+void
+stats_mapped_fetch(int prefetched, uint64_t n)
+{
+	pthread_mutex_lock(&st_lock);
+	if (prefetched)
+		st.mapped_pre += n;
+	else
+		st.mapped_fetches++;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -362,6 +377,10 @@ stats_write(void)
 	yw_uint(w, st.mapped_out);
 	yw_key(w, "mapped_bytes_fetched");
 	yw_uint(w, st.mapped_in);
+	yw_key(w, "mapped_fetches");
+	yw_uint(w, st.mapped_fetches);
+	yw_key(w, "mapped_bytes_prefetched");
+	yw_uint(w, st.mapped_pre);
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

@@ -561,6 +561,35 @@ run_prog() {
 	done
 }
 
+@test "pinread: page-locked memory read after each sync comes beside the sync (GLEAM_MAPPED_PREFETCH)" {
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k pinread
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "pinread: ok" ]
+		[ "$(grep -c ': ok' <<<"$output")" -eq 5 ]
+		local on=$output
+		GLEAM_MAPPED_PREFETCH=0 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k pinread
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		GLEAM_SYNC=1 run_prog $k pinread
+		[ "$output" = "$on" ]
+		# Off: each of the 101 reads after a sync fetches its block, a
+		# round trip.  On: only the 10 after a stream's sync while the
+		# other stream's kernel may still write; the other 91 blocks came
+		# beside their syncs, and the bytes moved are the same.
+		grep -qx 'mapped_fetches: 101' "$BATS_TEST_TMPDIR/off.yaml"
+		grep -qx 'mapped_bytes_prefetched: 0' "$BATS_TEST_TMPDIR/off.yaml"
+		grep -qx 'mapped_fetches: 10' "$BATS_TEST_TMPDIR/on.yaml"
+		grep -qx 'mapped_bytes_prefetched: 372736' "$BATS_TEST_TMPDIR/on.yaml"
+		[ "$(grep '^mapped_bytes_fetched:' "$BATS_TEST_TMPDIR/on.yaml")" = \
+		    "$(grep '^mapped_bytes_fetched:' "$BATS_TEST_TMPDIR/off.yaml")" ]
+	done
+	GLEAM_MAPPED_PREFETCH=lots run_prog static pinread
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"GLEAM_MAPPED_PREFETCH=lots"*"ignored"* ]]
+	[ "${lines[-1]}" = "pinread: ok" ]
+}
+
 @test "registered host memory mapped for the device: kernel writes seen after a sync, host writes seen by the next kernel" {
 	for k in static shared; do
 		run_prog $k hostreg

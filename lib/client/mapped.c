@@ -1077,7 +1077,7 @@ prefetch_send(struct mpull *mp)
 	size_t max = io_max_payload(), b, e, len;
 	struct rpc_val in[5];
 	struct mpf *pf;
-	int i, cap = 0;
+	int i, k, cap = 0;
 
 	if (max > (4u << 20))
 		max = 4u << 20;
@@ -1103,32 +1103,44 @@ prefetch_send(struct mpull *mp)
 				e = b + 1;
 				continue;
 			}
-			if ((len = blk_len(t, b, e)) > budget)
-				return;
+			if ((len = blk_len(t, b, e)) > budget) {
+				budget = 0;
+				break;
+			}
 			if (mp->npf == cap) {
 				cap = cap ? 2 * cap : 4;
 				if ((pf = realloc(mp->pf, (size_t)cap *
-				    sizeof *pf)) == NULL)
-					return;
+				    sizeof *pf)) == NULL) {
+					budget = 0;
+					break;
+				}
 				mp->pf = pf;
 			}
-			pf = &mp->pf[mp->npf];
+			pf = &mp->pf[mp->npf++];
 			memset(pf, 0, sizeof *pf);
 			pf->map = i;
 			pf->b0 = b;
 			pf->b1 = e;
-			pf->w.beside = 1;
-			in[0].u = gobj_id(m->ctx);
-			in[1].u = 0;
-			in[2].u = 0;
-			in[3].u = m->dev + blk_off(t, b);
-			in[4].u = len;
-			if (rsend(R_MEM_DTOH, in, 0, &pf->w) != CUDA_SUCCESS)
-				return;
-			mp->npf++;
 			budget -= len;
 		}
 	}
+	/* Then sent: a waiter is linked while it waits, so the array no
+	 * longer moves. */
+	for (k = 0; k < mp->npf; k++) {
+		struct mapped *m;
+
+		pf = &mp->pf[k];
+		m = &maps[pf->map];
+		pf->w.beside = 1;
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = 0;
+		in[2].u = 0;
+		in[3].u = m->dev + blk_off(m->t, pf->b0);
+		in[4].u = blk_len(m->t, pf->b0, pf->b1);
+		if (rsend(R_MEM_DTOH, in, 0, &pf->w) != CUDA_SUCCESS)
+			break;
+	}
+	mp->npf = k;
 }
 
 /*

@@ -1088,8 +1088,11 @@ prefetch_send(struct mpull *mp)
 		if (t == NULL || !m->ctx->live)
 			continue;
 		for (b = 0; b < t->nblk && budget > 0; b = e) {
-			unsigned long wd = t->wr[b / LBITS] |
-			    (t->wall ? t->hot[b / LBITS] : 0);
+			/* hot changes in the fault handler, under t's lock
+			 * alone. */
+			unsigned long wd = t->wr[b / LBITS] | (t->wall ?
+			    __atomic_load_n(&t->hot[b / LBITS],
+			    __ATOMIC_ACQUIRE) : 0);
 
 			if (b % LBITS == 0 && wd == 0) {
 				e = b + LBITS;

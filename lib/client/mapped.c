@@ -1230,10 +1230,11 @@ client_mapped_pull_begin(struct mpull *mp, uint16_t type,
 	}
 	mp->cover = writers_covered(type, cin);
 	mp->type = type;
-	if (cin != NULL) {
+	/* A context's synchronization has one field, a stream's two. */
+	if (cin != NULL && (type == R_STREAM_SYNC || type == R_CTX_SYNC))
 		mp->ctx = cin[0].u;
+	if (cin != NULL && type == R_STREAM_SYNC)
 		mp->sid = cin[1].u;
-	}
 	if (prefetch_ok(type, cin, mp->cover))
 		prefetch_send(mp);
 	/* map_lock stays held until the end: the buffers stay put. */

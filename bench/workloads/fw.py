@@ -426,8 +426,17 @@ class GgmlDecode(Work):
             root, "build", "cuda", "shared", "ggml"))
         if not os.access(exe, os.X_OK):
             raise FileNotFoundError("%s: not built (tests/cuda/build)" % exe)
+        # Through gleam-run -O only the first process writes the
+        # statistics (gleam-run(1)), and this one made no CUDA call: the
+        # program gets a file of its own beside it (bench/fw-steps reads
+        # it).
+        env = None
+        if os.environ.get("GLEAM_STATS"):
+            env = dict(os.environ)
+            env["GLEAM_STATS"] = os.environ["GLEAM_STATS"] + ".child"
+            env.pop("GLEAM_STATS_PID", None)
         r = subprocess.run([exe] + self.flags + ["-b", str(steps)],
-                           stdout=subprocess.PIPE,
+                           stdout=subprocess.PIPE, env=env,
                            stderr=subprocess.PIPE, text=True, timeout=600)
         if r.returncode != 0:
             tail = (r.stderr.strip().splitlines() or

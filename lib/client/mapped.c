@@ -868,25 +868,32 @@ writer_note(uint64_t ctx, uint64_t sid)
 	pw_n++;
 }
 
+/* Did the pull's wait (a stream's or a context's synchronization) wait
+ * for the work that pw[i] stands for? */
+static int
+pw_waited(const struct mpull *mp, int i)
+{
+	return pw[i].ctx == mp->ctx && (mp->type == R_CTX_SYNC ||
+	    pw[i].sid == mp->sid);
+}
+
 /*
- * With map_lock held: does the wait (type, in) cover every stream with
- * such work since the last full pull?  A stream's synchronization covers
- * its own stream, the context's its streams; the other waits (an
- * event's, a query that found the work done, a copy back: in NULL) are
- * taken to cover all, as they were before streams were told apart.
+ * With map_lock held: does the pull's wait cover every stream with such
+ * work since the last full pull?  The other waits (an event's, a query
+ * that found the work done, a copy back: type 0) are taken to cover all,
+ * as they were before streams were told apart.
  */
 static int
-writers_covered(uint16_t type, const struct rpc_val *in)
+writers_covered(const struct mpull *mp)
 {
 	int i;
 
-	if (in == NULL || (type != R_STREAM_SYNC && type != R_CTX_SYNC))
+	if (mp->type == 0)
 		return 1;
 	if (pw_over)
 		return 0;
 	for (i = 0; i < pw_n; i++)
-		if (pw[i].ctx != in[0].u || (type == R_STREAM_SYNC &&
-		    pw[i].sid != in[1].u))
+		if (!pw_waited(mp, i))
 			return 0;
 	return 1;
 }
@@ -894,13 +901,12 @@ writers_covered(uint16_t type, const struct rpc_val *in)
 /* With map_lock held, after a wait that did not cover them all: the
  * streams it waited for are done with. */
 static void
-writers_forget(uint16_t type, const struct rpc_val *in)
+writers_forget(const struct mpull *mp)
 {
 	int i, j;
 
 	for (i = j = 0; i < pw_n; i++)
-		if (pw[i].ctx != in[0].u || (type == R_STREAM_SYNC &&
-		    pw[i].sid != in[1].u))
+		if (!pw_waited(mp, i))
 			pw[j++] = pw[i];
 	pw_n = j;
 }
@@ -1053,11 +1059,10 @@ prefetch_limit(void)
  * final when the server reads them, right after the wait.
  */
 static int
-prefetch_ok(uint16_t type, const struct rpc_val *in, int cover)
+prefetch_ok(const struct mpull *mp)
 {
 	prefetch_limit();
-	return prefetch_max > 0 && pw_n > 0 && in != NULL && cover &&
-	    (type == R_STREAM_SYNC || type == R_CTX_SYNC);
+	return prefetch_max > 0 && pw_n > 0 && mp->type != 0 && mp->cover;
 }
 
 /* Is block b of t one to prefetch: not the host's, and a copy wrote it or
@@ -1228,14 +1233,16 @@ client_mapped_pull_begin(struct mpull *mp, uint16_t type,
 			break;
 		mp->idx[mp->n++] = i;
 	}
-	mp->cover = writers_covered(type, cin);
-	mp->type = type;
-	/* A context's synchronization has one field, a stream's two. */
-	if (cin != NULL && (type == R_STREAM_SYNC || type == R_CTX_SYNC))
+	/* The wait, where it is a stream's synchronization (two fields)
+	 * or a context's (one). */
+	if (cin != NULL && (type == R_STREAM_SYNC || type == R_CTX_SYNC)) {
+		mp->type = type;
 		mp->ctx = cin[0].u;
-	if (cin != NULL && type == R_STREAM_SYNC)
-		mp->sid = cin[1].u;
-	if (prefetch_ok(type, cin, mp->cover))
+		if (type == R_STREAM_SYNC)
+			mp->sid = cin[1].u;
+	}
+	mp->cover = writers_covered(mp);
+	if (prefetch_ok(mp))
 		prefetch_send(mp);
 	/* map_lock stays held until the end: the buffers stay put. */
 	return 1;
@@ -1304,13 +1311,8 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 	if (all && ok && mp->cover) {
 		map_pulled = mp->gen;
 		pw_n = pw_over = 0;
-	} else if (all && ok) {
-		struct rpc_val w[2];
-
-		w[0].u = mp->ctx;
-		w[1].u = mp->sid;
-		writers_forget(mp->type, w);
-	}
+	} else if (all && ok)
+		writers_forget(mp);
 	*qend = at;
 	pthread_mutex_unlock(&map_lock);
 	in_mapped = 0;

@@ -82,8 +82,9 @@ struct mpull {
 	struct mpf	*pf;
 	int		 npf;
 	int		 cover;		/* the wait covers every writer */
-	uint16_t	 type;		/* the wait's, and its context and */
-	uint64_t	 ctx, sid;	/* stream */
+	uint16_t	 type;		/* the wait: a stream's or context's
+					   synchronization (else 0), */
+	uint64_t	 ctx, sid;	/* its context and stream */
 };
 int		 client_mapped_pull_begin(struct mpull *, uint16_t type,
 		    const struct rpc_val *in);

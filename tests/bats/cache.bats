@@ -309,12 +309,7 @@ small() {
 	[[ "$output" == *"models: []}"* ]]
 	GLEAM_MODEL=llama-7b:q4 load_once
 	# Listed once the server has seen the client go.
-	local i
-	for i in $(seq 1 40); do
-		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
-		[[ "$output" == *"models: ['llama-7b:q4']}"* ]] && break
-		sleep 0.05
-	done
+	probe_until "models: ['llama-7b:q4']}" || true
 	[[ "$output" == *"models: ['llama-7b:q4']}"* ]] || { echo "$output"; cat "$SERVE_LOG"; false; }
 	# A bad name is not sent; the run goes on.
 	GLEAM_MODEL='bad name' load_once

@@ -801,12 +801,7 @@ run_prog() {
 	# vecadd's own session ends as its last bytes (BYE) reach the
 	# server, a moment after the program exits: the probe may see it
 	# still there at first; the killed one must be gone.
-	local i
-	for i in $(seq 1 40); do
-		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
-		[[ "$output" == *"nclients: 1"* ]] && break
-		sleep 0.05
-	done
+	probe_until "nclients: 1" || true
 	[[ "$output" == *"nclients: 1"* ]]
 }
 

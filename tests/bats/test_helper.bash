@@ -51,6 +51,19 @@ wait_for() {
 	grep -q -- "$pat" "$file" 2>/dev/null
 }
 
+# probe_until TEXT: asks the server at SERVE_ADDR (gleam-probe's YAML)
+# until its answer holds TEXT, 40 times 0.05 s apart; fails if none did.
+# The last answer stays in $output.
+probe_until() {
+	local i
+	for ((i = 0; i < 40; i++)); do
+		run -0 "$GLEAM_BIN/gleam-probe" -t 0 -N 1 -o yaml "$SERVE_ADDR"
+		[[ "$output" == *"$1"* ]] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # serve_start [ARGS...]: starts gleam-serve in the foreground on a free
 # port, its standard input SERVE_IN (/dev/null); sets SERVE_PID,
 # SERVE_PORT, SERVE_ADDR and SERVE_LOG.  A -c in ARGS comes after the

@@ -336,6 +336,7 @@ void		 stats_call(uint16_t type, int oneway, int beside);
 void		 stats_sync(uint16_t, uint64_t);
 void		 stats_local_sync(void);
 void		 stats_bytes(uint64_t out, uint64_t in);
+void		 stats_batch(void);
 void		 stats_saved(uint64_t);
 void		 stats_mapped(uint64_t out, uint64_t in);
 void		 stats_mapped_fetch(int prefetched, uint64_t n);

@@ -898,6 +898,8 @@ io_sent(struct io *io)
 		pthread_mutex_unlock(&tlock);
 	}
 	stats_bytes(io->wlen, 0);
+	if (!io->resend && io->out.len > 0)
+		stats_batch();
 	io->resend = 0;
 	io->out.len = 0;
 	io->off = io->wlen = 0;

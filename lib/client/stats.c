@@ -24,6 +24,7 @@ static struct {
 	uint64_t	 rt_ns[RPC_NCALLS];	/* and the time they waited */
 	uint64_t	 round_trips;	/* calls that waited for a reply */
 	uint64_t	 one_way;	/* calls that did not */
+	uint64_t	 batches;	/* writes of requests to the connection */
 	uint64_t	 syncs;		/* synchronizations the program asked for */
 	uint64_t	 local_syncs;	/* of which answered here: stream idle */
 	uint64_t	 bytes_out, bytes_in;
@@ -101,6 +102,15 @@ stats_bytes(uint64_t out, uint64_t in)
 	pthread_mutex_lock(&st_lock);
 	st.bytes_out += out;
 	st.bytes_in += in;
+	pthread_mutex_unlock(&st_lock);
+}
+
+/* A batch of requests went out, one write of the connection's. */
+void
+stats_batch(void)
+{
+	pthread_mutex_lock(&st_lock);
+	st.batches++;
 	pthread_mutex_unlock(&st_lock);
 }
 
@@ -332,6 +342,7 @@ stats_write(void)
 		} u[] = {
 			{ "round_trips", st.round_trips },
 			{ "one_way", st.one_way },
+			{ "batches", st.batches },
 			{ "synchronizations", st.syncs },
 			{ "local_syncs", st.local_syncs },
 			{ NULL, 0 },	/* round_trips_per_sync */

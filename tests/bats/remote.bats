@@ -363,6 +363,15 @@ run_prog() {
 	[ "$a" -gt 0 ] && [ $((a * 10)) -le "$s" ]
 	grep -Eq '^one_way: [1-9][0-9]*$' "$BATS_TEST_TMPDIR/a.yaml"
 	grep -q '^one_way: 0$' "$BATS_TEST_TMPDIR/s.yaml"
+	# batches: each request in one, the one-way ones often several to
+	# a write; a synchronous call is a write of its own.
+	local ab aw sb
+	ab=$(sed -n 's/^batches: //p' "$BATS_TEST_TMPDIR/a.yaml")
+	aw=$(sed -n 's/^one_way: //p' "$BATS_TEST_TMPDIR/a.yaml")
+	sb=$(sed -n 's/^batches: //p' "$BATS_TEST_TMPDIR/s.yaml")
+	echo "batches: $ab for $a round trips and $aw one-way calls; $sb synchronous"
+	[ "$ab" -gt 0 ] && [ "$ab" -le $((a + aw)) ]
+	[ "$sb" -ge "$s" ]
 }
 
 @test "compressed bulk copies: identical results, fewer bytes sent" {

@@ -56,6 +56,7 @@ rc_sticky(CUresult rc)
 void stats_call(uint16_t type, int oneway, int beside) { }
 void stats_sync(uint16_t type, uint64_t ns) { }
 void stats_bytes(uint64_t out, uint64_t in) { }
+void stats_batch(void) { }
 void stats_saved(uint64_t n) { }
 void stats_drop(void) { }
 void stats_resume_end(uint64_t ns, uint64_t resent, int ok) { }

@@ -6,6 +6,7 @@
  * hook, and comes back here after a call that waited for the device.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "client.h"
 #include "diag.h"
@@ -25,16 +26,28 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	int pull;
 
 	*keep = NULL;
-	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS)
-		return rc;
 	/*
 	 * The host waits for the device: mapped memory shows its writes.
-	 * The pull goes with the call, read by the server after it.  A
-	 * copy back (RPC_F_TO_HOST) is its caller's to pull (copy.c's
-	 * device-to-host copies do, with their last piece).
+	 * The pull goes with the call, read by the server after it, but
+	 * for a stream's synchronization the blocks it prefetches, which go
+	 * ahead as copies in the stream.  A copy back (RPC_F_TO_HOST) is
+	 * its caller's to pull (copy.c's device-to-host copies do, with
+	 * their last piece).
 	 */
 	pull = d != NULL && (d->flags & (RPC_F_WAITS | RPC_F_POLLS)) &&
-	    !(d->flags & RPC_F_TO_HOST) && client_mapped_pull_begin(&mp, type, in);
+	    !(d->flags & RPC_F_TO_HOST);
+	memset(&mp, 0, sizeof mp);
+	if (pull)
+		(void)client_mapped_pull_ahead(&mp, type, in);
+	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS) {
+		if (mp.begun)
+			client_mapped_pull_end(&mp, 0, 0, &mark);
+		return rc;
+	}
+	if (mp.begun)
+		client_mapped_pull_beside(&mp);
+	else
+		pull = pull && client_mapped_pull_begin(&mp, type, in);
 	rc = rwait(&w, out, keep);
 	mark = w.qend;
 	if (pull)

@@ -151,7 +151,8 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  * capture as holding a cooperative launch (graph.c: no one-way update of
  * its graph); capture_saw takes a call's answer
  * (a capture error spoils the captures of c); capture_busy says whether
- * stream sid captures; capture_forget drops a destroyed stream.
+ * stream sid captures, capture_any whether any stream does;
+ * capture_forget drops a destroyed stream.
  */
 CUresult	 capture_gate(void);
 CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
@@ -162,6 +163,7 @@ void		 capture_special(uint64_t sid);
 void		 capture_wait(struct gevent *, uint64_t sid);
 void		 capture_saw(struct gctx *c, CUresult);
 int		 capture_busy(uint64_t sid);
+int		 capture_any(void);
 void		 capture_forget(struct gstream *);
 
 /*

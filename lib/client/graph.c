@@ -86,6 +86,18 @@ cap_end(struct gcap *cp)
 	free(cp);
 }
 
+int
+capture_any(void)
+{
+	int i, any = 0;
+
+	pthread_mutex_lock(&cap_lock);
+	for (i = 0; i < CAP_MAX && !any; i++)
+		any = cap_live[i] != NULL;
+	pthread_mutex_unlock(&cap_lock);
+	return any;
+}
+
 /* Is any capture of c on a blocking stream (cap_lock held)? */
 static int
 cap_blocking(struct gctx *c, int spoil)

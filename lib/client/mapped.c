@@ -94,8 +94,10 @@
  * prefetches, beside it, the blocks a copy wrote and those the host
  * touched since the previous one (hot), up to GLEAM_MAPPED_PREFETCH
  * bytes: they stay stale but marked pf, and the host's first touch makes
- * them clean with no fetch.  One that covers only some streams leaves
- * the marks (wall, wr) for the next.
+ * them clean with no fetch.  For a stream's synchronization the
+ * prefetch's copies go just ahead of it, in that stream (pull_ahead), so
+ * that they follow the stream's work on the GPU.  One that covers only
+ * some streams leaves the marks (wall, wr) for the next.
  *
  * The device side comes back only if device work that could have
  * written it was sent since it last came back (map_gen).  GLEAM_MAPPED_MAX
@@ -1090,7 +1092,10 @@ prefetch_send(struct mpull *mp)
 		struct mapped *m = &maps[i];
 		struct track *t = m->t;
 
-		if (t == NULL || !m->ctx->live)
+		/* Ahead, a copy in the stream: the stream's context's
+		 * buffers only (another's are fetched when touched). */
+		if (t == NULL || !m->ctx->live ||
+		    (mp->ahead && gobj_id(m->ctx) != mp->ctx))
 			continue;
 		for (b = 0; b < t->nblk && budget > 0; b = e) {
 			/* hot changes in the fault handler, under t's lock
@@ -1141,8 +1146,9 @@ prefetch_send(struct mpull *mp)
 		m = &maps[pf->map];
 		pf->w.beside = 1;
 		in[0].u = gobj_id(m->ctx);
-		in[1].u = 0;
-		in[2].u = 0;
+		/* Ahead of a stream's synchronization: in that stream. */
+		in[1].u = mp->ahead ? mp->sid : 0;
+		in[2].u = mp->ahead;
 		in[3].u = m->dev + blk_off(m->t, pf->b0);
 		in[4].u = blk_len(m->t, pf->b0, pf->b1);
 		if (rsend(R_MEM_DTOH, in, 0, &pf->w) != CUDA_SUCCESS)
@@ -1185,13 +1191,13 @@ prefetch_take(struct mpf *pf, int ok, uint64_t *at)
 	*at = pf->w.qstart == *at ? pf->w.qend : 0;
 }
 
-int
-client_mapped_pull_begin(struct mpull *mp, uint16_t type,
-    const struct rpc_val *cin)
+/*
+ * The pull's start: map_lock taken and the host's writes pushed.  0 (and
+ * nothing held) where nothing is to pull: no device work since the last.
+ */
+static int
+pull_start(struct mpull *mp)
 {
-	struct rpc_val in[5];
-	int i, n;
-
 	memset(mp, 0, sizeof *mp);
 	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped)
 		return 0;
@@ -1205,12 +1211,65 @@ client_mapped_pull_begin(struct mpull *mp, uint16_t type,
 		in_mapped = 0;
 		return 0;
 	}
+	return 1;
+}
+
+/* The wait, where it is a stream's synchronization (two fields) or a
+ * context's (one); whether it covers every writer. */
+static void
+pull_wait(struct mpull *mp, uint16_t type, const struct rpc_val *cin)
+{
+	if (cin != NULL && (type == R_STREAM_SYNC || type == R_CTX_SYNC)) {
+		mp->type = type;
+		mp->ctx = cin[0].u;
+		if (type == R_STREAM_SYNC)
+			mp->sid = cin[1].u;
+	}
+	mp->cover = writers_covered(mp);
+}
+
+int
+client_mapped_pull_ahead(struct mpull *mp, uint16_t type,
+    const struct rpc_val *cin)
+{
+	memset(mp, 0, sizeof *mp);
+	if (type != R_STREAM_SYNC || cin == NULL || capture_any())
+		return 0;
+	prefetch_limit();
+	if (prefetch_max == 0 || !pull_start(mp))
+		return 0;
+	pull_wait(mp, type, cin);
+	if (!prefetch_ok(mp)) {
+		/* Nothing to send ahead: the pull goes beside the call. */
+		pthread_mutex_unlock(&map_lock);
+		in_mapped = 0;
+		memset(mp, 0, sizeof *mp);
+		return 0;
+	}
+	mp->begun = mp->ahead = 1;
+	prefetch_send(mp);
+	return 1;
+}
+
+/* With the pull started: the registered buffers, then the wait's
+ * prefetch unless it went ahead.  0: not begun after all. */
+static int
+pull_rest(struct mpull *mp, uint16_t type, const struct rpc_val *cin)
+{
+	struct rpc_val in[5];
+	int i, n;
+
 	for (i = n = 0; i < nmaps; i++)
 		n += maps[i].t == NULL;
 	if (n > 0 && ((mp->w = calloc((size_t)n, sizeof *mp->w)) == NULL ||
 	    (mp->idx = calloc((size_t)n, sizeof *mp->idx)) == NULL)) {
 		free(mp->w);
 		mp->w = NULL;
+		if (mp->begun) {
+			/* Begun: ended by pull_end, these left for later. */
+			mp->noreg = 1;
+			return 1;
+		}
 		pthread_mutex_unlock(&map_lock);
 		in_mapped = 0;
 		return 0;
@@ -1233,19 +1292,27 @@ client_mapped_pull_begin(struct mpull *mp, uint16_t type,
 			break;
 		mp->idx[mp->n++] = i;
 	}
-	/* The wait, where it is a stream's synchronization (two fields)
-	 * or a context's (one). */
-	if (cin != NULL && (type == R_STREAM_SYNC || type == R_CTX_SYNC)) {
-		mp->type = type;
-		mp->ctx = cin[0].u;
-		if (type == R_STREAM_SYNC)
-			mp->sid = cin[1].u;
+	if (!mp->begun) {
+		pull_wait(mp, type, cin);
+		if (prefetch_ok(mp))
+			prefetch_send(mp);
 	}
-	mp->cover = writers_covered(mp);
-	if (prefetch_ok(mp))
-		prefetch_send(mp);
+	mp->begun = 1;
 	/* map_lock stays held until the end: the buffers stay put. */
 	return 1;
+}
+
+int
+client_mapped_pull_begin(struct mpull *mp, uint16_t type,
+    const struct rpc_val *cin)
+{
+	return pull_start(mp) && pull_rest(mp, type, cin);
+}
+
+void
+client_mapped_pull_beside(struct mpull *mp)
+{
+	(void)pull_rest(mp, mp->type, NULL);
 }
 
 void
@@ -1253,9 +1320,9 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
     uint64_t *qend)
 {
 	struct rpc_val out[1];
-	uint64_t at = qstart;
+	uint64_t at = qstart, before = 0;
 	void *keep;
-	int i, all = 1;
+	int i, all = !mp->noreg;
 
 	for (i = 0; i < mp->n; i++) {
 		struct mapped *m = &maps[mp->idx[i]];
@@ -1305,9 +1372,10 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 		memset(t->wr, 0, (t->nblk + LBITS - 1) / LBITS *
 		    sizeof(unsigned long));
 	}
-	/* Sent after the registered buffers' requests, in this order. */
+	/* Sent after the registered buffers' requests, in this order, or
+	 * before the call (ahead: not in the run of replies after it). */
 	for (i = 0; i < mp->npf; i++)
-		prefetch_take(&mp->pf[i], ok, &at);
+		prefetch_take(&mp->pf[i], ok, mp->ahead ? &before : &at);
 	if (all && ok && mp->cover) {
 		map_pulled = mp->gen;
 		pw_n = pw_over = 0;
@@ -1323,6 +1391,7 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 	mp->idx = NULL;
 	mp->pf = NULL;
 	mp->npf = 0;
+	mp->begun = mp->ahead = mp->noreg = 0;
 }
 
 /* With map_lock held: room for one more buffer within the limits. */

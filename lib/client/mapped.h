@@ -68,6 +68,13 @@ int		 mapped_describe(CUdeviceptr p, struct alloc *a,
  * wrote, and those the host looked at after the last one, where every
  * call that may have written them since the last pull went to the stream
  * or context waited for).  type and in are the call's (0: no prefetch).
+ * For a stream's synchronization, client_mapped_pull_ahead, called
+ * before the call is sent, sends the prefetch ahead of it as copies in
+ * that stream: the server's copy follows the stream's work on the GPU
+ * instead of starting once the wait is over.  Its 1 means the pull has
+ * begun: client_mapped_pull_beside, after the call, sends the rest in
+ * place of client_mapped_pull_begin, and client_mapped_pull_end ends it,
+ * whatever became of the call.
  */
 struct mpf {
 	struct rwait	 w;
@@ -85,9 +92,15 @@ struct mpull {
 	uint16_t	 type;		/* the wait: a stream's or context's
 					   synchronization (else 0), */
 	uint64_t	 ctx, sid;	/* its context and stream */
+	int		 begun;		/* map_lock held: pull_ahead began it */
+	int		 ahead;		/* the prefetch went before the call */
+	int		 noreg;		/* registered buffers not pulled */
 };
+int		 client_mapped_pull_ahead(struct mpull *, uint16_t type,
+		    const struct rpc_val *in);
 int		 client_mapped_pull_begin(struct mpull *, uint16_t type,
 		    const struct rpc_val *in);
+void		 client_mapped_pull_beside(struct mpull *);
 void		 client_mapped_pull_end(struct mpull *, int ok,
 		    uint64_t qstart, uint64_t *qend);
 

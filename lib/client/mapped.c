@@ -110,6 +110,8 @@
 
 struct track {
 	uintptr_t	 lo, hi;	/* the program's view */
+	size_t		 own;		/* of it the program's bytes (the rest
+					   rounds it to pages): what moves */
 	uint8_t		*back;		/* the library's view */
 	unsigned	 shift;		/* a block is 1 << shift bytes */
 	size_t		 nblk;
@@ -220,10 +222,11 @@ blk_off(const struct track *t, size_t b)
 	return b << t->shift;
 }
 
+/* The bytes of blocks [b0, b1) that move: the program's. */
 static size_t
 blk_len(const struct track *t, size_t b0, size_t b1)
 {
-	size_t end = blk_off(t, b1), len = t->hi - t->lo;
+	size_t end = blk_off(t, b1), len = t->own;
 
 	return (end < len ? end : len) - blk_off(t, b0);
 }
@@ -246,7 +249,11 @@ fault_die(const char *why)
 static void
 blk_protect(struct track *t, size_t b0, size_t b1, int prot)
 {
-	if (mprotect((void *)(t->lo + blk_off(t, b0)), blk_len(t, b0, b1),
+	size_t end = blk_off(t, b1);
+
+	if (end > t->hi - t->lo)
+		end = t->hi - t->lo;	/* whole pages, own or not */
+	if (mprotect((void *)(t->lo + blk_off(t, b0)), end - blk_off(t, b0),
 	    prot) == -1)
 		fault_die("mprotect failed (too many mappings? see "
 		    "vm.max_map_count)");
@@ -1465,7 +1472,7 @@ track_map(uintptr_t want, size_t len, uint8_t **back, int *fixed)
 }
 
 static struct track *
-track_new(uintptr_t lo, size_t len, uint8_t *back)
+track_new(uintptr_t lo, size_t len, size_t own, uint8_t *back)
 {
 	struct track *t;
 	size_t words;
@@ -1474,6 +1481,7 @@ track_new(uintptr_t lo, size_t len, uint8_t *back)
 		return NULL;
 	t->lo = lo;
 	t->hi = lo + len;
+	t->own = own > 0 && own < len ? own : len;
 	t->back = back;
 	t->shift = BLK_SHIFT;
 	while (((len + ((size_t)1 << t->shift) - 1) >> t->shift) > BLK_MAX)
@@ -1563,7 +1571,7 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 	m.managed = managed;
 	m.preferred = m.prefetched = -2;
 	m.flags = flags;
-	if ((m.t = track_new((uintptr_t)p, len, back)) == NULL ||
+	if ((m.t = track_new((uintptr_t)p, len, size, back)) == NULL ||
 	    (!m.fixed && mem_add((uintptr_t)p, size, m.ctx, 1, flags) == -1)) {
 		track_free(m.t);
 		munmap(p, len);

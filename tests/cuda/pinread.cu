@@ -3,8 +3,9 @@
 // it (cudaMemcpyAsync) and a kernel writing it through its host pointer,
 // each followed by a stream synchronization and the host's read, 40
 // rounds each; then two streams writing one buffer, one synchronized, and
-// the other.  Prints what the host read (checksums), so that a local run
-// and a remote one compare.  Through Gleam such memory is mapped memory
+// the other; then a 4-byte buffer written by copies, 10 rounds.  Prints
+// what the host read (checksums), so that a local run and a remote one
+// compare.  Through Gleam such memory is mapped memory
 // (gleam-client(7)) whose blocks the synchronization brings back beside
 // it: tests/bats/remote.bats counts the round trips with and without
 // GLEAM_MAPPED_PREFETCH.
@@ -99,6 +100,23 @@ main(void)
 	for (int i = 0; i < W; i++)
 		bad += h[768 + i] != (i < W / 2 ? 5000u ^ (unsigned)i : 77u);
 	printf("host then kernel: %s\n", bad ? "WRONG" : "ok");
+
+	// A 4-byte buffer, as llama.cpp's token: a copy into it, then the
+	// host reads.  Through Gleam only its 4 bytes cross, not its page.
+	unsigned *t4;
+	CK(cudaMallocHost(&t4, sizeof *t4));
+	bad = 0;
+	for (int r = 0; r < ROUNDS / 4; r++) {
+		set_u32<<<1, W, 0, a>>>(d, 6000u + (unsigned)r, W);
+		CK(cudaGetLastError());
+		CK(cudaMemcpyAsync(t4, d + 1, sizeof *t4,
+		    cudaMemcpyDeviceToHost, a));
+		CK(cudaStreamSynchronize(a));
+		bad += *t4 != ((6000u + (unsigned)r) ^ 1u);
+		sum = sum * 16777619u ^ *t4;
+	}
+	printf("small buffer: %s %08x\n", bad ? "WRONG" : "ok", sum);
+	CK(cudaFreeHost(t4));
 
 	CK(cudaFreeHost(h));
 	CK(cudaFree(d));

@@ -1240,7 +1240,10 @@ client_mapped_pull_ahead(struct mpull *mp, uint16_t type,
     const struct rpc_val *cin)
 {
 	memset(mp, 0, sizeof *mp);
-	if (type != R_STREAM_SYNC || cin == NULL || capture_any())
+	/* Cheap tests first: this runs at every stream synchronization. */
+	if (type != R_STREAM_SYNC || cin == NULL ||
+	    !__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped ||
+	    capture_any())
 		return 0;
 	prefetch_limit();
 	if (prefetch_max == 0 || !pull_start(mp))

@@ -175,8 +175,8 @@ stats_mapped(uint64_t out, uint64_t in)
 	pthread_mutex_unlock(&st_lock);
 }
 
-/* A block fetched when the host touched it (fetched 0), or n bytes
- * brought beside a synchronization (fetched 1: the prefetch). */
+/* A block fetched when the host touched it (prefetched 0), or n bytes
+ * brought beside a synchronization (prefetched 1). */
 void
 stats_mapped_fetch(int prefetched, uint64_t n)
 {

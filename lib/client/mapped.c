@@ -1245,8 +1245,8 @@ client_mapped_pull_ahead(struct mpull *mp, uint16_t type,
 	    !__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE) || in_mapped ||
 	    capture_any())
 		return 0;
-	prefetch_limit();
-	if (prefetch_max == 0 || !pull_start(mp))
+	/* (prefetch_ok reads GLEAM_MAPPED_PREFETCH under map_lock.) */
+	if (!pull_start(mp))
 		return 0;
 	pull_wait(mp, type, cin);
 	if (!prefetch_ok(mp)) {

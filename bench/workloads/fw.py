@@ -428,12 +428,14 @@ class GgmlDecode(Work):
             raise FileNotFoundError("%s: not built (tests/cuda/build)" % exe)
         # Through gleam-run -O only the first process writes the
         # statistics (gleam-run(1)), and this one made no CUDA call: the
-        # program gets a file of its own beside it (bench/fw-steps reads
-        # it).
+        # program gets a file of its own beside it, named for the
+        # workload so that a group's second does not overwrite its first
+        # (bench/fw-steps reads it).
         env = None
         if os.environ.get("GLEAM_STATS"):
             env = dict(os.environ)
-            env["GLEAM_STATS"] = os.environ["GLEAM_STATS"] + ".child"
+            env["GLEAM_STATS"] = "%s.%s.child" % (
+                os.environ["GLEAM_STATS"], self.name)
             env.pop("GLEAM_STATS_PID", None)
         r = subprocess.run([exe] + self.flags + ["-b", str(steps)],
                            stdout=subprocess.PIPE, env=env,
@@ -473,6 +475,7 @@ GROUPS = {
 
 def run(name, cls):
     w = cls()
+    w.name = name
     steps = max(1, int(round(w.steps * SCALE)))
     item = {"name": name, "steps": 0, "seconds": 0.0, "bytes_per_step": 0,
             "syncs_per_step": w.syncs_per_step, "error": None}

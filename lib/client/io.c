@@ -115,6 +115,35 @@ static int		 rlost;		/* rstate left R_UP (atomic) */
 #define IO_LINGER_NS	(200ull * 1000)		/* polling after activity */
 
 /*
+ * The step hold.  A decode loop queues a few one-way calls (a copy in, a
+ * graph's launch, a copy out) and, microseconds later, a wait (a stream
+ * synchronization).  Sent as they come, the step leaves in two or three
+ * writes, and on a link whose delay varies from packet to packet (Wi-Fi)
+ * the wait's reply comes as late as the latest of them.  Where round trips
+ * are long (the shortest seen at least HOLD_RTT_NS) and the steps' waits
+ * have followed their first one-way call within a short time (twice it at
+ * most HOLD_MAX_NS and an eighth of the round trip), the I/O thread holds
+ * a cycle's one-way calls until its wait is queued, HOLD_BYTES are
+ * waiting, or twice that time has passed: the step leaves as one write,
+ * its work starting on the GPU at most that much later.  GLEAM_HOLD=0
+ * never holds, 2 holds whatever the link (tests), 1 (default) as above.
+ */
+#define HOLD_RTT_NS	(200ull * 1000)
+#define HOLD_MAX_NS	(100ull * 1000)
+#define HOLD_MIN_NS	(20ull * 1000)		/* a hold, at least */
+#define HOLD_BYTES	(64u << 10)
+#define HOLD_LEARN	4			/* cycles seen before holding */
+static int		 hold_mode = 1;	/* GLEAM_HOLD */
+static uint64_t		 cyc_t0;	/* the cycle's first one-way call */
+static uint64_t		 gap_ns;	/* first call to wait, decaying max */
+static unsigned		 gap_seen;	/* cycles that ended in a wait */
+static uint64_t		 rt_min_ns;	/* the shortest round trip */
+static uint64_t		 rt_session;	/* io_session() it was seen in */
+static int		 sendq_flush;	/* a wait (or BYE) is in the queue */
+static uint64_t		 hold_until;	/* the I/O thread holds until then */
+static uint64_t		 hold_len(void);
+
+/*
  * Idle streams (ridle_set), a few at once: XLA synchronizes its compute
  * and transfer streams one after another.  An entry holds while what was
  * queued since its mark is no stream's work (idle_keep).
@@ -788,13 +817,23 @@ io_take(struct io *io)
 	/* What the server acknowledged leaves the ring; a batch must fit. */
 	if (resume_ns > 0)
 		(void)keep_ack(&rkeep, rconn.ch.peer_ack);
-	if (io->off == io->wlen && sendq.len > 0 && (resume_ns == 0 ||
+	/* The step hold: what is queued waits for its cycle's wait. */
+	hold_until = 0;
+	if (io->off == io->wlen && sendq.len > 0) {
+		uint64_t len = hold_len();
+
+		if (len > 0 && now_ns() < cyc_t0 + len)
+			hold_until = cyc_t0 + len;
+	}
+	if (hold_until == 0 && io->off == io->wlen && sendq.len > 0 &&
+	    (resume_ns == 0 ||
 	    sendq.len <= keep_room(&rkeep))) {
 		struct pw t = io->out;
 
 		io->out = sendq;
 		sendq = t;
 		sendq.len = 0;
+		sendq_flush = 0;
 		taken += io->out.len;
 		io->t0 = now_ns();
 		io->waited = 0;
@@ -920,16 +959,30 @@ static int
 io_poll(struct io *io)
 {
 	struct pollfd pf[2];
-	uint64_t v;
+	struct timespec ts, *tp = NULL;
+	uint64_t v, until, t;
 	int n;
 
 	pf[0].fd = rconn.fd;
 	pf[0].events = POLLIN | (io->off < io->wlen ? POLLOUT : 0);
 	pf[1].fd = evfd;
 	pf[1].events = POLLIN;
-	if ((n = poll(pf, 2, spin_ok && (__atomic_load_n(&nspinning,
-	    __ATOMIC_ACQUIRE) > 0 || now_ns() - io->last_io <
-	    IO_LINGER_NS) ? 0 : -1)) == -1) {
+	/* The I/O thread's own, set by io_take under tlock. */
+	pthread_mutex_lock(&tlock);
+	until = hold_until;
+	pthread_mutex_unlock(&tlock);
+	if (spin_ok && (__atomic_load_n(&nspinning, __ATOMIC_ACQUIRE) > 0 ||
+	    now_ns() - io->last_io < IO_LINGER_NS)) {
+		ts.tv_sec = ts.tv_nsec = 0;
+		tp = &ts;
+	} else if (until != 0) {
+		t = now_ns();
+		t = until > t ? until - t : 0;
+		ts.tv_sec = (time_t)(t / 1000000000);
+		ts.tv_nsec = (long)(t % 1000000000);
+		tp = &ts;
+	}
+	if ((n = ppoll(pf, 2, tp, NULL)) == -1) {
 		if (errno == EINTR)
 			return 0;
 		io_lost(strerror(errno));
@@ -1403,6 +1456,70 @@ queue_room(size_t need)
 	return live() ? 0 : -1;
 }
 
+/*
+ * Under tlock, a frame just queued: a wait (flush) ends the step's cycle,
+ * a one-way call begins one.  Whether to wake the I/O thread: for the
+ * first frame in an empty queue, and while it holds, for what ends the
+ * hold.
+ */
+static int
+queue_note(int flush, int beside, int was_empty)
+{
+	uint64_t t, g;
+
+	if (hold_mode == 0)
+		return was_empty;
+	if (flush && !beside) {
+		sendq_flush = 1;
+		if (cyc_t0 != 0) {
+			t = now_ns();
+			g = t > cyc_t0 ? t - cyc_t0 : 0;
+			gap_ns = g >= gap_ns ? g : gap_ns - (gap_ns - g) / 8;
+			gap_seen++;
+			cyc_t0 = 0;
+		}
+	} else if (!flush && cyc_t0 == 0)
+		cyc_t0 = now_ns();
+	return was_empty || (hold_until != 0 && (sendq_flush ||
+	    sendq.len >= HOLD_BYTES));
+}
+
+/*
+ * Under tlock: how long the I/O thread holds what is queued (0: send it
+ * now), as the step hold above says.
+ */
+static uint64_t
+hold_len(void)
+{
+	uint64_t cap;
+
+	if (hold_mode == 0 || sendq_flush || cyc_t0 == 0 ||
+	    sendq.len >= HOLD_BYTES || sync_mode)
+		return 0;
+	if (hold_mode == 2)
+		cap = HOLD_MAX_NS;
+	else {
+		if (rt_min_ns < HOLD_RTT_NS || rt_session != io_session() ||
+		    gap_seen < HOLD_LEARN)
+			return 0;
+		cap = rt_min_ns / 8 < HOLD_MAX_NS ? rt_min_ns / 8 :
+		    HOLD_MAX_NS;
+	}
+	if (2 * gap_ns > cap)
+		return 0;
+	return 2 * gap_ns > HOLD_MIN_NS ? 2 * gap_ns : HOLD_MIN_NS;
+}
+
+/* Under tlock: a round trip's time, queued to answered (rwait). */
+static void
+rt_seen(uint64_t ns)
+{
+	if (rt_session != io_session() || rt_min_ns == 0 || ns < rt_min_ns) {
+		rt_min_ns = ns;
+		rt_session = io_session();
+	}
+}
+
 /* Under tlock: the first frame in an empty queue wakes the I/O thread. */
 static void
 queue_wake(int was_empty)
@@ -1439,7 +1556,8 @@ queue_frame(uint16_t type, uint16_t flags, uint64_t id, const void *a,
 	if (blen > 0)
 		memcpy(p + PROTO_HDR_LEN + alen, b, blen);
 	queued += PROTO_HDR_LEN + alen + blen;
-	queue_wake(wake);
+	queue_wake(queue_note(type == MSG_BYE || !(flags & FL_ONEWAY), 0,
+	    wake));
 	return 0;
 }
 
@@ -1610,10 +1728,11 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 		w->qstart = q0;
 		w->qend = queued;
 		w->id = id;
+		w->tq = now_ns();
 		w->next = waiters;
 		waiters = w;
 	}
-	queue_wake(wake);
+	queue_wake(queue_note(w != NULL, beside, wake));
 	pthread_mutex_unlock(&tlock);
 	stats_call(type, w == NULL, beside);
 	return CUDA_SUCCESS;
@@ -1692,6 +1811,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 
 		if (w != NULL) {
 			w->id = id;
+			w->tq = now_ns();
 			w->next = waiters;
 			waiters = w;
 			w->qstart = q0;
@@ -1777,6 +1897,8 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		io_output_write();
 		return (CUresult)rc;
 	}
+	if (!w->beside && !w->detached)
+		rt_seen(now_ns() - w->tq);
 	if (deferred != CUDA_SUCCESS && !w->ahead) {
 		late = deferred;
 		late_d = rpc_lookup(deferred_type);
@@ -1917,6 +2039,11 @@ io_drain_at_exit(void)
 	if (resume_ns > 0 && live() && queue_frame(MSG_BYE, 0, 0, NULL, 0,
 	    NULL, 0) == 0)
 		__atomic_store_n(&rbye, 1, __ATOMIC_RELEASE);
+	/* Nothing held back now. */
+	if (sendq.len > 0 && hold_until != 0) {
+		sendq_flush = 1;
+		queue_wake(1);
+	}
 	while (live() && (sendq.len > 0 || io_busy ||
 	    rstate == R_RESUMING) && now_ns() < until) {
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -2088,6 +2215,12 @@ io_start(const char *host, int port, const struct auth_key *kp)
 		spin_ok = *s == '1';
 	if ((s = getenv("GLEAM_SYNC")) != NULL && strcmp(s, "1") == 0)
 		sync_mode = 1;
+	if ((s = getenv("GLEAM_HOLD")) != NULL && *s != '\0') {
+		if (s[0] >= '0' && s[0] <= '2' && s[1] == '\0')
+			hold_mode = s[0] - '0';
+		else
+			log_warn("GLEAM_HOLD=%s: not 0, 1 or 2; 1 it is", s);
+	}
 	if ((s = getenv("GLEAM_ZSTD")) != NULL && (strcmp(s, "0") == 0 ||
 	    strcmp(s, "1") == 0))
 		zmode = *s - '0';

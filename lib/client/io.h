@@ -59,6 +59,8 @@ struct rwait {
 	/* Set by rsend: the send queue's count of bytes before and after
 	 * the call was queued (see ridle_set). */
 	uint64_t	 qstart, qend;
+	/* Set by rsend: when it was queued (the round trip's start). */
+	uint64_t	 tq;
 	/* Set by the I/O thread: host-function notices received before
 	 * the reply (hostcb_mark). */
 	uint64_t	 hmark;

@@ -126,7 +126,8 @@ static int		 rlost;		/* rstate left R_UP (atomic) */
  * a cycle's one-way calls until its wait is queued, HOLD_BYTES are
  * waiting, or twice that time has passed: the step leaves as one write,
  * its work starting on the GPU at most that much later.  GLEAM_HOLD=0
- * never holds, 2 holds whatever the link (tests), 1 (default) as above.
+ * never holds, 2 holds for HOLD_MAX_NS whatever the link and the gap
+ * (tests), 1 (default) as above.
  */
 #define HOLD_RTT_NS	(200ull * 1000)
 #define HOLD_MAX_NS	(100ull * 1000)
@@ -1497,7 +1498,7 @@ hold_len(void)
 	    sendq.len >= HOLD_BYTES || sync_mode)
 		return 0;
 	if (hold_mode == 2)
-		cap = HOLD_MAX_NS;
+		return HOLD_MAX_NS;	/* whatever the steps' gap */
 	else {
 		if (rt_min_ns < HOLD_RTT_NS || rt_session != io_session() ||
 		    gap_seen < HOLD_LEARN)

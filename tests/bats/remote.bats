@@ -374,6 +374,28 @@ run_prog() {
 	[ "$sb" -ge "$s" ]
 }
 
+@test "the step hold: a step's one-way calls leave with its wait (GLEAM_HOLD=2), the same output as without (GLEAM_HOLD=0); a bad GLEAM_HOLD warned of" {
+	GLEAM_SPIN=1 GLEAM_HOLD=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/off.yaml" -- "$CUDA_BIN/static/pinread"
+	local off=$output
+	GLEAM_SPIN=1 GLEAM_HOLD=2 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/on.yaml" -- "$CUDA_BIN/static/pinread"
+	[ "$output" = "$off" ]
+	[ "${lines[-1]}" = "pinread: ok" ]
+	local rt ow b
+	rt=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/on.yaml")
+	ow=$(sed -n 's/^one_way: //p' "$BATS_TEST_TMPDIR/on.yaml")
+	b=$(sed -n 's/^batches: //p' "$BATS_TEST_TMPDIR/on.yaml")
+	echo "held: $b batches for $rt round trips and $ow one-way calls; not: $(sed -n 's/^batches: //p' "$BATS_TEST_TMPDIR/off.yaml")"
+	# pinread's 90 rounds of one-way calls, each followed by its
+	# synchronization: about a batch a round trip (129 here), a few more
+	# where a round's calls were more than 100 us apart; one-way calls
+	# sent as they come reach 175 more.
+	[ "$rt" -gt 90 ] && [ "$ow" -gt 150 ]
+	[ "$b" -gt 0 ] && [ "$b" -le $((rt + 40)) ]
+	GLEAM_HOLD=7 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/pinread"
+	[ "$output" = "$off" ]
+	[[ "$stderr" == *"GLEAM_HOLD=7: not 0, 1 or 2; 1 it is"* ]]
+}
+
 @test "compressed bulk copies: identical results, fewer bytes sent" {
 	GLEAM_ZSTD=0 run -0 --separate-stderr "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -O "$BATS_TEST_TMPDIR/raw.yaml" -- "$CUDA_BIN/shared/memcpy"
 	local raw=$output

@@ -968,10 +968,8 @@ io_poll(struct io *io)
 	pf[0].events = POLLIN | (io->off < io->wlen ? POLLOUT : 0);
 	pf[1].fd = evfd;
 	pf[1].events = POLLIN;
-	/* The I/O thread's own, set by io_take under tlock. */
-	pthread_mutex_lock(&tlock);
+	/* Written only by this thread (io_take): read without the lock. */
 	until = hold_until;
-	pthread_mutex_unlock(&tlock);
 	if (spin_ok && (__atomic_load_n(&nspinning, __ATOMIC_ACQUIRE) > 0 ||
 	    now_ns() - io->last_io < IO_LINGER_NS)) {
 		ts.tv_sec = ts.tv_nsec = 0;
@@ -2041,9 +2039,9 @@ io_drain_at_exit(void)
 	    NULL, 0) == 0)
 		__atomic_store_n(&rbye, 1, __ATOMIC_RELEASE);
 	/* Nothing held back now. */
-	if (sendq.len > 0 && hold_until != 0) {
+	if (sendq.len > 0) {
 		sendq_flush = 1;
-		queue_wake(1);
+		queue_wake(hold_until != 0);
 	}
 	while (live() && (sendq.len > 0 || io_busy ||
 	    rstate == R_RESUMING) && now_ns() < until) {

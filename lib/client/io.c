@@ -1466,7 +1466,10 @@ queue_note(int flush, int beside, int was_empty)
 {
 	uint64_t t, g;
 
-	if (hold_mode == 0)
+	/* Nothing to learn where it would not hold: off, or round trips
+	 * known to be short (loopback). */
+	if (hold_mode == 0 || (hold_mode == 1 && rt_min_ns != 0 &&
+	    rt_min_ns < HOLD_RTT_NS && rt_session == io_session()))
 		return was_empty;
 	if (flush && !beside) {
 		sendq_flush = 1;

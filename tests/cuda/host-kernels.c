@@ -1003,6 +1003,28 @@ static const struct gleam_host_param spin_u32_p[] = {
 	GLEAM_HOST_PARAM(long long), GLEAM_HOST_PARAM(unsigned *)
 };
 
+/* ---- bench/step-phases.cu ------------------------------------------------- */
+
+/* The last of the step's kernels writes the token from the position;
+ * the GPU's spin is not imitated. */
+static void
+step_phase(const dim *g, const dim *b, unsigned shmem, void **args)
+{
+	const int *pos = ARG(const int *, 0);
+	int *tok = ARG(int *, 1), last = ARG(int, 3);
+
+	(void)g;
+	(void)b;
+	(void)shmem;
+	if (last && OK(pos, 4) && OK(tok, 4))
+		*tok = *pos * 7 + 3;
+}
+
+static const struct gleam_host_param step_phase_p[] = {
+	GLEAM_HOST_PARAM(const int *), GLEAM_HOST_PARAM(int *),
+	GLEAM_HOST_PARAM(long long), GLEAM_HOST_PARAM(int)
+};
+
 /* ---- the tables -------------------------------------------------------- */
 
 #define K(name, params, fn)						\
@@ -1054,6 +1076,7 @@ const struct gleam_host_kernel gleam_host_kernels[] = {
 	K("_Z7mig_mixPjPKjiji", mig_mix_p, mig_mix),
 	K("_Z8mig_smemPj", p_ptr, mig_smem),
 	K("_Z8mig_globj", p_u32, mig_glob),
+	K("_Z10step_phasePKiPixi", step_phase_p, step_phase),
 	{ NULL, 0, NULL, NULL }
 };
 

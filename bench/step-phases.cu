@@ -1,0 +1,121 @@
+// bench/step-phases: where a decode step's time goes, call by call.
+//
+// The step of a graph-replaying decoder (llama.cpp's steady decode, ggml
+// -R): the position's 4 bytes copied in from pageable memory, a CUDA
+// graph launched (a chain of -k small kernels, captured once), the
+// token's 4 bytes copied out into page-locked memory, the stream
+// synchronized, the host reading the token.  Each of the five is timed
+// on its own (the mean microseconds over -n steps after -w warm-up
+// steps), so that a remote run through gleam-run can be set against a
+// local one phase by phase: what the client costs outside the wait.
+//
+//	step-phases [-n steps] [-w warm-up] [-k kernels] [-s spin-us]
+//
+// -s: the kernels' total time on the GPU, spun (default 200 us).
+// Prints one line per phase ("phase NAME us MEAN") and "us_per_step".
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+	fprintf(stderr, "step-phases: %s:%d: %s\n", __FILE__, __LINE__, \
+	    cudaGetErrorString(e_)); exit(1); } } while (0)
+
+static double
+now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+// Spins about ns nanoseconds on the GPU, then the token from the position.
+__global__ void
+step_phase(const int *pos, int *tok, long long ns, int last)
+{
+	long long t0 = clock64(), cycles = ns * 2;	// about 2 GHz
+
+	while (clock64() - t0 < cycles)
+		;
+	if (last && threadIdx.x == 0)
+		*tok = *pos * 7 + 3;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: step-phases [-n steps] [-w warm-up] "
+	    "[-k kernels] [-s spin-us]\n");
+	exit(2);
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { P_HTOD, P_LAUNCH, P_DTOH, P_SYNC, P_READ, NP };
+	static const char *names[NP] = { "htod", "launch", "dtoh", "sync",
+	    "read" };
+	double acc[NP] = { 0 }, t, t0 = 0, t1;
+	int n = 2000, warm = 100, nk = 8, spin = 200, c, i, k, bad = 0;
+	cudaStream_t s;
+	cudaGraph_t g;
+	cudaGraphExec_t x;
+	int *dpos, *dtok, *htok;
+	static int hpos;
+
+	while ((c = getopt(argc, argv, "n:w:k:s:h")) != -1)
+		switch (c) {
+		case 'n': n = atoi(optarg); break;
+		case 'w': warm = atoi(optarg); break;
+		case 'k': nk = atoi(optarg); break;
+		case 's': spin = atoi(optarg); break;
+		default: usage();
+		}
+	if (optind != argc || n < 1 || warm < 0 || nk < 1 || nk > 4096 ||
+	    spin < 0)
+		usage();
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaMalloc(&dpos, sizeof(int)));
+	CK(cudaMalloc(&dtok, sizeof(int)));
+	CK(cudaMallocHost(&htok, sizeof(int)));
+	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+	for (k = 0; k < nk; k++)
+		step_phase<<<1, 32, 0, s>>>(dpos, dtok, spin * 1000ll / nk,
+		    k == nk - 1);
+	CK(cudaStreamEndCapture(s, &g));
+	CK(cudaGraphInstantiate(&x, g, 0));
+	for (i = 0; i < warm + n; i++) {
+		if (i == warm) {
+			memset(acc, 0, sizeof acc);
+			t0 = now_us();
+		}
+		hpos = i;
+		t = now_us();
+		CK(cudaMemcpyAsync(dpos, &hpos, sizeof(int),
+		    cudaMemcpyHostToDevice, s));
+		t1 = now_us(); acc[P_HTOD] += t1 - t; t = t1;
+		CK(cudaGraphLaunch(x, s));
+		t1 = now_us(); acc[P_LAUNCH] += t1 - t; t = t1;
+		CK(cudaMemcpyAsync(htok, dtok, sizeof(int),
+		    cudaMemcpyDeviceToHost, s));
+		t1 = now_us(); acc[P_DTOH] += t1 - t; t = t1;
+		CK(cudaStreamSynchronize(s));
+		t1 = now_us(); acc[P_SYNC] += t1 - t; t = t1;
+		if (*(volatile int *)htok != i * 7 + 3)
+			bad++;
+		t1 = now_us(); acc[P_READ] += t1 - t;
+	}
+	t1 = now_us();
+	for (k = 0; k < NP; k++)
+		printf("phase %-6s us %.2f\n", names[k], acc[k] / n);
+	printf("us_per_step %.2f\n", (t1 - t0) / n);
+	if (bad) {
+		fprintf(stderr, "step-phases: %d tokens wrong\n", bad);
+		return 1;
+	}
+	return 0;
+}

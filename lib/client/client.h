@@ -342,6 +342,7 @@ void		 stats_batch(void);
 void		 stats_saved(uint64_t);
 void		 stats_mapped(uint64_t out, uint64_t in);
 void		 stats_mapped_fetch(int prefetched, uint64_t n);
+uint64_t	 mapped_faults(void);
 void		 stats_lanes(unsigned n, uint64_t out, uint64_t in);
 /* The link dropped; a resume ended (ok or not) after ns, resent bytes. */
 void		 stats_drop(void);

@@ -56,8 +56,9 @@
  * and turn clean.  After the host waited for work that may have written
  * it (a kernel: the whole buffer; a copy or memset into it: its range,
  * wr), clean blocks turn stale: nothing moves until the host looks.  A
- * copy or memset into it makes its range stale at once too, so that a
- * blocking copy is seen by the host when it returns.  Copies whose host
+ * blocking copy or memset into it makes its range stale at once too (an
+ * asynchronous one waits for the wait, as the host may not look before
+ * it anyway).  Copies whose host
  * side is in such a buffer become device-to-device copies (mapped_alias),
  * so that the transport never writes or reads a block that may fault.
  *
@@ -97,7 +98,13 @@
  * them clean with no fetch.  For a stream's synchronization the
  * prefetch's copies go just ahead of it, in that stream (pull_ahead), so
  * that they follow the stream's work on the GPU.  One that covers only
- * some streams leaves the marks (wall, wr) for the next.
+ * some streams leaves the marks (wall, wr) for the next.  Prefetched
+ * blocks that a copy wrote land clean, the device's bytes written
+ * through the back view: no protection change and no fault for a decode
+ * loop's token read each step (with the asynchronous copy's staleness
+ * left to the wait, none at all).  Those only a kernel may have written
+ * land stale and marked pf, so that the host's touch (hot) tells whether
+ * they are still worth bringing.
  *
  * The device side comes back only if device work that could have
  * written it was sent since it last came back (map_gen).  GLEAM_MAPPED_MAX
@@ -170,6 +177,7 @@ static uint64_t		 prefetch_max = UINT64_MAX;	/* unset */
 
 static struct ttab	*tab;		/* read by the handler */
 static int		 tab_readers;	/* handlers reading it */
+static uint64_t		 fault_count;	/* faults served (atomic) */
 int			 mapped_fault_on;	/* the handler and fetch thread are up */
 static int		 req_pipe[2] = { -1, -1 };
 static struct sigaction	 chained;	/* the program's SIGSEGV action */
@@ -292,6 +300,13 @@ fault_backtrace(const siginfo_t *si)
 	backtrace_symbols_fd(pc, k, 2);
 }
 
+/* The faults in mapped memory served so far (statistics). */
+uint64_t
+mapped_faults(void)
+{
+	return __atomic_load_n(&fault_count, __ATOMIC_RELAXED);
+}
+
 /* Passes a fault that is not ours to the program's action for SIGSEGV. */
 static void
 fault_chain(int sig, siginfo_t *si, void *uc)
@@ -340,6 +355,7 @@ fault_serve(uintptr_t a)
 		return -1;
 	}
 	b = (a - t->lo) >> t->shift;
+	__atomic_add_fetch(&fault_count, 1, __ATOMIC_RELAXED);
 	spin_lock(t);
 	if (bit_get(t->stale, b) && bit_get(t->pf, b)) {
 		/* Prefetched: the bytes are there; readable, and looked at. */
@@ -838,7 +854,10 @@ mapped_hit(uint16_t type, const struct rpc_desc *d, const struct rpc_val *in)
 		b1 = (e + ((size_t)1 << t->shift) - 1) >> t->shift;
 		for (b = b0; b < b1; b++)
 			bit_set(t->wr, b);
-		track_stale(t, b0, b1);
+		/* A blocking one is seen when it returns; an asynchronous
+		 * one (its third field) at the wait's pull. */
+		if (!((type == R_MEM_DTOD || type == R_MEMSET) && in[2].u))
+			track_stale(t, b0, b1);
 	}
 	return hit;
 }
@@ -1165,9 +1184,10 @@ prefetch_send(struct mpull *mp)
 }
 
 /*
- * With map_lock held, after the call came back: the prefetched blocks
- * still stale (none the host wrote meanwhile) get the device's bytes and
- * are marked so; the host's first look makes them readable, no round trip.
+ * With map_lock held, after the call came back: the prefetched blocks get
+ * the device's bytes but those the host wrote meanwhile.  A copy's (wr)
+ * turn clean; the others, stale, are marked so, and the host's first
+ * look makes them readable, no round trip.
  */
 static void
 prefetch_take(struct mpf *pf, int ok, uint64_t *at)
@@ -1175,27 +1195,100 @@ prefetch_take(struct mpf *pf, int ok, uint64_t *at)
 	struct mapped *m = &maps[pf->map];
 	struct track *t = m->t;
 	struct rpc_val out[1];
-	size_t len = blk_len(t, pf->b0, pf->b1), b;
+	size_t len = blk_len(t, pf->b0, pf->b1), b, r0;
 	void *keep = NULL;
 	CUresult rc = rwait(&pf->w, out, &keep);
 
 	if (rc == CUDA_SUCCESS && ok && m->ctx->live && out[0].len == len) {
 		spin_lock(t);
-		for (b = pf->b0; b < pf->b1; b++)
-			if (bit_get(t->stale, b) && !bit_get(t->dirty, b)) {
+		for (b = r0 = pf->b0; b < pf->b1; b++) {
+			int land = bit_get(t->wr, b), run = 0;
+
+			/* The host's bytes win over a block it wrote. */
+			if (!bit_get(t->dirty, b) &&
+			    (land || bit_get(t->stale, b))) {
 				memcpy(t->back + blk_off(t, b),
 				    (const uint8_t *)out[0].p +
 				    (blk_off(t, b) - blk_off(t, pf->b0)),
 				    blk_len(t, b, b + 1));
-				bit_set(t->pf, b);
-				bit_clr(t->hot, b);
+				/* A copy's bytes are the host's to read:
+				 * taken as looked at (hot). */
+				if (!land) {
+					bit_set(t->pf, b);
+					bit_clr(t->hot, b);
+				} else
+					bit_set(t->hot, b);
+				if (land && bit_get(t->stale, b)) {
+					/* Readable again: runs of them,
+					 * an mprotect each. */
+					bit_clr(t->stale, b);
+					bit_clr(t->pf, b);
+					run = 1;
+				}
 			}
+			if (!run) {
+				if (b > r0)
+					blk_protect(t, r0, b, PROT_READ);
+				r0 = b + 1;
+			}
+		}
+		if (b > r0)
+			blk_protect(t, r0, b, PROT_READ);
 		spin_unlock(t);
 		stats_mapped(0, len);
 		stats_mapped_fetch(1, len);
+	} else if (ok && m->ctx->live) {
+		/* A copy's blocks not brought after all (pull_stale left
+		 * them): fetched when the host looks. */
+		size_t e;
+
+		for (b = pf->b0; b < pf->b1; b = e + 1) {
+			for (e = b; e < pf->b1 && bit_get(t->wr, e); e++)
+				;
+			if (e > b)
+				track_stale(t, b, e);
+		}
 	}
 	free(keep);
 	*at = pf->w.qstart == *at ? pf->w.qend : 0;
+}
+
+/* Does the pull bring block b of maps[i], and land it clean (a copy's)? */
+static int
+pf_lands(const struct mpull *mp, int i, size_t b)
+{
+	int k;
+
+	if (!bit_get(maps[i].t->wr, b))
+		return 0;
+	for (k = 0; k < mp->npf; k++)
+		if (mp->pf[k].map == i && b >= mp->pf[k].b0 &&
+		    b < mp->pf[k].b1)
+			return 1;
+	return 0;
+}
+
+/*
+ * Blocks [b0, b1) of maps[i], which the device may have written, stale
+ * but for those the pull brings and lands clean; map_lock held.
+ */
+static void
+pull_stale(const struct mpull *mp, int i, size_t b0, size_t b1)
+{
+	size_t b, s;
+
+	if (mp->npf == 0) {
+		track_stale(maps[i].t, b0, b1);
+		return;
+	}
+	for (b = b0; b < b1; b = s) {
+		for (s = b; s < b1 && !pf_lands(mp, i, s); s++)
+			;
+		if (s > b)
+			track_stale(maps[i].t, b, s);
+		while (s < b1 && pf_lands(mp, i, s))
+			s++;
+	}
 }
 
 /*
@@ -1359,7 +1452,7 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 		if (t == NULL || !maps[i].ctx->live)
 			continue;
 		if (t->wall)
-			track_stale(t, 0, t->nblk);
+			pull_stale(mp, i, 0, t->nblk);
 		else
 			for (b = 0; b < t->nblk; b = s) {
 				if (t->wr[b / LBITS] == 0) {
@@ -1370,22 +1463,26 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 				    s++)
 					;
 				if (s > b)
-					track_stale(t, b, s);
+					pull_stale(mp, i, b, s);
 				else
 					s = b + 1;
 			}
-		/* Where the wait covered only some streams, the next one
-		 * marks them again (the others' work may still write). */
-		if (!mp->cover)
-			continue;
-		t->wall = 0;
-		memset(t->wr, 0, (t->nblk + LBITS - 1) / LBITS *
-		    sizeof(unsigned long));
 	}
 	/* Sent after the registered buffers' requests, in this order, or
 	 * before the call (ahead: not in the run of replies after it). */
 	for (i = 0; i < mp->npf; i++)
 		prefetch_take(&mp->pf[i], ok, mp->ahead ? &before : &at);
+	/* Where the wait covered only some streams, the next one marks
+	 * them again (the others' work may still write). */
+	for (i = 0; ok && mp->cover && i < nmaps; i++) {
+		struct track *t = maps[i].t;
+
+		if (t == NULL || !maps[i].ctx->live)
+			continue;
+		t->wall = 0;
+		memset(t->wr, 0, (t->nblk + LBITS - 1) / LBITS *
+		    sizeof(unsigned long));
+	}
 	if (all && ok && mp->cover) {
 		map_pulled = mp->gen;
 		pw_n = pw_over = 0;

@@ -392,6 +392,8 @@ stats_write(void)
 	yw_uint(w, st.mapped_fetches);
 	yw_key(w, "mapped_bytes_prefetched");
 	yw_uint(w, st.mapped_pre);
+	yw_key(w, "mapped_faults");
+	yw_uint(w, mapped_faults());
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

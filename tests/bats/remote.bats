@@ -619,11 +619,37 @@ run_prog() {
 		fon=$(sed -n 's/^mapped_bytes_fetched: //p' "$BATS_TEST_TMPDIR/on.yaml")
 		foff=$(sed -n 's/^mapped_bytes_fetched: //p' "$BATS_TEST_TMPDIR/off.yaml")
 		[ "$fon" -eq $((foff + 4096)) ]
+		# Faults: off, the 111 fetches and the host's one write.  On,
+		# the blocks a copy wrote land readable (no fault: the copies'
+		# 40 rounds and the small buffer's 10), those a kernel wrote
+		# fault once each when read (40 + 20), and the write and the
+		# read after the kernel that overwrote part of it (2).
+		grep -qx 'mapped_faults: 112' "$BATS_TEST_TMPDIR/off.yaml"
+		grep -qx 'mapped_faults: 62' "$BATS_TEST_TMPDIR/on.yaml"
 	done
 	GLEAM_MAPPED_PREFETCH=lots run_prog static pinread
 	[ "$status" -eq 0 ]
 	[[ "$stderr" == *"GLEAM_MAPPED_PREFETCH=lots"*"ignored"* ]]
 	[ "${lines[-1]}" = "pinread: ok" ]
+}
+
+@test "pinwaits: a copy into page-locked memory is seen after every kind of wait, and a blocking one at once" {
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k pinwaits
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "pinwaits: ok" ]
+		[ "$(grep -c ' ok$' <<<"$output")" -eq 7 ]
+		local on=$output
+		GLEAM_SYNC=1 run_prog $k pinwaits
+		[ "$output" = "$on" ]
+		GLEAM_MAPPED_PREFETCH=0 run_prog $k pinwaits
+		[ "$output" = "$on" ]
+		# The stream's and the device's synchronizations bring the
+		# copy's block readable (18 of the 30 rounds, the blocking
+		# copies' waits too); an event's synchronization and a query
+		# leave it to be fetched when read (12).
+		grep -qx 'mapped_fetches: 12' "$BATS_TEST_TMPDIR/on.yaml"
+	done
 }
 
 @test "registered host memory mapped for the device: kernel writes seen after a sync, host writes seen by the next kernel" {

@@ -85,6 +85,13 @@ static struct pw	 sendq;		/* frames not yet taken for sending */
 static uint64_t		 queued, taken;	/* bytes ever queued, taken */
 static int		 evfd = -1;	/* wakes the I/O thread */
 static int		 io_busy;	/* the I/O thread has bytes to send */
+/*
+ * The I/O thread polls without sleeping (io_poll): a frame queued now
+ * needs no wake-up, a system call each step saved; wake_skipped says one
+ * was skipped, which the thread looks at under tlock before it sleeps.
+ */
+static int		 io_polling;	/* atomic; 0 under tlock */
+static int		 wake_skipped;	/* under tlock */
 static struct rwait	*waiters;	/* calls waiting for their replies */
 static unsigned		 ndetached;	/* detached calls not yet answered */
 static CUresult		 deferred;	/* a one-way call's error, unreported */
@@ -205,6 +212,7 @@ io_atfork_child(void)
 	ndetached = 0;
 	sendq.len = 0;
 	outq.len = 0;
+	io_polling = wake_skipped = 0;
 }
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
@@ -974,12 +982,25 @@ io_poll(struct io *io)
 	    now_ns() - io->last_io < IO_LINGER_NS)) {
 		ts.tv_sec = ts.tv_nsec = 0;
 		tp = &ts;
-	} else if (until != 0) {
-		t = now_ns();
-		t = until > t ? until - t : 0;
-		ts.tv_sec = (time_t)(t / 1000000000);
-		ts.tv_nsec = (long)(t % 1000000000);
-		tp = &ts;
+		__atomic_store_n(&io_polling, 1, __ATOMIC_RELEASE);
+	} else {
+		int skipped;
+
+		/* Going to sleep: a frame whose wake-up was skipped first. */
+		pthread_mutex_lock(&tlock);
+		__atomic_store_n(&io_polling, 0, __ATOMIC_RELEASE);
+		skipped = wake_skipped;
+		wake_skipped = 0;
+		pthread_mutex_unlock(&tlock);
+		if (skipped)
+			return 0;
+		if (until != 0) {
+			t = now_ns();
+			t = until > t ? until - t : 0;
+			ts.tv_sec = (time_t)(t / 1000000000);
+			ts.tv_nsec = (long)(t % 1000000000);
+			tp = &ts;
+		}
 	}
 	if ((n = ppoll(pf, 2, tp, NULL)) == -1) {
 		if (errno == EINTR)
@@ -1522,13 +1543,20 @@ rt_seen(uint64_t ns)
 	}
 }
 
-/* Under tlock: the first frame in an empty queue wakes the I/O thread. */
+/* Under tlock: the first frame in an empty queue wakes the I/O thread,
+ * unless it polls without sleeping. */
 static void
 queue_wake(int was_empty)
 {
 	uint64_t one = 1;
 
-	if (was_empty && write(evfd, &one, sizeof one) == -1)
+	if (!was_empty)
+		return;
+	if (__atomic_load_n(&io_polling, __ATOMIC_ACQUIRE)) {
+		wake_skipped = 1;
+		return;
+	}
+	if (write(evfd, &one, sizeof one) == -1)
 		log_debug("eventfd: %s", strerror(errno));
 }
 

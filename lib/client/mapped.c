@@ -1237,18 +1237,11 @@ prefetch_take(struct mpf *pf, int ok, uint64_t *at)
 		spin_unlock(t);
 		stats_mapped(0, len);
 		stats_mapped_fetch(1, len);
-	} else if (ok && m->ctx->live) {
-		/* A copy's blocks not brought after all (pull_stale left
-		 * them): fetched when the host looks. */
-		size_t e;
-
-		for (b = pf->b0; b < pf->b1; b = e + 1) {
-			for (e = b; e < pf->b1 && bit_get(t->wr, e); e++)
-				;
-			if (e > b)
-				track_stale(t, b, e);
-		}
-	}
+	} else if (ok && m->ctx->live)
+		/* Not brought after all: a copy's blocks, which pull_stale
+		 * left, are fetched when the host looks (the others are
+		 * stale already). */
+		track_stale(t, pf->b0, pf->b1);
 	free(keep);
 	*at = pf->w.qstart == *at ? pf->w.qend : 0;
 }

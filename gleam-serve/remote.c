@@ -984,6 +984,31 @@ remote_chan(struct remote *r)
 	return &r->ch;
 }
 
+/*
+ * With -vvv, a line a call: its name, its first fields (a number as it
+ * came, a blob as its length in brackets) and its result, so that the
+ * order of a program's calls and waits, and on which streams, can be
+ * read off the log.
+ */
+static void
+trace_call(const struct remote *r, const struct rcall *c, int rc, int oneway)
+{
+	char f[160];
+	size_t at = 0, i, n = strlen(c->d->req);
+
+	f[0] = '\0';
+	for (i = 0; i < n && i < 4 && at < sizeof f - 32; i++) {
+		if (c->d->req[i] == 'B' || c->d->req[i] == 'S')
+			at += (size_t)snprintf(f + at, sizeof f - at, " [%u]",
+			    c->in[i].len);
+		else
+			at += (size_t)snprintf(f + at, sizeof f - at, " %llu",
+			    (unsigned long long)c->in[i].u);
+	}
+	log_trace("client %s: %s%s%s -> %d", r->cl.addr, c->d->name, f,
+	    oneway ? " (one-way)" : "", rc);
+}
+
 /* One whole frame; returns -1 to end the session. */
 static int
 remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
@@ -1176,8 +1201,8 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 		}
 		pw_free(&c.blob);
 		free(c.scratch);
-		log_trace("client %s: %s (one-way) -> %d", r->cl.addr,
-		    c.d->name, rc);
+		if (log_getlevel() >= LL_TRACE)
+			trace_call(r, &c, rc, 1);
 		return 0;
 	}
 	/*
@@ -1238,7 +1263,8 @@ remote_serve(struct remote *r, const struct frame_hdr *h, const uint8_t *p)
 	sent = tail != NULL ? remote_flush_with(r, tail->p, tail->len) : 0;
 	pw_free(&c.blob);
 	free(c.scratch);
-	log_trace("client %s: %s -> %d", r->cl.addr, c.d->name, rc);
+	if (log_getlevel() >= LL_TRACE)
+		trace_call(r, &c, rc, 0);
 	return sent;
 }
 

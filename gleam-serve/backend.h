@@ -97,6 +97,9 @@ struct robj {
 	void		*green;		/* contexts: the green context this
 					   one is (cuCtxFromGreenCtx's), the
 					   backend's to free */
+	int		 listed;	/* streams: in rclient.streams */
+	int		 touched;	/* streams: named by a call since a
+					   synchronization found them idle */
 };
 #define SATTR_SLOT	32
 #define SATTR_IDS	17
@@ -109,6 +112,8 @@ struct rrange {
 };
 
 /* One client's state, as the backend sees it. */
+#define RSTREAMS_MAX	64
+
 struct rclient {
 	struct htab	 objs;		/* id -> struct robj */
 	struct rrange	*ranges;	/* sorted by base */
@@ -118,6 +123,14 @@ struct rclient {
 	char		 name[PROTO_NAME_MAX + 1];
 	struct vmm	*vmm;		/* cuMemAddressReserve & co. (vmm.h) */
 	struct rhostq	*hq;		/* host functions reached (remote.c) */
+	/*
+	 * The streams calls have named, in the order of their first (ids;
+	 * rclient_touch, idle_report); over: more than fit, and none is
+	 * reported idle again.
+	 */
+	uint64_t	 streams[RSTREAMS_MAX];
+	uint32_t	 nstreams;
+	int		 streams_over;
 };
 
 /* One call in progress. */

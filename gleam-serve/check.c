@@ -1117,3 +1117,59 @@ graph_listing_put(struct rcall *c, backend_fn list, uint64_t id)
 		pw_free(&sub.blob);
 	free(sub.scratch);
 }
+
+void
+rclient_touch(struct rclient *cl, struct robj *o)
+{
+	o->touched = 1;
+	if (o->listed || cl->streams_over)
+		return;
+	if (cl->nstreams == RSTREAMS_MAX) {
+		cl->streams_over = 1;
+		return;
+	}
+	o->listed = 1;
+	cl->streams[cl->nstreams++] = o->id;
+}
+
+void
+idle_report(struct rcall *c, const struct robj *ctx,
+    int (*capturing)(struct robj *), int (*idle)(struct robj *))
+{
+	struct rclient *cl = c->cl;
+	struct robj *o;
+	uint32_t i, j;
+	int pass;
+
+	if (cl->streams_over || ctx == NULL || c->blob.len != 0)
+		return;
+	/* The list without the streams destroyed since. */
+	for (i = j = 0; i < cl->nstreams; i++)
+		if ((o = robj_get(cl, cl->streams[i], RK_STREAM)) != NULL &&
+		    o->listed)
+			cl->streams[j++] = cl->streams[i];
+	cl->nstreams = j;
+	for (i = 0; i < cl->nstreams; i++) {
+		o = robj_get(cl, cl->streams[i], RK_STREAM);
+		if (o->cap != NULL || (o->touched && capturing(o)))
+			return;
+	}
+	/* The ones just found idle first: the client keeps a few. */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < cl->nstreams; i++) {
+			o = robj_get(cl, cl->streams[i], RK_STREAM);
+			if (o->ctx != ctx || o->touched != (pass == 0))
+				continue;
+			if (pass == 0 && idle(o) != 1)
+				continue;
+			o->touched = 0;
+			pw_u64(&c->blob, ctx->id);
+			pw_u64(&c->blob, o->id);
+		}
+	if (c->blob.bad) {
+		pw_free(&c->blob);
+		return;
+	}
+	c->out[0].p = c->blob.p;
+	c->out[0].len = (uint32_t)c->blob.len;
+}

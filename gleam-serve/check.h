@@ -122,4 +122,20 @@ void	graph_knodes_put(struct rcall *c, backend_fn get,
  */
 void	graph_listing_put(struct rcall *c, backend_fn list, uint64_t id);
 
+/*
+ * Idle streams, for a synchronization's reply (gleam-protocol(5)): each
+ * call that names a stream of the client's marks it (rclient_touch), and
+ * a successful cuCtxSynchronize, cuStreamSynchronize or
+ * cuEventSynchronize reports in its blob, as (context, stream) id pairs,
+ * the streams of context ctx that are idle: those marked since the last
+ * report that are idle now (idle(o) == 1, then unmarked), then those
+ * found idle before and not named since.  The client answers their
+ * synchronizations without a round trip while it sends nothing more.
+ * capturing(o) nonzero for a marked stream, or a stream's cap set: a
+ * capture is open, and none is reported (a query could spoil it).
+ */
+void	rclient_touch(struct rclient *cl, struct robj *o);
+void	idle_report(struct rcall *c, const struct robj *ctx,
+	    int (*capturing)(struct robj *), int (*idle)(struct robj *));
+
 #endif

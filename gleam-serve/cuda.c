@@ -1046,8 +1046,25 @@ cuda_stream(struct rcall *c, uint64_t id, CUstream *s)
 	}
 	if ((o = robj_get(c->cl, id, RK_STREAM)) == NULL)
 		return -1;
+	rclient_touch(c->cl, o);
 	*s = o->h;
 	return 0;
+}
+
+/* For idle_report: is stream o in a capture (or can the driver not say)? */
+static int
+cuda_capturing(struct robj *o)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	return drv.StreamGetCaptureInfo(o->h, &st, NULL, NULL, NULL, NULL) !=
+	    CUDA_SUCCESS || st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+static int
+cuda_idle(struct robj *o)
+{
+	return drv.StreamQuery(o->h) == CUDA_SUCCESS;
 }
 
 #define CTX(c, i)	do {						\
@@ -1200,8 +1217,14 @@ c_primary_reset(struct rcall *c)
 static int
 c_ctx_sync(struct rcall *c)
 {
-	CTX(c, 0);
-	return drv.CtxSynchronize();
+	struct robj *ctx;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	if ((rc = drv.CtxSynchronize()) == CUDA_SUCCESS)
+		idle_report(c, ctx, cuda_capturing, cuda_idle);
+	return rc;
 }
 
 static int
@@ -2954,11 +2977,16 @@ c_stream_destroy(struct rcall *c)
 static int
 c_stream_sync(struct rcall *c)
 {
+	struct robj *ctx;
 	CUstream s;
+	CUresult rc;
 
-	CTX(c, 0);
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
 	STREAM(c, 1, s);
-	return drv.StreamSynchronize(s);
+	if ((rc = drv.StreamSynchronize(s)) == CUDA_SUCCESS)
+		idle_report(c, ctx, cuda_capturing, cuda_idle);
+	return rc;
 }
 
 static int
@@ -3483,10 +3511,16 @@ static int
 c_event_sync(struct rcall *c)
 {
 	struct robj *e = robj_get(c->cl, c->in[0].u, RK_EVENT);
+	CUresult rc;
 
 	if (e == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
-	return drv.EventSynchronize(e->h);
+	/* The streams asked about in their context, made current. */
+	if ((rc = drv.EventSynchronize(e->h)) == CUDA_SUCCESS &&
+	    e->ctx != NULL && e->ctx->h != NULL &&
+	    drv.CtxSetCurrent(e->ctx->h) == CUDA_SUCCESS)
+		idle_report(c, e->ctx, cuda_capturing, cuda_idle);
+	return rc;
 }
 
 static int

@@ -1157,9 +1157,30 @@ host_event(struct rcall *c, uint64_t id, struct hevent **e)
 static int
 host_stream(struct rcall *c, uint64_t id)
 {
-	if (id <= 2 || robj_get(c->cl, id, RK_STREAM) != NULL)
+	struct robj *o;
+
+	if (id <= 2)
 		return 0;
-	return -1;
+	if ((o = robj_get(c->cl, id, RK_STREAM)) == NULL)
+		return -1;
+	rclient_touch(c->cl, o);
+	return 0;
+}
+
+/* For idle_report: work here is done when its call returns, and a
+ * capture is the stream's cap (idle_report's own test). */
+static int
+host_capturing(struct robj *o)
+{
+	(void)o;
+	return 0;
+}
+
+static int
+host_idle(struct robj *o)
+{
+	(void)o;
+	return 1;
 }
 
 #define CTX(c, i)	do {						\
@@ -1257,7 +1278,12 @@ c_primary_reset(struct rcall *c)
 static int
 c_ctx_sync(struct rcall *c)
 {
-	CTX(c, 0);
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	idle_report(c, ctx, host_capturing, host_idle);
 	return CUDA_SUCCESS;
 }
 
@@ -2956,8 +2982,13 @@ c_stream_destroy(struct rcall *c)
 static int
 c_stream_sync(struct rcall *c)
 {
-	CTX(c, 0);
+	struct robj *ctx;
+	int rc;
+
+	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
 	STREAM(c, 1);
+	idle_report(c, ctx, host_capturing, host_idle);
 	return CUDA_SUCCESS;
 }
 
@@ -3487,9 +3518,14 @@ c_dev_query(struct rcall *c)
 static int
 c_event_sync(struct rcall *c)
 {
+	struct robj *o = robj_get(c->cl, c->in[0].u, RK_EVENT);
 	struct hevent *e;
+	int rc;
 
-	return host_event(c, c->in[0].u, &e);
+	if ((rc = host_event(c, c->in[0].u, &e)) == CUDA_SUCCESS &&
+	    o->ctx != NULL && o->ctx->h != NULL)
+		idle_report(c, o->ctx, host_capturing, host_idle);
+	return rc;
 }
 
 /* in: start, end -> milliseconds (float bits) */

@@ -12,6 +12,32 @@
 #include "diag.h"
 #include "io.h"
 #include "mapped.h"
+#include "proto.h"
+
+/*
+ * The other streams a synchronization found idle (its reply's blob of
+ * context and stream id pairs, gleam-protocol(5)): their own
+ * synchronizations are answered here while nothing more is sent.  Not
+ * where mapped memory may hold device writes no pull has brought: the
+ * synchronization of the stream that made them must bring them.
+ */
+static void
+idle_came(const struct rpc_val *out, uint64_t mark)
+{
+	struct pr r;
+	uint64_t ctx, sid;
+	uint32_t i;
+
+	if (out[0].p == NULL || out[0].len % 16 != 0 || !mapped_settled())
+		return;
+	pr_init(&r, out[0].p, out[0].len);
+	for (i = 0; i < out[0].len / 16; i++) {
+		ctx = pr_u64(&r);
+		sid = pr_u64(&r);
+		if (sid > 2 && sid != RIDLE_ALL)
+			ridle_set(ctx, sid, mark);
+	}
+}
 
 /* A round trip; mapped memory comes back where the host waited. */
 CUresult
@@ -57,6 +83,9 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 			ridle_set(in[0].u, in[1].u, mark);
 		else if (type == R_CTX_SYNC)
 			ridle_set(in[0].u, RIDLE_ALL, mark);
+		if (type == R_STREAM_SYNC || type == R_CTX_SYNC ||
+		    type == R_EVENT_SYNC)
+			idle_came(out, mark);
 	}
 	/* A failure for the error log (a query's "not yet" is none). */
 	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && d != NULL) {

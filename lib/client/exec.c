@@ -427,8 +427,8 @@ exec_sync(uint16_t type, CUstream s, int ptsz)
 	 * Nothing sent since a wait that left this stream idle (a copy to
 	 * the host, say): the answer is known, and mapped memory is current.
 	 */
-	if (type == R_STREAM_SYNC && !capture_busy(sid) &&
-	    ridle_check(in[0].u, sid)) {
+	if ((type == R_STREAM_SYNC || type == R_STREAM_QUERY) &&
+	    !capture_busy(sid) && ridle_check(in[0].u, sid)) {
 		stats_local_sync();
 		return c->sticky;
 	}

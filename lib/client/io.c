@@ -156,7 +156,7 @@ static uint64_t		 hold_len(void);
  * and transfer streams one after another.  An entry holds while what was
  * queued since its mark is no stream's work (idle_keep).
  */
-#define SIDLE_MAX	8
+#define SIDLE_MAX	16
 static struct {
 	uint64_t	 ctx, sid, mark;
 	int		 valid;

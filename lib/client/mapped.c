@@ -939,6 +939,17 @@ writers_forget(const struct mpull *mp)
 	pw_n = j;
 }
 
+int
+mapped_settled(void)
+{
+	int yes;
+
+	pthread_mutex_lock(&map_lock);
+	yes = __atomic_load_n(&map_gen, __ATOMIC_ACQUIRE) == map_pulled;
+	pthread_mutex_unlock(&map_lock);
+	return yes;
+}
+
 /* Device work that may write a mapped buffer: the next pull fetches them. */
 static void
 mapped_touch(int hit)

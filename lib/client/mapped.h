@@ -47,6 +47,10 @@ void		 mapped_host_write(CUdeviceptr dst, const void *src, size_t n);
 CUresult	 mapped_managed_alloc(CUdeviceptr *, size_t, unsigned flags);
 int		 mapped_managed_free(CUdeviceptr p);
 
+/* Has every device write that may have reached mapped memory been
+ * brought back (1), or is a pull still owed (0)? */
+int		 mapped_settled(void);
+
 /*
  * Copies whose host side lies in memory this library mapped become
  * device-to-device copies: 1 and *dev, the device side of [p, p + n), if

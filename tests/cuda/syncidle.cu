@@ -3,10 +3,12 @@
 // another, again and again).  Two streams each run a kernel; then each is
 // synchronized twice in turn, the device once, each stream again; a copy
 // back on the first, and each stream again; a kernel on the second, and
-// each stream again.  Prints what the kernels wrote, so that a local run
-// and a remote one compare.  Through Gleam the client answers a stream's
-// synchronization itself while nothing but synchronizations was sent since
-// one that left the stream idle (gleam-client(7)): tests/bats/remote.bats
+// each stream again, then each queried.  Prints what the kernels wrote, so
+// that a local run and a remote one compare.  Through Gleam the client
+// answers a stream's synchronization or query itself while nothing but
+// synchronizations was sent since one that found the stream idle, its own
+// or another's (the server names the idle streams in each
+// synchronization's reply; gleam-client(7)): tests/bats/remote.bats
 // counts them.
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +56,8 @@ main(void)
 	CK(cudaStreamSynchronize(b));
 	CK(cudaStreamSynchronize(a));
 	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamQuery(a));
+	CK(cudaStreamQuery(b));
 	CK(cudaMemcpy(h, db, sizeof h, cudaMemcpyDeviceToHost));
 	printf("b: %08x\n", fnv(h, sizeof h));
 	CK(cudaStreamDestroy(a));

@@ -1692,7 +1692,8 @@ static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
 	const struct rpc_desc *d = rpc_lookup(type);
-	int i, nowork;
+	int i, nowork, sf = rpc_stream_field(type);
+	uint64_t busy = sf >= 0 ? in[sf].u : 0;
 
 	/*
 	 * The pool's calls are no stream's work, nor are synchronizations
@@ -1703,10 +1704,21 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 	    (flags & RP_NOWORK) || type == R_STREAM_SYNC ||
 	    type == R_STREAM_QUERY || type == R_CTX_SYNC ||
 	    type == R_EVENT_SYNC || type == R_EVENT_QUERY;
+	/*
+	 * Work on one stream of the program's own (not a special stream,
+	 * whose work the others' next work waits for) leaves the others
+	 * idle: a stream's ids are never reused while its entry holds
+	 * (its destruction is a call too), and the whole context is no
+	 * longer idle.
+	 */
+	if (busy <= 2 || busy == RIDLE_ALL)
+		busy = 0;
 	for (i = 0; i < SIDLE_MAX; i++)
 		if (sidle[i].valid && sidle[i].mark == q0 && (nowork ||
 		    ((flags & RP_KEEPIDLE) && sidle[i].ctx == in[0].u &&
-		    sidle[i].sid == in[1].u)))
+		    sidle[i].sid == in[1].u) || (busy != 0 &&
+		    sidle[i].sid != busy && (sidle[i].sid != RIDLE_ALL ||
+		    sidle[i].ctx != in[0].u))))
 			sidle[i].mark = queued;
 }
 

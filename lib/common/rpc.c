@@ -171,6 +171,31 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 #undef NS
 };
 
+int
+rpc_stream_field(uint16_t type)
+{
+	switch (type) {
+	case R_LAUNCH:
+	case R_LAUNCH_EX:
+		return 9;
+	case R_MEM_HTOD:
+	case R_MEM_DTOH:
+	case R_MEM_DTOD:
+	case R_MEM_3D:
+	case R_MEMSET:
+	case R_MEM_HTOD_LANES:
+	case R_MEM_DTOH_LANES:
+	case R_STREAM_WAIT_EVENT:
+	case R_HOST_FUNC:
+	case R_STREAM_MEMOP:
+		return 1;
+	case R_EVENT_RECORD:
+	case R_GRAPH_LAUNCH:
+		return 2;
+	}
+	return -1;
+}
+
 const struct rpc_desc *
 rpc_lookup(uint16_t type)
 {

@@ -416,6 +416,14 @@ struct rpc_val {
 const struct rpc_desc *rpc_lookup(uint16_t type);
 
 /*
+ * For a call that is work on one stream and on nothing else (a copy, a
+ * memset, a launch, a graph's launch, an event's record or wait, a host
+ * function, a batch of memory operations on a stream), the index of its
+ * stream field (its context is field 0); -1 for any other call.
+ */
+int	rpc_stream_field(uint16_t type);
+
+/*
  * Encodes fields by sig; each field takes one rpc_val (u for numbers, p and
  * len for B and S).  Returns -1 if the writer failed.
  */

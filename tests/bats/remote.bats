@@ -462,14 +462,14 @@ run_prog() {
 		[ "$status" -eq 0 ]
 		[ "${lines[-1]}" = "syncidle: ok" ]
 		local on=$output
-		# Of its 13 stream synchronizations and 2 queries, 11 are
-		# answered here: all but the first, the device's, a's after
-		# its copy back and b's after its kernel, because each of
-		# those replies names every idle stream: b's first after a's
-		# (1), the second of each (2), each after the device's (2),
-		# b's and a's after a's copy back (2), a's and b's after b's
-		# kernel (2), the queries (2).
-		grep -qx 'local_syncs: 11' "$BATS_TEST_TMPDIR/on.yaml"
+		# Of its 14 stream synchronizations and 2 queries, 13 are
+		# answered here: all but the first and the two after a
+		# kernel on that stream.  Each reply names every idle stream
+		# (b's first sync after a's), the copy back on a is a wait
+		# that leaves a idle, and work on one stream leaves the
+		# other idle (b's after a's copy and after a's kernel, a's
+		# after b's kernel).
+		grep -qx 'local_syncs: 13' "$BATS_TEST_TMPDIR/on.yaml"
 		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k syncidle
 		[ "$status" -eq 0 ]
 		[ "$output" = "$on" ]

@@ -3,7 +3,8 @@
 // another, again and again).  Two streams each run a kernel; then each is
 // synchronized twice in turn, the device once, each stream again; a copy
 // back on the first, and each stream again; a kernel on the second, and
-// each stream again, then each queried.  Prints what the kernels wrote, so
+// each stream again; a kernel on the first, each stream again, then each
+// queried.  Prints what the kernels wrote, so
 // that a local run and a remote one compare.  Through Gleam the client
 // answers a stream's synchronization or query itself while nothing but
 // synchronizations was sent since one that found the stream idle, its own
@@ -56,10 +57,17 @@ main(void)
 	CK(cudaStreamSynchronize(b));
 	CK(cudaStreamSynchronize(a));
 	CK(cudaStreamSynchronize(b));
+	// Work on a: b stays idle, a waits.
+	fill_u32<<<N / 256, 256, 0, a>>>(da, 4, N);
+	CK(cudaGetLastError());
+	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamSynchronize(a));
 	CK(cudaStreamQuery(a));
 	CK(cudaStreamQuery(b));
 	CK(cudaMemcpy(h, db, sizeof h, cudaMemcpyDeviceToHost));
 	printf("b: %08x\n", fnv(h, sizeof h));
+	CK(cudaMemcpy(h, da, sizeof h, cudaMemcpyDeviceToHost));
+	printf("a: %08x\n", fnv(h, sizeof h));
 	CK(cudaStreamDestroy(a));
 	CK(cudaStreamDestroy(b));
 	CK(cudaFree(da));

@@ -3964,6 +3964,8 @@ c_capture_begin(struct rcall *c)
 	}
 	g->cap = so;
 	so->cap = g;
+	/* Listed: no stream is asked about while it captures. */
+	rclient_touch(c->cl, so);
 	return CUDA_SUCCESS;
 }
 
@@ -5566,6 +5568,8 @@ c_capture_to_graph(struct rcall *c)
 	g->cap = so;
 	g->capto = 1;
 	so->cap = g;
+	/* Listed: no stream is asked about while it captures. */
+	rclient_touch(c->cl, so);
 	return CUDA_SUCCESS;
 }
 

@@ -4129,6 +4129,8 @@ hgraph_intercept(struct rcall *c, int *rc)
 		    RK_GRAPH)) != NULL &&
 		    ((struct hgraph *)go->h)->capid == e->capid) {
 			so->cap = go->h;
+			/* Listed: no stream is asked about while it captures. */
+			rclient_touch(c->cl, so);
 			*rc = CUDA_SUCCESS;
 			return 1;
 		}
@@ -4198,6 +4200,8 @@ c_capture_begin(struct rcall *c)
 	g->id = c->in[3].u;
 	go->cap = so;
 	so->cap = g;
+	/* Listed: no stream is asked about while it captures. */
+	rclient_touch(c->cl, so);
 	return CUDA_SUCCESS;
 }
 
@@ -4306,6 +4310,8 @@ c_capture_to_graph(struct rcall *c)
 	g->invalid = 0;
 	go->cap = so;
 	so->cap = g;
+	/* Listed: no stream is asked about while it captures. */
+	rclient_touch(c->cl, so);
 	return CUDA_SUCCESS;
 }
 

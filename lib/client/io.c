@@ -1707,9 +1707,10 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 	/*
 	 * Work on one stream of the program's own (not a special stream,
 	 * whose work the others' next work waits for) leaves the others
-	 * idle: a stream's ids are never reused while its entry holds
-	 * (its destruction is a call too), and the whole context is no
-	 * longer idle.
+	 * of the program's own idle: a stream's ids are never reused while
+	 * its entry holds (its destruction is a call too).  Not the
+	 * special streams (the legacy stream's synchronization may wait
+	 * for the blocking streams' work) nor the whole context.
 	 */
 	if (busy <= 2 || busy == RIDLE_ALL)
 		busy = 0;
@@ -1717,8 +1718,8 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 		if (sidle[i].valid && sidle[i].mark == q0 && (nowork ||
 		    ((flags & RP_KEEPIDLE) && sidle[i].ctx == in[0].u &&
 		    sidle[i].sid == in[1].u) || (busy != 0 &&
-		    sidle[i].sid != busy && (sidle[i].sid != RIDLE_ALL ||
-		    sidle[i].ctx != in[0].u))))
+		    sidle[i].sid != busy && sidle[i].sid > 2 &&
+		    (sidle[i].sid != RIDLE_ALL || sidle[i].ctx != in[0].u))))
 			sidle[i].mark = queued;
 }
 

@@ -9,9 +9,14 @@
 // steps), so that a remote run through gleam-run can be set against a
 // local one phase by phase: what the client costs outside the wait.
 //
-//	step-phases [-n steps] [-w warm-up] [-k kernels] [-s spin-us]
+//	step-phases [-x] [-n steps] [-w warm-up] [-k kernels] [-s spin-us]
 //
-// -s: the kernels' total time on the GPU, spun (default 200 us).
+// -s: the kernels' total time on the GPU, spun (default 200 us).  -x: the
+// step on three streams as XLA runs one: the position copied in on a
+// host-to-device stream, the graph on a compute stream that waits for it
+// (an event), the token copied out on a device-to-host stream that waits
+// for the graph (another event), then the three streams synchronized one
+// after another, the device-to-host stream first.
 // Prints one line per phase ("phase NAME us MEAN") and "us_per_step".
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -48,7 +53,7 @@ step_phase(const int *pos, int *tok, long long ns, int last)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: step-phases [-n steps] [-w warm-up] "
+	fprintf(stderr, "usage: step-phases [-x] [-n steps] [-w warm-up] "
 	    "[-k kernels] [-s spin-us]\n");
 	exit(2);
 }
@@ -61,14 +66,17 @@ main(int argc, char **argv)
 	    "read" };
 	double acc[NP] = { 0 }, t, t0 = 0, t1;
 	int n = 2000, warm = 100, nk = 8, spin = 200, c, i, k, bad = 0;
-	cudaStream_t s;
+	int xla = 0;
+	cudaStream_t s, sh, sd;
+	cudaEvent_t eh, ec;
 	cudaGraph_t g;
 	cudaGraphExec_t x;
 	int *dpos, *dtok, *htok;
 	static int hpos;
 
-	while ((c = getopt(argc, argv, "n:w:k:s:h")) != -1)
+	while ((c = getopt(argc, argv, "n:w:k:s:xh")) != -1)
 		switch (c) {
+		case 'x': xla = 1; break;
 		case 'n': n = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
 		case 'k': nk = atoi(optarg); break;
@@ -79,6 +87,14 @@ main(int argc, char **argv)
 	    spin < 0)
 		usage();
 	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	// -x: the transfer streams; else both are the compute stream.
+	sh = sd = s;
+	if (xla) {
+		CK(cudaStreamCreateWithFlags(&sh, cudaStreamNonBlocking));
+		CK(cudaStreamCreateWithFlags(&sd, cudaStreamNonBlocking));
+	}
+	CK(cudaEventCreateWithFlags(&eh, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&ec, cudaEventDisableTiming));
 	CK(cudaMalloc(&dpos, sizeof(int)));
 	CK(cudaMalloc(&dtok, sizeof(int)));
 	CK(cudaMallocHost(&htok, sizeof(int)));
@@ -96,14 +112,26 @@ main(int argc, char **argv)
 		hpos = i;
 		t = now_us();
 		CK(cudaMemcpyAsync(dpos, &hpos, sizeof(int),
-		    cudaMemcpyHostToDevice, s));
+		    cudaMemcpyHostToDevice, sh));
+		if (xla) {
+			CK(cudaEventRecord(eh, sh));
+			CK(cudaStreamWaitEvent(s, eh, 0));
+		}
 		t1 = now_us(); acc[P_HTOD] += t1 - t; t = t1;
 		CK(cudaGraphLaunch(x, s));
+		if (xla) {
+			CK(cudaEventRecord(ec, s));
+			CK(cudaStreamWaitEvent(sd, ec, 0));
+		}
 		t1 = now_us(); acc[P_LAUNCH] += t1 - t; t = t1;
 		CK(cudaMemcpyAsync(htok, dtok, sizeof(int),
-		    cudaMemcpyDeviceToHost, s));
+		    cudaMemcpyDeviceToHost, sd));
 		t1 = now_us(); acc[P_DTOH] += t1 - t; t = t1;
-		CK(cudaStreamSynchronize(s));
+		CK(cudaStreamSynchronize(sd));
+		if (xla) {
+			CK(cudaStreamSynchronize(s));
+			CK(cudaStreamSynchronize(sh));
+		}
 		t1 = now_us(); acc[P_SYNC] += t1 - t; t = t1;
 		if (*(volatile int *)htok != i * 7 + 3)
 			bad++;

@@ -14,6 +14,14 @@
 #include "mapped.h"
 #include "proto.h"
 
+/* A synchronization, whose reply names the idle streams. */
+static int
+is_sync(uint16_t type)
+{
+	return type == R_STREAM_SYNC || type == R_CTX_SYNC ||
+	    type == R_EVENT_SYNC;
+}
+
 /*
  * The other streams a synchronization found idle (its reply's blob of
  * context and stream id pairs, gleam-protocol(5)): their own
@@ -28,7 +36,8 @@ idle_came(const struct rpc_val *out, uint64_t mark)
 	uint64_t ctx, sid;
 	uint32_t i;
 
-	if (out[0].p == NULL || out[0].len % 16 != 0 || !mapped_settled())
+	if (out[0].p == NULL || out[0].len % 16 != 0 || !ridle_others() ||
+	    !mapped_settled())
 		return;
 	pr_init(&r, out[0].p, out[0].len);
 	for (i = 0; i < out[0].len / 16; i++) {
@@ -76,6 +85,9 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 		pull = pull && client_mapped_pull_begin(&mp, type, in);
 	rc = rwait(&w, out, keep);
 	mark = w.qend;
+	if (pull && rc == CUDA_SUCCESS && is_sync(type) && out[0].p != NULL &&
+	    out[0].len % 16 == 0 && ridle_others())
+		client_mapped_pull_idle(&mp, out[0].p, out[0].len / 16);
 	if (pull)
 		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
 	if (rc == CUDA_SUCCESS && mark != 0) {
@@ -83,8 +95,7 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 			ridle_set(in[0].u, in[1].u, mark);
 		else if (type == R_CTX_SYNC)
 			ridle_set(in[0].u, RIDLE_ALL, mark);
-		if (type == R_STREAM_SYNC || type == R_CTX_SYNC ||
-		    type == R_EVENT_SYNC)
+		if (is_sync(type))
 			idle_came(out, mark);
 	}
 	/* A failure for the error log (a query's "not yet" is none). */

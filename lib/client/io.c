@@ -142,6 +142,9 @@ static int		 rlost;		/* rstate left R_UP (atomic) */
 #define HOLD_BYTES	(64u << 10)
 #define HOLD_LEARN	4			/* cycles seen before holding */
 static int		 hold_mode = 1;	/* GLEAM_HOLD */
+/* GLEAM_IDLE_STREAMS=0: the other streams a synchronization's reply
+ * names idle are not taken as idle (for comparisons). */
+static int		 idle_others = 1;
 static uint64_t		 cyc_t0;	/* the cycle's first one-way call */
 static uint64_t		 gap_ns;	/* first call to wait, decaying max */
 static unsigned		 gap_seen;	/* cycles that ended in a wait */
@@ -2012,6 +2015,12 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 	return rc;
 }
 
+int
+ridle_others(void)
+{
+	return idle_others;
+}
+
 void
 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 {
@@ -2263,6 +2272,12 @@ io_start(const char *host, int port, const struct auth_key *kp)
 			hold_mode = s[0] - '0';
 		else
 			log_warn("GLEAM_HOLD=%s: not 0, 1 or 2; 1 it is", s);
+	}
+	if ((s = getenv("GLEAM_IDLE_STREAMS")) != NULL && *s != '\0') {
+		if ((s[0] == '0' || s[0] == '1') && s[1] == '\0')
+			idle_others = s[0] - '0';
+		else
+			log_warn("GLEAM_IDLE_STREAMS=%s: not 0 or 1; 1 it is", s);
 	}
 	if ((s = getenv("GLEAM_ZSTD")) != NULL && (strcmp(s, "0") == 0 ||
 	    strcmp(s, "1") == 0))

@@ -108,6 +108,9 @@ void		 io_drain_at_exit(void);
 #define RIDLE_ALL	UINT64_MAX
 void		 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark);
 int		 ridle_check(uint64_t ctx, uint64_t sid);
+/* Are the other streams a synchronization's reply names idle taken as
+ * idle (GLEAM_IDLE_STREAMS, default 1)? */
+int		 ridle_others(void);
 /* GLEAM_SYNC=1: every call waits for its reply. */
 int		 rsync_mode(void);
 /* For lanes.c: the main connection's socket, whether waits spin, whether

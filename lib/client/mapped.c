@@ -25,6 +25,7 @@
 #include "mapped.h"
 #include "log.h"
 #include "parse.h"
+#include "proto.h"
 
 /*
  * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP), which kernels read and
@@ -1281,7 +1282,8 @@ pull_stale(const struct mpull *mp, int i, size_t b0, size_t b1)
 {
 	size_t b, s;
 
-	if (mp->npf == 0) {
+	/* Nothing lands where the pull did not cover every writer. */
+	if (mp->npf == 0 || !mp->cover) {
 		track_stale(maps[i].t, b0, b1);
 		return;
 	}
@@ -1401,7 +1403,14 @@ pull_rest(struct mpull *mp, uint16_t type, const struct rpc_val *cin)
 	}
 	if (!mp->begun) {
 		pull_wait(mp, type, cin);
-		if (prefetch_ok(mp))
+		/*
+		 * A stream's synchronization that does not cover every
+		 * writer prefetches all the same, beside it: its reply may
+		 * name the others idle (client_mapped_pull_idle), and the
+		 * bytes are then final; else they are dropped.
+		 */
+		if (prefetch_ok(mp) || (type == R_STREAM_SYNC && !mp->cover &&
+		    prefetch_max > 0 && pw_n > 0))
 			prefetch_send(mp);
 	}
 	mp->begun = 1;
@@ -1420,6 +1429,32 @@ void
 client_mapped_pull_beside(struct mpull *mp)
 {
 	(void)pull_rest(mp, mp->type, NULL);
+}
+
+void
+client_mapped_pull_idle(struct mpull *mp, const void *pairs, uint32_t n)
+{
+	struct pr r;
+	uint64_t ctx, sid;
+	uint32_t k;
+	int i, found;
+
+	/* An ahead prefetch already went, and only with the cover. */
+	if (!mp->begun || mp->cover || pw_over || mp->type == 0)
+		return;
+	for (i = 0; i < pw_n; i++) {
+		if (pw_waited(mp, i))
+			continue;
+		pr_init(&r, pairs, (size_t)n * 16);
+		for (k = found = 0; k < n && !found; k++) {
+			ctx = pr_u64(&r);
+			sid = pr_u64(&r);
+			found = ctx == pw[i].ctx && sid == pw[i].sid;
+		}
+		if (!found)
+			return;
+	}
+	mp->cover = 1;
 }
 
 void
@@ -1475,7 +1510,8 @@ client_mapped_pull_end(struct mpull *mp, int ok, uint64_t qstart,
 	/* Sent after the registered buffers' requests, in this order, or
 	 * before the call (ahead: not in the run of replies after it). */
 	for (i = 0; i < mp->npf; i++)
-		prefetch_take(&mp->pf[i], ok, mp->ahead ? &before : &at);
+		prefetch_take(&mp->pf[i], ok && mp->cover,
+		    mp->ahead ? &before : &at);
 	/* Where the wait covered only some streams, the next one marks
 	 * them again (the others' work may still write). */
 	for (i = 0; ok && mp->cover && i < nmaps; i++) {

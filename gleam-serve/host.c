@@ -3801,27 +3801,21 @@ static void	hgraph_unname(struct rclient *, const struct hgraph *);
 
 static int	host_call(struct rcall *);
 
-/* The field of a recordable call that names its stream, else -1. */
+/*
+ * The field of a recordable call that names its stream, else -1: the
+ * calls that are one stream's work (rpc_stream_field) but the copies to
+ * the host and over the lanes, which a capture does not record here.
+ */
 static int
 hgraph_sfield(uint16_t type)
 {
 	switch (type) {
-	case R_LAUNCH:
-	case R_LAUNCH_EX:
-		return 9;
-	case R_MEM_HTOD:
-	case R_MEM_DTOD:
-	case R_MEM_3D:
-	case R_MEMSET:
-	case R_STREAM_WAIT_EVENT:
-	case R_HOST_FUNC:
-	case R_STREAM_MEMOP:
-		return 1;
-	case R_EVENT_RECORD:
-	case R_GRAPH_LAUNCH:
-		return 2;
+	case R_MEM_DTOH:
+	case R_MEM_HTOD_LANES:
+	case R_MEM_DTOH_LANES:
+		return -1;
 	}
-	return -1;
+	return rpc_stream_field(type);
 }
 
 static int

@@ -1358,6 +1358,70 @@ test_globals_library(void)
 	CHECK(c.out[0].u == g1);
 }
 
+/* Does the last synchronization's reply name stream sid of ctx idle? */
+static int
+idle_named(uint64_t ctx, uint64_t sid)
+{
+	struct pr r;
+	uint32_t i;
+
+	if (c.out[0].len % 16 != 0)
+		return -1;
+	pr_init(&r, c.out[0].p, c.out[0].len);
+	for (i = 0; i < c.out[0].len / 16; i++)
+		if (pr_u64(&r) == ctx && pr_u64(&r) == sid)
+			return 1;
+	return 0;
+}
+
+/* The idle streams a synchronization's reply names (gleam-protocol(5)). */
+static void
+test_idle_report(void)
+{
+	CHECK(call(R_STREAM_CREATE, U(1), U(90), U(1), U(0)) == 0);
+	CHECK(call(R_STREAM_CREATE, U(1), U(91), U(1), U(0)) == 0);
+	CHECK(call(R_STREAM_CREATE, U(1), U(92), U(1), U(0)) == 0);
+	CHECK(call(R_CTX_CREATE, U(8), U(0), U(0)) == 0);
+	CHECK(call(R_STREAM_CREATE, U(8), U(93), U(1), U(0)) == 0);
+	CHECK(call(R_EVENT_CREATE, U(1), U(94), U(0)) == 0);
+	/* Named by calls: work on 90 and 91, and 93 in another context. */
+	CHECK(call(R_EVENT_RECORD, U(1), U(94), U(90)) == 0);
+	CHECK(call(R_STREAM_WAIT_EVENT, U(1), U(91), U(94), U(0)) == 0);
+	CHECK(call(R_STREAM_WAIT_EVENT, U(8), U(93), U(94), U(0)) == 0);
+	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 1);
+	/* Never named: not known.  Another context's: not this one's. */
+	CHECK(idle_named(1, 92) == 0 && idle_named(8, 93) == 0);
+	/* Found idle before and named by nothing since: named again, by a
+	 * context's and an event's synchronization too. */
+	CHECK(call(R_CTX_SYNC, U(1)) == 0);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 1);
+	CHECK(call(R_EVENT_SYNC, U(94)) == 0);
+	CHECK(idle_named(1, 91) == 1);
+	CHECK(call(R_CTX_SYNC, U(8)) == 0);
+	CHECK(idle_named(8, 93) == 1 && idle_named(1, 90) == 0);
+	/* A destroyed stream is not named. */
+	CHECK(call(R_STREAM_DESTROY, U(91)) == 0);
+	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 0);
+	/* While a stream captures, none is named; after, again. */
+	CHECK(call(R_CAPTURE_BEGIN, U(1), U(92), U(CU_STREAM_CAPTURE_MODE_RELAXED),
+	    U(95)) == 0);
+	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
+	CHECK(c.out[0].len == 0);
+	CHECK(call(R_CAPTURE_END, U(1), U(92), U(0)) == 0);
+	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 92) == 1);
+	/* A failed synchronization names none. */
+	CHECK(call(R_STREAM_SYNC, U(1), U(91)) == CUDA_ERROR_INVALID_HANDLE);
+	CHECK(c.out[0].len == 0);
+	CHECK(call(R_STREAM_DESTROY, U(90)) == 0);
+	CHECK(call(R_STREAM_DESTROY, U(92)) == 0);
+	CHECK(call(R_STREAM_DESTROY, U(93)) == 0);
+	CHECK(call(R_EVENT_DESTROY, U(94)) == 0);
+	CHECK(call(R_CTX_DESTROY, U(8)) == 0);
+}
+
 static void
 test_streams_events(void)
 {
@@ -1674,6 +1738,7 @@ main(int argc, char *argv[])
 	test_launch(da, db, dc);
 	test_globals_library();
 	test_streams_events();
+	test_idle_report();
 	test_gexec_update();
 	test_tmap();
 	test_fault();

@@ -1137,30 +1137,31 @@ idle_report(struct rcall *c, const struct robj *ctx,
     int (*capturing)(struct robj *), int (*idle)(struct robj *))
 {
 	struct rclient *cl = c->cl;
-	struct robj *o;
+	struct robj *o, *os[RSTREAMS_MAX];
 	uint32_t i, j;
-	int pass;
+	int pass, cap = 0;
 
 	if (cl->streams_over || ctx == NULL || c->blob.len != 0)
 		return;
-	/* The list without the streams destroyed since. */
+	/* The list without the streams destroyed since; any capturing? */
 	for (i = j = 0; i < cl->nstreams; i++)
 		if ((o = robj_get(cl, cl->streams[i], RK_STREAM)) != NULL &&
-		    o->listed)
-			cl->streams[j++] = cl->streams[i];
+		    o->listed) {
+			cl->streams[j] = cl->streams[i];
+			os[j++] = o;
+			cap |= o->cap != NULL || (o->touched &&
+			    capturing != NULL && capturing(o));
+		}
 	cl->nstreams = j;
-	for (i = 0; i < cl->nstreams; i++) {
-		o = robj_get(cl, cl->streams[i], RK_STREAM);
-		if (o->cap != NULL || (o->touched && capturing(o)))
-			return;
-	}
+	if (cap)
+		return;
 	/* The ones just found idle first: the client keeps a few. */
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < cl->nstreams; i++) {
-			o = robj_get(cl, cl->streams[i], RK_STREAM);
+			o = os[i];
 			if (o->ctx != ctx || o->touched != (pass == 0))
 				continue;
-			if (pass == 0 && idle(o) != 1)
+			if (pass == 0 && idle != NULL && idle(o) != 1)
 				continue;
 			o->touched = 0;
 			pw_u64(&c->blob, ctx->id);

@@ -132,7 +132,9 @@ void	graph_listing_put(struct rcall *c, backend_fn list, uint64_t id);
  * found idle before and not named since.  The client answers their
  * synchronizations without a round trip while it sends nothing more.
  * capturing(o) nonzero for a marked stream, or a stream's cap set: a
- * capture is open, and none is reported (a query could spoil it).
+ * capture is open, and none is reported (a query could spoil it).  NULL
+ * functions: a backend whose work is done when its call returns, and
+ * whose captures are the streams' cap.
  */
 void	rclient_touch(struct rclient *cl, struct robj *o);
 void	idle_report(struct rcall *c, const struct robj *ctx,

@@ -1167,22 +1167,6 @@ host_stream(struct rcall *c, uint64_t id)
 	return 0;
 }
 
-/* For idle_report: work here is done when its call returns, and a
- * capture is the stream's cap (idle_report's own test). */
-static int
-host_capturing(struct robj *o)
-{
-	(void)o;
-	return 0;
-}
-
-static int
-host_idle(struct robj *o)
-{
-	(void)o;
-	return 1;
-}
-
 #define CTX(c, i)	do {						\
 	int rc_;							\
 	if (host_ctx((c), (c)->in[i].u, &rc_) == NULL)			\
@@ -1283,7 +1267,7 @@ c_ctx_sync(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	idle_report(c, ctx, host_capturing, host_idle);
+	idle_report(c, ctx, NULL, NULL);
 	return CUDA_SUCCESS;
 }
 
@@ -2988,7 +2972,7 @@ c_stream_sync(struct rcall *c)
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	STREAM(c, 1);
-	idle_report(c, ctx, host_capturing, host_idle);
+	idle_report(c, ctx, NULL, NULL);
 	return CUDA_SUCCESS;
 }
 
@@ -3524,7 +3508,7 @@ c_event_sync(struct rcall *c)
 
 	if ((rc = host_event(c, c->in[0].u, &e)) == CUDA_SUCCESS &&
 	    o->ctx != NULL && o->ctx->h != NULL)
-		idle_report(c, o->ctx, host_capturing, host_idle);
+		idle_report(c, o->ctx, NULL, NULL);
 	return rc;
 }
 

@@ -23,29 +23,45 @@ is_sync(uint16_t type)
 }
 
 /*
- * The other streams a synchronization found idle (its reply's blob of
- * context and stream id pairs, gleam-protocol(5)): their own
- * synchronizations are answered here while nothing more is sent.  Not
- * where mapped memory may hold device writes no pull has brought: the
- * synchronization of the stream that made them must bring them.
+ * The other streams a synchronization's reply names idle (a blob of
+ * context and stream id pairs, gleam-protocol(5)), decoded into *ip; 0
+ * where there are none or they are not to be used.
  */
-static void
-idle_came(const struct rpc_val *out, uint64_t mark)
+static int
+idle_decode(uint16_t type, const struct rpc_val *out, struct idle_pairs *ip)
 {
 	struct pr r;
-	uint64_t ctx, sid;
 	uint32_t i;
 
-	if (out[0].p == NULL || out[0].len % 16 != 0 || !ridle_others() ||
-	    !mapped_settled())
-		return;
+	ip->n = 0;
+	if (!is_sync(type) || out[0].p == NULL || out[0].len % 16 != 0 ||
+	    !ridle_others())
+		return 0;
 	pr_init(&r, out[0].p, out[0].len);
-	for (i = 0; i < out[0].len / 16; i++) {
-		ctx = pr_u64(&r);
-		sid = pr_u64(&r);
-		if (sid > 2 && sid != RIDLE_ALL)
-			ridle_set(ctx, sid, mark);
+	for (i = 0; i < out[0].len / 16 && ip->n < IDLE_PAIRS_MAX; i++) {
+		ip->ctx[ip->n] = pr_u64(&r);
+		ip->sid[ip->n] = pr_u64(&r);
+		ip->n++;
 	}
+	return ip->n > 0;
+}
+
+/*
+ * Their own synchronizations are answered here while nothing more is
+ * sent.  Not where mapped memory may hold device writes no pull has
+ * brought: the synchronization of the stream that made them must bring
+ * them.
+ */
+static void
+idle_came(const struct idle_pairs *ip, uint64_t mark)
+{
+	uint32_t i;
+
+	if (!mapped_settled())
+		return;
+	for (i = 0; i < ip->n; i++)
+		if (ip->sid[i] > 2 && ip->sid[i] != RIDLE_ALL)
+			ridle_set(ip->ctx[i], ip->sid[i], mark);
 }
 
 /* A round trip; mapped memory comes back where the host waited. */
@@ -56,9 +72,10 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	const struct rpc_desc *d = rpc_lookup(type);
 	struct rwait w = { 0 };		/* no destination for a blob */
 	struct mpull mp;
+	struct idle_pairs ip;
 	uint64_t mark;
 	CUresult rc;
-	int pull;
+	int pull, idle;
 
 	*keep = NULL;
 	/*
@@ -85,9 +102,9 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 		pull = pull && client_mapped_pull_begin(&mp, type, in);
 	rc = rwait(&w, out, keep);
 	mark = w.qend;
-	if (pull && rc == CUDA_SUCCESS && is_sync(type) && out[0].p != NULL &&
-	    out[0].len % 16 == 0 && ridle_others())
-		client_mapped_pull_idle(&mp, out[0].p, out[0].len / 16);
+	idle = rc == CUDA_SUCCESS && idle_decode(type, out, &ip);
+	if (pull && idle)
+		client_mapped_pull_idle(&mp, &ip);
 	if (pull)
 		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
 	if (rc == CUDA_SUCCESS && mark != 0) {
@@ -95,8 +112,8 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 			ridle_set(in[0].u, in[1].u, mark);
 		else if (type == R_CTX_SYNC)
 			ridle_set(in[0].u, RIDLE_ALL, mark);
-		if (is_sync(type))
-			idle_came(out, mark);
+		if (idle)
+			idle_came(&ip, mark);
 	}
 	/* A failure for the error log (a query's "not yet" is none). */
 	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && d != NULL) {

@@ -111,6 +111,13 @@ int		 ridle_check(uint64_t ctx, uint64_t sid);
 /* Are the other streams a synchronization's reply names idle taken as
  * idle (GLEAM_IDLE_STREAMS, default 1)? */
 int		 ridle_others(void);
+/* Those streams, decoded (call.c): context and stream ids, the first
+ * IDLE_PAIRS_MAX (the server names no more than it lists, 64). */
+#define IDLE_PAIRS_MAX	64
+struct idle_pairs {
+	uint32_t	 n;
+	uint64_t	 ctx[IDLE_PAIRS_MAX], sid[IDLE_PAIRS_MAX];
+};
 /* GLEAM_SYNC=1: every call waits for its reply. */
 int		 rsync_mode(void);
 /* For lanes.c: the main connection's socket, whether waits spin, whether

@@ -25,7 +25,6 @@
 #include "mapped.h"
 #include "log.h"
 #include "parse.h"
-#include "proto.h"
 
 /*
  * Mapped host memory (CU_MEMHOSTALLOC_DEVICEMAP), which kernels read and
@@ -1092,17 +1091,23 @@ prefetch_limit(void)
 }
 
 /*
- * May the pull beside this call prefetch?  Only where the call waits for
+ * May the pull beside this call prefetch?  Where the call waits for
  * every call since the last pull that may have written a mapped buffer:
  * a stream's synchronization where they all went to that stream, the
  * context's where they all went to that context.  Their bytes are then
- * final when the server reads them, right after the wait.
+ * final when the server reads them, right after the wait.  beside (the
+ * prefetch sent after the call, not ahead of it): a stream's
+ * synchronization that does not cover every writer prefetches all the
+ * same, since its reply may name the others idle
+ * (client_mapped_pull_idle) and the bytes are then final; else they are
+ * dropped.
  */
 static int
-prefetch_ok(const struct mpull *mp)
+prefetch_ok(const struct mpull *mp, int beside)
 {
 	prefetch_limit();
-	return prefetch_max > 0 && pw_n > 0 && mp->type != 0 && mp->cover;
+	return prefetch_max > 0 && pw_n > 0 && mp->type != 0 && (mp->cover ||
+	    (beside && mp->type == R_STREAM_SYNC));
 }
 
 /* Is block b of t one to prefetch: not the host's, and a copy wrote it or
@@ -1348,7 +1353,7 @@ client_mapped_pull_ahead(struct mpull *mp, uint16_t type,
 	if (!pull_start(mp))
 		return 0;
 	pull_wait(mp, type, cin);
-	if (!prefetch_ok(mp)) {
+	if (!prefetch_ok(mp, 0)) {
 		/* Nothing to send ahead: the pull goes beside the call. */
 		pthread_mutex_unlock(&map_lock);
 		in_mapped = 0;
@@ -1403,14 +1408,7 @@ pull_rest(struct mpull *mp, uint16_t type, const struct rpc_val *cin)
 	}
 	if (!mp->begun) {
 		pull_wait(mp, type, cin);
-		/*
-		 * A stream's synchronization that does not cover every
-		 * writer prefetches all the same, beside it: its reply may
-		 * name the others idle (client_mapped_pull_idle), and the
-		 * bytes are then final; else they are dropped.
-		 */
-		if (prefetch_ok(mp) || (type == R_STREAM_SYNC && !mp->cover &&
-		    prefetch_max > 0 && pw_n > 0))
+		if (prefetch_ok(mp, 1))
 			prefetch_send(mp);
 	}
 	mp->begun = 1;
@@ -1432,12 +1430,10 @@ client_mapped_pull_beside(struct mpull *mp)
 }
 
 void
-client_mapped_pull_idle(struct mpull *mp, const void *pairs, uint32_t n)
+client_mapped_pull_idle(struct mpull *mp, const struct idle_pairs *ip)
 {
-	struct pr r;
-	uint64_t ctx, sid;
 	uint32_t k;
-	int i, found;
+	int i;
 
 	/* An ahead prefetch already went, and only with the cover. */
 	if (!mp->begun || mp->cover || pw_over || mp->type == 0)
@@ -1445,13 +1441,10 @@ client_mapped_pull_idle(struct mpull *mp, const void *pairs, uint32_t n)
 	for (i = 0; i < pw_n; i++) {
 		if (pw_waited(mp, i))
 			continue;
-		pr_init(&r, pairs, (size_t)n * 16);
-		for (k = found = 0; k < n && !found; k++) {
-			ctx = pr_u64(&r);
-			sid = pr_u64(&r);
-			found = ctx == pw[i].ctx && sid == pw[i].sid;
-		}
-		if (!found)
+		for (k = 0; k < ip->n && (ip->ctx[k] != pw[i].ctx ||
+		    ip->sid[k] != pw[i].sid); k++)
+			;
+		if (k == ip->n)
 			return;
 	}
 	mp->cover = 1;

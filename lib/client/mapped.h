@@ -109,14 +109,14 @@ void		 client_mapped_pull_end(struct mpull *, int ok,
 		    uint64_t qstart, uint64_t *qend);
 /*
  * Between the wait's reply and client_mapped_pull_end: the other streams
- * the synchronization's reply named idle (n pairs of context and stream
- * ids, as the reply has them).  Where those and the wait's own stream
- * hold every writer, the pull covers them all: nothing it reads can
- * change any more (the pull's requests follow the wait on the server, and
- * no writer has work left).
+ * the synchronization's reply named idle.  Where those and the wait's own
+ * stream hold every writer, the pull covers them all: nothing it reads
+ * can change any more (the pull's requests follow the wait on the server,
+ * and no writer has work left).
  */
-void		 client_mapped_pull_idle(struct mpull *, const void *pairs,
-		    uint32_t n);
+struct idle_pairs;
+void		 client_mapped_pull_idle(struct mpull *,
+		    const struct idle_pairs *);
 
 /* sigwrap.c's: the program's SIGSEGV action while ours is installed. */
 extern int	mapped_fault_on;

@@ -200,6 +200,49 @@ exec_args(const struct gfinfo *fi, void **params, void **extra, char **out)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Whether a launch's attributes (attr_put's, or none) leave its captured
+ * node a kernel node with the default edge from the one before, all a
+ * listing shows: those of the node alone do, and programmatic
+ * serialization turned off (cuBLAS's launches); events and serialization
+ * turned on make other edges or nodes.
+ */
+static int
+attrs_plain(const struct pw *attrs)
+{
+	struct pr r;
+	uint32_t id;
+	int32_t on;
+
+	if (attrs == NULL)
+		return 1;
+	pr_init(&r, attrs->p, attrs->len);
+	while (r.off < r.len && !r.bad) {
+		id = pr_u32(&r);
+		pr_bytes(&r, &on, sizeof on);
+		(void)pr_take(&r, sizeof(CUlaunchAttributeValue) - sizeof on);
+		switch ((int)id) {
+		case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION:
+		case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+			break;
+		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+			if (on != 0)
+				return 0;
+			break;
+		default:
+			return 0;
+		}
+	}
+	return !r.bad;
+}
+
 static CUresult
 exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
     unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
@@ -209,6 +252,7 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	const struct gfinfo *fi;
 	struct gctx *c;
 	uint64_t fid, sid;
+	uint32_t geo[7];
 	char *args;
 	CUresult rc;
 
@@ -238,6 +282,11 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	in[10].u = flags;
 	in[11].p = args;
 	in[11].len = fi->argbytes;
+	geo[0] = gx; geo[1] = gy; geo[2] = gz;
+	geo[3] = bx; geo[4] = by; geo[5] = bz;
+	geo[6] = shmem;
+	capture_klist(sid, flags == 0 && attrs_plain(attrs), fid, geo, args,
+	    fi->argbytes);
 	if (attrs != NULL) {
 		/* R_LAUNCH_EX: the attributes in place of the flags. */
 		in[10].p = attrs->p;

@@ -102,6 +102,9 @@ nodes_free(struct ggraph *g)
 		node_free(n);
 	}
 	g->nodes = NULL;
+	free(g->vfid);
+	g->vfid = NULL;
+	g->vn = 0;
 }
 
 void
@@ -165,6 +168,12 @@ glist_free(struct glist *l)
 	memset(l, 0, sizeof *l);
 }
 
+static uint64_t
+canon_fid(uint64_t fid)
+{
+	return func_canon((void *)(uintptr_t)fid);
+}
+
 /*
  * The last listing's reply, while the process has sent the server nothing
  * since (io_sent_count): the graph is as it was, and the next listing of
@@ -181,7 +190,21 @@ static struct {
 	uint32_t		 len;
 	uint64_t		 shape;	/* glist_shape's, once asked */
 	int			 shaped;
+	int			 made;	/* graph_listing_made's: true while
+					   g's nodes are its (vfid) */
 } lc;
+
+/* A node handle of a listing made here: the top bit, then its index. */
+#define VNODE		(1ull << 63)
+
+/* Is the kept listing g's and true of it (lc_lock held)? */
+static int
+lc_true(const struct ggraph *g)
+{
+	return lc.p != NULL && lc.g == g && lc.id == gobj_id(g) &&
+	    lc.session == io_session() &&
+	    (lc.mark == io_sent_count() || (lc.made && g->vfid != NULL));
+}
 
 /* A copy of g's listing where the last one is still true, else NULL. */
 static void *
@@ -190,9 +213,7 @@ lc_take(const struct ggraph *g, uint32_t *len)
 	void *p = NULL;
 
 	pthread_mutex_lock(&lc_lock);
-	if (lc.p != NULL && lc.g == g && lc.id == gobj_id(g) &&
-	    lc.mark == io_sent_count() && lc.session == io_session() &&
-	    (p = malloc(lc.len + 1)) != NULL) {
+	if (lc_true(g) && (p = malloc(lc.len + 1)) != NULL) {
 		memcpy(p, lc.p, lc.len);
 		*len = lc.len;
 	}
@@ -248,15 +269,196 @@ lc_keep(const struct ggraph *g, const void *p, uint32_t len, uint64_t mark)
 		lc.mark = mark;
 		lc.session = io_session();
 		lc.shaped = 0;
+		lc.made = 0;
 	}
 	pthread_mutex_unlock(&lc_lock);
 }
 
-static uint64_t
-canon_fid(uint64_t fid)
+/* The kept listing goes where it is g's. */
+static void
+lc_drop_of(const struct ggraph *g)
 {
-	return func_canon((void *)(uintptr_t)fid);
+	pthread_mutex_lock(&lc_lock);
+	if (lc.g == g) {
+		free(lc.p);
+		lc.p = NULL;
+	}
+	pthread_mutex_unlock(&lc_lock);
 }
+
+/*
+ * The listing of a capture made of n plain launches on one stream by one
+ * thread (graph.h): the driver makes each launch a kernel node that
+ * depends on the one before, the first the root, no edge data; each
+ * node's parameters are its launch's request.  Nodes are named VNODE and
+ * their index until graph_nodes_real learns the server's handles; the
+ * listing stays g's, however much is sent meanwhile, while they are
+ * (anything that changes g learns them first, and drops it).
+ */
+void
+graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
+    uint64_t mark)
+{
+	const void *a;
+	uint64_t *vf;
+	uint32_t i, j, alen;
+	struct pw w;
+	struct pr r;
+
+	if (n == 0 || (vf = calloc(n, sizeof *vf)) == NULL)
+		return;
+	pw_init(&w);
+	pw_u32(&w, n);
+	for (i = 0; i < n; i++) {
+		pw_u64(&w, VNODE | i);
+		pw_u32(&w, CU_GRAPH_NODE_TYPE_KERNEL);
+	}
+	pw_u32(&w, 1);
+	pw_u32(&w, 0);
+	pw_u32(&w, n - 1);
+	for (i = 0; i + 1 < n; i++) {
+		pw_u32(&w, i);
+		pw_u32(&w, i + 1);
+	}
+	pw_u32(&w, 0);
+	pw_u32(&w, n);
+	pr_init(&r, kl, len);
+	for (i = 0; i < n && !r.bad; i++) {
+		pw_u32(&w, i);
+		vf[i] = pr_u64(&r);
+		pw_u64(&w, vf[i]);
+		for (j = 0; j < 7; j++)
+			pw_u32(&w, pr_u32(&r));
+		alen = pr_u32(&r);
+		pw_u32(&w, alen);
+		if ((a = pr_take(&r, alen)) != NULL)
+			pw_bytes(&w, a, alen);
+	}
+	if (r.bad || pr_done(&r) != 0 || w.bad || w.len > UINT32_MAX) {
+		free(vf);
+		pw_free(&w);
+		return;
+	}
+	pthread_mutex_lock(&node_lock);
+	free(g->vfid);
+	g->vfid = vf;
+	g->vn = n;
+	pthread_mutex_unlock(&node_lock);
+	lc_keep(g, w.p, (uint32_t)w.len, mark);
+	pthread_mutex_lock(&lc_lock);
+	if (lc.g == g && lc.p != NULL)
+		lc.made = 1;
+	pthread_mutex_unlock(&lc_lock);
+	pw_free(&w);
+}
+
+/*
+ * The server's handles into g's nodes named here, from w, the server's
+ * listing of g: it must be the chain of g->vn kernel nodes the capture
+ * made, with the launches' functions, followed from its root.  0, or -1
+ * where it is not (node_lock held).
+ */
+static int
+vmap(struct ggraph *g, const struct glist_wire *w)
+{
+	uint32_t *next = NULL, *pos = NULL, i, cur, n = w->n;
+	uint64_t *real = NULL;
+	struct gnode *nd;
+	int rc = -1;
+
+	if (g->vfid == NULL)
+		return 0;
+	if (n != g->vn || n == 0 || w->nroot != 1 || w->nedge != n - 1 ||
+	    (next = malloc(n * sizeof *next)) == NULL ||
+	    (pos = malloc(n * sizeof *pos)) == NULL ||
+	    (real = calloc(n, sizeof *real)) == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		next[i] = pos[i] = UINT32_MAX;
+	for (i = 0; i < w->nedge; i++) {
+		if (next[w->from[i]] != UINT32_MAX)
+			goto out;
+		next[w->from[i]] = w->to[i];
+	}
+	for (i = 0, cur = w->root[0]; i < n; i++, cur = next[cur]) {
+		if (cur >= n || pos[cur] != UINT32_MAX ||
+		    w->type[cur] != CU_GRAPH_NODE_TYPE_KERNEL ||
+		    (w->h[cur] & VNODE))
+			goto out;
+		pos[cur] = i;
+		real[i] = w->h[cur];
+	}
+	for (i = 0; i < w->nk; i++)
+		if (canon_fid(w->k[i].fid) !=
+		    canon_fid(g->vfid[pos[w->k[i].idx]]))
+			goto out;
+	for (nd = g->nodes; nd != NULL; nd = nd->next)
+		if (nd->h & VNODE) {
+			if ((nd->h & ~VNODE) >= n)
+				goto out;
+			nd->h = real[nd->h & ~VNODE];
+		}
+	free(g->vfid);
+	g->vfid = NULL;
+	g->vn = 0;
+	rc = 0;
+out:
+	free(next);
+	free(pos);
+	free(real);
+	return rc;
+}
+
+static CUresult
+vmap_failed(const struct ggraph *g)
+{
+	log_warn("graph %u: the server's graph is not the chain of launches "
+	    "captured; its nodes cannot be named to the server", g->id);
+	return CUDA_ERROR_UNKNOWN;
+}
+
+CUresult
+graph_nodes_real(struct ggraph *g)
+{
+	struct rpc_val in[1], out[1];
+	struct glist_wire w;
+	uint64_t m0, m1;
+	void *keep;
+	CUresult rc;
+	int virt, d;
+
+	pthread_mutex_lock(&node_lock);
+	virt = g->vfid != NULL;
+	pthread_mutex_unlock(&node_lock);
+	if (!virt)
+		return CUDA_SUCCESS;
+	lc_drop_of(g);
+	in[0].u = gobj_id(g);
+	m0 = io_sent_count();
+	if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) !=
+	    CUDA_SUCCESS) {
+		free(keep);
+		return rc;
+	}
+	m1 = io_sent_count();
+	if ((d = glist_decode(out[0].p, out[0].len, &w)) != 0) {
+		free(keep);
+		if (d == -2)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		log_warn("graphNodes: a malformed listing");
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	pthread_mutex_lock(&node_lock);
+	if (vmap(g, &w) != 0)
+		rc = vmap_failed(g);
+	pthread_mutex_unlock(&node_lock);
+	if (rc == CUDA_SUCCESS && m1 == m0 + 1)
+		lc_keep(g, out[0].p, out[0].len, m1);
+	glist_wire_free(&w);
+	free(keep);
+	return rc;
+}
+
 
 /*
  * Shapes learned by trace: a capture of the same launches (functions,
@@ -314,8 +516,7 @@ graph_shape_now(const struct ggraph *g)
 	if (g->noshape)
 		return 0;
 	pthread_mutex_lock(&lc_lock);
-	if (lc.p != NULL && lc.g == g && lc.id == gobj_id(g) &&
-	    lc.mark == io_sent_count() && lc.session == io_session()) {
+	if (lc_true(g)) {
 		if (!lc.shaped && glist_decode(lc.p, lc.len, &w) == 0) {
 			lc.shape = glist_shape(&w, canon_fid);
 			lc.shaped = 1;
@@ -375,9 +576,15 @@ glist_get(struct ggraph *g, struct glist *l)
 	__atomic_store_n(&lc_wanted, 1, __ATOMIC_RELAXED);
 	m0 = m1 = 0;
 	d = -1;
-	/* A kept listing that does not decode is asked for again. */
+	/*
+	 * A kept listing that does not decode is asked for again, as is
+	 * one made here once g's nodes are the server's.
+	 */
 	if ((keep = lc_take(g, &len)) != NULL &&
-	    (d = glist_decode(keep, len, &w)) == -1) {
+	    ((d = glist_decode(keep, len, &w)) == -1 || (d == 0 && w.n > 0 &&
+	    (w.h[0] & VNODE) && g->vfid == NULL))) {
+		if (d == 0)
+			glist_wire_free(&w);
 		free(keep);
 		keep = NULL;
 		lc_drop();
@@ -425,6 +632,10 @@ glist_get(struct ggraph *g, struct glist *l)
 	}
 	rc = i < w.nk ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 	pthread_mutex_lock(&node_lock);
+	/* The server's listing of a graph whose nodes were named here. */
+	if (rc == CUDA_SUCCESS && g->vfid != NULL && w.n > 0 &&
+	    !(w.h[0] & VNODE) && vmap(g, &w) != 0)
+		rc = vmap_failed(g);
 	for (i = 0; i < w.n && rc == CUDA_SUCCESS; i++)
 		if ((l->node[i] = node_for(g, w.h[i], w.type[i])) == NULL)
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -659,6 +870,9 @@ node_add(CUgraphNode *pn, CUgraph h, const CUgraphNode *deps, size_t nd,
 
 	if (pn == NULL || g == NULL || (deps == NULL && nd > 0))
 		return CUDA_ERROR_INVALID_VALUE;
+	/* g changes: its nodes are the server's first. */
+	if ((rc = graph_nodes_real(g)) != CUDA_SUCCESS)
+		return rc;
 	pw_init(&dw);
 	pw_init(&rw);
 	for (i = 0; i < nd; i++) {
@@ -970,6 +1184,8 @@ edges_change(CUgraph h, const CUgraphNode *from, const CUgraphNode *to,
 			break;
 	if (data != NULL && i == n)
 		data = NULL;	/* all the default: sent as none */
+	if ((rc = graph_nodes_real(g)) != CUDA_SUCCESS)
+		return rc;
 	pw_init(&w);
 	for (i = 0; i < n; i++) {
 		if ((a = node_of(from[i], g)) == NULL ||
@@ -1008,6 +1224,8 @@ cuGraphDestroyNode(CUgraphNode h)
 
 	if (n == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
 	n->g->trace = 0;
@@ -1048,10 +1266,18 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 
 	if (n == NULL || p == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* What the last listing said, while no one has set them since. */
+	/*
+	 * What the last listing said, while no one has set them since
+	 * (kept: a node whose listing was made here has no other source
+	 * without a round trip).
+	 */
 	pthread_mutex_lock(&node_lock);
-	kp = n->kp;
-	n->kp = NULL;
+	if ((kp = n->kp) != NULL &&
+	    (keep = malloc(sizeof *kp + kp->len + 1)) != NULL) {
+		memcpy(keep, kp, sizeof *kp + kp->len);
+		kp = keep;
+	} else
+		kp = NULL;
 	pthread_mutex_unlock(&node_lock);
 	if (kp != NULL) {
 		out[0].u = kp->fid;
@@ -1059,8 +1285,9 @@ knode_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS_v2 *p)
 			out[i + 1].u = kp->geo[i];
 		out[8].p = kp->args;
 		out[8].len = kp->len;
-		keep = kp;
 	} else {
+		if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+			return rc;
 		in[0].u = gobj_id(n->g);
 		in[1].u = n->h;
 		if ((rc = remote_call(R_KNODE_GET, in, out, &keep)) !=
@@ -1185,6 +1412,10 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 		free(args);
 		return rc;
 	}
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS) {
+		free(args);
+		return rc;
+	}
 	pw_init(&w);
 	rpc_pack(&w, rpc_lookup(R_LAUNCH)->req, req);
 	free(args);
@@ -1282,6 +1513,8 @@ node_get(CUgraphNode h, CUgraphNodeType type, const char *sig,
 	*keep = NULL;
 	if (n == NULL || n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
 	if ((rc = remote_call(R_NODE_GET, in, out, keep)) != CUDA_SUCCESS)
@@ -1321,6 +1554,8 @@ node_set_as(CUgraphExec he, CUgraphNode h, CUgraphNodeType type,
 	}
 	if (n->type != type)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	if (he == NULL)
 		knode_forget(n);
 	pw_init(&w);
@@ -1739,6 +1974,8 @@ node_enabled(CUgraphExec he, CUgraphNode h, int set, unsigned *on)
 
 	if (n == NULL || e == NULL || on == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(e);
 	in[1].u = gobj_id(n->g);
 	in[2].u = n->h;
@@ -1825,6 +2062,8 @@ node_ids(CUgraphNode h, unsigned *local, unsigned long long *tools)
 
 	if (n == NULL || (local == NULL && tools == NULL))
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
 	if ((rc = remote_call(R_NODE_ID, in, out, &keep)) == CUDA_SUCCESS) {
@@ -1860,6 +2099,8 @@ cuGraphNodeFindInClone(CUgraphNode *pn, CUgraphNode h, CUgraph hc)
 
 	if (pn == NULL || n == NULL || c == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(n->g);
 	in[2].u = n->h;
@@ -2154,6 +2395,9 @@ knode_attr(CUgraphNode h, CUgraphNode hsrc, unsigned op,
 			return CUDA_ERROR_INVALID_VALUE;
 	} else if (v == NULL || (len = rpc_kattr_len((uint32_t)a)) == 0)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS ||
+	    (s != NULL && (rc = graph_nodes_real(s->g)) != CUDA_SUCCESS))
+		return rc;
 	in[0].u = gobj_id(n->g);
 	in[1].u = n->h;
 	in[2].u = op;

@@ -53,6 +53,10 @@ struct gcap {
 	int		 noshape;	/* a cooperative launch was captured */
 	int		 opaque;	/* work other than launches captured */
 	uint64_t	 trace;		/* its launches' functions, in order */
+	struct pw	 kl;		/* its launches as graph_listing_made
+					   takes them, while it can */
+	uint32_t	 nk;
+	int		 nolist;	/* no listing to be made here */
 	int		 capto;		/* into the program's graph */
 	CUgraphNode	*deps;		/* the open ends last asked for */
 	CUgraphEdgeData	*edges;
@@ -83,6 +87,7 @@ cap_end(struct gcap *cp)
 			cap_live[i] = NULL;
 	free(cp->deps);
 	free(cp->edges);
+	pw_free(&cp->kl);
 	free(cp);
 }
 
@@ -214,6 +219,42 @@ capture_launch(struct gctx *c, uint64_t sid, uint64_t fn, unsigned flags,
 	    alen);
 }
 
+/*
+ * A plain launch captured (none with attributes or cooperative: plain 0),
+ * as graph_listing_made takes it: one thread's launches on one stream are
+ * the graph's nodes in the order sent.
+ */
+#define CAP_KL_MAX	(4u << 20)	/* bytes of launches kept */
+
+void
+capture_klist(uint64_t sid, int plain, uint64_t fid, const uint32_t geo[7],
+    const void *args, uint32_t len)
+{
+	struct gstream *g = cap_stream(sid);
+	struct gcap *cp;
+	int i;
+
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&cap_lock);
+	if ((cp = g->cap) != NULL && !cp->nolist) {
+		if (!plain || cp->ns != 1 ||
+		    !pthread_equal(cp->thread, pthread_self()) ||
+		    cp->kl.len + 40 + len > CAP_KL_MAX)
+			cp->nolist = 1;
+		else {
+			pw_u64(&cp->kl, fid);
+			for (i = 0; i < 7; i++)
+				pw_u32(&cp->kl, geo[i]);
+			pw_u32(&cp->kl, len);
+			pw_bytes(&cp->kl, args, len);
+			cp->nk++;
+			cp->nolist = cp->kl.bad;
+		}
+	}
+	pthread_mutex_unlock(&cap_lock);
+}
+
 void
 capture_special(uint64_t sid)
 {
@@ -245,10 +286,13 @@ capture_wait(struct gevent *e, uint64_t sid)
 	struct gstream *g = cap_stream(sid);
 	int i;
 
-	if (e->capseq == 0 || g == NULL)
+	if (g == NULL)
 		return;
 	pthread_mutex_lock(&cap_lock);
-	for (i = 0; g->cap == NULL && i < CAP_MAX; i++) {
+	/* A node or an edge no trace follows (an external event's wait). */
+	if (g->cap != NULL)
+		g->cap->opaque = 1;
+	for (i = 0; e->capseq != 0 && g->cap == NULL && i < CAP_MAX; i++) {
 		struct gcap *cp = cap_live[i];
 
 		if (cp != NULL && cp->seq == e->capseq &&
@@ -429,6 +473,9 @@ cap_to_graph(CUstream s, CUgraph hg, const CUgraphNode *deps,
 		return rc;
 	if ((g = cap_stream(sid)) == NULL)
 		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	/* gr changes: its nodes are the server's first. */
+	if ((rc = graph_nodes_real(gr)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = cap_nodes(gr, deps, edges, nd, &dw, &ew)) != CUDA_SUCCESS) {
 		pw_free(&dw);
 		pw_free(&ew);
@@ -503,10 +550,12 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	struct gstream *g;
 	struct gcap *cp;
 	struct gctx *c;
+	struct pw kl;
 	uint64_t sid, m0, m1, trace;
+	uint32_t nk;
 	void *keep;
 	CUresult rc;
-	int invalid, capto, lone;
+	int invalid, capto, lone, made;
 
 	if (pg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -535,6 +584,16 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 		gr->noshape = 1;
 	lone = cp->ns == 1;
 	trace = lone && !cp->opaque && cp->trace != 0 ? cp->trace : 0;
+	/*
+	 * Its launches alone, from the thread that began it: the listing
+	 * the program asks for is made here (none of its nodes has a
+	 * handle yet, as a capture's open ends asked for would).
+	 */
+	made = !capto && !invalid && lone && !cp->opaque && !cp->nolist &&
+	    cp->nk > 0 && gr->nodes == NULL;
+	kl = cp->kl;
+	nk = cp->nk;
+	pw_init(&cp->kl);
 	cap_end(cp);
 	pthread_mutex_unlock(&cap_lock);
 	in[0].u = gobj_id(g->ctx);
@@ -543,21 +602,29 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	/*
 	 * One-way where nothing is to come back: a capture of one stream
 	 * (no fork left unjoined), valid as far as the client saw, whose
-	 * listing the program has never asked for.  A failure the server's
-	 * driver finds all the same comes with the next call that waits,
-	 * as a launch's does.
+	 * listing the program has never asked for or is made here.  A
+	 * failure the server's driver finds all the same comes with the
+	 * next call that waits, as a launch's does.
 	 */
-	if (!capto && !invalid && lone && in[2].u == 1 && !rsync_mode()) {
+	if (!capto && !invalid && lone && (in[2].u == 1 || made) &&
+	    !rsync_mode()) {
+		in[2].u = 1;
 		if ((rc = rpost(R_CAPTURE_END, in, 0)) != CUDA_SUCCESS) {
+			pw_free(&kl);
 			gr->o.magic = 0;
 			free(gr);
 			*pg = NULL;
 			return rc;
 		}
 		gr->trace = trace;
+		if (made && graph_listing_wanted())
+			graph_listing_made(gr, kl.p, kl.len, nk,
+			    io_sent_count());
+		pw_free(&kl);
 		*pg = (CUgraph)gr;
 		return CUDA_SUCCESS;
 	}
+	pw_free(&kl);
 	gr->trace = capto ? 0 : trace;
 	m0 = io_sent_count();
 	rc = remote_call(R_CAPTURE_END, in, out, &keep);

@@ -19,6 +19,11 @@ struct ggraph {
 					   one stream: their functions,
 					   flags and attributes hashed; 0
 					   for any other graph */
+	uint64_t	*vfid;		/* a capture's nodes named here
+					   (graph_listing_made): their
+					   functions (canon), until the
+					   server's handles are known */
+	uint32_t	 vn;
 };
 
 /* A new graph handle, not yet published; NULL: no memory. */
@@ -36,6 +41,24 @@ unsigned	graph_next_id(void);
 unsigned	graph_listing_wanted(void);
 void		graph_listing_came(const struct ggraph *g, const void *p,
 		    uint32_t len, uint64_t mark);
+
+/*
+ * A capture of n kernel launches on one stream, one thread, nothing else
+ * (graph.c), whose end went one-way: its listing made here from the
+ * launches kl holds (each a u64 function id, seven u32 of geometry, a u32
+ * length and the arguments, in order), a chain, kept as a listing from
+ * the server would be; its nodes get handles of this process's own
+ * (graph_nodes_real swaps the server's in).  mark: io_sent_count() after
+ * the end.
+ */
+void		graph_listing_made(struct ggraph *g, const void *kl, size_t len,
+		    uint32_t n, uint64_t mark);
+/*
+ * The server's handles for g's nodes where they were made here: its
+ * listing asked for (a round trip) and matched to the capture's chain.
+ * Called before anything names g's nodes to the server or changes g.
+ */
+CUresult	graph_nodes_real(struct ggraph *g);
 
 /*
  * What cuGraphExecUpdate compares of g (glist_shape), where the listing

@@ -83,6 +83,9 @@ memop_post(CUstream s, int ptsz, unsigned count,
 		return rc;
 	if (count == 0)
 		return CUDA_SUCCESS;
+	/* Captured: a node no capture trace follows. */
+	if ((rc = capture_work(c, sid, 0)) != CUDA_SUCCESS)
+		return rc;
 	/* In order, RPC_MEMOPS_MAX a batch. */
 	for (i = 0; i < count; i += n) {
 		n = count - i < RPC_MEMOPS_MAX ? count - i : RPC_MEMOPS_MAX;

@@ -102,13 +102,12 @@ run_prog() {
 		# the client said why it refused the host-pointer memcpy node
 		[[ "$stderr" == *"only device-to-device copy nodes"* ]]
 	done
-	# Kernel nodes' parameters come with the listing: the captured
-	# graph's two are read from it; asked for alone are only those read
-	# again with no listing since (three times, once after they were
-	# set) and a memset node's (refused).
+	# Kernel nodes' parameters come with the listing and stay with the
+	# nodes until set: asked for alone are only those read after they
+	# were set and a memset node's (refused).
 	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphs_nodes
 	[ "$status" -eq 0 ]
-	grep -qx '  cuGraphKernelNodeGetParams: 4' "$BATS_TEST_TMPDIR/st.yaml"
+	grep -qx '  cuGraphKernelNodeGetParams: 2' "$BATS_TEST_TMPDIR/st.yaml"
 	# A listing holds while nothing was sent since: the counts, nodes,
 	# roots, edges and each node's neighbours that the program asks
 	# after one change of the graph come from one listing (66 before);
@@ -166,12 +165,27 @@ run_prog() {
 	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
 	# The same words as the fork and join gave, step by step.
 	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
-	# Listed each step, one stream: the listing comes with the
-	# capture's end (a round trip), and the update is predicted from
-	# it, as above.
+	# Listed each step, one stream, launches alone (one with an
+	# attribute of the node alone, as cuBLAS's): the listing is made in
+	# the client from the launches, so the capture's end goes one-way
+	# (a round trip each step before), and the update is predicted from
+	# it.  The server's listing is asked for at the first listing (no
+	# capture had been listed before) and at step 16, whose empty node
+	# added changes the graph: its nodes get the server's handles
+	# first.  The same words.
 	GLEAM_STATS=$BATS_TEST_TMPDIR/s.yaml run_prog static graphupd -s
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
+	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
+	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/s.yaml" >"$BATS_TEST_TMPDIR/rt"
+	! grep -q 'cuStreamEndCapture' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 7' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
+	# Without the listing made here (GLEAM_SYNC: every call waits), the
+	# same words.
+	GLEAM_SYNC=1 run_prog static graphupd -s
+	[ "$status" -eq 0 ]
+	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
 	# graphupd_ns is graphupd -ns (for the GPU run, which passes no
 	# arguments).
 	GLEAM_STATS=$BATS_TEST_TMPDIR/ns2.yaml run_prog shared graphupd_ns

@@ -197,6 +197,37 @@ run_prog() {
 	[[ "$output" == *"usage: graphupd [-ns]" ]]
 }
 
+@test "graphmade: a capture's listing made in the client, its nodes the server's once named to it" {
+	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphmade
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "graphmade: ok" ]
+	[ "$(printf '%s\n' "${lines[@]}" | grep -c ' run: .* ok$')" -eq 6 ]
+	[[ "$output" == *"capture 1 node 2 set: mix grid 8 block 256 shmem 0 args d 8 1 2048"* ]]
+	[[ "$output" == *"capture 1's node 1 in a clone: affine grid 8 block 256 shmem 0 args d+h 3 1 2048"* ]]
+	[[ "$output" == *"capture 2 and an empty node: 5 nodes, 1 roots, 4 edges"* ]]
+	[[ "$output" == *"capture 3 and an edge: 4 nodes, 1 roots, 4 edges; roots 0; edges 0>1 1>2 2>3 0>3"* ]]
+	local out=$output
+	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" >"$BATS_TEST_TMPDIR/rt"
+	# Only the captures with a memset or a fork end with a round trip
+	# (their listings are the server's); the first capture's listing is
+	# asked for (none had been listed), and the made ones' where the
+	# program names their nodes to the server or changes the graph:
+	# a parameter set, a clone listed, a node destroyed (the listing
+	# after it), an empty node and an edge added (each, and the listing
+	# after it): eight listings.  Parameters asked for alone: the set
+	# node's, read again, and the clone's node.
+	grep -qx '  cuStreamEndCapture: 2' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  graphNodes: 8' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphKernelNodeGetParams: 2' "$BATS_TEST_TMPDIR/rt"
+	# Every call waiting (no listing made here): the same output.
+	GLEAM_SYNC=1 run_prog static graphmade
+	[ "$status" -eq 0 ]
+	[ "$output" = "$out" ]
+	run_prog shared graphmade
+	[ "$status" -eq 0 ]
+	[ "$output" = "$out" ]
+}
+
 @test "graphs_more: allocation and free nodes, node parameters, nodes disabled" {
 	for k in static shared; do
 		run_prog $k graphs_more

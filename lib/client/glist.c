@@ -124,16 +124,23 @@ out:
 }
 
 uint64_t
-glist_shape(const struct glist_wire *w, uint64_t (*canon)(uint64_t))
+glist_shape(const struct glist_wire *w, uint64_t (*canon)(uint64_t),
+    uint64_t *topo)
 {
 	XXH3_state_t s, *st = &s;
-	uint64_t h, f;
+	uint64_t h, t;
 	uint32_t i, v[2];
 
+	if (topo != NULL)
+		*topo = 0;
 	if (w->n == 0 || w->nk != w->n)
 		return 0;
 	for (i = 0; i < w->n; i++)
 		if (w->type[i] != CU_GRAPH_NODE_TYPE_KERNEL)
+			return 0;
+	/* Functions an update may change, but each one this client's. */
+	for (i = 0; i < w->nk; i++)
+		if (canon(w->k[i].fid) == 0)
 			return 0;
 	XXH3_INITSTATE(st);
 	XXH3_64bits_reset(st);
@@ -144,18 +151,14 @@ glist_shape(const struct glist_wire *w, uint64_t (*canon)(uint64_t))
 	XXH3_64bits_update(st, &w->nedge, sizeof w->nedge);
 	XXH3_64bits_update(st, w->from, (size_t)w->nedge * sizeof *w->from);
 	XXH3_64bits_update(st, w->to, (size_t)w->nedge * sizeof *w->to);
+	t = XXH3_64bits_digest(st);
 	v[0] = w->data != NULL;
 	XXH3_64bits_update(st, v, sizeof v[0]);
 	if (w->data != NULL)
 		XXH3_64bits_update(st, w->data,
 		    (size_t)w->nedge * sizeof *w->data);
-	/* Each node's function, in the listing's order. */
-	for (i = 0; i < w->nk; i++) {
-		if ((f = canon(w->k[i].fid)) == 0)
-			return 0;	/* a function the client does not know */
-		XXH3_64bits_update(st, &w->k[i].idx, sizeof w->k[i].idx);
-		XXH3_64bits_update(st, &f, sizeof f);
-	}
 	h = XXH3_64bits_digest(st);
+	if (topo != NULL)
+		*topo = t != 0 ? t : 1;
 	return h != 0 ? h : 1;
 }

@@ -44,13 +44,16 @@ void	glist_wire_free(struct glist_wire *w);
 /*
  * What cuGraphExecUpdate compares of a graph whose nodes are all kernels
  * (graph.c, the one-way update): the nodes' order and types, the roots,
- * the edges and their data, and each kernel node's function (canon maps
- * a function id to one id whichever handle names it), not the arguments
- * or the geometry, which an update may change.  0 where the listing is
- * not all kernel nodes with their parameters (a node of another type,
- * or parameters the server left out): no prediction.
+ * the edges and their data; not the functions (the driver lets an update
+ * change a kernel node's function: each must be one canon knows, mapping
+ * a function id to one id whichever handle names it), the arguments or
+ * the geometry.  0 where the listing is not all kernel nodes with their
+ * parameters (a node of another type, or parameters the server left
+ * out): no prediction.  *topo, where not NULL: the same without the
+ * edges' data (the topology, whose change the driver always refuses), 0
+ * with the shape.
  */
 uint64_t glist_shape(const struct glist_wire *w,
-	    uint64_t (*canon)(uint64_t fid));
+	    uint64_t (*canon)(uint64_t fid), uint64_t *topo);
 
 #endif

@@ -188,7 +188,7 @@ static struct {
 	uint64_t		 session;	/* io_session(): not moved */
 	void			*p;
 	uint32_t		 len;
-	uint64_t		 shape;	/* glist_shape's, once asked */
+	struct gshape		 sh;	/* glist_shape's, once asked */
 	int			 shaped;
 	int			 made;	/* graph_listing_made's: true while
 					   g's nodes are its (vfid) */
@@ -467,38 +467,39 @@ graph_nodes_real(struct ggraph *g)
  */
 #define TRACES_MAX	16
 static struct {
-	uint64_t	 trace, shape;
+	uint64_t	 trace;
+	struct gshape	 sh;
 } traces[TRACES_MAX];
 static unsigned		 traces_next;
 
 /* Trace's slot, or NULL (under lc_lock). */
-static uint64_t *
+static struct gshape *
 trace_slot(uint64_t trace)
 {
 	unsigned i;
 
 	for (i = 0; trace != 0 && i < TRACES_MAX; i++)
 		if (traces[i].trace == trace)
-			return &traces[i].shape;
+			return &traces[i].sh;
 	return NULL;
 }
 
 /* Under lc_lock. */
 static void
-trace_learn(uint64_t trace, uint64_t shape)
+trace_learn(uint64_t trace, const struct gshape *sh)
 {
-	uint64_t *sp;
+	struct gshape *sp;
 	unsigned i;
 
-	if (trace == 0 || shape == 0)
+	if (trace == 0 || sh->shape == 0)
 		return;
 	if ((sp = trace_slot(trace)) != NULL) {
-		*sp = shape;
+		*sp = *sh;
 		return;
 	}
 	i = traces_next++ % TRACES_MAX;
 	traces[i].trace = trace;
-	traces[i].shape = shape;
+	traces[i].sh = *sh;
 }
 
 /*
@@ -507,56 +508,56 @@ trace_learn(uint64_t trace, uint64_t shape)
  * else from a capture's trace seen with a listing before; 0 where not
  * known.  Asked before the call that sends.
  */
-uint64_t
-graph_shape_now(const struct ggraph *g)
+void
+graph_shape_now(const struct ggraph *g, struct gshape *sh)
 {
 	struct glist_wire w;
-	uint64_t h = 0, *sp;
+	struct gshape *sp;
 
+	memset(sh, 0, sizeof *sh);
 	if (g->noshape)
-		return 0;
+		return;
 	pthread_mutex_lock(&lc_lock);
 	if (lc_true(g)) {
 		if (!lc.shaped && glist_decode(lc.p, lc.len, &w) == 0) {
-			lc.shape = glist_shape(&w, canon_fid);
+			lc.sh.shape = glist_shape(&w, canon_fid, &lc.sh.topo);
 			lc.shaped = 1;
 			glist_wire_free(&w);
 		}
 		if (lc.shaped) {
-			h = lc.shape;
-			trace_learn(g->trace, h);
+			*sh = lc.sh;
+			trace_learn(g->trace, sh);
 		}
 	} else if ((sp = trace_slot(g->trace)) != NULL)
-		h = *sp;
+		*sh = *sp;
 	pthread_mutex_unlock(&lc_lock);
-	return h;
 }
 
-uint64_t
-graph_shape_fetch(struct ggraph *g)
+void
+graph_shape_fetch(struct ggraph *g, struct gshape *sh)
 {
 	struct rpc_val in[1], out[1];
 	struct glist_wire w;
-	uint64_t m0, m1, h = 0;
+	uint64_t m0, m1;
 	void *keep;
 
+	memset(sh, 0, sizeof *sh);
 	in[0].u = gobj_id(g);
 	m0 = io_sent_count();
 	if (remote_call(R_GRAPH_NODES, in, out, &keep) == CUDA_SUCCESS) {
 		m1 = io_sent_count();
 		if (glist_decode(out[0].p, out[0].len, &w) == 0) {
-			h = glist_shape(&w, canon_fid);
+			sh->shape = glist_shape(&w, canon_fid, &sh->topo);
 			glist_wire_free(&w);
 		}
 		/* Kept, as any listing, while nothing is sent since. */
 		if (m1 == m0 + 1)
 			lc_keep(g, out[0].p, out[0].len, m1);
 		pthread_mutex_lock(&lc_lock);
-		trace_learn(g->trace, h);
+		trace_learn(g->trace, sh);
 		pthread_mutex_unlock(&lc_lock);
 	}
 	free(keep);
-	return h;
 }
 
 /* The listing of g's nodes, roots and edges. */

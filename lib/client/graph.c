@@ -32,8 +32,8 @@ struct gexec {
 	cuuint64_t	 flags;
 	unsigned	 id;		/* cuGraphExecGetId's */
 	uint64_t	 src;		/* the graph it was instantiated from */
-	uint64_t	 shape;		/* graph_shape_now's of what it holds,
-					   0: not known */
+	struct gshape	 sh;		/* graph_shape_now's of what it holds,
+					   0: not known (under gexec_lock) */
 };
 
 /* Execs whose updates compare more than the shape: node priorities,
@@ -63,6 +63,7 @@ struct gcap {
 };
 
 static pthread_mutex_t	 cap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t	 gexec_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gcap	*cap_live[CAP_MAX];
 static uint64_t		 cap_seq;
 static __thread CUstreamCaptureMode cap_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -993,14 +994,25 @@ gexec_new(CUgraphExec *pe, CUgraph h, cuuint64_t flags, CUstream up)
 	e->flags = flags;
 	e->src = gobj_id(g);
 	if (!(flags & GEXEC_UNPREDICTED))
-		e->shape = graph_shape_now(g);
+		graph_shape_now(g, &e->sh);
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = gobj_id(g);
 	in[3].u = flags;
 	in[4].u = sid;
-	rc = remote_call(R_GRAPH_INSTANTIATE, in, out, &keep);
-	free(keep);
+	/*
+	 * One-way where the graph is kernel nodes alone, as its listing or
+	 * its capture's trace shows (its shape known), with no upload: what
+	 * the driver refuses of such a graph is a failure the next call
+	 * that waits reports, as a launch's.
+	 */
+	if (e->sh.shape != 0 && !(flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) &&
+	    !rsync_mode())
+		rc = rpost(R_GRAPH_INSTANTIATE, in, 0);
+	else {
+		rc = remote_call(R_GRAPH_INSTANTIATE, in, out, &keep);
+		free(keep);
+	}
 	if (rc != CUDA_SUCCESS) {
 		free(e);
 		return rc;
@@ -1116,19 +1128,23 @@ gexec_shape_forget(void *h)
 {
 	struct gexec *e = h;
 
-	__atomic_store_n(&e->shape, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&gexec_lock);
+	memset(&e->sh, 0, sizeof e->sh);
+	pthread_mutex_unlock(&gexec_lock);
 }
 
 /*
  * cuGraphExecUpdate.  Where the exec holds a graph of the new one's shape
- * (glist_shape: the same kernel nodes, edges and functions; only
+ * (glist_shape: the same kernel nodes and edges; only functions,
  * arguments and geometry differ, as when ggml captures each token), the
  * driver's update cannot fail for what the graphs are: one-way, like a
  * launch.  The shape comes from the graph's listing, or from its
  * capture's trace (graph_shape_now); refused all the same, the server
  * instantiates the exec anew from the graph, and what it cannot mend
- * comes with the next call that waits.  Anything else, or GLEAM_SYNC,
- * is a round trip.
+ * comes with the next call that waits.  Where both topologies are known
+ * and differ, the driver refuses (CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+ * the exec left as it was): refused here, nothing sent.  Anything else,
+ * or GLEAM_SYNC, is a round trip.
  */
 static CUresult
 gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
@@ -1136,7 +1152,7 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 	struct gexec *e = gobj_check(he, GK_GEXEC);
 	struct ggraph *g = gobj_check(hg, GK_GRAPH);
 	struct rpc_val in[2], out[2];
-	uint64_t shape, held;
+	struct gshape sh, held;
 	void *keep;
 	CUresult rc;
 
@@ -1144,19 +1160,28 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(e);
 	in[1].u = gobj_id(g);
-	shape = (e->flags & GEXEC_UNPREDICTED) ? 0 : graph_shape_now(g);
+	memset(&sh, 0, sizeof sh);
+	if (!(e->flags & GEXEC_UNPREDICTED))
+		graph_shape_now(g, &sh);
 	/*
 	 * A captured graph whose shape is not known yet: its listing,
 	 * once, so that the next captures of the same launches are known
 	 * by their trace (graph_shape_now).
 	 */
-	if (shape == 0 && g->trace != 0 && !g->noshape && !rsync_mode() &&
+	if (sh.shape == 0 && g->trace != 0 && !g->noshape && !rsync_mode() &&
 	    !(e->flags & GEXEC_UNPREDICTED))
-		shape = graph_shape_fetch(g);
-	held = __atomic_load_n(&e->shape, __ATOMIC_RELAXED);
-	if (shape != 0 && shape == held && !rsync_mode()) {
+		graph_shape_fetch(g, &sh);
+	pthread_mutex_lock(&gexec_lock);
+	held = e->sh;
+	pthread_mutex_unlock(&gexec_lock);
+	if (sh.shape != 0 && sh.shape == held.shape && !rsync_mode()) {
 		*res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
 		return rpost(R_GEXEC_UPDATE, in, 0);
+	}
+	if (sh.topo != 0 && held.topo != 0 && sh.topo != held.topo &&
+	    !rsync_mode()) {
+		*res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+		return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
 	}
 	rc = remote_call(R_GEXEC_UPDATE, in, out, &keep);
 	free(keep);
@@ -1167,8 +1192,12 @@ gexec_update(CUgraphExec he, CUgraph hg, CUgraphExecUpdateResult *res)
 	}
 	*res = (CUgraphExecUpdateResult)out[1].u;
 	rc = (CUresult)out[0].u;
-	__atomic_store_n(&e->shape, rc == CUDA_SUCCESS ? shape : 0,
-	    __ATOMIC_RELAXED);
+	pthread_mutex_lock(&gexec_lock);
+	if (rc == CUDA_SUCCESS)
+		e->sh = sh;
+	else
+		memset(&e->sh, 0, sizeof e->sh);
+	pthread_mutex_unlock(&gexec_lock);
 	return rc;
 }
 

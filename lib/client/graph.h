@@ -61,16 +61,20 @@ void		graph_listing_made(struct ggraph *g, const void *kl, size_t len,
 CUresult	graph_nodes_real(struct ggraph *g);
 
 /*
- * What cuGraphExecUpdate compares of g (glist_shape), where the listing
- * kept is still true of it, else, for a capture whose trace (its
- * launches) was seen before with a listing, that listing's shape; else 0
- * (graph-nodes.c).  The one-way update (graph.c) goes where an exec holds
- * a graph of the same shape; a server whose driver refuses it all the
- * same instantiates the exec anew from the graph.
+ * What cuGraphExecUpdate compares of g (glist_shape: shape, and topo
+ * without the edges' data), where the listing kept is still true of it,
+ * else, for a capture whose trace (its launches) was seen before with a
+ * listing, that listing's; else 0 (graph-nodes.c).  The one-way update
+ * (graph.c) goes where an exec holds a graph of the same shape (a server
+ * whose driver refuses it all the same instantiates the exec anew from
+ * the graph); one to another topology is refused here.
  */
-uint64_t	graph_shape_now(const struct ggraph *g);
+struct gshape {
+	uint64_t	 shape, topo;
+};
+void		graph_shape_now(const struct ggraph *g, struct gshape *);
 /* The same from g's listing asked for now (a round trip); 0 on failure. */
-uint64_t	graph_shape_fetch(struct ggraph *g);
+void		graph_shape_fetch(struct ggraph *g, struct gshape *);
 
 /* An exec's node set other than the one-way kind: its shape unknown. */
 void		gexec_shape_forget(void *e);

@@ -134,16 +134,17 @@ run_prog() {
 	done
 	# an empty node added after the capture: refused
 	[[ "${lines[16]}" == "step 16: "*"update cudaErrorGraphExecUpdateFailure"* ]]
-	# 19 updates.  A round trip where the exec's shape is not known
-	# (steps 1, and 7, 8, 17, 18 after a new instantiation: its graph's
-	# listing was not the last thing sent), or differs (6, 12, 13, 16:
-	# one kernel more, another function at a node and back, an empty
-	# node); the other 10 go one-way, each step's words still what the
-	# CPU computes.
+	# 19 updates.  Step 6's (one kernel more) is refused in the client,
+	# both topologies known and different: 18 sent.  A round trip where
+	# the exec's shape is not known (steps 1, and 7, 8, 17, 18 after a
+	# new instantiation: its graph's listing was not the last thing
+	# sent) or the graph's (16: an empty node); the other 12 go one-way,
+	# another function at a node (12, and back at 13) among them, each
+	# step's words still what the CPU computes.
 	GLEAM_STATS=$BATS_TEST_TMPDIR/st.yaml run_prog static graphupd
 	[ "$status" -eq 0 ]
-	grep -qx '  cuGraphExecUpdate: 19' "$BATS_TEST_TMPDIR/st.yaml"
-	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphExecUpdate: 9')" -eq 1 ]
+	grep -qx '  cuGraphExecUpdate: 18' "$BATS_TEST_TMPDIR/st.yaml"
+	[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/st.yaml" | grep -cx '  cuGraphExecUpdate: 6')" -eq 1 ]
 	# Every call waits under GLEAM_SYNC: the same output.
 	GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/sync.yaml run_prog static graphupd
 	[ "$status" -eq 0 ]
@@ -152,17 +153,21 @@ run_prog() {
 	# On one stream, the nodes never listed (llama.cpp's way now): the
 	# captures end one-way, and their launches' trace tells the shape
 	# of a graph seen before (its listing asked for once, at steps 1, 6
-	# and 12): 7 updates of 19 wait (1, 6, 7, 12, 13, and 16, 17: a
-	# graph changed after its capture has no trace), and each other step
-	# is a capture, launches and an update sent, and one wait, the copy
-	# back.
+	# and 12): 3 updates of 19 wait (1, and 16, 17: a graph changed
+	# after its capture has no trace), two are refused in the client
+	# (6 and 7: the topology changed), and each other step is a
+	# capture, launches and an update sent, and one wait, the copy
+	# back.  The execs made after a refusal are instantiated one-way
+	# where the graph's shape is known (all but steps 0 and 16's).
 	GLEAM_STATS=$BATS_TEST_TMPDIR/ns.yaml run_prog static graphupd -ns
 	[ "$status" -eq 0 ]
 	[ "$(printf '%s\n' "${lines[@]}" | grep -c '^step .* ok$')" -eq 20 ]
 	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/ns.yaml" >"$BATS_TEST_TMPDIR/rt"
 	! grep -q 'cuStreamEndCapture' "$BATS_TEST_TMPDIR/rt"
-	grep -qx '  cuGraphExecUpdate: 7' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 3' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphInstantiate: 2' "$BATS_TEST_TMPDIR/rt"
 	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 17' "$BATS_TEST_TMPDIR/ns.yaml"
 	# The same words as the fork and join gave, step by step.
 	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
 	# Listed each step, one stream, launches alone (one with an
@@ -179,7 +184,7 @@ run_prog() {
 	diff <(printf '%s\n' "${ref[@]}" | cut -d, -f3) <(printf '%s\n' "${lines[@]}" | cut -d, -f3)
 	sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/s.yaml" >"$BATS_TEST_TMPDIR/rt"
 	! grep -q 'cuStreamEndCapture' "$BATS_TEST_TMPDIR/rt"
-	grep -qx '  cuGraphExecUpdate: 7' "$BATS_TEST_TMPDIR/rt"
+	grep -qx '  cuGraphExecUpdate: 3' "$BATS_TEST_TMPDIR/rt"
 	grep -qx '  graphNodes: 3' "$BATS_TEST_TMPDIR/rt"
 	# Without the listing made here (GLEAM_SYNC: every call waits), the
 	# same words.

@@ -46,13 +46,14 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		ENSURE(k->args >= d && k->args + k->len <= d + n);
 	}
 	{
-		uint64_t h = glist_shape(&w, canon);
+		uint64_t t, t2, h = glist_shape(&w, canon, &t);
 		int all = w.n > 0 && w.nk == w.n;
 
 		for (i = 0; i < w.n; i++)
 			all &= w.type[i] == CU_GRAPH_NODE_TYPE_KERNEL;
-		ENSURE(h == glist_shape(&w, canon));
+		ENSURE(h == glist_shape(&w, canon, &t2) && t == t2);
 		ENSURE(all || h == 0);
+		ENSURE((h == 0) == (t == 0));
 	}
 	glist_wire_free(&w);
 	return 0;

@@ -200,49 +200,57 @@ canon(uint64_t fid)
 	return fid == 8 ? 7 : fid == 9 ? 0 : fid;
 }
 
-/* listing: the shape of what is in buf (0 also where it does not decode). */
+/*
+ * listing: the shape of what is in buf (0 also where it does not decode),
+ * its topology in topo.
+ */
+static uint64_t topo;
+
 static uint64_t
 shape(void)
 {
 	struct glist_wire w;
 	uint64_t h;
 
+	topo = 0;
 	if (decode(&w) != 0)
 		return 0;
-	h = glist_shape(&w, canon);
+	h = glist_shape(&w, canon, &topo);
 	glist_wire_free(&w);
+	CHECK((h == 0) == (topo == 0));
 	return h;
 }
 
 static void
 test_shape(void)
 {
-	uint64_t a, b;
+	uint64_t a, b, ta;
 
 	khead(0);
 	u32(0);
 	u32(3);
 	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
 	CHECK((a = shape()) != 0);
-	/* Other arguments and grids, a function by another handle: what
-	 * an update may change. */
+	ta = topo;
+	/* Other arguments and grids, a function by another handle, another
+	 * function at a node: what an update may change. */
 	khead(0);
 	u32(0);
 	u32(3);
 	kp(0, 8, 64, 8, 9); kp(1, 5, 2, 16, 3); kp(2, 6, 7, 0, 0);
-	CHECK(shape() == a);
-	/* Another function at a node. */
+	CHECK(shape() == a && topo == ta);
 	khead(0);
 	u32(0);
 	u32(3);
 	kp(0, 7, 1, 8, 1); kp(1, 6, 1, 8, 1); kp(2, 6, 1, 8, 1);
-	CHECK((b = shape()) != 0 && b != a);
-	/* Other edges; edge data. */
+	CHECK(shape() == a && topo == ta);
+	/* Other edges: another topology; edge data: the same topology,
+	 * another shape. */
 	khead(1);
 	u32(0);
 	u32(3);
 	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
-	CHECK((b = shape()) != 0 && b != a);
+	CHECK((b = shape()) != 0 && b != a && topo != ta);
 	khead(0);
 	u32(2);
 	memset(buf + len, 0, 2 * sizeof(CUgraphEdgeData));
@@ -250,7 +258,7 @@ test_shape(void)
 	len += 2 * sizeof(CUgraphEdgeData);
 	u32(3);
 	kp(0, 7, 1, 8, 1); kp(1, 5, 1, 8, 1); kp(2, 6, 1, 8, 1);
-	CHECK((b = shape()) != 0 && b != a);
+	CHECK((b = shape()) != 0 && b != a && topo == ta);
 	/* No prediction: a node's parameters left out, a function the
 	 * client does not know, a node that is not a kernel, no nodes. */
 	khead(0);

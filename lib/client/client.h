@@ -146,8 +146,10 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  * (a graph's host pointer would be the client's).
  * capture_launch is capture_work for a kernel launch of function fn
  * (its canon id), which goes into the capture's trace; capture_klist
- * keeps a plain launch's request (function id, geometry, arguments) for
- * the listing made at the capture's end (graph_listing_made);
+ * keeps a launch's request (function id, geometry, arguments) for the
+ * listing made at the capture's end (graph_listing_made; kind: 1 a plain
+ * launch, 2 one with programmatic serialization, 0 one whose node no
+ * listing made here can show);
  * capture_record and capture_wait follow events between streams (a wait on an event
  * recorded in a capture joins it); capture_special marks stream sid's
  * capture as holding a cooperative launch (graph.c: no one-way update of
@@ -160,7 +162,7 @@ CUresult	 capture_gate(void);
 CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
 CUresult	 capture_launch(struct gctx *c, uint64_t sid, uint64_t fn,
 		    unsigned flags, const void *attrs, size_t alen);
-void		 capture_klist(uint64_t sid, int plain, uint64_t fid,
+void		 capture_klist(uint64_t sid, int kind, uint64_t fid,
 		    const uint32_t geo[7], const void *args, uint32_t len);
 void		 capture_record(struct gevent *, uint64_t sid);
 void		 capture_special(uint64_t sid);

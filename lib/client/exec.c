@@ -201,18 +201,21 @@ exec_args(const struct gfinfo *fi, void **params, void **extra, char **out)
 }
 
 /*
- * Whether a launch's attributes (attr_put's, or none) leave its captured
- * node a kernel node with the default edge from the one before, all a
- * listing shows: those of the node alone do, and programmatic
- * serialization turned off (cuBLAS's launches); events and serialization
- * turned on make other edges or nodes.
+ * What a launch's attributes (attr_put's, or none) make of its captured
+ * node, for the listing made at the capture's end: 1, a kernel node with
+ * the default edge from the one before (those of the node alone, and
+ * programmatic serialization turned off); 2, the same with programmatic
+ * serialization turned on (cuBLAS's launches on sm_90: the edge from the
+ * one before is a programmatic one); 0, anything else (events make other
+ * edges).
  */
 static int
-attrs_plain(const struct pw *attrs)
+attrs_kind(const struct pw *attrs)
 {
 	struct pr r;
 	uint32_t id;
 	int32_t on;
+	int kind = 1;
 
 	if (attrs == NULL)
 		return 1;
@@ -233,14 +236,13 @@ attrs_plain(const struct pw *attrs)
 		case CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
 			break;
 		case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
-			if (on != 0)
-				return 0;
+			kind = on != 0 ? 2 : 1;
 			break;
 		default:
 			return 0;
 		}
 	}
-	return !r.bad;
+	return r.bad ? 0 : kind;
 }
 
 static CUresult
@@ -285,7 +287,7 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	geo[0] = gx; geo[1] = gy; geo[2] = gz;
 	geo[3] = bx; geo[4] = by; geo[5] = bz;
 	geo[6] = shmem;
-	capture_klist(sid, flags == 0 && attrs_plain(attrs), fid, geo, args,
+	capture_klist(sid, flags == 0 ? attrs_kind(attrs) : 0, fid, geo, args,
 	    fi->argbytes);
 	if (attrs != NULL) {
 		/* R_LAUNCH_EX: the attributes in place of the flags. */

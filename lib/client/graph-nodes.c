@@ -197,6 +197,12 @@ static struct {
 /* A node handle of a listing made here: the top bit, then its index. */
 #define VNODE		(1ull << 63)
 
+/* The edge into a launch with programmatic serialization (lc_lock). */
+static struct {
+	int			 known;
+	CUgraphEdgeData		 data;
+} pss;
+
 /* Is the kept listing g's and true of it (lc_lock held)? */
 static int
 lc_true(const struct ggraph *g)
@@ -299,14 +305,44 @@ void
 graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
     uint64_t mark)
 {
+	static const CUgraphEdgeData zero;
+	CUgraphEdgeData *ed = NULL, pdata;
 	const void *a;
+	int known;
 	uint64_t *vf;
-	uint32_t i, j, alen;
+	uint32_t i, j, alen, special = 0;
 	struct pw w;
 	struct pr r;
 
+	pthread_mutex_lock(&lc_lock);
+	known = pss.known;
+	pdata = pss.data;
+	pthread_mutex_unlock(&lc_lock);
 	if (n == 0 || (vf = calloc(n, sizeof *vf)) == NULL)
 		return;
+	if ((ed = calloc(n, sizeof *ed)) == NULL) {
+		free(vf);
+		return;
+	}
+	/* Each edge's data: the programmatic one into such a launch. */
+	pr_init(&r, kl, len);
+	for (i = 0; i < n && !r.bad; i++) {
+		(void)pr_take(&r, 8 + 7 * 4);
+		if (pr_u32(&r) != 0 && i > 0) {
+			if (!known) {
+				r.bad = 1;
+				break;
+			}
+			ed[i - 1] = pdata;
+			special |= memcmp(&pdata, &zero, sizeof zero) != 0;
+		}
+		(void)pr_take(&r, pr_u32(&r));
+	}
+	if (r.bad) {
+		free(vf);
+		free(ed);
+		return;
+	}
 	pw_init(&w);
 	pw_u32(&w, n);
 	for (i = 0; i < n; i++) {
@@ -320,7 +356,10 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 		pw_u32(&w, i);
 		pw_u32(&w, i + 1);
 	}
-	pw_u32(&w, 0);
+	pw_u32(&w, special ? n - 1 : 0);
+	if (special)
+		pw_bytes(&w, ed, (size_t)(n - 1) * sizeof *ed);
+	free(ed);
 	pw_u32(&w, n);
 	pr_init(&r, kl, len);
 	for (i = 0; i < n && !r.bad; i++) {
@@ -329,6 +368,7 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 		pw_u64(&w, vf[i]);
 		for (j = 0; j < 7; j++)
 			pw_u32(&w, pr_u32(&r));
+		(void)pr_u32(&r);
 		alen = pr_u32(&r);
 		pw_u32(&w, alen);
 		if ((a = pr_take(&r, alen)) != NULL)
@@ -353,26 +393,20 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 }
 
 /*
- * The server's handles into g's nodes named here, from w, the server's
- * listing of g: it must be the chain of g->vn kernel nodes the capture
- * made, with the launches' functions, followed from its root.  0, or -1
- * where it is not (node_lock held).
+ * w as the chain of n kernel nodes a capture of n launches makes,
+ * followed from its root: order[i], the listing's index of the i-th node,
+ * pos[] the inverse.  0, or -1 where w is not such a chain.
  */
 static int
-vmap(struct ggraph *g, const struct glist_wire *w)
+chain_of(const struct glist_wire *w, uint32_t n, uint32_t *order,
+    uint32_t *pos)
 {
-	uint32_t *next = NULL, *pos = NULL, i, cur, n = w->n;
-	uint64_t *real = NULL;
-	struct gnode *nd;
+	uint32_t *next, i, cur;
 	int rc = -1;
 
-	if (g->vfid == NULL)
-		return 0;
-	if (n != g->vn || n == 0 || w->nroot != 1 || w->nedge != n - 1 ||
-	    (next = malloc(n * sizeof *next)) == NULL ||
-	    (pos = malloc(n * sizeof *pos)) == NULL ||
-	    (real = calloc(n, sizeof *real)) == NULL)
-		goto out;
+	if (n == 0 || w->n != n || w->nroot != 1 || w->nedge != n - 1 ||
+	    (next = malloc(n * sizeof *next)) == NULL)
+		return -1;
 	for (i = 0; i < n; i++)
 		next[i] = pos[i] = UINT32_MAX;
 	for (i = 0; i < w->nedge; i++) {
@@ -382,12 +416,40 @@ vmap(struct ggraph *g, const struct glist_wire *w)
 	}
 	for (i = 0, cur = w->root[0]; i < n; i++, cur = next[cur]) {
 		if (cur >= n || pos[cur] != UINT32_MAX ||
-		    w->type[cur] != CU_GRAPH_NODE_TYPE_KERNEL ||
-		    (w->h[cur] & VNODE))
+		    w->type[cur] != CU_GRAPH_NODE_TYPE_KERNEL)
 			goto out;
 		pos[cur] = i;
-		real[i] = w->h[cur];
+		order[i] = cur;
 	}
+	rc = 0;
+out:
+	free(next);
+	return rc;
+}
+
+/*
+ * The server's handles into g's nodes named here, from w, the server's
+ * listing of g: it must be the chain of g->vn kernel nodes the capture
+ * made, with the launches' functions.  0, or -1 where it is not
+ * (node_lock held).
+ */
+static int
+vmap(struct ggraph *g, const struct glist_wire *w)
+{
+	uint32_t *order = NULL, *pos = NULL, i, n = w->n;
+	struct gnode *nd;
+	int rc = -1;
+
+	if (g->vfid == NULL)
+		return 0;
+	if (n != g->vn || n == 0 ||
+	    (order = malloc(n * sizeof *order)) == NULL ||
+	    (pos = malloc(n * sizeof *pos)) == NULL ||
+	    chain_of(w, n, order, pos) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (w->h[i] & VNODE)
+			goto out;
 	for (i = 0; i < w->nk; i++)
 		if (canon_fid(w->k[i].fid) !=
 		    canon_fid(g->vfid[pos[w->k[i].idx]]))
@@ -396,17 +458,83 @@ vmap(struct ggraph *g, const struct glist_wire *w)
 		if (nd->h & VNODE) {
 			if ((nd->h & ~VNODE) >= n)
 				goto out;
-			nd->h = real[nd->h & ~VNODE];
+			nd->h = w->h[order[nd->h & ~VNODE]];
 		}
 	free(g->vfid);
 	g->vfid = NULL;
 	g->vn = 0;
 	rc = 0;
 out:
-	free(next);
+	free(order);
 	free(pos);
-	free(real);
 	return rc;
+}
+
+int
+graph_pss_known(void)
+{
+	int k;
+
+	pthread_mutex_lock(&lc_lock);
+	k = pss.known;
+	pthread_mutex_unlock(&lc_lock);
+	return k;
+}
+
+/*
+ * Learnt where the listing is the capture's chain, every edge into a
+ * launch with programmatic serialization has one data and every other
+ * edge the default; anything else leaves it unknown (such captures'
+ * listings are then the server's).
+ */
+void
+graph_pss_learn(const void *kl, size_t kllen, uint32_t n, const void *p,
+    uint32_t len)
+{
+	static const CUgraphEdgeData zero;
+	uint32_t *order = NULL, *pos = NULL, i, to;
+	unsigned char *flag = NULL;
+	CUgraphEdgeData d = zero, e;
+	struct glist_wire w;
+	int seen = 0, ok = 1;
+	struct pr r;
+
+	if (n == 0 || glist_decode(p, len, &w) != 0)
+		return;
+	if ((order = malloc(n * sizeof *order)) == NULL ||
+	    (pos = malloc(n * sizeof *pos)) == NULL ||
+	    (flag = calloc(n, 1)) == NULL || chain_of(&w, n, order, pos) != 0)
+		goto out;
+	pr_init(&r, kl, kllen);
+	for (i = 0; i < n && !r.bad; i++) {
+		(void)pr_take(&r, 8 + 7 * 4);
+		flag[i] = pr_u32(&r) != 0;
+		(void)pr_take(&r, pr_u32(&r));
+	}
+	if (r.bad)
+		goto out;
+	for (i = 0; i < w.nedge && ok; i++) {
+		e = w.data != NULL ? w.data[i] : zero;
+		to = pos[w.to[i]];
+		if (!flag[to])
+			ok = memcmp(&e, &zero, sizeof e) == 0;
+		else if (!seen) {
+			d = e;
+			seen = 1;
+		} else
+			ok = memcmp(&e, &d, sizeof e) == 0;
+	}
+	if (ok && seen) {
+		pthread_mutex_lock(&lc_lock);
+		pss.data = d;
+		pss.known = 1;
+		pthread_mutex_unlock(&lc_lock);
+	}
+out:
+	glist_wire_free(&w);
+	free(order);
+	free(pos);
+	free(flag);
 }
 
 static CUresult

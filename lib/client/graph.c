@@ -57,6 +57,8 @@ struct gcap {
 					   takes them, while it can */
 	uint32_t	 nk;
 	int		 nolist;	/* no listing to be made here */
+	int		 pss;		/* a launch with programmatic
+					   serialization among them */
 	int		 capto;		/* into the program's graph */
 	CUgraphNode	*deps;		/* the open ends last asked for */
 	CUgraphEdgeData	*edges;
@@ -221,14 +223,14 @@ capture_launch(struct gctx *c, uint64_t sid, uint64_t fn, unsigned flags,
 }
 
 /*
- * A plain launch captured (none with attributes or cooperative: plain 0),
- * as graph_listing_made takes it: one thread's launches on one stream are
- * the graph's nodes in the order sent.
+ * A launch captured (client.h: kind), as graph_listing_made takes it:
+ * one thread's launches on one stream are the graph's nodes in the order
+ * sent.
  */
 #define CAP_KL_MAX	(4u << 20)	/* bytes of launches kept */
 
 void
-capture_klist(uint64_t sid, int plain, uint64_t fid, const uint32_t geo[7],
+capture_klist(uint64_t sid, int kind, uint64_t fid, const uint32_t geo[7],
     const void *args, uint32_t len)
 {
 	struct gstream *g = cap_stream(sid);
@@ -239,14 +241,16 @@ capture_klist(uint64_t sid, int plain, uint64_t fid, const uint32_t geo[7],
 		return;
 	pthread_mutex_lock(&cap_lock);
 	if ((cp = g->cap) != NULL && !cp->nolist) {
-		if (!plain || cp->ns != 1 ||
+		if (kind == 0 || cp->ns != 1 ||
 		    !pthread_equal(cp->thread, pthread_self()) ||
-		    cp->kl.len + 40 + len > CAP_KL_MAX)
+		    cp->kl.len + 44 + len > CAP_KL_MAX)
 			cp->nolist = 1;
 		else {
 			pw_u64(&cp->kl, fid);
 			for (i = 0; i < 7; i++)
 				pw_u32(&cp->kl, geo[i]);
+			pw_u32(&cp->kl, kind == 2);
+			cp->pss |= kind == 2;
 			pw_u32(&cp->kl, len);
 			pw_bytes(&cp->kl, args, len);
 			cp->nk++;
@@ -556,7 +560,7 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	uint32_t nk;
 	void *keep;
 	CUresult rc;
-	int invalid, capto, lone, made;
+	int invalid, capto, lone, made, learn;
 
 	if (pg == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -592,6 +596,9 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	 */
 	made = !capto && !invalid && lone && !cp->opaque && !cp->nolist &&
 	    cp->nk > 0 && gr->nodes == NULL;
+	/* Programmatic edges: as the server's driver made them, once seen. */
+	learn = made && cp->pss && !graph_pss_known();
+	made = made && !learn;
 	kl = cp->kl;
 	nk = cp->nk;
 	pw_init(&cp->kl);
@@ -625,15 +632,19 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 		*pg = (CUgraph)gr;
 		return CUDA_SUCCESS;
 	}
-	pw_free(&kl);
 	gr->trace = capto ? 0 : trace;
 	m0 = io_sent_count();
 	rc = remote_call(R_CAPTURE_END, in, out, &keep);
 	/* The new graph's listing, where it was asked for and the end was
 	 * the one message sent meanwhile. */
 	if (rc == CUDA_SUCCESS && !invalid && (m1 = io_sent_count()) ==
-	    m0 + 1)
+	    m0 + 1) {
 		graph_listing_came(gr, out[0].p, out[0].len, m1);
+		if (learn)
+			graph_pss_learn(kl.p, kl.len, nk, out[0].p,
+			    out[0].len);
+	}
+	pw_free(&kl);
 	free(keep);
 	if (invalid && (rc == CUDA_SUCCESS ||
 	    rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED))

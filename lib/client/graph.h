@@ -46,13 +46,22 @@ void		graph_listing_came(const struct ggraph *g, const void *p,
  * A capture of n kernel launches on one stream, one thread, nothing else
  * (graph.c), whose end went one-way: its listing made here from the
  * launches kl holds (each a u64 function id, seven u32 of geometry, a u32
- * length and the arguments, in order), a chain, kept as a listing from
- * the server would be; its nodes get handles of this process's own
- * (graph_nodes_real swaps the server's in).  mark: io_sent_count() after
- * the end.
+ * programmatic serialization flag, a u32 length and the arguments, in
+ * order), a chain, kept as a listing from the server would be; its
+ * nodes get handles of this process's own (graph_nodes_real swaps the
+ * server's in).  mark: io_sent_count() after the end.
  */
 void		graph_listing_made(struct ggraph *g, const void *kl, size_t len,
 		    uint32_t n, uint64_t mark);
+/*
+ * A launch with programmatic serialization makes the edge from the one
+ * before a programmatic one, with edge data the server's driver chooses:
+ * graph_pss_known says whether it was seen, graph_pss_learn takes it
+ * from the server's listing p of a capture whose launches kl holds.
+ */
+int		graph_pss_known(void);
+void		graph_pss_learn(const void *kl, size_t kllen, uint32_t n,
+		    const void *p, uint32_t len);
 /*
  * The server's handles for g's nodes where they were made here: its
  * listing asked for (a round trip) and matched to the capture's chain.

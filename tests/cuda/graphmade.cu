@@ -31,7 +31,7 @@ static cudaEvent_t fork_ev, join_ev;
 static unsigned *d, *e, host[N];
 static int nbad;
 
-enum { PLAIN, MEMSET, FORK };
+enum { PLAIN, MEMSET, FORK, PSS };
 
 // The chain of step k on s (with a memset captured first, or the second
 // half's map forked onto s2).
@@ -57,7 +57,7 @@ chain(unsigned k, int how)
 	}
 	memset(&a, 0, sizeof a);
 	a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-	a.val.programmaticStreamSerializationAllowed = 0;
+	a.val.programmaticStreamSerializationAllowed = how == PSS;
 	cfg.gridDim = dim3(N / 256);
 	cfg.blockDim = dim3(256);
 	cfg.stream = s;
@@ -157,17 +157,25 @@ static void
 show(const char *what, cudaGraph_t g)
 {
 	cudaGraphNode_t v[NODES], r[NODES], from[NODES], to[NODES];
+	cudaGraphEdgeData ed[NODES];
 	size_t n = NODES, nr = NODES, ne = NODES, i;
 
 	CK(cudaGraphGetNodes(g, v, &n));
 	CK(cudaGraphGetRootNodes(g, r, &nr));
-	CK(cudaGraphGetEdges(g, from, to, NULL, &ne));
+	CK(cudaGraphGetEdges(g, from, to, ed, &ne));
 	printf("%s: %zu nodes, %zu roots, %zu edges; roots", what, n, nr, ne);
 	for (i = 0; i < nr; i++)
 		printf(" %d", index_of(v, n, r[i]));
 	printf("; edges");
-	for (i = 0; i < ne; i++)
-		printf(" %d>%d", index_of(v, n, from[i]), index_of(v, n, to[i]));
+	for (i = 0; i < ne; i++) {
+		printf(" %d>%d", index_of(v, n, from[i]),
+		    index_of(v, n, to[i]));
+		// an edge's data where it is not the default
+		if (ed[i].from_port != 0 || ed[i].to_port != 0 ||
+		    ed[i].type != 0)
+			printf("(port %d to %d type %d)", ed[i].from_port,
+			    ed[i].to_port, ed[i].type);
+	}
 	printf("\n");
 	for (i = 0; i < n; i++) {
 		cudaGraphNodeType type;
@@ -278,6 +286,22 @@ main(void)
 	run("capture 5 run", x, 5, 5, 1);
 	CK(cudaGraphExecDestroy(x));
 	CK(cudaGraphDestroy(g));
+
+	// The last launch with programmatic serialization: the edge into it
+	// a programmatic one, as the server's driver makes it (the client
+	// learns it from the first such listing, then makes the next).
+	for (unsigned k = 8; k < 10; k++) {
+		char what[64];
+
+		g = capture(k, PSS);
+		snprintf(what, sizeof what, "capture %u serialized", k);
+		show(what, g);
+		CK(cudaGraphInstantiate(&x, g, 0));
+		snprintf(what, sizeof what, "capture %u run", k);
+		run(what, x, k, 5, 1);
+		CK(cudaGraphExecDestroy(x));
+		CK(cudaGraphDestroy(g));
+	}
 
 	// Destroyed unlisted; instantiated, run, listed after.
 	g = capture(6, PLAIN);

@@ -100,6 +100,9 @@ struct gevent {
 	struct gctx	*ctx;
 	unsigned	 flags;
 	uint64_t	 capseq;	/* the capture that last recorded it */
+	int		 graphed;	/* a graph's node records or waits for
+					   it: its completion never known
+					   here (ridle_event_done) */
 };
 
 /*

@@ -547,7 +547,11 @@ cuCtxSynchronize_v2(CUcontext ctx)
 
 	if ((rc = ctx_resolve(ctx, &c)) != CUDA_SUCCESS)
 		return rc;
-	return ctx_call1(R_CTX_SYNC, gobj_id(c));
+	/* cudart 13's cudaDeviceSynchronize: refused in a capture, which
+	 * it spoils as the driver's does. */
+	rc = ctx_call1(R_CTX_SYNC, gobj_id(c));
+	capture_saw(c, rc);
+	return rc;
 }
 
 CUresult

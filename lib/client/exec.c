@@ -639,6 +639,11 @@ exec_event1(uint16_t type, CUevent h)
 	in[0].u = gobj_id(e);
 	if (type == R_EVENT_DESTROY)
 		return rpost(type, in, 0);
+	/* Known complete, nothing to report: answered here. */
+	if (!e->graphed && ridle_event_done(in[0].u)) {
+		stats_local_sync();
+		return e->ctx != NULL ? e->ctx->sticky : CUDA_SUCCESS;
+	}
 	rc = remote_call(type, in, out, &keep);
 	free(keep);
 	return rc;
@@ -670,6 +675,7 @@ exec_record(CUevent h, CUstream s, int ptsz)
 	struct gctx *c;
 	uint64_t sid;
 	CUresult rc;
+	int local;
 
 	if (e == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
@@ -682,7 +688,15 @@ exec_record(CUevent h, CUstream s, int ptsz)
 	in[0].u = gobj_id(c);
 	in[1].u = gobj_id(e);
 	in[2].u = sid;
-	if ((rc = rpost(R_EVENT_RECORD, in, 0)) == CUDA_SUCCESS)
+	/*
+	 * Its completion may be known here (io.h: ridle_event_done) unless
+	 * another process records it too, a graph does, or the record is
+	 * captured (it then happens when the graph runs).
+	 */
+	local = !(e->flags & CU_EVENT_INTERPROCESS) && !e->graphed &&
+	    !capture_busy(sid);
+	if ((rc = rpost(R_EVENT_RECORD, in, local ? RP_EVLOCAL : 0)) ==
+	    CUDA_SUCCESS)
 		capture_record(e, sid);
 	return rc;
 }

@@ -1248,6 +1248,8 @@ enode_req(CUevent h, int wait, struct rpc_val *in)
 
 	if (e == NULL)
 		return -1;
+	e->graphed = 1;
+	ridle_event_forget(gobj_id(e));
 	in[0].u = gobj_id(e->ctx);
 	in[1].u = wait ? 0 : gobj_id(e);
 	in[2].u = wait ? gobj_id(e) : 0;

@@ -283,6 +283,11 @@ capture_record(struct gevent *e, uint64_t sid)
 	if (e->capseq != 0)
 		g->cap->opaque = 1;	/* a fork or join: no trace of it */
 	pthread_mutex_unlock(&cap_lock);
+	/* Recorded by a graph's node now: never known complete here. */
+	if (e->capseq != 0 && !e->graphed) {
+		e->graphed = 1;
+		ridle_event_forget(gobj_id(e));
+	}
 }
 
 void

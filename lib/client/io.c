@@ -166,6 +166,18 @@ static struct {
 } sidle[SIDLE_MAX];
 
 /*
+ * Events recorded here (ridle_event_done): on which stream, the queue's
+ * position after the record, whether known complete.  A few, the oldest
+ * replaced (XLA keeps a handful in turn).
+ */
+#define EVT_MAX		32
+static struct {
+	uint64_t	 ctx, ev, sid, q;
+	int		 valid, done;
+} evt[EVT_MAX];
+static unsigned		 evt_next;
+
+/*
  * Resume: the window (0: the session is not resumable), what the I/O
  * thread needs to connect again, and the ring of what the server has not
  * acknowledged (the I/O thread's alone).
@@ -1691,22 +1703,99 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
  * a loader that allocates between a tensor's copy and its sync still
  * syncs here.
  */
+/* Under tlock: is stream sid of ctx idle as of queue position q? */
+static int
+sidle_at(uint64_t ctx, uint64_t sid, uint64_t q)
+{
+	int i;
+
+	for (i = 0; i < SIDLE_MAX; i++)
+		if (sidle[i].valid && sidle[i].mark == q &&
+		    sidle[i].ctx == ctx &&
+		    (sidle[i].sid == sid || sidle[i].sid == RIDLE_ALL))
+			return 1;
+	return 0;
+}
+
+/* Under tlock: event ev's entry, or -1. */
+static int
+evt_find(uint64_t ev)
+{
+	int i;
+
+	for (i = 0; i < EVT_MAX; i++)
+		if (evt[i].valid && evt[i].ev == ev)
+			return i;
+	return -1;
+}
+
+/*
+ * Under tlock: event ev recorded on stream sid of ctx, the queue at q
+ * after it; done where the stream was idle.
+ */
+static void
+evt_note(uint64_t ctx, uint64_t ev, uint64_t sid, uint64_t q, int done)
+{
+	int i = evt_find(ev);
+
+	if (i < 0) {
+		for (i = 0; i < EVT_MAX && evt[i].valid; i++)
+			;
+		if (i == EVT_MAX)
+			i = (int)(evt_next++ % EVT_MAX);
+	}
+	evt[i].ctx = ctx;
+	evt[i].ev = ev;
+	evt[i].sid = sid;
+	evt[i].q = q;
+	evt[i].done = done;
+	evt[i].valid = 1;
+}
+
 static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
 	const struct rpc_desc *d = rpc_lookup(type);
-	int i, nowork, sf = rpc_stream_field(type);
-	uint64_t busy = sf >= 0 ? in[sf].u : 0;
+	int i, e, nowork, sf = rpc_stream_field(type);
+	uint64_t busy = sf >= 0 ? in[sf].u : 0, self = 0;
+
+	/*
+	 * An event recorded on an idle stream of the program's is complete
+	 * as soon as it is recorded, and leaves the stream idle; a wait on
+	 * a complete event adds nothing to the waiting stream.  Any other
+	 * record makes the event's completion unknown until a report finds
+	 * its stream idle (ridle_set).
+	 */
+	if (type == R_EVENT_RECORD) {
+		e = evt_find(in[1].u);
+		if (!(flags & RP_EVLOCAL) || in[2].u <= 2 ||
+		    in[2].u == RIDLE_ALL) {
+			if (e >= 0)
+				evt[e].valid = 0;
+		} else {
+			evt_note(in[0].u, in[1].u, in[2].u, queued,
+			    sidle_at(in[0].u, in[2].u, q0));
+			if (sidle_at(in[0].u, in[2].u, q0))
+				self = in[2].u;
+		}
+	} else if (type == R_STREAM_WAIT_EVENT && in[1].u > 2 &&
+	    in[1].u != RIDLE_ALL && (e = evt_find(in[2].u)) >= 0 &&
+	    evt[e].done && evt[e].ctx == in[0].u)
+		self = in[1].u;
+	else if (type == R_EVENT_DESTROY && (e = evt_find(in[0].u)) >= 0)
+		evt[e].valid = 0;
 
 	/*
 	 * The pool's calls are no stream's work, nor are synchronizations
-	 * and queries (of another stream, an event, the context): a stream
-	 * stays idle.
+	 * and queries (of another stream, an event, the context), nor
+	 * making and destroying streams and events: a stream stays idle.
 	 */
 	nowork = (d != NULL && (d->flags & RPC_F_NO_STREAM)) ||
 	    (flags & RP_NOWORK) || type == R_STREAM_SYNC ||
 	    type == R_STREAM_QUERY || type == R_CTX_SYNC ||
-	    type == R_EVENT_SYNC || type == R_EVENT_QUERY;
+	    type == R_EVENT_SYNC || type == R_EVENT_QUERY ||
+	    type == R_EVENT_CREATE || type == R_EVENT_DESTROY ||
+	    type == R_STREAM_CREATE || type == R_STREAM_DESTROY;
 	/*
 	 * Work on one stream of the program's own (not a special stream,
 	 * whose work the others' next work waits for) leaves the others
@@ -1720,7 +1809,9 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 	for (i = 0; i < SIDLE_MAX; i++)
 		if (sidle[i].valid && sidle[i].mark == q0 && (nowork ||
 		    ((flags & RP_KEEPIDLE) && sidle[i].ctx == in[0].u &&
-		    sidle[i].sid == in[1].u) || (busy != 0 &&
+		    sidle[i].sid == in[1].u) || (self != 0 &&
+		    sidle[i].ctx == in[0].u && (sidle[i].sid == self ||
+		    sidle[i].sid == RIDLE_ALL)) || (busy != 0 &&
 		    sidle[i].sid != busy && sidle[i].sid > 2 &&
 		    (sidle[i].sid != RIDLE_ALL || sidle[i].ctx != in[0].u))))
 			sidle[i].mark = queued;
@@ -2046,7 +2137,39 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 		sidle[at].mark = mark;
 		sidle[at].valid = 1;
 	}
+	/* The events recorded on it before the mark are complete. */
+	for (i = 0; i < EVT_MAX; i++)
+		if (evt[i].valid && !evt[i].done && evt[i].ctx == ctx &&
+		    (evt[i].sid == sid || sid == RIDLE_ALL) &&
+		    evt[i].q <= mark)
+			evt[i].done = 1;
 	pthread_mutex_unlock(&tlock);
+}
+
+void
+ridle_event_forget(uint64_t ev)
+{
+	int e;
+
+	pthread_mutex_lock(&tlock);
+	if ((e = evt_find(ev)) >= 0)
+		evt[e].valid = 0;
+	pthread_mutex_unlock(&tlock);
+}
+
+int
+ridle_event_done(uint64_t ev)
+{
+	int e, yes = 0;
+
+	if (sync_mode)
+		return 0;
+	pthread_mutex_lock(&tlock);
+	if (rstate == R_UP && deferred == CUDA_SUCCESS && ndetached == 0 &&
+	    (e = evt_find(ev)) >= 0)
+		yes = evt[e].done;
+	pthread_mutex_unlock(&tlock);
+	return yes;
 }
 
 int

@@ -74,6 +74,8 @@ struct rwait {
 #define RP_KEEPIDLE	0x2	/* cannot fail for its arguments: see idle_keep */
 #define RP_NOWORK	0x4	/* no stream's work, not the program's (a mapped
 				   block fetched): any idle stream stays so */
+#define RP_EVLOCAL	0x8	/* an event record whose event no other process
+				   records: its completion may be known here */
 /* Set in the I/O thread: a fault there cannot wait for a remote call. */
 extern __thread int io_self __attribute__((tls_model("initial-exec")));
 /*
@@ -108,6 +110,17 @@ void		 io_drain_at_exit(void);
 #define RIDLE_ALL	UINT64_MAX
 void		 ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark);
 int		 ridle_check(uint64_t ctx, uint64_t sid);
+/*
+ * Events whose completion is known here: recorded (RP_EVLOCAL) on a
+ * stream idle at the time, or on one that ridle_set later finds idle as
+ * of a mark past the record.  A wait on such an event leaves the waiting
+ * stream's idle mark; ridle_event_done says whether event ev is one (a
+ * synchronization or query of it may then be answered here, under
+ * ridle_check's conditions).
+ */
+int		 ridle_event_done(uint64_t ev);
+/* Event ev's completion is no longer to be known here (a graph's). */
+void		 ridle_event_forget(uint64_t ev);
 /* Are the other streams a synchronization's reply names idle taken as
  * idle (GLEAM_IDLE_STREAMS, default 1)? */
 int		 ridle_others(void);

@@ -521,8 +521,21 @@ run_prog() {
 		# (b's first sync after a's), the copy back on a is a wait
 		# that leaves a idle, and work on one stream leaves the
 		# other idle (b's after a's copy and after a's kernel, a's
-		# after b's kernel).
-		grep -qx 'local_syncs: 13' "$BATS_TEST_TMPDIR/on.yaml"
+		# after b's kernel).  Then events: of 5 stream
+		# synchronizations, an event's synchronization and its query,
+		# 6 more: all but b's after its wait on an event recorded
+		# behind a kernel (an event recorded on an idle stream is
+		# complete and leaves it idle, a wait on a complete one adds
+		# nothing, and one recorded behind work is complete once a
+		# reply names its stream idle); making events is no work.
+		grep -qx 'local_syncs: 19' "$BATS_TEST_TMPDIR/on.yaml"
+		# Without the replies' idle streams, the event recorded
+		# behind the kernel is not known complete: its query and the
+		# two synchronizations after the second wait go to the server.
+		GLEAM_IDLE_STREAMS=0 GLEAM_STATS=$BATS_TEST_TMPDIR/ni.yaml run_prog $k syncidle
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		grep -qx 'local_syncs: 15' "$BATS_TEST_TMPDIR/ni.yaml"
 		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k syncidle
 		[ "$status" -eq 0 ]
 		[ "$output" = "$on" ]
@@ -923,7 +936,9 @@ run_prog() {
 @test "a client killed mid-run leaves the server serving others" {
 	# Not resumable: its session ends at once (a resumable one waits for
 	# the window: resume.bats).
-	GLEAM_RESUME=0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/threads" >/dev/null 2>&1 3>&- &
+	# (soak runs for 30 s: still running when killed; threads, which
+	# this used, sometimes ended within the 0.3 s.)
+	GLEAM_RESUME=0 "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/static/soak" 30 16 >/dev/null 2>&1 3>&- &
 	BG_PID=$!
 	sleep 0.3
 	kill -9 "$BG_PID"

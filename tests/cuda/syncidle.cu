@@ -4,7 +4,10 @@
 // synchronized twice in turn, the device once, each stream again; a copy
 // back on the first, and each stream again; a kernel on the second, and
 // each stream again; a kernel on the first, each stream again, then each
-// queried.  Prints what the kernels wrote, so
+// queried; then events as XLA hands work between its streams (one
+// recorded on an idle stream and waited on by the other, which is
+// synchronized, the event too; one recorded behind a kernel, waited on,
+// queried, waited on again).  Prints what the kernels wrote, so
 // that a local run and a remote one compare.  Through Gleam the client
 // answers a stream's synchronization or query itself while nothing but
 // synchronizations was sent since one that found the stream idle, its own
@@ -64,6 +67,30 @@ main(void)
 	CK(cudaStreamSynchronize(a));
 	CK(cudaStreamQuery(a));
 	CK(cudaStreamQuery(b));
+	// Events, as XLA hands work from stream to stream: one recorded on
+	// an idle stream is complete at once, and a stream that waits on it
+	// has nothing more to do.
+	cudaEvent_t e1, e2;
+	CK(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&e2, cudaEventDisableTiming));
+	CK(cudaEventRecord(e1, a));
+	CK(cudaStreamWaitEvent(b, e1, 0));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaEventSynchronize(e1));
+	CK(cudaStreamSynchronize(a));
+	// One recorded behind a kernel: complete once its stream is found
+	// idle (b's synchronization waits for it).
+	fill_u32<<<N / 256, 256, 0, a>>>(da, 5, N);
+	CK(cudaGetLastError());
+	CK(cudaEventRecord(e2, a));
+	CK(cudaStreamWaitEvent(b, e2, 0));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaEventQuery(e2));
+	CK(cudaStreamWaitEvent(b, e2, 0));
+	CK(cudaStreamSynchronize(b));
+	CK(cudaStreamSynchronize(a));
+	CK(cudaEventDestroy(e1));
+	CK(cudaEventDestroy(e2));
 	CK(cudaMemcpy(h, db, sizeof h, cudaMemcpyDeviceToHost));
 	printf("b: %08x\n", fnv(h, sizeof h));
 	CK(cudaMemcpy(h, da, sizeof h, cudaMemcpyDeviceToHost));

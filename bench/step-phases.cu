@@ -9,14 +9,21 @@
 // steps), so that a remote run through gleam-run can be set against a
 // local one phase by phase: what the client costs outside the wait.
 //
-//	step-phases [-x] [-n steps] [-w warm-up] [-k kernels] [-s spin-us]
+//	step-phases [-ex] [-n steps] [-w warm-up] [-k kernels] [-s spin-us]
 //
 // -s: the kernels' total time on the GPU, spun (default 200 us).  -x: the
 // step on three streams as XLA runs one: the position copied in on a
 // host-to-device stream, the graph on a compute stream that waits for it
 // (an event), the token copied out on a device-to-host stream that waits
 // for the graph (another event), then the three streams synchronized one
-// after another, the device-to-host stream first.
+// after another, the device-to-host stream first.  -e: the step as
+// jax_fft's run through Gleam showed XLA's hand-offs (the server's trace,
+// session 35): the graph on the compute stream, two events recorded
+// behind it; a third stream made to wait for one and synchronized (the
+// wait for the computation); the device-to-host stream made to wait for
+// the other, the token copied out on it, that stream synchronized; then
+// an event recorded on it and a fourth stream made to wait for that and
+// synchronized (no position copied in).
 // Prints one line per phase ("phase NAME us MEAN") and "us_per_step".
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -53,9 +60,34 @@ step_phase(const int *pos, int *tok, long long ns, int last)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: step-phases [-x] [-n steps] [-w warm-up] "
+	fprintf(stderr, "usage: step-phases [-ex] [-n steps] [-w warm-up] "
 	    "[-k kernels] [-s spin-us]\n");
 	exit(2);
+}
+
+// -e's step, its phases into acc (htod none, launch, dtoh, sync, read).
+static void
+step_hand(cudaGraphExec_t x, cudaStream_t s, cudaStream_t sy,
+    cudaStream_t sd, cudaStream_t sz, cudaEvent_t ec, cudaEvent_t ec2,
+    cudaEvent_t ed, int *htok, const int *dtok, double *acc)
+{
+	double t = now_us(), t1;
+
+	CK(cudaGraphLaunch(x, s));
+	CK(cudaEventRecord(ec, s));
+	CK(cudaEventRecord(ec2, s));
+	t1 = now_us(); acc[1] += t1 - t; t = t1;
+	CK(cudaStreamWaitEvent(sy, ec2, 0));
+	CK(cudaStreamSynchronize(sy));
+	CK(cudaStreamWaitEvent(sd, ec, 0));
+	CK(cudaMemcpyAsync(htok, dtok, sizeof(int), cudaMemcpyDeviceToHost,
+	    sd));
+	t1 = now_us(); acc[2] += t1 - t; t = t1;
+	CK(cudaStreamSynchronize(sd));
+	CK(cudaEventRecord(ed, sd));
+	CK(cudaStreamWaitEvent(sz, ed, 0));
+	CK(cudaStreamSynchronize(sz));
+	t1 = now_us(); acc[3] += t1 - t;
 }
 
 int
@@ -66,16 +98,17 @@ main(int argc, char **argv)
 	    "read" };
 	double acc[NP] = { 0 }, t, t0 = 0, t1;
 	int n = 2000, warm = 100, nk = 8, spin = 200, c, i, k, bad = 0;
-	int xla = 0;
-	cudaStream_t s, sh, sd;
-	cudaEvent_t eh, ec;
+	int xla = 0, hand = 0;
+	cudaStream_t s, sh, sd, sy, sz;
+	cudaEvent_t eh, ec, ec2, ed;
 	cudaGraph_t g;
 	cudaGraphExec_t x;
 	int *dpos, *dtok, *htok;
 	static int hpos;
 
-	while ((c = getopt(argc, argv, "n:w:k:s:xh")) != -1)
+	while ((c = getopt(argc, argv, "n:w:k:s:exh")) != -1)
 		switch (c) {
+		case 'e': hand = xla = 1; break;
 		case 'x': xla = 1; break;
 		case 'n': n = atoi(optarg); break;
 		case 'w': warm = atoi(optarg); break;
@@ -93,11 +126,16 @@ main(int argc, char **argv)
 		CK(cudaStreamCreateWithFlags(&sh, cudaStreamNonBlocking));
 		CK(cudaStreamCreateWithFlags(&sd, cudaStreamNonBlocking));
 	}
+	CK(cudaStreamCreateWithFlags(&sy, cudaStreamNonBlocking));
+	CK(cudaStreamCreateWithFlags(&sz, cudaStreamNonBlocking));
 	CK(cudaEventCreateWithFlags(&eh, cudaEventDisableTiming));
 	CK(cudaEventCreateWithFlags(&ec, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&ec2, cudaEventDisableTiming));
+	CK(cudaEventCreateWithFlags(&ed, cudaEventDisableTiming));
 	CK(cudaMalloc(&dpos, sizeof(int)));
 	CK(cudaMalloc(&dtok, sizeof(int)));
 	CK(cudaMallocHost(&htok, sizeof(int)));
+	CK(cudaMemset(dpos, 0, sizeof(int)));
 	CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
 	for (k = 0; k < nk; k++)
 		step_phase<<<1, 32, 0, s>>>(dpos, dtok, spin * 1000ll / nk,
@@ -111,6 +149,15 @@ main(int argc, char **argv)
 		}
 		hpos = i;
 		t = now_us();
+		if (hand) {
+			// The position set on the device, as jax_fft's input
+			// stays there.
+			step_hand(x, s, sy, sd, sz, ec, ec2, ed, htok, dtok,
+			    acc);
+			if (*(volatile int *)htok != 3)
+				bad++;
+			continue;
+		}
 		CK(cudaMemcpyAsync(dpos, &hpos, sizeof(int),
 		    cudaMemcpyHostToDevice, sh));
 		if (xla) {

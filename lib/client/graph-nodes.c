@@ -293,6 +293,25 @@ lc_drop_of(const struct ggraph *g)
 }
 
 /*
+ * The programmatic serialization flag of each of the n launches kl holds
+ * (graph.h) into flag: 0, or -1 where kl does not hold n.
+ */
+static int
+kl_flags(const void *kl, size_t len, uint32_t n, unsigned char *flag)
+{
+	struct pr r;
+	uint32_t i;
+
+	pr_init(&r, kl, len);
+	for (i = 0; i < n && !r.bad; i++) {
+		(void)pr_take(&r, 8 + 7 * 4);
+		flag[i] = pr_u32(&r) != 0;
+		(void)pr_take(&r, pr_u32(&r));
+	}
+	return r.bad || pr_done(&r) != 0 ? -1 : 0;
+}
+
+/*
  * The listing of a capture made of n plain launches on one stream by one
  * thread (graph.h): the driver makes each launch a kernel node that
  * depends on the one before, the first the root, no edge data; each
@@ -307,10 +326,11 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 {
 	static const CUgraphEdgeData zero;
 	CUgraphEdgeData *ed = NULL, pdata;
+	unsigned char *flag;
 	const void *a;
 	int known;
 	uint64_t *vf;
-	uint32_t i, j, alen, special = 0;
+	uint32_t i, j, alen, special = 0, prog = 0;
 	struct pw w;
 	struct pr r;
 
@@ -325,20 +345,20 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 		return;
 	}
 	/* Each edge's data: the programmatic one into such a launch. */
-	pr_init(&r, kl, len);
-	for (i = 0; i < n && !r.bad; i++) {
-		(void)pr_take(&r, 8 + 7 * 4);
-		if (pr_u32(&r) != 0 && i > 0) {
-			if (!known) {
-				r.bad = 1;
-				break;
-			}
+	if ((flag = calloc(n, 1)) == NULL || kl_flags(kl, len, n, flag) != 0) {
+		free(flag);
+		free(vf);
+		free(ed);
+		return;
+	}
+	for (i = 1; i < n; i++)
+		if (flag[i]) {
 			ed[i - 1] = pdata;
 			special |= memcmp(&pdata, &zero, sizeof zero) != 0;
+			prog++;
 		}
-		(void)pr_take(&r, pr_u32(&r));
-	}
-	if (r.bad) {
+	free(flag);
+	if (prog > 0 && !known) {
 		free(vf);
 		free(ed);
 		return;
@@ -497,7 +517,6 @@ graph_pss_learn(const void *kl, size_t kllen, uint32_t n, const void *p,
 	CUgraphEdgeData d = zero, e;
 	struct glist_wire w;
 	int seen = 0, ok = 1;
-	struct pr r;
 
 	if (n == 0 || glist_decode(p, len, &w) != 0)
 		return;
@@ -505,13 +524,7 @@ graph_pss_learn(const void *kl, size_t kllen, uint32_t n, const void *p,
 	    (pos = malloc(n * sizeof *pos)) == NULL ||
 	    (flag = calloc(n, 1)) == NULL || chain_of(&w, n, order, pos) != 0)
 		goto out;
-	pr_init(&r, kl, kllen);
-	for (i = 0; i < n && !r.bad; i++) {
-		(void)pr_take(&r, 8 + 7 * 4);
-		flag[i] = pr_u32(&r) != 0;
-		(void)pr_take(&r, pr_u32(&r));
-	}
-	if (r.bad)
+	if (kl_flags(kl, kllen, n, flag) != 0)
 		goto out;
 	for (i = 0; i < w.nedge && ok; i++) {
 		e = w.data != NULL ? w.data[i] : zero;

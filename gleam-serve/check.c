@@ -1133,13 +1133,13 @@ rclient_touch(struct rclient *cl, struct robj *o)
 }
 
 void
-idle_report(struct rcall *c, const struct robj *ctx,
+idle_report(struct rcall *c, const struct robj *ctx, uint64_t waited,
     int (*capturing)(struct robj *), int (*idle)(struct robj *))
 {
 	struct rclient *cl = c->cl;
 	struct robj *o, *os[RSTREAMS_MAX];
 	uint32_t i, j;
-	int pass, cap = 0;
+	int pass, cap = 0, w;
 
 	if (cl->streams_over || ctx == NULL || c->blob.len != 0)
 		return;
@@ -1149,7 +1149,9 @@ idle_report(struct rcall *c, const struct robj *ctx,
 		    o->listed) {
 			cl->streams[j] = cl->streams[i];
 			os[j++] = o;
-			cap |= o->cap != NULL || (o->touched &&
+			w = o->ctx == ctx && (waited == IDLE_WAITED_ALL ||
+			    o->id == waited);
+			cap |= o->cap != NULL || (o->touched && !w &&
 			    capturing != NULL && capturing(o));
 		}
 	cl->nstreams = j;
@@ -1161,6 +1163,11 @@ idle_report(struct rcall *c, const struct robj *ctx,
 			o = os[i];
 			if (o->ctx != ctx || o->touched != (pass == 0))
 				continue;
+			/* Synchronized: idle, and the client knows. */
+			if (waited == IDLE_WAITED_ALL || o->id == waited) {
+				o->touched = 0;
+				continue;
+			}
 			if (pass == 0 && idle != NULL && idle(o) != 1)
 				continue;
 			o->touched = 0;

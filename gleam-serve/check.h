@@ -134,10 +134,14 @@ void	graph_listing_put(struct rcall *c, backend_fn list, uint64_t id);
  * capturing(o) nonzero for a marked stream, or a stream's cap set: a
  * capture is open, and none is reported (a query could spoil it).  NULL
  * functions: a backend whose work is done when its call returns, and
- * whose captures are the streams' cap.
+ * whose captures are the streams' cap.  waited: the stream just
+ * synchronized (IDLE_WAITED_ALL: the context; 0: none, an event's
+ * synchronization), idle and capturing nothing without asking, and not
+ * named (the client knows it idle).
  */
+#define IDLE_WAITED_ALL	UINT64_MAX
 void	rclient_touch(struct rclient *cl, struct robj *o);
-void	idle_report(struct rcall *c, const struct robj *ctx,
+void	idle_report(struct rcall *c, const struct robj *ctx, uint64_t waited,
 	    int (*capturing)(struct robj *), int (*idle)(struct robj *));
 
 #endif

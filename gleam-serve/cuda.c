@@ -1223,7 +1223,8 @@ c_ctx_sync(struct rcall *c)
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	if ((rc = drv.CtxSynchronize()) == CUDA_SUCCESS)
-		idle_report(c, ctx, cuda_capturing, cuda_idle);
+		idle_report(c, ctx, IDLE_WAITED_ALL, cuda_capturing,
+		    cuda_idle);
 	return rc;
 }
 
@@ -2985,7 +2986,7 @@ c_stream_sync(struct rcall *c)
 		return rc;
 	STREAM(c, 1, s);
 	if ((rc = drv.StreamSynchronize(s)) == CUDA_SUCCESS)
-		idle_report(c, ctx, cuda_capturing, cuda_idle);
+		idle_report(c, ctx, c->in[1].u, cuda_capturing, cuda_idle);
 	return rc;
 }
 
@@ -3519,7 +3520,7 @@ c_event_sync(struct rcall *c)
 	if ((rc = drv.EventSynchronize(e->h)) == CUDA_SUCCESS &&
 	    e->ctx != NULL && e->ctx->h != NULL &&
 	    drv.CtxSetCurrent(e->ctx->h) == CUDA_SUCCESS)
-		idle_report(c, e->ctx, cuda_capturing, cuda_idle);
+		idle_report(c, e->ctx, 0, cuda_capturing, cuda_idle);
 	return rc;
 }
 

@@ -1267,7 +1267,7 @@ c_ctx_sync(struct rcall *c)
 
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
-	idle_report(c, ctx, NULL, NULL);
+	idle_report(c, ctx, IDLE_WAITED_ALL, NULL, NULL);
 	return CUDA_SUCCESS;
 }
 
@@ -2972,7 +2972,7 @@ c_stream_sync(struct rcall *c)
 	if ((ctx = host_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	STREAM(c, 1);
-	idle_report(c, ctx, NULL, NULL);
+	idle_report(c, ctx, c->in[1].u, NULL, NULL);
 	return CUDA_SUCCESS;
 }
 
@@ -3508,7 +3508,7 @@ c_event_sync(struct rcall *c)
 
 	if ((rc = host_event(c, c->in[0].u, &e)) == CUDA_SUCCESS &&
 	    o->ctx != NULL && o->ctx->h != NULL)
-		idle_report(c, o->ctx, NULL, NULL);
+		idle_report(c, o->ctx, 0, NULL, NULL);
 	return rc;
 }
 

@@ -1389,20 +1389,25 @@ test_idle_report(void)
 	CHECK(call(R_STREAM_WAIT_EVENT, U(1), U(91), U(94), U(0)) == 0);
 	CHECK(call(R_STREAM_WAIT_EVENT, U(8), U(93), U(94), U(0)) == 0);
 	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
-	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 1);
+	/* The one synchronized is not named: the client knows it idle. */
+	CHECK(idle_named(1, 90) == 0 && idle_named(1, 91) == 1);
 	/* Never named: not known.  Another context's: not this one's. */
 	CHECK(idle_named(1, 92) == 0 && idle_named(8, 93) == 0);
-	/* Found idle before and named by nothing since: named again, by a
-	 * context's and an event's synchronization too. */
-	CHECK(call(R_CTX_SYNC, U(1)) == 0);
-	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 1);
+	/* Found idle before and named by nothing since: named again, by an
+	 * event's synchronization and another stream's too. */
 	CHECK(call(R_EVENT_SYNC, U(94)) == 0);
-	CHECK(idle_named(1, 91) == 1);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 1);
+	CHECK(call(R_STREAM_SYNC, U(1), U(91)) == 0);
+	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 0);
+	/* A context's synchronization names none of its own streams (all
+	 * idle: the client knows), nor another context's. */
+	CHECK(call(R_CTX_SYNC, U(1)) == 0);
+	CHECK(c.out[0].len == 0);
 	CHECK(call(R_CTX_SYNC, U(8)) == 0);
-	CHECK(idle_named(8, 93) == 1 && idle_named(1, 90) == 0);
+	CHECK(idle_named(8, 93) == 0 && idle_named(1, 90) == 0);
 	/* A destroyed stream is not named. */
 	CHECK(call(R_STREAM_DESTROY, U(91)) == 0);
-	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
+	CHECK(call(R_EVENT_SYNC, U(94)) == 0);
 	CHECK(idle_named(1, 90) == 1 && idle_named(1, 91) == 0);
 	/* While a stream captures, none is named; after, again. */
 	CHECK(call(R_CAPTURE_BEGIN, U(1), U(92), U(CU_STREAM_CAPTURE_MODE_RELAXED),
@@ -1411,7 +1416,7 @@ test_idle_report(void)
 	CHECK(c.out[0].len == 0);
 	CHECK(call(R_CAPTURE_END, U(1), U(92), U(0)) == 0);
 	CHECK(call(R_STREAM_SYNC, U(1), U(90)) == 0);
-	CHECK(idle_named(1, 90) == 1 && idle_named(1, 92) == 1);
+	CHECK(idle_named(1, 90) == 0 && idle_named(1, 92) == 1);
 	/* A failed synchronization names none. */
 	CHECK(call(R_STREAM_SYNC, U(1), U(91)) == CUDA_ERROR_INVALID_HANDLE);
 	CHECK(c.out[0].len == 0);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "io.h"
 #include "hooks.h"
 #include "proto.h"
 
@@ -288,6 +289,10 @@ ctx_event(CUcontext ctx, CUevent e, uint32_t op)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;
 	if ((ev = gobj_check(e, GK_EVENT)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	/* Recorded anew, behind the context's work: no longer known
+	 * complete (io.h: ridle_event_done). */
+	if (op == CTXOP_RECORD)
+		ridle_event_forget(gobj_id(ev));
 	return ctx_op(c, op, gobj_id(ev), 0, 0);
 }
 

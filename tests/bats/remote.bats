@@ -528,7 +528,10 @@ run_prog() {
 		# complete and leaves it idle, a wait on a complete one adds
 		# nothing, and one recorded behind work is complete once a
 		# reply names its stream idle); making events is no work.
+		# Once a graph's node records the first event, its
+		# synchronization goes to the server.
 		grep -qx 'local_syncs: 19' "$BATS_TEST_TMPDIR/on.yaml"
+		[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/on.yaml" | grep -cx '  cuEventSynchronize: 1')" -eq 1 ]
 		# Without the replies' idle streams, the event recorded
 		# behind the kernel is not known complete: its query and the
 		# two synchronizations after the second wait go to the server.

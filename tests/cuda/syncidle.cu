@@ -7,7 +7,8 @@
 // queried; then events as XLA hands work between its streams (one
 // recorded on an idle stream and waited on by the other, which is
 // synchronized, the event too; one recorded behind a kernel, waited on,
-// queried, waited on again).  Prints what the kernels wrote, so
+// queried, waited on again; the first put in a graph's event record
+// node, then synchronized).  Prints what the kernels wrote, so
 // that a local run and a remote one compare.  Through Gleam the client
 // answers a stream's synchronization or query itself while nothing but
 // synchronizations was sent since one that found the stream idle, its own
@@ -89,6 +90,14 @@ main(void)
 	CK(cudaStreamWaitEvent(b, e2, 0));
 	CK(cudaStreamSynchronize(b));
 	CK(cudaStreamSynchronize(a));
+	// An event a graph's node records: its completion is the graph's
+	// (the client answers no more for it).
+	cudaGraph_t g;
+	cudaGraphNode_t node;
+	CK(cudaGraphCreate(&g, 0));
+	CK(cudaGraphAddEventRecordNode(&node, g, NULL, 0, e1));
+	CK(cudaEventSynchronize(e1));
+	CK(cudaGraphDestroy(g));
 	CK(cudaEventDestroy(e1));
 	CK(cudaEventDestroy(e2));
 	CK(cudaMemcpy(h, db, sizeof h, cudaMemcpyDeviceToHost));

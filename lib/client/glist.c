@@ -123,6 +123,41 @@ out:
 	return rc;
 }
 
+/*
+ * w as the chain of n kernel nodes a capture of n launches makes,
+ * followed from its root: order[i], the listing's index of the i-th node,
+ * pos[] the inverse.  0, or -1 where w is not such a chain.
+ */
+int
+glist_chain(const struct glist_wire *w, uint32_t n, uint32_t *order,
+    uint32_t *pos)
+{
+	uint32_t *next, i, cur;
+	int rc = -1;
+
+	if (n == 0 || w->n != n || w->nroot != 1 || w->nedge != n - 1 ||
+	    (next = malloc(n * sizeof *next)) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		next[i] = pos[i] = UINT32_MAX;
+	for (i = 0; i < w->nedge; i++) {
+		if (next[w->from[i]] != UINT32_MAX)
+			goto out;
+		next[w->from[i]] = w->to[i];
+	}
+	for (i = 0, cur = w->root[0]; i < n; i++, cur = next[cur]) {
+		if (cur >= n || pos[cur] != UINT32_MAX ||
+		    w->type[cur] != CU_GRAPH_NODE_TYPE_KERNEL)
+			goto out;
+		pos[cur] = i;
+		order[i] = cur;
+	}
+	rc = 0;
+out:
+	free(next);
+	return rc;
+}
+
 uint64_t
 glist_shape(const struct glist_wire *w, uint64_t (*canon)(uint64_t),
     uint64_t *topo)

@@ -56,4 +56,13 @@ void	glist_wire_free(struct glist_wire *w);
 uint64_t glist_shape(const struct glist_wire *w,
 	    uint64_t (*canon)(uint64_t fid), uint64_t *topo);
 
+/*
+ * w as the chain of n kernel nodes a capture of n launches makes (each
+ * after the one before, the first the root), followed from its root:
+ * order[i], the listing's index of the i-th node, pos[] the inverse (n of
+ * each).  0, or -1 where w is not such a chain.
+ */
+int	glist_chain(const struct glist_wire *w, uint32_t n, uint32_t *order,
+	    uint32_t *pos);
+
 #endif

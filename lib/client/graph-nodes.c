@@ -413,41 +413,6 @@ graph_listing_made(struct ggraph *g, const void *kl, size_t len, uint32_t n,
 }
 
 /*
- * w as the chain of n kernel nodes a capture of n launches makes,
- * followed from its root: order[i], the listing's index of the i-th node,
- * pos[] the inverse.  0, or -1 where w is not such a chain.
- */
-static int
-chain_of(const struct glist_wire *w, uint32_t n, uint32_t *order,
-    uint32_t *pos)
-{
-	uint32_t *next, i, cur;
-	int rc = -1;
-
-	if (n == 0 || w->n != n || w->nroot != 1 || w->nedge != n - 1 ||
-	    (next = malloc(n * sizeof *next)) == NULL)
-		return -1;
-	for (i = 0; i < n; i++)
-		next[i] = pos[i] = UINT32_MAX;
-	for (i = 0; i < w->nedge; i++) {
-		if (next[w->from[i]] != UINT32_MAX)
-			goto out;
-		next[w->from[i]] = w->to[i];
-	}
-	for (i = 0, cur = w->root[0]; i < n; i++, cur = next[cur]) {
-		if (cur >= n || pos[cur] != UINT32_MAX ||
-		    w->type[cur] != CU_GRAPH_NODE_TYPE_KERNEL)
-			goto out;
-		pos[cur] = i;
-		order[i] = cur;
-	}
-	rc = 0;
-out:
-	free(next);
-	return rc;
-}
-
-/*
  * The server's handles into g's nodes named here, from w, the server's
  * listing of g: it must be the chain of g->vn kernel nodes the capture
  * made, with the launches' functions.  0, or -1 where it is not
@@ -465,7 +430,7 @@ vmap(struct ggraph *g, const struct glist_wire *w)
 	if (n != g->vn || n == 0 ||
 	    (order = malloc(n * sizeof *order)) == NULL ||
 	    (pos = malloc(n * sizeof *pos)) == NULL ||
-	    chain_of(w, n, order, pos) != 0)
+	    glist_chain(w, n, order, pos) != 0)
 		goto out;
 	for (i = 0; i < n; i++)
 		if (w->h[i] & VNODE)
@@ -522,7 +487,7 @@ graph_pss_learn(const void *kl, size_t kllen, uint32_t n, const void *p,
 		return;
 	if ((order = malloc(n * sizeof *order)) == NULL ||
 	    (pos = malloc(n * sizeof *pos)) == NULL ||
-	    (flag = calloc(n, 1)) == NULL || chain_of(&w, n, order, pos) != 0)
+	    (flag = calloc(n, 1)) == NULL || glist_chain(&w, n, order, pos) != 0)
 		goto out;
 	if (kl_flags(kl, kllen, n, flag) != 0)
 		goto out;

@@ -5,7 +5,10 @@
  * refuses them, holding nothing, or gives arrays whose every index is
  * in range, every parameter a kernel node's and inside the input; nothing
  * may leak.  Its shape (glist_shape, the one-way exec update's) is 0 or
- * the same when asked twice, and 0 where a node is not a kernel's.
+ * the same when asked twice, and 0 where a node is not a kernel's.  As a
+ * capture's chain (glist_chain, which matches the client's own nodes to
+ * the server's), it is refused or is one: a permutation of the nodes,
+ * all kernels, each edge from one to the next, the root the first.
  */
 #include "../../lib/client/glist.c"
 
@@ -54,6 +57,26 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		ENSURE(h == glist_shape(&w, canon, &t2) && t == t2);
 		ENSURE(all || h == 0);
 		ENSURE((h == 0) == (t == 0));
+	}
+	if (w.n > 0 && w.n <= 4096) {
+		uint32_t *order = calloc(w.n, sizeof *order);
+		uint32_t *pos = calloc(w.n, sizeof *pos);
+
+		ENSURE(order != NULL && pos != NULL);
+		ENSURE(glist_chain(&w, w.n + 1, order, pos) == -1);
+		if (glist_chain(&w, w.n, order, pos) == 0) {
+			ENSURE(w.nroot == 1 && order[0] == w.root[0]);
+			ENSURE(w.nedge == w.n - 1);
+			for (i = 0; i < w.n; i++) {
+				ENSURE(order[i] < w.n && pos[order[i]] == i);
+				ENSURE(w.type[order[i]] ==
+				    CU_GRAPH_NODE_TYPE_KERNEL);
+			}
+			for (i = 0; i < w.nedge; i++)
+				ENSURE(pos[w.to[i]] == pos[w.from[i]] + 1);
+		}
+		free(order);
+		free(pos);
 	}
 	glist_wire_free(&w);
 	return 0;

@@ -282,9 +282,35 @@ test_shape(void)
 	CHECK(shape() == 0);
 }
 
+/* A capture's chain: followed from the root, or refused. */
+static void
+test_chain(void)
+{
+	struct glist_wire w;
+	uint32_t order[3], pos[3];
+
+	khead(1);
+	u32(0);
+	u32(0);
+	CHECK(decode(&w) == 0);
+	CHECK(glist_chain(&w, 3, order, pos) == 0);
+	CHECK(order[0] == 0 && order[1] == 1 && order[2] == 2);
+	CHECK(pos[0] == 0 && pos[1] == 1 && pos[2] == 2);
+	CHECK(glist_chain(&w, 2, order, pos) == -1);	/* not n nodes */
+	glist_wire_free(&w);
+	/* A fork (0 before 1 and 2): no chain. */
+	khead(0);
+	u32(0);
+	u32(0);
+	CHECK(decode(&w) == 0);
+	CHECK(glist_chain(&w, 3, order, pos) == -1);
+	glist_wire_free(&w);
+}
+
 int
 main(void)
 {
+	test_chain();
 	test_whole();
 	test_older();
 	test_malformed();

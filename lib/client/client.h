@@ -148,7 +148,8 @@ void		 array_extent(const struct garray *, size_t *wbytes,
  * blocking stream captures), or one of ours for a host copy captured
  * (a graph's host pointer would be the client's).
  * capture_launch is capture_work for a kernel launch of function fn
- * (its canon id), which goes into the capture's trace; capture_klist
+ * (its canon id), which goes into the capture's trace (*caps: whether
+ * stream sid captures); capture_klist
  * keeps a launch's request (function id, geometry, arguments) for the
  * listing made at the capture's end (graph_listing_made; kind: 1 a plain
  * launch, 2 one with programmatic serialization, 0 one whose node no
@@ -164,7 +165,8 @@ void		 array_extent(const struct garray *, size_t *wbytes,
 CUresult	 capture_gate(void);
 CUresult	 capture_work(struct gctx *c, uint64_t sid, int host);
 CUresult	 capture_launch(struct gctx *c, uint64_t sid, uint64_t fn,
-		    unsigned flags, const void *attrs, size_t alen);
+		    unsigned flags, const void *attrs, size_t alen,
+		    int *caps);
 void		 capture_klist(uint64_t sid, int kind, uint64_t fid,
 		    const uint32_t geo[7], const void *args, uint32_t len);
 void		 capture_record(struct gevent *, uint64_t sid);

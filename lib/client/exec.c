@@ -257,6 +257,7 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	uint32_t geo[7];
 	char *args;
 	CUresult rc;
+	int caps;
 
 	if ((rc = ctx_need_stream(s, &c)) != CUDA_SUCCESS)
 		return rc;
@@ -268,8 +269,8 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	    CUDA_SUCCESS)
 		return rc;
 	if ((rc = capture_launch(c, sid, func_canon(f), flags,
-	    attrs != NULL ? attrs->p : NULL, attrs != NULL ? attrs->len : 0)) !=
-	    CUDA_SUCCESS)
+	    attrs != NULL ? attrs->p : NULL, attrs != NULL ? attrs->len : 0,
+	    &caps)) != CUDA_SUCCESS)
 		return rc;
 	if (flags & 1)		/* cooperative: updates compare it too */
 		capture_special(sid);
@@ -284,11 +285,14 @@ exec_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
 	in[10].u = flags;
 	in[11].p = args;
 	in[11].len = fi->argbytes;
-	geo[0] = gx; geo[1] = gy; geo[2] = gz;
-	geo[3] = bx; geo[4] = by; geo[5] = bz;
-	geo[6] = shmem;
-	capture_klist(sid, flags == 0 ? attrs_kind(attrs) : 0, fid, geo, args,
-	    fi->argbytes);
+	/* Captured: the request kept for the listing made at its end. */
+	if (caps) {
+		geo[0] = gx; geo[1] = gy; geo[2] = gz;
+		geo[3] = bx; geo[4] = by; geo[5] = bz;
+		geo[6] = shmem;
+		capture_klist(sid, flags == 0 ? attrs_kind(attrs) : 0, fid,
+		    geo, args, fi->argbytes);
+	}
 	if (attrs != NULL) {
 		/* R_LAUNCH_EX: the attributes in place of the flags. */
 		in[10].p = attrs->p;

@@ -238,6 +238,7 @@ graph_listing_wanted(void)
 
 static void	lc_keep(const struct ggraph *, const void *, uint32_t,
 		    uint64_t);
+static CUresult	glist_get(struct ggraph *, struct glist *);
 
 /* Kept as it came: glist_get decodes it when the program lists g. */
 void
@@ -526,45 +527,21 @@ vmap_failed(const struct ggraph *g)
 CUresult
 graph_nodes_real(struct ggraph *g)
 {
-	struct rpc_val in[1], out[1];
-	struct glist_wire w;
-	uint64_t m0, m1;
-	void *keep;
+	struct glist l;
 	CUresult rc;
-	int virt, d;
+	int virt;
 
 	pthread_mutex_lock(&node_lock);
 	virt = g->vfid != NULL;
 	pthread_mutex_unlock(&node_lock);
 	if (!virt)
 		return CUDA_SUCCESS;
+	/* The server's listing, which glist_get matches to the chain. */
 	lc_drop_of(g);
-	in[0].u = gobj_id(g);
-	m0 = io_sent_count();
-	if ((rc = remote_call(R_GRAPH_NODES, in, out, &keep)) !=
-	    CUDA_SUCCESS) {
-		free(keep);
-		return rc;
-	}
-	m1 = io_sent_count();
-	if ((d = glist_decode(out[0].p, out[0].len, &w)) != 0) {
-		free(keep);
-		if (d == -2)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		log_warn("graphNodes: a malformed listing");
-		return CUDA_ERROR_INVALID_VALUE;
-	}
-	pthread_mutex_lock(&node_lock);
-	if (vmap(g, &w) != 0)
-		rc = vmap_failed(g);
-	pthread_mutex_unlock(&node_lock);
-	if (rc == CUDA_SUCCESS && m1 == m0 + 1)
-		lc_keep(g, out[0].p, out[0].len, m1);
-	glist_wire_free(&w);
-	free(keep);
+	if ((rc = glist_get(g, &l)) == CUDA_SUCCESS)
+		glist_free(&l);
 	return rc;
 }
-
 
 /*
  * Shapes learned by trace: a capture of the same launches (functions,
@@ -1514,14 +1491,13 @@ knode_set(CUgraphExec he, CUgraphNode h, CUfunction f, const unsigned *geo,
 			return CUDA_ERROR_INVALID_VALUE;
 		eid = gobj_id(e);
 	}
+	/* The server's handle first: its listing brings the old values. */
+	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS)
+		return rc;
 	if (he == NULL)
 		knode_forget(n);
 	if ((rc = launch_request(f, geo[0], geo[1], geo[2], geo[3], geo[4],
 	    geo[5], geo[6], params, extra, req, &args)) != CUDA_SUCCESS) {
-		free(args);
-		return rc;
-	}
-	if ((rc = graph_nodes_real(n->g)) != CUDA_SUCCESS) {
 		free(args);
 		return rc;
 	}

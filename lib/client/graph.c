@@ -171,7 +171,7 @@ trace_mix(uint64_t h, uint64_t v)
  */
 static CUresult
 capture_work_as(struct gctx *c, uint64_t sid, int host, uint64_t launch,
-    unsigned flags, const void *attrs, size_t alen)
+    unsigned flags, const void *attrs, size_t alen, int *caps)
 {
 	struct gstream *g = cap_stream(sid);
 	CUresult rc = CUDA_SUCCESS;
@@ -179,6 +179,8 @@ capture_work_as(struct gctx *c, uint64_t sid, int host, uint64_t launch,
 	size_t i;
 
 	pthread_mutex_lock(&cap_lock);
+	if (caps != NULL)
+		*caps = g != NULL && g->cap != NULL;
 	if (g != NULL && g->cap != NULL) {
 		struct gcap *cp = g->cap;
 
@@ -211,15 +213,15 @@ capture_work_as(struct gctx *c, uint64_t sid, int host, uint64_t launch,
 CUresult
 capture_work(struct gctx *c, uint64_t sid, int host)
 {
-	return capture_work_as(c, sid, host, 0, 0, NULL, 0);
+	return capture_work_as(c, sid, host, 0, 0, NULL, 0, NULL);
 }
 
 CUresult
 capture_launch(struct gctx *c, uint64_t sid, uint64_t fn, unsigned flags,
-    const void *attrs, size_t alen)
+    const void *attrs, size_t alen, int *caps)
 {
 	return capture_work_as(c, sid, 0, fn != 0 ? fn : 1, flags, attrs,
-	    alen);
+	    alen, caps);
 }
 
 /*

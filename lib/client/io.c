@@ -1690,19 +1690,6 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 	return zip;
 }
 
-/*
- * Under tlock, after a call was queued from queue position q0: a one-way
- * call that cannot fail for its arguments (RP_KEEPIDLE: a copy into device
- * memory the program allocated) and that follows an idle mark on its own
- * stream leaves that stream's synchronization answerable here.  Nothing
- * the program can see tells the copy done from the copy on its way, but an
- * error it meets, which the copy only shares with the whole device, would
- * be reported at the next call that waits instead of at this sync: as if
- * the fault had come a moment later.  The one-way allocation's calls
- * (memPool, memMap, memTrim: RPC_F_NO_STREAM) keep the mark too:
- * a loader that allocates between a tensor's copy and its sync still
- * syncs here.
- */
 /* Under tlock: is stream sid of ctx idle as of queue position q? */
 static int
 sidle_at(uint64_t ctx, uint64_t sid, uint64_t q)
@@ -1752,11 +1739,24 @@ evt_note(uint64_t ctx, uint64_t ev, uint64_t sid, uint64_t q, int done)
 	evt[i].valid = 1;
 }
 
+/*
+ * Under tlock, after a call was queued from queue position q0: a one-way
+ * call that cannot fail for its arguments (RP_KEEPIDLE: a copy into device
+ * memory the program allocated) and that follows an idle mark on its own
+ * stream leaves that stream's synchronization answerable here.  Nothing
+ * the program can see tells the copy done from the copy on its way, but an
+ * error it meets, which the copy only shares with the whole device, would
+ * be reported at the next call that waits instead of at this sync: as if
+ * the fault had come a moment later.  The one-way allocation's calls
+ * (memPool, memMap, memTrim: RPC_F_NO_STREAM) keep the mark too:
+ * a loader that allocates between a tensor's copy and its sync still
+ * syncs here.
+ */
 static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
 	const struct rpc_desc *d = rpc_lookup(type);
-	int i, e, nowork, sf = rpc_stream_field(type);
+	int i, e, idle, nowork, sf = rpc_stream_field(type);
 	uint64_t busy = sf >= 0 ? in[sf].u : 0, self = 0;
 
 	/*
@@ -1773,9 +1773,9 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 			if (e >= 0)
 				evt[e].valid = 0;
 		} else {
-			evt_note(in[0].u, in[1].u, in[2].u, queued,
-			    sidle_at(in[0].u, in[2].u, q0));
-			if (sidle_at(in[0].u, in[2].u, q0))
+			idle = sidle_at(in[0].u, in[2].u, q0);
+			evt_note(in[0].u, in[1].u, in[2].u, queued, idle);
+			if (idle)
 				self = in[2].u;
 		}
 	} else if (type == R_STREAM_WAIT_EVENT && in[1].u > 2 &&
@@ -2146,6 +2146,17 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 	pthread_mutex_unlock(&tlock);
 }
 
+/*
+ * Under tlock: may what is known idle or complete answer a wait here (the
+ * connection up, no error waiting to be reported, no detached call)?
+ */
+static int
+idle_usable(void)
+{
+	return !sync_mode && rstate == R_UP && deferred == CUDA_SUCCESS &&
+	    ndetached == 0;
+}
+
 void
 ridle_event_forget(uint64_t ev)
 {
@@ -2162,11 +2173,8 @@ ridle_event_done(uint64_t ev)
 {
 	int e, yes = 0;
 
-	if (sync_mode)
-		return 0;
 	pthread_mutex_lock(&tlock);
-	if (rstate == R_UP && deferred == CUDA_SUCCESS && ndetached == 0 &&
-	    (e = evt_find(ev)) >= 0)
+	if (idle_usable() && (e = evt_find(ev)) >= 0)
 		yes = evt[e].done;
 	pthread_mutex_unlock(&tlock);
 	return yes;
@@ -2175,16 +2183,10 @@ ridle_event_done(uint64_t ev)
 int
 ridle_check(uint64_t ctx, uint64_t sid)
 {
-	int i, yes = 0;
+	int yes;
 
-	if (sync_mode)
-		return 0;
 	pthread_mutex_lock(&tlock);
-	if (rstate == R_UP && deferred == CUDA_SUCCESS && ndetached == 0)
-		for (i = 0; !yes && i < SIDLE_MAX; i++)
-			yes = sidle[i].valid && queued == sidle[i].mark &&
-			    sidle[i].ctx == ctx && (sidle[i].sid == sid ||
-			    sidle[i].sid == RIDLE_ALL);
+	yes = idle_usable() && sidle_at(ctx, sid, queued);
 	pthread_mutex_unlock(&tlock);
 	return yes;
 }

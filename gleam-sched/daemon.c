@@ -312,7 +312,12 @@ poll_one(struct daemon *d, const struct target *tg, struct heard *h)
 	t = now_mono();
 	for (i = 0; i < st.nclients; i++) {
 		sc = &st.clients[i];
-		if (strcmp(sc->name, "gleam-sched") == 0 ||
+		/*
+		 * Not ours, and not one whose hello has not come yet (no
+		 * name: it may be a probe too); the next status names it.
+		 */
+		if (sc->name[0] == '\0' ||
+		    strcmp(sc->name, "gleam-sched") == 0 ||
 		    strcmp(sc->name, "gleam-probe") == 0)
 			continue;
 		h->nclients++;

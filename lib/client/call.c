@@ -13,6 +13,7 @@
 #include "io.h"
 #include "mapped.h"
 #include "proto.h"
+#include "readahead.h"
 
 /* A synchronization, whose reply names the idle streams. */
 static int
@@ -73,6 +74,7 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	struct rwait w = { 0 };		/* no destination for a blob */
 	struct mpull mp;
 	struct idle_pairs ip;
+	struct rahead ra;
 	uint64_t mark;
 	CUresult rc;
 	int pull, idle;
@@ -91,6 +93,9 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 	memset(&mp, 0, sizeof mp);
 	if (pull)
 		(void)client_mapped_pull_ahead(&mp, type, in);
+	/* A copy the program makes after this synchronization, read
+	 * beside it (readahead.c). */
+	rahead_before(type, in, &ra);
 	if ((rc = rsend(type, in, 0, &w)) != CUDA_SUCCESS) {
 		if (mp.begun)
 			client_mapped_pull_end(&mp, 0, 0, &mark);
@@ -100,6 +105,7 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 		client_mapped_pull_beside(&mp);
 	else
 		pull = pull && client_mapped_pull_begin(&mp, type, in);
+	rahead_send(&ra);
 	rc = rwait(&w, out, keep);
 	mark = w.qend;
 	idle = rc == CUDA_SUCCESS && idle_decode(type, out, &ip);
@@ -107,6 +113,7 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 		client_mapped_pull_idle(&mp, &ip);
 	if (pull)
 		client_mapped_pull_end(&mp, rc == CUDA_SUCCESS, w.qend, &mark);
+	rahead_end(&ra, rc == CUDA_SUCCESS, &mark);
 	if (rc == CUDA_SUCCESS && mark != 0) {
 		if (type == R_STREAM_SYNC)
 			ridle_set(in[0].u, in[1].u, mark);
@@ -115,6 +122,8 @@ remote_call(uint16_t type, const struct rpc_val *in, struct rpc_val *out,
 		if (idle)
 			idle_came(&ip, mark);
 	}
+	if (rc == CUDA_SUCCESS)
+		rahead_waited(type, in);
 	/* A failure for the error log (a query's "not yet" is none). */
 	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY && d != NULL) {
 		const char *e = NULL;

@@ -254,6 +254,9 @@ void		 occ_forget(void);
  * CU_STREAM_PER_THREAD, else the stream's own id.
  */
 CUresult	 stream_id(CUstream, int ptsz, uint64_t *id);
+/* Is stream id (stream_id's) one of the program's, made non-blocking
+ * (its work waits for no other stream's)? */
+int		 stream_nonblocking(uint64_t id);
 
 /* A new life number for a context the server has just made. */
 uint64_t	 ctx_new_life(void);

@@ -13,6 +13,7 @@
 #include "lanes.h"
 #include "mapped.h"
 #include "progress.h"
+#include "readahead.h"
 #include "wcache.h"
 #include "log.h"
 
@@ -313,6 +314,15 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	}
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
+	/*
+	 * Read beside the synchronization before it (readahead.c)?  On a
+	 * non-blocking stream: another's (the legacy stream's work, or the
+	 * blocking streams' for it) would wait for work that its own idle
+	 * mark does not cover.
+	 */
+	if (where == AT_DEVICE && stream_nonblocking(sid) && !capture_any() &&
+	    rahead_copy(gobj_id(c), sid, dst, src, n))
+		return CUDA_SUCCESS;
 
 	if (async && !rsync_mode() && n > 0 && where == AT_DEVICE) {
 		struct alloc a;

@@ -116,6 +116,17 @@ stream_id(CUstream s, int ptsz, uint64_t *id)
 	return CUDA_SUCCESS;
 }
 
+int
+stream_nonblocking(uint64_t id)
+{
+	const struct gstream *g;
+
+	if (id <= 2 || (g = gobj_check((const void *)(uintptr_t)id,
+	    GK_STREAM)) == NULL)
+		return 0;
+	return (g->flags & CU_STREAM_NON_BLOCKING) != 0;
+}
+
 /* The driver's own checks of a launch configuration. */
 static CUresult
 exec_geometry(const struct gctx *c, const struct gfinfo *fi, unsigned gx,

@@ -162,6 +162,8 @@ static uint64_t		 hold_len(void);
 #define SIDLE_MAX	16
 static struct {
 	uint64_t	 ctx, sid, mark;
+	uint64_t	 since;		/* the mark it was first known idle at,
+					   held since (for read_ahead) */
 	int		 valid;
 } sidle[SIDLE_MAX];
 
@@ -173,9 +175,20 @@ static struct {
 #define EVT_MAX		32
 static struct {
 	uint64_t	 ctx, ev, sid, q;
+	uint64_t	 done_at;	/* the mark it was known complete at */
 	int		 valid, done;
 } evt[EVT_MAX];
 static unsigned		 evt_next;
+
+/*
+ * A read ahead's window (rahead_ok): ra_epoch changes with every call
+ * queued that may write device memory or tell the program of writes
+ * made elsewhere (anything but a read, a record on an idle stream, a
+ * wait on an event known complete by ra_q, making or destroying a
+ * stream or event); ra_q is the last read ahead's queue position after
+ * it.
+ */
+static uint64_t		 ra_epoch, ra_q;
 
 /*
  * Resume: the window (0: the session is not resumable), what the I/O
@@ -1736,6 +1749,7 @@ evt_note(uint64_t ctx, uint64_t ev, uint64_t sid, uint64_t q, int done)
 	evt[i].sid = sid;
 	evt[i].q = q;
 	evt[i].done = done;
+	evt[i].done_at = q;
 	evt[i].valid = 1;
 }
 
@@ -1756,7 +1770,7 @@ static void
 idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 {
 	const struct rpc_desc *d = rpc_lookup(type);
-	int i, e, idle, nowork, sf = rpc_stream_field(type);
+	int i, e = -1, idle, nowork, sf = rpc_stream_field(type);
 	uint64_t busy = sf >= 0 ? in[sf].u : 0, self = 0;
 
 	/*
@@ -1806,6 +1820,17 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 	 */
 	if (busy <= 2 || busy == RIDLE_ALL)
 		busy = 0;
+	/* A read ahead's window: what keeps it (ra_epoch's comment). */
+	if (flags & RP_AHEAD) {
+		ra_epoch++;
+		ra_q = queued;
+	} else if (!(type == R_MEM_DTOH || type == R_MEM_DTOH_LANES ||
+	    (flags & RP_NOWORK) || type == R_EVENT_CREATE ||
+	    type == R_EVENT_DESTROY || type == R_STREAM_CREATE ||
+	    type == R_STREAM_DESTROY || (type == R_EVENT_RECORD &&
+	    self != 0) || (type == R_STREAM_WAIT_EVENT && self != 0 &&
+	    evt[e].done_at <= ra_q)))
+		ra_epoch++;
 	for (i = 0; i < SIDLE_MAX; i++)
 		if (sidle[i].valid && sidle[i].mark == q0 && (nowork ||
 		    ((flags & RP_KEEPIDLE) && sidle[i].ctx == in[0].u &&
@@ -1864,6 +1889,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	if (w != NULL) {
 		w->qstart = q0;
 		w->qend = queued;
+		w->epoch = ra_epoch;
 		w->id = id;
 		w->tq = now_ns();
 		w->next = waiters;
@@ -1960,8 +1986,10 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			    state_error();
 		} else {
 			idle_keep(type, flags, in, q0);
-			if (w != NULL)
+			if (w != NULL) {
 				w->qend = queued;
+				w->epoch = ra_epoch;
+			}
 		}
 	}
 	pthread_mutex_unlock(&tlock);
@@ -2132,6 +2160,10 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 			at = i;
 	}
 	if (at >= 0) {
+		/* Idle since an earlier mark where its entry still held. */
+		if (!sidle[at].valid || sidle[at].ctx != ctx ||
+		    sidle[at].sid != sid || sidle[at].mark != queued)
+			sidle[at].since = mark;
 		sidle[at].ctx = ctx;
 		sidle[at].sid = sid;
 		sidle[at].mark = mark;
@@ -2141,8 +2173,10 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 	for (i = 0; i < EVT_MAX; i++)
 		if (evt[i].valid && !evt[i].done && evt[i].ctx == ctx &&
 		    (evt[i].sid == sid || sid == RIDLE_ALL) &&
-		    evt[i].q <= mark)
+		    evt[i].q <= mark) {
 			evt[i].done = 1;
+			evt[i].done_at = mark;
+		}
 	pthread_mutex_unlock(&tlock);
 }
 
@@ -2178,6 +2212,32 @@ ridle_event_done(uint64_t ev)
 		yes = evt[e].done;
 	pthread_mutex_unlock(&tlock);
 	return yes;
+}
+
+int
+rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch, uint64_t q)
+{
+	int i, yes = 0;
+
+	pthread_mutex_lock(&tlock);
+	if (idle_usable() && epoch == ra_epoch && q == ra_q)
+		for (i = 0; i < SIDLE_MAX && !yes; i++)
+			yes = sidle[i].valid && sidle[i].mark == queued &&
+			    sidle[i].ctx == ctx && (sidle[i].sid == sid ||
+			    sidle[i].sid == RIDLE_ALL) && sidle[i].since <= q;
+	pthread_mutex_unlock(&tlock);
+	return yes;
+}
+
+uint64_t
+rahead_epoch(void)
+{
+	uint64_t e;
+
+	pthread_mutex_lock(&tlock);
+	e = ra_epoch;
+	pthread_mutex_unlock(&tlock);
+	return e;
 }
 
 int

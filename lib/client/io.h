@@ -59,6 +59,8 @@ struct rwait {
 	/* Set by rsend: the send queue's count of bytes before and after
 	 * the call was queued (see ridle_set). */
 	uint64_t	 qstart, qend;
+	/* Set by rsend: the read-ahead window's epoch after it (rahead_ok). */
+	uint64_t	 epoch;
 	/* Set by rsend: when it was queued (the round trip's start). */
 	uint64_t	 tq;
 	/* Set by the I/O thread: host-function notices received before
@@ -76,6 +78,8 @@ struct rwait {
 				   block fetched): any idle stream stays so */
 #define RP_EVLOCAL	0x8	/* an event record whose event no other process
 				   records: its completion may be known here */
+#define RP_AHEAD	0x10	/* a read ahead (readahead.c): opens its window,
+				   see rahead_ok */
 /* Set in the I/O thread: a fault there cannot wait for a remote call. */
 extern __thread int io_self __attribute__((tls_model("initial-exec")));
 /*
@@ -119,6 +123,18 @@ int		 ridle_check(uint64_t ctx, uint64_t sid);
  * ridle_check's conditions).
  */
 int		 ridle_event_done(uint64_t ev);
+/*
+ * A read ahead (readahead.c), sent with RP_AHEAD, its reply at queue
+ * position q, the window's epoch then: do its bytes still hold for a copy
+ * on stream sid of ctx?  Where nothing queued since may have written
+ * device memory or told the program of writes made elsewhere (the window
+ * held: the same epoch), and the stream was idle as of q and still is:
+ * the copy would read the bytes the read ahead read.  rahead_epoch: the
+ * window's epoch now.
+ */
+int		 rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch,
+		    uint64_t q);
+uint64_t	 rahead_epoch(void);
 /* Event ev's completion is no longer to be known here (a graph's). */
 void		 ridle_event_forget(uint64_t ev);
 /* Are the other streams a synchronization's reply names idle taken as

@@ -740,6 +740,30 @@ mapped_alias(const void *p, size_t n, CUdeviceptr *dev)
 }
 
 /*
+ * Does [p, p + n) meet a mapped or managed buffer's device side (or its
+ * host view, where that sits at the device address)?
+ */
+int
+mapped_overlaps(CUdeviceptr p, size_t n)
+{
+	int i, r = 0;
+
+	if (!__atomic_load_n(&mapped_on, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&map_lock);
+	for (i = 0; i < nmaps && !r; i++) {
+		const struct mapped *m = &maps[i];
+		uintptr_t h = (uintptr_t)m->host;
+
+		r = (m->dlen > 0 && p < m->dbase + m->dlen &&
+		    m->dbase < p + n) || (p < m->dev + m->size &&
+		    m->dev < p + n) || (p < h + m->size && h < p + n);
+	}
+	pthread_mutex_unlock(&map_lock);
+	return r;
+}
+
+/*
  * Mapped host memory (not managed) holding p, by its host address or its
  * device side: 1 with *a the host allocation (registry kind 1, or 2 for
  * registered memory) and *host and *dev p's two addresses.  Pointer

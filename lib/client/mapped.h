@@ -57,6 +57,8 @@ int		 mapped_settled(void);
  * it lies in one buffer.
  */
 int		 mapped_alias(const void *p, size_t n, CUdeviceptr *dev);
+/* Does [p, p + n) meet a mapped or managed buffer? */
+int		 mapped_overlaps(CUdeviceptr p, size_t n);
 
 /*
  * Mapped host memory (not managed) holding p by either address: 1 with

@@ -14,6 +14,7 @@
 #include "io.h"
 #include "log.h"
 #include "parse.h"
+#include "readahead.h"
 #include "util.h"
 #include "wcache.h"
 #include "yamlio.h"
@@ -394,6 +395,17 @@ stats_write(void)
 	yw_uint(w, st.mapped_pre);
 	yw_key(w, "mapped_faults");
 	yw_uint(w, mapped_faults());
+	{
+		uint64_t r, b, h;
+
+		rahead_stats(&r, &b, &h);
+		yw_key(w, "reads_ahead");
+		yw_uint(w, r);
+		yw_key(w, "read_ahead_bytes");
+		yw_uint(w, b);
+		yw_key(w, "copies_read_ahead");
+		yw_uint(w, h);
+	}
 	yw_key(w, "calls");
 	yw_map(w);
 	for (i = 0; i < RPC_NCALLS; i++) {

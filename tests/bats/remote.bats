@@ -546,6 +546,38 @@ run_prog() {
 	done
 }
 
+@test "readahead: the copy after the same synchronization each step is read beside it, never stale" {
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k readahead
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "readahead: ok" ]
+		local on=$output
+		# Learnt in steps 0 and 1, read beside the synchronization
+		# from step 2 on: steps 2 to 7 answered here (5 a part of
+		# the bytes read).  Each of 8, 11, 14, 17, 20 and 26 puts
+		# work between the read and the copy, or makes the copy's
+		# stream busy at the read: read, not answered, and the rule
+		# learnt again (two steps) before the next read.  23's query
+		# is answered here (nothing sent): 23 to 25 answered.  29's
+		# copy is on the legacy stream: read, not answered.
+		grep -qx 'reads_ahead: 16' "$BATS_TEST_TMPDIR/on.yaml"
+		grep -qx 'copies_read_ahead: 9' "$BATS_TEST_TMPDIR/on.yaml"
+		GLEAM_READ_AHEAD=0 GLEAM_STATS=$BATS_TEST_TMPDIR/no.yaml run_prog $k readahead
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		grep -qx 'reads_ahead: 0' "$BATS_TEST_TMPDIR/no.yaml"
+		# A step's round trips: 1 with reads ahead, 2 without.
+		local a b
+		a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/on.yaml")
+		b=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/no.yaml")
+		[ $((b - a)) -eq 9 ]
+		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k readahead
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+		grep -qx 'reads_ahead: 0' "$BATS_TEST_TMPDIR/off.yaml"
+	done
+}
+
 @test "a stream sync with nothing sent since a copy to the host is answered here, mapped memory current" {
 	for k in static shared; do
 		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run_prog $k mapped

@@ -54,9 +54,13 @@ struct rule {
 	uint16_t	 type;		/* the synchronization */
 	uint64_t	 k0, k1;
 	uint64_t	 ctx;		/* the copy after it */
-	CUdeviceptr	 src;
+	CUdeviceptr	 last;		/* its source the last time */
+	uint64_t	 stride;	/* from the time before (mod 2^64) */
+	CUdeviceptr	 first;		/* where the stride began */
+	CUdeviceptr	 wrap;		/* the last before the source came back
+					   to first (0: not seen) */
 	size_t		 n;
-	unsigned	 seen;
+	unsigned	 seen;		/* times in a row the stride held */
 	uint64_t	 used;		/* for replacement */
 	int		 valid;
 };
@@ -74,6 +78,7 @@ static struct {
 	void		*bytes;
 	uint64_t	 epoch, q;	/* its window (rahead_ok) */
 	int		 rule, used, valid;
+	int		 copied;	/* its rule's copy came, not taken */
 } held;
 
 /* The last synchronization, for the copy after it to learn from. */
@@ -104,6 +109,16 @@ ra_limit(void)
 	}
 }
 
+/* The source rule r predicts: the next along the stride, or back to the
+ * first where the sources went round a ring (XLA's allocator hands out
+ * the next buffer each step, then the first again). */
+static CUdeviceptr
+predict(const struct rule *r)
+{
+	return r->wrap != 0 && r->last == r->wrap ? r->first :
+	    r->last + r->stride;
+}
+
 /* A synchronization's key: its call and what it waits for. */
 static void
 wait_key(uint16_t type, const struct rpc_val *in, uint64_t *k0, uint64_t *k1)
@@ -112,13 +127,18 @@ wait_key(uint16_t type, const struct rpc_val *in, uint64_t *k0, uint64_t *k1)
 	*k1 = type == R_STREAM_SYNC ? in[1].u : 0;
 }
 
-/* Under ra_lock: the held bytes dropped; an unused read unconfirms. */
+/*
+ * Under ra_lock: the held bytes dropped.  A read unused, where no copy
+ * followed its synchronization at all, unconfirms its rule (a copy that
+ * did follow was learnt from).
+ */
 static void
 held_drop(void)
 {
 	if (!held.valid)
 		return;
-	if (!held.used && held.rule >= 0 && rules[held.rule].valid)
+	if (!held.used && !held.copied && held.rule >= 0 &&
+	    rules[held.rule].valid)
 		rules[held.rule].seen = 0;
 	free(held.bytes);
 	memset(&held, 0, sizeof held);
@@ -128,6 +148,7 @@ void
 rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 {
 	uint64_t k0, k1;
+	size_t base, size;
 	int i;
 
 	memset(ra, 0, sizeof *ra);
@@ -138,7 +159,6 @@ rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 	wait_key(type, in, &k0, &k1);
 	pthread_mutex_lock(&ra_lock);
 	ra_limit();
-	lastw.valid = 0;
 	for (i = 0; i < RULES && ra_max > 0; i++)
 		if (rules[i].valid && rules[i].type == type &&
 		    rules[i].k0 == k0 && rules[i].k1 == k1)
@@ -146,11 +166,17 @@ rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 	/* The last read, unused, unconfirms its rule (this one too). */
 	if (i < RULES && ra_max > 0)
 		held_drop();
+	lastw.valid = 0;
+	/* The next source: the last one and the stride (0 for the same
+	 * buffer each step; XLA's allocator may hand out the next one). */
 	if (i < RULES && ra_max > 0 && rules[i].seen >= CONFIRMED &&
-	    rules[i].n <= ra_max && !capture_any()) {
+	    rules[i].n <= ra_max && !capture_any() &&
+	    mem_is_device(predict(&rules[i]), &base, &size) &&
+	    predict(&rules[i]) - base <= size &&
+	    rules[i].n <= size - (predict(&rules[i]) - base)) {
 		ra->rule = i;
 		ra->ctx = rules[i].ctx;
-		ra->src = rules[i].src;
+		ra->src = predict(&rules[i]);
 		ra->n = rules[i].n;
 	}
 	pthread_mutex_unlock(&ra_lock);
@@ -192,7 +218,7 @@ rahead_end(struct rahead *ra, int ok, uint64_t *mark)
 	pthread_mutex_lock(&ra_lock);
 	held_drop();
 	if (ok && rc == CUDA_SUCCESS && out[0].len == ra->n &&
-	    rules[ra->rule].valid && rules[ra->rule].src == ra->src) {
+	    rules[ra->rule].valid) {
 		if (keep == NULL && (keep = malloc(ra->n ? ra->n : 1)) != NULL)
 			memcpy(keep, out[0].p, ra->n);
 		else if (keep != NULL && out[0].p != keep)
@@ -259,15 +285,34 @@ learn(uint64_t ctx, CUdeviceptr src, size_t n)
 		rules[i].k1 = lastw.k1;
 		rules[i].valid = 1;
 	}
-	if (rules[i].ctx == ctx && rules[i].src == src && rules[i].n == n) {
+	if (rules[i].seen > 0 && rules[i].ctx == ctx && rules[i].n == n &&
+	    src == predict(&rules[i])) {
 		if (rules[i].seen < 1000)
 			rules[i].seen++;
+	} else if (rules[i].seen > 0 && rules[i].ctx == ctx &&
+	    rules[i].n == n && rules[i].stride != 0 &&
+	    src == rules[i].first) {
+		/* Round the ring: from here on, back to the first after
+		 * this last. */
+		rules[i].wrap = rules[i].last;
+	} else if (rules[i].seen > 0 && rules[i].ctx == ctx &&
+	    rules[i].n == n) {
+		/* A new stride, seen once. */
+		rules[i].stride = src - rules[i].last;
+		rules[i].first = rules[i].last;
+		rules[i].wrap = 0;
+		rules[i].seen = 1;
 	} else {
 		rules[i].ctx = ctx;
-		rules[i].src = src;
 		rules[i].n = n;
+		rules[i].stride = 0;
+		rules[i].first = src;
+		rules[i].wrap = 0;
 		rules[i].seen = 1;
 	}
+	rules[i].last = src;
+	if (held.valid && held.rule == i)
+		held.copied = 1;
 	rules[i].used = ++ra_clock;
 }
 
@@ -296,10 +341,14 @@ rahead_copy(uint64_t ctx, uint64_t sid, void *dst, CUdeviceptr src, size_t n)
 		held.used = 1;
 		took = 1;
 		st_hits++;
-		/* Its rule confirmed again, as it stands (a part of the
-		 * bytes, taken, does not replace the whole). */
-		if (lastw.valid && rules[held.rule].seen < 1000)
-			rules[held.rule].seen++;
+		/* Its rule confirmed again (a part of the bytes, taken,
+		 * leaves it as it stands). */
+		if (lastw.valid && src == held.src && n == held.n &&
+		    rules[held.rule].valid) {
+			if (rules[held.rule].seen < 1000)
+				rules[held.rule].seen++;
+			rules[held.rule].last = src;
+		}
 		lastw.valid = 0;
 	} else
 		learn(ctx, src, n);

@@ -553,15 +553,22 @@ run_prog() {
 		[ "${lines[-1]}" = "readahead: ok" ]
 		local on=$output
 		# Learnt in steps 0 and 1, read beside the synchronization
-		# from step 2 on: steps 2 to 7 answered here (5 a part of
-		# the bytes read).  Each of 8, 11, 14, 17, 20 and 26 puts
-		# work between the read and the copy, or makes the copy's
-		# stream busy at the read: read, not answered, and the rule
-		# learnt again (two steps) before the next read.  23's query
-		# is answered here (nothing sent): 23 to 25 answered.  29's
-		# copy is on the legacy stream: read, not answered.
-		grep -qx 'reads_ahead: 16' "$BATS_TEST_TMPDIR/on.yaml"
-		grep -qx 'copies_read_ahead: 9' "$BATS_TEST_TMPDIR/on.yaml"
+		# from step 2 on (24 reads): answered here in steps 2 to 7
+		# (5: a part of the bytes read) and in each step after 8, 11,
+		# 14 and 17, whose work between the read and the copy (or
+		# the copy's stream busy at the read) leaves the read unused
+		# while its copy confirms the rule.  20's first copy is of
+		# other memory: the rule learnt again in 21 and 22.  23's
+		# query is answered here (nothing sent).  26's other thread
+		# synchronizes another stream, which the copy then follows:
+		# the rule, unused, learnt again in 27 and 28.  29's copy is
+		# on the legacy stream: read, not answered.  Then a ring of
+		# five buffers (steps 30 to 49): the stride learnt in 31 and
+		# 32, read in 33 and 34; 35 goes back to the first buffer,
+		# which closes the ring; from 36 on every step is read and
+		# answered.  40 reads, 33 copies answered.
+		grep -qx 'reads_ahead: 40' "$BATS_TEST_TMPDIR/on.yaml"
+		grep -qx 'copies_read_ahead: 33' "$BATS_TEST_TMPDIR/on.yaml"
 		GLEAM_READ_AHEAD=0 GLEAM_STATS=$BATS_TEST_TMPDIR/no.yaml run_prog $k readahead
 		[ "$status" -eq 0 ]
 		[ "$output" = "$on" ]
@@ -570,7 +577,7 @@ run_prog() {
 		local a b
 		a=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/on.yaml")
 		b=$(sed -n 's/^round_trips: //p' "$BATS_TEST_TMPDIR/no.yaml")
-		[ $((b - a)) -eq 9 ]
+		[ $((b - a)) -eq 33 ]
 		GLEAM_SYNC=1 GLEAM_STATS=$BATS_TEST_TMPDIR/off.yaml run_prog $k readahead
 		[ "$status" -eq 0 ]
 		[ "$output" = "$on" ]

@@ -10,7 +10,9 @@
 // handed over by an event, a memset and a copy in on the copy's own
 // stream, a kernel on it), a query, a synchronous copy, another thread's
 // kernel and synchronization, the copy's stream busy at the read and
-// made idle by a copy after it.  Prints each step's checksum, so that a
+// made idle by a copy after it.  Then the result lands in the next of five
+// buffers each step, round and round (read ahead where the stride and the
+// ring are learnt).  Prints each step's checksum, so that a
 // local run and a remote one compare; tests/bats/remote.bats counts the
 // copies answered.
 #include <cstdio>
@@ -24,11 +26,13 @@
 #define CK(x)	check((x), __FILE__, __LINE__)
 #define N	4096
 #define STEPS	30
+#define RING	5
+#define RSTEPS	20
 
 #define TESTUTIL	(TU_CHECK | TU_FNV32 | TU_FILL_U32)
 #include "testutil.h"
 
-static unsigned *d, *d2;
+static unsigned *d, *d2, *ring;
 static cudaStream_t y;
 
 // Another thread's kernel on d, synchronized before it returns.
@@ -53,6 +57,7 @@ main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	CK(cudaMalloc(&d, N * sizeof *d));
 	CK(cudaMalloc(&d2, N * sizeof *d2));
+	CK(cudaMalloc(&ring, RING * N * sizeof *ring));
 	// Page-locked memory larger than a page (small buffers are mapped
 	// memory through Gleam), and ordinary memory.
 	CK(cudaMallocHost(&hp, N * sizeof *hp));
@@ -149,6 +154,26 @@ main(void)
 			    cudaMemcpyDeviceToHost, xs));
 		CK(cudaStreamSynchronize(xs));
 		printf("step %2d: %08x %s\n", step, fnv(dst, n), what);
+	}
+	// Then the result in the next of RING buffers each step, round
+	// and round, as XLA's allocator hands them out.
+	for (step = STEPS; step < STEPS + RSTEPS; step++) {
+		cudaStream_t xs = x[step % 2];
+		unsigned *r = ring + (step % RING) * N;
+
+		fill_u32<<<N / 256, 256, 0, c>>>(r, 1000u * step, N);
+		CK(cudaGetLastError());
+		CK(cudaEventRecord(e1, c));
+		CK(cudaEventRecord(e2, c));
+		CK(cudaStreamWaitEvent(s1, e2, 0));
+		CK(cudaStreamSynchronize(s1));
+		CK(cudaStreamWaitEvent(xs, e1, 0));
+		memset(hp, 0xee, N * sizeof *hp);
+		CK(cudaMemcpyAsync(hp, r, N * sizeof *r,
+		    cudaMemcpyDeviceToHost, xs));
+		CK(cudaStreamSynchronize(xs));
+		printf("step %2d: %08x ring %d\n", step, fnv(hp, N * sizeof *hp),
+		    step % RING);
 	}
 	CK(cudaFreeHost(hp));
 	free(h);

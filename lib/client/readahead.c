@@ -11,14 +11,20 @@
  * reply brings them too (the server reads them right after it), and the
  * copy, when the program makes it, takes them: one round trip a step.
  *
- * Learning: the first copy out of known device memory after a
- * synchronization makes a rule, that synchronization (its call and
- * stream, context or event) followed by that copy (context, source,
- * bytes); seen again, the rule is confirmed.  A confirmed rule's
+ * Learning: the first copy out of known device memory, on a non-blocking
+ * stream, after a synchronization makes a rule for that synchronization
+ * (its call and stream, context or event): the copy's context and bytes,
+ * its source, which source came after which, and the stride between the
+ * last two.  A copy after it again confirms the rule.  A confirmed rule's
  * synchronization sends the read beside it (the per-thread stream's copy,
- * after the wait); its bytes are held until the next synchronization with
- * a rule.  A rule whose read went unused drops back to unconfirmed.
- *
+ * after the wait) of the source it predicts: the one that came after the
+ * last source before, else the last one plus a stride that held twice
+ * (the same buffer each step: stride 0; XLA's allocator hands out the
+ * next buffer each step, mostly a stride on, round a ring, which it learns
+ * once round).  The bytes are held until the next synchronization with a
+ * rule.  A rule whose read went unused, no copy having followed its
+ * synchronization at all, drops back to unconfirmed.
+
  * Answering: a copy whose range the held bytes cover takes them only where
  * the real copy could not have read anything else (rahead_ok): nothing
  * queued since the read may have written device memory or told the
@@ -49,6 +55,7 @@
 #define RA_DEFAULT	(1u << 20)
 #define RULES		8
 #define CONFIRMED	2		/* seen this many times in a row */
+#define SUCC		32
 
 struct rule {
 	uint16_t	 type;		/* the synchronization */
@@ -56,11 +63,13 @@ struct rule {
 	uint64_t	 ctx;		/* the copy after it */
 	CUdeviceptr	 last;		/* its source the last time */
 	uint64_t	 stride;	/* from the time before (mod 2^64) */
-	CUdeviceptr	 first;		/* where the stride began */
-	CUdeviceptr	 wrap;		/* the last before the source came back
-					   to first (0: not seen) */
+	unsigned	 strides;	/* times in a row it held */
+	/* Which source came after which (a ring of buffers, learnt
+	 * once round), SUCC of them in turn. */
+	CUdeviceptr	 from[SUCC], to[SUCC];
+	unsigned	 nsucc;
 	size_t		 n;
-	unsigned	 seen;		/* times in a row the stride held */
+	unsigned	 seen;		/* times in a row a copy followed */
 	uint64_t	 used;		/* for replacement */
 	int		 valid;
 };
@@ -109,14 +118,24 @@ ra_limit(void)
 	}
 }
 
-/* The source rule r predicts: the next along the stride, or back to the
- * first where the sources went round a ring (XLA's allocator hands out
- * the next buffer each step, then the first again). */
-static CUdeviceptr
-predict(const struct rule *r)
+/*
+ * The source rule r predicts (*src), 1 where it may be read: the one that
+ * came after the last source before, else the next along a stride that
+ * held twice (0: the same buffer each step).  XLA's allocator hands out
+ * the next buffer each step, mostly a stride on, round a ring.
+ */
+static int
+predict(const struct rule *r, CUdeviceptr *src)
 {
-	return r->wrap != 0 && r->last == r->wrap ? r->first :
-	    r->last + r->stride;
+	unsigned k;
+
+	for (k = 0; k < r->nsucc && k < SUCC; k++)
+		if (r->from[k] == r->last) {
+			*src = r->to[k];
+			return 1;
+		}
+	*src = r->last + r->stride;
+	return r->strides >= CONFIRMED;
 }
 
 /* A synchronization's key: its call and what it waits for. */
@@ -149,6 +168,7 @@ rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 {
 	uint64_t k0, k1;
 	size_t base, size;
+	CUdeviceptr src;
 	int i;
 
 	memset(ra, 0, sizeof *ra);
@@ -167,16 +187,14 @@ rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 	if (i < RULES && ra_max > 0)
 		held_drop();
 	lastw.valid = 0;
-	/* The next source: the last one and the stride (0 for the same
-	 * buffer each step; XLA's allocator may hand out the next one). */
+	/* The next source, where it is device memory still. */
 	if (i < RULES && ra_max > 0 && rules[i].seen >= CONFIRMED &&
 	    rules[i].n <= ra_max && !capture_any() &&
-	    mem_is_device(predict(&rules[i]), &base, &size) &&
-	    predict(&rules[i]) - base <= size &&
-	    rules[i].n <= size - (predict(&rules[i]) - base)) {
+	    predict(&rules[i], &src) && mem_is_device(src, &base, &size) &&
+	    src - base <= size && rules[i].n <= size - (src - base)) {
 		ra->rule = i;
 		ra->ctx = rules[i].ctx;
-		ra->src = predict(&rules[i]);
+		ra->src = src;
 		ra->n = rules[i].n;
 	}
 	pthread_mutex_unlock(&ra_lock);
@@ -254,6 +272,22 @@ rahead_waited(uint16_t type, const struct rpc_val *in)
 	pthread_mutex_unlock(&ra_lock);
 }
 
+/* Under ra_lock: src came after r's last source. */
+static void
+succ_note(struct rule *r, CUdeviceptr src)
+{
+	unsigned k;
+
+	for (k = 0; k < r->nsucc && k < SUCC; k++)
+		if (r->from[k] == r->last) {
+			r->to[k] = src;
+			return;
+		}
+	k = r->nsucc++ % SUCC;
+	r->from[k] = r->last;
+	r->to[k] = src;
+}
+
 /* Under ra_lock: the copy (ctx, src, n) followed the last
  * synchronization: its rule made or confirmed. */
 static void
@@ -285,30 +319,25 @@ learn(uint64_t ctx, CUdeviceptr src, size_t n)
 		rules[i].k1 = lastw.k1;
 		rules[i].valid = 1;
 	}
-	if (rules[i].seen > 0 && rules[i].ctx == ctx && rules[i].n == n &&
-	    src == predict(&rules[i])) {
-		if (rules[i].seen < 1000)
-			rules[i].seen++;
-	} else if (rules[i].seen > 0 && rules[i].ctx == ctx &&
-	    rules[i].n == n && rules[i].stride != 0 &&
-	    src == rules[i].first) {
-		/* Round the ring: from here on, back to the first after
-		 * this last. */
-		rules[i].wrap = rules[i].last;
-	} else if (rules[i].seen > 0 && rules[i].ctx == ctx &&
-	    rules[i].n == n) {
-		/* A new stride, seen once. */
-		rules[i].stride = src - rules[i].last;
-		rules[i].first = rules[i].last;
-		rules[i].wrap = 0;
-		rules[i].seen = 1;
-	} else {
+	if (rules[i].ctx != ctx || rules[i].n != n) {
+		/* Another copy: learnt afresh. */
 		rules[i].ctx = ctx;
 		rules[i].n = n;
 		rules[i].stride = 0;
-		rules[i].first = src;
-		rules[i].wrap = 0;
+		rules[i].strides = 1;
+		rules[i].nsucc = 0;
 		rules[i].seen = 1;
+	} else {
+		succ_note(&rules[i], src);
+		if (src - rules[i].last == rules[i].stride) {
+			if (rules[i].strides < 1000)
+				rules[i].strides++;
+		} else {
+			rules[i].stride = src - rules[i].last;
+			rules[i].strides = 1;
+		}
+		if (rules[i].seen < 1000)
+			rules[i].seen++;
 	}
 	rules[i].last = src;
 	if (held.valid && held.rule == i)
@@ -344,11 +373,8 @@ rahead_copy(uint64_t ctx, uint64_t sid, void *dst, CUdeviceptr src, size_t n)
 		/* Its rule confirmed again (a part of the bytes, taken,
 		 * leaves it as it stands). */
 		if (lastw.valid && src == held.src && n == held.n &&
-		    rules[held.rule].valid) {
-			if (rules[held.rule].seen < 1000)
-				rules[held.rule].seen++;
-			rules[held.rule].last = src;
-		}
+		    rules[held.rule].valid)
+			learn(ctx, src, n);
 		lastw.valid = 0;
 	} else
 		learn(ctx, src, n);

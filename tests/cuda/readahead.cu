@@ -12,7 +12,8 @@
 // kernel and synchronization, the copy's stream busy at the read and
 // made idle by a copy after it.  Then the result lands in the next of five
 // buffers each step, round and round (read ahead where the stride and the
-// ring are learnt).  Prints each step's checksum, so that a
+// ring are learnt), then round them in another order (no stride: the
+// ring learnt once round).  Prints each step's checksum, so that a
 // local run and a remote one compare; tests/bats/remote.bats counts the
 // copies answered.
 #include <cstdio>
@@ -28,6 +29,7 @@
 #define STEPS	30
 #define RING	5
 #define RSTEPS	20
+#define ISTEPS	15
 
 #define TESTUTIL	(TU_CHECK | TU_FNV32 | TU_FILL_U32)
 #include "testutil.h"
@@ -157,9 +159,13 @@ main(void)
 	}
 	// Then the result in the next of RING buffers each step, round
 	// and round, as XLA's allocator hands them out.
-	for (step = STEPS; step < STEPS + RSTEPS; step++) {
+	// Then round the same buffers in another order, no stride.
+	for (step = STEPS; step < STEPS + RSTEPS + ISTEPS; step++) {
+		static const int order[RING] = { 0, 3, 1, 4, 2 };
 		cudaStream_t xs = x[step % 2];
-		unsigned *r = ring + (step % RING) * N;
+		int k = step < STEPS + RSTEPS ? step % RING :
+		    order[step % RING];
+		unsigned *r = ring + k * N;
 
 		fill_u32<<<N / 256, 256, 0, c>>>(r, 1000u * step, N);
 		CK(cudaGetLastError());
@@ -173,7 +179,7 @@ main(void)
 		    cudaMemcpyDeviceToHost, xs));
 		CK(cudaStreamSynchronize(xs));
 		printf("step %2d: %08x ring %d\n", step, fnv(hp, N * sizeof *hp),
-		    step % RING);
+		    k);
 	}
 	CK(cudaFreeHost(hp));
 	free(h);

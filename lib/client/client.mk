@@ -67,6 +67,10 @@ $(BUILD)/tests/test_client_procaddr: tests/unit/test_client_rows.h
 # test_client_tmap compiles tmap.c in, with the client's headers.
 $(BUILD)/tests/test_client_tmap: lib/client/tmap.c lib/client/client.h
 $(BUILD)/tests/test_client_tmap: CPPFLAGS += -Ilib/client -Ilib/client/gen
+# test_client_readahead compiles readahead.c in, with a fake transport.
+$(BUILD)/tests/test_client_readahead: lib/client/readahead.c \
+    lib/client/readahead.h lib/client/io.h lib/client/client.h
+$(BUILD)/tests/test_client_readahead: CPPFLAGS += -Ilib/client -Ilib/client/gen
 
 # Regenerate entry-points.[ch], stubs.c and tests/unit/test_client_rows.h
 # after a change to the entry-point list, entry-points.extra or the CUDA

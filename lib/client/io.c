@@ -191,6 +191,13 @@ static unsigned		 evt_next;
 static uint64_t		 ra_epoch, ra_q;
 
 /*
+ * The send queue's count after the last call that was some stream's work
+ * (idle_keep): a reply's idle marks still hold where only calls that are
+ * no stream's work (another thread's query, say) came after them.
+ */
+static uint64_t		 work_end;
+
+/*
  * Resume: the window (0: the session is not resumable), what the I/O
  * thread needs to connect again, and the ring of what the server has not
  * acknowledged (the I/O thread's alone).
@@ -1820,6 +1827,8 @@ idle_keep(uint16_t type, int flags, const struct rpc_val *in, uint64_t q0)
 	 */
 	if (busy <= 2 || busy == RIDLE_ALL)
 		busy = 0;
+	if (!nowork)
+		work_end = queued;
 	/* A read ahead's window: what keeps it (ra_epoch's comment). */
 	if (flags & RP_AHEAD) {
 		ra_epoch++;
@@ -2147,10 +2156,13 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 
 	pthread_mutex_lock(&tlock);
 	/*
-	 * Only if nothing was queued after the mark meanwhile; in the
-	 * stream's entry, else one that no longer holds.
+	 * Only if nothing but calls that are no stream's work was queued
+	 * after the mark meanwhile (XLA's other threads query events while
+	 * one waits: more of them on a slow link); in the stream's entry,
+	 * else one that no longer holds.  The entry then holds as of now.
 	 */
-	for (i = 0; queued == mark && i < SIDLE_MAX; i++) {
+	for (i = 0; (queued == mark || work_end <= mark) && i < SIDLE_MAX;
+	    i++) {
 		if (sidle[i].valid && sidle[i].ctx == ctx &&
 		    sidle[i].sid == sid) {
 			at = i;
@@ -2166,7 +2178,7 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 			sidle[at].since = mark;
 		sidle[at].ctx = ctx;
 		sidle[at].sid = sid;
-		sidle[at].mark = mark;
+		sidle[at].mark = queued;
 		sidle[at].valid = 1;
 	}
 	/* The events recorded on it before the mark are complete. */

@@ -546,6 +546,30 @@ run_prog() {
 	done
 }
 
+@test "idlepoll: another thread's query while a synchronization's reply is on its way leaves the stream idle" {
+	# A link of 100 ms each way: the other thread's query (at 30 ms)
+	# is queued while the synchronization's reply travels.
+	"$GLEAM_BIN/gleam-link" -d 100ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
+	BG_PID=$!
+	local lport k
+	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+	for k in static shared; do
+		GLEAM_STATS=$BATS_TEST_TMPDIR/on.yaml run --separate-stderr timeout 120 \
+		    "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/$k/idlepoll"
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "idlepoll: ok" ]
+		# The second synchronization of a and its query: here.
+		grep -qx 'local_syncs: 2' "$BATS_TEST_TMPDIR/on.yaml"
+		[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/on.yaml" | grep -cx '  cuStreamSynchronize: 1')" -eq 1 ]
+		[ "$(sed -n '/^round_trip_calls:/,/^round_trip_s:/p' "$BATS_TEST_TMPDIR/on.yaml" | grep -cx '  cuEventQuery: 1')" -eq 1 ]
+		local on=$output
+		GLEAM_SYNC=1 run --separate-stderr timeout 120 \
+		    "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- "$CUDA_BIN/$k/idlepoll" 0
+		[ "$status" -eq 0 ]
+		[ "$output" = "$on" ]
+	done
+}
+
 # The round trips of stream synchronizations and device-to-host copies in
 # a statistics file.
 sync_copy_rts() {

@@ -181,6 +181,17 @@ main(void)
 		printf("step %2d: %08x ring %d\n", step, fnv(hp, N * sizeof *hp),
 		    k);
 	}
+	CK(cudaEventDestroy(e1));
+	CK(cudaEventDestroy(e2));
+	CK(cudaEventDestroy(e3));
+	CK(cudaStreamDestroy(c));
+	CK(cudaStreamDestroy(s1));
+	CK(cudaStreamDestroy(x[0]));
+	CK(cudaStreamDestroy(x[1]));
+	CK(cudaStreamDestroy(y));
+	CK(cudaFree(d));
+	CK(cudaFree(d2));
+	CK(cudaFree(ring));
 	CK(cudaFreeHost(hp));
 	free(h);
 	printf(NAME ": ok\n");

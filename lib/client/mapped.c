@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "clenv.h"
 #include "hooks.h"
 #include "io.h"
 #include "mapped.h"
@@ -511,19 +512,9 @@ track_free(struct track *t)
 static void
 mapped_limit(void)
 {
-	const char *s, *why = NULL;
-	uint64_t v = 0;
-
-	if (mapped_max != 0)
-		return;
-	mapped_max = MAPPED_MAX_DEFAULT;
-	if ((s = getenv("GLEAM_MAPPED_MAX")) != NULL && *s != '\0') {
-		if (parse_size(s, &v, &why) == -1 || v == 0)
-			log_warn("GLEAM_MAPPED_MAX=%s: %s: ignored", s,
-			    why != NULL ? why : "must be positive");
-		else
-			mapped_max = v;
-	}
+	if (mapped_max == 0)
+		mapped_max = clenv_size("GLEAM_MAPPED_MAX", MAPPED_MAX_DEFAULT,
+		    1);
 }
 
 /* One way: n bytes at p to the device at dev (in pieces). */
@@ -1099,19 +1090,9 @@ mapped_host_write(CUdeviceptr dst, const void *src, size_t n)
 static void
 prefetch_limit(void)
 {
-	const char *s, *why = NULL;
-	uint64_t v = 0;
-
-	if (prefetch_max != UINT64_MAX)
-		return;
-	prefetch_max = PREFETCH_DEFAULT;
-	if ((s = getenv("GLEAM_MAPPED_PREFETCH")) != NULL && *s != '\0') {
-		if (parse_size(s, &v, &why) == -1)
-			log_warn("GLEAM_MAPPED_PREFETCH=%s: %s: ignored", s,
-			    why != NULL ? why : "not a size");
-		else
-			prefetch_max = v;
-	}
+	if (prefetch_max == UINT64_MAX)
+		prefetch_max = clenv_size("GLEAM_MAPPED_PREFETCH",
+		    PREFETCH_DEFAULT, 0);
 }
 
 /*
@@ -1968,15 +1949,8 @@ static uint64_t		 pinned_mapped = PINNED_MAPPED_DEFAULT;
 static void
 pinned_mapped_init(void)
 {
-	const char *s, *why = NULL;
-	uint64_t v;
-
-	if ((s = getenv("GLEAM_PINNED_MAPPED")) == NULL || *s == '\0')
-		return;
-	if (parse_size(s, &v, &why) == -1)
-		log_warn("GLEAM_PINNED_MAPPED=%s: %s: ignored", s, why);
-	else
-		pinned_mapped = v;
+	pinned_mapped = clenv_size("GLEAM_PINNED_MAPPED",
+	    PINNED_MAPPED_DEFAULT, 0);
 }
 
 /* Host memory: ordinary memory, remembered so it can be recognised. */

@@ -46,9 +46,9 @@
 #include <string.h>
 
 #include "client.h"
+#include "clenv.h"
 #include "io.h"
 #include "mapped.h"
-#include "parse.h"
 #include "readahead.h"
 #include "log.h"
 
@@ -103,19 +103,8 @@ static uint64_t		 st_reads, st_bytes, st_hits;
 static void
 ra_limit(void)
 {
-	const char *s, *why = NULL;
-	uint64_t v = 0;
-
-	if (ra_max != UINT64_MAX)
-		return;
-	ra_max = RA_DEFAULT;
-	if ((s = getenv("GLEAM_READ_AHEAD")) != NULL && *s != '\0') {
-		if (parse_size(s, &v, &why) == -1)
-			log_warn("GLEAM_READ_AHEAD=%s: %s: ignored", s,
-			    why != NULL ? why : "not a size");
-		else
-			ra_max = v;
-	}
+	if (ra_max == UINT64_MAX)
+		ra_max = clenv_size("GLEAM_READ_AHEAD", RA_DEFAULT, 0);
 }
 
 /*

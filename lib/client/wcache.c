@@ -37,6 +37,7 @@
 #include "memo.h"
 #include "io.h"
 #include "client.h"
+#include "clenv.h"
 #include "log.h"
 #include "parse.h"
 #include "progress.h"
@@ -133,8 +134,7 @@ static void	names_collect(void);
 static void
 wc_setup(void)
 {
-	const char *s, *why;
-	uint64_t v;
+	const char *s;
 
 	wc_on = 1;
 	/* Once: a session resumed or moved keeps its identity's scope. */
@@ -154,13 +154,7 @@ wc_setup(void)
 		names_pid = getpid();
 		names_ahead();
 	}
-	if ((s = getenv("GLEAM_CACHE_MIN")) != NULL && *s != '\0') {
-		if (parse_size(s, &v, &why) == -1 || v == 0)
-			log_warn("GLEAM_CACHE_MIN=%s: %s: ignored", s,
-			    v == 0 && why == NULL ? "must be positive" : why);
-		else
-			wc_min = v;
-	}
+	wc_min = clenv_size("GLEAM_CACHE_MIN", wc_min, 1);
 }
 
 static size_t

@@ -54,3 +54,19 @@ clenv_read(struct clenv *e, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+uint64_t
+clenv_size(const char *name, uint64_t def, int positive)
+{
+	const char *s, *why = NULL;
+	uint64_t v = 0;
+
+	if ((s = getenv(name)) == NULL || *s == '\0')
+		return def;
+	if (parse_size(s, &v, &why) == -1 || (positive && v == 0)) {
+		log_warn("%s=%s: %s: ignored", name, s, why != NULL ? why :
+		    "must be positive");
+		return def;
+	}
+	return v;
+}

@@ -8,6 +8,7 @@
 #define GLEAM_CLENV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "auth.h"
 
@@ -26,5 +27,11 @@ int	clenv_log_level(void);
  * ("no server: ...", "GLEAM_SERVER=x: no host", the key file's error).
  */
 int	clenv_read(struct clenv *, char *err, size_t errlen);
+/*
+ * A size from environment variable name (k, m, g: powers of 1024): def
+ * where it is unset or empty, or bad (warned of: "NAME=value: why:
+ * ignored"); with positive, 0 is bad too.
+ */
+uint64_t clenv_size(const char *name, uint64_t def, int positive);
 
 #endif

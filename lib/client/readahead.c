@@ -75,6 +75,7 @@ struct rule {
 };
 
 static pthread_mutex_t	 ra_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t	 ra_once = PTHREAD_ONCE_INIT;
 static struct rule	 rules[RULES];
 static uint64_t		 ra_clock;
 static uint64_t		 ra_max = UINT64_MAX;	/* unread */
@@ -98,6 +99,25 @@ static struct {
 } lastw;
 
 static uint64_t		 st_reads, st_bytes, st_hits;
+
+/*
+ * In the child of a fork: the lock may have been held by a thread that is
+ * not there; nothing held is the child's (its calls fail, io.c).
+ */
+static void
+ra_atfork_child(void)
+{
+	pthread_mutex_init(&ra_lock, NULL);
+	free(held.bytes);
+	memset(&held, 0, sizeof held);
+	lastw.valid = 0;
+}
+
+static void
+ra_init(void)
+{
+	pthread_atfork(NULL, NULL, ra_atfork_child);
+}
 
 /* Under ra_lock: GLEAM_READ_AHEAD, once. */
 static void
@@ -166,6 +186,7 @@ rahead_before(uint16_t type, const struct rpc_val *in, struct rahead *ra)
 	    type != R_EVENT_SYNC) || rsync_mode())
 		return;
 	wait_key(type, in, &k0, &k1);
+	pthread_once(&ra_once, ra_init);
 	pthread_mutex_lock(&ra_lock);
 	ra_limit();
 	for (i = 0; i < RULES && ra_max > 0; i++)
@@ -341,6 +362,7 @@ rahead_copy(uint64_t ctx, uint64_t sid, void *dst, CUdeviceptr src, size_t n)
 
 	if (n == 0 || rsync_mode())
 		return 0;
+	pthread_once(&ra_once, ra_init);
 	pthread_mutex_lock(&ra_lock);
 	if (ra_max == 0 || ra_max == UINT64_MAX) {
 		/* Never a synchronization with a rule: nothing to learn

@@ -621,6 +621,11 @@ sync_copy_rts() {
 		[ "$output" = "$on" ]
 		grep -qx 'reads_ahead: 0' "$BATS_TEST_TMPDIR/off.yaml"
 	done
+	# A bad GLEAM_READ_AHEAD: warned of once, the default kept.
+	GLEAM_READ_AHEAD=lots GLEAM_STATS=$BATS_TEST_TMPDIR/bad.yaml run_prog static readahead
+	[ "$status" -eq 0 ]
+	[ "$(grep -c 'GLEAM_READ_AHEAD=lots: .*ignored' <<<"$stderr")" -eq 1 ]
+	grep -qx 'copies_read_ahead: 43' "$BATS_TEST_TMPDIR/bad.yaml"
 }
 
 @test "a stream sync with nothing sent since a copy to the host is answered here, mapped memory current" {

@@ -218,7 +218,8 @@ rahead_send(struct rahead *ra)
 	if (ra->rule < 0)
 		return;
 	/* After the wait, in the server's per-thread stream: no other
-	 * stream's work waits for it, nor it for theirs. */
+	 * stream's work waits for it, nor it for theirs, and it is no work
+	 * of the program's streams (their idle marks hold). */
 	in[0].u = ra->ctx;
 	in[1].u = 2;
 	in[2].u = 1;
@@ -226,7 +227,8 @@ rahead_send(struct rahead *ra)
 	in[4].u = ra->n;
 	memset(&ra->w, 0, sizeof ra->w);
 	ra->w.beside = 1;
-	ra->sent = rsend(R_MEM_DTOH, in, RP_AHEAD, &ra->w) == CUDA_SUCCESS;
+	ra->sent = rsend(R_MEM_DTOH, in, RP_AHEAD | RP_NOWORK, &ra->w) ==
+	    CUDA_SUCCESS;
 }
 
 void

@@ -153,3 +153,46 @@ SCRIPTS="bulk cache-load graph-replay hash-cost hr-trace infer infer-gpu link-ac
 	run --separate-stderr "$BATS_TEST_DIRNAME/../../bench/fw-steps" -s 127.0.0.1:1
 	[ "$status" -eq 2 ]
 }
+
+@test "frameworks: a row's ratio, the link's bound, the serial bound and a decode's token bound, from the runs" {
+	# Two pairs of runs (steps a second: local 2000 and 2500, remote
+	# 500 and 625) of a step with 4 bytes and one synchronization, on
+	# the 1 Gbit/s path (1 ms): bound 1 / (32 / 1e9 + 1e-3), serial
+	# 1 / (1 / 2250 + 32 / 1e9 + 1e-3).
+	run -0 python3 - "$BATS_TEST_DIRNAME/../../bench/frameworks" <<'PY'
+import sys
+from importlib.machinery import SourceFileLoader
+fw = SourceFileLoader("fw", sys.argv[1]).load_module()
+b = fw.Bench.__new__(fw.Bench)
+b.meas, b.loop, b.failed = {}, None, 0
+def run(sec):
+    return {"name": "ggml_decode", "steps": 100, "seconds": sec,
+            "bytes_per_step": 4, "syncs_per_step": 1, "error": None}
+r = b.row("ggml_decode", "1gbit", [run(0.05), run(0.04)],
+          [run(0.2), run(0.16)])
+t = 32 / 1e9 + 1e-3
+checks = [
+    (r["runs"], 2),
+    (round(r["local_per_s"], 6), 2250.0),
+    (round(r["remote_per_s"], 6), 562.5),
+    (round(r["ratio"], 6), 0.25),
+    (round(r["bound_per_s"], 6), round(1 / t, 6)),
+    (round(r["of_best"], 6), round(562.5 * t, 6)),
+    (round(r["serial_per_s"], 6), round(1 / (1 / 2250 + t), 6)),
+    (round(r["of_serial"], 6), round(562.5 * (1 / 2250 + t), 6)),
+    (round(r["token_bound_ms"], 6), round(1e3 * (1 / 2250 + t), 6)),
+    (r["token_met"], False),
+    (r["met"], False),
+]
+for got, want in checks:
+    print(got, want)
+    assert got == want, (got, want)
+# Loopback: the probed rate and round trip, the target 0.95 of local.
+b.loop = (1e10, 25e-6)
+r = b.row("ggml_decode", "loopback", [run(0.05)], [run(0.06)])
+assert r["target"] == 0.95 and r["met"] is False
+assert round(r["serial_per_s"], 6) == round(1 / (0.0005 + 32 / 1e10 + 25e-6), 6)
+print("ok")
+PY
+	[ "${lines[-1]}" = "ok" ]
+}

@@ -102,6 +102,9 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	CUresult rc = CUDA_SUCCESS;
 	CUdeviceptr hd;
 
+	/* No host buffer: the driver's answer, not a fault here. */
+	if (src == NULL && n > 0)
+		return CUDA_ERROR_INVALID_VALUE;
 	where = dev_where(&dst, n);
 	known = where == AT_DEVICE;
 	/* From mapped memory: from its device side (mapped.c). */
@@ -294,8 +297,12 @@ copy_dtoh(struct gctx *c, uint64_t sid, int async, void *dst,
 	int pull = 0;
 	void *keep;
 	CUdeviceptr hd;
-	int where = dev_where(&src, n);
+	int where;
 
+	/* No host buffer: the driver's answer, not a fault here. */
+	if (dst == NULL && n > 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	where = dev_where(&src, n);
 	/*
 	 * Into mapped memory: into its device side (mapped.c), then, for a
 	 * copy that waits, the wait, so that the host sees the device's

@@ -4,7 +4,8 @@
 // legacy launch API (cuParamSet*, cuLaunchGrid), function loading state,
 // texture references of a CUDA 12 module, SYNC_MEMOPS, batched copies
 // (1D and 3D, failIdx), batched prefetch and discard of managed memory,
-// the error log, coredump settings.  Values and codes, the same locally
+// the error log, coredump settings, copies with a NULL host pointer.
+// Values and codes, the same locally
 // and remotely on one GPU; where Gleam answers differently on purpose
 // (async notifications, dma-buf export, checkpointing) only that an
 // answer came is printed.
@@ -529,6 +530,28 @@ diagnostics(void)
 	    rc == CUDA_ERROR_NOT_SUPPORTED);
 }
 
+// Copies with no host buffer (a NULL host pointer and bytes to move):
+// the driver's codes, sync and async, and the stream still works after.
+static void
+nullhost(void)
+{
+	CUdeviceptr p;
+	CUstream s;
+	CUresult a, b, c2, d;
+
+	DK(cuMemAlloc(&p, 4096));
+	DK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	a = cuMemcpyDtoH(NULL, p, 16);
+	b = cuMemcpyDtoHAsync(NULL, p, 16, s);
+	c2 = cuMemcpyHtoD(p, NULL, 16);
+	d = cuMemcpyHtoDAsync(p, NULL, 16, s);
+	printf("null host pointer: dtoh %d, dtoh async %d, htod %d, "
+	    "htod async %d; stream after %d\n", (int)a, (int)b, (int)c2,
+	    (int)d, (int)cuStreamSynchronize(s));
+	DK(cuStreamDestroy(s));
+	DK(cuMemFree(p));
+}
+
 int
 main(void)
 {
@@ -547,6 +570,7 @@ main(void)
 	legacy(f);
 	memory(dev);
 	diagnostics();
+	nullhost();
 	if (fail) {
 		printf(NAME ": FAIL %d\n", fail);
 		return 1;

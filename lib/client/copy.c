@@ -596,6 +596,9 @@ side_of(CUmemorytype t, CUdeviceptr d, const void *h, CUarray a, size_t x,
 	s->height = height;
 	switch (t) {
 	case CU_MEMORYTYPE_HOST:
+		/* No host buffer: the driver's answer, not a fault here. */
+		if (h == NULL)
+			return CUDA_ERROR_INVALID_VALUE;
 		s->hptr = (char *)(uintptr_t)h;
 		return CUDA_SUCCESS;
 	case CU_MEMORYTYPE_DEVICE:
@@ -606,7 +609,9 @@ side_of(CUmemorytype t, CUdeviceptr d, const void *h, CUarray a, size_t x,
 		if (mem_is_device(d, NULL, NULL)) {
 			s->dev = 1;
 			s->dptr = d;
-		} else
+		} else if (d == 0)
+			return CUDA_ERROR_INVALID_VALUE;
+		else
 			s->hptr = (char *)(uintptr_t)d;
 		return CUDA_SUCCESS;
 	case CU_MEMORYTYPE_ARRAY:

@@ -673,6 +673,7 @@ sync_copy_rts() {
 		# in the library (tests/gpu/run sets drvmisc's line against
 		# the driver's; not yet run on a GPU).
 		[[ "$output" == *"null host pointer: dtoh 1, dtoh async 1, htod 1, htod async 1; stream after 0"* ]]
+		[[ "$output" == *"null host pointer: 2D 1, 2D async 1, 3D 1, unified 1; stream after 0"* ]]
 		[ "${lines[-1]}" = "drvmisc: ok" ]
 	done
 }

@@ -548,6 +548,37 @@ nullhost(void)
 	printf("null host pointer: dtoh %d, dtoh async %d, htod %d, "
 	    "htod async %d; stream after %d\n", (int)a, (int)b, (int)c2,
 	    (int)d, (int)cuStreamSynchronize(s));
+	{
+		CUDA_MEMCPY2D m;
+		CUDA_MEMCPY3D q;
+
+		memset(&m, 0, sizeof m);
+		m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		m.srcDevice = p;
+		m.srcPitch = 64;
+		m.dstMemoryType = CU_MEMORYTYPE_HOST;
+		m.dstPitch = 64;
+		m.WidthInBytes = 16;
+		m.Height = 4;
+		a = cuMemcpy2D(&m);
+		b = cuMemcpy2DAsync(&m, s);
+		memset(&q, 0, sizeof q);
+		q.srcMemoryType = CU_MEMORYTYPE_HOST;
+		q.srcPitch = 64;
+		q.srcHeight = 4;
+		q.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		q.dstDevice = p;
+		q.dstPitch = 64;
+		q.dstHeight = 4;
+		q.WidthInBytes = 16;
+		q.Height = 4;
+		q.Depth = 1;
+		c2 = cuMemcpy3D(&q);
+		d = cuMemcpy((CUdeviceptr)0, p, 16);
+		printf("null host pointer: 2D %d, 2D async %d, 3D %d, unified "
+		    "%d; stream after %d\n", (int)a, (int)b, (int)c2, (int)d,
+		    (int)cuStreamSynchronize(s));
+	}
 	DK(cuStreamDestroy(s));
 	DK(cuMemFree(p));
 }

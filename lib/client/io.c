@@ -2241,17 +2241,6 @@ rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch, uint64_t q)
 	return yes;
 }
 
-uint64_t
-rahead_epoch(void)
-{
-	uint64_t e;
-
-	pthread_mutex_lock(&tlock);
-	e = ra_epoch;
-	pthread_mutex_unlock(&tlock);
-	return e;
-}
-
 int
 ridle_check(uint64_t ctx, uint64_t sid)
 {

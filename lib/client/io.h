@@ -129,12 +129,10 @@ int		 ridle_event_done(uint64_t ev);
  * on stream sid of ctx?  Where nothing queued since may have written
  * device memory or told the program of writes made elsewhere (the window
  * held: the same epoch), and the stream was idle as of q and still is:
- * the copy would read the bytes the read ahead read.  rahead_epoch: the
- * window's epoch now.
+ * the copy would read the bytes the read ahead read.
  */
 int		 rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch,
 		    uint64_t q);
-uint64_t	 rahead_epoch(void);
 /* Event ev's completion is no longer to be known here (a graph's). */
 void		 ridle_event_forget(uint64_t ev);
 /* Are the other streams a synchronization's reply names idle taken as

@@ -366,14 +366,11 @@ rahead_copy(uint64_t ctx, uint64_t sid, void *dst, CUdeviceptr src, size_t n)
 		return 0;
 	pthread_once(&ra_once, ra_init);
 	pthread_mutex_lock(&ra_lock);
-	if (ra_max == 0 || ra_max == UINT64_MAX) {
-		/* Never a synchronization with a rule: nothing to learn
-		 * from either where it is off. */
-		ra_limit();
-		if (ra_max == 0) {
-			pthread_mutex_unlock(&ra_lock);
-			return 0;
-		}
+	/* Off: nothing to answer, nothing to learn. */
+	ra_limit();
+	if (ra_max == 0) {
+		pthread_mutex_unlock(&ra_lock);
+		return 0;
 	}
 	if (held.valid && held.ctx == ctx && src >= held.src &&
 	    n <= held.n && src - held.src <= held.n - n &&

@@ -3,8 +3,11 @@
  * one-way where the memory is known; large ones by name (the weight
  * cache, wcache.h) or over the bulk lanes (lanes.h).
  */
+#include <sys/mman.h>
+
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +77,40 @@ dev_where(CUdeviceptr *p, size_t n)
 	return AT_UNKNOWN;
 }
 
+/*
+ * Are the pages of [p, p + n) mapped here?  A copy to an address this
+ * client does not know reads its source before the server has said
+ * whether the destination is device memory: a wrong destination or size
+ * (a host pointer, a size too large) must come back as the driver's
+ * CUDA_ERROR_INVALID_VALUE, not as a fault in the library reading far
+ * past the program's buffer.
+ */
+static int
+host_mapped(const void *p, size_t n)
+{
+	static long pgsz;
+	unsigned char vec[256];
+	uintptr_t a, end;
+	size_t chunk;
+
+	if (n == 0)
+		return 1;
+	if (pgsz == 0)
+		pgsz = sysconf(_SC_PAGESIZE) > 0 ? sysconf(_SC_PAGESIZE) : 4096;
+	a = (uintptr_t)p & ~(uintptr_t)(pgsz - 1);
+	if ((uintptr_t)p + n < (uintptr_t)p)
+		return 0;
+	end = (uintptr_t)p + n;
+	for (; a < end; a += chunk) {
+		chunk = sizeof vec * (size_t)pgsz;
+		if (chunk > end - a)
+			chunk = end - a;
+		if (mincore((void *)a, chunk, vec) == -1 && errno == ENOMEM)
+			return 0;
+	}
+	return 1;
+}
+
 /* The work queued on stream sid done (a copy on the host follows it). */
 static CUresult
 sid_wait(struct gctx *c, uint64_t sid)
@@ -117,6 +154,8 @@ copy_htod(struct gctx *c, uint64_t sid, int async, CUdeviceptr dst,
 	}
 	if ((rc = capture_work(c, sid, 1)) != CUDA_SUCCESS)
 		return rc;
+	if (!known && !host_mapped(src, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	mapped_host_write(dst, src, n);
 	/* Large copies by name first: the weight cache (wcache.c). */
 	if (wcache_htod(c, sid, async, dst, src, n, &rc))

@@ -1652,3 +1652,23 @@ printf_expected() {
 		[ "${lines[-1]}" = "streaminfo: ok" ]
 	done
 }
+
+@test "nullsweep: every driver function with zero arguments, or with each the address of zeros, gives a code: no crash, no hang" {
+	local names=$BATS_TEST_DIRNAME/../../lib/client/ref/libcuda-exports.txt
+	run_prog shared nullsweep -j 4 "$names"
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions,\ 0\ crashed\ or\ hung$ ]]
+	[[ "$output" == *"cuInit: 0"* ]]
+	[[ "$output" == *"cuDeviceGet: 3"* ]]
+	run_prog shared nullsweep -c -j 4 "$names"
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions\ with\ a\ context,\ 0\ crashed\ or\ hung$ ]]
+	[[ "$output" == *"cuCtxGetDevice: 1"* ]]
+	[[ "$output" != *"no context"* ]]
+	# The host pointer a copy's destination and its size: an error, not
+	# the library reading past the program's buffer.
+	run_prog shared nullsweep -c -p -j 4 "$names"
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" == *"arguments in memory, 0 crashed or hung" ]]
+	[[ "$output" == *"cuMemcpyHtoD_v2: 1"* ]]
+}

@@ -601,6 +601,12 @@ copy_unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s,
 		if (rc != CUDA_SUCCESS)
 			return rc;
 	}
+	if (n == 0)
+		return CUDA_SUCCESS;
+	/* Addresses that are no memory here: an error, not a fault. */
+	if (!host_mapped((const void *)src, n) ||
+	    !host_mapped((const void *)dst, n))
+		return CUDA_ERROR_INVALID_VALUE;
 	memmove((void *)dst, (const void *)src, n);
 	return CUDA_SUCCESS;
 }

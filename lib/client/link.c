@@ -50,6 +50,9 @@ cuLinkCreate_v2(unsigned int n, CUjit_option *opts, void **vals,
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
+	/* jit_enc's bound, before a table of that many is made. */
+	if (n > RPC_JIT_OPTS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((l = calloc(1, sizeof *l)) == NULL || (l->logsz = calloc(n + 1,
 	    sizeof *l->logsz)) == NULL) {
 		free(l);
@@ -132,6 +135,8 @@ cuLinkAddData_v2(CUlinkState h, CUjitInputType type, void *data,
 		name = "";
 	if (strlen(name) > RPC_STRING_MAX)
 		name += strlen(name) - RPC_STRING_MAX;
+	if (n > RPC_JIT_OPTS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((logsz = calloc(n + 1, sizeof *logsz)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	pw_init(&w);

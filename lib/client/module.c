@@ -258,6 +258,11 @@ module_load(struct gmodule **out, const void *image, int library,
 		return CUDA_ERROR_INVALID_IMAGE;
 	pw_init(&w);
 	if (nj > 0) {
+		/* jit_enc's bound, before a table of that many is made. */
+		if (nj > RPC_JIT_OPTS_MAX) {
+			pw_free(&w);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
 		if ((logsz = calloc(nj, sizeof *logsz)) == NULL)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		if ((rc = jit_enc(&w, nj, jo, jv, logsz)) != CUDA_SUCCESS) {

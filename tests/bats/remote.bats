@@ -1653,8 +1653,12 @@ printf_expected() {
 	done
 }
 
-@test "nullsweep: every driver function with zero arguments, or with each the address of zeros, gives a code: no crash, no hang" {
+@test "nullsweep: every driver function with zero arguments, with each the address of zeros, with typed bad arguments gives a code: no crash, no hang" {
 	local names=$BATS_TEST_DIRNAME/../../lib/client/ref/libcuda-exports.txt
+	local protos=$BATS_TEST_DIRNAME/../../lib/client/gen/entry-points.h
+	# Under ASan: a huge size is an allocation that fails (as without
+	# it), and the objects a child leaves are the program's.
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:allocator_may_return_null=1
 	run_prog shared nullsweep -j 4 "$names"
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions,\ 0\ crashed\ or\ hung$ ]]
@@ -1671,4 +1675,15 @@ printf_expected() {
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" == *"arguments in memory, 0 crashed or hung" ]]
 	[[ "$output" == *"cuMemcpyHtoD_v2: 1"* ]]
+	[[ "$output" == *"cuMemcpy: 1"* ]]
+	# Typed: real objects, then each pointer NULL, each handle junk.
+	run_prog shared nullsweep -g -j 4 -t "$protos"
+	[ "$status" -eq 0 ]
+	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ calls\ with\ a\ context,\ typed\ arguments,\ 0\ crashed\ or\ hung$ ]]
+	[[ "$output" != *"no objects"* ]]
+	[[ "$output" == *"cuStreamSynchronize: 0"* ]]
+	[[ "$output" == *"cuStreamSynchronize junk#0: 400"* ]]
+	[[ "$output" == *"cuMemcpyDtoH_v2 ints: 0"* ]]
+	[[ "$output" == *"cuMemcpyDtoH_v2 null#0: 1"* ]]
+	[[ "$output" == *"cuMemcpyHtoD_v2 junk#0: 1"* ]]
 }

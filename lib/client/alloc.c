@@ -305,6 +305,10 @@ cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 	struct alloc a;
 	CUresult rc;
 
+	/* Nothing asked: done, before anything else (the driver answers so
+	 * even before cuInit). */
+	if (base == NULL && size == NULL)
+		return CUDA_SUCCESS;
 	/* The driver asks for a context here, though the answer needs none. */
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;

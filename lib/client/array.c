@@ -161,10 +161,10 @@ cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray h)
 {
 	struct garray *a = gobj_check(h, GK_ARRAY);
 
-	if (d == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (a == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	*d = a->d;
 	return CUDA_SUCCESS;
 }
@@ -174,10 +174,10 @@ cuArrayGetDescriptor_v2(CUDA_ARRAY_DESCRIPTOR *d, CUarray h)
 {
 	struct garray *a = gobj_check(h, GK_ARRAY);
 
-	if (d == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (a == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (d == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	d->Width = a->d.Width;
 	d->Height = a->d.Height;
 	d->Format = a->d.Format;
@@ -258,10 +258,10 @@ cuArrayGetPlane(CUarray *pa, CUarray h, unsigned plane)
 	struct garray *a = gobj_check(h, GK_ARRAY);
 
 	(void)plane;
-	if (pa == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (a == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (pa == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	return a->el != 0 ? CUDA_ERROR_INVALID_VALUE :
 	    CUDA_ERROR_NOT_SUPPORTED;
 }
@@ -341,10 +341,10 @@ cuMipmappedArrayGetLevel(CUarray *pa, CUmipmappedArray h, unsigned level)
 	void *keep;
 	CUresult rc;
 
-	if (pa == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (pa == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (level >= m->nlevels)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&level_mu);
@@ -592,6 +592,9 @@ tex_destroy(uint64_t h, int surf)
 	void *keep;
 	CUresult rc;
 
+	/* Object 0 is none: destroyed as free(NULL) frees (the driver). */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || h == 0)
+		return rc;
 	pthread_mutex_lock(&tex_mu);
 	for (pp = &tex_list; *pp != NULL; pp = &(*pp)->next)
 		if ((*pp)->h == h && (*pp)->surf == surf) {

@@ -299,6 +299,17 @@ cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 CUresult
 cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
+	struct gctx *p;
+	CUresult rc;
+
+	/* The first version refuses an active primary context (the driver
+	 * does: PRIMARY_CONTEXT_ACTIVE); _v2 sets its flags anyway. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if ((p = ctx_primary(dev)) == NULL)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (p->refs > 0)
+		return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
 	return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
 }
 
@@ -380,6 +391,9 @@ cuCtxDestroy_v2(CUcontext ctx)
 	struct gctx *c = gobj_check(ctx, GK_CTX);
 	CUresult rc;
 
+	/* NULL: the driver's INVALID_VALUE, even before cuInit. */
+	if (ctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
 	/* A green context's goes with it (cuGreenCtxDestroy). */
@@ -454,6 +468,8 @@ cuCtxPushCurrent_v2(CUcontext ctx)
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
+	if (ctx == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (c == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	ctx_push(c);
@@ -673,6 +689,10 @@ cuCtxGetCacheConfig(CUfunc_cache *config)
 CUresult
 cuCtxSetCacheConfig(CUfunc_cache config)
 {
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
 	/* A hint the driver may ignore; Hopper does. */
 	ctx_cache_config = config;
 	return CUDA_SUCCESS;

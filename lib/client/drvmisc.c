@@ -270,7 +270,8 @@ ctx_op(struct gctx *c, uint32_t op, uint64_t ev, uint32_t a, uint32_t b)
 	return rc;
 }
 
-/* The context named, or the current one for NULL. */
+/* The context named: NULL is none (the driver's INVALID_CONTEXT, the
+ * nullsweep's ground truth), not the current one. */
 static CUresult
 ctx_event(CUcontext ctx, CUevent e, uint32_t op)
 {
@@ -280,10 +281,7 @@ ctx_event(CUcontext ctx, CUevent e, uint32_t op)
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
-	if (ctx == NULL) {
-		if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
-			return rc;
-	} else if ((c = gobj_check(ctx, GK_CTX)) == NULL)
+	if ((c = gobj_check(ctx, GK_CTX)) == NULL)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	else if (!c->live)
 		return CUDA_ERROR_CONTEXT_IS_DESTROYED;

@@ -740,10 +740,11 @@ cuEventElapsedTime(float *ms, CUevent a, CUevent b)
 	uint32_t bits;
 	CUresult rc;
 
-	if (ms == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
+	/* The events first, as the driver checks them (even before cuInit). */
 	if (ea == NULL || eb == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (ms == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	in[0].u = gobj_id(ea);
 	in[1].u = gobj_id(eb);
 	rc = remote_call(R_EVENT_ELAPSED, in, out, &keep);

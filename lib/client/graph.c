@@ -569,14 +569,15 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	CUresult rc;
 	int invalid, capto, lone, made, learn;
 
-	if (pg == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
+	/* A stream not capturing first, as the driver tells it. */
 	if ((g = cap_stream(sid)) == NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;
+	if (pg == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&cap_lock);
 	if ((cp = g->cap) == NULL)
 		rc = CUDA_ERROR_ILLEGAL_STATE;

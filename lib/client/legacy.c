@@ -83,6 +83,8 @@ cuMemGetAddressRange(CUdeviceptr_v1 *base, unsigned int *size,
 	size_t n;
 	CUresult rc;
 
+	if (base == NULL && size == NULL)
+		return CUDA_SUCCESS;	/* as _v2: nothing asked */
 	if ((rc = cuMemGetAddressRange_v2(&b, &n, p)) != CUDA_SUCCESS)
 		return rc;
 	if (b > UINT_MAX || n > UINT_MAX)
@@ -253,9 +255,9 @@ cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR_v1 *o, CUarray a)
 	CUDA_ARRAY_DESCRIPTOR d;
 	CUresult rc;
 
-	if (o == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = cuArrayGetDescriptor_v2(&d, a)) != CUDA_SUCCESS)
+	/* _v2 checks the array before o. */
+	if ((rc = cuArrayGetDescriptor_v2(o != NULL ? &d : NULL, a)) !=
+	    CUDA_SUCCESS)
 		return rc;
 	o->Width = u32_clamp(d.Width);
 	o->Height = u32_clamp(d.Height);
@@ -270,9 +272,9 @@ cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR_v1 *o, CUarray a)
 	CUDA_ARRAY3D_DESCRIPTOR d;
 	CUresult rc;
 
-	if (o == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = cuArray3DGetDescriptor_v2(&d, a)) != CUDA_SUCCESS)
+	/* _v2 checks the array before o. */
+	if ((rc = cuArray3DGetDescriptor_v2(o != NULL ? &d : NULL, a)) !=
+	    CUDA_SUCCESS)
 		return rc;
 	o->Width = u32_clamp(d.Width);
 	o->Height = u32_clamp(d.Height);

@@ -1999,6 +1999,11 @@ cuMemAllocHost(void **pp, unsigned int size)
 CUresult
 cuMemFreeHost(void *p)
 {
+	CUresult rc;
+
+	/* NULL is freed as free(3) frees it, once the driver is up. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || p == NULL)
+		return rc;
 	/* Copies on their way into it land first. */
 	rdrain_detached();
 	if (!mapped_is_reg(p) && mapped_free(p) == 0)
@@ -2061,6 +2066,12 @@ cuMemHostRegister(void *p, size_t size, unsigned int flags)
 CUresult
 cuMemHostUnregister(void *p)
 {
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (p == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	rdrain_detached();
 	/* Device writes were brought back at the last synchronization. */
 	if (mapped_is_reg(p) && mapped_free(p) == 0)

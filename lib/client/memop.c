@@ -114,6 +114,10 @@ memop_one(CUstream s, int ptsz, CUstreamBatchMemOpType type,
 {
 	CUstreamBatchMemOpParams op;
 
+	/* No address: the driver's INVALID_VALUE now, not an error of the
+	 * stream's later (the operation goes one-way). */
+	if (addr == 0 && client_initialized() == CUDA_SUCCESS)
+		return CUDA_ERROR_INVALID_VALUE;
 	memset(&op, 0, sizeof op);
 	cuwire_memop_set(&op, type, flags, addr, v);
 	return memop_post(s, ptsz, 1, &op, 0);

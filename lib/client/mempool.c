@@ -519,6 +519,9 @@ free_async(CUdeviceptr p, CUstream s, int ptsz)
 		return rc;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
+	/* Nothing to free: done, as cuMemFree(0) is (the driver). */
+	if (p == 0)
+		return CUDA_SUCCESS;
 	if (!mem_is_device(p, &base, &size) || base != p)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = cuMemFree_v2(p)) != CUDA_SUCCESS)

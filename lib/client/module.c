@@ -428,6 +428,14 @@ module_get_func(void **out, void *h, const char *name, int library)
 	void *keep;
 	CUresult rc;
 
+	/* A module's: the driver initialised and the module before the
+	 * rest (a library's: the arguments first), as the driver checks. */
+	if (!library) {
+		if ((rc = client_initialized()) != CUDA_SUCCESS)
+			return rc;
+		if (m == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
 	if (out == NULL || name == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
@@ -634,6 +642,13 @@ global_get(CUdeviceptr *dptr, size_t *bytes, void *h, const char *name,
 	void *keep;
 	CUresult rc;
 
+	/* A module's: the driver initialised and the module first. */
+	if (!library) {
+		if ((rc = client_initialized()) != CUDA_SUCCESS)
+			return rc;
+		if (m == NULL)
+			return CUDA_ERROR_INVALID_HANDLE;
+	}
 	if (name == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (m == NULL)
@@ -700,6 +715,10 @@ CUresult
 cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k,
     CUdevice dev)
 {
+	/* The kernel first (cuFuncGetAttribute checks v first): the
+	 * driver's order. */
+	if (func_of(k) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
 	return cuFuncGetAttribute(v, a, (CUfunction)k);
 }
 

@@ -100,7 +100,8 @@ cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 {
 	CUresult rc;
 
-	if ((rc = client_initialized()) != CUDA_SUCCESS ||
+	/* Nothing to copy: done before the contexts are looked at. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || n == 0 ||
 	    (rc = peer_ctxs(dctx, sctx)) != CUDA_SUCCESS)
 		return rc;
 	return cuMemcpyDtoD_v2(dst, src, n);
@@ -112,7 +113,8 @@ cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 {
 	CUresult rc;
 
-	if ((rc = client_initialized()) != CUDA_SUCCESS ||
+	/* Nothing to copy: done before the contexts are looked at. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || n == 0 ||
 	    (rc = peer_ctxs(dctx, sctx)) != CUDA_SUCCESS)
 		return rc;
 	return cuMemcpyDtoD_v2_ptds(dst, src, n);
@@ -124,7 +126,8 @@ cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 {
 	CUresult rc;
 
-	if ((rc = client_initialized()) != CUDA_SUCCESS ||
+	/* Nothing to copy: done before the contexts are looked at. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || n == 0 ||
 	    (rc = peer_ctxs(dctx, sctx)) != CUDA_SUCCESS)
 		return rc;
 	return cuMemcpyDtoDAsync_v2(dst, src, n, s);
@@ -136,7 +139,8 @@ cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src,
 {
 	CUresult rc;
 
-	if ((rc = client_initialized()) != CUDA_SUCCESS ||
+	/* Nothing to copy: done before the contexts are looked at. */
+	if ((rc = client_initialized()) != CUDA_SUCCESS || n == 0 ||
 	    (rc = peer_ctxs(dctx, sctx)) != CUDA_SUCCESS)
 		return rc;
 	return cuMemcpyDtoDAsync_v2_ptsz(dst, src, n, s);

@@ -116,10 +116,11 @@ texref_module(void **out, void *h, const char *name, int surf)
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
-	if (out == NULL || name == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
+	/* The module before the arguments, as the driver checks. */
 	if ((m = gobj_check(h, GK_MODULE)) == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
+	if (out == NULL || name == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (strlen(name) > RPC_STRING_MAX)
 		return CUDA_ERROR_NOT_FOUND;
 	/* One lookup at a time: two threads get the same handle. */
@@ -514,6 +515,22 @@ cuTexRefSetFlags(CUtexref h, unsigned int flags)
 	return tref_set(t, TREF_FLAGS, 0, flags, 0, NULL, 0);
 }
 
+/*
+ * A getter's checks in the driver's order (nullsweep, on a GPU): the
+ * driver initialised, the reference, then where the answer goes.
+ */
+static CUresult
+tref_need(const void *t, const void *out)
+{
+	CUresult rc;
+
+	if ((rc = client_initialized()) != CUDA_SUCCESS)
+		return rc;
+	if (t == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return out == NULL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
 CUresult
 cuTexRefGetAddress_v2(CUdeviceptr *p, CUtexref h)
 {
@@ -521,10 +538,8 @@ cuTexRefGetAddress_v2(CUdeviceptr *p, CUtexref h)
 	uint64_t a;
 	CUresult rc;
 
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = tref_need(t, p)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = tref_get(t, TREF_ADDRESS, 0, &a, NULL, NULL, 0)) ==
 	    CUDA_SUCCESS)
 		*p = a;
@@ -537,9 +552,9 @@ cuTexRefGetAddress(CUdeviceptr_v1 *p, CUtexref h)
 	CUdeviceptr d;
 	CUresult rc;
 
-	if (p == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = cuTexRefGetAddress_v2(&d, h)) != CUDA_SUCCESS)
+	/* _v2 checks the reference before p. */
+	if ((rc = cuTexRefGetAddress_v2(p != NULL ? &d : NULL, h)) !=
+	    CUDA_SUCCESS)
 		return rc;
 	if (d > UINT_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -559,10 +574,8 @@ tref_get_obj(void **out, CUtexref h, unsigned op, int kind)
 	void *o;
 	CUresult rc;
 
-	if (out == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = tref_need(t, out)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = tref_get(t, op, 0, &a, NULL, NULL, 0)) != CUDA_SUCCESS)
 		return rc;
 	if ((o = gobj_check((void *)(uintptr_t)a, kind)) == NULL)
@@ -589,11 +602,10 @@ tref_get2(CUtexref h, unsigned op, unsigned idx, const void *pa,
     uint64_t *a, uint64_t *b)
 {
 	struct gtexref *t = gobj_check(h, GK_TEXREF);
+	CUresult rc;
 
-	if (pa == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = tref_need(t, pa)) != CUDA_SUCCESS)
+		return rc;
 	return tref_get(t, op, idx, a, b, NULL, 0);
 }
 
@@ -667,9 +679,8 @@ cuTexRefGetMipmapLevelClamp(float *plo, float *phi, CUtexref h)
 	uint64_t a, b;
 	CUresult rc;
 
-	if (plo == NULL || phi == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = tref_get2(h, TREF_CLAMP, 0, plo, &a, &b)) ==
+	if ((rc = tref_get2(h, TREF_CLAMP, 0, plo != NULL && phi != NULL ?
+	    (void *)plo : NULL, &a, &b)) ==
 	    CUDA_SUCCESS) {
 		*plo = bitsf32(a);
 		*phi = bitsf32(b);
@@ -692,10 +703,8 @@ cuTexRefGetBorderColor(float *rgba, CUtexref h)
 	int i;
 	CUresult rc;
 
-	if (rgba == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = tref_need(t, rgba)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = tref_get(t, TREF_BORDER, 0, NULL, NULL, buf, sizeof buf)) !=
 	    CUDA_SUCCESS)
 		return rc;
@@ -735,10 +744,8 @@ cuSurfRefGetArray(CUarray *pa, CUsurfref h)
 	void *o;
 	CUresult rc;
 
-	if (pa == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (t == NULL)
-		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = tref_need(t, pa)) != CUDA_SUCCESS)
+		return rc;
 	if ((rc = tref_get(t, TREF_ARRAY, 0, &a, NULL, NULL, 0)) !=
 	    CUDA_SUCCESS)
 		return rc;

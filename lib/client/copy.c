@@ -956,7 +956,9 @@ copy_linear(const struct lside *dst, const struct lside *src, size_t n,
 	void *h;
 	CUresult rc;
 
-	if ((rc = lside_rows(dst, n, &dwb)) != CUDA_SUCCESS ||
+	/* Before cuInit even a copy of nothing is refused (the driver). */
+	if ((rc = client_initialized()) != CUDA_SUCCESS ||
+	    (rc = lside_rows(dst, n, &dwb)) != CUDA_SUCCESS ||
 	    (rc = lside_rows(src, n, &swb)) != CUDA_SUCCESS)
 		return rc;
 	for (at = 0; at < n; at += k) {

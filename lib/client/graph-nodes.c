@@ -1838,6 +1838,9 @@ enode_set(CUgraphExec x, CUgraphNode h, int wait, CUevent he)
 {
 	struct rpc_val in[4];
 
+	/* No event: the driver's INVALID_VALUE, before the node's check. */
+	if (he == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (enode_req(he, wait, in) == -1)
 		return CUDA_ERROR_INVALID_HANDLE;
 	return node_set(x, h, wait ? CU_GRAPH_NODE_TYPE_WAIT_EVENT :

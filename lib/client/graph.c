@@ -576,11 +576,11 @@ cap_end_call(CUstream s, CUgraph *pg, int ptsz)
 	/* A stream not capturing first, as the driver tells it. */
 	if ((g = cap_stream(sid)) == NULL)
 		return CUDA_ERROR_ILLEGAL_STATE;
-	if (pg == NULL)
-		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&cap_lock);
 	if ((cp = g->cap) == NULL)
 		rc = CUDA_ERROR_ILLEGAL_STATE;
+	else if (pg == NULL)
+		rc = CUDA_ERROR_INVALID_VALUE;
 	else if (cp->s[0] != g)
 		rc = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
 	else if (cp->mode != CU_STREAM_CAPTURE_MODE_RELAXED &&

@@ -116,10 +116,10 @@ cuGreenCtxGetDevResource(CUgreenCtx h, CUdevResource *res,
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
-	if ((g = green_of(h)) == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
 	if (res == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((g = green_of(h)) == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
 	return green_resource(DEVRES_GREEN, g->ctx->device, gobj_id(g->ctx), 0,
 	    type, res);
 }
@@ -395,11 +395,12 @@ cuGreenCtxStreamCreate(CUstream *phStream, CUgreenCtx h, unsigned int flags,
 
 	if ((rc = client_initialized()) != CUDA_SUCCESS)
 		return rc;
-	if ((g = green_of(h)) == NULL)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	/* One-way: what the driver refuses is refused here first. */
+	/* One-way: what the driver refuses is refused here first, the
+	 * arguments before the context (as the driver). */
 	if (phStream == NULL || flags != CU_STREAM_NON_BLOCKING)
 		return CUDA_ERROR_INVALID_VALUE;
+	if ((g = green_of(h)) == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
 	if (g->ctx->sticky != CUDA_SUCCESS)
 		return g->ctx->sticky;
 	return stream_make(g->ctx, R_GREEN_STREAM, flags, priority, phStream);

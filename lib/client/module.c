@@ -838,12 +838,15 @@ cuFuncGetParamInfo(CUfunction h, size_t i, size_t *off, size_t *size)
 {
 	struct gfunc *f = func_of(h);
 
+	/* The offset is asked for (the size is optional): checked first,
+	 * as the driver does. */
+	if (off == NULL)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (f == NULL)
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (i >= f->fi->nparams)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (off != NULL)
-		*off = f->fi->offset[i];
+	*off = f->fi->offset[i];
 	if (size != NULL)
 		*size = f->fi->size[i];
 	return CUDA_SUCCESS;

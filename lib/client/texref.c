@@ -391,6 +391,9 @@ cuTexRefSetAddress2D(CUtexref h, const CUDA_ARRAY_DESCRIPTOR_v1 *o,
 {
 	CUDA_ARRAY_DESCRIPTOR d;
 
+	/* The reference before the descriptor, as _v3 and the driver. */
+	if (gobj_check(h, GK_TEXREF) == NULL)
+		return CUDA_ERROR_INVALID_HANDLE;
 	if (o == NULL)
 		return CUDA_ERROR_INVALID_VALUE;
 	d.Width = o->Width;

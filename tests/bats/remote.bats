@@ -1669,6 +1669,18 @@ printf_expected() {
 	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions\ with\ a\ context,\ 0\ crashed\ or\ hung$ ]]
 	[[ "$output" == *"cuCtxGetDevice: 1"* ]]
 	[[ "$output" != *"no context"* ]]
+	# The 580 driver's codes for these, seen by tests/gpu/run nullsweep
+	# on an H100: NULL freed, handles before outputs, NULL contexts.
+	local want
+	for want in "cuMemFreeHost: 0" "cuMemFreeAsync: 0" \
+	    "cuTexObjectDestroy: 0" "cuMemcpyPeer: 0" "cuCtxDestroy_v2: 1" \
+	    "cuCtxRecordEvent: 201" "cuStreamEndCapture: 401" \
+	    "cuDevicePrimaryCtxSetFlags: 708" "cuMemHostUnregister: 1" \
+	    "cuEventElapsedTime: 400" "cuArrayGetDescriptor_v2: 400" \
+	    "cuModuleGetFunction: 400" "cuTexRefGetFlags: 400" \
+	    "cuStreamWriteValue32_v2: 1" "cuFuncGetParamInfo: 1"; do
+		[[ "$output" == *"$want"* ]] || { echo "missing: $want"; false; }
+	done
 	# The host pointer a copy's destination and its size: an error, not
 	# the library reading past the program's buffer.
 	run_prog shared nullsweep -c -p -j 4 "$names"

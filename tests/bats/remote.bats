@@ -1659,28 +1659,33 @@ printf_expected() {
 	# Under ASan: a huge size is an allocation that fails (as without
 	# it), and the objects a child leaves are the program's.
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:allocator_may_return_null=1
-	run_prog shared nullsweep -j 4 "$names"
-	[ "$status" -eq 0 ]
-	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions,\ 0\ crashed\ or\ hung$ ]]
-	[[ "$output" == *"cuInit: 0"* ]]
-	[[ "$output" == *"cuDeviceGet: 3"* ]]
-	run_prog shared nullsweep -c -j 4 "$names"
-	[ "$status" -eq 0 ]
-	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions\ with\ a\ context,\ 0\ crashed\ or\ hung$ ]]
-	[[ "$output" == *"cuCtxGetDevice: 1"* ]]
-	[[ "$output" != *"no context"* ]]
-	# The 580 driver's codes for these, seen by tests/gpu/run nullsweep
-	# on an H100: NULL freed, handles before outputs, NULL contexts.
-	local want
-	for want in "cuMemFreeHost: 0" "cuMemFreeAsync: 0" \
-	    "cuTexObjectDestroy: 0" "cuMemcpyPeer: 0" "cuCtxDestroy_v2: 1" \
-	    "cuCtxRecordEvent: 201" "cuStreamEndCapture: 401" \
-	    "cuDevicePrimaryCtxSetFlags: 708" "cuMemHostUnregister: 1" \
-	    "cuEventElapsedTime: 400" "cuArrayGetDescriptor_v2: 400" \
-	    "cuModuleGetFunction: 400" "cuTexRefGetFlags: 400" \
-	    "cuStreamWriteValue32_v2: 1" "cuFuncGetParamInfo: 1"; do
-		[[ "$output" == *"$want"* ]] || { echo "missing: $want"; false; }
-	done
+	# Under the sanitizers (make asan: GLEAM_PRELOAD) the zero sweeps are
+	# left out (the page and typed ones reach their paths and more): a
+	# child costs ten times as much there.
+	if [ -z "${GLEAM_PRELOAD:-}" ]; then
+		run_prog shared nullsweep -j 4 "$names"
+		[ "$status" -eq 0 ]
+		[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions,\ 0\ crashed\ or\ hung$ ]]
+		[[ "$output" == *"cuInit: 0"* ]]
+		[[ "$output" == *"cuDeviceGet: 3"* ]]
+		run_prog shared nullsweep -c -j 4 "$names"
+		[ "$status" -eq 0 ]
+		[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions\ with\ a\ context,\ 0\ crashed\ or\ hung$ ]]
+		[[ "$output" == *"cuCtxGetDevice: 1"* ]]
+		[[ "$output" != *"no context"* ]]
+		# The 580 driver's codes for these, seen by tests/gpu/run nullsweep
+		# on an H100: NULL freed, handles before outputs, NULL contexts.
+		local want
+		for want in "cuMemFreeHost: 0" "cuMemFreeAsync: 0" \
+		    "cuTexObjectDestroy: 0" "cuMemcpyPeer: 0" "cuCtxDestroy_v2: 1" \
+		    "cuCtxRecordEvent: 201" "cuStreamEndCapture: 401" \
+		    "cuDevicePrimaryCtxSetFlags: 708" "cuMemHostUnregister: 1" \
+		    "cuEventElapsedTime: 400" "cuArrayGetDescriptor_v2: 400" \
+		    "cuModuleGetFunction: 400" "cuTexRefGetFlags: 400" \
+		    "cuStreamWriteValue32_v2: 1" "cuFuncGetParamInfo: 1"; do
+			[[ "$output" == *"$want"* ]] || { echo "missing: $want"; false; }
+		done
+	fi
 	# The host pointer a copy's destination and its size: an error, not
 	# the library reading past the program's buffer.
 	run_prog shared nullsweep -c -p -j 4 "$names"
@@ -1688,14 +1693,22 @@ printf_expected() {
 	[[ "${lines[-1]}" == *"arguments in memory, 0 crashed or hung" ]]
 	[[ "$output" == *"cuMemcpyHtoD_v2: 1"* ]]
 	[[ "$output" == *"cuMemcpy: 1"* ]]
-	# Typed: real objects, then each pointer NULL, each handle junk.
-	run_prog shared nullsweep -g -j 4 -t "$protos"
+	# Typed: real objects, then each pointer NULL, each handle junk (not
+	# under the sanitizers, for time: a junk handle is refused by a
+	# lookup, no memory touched).
+	if [ -z "${GLEAM_PRELOAD:-}" ]; then
+		run_prog shared nullsweep -g -j 4 -t "$protos"
+	else
+		run_prog shared nullsweep -j 4 -t "$protos"
+	fi
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ calls\ with\ a\ context,\ typed\ arguments,\ 0\ crashed\ or\ hung$ ]]
 	[[ "$output" != *"no objects"* ]]
 	[[ "$output" == *"cuStreamSynchronize: 0"* ]]
-	[[ "$output" == *"cuStreamSynchronize junk#0: 400"* ]]
 	[[ "$output" == *"cuMemcpyDtoH_v2 ints: 0"* ]]
 	[[ "$output" == *"cuMemcpyDtoH_v2 null#0: 1"* ]]
-	[[ "$output" == *"cuMemcpyHtoD_v2 junk#0: 1"* ]]
+	if [ -z "${GLEAM_PRELOAD:-}" ]; then
+		[[ "$output" == *"cuStreamSynchronize junk#0: 400"* ]]
+		[[ "$output" == *"cuMemcpyHtoD_v2 junk#0: 1"* ]]
+	fi
 }

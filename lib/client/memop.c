@@ -11,6 +11,7 @@
 #include "client.h"
 #include "cuwire.h"
 #include "graph.h"
+#include "hooks.h"
 
 CUresult
 memop_pack(unsigned n, const CUstreamBatchMemOpParams *ops, struct pw *w)
@@ -123,29 +124,57 @@ memop_one(CUstream s, int ptsz, CUstreamBatchMemOpType type,
 	return memop_post(s, ptsz, 1, &op, 0);
 }
 
+/*
+ * The first version of the calls (no _v2: a program built against CUDA
+ * 11's headers, or one that looks them up by name) is the driver's only
+ * where the device says it can use them (CAN_USE_STREAM_MEM_OPS_V1, 64 for
+ * 64-bit values): else NOT_SUPPORTED before the arguments are looked at,
+ * as the 580 driver answers on an H100 (nullsweep).  The server's table
+ * holds the real device's attributes.
+ */
+static CUresult
+memop_v1(int wide)
+{
+	const struct client_device *d;
+	struct gctx *c;
+	CUresult rc;
+
+	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
+		return rc;
+	if ((d = client_device(c->device)) == NULL)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (!d->attr[CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1] ||
+	    (wide && !d->attr[CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1]))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	return CUDA_SUCCESS;
+}
+
+#define V1(wide, call)	do { CUresult v1rc_ = memop_v1(wide);		\
+	return v1rc_ != CUDA_SUCCESS ? v1rc_ : (call); } while (0)
+
 #define W32	CU_STREAM_MEM_OP_WAIT_VALUE_32
 #define W64	CU_STREAM_MEM_OP_WAIT_VALUE_64
 #define S32	CU_STREAM_MEM_OP_WRITE_VALUE_32
 #define S64	CU_STREAM_MEM_OP_WRITE_VALUE_64
 
-CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, W32, a, v, f); }
+CUresult cuStreamWaitValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { V1(0, memop_one(s, 0, W32, a, v, f)); }
 CUresult cuStreamWaitValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, W32, a, v, f); }
-CUresult cuStreamWaitValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, W32, a, v, f); }
+CUresult cuStreamWaitValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { V1(0, memop_one(s, 1, W32, a, v, f)); }
 CUresult cuStreamWaitValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, W32, a, v, f); }
-CUresult cuStreamWaitValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, W64, a, v, f); }
+CUresult cuStreamWaitValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { V1(1, memop_one(s, 0, W64, a, v, f)); }
 CUresult cuStreamWaitValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, W64, a, v, f); }
-CUresult cuStreamWaitValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, W64, a, v, f); }
+CUresult cuStreamWaitValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { V1(1, memop_one(s, 1, W64, a, v, f)); }
 CUresult cuStreamWaitValue64_v2_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, W64, a, v, f); }
-CUresult cuStreamWriteValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, S32, a, v, f); }
+CUresult cuStreamWriteValue32(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { V1(0, memop_one(s, 0, S32, a, v, f)); }
 CUresult cuStreamWriteValue32_v2(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 0, S32, a, v, f); }
-CUresult cuStreamWriteValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, S32, a, v, f); }
+CUresult cuStreamWriteValue32_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { V1(0, memop_one(s, 1, S32, a, v, f)); }
 CUresult cuStreamWriteValue32_v2_ptsz(CUstream s, CUdeviceptr a, cuuint32_t v, unsigned int f) { return memop_one(s, 1, S32, a, v, f); }
-CUresult cuStreamWriteValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, S64, a, v, f); }
+CUresult cuStreamWriteValue64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { V1(1, memop_one(s, 0, S64, a, v, f)); }
 CUresult cuStreamWriteValue64_v2(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 0, S64, a, v, f); }
-CUresult cuStreamWriteValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, S64, a, v, f); }
+CUresult cuStreamWriteValue64_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { V1(1, memop_one(s, 1, S64, a, v, f)); }
 CUresult cuStreamWriteValue64_v2_ptsz(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) { return memop_one(s, 1, S64, a, v, f); }
 
-CUresult cuStreamBatchMemOp(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 0, n, ops, f); }
+CUresult cuStreamBatchMemOp(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { V1(0, memop_post(s, 0, n, ops, f)); }
 CUresult cuStreamBatchMemOp_v2(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 0, n, ops, f); }
-CUresult cuStreamBatchMemOp_ptsz(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 1, n, ops, f); }
+CUresult cuStreamBatchMemOp_ptsz(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { V1(0, memop_post(s, 1, n, ops, f)); }
 CUresult cuStreamBatchMemOp_v2_ptsz(CUstream s, unsigned int n, CUstreamBatchMemOpParams *ops, unsigned int f) { return memop_post(s, 1, n, ops, f); }

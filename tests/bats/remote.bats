@@ -1682,7 +1682,8 @@ printf_expected() {
 		    "cuDevicePrimaryCtxSetFlags: 708" "cuMemHostUnregister: 1" \
 		    "cuEventElapsedTime: 400" "cuArrayGetDescriptor_v2: 400" \
 		    "cuModuleGetFunction: 400" "cuTexRefGetFlags: 400" \
-		    "cuStreamWriteValue32_v2: 1" "cuFuncGetParamInfo: 1"; do
+		    "cuStreamWriteValue32_v2: 1" "cuFuncGetParamInfo: 1" \
+		    "cuStreamWaitValue32: 801" "cuStreamBatchMemOp: 801"; do
 			[[ "$output" == *"$want"* ]] || { echo "missing: $want"; false; }
 		done
 	fi

@@ -1659,16 +1659,24 @@ printf_expected() {
 	# Under ASan: a huge size is an allocation that fails (as without
 	# it), and the objects a child leaves are the program's.
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0:allocator_may_return_null=1
+	# Thousands of short processes: at the lowest priority, two at a
+	# time, so that the timed tests of the bats file run beside this one
+	# (make check runs two at once) keep their CPU.
+	sweep() {
+		run --separate-stderr nice -n 19 timeout 120 \
+		    "$GLEAM_BIN/gleam-run" -s "$SERVE_ADDR" -- \
+		    "$CUDA_BIN/shared/nullsweep" -j 2 "$@"
+	}
 	# Under the sanitizers (make asan: GLEAM_PRELOAD) the zero sweeps are
 	# left out (the page and typed ones reach their paths and more): a
 	# child costs ten times as much there.
 	if [ -z "${GLEAM_PRELOAD:-}" ]; then
-		run_prog shared nullsweep -j 4 "$names"
+		sweep "$names"
 		[ "$status" -eq 0 ]
 		[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions,\ 0\ crashed\ or\ hung$ ]]
 		[[ "$output" == *"cuInit: 0"* ]]
 		[[ "$output" == *"cuDeviceGet: 3"* ]]
-		run_prog shared nullsweep -c -j 4 "$names"
+		sweep -c "$names"
 		[ "$status" -eq 0 ]
 		[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ functions\ with\ a\ context,\ 0\ crashed\ or\ hung$ ]]
 		[[ "$output" == *"cuCtxGetDevice: 1"* ]]
@@ -1689,7 +1697,7 @@ printf_expected() {
 	fi
 	# The host pointer a copy's destination and its size: an error, not
 	# the library reading past the program's buffer.
-	run_prog shared nullsweep -c -p -j 4 "$names"
+	sweep -c -p "$names"
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" == *"arguments in memory, 0 crashed or hung" ]]
 	[[ "$output" == *"cuMemcpyHtoD_v2: 1"* ]]
@@ -1698,9 +1706,9 @@ printf_expected() {
 	# under the sanitizers, for time: a junk handle is refused by a
 	# lookup, no memory touched).
 	if [ -z "${GLEAM_PRELOAD:-}" ]; then
-		run_prog shared nullsweep -g -j 4 -t "$protos"
+		sweep -g -t "$protos"
 	else
-		run_prog shared nullsweep -j 4 -t "$protos"
+		sweep -t "$protos"
 	fi
 	[ "$status" -eq 0 ]
 	[[ "${lines[-1]}" =~ ^nullsweep:\ [0-9]+\ calls\ with\ a\ context,\ typed\ arguments,\ 0\ crashed\ or\ hung$ ]]

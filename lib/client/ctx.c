@@ -280,8 +280,10 @@ cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 	return CUDA_SUCCESS;
 }
 
-CUresult
-cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+/* The first version refuses an active primary context (the driver does:
+ * PRIMARY_CONTEXT_ACTIVE); _v2 sets its flags anyway. */
+static CUresult
+primary_set_flags(CUdevice dev, unsigned int flags, int refuse_active)
 {
 	struct gctx *p;
 	CUresult rc;
@@ -290,6 +292,8 @@ cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 		return rc;
 	if ((p = ctx_primary(dev)) == NULL)
 		return CUDA_ERROR_INVALID_DEVICE;
+	if (refuse_active && p->refs > 0)
+		return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
 	if (flags & ~0x1fu)
 		return CUDA_ERROR_INVALID_VALUE;
 	p->flags = flags;
@@ -297,20 +301,15 @@ cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 }
 
 CUresult
+cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+	return primary_set_flags(dev, flags, 0);
+}
+
+CUresult
 cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
 {
-	struct gctx *p;
-	CUresult rc;
-
-	/* The first version refuses an active primary context (the driver
-	 * does: PRIMARY_CONTEXT_ACTIVE); _v2 sets its flags anyway. */
-	if ((rc = client_initialized()) != CUDA_SUCCESS)
-		return rc;
-	if ((p = ctx_primary(dev)) == NULL)
-		return CUDA_ERROR_INVALID_DEVICE;
-	if (p->refs > 0)
-		return CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
-	return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+	return primary_set_flags(dev, flags, 1);
 }
 
 static void

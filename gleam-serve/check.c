@@ -797,6 +797,7 @@ check_call(const struct rcall *c)
 		return (int32_t)c->in[1].u < 0 ? CUDA_ERROR_INVALID_DEVICE :
 		    CUDA_SUCCESS;
 	case R_MEM_ALLOC:
+	case R_MEM_ALLOC_HOST:
 		return c->in[1].u == 0 ? CUDA_ERROR_INVALID_VALUE :
 		    CUDA_SUCCESS;
 	case R_MEM_ALLOC_PITCH:

@@ -50,6 +50,9 @@ static struct {
 	CUresult (*MemAllocPitch)(CUdeviceptr *, size_t *, size_t, size_t,
 	    unsigned);
 	CUresult (*MemFree)(CUdeviceptr);
+	CUresult (*MemHostAlloc)(void **, size_t, unsigned);
+	CUresult (*MemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned);
+	CUresult (*MemFreeHost)(void *);
 	CUresult (*MemGetInfo)(size_t *, size_t *);
 	CUresult (*PointerGetAttribute)(void *, CUpointer_attribute,
 		    CUdeviceptr);
@@ -306,6 +309,9 @@ static struct {
 	S(MemAlloc, "cuMemAlloc", 3020),
 	S(MemAllocPitch, "cuMemAllocPitch", 3020),
 	S(MemFree, "cuMemFree", 3020),
+	S(MemHostAlloc, "cuMemHostAlloc", 2020),
+	S(MemHostGetDevicePointer, "cuMemHostGetDevicePointer", 3020),
+	S(MemFreeHost, "cuMemFreeHost", 2000),
 	S(MemGetInfo, "cuMemGetInfo", 3020),
 	S(PointerGetAttribute, "cuPointerGetAttribute", 4000),
 	S(MemAddressReserve, "cuMemAddressReserve", 10020),
@@ -496,7 +502,25 @@ struct crun {
 	int		 refs;		/* allocations in it */
 };
 
+/*
+ * Page-locked memory of the server's that a client asked for as the
+ * device side of a small page-locked buffer of its own (R_MEM_ALLOC_HOST):
+ * the GPU reaches it where local page-locked memory would be, in host
+ * memory, and a stream's device-to-host copy from it is read in place once
+ * the stream is done.  The context's: it goes before the context.
+ */
+#define HMEM_MAX	(64u << 20)	/* a client's at most */
+
+struct chmem {
+	struct chmem	*next;
+	struct robj	*ctx;
+	void		*h;
+	uint64_t	 dev, size;
+};
+
 struct cclient {
+	struct chmem	*hmem;
+	uint64_t	 hmem_bytes;
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
 	void		*in;		/* the input buffer, when pinned */
 	void		*lanes;		/* the lanes' buffer, when pinned */
@@ -791,6 +815,8 @@ cuda_dtoh_scratch(struct rclient *cl, size_t n)
 static void	cuda_pool_drop(struct rclient *, struct robj *);
 static CUresult	cgreen_end(struct rclient *, struct robj *);
 static void	cuda_runs_drop(struct rclient *, struct robj *);
+static void	cuda_hmem_drop(struct rclient *, struct robj *);
+static int	cuda_hmem_free(struct rclient *, uint64_t);
 static int	cuda_moved_free(struct rclient *, uint64_t);
 static void	cuda_graphs_free(struct rclient *);
 static void	knode_captured(struct rcall *, CUstream);
@@ -1255,6 +1281,114 @@ c_mem_alloc(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * in: ctx, bytes -> dptr: page-locked memory here, mapped (struct chmem).
+ * The range is the client's as cuMemAlloc's is, so copies, memsets and
+ * kernel arguments reach it; cuMemFree frees it.
+ */
+static int
+c_mem_alloc_host(struct rcall *c)
+{
+	struct cclient *cc = c->cl->be;
+	struct chmem *m;
+	CUdeviceptr d;
+	struct robj *ctx;
+	CUresult rc;
+	void *h;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
+	/* Host memory the server's own work needs: a client gets a
+	 * little (the client falls back to device memory). */
+	if (cc == NULL || c->in[1].u > HMEM_MAX - cc->hmem_bytes ||
+	    (m = calloc(1, sizeof *m)) == NULL)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = drv.MemHostAlloc(&h, (size_t)c->in[1].u,
+	    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) !=
+	    CUDA_SUCCESS) {
+		free(m);
+		return rc;
+	}
+	if ((rc = drv.MemHostGetDevicePointer(&d, h, 0)) != CUDA_SUCCESS ||
+	    rmem_add(c->cl, d, c->in[1].u, 0, ctx) == -1) {
+		drv.MemFreeHost(h);
+		free(m);
+		return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memset(h, 0, (size_t)c->in[1].u);
+	m->ctx = ctx;
+	m->h = h;
+	m->dev = d;
+	m->size = c->in[1].u;
+	m->next = cc->hmem;
+	cc->hmem = m;
+	cc->hmem_bytes += m->size;
+	c->out[0].u = d;
+	return CUDA_SUCCESS;
+}
+
+/* The client's page-locked memory holding [p, p + n) here, or NULL. */
+static void *
+cuda_hmem_at(struct rclient *cl, uint64_t p, uint64_t n)
+{
+	struct cclient *cc = cl->be;
+	struct chmem *m;
+
+	for (m = cc != NULL ? cc->hmem : NULL; m != NULL; m = m->next)
+		if (p >= m->dev && p - m->dev <= m->size &&
+		    n <= m->size - (p - m->dev))
+			return (uint8_t *)m->h + (p - m->dev);
+	return NULL;
+}
+
+static void
+chmem_free(struct cclient *cc, struct chmem *m)
+{
+	cc->hmem_bytes -= m->size;
+	/* Its context current (the caller's): copies into it done first,
+	 * as cuMemFreeHost waits for them. */
+	if (m->ctx->h != NULL && drv.CtxSetCurrent(m->ctx->h) == CUDA_SUCCESS &&
+	    !cp_sync_capturing(m->ctx))
+		drv.CtxSynchronize();
+	drv.MemFreeHost(m->h);
+	free(m);
+}
+
+/* cuMemFree of page-locked memory at p (its range already gone): 1 if it
+ * was, 0 if p is not. */
+static int
+cuda_hmem_free(struct rclient *cl, uint64_t p)
+{
+	struct cclient *cc = cl->be;
+	struct chmem **up, *m;
+
+	for (up = cc != NULL ? &cc->hmem : NULL; up != NULL &&
+	    (m = *up) != NULL; up = &m->next)
+		if (m->dev == p) {
+			*up = m->next;
+			chmem_free(cc, m);
+			return 1;
+		}
+	return 0;
+}
+
+/* Frees the page-locked memory of ctx (of every context if NULL); its
+ * ranges go with the context's (cuda_forget). */
+static void
+cuda_hmem_drop(struct rclient *cl, struct robj *ctx)
+{
+	struct cclient *cc = cl->be;
+	struct chmem **up, *m;
+
+	for (up = cc != NULL ? &cc->hmem : NULL; up != NULL &&
+	    (m = *up) != NULL;)
+		if (ctx == NULL || m->ctx == ctx) {
+			*up = m->next;
+			chmem_free(cc, m);
+		} else
+			up = &m->next;
+}
+
 static int
 c_mem_alloc_pitch(struct rcall *c)
 {
@@ -1299,7 +1433,8 @@ c_mem_free(struct rcall *c)
 		return rc;
 	if (rmem_del(c->cl, c->in[1].u) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (cuda_moved_free(c->cl, c->in[1].u))
+	if (cuda_moved_free(c->cl, c->in[1].u) ||
+	    cuda_hmem_free(c->cl, c->in[1].u))
 		return CUDA_SUCCESS;
 	return drv.MemFree(c->in[1].u);
 }
@@ -1733,6 +1868,7 @@ cuda_pool_drop(struct rclient *cl, struct robj *ctx)
 	if (ctx->pool != NULL)
 		pool_drop(cl, ctx, &cuda_pool);
 	cuda_runs_drop(cl, ctx);
+	cuda_hmem_drop(cl, ctx);
 }
 
 /* memPool, memMap, memTrim: pool.c, in the context named first. */
@@ -1781,6 +1917,19 @@ c_mem_dtoh(struct rcall *c)
 	STREAM(c, 1, s);
 	if (rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
+	/*
+	 * From page-locked memory here, in a stream (a synchronization's
+	 * prefetch of a mapped buffer's block): read in place once the
+	 * stream's work is done, no second copy on the GPU behind the
+	 * first.  The reply is packed before the next call could free it.
+	 */
+	if (c->in[2].u && c->into == NULL &&
+	    (p = cuda_hmem_at(c->cl, c->in[3].u, n)) != NULL) {
+		rc = drv.StreamSynchronize(s);
+		c->out[0].p = p;
+		c->out[0].len = (uint32_t)n;
+		return rc;
+	}
 	/* A piece lands in pinned memory (by DMA) that the reply is packed
 	 * from before the next call; a larger one in memory of its own. */
 	if ((p = c->into) == NULL && (p = cuda_dtoh_scratch(c->cl, n)) == NULL &&
@@ -7404,6 +7553,7 @@ cuda_mig_write(struct rclient *cl, uint64_t addr, const void *p, size_t n)
 	F(R_CTX_SYNC, c_ctx_sync) \
 	F(R_CTX_SET_LIMIT, c_ctx_set_limit) \
 	F(R_MEM_ALLOC, c_mem_alloc) \
+	F(R_MEM_ALLOC_HOST, c_mem_alloc_host) \
 	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
 	F(R_MEM_FREE, c_mem_free) \
 	F(R_MEM_GET_INFO, c_mem_get_info) \

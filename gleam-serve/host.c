@@ -1322,7 +1322,8 @@ host_mem_new(struct rcall *c, struct robj *ctx, uint64_t bytes,
 	return CUDA_SUCCESS;
 }
 
-/* in: ctx, bytes -> dptr */
+/* in: ctx, bytes -> dptr; R_MEM_ALLOC_HOST's too (all memory here is
+ * the host's). */
 static int
 c_mem_alloc(struct rcall *c)
 {
@@ -5876,6 +5877,7 @@ c_stream_memop(struct rcall *c)
 	F(R_CTX_SYNC, c_ctx_sync) \
 	F(R_CTX_SET_LIMIT, c_ctx_set_limit) \
 	F(R_MEM_ALLOC, c_mem_alloc) \
+	F(R_MEM_ALLOC_HOST, c_mem_alloc) \
 	F(R_MEM_ALLOC_PITCH, c_mem_alloc_pitch) \
 	F(R_MEM_FREE, c_mem_free) \
 	F(R_MEM_GET_INFO, c_mem_get_info) \

@@ -1638,16 +1638,61 @@ track_new(uintptr_t lo, size_t len, size_t own, uint8_t *back)
 }
 
 /*
+ * With unified addressing every page-locked buffer is the device's to
+ * read and write, DEVICEMAP or not, and some programs count on it: XLA's
+ * timer passes a 4-byte cuMemHostAlloc(PORTABLE) buffer straight to a
+ * kernel that spins on it until the host writes it.  Small buffers (up to
+ * GLEAM_PINNED_MAPPED bytes, a page by default; 0 for none) are mapped
+ * memory therefore; larger ones stay ordinary memory here, as kernels
+ * that read big host buffers in place are rare and would cross the
+ * network for every touch.
+ */
+#define PINNED_MAPPED_DEFAULT	4096
+
+static pthread_once_t	 pinned_once = PTHREAD_ONCE_INIT;
+static uint64_t		 pinned_mapped = PINNED_MAPPED_DEFAULT;
+
+static void
+pinned_mapped_init(void)
+{
+	pinned_mapped = clenv_size("GLEAM_PINNED_MAPPED",
+	    PINNED_MAPPED_DEFAULT, 0);
+}
+
+/*
  * The device side of a buffer of len bytes, at a page boundary so that
  * the host copy can be mapped at its address (small allocations come
  * from slabs at 512 bytes): an allocation a page larger where the first
- * is not on one.
+ * is not on one.  A small page-locked buffer's (hostmem) is page-locked
+ * memory of the server's where it has some to give (R_MEM_ALLOC_HOST),
+ * as a local one is the GPU's host's: a copy from the device into it is
+ * one copy on the GPU, and the synchronization's prefetch reads it in
+ * place, where device memory took a second copy behind the first.
  */
 static CUresult
-mapped_dev_alloc(struct mapped *m, size_t len)
+mapped_dev_alloc(struct mapped *m, size_t len, int hostmem)
 {
+	struct rpc_val in[2], out[1];
+	void *keep = NULL;
 	CUresult rc;
 
+	if (hostmem) {
+		in[0].u = gobj_id(m->ctx);
+		in[1].u = len;
+		rc = remote_call(R_MEM_ALLOC_HOST, in, out, &keep);
+		free(keep);
+		if (rc == CUDA_SUCCESS && (out[0].u & 4095) == 0 &&
+		    mem_add(out[0].u, len, m->ctx, 0, 0) == 0) {
+			m->dbase = m->dev = out[0].u;
+			m->dlen = len;
+			return CUDA_SUCCESS;
+		}
+		if (rc == CUDA_SUCCESS) {
+			in[1].u = out[0].u;
+			rpost(R_MEM_FREE, in, 0);
+		}
+		/* Else device memory, as before. */
+	}
 	if ((rc = cuMemAlloc_v2(&m->dbase, len)) != CUDA_SUCCESS)
 		return rc;
 	m->dlen = len;
@@ -1691,7 +1736,9 @@ mapped_alloc(void **pp, size_t size, unsigned flags, int managed)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	pthread_mutex_unlock(&map_lock);
-	if ((rc = mapped_dev_alloc(&m, len)) != CUDA_SUCCESS)
+	pthread_once(&pinned_once, pinned_mapped_init);
+	if ((rc = mapped_dev_alloc(&m, len, !managed && size <=
+	    pinned_mapped)) != CUDA_SUCCESS)
 		return rc;
 	m.size = size;
 	p = track_map(m.dev, len, &back, &m.fixed);
@@ -1929,28 +1976,6 @@ cuMemHostGetDevicePointer(CUdeviceptr_v1 *d, void *p, unsigned int flags)
 	    CUDA_SUCCESS)
 		*d = (CUdeviceptr_v1)v;
 	return rc;
-}
-
-/*
- * With unified addressing every page-locked buffer is the device's to
- * read and write, DEVICEMAP or not, and some programs count on it: XLA's
- * timer passes a 4-byte cuMemHostAlloc(PORTABLE) buffer straight to a
- * kernel that spins on it until the host writes it.  Small buffers (up to
- * GLEAM_PINNED_MAPPED bytes, a page by default; 0 for none) are mapped
- * memory therefore; larger ones stay ordinary memory here, as kernels
- * that read big host buffers in place are rare and would cross the
- * network for every touch.
- */
-#define PINNED_MAPPED_DEFAULT	4096
-
-static pthread_once_t	 pinned_once = PTHREAD_ONCE_INIT;
-static uint64_t		 pinned_mapped = PINNED_MAPPED_DEFAULT;
-
-static void
-pinned_mapped_init(void)
-{
-	pinned_mapped = clenv_size("GLEAM_PINNED_MAPPED",
-	    PINNED_MAPPED_DEFAULT, 0);
 }
 
 /* Host memory: ordinary memory, remembered so it can be recognised. */

@@ -160,6 +160,7 @@ static const struct rpc_desc rpc_table[RPC_NCALLS] = {
 	C(R_MAP_ARRAY,		"cuMemMapArrayAsync",	"QQB",		"", 0),
 	C(R_NODE_ID,		"cuGraphNodeGetLocalId", "QQ",		"IQ", 0),
 	C(R_PTR_ATTR,		"cuPointerGetAttribute", "QIQ",		"Q", 0),
+	C(R_MEM_ALLOC_HOST,	"cuMemHostAlloc",	"QQ",		"Q", 0),
 #undef C
 #undef RD
 #undef WR

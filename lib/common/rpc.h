@@ -339,6 +339,15 @@ enum rpc_call {
 				   the driver's value: what only it knows,
 				   the pieces it maps memory in and a VMM
 				   range's reservation */
+	R_MEM_ALLOC_HOST,	/* ctx, bytes -> dptr: page-locked memory of
+				   the server's, mapped (cuMemHostAlloc's
+				   DEVICEMAP and PORTABLE), the device side
+				   of a small page-locked buffer of the
+				   client's, which the GPU reaches in host
+				   memory as it would locally; cuMemFree
+				   frees it; a device-to-host copy from it
+				   in a stream waits for the stream and is
+				   answered from it, no copy on the GPU */
 	R_CALL_END		/* one past the last */
 };
 

@@ -73,6 +73,8 @@ seeds = {
         frame("R_MEMSET", Q(1) + Q(0) + I(0) + P(0) + Q(4096) + I(0) + I(4) +
               Q(4096) + Q(4096)),
         frame("R_MEM_ALLOC_PITCH", Q(1) + Q(100) + Q(100) + I(3)),
+        frame("R_MEM_ALLOC_HOST", Q(1) + Q(0)),
+        frame("R_MEM_ALLOC_HOST", Q(1) + Q(1 << 62)),
         frame("R_MEM_GET_INFO", Q(1))),
     "oneway": seed(
         ctx, alloc,

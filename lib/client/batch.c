@@ -309,13 +309,16 @@ decompress(CUmemDecompressParams *p, size_t count, unsigned flags,
 		*err = SIZE_MAX;
 	if ((rc = ctx_need(&c)) != CUDA_SUCCESS)
 		return rc;
+	/* A device without it says so before the arguments (the 580
+	 * driver on an H100, nullsweep). */
+	if ((d = client_device(c->device)) == NULL ||
+	    d->attr[CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK] == 0)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	if (p == NULL || count == 0 || flags != 0)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = stream_id(s, ptsz, &sid)) != CUDA_SUCCESS)
 		return rc;
-	if ((d = client_device(c->device)) != NULL &&
-	    d->attr[CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK] != 0)
-		log_warn("cuMemBatchDecompressAsync: not remoted");
+	log_warn("cuMemBatchDecompressAsync: not remoted");
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -3,13 +3,18 @@
 step of the kind people run, timed over a fixed number of steps after a
 warm-up, so that a local and a remote run do the same work.
 
-    fw.py [-l] [-s scale] GROUP [workload ...]
+    fw.py [-lS] [-s scale] GROUP [workload ...]
 
 GROUP is torch (PyTorch eager, AMP training, torch.compile in three
 modes, torch.cuda.CUDAGraph, SDPA, transformers' generate, a Triton
 kernel), misc (JAX, CuPy, numba-cuda) or c (tests/cuda/ggml.cu's decode,
 as llama.cpp's CUDA backend drives the driver).  -l lists the group's workloads
-and exits.  -s multiplies every workload's timed steps (default 1).
+and exits.  -s multiplies every workload's timed steps (default 1).  -S
+also runs the timed steps once more, untimed, under PyTorch's
+synchronization debug mode, and adds sync_sites: per step, where the
+program waited for the GPU (its two innermost frames outside torch,
+"file:line function < caller"), by PyTorch's own count; null for a
+workload without PyTorch.
 Prints one YAML list item per workload:
 
     - name: torch_infer
@@ -34,6 +39,7 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 SCALE = 1.0
+SITES = False       # -S: where a PyTorch step waits for the GPU
 
 
 class Work:
@@ -488,6 +494,8 @@ def run(name, cls):
         for _ in range(w.warmup):
             w.step()
         sync(w)
+        if SITES:
+            item["sync_sites"] = sync_sites(w, steps)
         t0 = time.perf_counter()
         for _ in range(steps):
             w.step()
@@ -502,6 +510,51 @@ def run(name, cls):
         if os.environ.get("FW_TRACE"):
             traceback.print_exc()
     return item
+
+
+def sync_sites(w, steps):
+    """Where the steps wait for the GPU, by PyTorch's own account
+    (torch.cuda.set_sync_debug_mode: a warning at each synchronizing
+    call): per step, the program's innermost two frames outside torch at
+    each such call, counted.  Only PyTorch's waits: a workload without
+    torch gives none.  Not timed (warnings are slow)."""
+    import traceback
+    import warnings
+    t = getattr(w, "t", None)
+    if t is None:
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    sites = {}
+
+    def where(fr):
+        f = fr.filename
+        if f.startswith(here):
+            f = os.path.basename(f)
+        elif "/site-packages/" in f:
+            f = f.split("/site-packages/", 1)[1]
+        return "%s:%d %s" % (f, fr.lineno, fr.name)
+
+    def note(message, category, filename, lineno, file=None, line=None):
+        if "synchroniz" not in str(message):
+            return
+        own = [fr for fr in traceback.extract_stack()[:-1]
+               if "/torch/" not in fr.filename and
+               not fr.filename.endswith("warnings.py")]
+        key = " < ".join(where(fr) for fr in reversed(own[-2:])) or "?"
+        sites[key] = sites.get(key, 0) + 1
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = note
+        t.cuda.set_sync_debug_mode(1)
+        try:
+            for _ in range(steps):
+                w.step()
+        finally:
+            t.cuda.set_sync_debug_mode(0)
+    sync(w)
+    per = steps * getattr(w, "per", 1)
+    return {k: v / per for k, v in sites.items()}
 
 
 def sync(w):
@@ -522,18 +575,28 @@ def emit(item):
         return str(v)
     keys = ("name", "steps", "seconds", "bytes_per_step", "syncs_per_step",
             "error")
-    print("- " + "\n  ".join("%s: %s" % (k, q(item[k])) for k in keys),
-          flush=True)
+    text = "- " + "\n  ".join("%s: %s" % (k, q(item[k])) for k in keys)
+    if "sync_sites" in item:
+        sites = item["sync_sites"]
+        if sites is None:
+            text += "\n  sync_sites: null"
+        else:
+            text += "\n  sync_sites:%s" % ("" if sites else " {}")
+            for k, v in sorted(sites.items(), key=lambda kv: -kv[1]):
+                text += "\n    %s: %s" % (q(k), q(float(v)))
+    print(text, flush=True)
 
 
 def main(argv):
-    global SCALE
+    global SCALE, SITES
     args = list(argv)
     listing = False
     while args and args[0].startswith("-"):
         a = args.pop(0)
         if a == "-l":
             listing = True
+        elif a == "-S":
+            SITES = True
         elif a == "-s" and args:
             try:
                 SCALE = float(args.pop(0))
@@ -542,9 +605,9 @@ def main(argv):
             if not 0 < SCALE <= 100:
                 sys.exit("fw.py: -s: a number from 0 to 100")
         else:
-            sys.exit("usage: fw.py [-l] [-s scale] GROUP [workload ...]")
+            sys.exit("usage: fw.py [-lS] [-s scale] GROUP [workload ...]")
     if not args or args[0] not in GROUPS:
-        sys.exit("usage: fw.py [-l] [-s scale] GROUP [workload ...]"
+        sys.exit("usage: fw.py [-lS] [-s scale] GROUP [workload ...]"
                  " (groups: %s)" % ", ".join(GROUPS))
     group = GROUPS[args[0]]
     names = [n for n, _ in group]

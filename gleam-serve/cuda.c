@@ -518,7 +518,40 @@ struct chmem {
 	uint64_t	 dev, size;
 };
 
+/*
+ * Asynchronous host-to-device copies from a frame (or a lane's piece)
+ * into a stream with work still queued: the bytes go into a ring of
+ * page-locked memory of the context's, the copy is queued from there with
+ * an event after it that frees its span, and the serving thread goes on at
+ * once, as a local program's cuMemcpyHtoDAsync returns, instead of waiting
+ * for the stream's earlier work (which left the GPU idle while the next
+ * calls were read and queued).  Into an idle stream the copy is made from
+ * the frame and waited for, as before: it takes only its own time, and
+ * the client may count on it (an idle stream whose synchronization it
+ * answers itself after such a copy, lib/client/io.c's idle_keep, is one
+ * whose copies were done before the server read its next call).  A copy
+ * over STAGE_MAX, or any failure to stage, takes that way too; a full
+ * ring waits for its oldest copy.  GLEAM_STAGE_HTOD=0 turns it off.
+ */
+#define STAGE_BYTES	(8u << 20)
+#define STAGE_MAX	(2u << 20)
+#define STAGE_SLOTS	128
+
+struct cstage {
+	struct cstage	*next;
+	struct robj	*ctx;
+	uint8_t		*buf;		/* STAGE_BYTES, page-locked */
+	uint64_t	 head, tail;	/* bytes staged, freed: ever */
+	struct {
+		uint64_t end;		/* head once it was staged */
+		CUevent	 ev;		/* made once, reused */
+	}		 q[STAGE_SLOTS];
+	unsigned	 q0, qn;	/* the copies in flight, oldest first */
+	int		 failed;	/* no ring: the old way */
+};
+
 struct cclient {
+	struct cstage	*stages;
 	struct chmem	*hmem;
 	uint64_t	 hmem_bytes;
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
@@ -816,6 +849,7 @@ static void	cuda_pool_drop(struct rclient *, struct robj *);
 static CUresult	cgreen_end(struct rclient *, struct robj *);
 static void	cuda_runs_drop(struct rclient *, struct robj *);
 static void	cuda_hmem_drop(struct rclient *, struct robj *);
+static void	cuda_stage_drop(struct rclient *, struct robj *);
 static int	cuda_hmem_free(struct rclient *, uint64_t);
 static int	cuda_moved_free(struct rclient *, uint64_t);
 static void	cuda_graphs_free(struct rclient *);
@@ -1027,8 +1061,11 @@ cuda_client_free(struct rclient *cl)
 		struct cclient *cc = cl->be;
 		struct chost *h, *next;
 
-		/* A context that was never made: its runs, unmapped here. */
+		/* A context that was never made: its runs, unmapped here;
+		 * what a context that could not be made current left. */
 		cuda_runs_drop(cl, NULL);
+		cuda_hmem_drop(cl, NULL);
+		cuda_stage_drop(cl, NULL);
 		htab_free(&cc->moved);
 		for (h = cc->hosts; h != NULL; h = next) {
 			next = h->next;
@@ -1345,12 +1382,13 @@ static void
 chmem_free(struct cclient *cc, struct chmem *m)
 {
 	cc->hmem_bytes -= m->size;
-	/* Its context current (the caller's): copies into it done first,
-	 * as cuMemFreeHost waits for them. */
-	if (m->ctx->h != NULL && drv.CtxSetCurrent(m->ctx->h) == CUDA_SUCCESS &&
-	    !cp_sync_capturing(m->ctx))
-		drv.CtxSynchronize();
-	drv.MemFreeHost(m->h);
+	/* In its context: copies into it done first, as cuMemFreeHost
+	 * waits for them. */
+	if (m->ctx->h != NULL && drv.CtxSetCurrent(m->ctx->h) == CUDA_SUCCESS) {
+		if (!cp_sync_capturing(m->ctx))
+			drv.CtxSynchronize();
+		drv.MemFreeHost(m->h);
+	}
 	free(m);
 }
 
@@ -1869,6 +1907,7 @@ cuda_pool_drop(struct rclient *cl, struct robj *ctx)
 		pool_drop(cl, ctx, &cuda_pool);
 	cuda_runs_drop(cl, ctx);
 	cuda_hmem_drop(cl, ctx);
+	cuda_stage_drop(cl, ctx);
 }
 
 /* memPool, memMap, memTrim: pool.c, in the context named first. */
@@ -1883,22 +1922,160 @@ c_mem_pool(struct rcall *c)
 	return pool_call(c, ctx, &cuda_pool);
 }
 
+static int	 stage_off = -1;	/* GLEAM_STAGE_HTOD=0: 1 */
+
+static int
+stage_on(void)
+{
+	const char *e;
+
+	if (stage_off == -1) {
+		e = getenv("GLEAM_STAGE_HTOD");
+		stage_off = e != NULL && strcmp(e, "0") == 0;
+	}
+	return !stage_off;
+}
+
+/* The oldest copy in flight done, or waited for (wait): its span freed.
+ * 0 when one was, -1 when none is in flight or it is not done. */
+static int
+stage_reap(struct cstage *st, int wait)
+{
+	CUevent ev;
+
+	if (st->qn == 0)
+		return -1;
+	ev = st->q[st->q0].ev;
+	if ((wait ? drv.EventSynchronize(ev) : drv.EventQuery(ev)) !=
+	    CUDA_SUCCESS && !wait)
+		return -1;
+	/* Waited for and failed: the stream's error comes with its next
+	 * call; the span is free all the same (the copy is over). */
+	st->tail = st->q[st->q0].end;
+	st->q0 = (st->q0 + 1) % STAGE_SLOTS;
+	st->qn--;
+	return 0;
+}
+
+/*
+ * Queues the asynchronous copy of [p, p + n) to dst in stream s from
+ * ctx's ring: 1 with its result in *rc, 0 when it was not staged (too
+ * large, no ring), for the caller's old way.
+ */
+static int
+cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
+    const void *p, size_t n, CUstream s, CUresult *rc)
+{
+	struct cclient *cc = cl->be;
+	struct cstage *st;
+	uint64_t at, skip;
+	unsigned k;
+
+	if (cc == NULL || n == 0 || n > STAGE_MAX || !stage_on() ||
+	    drv.StreamQuery(s) != CUDA_ERROR_NOT_READY)
+		return 0;
+	for (st = cc->stages; st != NULL && st->ctx != ctx; st = st->next)
+		;
+	if (st == NULL) {
+		if ((st = calloc(1, sizeof *st)) == NULL)
+			return 0;
+		st->ctx = ctx;
+		st->next = cc->stages;
+		cc->stages = st;
+		if (drv.MemHostAlloc((void **)&st->buf, STAGE_BYTES,
+		    CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+			st->buf = NULL;
+			st->failed = 1;
+		}
+	}
+	if (st->failed)
+		return 0;
+	/* Its span: after the last, or from the start where it would
+	 * wrap (the end's bytes skipped). */
+	at = st->head % STAGE_BYTES;
+	skip = at + n > STAGE_BYTES ? STAGE_BYTES - at : 0;
+	while (st->qn > 0 && stage_reap(st, 0) == 0)
+		;
+	while (st->head + skip + n - st->tail > STAGE_BYTES ||
+	    st->qn == STAGE_SLOTS)
+		if (stage_reap(st, 1) == -1)
+			break;
+	if (st->head + skip + n - st->tail > STAGE_BYTES)
+		return 0;
+	k = (st->q0 + st->qn) % STAGE_SLOTS;
+	if (st->q[k].ev == NULL && drv.EventCreate(&st->q[k].ev,
+	    CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
+		st->q[k].ev = NULL;
+		return 0;
+	}
+	at = (st->head + skip) % STAGE_BYTES;
+	memcpy(st->buf + at, p, n);
+	if ((*rc = drv.MemcpyHtoDAsync(dst, st->buf + at, n, s)) !=
+	    CUDA_SUCCESS)
+		return 1;
+	/* Without its event the span could not be freed: the stream's
+	 * wait, as before. */
+	if (drv.EventRecord(st->q[k].ev, s) != CUDA_SUCCESS) {
+		*rc = drv.StreamSynchronize(s);
+		return 1;
+	}
+	st->head += skip + n;
+	st->q[k].end = st->head;
+	st->qn++;
+	return 1;
+}
+
+/* Frees the rings of ctx (every context's if NULL), its copies done. */
+static void
+cuda_stage_drop(struct rclient *cl, struct robj *ctx)
+{
+	struct cclient *cc = cl->be;
+	struct cstage **up, *st;
+	unsigned i;
+
+	for (up = cc != NULL ? &cc->stages : NULL; up != NULL &&
+	    (st = *up) != NULL;) {
+		if (ctx != NULL && st->ctx != ctx) {
+			up = &st->next;
+			continue;
+		}
+		*up = st->next;
+		if (st->ctx->h != NULL &&
+		    drv.CtxSetCurrent(st->ctx->h) == CUDA_SUCCESS) {
+			while (stage_reap(st, 1) == 0)
+				;
+			for (i = 0; i < STAGE_SLOTS; i++)
+				if (st->q[i].ev != NULL)
+					drv.EventDestroy(st->q[i].ev);
+			if (st->buf != NULL)
+				drv.MemFreeHost(st->buf);
+		}
+		free(st);
+	}
+}
+
 /* in: ctx, stream, async, dptr, data */
 static int
 c_mem_htod(struct rcall *c)
 {
 	CUstream s;
 
-	CTX(c, 0);
+	struct robj *ctx;
+	CUresult rc;
+
+	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
+		return rc;
 	STREAM(c, 1, s);
 	if (rmem_check(c->cl, c->in[3].u, c->in[4].len) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* The frame goes away after the call: async copies must be done
-	 * reading it before we return, so they wait for their stream. */
 	if (!c->in[2].u)
 		return drv.MemcpyHtoD(c->in[3].u, c->in[4].p, c->in[4].len);
-	CUresult rc = drv.MemcpyHtoDAsync(c->in[3].u, c->in[4].p,
-	    c->in[4].len, s);
+	if (cuda_stage_htod(c->cl, ctx, c->in[3].u, c->in[4].p, c->in[4].len,
+	    s, &rc))
+		return rc;
+	/* The frame goes away after the call: the copy must be done
+	 * reading it before we return, so it waits for its stream. */
+	rc = drv.MemcpyHtoDAsync(c->in[3].u, c->in[4].p, c->in[4].len, s);
 	if (rc == CUDA_SUCCESS)
 		rc = drv.StreamSynchronize(s);
 	return rc;

@@ -143,6 +143,34 @@ class TorchTrainAmp(Work):
         return loss.item()
 
 
+class TorchTrainPipe(TorchTrainAmp):
+    """The same training step as a loop that does not wait for each one:
+    the batch copied in asynchronously while the GPU still runs the step
+    before, the loss read every tenth step (as a training loop logs it)."""
+    steps, EVERY = 60, 10
+    syncs_per_step = 0.1
+
+    def setup(self):
+        super().setup()
+        self.n = 0
+        self.bytes_per_step = (self.B * 3 * 64 * 64 * 4 + self.B * 8 +
+                               4 / self.EVERY)
+
+    def step(self):
+        t = self.t
+        x = self.x.to("cuda", non_blocking=True)
+        y = self.y.to("cuda", non_blocking=True)
+        with t.autocast("cuda", dtype=t.bfloat16):
+            loss = self.lossf(self.m(x), y)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.n += 1
+        if self.n % self.EVERY == 0:
+            return loss.item()
+        return None
+
+
 class TorchCompile(Work):
     """torch.compile of a transformer block, forward and backward, and an
     SGD step; the input lives on the GPU, the loss is read back."""
@@ -467,6 +495,7 @@ class GgmlReplay(GgmlDecode):
 
 GROUPS = {
     "torch": [("torch_infer", TorchInfer), ("torch_train_amp", TorchTrainAmp),
+              ("torch_train_pipe", TorchTrainPipe),
               ("compile_default", TorchCompile),
               ("compile_reduce_overhead", CompileReduceOverhead),
               ("compile_max_autotune", CompileMaxAutotune),

@@ -394,6 +394,16 @@ run_prog() {
 	done
 }
 
+@test "stagehtod: asynchronous copies into a busy stream land with the bytes of their moment, in the stream's order" {
+	for k in static shared; do
+		run_prog $k stagehtod
+		[ "$status" -eq 0 ]
+		[ "${lines[-1]}" = "stagehtod: ok" ]
+		[[ "$output" == *"copies 36 (24 transformed after), 34881856 bytes"* ]]
+		[[ "$output" == *"device bytes: ok, fnv d1dbeed7255c2b38"* ]]
+	done
+}
+
 @test "a bad launch and a kernel fault amid one-way work: the right error at the right call" {
 	for k in static shared; do
 		run_prog $k oneway

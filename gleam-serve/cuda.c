@@ -2062,14 +2062,27 @@ c_mem_htod(struct rcall *c)
 
 	struct robj *ctx;
 	CUresult rc;
+	void *h;
 
 	if ((ctx = cuda_ctx(c, c->in[0].u, &rc)) == NULL)
 		return rc;
 	STREAM(c, 1, s);
 	if (rmem_check(c->cl, c->in[3].u, c->in[4].len) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!c->in[2].u)
+	if (!c->in[2].u) {
+		/* Into page-locked memory here (a small page-locked buffer's
+		 * device side: the client's push of the host's writes): a
+		 * store, as the host's own write is locally, which a kernel
+		 * running meanwhile sees; no copy behind the legacy stream's
+		 * work (a kernel that spins until the host writes it). */
+		if ((h = cuda_hmem_at(c->cl, c->in[3].u, c->in[4].len)) !=
+		    NULL) {
+			memcpy(h, c->in[4].p, c->in[4].len);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			return CUDA_SUCCESS;
+		}
 		return drv.MemcpyHtoD(c->in[3].u, c->in[4].p, c->in[4].len);
+	}
 	if (cuda_stage_htod(c->cl, ctx, c->in[3].u, c->in[4].p, c->in[4].len,
 	    s, &rc))
 		return rc;
@@ -2095,14 +2108,16 @@ c_mem_dtoh(struct rcall *c)
 	if (rmem_check(c->cl, c->in[3].u, n) == -1)
 		return CUDA_ERROR_INVALID_VALUE;
 	/*
-	 * From page-locked memory here, in a stream (a synchronization's
-	 * prefetch of a mapped buffer's block): read in place once the
+	 * From page-locked memory here: read in place, in a stream (a
+	 * synchronization's prefetch of a mapped buffer's block) once the
 	 * stream's work is done, no second copy on the GPU behind the
-	 * first.  The reply is packed before the next call could free it.
+	 * first; else at once (a block fetched after the host waited), as
+	 * the host reads its own locally.  The reply is packed before the
+	 * next call could free it.
 	 */
-	if (c->in[2].u && c->into == NULL &&
-	    (p = cuda_hmem_at(c->cl, c->in[3].u, n)) != NULL) {
-		rc = drv.StreamSynchronize(s);
+	if (c->into == NULL && (p = cuda_hmem_at(c->cl, c->in[3].u, n)) !=
+	    NULL) {
+		rc = c->in[2].u ? drv.StreamSynchronize(s) : CUDA_SUCCESS;
 		c->out[0].p = p;
 		c->out[0].len = (uint32_t)n;
 		return rc;

@@ -548,6 +548,7 @@ struct cstage {
 	}		 q[STAGE_SLOTS];
 	unsigned	 q0, qn;	/* the copies in flight, oldest first */
 	int		 failed;	/* no ring: the old way */
+	uint64_t	 staged, full;	/* copies staged; waits for room */
 };
 
 struct cclient {
@@ -1997,9 +1998,11 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 	while (st->qn > 0 && stage_reap(st, 0) == 0)
 		;
 	while (st->head + skip + n - st->tail > STAGE_BYTES ||
-	    st->qn == STAGE_SLOTS)
+	    st->qn == STAGE_SLOTS) {
 		if (stage_reap(st, 1) == -1)
 			break;
+		st->full++;
+	}
 	if (st->head + skip + n - st->tail > STAGE_BYTES)
 		return 0;
 	k = (st->q0 + st->qn) % STAGE_SLOTS;
@@ -2022,6 +2025,7 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 	st->head += skip + n;
 	st->q[k].end = st->head;
 	st->qn++;
+	st->staged++;
 	return 1;
 }
 
@@ -2040,6 +2044,11 @@ cuda_stage_drop(struct rclient *cl, struct robj *ctx)
 			continue;
 		}
 		*up = st->next;
+		if (st->staged > 0)
+			log_info("client %s (%s): %llu asynchronous copies into "
+			    "busy streams staged, %llu waited for room",
+			    cl->addr, cl->name, (unsigned long long)st->staged,
+			    (unsigned long long)st->full);
 		if (st->ctx->h != NULL &&
 		    drv.CtxSetCurrent(st->ctx->h) == CUDA_SUCCESS) {
 			while (stage_reap(st, 1) == 0)

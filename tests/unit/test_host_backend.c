@@ -429,6 +429,19 @@ test_memory(uint64_t *da, uint64_t *db, uint64_t *dc)
 	CHECK(call(R_MEM_ALLOC, U(1), U(BUDGET)) ==
 	    CUDA_ERROR_OUT_OF_MEMORY);		/* over what is left */
 	CHECK(call(R_MEM_ALLOC, U(99), U(16)) == CUDA_ERROR_INVALID_CONTEXT);
+	/* Page-locked memory of the server's: the host's memory here, as
+	 * any; a range of the client's, freed by cuMemFree. */
+	CHECK(call(R_MEM_ALLOC_HOST, U(1), U(4096)) == 0);
+	q = c.out[0].u;
+	CHECK(q != 0);
+	CHECK(call(R_MEMSET, U(1), U(0), U(0), U(q), U(4096), U(7), U(1),
+	    U(4096), U(1)) == 0);
+	CHECK(call(R_MEM_DTOH, U(1), U(0), U(0), U(q + 4092), U(4)) == 0);
+	CHECK(c.out[0].len == 4 && memcmp(c.out[0].p, "\7\7\7\7", 4) == 0);
+	CHECK(call(R_MEM_FREE, U(1), U(q)) == 0);
+	CHECK(call(R_MEM_FREE, U(1), U(q)) == CUDA_ERROR_INVALID_VALUE);
+	CHECK(call(R_MEM_ALLOC_HOST, U(99), U(16)) ==
+	    CUDA_ERROR_INVALID_CONTEXT);
 
 	for (i = 0; i < N; i++) {
 		a[i] = (float)(i % 1000) * 0.5f;

@@ -2067,9 +2067,8 @@ cuda_stage_drop(struct rclient *cl, struct robj *ctx)
 static int
 c_mem_htod(struct rcall *c)
 {
-	CUstream s;
-
 	struct robj *ctx;
+	CUstream s;
 	CUresult rc;
 	void *h;
 

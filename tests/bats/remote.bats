@@ -787,6 +787,9 @@ sync_copy_rts() {
 		grep -qx 'mapped_bytes_prefetched: 0' "$BATS_TEST_TMPDIR/off.yaml"
 		grep -qx 'mapped_fetches: 0' "$BATS_TEST_TMPDIR/on.yaml"
 		grep -qx 'mapped_bytes_prefetched: 376872' "$BATS_TEST_TMPDIR/on.yaml"
+		# The two small buffers' device sides: page-locked memory of
+		# the server's, a call each (R_MEM_ALLOC_HOST).
+		grep -qx '  cuMemHostAlloc: 2' "$BATS_TEST_TMPDIR/on.yaml"
 		local fon foff
 		fon=$(sed -n 's/^mapped_bytes_fetched: //p' "$BATS_TEST_TMPDIR/on.yaml")
 		foff=$(sed -n 's/^mapped_bytes_fetched: //p' "$BATS_TEST_TMPDIR/off.yaml")

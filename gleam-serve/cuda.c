@@ -510,6 +510,33 @@ struct crun {
  * the stream is done.  The context's: it goes before the context.
  */
 #define HMEM_MAX	(64u << 20)	/* a client's at most */
+#define HMEM_ALL_MAX	(1ull << 30)	/* all clients' at most */
+
+/*
+ * The page-locked memory all clients hold here (their buffers' device
+ * sides and the staging rings): the host's memory that cannot be paged
+ * out, so bounded whatever the number of clients.
+ */
+static uint64_t	 hmem_all;	/* atomic */
+
+static int
+hmem_take(uint64_t n)
+{
+	uint64_t was = __atomic_load_n(&hmem_all, __ATOMIC_RELAXED);
+
+	do {
+		if (n > HMEM_ALL_MAX - was)
+			return -1;
+	} while (!__atomic_compare_exchange_n(&hmem_all, &was, was + n, 0,
+	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return 0;
+}
+
+static void
+hmem_give(uint64_t n)
+{
+	__atomic_sub_fetch(&hmem_all, n, __ATOMIC_RELAXED);
+}
 
 struct chmem {
 	struct chmem	*next;
@@ -1338,18 +1365,25 @@ c_mem_alloc_host(struct rcall *c)
 		return rc;
 	/* Host memory the server's own work needs: a client gets a
 	 * little (the client falls back to device memory). */
-	if (cc == NULL || c->in[1].u > HMEM_MAX - cc->hmem_bytes ||
-	    (m = calloc(1, sizeof *m)) == NULL)
+	if (cc == NULL || c->in[1].u > HMEM_MAX - cc->hmem_bytes)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (hmem_take(c->in[1].u) == -1)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((m = calloc(1, sizeof *m)) == NULL) {
+		hmem_give(c->in[1].u);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	if ((rc = drv.MemHostAlloc(&h, (size_t)c->in[1].u,
 	    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP)) !=
 	    CUDA_SUCCESS) {
+		hmem_give(c->in[1].u);
 		free(m);
 		return rc;
 	}
 	if ((rc = drv.MemHostGetDevicePointer(&d, h, 0)) != CUDA_SUCCESS ||
 	    rmem_add(c->cl, d, c->in[1].u, 0, ctx) == -1) {
 		drv.MemFreeHost(h);
+		hmem_give(c->in[1].u);
 		free(m);
 		return rc != CUDA_SUCCESS ? rc : CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -1383,6 +1417,7 @@ static void
 chmem_free(struct cclient *cc, struct chmem *m)
 {
 	cc->hmem_bytes -= m->size;
+	hmem_give(m->size);
 	/* In its context: copies into it done first, as cuMemFreeHost
 	 * waits for them. */
 	if (m->ctx->h != NULL && drv.CtxSetCurrent(m->ctx->h) == CUDA_SUCCESS) {
@@ -1983,8 +2018,11 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 		st->ctx = ctx;
 		st->next = cc->stages;
 		cc->stages = st;
-		if (drv.MemHostAlloc((void **)&st->buf, STAGE_BYTES,
+		if (hmem_take(STAGE_BYTES) == -1)
+			st->failed = 1;
+		else if (drv.MemHostAlloc((void **)&st->buf, STAGE_BYTES,
 		    CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS) {
+			hmem_give(STAGE_BYTES);
 			st->buf = NULL;
 			st->failed = 1;
 		}
@@ -2059,6 +2097,8 @@ cuda_stage_drop(struct rclient *cl, struct robj *ctx)
 			if (st->buf != NULL)
 				drv.MemFreeHost(st->buf);
 		}
+		if (st->buf != NULL)
+			hmem_give(STAGE_BYTES);
 		free(st);
 	}
 }

@@ -581,6 +581,7 @@ struct cstage {
 struct cclient {
 	struct cstage	*stages;
 	struct chmem	*hmem;
+	struct htab	 hmem_at;	/* its device address -> it */
 	uint64_t	 hmem_bytes;
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
 	void		*in;		/* the input buffer, when pinned */
@@ -756,6 +757,7 @@ cuda_client_new(struct rclient *cl)
 	if ((cc = calloc(1, sizeof *cc)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	htab_init(&cc->moved);
+	htab_init(&cc->hmem_at);
 	cl->be = cc;
 	return 0;
 }
@@ -1095,6 +1097,7 @@ cuda_client_free(struct rclient *cl)
 		cuda_hmem_drop(cl, NULL);
 		cuda_stage_drop(cl, NULL);
 		htab_free(&cc->moved);
+		htab_free(&cc->hmem_at);
 		for (h = cc->hosts; h != NULL; h = next) {
 			next = h->next;
 			free(h);
@@ -1381,7 +1384,10 @@ c_mem_alloc_host(struct rcall *c)
 		return rc;
 	}
 	if ((rc = drv.MemHostGetDevicePointer(&d, h, 0)) != CUDA_SUCCESS ||
+	    htab_put(&cc->hmem_at, d, m) == -1 ||
 	    rmem_add(c->cl, d, c->in[1].u, 0, ctx) == -1) {
+		if (rc == CUDA_SUCCESS)
+			htab_del(&cc->hmem_at, d);
 		drv.MemFreeHost(h);
 		hmem_give(c->in[1].u);
 		free(m);
@@ -1399,23 +1405,28 @@ c_mem_alloc_host(struct rcall *c)
 	return CUDA_SUCCESS;
 }
 
-/* The client's page-locked memory holding [p, p + n) here, or NULL. */
+/* The client's page-locked memory holding [p, p + n) here, or NULL: the
+ * range holding p, then whether it is such memory. */
 static void *
 cuda_hmem_at(struct rclient *cl, uint64_t p, uint64_t n)
 {
 	struct cclient *cc = cl->be;
 	struct chmem *m;
+	uint64_t base, size;
 
-	for (m = cc != NULL ? cc->hmem : NULL; m != NULL; m = m->next)
-		if (p >= m->dev && p - m->dev <= m->size &&
-		    n <= m->size - (p - m->dev))
-			return (uint8_t *)m->h + (p - m->dev);
-	return NULL;
+	if (cc == NULL || cc->hmem == NULL ||
+	    rmem_range(cl, p, &base, &size) == -1 ||
+	    (m = htab_get(&cc->hmem_at, base)) == NULL)
+		return NULL;
+	if (p - m->dev > m->size || n > m->size - (p - m->dev))
+		return NULL;
+	return (uint8_t *)m->h + (p - m->dev);
 }
 
 static void
 chmem_free(struct cclient *cc, struct chmem *m)
 {
+	htab_del(&cc->hmem_at, m->dev);
 	cc->hmem_bytes -= m->size;
 	hmem_give(m->size);
 	/* In its context: copies into it done first, as cuMemFreeHost

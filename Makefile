@@ -145,6 +145,14 @@ $(BUILD)/tests/test_serve_lanes: tests/unit/test_serve_lanes.c \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(BUILD)/gleam-serve/lanes.o $(LIBA) $(LDLIBS)
 
+# The staging ring's arithmetic (the cuda backend's staged copies).
+$(BUILD)/tests/test_stage: tests/unit/test_stage.c \
+    $(BUILD)/gleam-serve/stage.o $(LIBA)
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Igleam-serve $(CFLAGS) \
+	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(BUILD)/gleam-serve/stage.o $(LIBA) $(LDLIBS)
+
 # The wire checks' unit test drives them, and the host backend's table.
 $(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \
     $(LIBA)

@@ -22,6 +22,7 @@
 #include "backend.h"
 #include "check.h"
 #include "pool.h"
+#include "stage.h"
 #include "copy3d.h"
 #include "cuwire.h"
 #include "vmm.h"
@@ -562,18 +563,13 @@ struct chmem {
  */
 #define STAGE_BYTES	(8u << 20)
 #define STAGE_MAX	(2u << 20)
-#define STAGE_SLOTS	128
 
 struct cstage {
 	struct cstage	*next;
 	struct robj	*ctx;
 	uint8_t		*buf;		/* STAGE_BYTES, page-locked */
-	uint64_t	 head, tail;	/* bytes staged, freed: ever */
-	struct {
-		uint64_t end;		/* head once it was staged */
-		CUevent	 ev;		/* made once, reused */
-	}		 q[STAGE_SLOTS];
-	unsigned	 q0, qn;	/* the copies in flight, oldest first */
+	struct sring	 ring;		/* its spans, a copy each (stage.h) */
+	CUevent		 ev[SRING_SLOTS];	/* after each: made once */
 	int		 failed;	/* no ring: the old way */
 	uint64_t	 staged, full;	/* copies staged; waits for room */
 };
@@ -1988,19 +1984,18 @@ stage_on(void)
 static int
 stage_reap(struct cstage *st, int wait)
 {
+	int k = sring_oldest(&st->ring);
 	CUevent ev;
 
-	if (st->qn == 0)
+	if (k == -1)
 		return -1;
-	ev = st->q[st->q0].ev;
+	ev = st->ev[k];
 	if ((wait ? drv.EventSynchronize(ev) : drv.EventQuery(ev)) !=
 	    CUDA_SUCCESS && !wait)
 		return -1;
 	/* Waited for and failed: the stream's error comes with its next
 	 * call; the span is free all the same (the copy is over). */
-	st->tail = st->q[st->q0].end;
-	st->q0 = (st->q0 + 1) % STAGE_SLOTS;
-	st->qn--;
+	sring_pop(&st->ring);
 	return 0;
 }
 
@@ -2015,8 +2010,9 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 {
 	struct cclient *cc = cl->be;
 	struct cstage *st;
-	uint64_t at, skip;
+	uint64_t at;
 	unsigned k;
+	int room;
 
 	if (cc == NULL || n == 0 || n > STAGE_MAX || !stage_on() ||
 	    drv.StreamQuery(s) != CUDA_ERROR_NOT_READY)
@@ -2027,6 +2023,7 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 		if ((st = calloc(1, sizeof *st)) == NULL)
 			return 0;
 		st->ctx = ctx;
+		sring_init(&st->ring, STAGE_BYTES);
 		st->next = cc->stages;
 		cc->stages = st;
 		if (hmem_take(STAGE_BYTES) == -1)
@@ -2040,40 +2037,33 @@ cuda_stage_htod(struct rclient *cl, struct robj *ctx, CUdeviceptr dst,
 	}
 	if (st->failed)
 		return 0;
-	/* Its span: after the last, or from the start where it would
-	 * wrap (the end's bytes skipped). */
-	at = st->head % STAGE_BYTES;
-	skip = at + n > STAGE_BYTES ? STAGE_BYTES - at : 0;
-	while (st->qn > 0 && stage_reap(st, 0) == 0)
+	/* The copies done meanwhile free their spans; a full ring waits
+	 * for its oldest. */
+	while (stage_reap(st, 0) == 0)
 		;
-	while (st->head + skip + n - st->tail > STAGE_BYTES ||
-	    st->qn == STAGE_SLOTS) {
+	while ((room = sring_room(&st->ring, n, &at, &k)) == 1) {
 		if (stage_reap(st, 1) == -1)
 			break;
 		st->full++;
 	}
-	if (st->head + skip + n - st->tail > STAGE_BYTES)
+	if (room != 0)
 		return 0;
-	k = (st->q0 + st->qn) % STAGE_SLOTS;
-	if (st->q[k].ev == NULL && drv.EventCreate(&st->q[k].ev,
+	if (st->ev[k] == NULL && drv.EventCreate(&st->ev[k],
 	    CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) {
-		st->q[k].ev = NULL;
+		st->ev[k] = NULL;
 		return 0;
 	}
-	at = (st->head + skip) % STAGE_BYTES;
 	memcpy(st->buf + at, p, n);
 	if ((*rc = drv.MemcpyHtoDAsync(dst, st->buf + at, n, s)) !=
 	    CUDA_SUCCESS)
 		return 1;
 	/* Without its event the span could not be freed: the stream's
 	 * wait, as before. */
-	if (drv.EventRecord(st->q[k].ev, s) != CUDA_SUCCESS) {
+	if (drv.EventRecord(st->ev[k], s) != CUDA_SUCCESS) {
 		*rc = drv.StreamSynchronize(s);
 		return 1;
 	}
-	st->head += skip + n;
-	st->q[k].end = st->head;
-	st->qn++;
+	sring_push(&st->ring, n);
 	st->staged++;
 	return 1;
 }
@@ -2102,9 +2092,9 @@ cuda_stage_drop(struct rclient *cl, struct robj *ctx)
 		    drv.CtxSetCurrent(st->ctx->h) == CUDA_SUCCESS) {
 			while (stage_reap(st, 1) == 0)
 				;
-			for (i = 0; i < STAGE_SLOTS; i++)
-				if (st->q[i].ev != NULL)
-					drv.EventDestroy(st->q[i].ev);
+			for (i = 0; i < SRING_SLOTS; i++)
+				if (st->ev[i] != NULL)
+					drv.EventDestroy(st->ev[i]);
 			if (st->buf != NULL)
 				drv.MemFreeHost(st->buf);
 		}

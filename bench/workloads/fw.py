@@ -131,7 +131,9 @@ class TorchTrainAmp(Work):
         self.lossf = nn.CrossEntropyLoss()
         self.bytes_per_step = self.B * 3 * 64 * 64 * 4 + self.B * 8 + 4
 
-    def step(self):
+    def train(self):
+        """One step queued: the batch in, forward, backward, SGD; the
+        loss tensor, not read."""
         t = self.t
         x = self.x.to("cuda", non_blocking=True)
         y = self.y.to("cuda", non_blocking=True)
@@ -140,7 +142,10 @@ class TorchTrainAmp(Work):
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
-        return loss.item()
+        return loss
+
+    def step(self):
+        return self.train().item()
 
 
 class TorchTrainPipe(TorchTrainAmp):
@@ -157,14 +162,7 @@ class TorchTrainPipe(TorchTrainAmp):
                                4 / self.EVERY)
 
     def step(self):
-        t = self.t
-        x = self.x.to("cuda", non_blocking=True)
-        y = self.y.to("cuda", non_blocking=True)
-        with t.autocast("cuda", dtype=t.bfloat16):
-            loss = self.lossf(self.m(x), y)
-        self.opt.zero_grad(set_to_none=True)
-        loss.backward()
-        self.opt.step()
+        loss = self.train()
         self.n += 1
         if self.n % self.EVERY == 0:
             return loss.item()

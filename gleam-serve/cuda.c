@@ -540,7 +540,6 @@ hmem_give(uint64_t n)
 }
 
 struct chmem {
-	struct chmem	*next;
 	struct robj	*ctx;
 	void		*h;
 	uint64_t	 dev, size;
@@ -576,8 +575,7 @@ struct cstage {
 
 struct cclient {
 	struct cstage	*stages;
-	struct chmem	*hmem;
-	struct htab	 hmem_at;	/* its device address -> it */
+	struct htab	 hmem;		/* chmem by device address */
 	uint64_t	 hmem_bytes;
 	CUcontext	 pin_ctx;	/* the context they were pinned in */
 	void		*in;		/* the input buffer, when pinned */
@@ -753,7 +751,7 @@ cuda_client_new(struct rclient *cl)
 	if ((cc = calloc(1, sizeof *cc)) == NULL)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	htab_init(&cc->moved);
-	htab_init(&cc->hmem_at);
+	htab_init(&cc->hmem);
 	cl->be = cc;
 	return 0;
 }
@@ -1093,7 +1091,7 @@ cuda_client_free(struct rclient *cl)
 		cuda_hmem_drop(cl, NULL);
 		cuda_stage_drop(cl, NULL);
 		htab_free(&cc->moved);
-		htab_free(&cc->hmem_at);
+		htab_free(&cc->hmem);
 		for (h = cc->hosts; h != NULL; h = next) {
 			next = h->next;
 			free(h);
@@ -1380,10 +1378,10 @@ c_mem_alloc_host(struct rcall *c)
 		return rc;
 	}
 	if ((rc = drv.MemHostGetDevicePointer(&d, h, 0)) != CUDA_SUCCESS ||
-	    htab_put(&cc->hmem_at, d, m) == -1 ||
+	    htab_put(&cc->hmem, d, m) == -1 ||
 	    rmem_add(c->cl, d, c->in[1].u, 0, ctx) == -1) {
 		if (rc == CUDA_SUCCESS)
-			htab_del(&cc->hmem_at, d);
+			htab_del(&cc->hmem, d);
 		drv.MemFreeHost(h);
 		hmem_give(c->in[1].u);
 		free(m);
@@ -1394,8 +1392,6 @@ c_mem_alloc_host(struct rcall *c)
 	m->h = h;
 	m->dev = d;
 	m->size = c->in[1].u;
-	m->next = cc->hmem;
-	cc->hmem = m;
 	cc->hmem_bytes += m->size;
 	c->out[0].u = d;
 	return CUDA_SUCCESS;
@@ -1410,9 +1406,9 @@ cuda_hmem_at(struct rclient *cl, uint64_t p, uint64_t n)
 	struct chmem *m;
 	uint64_t base, size;
 
-	if (cc == NULL || cc->hmem == NULL ||
+	if (cc == NULL || cc->hmem.n == 0 ||
 	    rmem_range(cl, p, &base, &size) == -1 ||
-	    (m = htab_get(&cc->hmem_at, base)) == NULL)
+	    (m = htab_get(&cc->hmem, base)) == NULL)
 		return NULL;
 	if (p - m->dev > m->size || n > m->size - (p - m->dev))
 		return NULL;
@@ -1422,7 +1418,6 @@ cuda_hmem_at(struct rclient *cl, uint64_t p, uint64_t n)
 static void
 chmem_free(struct cclient *cc, struct chmem *m)
 {
-	htab_del(&cc->hmem_at, m->dev);
 	cc->hmem_bytes -= m->size;
 	hmem_give(m->size);
 	/* In its context: copies into it done first, as cuMemFreeHost
@@ -1441,16 +1436,12 @@ static int
 cuda_hmem_free(struct rclient *cl, uint64_t p)
 {
 	struct cclient *cc = cl->be;
-	struct chmem **up, *m;
+	struct chmem *m;
 
-	for (up = cc != NULL ? &cc->hmem : NULL; up != NULL &&
-	    (m = *up) != NULL; up = &m->next)
-		if (m->dev == p) {
-			*up = m->next;
-			chmem_free(cc, m);
-			return 1;
-		}
-	return 0;
+	if (cc == NULL || (m = htab_del(&cc->hmem, p)) == NULL)
+		return 0;
+	chmem_free(cc, m);
+	return 1;
 }
 
 /* Frees the page-locked memory of ctx (of every context if NULL); its
@@ -1459,15 +1450,17 @@ static void
 cuda_hmem_drop(struct rclient *cl, struct robj *ctx)
 {
 	struct cclient *cc = cl->be;
-	struct chmem **up, *m;
+	size_t i = 0;
+	uint64_t dev;
+	void *v;
 
-	for (up = cc != NULL ? &cc->hmem : NULL; up != NULL &&
-	    (m = *up) != NULL;)
-		if (ctx == NULL || m->ctx == ctx) {
-			*up = m->next;
-			chmem_free(cc, m);
-		} else
-			up = &m->next;
+	if (cc == NULL)
+		return;
+	while (htab_next(&cc->hmem, &i, &dev, &v))
+		if (ctx == NULL || ((struct chmem *)v)->ctx == ctx) {
+			htab_del(&cc->hmem, dev);
+			chmem_free(cc, v);
+		}
 }
 
 static int

@@ -129,7 +129,8 @@ HOST_TEST_OBJ	 = $(BUILD)/gleam-serve/host.o $(BUILD)/gleam-serve/remote.o \
 		   $(BUILD)/gleam-serve/check.o \
 		   $(BUILD)/gleam-serve/copy3d.o $(BUILD)/gleam-serve/wcache.o \
 		   $(BUILD)/gleam-serve/pool.o $(BUILD)/gleam-serve/lanes.o \
-		   $(BUILD)/gleam-serve/output.o $(BUILD)/gleam-serve/vmm.o
+		   $(BUILD)/gleam-serve/output.o $(BUILD)/gleam-serve/vmm.o \
+		   $(BUILD)/gleam-serve/gap.o
 $(BUILD)/tests/test_host_backend: tests/unit/test_host_backend.c \
     $(HOST_TEST_OBJ) $(LIBA) | build/tests/host-kernels.so
 	@mkdir -p $(@D)
@@ -152,6 +153,14 @@ $(BUILD)/tests/test_stage: tests/unit/test_stage.c \
 	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(BUILD)/gleam-serve/stage.o $(LIBA) $(LDLIBS)
+
+# The serving thread's learned spin.
+$(BUILD)/tests/test_gap: tests/unit/test_gap.c \
+    $(BUILD)/gleam-serve/gap.o $(LIBA)
+	@mkdir -p $(@D)
+	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Igleam-serve $(CFLAGS) \
+	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
+	    $(BUILD)/gleam-serve/gap.o $(LIBA) $(LDLIBS)
 
 # The wire checks' unit test drives them, and the host backend's table.
 $(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \

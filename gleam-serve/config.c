@@ -40,6 +40,7 @@ config_defaults(struct config *c)
 		snprintf(c->cache_dir, sizeof c->cache_dir, "%.*s",
 		    (int)strcspn(cd, ":"), cd);
 	c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 200e-6 : 0;
+	c->spin_max = sysconf(_SC_NPROCESSORS_ONLN) >= 8 ? 2e-3 : 0;
 	c->lanes = 8;
 }
 
@@ -273,6 +274,8 @@ static const struct cfg_key config_keys[] = {
 	{ "cache_share",	CFG_FUNC,	F(nshare),
 	    .fn = config_share },
 	{ "spin",		CFG_DURATION,	F(spin),
+	    .hi = 0.1, .why = "at most 100ms" },
+	{ "spin_max",		CFG_DURATION,	F(spin_max),
 	    .hi = 0.1, .why = "at most 100ms" },
 	{ "lanes",		CFG_INT,	F(lanes),
 	    .min = 0, .max = PROTO_LANES_MAX },

@@ -71,6 +71,7 @@ struct config {
 	}		 share[CONFIG_SHARE_MAX];
 	int		 nshare;
 	double		 spin;		/* seconds a client's thread polls */
+	double		 spin_max;	/* at most, learned from its gaps */
 	int		 lanes;		/* bulk connections a client may open */
 	double		 port_rate;	/* its link's bit/s for the status; 0 */
 	char		 peer_host[256]; /* where clients migrate; "" none */

@@ -1,5 +1,6 @@
 /* Serving one remoting client on its own thread. */
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "chan.h"
 #include "chanrd.h"
 #include "conn.h"
+#include "gap.h"
 #include "keep.h"
 #include "check.h"
 #include "log.h"
@@ -48,6 +50,9 @@ struct remote {
 	int			 profiling;	/* -v: the log wants them */
 	uint64_t		 t_open;	/* now_ns() at R_OPEN */
 	struct htab		 stages;	/* id -> struct stage */
+	struct gaps		 gaps;		/* reply to next request (gap.h) */
+	uint64_t		 spun, caught;	/* polls past spin; requests
+						   that came in that time */
 	uint64_t		 staged;	/* their bytes */
 	int			 fd;
 	const struct remote_env	*env;
@@ -1328,6 +1333,53 @@ remote_drain(struct remote *r)
 	return 0;
 }
 
+/*
+ * The serving threads polling longer than spin, all workers' (a page they
+ * share), at most a quarter of the host's CPUs: beyond, spin alone.
+ */
+static unsigned	*spinners;
+static unsigned	 spin_most = 1;
+
+void
+remote_spin_init(void)
+{
+	void *p;
+	long nc;
+
+	if (spinners != NULL)
+		return;
+	if ((p = mmap(NULL, sizeof *spinners, PROT_READ | PROT_WRITE,
+	    MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return;
+	spinners = p;
+	nc = sysconf(_SC_NPROCESSORS_ONLN);
+	spin_most = nc >= 8 ? (unsigned)(nc / 4) : 1;
+}
+
+/* 1 if this thread may poll longer than spin (then spin_give(1)). */
+static int
+spin_take(void)
+{
+	unsigned c;
+
+	if (spinners == NULL)
+		return 0;
+	c = __atomic_load_n(spinners, __ATOMIC_RELAXED);
+	do
+		if (c >= spin_most)
+			return 0;
+	while (!__atomic_compare_exchange_n(spinners, &c, c + 1, 1,
+	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return 1;
+}
+
+static void
+spin_give(int taken)
+{
+	if (taken)
+		__atomic_sub_fetch(spinners, 1, __ATOMIC_ACQ_REL);
+}
+
 /* Reads what is there (at least one byte); -1 on EOF or error. */
 static int
 remote_read(struct remote *r)
@@ -1336,6 +1388,8 @@ remote_read(struct remote *r)
 	size_t want = chanrd_ask(&r->ch, &r->rd, READ_MIN);
 	uint8_t *nb;
 	ssize_t n;
+	uint64_t t0;
+	int fresh, learned = 0;
 
 	/* An order to migrate is taken only where every call is answered. */
 	if (r->at_rest && remote_order(r))
@@ -1356,21 +1410,36 @@ remote_read(struct remote *r)
 	 * and waking this thread for them would keep the GPU waiting.
 	 */
 	n = -1;
+	/* Waiting for a request, not the rest of one: the gap is timed, and
+	 * the gaps before say how long to poll (gap.h). */
+	fresh = used == 0;
+	t0 = now_ns();
 	if (r->env->spin_ns > 0) {
-		uint64_t t0 = now_ns();
+		uint64_t spin = r->env->spin_ns, s;
 		unsigned k = 0;
 
+		if (fresh && (s = gaps_spin(&r->gaps, spin,
+		    r->env->spin_max_ns)) > spin && spin_take())
+			spin = s, learned = 1;
 		for (;;) {
 			n = recv(r->fd, r->in + used, want, MSG_DONTWAIT);
 			if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != EINTR) || now_ns() - t0 >= r->env->spin_ns)
+			    errno != EINTR) || now_ns() - t0 >= spin)
 				break;
 			/* A host function reached: its notice goes now. */
-			if (__atomic_load_n(&r->cl.hq->n, __ATOMIC_ACQUIRE) > 0)
+			if (__atomic_load_n(&r->cl.hq->n, __ATOMIC_ACQUIRE) > 0) {
+				spin_give(learned);
 				return 0;
+			}
 			if ((++k & 63) == 0)
 				sched_yield();
 		}
+		if (learned) {
+			r->spun++;
+			if (n > 0 && now_ns() - t0 >= r->env->spin_ns)
+				r->caught++;
+		}
+		spin_give(learned);
 	}
 	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
 	    errno == EINTR || r->env->spin_ns == 0)) {
@@ -1465,6 +1534,8 @@ idle:
 		    strerror(errno));
 		return -1;
 	}
+	if (fresh)
+		gaps_add(&r->gaps, now_ns() - t0);
 	r->rd.raw += (size_t)n;
 	__atomic_add_fetch(&r->stats->bytes_in, (uint64_t)n, __ATOMIC_RELAXED);
 	return 0;
@@ -2325,6 +2396,10 @@ remote_main(void *arg)
 			    r->cl.addr, r->cl.name, (unsigned long long)ld,
 			    (unsigned long long)lr);
 	}
+	if (r->spun > 0)
+		log_info("client %s (%s): polled past spin %llu times, %llu "
+		    "requests came in that time", r->cl.addr, r->cl.name,
+		    (unsigned long long)r->spun, (unsigned long long)r->caught);
 	/* The lanes' buffer is pinned in the client's context: first. */
 	if (r->lanes != NULL && r->env->be->host_unpin != NULL && r->opened) {
 		size_t n;

@@ -31,6 +31,7 @@ struct remote_env {
 	const struct backend	*be;
 	uint32_t		 max_frame;
 	uint64_t		 spin_ns;	/* polling after input: config spin */
+	uint64_t		 spin_max_ns;	/* learned polling: spin_max */
 	uint32_t		 max_lanes;	/* config lanes (lanes.h) */
 	double			 idle_s;	/* config idle_timeout; 0 */
 	size_t			 keep_bytes;	/* config resume_buffer */
@@ -97,6 +98,13 @@ struct remote_resume {
 #define REMOTE_LANE	1
 #define REMOTE_MIGRATE	2
 #define REMOTE_MOVED	3
+
+/*
+ * The count of serving threads polling longer than spin (spin_max), kept
+ * in memory the workers forked later share: called in the server before
+ * any worker; again, it does nothing.
+ */
+void	remote_spin_init(void);
 
 /*
  * Sends fd (-1: none), rs and the raw bytes on ctl; -1 if the worker is

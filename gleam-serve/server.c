@@ -1211,6 +1211,8 @@ server_env_update(struct server *srv)
 	srv->renv.be = srv->be;
 	srv->renv.max_frame = (uint32_t)srv->cfg.max_frame;
 	srv->renv.spin_ns = (uint64_t)(srv->cfg.spin * 1e9);
+	srv->renv.spin_max_ns = (uint64_t)(srv->cfg.spin_max * 1e9);
+	remote_spin_init();
 	srv->renv.max_lanes = (uint32_t)srv->cfg.lanes;
 	srv->renv.idle_s = srv->cfg.idle_timeout;
 	srv->renv.keep_bytes = (size_t)srv->cfg.resume_buffer;

@@ -120,6 +120,9 @@ teardown() {
 	serve_check 3 "$CONF" 'spin: 1s\n'
 	[ "$stderr" = "gleam-serve: $CONF:1: spin: at most 100ms" ]
 	serve_check 0 "$CONF" 'spin: 0\n'
+	serve_check 3 "$CONF" 'spin_max: 200ms\n'
+	[ "$stderr" = "gleam-serve: $CONF:1: spin_max: at most 100ms" ]
+	serve_check 0 "$CONF" 'spin_max: 0\n'
 	serve_check 3 "$CONF" 'lanes: 17\n'
 	[[ "$stderr" == "gleam-serve: $CONF:1: lanes: "* ]]
 	serve_check 0 "$CONF" 'lanes: 0\n'

@@ -580,6 +580,42 @@ run_prog() {
 	done
 }
 
+@test "spin_max: a client whose requests come a link's round trip after each reply finds its thread polling (learned), none past spin without it" {
+	local conf=$BATS_TEST_TMPDIR/spin.yaml lport i
+	serve_kill
+	printf 'backend: host\nhost_kernels: %s\nspin: 200us\nspin_max: 50ms\n' \
+	    "$HOST_KERNELS" >"$conf"
+	serve_start -c "$conf"
+	"$GLEAM_BIN/gleam-link" -d 1ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
+	BG_PID=$!
+	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+	run_prog_at() { run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"; }
+	run_prog_at
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "readahead: ok" ]
+	for i in $(seq 1 100); do
+		grep -q 'polled past spin' "$SERVE_LOG" && break
+		sleep 0.05
+	done
+	# Each step's request comes 2 ms after its reply (the link), past
+	# spin: once eight gaps are seen the thread polls through them.
+	grep -E 'client .*: polled past spin [0-9]+ times, [1-9][0-9]* requests came in that time' "$SERVE_LOG"
+	# spin_max at spin: never past it.
+	serve_kill
+	printf 'backend: host\nhost_kernels: %s\nspin: 200us\nspin_max: 200us\n' \
+	    "$HOST_KERNELS" >"$conf"
+	serve_start -c "$conf"
+	{ kill -KILL "$BG_PID" && wait "$BG_PID"; } 2>/dev/null || true
+	"$GLEAM_BIN/gleam-link" -d 1ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link2.log" 3>&- &
+	BG_PID=$!
+	lport=$(wait_listen "$BATS_TEST_TMPDIR/link2.log" "$BG_PID")
+	run_prog_at
+	[ "$status" -eq 0 ]
+	[ "${lines[-1]}" = "readahead: ok" ]
+	serve_kill
+	! grep -q 'polled past spin' "$SERVE_LOG"
+}
+
 # The round trips of stream synchronizations and device-to-host copies in
 # a statistics file.
 sync_copy_rts() {

@@ -146,21 +146,15 @@ $(BUILD)/tests/test_serve_lanes: tests/unit/test_serve_lanes.c \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
 	    $(BUILD)/gleam-serve/lanes.o $(LIBA) $(LDLIBS)
 
-# The staging ring's arithmetic (the cuda backend's staged copies).
-$(BUILD)/tests/test_stage: tests/unit/test_stage.c \
-    $(BUILD)/gleam-serve/stage.o $(LIBA)
+# gleam-serve's modules tested on their own, test_X against X.o: the
+# staging ring's arithmetic (the cuda backend's staged copies), the
+# serving thread's learned spin.
+$(BUILD)/tests/test_stage $(BUILD)/tests/test_gap: $(BUILD)/tests/test_%: \
+    tests/unit/test_%.c $(BUILD)/gleam-serve/%.o $(LIBA)
 	@mkdir -p $(@D)
 	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Igleam-serve $(CFLAGS) \
 	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
-	    $(BUILD)/gleam-serve/stage.o $(LIBA) $(LDLIBS)
-
-# The serving thread's learned spin.
-$(BUILD)/tests/test_gap: tests/unit/test_gap.c \
-    $(BUILD)/gleam-serve/gap.o $(LIBA)
-	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(CC) $(CPPFLAGS) -Igleam-serve $(CFLAGS) \
-	    $(WARNFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< \
-	    $(BUILD)/gleam-serve/gap.o $(LIBA) $(LDLIBS)
+	    $(BUILD)/gleam-serve/$*.o $(LIBA) $(LDLIBS)
 
 # The wire checks' unit test drives them, and the host backend's table.
 $(BUILD)/tests/test_wirecheck: tests/unit/test_wirecheck.c $(HOST_TEST_OBJ) \

@@ -27,6 +27,7 @@
 #include "cuwire.h"
 #include "vmm.h"
 #include "log.h"
+#include "util.h"
 
 /* The entry points we use, each asked for at the version whose ABI we call. */
 static struct {
@@ -523,20 +524,13 @@ static uint64_t	 hmem_all;	/* atomic */
 static int
 hmem_take(uint64_t n)
 {
-	uint64_t was = __atomic_load_n(&hmem_all, __ATOMIC_RELAXED);
-
-	do {
-		if (n > HMEM_ALL_MAX - was)
-			return -1;
-	} while (!__atomic_compare_exchange_n(&hmem_all, &was, was + n, 0,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return 0;
+	return budget_take(&hmem_all, n, HMEM_ALL_MAX);
 }
 
 static void
 hmem_give(uint64_t n)
 {
-	__atomic_sub_fetch(&hmem_all, n, __ATOMIC_RELAXED);
+	budget_give(&hmem_all, n);
 }
 
 struct chmem {

@@ -45,6 +45,7 @@
 #include "host.h"
 #include "vmm.h"
 #include "log.h"
+#include "util.h"
 
 #define HOST_NAME	"Gleam host backend (H200 attributes)"
 #define HOST_VERSION	13000		/* the driver version reported */
@@ -350,20 +351,13 @@ static void	harray_free(struct harray *);
 static int
 host_reserve(uint64_t n)
 {
-	uint64_t used = __atomic_load_n(&host.used, __ATOMIC_RELAXED);
-
-	do {
-		if (n > host.budget - used)
-			return -1;
-	} while (!__atomic_compare_exchange_n(&host.used, &used, used + n, 0,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	return 0;
+	return budget_take(&host.used, n, host.budget);
 }
 
 static void
 host_unreserve(uint64_t n)
 {
-	__atomic_sub_fetch(&host.used, n, __ATOMIC_RELAXED);
+	budget_give(&host.used, n);
 }
 
 /*

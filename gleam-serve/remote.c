@@ -1337,8 +1337,8 @@ remote_drain(struct remote *r)
  * The serving threads polling longer than spin, all workers' (a page they
  * share), at most a quarter of the host's CPUs: beyond, spin alone.
  */
-static unsigned	*spinners;
-static unsigned	 spin_most = 1;
+static uint64_t	*spinners;
+static uint64_t	 spin_most = 1;
 
 void
 remote_spin_init(void)
@@ -1353,31 +1353,21 @@ remote_spin_init(void)
 		return;
 	spinners = p;
 	nc = sysconf(_SC_NPROCESSORS_ONLN);
-	spin_most = nc >= 8 ? (unsigned)(nc / 4) : 1;
+	spin_most = nc >= 8 ? (uint64_t)(nc / 4) : 1;
 }
 
 /* 1 if this thread may poll longer than spin (then spin_give(1)). */
 static int
 spin_take(void)
 {
-	unsigned c;
-
-	if (spinners == NULL)
-		return 0;
-	c = __atomic_load_n(spinners, __ATOMIC_RELAXED);
-	do
-		if (c >= spin_most)
-			return 0;
-	while (!__atomic_compare_exchange_n(spinners, &c, c + 1, 1,
-	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-	return 1;
+	return spinners != NULL && budget_take(spinners, 1, spin_most) == 0;
 }
 
 static void
 spin_give(int taken)
 {
 	if (taken)
-		__atomic_sub_fetch(spinners, 1, __ATOMIC_ACQ_REL);
+		budget_give(spinners, 1);
 }
 
 /* Reads what is there (at least one byte); -1 on EOF or error. */

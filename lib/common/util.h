@@ -34,6 +34,30 @@ splitmix64(uint64_t *s)
 	return z;
 }
 
+/*
+ * A budget shared by threads (or processes, in shared memory): adds n to
+ * *used unless that would pass limit; 0, or -1 with nothing added.
+ * budget_give gives n back.
+ */
+static inline int
+budget_take(uint64_t *used, uint64_t n, uint64_t limit)
+{
+	uint64_t was = __atomic_load_n(used, __ATOMIC_RELAXED);
+
+	do {
+		if (was > limit || n > limit - was)
+			return -1;
+	} while (!__atomic_compare_exchange_n(used, &was, was + n, 0,
+	    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+	return 0;
+}
+
+static inline void
+budget_give(uint64_t *used, uint64_t n)
+{
+	__atomic_sub_fetch(used, n, __ATOMIC_ACQ_REL);
+}
+
 /* In a spin-wait loop: lets the other hyperthread run, saves power. */
 static inline void
 cpu_relax(void)

@@ -89,3 +89,15 @@ B="b sha=bbbb sum=20.0 n=4"
 	[ "$status" -eq 1 ]
 	[ "$output" = "FAIL the local run printed no parts" ]
 }
+
+@test "run: a case whose own limit does not fit before FW_END is skipped, said so, never started" {
+	RUN=$BATS_TEST_DIRNAME/../frameworks/run
+	now=$(date +%s)
+	# max-autotune's first local run takes minutes: 100 s left is not
+	# enough for a run that may take 420, and nothing is run.
+	FW_TIMEOUT_compile_max_autotune=420 FW_END=$((now + 100)) \
+	    GLEAM_BIN=$GLEAM_BIN run "$RUN" 127.0.0.1:1 "$BATS_TEST_TMPDIR/o" compile_max_autotune
+	[ "$status" -eq 0 ]
+	[[ "${lines[0]}" == "compile_max_autotune"*"SKIP  out of time (FW_END: a run may take 420 s)" ]]
+	[ ! -e "$BATS_TEST_TMPDIR/o/compile_max_autotune.local1" ]
+}

@@ -1334,11 +1334,17 @@ remote_drain(struct remote *r)
 }
 
 /*
- * The serving threads polling longer than spin, all workers' (a page they
- * share), at most a quarter of the host's CPUs: beyond, spin alone.
+ * The serving threads polling longer than spin, all workers': a slot each
+ * in a page they share, holding the worker's pid, at most a quarter of the
+ * host's CPUs (one on smaller hosts); beyond, spin alone.  A slot names
+ * its worker so that one killed while it polled (a signal, the OOM
+ * killer) does not keep it: the server frees a reaped worker's slots
+ * (remote_spin_reap).  A count alone lost a slot for good at each such
+ * death, and with one slot on a small host the learned spin with it.
  */
-static uint64_t	*spinners;
-static uint64_t	 spin_most = 1;
+#define SPIN_SLOTS	64
+static pid_t	*spinners;	/* SPIN_SLOTS pids, 0 where free */
+static unsigned	 spin_most = 1;
 
 void
 remote_spin_init(void)
@@ -1348,26 +1354,58 @@ remote_spin_init(void)
 
 	if (spinners != NULL)
 		return;
-	if ((p = mmap(NULL, sizeof *spinners, PROT_READ | PROT_WRITE,
-	    MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+	if ((p = mmap(NULL, SPIN_SLOTS * sizeof *spinners,
+	    PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+	    0)) == MAP_FAILED)
 		return;
 	spinners = p;
 	nc = sysconf(_SC_NPROCESSORS_ONLN);
-	spin_most = nc >= 8 ? (uint64_t)(nc / 4) : 1;
+	spin_most = nc >= 8 ? (unsigned)(nc / 4) : 1;
+	if (spin_most > SPIN_SLOTS)
+		spin_most = SPIN_SLOTS;
 }
 
-/* 1 if this thread may poll longer than spin (then spin_give(1)). */
-static int
+void
+remote_spin_reap(pid_t pid)
+{
+	unsigned i;
+	pid_t was;
+
+	if (spinners == NULL || pid <= 0)
+		return;
+	for (i = 0; i < SPIN_SLOTS; i++) {
+		was = pid;
+		(void)__atomic_compare_exchange_n(&spinners[i], &was, 0, 0,
+		    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+}
+
+/* A slot to poll longer than spin in: 1 + its index, or 0 if none is
+ * free (then spin alone); spin_give gives it back. */
+static unsigned
 spin_take(void)
 {
-	return spinners != NULL && budget_take(spinners, 1, spin_most) == 0;
+	unsigned i;
+	pid_t me, free_;
+
+	if (spinners == NULL)
+		return 0;
+	me = getpid();
+	for (i = 0; i < spin_most; i++) {
+		free_ = 0;
+		if (__atomic_load_n(&spinners[i], __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&spinners[i], &free_, me, 0,
+		    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return i + 1;
+	}
+	return 0;
 }
 
 static void
-spin_give(int taken)
+spin_give(unsigned slot)
 {
-	if (taken)
-		budget_give(spinners, 1);
+	if (slot != 0)
+		__atomic_store_n(&spinners[slot - 1], 0, __ATOMIC_RELEASE);
 }
 
 /* Reads what is there (at least one byte); -1 on EOF or error. */
@@ -1379,7 +1417,8 @@ remote_read(struct remote *r)
 	uint8_t *nb;
 	ssize_t n;
 	uint64_t t0;
-	int fresh, learned = 0;
+	int fresh;
+	unsigned learned = 0;	/* the spin slot held (spin_take) */
 
 	/* An order to migrate is taken only where every call is answered. */
 	if (r->at_rest && remote_order(r))
@@ -1409,8 +1448,9 @@ remote_read(struct remote *r)
 		unsigned k = 0;
 
 		if (fresh && (s = gaps_spin(&r->gaps, spin,
-		    r->env->spin_max_ns)) > spin && spin_take())
-			spin = s, learned = 1;
+		    r->env->spin_max_ns)) > spin &&
+		    (learned = spin_take()) != 0)
+			spin = s;
 		for (;;) {
 			n = recv(r->fd, r->in + used, want, MSG_DONTWAIT);
 			if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK &&

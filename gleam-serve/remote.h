@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "backend.h"
 #include "auth.h"
@@ -100,11 +101,13 @@ struct remote_resume {
 #define REMOTE_MOVED	3
 
 /*
- * The count of serving threads polling longer than spin (spin_max), kept
+ * The serving threads polling longer than spin (spin_max), a slot each
  * in memory the workers forked later share: called in the server before
  * any worker; again, it does nothing.
  */
 void	remote_spin_init(void);
+/* A worker the server reaped: the spin slots it held are free again. */
+void	remote_spin_reap(pid_t);
 
 /*
  * Sends fd (-1: none), rs and the raw bytes on ctl; -1 if the worker is

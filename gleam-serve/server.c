@@ -620,6 +620,8 @@ server_reap(evutil_socket_t sig, short what, void *arg)
 	int st;
 
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		/* Before any fork can take its pid again. */
+		remote_spin_reap(pid);
 		TAILQ_FOREACH(c, &srv->clients, entry) {
 			if (c->pid != pid)
 				continue;

@@ -229,6 +229,44 @@ live(void)
 /* The memory layer's calls before each call is queued (io_hook). */
 static void		(*send_hook)(uint16_t, const struct rpc_val *);
 
+/*
+ * The I/O thread's wake-up that a frame queued under tlock owes
+ * (queue_wake), written once this thread lets go of tlock.  Written under
+ * it, the woken thread blocked on tlock at once and was woken a second
+ * time by the unlock: three futex calls and two wake-ups a step on
+ * loopback (strace, dev VM).  Paid before a wait on tcond too, which may
+ * be for the I/O thread.
+ */
+static __thread int	 wake_owed __attribute__((tls_model("initial-exec")));
+
+static void
+wake_pay(void)
+{
+	uint64_t one = 1;
+
+	if (!wake_owed)
+		return;
+	wake_owed = 0;
+	if (write(evfd, &one, sizeof one) == -1)
+		log_debug("eventfd: %s", strerror(errno));
+}
+
+/* Lets go of tlock, then wakes the I/O thread if a frame owes it. */
+static void
+tunlock(void)
+{
+	pthread_mutex_unlock(&tlock);
+	wake_pay();
+}
+
+/* pthread_cond_wait on tcond and tlock, the wake-up owed paid first. */
+static void
+twait(void)
+{
+	wake_pay();
+	pthread_cond_wait(&tcond, &tlock);
+}
+
 /* In the child of a fork: the socket is the parent's; leave it alone. */
 static void
 io_atfork_child(void)
@@ -248,6 +286,7 @@ io_atfork_child(void)
 	sendq.len = 0;
 	outq.len = 0;
 	io_polling = wake_skipped = 0;
+	wake_owed = 0;
 }
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
@@ -278,7 +317,7 @@ io_backlog(void)
 
 	pthread_mutex_lock(&tlock);
 	b = queued - __atomic_load_n(&sent, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return b;
 }
 
@@ -296,7 +335,7 @@ io_sent_count(void)
 
 	pthread_mutex_lock(&tlock);
 	n = rconn.next_id;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return n;
 }
 
@@ -373,7 +412,7 @@ rlost_because(const char *why)
 {
 	pthread_mutex_lock(&tlock);
 	io_lost_locked(why);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 }
 
 /* ---- the I/O thread ------------------------------------------------------ */
@@ -512,12 +551,12 @@ io_output_write(void)
 
 	pthread_mutex_lock(&tlock);
 	if (outq.len == 0) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return;
 	}
 	q = outq;
 	pw_init(&outq);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	pr_init(&r, q.p, q.len);
 	while (r.off < r.len) {
 		s = pr_u8(&r);
@@ -669,7 +708,7 @@ io_broken(struct io *io, const char *why)
 		rstate = R_LOST;
 		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&tcond);
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return -1;
 	}
 	snprintf(io->why, sizeof io->why, "%s", why);
@@ -735,11 +774,11 @@ io_direct(struct io *io)
 	pthread_mutex_lock(&tlock);
 	if ((w = waiter_find(&h)) == NULL ||
 	    !waiter_wants(w, &h, rb + PROTO_HDR_LEN)) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return 0;
 	}
 	w->filling = 1;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	dst = w->dst;
 	/* What came with the header, then the rest where it goes. */
 	k = io->rd.raw < ch->rx_left ? io->rd.raw : ch->rx_left;
@@ -765,7 +804,7 @@ io_direct(struct io *io)
 		pthread_mutex_lock(&tlock);
 		w->filling = 0;
 		io_lost_locked(ch->err);
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return -1;
 	}
 	pthread_mutex_lock(&tlock);
@@ -774,7 +813,7 @@ io_direct(struct io *io)
 	log_trace("reply %llu: %zu bytes straight to their place",
 	    (unsigned long long)h.id, got);
 	waiter_answer(w, &h, rb + PROTO_HDR_LEN);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	/* The frame's header is done with: what follows is the next record. */
 	memmove(rb, rb + head, io->rd.raw);
 	io->rd.pend = 0;
@@ -784,7 +823,7 @@ lost:
 	pthread_mutex_lock(&tlock);
 	w->filling = 0;
 	pthread_cond_broadcast(&tcond);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return -1;
 }
 
@@ -794,7 +833,7 @@ io_lost(const char *why)
 {
 	pthread_mutex_lock(&tlock);
 	io_lost_locked(why);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 }
 
 /*
@@ -855,7 +894,7 @@ io_take(struct io *io)
 
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return -1;
 	}
 	/* What the server acknowledged leaves the ring; a batch must fit. */
@@ -889,7 +928,7 @@ io_take(struct io *io)
 		fresh = 1;
 	}
 	io_busy = fresh || io->off < io->wlen;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	/* The batch is the I/O thread's now: kept, sealed without the lock. */
 	if (fresh && resume_ns > 0 && io->out.len > 0)
 		(void)keep_add(&rkeep, io->out.p, io->out.len);
@@ -978,7 +1017,7 @@ io_sent(struct io *io)
 
 		pthread_mutex_lock(&tlock);
 		drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps + 0.3 * r : r;
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 	}
 	stats_bytes(io->wlen, 0);
 	if (!io->resend && io->out.len > 0)
@@ -1026,7 +1065,7 @@ io_poll(struct io *io)
 		__atomic_store_n(&io_polling, 0, __ATOMIC_RELEASE);
 		skipped = wake_skipped;
 		wake_skipped = 0;
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		if (skipped)
 			return 0;
 		if (until != 0) {
@@ -1097,7 +1136,7 @@ io_frames(struct io *io)
 		io_frame(&h, io->rb + used + PROTO_HDR_LEN);
 		used += PROTO_HDR_LEN + h.len;
 	}
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	chanrd_consume(io->rb, &io->rd, used);
 }
 
@@ -1233,7 +1272,7 @@ io_moved(struct conn *nc, char *err, size_t errlen)
 	}
 	pthread_mutex_lock(&tlock);
 	io_redirect(&h, p);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	conn_drop(nc);
 	if (!rmoved) {
 		snprintf(err, errlen, "cannot resume: a bad REDIRECT");
@@ -1334,13 +1373,13 @@ io_resume(struct io *io)
 	io->broke = 0;
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return -1;
 	}
 	rstate = R_RESUMING;
 	log_warn("server %s: connection dropped (%s): resuming", rconn.peer,
 	    io->why);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	stats_drop();
 	shutdown(rconn.fd, SHUT_RDWR);
 	/*
@@ -1359,7 +1398,7 @@ io_resume(struct io *io)
 	for (;;) {
 		pthread_mutex_lock(&tlock);
 		rc = rstate == R_RESUMING;
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		if (!rc)
 			return -1;	/* lost meanwhile (rlost_because) */
 		if ((t = now_ns()) >= until) {
@@ -1398,7 +1437,7 @@ io_resume(struct io *io)
 	io_keepalive(nc.fd);
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_RESUMING) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		conn_drop(&nc);
 		return -1;
 	}
@@ -1413,7 +1452,7 @@ io_resume(struct io *io)
 	__atomic_store_n(&sent, taken, __ATOMIC_RELAXED);
 	rstate = R_UP;
 	pthread_cond_broadcast(&tcond);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	close(old.fd);
 	old.fd = -1;
 	conn_close(&old);
@@ -1507,7 +1546,7 @@ static int
 queue_room(size_t need)
 {
 	while (live() && sendq.len > 0 && sendq.len + need > SENDQ_MAX)
-		pthread_cond_wait(&tcond, &tlock);
+		twait();
 	return live() ? 0 : -1;
 }
 
@@ -1583,16 +1622,13 @@ rt_seen(uint64_t ns)
 static void
 queue_wake(int was_empty)
 {
-	uint64_t one = 1;
-
 	if (!was_empty)
 		return;
 	if (__atomic_load_n(&io_polling, __ATOMIC_ACQUIRE)) {
 		wake_skipped = 1;
 		return;
 	}
-	if (write(evfd, &one, sizeof one) == -1)
-		log_debug("eventfd: %s", strerror(errno));
+	wake_owed = 1;	/* written at tunlock */
 }
 
 /*
@@ -1676,17 +1712,17 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 		return zmode == 1;
 	pthread_mutex_lock(&tlock);
 	if (zmode >= 0) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return zmode;
 	}
 	/* Compressing slower than the link drains is never worth it. */
 	if (drain_Bps > 0 && zip_Bps > 0 && zip_Bps < 1.2 * drain_Bps) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return 0;
 	}
 	if (zratio >= 0.95)
 		probe = ztrials++ % 16 == 0;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	if (probe) {
 		/* From the middle: a header or padding says little. */
 		const uint8_t *p = (const uint8_t *)b->p +
@@ -1706,7 +1742,7 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 	}
 	zip = zratio < 0.95 && queued - __atomic_load_n(&sent,
 	    __ATOMIC_RELAXED) >= ZSTD_BACKLOG;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return zip;
 }
 
@@ -1869,11 +1905,11 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	pthread_mutex_lock(&tlock);
 	if (queue_room(need) == -1) {
 		CUresult rc = state_error();
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return rc;
 	}
 	if (need > rconn.max_frame) {
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	wake = sendq.len == 0;
@@ -1884,7 +1920,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	    sendq.len - at - PROTO_HDR_LEN != need) {
 		sendq.bad = 0;
 		sendq.len = at;
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	h.len = (uint32_t)need;
@@ -1905,7 +1941,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 		waiters = w;
 	}
 	queue_wake(queue_note(w != NULL, beside, wake));
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	stats_call(type, w == NULL, beside);
 	return CUDA_SUCCESS;
 }
@@ -1965,7 +2001,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
 		    n, (unsigned long long)(queued -
 		    __atomic_load_n(&sent, __ATOMIC_RELAXED)));
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		if (n > 0) {
 			payload = z.p;
 			plen = (size_t)n;
@@ -2001,7 +2037,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			}
 		}
 	}
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	pw_free(&pl);
 	pw_free(&z);
 	/* (Not w->beside: once queued, a detached waiter may be freed.) */
@@ -2041,14 +2077,13 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	pthread_mutex_lock(&tlock);
 	waited = !w->done;
 	if (waited && live() && wait_spins()) {
-		uint64_t one = 1;
 		int n = 0;
 
-		/* The I/O thread, if asleep, polls from now on. */
-		if (__atomic_add_fetch(&nspinning, 1, __ATOMIC_ACQ_REL) == 1 &&
-		    write(evfd, &one, sizeof one) == -1)
-			log_debug("eventfd: %s", strerror(errno));
-		pthread_mutex_unlock(&tlock);
+		/* The I/O thread, if asleep, polls from now on (woken once
+		 * tlock is let go, as tunlock would). */
+		if (__atomic_add_fetch(&nspinning, 1, __ATOMIC_ACQ_REL) == 1)
+			wake_owed = 1;
+		tunlock();
 		while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&rlost, __ATOMIC_ACQUIRE)) {
 			if ((++n & 1023) == 0) {
@@ -2063,11 +2098,11 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	}
 	/* Not while the I/O thread writes the reply into w->dst. */
 	while ((!w->done && live()) || w->filling)
-		pthread_cond_wait(&tcond, &tlock);
+		twait();
 	if (!w->done) {
 		waiter_unlink(w);
 		rc = state_error();
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		io_output_write();
 		return (CUresult)rc;
 	}
@@ -2078,7 +2113,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		late_d = rpc_lookup(deferred_type);
 		deferred = CUDA_SUCCESS;
 	}
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	/* What the device printed came ahead of the reply: out before it. */
 	io_output_write();
 	/* So did the host functions reached: they have run when it returns. */
@@ -2132,12 +2167,12 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 	w->dstlen = len;
 	pthread_mutex_lock(&tlock);
 	ndetached++;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	w->detached = 1;	/* kept by rsend, like dst */
 	if ((rc = rsend(type, in, 0, w)) != CUDA_SUCCESS) {
 		pthread_mutex_lock(&tlock);
 		ndetached--;
-		pthread_mutex_unlock(&tlock);
+		tunlock();
 		free(w);
 	}
 	return rc;
@@ -2189,7 +2224,7 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 			evt[i].done = 1;
 			evt[i].done_at = mark;
 		}
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 }
 
 /*
@@ -2211,7 +2246,7 @@ ridle_event_forget(uint64_t ev)
 	pthread_mutex_lock(&tlock);
 	if ((e = evt_find(ev)) >= 0)
 		evt[e].valid = 0;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 }
 
 int
@@ -2222,7 +2257,7 @@ ridle_event_done(uint64_t ev)
 	pthread_mutex_lock(&tlock);
 	if (idle_usable() && (e = evt_find(ev)) >= 0)
 		yes = evt[e].done;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return yes;
 }
 
@@ -2237,7 +2272,7 @@ rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch, uint64_t q)
 			yes = sidle[i].valid && sidle[i].mark == queued &&
 			    sidle[i].ctx == ctx && (sidle[i].sid == sid ||
 			    sidle[i].sid == RIDLE_ALL) && sidle[i].since <= q;
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return yes;
 }
 
@@ -2248,7 +2283,7 @@ ridle_check(uint64_t ctx, uint64_t sid)
 
 	pthread_mutex_lock(&tlock);
 	yes = idle_usable() && sidle_at(ctx, sid, queued);
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	return yes;
 }
 
@@ -2257,8 +2292,8 @@ rdrain_detached(void)
 {
 	pthread_mutex_lock(&tlock);
 	while (ndetached > 0 && live())
-		pthread_cond_wait(&tcond, &tlock);
-	pthread_mutex_unlock(&tlock);
+		twait();
+	tunlock();
 }
 
 /*
@@ -2290,9 +2325,10 @@ io_drain_at_exit(void)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
+		wake_pay();
 		pthread_cond_timedwait(&tcond, &tlock, &ts);
 	}
-	pthread_mutex_unlock(&tlock);
+	tunlock();
 	io_output_write();
 }
 

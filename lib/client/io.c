@@ -77,7 +77,13 @@
 #define SENDQ_MAX	(16u << 20)
 
 /* Everything below is under tlock, but for rconn's constant fields. */
-static pthread_mutex_t	 tlock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * Adaptive: a thread spinning for its reply takes tlock the moment the
+ * I/O thread marks the reply done, while the I/O thread still holds it
+ * for a few instructions; a plain mutex put the waiter to sleep there and
+ * woke it at the unlock, a wake-up on every synchronization's path.
+ */
+static pthread_mutex_t	 tlock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t	 tcond = PTHREAD_COND_INITIALIZER;
 static struct conn	 rconn;
 static enum { R_NONE, R_UP, R_RESUMING, R_LOST, R_FORKED } rstate;
@@ -238,12 +244,22 @@ static void		(*send_hook)(uint16_t, const struct rpc_val *);
  * be for the I/O thread.
  */
 static __thread int	 wake_owed __attribute__((tls_model("initial-exec")));
+/*
+ * The same for a reply's broadcast on tcond (waiter_answer): a waiter
+ * woken under tlock blocks on it until the I/O thread lets go, and is
+ * woken a second time.
+ */
+static __thread int	 bcast_owed __attribute__((tls_model("initial-exec")));
 
 static void
 wake_pay(void)
 {
 	uint64_t one = 1;
 
+	if (bcast_owed) {
+		bcast_owed = 0;
+		pthread_cond_broadcast(&tcond);
+	}
 	if (!wake_owed)
 		return;
 	wake_owed = 0;
@@ -251,7 +267,8 @@ wake_pay(void)
 		log_debug("eventfd: %s", strerror(errno));
 }
 
-/* Lets go of tlock, then wakes the I/O thread if a frame owes it. */
+/* Lets go of tlock, then wakes the I/O thread if a frame owes it and
+ * the waiters if a reply does. */
 static void
 tunlock(void)
 {
@@ -271,7 +288,12 @@ twait(void)
 static void
 io_atfork_child(void)
 {
-	pthread_mutex_init(&tlock, NULL);
+	pthread_mutexattr_t ma;
+
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&tlock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&tcond, NULL);
 	if (rstate == R_UP || rstate == R_RESUMING || rstate == R_LOST) {
 		close(rconn.fd);
@@ -286,7 +308,7 @@ io_atfork_child(void)
 	sendq.len = 0;
 	outq.len = 0;
 	io_polling = wake_skipped = 0;
-	wake_owed = 0;
+	wake_owed = bcast_owed = 0;
 }
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
@@ -507,7 +529,7 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 		}
 		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	}
-	pthread_cond_broadcast(&tcond);
+	bcast_owed = 1;		/* broadcast at tunlock */
 }
 
 /*

@@ -77,13 +77,7 @@
 #define SENDQ_MAX	(16u << 20)
 
 /* Everything below is under tlock, but for rconn's constant fields. */
-/*
- * Adaptive: a thread spinning for its reply takes tlock the moment the
- * I/O thread marks the reply done, while the I/O thread still holds it
- * for a few instructions; a plain mutex put the waiter to sleep there and
- * woke it at the unlock, a wake-up on every synchronization's path.
- */
-static pthread_mutex_t	 tlock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t	 tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t	 tcond = PTHREAD_COND_INITIALIZER;
 static struct conn	 rconn;
 static enum { R_NONE, R_UP, R_RESUMING, R_LOST, R_FORKED } rstate;
@@ -235,65 +229,11 @@ live(void)
 /* The memory layer's calls before each call is queued (io_hook). */
 static void		(*send_hook)(uint16_t, const struct rpc_val *);
 
-/*
- * The I/O thread's wake-up that a frame queued under tlock owes
- * (queue_wake), written once this thread lets go of tlock.  Written under
- * it, the woken thread blocked on tlock at once and was woken a second
- * time by the unlock: three futex calls and two wake-ups a step on
- * loopback (strace, dev VM).  Paid before a wait on tcond too, which may
- * be for the I/O thread.
- */
-static __thread int	 wake_owed __attribute__((tls_model("initial-exec")));
-/*
- * The same for a reply's broadcast on tcond (waiter_answer): a waiter
- * woken under tlock blocks on it until the I/O thread lets go, and is
- * woken a second time.
- */
-static __thread int	 bcast_owed __attribute__((tls_model("initial-exec")));
-
-static void
-wake_pay(void)
-{
-	uint64_t one = 1;
-
-	if (bcast_owed) {
-		bcast_owed = 0;
-		pthread_cond_broadcast(&tcond);
-	}
-	if (!wake_owed)
-		return;
-	wake_owed = 0;
-	if (write(evfd, &one, sizeof one) == -1)
-		log_debug("eventfd: %s", strerror(errno));
-}
-
-/* Lets go of tlock, then wakes the I/O thread if a frame owes it and
- * the waiters if a reply does. */
-static void
-tunlock(void)
-{
-	pthread_mutex_unlock(&tlock);
-	wake_pay();
-}
-
-/* pthread_cond_wait on tcond and tlock, the wake-up owed paid first. */
-static void
-twait(void)
-{
-	wake_pay();
-	pthread_cond_wait(&tcond, &tlock);
-}
-
 /* In the child of a fork: the socket is the parent's; leave it alone. */
 static void
 io_atfork_child(void)
 {
-	pthread_mutexattr_t ma;
-
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&tlock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	pthread_mutex_init(&tlock, NULL);
 	pthread_cond_init(&tcond, NULL);
 	if (rstate == R_UP || rstate == R_RESUMING || rstate == R_LOST) {
 		close(rconn.fd);
@@ -308,7 +248,6 @@ io_atfork_child(void)
 	sendq.len = 0;
 	outq.len = 0;
 	io_polling = wake_skipped = 0;
-	wake_owed = bcast_owed = 0;
 }
 
 /* Under tlock: the connection is gone; says why once, wakes everyone. */
@@ -339,7 +278,7 @@ io_backlog(void)
 
 	pthread_mutex_lock(&tlock);
 	b = queued - __atomic_load_n(&sent, __ATOMIC_RELAXED);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return b;
 }
 
@@ -357,7 +296,7 @@ io_sent_count(void)
 
 	pthread_mutex_lock(&tlock);
 	n = rconn.next_id;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return n;
 }
 
@@ -434,7 +373,7 @@ rlost_because(const char *why)
 {
 	pthread_mutex_lock(&tlock);
 	io_lost_locked(why);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 }
 
 /* ---- the I/O thread ------------------------------------------------------ */
@@ -529,7 +468,7 @@ waiter_answer(struct rwait *w, const struct frame_hdr *h, const uint8_t *p)
 		}
 		__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	}
-	bcast_owed = 1;		/* broadcast at tunlock */
+	pthread_cond_broadcast(&tcond);
 }
 
 /*
@@ -573,12 +512,12 @@ io_output_write(void)
 
 	pthread_mutex_lock(&tlock);
 	if (outq.len == 0) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return;
 	}
 	q = outq;
 	pw_init(&outq);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	pr_init(&r, q.p, q.len);
 	while (r.off < r.len) {
 		s = pr_u8(&r);
@@ -730,7 +669,7 @@ io_broken(struct io *io, const char *why)
 		rstate = R_LOST;
 		__atomic_store_n(&rlost, 1, __ATOMIC_RELEASE);
 		pthread_cond_broadcast(&tcond);
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
 	snprintf(io->why, sizeof io->why, "%s", why);
@@ -796,11 +735,11 @@ io_direct(struct io *io)
 	pthread_mutex_lock(&tlock);
 	if ((w = waiter_find(&h)) == NULL ||
 	    !waiter_wants(w, &h, rb + PROTO_HDR_LEN)) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return 0;
 	}
 	w->filling = 1;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	dst = w->dst;
 	/* What came with the header, then the rest where it goes. */
 	k = io->rd.raw < ch->rx_left ? io->rd.raw : ch->rx_left;
@@ -826,7 +765,7 @@ io_direct(struct io *io)
 		pthread_mutex_lock(&tlock);
 		w->filling = 0;
 		io_lost_locked(ch->err);
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
 	pthread_mutex_lock(&tlock);
@@ -835,7 +774,7 @@ io_direct(struct io *io)
 	log_trace("reply %llu: %zu bytes straight to their place",
 	    (unsigned long long)h.id, got);
 	waiter_answer(w, &h, rb + PROTO_HDR_LEN);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	/* The frame's header is done with: what follows is the next record. */
 	memmove(rb, rb + head, io->rd.raw);
 	io->rd.pend = 0;
@@ -845,7 +784,7 @@ lost:
 	pthread_mutex_lock(&tlock);
 	w->filling = 0;
 	pthread_cond_broadcast(&tcond);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return -1;
 }
 
@@ -855,7 +794,7 @@ io_lost(const char *why)
 {
 	pthread_mutex_lock(&tlock);
 	io_lost_locked(why);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 }
 
 /*
@@ -916,7 +855,7 @@ io_take(struct io *io)
 
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
 	/* What the server acknowledged leaves the ring; a batch must fit. */
@@ -950,7 +889,7 @@ io_take(struct io *io)
 		fresh = 1;
 	}
 	io_busy = fresh || io->off < io->wlen;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	/* The batch is the I/O thread's now: kept, sealed without the lock. */
 	if (fresh && resume_ns > 0 && io->out.len > 0)
 		(void)keep_add(&rkeep, io->out.p, io->out.len);
@@ -1039,7 +978,7 @@ io_sent(struct io *io)
 
 		pthread_mutex_lock(&tlock);
 		drain_Bps = drain_Bps > 0 ? 0.7 * drain_Bps + 0.3 * r : r;
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 	}
 	stats_bytes(io->wlen, 0);
 	if (!io->resend && io->out.len > 0)
@@ -1087,7 +1026,7 @@ io_poll(struct io *io)
 		__atomic_store_n(&io_polling, 0, __ATOMIC_RELEASE);
 		skipped = wake_skipped;
 		wake_skipped = 0;
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		if (skipped)
 			return 0;
 		if (until != 0) {
@@ -1158,7 +1097,7 @@ io_frames(struct io *io)
 		io_frame(&h, io->rb + used + PROTO_HDR_LEN);
 		used += PROTO_HDR_LEN + h.len;
 	}
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	chanrd_consume(io->rb, &io->rd, used);
 }
 
@@ -1294,7 +1233,7 @@ io_moved(struct conn *nc, char *err, size_t errlen)
 	}
 	pthread_mutex_lock(&tlock);
 	io_redirect(&h, p);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	conn_drop(nc);
 	if (!rmoved) {
 		snprintf(err, errlen, "cannot resume: a bad REDIRECT");
@@ -1395,13 +1334,13 @@ io_resume(struct io *io)
 	io->broke = 0;
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_UP) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return -1;
 	}
 	rstate = R_RESUMING;
 	log_warn("server %s: connection dropped (%s): resuming", rconn.peer,
 	    io->why);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	stats_drop();
 	shutdown(rconn.fd, SHUT_RDWR);
 	/*
@@ -1420,7 +1359,7 @@ io_resume(struct io *io)
 	for (;;) {
 		pthread_mutex_lock(&tlock);
 		rc = rstate == R_RESUMING;
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		if (!rc)
 			return -1;	/* lost meanwhile (rlost_because) */
 		if ((t = now_ns()) >= until) {
@@ -1459,7 +1398,7 @@ io_resume(struct io *io)
 	io_keepalive(nc.fd);
 	pthread_mutex_lock(&tlock);
 	if (rstate != R_RESUMING) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		conn_drop(&nc);
 		return -1;
 	}
@@ -1474,7 +1413,7 @@ io_resume(struct io *io)
 	__atomic_store_n(&sent, taken, __ATOMIC_RELAXED);
 	rstate = R_UP;
 	pthread_cond_broadcast(&tcond);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	close(old.fd);
 	old.fd = -1;
 	conn_close(&old);
@@ -1568,7 +1507,7 @@ static int
 queue_room(size_t need)
 {
 	while (live() && sendq.len > 0 && sendq.len + need > SENDQ_MAX)
-		twait();
+		pthread_cond_wait(&tcond, &tlock);
 	return live() ? 0 : -1;
 }
 
@@ -1644,13 +1583,16 @@ rt_seen(uint64_t ns)
 static void
 queue_wake(int was_empty)
 {
+	uint64_t one = 1;
+
 	if (!was_empty)
 		return;
 	if (__atomic_load_n(&io_polling, __ATOMIC_ACQUIRE)) {
 		wake_skipped = 1;
 		return;
 	}
-	wake_owed = 1;	/* written at tunlock */
+	if (write(evfd, &one, sizeof one) == -1)
+		log_debug("eventfd: %s", strerror(errno));
 }
 
 /*
@@ -1734,17 +1676,17 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 		return zmode == 1;
 	pthread_mutex_lock(&tlock);
 	if (zmode >= 0) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return zmode;
 	}
 	/* Compressing slower than the link drains is never worth it. */
 	if (drain_Bps > 0 && zip_Bps > 0 && zip_Bps < 1.2 * drain_Bps) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return 0;
 	}
 	if (zratio >= 0.95)
 		probe = ztrials++ % 16 == 0;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	if (probe) {
 		/* From the middle: a header or padding says little. */
 		const uint8_t *p = (const uint8_t *)b->p +
@@ -1764,7 +1706,7 @@ want_zstd(const struct rpc_desc *d, const struct rpc_val *in)
 	}
 	zip = zratio < 0.95 && queued - __atomic_load_n(&sent,
 	    __ATOMIC_RELAXED) >= ZSTD_BACKLOG;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return zip;
 }
 
@@ -1927,11 +1869,11 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	pthread_mutex_lock(&tlock);
 	if (queue_room(need) == -1) {
 		CUresult rc = state_error();
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return rc;
 	}
 	if (need > rconn.max_frame) {
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	wake = sendq.len == 0;
@@ -1942,7 +1884,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 	    sendq.len - at - PROTO_HDR_LEN != need) {
 		sendq.bad = 0;
 		sendq.len = at;
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	h.len = (uint32_t)need;
@@ -1963,7 +1905,7 @@ rsend_direct(uint16_t type, const struct rpc_desc *d,
 		waiters = w;
 	}
 	queue_wake(queue_note(w != NULL, beside, wake));
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	stats_call(type, w == NULL, beside);
 	return CUDA_SUCCESS;
 }
@@ -2023,7 +1965,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 		log_trace("zstd: %zu -> %ld bytes, %llu bytes waiting", pl.len,
 		    n, (unsigned long long)(queued -
 		    __atomic_load_n(&sent, __ATOMIC_RELAXED)));
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		if (n > 0) {
 			payload = z.p;
 			plen = (size_t)n;
@@ -2059,7 +2001,7 @@ rsend(uint16_t type, const struct rpc_val *in, int flags, struct rwait *w)
 			}
 		}
 	}
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	pw_free(&pl);
 	pw_free(&z);
 	/* (Not w->beside: once queued, a detached waiter may be freed.) */
@@ -2099,13 +2041,14 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	pthread_mutex_lock(&tlock);
 	waited = !w->done;
 	if (waited && live() && wait_spins()) {
+		uint64_t one = 1;
 		int n = 0;
 
-		/* The I/O thread, if asleep, polls from now on (woken once
-		 * tlock is let go, as tunlock would). */
-		if (__atomic_add_fetch(&nspinning, 1, __ATOMIC_ACQ_REL) == 1)
-			wake_owed = 1;
-		tunlock();
+		/* The I/O thread, if asleep, polls from now on. */
+		if (__atomic_add_fetch(&nspinning, 1, __ATOMIC_ACQ_REL) == 1 &&
+		    write(evfd, &one, sizeof one) == -1)
+			log_debug("eventfd: %s", strerror(errno));
+		pthread_mutex_unlock(&tlock);
 		while (!__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&rlost, __ATOMIC_ACQUIRE)) {
 			if ((++n & 1023) == 0) {
@@ -2120,11 +2063,11 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 	}
 	/* Not while the I/O thread writes the reply into w->dst. */
 	while ((!w->done && live()) || w->filling)
-		twait();
+		pthread_cond_wait(&tcond, &tlock);
 	if (!w->done) {
 		waiter_unlink(w);
 		rc = state_error();
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		io_output_write();
 		return (CUresult)rc;
 	}
@@ -2135,7 +2078,7 @@ rwait(struct rwait *w, struct rpc_val *out, void **keep)
 		late_d = rpc_lookup(deferred_type);
 		deferred = CUDA_SUCCESS;
 	}
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	/* What the device printed came ahead of the reply: out before it. */
 	io_output_write();
 	/* So did the host functions reached: they have run when it returns. */
@@ -2189,12 +2132,12 @@ rsend_detached(uint16_t type, const struct rpc_val *in, void *dst,
 	w->dstlen = len;
 	pthread_mutex_lock(&tlock);
 	ndetached++;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	w->detached = 1;	/* kept by rsend, like dst */
 	if ((rc = rsend(type, in, 0, w)) != CUDA_SUCCESS) {
 		pthread_mutex_lock(&tlock);
 		ndetached--;
-		tunlock();
+		pthread_mutex_unlock(&tlock);
 		free(w);
 	}
 	return rc;
@@ -2246,7 +2189,7 @@ ridle_set(uint64_t ctx, uint64_t sid, uint64_t mark)
 			evt[i].done = 1;
 			evt[i].done_at = mark;
 		}
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 }
 
 /*
@@ -2268,7 +2211,7 @@ ridle_event_forget(uint64_t ev)
 	pthread_mutex_lock(&tlock);
 	if ((e = evt_find(ev)) >= 0)
 		evt[e].valid = 0;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 }
 
 int
@@ -2279,7 +2222,7 @@ ridle_event_done(uint64_t ev)
 	pthread_mutex_lock(&tlock);
 	if (idle_usable() && (e = evt_find(ev)) >= 0)
 		yes = evt[e].done;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return yes;
 }
 
@@ -2294,7 +2237,7 @@ rahead_ok(uint64_t ctx, uint64_t sid, uint64_t epoch, uint64_t q)
 			yes = sidle[i].valid && sidle[i].mark == queued &&
 			    sidle[i].ctx == ctx && (sidle[i].sid == sid ||
 			    sidle[i].sid == RIDLE_ALL) && sidle[i].since <= q;
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return yes;
 }
 
@@ -2305,7 +2248,7 @@ ridle_check(uint64_t ctx, uint64_t sid)
 
 	pthread_mutex_lock(&tlock);
 	yes = idle_usable() && sidle_at(ctx, sid, queued);
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	return yes;
 }
 
@@ -2314,8 +2257,8 @@ rdrain_detached(void)
 {
 	pthread_mutex_lock(&tlock);
 	while (ndetached > 0 && live())
-		twait();
-	tunlock();
+		pthread_cond_wait(&tcond, &tlock);
+	pthread_mutex_unlock(&tlock);
 }
 
 /*
@@ -2347,10 +2290,9 @@ io_drain_at_exit(void)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		wake_pay();
 		pthread_cond_timedwait(&tcond, &tlock, &ts);
 	}
-	tunlock();
+	pthread_mutex_unlock(&tlock);
 	io_output_write();
 }
 

@@ -580,8 +580,11 @@ run_prog() {
 	done
 }
 
-@test "spin_max: a client whose requests come a link's round trip after each reply finds its thread polling (learned), none past spin without it" {
-	local conf=$BATS_TEST_TMPDIR/spin.yaml lport i
+# spin_linked: a server (host backend) with spin 200us and spin_max 50ms
+# behind gleam-link, 1 ms each way (BG_PID); lport, the link's port, for
+# the caller's local.
+spin_linked() {
+	local conf=$BATS_TEST_TMPDIR/spin.yaml
 	serve_kill
 	printf 'backend: host\nhost_kernels: %s\nspin: 200us\nspin_max: 50ms\n' \
 	    "$HOST_KERNELS" >"$conf"
@@ -589,6 +592,11 @@ run_prog() {
 	"$GLEAM_BIN/gleam-link" -d 1ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
 	BG_PID=$!
 	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+}
+
+@test "spin_max: a client whose requests come a link's round trip after each reply finds its thread polling (learned), none past spin without it" {
+	local conf=$BATS_TEST_TMPDIR/spin.yaml lport i
+	spin_linked
 	run_prog_at() { run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"; }
 	run_prog_at
 	[ "$status" -eq 0 ]
@@ -617,14 +625,8 @@ run_prog() {
 }
 
 @test "spin_max: a worker killed while it polls leaves its spin slot to the next client" {
-	local conf=$BATS_TEST_TMPDIR/spin.yaml lport i w a
-	serve_kill
-	printf 'backend: host\nhost_kernels: %s\nspin: 200us\nspin_max: 50ms\n' \
-	    "$HOST_KERNELS" >"$conf"
-	serve_start -c "$conf"
-	"$GLEAM_BIN/gleam-link" -d 1ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link.log" 3>&- &
-	BG_PID=$!
-	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
+	local lport i w a
+	spin_linked
 	# A client whose thread polls through the link's 2 ms most of the
 	# time; its worker killed mid-run, three times (on a host of fewer
 	# than 8 CPUs there is one slot: a count kept it for good).

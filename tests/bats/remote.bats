@@ -594,20 +594,22 @@ spin_linked() {
 	lport=$(wait_listen "$BATS_TEST_TMPDIR/link.log" "$BG_PID")
 }
 
-@test "spin_max: a client whose requests come a link's round trip after each reply finds its thread polling (learned), none past spin without it" {
-	local conf=$BATS_TEST_TMPDIR/spin.yaml lport i
-	spin_linked
-	run_prog_at() { run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"; }
-	run_prog_at
+# readahead_caught: readahead through the link at lport; then the server
+# logs that the client's thread polled past spin and caught requests.
+readahead_caught() {
+	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "readahead: ok" ]
-	for i in $(seq 1 100); do
-		grep -q 'polled past spin' "$SERVE_LOG" && break
-		sleep 0.05
-	done
+	wait_for 'polled past spin' "$SERVE_LOG" 100 0.05 || true
+	grep -E 'client .*\(readahead\): polled past spin [0-9]+ times, [1-9][0-9]* requests came in that time' "$SERVE_LOG"
+}
+
+@test "spin_max: a client whose requests come a link's round trip after each reply finds its thread polling (learned), none past spin without it" {
+	local conf=$BATS_TEST_TMPDIR/spin.yaml lport
+	spin_linked
 	# Each step's request comes 2 ms after its reply (the link), past
 	# spin: once eight gaps are seen the thread polls through them.
-	grep -E 'client .*: polled past spin [0-9]+ times, [1-9][0-9]* requests came in that time' "$SERVE_LOG"
+	readahead_caught
 	# spin_max at spin: never past it.
 	serve_kill
 	printf 'backend: host\nhost_kernels: %s\nspin: 200us\nspin_max: 200us\n' \
@@ -617,7 +619,7 @@ spin_linked() {
 	"$GLEAM_BIN/gleam-link" -d 1ms -l 127.0.0.1:0 "$SERVE_ADDR" 2>"$BATS_TEST_TMPDIR/link2.log" 3>&- &
 	BG_PID=$!
 	lport=$(wait_listen "$BATS_TEST_TMPDIR/link2.log" "$BG_PID")
-	run_prog_at
+	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"
 	[ "$status" -eq 0 ]
 	[ "${lines[-1]}" = "readahead: ok" ]
 	serve_kill
@@ -650,14 +652,7 @@ spin_linked() {
 		done
 		[ "$(grep -c 'killed by signal 9' "$SERVE_LOG")" -eq "$i" ]
 	done
-	run --separate-stderr timeout 120 "$GLEAM_BIN/gleam-run" -s "127.0.0.1:$lport" -- "$CUDA_BIN/static/readahead"
-	[ "$status" -eq 0 ]
-	[ "${lines[-1]}" = "readahead: ok" ]
-	for i in $(seq 1 100); do
-		grep -q 'polled past spin' "$SERVE_LOG" && break
-		sleep 0.05
-	done
-	grep -E 'client .*\(readahead\): polled past spin [0-9]+ times, [1-9][0-9]* requests came in that time' "$SERVE_LOG"
+	readahead_caught
 }
 
 # The round trips of stream synchronizations and device-to-host copies in
